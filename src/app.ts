@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Config } from './config.js';
+import type { Storage } from './db/database.js';
+import { migrateToLatest } from './db/migrator.js';
+import { createScheduler } from './infra/scheduler.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { sharedSchemas } from './lib/common.schemas.js';
+import { Paginator } from './lib/pagination.js';
+import { createJwt } from './modules/tokens/jwt.js';
+import { loadJwtSecret } from './modules/tokens/secret.js';
+import { createSqlDenyList, createTokensRepository } from './modules/tokens/tokens.repository.js';
+import { tokensRoutes } from './modules/tokens/tokens.routes.js';
+import { tokenSchemas } from './modules/tokens/tokens.schemas.js';
+import { createTokensService } from './modules/tokens/tokens.service.js';
+import { createUsersRepository } from './modules/users/users.repository.js';
+import { usersRoutes } from './modules/users/users.routes.js';
+import { userSchemas } from './modules/users/users.schemas.js';
+import { createUsersService } from './modules/users/users.service.js';
+import authPlugin from './plugins/auth.js';
+import conditionalPlugin from './plugins/conditional.js';
+import contentTypePlugin from './plugins/content-type.js';
+import errorsPlugin from './plugins/errors.js';
+import methodsPlugin from './plugins/methods.js';
+import openapiPlugin from './plugins/openapi.js';
+import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
+import { installValidators } from './plugins/validation.js';
+
+export interface AppDeps {
+  storage: Storage;
+  clock?: Clock;
+  /** pino options or a logger instance; defaults to pino at config.logLevel */
+  logger?: FastifyServerOptions['logger'];
+  loggerInstance?: FastifyServerOptions['loggerInstance'];
+}
+
+const API_V1 = '/api/v1';
+
+/**
+ * The whole service as one Fastify instance. server.ts and the tests both build it here, with the same
+ * options; a test changes behaviour only by passing other dependencies (a database, a clock).
+ */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const clock = deps.clock ?? systemClock;
+  const { storage } = deps;
+
+  const options: FastifyServerOptions = {
+    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
+    bodyLimit: config.bodyLimitBytes,
+    // A hop count is accepted by Fastify (proxy-addr) although its types omit it.
+    trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
+    genReqId: requestIdFrom,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // Slow-loris protection: a request must arrive whole within 30 s; idle keep-alive sockets close after 5 s.
+    requestTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+    connectionTimeout: 60_000,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 256 },
+  };
+  const app = Fastify(options);
+
+  await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+
+  const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
+  // Cursors are signed with a key derived from (not equal to) the token key.
+  const paginator = new Paginator(createHash('sha256').update('ferry-cursor:').update(jwtSecret).digest());
+
+  const usersRepo = createUsersRepository(storage.db, paginator);
+  const users = createUsersService({ users: usersRepo, dialect: storage.dialect, clock, paginator });
+  const tokens = createTokensService({
+    users: usersRepo,
+    tokens: createTokensRepository(storage.db),
+    denyList: createSqlDenyList(storage.db),
+    jwt: createJwt(jwtSecret, clock),
+    clock,
+    ttlSeconds: config.tokenTtlSeconds,
+  });
+
+  if (config.adminUsername && config.adminPassword) {
+    const outcome = await users.ensureAdmin(config.adminUsername, config.adminPassword);
+    app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
+  }
+
+  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas];
+  for (const s of schemas) app.addSchema(s);
+  installValidators(app, schemas);
+
+  await app.register(errorsPlugin, { clock });
+  await app.register(requestIdPlugin);
+  await app.register(methodsPlugin, { clock, corsOrigins: config.corsOrigins });
+  await app.register(contentTypePlugin);
+  await app.register(conditionalPlugin);
+  await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl });
+  await app.register(authPlugin, { tokens });
+
+  await app.register(async (api) => {
+    await api.register(usersRoutes, { users, basePath: API_V1 });
+    await api.register(tokensRoutes, { tokens, basePath: API_V1 });
+  }, { prefix: API_V1 });
+
+  const scheduler = createScheduler(app.log);
+  scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());
+  app.addHook('onClose', async () => {
+    await scheduler.stop();
+  });
+
+  return app;
+}

@@ -1,0 +1,218 @@
+/**
+ * Every environment variable Ferry reads, in one schema (SPEC §11). Read once at start-up into a typed,
+ * frozen object that is passed down; nothing else in src/ touches process.env.
+ */
+export type RedirectStatus = 301 | 302 | 307 | 308;
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicBaseUrl: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  jwtSecret: string | null;
+  tokenTtlSeconds: number;
+  adminUsername: string | null;
+  adminPassword: string | null;
+  redirectStatus: RedirectStatus;
+  rateLimitPerMinute: number;
+  tokenRateLimitPerMinute: number;
+  redirectRateLimitPerMinute: number;
+  trustProxy: boolean | string | number;
+  corsOrigins: string[];
+  bodyLimitBytes: number;
+  idempotencyTtlSeconds: number;
+  clickFlushMs: number;
+  clickBatchSize: number;
+  clickQueueLimit: number;
+  maintenanceMode: boolean;
+  logLevel: LogLevel;
+  dbPoolMax: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/** One variable: its default and how a raw string becomes a value (throwing a readable reason). */
+interface Spec<T> {
+  default: T;
+  parse: (raw: string) => T;
+}
+
+const int = (min: number, max: number): Spec<number>['parse'] => (raw) => {
+  if (!/^\d+$/.test(raw)) throw new Error(`must be an integer between ${min} and ${max}`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new Error(`must be an integer between ${min} and ${max}`);
+  return n;
+};
+
+const bool: Spec<boolean>['parse'] = (raw) => {
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(v)) return false;
+  throw new Error('must be true or false');
+};
+
+const nonEmpty: Spec<string>['parse'] = (raw) => {
+  if (raw.trim() === '') throw new Error('must not be empty');
+  return raw;
+};
+
+const httpUrl: Spec<string>['parse'] = (raw) => {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new Error('must be an absolute http(s) URL');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('must be an absolute http(s) URL');
+  return raw.replace(/\/+$/, '');
+};
+
+const optional = <T>(parse: (raw: string) => T): Spec<T | null> => ({
+  default: null,
+  parse: (raw) => (raw === '' ? null : parse(raw)),
+});
+
+const specs = {
+  PORT: { default: 3000, parse: int(0, 65535) },
+  HOST: { default: '127.0.0.1', parse: nonEmpty },
+  DATA_DIR: { default: './data', parse: nonEmpty },
+  PUBLIC_BASE_URL: optional(httpUrl),
+  DATABASE_URL: optional((raw) => {
+    if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error('must be a postgres:// URL (or unset for the embedded SQLite database)');
+    return raw;
+  }),
+  REDIS_URL: optional((raw) => {
+    if (!/^rediss?:\/\//.test(raw)) throw new Error('must be a redis:// or rediss:// URL');
+    return raw;
+  }),
+  JWT_SECRET: optional((raw) => {
+    if (Buffer.byteLength(raw, 'utf8') < 32) throw new Error('must be at least 32 bytes long');
+    return raw;
+  }),
+  TOKEN_TTL_SECONDS: { default: 3600, parse: int(60, 60 * 60 * 24 * 30) },
+  ADMIN_USERNAME: optional((raw) => {
+    if (!/^[A-Za-z0-9._-]{3,32}$/.test(raw)) throw new Error('must be 3-32 characters of A-Z a-z 0-9 . _ -');
+    return raw;
+  }),
+  ADMIN_PASSWORD: optional((raw) => {
+    if (raw.length < 8 || raw.length > 128) throw new Error('must be 8-128 characters long');
+    return raw;
+  }),
+  REDIRECT_STATUS: {
+    default: 302 as RedirectStatus,
+    parse: (raw: string): RedirectStatus => {
+      const n = Number(raw);
+      if (n !== 301 && n !== 302 && n !== 307 && n !== 308) throw new Error('must be one of 301, 302, 307, 308');
+      return n;
+    },
+  },
+  RATE_LIMIT_PER_MINUTE: { default: 600, parse: int(1, 1_000_000) },
+  TOKEN_RATE_LIMIT_PER_MINUTE: { default: 10, parse: int(1, 1_000_000) },
+  REDIRECT_RATE_LIMIT_PER_MINUTE: { default: 6000, parse: int(1, 10_000_000) },
+  TRUST_PROXY: {
+    default: false as boolean | string | number,
+    parse: (raw: string): boolean | string | number => {
+      const v = raw.trim();
+      if (/^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
+      if (/^\d+$/.test(v)) return Number(v);
+      if (/^[0-9a-fA-F:./, ]+$|^(loopback|linklocal|uniquelocal)(,.*)?$/.test(v)) return v;
+      throw new Error('must be true, false, a hop count, or a comma-separated list of addresses/CIDRs');
+    },
+  },
+  CORS_ORIGINS: {
+    default: [] as string[],
+    parse: (raw: string): string[] => {
+      const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      for (const o of list) {
+        if (o === '*') continue;
+        let u: URL;
+        try {
+          u = new URL(o);
+        } catch {
+          throw new Error(`must be a comma-separated list of origins (scheme://host[:port]) or *; got ${o}`);
+        }
+        if (u.origin !== o) throw new Error(`must be a comma-separated list of origins (scheme://host[:port]) or *; got ${o}`);
+      }
+      return list;
+    },
+  },
+  BODY_LIMIT_BYTES: { default: 65536, parse: int(1024, 100 * 1024 * 1024) },
+  IDEMPOTENCY_TTL_SECONDS: { default: 86400, parse: int(1, 60 * 60 * 24 * 30) },
+  CLICK_FLUSH_MS: { default: 1000, parse: int(10, 60_000) },
+  CLICK_BATCH_SIZE: { default: 1000, parse: int(1, 100_000) },
+  CLICK_QUEUE_LIMIT: { default: 100_000, parse: int(100, 10_000_000) },
+  MAINTENANCE_MODE: { default: false, parse: bool },
+  LOG_LEVEL: {
+    default: 'info' as LogLevel,
+    parse: (raw: string): LogLevel => {
+      const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+      if (!levels.includes(raw)) throw new Error(`must be one of ${levels.join(', ')}`);
+      return raw as LogLevel;
+    },
+  },
+  DB_POOL_MAX: { default: 10, parse: int(1, 1000) },
+} satisfies Record<string, Spec<unknown>>;
+
+type Specs = typeof specs;
+type Values = { [K in keyof Specs]: Specs[K]['default'] };
+
+/**
+ * Reads the environment. Every bad variable is reported, one per line, each naming the variable and what
+ * is allowed; a ConfigError carries them all so server.ts can print them and exit 1.
+ */
+export function loadConfig(env: Env = {}): Config {
+  const problems: string[] = [];
+  const values = {} as Record<string, unknown>;
+  for (const [name, spec] of Object.entries(specs) as [keyof Specs, Spec<unknown>][]) {
+    const raw = env[name];
+    if (raw === undefined) {
+      values[name] = spec.default;
+      continue;
+    }
+    try {
+      values[name] = spec.parse(raw);
+    } catch (err) {
+      problems.push(`${name}=${JSON.stringify(raw.length > 60 ? raw.slice(0, 60) + '…' : raw)}: ${(err as Error).message}`);
+    }
+  }
+  const v = values as Values;
+  if (problems.length === 0 && (v.ADMIN_USERNAME === null) !== (v.ADMIN_PASSWORD === null)) {
+    problems.push('ADMIN_USERNAME and ADMIN_PASSWORD: set both or neither');
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+
+  const displayHost = v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST === '0.0.0.0' ? '127.0.0.1' : v.HOST;
+  return Object.freeze({
+    port: v.PORT,
+    host: v.HOST,
+    dataDir: v.DATA_DIR,
+    publicBaseUrl: v.PUBLIC_BASE_URL ?? `http://${displayHost}:${v.PORT}`,
+    databaseUrl: v.DATABASE_URL,
+    redisUrl: v.REDIS_URL,
+    jwtSecret: v.JWT_SECRET,
+    tokenTtlSeconds: v.TOKEN_TTL_SECONDS,
+    adminUsername: v.ADMIN_USERNAME,
+    adminPassword: v.ADMIN_PASSWORD,
+    redirectStatus: v.REDIRECT_STATUS,
+    rateLimitPerMinute: v.RATE_LIMIT_PER_MINUTE,
+    tokenRateLimitPerMinute: v.TOKEN_RATE_LIMIT_PER_MINUTE,
+    redirectRateLimitPerMinute: v.REDIRECT_RATE_LIMIT_PER_MINUTE,
+    trustProxy: v.TRUST_PROXY,
+    corsOrigins: v.CORS_ORIGINS,
+    bodyLimitBytes: v.BODY_LIMIT_BYTES,
+    idempotencyTtlSeconds: v.IDEMPOTENCY_TTL_SECONDS,
+    clickFlushMs: v.CLICK_FLUSH_MS,
+    clickBatchSize: v.CLICK_BATCH_SIZE,
+    clickQueueLimit: v.CLICK_QUEUE_LIMIT,
+    maintenanceMode: v.MAINTENANCE_MODE,
+    logLevel: v.LOG_LEVEL,
+    dbPoolMax: v.DB_POOL_MAX,
+  });
+}

@@ -1,0 +1,49 @@
+import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely';
+import { sql } from 'kysely';
+
+/**
+ * The one place that knows which engine runs. Everything else in Ferry writes portable Kysely; where SQLite
+ * and PostgreSQL need different SQL, the difference is a function here.
+ */
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Dialect {
+  name: DialectName;
+  /** A 64-bit, never-reused, database-generated primary key. */
+  addIdColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
+  /** The type for an integer that may exceed 2^31 (millisecond timestamps, counters). */
+  bigint: 'bigint' | 'integer';
+  /** Is this driver error a unique-constraint violation? */
+  isUniqueViolation(err: unknown): boolean;
+  /** Unique-violation's constraint or column names, as far as the driver tells them. */
+  uniqueViolationTarget(err: unknown): string;
+}
+
+export function createDialect(name: DialectName): Dialect {
+  if (name === 'postgres') {
+    return {
+      name,
+      addIdColumn: (t) =>
+        t.addColumn('id', 'bigint', (c: ColumnDefinitionBuilder) => c.primaryKey().generatedByDefaultAsIdentity()),
+      bigint: 'bigint',
+      isUniqueViolation: (err) => (err as { code?: string }).code === '23505',
+      uniqueViolationTarget: (err) => `${(err as { constraint?: string }).constraint ?? ''} ${(err as { detail?: string }).detail ?? ''}`,
+    };
+  }
+  return {
+    name,
+    // AUTOINCREMENT: SQLite never hands out a deleted row's id again (a deleted user's id must not be reborn).
+    addIdColumn: (t) => t.addColumn('id', 'integer', (c: ColumnDefinitionBuilder) => c.primaryKey().autoIncrement()),
+    bigint: 'integer',
+    isUniqueViolation: (err) => {
+      const code = (err as { code?: string }).code;
+      return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+    },
+    uniqueViolationTarget: (err) => (err as Error).message ?? '',
+  };
+}
+
+/** A cheap round trip that proves the database answers. */
+export async function pingDatabase(db: Kysely<unknown>): Promise<void> {
+  await sql`select 1`.execute(db);
+}

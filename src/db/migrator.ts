@@ -1,0 +1,39 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Dialect } from './dialect.js';
+import * as m001 from './migrations/001-users.js';
+import * as m002 from './migrations/002-tokens.js';
+
+type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
+
+/** Numbered, forward-only migrations, written once for both engines (differences come from the Dialect). */
+const migrations: Record<string, MigrationModule> = {
+  '001-users': m001,
+  '002-tokens': m002,
+};
+
+class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return Object.fromEntries(
+      Object.entries(migrations).map(([name, m]) => [name, { up: (db: Kysely<unknown>) => m.up(db, this.dialect) }]),
+    );
+  }
+}
+
+/**
+ * Applies every pending migration. Kysely's migrator holds a lock while it runs (a transaction-level
+ * advisory lock on PostgreSQL), so several instances starting at once apply each migration exactly once.
+ */
+export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Names of migrations this build knows that the database has not applied (readiness). */
+export async function pendingMigrations(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
+  const all = await migrator.getMigrations();
+  return all.filter((m) => !m.executedAt).map((m) => m.name);
+}

@@ -1,0 +1,90 @@
+import Type, { type Static, type TSchema } from 'typebox';
+
+/**
+ * Shapes shared by every module. Schemas with an `$id` are registered once with Fastify and become
+ * components of the OpenAPI document; routes point at them with `ref()`.
+ */
+export const ErrorDetailSchema = Type.Object(
+  {
+    field: Type.String({ description: 'The body field, query parameter or header, named as the client sent it' }),
+    message: Type.String(),
+  },
+  { $id: 'ErrorDetail', additionalProperties: false },
+);
+
+export const ErrorEnvelopeSchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.Union(
+          [
+            'VALIDATION_ERROR', 'MALFORMED_JSON', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'METHOD_NOT_ALLOWED',
+            'NOT_ACCEPTABLE', 'CONFLICT', 'VERSION_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE', 'LINK_EXPIRED',
+            'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IDEMPOTENCY_KEY_REUSED',
+            'ACCOUNT_NOT_ACTIVE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
+          ].map((c) => Type.Literal(c)),
+        ),
+        message: Type.String(),
+        details: Type.Array(Type.Ref('ErrorDetail')),
+      },
+      { additionalProperties: false },
+    ),
+    requestId: Type.String(),
+    timestamp: Type.String({ format: 'date-time' }),
+  },
+  {
+    $id: 'ErrorEnvelope',
+    additionalProperties: false,
+    description: 'The one error shape of every error response',
+    examples: [
+      {
+        error: {
+          code: 'VALIDATION_ERROR',
+          message: 'Request body is invalid',
+          details: [{ field: 'email', message: 'must be a valid e-mail address' }],
+        },
+        requestId: 'f3a1c9e2-8b1d-4d61-9a39-0c3e5a1b2c4d',
+        timestamp: '2026-11-21T10:15:30.123Z',
+      },
+    ],
+  },
+);
+export type ErrorEnvelope = Static<typeof ErrorEnvelopeSchema>;
+
+export const PagePaginationSchema = Type.Object(
+  {
+    page: Type.Optional(Type.Integer({ minimum: 1 })),
+    limit: Type.Integer({ minimum: 1, maximum: 100 }),
+    total: Type.Optional(Type.Integer({ minimum: 0 })),
+    totalPages: Type.Optional(Type.Integer({ minimum: 0 })),
+    nextCursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  {
+    $id: 'Pagination',
+    additionalProperties: false,
+    description:
+      'Page mode carries page, limit, total, totalPages and nextCursor; cursor mode carries limit and nextCursor (null at the end).',
+  },
+);
+
+/** Schemas registered with Fastify (and so published as components). Modules add theirs. */
+export const sharedSchemas: TSchema[] = [ErrorDetailSchema, ErrorEnvelopeSchema, PagePaginationSchema];
+
+/** A reference to a registered schema that still types the handler as the schema's static type. */
+export function ref<T extends TSchema>(schema: T): T {
+  const id = (schema as { $id?: string }).$id;
+  if (!id) throw new Error('ref() needs a schema with an $id');
+  return Type.Unsafe<Static<T>>(Type.Ref(id)) as unknown as T;
+}
+
+/** The error responses a route declares, each pointing at the envelope component. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const s of statuses) out[s] = ref(ErrorEnvelopeSchema);
+  return out;
+}
+
+/** ISO 8601 UTC with milliseconds and `Z`. */
+export const isoTime = (ms: number): string => new Date(ms).toISOString();
+
+export const IdParam = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'A 64-bit id (at most 2^53-1)' });

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * The HS256 key: JWT_SECRET when configured (at least 32 bytes, checked by config), otherwise a 256-bit
+ * random key generated on first start and kept in DATA_DIR/jwt-secret (mode 0600) so that tokens survive a
+ * restart. Several instances must share JWT_SECRET (docs/deployment.md).
+ */
+export function loadJwtSecret(configured: string | null, dataDir: string): Uint8Array {
+  if (configured) return new TextEncoder().encode(configured);
+  const file = path.join(dataDir, 'jwt-secret');
+  try {
+    const existing = readFileSync(file, 'utf8').trim();
+    if (existing.length >= 43) return Buffer.from(existing, 'base64url');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32);
+  try {
+    // 'wx': if another process created it first, use theirs.
+    writeFileSync(file, secret.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
+  }
+}

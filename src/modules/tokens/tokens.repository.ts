@@ -1,0 +1,48 @@
+import type { Kysely } from 'kysely';
+import type { Database, TokensTable } from '../../db/types.js';
+
+export type TokensRepository = ReturnType<typeof createTokensRepository>;
+
+/** Issued tokens (owner lookup for revocation). */
+export function createTokensRepository(db: Kysely<Database>) {
+  return {
+    async insert(row: TokensTable): Promise<void> {
+      await db.insertInto('tokens').values(row).execute();
+    },
+    async findByJti(jti: string): Promise<TokensTable | undefined> {
+      return db.selectFrom('tokens').selectAll().where('jti', '=', jti).executeTakeFirst();
+    },
+    async purgeExpired(now: number): Promise<number> {
+      const res = await db.deleteFrom('tokens').where('expires_at', '<', now).executeTakeFirst();
+      return Number(res.numDeletedRows);
+    },
+  };
+}
+
+/**
+ * The deny list of revoked `jti`s, each kept until its token's `exp`. Behind an interface so that the
+ * scale-out setup can keep it in Redis.
+ */
+export interface TokenDenyList {
+  isRevoked(jti: string): Promise<boolean>;
+  /** Adds the jti; false when it was already on the list. */
+  revoke(jti: string, expiresAt: number): Promise<boolean>;
+  purgeExpired(now: number): Promise<number>;
+}
+
+export function createSqlDenyList(db: Kysely<Database>): TokenDenyList {
+  return {
+    async isRevoked(jti) {
+      const row = await db.selectFrom('revoked_tokens').select('jti').where('jti', '=', jti).executeTakeFirst();
+      return row !== undefined;
+    },
+    async revoke(jti, expiresAt) {
+      const res = await db.insertInto('revoked_tokens').values({ jti, expires_at: expiresAt }).onConflict((oc) => oc.column('jti').doNothing()).executeTakeFirst();
+      return Number(res.numInsertedOrUpdatedRows ?? 0n) > 0;
+    },
+    async purgeExpired(now) {
+      const res = await db.deleteFrom('revoked_tokens').where('expires_at', '<', now).executeTakeFirst();
+      return Number(res.numDeletedRows);
+    },
+  };
+}

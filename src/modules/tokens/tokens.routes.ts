@@ -1,0 +1,47 @@
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { securityFor } from '../../plugins/auth.js';
+import { TokenCreateBody, TokenParams, TokenSchema } from './tokens.schemas.js';
+import type { TokensService } from './tokens.service.js';
+
+/** SPEC §4. */
+export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string; tokenRateLimit?: object }> = async (app, opts) => {
+  const { tokens } = opts;
+  const tags = ['tokens'];
+
+  app.post('/tokens', {
+    config: { rateLimit: opts.tokenRateLimit },
+    schema: {
+      operationId: 'createToken', tags, summary: 'Exchange username and password for a bearer token', security: [],
+      body: TokenCreateBody,
+      response: { 201: ref(TokenSchema), ...errorResponses(400, 401, 403, 413, 415, 429) },
+    },
+  }, async (request, reply) => {
+    const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);
+    return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
+  });
+
+  app.delete('/tokens/current', {
+    onRequest: app.access('user'),
+    schema: {
+      operationId: 'revokeCurrentToken', tags, summary: 'Revoke the token this request carries', security: securityFor('user'),
+      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(401, 404, 429) },
+    },
+  }, async (request, reply) => {
+    await tokens.revoke(request.caller!.jti, request.caller!);
+    return reply.code(204).send(null);
+  });
+
+  app.delete('/tokens/:jti', {
+    onRequest: app.access('user'),
+    schema: {
+      operationId: 'revokeToken', tags, summary: 'Revoke a token (its owner or an admin)', security: securityFor('user'),
+      params: TokenParams,
+      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request, reply) => {
+    await tokens.revoke(request.params.jti, request.caller!);
+    return reply.code(204).send(null);
+  });
+};

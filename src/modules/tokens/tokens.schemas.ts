@@ -1,0 +1,29 @@
+import Type, { type Static } from 'typebox';
+
+export const TokenCreateBody = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 128 }),
+  },
+  { additionalProperties: false },
+);
+export type TokenCreate = Static<typeof TokenCreateBody>;
+
+export const TokenSchema = Type.Object(
+  {
+    accessToken: Type.String({ description: 'An HS256 JWT; send it as `Authorization: Bearer <token>`' }),
+    tokenType: Type.Literal('Bearer'),
+    expiresIn: Type.Integer({ description: 'Seconds until the token expires' }),
+    expiresAt: Type.String({ format: 'date-time' }),
+  },
+  {
+    $id: 'Token',
+    additionalProperties: false,
+    examples: [{ accessToken: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.e30.c2lnbmF0dXJl', tokenType: 'Bearer', expiresIn: 3600, expiresAt: '2026-11-21T11:15:30.000Z' }],
+  },
+);
+export type Token = Static<typeof TokenSchema>;
+
+export const TokenParams = Type.Object({ jti: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
+
+export const tokenSchemas = [TokenSchema];

@@ -1,0 +1,72 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, NewUserRow, UserRow, UserUpdate } from '../../db/types.js';
+import type { Paginator, ResolvedList } from '../../lib/pagination.js';
+
+export interface UserFilters {
+  role?: UserRow['role'];
+  status?: UserRow['status'];
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export type UsersRepository = ReturnType<typeof createUsersRepository>;
+
+/** Plain rows in and out; every method takes an optional transaction. */
+export function createUsersRepository(db: Kysely<Database>, paginator: Paginator) {
+  return {
+    async insert(row: NewUserRow, tx: Db = db): Promise<UserRow> {
+      return tx.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
+    },
+
+    async findById(id: number, tx: Db = db): Promise<UserRow | undefined> {
+      return tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    async findByUsername(username: string, tx: Db = db): Promise<UserRow | undefined> {
+      return tx.selectFrom('users').selectAll().where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
+    },
+
+    /** Which of the given unique values are already held by another user. */
+    async findTaken(username: string | undefined, email: string | undefined, exceptId: number | null, tx: Db = db): Promise<{ username: boolean; email: boolean }> {
+      const rows = await tx
+        .selectFrom('users')
+        .select(['id', 'username_lower', 'email_lower'])
+        .where((eb) => eb.or([eb('username_lower', '=', username?.toLowerCase() ?? ''), eb('email_lower', '=', email?.toLowerCase() ?? '')]))
+        .execute();
+      const others = rows.filter((r) => r.id !== exceptId);
+      return {
+        username: username !== undefined && others.some((r) => r.username_lower === username.toLowerCase()),
+        email: email !== undefined && others.some((r) => r.email_lower === email.toLowerCase()),
+      };
+    },
+
+    /**
+     * Applies the change and bumps `version` in one statement. With `expectedVersion`, only when the row still
+     * has it (optimistic concurrency): undefined means the row is gone or was changed meanwhile.
+     */
+    async update(id: number, changes: UserUpdate, expectedVersion: number | null, tx: Db = db): Promise<UserRow | undefined> {
+      let q = tx
+        .updateTable('users')
+        .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+        .where('id', '=', id);
+      if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
+      return q.returningAll().executeTakeFirst();
+    },
+
+    async delete(id: number, tx: Db = db): Promise<boolean> {
+      const res = await tx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      return Number(res.numDeletedRows) > 0;
+    },
+
+    async list(filters: UserFilters, list: ResolvedList, tx: Db = db): Promise<{ rows: UserRow[]; total: number | null }> {
+      let base = tx.selectFrom('users');
+      if (filters.role) base = base.where('role', '=', filters.role);
+      if (filters.status) base = base.where('status', '=', filters.status);
+      const rows = await paginator.apply(base.selectAll('users'), list, 'users').execute();
+      const total = list.mode === 'page'
+        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+        : null;
+      return { rows, total };
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { ACCEPT_PATCH } from '../../plugins/content-type.js';
+import { securityFor } from '../../plugins/auth.js';
+import { UserIdParams, UserListQuery, UserListSchema, UserPatchSchema, UserReplaceSchema, UserCreateSchema, UserSchema } from './users.schemas.js';
+import { toUser, userEtag, type UsersService } from './users.service.js';
+
+/** SPEC §3. Handlers read validated input, call one service method and map the result to HTTP. */
+export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; basePath: string }> = async (app, opts) => {
+  const { users } = opts;
+  const tags = ['users'];
+  const writeErrors = errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429);
+
+  app.post('/users', {
+    onRequest: app.access('optional'),
+    schema: {
+      operationId: 'createUser', tags, summary: 'Sign up (or, with an admin token, create any user)',
+      security: securityFor('optional'),
+      body: UserCreateSchema,
+      response: { 201: ref(UserSchema), ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
+    },
+  }, async (request, reply) => {
+    const row = await users.create(request.body, request.caller);
+    return reply.code(201).header('location', `${opts.basePath}/users/${row.id}`).header('etag', userEtag(row)).send(toUser(row));
+  });
+
+  app.get('/users', {
+    onRequest: app.access('admin'),
+    schema: {
+      operationId: 'listUsers', tags, summary: 'List users (admin)', security: securityFor('admin'),
+      querystring: UserListQuery,
+      response: { 200: ref(UserListSchema), ...errorResponses(400, 401, 403, 429) },
+    },
+  }, async (request, reply) => {
+    const page = await users.list(request.query, request.url);
+    if (page.link) reply.header('link', page.link);
+    return { data: page.data, pagination: page.pagination };
+  });
+
+  app.get('/users/me', {
+    onRequest: app.access('user'),
+    schema: {
+      operationId: 'getCurrentUser', tags, summary: "The caller's own record", security: securityFor('user'),
+      response: { 200: ref(UserSchema), ...errorResponses(401, 429) },
+    },
+  }, async (request, reply) => {
+    const row = await users.get(request.caller!.userId);
+    return reply.header('etag', userEtag(row)).send(toUser(row));
+  });
+
+  app.get('/users/:id', {
+    onRequest: app.access('selfOrAdmin'),
+    schema: {
+      operationId: 'getUser', tags, summary: 'A user (themself or an admin)', security: securityFor('selfOrAdmin'),
+      params: UserIdParams,
+      response: { 200: ref(UserSchema), ...errorResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request, reply) => {
+    const row = await users.get(request.params.id);
+    return reply.header('etag', userEtag(row)).send(toUser(row));
+  });
+
+  app.put('/users/:id', {
+    onRequest: app.access('selfOrAdmin'),
+    schema: {
+      operationId: 'replaceUser', tags, summary: 'Replace a user', security: securityFor('selfOrAdmin'),
+      params: UserIdParams, body: UserReplaceSchema,
+      response: { 200: ref(UserSchema), ...writeErrors },
+    },
+  }, async (request, reply) => {
+    const row = await users.replace(request.params.id, request.body, { caller: request.caller!, ifMatch: request.headers['if-match'] });
+    return reply.header('etag', userEtag(row)).send(toUser(row));
+  });
+
+  app.patch('/users/:id', {
+    onRequest: app.access('selfOrAdmin'),
+    schema: {
+      operationId: 'updateUser', tags, summary: 'Change some fields of a user (JSON merge patch)', security: securityFor('selfOrAdmin'),
+      params: UserIdParams, body: UserPatchSchema,
+      response: { 200: ref(UserSchema), ...writeErrors },
+    },
+  }, async (request, reply) => {
+    const row = await users.patch(request.params.id, request.body, { caller: request.caller!, ifMatch: request.headers['if-match'] });
+    return reply.header('etag', userEtag(row)).header('accept-patch', ACCEPT_PATCH).send(toUser(row));
+  });
+
+  app.delete('/users/:id', {
+    onRequest: app.access('selfOrAdmin'),
+    schema: {
+      operationId: 'deleteUser', tags, summary: 'Delete a user, their orders and their tokens', security: securityFor('selfOrAdmin'),
+      params: UserIdParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412, 429) },
+    },
+  }, async (request, reply) => {
+    await users.remove(request.params.id, request.headers['if-match']);
+    return reply.code(204).send(null);
+  });
+};

@@ -1,0 +1,197 @@
+import type { Dialect } from '../../db/dialect.js';
+import type { UserRow, UserUpdate } from '../../db/types.js';
+import { AppError, notFound, type ErrorDetail } from '../../lib/app-error.js';
+import { isAdmin, type Caller } from '../../lib/caller.js';
+import type { Clock } from '../../lib/clock.js';
+import { isoTime } from '../../lib/common.schemas.js';
+import type { PageResult, Paginator } from '../../lib/pagination.js';
+import { assertIfMatch } from '../../plugins/conditional.js';
+import { hashPassword } from './password.js';
+import type { UsersRepository } from './users.repository.js';
+import { USER_SORT_COLUMNS, type User, type UserCreate, type UserListQueryT, type UserPatch, type UserReplace } from './users.schemas.js';
+
+export const userEtag = (row: Pick<UserRow, 'id' | 'version'>): string => `"user-${row.id}-v${row.version}"`;
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email,
+    role: row.role,
+    status: row.status,
+    name: row.name,
+    age: row.age,
+    version: row.version,
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
+  };
+}
+
+interface WriteOptions {
+  caller: Caller;
+  ifMatch?: string;
+}
+
+export type UsersService = ReturnType<typeof createUsersService>;
+
+export function createUsersService(deps: { users: UsersRepository; dialect: Pick<Dialect, 'isUniqueViolation' | 'uniqueViolationTarget'>; clock: Clock; paginator: Paginator }) {
+  const { users, dialect, clock, paginator } = deps;
+
+  const conflict = (taken: { username: boolean; email: boolean }): AppError => {
+    const details: ErrorDetail[] = [];
+    if (taken.username) details.push({ field: 'username', message: 'is already taken' });
+    if (taken.email) details.push({ field: 'email', message: 'is already registered' });
+    return new AppError('CONFLICT', 'A user with this username or e-mail already exists', details);
+  };
+
+  /** Friendly 409 with every taken field; the unique indexes stay the final word when two writes race. */
+  async function withUniqueness<T>(username: string | undefined, email: string | undefined, exceptId: number | null, write: () => Promise<T>): Promise<T> {
+    const taken = await users.findTaken(username, email, exceptId);
+    if (taken.username || taken.email) throw conflict(taken);
+    try {
+      return await write();
+    } catch (err) {
+      if (!dialect.isUniqueViolation(err)) throw err;
+      const target = dialect.uniqueViolationTarget(err);
+      throw conflict({ username: target.includes('username'), email: target.includes('email') || !target.includes('username') });
+    }
+  }
+
+  /** Only an admin may set role or status to anything but what they are (mass assignment, SPEC §3). */
+  function assertAdministrativeFields(caller: Caller | null, current: { role: string; status: string }, input: { role?: string; status?: string }): void {
+    if (isAdmin(caller)) return;
+    const details: ErrorDetail[] = [];
+    if (input.role !== undefined && input.role !== current.role) details.push({ field: 'role', message: 'only an admin may change it' });
+    if (input.status !== undefined && input.status !== current.status) details.push({ field: 'status', message: 'only an admin may change it' });
+    if (details.length) throw new AppError('FORBIDDEN', 'Only an admin may change role or status', details);
+  }
+
+  async function loadForWrite(id: number, opts: WriteOptions, bodyVersion: number | undefined): Promise<{ row: UserRow; expected: number | null }> {
+    const row = await users.findById(id);
+    if (!row) throw notFound('User');
+    assertIfMatch(opts.ifMatch, userEtag(row));
+    if (bodyVersion !== undefined && bodyVersion !== row.version) {
+      throw new AppError('VERSION_CONFLICT', 'The user was changed since you read it', [{ field: 'version', message: `the current version is ${row.version}` }]);
+    }
+    return { row, expected: opts.ifMatch !== undefined || bodyVersion !== undefined ? row.version : null };
+  }
+
+  async function applyUpdate(id: number, changes: UserUpdate, expected: number | null, opts: WriteOptions, bodyVersion: number | undefined): Promise<UserRow> {
+    const updated = await users.update(id, { ...changes, updated_at: clock.now() }, expected);
+    if (updated) return updated;
+    // Changed (or deleted) between our read and our write.
+    const now = await users.findById(id);
+    if (!now) throw notFound('User');
+    if (opts.ifMatch !== undefined && bodyVersion === undefined) {
+      throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${userEtag(now)}` }]);
+    }
+    throw new AppError('VERSION_CONFLICT', 'The user was changed since you read it', [{ field: 'version', message: `the current version is ${now.version}` }]);
+  }
+
+  return {
+    async create(input: UserCreate, caller: Caller | null): Promise<UserRow> {
+      if ((input.role === 'admin' || (input.status !== undefined && input.status !== 'pending')) && !isAdmin(caller)) {
+        assertAdministrativeFields(caller, { role: 'user', status: 'pending' }, input);
+      }
+      const passwordHash = await hashPassword(input.password);
+      const now = clock.now();
+      return withUniqueness(input.username, input.email, null, () =>
+        users.insert({
+          username: input.username,
+          username_lower: input.username.toLowerCase(),
+          email: input.email,
+          email_lower: input.email.toLowerCase(),
+          password_hash: passwordHash,
+          role: input.role ?? 'user',
+          status: input.status ?? 'pending',
+          name: input.name ?? null,
+          age: input.age ?? null,
+          version: 1,
+          created_at: now,
+          updated_at: now,
+        }),
+      );
+    },
+
+    async get(id: number): Promise<UserRow> {
+      const row = await users.findById(id);
+      if (!row) throw notFound('User');
+      return row;
+    },
+
+    async list(query: UserListQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<User>> {
+      const filters = { role: query.role, status: query.status };
+      const list = paginator.resolve(query, USER_SORT_COLUMNS, filters, cursorOnly);
+      const { rows, total } = await users.list(filters, list);
+      const sortValue = (r: UserRow): string | number => r[list.sortColumn as keyof UserRow] as string | number;
+      return paginator.page(rows, list, total, requestUrl, toUser, sortValue);
+    },
+
+    /** PUT: a full replacement of the client-writable fields; role/status stay unless sent (SPEC §3). */
+    async replace(id: number, input: UserReplace, opts: WriteOptions): Promise<UserRow> {
+      const { row, expected } = await loadForWrite(id, opts, input.version);
+      assertAdministrativeFields(opts.caller, row, input);
+      const changes: UserUpdate = {
+        username: input.username,
+        username_lower: input.username.toLowerCase(),
+        email: input.email,
+        email_lower: input.email.toLowerCase(),
+        name: input.name ?? null,
+        age: input.age ?? null,
+      };
+      if (input.role !== undefined) changes.role = input.role;
+      if (input.status !== undefined) changes.status = input.status;
+      if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
+      return withUniqueness(input.username, input.email, id, () => applyUpdate(id, changes, expected, opts, input.version));
+    },
+
+    /** PATCH as JSON merge patch (RFC 7396): only the sent fields change; null clears name or age. */
+    async patch(id: number, input: UserPatch, opts: WriteOptions): Promise<UserRow> {
+      const { row, expected } = await loadForWrite(id, opts, input.version);
+      assertAdministrativeFields(opts.caller, row, input);
+      const changes: UserUpdate = {};
+      if (input.username !== undefined) Object.assign(changes, { username: input.username, username_lower: input.username.toLowerCase() });
+      if (input.email !== undefined) Object.assign(changes, { email: input.email, email_lower: input.email.toLowerCase() });
+      if (input.name !== undefined) changes.name = input.name;
+      if (input.age !== undefined) changes.age = input.age;
+      if (input.role !== undefined) changes.role = input.role;
+      if (input.status !== undefined) changes.status = input.status;
+      if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
+      return withUniqueness(input.username, input.email, id, () => applyUpdate(id, changes, expected, opts, input.version));
+    },
+
+    /**
+     * Makes sure the configured first admin exists (SPEC §4). Several instances may start at once: the
+     * unique index decides, and a loser finds the winner's row. An existing non-admin account with that name
+     * is never promoted (it could be a squatter): start-up fails instead.
+     */
+    async ensureAdmin(username: string, password: string): Promise<'created' | 'exists'> {
+      const existing = await users.findByUsername(username);
+      if (!existing) {
+        const now = clock.now();
+        const hash = await hashPassword(password);
+        try {
+          await users.insert({
+            username, username_lower: username.toLowerCase(), email: `${username.toLowerCase()}@admin.invalid`,
+            email_lower: `${username.toLowerCase()}@admin.invalid`, password_hash: hash, role: 'admin', status: 'active',
+            name: null, age: null, version: 1, created_at: now, updated_at: now,
+          });
+          return 'created';
+        } catch (err) {
+          if (!dialect.isUniqueViolation(err)) throw err;
+        }
+      }
+      const row = existing ?? (await users.findByUsername(username));
+      if (!row || row.role !== 'admin') throw new Error(`ADMIN_USERNAME=${username} names an existing account that is not an admin; refusing to promote it`);
+      if (row.status !== 'active') await users.update(row.id, { status: 'active', updated_at: clock.now() }, null);
+      return 'exists';
+    },
+
+    async remove(id: number, ifMatch: string | undefined): Promise<void> {
+      const row = await users.findById(id);
+      if (!row) throw notFound('User');
+      assertIfMatch(ifMatch, userEtag(row));
+      if (!(await users.delete(id))) throw notFound('User');
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError, type ErrorDetail } from '../lib/app-error.js';
+import type { Clock } from '../lib/clock.js';
+import { ACCEPT_PATCH } from './content-type.js';
+
+/**
+ * The one error model (SPEC §2): AppErrors thrown by services, validation errors, framework errors (bad JSON,
+ * too large, wrong media type, bad URL) and unexpected failures all leave as the same envelope. A 5xx is
+ * logged in full under the request id and answered with a masked message.
+ */
+
+interface AjvLikeError {
+  instancePath?: string;
+  keyword: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** One detail per offending field, named as the client sent it (body field, query parameter, header). */
+export function validationDetails(errors: AjvLikeError[], context: string | undefined): ErrorDetail[] {
+  const byField = new Map<string, string>();
+  for (const e of errors) {
+    let field = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~');
+    const p = e.params ?? {};
+    if (e.keyword === 'required' && typeof p.missingProperty === 'string') {
+      field = field ? `${field}.${p.missingProperty}` : p.missingProperty;
+    } else if (e.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') {
+      field = field ? `${field}.${p.additionalProperty}` : p.additionalProperty;
+    }
+    if (!field) field = context ?? 'body';
+    if (context === 'headers') field = headerName(field);
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') message = 'is not a field of this resource';
+    if (e.keyword === 'format' && p.format === 'email') message = 'must be a valid e-mail address';
+    if (e.keyword === 'anyOf' && byField.has(field)) continue;
+    if (!byField.has(field) || e.keyword === 'type') byField.set(field, message);
+  }
+  return [...byField].map(([field, message]) => ({ field, message }));
+}
+
+const headerName = (lower: string): string => lower.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('-');
+
+const contextLabel: Record<string, string> = {
+  body: 'Request body is invalid',
+  querystring: 'Query parameters are invalid',
+  params: 'Path parameters are invalid',
+  headers: 'Request headers are invalid',
+};
+
+/** Maps anything thrown during a request to an AppError. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
+  if (e.validation) {
+    return new AppError('VALIDATION_ERROR', contextLabel[e.validationContext ?? ''] ?? 'Request is invalid', validationDetails(e.validation, e.validationContext));
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('MALFORMED_JSON', 'Request body is not valid JSON');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than the limit');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request body must be application/json');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('VALIDATION_ERROR', 'Content-Length does not match the body', [{ field: 'Content-Length', message: 'does not match the body' }]);
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new AppError('VALIDATION_ERROR', 'The request URL is malformed');
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError && e.statusCode === 400) return new AppError('MALFORMED_JSON', 'Request body is not valid JSON');
+  const status = e.statusCode ?? 500;
+  if (status === 429) return new AppError('RATE_LIMITED', 'Too many requests');
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than the limit');
+  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type');
+  if (status === 404) return new AppError('NOT_FOUND', 'Not found');
+  if (status === 503) return new AppError('SERVICE_UNAVAILABLE', 'Service unavailable', [], { 'Retry-After': '5' });
+  if (status >= 400 && status < 500) return new AppError('VALIDATION_ERROR', e.message || 'Bad request');
+  return new AppError('INTERNAL_ERROR', 'Internal server error');
+}
+
+export function buildEnvelope(err: AppError, requestId: string, now: number): object {
+  return {
+    error: { code: err.code, message: err.message, details: err.details },
+    requestId,
+    timestamp: new Date(now).toISOString(),
+  };
+}
+
+export function sendAppError(reply: FastifyReply, err: AppError, now: number): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  // Errors are never stored by caches (RFC 9111; RFC 6585 for 429).
+  reply.header('cache-control', 'no-store');
+  reply.removeHeader('etag');
+  return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(buildEnvelope(err, String(reply.request.id), now)));
+}
+
+async function errorsPlugin(app: FastifyInstance, opts: { clock: Clock }): Promise<void> {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(err);
+    if (appError.status >= 500) {
+      request.log.error({ err }, 'request failed');
+    } else if (!(err instanceof AppError)) {
+      request.log.info({ code: appError.code, reason: (err as Error).message }, 'request rejected');
+    }
+    // RFC 5789 §2.2: a PATCH in an unsupported format names the formats that are accepted.
+    if (appError.code === 'UNSUPPORTED_MEDIA_TYPE' && request.method === 'PATCH') reply.header('accept-patch', ACCEPT_PATCH);
+    return sendAppError(reply, appError, opts.clock.now());
+  });
+}
+
+export default fp(errorsPlugin, { name: 'ferry-errors' });

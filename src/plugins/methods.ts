@@ -1,0 +1,82 @@
+import cors from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import FindMyWay from 'find-my-way';
+import { AppError } from '../lib/app-error.js';
+import type { Clock } from '../lib/clock.js';
+import { sendAppError } from './errors.js';
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Response headers a browser client may read (CORS exposes only the safelisted ones otherwise). */
+export const EXPOSED_HEADERS = [
+  'ETag', 'Location', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed',
+  'Link', 'Deprecation', 'Sunset', 'Allow', 'Accept-Patch', 'WWW-Authenticate',
+];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    allowedMethods?: string[];
+  }
+}
+
+/**
+ * Which methods a path has, for 405 + Allow and OPTIONS (SPEC §1, RFC 9110 §15.5.6). Fastify answers an
+ * unregistered method with 404, so every route is also recorded in a small router of our own that is only
+ * consulted when Fastify found nothing (and for OPTIONS).
+ */
+async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock; corsOrigins: string[] }): Promise<void> {
+  const router = FindMyWay({ ignoreTrailingSlash: false });
+  const seen = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    if (route.url.includes('*')) return; // catch-alls (CORS preflight) say nothing about a path's methods
+    for (const m of [route.method].flat()) {
+      const key = `${m} ${route.url}`;
+      if (seen.has(key) || !(METHODS as readonly string[]).includes(m)) continue;
+      seen.add(key);
+      router.on(m as (typeof METHODS)[number], route.url, () => undefined);
+    }
+  });
+
+  const allowedMethods = (url: string): string[] => {
+    const path = url.split('?')[0]!;
+    const allowed: string[] = METHODS.filter((m) => router.find(m, path) !== null);
+    return allowed.length ? [...allowed, 'OPTIONS'] : [];
+  };
+
+  app.setNotFoundHandler((request, reply) => {
+    const allow = allowedMethods(request.url);
+    const err = allow.length
+      ? new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, [], { Allow: allow.join(', ') })
+      : new AppError('NOT_FOUND', 'No such resource');
+    return sendAppError(reply, err, opts.clock.now());
+  });
+
+  // OPTIONS on a known path: 204 with Allow; a CORS preflight additionally gets its Access-Control-* headers
+  // from @fastify/cors (registered right after, so this hook runs first). Unknown path: 404.
+  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
+    if (request.method !== 'OPTIONS') return;
+    const allow = allowedMethods(request.url);
+    if (!allow.length) throw new AppError('NOT_FOUND', 'No such resource');
+    request.allowedMethods = allow;
+    reply.header('allow', allow.join(', '));
+    const preflight = request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+    if (!preflight) return reply.code(204).header('cache-control', 'no-store').send();
+  });
+
+  const origins = opts.corsOrigins;
+  await app.register(cors, {
+    delegator: (req: FastifyRequest, cb: (err: Error | null, o: object) => void) =>
+      cb(null, {
+        origin: origins.includes('*') ? '*' : origins,
+        methods: req.allowedMethods ?? [...METHODS, 'OPTIONS'],
+        exposedHeaders: EXPOSED_HEADERS,
+        allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Request-Id', 'Accept'],
+        maxAge: 600,
+        strictPreflight: false,
+        hideOptionsRoute: true,
+      }),
+  } as never);
+}
+
+export default fp(methodsPlugin, { name: 'ferry-methods' });

@@ -1,0 +1,73 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
+
+/**
+ * The published contract (SPEC §10): @fastify/swagger builds OpenAPI 3.1 from the same TypeBox schemas that
+ * validate requests and serialise responses; schemas registered with an `$id` keep it as their component name.
+ * `GET /v3/api-docs` serves it; `GET /docs` serves Swagger UI from the package's bundled assets (no CDN).
+ */
+/** Statuses any route can answer, whatever it does: declared on every route so the document stays true. */
+const ALWAYS = [429, 500, 503];
+const WITH_BODY = [400, 413, 415];
+
+async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string }): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
+    if (!schema?.response || schema.hide) return;
+    const methods = [route.method].flat();
+    const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH') ? [...ALWAYS, ...WITH_BODY] : ALWAYS;
+    for (const status of statuses) schema.response[status] ??= ref(ErrorEnvelopeSchema);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Ferry API',
+        version: '1.0.0',
+        description:
+          'User accounts, orders and short links. Every error uses the ErrorEnvelope component; every response carries X-Request-Id.',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: opts.publicBaseUrl }],
+      tags: [
+        { name: 'users', description: 'User accounts' },
+        { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
+        { name: 'orders', description: 'Orders with idempotent creation' },
+        { name: 'links', description: 'Short links and their statistics' },
+        { name: 'redirect', description: 'Short-code redirects' },
+        { name: 'operations', description: 'Health, readiness and metrics' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'An HS256 JWT from POST /api/v1/tokens, verified as RFC8725 (RFC 8725) recommends: algorithm pinned to HS256, exp checked.',
+          },
+        },
+      },
+    },
+    convertConstToEnum: false,
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+
+  app.get('/v3/api-docs', { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=60');
+    return app.swagger();
+  });
+
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { url: '/v3/api-docs', deepLinking: true },
+    staticCSP: false,
+  });
+}
+
+export default fp(openapiPlugin, { name: 'ferry-openapi' });

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createStorage, type Storage } from '../../src/db/database.js';
+import { ContractValidator } from './contract.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (global-setup prints the skip line if not). */
+export const engines: Engine[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/** A clock tests can move. */
+export class TestClock {
+  constructor(public ms = Date.now()) {}
+  now = (): number => this.ms;
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  /** parsed JSON body, or undefined when there is none */
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+export interface RequestOptions {
+  method?: InjectOptions['method'];
+  url: string;
+  token?: string;
+  headers?: Record<string, string>;
+  /** an object is sent as JSON; a string is sent as is */
+  payload?: unknown;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  storage: Storage;
+  clock: TestClock;
+  contract: ContractValidator;
+  /** Sends a request through app.inject() and fails the test if the response breaks the OpenAPI document. */
+  request(opts: RequestOptions): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = process.env.TEST_DATABASE_URL!;
+  const name = `ferry_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`create database ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: TestClock;
+  /** reuse a data directory (restart tests) */
+  dataDir?: string;
+  /** reuse a database URL (restart tests on PostgreSQL) */
+  databaseUrl?: string;
+}
+
+/** Builds the app exactly as server.ts does, on a fresh database of the given engine. */
+export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): Promise<TestApp> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'ferry-test-'));
+  let dropDb: (() => Promise<void>) | null = null;
+  let databaseUrl = opts.databaseUrl;
+  if (engine === 'postgres' && !databaseUrl) {
+    const fresh = await freshPostgresDatabase();
+    databaseUrl = fresh.url;
+    dropDb = fresh.drop;
+  }
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long!',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    TOKEN_RATE_LIMIT_PER_MINUTE: '100000',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...opts.env,
+  });
+  const clock = opts.clock ?? new TestClock();
+  const storage = createStorage(config);
+  const app = await buildApp(config, { storage, clock });
+  await app.ready();
+  const contract = await ContractValidator.fromApp(app);
+
+  return {
+    app,
+    config,
+    storage,
+    clock,
+    contract,
+    async request(o) {
+      const headers: Record<string, string> = { ...o.headers };
+      if (o.token) headers.authorization = `Bearer ${o.token}`;
+      let payload: string | undefined;
+      if (o.payload !== undefined) {
+        payload = typeof o.payload === 'string' ? o.payload : JSON.stringify(o.payload);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await app.inject({ method: o.method ?? 'GET', url: o.url, headers, payload });
+      const problems = contract.check(o.method ?? 'GET', o.url, res.statusCode, res.headers['content-type'] as string | undefined, res.body);
+      if (problems.length) throw new Error(`Response breaks the OpenAPI contract:\n${problems.join('\n')}\nbody: ${res.body.slice(0, 500)}`);
+      let body: unknown;
+      if (res.body && String(res.headers['content-type'] ?? '').includes('json')) body = JSON.parse(res.body);
+      return { status: res.statusCode, headers: res.headers, body, text: res.body };
+    },
+    async close() {
+      await app.close();
+      await storage.close();
+      if (dropDb) await dropDb();
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

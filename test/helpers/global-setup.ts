@@ -1,0 +1,11 @@
+/** Says once, clearly, which storage engines and services this run covers. */
+export default function setup(): void {
+  const lines: string[] = [];
+  if (!process.env.TEST_DATABASE_URL) {
+    lines.push('SKIP PostgreSQL suites: TEST_DATABASE_URL is not set (HTTP tests run on SQLite only)');
+  }
+  if (!process.env.TEST_REDIS_URL) {
+    lines.push('SKIP Redis suites: TEST_REDIS_URL is not set');
+  }
+  for (const l of lines) process.stdout.write(`${l}\n`);
+}
