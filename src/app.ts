@@ -22,6 +22,7 @@ import authPlugin from './plugins/auth.js';
 import conditionalPlugin from './plugins/conditional.js';
 import contentTypePlugin from './plugins/content-type.js';
 import errorsPlugin from './plugins/errors.js';
+import corsPlugin from './plugins/cors.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
@@ -87,15 +88,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   for (const s of schemas) app.addSchema(s);
   installValidators(app, schemas);
 
+  // Root: what every response needs, and cheap enough for the redirect's hot path.
   await app.register(errorsPlugin, { clock });
   await app.register(requestIdPlugin);
-  await app.register(methodsPlugin, { clock, corsOrigins: config.corsOrigins });
-  await app.register(contentTypePlugin);
-  await app.register(conditionalPlugin);
+  await app.register(methodsPlugin, { clock });
   await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl });
   await app.register(authPlugin, { tokens });
 
+  // The JSON API: an encapsulated context with the protections and HTTP semantics of SPEC §1. The redirect
+  // and the operational endpoints live in sibling contexts and do not pay for these hooks.
   await app.register(async (api) => {
+    await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
+    await api.register(contentTypePlugin);
+    await api.register(conditionalPlugin);
     await api.register(usersRoutes, { users, basePath: API_V1 });
     await api.register(tokensRoutes, { tokens, basePath: API_V1 });
   }, { prefix: API_V1 });

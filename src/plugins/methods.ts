@@ -1,4 +1,3 @@
-import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import FindMyWay from 'find-my-way';
@@ -6,13 +5,7 @@ import { AppError } from '../lib/app-error.js';
 import type { Clock } from '../lib/clock.js';
 import { sendAppError } from './errors.js';
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-
-/** Response headers a browser client may read (CORS exposes only the safelisted ones otherwise). */
-export const EXPOSED_HEADERS = [
-  'ETag', 'Location', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed',
-  'Link', 'Deprecation', 'Sunset', 'Allow', 'Accept-Patch', 'WWW-Authenticate',
-];
+export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,7 +18,7 @@ declare module 'fastify' {
  * unregistered method with 404, so every route is also recorded in a small router of our own that is only
  * consulted when Fastify found nothing (and for OPTIONS).
  */
-async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock; corsOrigins: string[] }): Promise<void> {
+async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock }): Promise<void> {
   const router = FindMyWay({ ignoreTrailingSlash: false });
   const seen = new Set<string>();
   app.addHook('onRoute', (route) => {
@@ -52,8 +45,8 @@ async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock; corsOri
     return sendAppError(reply, err, opts.clock.now());
   });
 
-  // OPTIONS on a known path: 204 with Allow; a CORS preflight additionally gets its Access-Control-* headers
-  // from @fastify/cors (registered right after, so this hook runs first). Unknown path: 404.
+  // OPTIONS on a known path: 204 with Allow; a CORS preflight goes on to @fastify/cors (plugins/cors.ts),
+  // which adds its Access-Control-* headers. Unknown path: 404.
   app.addHook('onRequest', async (request: FastifyRequest, reply) => {
     if (request.method !== 'OPTIONS') return;
     const allow = allowedMethods(request.url);
@@ -64,19 +57,6 @@ async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock; corsOri
     if (!preflight) return reply.code(204).header('cache-control', 'no-store').send();
   });
 
-  const origins = opts.corsOrigins;
-  await app.register(cors, {
-    delegator: (req: FastifyRequest, cb: (err: Error | null, o: object) => void) =>
-      cb(null, {
-        origin: origins.includes('*') ? '*' : origins,
-        methods: req.allowedMethods ?? [...METHODS, 'OPTIONS'],
-        exposedHeaders: EXPOSED_HEADERS,
-        allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Request-Id', 'Accept'],
-        maxAge: 600,
-        strictPreflight: false,
-        hideOptionsRoute: true,
-      }),
-  } as never);
 }
 
 export default fp(methodsPlugin, { name: 'ferry-methods' });

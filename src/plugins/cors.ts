@@ -1,0 +1,31 @@
+import cors from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { METHODS } from './methods.js';
+
+/** Response headers a browser client may read (CORS exposes only the safelisted ones otherwise). */
+export const EXPOSED_HEADERS = [
+  'ETag', 'Location', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed',
+  'Link', 'Deprecation', 'Sunset', 'Allow', 'Accept-Patch', 'WWW-Authenticate',
+];
+
+/**
+ * CORS for the configured origins (CORS_ORIGINS). A preflight is answered with the methods the path really
+ * has (computed by plugins/methods.ts); an origin not on the list gets no Access-Control-Allow-Origin.
+ */
+async function corsPlugin(app: FastifyInstance, opts: { corsOrigins: string[] }): Promise<void> {
+  const origins = opts.corsOrigins;
+  await app.register(cors, {
+    delegator: (req: FastifyRequest, cb: (err: Error | null, o: object) => void) =>
+      cb(null, {
+        origin: origins.includes('*') ? '*' : origins,
+        methods: req.allowedMethods ?? [...METHODS, 'OPTIONS'],
+        exposedHeaders: EXPOSED_HEADERS,
+        allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Request-Id', 'Accept'],
+        maxAge: 600,
+        strictPreflight: false,
+      }),
+  } as never);
+}
+
+export default fp(corsPlugin, { name: 'ferry-cors' });
