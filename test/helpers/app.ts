@@ -50,7 +50,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+/** A new, empty PostgreSQL database (for tests that restart an app on the same data); drop() removes it. */
+export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = process.env.TEST_DATABASE_URL!;
   const name = `ferry_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const client = new pg.Client({ connectionString: admin });
@@ -77,6 +78,8 @@ export interface TestAppOptions {
   dataDir?: string;
   /** reuse a database URL (restart tests on PostgreSQL) */
   databaseUrl?: string;
+  /** capture the app's pino log lines (newline-delimited JSON, level info and up) */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** Builds the app exactly as server.ts does, on a fresh database of the given engine. */
@@ -101,7 +104,8 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
   });
   const clock = opts.clock ?? new TestClock();
   const storage = createStorage(config);
-  const app = await buildApp(config, { storage, clock });
+  const logger = opts.logStream ? { level: 'info', stream: opts.logStream } : undefined;
+  const app = await buildApp(config, { storage, clock, ...(logger ? { logger } : {}) });
   await app.ready();
   const contract = await ContractValidator.fromApp(app);
 
