@@ -70,8 +70,9 @@ export class Paginator {
 
   decode(cursor: string, binding: string): CursorPayload {
     const bad = () => new AppError('VALIDATION_ERROR', 'Invalid cursor', [{ field: 'cursor', message: 'is not a cursor this collection issued' }]);
-    const [body, mac] = cursor.split('.');
-    if (!body || !mac) throw bad();
+    const parts = cursor.split('.');
+    const [body, mac] = parts;
+    if (parts.length !== 2 || !body || !mac) throw bad();
     const expected = Buffer.from(this.sign(body));
     const given = Buffer.from(mac);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw bad();
