@@ -44,6 +44,9 @@ async function authPlugin(app: FastifyInstance, opts: { tokens: Pick<TokensServi
   async function identify(request: FastifyRequest): Promise<Caller | null> {
     const header = request.headers.authorization;
     if (header === undefined) return null;
+    // RFC 6750 §3.1: credentials of another scheme (Basic, …) carry no bearer token, so the challenge has no
+    // error code; error="invalid_token" is for a bearer token that was sent and refused.
+    if (!/^Bearer(\s|$)/i.test(header)) throw unauthenticated('A bearer token is required', false);
     const match = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header);
     if (!match) throw unauthenticated('The Authorization header must be "Bearer <token>"', true);
     try {
