@@ -105,8 +105,17 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
   const clock = opts.clock ?? new TestClock();
   const storage = createStorage(config);
   const logger = opts.logStream ? { level: 'info', stream: opts.logStream } : undefined;
-  const app = await buildApp(config, { storage, clock, ...(logger ? { logger } : {}) });
-  await app.ready();
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config, { storage, clock, ...(logger ? { logger } : {}) });
+    await app.ready();
+  } catch (err) {
+    // A start-up that fails (as some tests want) must not leak the database or the data directory.
+    await storage.close();
+    if (dropDb) await dropDb();
+    if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   const contract = await ContractValidator.fromApp(app);
 
   return {
