@@ -21,7 +21,7 @@ import { createUsersService } from './modules/users/users.service.js';
 import authPlugin from './plugins/auth.js';
 import conditionalPlugin from './plugins/conditional.js';
 import contentTypePlugin from './plugins/content-type.js';
-import errorsPlugin from './plugins/errors.js';
+import errorsPlugin, { sendAppError, toAppError } from './plugins/errors.js';
 import corsPlugin from './plugins/cors.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
@@ -59,6 +59,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     connectionTimeout: 60_000,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 256 },
+    // Errors raised before routing (a malformed URL) still leave as the envelope, with their request id.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      sendAppError(reply, toAppError(error), clock.now());
+    },
   };
   const app = Fastify(options);
 

@@ -186,7 +186,8 @@ export function loadConfig(env: Env = {}): Config {
   if (problems.length === 0 && (v.ADMIN_USERNAME === null) !== (v.ADMIN_PASSWORD === null)) {
     problems.push('ADMIN_USERNAME and ADMIN_PASSWORD: set both or neither');
   }
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  // One line per bad variable, each readable on its own.
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `Invalid configuration: ${p}`).join('\n'));
 
   const displayHost = v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST === '0.0.0.0' ? '127.0.0.1' : v.HOST;
   return Object.freeze({
