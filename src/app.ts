@@ -14,6 +14,8 @@ import { createSqlDenyList, createTokensRepository } from './modules/tokens/toke
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { tokenSchemas } from './modules/tokens/tokens.schemas.js';
 import { createTokensService } from './modules/tokens/tokens.service.js';
+import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
+import type { Redis } from './infra/redis.js';
 import { createUsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { userSchemas } from './modules/users/users.schemas.js';
@@ -34,6 +36,10 @@ export interface AppDeps {
   /** pino options or a logger instance; defaults to pino at config.logLevel */
   logger?: FastifyServerOptions['logger'];
   loggerInstance?: FastifyServerOptions['loggerInstance'];
+  /** The scale-out setup's Redis (REDIS_URL): shared deny list, rate limits, link cache, click stream. */
+  redis?: Redis | null;
+  /** Prefix of every Redis key this app writes (tests isolate themselves with their own). */
+  redisPrefix?: string;
 }
 
 const API_V1 = '/api/v1';
@@ -45,6 +51,7 @@ const API_V1 = '/api/v1';
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const { storage } = deps;
+  const redisPrefix = deps.redisPrefix ?? 'ferry:';
 
   const options: FastifyServerOptions = {
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
@@ -78,7 +85,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const tokens = createTokensService({
     users: usersRepo,
     tokens: createTokensRepository(storage.db),
-    denyList: createSqlDenyList(storage.db),
+    denyList: deps.redis ? createRedisDenyList(deps.redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(storage.db),
     jwt: createJwt(jwtSecret, clock),
     clock,
     ttlSeconds: config.tokenTtlSeconds,
