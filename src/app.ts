@@ -14,6 +14,8 @@ import { createSqlDenyList, createTokensRepository } from './modules/tokens/toke
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { tokenSchemas } from './modules/tokens/tokens.schemas.js';
 import { createTokensService } from './modules/tokens/tokens.service.js';
+import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
+import type { Redis } from './infra/redis.js';
 import { createUsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { userSchemas } from './modules/users/users.schemas.js';
@@ -21,7 +23,7 @@ import { createUsersService } from './modules/users/users.service.js';
 import authPlugin from './plugins/auth.js';
 import conditionalPlugin from './plugins/conditional.js';
 import contentTypePlugin from './plugins/content-type.js';
-import errorsPlugin from './plugins/errors.js';
+import errorsPlugin, { sendAppError, toAppError } from './plugins/errors.js';
 import corsPlugin from './plugins/cors.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
@@ -34,6 +36,10 @@ export interface AppDeps {
   /** pino options or a logger instance; defaults to pino at config.logLevel */
   logger?: FastifyServerOptions['logger'];
   loggerInstance?: FastifyServerOptions['loggerInstance'];
+  /** The scale-out setup's Redis (REDIS_URL): shared deny list, rate limits, link cache, click stream. */
+  redis?: Redis | null;
+  /** Prefix of every Redis key this app writes (tests isolate themselves with their own). */
+  redisPrefix?: string;
 }
 
 const API_V1 = '/api/v1';
@@ -45,6 +51,7 @@ const API_V1 = '/api/v1';
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const { storage } = deps;
+  const redisPrefix = deps.redisPrefix ?? 'ferry:';
 
   const options: FastifyServerOptions = {
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
@@ -59,6 +66,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     connectionTimeout: 60_000,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 256 },
+    // Errors raised before routing (a malformed URL) still leave as the envelope, with their request id.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      sendAppError(reply, toAppError(error), clock.now());
+    },
   };
   const app = Fastify(options);
 
@@ -73,7 +85,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const tokens = createTokensService({
     users: usersRepo,
     tokens: createTokensRepository(storage.db),
-    denyList: createSqlDenyList(storage.db),
+    denyList: deps.redis ? createRedisDenyList(deps.redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(storage.db),
     jwt: createJwt(jwtSecret, clock),
     clock,
     ttlSeconds: config.tokenTtlSeconds,

@@ -30,6 +30,8 @@ export interface Config {
   maintenanceMode: boolean;
   logLevel: LogLevel;
   dbPoolMax: number;
+  /** Deprecation signals per API version (SPEC §9); null where the version is not deprecated. */
+  apiDeprecation: Record<1 | 2, { deprecatedAt: number | null; sunsetAt: number | null; link: string | null }>;
 }
 
 export class ConfigError extends Error {
@@ -72,6 +74,12 @@ const httpUrl: Spec<string>['parse'] = (raw) => {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('must be an absolute http(s) URL');
   return raw.replace(/\/+$/, '');
+};
+
+const instant: Spec<number>['parse'] = (raw) => {
+  const ms = Date.parse(raw);
+  if (!/^\d{4}-\d\d-\d\d/.test(raw) || Number.isNaN(ms)) throw new Error('must be an ISO 8601 date or date-time, e.g. 2027-01-01T00:00:00Z');
+  return ms;
 };
 
 const optional = <T>(parse: (raw: string) => T): Spec<T | null> => ({
@@ -158,6 +166,12 @@ const specs = {
     },
   },
   DB_POOL_MAX: { default: 10, parse: int(1, 1000) },
+  API_V1_DEPRECATED_AT: optional(instant),
+  API_V1_SUNSET_AT: optional(instant),
+  API_V1_DEPRECATION_LINK: optional(httpUrl),
+  API_V2_DEPRECATED_AT: optional(instant),
+  API_V2_SUNSET_AT: optional(instant),
+  API_V2_DEPRECATION_LINK: optional(httpUrl),
 } satisfies Record<string, Spec<unknown>>;
 
 type Specs = typeof specs;
@@ -186,7 +200,14 @@ export function loadConfig(env: Env = {}): Config {
   if (problems.length === 0 && (v.ADMIN_USERNAME === null) !== (v.ADMIN_PASSWORD === null)) {
     problems.push('ADMIN_USERNAME and ADMIN_PASSWORD: set both or neither');
   }
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  for (const n of [1, 2] as const) {
+    const dep = v[`API_V${n}_DEPRECATED_AT`];
+    const sunset = v[`API_V${n}_SUNSET_AT`];
+    // RFC 9745 §4: Sunset must not be earlier than Deprecation.
+    if (dep !== null && sunset !== null && sunset < dep) problems.push(`API_V${n}_SUNSET_AT: must not be earlier than API_V${n}_DEPRECATED_AT`);
+  }
+  // One line per bad variable, each readable on its own.
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `Invalid configuration: ${p}`).join('\n'));
 
   const displayHost = v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST === '0.0.0.0' ? '127.0.0.1' : v.HOST;
   return Object.freeze({
@@ -214,5 +235,9 @@ export function loadConfig(env: Env = {}): Config {
     maintenanceMode: v.MAINTENANCE_MODE,
     logLevel: v.LOG_LEVEL,
     dbPoolMax: v.DB_POOL_MAX,
+    apiDeprecation: {
+      1: { deprecatedAt: v.API_V1_DEPRECATED_AT, sunsetAt: v.API_V1_SUNSET_AT, link: v.API_V1_DEPRECATION_LINK },
+      2: { deprecatedAt: v.API_V2_DEPRECATED_AT, sunsetAt: v.API_V2_SUNSET_AT, link: v.API_V2_DEPRECATION_LINK },
+    },
   });
 }

@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createStorage } from './db/database.js';
+import { createRedis } from './infra/redis.js';
 
 /** Process entry: configuration, the app, listen, graceful shutdown. */
 async function main(): Promise<void> {
@@ -15,7 +16,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const storage = createStorage(config);
-  const app = await buildApp(config, { storage });
+  const redis = config.redisUrl ? createRedis(config.redisUrl) : null;
+  const app = await buildApp(config, { storage, redis });
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) {
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
     app
       .close()
       .then(() => storage.close())
+      .then(() => redis?.quit())
       .then(() => process.exit(0))
       .catch((err: unknown) => {
         app.log.error({ err }, 'shutdown failed');

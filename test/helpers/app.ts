@@ -6,11 +6,15 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createStorage, type Storage } from '../../src/db/database.js';
+import { createRedis } from '../../src/infra/redis.js';
 import { ContractValidator } from './contract.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
-/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (global-setup prints the skip line if not). */
+/**
+ * SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (global-setup prints the skip line if not). The
+ * PostgreSQL run also puts the shared state in Redis when TEST_REDIS_URL is set: the scale-out configuration.
+ */
 export const engines: Engine[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 
 /** A clock tests can move. */
@@ -45,6 +49,7 @@ export interface TestApp {
   storage: Storage;
   clock: TestClock;
   contract: ContractValidator;
+  redisPrefix: string;
   /** Sends a request through app.inject() and fails the test if the response breaks the OpenAPI document. */
   request(opts: RequestOptions): Promise<ApiResponse>;
   close(): Promise<void>;
@@ -80,6 +85,8 @@ export interface TestAppOptions {
   databaseUrl?: string;
   /** capture the app's pino log lines (newline-delimited JSON, level info and up) */
   logStream?: NodeJS.WritableStream;
+  /** share another app's Redis keys (several instances) */
+  redisPrefix?: string;
 }
 
 /** Builds the app exactly as server.ts does, on a fresh database of the given engine. */
@@ -104,14 +111,18 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
   });
   const clock = opts.clock ?? new TestClock();
   const storage = createStorage(config);
+  // The PostgreSQL run is the scale-out run: with TEST_REDIS_URL it also uses Redis, under a key prefix of its own.
+  const redis = engine === 'postgres' && process.env.TEST_REDIS_URL ? createRedis(process.env.TEST_REDIS_URL) : null;
+  const redisPrefix = opts.redisPrefix ?? `ferry-test:${process.pid}:${Math.random().toString(36).slice(2, 10)}:`;
   const logger = opts.logStream ? { level: 'info', stream: opts.logStream } : undefined;
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, { storage, clock, ...(logger ? { logger } : {}) });
+    app = await buildApp(config, { storage, clock, redis, redisPrefix, ...(logger ? { logger } : {}) });
     await app.ready();
   } catch (err) {
-    // A start-up that fails (as some tests want) must not leak the database or the data directory.
+    // A start-up that fails (as some tests want) must not leak the database, Redis or the data directory.
     await storage.close();
+    await redis?.quit();
     if (dropDb) await dropDb();
     if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     throw err;
@@ -124,6 +135,7 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
     storage,
     clock,
     contract,
+    redisPrefix,
     async request(o) {
       const headers: Record<string, string> = { ...o.headers };
       if (o.token) headers.authorization = `Bearer ${o.token}`;
@@ -142,6 +154,11 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
     async close() {
       await app.close();
       await storage.close();
+      if (redis && opts.redisPrefix === undefined) {
+        const keys = await redis.keys(`${redisPrefix}*`);
+        if (keys.length) await redis.del(...keys);
+      }
+      await redis?.quit();
       if (dropDb) await dropDb();
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     },
