@@ -2,7 +2,8 @@ import Type, { type Static } from 'typebox';
 
 export const TokenCreateBody = Type.Object(
   {
-    username: Type.String({ minLength: 1, maxLength: 254 }),
+    // No control characters: a NUL reached PostgreSQL in the lookup and failed there (500); no username has one.
+    username: Type.String({ minLength: 1, maxLength: 254, pattern: '^[^\\u0000-\\u001F\\u007F]*$' }),
     password: Type.String({ minLength: 1, maxLength: 128 }),
   },
   { additionalProperties: false },

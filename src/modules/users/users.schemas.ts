@@ -10,7 +10,9 @@ const Status = Type.Union([Type.Literal('pending'), Type.Literal('active'), Type
 const Username = Type.String({ pattern: '^[A-Za-z0-9._-]{3,32}$', minLength: 3, maxLength: 32, description: '3-32 of A-Z a-z 0-9 . _ -, unique ignoring case' });
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'Unique ignoring case' });
 const Password = Type.String({ minLength: 8, maxLength: 128, description: 'Write-only; stored as a salted scrypt hash' });
-const Name = Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]);
+// No control characters: PostgreSQL text cannot hold NUL (a 500 before this rule), and no name needs them.
+const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$';
+const Name = Type.Union([Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS }), Type.Null()]);
 const Age = Type.Union([Type.Integer({ minimum: 0, maximum: 150 }), Type.Null()]);
 const Version = Type.Integer({ minimum: 1, description: 'Increases by one on every change' });
 
