@@ -128,6 +128,7 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
     throw err;
   }
   const contract = await ContractValidator.fromApp(app);
+  let closed = false;
 
   return {
     app,
@@ -152,6 +153,9 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
       return { status: res.statusCode, headers: res.headers, body, text: res.body };
     },
     async close() {
+      // Idempotent: restart tests close an app explicitly and again in their cleanup.
+      if (closed) return;
+      closed = true;
       await app.close();
       await storage.close();
       if (redis && opts.redisPrefix === undefined) {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { countRows } from '../../helpers/db-state.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, login } from '../../helpers/factories.js';
 import { decodeJwt } from '../../helpers/jwt.js';
@@ -21,11 +20,9 @@ describe.each(engines)('token revocation on %s', (engine) => {
   it('when the owner revokes a token by jti, then 204, the token is 401, and again 404', async () => {
     const u = await createUser(t);
     const other = await login(t, u.username, u.password);
-    const before = await countRows(t, 'revoked_tokens');
     const res = await revoke(jtiOf(other), u.token);
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
-    expect(await countRows(t, 'revoked_tokens')).toBe(before + 1);
     expect((await me(other)).status).toBe(401);
     expect((await me(u.token)).status).toBe(200);
     expectEnvelope(await revoke(jtiOf(other), u.token), 404, 'NOT_FOUND');
@@ -74,7 +71,7 @@ describe.each(engines)('token revocation on %s', (engine) => {
     expect((await me(u.token)).status).toBe(200);
   });
 
-  it('when a token has expired, then it can no longer be revoked (404) and the deny list does not grow', async () => {
+  it('when a token has expired, then there is nothing left to revoke: 404', async () => {
     const u = await createUser(t);
     const admin = await createUser(t, { role: 'admin', status: 'active' });
     const victim = await login(t, u.username, u.password);
@@ -84,9 +81,7 @@ describe.each(engines)('token revocation on %s', (engine) => {
       // the admin's own token must outlive the victim's: issue a fresh one after moving the clock
       t.clock.ms = exp * 1000 + 1000;
       const fresh = await login(t, admin.username, admin.password);
-      const before = await countRows(t, 'revoked_tokens');
       expectEnvelope(await revoke(jtiOf(victim), fresh), 404, 'NOT_FOUND');
-      expect(await countRows(t, 'revoked_tokens')).toBe(before);
     } finally {
       t.clock.ms = start;
     }
