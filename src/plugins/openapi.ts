@@ -65,7 +65,8 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
 
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { url: '/v3/api-docs', deepLinking: true },
+    // validatorUrl null: otherwise Swagger UI loads a badge from validator.swagger.io, sending it the spec's URL.
+    uiConfig: { url: '/v3/api-docs', deepLinking: true, validatorUrl: null },
     staticCSP: false,
   });
 }
