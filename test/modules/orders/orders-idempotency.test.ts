@@ -144,6 +144,18 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) 
     expect(await countKeys(t, u.id)).toBe(1);
   });
 
+  it('when the OpenAPI document is read, then createOrder declares the required Idempotency-Key header, 409, 422 and Idempotent-Replayed', () => {
+    const op = (t.contract.doc.paths['/api/v1/orders'] as Record<string, Record<string, unknown>>).post!;
+    const params = op.parameters as Array<{ in: string; name: string; required?: boolean; schema: { maxLength: number } }>;
+    const header = params.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
+    expect(header).toMatchObject({ required: true, schema: { maxLength: 255 } });
+    const responses = op.responses as Record<string, { headers?: Record<string, unknown> }>;
+    expect(Object.keys(responses)).toEqual(expect.arrayContaining(['201', '400', '401', '409', '422']));
+    expect(Object.keys(responses['201']!.headers ?? {})).toEqual(expect.arrayContaining(['Location', 'Idempotent-Replayed']));
+    const list = (t.contract.doc.paths['/api/v1/users/{id}/orders'] as Record<string, Record<string, unknown>>).get!;
+    expect(JSON.stringify(list.parameters)).not.toContain('idempotency-key');
+  });
+
   it('when a different key order or extra whitespace is all that differs, then it is the same request', async () => {
     const u = await createUser(t, { status: 'active' });
     const key = randomUUID();
