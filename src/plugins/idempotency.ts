@@ -66,10 +66,10 @@ const keySchema = (mode: IdempotencyMode) => ({
     'IDEMPOTENCY_TTL_SECONDS (24 h by default).',
 });
 
-type RouteSchema = { headers?: Record<string, unknown>; response?: Record<string, unknown>; description?: string };
+type RouteSchema = { headers?: Record<string, unknown>; response?: Record<string, unknown> };
 
 /** Adds the header parameter, the 409/422 responses and the replay header to a route's schema. */
-function describe(route: RouteOptions, mode: IdempotencyMode): void {
+function declareInSchema(route: RouteOptions, mode: IdempotencyMode): void {
   route.schema ??= {};
   const schema = route.schema as RouteSchema;
   const headers = (schema.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, unknown>; required?: string[] };
@@ -166,7 +166,7 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: Idem
     const mode = route.config?.idempotency;
     if (mode === undefined) return;
     if (mode !== 'required' && mode !== 'optional') throw new Error(`${route.url}: config.idempotency must be 'required' or 'optional'`);
-    describe(route, mode);
+    declareInSchema(route, mode);
     route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
     route.onResponse = [...[route.onResponse ?? []].flat(), releaseUnsettled];
   });
