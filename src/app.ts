@@ -22,6 +22,7 @@ import { tokenSchemas } from './modules/tokens/tokens.schemas.js';
 import { createTokensService } from './modules/tokens/tokens.service.js';
 import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
 import type { Redis } from './infra/redis.js';
+import { createPasswordHasher } from './modules/users/password.js';
 import { createUsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { userSchemas } from './modules/users/users.schemas.js';
@@ -88,10 +89,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const paginator = new Paginator(createHash('sha256').update('ferry-cursor:').update(jwtSecret).digest());
 
   const usersRepo = createUsersRepository(storage.db, paginator);
-  const users = createUsersService({ users: usersRepo, dialect: storage.dialect, clock, paginator });
+  const passwords = createPasswordHasher(config.passwordHashCost);
+  const users = createUsersService({ users: usersRepo, passwords, dialect: storage.dialect, clock, paginator });
   const tokens = createTokensService({
     users: usersRepo,
     tokens: createTokensRepository(storage.db),
+    passwords,
     denyList: deps.redis ? createRedisDenyList(deps.redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(storage.db),
     jwt: createJwt(jwtSecret, clock),
     clock,
