@@ -8,6 +8,12 @@ import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { sharedSchemas } from './lib/common.schemas.js';
 import { Paginator } from './lib/pagination.js';
+import { createIdempotencyRepository } from './modules/idempotency/idempotency.repository.js';
+import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
+import { createOrdersRepository } from './modules/orders/orders.repository.js';
+import { ordersRoutes } from './modules/orders/orders.routes.js';
+import { orderSchemas } from './modules/orders/orders.schemas.js';
+import { createOrdersService } from './modules/orders/orders.service.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import { createSqlDenyList, createTokensRepository } from './modules/tokens/tokens.repository.js';
@@ -16,6 +22,7 @@ import { tokenSchemas } from './modules/tokens/tokens.schemas.js';
 import { createTokensService } from './modules/tokens/tokens.service.js';
 import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
 import type { Redis } from './infra/redis.js';
+import { createPasswordHasher } from './modules/users/password.js';
 import { createUsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { userSchemas } from './modules/users/users.schemas.js';
@@ -24,6 +31,7 @@ import authPlugin from './plugins/auth.js';
 import conditionalPlugin from './plugins/conditional.js';
 import contentTypePlugin from './plugins/content-type.js';
 import errorsPlugin, { sendAppError, toAppError } from './plugins/errors.js';
+import idempotencyPlugin from './plugins/idempotency.js';
 import corsPlugin from './plugins/cors.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
@@ -81,22 +89,27 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const paginator = new Paginator(createHash('sha256').update('ferry-cursor:').update(jwtSecret).digest());
 
   const usersRepo = createUsersRepository(storage.db, paginator);
-  const users = createUsersService({ users: usersRepo, dialect: storage.dialect, clock, paginator });
+  const passwords = createPasswordHasher(config.passwordHashCost);
+  const users = createUsersService({ users: usersRepo, passwords, dialect: storage.dialect, clock, paginator });
   const tokens = createTokensService({
     users: usersRepo,
     tokens: createTokensRepository(storage.db),
+    passwords,
     denyList: deps.redis ? createRedisDenyList(deps.redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(storage.db),
     jwt: createJwt(jwtSecret, clock),
     clock,
     ttlSeconds: config.tokenTtlSeconds,
   });
 
+  const orders = createOrdersService({ orders: createOrdersRepository(storage.db, paginator), users: usersRepo, clock, paginator });
+  const idempotency = createIdempotencyService({ repo: createIdempotencyRepository(storage.db), clock, ttlSeconds: config.idempotencyTtlSeconds });
+
   if (config.adminUsername && config.adminPassword) {
     const outcome = await users.ensureAdmin(config.adminUsername, config.adminPassword);
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
   }
 
-  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas];
+  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas];
   for (const s of schemas) app.addSchema(s);
   installValidators(app, schemas);
 
@@ -106,6 +119,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(methodsPlugin, { clock });
   await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl });
   await app.register(authPlugin, { tokens });
+  // Before any route: routes that opt in with config.idempotency are wired as they are added.
+  await app.register(idempotencyPlugin, { idempotency, db: storage.db });
 
   // The JSON API: an encapsulated context with the protections and HTTP semantics of SPEC §1. The redirect
   // and the operational endpoints live in sibling contexts and do not pay for these hooks.
@@ -115,10 +130,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await api.register(conditionalPlugin);
     await api.register(usersRoutes, { users, basePath: API_V1 });
     await api.register(tokensRoutes, { tokens, basePath: API_V1 });
+    await api.register(ordersRoutes, { orders, basePath: API_V1 });
   }, { prefix: API_V1 });
 
   const scheduler = createScheduler(app.log);
   scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());
+  scheduler.every('purge-expired-idempotency-keys', 5 * 60_000, () => idempotency.purgeExpired());
   app.addHook('onClose', async () => {
     await scheduler.stop();
   });

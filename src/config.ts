@@ -30,6 +30,7 @@ export interface Config {
   maintenanceMode: boolean;
   logLevel: LogLevel;
   dbPoolMax: number;
+  passwordHashCost: number;
   /** Deprecation signals per API version (SPEC §9); null where the version is not deprecated. */
   apiDeprecation: Record<1 | 2, { deprecatedAt: number | null; sunsetAt: number | null; link: string | null }>;
 }
@@ -166,6 +167,7 @@ const specs = {
     },
   },
   DB_POOL_MAX: { default: 10, parse: int(1, 1000) },
+  PASSWORD_HASH_COST: { default: 15, parse: int(10, 20) },
   API_V1_DEPRECATED_AT: optional(instant),
   API_V1_SUNSET_AT: optional(instant),
   API_V1_DEPRECATION_LINK: optional(httpUrl),
@@ -235,6 +237,7 @@ export function loadConfig(env: Env = {}): Config {
     maintenanceMode: v.MAINTENANCE_MODE,
     logLevel: v.LOG_LEVEL,
     dbPoolMax: v.DB_POOL_MAX,
+    passwordHashCost: v.PASSWORD_HASH_COST,
     apiDeprecation: {
       1: { deprecatedAt: v.API_V1_DEPRECATED_AT, sunsetAt: v.API_V1_SUNSET_AT, link: v.API_V1_DEPRECATION_LINK },
       2: { deprecatedAt: v.API_V2_DEPRECATED_AT, sunsetAt: v.API_V2_SUNSET_AT, link: v.API_V2_DEPRECATION_LINK },

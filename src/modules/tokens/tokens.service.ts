@@ -3,7 +3,7 @@ import { AppError, forbidden, notFound } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import type { UsersRepository } from '../users/users.repository.js';
-import { decoyHash, verifyPassword } from '../users/password.js';
+import type { PasswordHasher } from '../users/password.js';
 import type { Jwt } from './jwt.js';
 import type { TokenDenyList, TokensRepository } from './tokens.repository.js';
 
@@ -23,12 +23,13 @@ export type TokensService = ReturnType<typeof createTokensService>;
 export function createTokensService(deps: {
   users: Pick<UsersRepository, 'findById' | 'findByUsername'>;
   tokens: TokensRepository;
+  passwords: Pick<PasswordHasher, 'verify' | 'decoy'>;
   denyList: TokenDenyList;
   jwt: Jwt;
   clock: Clock;
   ttlSeconds: number;
 }) {
-  const { users, tokens, denyList, jwt, clock, ttlSeconds } = deps;
+  const { users, tokens, passwords, denyList, jwt, clock, ttlSeconds } = deps;
 
   return {
     /**
@@ -37,7 +38,7 @@ export function createTokensService(deps: {
      */
     async issue(username: string, password: string): Promise<IssuedToken> {
       const user = await users.findByUsername(username);
-      const ok = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
+      const ok = await passwords.verify(password, user?.password_hash ?? (await passwords.decoy()));
       if (!user || !ok) throw new AppError('UNAUTHENTICATED', 'Invalid username or password', [], { 'WWW-Authenticate': 'Bearer realm="ferry"' });
       if (user.status === 'suspended') throw forbidden('This account is suspended');
       const iat = Math.floor(clock.now() / 1000);

@@ -6,7 +6,7 @@ import type { Clock } from '../../lib/clock.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import { assertIfMatch } from '../../plugins/conditional.js';
-import { hashPassword } from './password.js';
+import type { PasswordHasher } from './password.js';
 import type { UsersRepository } from './users.repository.js';
 import { USER_SORT_COLUMNS, type User, type UserCreate, type UserListQueryT, type UserPatch, type UserReplace } from './users.schemas.js';
 
@@ -34,8 +34,14 @@ interface WriteOptions {
 
 export type UsersService = ReturnType<typeof createUsersService>;
 
-export function createUsersService(deps: { users: UsersRepository; dialect: Pick<Dialect, 'isUniqueViolation' | 'uniqueViolationTarget'>; clock: Clock; paginator: Paginator }) {
-  const { users, dialect, clock, paginator } = deps;
+export function createUsersService(deps: {
+  users: UsersRepository;
+  passwords: Pick<PasswordHasher, 'hash'>;
+  dialect: Pick<Dialect, 'isUniqueViolation' | 'uniqueViolationTarget'>;
+  clock: Clock;
+  paginator: Paginator;
+}) {
+  const { users, passwords, dialect, clock, paginator } = deps;
 
   const conflict = (taken: { username: boolean; email: boolean }): AppError => {
     const details: ErrorDetail[] = [];
@@ -93,7 +99,7 @@ export function createUsersService(deps: { users: UsersRepository; dialect: Pick
       if ((input.role === 'admin' || (input.status !== undefined && input.status !== 'pending')) && !isAdmin(caller)) {
         assertAdministrativeFields(caller, { role: 'user', status: 'pending' }, input);
       }
-      const passwordHash = await hashPassword(input.password);
+      const passwordHash = await passwords.hash(input.password);
       const now = clock.now();
       return withUniqueness(input.username, input.email, null, () =>
         users.insert({
@@ -141,7 +147,7 @@ export function createUsersService(deps: { users: UsersRepository; dialect: Pick
       };
       if (input.role !== undefined) changes.role = input.role;
       if (input.status !== undefined) changes.status = input.status;
-      if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
+      if (input.password !== undefined) changes.password_hash = await passwords.hash(input.password);
       return withUniqueness(input.username, input.email, id, () => applyUpdate(id, changes, expected, opts, input.version));
     },
 
@@ -156,7 +162,7 @@ export function createUsersService(deps: { users: UsersRepository; dialect: Pick
       if (input.age !== undefined) changes.age = input.age;
       if (input.role !== undefined) changes.role = input.role;
       if (input.status !== undefined) changes.status = input.status;
-      if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
+      if (input.password !== undefined) changes.password_hash = await passwords.hash(input.password);
       return withUniqueness(input.username, input.email, id, () => applyUpdate(id, changes, expected, opts, input.version));
     },
 
@@ -169,7 +175,7 @@ export function createUsersService(deps: { users: UsersRepository; dialect: Pick
       const existing = await users.findByUsername(username);
       if (!existing) {
         const now = clock.now();
-        const hash = await hashPassword(password);
+        const hash = await passwords.hash(password);
         try {
           await users.insert({
             username, username_lower: username.toLowerCase(), email: `${username.toLowerCase()}@admin.invalid`,

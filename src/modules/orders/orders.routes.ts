@@ -1,0 +1,54 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { securityFor } from '../../plugins/auth.js';
+import { OrderCreateSchema, OrderListQuery, OrderListSchema, OrderSchema, UserOrderParams, UserOrdersParams } from './orders.schemas.js';
+import { toOrder, type OrdersService } from './orders.service.js';
+
+/** SPEC §5. Handlers read validated input, call one service method and map the result to HTTP. */
+export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; basePath: string }> = async (app, opts) => {
+  const { orders } = opts;
+  const tags = ['orders'];
+
+  app.post('/orders', {
+    onRequest: app.access('user'),
+    // The Idempotency-Key header, its validation, replays, 409 and 422 come from plugins/idempotency.ts.
+    config: { idempotency: 'required' },
+    schema: {
+      operationId: 'createOrder', tags, summary: 'Place an order for the caller (idempotent with Idempotency-Key)',
+      description: 'Only an active account may order (otherwise 422 ACCOUNT_NOT_ACTIVE). The order and the stored response for the Idempotency-Key are written in one transaction.',
+      security: securityFor('user'),
+      body: OrderCreateSchema,
+      response: {
+        201: { ...ref(OrderSchema), description: 'The order, created (or, on a replay, the stored response of the first request)', headers: { Location: { type: 'string', description: 'The new order: /api/v1/users/{userId}/orders/{id}' } } },
+        ...errorResponses(400, 401, 403, 409, 413, 415, 422, 429),
+      },
+    },
+  }, async (request, reply) =>
+    reply.sendIdempotent(async (tx) => {
+      const row = await orders.create(request.caller!, request.body, tx);
+      return { status: 201, headers: { location: `${opts.basePath}/users/${row.user_id}/orders/${row.id}` }, body: toOrder(row) };
+    }));
+
+  app.get('/users/:id/orders', {
+    onRequest: app.access('selfOrAdmin'),
+    schema: {
+      operationId: 'listUserOrders', tags, summary: "A user's orders (themself or an admin)", security: securityFor('selfOrAdmin'),
+      params: UserOrdersParams,
+      querystring: OrderListQuery,
+      response: { 200: ref(OrderListSchema), ...errorResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request, reply) => {
+    const page = await orders.list(request.params.id, request.query, request.url);
+    if (page.link) reply.header('link', page.link);
+    return { data: page.data, pagination: page.pagination };
+  });
+
+  app.get('/users/:id/orders/:order_id', {
+    onRequest: app.access('selfOrAdmin'),
+    schema: {
+      operationId: 'getUserOrder', tags, summary: "One of a user's orders (themself or an admin)", security: securityFor('selfOrAdmin'),
+      params: UserOrderParams,
+      response: { 200: ref(OrderSchema), ...errorResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request) => toOrder(await orders.get(request.params.id, request.params.order_id)));
+};
