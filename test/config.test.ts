@@ -51,6 +51,7 @@ describe('configuration', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL="loud": must be one of fatal, error, warn, info, debug, trace, silent/],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL="ftp:\/\/x": must be an absolute http\(s\) URL/],
     [{ TRUST_PROXY: 'everyone' }, /TRUST_PROXY="everyone": must be/],
+    [{ PASSWORD_HASH_COST: '9' }, /PASSWORD_HASH_COST="9": must be an integer between 10 and 20/],
     [{ ADMIN_USERNAME: 'root' }, /ADMIN_USERNAME and ADMIN_PASSWORD: set both or neither/],
     [{ ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'short' }, /ADMIN_PASSWORD=.*must be 8-128 characters long/],
   ])('when %o is set, then one line names the variable and what is allowed', (env, line) => {
