@@ -178,7 +178,7 @@ const specs = {
   OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: { default: 500, parse: int(0, 60_000) },
   OVERLOAD_MAX_ELU: { default: 0, parse: fraction },
   OVERLOAD_MAX_HEAP_BYTES: { default: Math.floor(getHeapStatistics().heap_size_limit * 0.9), parse: int(0, Number.MAX_SAFE_INTEGER) },
-  OVERLOAD_SAMPLE_INTERVAL_MS: { default: 1000, parse: int(10, 60_000) },
+  OVERLOAD_SAMPLE_INTERVAL_MS: { default: 1000, parse: int(100, 60_000) },
   SHUTDOWN_TIMEOUT_MS: { default: 25_000, parse: int(100, 600_000) },
   HEADERS_TIMEOUT_MS: { default: 10_000, parse: int(500, 600_000) },
   REQUEST_TIMEOUT_MS: { default: 30_000, parse: int(500, 3_600_000) },
