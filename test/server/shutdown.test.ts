@@ -18,7 +18,7 @@ async function storageEnv(engine: Engine): Promise<{ env: Record<string, string>
     ADMIN_PASSWORD: ADMIN.password,
     RATE_LIMIT_PER_MINUTE: '1000000',
   };
-  let drop = async () => undefined;
+  let drop = async (): Promise<void> => undefined;
   if (engine === 'postgres') {
     const db = await freshPostgresDatabase();
     env.DATABASE_URL = db.url;
