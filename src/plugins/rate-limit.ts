@@ -81,7 +81,8 @@ export function createLimiter(scope: FastifyInstance, policy: Policy): RateLimit
 
   return async function rateLimit(request, reply) {
     if (request.method === 'OPTIONS') return; // CORS preflights are answered by the browser, not the client
-    const key = await policy.key(request);
+    const found = policy.key(request);
+    const key = typeof found === 'string' || found === null ? found : await found;
     if (key === null) return;
     keys.set(request, `${policy.name}:${key}`);
     const result = await check(request);
@@ -102,17 +103,17 @@ const ipKey = (request: FastifyRequest): string => `ip:${normalizeIP(request.ip)
 
 /** `user:<id>` for a bearer token with a valid signature and expiry, `ip:<address>` otherwise. */
 export function callerKey(verify: (token: string) => Promise<{ user_id: number }>): Policy['key'] {
-  return async (request) => {
+  const userOrIp = async (request: FastifyRequest, token: string): Promise<string> => {
+    try {
+      return `user:${(await verify(token)).user_id}`;
+    } catch {
+      return ipKey(request); // not a token of ours: the auth hook answers 401; the request counts against the address
+    }
+  };
+  return (request) => {
     const header = request.headers.authorization;
     const token = header === undefined ? undefined : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header)?.[1];
-    if (token) {
-      try {
-        return `user:${(await verify(token)).user_id}`;
-      } catch {
-        // not a token of ours: the auth hook answers 401; the request still counts, against the address
-      }
-    }
-    return ipKey(request);
+    return token ? userOrIp(request, token) : ipKey(request);
   };
 }
 
