@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createStorage, type Storage } from '../../src/db/database.js';
 import { createRedis } from '../../src/infra/redis.js';
@@ -41,6 +41,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** an object is sent as JSON; a string is sent as is */
   payload?: unknown;
+  /** the client's socket address (request.ip without a trusted proxy); inject's default is 127.0.0.1 */
+  remoteAddress?: string;
 }
 
 export interface TestApp {
@@ -55,7 +57,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = process.env.TEST_DATABASE_URL!;
   const name = `ferry_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const client = new pg.Client({ connectionString: admin });
@@ -84,6 +86,8 @@ export interface TestAppOptions {
   databaseUrl?: string;
   /** share another app's Redis keys (several instances) */
   redisPrefix?: string;
+  /** other dependencies for buildApp (metrics, rate-limit store, readiness checks) */
+  deps?: Omit<AppDeps, 'storage' | 'clock'>;
 }
 
 /** Builds the app exactly as server.ts does, on a fresh database of the given engine. */
@@ -113,7 +117,7 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
   // The PostgreSQL run is the scale-out run: with TEST_REDIS_URL it also uses Redis, under a key prefix of its own.
   const redis = engine === 'postgres' && process.env.TEST_REDIS_URL ? createRedis(process.env.TEST_REDIS_URL) : null;
   const redisPrefix = opts.redisPrefix ?? `ferry-test:${process.pid}:${Math.random().toString(36).slice(2, 10)}:`;
-  const app = await buildApp(config, { storage, clock, redis, redisPrefix });
+  const app = await buildApp(config, { ...opts.deps, storage, clock, redis, redisPrefix });
   await app.ready();
   const contract = await ContractValidator.fromApp(app);
 
@@ -132,7 +136,7 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
         payload = typeof o.payload === 'string' ? o.payload : JSON.stringify(o.payload);
         headers['content-type'] ??= 'application/json';
       }
-      const res = await app.inject({ method: o.method ?? 'GET', url: o.url, headers, payload });
+      const res = await app.inject({ method: o.method ?? 'GET', url: o.url, headers, payload, ...(o.remoteAddress ? { remoteAddress: o.remoteAddress } : {}) });
       const problems = contract.check(o.method ?? 'GET', o.url, res.statusCode, res.headers['content-type'] as string | undefined, res.body);
       if (problems.length) throw new Error(`Response breaks the OpenAPI contract:\n${problems.join('\n')}\nbody: ${res.body.slice(0, 500)}`);
       let body: unknown;
