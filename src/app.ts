@@ -173,7 +173,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }, { prefix: API_V1 });
 
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
-  const redisCheck = deps.redis ? { redis: redisReadiness(deps.redis) } : {};
+  const redisCheck: Record<string, ReadinessCheck> = deps.redis ? { redis: redisReadiness(deps.redis) } : {};
   await app.register(healthRoutes, { checks: { database: databaseCheck(storage), ...redisCheck, ...deps.readinessChecks }, metrics });
 
   const scheduler = createScheduler(app.log);
