@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Server } from 'node:http';
+import Fastify, { LogController, type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
+import { createMetrics, type Metrics } from './infra/metrics.js';
 import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { sharedSchemas } from './lib/common.schemas.js';
@@ -14,6 +16,9 @@ import { createOrdersRepository } from './modules/orders/orders.repository.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
 import { orderSchemas } from './modules/orders/orders.schemas.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
+import { healthRoutes } from './modules/health/health.routes.js';
+import { healthSchemas } from './modules/health/health.schemas.js';
+import { databaseCheck, redisReadiness, type ReadinessCheck } from './modules/health/readiness.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import { createSqlDenyList, createTokensRepository } from './modules/tokens/tokens.repository.js';
@@ -35,6 +40,10 @@ import idempotencyPlugin from './plugins/idempotency.js';
 import corsPlugin from './plugins/cors.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
+import overloadPlugin from './plugins/overload.js';
+import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js';
+import requestMetricsPlugin from './plugins/request-metrics.js';
+import securityHeadersPlugin from './plugins/security-headers.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
 import { installValidators } from './plugins/validation.js';
 
@@ -48,6 +57,11 @@ export interface AppDeps {
   redis?: Redis | null;
   /** Prefix of every Redis key this app writes (tests isolate themselves with their own). */
   redisPrefix?: string;
+  /** rate-limit counters; in-process unless a Redis client is given (scale-out) */
+  rateLimitStore?: RateLimitStore;
+  /** readiness checks besides the database (scale-out adds `redis`) */
+  readinessChecks?: Record<string, ReadinessCheck>;
+  metrics?: Metrics;
 }
 
 const API_V1 = '/api/v1';
@@ -61,18 +75,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const { storage } = deps;
   const redisPrefix = deps.redisPrefix ?? 'ferry:';
 
-  const options: FastifyServerOptions = {
+  const options: FastifyHttpOptions<Server> = {
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
     bodyLimit: config.bodyLimitBytes,
     // A hop count is accepted by Fastify (proxy-addr) although its types omit it.
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     genReqId: requestIdFrom,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
-    // Slow-loris protection: a request must arrive whole within 30 s; idle keep-alive sockets close after 5 s.
-    requestTimeout: 30_000,
+    // Slow-loris protection: headers must arrive within HEADERS_TIMEOUT_MS (10 s) and the whole request within
+    // REQUEST_TIMEOUT_MS (30 s), checked every few seconds (Node's default check runs every 30 s); a socket
+    // with no traffic for 60 s is closed; idle keep-alive sockets close after 5 s.
+    http: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(5_000, config.headersTimeoutMs) },
+    requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: 5_000,
     connectionTimeout: 60_000,
-    return503OnClosing: true,
+    // While closing, requests that still arrive on open connections are served (with Connection: close) rather
+    // than answered by Fastify's own 503, whose body is not the error envelope; server.ts bounds the drain.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 256 },
     // Errors raised before routing (a malformed URL) still leave as the envelope, with their request id.
     frameworkErrors: (error, request, reply) => {
@@ -88,6 +107,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Cursors are signed with a key derived from (not equal to) the token key.
   const paginator = new Paginator(createHash('sha256').update('ferry-cursor:').update(jwtSecret).digest());
 
+  const jwt = createJwt(jwtSecret, clock);
+  const metrics = deps.metrics ?? createMetrics({ storage, clock });
+
   const usersRepo = createUsersRepository(storage.db, paginator);
   const passwords = createPasswordHasher(config.passwordHashCost);
   const users = createUsersService({ users: usersRepo, passwords, dialect: storage.dialect, clock, paginator });
@@ -96,7 +118,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     tokens: createTokensRepository(storage.db),
     passwords,
     denyList: deps.redis ? createRedisDenyList(deps.redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(storage.db),
-    jwt: createJwt(jwtSecret, clock),
+    jwt,
     clock,
     ttlSeconds: config.tokenTtlSeconds,
   });
@@ -109,13 +131,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
   }
 
-  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas];
+  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas];
   for (const s of schemas) app.addSchema(s);
   installValidators(app, schemas);
 
   // Root: what every response needs, and cheap enough for the redirect's hot path.
   await app.register(errorsPlugin, { clock });
   await app.register(requestIdPlugin);
+  await app.register(requestMetricsPlugin, { metrics });
+  await app.register(overloadPlugin, {
+    maxEventLoopDelayMs: config.overloadMaxEventLoopDelayMs,
+    maxEventLoopUtilization: config.overloadMaxElu,
+    maxHeapUsedBytes: config.overloadMaxHeapBytes,
+    sampleIntervalMs: config.overloadSampleIntervalMs,
+    maintenanceMode: config.maintenanceMode,
+    clock,
+    onShed: (reason) => metrics.recordShed(reason),
+  });
   await app.register(methodsPlugin, { clock });
   await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl });
   await app.register(authPlugin, { tokens });
@@ -126,12 +158,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // and the operational endpoints live in sibling contexts and do not pay for these hooks.
   await app.register(async (api) => {
     await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
+    await api.register(securityHeadersPlugin, { profile: 'api', publicBaseUrl: config.publicBaseUrl });
+    await api.register(rateLimitPlugin, {
+      perMinute: config.rateLimitPerMinute,
+      tokenPerMinute: config.tokenRateLimitPerMinute,
+      verifyToken: jwt.verify,
+      store: deps.rateLimitStore ?? { redis: deps.redis ?? null },
+    });
     await api.register(contentTypePlugin);
     await api.register(conditionalPlugin);
     await api.register(usersRoutes, { users, basePath: API_V1 });
     await api.register(tokensRoutes, { tokens, basePath: API_V1 });
     await api.register(ordersRoutes, { orders, basePath: API_V1 });
   }, { prefix: API_V1 });
+
+  // Health, readiness and metrics: root-level, outside the API's hooks and limits.
+  const redisCheck: Record<string, ReadinessCheck> = deps.redis ? { redis: redisReadiness(deps.redis) } : {};
+  await app.register(healthRoutes, { checks: { database: databaseCheck(storage), ...redisCheck, ...deps.readinessChecks }, metrics });
 
   const scheduler = createScheduler(app.log);
   scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());

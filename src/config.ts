@@ -2,6 +2,8 @@
  * Every environment variable Ferry reads, in one schema (SPEC §11). Read once at start-up into a typed,
  * frozen object that is passed down; nothing else in src/ touches process.env.
  */
+import { getHeapStatistics } from 'node:v8';
+
 export type RedirectStatus = 301 | 302 | 307 | 308;
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -33,6 +35,14 @@ export interface Config {
   passwordHashCost: number;
   /** Deprecation signals per API version (SPEC §9); null where the version is not deprecated. */
   apiDeprecation: Record<1 | 2, { deprecatedAt: number | null; sunsetAt: number | null; link: string | null }>;
+  /** 0 disables a bound (see plugins/overload.ts) */
+  overloadMaxEventLoopDelayMs: number;
+  overloadMaxElu: number;
+  overloadMaxHeapBytes: number;
+  overloadSampleIntervalMs: number;
+  shutdownTimeoutMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -59,6 +69,11 @@ const bool: Spec<boolean>['parse'] = (raw) => {
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;
   if (['0', 'false', 'no', 'off', ''].includes(v)) return false;
   throw new Error('must be true or false');
+};
+
+const fraction: Spec<number>['parse'] = (raw) => {
+  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(raw.trim())) throw new Error('must be a number between 0 and 1 (0 disables)');
+  return Number(raw);
 };
 
 const nonEmpty: Spec<string>['parse'] = (raw) => {
@@ -174,6 +189,15 @@ const specs = {
   API_V2_DEPRECATED_AT: optional(instant),
   API_V2_SUNSET_AT: optional(instant),
   API_V2_DEPRECATION_LINK: optional(httpUrl),
+  // Overload bounds (plugins/overload.ts); 0 disables one. Event-loop utilisation is off by default: a loop that
+  // is busy but still answers fast (a benchmark) runs near 1.0, so delay and heap are the default signals.
+  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: { default: 500, parse: int(0, 60_000) },
+  OVERLOAD_MAX_ELU: { default: 0, parse: fraction },
+  OVERLOAD_MAX_HEAP_BYTES: { default: Math.floor(getHeapStatistics().heap_size_limit * 0.9), parse: int(0, Number.MAX_SAFE_INTEGER) },
+  OVERLOAD_SAMPLE_INTERVAL_MS: { default: 1000, parse: int(100, 60_000) },
+  SHUTDOWN_TIMEOUT_MS: { default: 25_000, parse: int(100, 600_000) },
+  HEADERS_TIMEOUT_MS: { default: 10_000, parse: int(500, 600_000) },
+  REQUEST_TIMEOUT_MS: { default: 30_000, parse: int(500, 3_600_000) },
 } satisfies Record<string, Spec<unknown>>;
 
 type Specs = typeof specs;
@@ -207,6 +231,9 @@ export function loadConfig(env: Env = {}): Config {
     const sunset = v[`API_V${n}_SUNSET_AT`];
     // RFC 9745 §4: Sunset must not be earlier than Deprecation.
     if (dep !== null && sunset !== null && sunset < dep) problems.push(`API_V${n}_SUNSET_AT: must not be earlier than API_V${n}_DEPRECATED_AT`);
+  }
+  if (problems.length === 0 && v.HEADERS_TIMEOUT_MS > v.REQUEST_TIMEOUT_MS) {
+    problems.push('HEADERS_TIMEOUT_MS must not be greater than REQUEST_TIMEOUT_MS');
   }
   // One line per bad variable, each readable on its own.
   if (problems.length > 0) throw new ConfigError(problems.map((p) => `Invalid configuration: ${p}`).join('\n'));
@@ -242,5 +269,12 @@ export function loadConfig(env: Env = {}): Config {
       1: { deprecatedAt: v.API_V1_DEPRECATED_AT, sunsetAt: v.API_V1_SUNSET_AT, link: v.API_V1_DEPRECATION_LINK },
       2: { deprecatedAt: v.API_V2_DEPRECATED_AT, sunsetAt: v.API_V2_SUNSET_AT, link: v.API_V2_DEPRECATION_LINK },
     },
+    overloadMaxEventLoopDelayMs: v.OVERLOAD_MAX_EVENT_LOOP_DELAY_MS,
+    overloadMaxElu: v.OVERLOAD_MAX_ELU,
+    overloadMaxHeapBytes: v.OVERLOAD_MAX_HEAP_BYTES,
+    overloadSampleIntervalMs: v.OVERLOAD_SAMPLE_INTERVAL_MS,
+    shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+    headersTimeoutMs: v.HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
   });
 }

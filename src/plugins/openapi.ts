@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
+import securityHeadersPlugin from './security-headers.js';
 
 /**
  * The published contract (SPEC §10): @fastify/swagger builds OpenAPI 3.1 from the same TypeBox schemas that
@@ -12,6 +13,8 @@ import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
 /** Statuses any route can answer, whatever it does: declared on every route so the document stays true. */
 const ALWAYS = [429, 500, 503];
 const WITH_BODY = [400, 413, 415];
+/** 429 (RFC 6585 §4) and 503 (RFC 9110 §10.2.3) always carry Retry-After. */
+const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying' } };
 
 async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string }): Promise<void> {
   app.addHook('onRoute', (route) => {
@@ -20,6 +23,10 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     const methods = [route.method].flat();
     const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH') ? [...ALWAYS, ...WITH_BODY] : ALWAYS;
     for (const status of statuses) schema.response[status] ??= ref(ErrorEnvelopeSchema);
+    for (const status of [429, 503]) {
+      const r = schema.response[status] as Record<string, unknown>;
+      schema.response[status] = { ...r, headers: { ...(r.headers as object | undefined), ...RETRY_AFTER } };
+    }
   });
 
   await app.register(swagger, {
@@ -58,16 +65,19 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     },
   });
 
-  app.get('/v3/api-docs', { schema: { hide: true } }, async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=60');
-    return app.swagger();
-  });
-
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    // validatorUrl null: otherwise Swagger UI loads a badge from validator.swagger.io, sending it the spec's URL.
-    uiConfig: { url: '/v3/api-docs', deepLinking: true, validatorUrl: null },
-    staticCSP: false,
+  // The document and Swagger UI in their own context, with the docs' security headers (CSP for the UI).
+  await app.register(async (docs) => {
+    await docs.register(securityHeadersPlugin, { profile: 'docs', publicBaseUrl: opts.publicBaseUrl });
+    docs.get('/v3/api-docs', { schema: { hide: true } }, async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=60');
+      return app.swagger();
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      // validatorUrl null: otherwise Swagger UI loads a badge from validator.swagger.io, sending it the spec's URL.
+      uiConfig: { url: '/v3/api-docs', deepLinking: true, validatorUrl: null },
+      staticCSP: false,
+    });
   });
 }
 

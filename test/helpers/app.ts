@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createStorage, type Storage } from '../../src/db/database.js';
 import { createRedis } from '../../src/infra/redis.js';
@@ -41,6 +41,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** an object is sent as JSON; a string is sent as is */
   payload?: unknown;
+  /** the client's socket address (request.ip without a trusted proxy); inject's default is 127.0.0.1 */
+  remoteAddress?: string;
 }
 
 export interface TestApp {
@@ -87,6 +89,8 @@ export interface TestAppOptions {
   logStream?: NodeJS.WritableStream;
   /** share another app's Redis keys (several instances) */
   redisPrefix?: string;
+  /** other dependencies for buildApp (metrics, rate-limit store, readiness checks) */
+  deps?: Omit<AppDeps, 'storage' | 'clock'>;
 }
 
 /** Builds the app exactly as server.ts does, on a fresh database of the given engine. */
@@ -119,7 +123,7 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
   const logger = opts.logStream ? { level: 'info', stream: opts.logStream } : undefined;
   let app: FastifyInstance;
   try {
-    app = await buildApp(config, { storage, clock, redis, redisPrefix, ...(logger ? { logger } : {}) });
+    app = await buildApp(config, { ...opts.deps, storage, clock, redis, redisPrefix, ...(logger ? { logger } : {}) });
     await app.ready();
   } catch (err) {
     // A start-up that fails (as some tests want) must not leak the database, Redis or the data directory.
@@ -147,7 +151,7 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
         payload = typeof o.payload === 'string' ? o.payload : JSON.stringify(o.payload);
         headers['content-type'] ??= 'application/json';
       }
-      const res = await app.inject({ method: o.method ?? 'GET', url: o.url, headers, payload });
+      const res = await app.inject({ method: o.method ?? 'GET', url: o.url, headers, payload, ...(o.remoteAddress ? { remoteAddress: o.remoteAddress } : {}) });
       const problems = contract.check(o.method ?? 'GET', o.url, res.statusCode, res.headers['content-type'] as string | undefined, res.body);
       if (problems.length) throw new Error(`Response breaks the OpenAPI contract:\n${problems.join('\n')}\nbody: ${res.body.slice(0, 500)}`);
       let body: unknown;

@@ -6,12 +6,13 @@ import { TokenCreateBody, TokenParams, TokenSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
 /** SPEC §4. */
-export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string; tokenRateLimit?: object }> = async (app, opts) => {
+export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string }> = async (app, opts) => {
   const { tokens } = opts;
   const tags = ['tokens'];
 
   app.post('/tokens', {
-    config: { rateLimit: opts.tokenRateLimit },
+    // Stricter limits per client IP and per username (plugins/rate-limit.ts): password guessing.
+    config: { rateLimitPreset: 'tokens' },
     schema: {
       operationId: 'createToken', tags, summary: 'Exchange username and password for a bearer token', security: [],
       body: TokenCreateBody,

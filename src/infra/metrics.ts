@@ -1,0 +1,136 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Storage } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+
+/**
+ * Prometheus metrics (SPEC §8), one registry per app (no module-level singleton, so tests can build several
+ * apps). Served as text by `GET /metrics` (modules/health).
+ *
+ * Seams for other modules:
+ * - the click queue reports through `setClickQueueProvider(() => ({ depth, dropped, lastFlushAt }))`, read at
+ *   scrape time (nothing is pushed on the redirect path);
+ * - the redirect's latency is observed by plugins/request-metrics.ts for the route url `/:code` (or any route
+ *   whose config has `redirect: true`), so the redirect itself needs no metrics code.
+ */
+export interface ClickQueueStats {
+  /** clicks waiting to be written */
+  depth: number;
+  /** clicks dropped since start because the queue was full (cumulative) */
+  dropped: number;
+  /** clock time (ms) of the last successful flush, null before the first */
+  lastFlushAt: number | null;
+}
+
+/** Buckets for API requests (seconds): 1 ms to 10 s. */
+const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Finer buckets for the redirect, whose P99 must stay below 10 ms. */
+const REDIRECT_BUCKETS = [0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1];
+
+export function createMetrics(deps: { storage: Pick<Storage, 'pool'>; clock: Clock }) {
+  const { storage, clock } = deps;
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+  const startedAt = clock.now();
+  let clickQueue: (() => ClickQueueStats) | null = null;
+  const clicks = (): ClickQueueStats => clickQueue?.() ?? { depth: 0, dropped: 0, lastFlushAt: null };
+
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its response, by method, route template and status',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+  const redirectDuration = new Histogram({
+    name: 'ferry_redirect_duration_seconds',
+    help: 'Latency of GET/HEAD /{code} (the redirect), by status',
+    labelNames: ['status_code'] as const,
+    buckets: REDIRECT_BUCKETS,
+    registers,
+  });
+  const shed = new Counter({
+    name: 'ferry_overload_shed_total',
+    help: 'Requests answered 503 because a load bound was exceeded, by bound',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+
+  new Gauge({
+    name: 'ferry_click_queue_depth',
+    help: 'Clicks waiting in the queue to be written',
+    registers,
+    collect() {
+      this.set(clicks().depth);
+    },
+  });
+  new Gauge({
+    name: 'ferry_click_flush_lag_seconds',
+    help: 'Seconds since the last successful click flush while clicks are waiting (0 when the queue is empty)',
+    registers,
+    collect() {
+      const s = clicks();
+      this.set(s.depth === 0 ? 0 : Math.max(0, clock.now() - (s.lastFlushAt ?? startedAt)) / 1000);
+    },
+  });
+  new Counter({
+    name: 'ferry_clicks_dropped_total',
+    help: 'Clicks dropped because the click queue was full',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(clicks().dropped);
+    },
+  });
+  new Gauge({
+    name: 'ferry_db_pool_connections',
+    help: 'Database connections by state (PostgreSQL pool; the embedded SQLite engine has one connection)',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      const pool = storage.pool;
+      if (pool) {
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+        this.set({ state: 'max' }, pool.options.max ?? 10);
+      } else {
+        // better-sqlite3 is synchronous: while a scrape runs, no query can hold the connection.
+        this.set({ state: 'total' }, 1);
+        this.set({ state: 'idle' }, 1);
+        this.set({ state: 'waiting' }, 0);
+        this.set({ state: 'max' }, 1);
+      }
+    },
+  });
+
+  return {
+    registry,
+    observeRequest(method: string, route: string, status: number, seconds: number): void {
+      const labels = { method, route, status_code: status };
+      requests.inc(labels);
+      duration.observe(labels, seconds);
+    },
+    observeRedirect(status: number, seconds: number): void {
+      redirectDuration.observe({ status_code: status }, seconds);
+    },
+    recordShed(reason: string): void {
+      shed.inc({ reason });
+    },
+    setClickQueueProvider(provider: () => ClickQueueStats): void {
+      clickQueue = provider;
+    },
+    /** the Prometheus text exposition */
+    async render(): Promise<{ contentType: string; body: string }> {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

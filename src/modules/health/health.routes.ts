@@ -1,0 +1,81 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import type { Metrics } from '../../infra/metrics.js';
+import { AppError } from '../../lib/app-error.js';
+import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { exemptFromOverload } from '../../plugins/overload.js';
+import { HealthSchema, ReadinessSchema } from './health.schemas.js';
+import { runChecks, type ReadinessCheck } from './readiness.js';
+
+export interface HealthRoutesOptions {
+  checks: Record<string, ReadinessCheck>;
+  metrics: Pick<Metrics, 'render'>;
+  /** a readiness check that takes longer than this has failed */
+  checkTimeoutMs?: number;
+}
+
+const NO_STORE = 'no-store';
+
+/**
+ * Operational endpoints, in their own root-level context (no API hooks, no rate limit) and exempt from load
+ * shedding: a probe must see the process as it is. SPEC §8.
+ */
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, opts) => {
+  const tags = ['operations'];
+  const config = { ...exemptFromOverload };
+  const checkTimeoutMs = opts.checkTimeoutMs ?? 2000;
+  // From the first shutdown signal on, readiness fails, so a balancer that still probes stops sending traffic.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+
+  app.get('/healthz', {
+    config,
+    schema: {
+      operationId: 'getHealth', tags, security: [], summary: 'Liveness: the process is up and its event loop turns',
+      response: { 200: ref(HealthSchema) },
+    },
+  }, async (_request, reply) => {
+    reply.header('cache-control', NO_STORE);
+    return { status: 'ok' as const };
+  });
+
+  app.get('/readyz', {
+    config,
+    schema: {
+      operationId: 'getReadiness', tags, security: [],
+      summary: 'Readiness: the database answers and is fully migrated (and Redis, where used)',
+      description: 'A failing check answers 503 SERVICE_UNAVAILABLE with one `details` item per failing check (`field` names the check).',
+      response: { 200: ref(ReadinessSchema), ...errorResponses(503) },
+    },
+  }, async (request, reply) => {
+    const results = await runChecks(opts.checks, checkTimeoutMs);
+    const failed = results.filter((r) => !r.ok);
+    if (draining) failed.push({ name: 'process', ok: false, message: 'shutting down' });
+    if (failed.length) {
+      request.log.warn({ failed: failed.map((f) => ({ check: f.name, reason: f.message, err: f.cause })) }, 'not ready');
+      throw new AppError('SERVICE_UNAVAILABLE', 'The service is not ready', failed.map((f) => ({ field: f.name, message: f.message ?? 'failed' })), {
+        'Retry-After': '5',
+      });
+    }
+    reply.header('cache-control', NO_STORE);
+    return { status: 'ok' as const, checks: Object.fromEntries(results.map((r) => [r.name, 'ok' as const])) };
+  });
+
+  app.get('/metrics', {
+    config,
+    schema: {
+      operationId: 'getMetrics', tags, security: [], summary: 'Prometheus metrics (text exposition format 0.0.4)',
+      response: {
+        200: {
+          description: 'Request counts and durations by route and status, redirect latency, click queue depth, flush lag and drops, database pool use, process metrics',
+          content: { 'text/plain; version=0.0.4': { schema: Type.String() } },
+        },
+      },
+    },
+  }, async (_request, reply) => {
+    const { contentType, body } = await opts.metrics.render();
+    return reply.header('cache-control', NO_STORE).type(contentType).send(body);
+  });
+};

@@ -1,0 +1,188 @@
+import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Redis } from 'ioredis';
+import { AppError } from '../lib/app-error.js';
+import { rateLimitHeaders, type LimitState } from './rate-limit.headers.js';
+
+/**
+ * Rate limits (SPEC §8) on @fastify/rate-limit's counters, with Ferry's own keys, headers and error.
+ *
+ * - `default`: every /api route, per caller: `user:<id>` when the request carries a bearer token with a valid
+ *   signature, `ip:<client ip>` otherwise (request.ip honours TRUST_PROXY; IPv6 is grouped per /64).
+ * - `tokens-ip` and `tokens-username`: POST /api/v1/tokens (route config `rateLimitPreset: 'tokens'`), per client
+ *   IP and per username (lower-cased) across IPs, so a password cannot be guessed from many addresses either.
+ * - `redirect`: GET /{code}, per client IP, via registerRedirectRateLimit().
+ *
+ * Why onRequest, with our own signature check, rather than preHandler after the route's auth hook: a limiter
+ * that runs after authentication, body parsing and validation does not count the requests an attacker sends
+ * most cheaply (bad tokens, junk bodies, 401s and 400s). The caller's key only needs to be unforgeable, not
+ * current, so an HMAC check of the JWT (no database read) is enough; a revoked but well-signed token still
+ * counts against its user, and anything else counts against the IP. The auth hook verifies the token again
+ * (tens of microseconds) and does the revocation and account checks.
+ *
+ * Plugin headers are off: the plugin emits the superseded split fields; we emit the current draft's structured
+ * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) on every limited response.
+ */
+
+/** Where counters live: in-process by default; an ioredis client shares them between instances (scale-out). */
+export interface RateLimitStore {
+  redis: Redis | null;
+}
+
+export interface Policy {
+  /** the name in RateLimit-Policy / RateLimit */
+  name: string;
+  max: number;
+  windowMs: number;
+  /** the bucket of this request, or null when the policy does not apply to it */
+  key(request: FastifyRequest): string | null | Promise<string | null>;
+}
+
+export type RateLimitHook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** a named preset of extra limits for this route */
+    rateLimitPreset?: 'tokens';
+  }
+  interface FastifyRequest {
+    rateLimitStates: LimitState[] | null;
+  }
+}
+
+const WINDOW_MS = 60_000;
+/** distinct keys remembered per limiter in memory (least recently used are forgotten first) */
+const LOCAL_KEYS = 50_000;
+
+async function ensureBase(scope: FastifyInstance, store: RateLimitStore): Promise<void> {
+  if (!scope.hasRequestDecorator('rateLimitStates')) scope.decorateRequest('rateLimitStates', null);
+  if (scope.hasDecorator('createRateLimit')) return;
+  await scope.register(fastifyRateLimit, {
+    global: false, // limits are attached by Ferry's hooks below, not by route config
+    addHeaders: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false, 'retry-after': false },
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
+    // A broken shared store must not take the API down with it: fail open and let the log show it.
+    skipOnError: true,
+    ...(store.redis ? { redis: store.redis, nameSpace: 'ferry:ratelimit:' } : {}),
+  });
+}
+
+/** A hook that counts the request against `policy`, writes the headers and throws 429 past the limit. */
+export function createLimiter(scope: FastifyInstance, policy: Policy): RateLimitHook {
+  const keys = new WeakMap<FastifyRequest, string>();
+  const check = scope.createRateLimit({
+    max: policy.max,
+    timeWindow: policy.windowMs,
+    keyGenerator: (req) => keys.get(req)!,
+    cache: LOCAL_KEYS,
+  } as Parameters<FastifyInstance['createRateLimit']>[0]);
+  const windowSeconds = Math.ceil(policy.windowMs / 1000);
+
+  return async function rateLimit(request, reply) {
+    if (request.method === 'OPTIONS') return; // CORS preflights are answered by the browser, not the client
+    const found = policy.key(request);
+    const key = typeof found === 'string' || found === null ? found : await found;
+    if (key === null) return;
+    keys.set(request, `${policy.name}:${key}`);
+    const result = await check(request);
+    if (result.isAllowed) return;
+    const state: LimitState = { policy: policy.name, quota: policy.max, window: windowSeconds, remaining: result.remaining, reset: Math.max(1, result.ttlInSeconds) };
+    const states = (request.rateLimitStates ??= []);
+    states.push(state);
+    for (const [name, value] of Object.entries(rateLimitHeaders(states))) reply.header(name, value);
+    if (result.isExceeded) {
+      throw new AppError('RATE_LIMITED', `Too many requests: the ${policy.name} limit is ${policy.max} per ${windowSeconds} s`, [], {
+        'Retry-After': String(state.reset),
+      });
+    }
+  };
+}
+
+const ipKey = (request: FastifyRequest): string => `ip:${normalizeIP(request.ip)}`;
+
+/** `user:<id>` for a bearer token with a valid signature and expiry, `ip:<address>` otherwise. */
+export function callerKey(verify: (token: string) => Promise<{ user_id: number }>): Policy['key'] {
+  const userOrIp = async (request: FastifyRequest, token: string): Promise<string> => {
+    try {
+      return `user:${(await verify(token)).user_id}`;
+    } catch {
+      return ipKey(request); // not a token of ours: the auth hook answers 401; the request counts against the address
+    }
+  };
+  return (request) => {
+    const header = request.headers.authorization;
+    const token = header === undefined ? undefined : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header)?.[1];
+    return token ? userOrIp(request, token) : ipKey(request);
+  };
+}
+
+const usernameKey = (request: FastifyRequest): string | null => {
+  const username = (request.body as { username?: unknown } | undefined)?.username;
+  return typeof username === 'string' && username.length > 0 && username.length <= 254 ? `username:${username.toLowerCase()}` : null;
+};
+
+function addRouteHook(route: RouteOptions, hook: 'onRequest' | 'preValidation', fn: RateLimitHook): void {
+  const existing = route[hook];
+  route[hook] = (existing === undefined ? [fn] : [existing, fn].flat()) as never;
+}
+
+export interface ApiRateLimitOptions {
+  perMinute: number;
+  tokenPerMinute: number;
+  /** the JWT signature check (modules/tokens/jwt.ts `verify`) */
+  verifyToken: (token: string) => Promise<{ user_id: number }>;
+  store: RateLimitStore;
+}
+
+/** For the /api context: the per-caller limit on every route and the `tokens` preset. */
+async function apiRateLimit(api: FastifyInstance, opts: ApiRateLimitOptions): Promise<void> {
+  await ensureBase(api, opts.store);
+  const perCaller = createLimiter(api, { name: 'default', max: opts.perMinute, windowMs: WINDOW_MS, key: callerKey(opts.verifyToken) });
+  const tokensByIp = createLimiter(api, { name: 'tokens-ip', max: opts.tokenPerMinute, windowMs: WINDOW_MS, key: ipKey });
+  // Needs the parsed body, so it runs at preValidation (before the password is checked).
+  const tokensByUsername = createLimiter(api, { name: 'tokens-username', max: opts.tokenPerMinute, windowMs: WINDOW_MS, key: usernameKey });
+
+  api.addHook('onRequest', perCaller);
+  api.addHook('onRoute', (route) => {
+    if (route.config?.rateLimitPreset === 'tokens') {
+      addRouteHook(route, 'onRequest', tokensByIp);
+      addRouteHook(route, 'preValidation', tokensByUsername);
+    }
+    documentRateLimitHeaders(route);
+  });
+}
+
+export default fp(apiRateLimit, { name: 'ferry-rate-limit' });
+
+/**
+ * The redirect's own, higher limit per client IP (REDIRECT_RATE_LIMIT_PER_MINUTE), for the redirect's
+ * root-level context. Call it in that context before its routes are added:
+ *   await registerRedirectRateLimit(scope, { perMinute: config.redirectRateLimitPerMinute, store });
+ */
+export async function registerRedirectRateLimit(scope: FastifyInstance, opts: { perMinute: number; store?: RateLimitStore }): Promise<void> {
+  await ensureBase(scope, opts.store ?? { redis: null });
+  scope.addHook('onRequest', createLimiter(scope, { name: 'redirect', max: opts.perMinute, windowMs: WINDOW_MS, key: ipKey }));
+  scope.addHook('onRoute', documentRateLimitHeaders);
+}
+
+const HEADER_DOCS = {
+  RateLimit: {
+    type: 'string',
+    description: 'Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42`',
+  },
+  'RateLimit-Policy': {
+    type: 'string',
+    description: 'Quota policies applied to this request, e.g. `"default";q=600;w=60`',
+  },
+};
+
+/** Declares the RateLimit fields on every 2xx–4xx response of a limited route in the OpenAPI document. */
+function documentRateLimitHeaders(route: RouteOptions): void {
+  const response = (route.schema as { response?: Record<string, Record<string, unknown>> } | undefined)?.response;
+  if (!response) return;
+  for (const [status, schema] of Object.entries(response)) {
+    if (!/^[234]/.test(status)) continue;
+    response[status] = { ...schema, headers: { ...(schema.headers as object | undefined), ...HEADER_DOCS } };
+  }
+}

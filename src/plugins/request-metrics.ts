@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Metrics } from '../infra/metrics.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** marks the redirect route for the redirect latency histogram (the url `/:code` is recognised anyway) */
+    redirect?: boolean;
+  }
+}
+
+/** The redirect's route template, as Fastify reports it in routeOptions.url. */
+export const REDIRECT_ROUTE_URL = '/:code';
+
+/**
+ * Request count and duration for every response, labelled by route template (never the raw URL, so the label
+ * set stays bounded) and status. One onResponse hook at the root; Fastify's reply.elapsedTime is the time since
+ * the request arrived, so no start hook is needed. Requests that matched no route share the label `unmatched`.
+ */
+async function requestMetricsPlugin(app: FastifyInstance, opts: { metrics: Pick<Metrics, 'observeRequest' | 'observeRedirect'> }): Promise<void> {
+  const { metrics } = opts;
+  // A callback hook, not an async one: no promise per response on the redirect's hot path.
+  app.addHook('onResponse', (request, reply, done) => {
+    const seconds = reply.elapsedTime / 1000;
+    const route = request.routeOptions.url ?? 'unmatched';
+    const method = request.method;
+    metrics.observeRequest(method, route, reply.statusCode, seconds);
+    if ((route === REDIRECT_ROUTE_URL || request.routeOptions.config.redirect === true) && (method === 'GET' || method === 'HEAD')) {
+      metrics.observeRedirect(reply.statusCode, seconds);
+    }
+    done();
+  });
+}
+
+export default fp(requestMetricsPlugin, { name: 'ferry-request-metrics' });
