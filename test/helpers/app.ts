@@ -112,6 +112,10 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
     TOKEN_RATE_LIMIT_PER_MINUTE: '100000',
     // scrypt at 2^12 instead of 2^15: the same code path, an eighth of the memory and time per hash.
     PASSWORD_HASH_COST: '12',
+    // No shedding on event-loop delay: test workers share a few cores, and a synchronous step elsewhere in the
+    // process (Ajv compiling a schema, a fuzz run) made unrelated requests answer 503. test/plugins/overload.test.ts
+    // sets its bounds explicitly.
+    OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...opts.env,
   });
