@@ -46,6 +46,7 @@ import requestMetricsPlugin from './plugins/request-metrics.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
 import { installValidators } from './plugins/validation.js';
+import versioningPlugin, { rewriteVersionedUrl, VERSIONS } from './plugins/versioning.js';
 
 export interface AppDeps {
   storage: Storage;
@@ -63,8 +64,6 @@ export interface AppDeps {
   readinessChecks?: Record<string, ReadinessCheck>;
   metrics?: Metrics;
 }
-
-const API_V1 = '/api/v1';
 
 /**
  * The whole service as one Fastify instance. server.ts and the tests both build it here, with the same
@@ -93,6 +92,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // than answered by Fastify's own 503, whose body is not the error envelope; server.ts bounds the drain.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 256 },
+    rewriteUrl: rewriteVersionedUrl,
     // Errors raised before routing (a malformed URL) still leave as the envelope, with their request id.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
@@ -156,7 +156,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   // The JSON API: an encapsulated context with the protections and HTTP semantics of SPEC §1. The redirect
   // and the operational endpoints live in sibling contexts and do not pay for these hooks.
+  // Both versions share it: one set of protections (and rate-limit counters), one service layer; a version is
+  // a thin mapping at the edge (SPEC §9). Unversioned /api paths were rewritten to one of them (rewriteUrl).
   await app.register(async (api) => {
+    await api.register(versioningPlugin, { policies: config.apiDeprecation });
     await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
     await api.register(securityHeadersPlugin, { profile: 'api', publicBaseUrl: config.publicBaseUrl });
     await api.register(rateLimitPlugin, {
@@ -167,10 +170,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
     await api.register(contentTypePlugin);
     await api.register(conditionalPlugin);
-    await api.register(usersRoutes, { users, basePath: API_V1 });
-    await api.register(tokensRoutes, { tokens, basePath: API_V1 });
-    await api.register(ordersRoutes, { orders, basePath: API_V1 });
-  }, { prefix: API_V1 });
+    for (const version of VERSIONS) {
+      const basePath = `/api/v${version}`;
+      await api.register(async (v) => {
+        await v.register(usersRoutes, { users, basePath, version });
+        await v.register(tokensRoutes, { tokens, basePath });
+        await v.register(ordersRoutes, { orders, basePath, version });
+      }, { prefix: `/v${version}` });
+    }
+  }, { prefix: '/api' });
 
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
   const redisCheck: Record<string, ReadinessCheck> = deps.redis ? { redis: redisReadiness(deps.redis) } : {};
