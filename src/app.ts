@@ -8,6 +8,8 @@ import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { sharedSchemas } from './lib/common.schemas.js';
 import { Paginator } from './lib/pagination.js';
+import type { ClickQueue } from './infra/click-queue.js';
+import { createLinksModule, linksModuleSchemas } from './modules/links/links.module.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import { createSqlDenyList, createTokensRepository } from './modules/tokens/tokens.repository.js';
@@ -34,6 +36,8 @@ export interface AppDeps {
   /** pino options or a logger instance; defaults to pino at config.logLevel */
   logger?: FastifyServerOptions['logger'];
   loggerInstance?: FastifyServerOptions['loggerInstance'];
+  /** the click queue (default: in-process, bounded, flushed to this database) */
+  clickQueue?: ClickQueue;
 }
 
 const API_V1 = '/api/v1';
@@ -84,7 +88,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
   }
 
-  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas];
+  const linksModule = createLinksModule({
+    config, storage, users: usersRepo, paginator, clock, log: app.log, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}),
+  });
+
+  // Read by metrics (depth, dropped) and by tests (flush).
+  app.decorate('clickQueue', linksModule.clickQueue);
+
+  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...linksModuleSchemas];
   for (const s of schemas) app.addSchema(s);
   installValidators(app, schemas);
 
@@ -103,12 +114,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await api.register(conditionalPlugin);
     await api.register(usersRoutes, { users, basePath: API_V1 });
     await api.register(tokensRoutes, { tokens, basePath: API_V1 });
+    await api.register(linksModule.apiRoutes, { basePath: API_V1 });
   }, { prefix: API_V1 });
+
+  // GET /{code}: a sibling of the API context, with none of its hooks (the redirect's hot path).
+  await app.register(linksModule.redirectRoutes);
 
   const scheduler = createScheduler(app.log);
   scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());
+  scheduler.every('sweep-expired-links', 60_000, () => linksModule.links.sweepExpired());
   app.addHook('onClose', async () => {
     await scheduler.stop();
+    // After in-flight requests, before the caller closes the database: no queued click is lost.
+    await linksModule.clickQueue.close();
   });
 
   return app;

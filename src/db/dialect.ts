@@ -1,4 +1,4 @@
-import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely';
+import type { ColumnDefinitionBuilder, CreateTableBuilder, Expression, Kysely } from 'kysely';
 import { sql } from 'kysely';
 
 /**
@@ -17,6 +17,8 @@ export interface Dialect {
   isUniqueViolation(err: unknown): boolean;
   /** Unique-violation's constraint or column names, as far as the driver tells them. */
   uniqueViolationTarget(err: unknown): string;
+  /** A varchar compared byte for byte (short codes: `a` and `A` are different codes, also in unique indexes). */
+  caseSensitiveString(length: number): Expression<unknown>;
 }
 
 export function createDialect(name: DialectName): Dialect {
@@ -28,6 +30,8 @@ export function createDialect(name: DialectName): Dialect {
       bigint: 'bigint',
       isUniqueViolation: (err) => (err as { code?: string }).code === '23505',
       uniqueViolationTarget: (err) => `${(err as { constraint?: string }).constraint ?? ''} ${(err as { detail?: string }).detail ?? ''}`,
+      // "C": byte order and equality whatever the database's default collation is.
+      caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate "C"`,
     };
   }
   return {
@@ -40,6 +44,8 @@ export function createDialect(name: DialectName): Dialect {
       return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
     },
     uniqueViolationTarget: (err) => (err as Error).message ?? '',
+    // BINARY is SQLite's default; spelled out so that nobody "fixes" it to NOCASE.
+    caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate binary`,
   };
 }
 

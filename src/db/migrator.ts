@@ -2,6 +2,7 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import type { Dialect } from './dialect.js';
 import * as m001 from './migrations/001-users.js';
 import * as m002 from './migrations/002-tokens.js';
+import * as m004 from './migrations/004-links.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -9,6 +10,7 @@ type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 const migrations: Record<string, MigrationModule> = {
   '001-users': m001,
   '002-tokens': m002,
+  '004-links': m004,
 };
 
 class StaticProvider implements MigrationProvider {
