@@ -56,7 +56,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // A hop count is accepted by Fastify (proxy-addr) although its types omit it.
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     genReqId: requestIdFrom,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new LogController({
+      requestIdLogLabel: 'requestId',
+      // A route may opt out of the per-request lines with `config: { accessLog: false }` (the redirect does).
+      disableRequestLogging: (req: object) => (req as { routeOptions?: { config?: { accessLog?: boolean } } }).routeOptions?.config?.accessLog === false,
+    }),
     // Slow-loris protection: a request must arrive whole within 30 s; idle keep-alive sockets close after 5 s.
     requestTimeout: 30_000,
     keepAliveTimeout: 5_000,
@@ -126,7 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onClose', async () => {
     await scheduler.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost.
-    await linksModule.clickQueue.close();
+    await linksModule.close();
   });
 
   return app;

@@ -19,6 +19,11 @@ export interface Dialect {
   uniqueViolationTarget(err: unknown): string;
   /** A varchar compared byte for byte (short codes: `a` and `A` are different codes, also in unique indexes). */
   caseSensitiveString(length: number): Expression<unknown>;
+  /**
+   * A table stored in its primary-key B-tree (SQLite WITHOUT ROWID) instead of a rowid table plus a unique
+   * index: one B-tree to touch per upsert instead of two. PostgreSQL has no such choice; unchanged there.
+   */
+  clusteredByPrimaryKey<T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, C>;
 }
 
 export function createDialect(name: DialectName): Dialect {
@@ -32,6 +37,7 @@ export function createDialect(name: DialectName): Dialect {
       uniqueViolationTarget: (err) => `${(err as { constraint?: string }).constraint ?? ''} ${(err as { detail?: string }).detail ?? ''}`,
       // "C": byte order and equality whatever the database's default collation is.
       caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate "C"`,
+      clusteredByPrimaryKey: (table) => table,
     };
   }
   return {
@@ -46,6 +52,7 @@ export function createDialect(name: DialectName): Dialect {
     uniqueViolationTarget: (err) => (err as Error).message ?? '',
     // BINARY is SQLite's default; spelled out so that nobody "fixes" it to NOCASE.
     caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate binary`,
+    clusteredByPrimaryKey: (table) => table.modifyEnd(sql`without rowid`),
   };
 }
 

@@ -48,6 +48,9 @@ export interface LinksTable {
   expires_at: number | null;
   created_at: number;
   click_count: Generated<number>;
+  unique_visitors: Generated<number>;
+  first_click_at: Generated<number | null>;
+  last_click_at: Generated<number | null>;
 }
 
 export interface ClicksTable {
@@ -79,14 +82,6 @@ export interface LinkVisitorsTable {
   ip: string;
 }
 
-export interface LinkClickSummaryTable {
-  link_id: number;
-  total_clicks: number;
-  unique_visitors: number;
-  first_click_at: number;
-  last_click_at: number;
-}
-
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -97,7 +92,6 @@ export interface Database {
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;
   link_visitors: LinkVisitorsTable;
-  link_click_summary: LinkClickSummaryTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

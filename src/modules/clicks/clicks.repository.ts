@@ -1,7 +1,9 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, LinkClickSummaryTable } from '../../db/types.js';
+import type { Storage } from '../../db/database.js';
+import type { Database } from '../../db/types.js';
 import type { ClickEvent, ClickWriter } from '../../infra/click-queue.js';
 import { capDailyValues, dailyKeyId, dailyValueCounts, perHour, perLink, visitorPairs, type LinkIncrement } from './click-rollups.js';
+import { createSqliteClickWriter } from './sqlite-click-writer.js';
 
 type Tx = Transaction<Database>;
 
@@ -16,19 +18,27 @@ const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
 
 export type ClicksRepository = ReturnType<typeof createClicksRepository>;
 
-export function createClicksRepository(db: Kysely<Database>) {
+/**
+ * Click records and rollups. `writer` persists a batch: on PostgreSQL through Kysely below, on the embedded
+ * engine in a worker thread (sqlite-click-writer.ts: same rows; see there why). Reads are Kysely.
+ */
+export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
+  const db: Kysely<Database> = storage.db;
   /**
-   * Adds to click_count and tells which links still exist. The UPDATE takes the row lock on PostgreSQL,
-   * so a link deleted meanwhile either waits for this transaction or is already gone (its clicks are
-   * dropped with it, like the clicks a delete cascades away).
+   * Adds to click_count and moves first/last click, and tells which links still exist. The UPDATE takes the
+   * row lock on PostgreSQL, so a link deleted meanwhile either waits for this transaction or is already gone
+   * (its clicks are dropped with it, like the clicks a delete cascades away).
    */
-  async function bumpClickCounts(tx: Tx, increments: LinkIncrement[]): Promise<Set<number>> {
+  async function bumpLinks(tx: Tx, increments: LinkIncrement[]): Promise<Set<number>> {
     const live = new Set<number>();
     const sorted = [...increments].sort((a, b) => a.linkId - b.linkId);
     for (const part of chunks(sorted)) {
-      const values = sql.join(part.map((g) => sql`(cast(${g.linkId} as bigint), cast(${g.clicks} as bigint))`));
-      const res = await sql<{ id: number }>`with v(id, n) as (values ${values})
-        update links set click_count = links.click_count + v.n from v where links.id = v.id returning links.id as id`.execute(tx);
+      const values = sql.join(part.map((g) => sql`(cast(${g.linkId} as bigint), cast(${g.clicks} as bigint), cast(${g.firstAt} as bigint), cast(${g.lastAt} as bigint))`));
+      const res = await sql<{ id: number }>`with v(id, n, first_at, last_at) as (values ${values})
+        update links set click_count = links.click_count + v.n,
+          first_click_at = case when links.first_click_at is null or v.first_at < links.first_click_at then v.first_at else links.first_click_at end,
+          last_click_at = case when links.last_click_at is null or v.last_at > links.last_click_at then v.last_at else links.last_click_at end
+        from v where links.id = v.id returning links.id as id`.execute(tx);
       for (const r of res.rows) live.add(Number(r.id));
     }
     return live;
@@ -63,25 +73,11 @@ export function createClicksRepository(db: Kysely<Database>) {
     return fresh;
   }
 
-  async function addSummaries(tx: Tx, increments: LinkIncrement[], freshVisitors: Map<number, number>): Promise<void> {
-    const rows: LinkClickSummaryTable[] = increments.map((g) => ({
-      link_id: g.linkId, total_clicks: g.clicks, unique_visitors: freshVisitors.get(g.linkId) ?? 0, first_click_at: g.firstAt, last_click_at: g.lastAt,
-    }));
-    for (const part of chunks(rows)) {
-      await tx
-        .insertInto('link_click_summary')
-        .values(part)
-        .onConflict((oc) =>
-          oc.column('link_id').doUpdateSet((eb) => ({
-            total_clicks: eb('link_click_summary.total_clicks', '+', eb.ref('excluded.total_clicks')),
-            unique_visitors: eb('link_click_summary.unique_visitors', '+', eb.ref('excluded.unique_visitors')),
-            first_click_at: eb.case().when('excluded.first_click_at', '<', eb.ref('link_click_summary.first_click_at'))
-              .then(eb.ref('excluded.first_click_at')).else(eb.ref('link_click_summary.first_click_at')).end(),
-            last_click_at: eb.case().when('excluded.last_click_at', '>', eb.ref('link_click_summary.last_click_at'))
-              .then(eb.ref('excluded.last_click_at')).else(eb.ref('link_click_summary.last_click_at')).end(),
-          })),
-        )
-        .execute();
+  async function addUniqueVisitors(tx: Tx, fresh: Map<number, number>): Promise<void> {
+    for (const part of chunks([...fresh])) {
+      const values = sql.join(part.map(([id, n]) => sql`(cast(${id} as bigint), cast(${n} as bigint))`));
+      await sql`with v(id, n) as (values ${values})
+        update links set unique_visitors = links.unique_visitors + v.n from v where links.id = v.id`.execute(tx);
     }
   }
 
@@ -115,33 +111,35 @@ export function createClicksRepository(db: Kysely<Database>) {
     }
   }
 
-  const writer: ClickWriter = {
+  const portableWriter: ClickWriter = {
     /**
-     * One transaction per batch: the click records, click_count and every rollup move together, so the
-     * statistics (read from rollups) always equal what the records say, and a crash loses a batch whole or
-     * not at all.
+     * One transaction per batch: the click records, the link's counters and every rollup move together, so
+     * the statistics (read from counters and rollups) always equal what the records say, and a crash loses a
+     * batch whole or not at all.
      */
     async write(batch) {
       if (batch.length === 0) return;
       await db.transaction().execute(async (tx) => {
         const increments = perLink(batch);
-        const live = await bumpClickCounts(tx, [...increments.values()]);
+        const live = await bumpLinks(tx, [...increments.values()]);
         const events = live.size === increments.size ? batch : batch.filter((e) => live.has(e.linkId));
         if (events.length === 0) return;
-        const liveIncrements = [...increments.values()].filter((g) => live.has(g.linkId));
         await insertRecords(tx, events);
         await addHourly(tx, events);
-        await addSummaries(tx, liveIncrements, await addVisitors(tx, events));
+        await addUniqueVisitors(tx, await addVisitors(tx, events));
         await addDailyValues(tx, events);
       });
     },
   };
 
-  return {
-    writer,
+  const sqliteWriter = storage.sqlite ? createSqliteClickWriter(storage.sqlite.name) : null;
 
-    async summary(linkId: number): Promise<LinkClickSummaryTable | undefined> {
-      return db.selectFrom('link_click_summary').selectAll().where('link_id', '=', linkId).executeTakeFirst();
+  return {
+    writer: sqliteWriter ?? portableWriter,
+
+    /** Stops the embedded engine's writer thread (after the queue's last flush, before the database closes). */
+    async close(): Promise<void> {
+      await sqliteWriter?.close();
     },
 
     /** Clicks per bucket of `unitMs` (an hour or a day, both whole multiples of an hour) in [from, to). */

@@ -14,12 +14,14 @@ export type ClicksService = ReturnType<typeof createClicksService>;
 /**
  * Statistics (SPEC §6), read from rollups only, never from the click records, so that their cost depends on
  * the window and not on the number of clicks:
- * - lifetime figures (total_clicks, unique_visitors, first/last click) are one row of link_click_summary,
- *   maintained in the same transaction as the records (so total_clicks is exact);
+ * - lifetime figures (total_clicks, unique_visitors, first/last click) are columns of the link's own row,
+ *   maintained in the same transaction as the click records: click_count is therefore exactly the number of
+ *   records, and total_clicks reports it (no COUNT over the records); unique_visitors grows by one when a
+ *   (link, ip) pair is first inserted into link_visitors;
  * - the time series reads at most 24 hourly rows per day of the window;
  * - the top lists read at most 101 rows per day and kind (the cap in click-rollups.ts).
  */
-export function createClicksService(deps: { clicks: Pick<ClicksRepository, 'summary' | 'series' | 'topValues'>; links: Pick<LinksService, 'getForStats'>; clock: Clock }) {
+export function createClicksService(deps: { clicks: Pick<ClicksRepository, 'series' | 'topValues'>; links: Pick<LinksService, 'getForStats'>; clock: Clock }) {
   const { clicks, links, clock } = deps;
 
   function window(query: LinkStatsQueryT, createdAt: number): { start: number; end: number; unit: number } {
@@ -54,8 +56,7 @@ export function createClicksService(deps: { clicks: Pick<ClicksRepository, 'summ
       const { start, end, unit } = window(query, link.created_at);
       const fromDay = floorTo(start, DAY_MS);
       const toDay = ceilTo(end, DAY_MS);
-      const [summary, series, referrers, agents] = await Promise.all([
-        clicks.summary(link.id),
+      const [series, referrers, agents] = await Promise.all([
         clicks.series(link.id, start, end, unit),
         clicks.topValues(link.id, 'referrer', fromDay, toDay, TOP_VALUES),
         clicks.topValues(link.id, 'user_agent', fromDay, toDay, TOP_VALUES),
@@ -65,11 +66,11 @@ export function createClicksService(deps: { clicks: Pick<ClicksRepository, 'summ
       for (let t = start; t < end; t += unit) timeseries.push({ start: isoTime(t), clicks: byStart.get(t) ?? 0 });
       return {
         short_code: link.short_code,
-        total_clicks: Number(summary?.total_clicks ?? 0),
+        total_clicks: Number(link.click_count),
         click_count: Number(link.click_count),
-        unique_visitors: Number(summary?.unique_visitors ?? 0),
-        first_click_at: summary ? isoTime(Number(summary.first_click_at)) : null,
-        last_click_at: summary ? isoTime(Number(summary.last_click_at)) : null,
+        unique_visitors: Number(link.unique_visitors),
+        first_click_at: link.first_click_at === null ? null : isoTime(Number(link.first_click_at)),
+        last_click_at: link.last_click_at === null ? null : isoTime(Number(link.last_click_at)),
         from: isoTime(start),
         to: isoTime(end),
         interval: query.interval ?? 'day',

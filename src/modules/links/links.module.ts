@@ -30,10 +30,11 @@ export interface LinksModuleDeps {
 }
 
 /**
- * Redirect access logs are the click records themselves; at LOG_LEVEL=info, logging two lines per redirect
- * would cost more than the redirect (measured in bench/redirect.ts). debug/trace keep them.
+ * A redirect's access log is its click record; two pino lines per redirect at LOG_LEVEL=info would cost
+ * about as much as the redirect itself (bench/redirect.ts). debug and trace keep them. (A route-level
+ * logLevel would also do it, but makes Fastify rebuild a logger per request.)
  */
-const redirectLogLevel = (level: LogLevel): LogLevel => (level === 'info' ? 'warn' : level);
+const redirectAccessLog = (level: LogLevel): boolean => level === 'debug' || level === 'trace';
 
 /** Links and clicks, wired: the services, the two route plugins, and what app.ts schedules and closes. */
 export function createLinksModule(deps: LinksModuleDeps) {
@@ -48,7 +49,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     cache,
     publicBaseUrl: config.publicBaseUrl,
   });
-  const clicksRepository = createClicksRepository(storage.db);
+  const clicksRepository = createClicksRepository(storage);
   const clickQueue = deps.clickQueue ?? createMemoryClickQueue({
     writer: clicksRepository.writer,
     flushMs: config.clickFlushMs,
@@ -63,6 +64,11 @@ export function createLinksModule(deps: LinksModuleDeps) {
     clicks,
     clickQueue,
     cache,
+    /** On app close: write every queued click, then stop the writer (before the database closes). */
+    async close(): Promise<void> {
+      await clickQueue.close();
+      await clicksRepository.close();
+    },
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, basePath: opts.basePath });
@@ -71,7 +77,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     /** GET /{code}: registered at the root, as a sibling of the /api/v1 context */
     redirectRoutes: (async (root) => {
       await root.register(redirectRoutes, {
-        links, clicks: clickQueue, clock, status: config.redirectStatus, logLevel: redirectLogLevel(config.logLevel),
+        links, clicks: clickQueue, clock, status: config.redirectStatus, accessLog: redirectAccessLog(config.logLevel),
       });
     }) as FastifyPluginAsync,
   };

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest, LogLevel } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { RedirectStatus } from '../../config.js';
 import type { ClickQueue } from '../../infra/click-queue.js';
@@ -11,13 +11,20 @@ import type { LinksService } from './links.service.js';
 import { ERROR_PAGE_CSP, prefersHtml, redirectErrorPage } from './redirect-page.js';
 import { CODE_PATTERN } from './short-code.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: no "incoming request" / "request completed" lines for this route (app.ts's LogController) */
+    accessLog?: boolean;
+  }
+}
+
 export interface RedirectRoutesOptions {
   links: Pick<LinksService, 'resolve'>;
   clicks: Pick<ClickQueue, 'enqueue'>;
   clock: Clock;
   status: RedirectStatus;
-  /** the redirect's own log level (see app.ts: access logs of redirects are off at info) */
-  logLevel: LogLevel;
+  /** whether each redirect writes the two access-log lines (links.module.ts decides) */
+  accessLog: boolean;
 }
 
 const clip = (value: string | undefined, max: number): string | null =>
@@ -87,7 +94,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
   };
 
   app.get(`/:code(${CODE_PATTERN})`, {
-    logLevel: opts.logLevel,
+    config: { accessLog: opts.accessLog },
     schema: {
       operationId: 'followShortLink',
       tags: ['redirect'],

@@ -26,7 +26,8 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
     const create = async () => (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/scale' } })).body;
     small = await create();
     big = await create();
-    const writer = createClicksRepository(t.storage.db).writer;
+    const repository = createClicksRepository(t.storage);
+    const writer = repository.writer;
     const event = (link: typeof big, i: number, n: number): ClickEvent => ({
       linkId: link.id,
       shortCode: link.short_code,
@@ -39,6 +40,7 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
     for (let start = 0; start < BIG; start += BATCH) {
       await writer.write(Array.from({ length: BATCH }, (_, k) => event(big, start + k, BIG)));
     }
+    await repository.close();
     t.clock.ms = T0 + DAYS * 86_400_000;
   }, 600_000);
   afterAll(async () => t?.close(), 120_000);
