@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { createUser } from '../../helpers/factories.js';
 
 /** N visits interleaved with HEADs, sent concurrently. */
 async function visit(t: TestApp, code: string, visits: number, heads: number): Promise<void> {
@@ -64,6 +65,24 @@ describe.each(engines)('exact click counting on %s', (engine) => {
       expect(t.app.clickQueue.dropped()).toBe(30);
       await t.app.clickQueue.flush();
       expect(await recordCount(t, link.id)).toBe(100);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('when a link is deleted while its clicks wait in the queue, then the flush drops them without failing', async () => {
+    const t = await createTestApp(engine, { env: { ...env, CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000' } });
+    try {
+      const admin = await createUser(t, { role: 'admin', status: 'active' });
+      const doomed = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/d' } })).body;
+      const kept = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/k' } })).body;
+      await visit(t, doomed.short_code, 5, 0);
+      await visit(t, kept.short_code, 3, 0);
+      expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${doomed.short_code}`, token: admin.token })).status).toBe(204);
+      await t.app.clickQueue.flush();
+      expect(t.app.clickQueue.depth()).toBe(0);
+      expect(await recordCount(t, doomed.id)).toBe(0);
+      expect(await recordCount(t, kept.id)).toBe(3);
     } finally {
       await t.close();
     }

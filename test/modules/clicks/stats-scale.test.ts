@@ -41,6 +41,9 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
       await writer.write(Array.from({ length: BATCH }, (_, k) => event(big, start + k, BIG)));
     }
     await repository.close();
+    // Fold the seeding's write-ahead log into the database first: the measurement is about stats, not about
+    // a checkpoint of a million fresh rows running beside it.
+    t.storage.sqlite?.pragma('wal_checkpoint(TRUNCATE)');
     t.clock.ms = T0 + DAYS * 86_400_000;
   }, 600_000);
   afterAll(async () => t?.close(), 120_000);
@@ -49,24 +52,23 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
     const records = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', big.id).executeTakeFirstOrThrow();
     expect(Number(records.n)).toBe(BIG);
 
+    // Timed through app.inject (the contract check of t.request is left out of the measurement).
     const time = async (code: string, query: string) => {
       const started = performance.now();
-      const res = await t.request({ url: `/api/v1/links/${code}/stats${query}` });
+      const res = await t.app.inject({ url: `/api/v1/links/${code}/stats${query}` });
       const ms = performance.now() - started;
-      expect(res.status).toBe(200);
-      return { ms, body: res.body };
+      expect(res.statusCode).toBe(200);
+      return ms;
     };
     for (const query of ['', '?interval=hour']) {
       for (let i = 0; i < 3; i += 1) { await time(small.short_code, query); await time(big.short_code, query); } // warm up
       const smallMs: number[] = [];
       const bigMs: number[] = [];
-      let bigBody: Record<string, unknown> = {};
-      for (let i = 0; i < 15; i += 1) {
-        smallMs.push((await time(small.short_code, query)).ms);
-        const b = await time(big.short_code, query);
-        bigMs.push(b.ms);
-        bigBody = b.body;
+      for (let i = 0; i < 21; i += 1) {
+        smallMs.push(await time(small.short_code, query));
+        bigMs.push(await time(big.short_code, query));
       }
+      const bigBody = (await t.request({ url: `/api/v1/links/${big.short_code}/stats${query}` })).body as Record<string, unknown>;
       process.stdout.write(`stats medians ${engine} ${query || "?interval=day"}: 10 clicks ${median(smallMs).toFixed(2)} ms, 1M clicks ${median(bigMs).toFixed(2)} ms\n`);
       expect(bigBody).toMatchObject({ total_clicks: BIG, click_count: BIG, unique_visitors: 1000 });
       expect((bigBody.top_user_agents as unknown[]).length).toBe(4);
