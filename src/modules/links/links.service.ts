@@ -139,7 +139,7 @@ export function createLinksService(deps: LinksServiceDeps) {
 
     async listForUser(userId: number, query: LinkListQueryT, requestUrl: string): Promise<PageResult<Link>> {
       if (!(await users.findById(userId))) throw notFound('User');
-      const list = paginator.resolve(query, LINK_SORT_COLUMNS, {});
+      const list = paginator.resolve(query, LINK_SORT_COLUMNS, { user: userId });
       const { rows, total } = await links.listByUser(userId, clock.now(), list);
       const sortValue = (r: LinkRow): string | number => r[list.sortColumn as keyof LinkRow] as number;
       return paginator.page(rows, list, total, requestUrl, toLink, sortValue);
