@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../lib/clock.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,6 +35,8 @@ export interface ClickQueue {
   depth(): number;
   /** clicks dropped because the queue was full or closed, since start */
   dropped(): number;
+  /** when the last write succeeded (clock ms), null before the first: metrics derive the flush lag from it */
+  lastFlushAt(): number | null;
   /** Writes everything enqueued so far; rejects if the database refuses (the clicks stay queued). */
   flush(): Promise<void>;
   /** Stops the timer and writes everything that is queued (SIGTERM: no click is lost). */
@@ -49,6 +52,7 @@ export interface MemoryClickQueueOptions {
   /** CLICK_QUEUE_LIMIT: beyond this, clicks are dropped rather than memory growing without bound */
   limit: number;
   log: FastifyBaseLogger;
+  clock: Clock;
 }
 
 const DROP_WARNING_INTERVAL_MS = 10_000;
@@ -60,18 +64,19 @@ const CLOSE_ATTEMPTS = 3;
  * retried on the next tick; meanwhile the bound still holds, and overflow is dropped and counted.
  */
 export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueue {
-  const { writer, batchSize, limit, log } = opts;
+  const { writer, batchSize, limit, log, clock } = opts;
   const chunks: ClickEvent[][] = [];
   let depth = 0;
   let dropped = 0;
   let droppedSinceWarning = 0;
-  let lastWarning = 0;
+  let lastWarning = Number.NEGATIVE_INFINITY;
+  let lastFlushAt: number | null = null;
   let closed = false;
   let draining: Promise<boolean> | null = null;
   let drainScheduled = false;
 
   const warnDropped = (): void => {
-    const now = Date.now();
+    const now = clock.now();
     if (now - lastWarning < DROP_WARNING_INTERVAL_MS) return;
     log.warn({ dropped: droppedSinceWarning, droppedTotal: dropped, depth, limit }, closed ? 'click after shutdown dropped' : 'click queue full: clicks dropped');
     lastWarning = now;
@@ -90,6 +95,7 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
       const batch = takeBatch();
       try {
         await writer.write(batch);
+        lastFlushAt = clock.now();
       } catch (err) {
         chunks.unshift(batch);
         depth += batch.length;
@@ -141,6 +147,7 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
     },
     depth: () => depth,
     dropped: () => dropped,
+    lastFlushAt: () => lastFlushAt,
     flush,
     async close() {
       closed = true;

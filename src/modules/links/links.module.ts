@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyPluginAsync, LogLevel } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, LogLevel } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
 import { createMemoryClickQueue, type ClickQueue } from '../../infra/click-queue.js';
@@ -56,6 +56,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     batchSize: config.clickBatchSize,
     limit: config.clickQueueLimit,
     log: deps.log.child({ component: 'click-queue' }),
+    clock,
   });
   const clicks = createClicksService({ clicks: clicksRepository, links, clock });
 
@@ -74,12 +75,16 @@ export function createLinksModule(deps: LinksModuleDeps) {
       await api.register(linksRoutes, { links, basePath: opts.basePath });
       await api.register(clicksRoutes, { clicks });
     }) as FastifyPluginAsync<{ basePath: string }>,
-    /** GET /{code}: registered at the root, as a sibling of the /api/v1 context */
-    redirectRoutes: (async (root) => {
-      await root.register(redirectRoutes, {
+    /**
+     * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the
+     * redirect's own protections to this context before the route (e.g. its rate limit).
+     */
+    redirectRoutes: (async (scope, opts) => {
+      await opts.protect?.(scope);
+      await scope.register(redirectRoutes, {
         links, clicks: clickQueue, clock, status: config.redirectStatus, accessLog: redirectAccessLog(config.logLevel),
       });
-    }) as FastifyPluginAsync,
+    }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>,
   };
 }
 

@@ -15,6 +15,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** false: no "incoming request" / "request completed" lines for this route (app.ts's LogController) */
     accessLog?: boolean;
+    /** marks the redirect route (request metrics put it in the redirect latency histogram) */
+    redirect?: boolean;
   }
 }
 
@@ -94,7 +96,8 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
   };
 
   app.get(`/:code(${CODE_PATTERN})`, {
-    config: { accessLog: opts.accessLog },
+    // The route url carries a pattern, so it is not the plain `/:code` the metrics recognise: say it.
+    config: { accessLog: opts.accessLog, redirect: true },
     schema: {
       operationId: 'followShortLink',
       tags: ['redirect'],

@@ -191,3 +191,35 @@ describe.each(engines)('redirect configuration on %s', (engine) => {
     }
   });
 });
+
+describe('redirect context seam', () => {
+  it("when the module's redirect plugin is given protections, then they run for the redirect only", async () => {
+    const t = await createTestApp('sqlite');
+    const Fastify = (await import('fastify')).default;
+    const { createLinksModule } = await import('../../../src/modules/links/links.module.js');
+    const paginator = new Paginator(createHash('sha256').update('x').digest());
+    const { sharedSchemas } = await import('../../../src/lib/common.schemas.js');
+    const app = Fastify();
+    for (const schema of sharedSchemas) app.addSchema(schema);
+    const module = createLinksModule({
+      config: t.config, storage: t.storage, users: createUsersRepository(t.storage.db, paginator), paginator, clock: t.clock, log: app.log,
+    });
+    try {
+      const link = await module.links.create({ original_url: 'https://example.com/seam' }, null);
+      await app.register(module.redirectRoutes, {
+        protect: async (scope) => {
+          scope.addHook('onRequest', async (_request, reply) => void reply.header('x-protected', 'yes'));
+        },
+      });
+      app.get('/elsewhere', async () => 'ok');
+      const res = await app.inject({ url: `/${link.short_code}` });
+      expect(res.statusCode).toBe(302);
+      expect(res.headers['x-protected']).toBe('yes');
+      expect((await app.inject({ url: '/elsewhere' })).headers['x-protected']).toBeUndefined();
+    } finally {
+      await app.close();
+      await module.close();
+      await t.close();
+    }
+  });
+});
