@@ -196,7 +196,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         await v.register(usersRoutes, { users, basePath, version });
         await v.register(tokensRoutes, { tokens, basePath });
         await v.register(ordersRoutes, { orders, basePath, version });
-        await v.register(linksModule.apiRoutes, { basePath });
+        await v.register(linksModule.apiRoutes, { basePath, version });
       }, { prefix: `/v${version}` });
     }
   }, { prefix: '/api' });

@@ -1,12 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { errorResponses } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
 import { LinkCodeParams } from '../links/links.schemas.js';
-import { LinkStatsQuery, LinkStatsSchema } from './clicks.schemas.js';
+import { linkEdges } from '../links/links.v2.js';
+import type { ApiVersion } from '../../plugins/versioning.js';
+import { LinkStatsQuery } from './clicks.schemas.js';
 import type { ClicksService } from './clicks.service.js';
 
 /** GET /links/{code}/stats (SPEC §6). */
-export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService }> = async (app, opts) => {
+export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService; version: ApiVersion }> = async (app, opts) => {
+  const edge = linkEdges[opts.version];
   app.get('/links/:code/stats', {
     onRequest: app.access('optional'),
     schema: {
@@ -16,7 +19,7 @@ export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService }> 
       security: securityFor('optional'),
       params: LinkCodeParams,
       querystring: LinkStatsQuery,
-      response: { 200: ref(LinkStatsSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: edge.stats, ...errorResponses(400, 401, 403, 404, 429) },
     },
-  }, async (request) => opts.clicks.stats(request.params.code, request.query, request.caller));
+  }, async (request) => edge.out(await opts.clicks.stats(request.params.code, request.query, request.caller)));
 };

@@ -15,8 +15,10 @@ import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
 import { createLinksService } from './links.service.js';
 import { redirectRoutes } from './redirect.routes.js';
+import { linkV2Schemas } from './links.v2.js';
+import type { ApiVersion } from '../../plugins/versioning.js';
 
-export const linksModuleSchemas = [...linkSchemas, ...clickSchemas];
+export const linksModuleSchemas = [...linkSchemas, ...clickSchemas, ...linkV2Schemas];
 
 export interface LinksModuleDeps {
   config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel'>;
@@ -72,9 +74,9 @@ export function createLinksModule(deps: LinksModuleDeps) {
     },
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
-      await api.register(linksRoutes, { links, basePath: opts.basePath });
-      await api.register(clicksRoutes, { clicks });
-    }) as FastifyPluginAsync<{ basePath: string }>,
+      await api.register(linksRoutes, { links, basePath: opts.basePath, version: opts.version });
+      await api.register(clicksRoutes, { clicks, version: opts.version });
+    }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
     /**
      * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the
      * redirect's own protections to this context before the route (e.g. its rate limit).

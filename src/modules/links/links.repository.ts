@@ -1,5 +1,5 @@
 import type SQLite from 'better-sqlite3';
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -33,11 +33,24 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
      * Claims the code and inserts the link in one transaction. The primary key of link_codes is the one
      * arbiter of uniqueness, so a taken (or tombstoned) code surfaces as a unique violation, never as a race.
      */
-    async insert(row: NewLinkRow & { short_code: string }): Promise<LinkRow> {
-      return db.transaction().execute(async (tx) => {
+    async insert(row: NewLinkRow & { short_code: string }, outer?: Transaction<Database>): Promise<LinkRow> {
+      const claim = async (tx: Db) => {
         await tx.insertInto('link_codes').values({ code: row.short_code, retired_at: null, retired_reason: null }).execute();
         return tx.insertInto('links').values(row).returningAll().executeTakeFirstOrThrow();
-      });
+      };
+      if (!outer) return db.transaction().execute(claim);
+      // Inside a caller's transaction (an idempotent request) a collision must not abort the whole transaction
+      // (PostgreSQL would refuse every later statement): the claim runs under a savepoint that a unique
+      // violation rolls back, so the service can retry with another code.
+      await sql`savepoint link_code_claim`.execute(outer);
+      try {
+        const created = await claim(outer);
+        await sql`release savepoint link_code_claim`.execute(outer);
+        return created;
+      } catch (err) {
+        await sql`rollback to savepoint link_code_claim`.execute(outer);
+        throw err;
+      }
     },
 
     async findByCode(code: string, tx: Db = db): Promise<LinkRow | undefined> {

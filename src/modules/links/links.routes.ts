@@ -1,43 +1,44 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyContextConfig } from 'fastify';
-import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { errorResponses } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
-import { LinkCodeParams, LinkCreateSchema, LinkListQuery, LinkListSchema, LinkSchema, UserLinksParams } from './links.schemas.js';
+import type { ApiVersion } from '../../plugins/versioning.js';
+import { LinkCodeParams, UserLinksParams, type LinkCreate, type LinkListQueryT } from './links.schemas.js';
 import type { LinksService } from './links.service.js';
+import { linkEdges } from './links.v2.js';
 
 /**
- * Read by the idempotency plugin (SPEC §5 mechanics, optional here): an Idempotency-Key is honoured on link
- * creation but not required. Kept in a constant so this compiles whether or not that plugin has declared
- * the option on FastifyContextConfig yet.
+ * SPEC §6, the JSON side. The redirect itself is in redirect.routes.ts (its own context). The version's edge
+ * (links.v2.ts) decides field names; the service is the same for v1 and v2.
  */
-const IDEMPOTENCY_OPTIONAL = { idempotency: 'optional' } as FastifyContextConfig;
-
-/** SPEC §6, the JSON side. The redirect itself is in redirect.routes.ts (its own context). */
-export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; basePath: string }> = async (app, opts) => {
+export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; basePath: string; version: ApiVersion }> = async (app, opts) => {
   const { links } = opts;
+  const edge = linkEdges[opts.version];
   const tags = ['links'];
 
   app.post('/links', {
     onRequest: app.access('optional'),
-    config: IDEMPOTENCY_OPTIONAL,
+    // An Idempotency-Key is honoured (plugins/idempotency.ts) but not required: the link and the stored
+    // response commit together.
+    config: { idempotency: 'optional' },
     schema: {
       operationId: 'createLink', tags, summary: 'Shorten a URL (a token makes you its owner)', security: securityFor('optional'),
-      body: LinkCreateSchema,
-      response: { 201: ref(LinkSchema), ...errorResponses(400, 401, 409, 413, 415, 429) },
+      body: edge.createBody,
+      response: { 201: edge.link, ...errorResponses(400, 401, 409, 413, 415, 429) },
     },
-  }, async (request, reply) => {
-    const row = await links.create(request.body, request.caller);
-    return reply.code(201).header('location', `${opts.basePath}/links/${row.short_code}`).send(links.toLink(row));
-  });
+  }, async (request, reply) =>
+    reply.sendIdempotent(async (tx) => {
+      const row = await links.create(edge.in<LinkCreate>(request.body), request.caller, tx);
+      return { status: 201, headers: { location: `${opts.basePath}/links/${row.short_code}` }, body: edge.out(links.toLink(row)) };
+    }));
 
   app.get('/links/:code', {
     schema: {
       operationId: 'getLink', tags, summary: 'A short link (anyone)', security: [],
       params: LinkCodeParams,
-      response: { 200: ref(LinkSchema), ...errorResponses(400, 404, 429) },
+      response: { 200: edge.link, ...errorResponses(400, 404, 429) },
     },
-  }, async (request) => links.toLink(await links.get(request.params.code)));
+  }, async (request) => edge.out(links.toLink(await links.get(request.params.code))));
 
   app.delete('/links/:code', {
     onRequest: app.access('user'),
@@ -57,12 +58,13 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
     schema: {
       operationId: 'listUserLinks', tags, summary: "A user's links, newest last by default (themself or an admin)", security: securityFor('selfOrAdmin'),
       params: UserLinksParams,
-      querystring: LinkListQuery,
-      response: { 200: ref(LinkListSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      querystring: edge.listQuery,
+      response: { 200: edge.linkList, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
-    const page = await links.listForUser(request.params.id, request.query, request.url);
+    const query = request.query as LinkListQueryT;
+    const page = await links.listForUser(request.params.id, { ...query, sort: edge.sort(query.sort) as LinkListQueryT['sort'] }, request.url, opts.version === 2);
     if (page.link) reply.header('link', page.link);
-    return { data: page.data, pagination: page.pagination };
+    return edge.out({ data: page.data, pagination: page.pagination });
   });
 };

@@ -1,5 +1,6 @@
 import type { Dialect } from '../../db/dialect.js';
-import type { LinkRow } from '../../db/types.js';
+import type { Transaction } from 'kysely';
+import type { Database, LinkRow } from '../../db/types.js';
 import { AppError, forbidden, notFound, validationError } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
@@ -99,7 +100,7 @@ export function createLinksService(deps: LinksServiceDeps) {
      * A custom code is tried once (taken: 409). A random code is retried on collision; the unique index of
      * link_codes decides (never check-then-insert), and tombstoned codes are in that index too.
      */
-    async create(input: LinkCreate, caller: Caller | null): Promise<LinkRow> {
+    async create(input: LinkCreate, caller: Caller | null, tx?: Transaction<Database>): Promise<LinkRow> {
       const now = clock.now();
       const { url, expiresAt } = validateCreate(input, now);
       const row = { user_id: caller?.userId ?? null, original_url: url, expires_at: expiresAt, created_at: now };
@@ -108,7 +109,7 @@ export function createLinksService(deps: LinksServiceDeps) {
         const code = input.short_code ?? generate();
         if (input.short_code === undefined && isReservedCode(code)) continue;
         try {
-          const created = await links.insert({ ...row, short_code: code });
+          const created = await links.insert({ ...row, short_code: code }, tx);
           cache.invalidate(code); // drop a cached "missing" answer for this code
           return created;
         } catch (err) {
@@ -137,9 +138,9 @@ export function createLinksService(deps: LinksServiceDeps) {
       return row;
     },
 
-    async listForUser(userId: number, query: LinkListQueryT, requestUrl: string): Promise<PageResult<Link>> {
+    async listForUser(userId: number, query: LinkListQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<Link>> {
       if (!(await users.findById(userId))) throw notFound('User');
-      const list = paginator.resolve(query, LINK_SORT_COLUMNS, { user: userId });
+      const list = paginator.resolve(query, LINK_SORT_COLUMNS, { user: userId }, cursorOnly);
       const { rows, total } = await links.listByUser(userId, clock.now(), list);
       const sortValue = (r: LinkRow): string | number => r[list.sortColumn as keyof LinkRow] as number;
       return paginator.page(rows, list, total, requestUrl, toLink, sortValue);
