@@ -19,6 +19,8 @@ import { createOrdersService } from './modules/orders/orders.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { healthSchemas } from './modules/health/health.schemas.js';
 import { databaseCheck, redisReadiness, type ReadinessCheck } from './modules/health/readiness.js';
+import type { ClickQueue } from './infra/click-queue.js';
+import { createLinksModule, linksModuleSchemas } from './modules/links/links.module.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import { createSqlDenyList, createTokensRepository } from './modules/tokens/tokens.repository.js';
@@ -41,11 +43,12 @@ import corsPlugin from './plugins/cors.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
 import overloadPlugin from './plugins/overload.js';
-import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js';
+import rateLimitPlugin, { registerRedirectRateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import requestMetricsPlugin from './plugins/request-metrics.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
 import { installValidators } from './plugins/validation.js';
+import versioningPlugin, { rewriteVersionedUrl, VERSIONS } from './plugins/versioning.js';
 
 export interface AppDeps {
   storage: Storage;
@@ -62,9 +65,9 @@ export interface AppDeps {
   /** readiness checks besides the database (scale-out adds `redis`) */
   readinessChecks?: Record<string, ReadinessCheck>;
   metrics?: Metrics;
+  /** the click queue (default: in-process, bounded, flushed to this database) */
+  clickQueue?: ClickQueue;
 }
-
-const API_V1 = '/api/v1';
 
 /**
  * The whole service as one Fastify instance. server.ts and the tests both build it here, with the same
@@ -81,7 +84,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // A hop count is accepted by Fastify (proxy-addr) although its types omit it.
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     genReqId: requestIdFrom,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new LogController({
+      requestIdLogLabel: 'requestId',
+      // A route may opt out of the per-request lines with `config: { accessLog: false }` (the redirect does).
+      disableRequestLogging: (req: object) => (req as { routeOptions?: { config?: { accessLog?: boolean } } }).routeOptions?.config?.accessLog === false,
+    }),
     // Slow-loris protection: headers must arrive within HEADERS_TIMEOUT_MS (10 s) and the whole request within
     // REQUEST_TIMEOUT_MS (30 s), checked every few seconds (Node's default check runs every 30 s); a socket
     // with no traffic for 60 s is closed; idle keep-alive sockets close after 5 s.
@@ -93,6 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // than answered by Fastify's own 503, whose body is not the error envelope; server.ts bounds the drain.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 256 },
+    rewriteUrl: rewriteVersionedUrl,
     // Errors raised before routing (a malformed URL) still leave as the envelope, with their request id.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
@@ -131,7 +139,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
   }
 
-  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas];
+  const linksModule = createLinksModule({
+    config, storage, users: usersRepo, paginator, clock, log: app.log, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}),
+  });
+
+  // Read by metrics (depth, dropped) and by tests (flush).
+  app.decorate('clickQueue', linksModule.clickQueue);
+  metrics.setClickQueueProvider(() => ({
+    depth: linksModule.clickQueue.depth(),
+    dropped: linksModule.clickQueue.dropped(),
+    lastFlushAt: linksModule.clickQueue.lastFlushAt(),
+  }));
+
+  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas, ...linksModuleSchemas];
   for (const s of schemas) app.addSchema(s);
   installValidators(app, schemas);
 
@@ -156,31 +176,51 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   // The JSON API: an encapsulated context with the protections and HTTP semantics of SPEC §1. The redirect
   // and the operational endpoints live in sibling contexts and do not pay for these hooks.
+  // Both versions share it: one set of protections (and rate-limit counters), one service layer; a version is
+  // a thin mapping at the edge (SPEC §9). Unversioned /api paths were rewritten to one of them (rewriteUrl).
   await app.register(async (api) => {
+    await api.register(versioningPlugin, { policies: config.apiDeprecation });
     await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
     await api.register(securityHeadersPlugin, { profile: 'api', publicBaseUrl: config.publicBaseUrl });
     await api.register(rateLimitPlugin, {
       perMinute: config.rateLimitPerMinute,
       tokenPerMinute: config.tokenRateLimitPerMinute,
       verifyToken: jwt.verify,
-      store: deps.rateLimitStore ?? { redis: deps.redis ?? null },
+      store: deps.rateLimitStore ?? { redis: deps.redis ?? null, keyPrefix: redisPrefix },
     });
     await api.register(contentTypePlugin);
     await api.register(conditionalPlugin);
-    await api.register(usersRoutes, { users, basePath: API_V1 });
-    await api.register(tokensRoutes, { tokens, basePath: API_V1 });
-    await api.register(ordersRoutes, { orders, basePath: API_V1 });
-  }, { prefix: API_V1 });
+    for (const version of VERSIONS) {
+      const basePath = `/api/v${version}`;
+      await api.register(async (v) => {
+        await v.register(usersRoutes, { users, basePath, version });
+        await v.register(tokensRoutes, { tokens, basePath });
+        await v.register(ordersRoutes, { orders, basePath, version });
+        await v.register(linksModule.apiRoutes, { basePath, version });
+      }, { prefix: `/v${version}` });
+    }
+  }, { prefix: '/api' });
 
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
   const redisCheck: Record<string, ReadinessCheck> = deps.redis ? { redis: redisReadiness(deps.redis) } : {};
   await app.register(healthRoutes, { checks: { database: databaseCheck(storage), ...redisCheck, ...deps.readinessChecks }, metrics });
 
+  // GET /{code}: a sibling of the API context, with none of its hooks (the redirect's hot path).
+  // The redirect: its own root-level context with only what it needs (its own per-IP limit), none of the
+  // API's hooks. See modules/links/redirect.routes.ts for the hot path.
+  await app.register(linksModule.redirectRoutes, {
+    protect: (scope: FastifyInstance) =>
+      registerRedirectRateLimit(scope, { perMinute: config.redirectRateLimitPerMinute, store: deps.rateLimitStore ?? { redis: deps.redis ?? null, keyPrefix: redisPrefix } }),
+  });
+
   const scheduler = createScheduler(app.log);
   scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());
   scheduler.every('purge-expired-idempotency-keys', 5 * 60_000, () => idempotency.purgeExpired());
+  scheduler.every('sweep-expired-links', 60_000, () => linksModule.links.sweepExpired());
   app.addHook('onClose', async () => {
     await scheduler.stop();
+    // After in-flight requests, before the caller closes the database: no queued click is lost.
+    await linksModule.close();
   });
 
   return app;

@@ -1,4 +1,4 @@
-import type { ColumnDefinitionBuilder, CreateTableBuilder, Kysely } from 'kysely';
+import type { ColumnDefinitionBuilder, CreateTableBuilder, Expression, Kysely } from 'kysely';
 import { sql } from 'kysely';
 
 /**
@@ -17,6 +17,13 @@ export interface Dialect {
   isUniqueViolation(err: unknown): boolean;
   /** Unique-violation's constraint or column names, as far as the driver tells them. */
   uniqueViolationTarget(err: unknown): string;
+  /** A varchar compared byte for byte (short codes: `a` and `A` are different codes, also in unique indexes). */
+  caseSensitiveString(length: number): Expression<unknown>;
+  /**
+   * A table stored in its primary-key B-tree (SQLite WITHOUT ROWID) instead of a rowid table plus a unique
+   * index: one B-tree to touch per upsert instead of two. PostgreSQL has no such choice; unchanged there.
+   */
+  clusteredByPrimaryKey<T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, C>;
 }
 
 export function createDialect(name: DialectName): Dialect {
@@ -28,6 +35,9 @@ export function createDialect(name: DialectName): Dialect {
       bigint: 'bigint',
       isUniqueViolation: (err) => (err as { code?: string }).code === '23505',
       uniqueViolationTarget: (err) => `${(err as { constraint?: string }).constraint ?? ''} ${(err as { detail?: string }).detail ?? ''}`,
+      // "C": byte order and equality whatever the database's default collation is.
+      caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate "C"`,
+      clusteredByPrimaryKey: (table) => table,
     };
   }
   return {
@@ -40,6 +50,9 @@ export function createDialect(name: DialectName): Dialect {
       return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
     },
     uniqueViolationTarget: (err) => (err as Error).message ?? '',
+    // BINARY is SQLite's default; spelled out so that nobody "fixes" it to NOCASE.
+    caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate binary`,
+    clusteredByPrimaryKey: (table) => table.modifyEnd(sql`without rowid`),
   };
 }
 

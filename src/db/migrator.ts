@@ -3,6 +3,7 @@ import type { Dialect } from './dialect.js';
 import * as m001 from './migrations/001-users.js';
 import * as m002 from './migrations/002-tokens.js';
 import * as m003 from './migrations/003-orders.js';
+import * as m004 from './migrations/004-links.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -11,6 +12,7 @@ const migrations: Record<string, MigrationModule> = {
   '001-users': m001,
   '002-tokens': m002,
   '003-orders': m003,
+  '004-links': m004,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -60,12 +60,67 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+/** Every short code ever issued; a retired row is the tombstone of a deleted or expired link. */
+export interface LinkCodesTable {
+  code: string;
+  retired_at: number | null;
+  retired_reason: 'deleted' | 'expired' | null;
+}
+
+export interface LinksTable {
+  id: Generated<number>;
+  short_code: string;
+  user_id: number | null;
+  original_url: string;
+  expires_at: number | null;
+  created_at: number;
+  click_count: Generated<number>;
+  unique_visitors: Generated<number>;
+  first_click_at: Generated<number | null>;
+  last_click_at: Generated<number | null>;
+}
+
+export interface ClicksTable {
+  id: Generated<number>;
+  link_id: number;
+  short_code: string;
+  clicked_at: number;
+  ip: string | null;
+  user_agent: string | null;
+  referrer: string | null;
+}
+
+export interface LinkClickHourlyTable {
+  link_id: number;
+  hour_start: number;
+  clicks: number;
+}
+
+export interface LinkClickDailyValuesTable {
+  link_id: number;
+  kind: 'referrer' | 'user_agent';
+  day_start: number;
+  value: string;
+  clicks: number;
+}
+
+export interface LinkVisitorsTable {
+  link_id: number;
+  ip: string;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
   revoked_tokens: RevokedTokensTable;
   orders: OrdersTable;
   idempotency_keys: IdempotencyKeysTable;
+  link_codes: LinkCodesTable;
+  links: LinksTable;
+  clicks: ClicksTable;
+  link_click_hourly: LinkClickHourlyTable;
+  link_click_daily_values: LinkClickDailyValuesTable;
+  link_visitors: LinkVisitorsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -74,3 +129,5 @@ export type UserUpdate = Updateable<UsersTable>;
 export type OrderRow = Selectable<OrdersTable>;
 export type NewOrderRow = Insertable<OrdersTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+export type LinkRow = Selectable<LinksTable>;
+export type NewLinkRow = Insertable<LinksTable>;

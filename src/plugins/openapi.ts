@@ -21,7 +21,9 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
     if (!schema?.response || schema.hide) return;
     const methods = [route.method].flat();
-    const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH') ? [...ALWAYS, ...WITH_BODY] : ALWAYS;
+    const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH') ? [...ALWAYS, ...WITH_BODY] : [...ALWAYS];
+    // Every API operation is also reachable unversioned (/api/...), where an unknown version is 406 or 400.
+    if (route.url.startsWith('/api/')) statuses.push(400, 406);
     for (const status of statuses) schema.response[status] ??= ref(ErrorEnvelopeSchema);
     for (const status of [429, 503]) {
       const r = schema.response[status] as Record<string, unknown>;
@@ -36,7 +38,11 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
         title: 'Ferry API',
         version: '1.0.0',
         description:
-          'User accounts, orders and short links. Every error uses the ErrorEnvelope component; every response carries X-Request-Id.',
+          'User accounts, orders and short links. Every error uses the ErrorEnvelope component; every response carries X-Request-Id.\n\n' +
+          'Versions: `/api/v1/...` and `/api/v2/...` are described here. v2 differs from v1 only in camelCase link fields and ' +
+          'cursor-only collections. Every operation is also reachable without the version segment (`/api/...`): the version is then ' +
+          'chosen by `Accept: application/vnd.ferry.vN+json`, else by `?version=N`, else v1; the response Content-Type names it and ' +
+          'carries `Vary: Accept`. An unknown version is 406 (Accept) or 400 (query).',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: opts.publicBaseUrl }],

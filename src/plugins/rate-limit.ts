@@ -28,6 +28,8 @@ import { rateLimitHeaders, type LimitState } from './rate-limit.headers.js';
 /** Where counters live: in-process by default; an ioredis client shares them between instances (scale-out). */
 export interface RateLimitStore {
   redis: Redis | null;
+  /** prefix of the Redis keys (default `ferry:`) */
+  keyPrefix?: string;
 }
 
 export interface Policy {
@@ -64,7 +66,7 @@ async function ensureBase(scope: FastifyInstance, store: RateLimitStore): Promis
     addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     // A broken shared store must not take the API down with it: fail open and let the log show it.
     skipOnError: true,
-    ...(store.redis ? { redis: store.redis, nameSpace: 'ferry:ratelimit:' } : {}),
+    ...(store.redis ? { redis: store.redis, nameSpace: `${store.keyPrefix ?? 'ferry:'}ratelimit:` } : {}),
   });
 }
 

@@ -67,6 +67,20 @@ export function rewriteVersionedUrl(req: IncomingMessage): string {
 }
 
 async function versioningPlugin(app: FastifyInstance, opts: { policies: Partial<Record<ApiVersion, VersionPolicy>> }): Promise<void> {
+  // v2 routes are the v1 routes registered again: give them their own operationIds and, since v2 collections
+  // page by cursor only, drop `page` from what their query strings document (a `page` sent anyway is a 400).
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/v2/')) return;
+    const schema = route.schema as { operationId?: string; querystring?: { properties?: Record<string, unknown>; required?: string[] } } | undefined;
+    if (!schema) return;
+    if (schema.operationId && !schema.operationId.endsWith('V2')) schema.operationId += 'V2';
+    const qs = schema.querystring;
+    if (qs?.properties?.page) {
+      const { page: _page, ...properties } = qs.properties;
+      schema.querystring = { ...qs, properties, required: qs.required?.filter((r) => r !== 'page') };
+    }
+  });
+
   app.addHook('onRequest', async (request) => {
     const negotiated = (request.raw as RawWithVersion)[kNegotiated];
     if (negotiated?.error) throw negotiated.error;

@@ -59,7 +59,12 @@ export class ContractValidator {
 
   /** Returns a list of problems; empty when the response keeps the contract. */
   check(method: string, url: string, status: number, contentType: string | undefined, body: string): string[] {
-    const path = url.split('?')[0]!;
+    let path = url.split('?')[0]!;
+    // An unversioned /api path is served by the version its Content-Type names (SPEC §9).
+    if (path.startsWith('/api/') && !/^\/api\/v\d+\//.test(path)) {
+      const v = /vnd\.ferry\.v(\d+)\+json/.exec(contentType ?? '')?.[1] ?? '1';
+      path = `/api/v${v}${path.slice(4)}`;
+    }
     const m = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
     const op = this.ops.find((o) => o.method === m && o.regex.test(path));
     const hasJson = body.length > 0 && (contentType ?? '').includes('json') && method.toUpperCase() !== 'HEAD';

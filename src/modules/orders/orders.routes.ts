@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
+import type { ApiVersion } from '../../plugins/versioning.js';
 import { OrderCreateSchema, OrderListQuery, OrderListSchema, OrderSchema, UserOrderParams, UserOrdersParams } from './orders.schemas.js';
 import { toOrder, type OrdersService } from './orders.service.js';
 
 /** SPEC §5. Handlers read validated input, call one service method and map the result to HTTP. */
-export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; basePath: string }> = async (app, opts) => {
+export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; basePath: string; version: ApiVersion }> = async (app, opts) => {
   const { orders } = opts;
   const tags = ['orders'];
 
@@ -38,7 +39,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; ba
       response: { 200: ref(OrderListSchema), ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
-    const page = await orders.list(request.params.id, request.query, request.url);
+    const page = await orders.list(request.params.id, request.query, request.url, opts.version === 2);
     if (page.link) reply.header('link', page.link);
     return { data: page.data, pagination: page.pagination };
   });

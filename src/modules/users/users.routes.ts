@@ -3,11 +3,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import { securityFor } from '../../plugins/auth.js';
+import type { ApiVersion } from '../../plugins/versioning.js';
 import { UserIdParams, UserListQuery, UserListSchema, UserPatchSchema, UserReplaceSchema, UserCreateSchema, UserSchema } from './users.schemas.js';
 import { toUser, userEtag, type UsersService } from './users.service.js';
 
 /** SPEC §3. Handlers read validated input, call one service method and map the result to HTTP. */
-export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; basePath: string }> = async (app, opts) => {
+export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; basePath: string; version: ApiVersion }> = async (app, opts) => {
   const { users } = opts;
   const tags = ['users'];
   const writeErrors = errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429);
@@ -33,7 +34,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
       response: { 200: ref(UserListSchema), ...errorResponses(400, 401, 403, 429) },
     },
   }, async (request, reply) => {
-    const page = await users.list(request.query, request.url);
+    const page = await users.list(request.query, request.url, opts.version === 2);
     if (page.link) reply.header('link', page.link);
     return { data: page.data, pagination: page.pagination };
   });

@@ -1,0 +1,170 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../lib/clock.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's click queue: depth() and dropped() for metrics, flush() to persist now. */
+    clickQueue: ClickQueue;
+  }
+}
+
+/** One visit, as the redirect saw it (SPEC §6). */
+export interface ClickEvent {
+  linkId: number;
+  shortCode: string;
+  clickedAt: number;
+  /** proxy-aware client address (TRUST_PROXY), at most 45 characters */
+  ip: string | null;
+  userAgent: string | null;
+  referrer: string | null;
+}
+
+/** Persists a batch in one transaction (the clicks repository). */
+export interface ClickWriter {
+  write(batch: readonly ClickEvent[]): Promise<void>;
+}
+
+/**
+ * Where the redirect puts clicks. The in-process implementation is below; the scale-out setup puts a Redis
+ * Streams producer behind the same interface and drains it in a separate worker.
+ */
+export interface ClickQueue {
+  /** Never blocks and never throws; false when the queue is full and the click was dropped (and counted). */
+  enqueue(event: ClickEvent): boolean;
+  /** clicks waiting to be written */
+  depth(): number;
+  /** clicks dropped because the queue was full or closed, since start */
+  dropped(): number;
+  /** when the last write succeeded (clock ms), null before the first: metrics derive the flush lag from it */
+  lastFlushAt(): number | null;
+  /** Writes everything enqueued so far; rejects if the database refuses (the clicks stay queued). */
+  flush(): Promise<void>;
+  /** Stops the timer and writes everything that is queued (SIGTERM: no click is lost). */
+  close(): Promise<void>;
+}
+
+export interface MemoryClickQueueOptions {
+  writer: ClickWriter;
+  /** CLICK_FLUSH_MS: the longest a click waits */
+  flushMs: number;
+  /** CLICK_BATCH_SIZE: a full batch is written at once, and no write is larger */
+  batchSize: number;
+  /** CLICK_QUEUE_LIMIT: beyond this, clicks are dropped rather than memory growing without bound */
+  limit: number;
+  log: FastifyBaseLogger;
+  clock: Clock;
+}
+
+const DROP_WARNING_INTERVAL_MS = 10_000;
+const CLOSE_ATTEMPTS = 3;
+
+/**
+ * A bounded in-memory queue drained by a timer and by size. Clicks are kept in chunks of `batchSize`, so
+ * taking a batch is O(1) and enqueuing is a push. A failed write puts its batch back at the front and is
+ * retried on the next tick; meanwhile the bound still holds, and overflow is dropped and counted.
+ */
+export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueue {
+  const { writer, batchSize, limit, log, clock } = opts;
+  const chunks: ClickEvent[][] = [];
+  let depth = 0;
+  let dropped = 0;
+  let droppedSinceWarning = 0;
+  let lastWarning = Number.NEGATIVE_INFINITY;
+  let lastFlushAt: number | null = null;
+  let closed = false;
+  let draining: Promise<boolean> | null = null;
+  let drainScheduled = false;
+
+  const warnDropped = (): void => {
+    const now = clock.now();
+    if (now - lastWarning < DROP_WARNING_INTERVAL_MS) return;
+    log.warn({ dropped: droppedSinceWarning, droppedTotal: dropped, depth, limit }, closed ? 'click after shutdown dropped' : 'click queue full: clicks dropped');
+    lastWarning = now;
+    droppedSinceWarning = 0;
+  };
+
+  const takeBatch = (): ClickEvent[] => {
+    const batch = chunks.shift() ?? [];
+    depth -= batch.length;
+    return batch;
+  };
+
+  /** Writes until the queue is empty; false if a write failed (its batch is queued again). Never rejects. */
+  const writeAll = async (): Promise<boolean> => {
+    while (depth > 0) {
+      const batch = takeBatch();
+      try {
+        await writer.write(batch);
+        lastFlushAt = clock.now();
+      } catch (err) {
+        chunks.unshift(batch);
+        depth += batch.length;
+        log.error({ err, batch: batch.length, depth }, 'writing clicks failed; will retry');
+        return false;
+      }
+    }
+    return true;
+  };
+
+  /** One writer at a time; `finally` runs after the assignment even when there was nothing to write. */
+  const drain = (): Promise<boolean> => {
+    draining ??= writeAll().finally(() => {
+      draining = null;
+    });
+    return draining;
+  };
+
+  const flush = async (): Promise<void> => {
+    // A drain in progress may have taken its batch before the caller's clicks arrived: drain again.
+    if (draining) await draining;
+    if (!(await drain())) throw new Error(`writing clicks failed; ${depth} clicks are still queued`);
+  };
+
+  const timer = setInterval(() => void drain(), opts.flushMs);
+  timer.unref();
+
+  return {
+    enqueue(event) {
+      if (closed || depth >= limit) {
+        dropped += 1;
+        droppedSinceWarning += 1;
+        warnDropped();
+        return false;
+      }
+      const last = chunks[chunks.length - 1];
+      if (last && last.length < batchSize) last.push(event);
+      else chunks.push([event]);
+      depth += 1;
+      if (depth >= batchSize && !drainScheduled) {
+        // Off the request's path: the redirect answers first.
+        drainScheduled = true;
+        setImmediate(() => {
+          drainScheduled = false;
+          void drain();
+        });
+      }
+      return true;
+    },
+    depth: () => depth,
+    dropped: () => dropped,
+    lastFlushAt: () => lastFlushAt,
+    flush,
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      // A database that hiccups at shutdown gets a few chances before clicks are given up (and logged).
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await flush();
+          return;
+        } catch (err) {
+          if (attempt >= CLOSE_ATTEMPTS) {
+            log.error({ err, lost: depth }, 'clicks could not be written before shutdown');
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
+      }
+    },
+  };
+}

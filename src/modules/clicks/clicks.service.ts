@@ -1,0 +1,83 @@
+import { validationError } from '../../lib/app-error.js';
+import type { Caller } from '../../lib/caller.js';
+import type { Clock } from '../../lib/clock.js';
+import { isoTime } from '../../lib/common.schemas.js';
+import type { LinksService } from '../links/links.service.js';
+import { DAY_MS, floorTo, HOUR_MS } from './click-rollups.js';
+import type { ClicksRepository } from './clicks.repository.js';
+import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type LinkStatsQueryT } from './clicks.schemas.js';
+
+const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
+
+export type ClicksService = ReturnType<typeof createClicksService>;
+
+/**
+ * Statistics (SPEC §6), read from rollups only, never from the click records, so that their cost depends on
+ * the window and not on the number of clicks:
+ * - lifetime figures (total_clicks, unique_visitors, first/last click) are columns of the link's own row,
+ *   maintained in the same transaction as the click records: click_count is therefore exactly the number of
+ *   records, and total_clicks reports it (no COUNT over the records); unique_visitors grows by one when a
+ *   (link, ip) pair is first inserted into link_visitors;
+ * - the time series reads at most 24 hourly rows per day of the window;
+ * - the top lists read at most 101 rows per day and kind (the cap in click-rollups.ts).
+ */
+export function createClicksService(deps: { clicks: Pick<ClicksRepository, 'series' | 'topValues'>; links: Pick<LinksService, 'getForStats'>; clock: Clock }) {
+  const { clicks, links, clock } = deps;
+
+  function window(query: LinkStatsQueryT, createdAt: number): { start: number; end: number; unit: number } {
+    const unit = query.interval === 'hour' ? HOUR_MS : DAY_MS;
+    const from = query.from === undefined ? null : Date.parse(query.from);
+    const to = query.to === undefined ? clock.now() : Date.parse(query.to);
+    const details = [];
+    if (from !== null && !Number.isFinite(from)) details.push({ field: 'from', message: 'must be an ISO 8601 date-time' });
+    if (!Number.isFinite(to)) details.push({ field: 'to', message: 'must be an ISO 8601 date-time' });
+    if (details.length) throw validationError(details, 'Query parameters are invalid');
+    if (from !== null && from >= to) throw validationError([{ field: 'from', message: 'must be before to' }], 'Query parameters are invalid');
+    const end = ceilTo(to, unit);
+    let start: number;
+    if (from !== null) start = floorTo(from, unit);
+    else {
+      start = Math.max(floorTo(createdAt, unit), end - MAX_BUCKETS * unit);
+      if (start >= end) start = end - unit;
+    }
+    const buckets = (end - start) / unit;
+    if (buckets > MAX_BUCKETS) {
+      throw validationError(
+        [{ field: 'from', message: `the window holds ${buckets} ${query.interval ?? 'day'} buckets; at most ${MAX_BUCKETS} (narrow from/to or use a coarser interval)` }],
+        'Query parameters are invalid',
+      );
+    }
+    return { start, end, unit };
+  }
+
+  return {
+    async stats(code: string, query: LinkStatsQueryT, caller: Caller | null): Promise<LinkStats> {
+      const link = await links.getForStats(code, caller);
+      const { start, end, unit } = window(query, link.created_at);
+      const fromDay = floorTo(start, DAY_MS);
+      const toDay = ceilTo(end, DAY_MS);
+      const [series, referrers, agents] = await Promise.all([
+        clicks.series(link.id, start, end, unit),
+        clicks.topValues(link.id, 'referrer', fromDay, toDay, TOP_VALUES),
+        clicks.topValues(link.id, 'user_agent', fromDay, toDay, TOP_VALUES),
+      ]);
+      const byStart = new Map(series.map((s) => [s.start, s.clicks]));
+      const timeseries = [];
+      for (let t = start; t < end; t += unit) timeseries.push({ start: isoTime(t), clicks: byStart.get(t) ?? 0 });
+      return {
+        short_code: link.short_code,
+        total_clicks: Number(link.click_count),
+        click_count: Number(link.click_count),
+        unique_visitors: Number(link.unique_visitors),
+        first_click_at: link.first_click_at === null ? null : isoTime(Number(link.first_click_at)),
+        last_click_at: link.last_click_at === null ? null : isoTime(Number(link.last_click_at)),
+        from: isoTime(start),
+        to: isoTime(end),
+        interval: query.interval ?? 'day',
+        timeseries,
+        top_referrers: referrers,
+        top_user_agents: agents,
+      };
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import type { Clock } from '../../lib/clock.js';
+
+/** What a code resolves to on the redirect path. */
+export type RedirectTarget =
+  | { kind: 'link'; id: number; code: string; url: string; expiresAt: number | null }
+  /** a tombstone of an expired link: 410 */
+  | { kind: 'expired' }
+  /** never issued, or deleted: 404 */
+  | { kind: 'missing' };
+
+export interface LinkCacheOptions {
+  capacity: number;
+  /** how long an entry may be served without asking the database (bounds staleness across instances) */
+  positiveTtlMs: number;
+  negativeTtlMs: number;
+}
+
+export const DEFAULT_LINK_CACHE: LinkCacheOptions = { capacity: 100_000, positiveTtlMs: 30_000, negativeTtlMs: 5_000 };
+
+interface Entry {
+  target: RedirectTarget;
+  until: number;
+}
+
+/**
+ * The redirect's in-memory cache: a bounded LRU (a Map keeps insertion order; a hit moves the entry to the
+ * end, the first entry is the least recently used) holding hits and misses alike, so that a flood of
+ * unknown codes does not become a flood of queries. Expiry is not cached away: a link entry carries
+ * `expiresAt`, and the caller compares it with the clock on every hit.
+ *
+ * Within one process, writes invalidate explicitly (create, delete, sweep). The TTLs bound how long another
+ * instance may serve a stale entry in the scale-out setup. A lookup that started before an invalidation
+ * must not put its (possibly stale) answer back afterwards: `epoch()` is taken before reading the database
+ * and `set` ignores answers from an older epoch.
+ */
+export class LinkCache {
+  private readonly entries = new Map<string, Entry>();
+  private generation = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly options: LinkCacheOptions = DEFAULT_LINK_CACHE,
+  ) {}
+
+  get(code: string): RedirectTarget | undefined {
+    const entry = this.entries.get(code);
+    if (!entry) return undefined;
+    this.entries.delete(code);
+    if (entry.until <= this.clock.now()) return undefined;
+    this.entries.set(code, entry);
+    return entry.target;
+  }
+
+  epoch(): number {
+    return this.generation;
+  }
+
+  set(code: string, target: RedirectTarget, epochAtRead: number): void {
+    if (epochAtRead !== this.generation) return;
+    const ttl = target.kind === 'link' ? this.options.positiveTtlMs : this.options.negativeTtlMs;
+    this.entries.delete(code);
+    this.entries.set(code, { target, until: this.clock.now() + ttl });
+    if (this.entries.size > this.options.capacity) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+  }
+
+  invalidate(code: string): void {
+    this.generation += 1;
+    this.entries.delete(code);
+  }
+
+  size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,93 @@
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, LogLevel } from 'fastify';
+import type { Config } from '../../config.js';
+import type { Storage } from '../../db/database.js';
+import { createMemoryClickQueue, type ClickQueue } from '../../infra/click-queue.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Paginator } from '../../lib/pagination.js';
+import { createClicksRepository } from '../clicks/clicks.repository.js';
+import { clicksRoutes } from '../clicks/clicks.routes.js';
+import { clickSchemas } from '../clicks/clicks.schemas.js';
+import { createClicksService } from '../clicks/clicks.service.js';
+import type { UsersRepository } from '../users/users.repository.js';
+import { LinkCache } from './link-cache.js';
+import { createLinksRepository } from './links.repository.js';
+import { linksRoutes } from './links.routes.js';
+import { linkSchemas } from './links.schemas.js';
+import { createLinksService } from './links.service.js';
+import { redirectRoutes } from './redirect.routes.js';
+import { linkV2Schemas } from './links.v2.js';
+import type { ApiVersion } from '../../plugins/versioning.js';
+
+export const linksModuleSchemas = [...linkSchemas, ...clickSchemas, ...linkV2Schemas];
+
+export interface LinksModuleDeps {
+  config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel'>;
+  storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
+  users: Pick<UsersRepository, 'findById'>;
+  paginator: Paginator;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  /** another queue (Redis Streams, scale-out); default: the in-process queue writing to this database */
+  clickQueue?: ClickQueue;
+}
+
+/**
+ * A redirect's access log is its click record; two pino lines per redirect at LOG_LEVEL=info would cost
+ * about as much as the redirect itself (bench/redirect.ts). debug and trace keep them. (A route-level
+ * logLevel would also do it, but makes Fastify rebuild a logger per request.)
+ */
+const redirectAccessLog = (level: LogLevel): boolean => level === 'debug' || level === 'trace';
+
+/** Links and clicks, wired: the services, the two route plugins, and what app.ts schedules and closes. */
+export function createLinksModule(deps: LinksModuleDeps) {
+  const { config, storage, clock } = deps;
+  const cache = new LinkCache(clock);
+  const links = createLinksService({
+    links: createLinksRepository(storage, deps.paginator),
+    users: deps.users,
+    dialect: storage.dialect,
+    clock,
+    paginator: deps.paginator,
+    cache,
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const clicksRepository = createClicksRepository(storage);
+  const clickQueue = deps.clickQueue ?? createMemoryClickQueue({
+    writer: clicksRepository.writer,
+    flushMs: config.clickFlushMs,
+    batchSize: config.clickBatchSize,
+    limit: config.clickQueueLimit,
+    log: deps.log.child({ component: 'click-queue' }),
+    clock,
+  });
+  const clicks = createClicksService({ clicks: clicksRepository, links, clock });
+
+  return {
+    links,
+    clicks,
+    clickQueue,
+    cache,
+    /** On app close: write every queued click, then stop the writer (before the database closes). */
+    async close(): Promise<void> {
+      await clickQueue.close();
+      await clicksRepository.close();
+    },
+    /** JSON routes, registered inside the /api/v1 context */
+    apiRoutes: (async (api, opts) => {
+      await api.register(linksRoutes, { links, basePath: opts.basePath, version: opts.version });
+      await api.register(clicksRoutes, { clicks, version: opts.version });
+    }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
+    /**
+     * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the
+     * redirect's own protections to this context before the route (e.g. its rate limit).
+     */
+    redirectRoutes: (async (scope, opts) => {
+      await opts.protect?.(scope);
+      await scope.register(redirectRoutes, {
+        links, clicks: clickQueue, clock, status: config.redirectStatus, accessLog: redirectAccessLog(config.logLevel),
+      });
+    }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>,
+  };
+}
+
+export type LinksModule = ReturnType<typeof createLinksModule>;
