@@ -168,6 +168,13 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: Idem
     if (mode !== 'required' && mode !== 'optional') throw new Error(`${route.url}: config.idempotency must be 'required' or 'optional'`);
     declareInSchema(route, mode);
     route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
+    // Released before the answer leaves (onSend), so a client retrying the moment it reads an error finds the
+    // key free; onResponse stays as the net for a response that never reached onSend.
+    const releaseBeforeSend = async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+      await releaseUnsettled(request);
+      return payload;
+    };
+    route.onSend = [...[route.onSend ?? []].flat(), releaseBeforeSend];
     route.onResponse = [...[route.onResponse ?? []].flat(), releaseUnsettled];
   });
 }
