@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The JSON report lets .ci/run print one plain "N passed, N failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results/vitest.json' },
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/no-network.ts'],
     testTimeout: 30_000,
