@@ -81,20 +81,11 @@ export const UserReplaceSchema = Type.Object(
 );
 export type UserReplace = Static<typeof UserReplaceSchema>;
 
-export const UserPatchSchema = Type.Object(
-  {
-    username: Type.Optional(Username),
-    email: Type.Optional(Email),
-    password: Type.Optional(Password),
-    role: Type.Optional(Role),
-    status: Type.Optional(Status),
-    name: Type.Optional(Name),
-    age: Type.Optional(Age),
-    version: Type.Optional(Version),
-    ...echoed,
-  },
-  { additionalProperties: false, description: 'JSON merge patch (RFC 7396): only sent fields change; null clears name or age' },
-);
+/** PATCH takes the fields of PUT, each optional. */
+export const UserPatchSchema = Type.Partial(UserReplaceSchema, {
+  additionalProperties: false,
+  description: 'JSON merge patch (RFC 7396): only sent fields change; null clears name or age',
+});
 export type UserPatch = Static<typeof UserPatchSchema>;
 
 export const UserListSchema = Type.Object(
