@@ -4,6 +4,7 @@ import * as m001 from './migrations/001-users.js';
 import * as m002 from './migrations/002-tokens.js';
 import * as m003 from './migrations/003-orders.js';
 import * as m004 from './migrations/004-links.js';
+import * as m005 from './migrations/005-click-partitions.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -13,6 +14,7 @@ const migrations: Record<string, MigrationModule> = {
   '002-tokens': m002,
   '003-orders': m003,
   '004-links': m004,
+  '005-click-partitions': m005,
 };
 
 class StaticProvider implements MigrationProvider {
