@@ -37,6 +37,12 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
+/** Applies pending migrations up to and including `name` (an upgrade tested from an older schema). */
+export async function migrateUpTo(db: Kysely<unknown>, dialect: Dialect, name: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider: new StaticProvider(dialect) }).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}
+
 /** Names of migrations this build knows that the database has not applied (readiness). */
 export async function pendingMigrations(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
