@@ -142,7 +142,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const orders = createOrdersService({ orders: createOrdersRepository(storage.db, paginator), users: usersRepo, clock, paginator });
-  const idempotency = createIdempotencyService({ repo: createIdempotencyRepository(storage.db), clock, ttlSeconds: config.idempotencyTtlSeconds });
+  const idempotency = createIdempotencyService({
+    repo: createIdempotencyRepository(storage.db), clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs,
+  });
 
   if (config.adminUsername && config.adminPassword) {
     const outcome = await users.ensureAdmin(config.adminUsername, config.adminPassword);

@@ -26,6 +26,8 @@ export interface Config {
   corsOrigins: string[];
   bodyLimitBytes: number;
   idempotencyTtlSeconds: number;
+  /** a key whose request died (its instance was killed) can be taken over after this long */
+  idempotencyLockTimeoutMs: number;
   clickFlushMs: number;
   clickBatchSize: number;
   clickQueueLimit: number;
@@ -177,6 +179,7 @@ const specs = {
   },
   BODY_LIMIT_BYTES: { default: 65536, parse: int(1024, 100 * 1024 * 1024) },
   IDEMPOTENCY_TTL_SECONDS: { default: 86400, parse: int(1, 60 * 60 * 24 * 30) },
+  IDEMPOTENCY_LOCK_TIMEOUT_MS: { default: 60_000, parse: int(1_000, 3_600_000) },
   CLICK_FLUSH_MS: { default: 1000, parse: int(10, 60_000) },
   CLICK_BATCH_SIZE: { default: 1000, parse: int(1, 100_000) },
   CLICK_QUEUE_LIMIT: { default: 100_000, parse: int(100, 10_000_000) },
@@ -277,6 +280,7 @@ export function loadConfig(env: Env = {}): Config {
     corsOrigins: v.CORS_ORIGINS,
     bodyLimitBytes: v.BODY_LIMIT_BYTES,
     idempotencyTtlSeconds: v.IDEMPOTENCY_TTL_SECONDS,
+    idempotencyLockTimeoutMs: v.IDEMPOTENCY_LOCK_TIMEOUT_MS,
     clickFlushMs: v.CLICK_FLUSH_MS,
     clickBatchSize: v.CLICK_BATCH_SIZE,
     clickQueueLimit: v.CLICK_QUEUE_LIMIT,
