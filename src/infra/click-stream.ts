@@ -17,7 +17,11 @@ export const clickStreamKeys = (prefix: string) => ({
 /** A visit as it travels: the event plus its key (the stream's idempotency key, see replay-safe-click-writer.ts). */
 export type KeyedClick = ClickEvent & { key: string };
 
-/** One field holding a JSON array: about half the stream memory of one field per property (docs/deployment.md). */
+/**
+ * One field holding a JSON array: typed (null stays null) and checked in one place. Measured
+ * (scripts/scaleout/redis-memory.ts): 243 B per entry, against 229 B with one field per property, whose names
+ * a stream stores once per node; the difference was not worth a second encoding of nulls and numbers.
+ */
 export const CLICK_FIELD = 'c';
 
 export function encodeClick(e: KeyedClick): string {

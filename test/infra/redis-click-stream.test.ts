@@ -20,7 +20,8 @@ describe.runIf(scaleOut)('the Redis click stream', () => {
   let redis: Redis;
   let stream: string;
   beforeAll(async () => {
-    t = await createTestApp('postgres', { env: { CLICK_WORKER_IN_PROCESS: 'false', CLICK_BATCH_SIZE: '50', TRUST_PROXY: 'true' } });
+    // A second app starts in this process later (one event loop for both): load shedding is off here.
+    t = await createTestApp('postgres', { env: { CLICK_WORKER_IN_PROCESS: 'false', CLICK_BATCH_SIZE: '50', TRUST_PROXY: 'true', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' } });
     redis = testRedis();
     stream = clickStreamKeys(t.redisPrefix).stream;
   });

@@ -10,8 +10,11 @@ describe.runIf(scaleOut)('redirect cache invalidation across instances', () => {
   let b: TestApp;
   let admin: Awaited<ReturnType<typeof createUser>>;
   beforeAll(async () => {
-    a = await createTestApp('postgres');
-    b = await createTestApp('postgres', { databaseUrl: a.config.databaseUrl!, redisPrefix: a.redisPrefix });
+    // Two instances in one test process share one event loop (never so in production): one's start-up
+    // would count as the other's overload, so load shedding is off here.
+    const env = { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' };
+    a = await createTestApp('postgres', { env });
+    b = await createTestApp('postgres', { env, databaseUrl: a.config.databaseUrl!, redisPrefix: a.redisPrefix });
     admin = await createUser(a, { role: 'admin', status: 'active' });
   });
   afterAll(async () => {
