@@ -28,7 +28,12 @@ import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { tokenSchemas } from './modules/tokens/tokens.schemas.js';
 import { createTokensService } from './modules/tokens/tokens.service.js';
 import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
-import type { Redis } from './infra/redis.js';
+import { logRedisConnection, whenRedisReady, type Redis } from './infra/redis.js';
+import { createRedisClickQueue } from './infra/redis-click-queue.js';
+import { createRedisLinkCacheBus } from './infra/redis-link-cache-bus.js';
+import { createClicksRepository } from './modules/clicks/clicks.repository.js';
+import { createReplaySafeClickWriter } from './modules/clicks/replay-safe-click-writer.js';
+import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from './db/click-partitions.js';
 import { createPasswordHasher } from './modules/users/password.js';
 import { createUsersRepository } from './modules/users/users.repository.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -76,7 +81,7 @@ export interface AppDeps {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const { storage } = deps;
-  const redisPrefix = deps.redisPrefix ?? 'ferry:';
+  const redisPrefix = deps.redisPrefix ?? config.redisKeyPrefix;
 
   const options: FastifyHttpOptions<Server> = {
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
@@ -110,6 +115,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const app = Fastify(options);
 
   await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+  if (deps.redis) {
+    logRedisConnection(deps.redis, app.log, 'main');
+    // Bounded: a Redis that is down at start-up degrades its features instead of stopping the service.
+    if (!(await whenRedisReady(deps.redis))) app.log.warn('redis is not reachable at start-up; its features degrade until it is');
+  }
 
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
   // Cursors are signed with a key derived from (not equal to) the token key.
@@ -132,16 +142,35 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const orders = createOrdersService({ orders: createOrdersRepository(storage.db, paginator), users: usersRepo, clock, paginator });
-  const idempotency = createIdempotencyService({ repo: createIdempotencyRepository(storage.db), clock, ttlSeconds: config.idempotencyTtlSeconds });
+  const idempotency = createIdempotencyService({
+    repo: createIdempotencyRepository(storage.db), clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs,
+  });
 
   if (config.adminUsername && config.adminPassword) {
     const outcome = await users.ensureAdmin(config.adminUsername, config.adminPassword);
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
   }
 
+  // Scale-out (docs/deployment.md): with Redis on PostgreSQL, clicks travel through a Redis stream. (On the
+  // embedded engine the database is one machine's file anyway: clicks stay in-process there.)
+  const clickQueue = deps.clickQueue ?? (deps.redis && storage.pool
+    ? await createRedisClickQueue({
+      redis: deps.redis,
+      prefix: redisPrefix,
+      writer: createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer: createClicksRepository(storage).writer }),
+      flushMs: config.clickFlushMs,
+      batchSize: config.clickBatchSize,
+      limit: config.clickQueueLimit,
+      claimIdleMs: config.clickClaimIdleMs,
+      inProcessConsumer: config.clickWorkerInProcess,
+      log: app.log.child({ component: 'click-stream' }),
+      clock,
+    })
+    : undefined);
   const linksModule = createLinksModule({
-    config, storage, users: usersRepo, paginator, clock, log: app.log, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}),
+    config, storage, users: usersRepo, paginator, clock, log: app.log, ...(clickQueue ? { clickQueue } : {}),
   });
+  const cacheBus = deps.redis ? await createRedisLinkCacheBus({ redis: deps.redis, prefix: redisPrefix, cache: linksModule.cache, log: app.log }) : null;
 
   // Read by metrics (depth, dropped) and by tests (flush).
   app.decorate('clickQueue', linksModule.clickQueue);
@@ -217,10 +246,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());
   scheduler.every('purge-expired-idempotency-keys', 5 * 60_000, () => idempotency.purgeExpired());
   scheduler.every('sweep-expired-links', 60_000, () => linksModule.links.sweepExpired());
+  if (storage.dialect.rangePartitioning) {
+    scheduler.every('click-partitions', CLICK_PARTITIONS_EVERY_MS, () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, clock.now(), config.clickRetentionMonths, app.log));
+  }
   app.addHook('onClose', async () => {
     await scheduler.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost.
     await linksModule.close();
+    await cacheBus?.close();
   });
 
   return app;

@@ -26,6 +26,8 @@ export interface Config {
   corsOrigins: string[];
   bodyLimitBytes: number;
   idempotencyTtlSeconds: number;
+  /** a key whose request died (its instance was killed) can be taken over after this long */
+  idempotencyLockTimeoutMs: number;
   clickFlushMs: number;
   clickBatchSize: number;
   clickQueueLimit: number;
@@ -33,6 +35,14 @@ export interface Config {
   logLevel: LogLevel;
   dbPoolMax: number;
   passwordHashCost: number;
+  /** scale-out (docs/deployment.md): prefix of every Redis key and channel */
+  redisKeyPrefix: string;
+  /** run a click-stream consumer inside this API process (default: yes without REDIS_URL, no with it) */
+  clickWorkerInProcess: boolean;
+  /** a click-stream entry unacknowledged this long by its consumer is claimed by another */
+  clickClaimIdleMs: number;
+  /** PostgreSQL: monthly click partitions older than this many months are dropped (0 keeps them all) */
+  clickRetentionMonths: number;
   /** Deprecation signals per API version (SPEC §9); null where the version is not deprecated. */
   apiDeprecation: Record<1 | 2, { deprecatedAt: number | null; sunsetAt: number | null; link: string | null }>;
   /** 0 disables a bound (see plugins/overload.ts) */
@@ -169,6 +179,7 @@ const specs = {
   },
   BODY_LIMIT_BYTES: { default: 65536, parse: int(1024, 100 * 1024 * 1024) },
   IDEMPOTENCY_TTL_SECONDS: { default: 86400, parse: int(1, 60 * 60 * 24 * 30) },
+  IDEMPOTENCY_LOCK_TIMEOUT_MS: { default: 60_000, parse: int(1_000, 3_600_000) },
   CLICK_FLUSH_MS: { default: 1000, parse: int(10, 60_000) },
   CLICK_BATCH_SIZE: { default: 1000, parse: int(1, 100_000) },
   CLICK_QUEUE_LIMIT: { default: 100_000, parse: int(100, 10_000_000) },
@@ -183,6 +194,17 @@ const specs = {
   },
   DB_POOL_MAX: { default: 10, parse: int(1, 1000) },
   PASSWORD_HASH_COST: { default: 15, parse: int(10, 20) },
+  // Scale-out (docs/deployment.md). CLICK_WORKER_IN_PROCESS has no fixed default: see loadConfig.
+  REDIS_KEY_PREFIX: {
+    default: 'ferry:',
+    parse: (raw: string) => {
+      if (!/^[A-Za-z0-9:._-]{1,64}$/.test(raw)) throw new Error('must be 1-64 characters of A-Z a-z 0-9 : . _ -');
+      return raw;
+    },
+  },
+  CLICK_WORKER_IN_PROCESS: optional(bool),
+  CLICK_CLAIM_IDLE_MS: { default: 30_000, parse: int(500, 3_600_000) },
+  CLICK_RETENTION_MONTHS: { default: 0, parse: int(0, 1200) },
   API_V1_DEPRECATED_AT: optional(instant),
   API_V1_SUNSET_AT: optional(instant),
   API_V1_DEPRECATION_LINK: optional(httpUrl),
@@ -258,6 +280,7 @@ export function loadConfig(env: Env = {}): Config {
     corsOrigins: v.CORS_ORIGINS,
     bodyLimitBytes: v.BODY_LIMIT_BYTES,
     idempotencyTtlSeconds: v.IDEMPOTENCY_TTL_SECONDS,
+    idempotencyLockTimeoutMs: v.IDEMPOTENCY_LOCK_TIMEOUT_MS,
     clickFlushMs: v.CLICK_FLUSH_MS,
     clickBatchSize: v.CLICK_BATCH_SIZE,
     clickQueueLimit: v.CLICK_QUEUE_LIMIT,
@@ -265,6 +288,12 @@ export function loadConfig(env: Env = {}): Config {
     logLevel: v.LOG_LEVEL,
     dbPoolMax: v.DB_POOL_MAX,
     passwordHashCost: v.PASSWORD_HASH_COST,
+    redisKeyPrefix: v.REDIS_KEY_PREFIX,
+    // Embedded (no REDIS_URL): clicks are written in-process. With REDIS_URL the API only appends to the
+    // stream and `npm run worker` writes; set it to true to also consume in the API processes.
+    clickWorkerInProcess: v.CLICK_WORKER_IN_PROCESS ?? v.REDIS_URL === null,
+    clickClaimIdleMs: v.CLICK_CLAIM_IDLE_MS,
+    clickRetentionMonths: v.CLICK_RETENTION_MONTHS,
     apiDeprecation: {
       1: { deprecatedAt: v.API_V1_DEPRECATED_AT, sunsetAt: v.API_V1_SUNSET_AT, link: v.API_V1_DEPRECATION_LINK },
       2: { deprecatedAt: v.API_V2_DEPRECATED_AT, sunsetAt: v.API_V2_SUNSET_AT, link: v.API_V2_DEPRECATION_LINK },

@@ -1,7 +1,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createStorage } from './db/database.js';
-import { createRedis } from './infra/redis.js';
+import { closeRedis, createRedis } from './infra/redis.js';
 
 /** After the drain bound, this long is left for the close hooks (click flush) and the database. */
 const CLOSE_GRACE_MS = 5_000;
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     app
       .close()
       .then(() => storage.close())
-      .then(() => redis?.quit())
+      .then(() => (redis ? closeRedis(redis) : undefined))
       .then(() => {
         clearTimeout(drainTimer);
         app.log.info({ ms: Date.now() - started, forced }, 'shut down');

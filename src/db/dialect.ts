@@ -24,6 +24,13 @@ export interface Dialect {
    * index: one B-tree to touch per upsert instead of two. PostgreSQL has no such choice; unchanged there.
    */
   clusteredByPrimaryKey<T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, C>;
+  /** A random 128-bit identifier (click keys): PostgreSQL's 16-byte `uuid`, text on SQLite. */
+  uuid: 'uuid' | 'varchar(36)';
+  /**
+   * Declarative range partitioning (PostgreSQL): the click table is partitioned by month of `clicked_at`
+   * (db/click-partitions.ts). SQLite has none; its click table stays one table.
+   */
+  rangePartitioning: boolean;
 }
 
 export function createDialect(name: DialectName): Dialect {
@@ -38,6 +45,8 @@ export function createDialect(name: DialectName): Dialect {
       // "C": byte order and equality whatever the database's default collation is.
       caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate "C"`,
       clusteredByPrimaryKey: (table) => table,
+      uuid: 'uuid',
+      rangePartitioning: true,
     };
   }
   return {
@@ -53,6 +62,8 @@ export function createDialect(name: DialectName): Dialect {
     // BINARY is SQLite's default; spelled out so that nobody "fixes" it to NOCASE.
     caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate binary`,
     clusteredByPrimaryKey: (table) => table.modifyEnd(sql`without rowid`),
+    uuid: 'varchar(36)',
+    rangePartitioning: false,
   };
 }
 

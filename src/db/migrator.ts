@@ -4,6 +4,7 @@ import * as m001 from './migrations/001-users.js';
 import * as m002 from './migrations/002-tokens.js';
 import * as m003 from './migrations/003-orders.js';
 import * as m004 from './migrations/004-links.js';
+import * as m005 from './migrations/005-click-partitions.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -13,6 +14,7 @@ const migrations: Record<string, MigrationModule> = {
   '002-tokens': m002,
   '003-orders': m003,
   '004-links': m004,
+  '005-click-partitions': m005,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -33,6 +35,12 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Applies pending migrations up to and including `name` (an upgrade tested from an older schema). */
+export async function migrateUpTo(db: Kysely<unknown>, dialect: Dialect, name: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider: new StaticProvider(dialect) }).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
 }
 
 /** Names of migrations this build knows that the database has not applied (readiness). */

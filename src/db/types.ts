@@ -88,6 +88,8 @@ export interface ClicksTable {
   ip: string | null;
   user_agent: string | null;
   referrer: string | null;
+  /** the visit's random id from the click stream (scale-out), null for clicks of the in-process queue */
+  click_key: string | null;
 }
 
 export interface LinkClickHourlyTable {

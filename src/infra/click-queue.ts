@@ -17,6 +17,11 @@ export interface ClickEvent {
   ip: string | null;
   userAgent: string | null;
   referrer: string | null;
+  /**
+   * The visit's random id (a UUID), set by the Redis click stream: a unique index turns a replayed entry
+   * into a failed, retried transaction instead of a second count. The in-process queue leaves it out.
+   */
+  key?: string;
 }
 
 /** Persists a batch in one transaction (the clicks repository). */
@@ -41,6 +46,12 @@ export interface ClickQueue {
   flush(): Promise<void>;
   /** Stops the timer and writes everything that is queued (SIGTERM: no click is lost). */
   close(): Promise<void>;
+  /**
+   * A queue whose enqueue completes later (the Redis stream): resolves once every click enqueued so far is
+   * durable, or null when nothing is pending. The redirect answers only after it (links.module.ts), so an
+   * answered redirect is a click that survives the process being killed.
+   */
+  settled?(): Promise<void> | null;
 }
 
 export interface MemoryClickQueueOptions {

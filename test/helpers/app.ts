@@ -6,7 +6,7 @@ import pg from 'pg';
 import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createStorage, type Storage } from '../../src/db/database.js';
-import { createRedis } from '../../src/infra/redis.js';
+import { closeRedis, createRedis } from '../../src/infra/redis.js';
 import { ContractValidator } from './contract.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -89,6 +89,8 @@ export interface TestAppOptions {
   logStream?: NodeJS.WritableStream;
   /** share another app's Redis keys (several instances) */
   redisPrefix?: string;
+  /** another Redis than TEST_REDIS_URL for the PostgreSQL run (a private server a test stops and restarts) */
+  redisUrl?: string;
   /** other dependencies for buildApp (metrics, rate-limit store, readiness checks) */
   deps?: Omit<AppDeps, 'storage' | 'clock'>;
 }
@@ -122,7 +124,8 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
   const clock = opts.clock ?? new TestClock();
   const storage = createStorage(config);
   // The PostgreSQL run is the scale-out run: with TEST_REDIS_URL it also uses Redis, under a key prefix of its own.
-  const redis = engine === 'postgres' && process.env.TEST_REDIS_URL ? createRedis(process.env.TEST_REDIS_URL) : null;
+  const redisUrl = opts.redisUrl ?? process.env.TEST_REDIS_URL;
+  const redis = engine === 'postgres' && redisUrl ? createRedis(redisUrl) : null;
   const redisPrefix = opts.redisPrefix ?? `ferry-test:${process.pid}:${Math.random().toString(36).slice(2, 10)}:`;
   const logger = opts.logStream ? { level: 'info', stream: opts.logStream } : undefined;
   let app: FastifyInstance;
@@ -168,11 +171,11 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
       closed = true;
       await app.close();
       await storage.close();
-      if (redis && opts.redisPrefix === undefined) {
+      if (redis?.status === 'ready' && opts.redisPrefix === undefined) {
         const keys = await redis.keys(`${redisPrefix}*`);
         if (keys.length) await redis.del(...keys);
       }
-      await redis?.quit();
+      if (redis) await closeRedis(redis);
       if (dropDb) await dropDb();
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     },

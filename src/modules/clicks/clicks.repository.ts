@@ -48,7 +48,7 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
     for (const part of chunks(events)) {
       await tx
         .insertInto('clicks')
-        .values(part.map((e) => ({ link_id: e.linkId, short_code: e.shortCode, clicked_at: e.clickedAt, ip: e.ip, user_agent: e.userAgent, referrer: e.referrer })))
+        .values(part.map((e) => ({ link_id: e.linkId, short_code: e.shortCode, clicked_at: e.clickedAt, ip: e.ip, user_agent: e.userAgent, referrer: e.referrer, click_key: e.key ?? null })))
         .execute();
     }
   }

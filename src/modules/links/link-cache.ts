@@ -36,6 +36,7 @@ interface Entry {
 export class LinkCache {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
+  private broadcast: ((code: string) => void) | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -67,8 +68,25 @@ export class LinkCache {
   }
 
   invalidate(code: string): void {
+    this.forget(code);
+    this.broadcast?.(code);
+  }
+
+  /** Scale-out: every invalidation is also sent to the other instances (infra/redis-link-cache-bus.ts). */
+  onInvalidate(listener: (code: string) => void): void {
+    this.broadcast = listener;
+  }
+
+  /** Drops an entry on this instance only (an invalidation received from another one). */
+  forget(code: string): void {
     this.generation += 1;
     this.entries.delete(code);
+  }
+
+  /** Drops every entry (invalidations may have been missed while Redis was unreachable). */
+  clear(): void {
+    this.generation += 1;
+    this.entries.clear();
   }
 
   size(): number {

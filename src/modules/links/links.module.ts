@@ -38,6 +38,18 @@ export interface LinksModuleDeps {
  */
 const redirectAccessLog = (level: LogLevel): boolean => level === 'debug' || level === 'trace';
 
+/**
+ * With a queue whose enqueue completes later (the Redis stream), a redirect is answered only once its click
+ * is durable: an instance killed after answering then loses no click (docs/deployment.md measures the cost).
+ */
+function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void> | null): void {
+  scope.addHook('onSend', (_request, reply, payload, done) => {
+    const pending = reply.statusCode >= 300 && reply.statusCode < 400 ? settled() : null;
+    if (pending) void pending.then(() => done(null, payload));
+    else done(null, payload);
+  });
+}
+
 /** Links and clicks, wired: the services, the two route plugins, and what app.ts schedules and closes. */
 export function createLinksModule(deps: LinksModuleDeps) {
   const { config, storage, clock } = deps;
@@ -83,6 +95,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
      */
     redirectRoutes: (async (scope, opts) => {
       await opts.protect?.(scope);
+      if (clickQueue.settled) awaitDurableClicks(scope, clickQueue.settled.bind(clickQueue));
       await scope.register(redirectRoutes, {
         links, clicks: clickQueue, clock, status: config.redirectStatus, accessLog: redirectAccessLog(config.logLevel),
       });

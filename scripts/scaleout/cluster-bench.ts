@@ -1,0 +1,240 @@
+/**
+ * Measurements behind the sizing table of docs/deployment.md: the scale-out setup as real processes on
+ * loopback (compiled: run `npm run build` first), against a fresh PostgreSQL database and a private
+ * redis-server.
+ *
+ *   npx tsx scripts/scaleout/cluster-bench.ts
+ *
+ * 1. Redirects, one API instance, PostgreSQL, no Redis (the in-process queue): the reference.
+ * 2. Redirects, one API instance + one worker, PostgreSQL + Redis (each redirect waits for its XADD); then
+ *    the same with the worker stopped (the stream grows; the worker catches up afterwards).
+ * 3. Redirects, two API instances + one worker (two load generators, half the connections each).
+ * 4. Worker drain rate: 200,000 clicks already in the stream, one worker and then two, CLICK_BATCH_SIZE=1000.
+ * 5. Orders (POST /api/v1/orders, a new Idempotency-Key each), one instance, DB_POOL_MAX 2, 5, 10, 20.
+ * After 1–3 every answered redirect must be a click record (checked).
+ *
+ * Environment: BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION
+ * (seconds per run, default 10), BENCH_CONNECTIONS (default 10), BENCH_LINKS (default 10000).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon, { type Result } from 'autocannon';
+import { Redis } from 'ioredis';
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import { createStorage } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrator.js';
+import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/infra/click-stream.js';
+import { generateCode } from '../../src/modules/links/short-code.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const LINKS = Number(process.env.BENCH_LINKS ?? 10_000);
+const PREFIX = 'bench:';
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const s = net.createServer().listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const { port } = s.address() as net.AddressInfo;
+  s.close();
+  await once(s, 'close');
+  return port;
+}
+
+async function waitPort(port: number, child: ChildProcess, name: string): Promise<void> {
+  for (let i = 0; i < 300; i += 1) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => { socket.end(); resolve(true); });
+      socket.on('error', () => resolve(false));
+    });
+    if (up) return;
+    await sleep(100);
+  }
+  throw new Error(`${name} did not start`);
+}
+
+const children: ChildProcess[] = [];
+async function api(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/src/server.js'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  await waitPort(port, child, 'api');
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+function worker(env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ['dist/src/worker.js'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  return child;
+}
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function freshDatabase(): Promise<string> {
+  const name = `ferry_bench_${process.pid}_${Date.now()}`;
+  const c = new pg.Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  await c.query(`create database ${name}`);
+  await c.end();
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/**
+ * autocannon stops with one request in flight per connection and does not count their answers, whose clicks
+ * the server did record: records = answered + at most one per connection.
+ */
+function check(what: string, recorded: number, answered: number, connections: number): void {
+  if (recorded < answered || recorded > answered + connections) throw new Error(`${what}: ${recorded} click records for ${answered} answered redirects`);
+}
+
+const codes: string[] = [];
+const pick = () => codes[Math.floor(Math.random() * codes.length)]!;
+const redirects = (url: string, connections: number): Promise<Result> =>
+  autocannon({ url, connections, duration: DURATION, requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/${pick()}` }) }] });
+const line = (label: string, r: { reqPerSec: number; p50: number; p99: number; extra?: string }) =>
+  log(`${label.padEnd(60)} ${String(Math.round(r.reqPerSec)).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.extra ? `  ${r.extra}` : ''}`);
+
+async function main(): Promise<void> {
+  const redisPort = await freePort();
+  const redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  children.push(redisServer);
+  await sleep(300);
+  const redis = new Redis({ port: redisPort, host: '127.0.0.1' });
+  const databaseUrl = await freshDatabase();
+  const storage = createStorage(loadConfig({ DATABASE_URL: databaseUrl, DB_POOL_MAX: '4' }));
+  const db = storage.db as unknown as Kysely<unknown>;
+  await migrateToLatest(db, storage.dialect);
+  const seen = new Set<string>();
+  while (seen.size < LINKS) seen.add(generateCode());
+  codes.push(...seen);
+  for (let i = 0; i < codes.length; i += 1000) {
+    const part = codes.slice(i, i + 1000);
+    await storage.db.insertInto('link_codes').values(part.map((code) => ({ code, retired_at: null, retired_reason: null }))).execute();
+    await storage.db.insertInto('links').values(part.map((code, j) => ({ short_code: code, original_url: `https://example.com/a/${i + j}`, user_id: null, expires_at: null, created_at: Date.now() }))).execute();
+  }
+  const records = async () => Number((await sql<{ n: number }>`select count(*)::int as n from clicks`.execute(db)).rows[0]!.n);
+  const base = {
+    DATABASE_URL: databaseUrl, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'ferry-bench-')), JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
+    LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000', REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000',
+    PASSWORD_HASH_COST: '10', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+  };
+  const scaled = { ...base, REDIS_URL: `redis://127.0.0.1:${redisPort}`, REDIS_KEY_PREFIX: PREFIX, CLICK_QUEUE_LIMIT: '10000000' };
+  const { stream } = clickStreamKeys(PREFIX);
+  const drained = async () => {
+    for (;;) {
+      const info = await clickGroupInfo(redis, stream);
+      const [pending] = (await redis.xpending(stream, CLICK_GROUP)) as [number];
+      if (info && info.lag === 0 && pending === 0) return;
+      await sleep(100);
+    }
+  };
+  log(`${LINKS} links, ${CONNECTIONS} connections, ${DURATION} s per run; everything on this machine (${(await import('node:os')).cpus().length} cores)`);
+
+  // 1. The reference: PostgreSQL, in-process queue.
+  let before = await records();
+  const one = await api(base);
+  const r1 = await redirects(one.url, CONNECTIONS);
+  await stop(one.child);
+  check('in-process', (await records()) - before, r1['3xx'], CONNECTIONS);
+  line('1 API, PostgreSQL, in-process click queue', { reqPerSec: r1.requests.average, p50: r1.latency.p50, p99: r1.latency.p99 });
+
+  // 2. One API instance and a worker, through Redis.
+  before = await records();
+  const w = worker(scaled);
+  const two = await api(scaled);
+  const r2 = await redirects(two.url, CONNECTIONS);
+  const lagAtEnd = await clickGroupInfo(redis, stream);
+  let t = performance.now();
+  await drained();
+  const drainMs = performance.now() - t;
+  check('one instance, redis', (await records()) - before, r2['3xx'], CONNECTIONS);
+  line('1 API + 1 worker, PostgreSQL + Redis stream', { reqPerSec: r2.requests.average, p50: r2.latency.p50, p99: r2.latency.p99, extra: `worker lag at end ${String(lagAtEnd?.lag)}, drained ${Math.round(drainMs)} ms later` });
+
+  // 2b. The same instance while no worker runs (the stream grows): the redirect's own cost of the XADD.
+  await stop(w);
+  before = await records();
+  const r2b = await redirects(two.url, CONNECTIONS);
+  line('1 API, PostgreSQL + Redis stream, no worker running', { reqPerSec: r2b.requests.average, p50: r2b.latency.p50, p99: r2b.latency.p99 });
+  const w2 = worker(scaled);
+  await drained();
+  check('one instance, redis, worker later', (await records()) - before, r2b['3xx'], CONNECTIONS);
+
+  // 3. Two API instances and the worker.
+  before = await records();
+  const three = await api(scaled);
+  const [ra, rb] = await Promise.all([redirects(two.url, CONNECTIONS / 2), redirects(three.url, CONNECTIONS / 2)]);
+  await drained();
+  check('two instances, redis', (await records()) - before, ra['3xx'] + rb['3xx'], CONNECTIONS);
+  line('2 API + 1 worker (sum of both)', { reqPerSec: ra.requests.average + rb.requests.average, p50: Math.max(ra.latency.p50, rb.latency.p50), p99: Math.max(ra.latency.p99, rb.latency.p99) });
+  await Promise.all([stop(two.child), stop(three.child), stop(w2)]);
+
+  // 4. Worker drain rate.
+  for (const workers of [1, 2]) {
+    const n = 200_000;
+    for (let i = 0; i < n; i += 10_000) {
+      const p = redis.pipeline();
+      for (let j = i; j < i + 10_000; j += 1) {
+        p.xadd(stream, '*', CLICK_FIELD, encodeClick({ key: randomUUID(), linkId: 1 + (j % LINKS), shortCode: 'x', clickedAt: Date.now(), ip: `10.0.${(j >> 8) & 255}.${j & 255}`, userAgent: 'bench', referrer: null }));
+      }
+      await p.exec();
+    }
+    before = await records();
+    t = performance.now();
+    const ws = Array.from({ length: workers }, () => worker({ ...scaled, CLICK_BATCH_SIZE: '1000' }));
+    await drained();
+    const ms = performance.now() - t;
+    if ((await records()) - before !== n) throw new Error('drain: records differ');
+    log(`${`${workers} worker(s) draining ${n} clicks (batches of 1000)`.padEnd(60)} ${String(Math.round(n / (ms / 1000))).padStart(7)} clicks/s (${Math.round(ms)} ms incl. start-up)`);
+    await Promise.all(ws.map(stop));
+  }
+
+  // 5. Orders by pool size.
+  const signUp = await api(scaled);
+  await fetch(`${signUp.url}/api/v1/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench_orders', email: 'bench@example.com', password: 'long-enough-pw' }) });
+  await sql`update users set status = 'active' where username = 'bench_orders'`.execute(db);
+  const login = await fetch(`${signUp.url}/api/v1/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench_orders', password: 'long-enough-pw' }) });
+  const { accessToken } = (await login.json()) as { accessToken: string };
+  await stop(signUp.child);
+  for (const poolMax of [2, 5, 10, 20]) {
+    const s = await api({ ...scaled, DB_POOL_MAX: String(poolMax) });
+    const r = await autocannon({
+      url: s.url, connections: 20, duration: DURATION,
+      requests: [{ method: 'POST', path: '/api/v1/orders', setupRequest: (req) => ({ ...req, headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}`, 'idempotency-key': randomUUID() }, body: '{"itemId":1,"quantity":1}' }) as typeof req }],
+    });
+    await stop(s.child);
+    line(`orders, 1 API, DB_POOL_MAX=${poolMax}, 20 connections`, { reqPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, extra: `non-2xx ${r.non2xx}` });
+  }
+
+  await storage.close();
+  await redis.quit();
+  const c = new pg.Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  await c.query(`drop database ${new URL(databaseUrl).pathname.slice(1)} with (force)`);
+  await c.end();
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    process.exit();
+  });

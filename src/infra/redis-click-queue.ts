@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Clock } from '../lib/clock.js';
+import { createMemoryClickQueue, type ClickQueue, type ClickWriter } from './click-queue.js';
+import { createClickStreamConsumer } from './click-stream-consumer.js';
+import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick, streamIdBefore, type KeyedClick } from './click-stream.js';
+import { closeRedis, logRedisConnection, whenRedisReady } from './redis.js';
+
+export interface RedisClickQueueOptions {
+  /** the shared client: the producer (and the in-process consumer) get connections of their own from it */
+  redis: Redis;
+  prefix: string;
+  /** the replay-safe writer: used by the fallback queue and the in-process consumer */
+  writer: ClickWriter;
+  flushMs: number;
+  batchSize: number;
+  /** CLICK_QUEUE_LIMIT: the stream's backlog bound (clicks waiting, all instances together) */
+  limit: number;
+  claimIdleMs: number;
+  /** CLICK_WORKER_IN_PROCESS: also consume the stream in this process */
+  inProcessConsumer: boolean;
+  log: FastifyBaseLogger;
+  clock: Clock;
+}
+
+/** An XADD unanswered this long counts as failed and the click goes to the fallback queue. */
+const XADD_TIMEOUT_MS = 250;
+const OBSERVE_EVERY_MS = 1_000;
+const WARNING_INTERVAL_MS = 10_000;
+/** flush() waits this long (plus CLICK_CLAIM_IDLE_MS, for a dead consumer's entries) for the consumers */
+const FLUSH_WAIT_MS = 10_000;
+
+/**
+ * The click queue of the scale-out setup (REDIS_URL on PostgreSQL): every visit is one XADD to the stream
+ * `<prefix>clicks`, and the redirect answers only once Redis has it (`settled()`, awaited in links.module.ts),
+ * so an instance killed after answering loses no click. Consumers (click-stream-consumer.ts: `npm run
+ * worker`, or this process with CLICK_WORKER_IN_PROCESS) write them.
+ *
+ * - Bounded: beyond CLICK_QUEUE_LIMIT clicks waiting in the stream (the consumer group's pending + lag, read
+ *   every second on the producer's own connection, plus what this instance added since), new clicks are
+ *   dropped and counted, as in the in-process queue. XADD's `MAXLEN ~ 2×limit` is the hard memory bound
+ *   for the moments when several instances' estimates are stale at once.
+ * - Redis lost: an XADD that fails or times out (250 ms), or a producer connection that is not up, sends
+ *   the click to an in-process fallback queue that writes it directly to the database; so redirects keep
+ *   working and keep counting. Its clicks are lost only if this instance dies during the outage. A click
+ *   whose XADD timed out but landed is written by both paths and counted once (its key).
+ * - depth(), dropped(), lastFlushAt() cover both paths; lastFlushAt() is the last batch any consumer
+ *   committed (a key in Redis), so every instance reports the cluster's flush lag.
+ */
+export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promise<ClickQueue & { settled(): Promise<void> | null }> {
+  const { writer, log, clock, limit } = opts;
+  const keys = clickStreamKeys(opts.prefix);
+  const producer = opts.redis.duplicate({ enableOfflineQueue: false, enableAutoPipelining: true, commandTimeout: XADD_TIMEOUT_MS });
+  logRedisConnection(producer, log, 'click-producer');
+  const consumerConnection = opts.inProcessConsumer ? opts.redis.duplicate({ enableOfflineQueue: false }) : null;
+  if (consumerConnection) logRedisConnection(consumerConnection, log, 'click-consumer');
+  const consumer = consumerConnection
+    ? createClickStreamConsumer({ redis: consumerConnection, prefix: opts.prefix, writer, batchSize: opts.batchSize, flushMs: opts.flushMs, claimIdleMs: opts.claimIdleMs, log, clock })
+    : null;
+  const fallback = createMemoryClickQueue({ writer, flushMs: opts.flushMs, batchSize: opts.batchSize, limit, log: log.child({ component: 'click-fallback' }), clock });
+
+  let observed = 0;
+  let added = 0;
+  let addedAtObservation = 0;
+  let sharedLastWrite: number | null = null;
+  let dropped = 0;
+  let fellBack = 0;
+  let lastDropWarning = Number.NEGATIVE_INFINITY;
+  let lastFallbackWarning = Number.NEGATIVE_INFINITY;
+  let lastId: string | null = null;
+  let latest: Promise<void> = Promise.resolve();
+  let inFlight = 0;
+  let sinceNotify = 0;
+  let closed = false;
+
+  const backlog = (): number => Math.max(0, observed + (added - addedAtObservation));
+
+  /** The group's backlog, on the producer's connection: it counts exactly the XADDs sent before it. */
+  async function observe(): Promise<void> {
+    if (producer.status !== 'ready') return;
+    const at = added;
+    try {
+      const [info, length, lastWrite] = await Promise.all([clickGroupInfo(producer, keys.stream), producer.xlen(keys.stream), producer.get(keys.lastWrite)]);
+      const lag = info?.lag;
+      // No group yet (no consumer ever ran), or a lag Redis cannot tell: the stream's length bounds it.
+      observed = info && typeof lag === 'number' ? Number(info.pending) + lag : length;
+      addedAtObservation = at;
+      sharedLastWrite = lastWrite === null ? null : Number(lastWrite);
+    } catch {
+      // the next observation
+    }
+  }
+  await Promise.all([whenRedisReady(producer), consumerConnection && whenRedisReady(consumerConnection)]);
+  await observe();
+  const observer = setInterval(() => void observe(), OBSERVE_EVERY_MS);
+  observer.unref();
+  consumer?.start();
+
+  const toFallback = (click: KeyedClick, reason: unknown): boolean => {
+    fellBack += 1;
+    const now = performance.now();
+    if (now - lastFallbackWarning >= WARNING_INTERVAL_MS) {
+      lastFallbackWarning = now;
+      log.warn({ reason: reason instanceof Error ? reason.message : String(reason), fellBack }, 'click stream unavailable: clicks go to the in-process fallback queue');
+    }
+    return fallback.enqueue(click);
+  };
+
+  const drop = (): false => {
+    dropped += 1;
+    const now = performance.now();
+    if (now - lastDropWarning >= WARNING_INTERVAL_MS) {
+      lastDropWarning = now;
+      log.warn({ dropped, backlog: backlog(), limit }, closed ? 'click after shutdown dropped' : 'click stream backlog at CLICK_QUEUE_LIMIT: clicks dropped');
+    }
+    return false;
+  };
+
+  /** Every click XADDed before `id` is written and acknowledged by some consumer. */
+  async function writtenUpTo(id: string): Promise<boolean> {
+    const info = await clickGroupInfo(producer, keys.stream);
+    if (!info || streamIdBefore(String(info['last-delivered-id']), id)) return false;
+    return ((await producer.xpending(keys.stream, CLICK_GROUP, '-', id, 1)) as unknown[]).length === 0;
+  }
+
+  async function waitWritten(id: string): Promise<void> {
+    const deadline = performance.now() + opts.claimIdleMs + FLUSH_WAIT_MS;
+    for (;;) {
+      if (consumer) await consumer.drain();
+      if (await writtenUpTo(id)) return;
+      if (performance.now() > deadline) throw new Error(`clicks up to stream entry ${id} are not written yet`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  return {
+    enqueue(event) {
+      if (closed || backlog() + fallback.depth() >= limit) return drop();
+      const click: KeyedClick = { ...event, key: randomUUID() };
+      if (producer.status !== 'ready') return toFallback(click, `redis connection ${producer.status}`);
+      added += 1;
+      inFlight += 1;
+      latest = producer.xadd(keys.stream, 'MAXLEN', '~', 2 * limit, '*', CLICK_FIELD, encodeClick(click)).then(
+        (id) => {
+          inFlight -= 1;
+          if (id && (lastId === null || streamIdBefore(lastId, id))) lastId = id;
+        },
+        (err: unknown) => {
+          inFlight -= 1;
+          added -= 1;
+          toFallback(click, err);
+        },
+      );
+      if (consumer && ++sinceNotify >= opts.batchSize) {
+        sinceNotify = 0;
+        consumer.notify();
+      }
+      return true;
+    },
+    settled: () => (inFlight > 0 ? latest : null),
+    depth: () => backlog() + fallback.depth(),
+    dropped: () => dropped + fallback.dropped(),
+    lastFlushAt() {
+      const times = [consumer?.lastWriteAt() ?? null, sharedLastWrite, fallback.lastFlushAt()].filter((t): t is number => t !== null);
+      return times.length ? Math.max(...times) : null;
+    },
+    async flush() {
+      await latest;
+      await fallback.flush();
+      if (lastId !== null) await waitWritten(lastId);
+      await observe();
+    },
+    async close() {
+      closed = true;
+      clearInterval(observer);
+      await latest;
+      await fallback.close();
+      try {
+        await consumer?.stop({ drain: true });
+      } catch (err) {
+        log.error({ err }, 'click stream: the last round before shutdown failed; its clicks stay in the stream for the next consumer');
+      }
+      await Promise.all([closeRedis(producer), consumerConnection && closeRedis(consumerConnection)]);
+    },
+  };
+}

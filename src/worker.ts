@@ -1,0 +1,106 @@
+import Fastify from 'fastify';
+import type { Kysely } from 'kysely';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from './db/click-partitions.js';
+import { createStorage } from './db/database.js';
+import { migrateToLatest } from './db/migrator.js';
+import { createClickStreamConsumer } from './infra/click-stream-consumer.js';
+import { closeRedis, createRedis, logRedisConnection, whenRedisReady } from './infra/redis.js';
+import { createScheduler } from './infra/scheduler.js';
+import { systemClock } from './lib/clock.js';
+import { createClicksRepository } from './modules/clicks/clicks.repository.js';
+import { createReplaySafeClickWriter } from './modules/clicks/replay-safe-click-writer.js';
+
+/**
+ * `npm run worker`: the click worker of the scale-out setup (docs/deployment.md). It consumes the Redis click
+ * stream the API instances append to and writes click records and rollups to PostgreSQL in batches; run one
+ * or more (each is one consumer of the group; a dead one's entries are claimed by the others).
+ *
+ * SIGTERM / SIGINT: the batch in progress is written and acknowledged, then the process exits 0 (what is left
+ * in the stream waits for the next worker). After SHUTDOWN_TIMEOUT_MS, or on a second signal, it exits 1;
+ * a batch cut short is not lost: it stays pending and is claimed.
+ */
+function configOrExit(): Config & { redisUrl: string; databaseUrl: string } {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+  const missing = [
+    config.redisUrl ? null : 'REDIS_URL: the click worker reads the Redis click stream; set a redis:// URL',
+    config.databaseUrl ? null : 'DATABASE_URL: the click worker writes to PostgreSQL; set a postgres:// URL',
+  ].filter((m): m is string => m !== null);
+  if (missing.length > 0) {
+    process.stderr.write(`${missing.map((m) => `Invalid configuration: ${m}`).join('\n')}\n`);
+    process.exit(1);
+  }
+  return config as Config & { redisUrl: string; databaseUrl: string };
+}
+
+async function main(): Promise<void> {
+  const config = configOrExit();
+  // The API's logger setup (pino through Fastify), without a server.
+  const log = Fastify({ logger: { level: config.logLevel } }).log.child({ component: 'click-worker' });
+  const storage = createStorage(config);
+  // Under the migrator's advisory lock: a worker that starts before the API instances migrates too.
+  await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+  const redis = createRedis(config.redisUrl);
+  logRedisConnection(redis, log, 'click-consumer');
+  if (!(await whenRedisReady(redis))) log.warn('redis is not reachable yet; the worker retries until it is');
+
+  const writer = createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer: createClicksRepository(storage).writer });
+  const consumer = createClickStreamConsumer({
+    redis,
+    prefix: config.redisKeyPrefix,
+    writer,
+    batchSize: config.clickBatchSize,
+    flushMs: config.clickFlushMs,
+    claimIdleMs: config.clickClaimIdleMs,
+    log,
+    clock: systemClock,
+  });
+  const scheduler = createScheduler(log);
+  const maintainPartitions = () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, systemClock.now(), config.clickRetentionMonths, log);
+  await maintainPartitions();
+  scheduler.every('click-partitions', CLICK_PARTITIONS_EVERY_MS, maintainPartitions);
+  consumer.start();
+  log.info({ consumer: consumer.name, prefix: config.redisKeyPrefix, batchSize: config.clickBatchSize }, 'click worker started');
+
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'click worker stopping: finishing the batch in progress');
+    const bound = setTimeout(() => {
+      log.error({ timeoutMs: config.shutdownTimeoutMs }, 'click worker did not stop in time; its unacknowledged entries will be claimed');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    bound.unref();
+    consumer
+      .stop()
+      .then(() => scheduler.stop())
+      .then(() => storage.close())
+      .then(() => closeRedis(redis))
+      .then(() => {
+        log.info('click worker stopped');
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        log.error({ err }, 'click worker shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`Ferry click worker failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
