@@ -41,6 +41,7 @@ type ReadReply = Array<[stream: string, entries: Entry[]]> | null;
 
 const TRIM_EVERY_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
+const IDLE_CONSUMER_MS = 24 * 3_600_000;
 
 /**
  * Reads the click stream as one consumer of the group and writes what it reads: a batch of at most
@@ -68,6 +69,7 @@ export function createClickStreamConsumer(opts: ClickStreamConsumerOptions): Cli
   let ownPending = true;
   let lastClaimAt = Number.NEGATIVE_INFINITY;
   let lastTrimAt = Number.NEGATIVE_INFINITY;
+  let lastCleanupAt = Number.NEGATIVE_INFINITY;
   let lastWriteAt: number | null = null;
   let failures = 0;
   let stopping = false;
@@ -124,6 +126,19 @@ export function createClickStreamConsumer(opts: ClickStreamConsumerOptions): Cli
     return n;
   }
 
+  /**
+   * Every restart leaves a consumer name behind in the group; names idle for a day with nothing pending are
+   * removed (a live one that was merely idle is recreated by its next read).
+   */
+  async function forgetIdleConsumers(): Promise<void> {
+    const consumers = (await redis.xinfo('CONSUMERS', keys.stream, CLICK_GROUP)) as unknown[][];
+    for (const c of consumers) {
+      const info: Record<string, unknown> = {};
+      for (let i = 0; i + 1 < c.length; i += 2) info[String(c[i])] = c[i + 1];
+      if (info.name !== name && info.pending === 0 && Number(info.idle) > IDLE_CONSUMER_MS) await redis.xgroup('DELCONSUMER', keys.stream, CLICK_GROUP, String(info.name));
+    }
+  }
+
   async function newEntriesRound(): Promise<number> {
     let n = 0;
     for (;;) {
@@ -155,6 +170,10 @@ export function createClickStreamConsumer(opts: ClickStreamConsumerOptions): Cli
     if (performance.now() - lastClaimAt >= claimEveryMs) {
       lastClaimAt = performance.now();
       n += await claimRound();
+      if (performance.now() - lastCleanupAt >= IDLE_CONSUMER_MS / 24) {
+        lastCleanupAt = performance.now();
+        await forgetIdleConsumers();
+      }
     }
     n += await newEntriesRound();
     if (n > 0 && performance.now() - lastTrimAt >= TRIM_EVERY_MS) {

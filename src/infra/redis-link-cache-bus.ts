@@ -25,20 +25,29 @@ export async function createRedisLinkCacheBus(opts: { redis: Redis; prefix: stri
   const { redis, cache, log } = opts;
   const channel = `${opts.prefix}link-cache`;
   const self = randomBytes(8).toString('hex');
-  // Subscribed connections can do nothing else; the offline queue lets the subscription wait for the connection.
-  const subscriber = redis.duplicate({ enableOfflineQueue: true });
+  // A subscribed connection can do nothing else: it gets its own.
+  const subscriber = redis.duplicate();
   logRedisConnection(subscriber, log, 'link-cache-subscriber');
   let connectedBefore = false;
+  let subscribed = false;
+  const subscribe = (): Promise<void> =>
+    subscriber.subscribe(channel).then(
+      () => {
+        subscribed = true; // from now on ioredis subscribes again by itself after a reconnection
+      },
+      (err: unknown) => log.warn({ err }, 'link-cache invalidation: subscribing failed; retried on the next connection'),
+    );
+  let first: Promise<void> | null = null;
   subscriber.on('ready', () => {
     if (connectedBefore) cache.clear(); // invalidations may have been missed while disconnected
     connectedBefore = true;
+    if (!subscribed) first = subscribe();
   });
   subscriber.on('message', (_channel: string, message: string) => {
     const space = message.indexOf(' ');
     if (space > 0 && message.slice(0, space) !== self) cache.forget(message.slice(space + 1));
   });
-  const subscribed = subscriber.subscribe(channel).catch((err: unknown) => log.error({ err }, 'link-cache invalidation: subscribing failed'));
-  if (await whenRedisReady(subscriber)) await subscribed;
+  if (await whenRedisReady(subscriber)) await first;
 
   cache.onInvalidate((code) => {
     if (redis.status !== 'ready') return; // the other instances' TTL bounds it, and their reconnection clears them
