@@ -128,7 +128,9 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
   async function waitWritten(id: string): Promise<void> {
     const deadline = performance.now() + opts.claimIdleMs + FLUSH_WAIT_MS;
     for (;;) {
-      if (consumer) await consumer.drain();
+      // A failed round (Redis restarted and lost the group: NOGROUP) is retried until the deadline; the
+      // consumer recreates the group on its next round, and the deadline error says what is missing.
+      if (consumer) await consumer.drain().catch(() => 0);
       if (await writtenUpTo(id)) return;
       if (performance.now() > deadline) throw new Error(`clicks up to stream entry ${id} are not written yet`);
       await new Promise((resolve) => setTimeout(resolve, 20));
