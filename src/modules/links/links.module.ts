@@ -9,7 +9,7 @@ import { clicksRoutes } from '../clicks/clicks.routes.js';
 import { clickSchemas } from '../clicks/clicks.schemas.js';
 import { createClicksService } from '../clicks/clicks.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
-import { LinkCache } from './link-cache.js';
+import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
 import { createLinksRepository } from './links.repository.js';
 import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
@@ -19,7 +19,7 @@ import { redirectRoutes } from './redirect.routes.js';
 export const linksModuleSchemas = [...linkSchemas, ...clickSchemas];
 
 export interface LinksModuleDeps {
-  config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel'>;
+  config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel' | 'linkCacheSize'>;
   storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
   users: Pick<UsersRepository, 'findById'>;
   paginator: Paginator;
@@ -39,7 +39,7 @@ const redirectAccessLog = (level: LogLevel): boolean => level === 'debug' || lev
 /** Links and clicks, wired: the services, the two route plugins, and what app.ts schedules and closes. */
 export function createLinksModule(deps: LinksModuleDeps) {
   const { config, storage, clock } = deps;
-  const cache = new LinkCache(clock);
+  const cache = new LinkCache(clock, { ...DEFAULT_LINK_CACHE, capacity: config.linkCacheSize });
   const links = createLinksService({
     links: createLinksRepository(storage, deps.paginator),
     users: deps.users,
