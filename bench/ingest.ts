@@ -3,13 +3,15 @@
  * queue (CLICK_FLUSH_MS, CLICK_BATCH_SIZE, CLICK_QUEUE_LIMIT at their defaults unless set) feeding Ferry's
  * click writer (on SQLite: the writer thread) on a database seeded with the links of DATA_DIR.
  *
- * A producer enqueues visits as fast as the queue takes them without ever filling it past half its limit
- * (so a drop would be the writer's fault, and none is allowed), for DURATION seconds; then the queue is
- * flushed, the click records are counted, and the rate is records / (first enqueue → last record written).
+ * A producer keeps a few batches waiting in the queue (it never fills it: a drop would be the writer's
+ * fault, and none is allowed) and otherwise sleeps, so that it measures the writer, not itself, for DURATION
+ * seconds; then the queue is flushed, the click records are counted, and the rate is records / (first
+ * enqueue → last record written).
  * Prints one JSON line: { clicks, records, dropped, seconds, clicksPerSecond, cpuSeconds, peakRssBytes }.
  *
- * Env: DATA_DIR (seeded with links), DURATION (s), HOT (1: every visit on one link instead of uniformly
- * random links), and Ferry's own CLICK_* variables.
+ * Env: DATA_DIR (seeded with links), DURATION (s), MIX (`uniform`: every link equally likely, the worst
+ * case for the rollups; `zipf`: the link of popularity rank k with probability ∝ 1/k, as web traffic
+ * roughly is; `hot`: every visit on one link), and Ferry's own CLICK_* variables.
  */
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
@@ -21,7 +23,7 @@ import { peakRssBytes } from './lib/proc.js';
 
 const config = loadConfig(process.env);
 const duration = Number(process.env.DURATION ?? 5) * 1000;
-const hot = process.env.HOT === '1';
+const mix = process.env.MIX ?? 'uniform';
 
 const storage = createStorage(config);
 const codes: string[] = [];
@@ -47,8 +49,23 @@ const agents = Array.from({ length: 30 }, (_, i) => `Mozilla/5.0 (X11; Linux x86
 const referrers = Array.from({ length: 60 }, (_, i) => `https://site${i}.example/some/page?id=${i}`);
 const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
 
+// Zipf(1): the cumulative weights of ranks 1..n, searched with a uniform draw.
+const cumulative = new Float64Array(codes.length);
+for (let k = 0, sum = 0; k < codes.length; k += 1) cumulative[k] = sum += 1 / (k + 1);
+function zipfRank(): number {
+  const u = Math.random() * cumulative[codes.length - 1]!;
+  let lo = 0;
+  let hi = codes.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cumulative[mid]! < u) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 function visit(): ClickEvent {
-  const i = hot ? 0 : Math.floor(Math.random() * codes.length);
+  const i = mix === 'hot' ? 0 : mix === 'zipf' ? zipfRank() : Math.floor(Math.random() * codes.length);
   return {
     linkId: linkIds[i]!, shortCode: codes[i]!, clickedAt: Date.now(), ip: pick(ips), userAgent: pick(agents),
     referrer: Math.random() < 0.2 ? null : pick(referrers),
@@ -58,13 +75,14 @@ function visit(): ClickEvent {
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 let enqueued = 0;
-const highWater = config.clickQueueLimit / 2;
+const highWater = Math.min(config.clickQueueLimit / 2, 4 * config.clickBatchSize);
+const ready = Array.from({ length: 50_000 }, visit);
 while (performance.now() - started < duration) {
-  // Enqueue in bursts, then yield so that the queue's timer and the writer's replies are handled.
-  for (let i = 0; i < 500 && queue.depth() < highWater; i += 1) {
-    if (queue.enqueue(visit())) enqueued += 1;
+  while (queue.depth() < highWater) {
+    const e = ready[enqueued % ready.length]!;
+    if (queue.enqueue({ ...e, clickedAt: Date.now() })) enqueued += 1;
   }
-  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 1));
 }
 await queue.flush();
 const seconds = (performance.now() - started) / 1000;

@@ -19,7 +19,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-export function summarize(file: string, top = 25): string {
+export function summarize(file: string, top = 25): { text: string; busyMs: number } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
@@ -46,7 +46,7 @@ export function summarize(file: string, top = 25): string {
   for (const [key, us] of [...perFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) {
     lines.push(`| ${((100 * us) / busy).toFixed(1)} | ${(us / 1000).toFixed(0)} | ${key.replace(/\|/g, '\\|')} |`);
   }
-  return lines.join('\n');
+  return { text: lines.join('\n'), busyMs: busy / 1000 };
 }
 
 function shorten(url: string): string {
@@ -58,5 +58,5 @@ function shorten(url: string): string {
 }
 
 if (process.argv[1] && import.meta.url.endsWith(path.basename(process.argv[1]))) {
-  process.stdout.write(`${summarize(process.argv[2]!, Number(process.argv[3] ?? 25))}\n`);
+  process.stdout.write(`${summarize(process.argv[2]!, Number(process.argv[3] ?? 25)).text}\n`);
 }

@@ -9,7 +9,7 @@
  *
  * --quick: 3 s per measurement (after a 1 s warm-up), smaller click seeds; about 2 minutes in all.
  * --profile: Ferry's servers run with --cpu-prof; a summary of the busiest threads is appended.
- * Env: BENCH_DURATION, BENCH_WARMUP (seconds), BENCH_CONNECTIONS.
+ * Env: BENCH_DURATION, BENCH_WARMUP (seconds), BENCH_CONNECTIONS, BENCH_FERRY_ENV (JSON: extra variables for Ferry).
  */
 import { execSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
  * child process on a copy of a seeded database, warms up, measures, stops the server with SIGTERM (so queued
  * clicks are flushed) and checks what must hold afterwards.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { LoadResult, LoadSpec } from './load.js';
@@ -97,7 +97,9 @@ async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | nu
   mkdirSync(dataDir, { recursive: true });
   if (dataset) copyFileSync(ctx.data.files[dataset]!.db, path.join(dataDir, 'ferry.db'));
   const prof = ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ctx.profileDir, name)}`] : [];
-  const server = await startServer(name, [...prof, 'dist/src/server.js'], { ...FERRY_ENV, ...env, DATA_DIR: dataDir });
+  // BENCH_FERRY_ENV: extra variables for every Ferry server of the run (a JSON object), when looking for where time goes.
+  const extra = JSON.parse(process.env.BENCH_FERRY_ENV ?? '{}') as Record<string, string>;
+  const server = await startServer(name, [...prof, 'dist/src/server.js'], { ...FERRY_ENV, ...env, ...extra, DATA_DIR: dataDir });
   return { ...server, dataDir };
 }
 
@@ -111,6 +113,7 @@ interface Measured {
   warm: LoadResult[];
   measured: LoadResult;
   cpuSeconds: number | null;
+  mainCpuSeconds: number | null;
   peakRss: number | null;
   exitCode: number | null;
   /** the server's own count of redirects answered (its /metrics), read before SIGTERM */
@@ -129,12 +132,15 @@ async function drive(ctx: BenchContext, server: Server, spec: Workload, opts: { 
   const warm = opts.pass ? [await load(ctx, server, opts.pass, 0)] : [];
   warm.push(await load(ctx, server, spec, ctx.warmup));
   const before = cpuSeconds(server.child.pid);
+  const mainBefore = cpuSeconds(server.child.pid, true);
   const measured = await load(ctx, server, spec, ctx.duration);
   const after = cpuSeconds(server.child.pid);
+  const mainAfter = cpuSeconds(server.child.pid, true);
   const peakRss = peakRssBytes(server.child.pid);
   const served = opts.countRedirects ? await redirectsServed(server, 302) : null;
   const exitCode = await stopServer(server.child);
-  return { warm, measured, cpuSeconds: before === null || after === null ? null : after - before, peakRss, exitCode, redirectsServed: served };
+  const delta = (a: number | null, b: number | null) => (a === null || b === null ? null : b - a);
+  return { warm, measured, cpuSeconds: delta(before, after), mainCpuSeconds: delta(mainBefore, mainAfter), peakRss, exitCode, redirectsServed: served };
 }
 
 function rowOf(name: string, setup: string, m: Measured, expected: number, notes: string[]): Row {
@@ -147,6 +153,7 @@ function rowOf(name: string, setup: string, m: Measured, expected: number, notes
   return {
     name, setup, perSecond: r.reqPerSec, unit: 'req/s', latencyMs: { p50: r.latencyMs.p50, p99: r.latencyMs.p99, p999: r.latencyMs.p999 },
     errors: unexpected + r.errors, cpuUsPerRequest: cpuPer, cpuCores: m.cpuSeconds === null ? null : m.cpuSeconds / r.seconds,
+    mainCpuUsPerRequest: m.mainCpuSeconds === null || r.requests === 0 ? null : (m.mainCpuSeconds * 1e6) / r.requests,
     peakRssBytes: m.peakRss, notes: notes.join('; '),
   };
 }
@@ -169,9 +176,13 @@ function profileOf(ctx: BenchContext, name: string): string | undefined {
   if (!ctx.profileDir) return undefined;
   const dir = path.join(ctx.profileDir, name);
   if (!existsSync(dir)) return undefined;
-  // One file per thread; the busiest threads first (the main thread, then the click writer).
-  const files = readdirSync(dir).map((f) => path.join(dir, f)).sort((a, b) => statSync(b).size - statSync(a).size).slice(0, 2);
-  return files.map((f) => summarize(f, 15)).join('\n\n');
+  // One file per thread: the main thread and the busiest other thread (the click writer).
+  // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread.
+  const thread = (f: string) => Number(f.split('.')[4]);
+  const summaries = readdirSync(dir).sort((a, b) => thread(a) - thread(b)).map((f) => summarize(path.join(dir, f), 15));
+  const busy = (s: { busyMs: number }) => s.busyMs;
+  const [main, ...others] = summaries;
+  return [main, others.sort((a, b) => busy(b) - busy(a))[0]].filter((s) => s !== undefined).map((s) => s.text).join('\n\n');
 }
 
 /**
@@ -209,6 +220,12 @@ async function apiScenario(ctx: BenchContext, name: string, dataset: Dataset | n
   const m = await drive(ctx, server, await specOf(server));
   return { row: rowOf(name, setup, m, expected, [`RATE_LIMIT_PER_MINUTE=${FERRY_ENV.RATE_LIMIT_PER_MINUTE}`]), profile: profileOf(ctx, name) };
 }
+
+const MIX = {
+  uniform: 'uniformly random links of 100,000',
+  zipf: 'links of 100,000 by popularity (Zipf, s = 1)',
+  hot: 'one link',
+} as const;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -279,23 +296,23 @@ export const SCENARIOS: Scenario[] = [
       return apiScenario(ctx, 'stats', 'stats', setup, 200, async () => ({ workload: 'path', path: `/api/v1/links/${s.code}/stats` }));
     },
   },
-  ...(['uniform', 'hot'] as const).map((mix): Scenario => ({
+  ...(['uniform', 'zipf', 'hot'] as const).map((mix): Scenario => ({
     name: `ingest-${mix}`,
     needs: ['links100k'],
-    describe: () => `click queue → writer → SQLite, ${mix === 'hot' ? 'every click on one link' : 'clicks on uniformly random links of 100,000'}; records counted after the flush`,
+    describe: () => `click queue → writer → SQLite, clicks on ${MIX[mix]}; records counted after the flush`,
     async run(ctx) {
       const dataDir = path.join(ctx.work, `run-ingest-${mix}`);
       mkdirSync(dataDir, { recursive: true });
       copyFileSync(ctx.data.files.links100k!.db, path.join(dataDir, 'ferry.db'));
       const { result: r } = await runJson<{ clicks: number; records: number; counted: number; dropped: number; seconds: number; clicksPerSecond: number; cpuSeconds: number; peakRssBytes: number | null }>(
-        ['--import', 'tsx', 'bench/ingest.ts'], { DATA_DIR: dataDir, DURATION: String(ctx.duration), HOT: mix === 'hot' ? '1' : '0' },
+        ['--import', 'tsx', 'bench/ingest.ts'], { DATA_DIR: dataDir, DURATION: String(ctx.duration), MIX: mix },
       );
       const lost = r.clicks - r.records;
       return {
         row: {
-          name: `ingest-${mix}`, setup: `${mix === 'hot' ? 'one link' : '100,000 links, random'}; in-process queue + writer thread, defaults`,
+          name: `ingest-${mix}`, setup: `${MIX[mix]}; in-process queue + writer thread, default settings`,
           perSecond: r.clicksPerSecond, unit: 'clicks/s', latencyMs: null, errors: lost + r.dropped,
-          cpuUsPerRequest: (r.cpuSeconds * 1e6) / r.records, cpuCores: r.cpuSeconds / r.seconds, peakRssBytes: r.peakRssBytes,
+          cpuUsPerRequest: (r.cpuSeconds * 1e6) / r.records, cpuCores: r.cpuSeconds / r.seconds, mainCpuUsPerRequest: null, peakRssBytes: r.peakRssBytes,
           notes: `${r.clicks} enqueued, ${r.records} records, click_count sum ${r.counted}, ${r.dropped} dropped, ${r.seconds.toFixed(1)} s to the last write`,
         },
       };

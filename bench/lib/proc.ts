@@ -19,10 +19,10 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** CPU seconds (user + system, all threads) a process has used so far. */
-export function cpuSeconds(pid: number | undefined): number | null {
+/** CPU seconds (user + system) a process has used so far: all its threads, or with `mainThread` only the main one. */
+export function cpuSeconds(pid: number | undefined, mainThread = false): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
   } catch {
     return null;

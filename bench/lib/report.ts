@@ -13,6 +13,8 @@ export interface Row {
   /** server CPU over the measured run: all threads, per request (µs) and in cores */
   cpuUsPerRequest: number | null;
   cpuCores: number | null;
+  /** the same for the main thread alone (the event loop; the rest is worker threads: click writer, checkpoints) */
+  mainCpuUsPerRequest: number | null;
   peakRssBytes: number | null;
   /** free text: checks (click records counted), env */
   notes: string;
@@ -31,15 +33,16 @@ export function markdown(rows: Row[], baseline: Row | undefined, targets: Target
   const lines = [
     header,
     '',
-    '| benchmark | setup | rate | × baseline | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req (cores) | peak RSS MB | notes |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| benchmark | setup | rate | × baseline | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req (cores) | main thread µs/req | peak RSS MB | notes |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
     const ratio = baseline && r !== baseline && r.unit === 'req/s' ? `${(r.perSecond / baseline.perSecond).toFixed(2)}` : r === baseline ? '1.00' : '';
     const lat = r.latencyMs ? [ms(r.latencyMs.p50), ms(r.latencyMs.p99), ms(r.latencyMs.p999)] : ['', '', ''];
     const cpu = r.cpuUsPerRequest === null ? '' : `${r.cpuUsPerRequest.toFixed(1)} (${(r.cpuCores ?? 0).toFixed(2)})`;
     const rss = r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0);
-    lines.push(`| ${r.name} | ${r.setup} | ${num(r.perSecond)} ${r.unit} | ${ratio} | ${lat.join(' | ')} | ${r.errors} | ${cpu} | ${rss} | ${r.notes} |`);
+    const main = r.mainCpuUsPerRequest === null ? '' : r.mainCpuUsPerRequest.toFixed(1);
+    lines.push(`| ${r.name} | ${r.setup} | ${num(r.perSecond)} ${r.unit} | ${ratio} | ${lat.join(' | ')} | ${r.errors} | ${cpu} | ${main} | ${rss} | ${r.notes} |`);
   }
   if (targets.length > 0) {
     lines.push('', '| target (issue 9) | met | measured |', '|---|---|---|');
