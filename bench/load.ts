@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import autocannon, { type RawRequest } from 'autocannon';
+import { bucketOf, latencyOf, type Latency } from './lib/latency.js';
 
 export interface LoadSpec {
   url: string;
@@ -35,7 +36,9 @@ export interface LoadResult {
   statuses: Record<string, number>;
   /** connection errors and timeouts */
   errors: number;
-  latencyMs: { p50: number; p90: number; p99: number; p999: number; max: number; mean: number };
+  latencyMs: Latency;
+  /** the latencies as a histogram (latencyBucket), so that runs can be merged */
+  histogram: Record<string, number>;
 }
 
 function requestsFor(spec: LoadSpec): NonNullable<Parameters<typeof autocannon>[0]['requests']> {
@@ -88,17 +91,19 @@ async function main(): Promise<void> {
   });
   const result = await instance;
   const seconds = (performance.now() - started) / 1000;
-  const sorted = latencies.subarray(0, count).sort();
-  const at = (q: number) => (count === 0 ? 0 : sorted[Math.min(count - 1, Math.ceil(q * count) - 1)]!);
-  let sum = 0;
-  for (const v of sorted) sum += v;
+  const histogram: Record<string, number> = {};
+  for (const ms of latencies.subarray(0, count)) {
+    const b = bucketOf(ms);
+    histogram[b] = (histogram[b] ?? 0) + 1;
+  }
   const out: LoadResult = {
     requests: count,
     seconds,
     reqPerSec: count / seconds,
     statuses,
     errors: result.errors + result.timeouts,
-    latencyMs: { p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: count ? sorted[count - 1]! : 0, mean: count ? sum / count : 0 },
+    latencyMs: latencyOf([histogram]),
+    histogram,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }

@@ -5,9 +5,8 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
-import type { LoadResult, LoadSpec } from './load.js';
-import { cpuSeconds, peakRssBytes, runJson, startServer, stopServer, type Server } from './lib/proc.js';
+import { clickCheck, drive, load, rowOf, type Slice, type Workload } from './lib/drive.js';
+import { runJson, startServer, stopServer, type Server } from './lib/proc.js';
 import type { Row, Target } from './lib/report.js';
 import { openMigrated, seedLinks, seedStatsLink } from './lib/seed.js';
 import { summarize } from './profile-summary.js';
@@ -19,12 +18,14 @@ export interface BenchContext {
   duration: number;
   warmup: number;
   connections: number;
+  rounds: number;
   /** scratch directory of this run */
   work: string;
   profileDir: string | null;
   log: (line: string) => void;
   data: Data;
-  baseline: Row | undefined;
+  /** the baseline server, started by the first redirect benchmark and measured between its rounds */
+  baseline: { server: Server; slices: Slice[] } | null;
 }
 
 interface Data {
@@ -103,75 +104,6 @@ async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | nu
   return { ...server, dataDir };
 }
 
-type Workload = Omit<LoadSpec, 'url' | 'connections' | 'duration'>;
-
-const load = async (ctx: BenchContext, server: Server, spec: Workload, duration: number): Promise<LoadResult> =>
-  (await runJson<LoadResult>(['--import', 'tsx', 'bench/load.ts', JSON.stringify({ ...spec, url: server.url, connections: ctx.connections, duration })], {})).result;
-
-interface Measured {
-  /** the cache warm-up pass (every code once), if any, and the timed warm-up */
-  warm: LoadResult[];
-  measured: LoadResult;
-  cpuSeconds: number | null;
-  mainCpuSeconds: number | null;
-  peakRss: number | null;
-  exitCode: number | null;
-  /** the server's own count of redirects answered (its /metrics), read before SIGTERM */
-  redirectsServed: number | null;
-}
-
-/** Redirects the server says it answered with `status` (the count of its redirect latency histogram). */
-async function redirectsServed(server: Server, status: number): Promise<number | null> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`ferry_redirect_duration_seconds_count{status_code="${status}"}`));
-  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : null;
-}
-
-/** Warm-up (a pass over every code first, if given), then the measured run with the server's CPU time around it; then SIGTERM. */
-async function drive(ctx: BenchContext, server: Server, spec: Workload, opts: { countRedirects?: boolean; pass?: Workload } = {}): Promise<Measured> {
-  const warm = opts.pass ? [await load(ctx, server, opts.pass, 0)] : [];
-  warm.push(await load(ctx, server, spec, ctx.warmup));
-  const before = cpuSeconds(server.child.pid);
-  const mainBefore = cpuSeconds(server.child.pid, true);
-  const measured = await load(ctx, server, spec, ctx.duration);
-  const after = cpuSeconds(server.child.pid);
-  const mainAfter = cpuSeconds(server.child.pid, true);
-  const peakRss = peakRssBytes(server.child.pid);
-  const served = opts.countRedirects ? await redirectsServed(server, 302) : null;
-  const exitCode = await stopServer(server.child);
-  const delta = (a: number | null, b: number | null) => (a === null || b === null ? null : b - a);
-  return { warm, measured, cpuSeconds: delta(before, after), mainCpuSeconds: delta(mainBefore, mainAfter), peakRss, exitCode, redirectsServed: served };
-}
-
-function rowOf(name: string, setup: string, m: Measured, expected: number, notes: string[]): Row {
-  const r = m.measured;
-  const others = Object.entries(r.statuses).filter(([status]) => Number(status) !== expected);
-  const unexpected = others.reduce((n, [, count]) => n + count, 0);
-  if (others.length) notes.push(`unexpected: ${others.map(([status, count]) => `${count}× ${status}`).join(', ')}`);
-  const cpuPer = m.cpuSeconds === null || r.requests === 0 ? null : (m.cpuSeconds * 1e6) / r.requests;
-  if (m.exitCode !== 0) notes.push(`server exited ${m.exitCode}`);
-  return {
-    name, setup, perSecond: r.reqPerSec, unit: 'req/s', latencyMs: { p50: r.latencyMs.p50, p99: r.latencyMs.p99, p999: r.latencyMs.p999 },
-    errors: unexpected + r.errors, cpuUsPerRequest: cpuPer, cpuCores: m.cpuSeconds === null ? null : m.cpuSeconds / r.seconds,
-    mainCpuUsPerRequest: m.mainCpuSeconds === null || r.requests === 0 ? null : (m.mainCpuSeconds * 1e6) / r.requests,
-    peakRssBytes: m.peakRss, notes: notes.join('; '),
-  };
-}
-
-/**
- * Every redirect answered (warm-up included, as the server counted them: the load generator does not see
- * the answers still in flight when it stops) must be a click record once the server has exited.
- */
-function clickCheck(dataDir: string, m: Measured): string {
-  const answered = m.redirectsServed;
-  const db = new Database(path.join(dataDir, 'ferry.db'), { readonly: true });
-  const records = (db.prepare('select count(*) as n from clicks').get() as { n: number }).n;
-  const counted = (db.prepare('select coalesce(sum(click_count), 0) as n from links').get() as { n: number }).n;
-  db.close();
-  const ok = records === answered && counted === answered;
-  return `${ok ? 'no click lost' : '**CLICKS LOST**'}: ${answered} redirects served, ${records} click records, click_count sum ${counted}`;
-}
-
 function profileOf(ctx: BenchContext, name: string): string | undefined {
   if (!ctx.profileDir) return undefined;
   const dir = path.join(ctx.profileDir, name);
@@ -185,19 +117,41 @@ function profileOf(ctx: BenchContext, name: string): string | undefined {
   return [main, others.sort((a, b) => busy(b) - busy(a))[0]].filter((s) => s !== undefined).map((s) => s.text).join('\n\n');
 }
 
+const BASELINE_SETUP = 'bare Fastify 5, one route: 302 from a Map (100,000 codes), random codes; measured between the redirect runs';
+
+async function baselineOf(ctx: BenchContext): Promise<{ server: Server; slices: Slice[] }> {
+  if (!ctx.baseline) {
+    const server = await startServer('baseline', ['--import', 'tsx', 'bench/baseline-server.ts'], { CODES_FILE: ctx.data.pairs100k });
+    await load(ctx, server, { workload: 'codes', codesFile: ctx.data.files.links100k!.codes }, ctx.warmup);
+    ctx.baseline = { server, slices: [] };
+  }
+  return ctx.baseline;
+}
+
+/** Stops the baseline server and returns its row (all its rounds together), if it ran. */
+export async function finishBaseline(ctx: BenchContext): Promise<Row | null> {
+  if (!ctx.baseline) return null;
+  await stopServer(ctx.baseline.server.child);
+  return rowOf('baseline', BASELINE_SETUP, ctx.baseline.slices, { expected: 302, notes: [], peakRss: null });
+}
+
 /**
- * A redirect benchmark. `pass`: first visit every code once (in random order), so that the measured run
- * finds the cache warm, as in production after a while; without it, what the cache does not hold is a miss.
+ * A redirect benchmark, in rounds alternating with the baseline. `pass`: first visit every code once (in
+ * random order), so that the measured run finds the cache warm, as in production after a while; without it,
+ * what the cache does not hold is a miss.
  */
 async function redirectScenario(ctx: BenchContext, name: string, dataset: Dataset, setup: string, env: Record<string, string>, mode: 'random' | 'hot' | 'pass-then-random') {
+  const baseline = await baselineOf(ctx);
   const server = await startFerry(ctx, name, dataset, env);
   const codes = ctx.data.files[dataset]!.codes;
   const spec: Workload = mode === 'hot' ? { workload: 'path', path: `/${firstCode(codes)}` } : { workload: 'codes', codesFile: codes };
   const pass: Workload | undefined = mode === 'pass-then-random' ? { workload: 'codes', codesFile: codes, amount: lineCount(codes) } : undefined;
-  const m = await drive(ctx, server, spec, { countRedirects: true, ...(pass ? { pass } : {}) });
-  const notes = [clickCheck(server.dataDir, m)];
+  const baselineSpec: Workload = { workload: 'codes', codesFile: ctx.data.files.links100k!.codes };
+  const m = await drive(ctx, server, spec, { countRedirects: true, paired: { server: baseline.server, spec: baselineSpec }, ...(pass ? { pass } : {}) });
+  baseline.slices.push(...m.paired);
+  const notes = [clickCheck(server.dataDir, m.redirectsServed)];
   if (Object.keys(env).length) notes.push(Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' '));
-  return { row: rowOf(name, setup, m, 302, notes), profile: profileOf(ctx, name) };
+  return { row: rowOf(name, setup, m.slices, { expected: 302, notes, peakRss: m.peakRss, exitCode: m.exitCode, baseline: m.paired }), profile: profileOf(ctx, name) };
 }
 
 /** The first code of a codes file (one code per line). */
@@ -215,10 +169,11 @@ async function createUserAndToken(server: Server): Promise<{ id: number; token: 
   return { id: Number(user.id), token: String(token.accessToken) };
 }
 
-async function apiScenario(ctx: BenchContext, name: string, dataset: Dataset | null, setup: string, expected: number, specOf: (server: Server) => Promise<Omit<LoadSpec, 'url' | 'connections' | 'duration'>>) {
+async function apiScenario(ctx: BenchContext, name: string, dataset: Dataset | null, setup: string, expected: number, specOf: (server: Server) => Promise<Workload>) {
   const server = await startFerry(ctx, name, dataset);
   const m = await drive(ctx, server, await specOf(server));
-  return { row: rowOf(name, setup, m, expected, [`RATE_LIMIT_PER_MINUTE=${FERRY_ENV.RATE_LIMIT_PER_MINUTE}`]), profile: profileOf(ctx, name) };
+  const notes = [`RATE_LIMIT_PER_MINUTE=${FERRY_ENV.RATE_LIMIT_PER_MINUTE}`];
+  return { row: rowOf(name, setup, m.slices, { expected, notes, peakRss: m.peakRss, exitCode: m.exitCode }), profile: profileOf(ctx, name) };
 }
 
 const MIX = {
@@ -228,16 +183,6 @@ const MIX = {
 } as const;
 
 export const SCENARIOS: Scenario[] = [
-  {
-    name: 'baseline',
-    needs: ['links100k'],
-    describe: () => 'bare Fastify 5, one route: 302 from an in-memory Map (100,000 codes), no hooks, no logging',
-    async run(ctx) {
-      const server = await startServer('baseline', ['--import', 'tsx', 'bench/baseline-server.ts'], { CODES_FILE: ctx.data.pairs100k });
-      const m = await drive(ctx, server, { workload: 'codes', codesFile: ctx.data.files.links100k!.codes });
-      return { row: rowOf('baseline', 'bare Fastify 302 from a Map, 100,000 codes, random', m, 302, []) };
-    },
-  },
   {
     name: 'redirect',
     needs: ['links100k'],
@@ -320,12 +265,12 @@ export const SCENARIOS: Scenario[] = [
   })),
 ];
 
-export function targetsOf(rows: Row[], baseline: Row | undefined): Target[] {
+export function targetsOf(rows: Row[]): Target[] {
   const get = (name: string) => rows.find((r) => r.name === name);
   const out: Target[] = [];
   const redirect = get('redirect');
-  if (redirect && baseline) {
-    const ratio = redirect.perSecond / baseline.perSecond;
+  if (redirect?.baselinePerSecond) {
+    const ratio = redirect.perSecond / redirect.baselinePerSecond;
     out.push({ name: 'redirect throughput >= 0.85 x baseline (10 connections)', met: ratio >= 0.85, detail: `${ratio.toFixed(2)} x` });
     out.push({ name: 'redirect p99 <= 2 ms', met: redirect.latencyMs!.p99 <= 2, detail: `${redirect.latencyMs!.p99.toFixed(2)} ms` });
   }

@@ -18,6 +18,8 @@ export interface Row {
   peakRssBytes: number | null;
   /** free text: checks (click records counted), env */
   notes: string;
+  /** the baseline's rate in the rounds measured alongside this benchmark (redirects) */
+  baselinePerSecond?: number;
 }
 
 export interface Target {
@@ -29,15 +31,15 @@ export interface Target {
 const num = (n: number): string => Math.round(n).toLocaleString('en-US');
 const ms = (n: number): string => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 
-export function markdown(rows: Row[], baseline: Row | undefined, targets: Target[], header: string): string {
+export function markdown(rows: Row[], targets: Target[], header: string): string {
   const lines = [
     header,
     '',
-    '| benchmark | setup | rate | × baseline | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req (cores) | main thread µs/req | peak RSS MB | notes |',
+    '| benchmark | setup | rate | × baseline (same rounds) | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req (cores) | main thread µs/req | peak RSS MB | notes |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
-    const ratio = baseline && r !== baseline && r.unit === 'req/s' ? `${(r.perSecond / baseline.perSecond).toFixed(2)}` : r === baseline ? '1.00' : '';
+    const ratio = r.baselinePerSecond ? (r.perSecond / r.baselinePerSecond).toFixed(2) : r.name === 'baseline' ? '1.00' : '';
     const lat = r.latencyMs ? [ms(r.latencyMs.p50), ms(r.latencyMs.p99), ms(r.latencyMs.p999)] : ['', '', ''];
     const cpu = r.cpuUsPerRequest === null ? '' : `${r.cpuUsPerRequest.toFixed(1)} (${(r.cpuCores ?? 0).toFixed(2)})`;
     const rss = r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0);

@@ -14,6 +14,7 @@ import { createLinksRepository } from './links.repository.js';
 import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
 import { createLinksService } from './links.service.js';
+import { createRedirectFastPath, type RedirectFastPathDeps } from './redirect-fast-path.js';
 import { redirectRoutes } from './redirect.routes.js';
 
 export const linksModuleSchemas = [...linkSchemas, ...clickSchemas];
@@ -70,6 +71,12 @@ export function createLinksModule(deps: LinksModuleDeps) {
       await clickQueue.close();
       await clicksRepository.close();
     },
+    /**
+     * The redirect's cache-hit path outside Fastify (redirect-fast-path.ts), for app.ts's server; null when
+     * every redirect must write access-log lines (debug, trace).
+     */
+    redirectFastPath: (d: Pick<RedirectFastPathDeps, 'limiter' | 'requestId' | 'metrics' | 'underPressure'>) =>
+      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks: clickQueue, clock, status: config.redirectStatus, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, basePath: opts.basePath });

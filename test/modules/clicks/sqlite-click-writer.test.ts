@@ -14,7 +14,7 @@ async function twoLinksAndADeletedOne(t: TestApp): Promise<Array<{ id: number; s
 }
 
 /** Every row the rollups and records hold, without generated ids, in a stable order. */
-function snapshot(t: TestApp): Record<string, unknown[]> {
+function snapshot(t: TestApp): Record<'clicks' | 'links' | 'hourly' | 'visitors' | 'daily', unknown[]> {
   const q = (sql: string) => t.storage.sqlite!.prepare(sql).all();
   return {
     clicks: q('select link_id, short_code, clicked_at, ip, user_agent, referrer from clicks order by link_id, clicked_at, ip, user_agent, referrer'),
