@@ -222,7 +222,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Cache hits skip Fastify's hooks: only where the fast path can apply every protection itself (in-process
   // rate limit, client IP from the socket); from the first shutdown step on, everything goes through Fastify.
   const fastPath = redirectLimiter && config.trustProxy === false
-    ? linksModule.redirectFastPath({ limiter: redirectLimiter, requestId: requestIdFrom, metrics, underPressure: () => app.isUnderPressure() })
+    ? linksModule.redirectFastPath({ limiter: redirectLimiter, requestId: requestIdFrom, metrics, underPressure: () => app.shedding() })
     : null;
   if (fastPath) {
     redirectFastPath = fastPath;

@@ -17,7 +17,7 @@ export interface RedirectFastPathDeps {
   limiter: LocalIpLimiter;
   requestId: (req: IncomingMessage) => string;
   metrics: Pick<Metrics, 'observeFastRedirect'>;
-  /** the overload guard's current verdict (@fastify/under-pressure) */
+  /** the overload guard's current verdict: would a request be shed now (plugins/overload.ts) */
   underPressure: () => boolean;
 }
 

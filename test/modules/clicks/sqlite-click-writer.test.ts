@@ -58,7 +58,7 @@ describe('the embedded engine click writer (writer thread)', () => {
       await a.close();
       await b.close();
     }
-  });
+  }, 30_000);
 });
 
 describe('click batches', () => {

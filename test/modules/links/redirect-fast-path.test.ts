@@ -93,3 +93,25 @@ describe.each(engines)('redirect answers the fast path leaves to the route, on %
     }
   });
 });
+
+describe.each(engines)('redirect fast path under overload on %s', (engine) => {
+  it('when the overload guard sheds, then a cached link visited over a socket is shed too (503), not redirected', async () => {
+    // A heap bound no process meets; the guard arms two samples (2 s) after start: time to create and cache a link.
+    const t = await createTestApp(engine, { env: { OVERLOAD_MAX_HEAP_BYTES: String(1024 * 1024), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '1000' } });
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/o' } })).body;
+      expect((await fetch(`${base}/${link.short_code}`, { redirect: 'manual' })).status).toBe(302);
+      let res = await fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
+      for (let i = 0; i < 100 && res.status === 302; i += 1) {
+        await new Promise((r) => setTimeout(r, 50));
+        res = await fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
+      }
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+    } finally {
+      await t.close();
+    }
+  }, 15_000);
+});
