@@ -14,6 +14,7 @@ declare module 'autocannon' {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
+    body?: string;
   }
   export interface Options {
     url: string;
@@ -21,7 +22,12 @@ declare module 'autocannon' {
     duration?: number;
     amount?: number;
     pipelining?: number;
+    headers?: Record<string, string>;
     requests?: Array<{ method?: string; path?: string; setupRequest?: (req: RawRequest) => RawRequest }>;
+  }
+  /** The run in progress: a promise of the result that also emits per-response events. */
+  export interface Instance extends Promise<Result> {
+    on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this;
   }
   export interface Result {
     requests: Histogram;
@@ -36,6 +42,6 @@ declare module 'autocannon' {
     '5xx': number;
     duration: number;
   }
-  function autocannon(options: Options): Promise<Result>;
+  function autocannon(options: Options): Instance;
   export default autocannon;
 }

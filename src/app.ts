@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
+import { serverWithFastPath, type RawHandler } from './infra/http-server.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
 import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -48,7 +49,7 @@ import corsPlugin from './plugins/cors.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
 import overloadPlugin from './plugins/overload.js';
-import rateLimitPlugin, { registerRedirectRateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import rateLimitPlugin, { LocalIpLimiter, registerRedirectRateLimit, type RateLimitStore } from './plugins/rate-limit.js';
 import requestMetricsPlugin from './plugins/request-metrics.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
@@ -83,7 +84,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const { storage } = deps;
   const redisPrefix = deps.redisPrefix ?? config.redisKeyPrefix;
 
+  // The redirect's fast path (modules/links/redirect-fast-path.ts), set once its route and limiter exist.
+  let redirectFastPath: RawHandler | null = null;
   const options: FastifyHttpOptions<Server> = {
+    serverFactory: serverWithFastPath(() => redirectFastPath) as FastifyHttpOptions<Server>['serverFactory'],
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
     bodyLimit: config.bodyLimitBytes,
     // A hop count is accepted by Fastify (proxy-addr) although its types omit it.
@@ -234,13 +238,27 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const redisCheck: Record<string, ReadinessCheck> = deps.redis ? { redis: redisReadiness(deps.redis) } : {};
   await app.register(healthRoutes, { checks: { database: databaseCheck(storage), ...redisCheck, ...deps.readinessChecks }, metrics });
 
-  // GET /{code}: a sibling of the API context, with none of its hooks (the redirect's hot path).
-  // The redirect: its own root-level context with only what it needs (its own per-IP limit), none of the
-  // API's hooks. See modules/links/redirect.routes.ts for the hot path.
+  // GET /{code}: a sibling of the API context with only what it needs (its own per-IP limit), none of the
+  // API's hooks. See modules/links/redirect.routes.ts for the route and redirect-fast-path.ts for cache hits.
+  const redirectStore = deps.rateLimitStore ?? { redis: deps.redis ?? null, keyPrefix: redisPrefix };
+  // In-process counters (no Redis): one limiter shared by the route's hook and the fast path.
+  const redirectLimiter = redirectStore.redis ? null : new LocalIpLimiter('redirect', config.redirectRateLimitPerMinute);
   await app.register(linksModule.redirectRoutes, {
     protect: (scope: FastifyInstance) =>
-      registerRedirectRateLimit(scope, { perMinute: config.redirectRateLimitPerMinute, store: deps.rateLimitStore ?? { redis: deps.redis ?? null, keyPrefix: redisPrefix } }),
+      registerRedirectRateLimit(scope, { perMinute: config.redirectRateLimitPerMinute, store: redirectStore, ...(redirectLimiter ? { local: redirectLimiter } : {}) }),
   });
+  // Cache hits skip Fastify's hooks: only where the fast path can apply every protection itself (in-process
+  // rate limit, client IP from the socket); from the first shutdown step on, everything goes through Fastify.
+  const fastPath = redirectLimiter && config.trustProxy === false
+    ? linksModule.redirectFastPath({ limiter: redirectLimiter, requestId: requestIdFrom, metrics, underPressure: () => app.shedding() })
+    : null;
+  if (fastPath) {
+    redirectFastPath = fastPath;
+    app.addHook('preClose', (done) => {
+      fastPath.disable();
+      done();
+    });
+  }
 
   const scheduler = createScheduler(app.log);
   scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());

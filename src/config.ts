@@ -31,6 +31,8 @@ export interface Config {
   clickFlushMs: number;
   clickBatchSize: number;
   clickQueueLimit: number;
+  /** LINK_CACHE_SIZE: codes the redirect keeps in memory (0: none, every visit reads the database) */
+  linkCacheSize: number;
   maintenanceMode: boolean;
   logLevel: LogLevel;
   dbPoolMax: number;
@@ -183,6 +185,7 @@ const specs = {
   CLICK_FLUSH_MS: { default: 1000, parse: int(10, 60_000) },
   CLICK_BATCH_SIZE: { default: 1000, parse: int(1, 100_000) },
   CLICK_QUEUE_LIMIT: { default: 100_000, parse: int(100, 10_000_000) },
+  LINK_CACHE_SIZE: { default: 100_000, parse: int(0, 10_000_000) },
   MAINTENANCE_MODE: { default: false, parse: bool },
   LOG_LEVEL: {
     default: 'info' as LogLevel,
@@ -284,6 +287,7 @@ export function loadConfig(env: Env = {}): Config {
     clickFlushMs: v.CLICK_FLUSH_MS,
     clickBatchSize: v.CLICK_BATCH_SIZE,
     clickQueueLimit: v.CLICK_QUEUE_LIMIT,
+    linkCacheSize: v.LINK_CACHE_SIZE,
     maintenanceMode: v.MAINTENANCE_MODE,
     logLevel: v.LOG_LEVEL,
     dbPoolMax: v.DB_POOL_MAX,

@@ -55,6 +55,18 @@ export function createMetrics(deps: { storage: Pick<Storage, 'pool'>; clock: Clo
     buckets: REDIRECT_BUCKETS,
     registers,
   });
+  // Redirects answered by the fast path (modules/links/redirect-fast-path.ts): counted in a plain number,
+  // read at scrape time, so the hot path pays nothing for it.
+  let fastRedirects = 0;
+  new Counter({
+    name: 'ferry_redirect_fast_path_total',
+    help: "Redirects answered by the fast path for cached links, without Fastify's hooks (also in the two series above)",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(fastRedirects);
+    },
+  });
   const shed = new Counter({
     name: 'ferry_overload_shed_total',
     help: 'Requests answered 503 because a load bound was exceeded, by bound',
@@ -119,6 +131,14 @@ export function createMetrics(deps: { storage: Pick<Storage, 'pool'>; clock: Clo
     },
     observeRedirect(status: number, seconds: number): void {
       redirectDuration.observe({ status_code: status }, seconds);
+    },
+    /** A redirect answered by the fast path: the same two series as through Fastify, and the fast-path count. */
+    observeFastRedirect(method: string, route: string, status: number, seconds: number): void {
+      const labels = { method, route, status_code: status };
+      requests.inc(labels);
+      duration.observe(labels, seconds);
+      redirectDuration.observe({ status_code: status }, seconds);
+      fastRedirects += 1;
     },
     recordShed(reason: string): void {
       shed.inc({ reason });

@@ -46,15 +46,20 @@ async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock }): Prom
   });
 
   // OPTIONS on a known path: 204 with Allow; a CORS preflight goes on to @fastify/cors (plugins/cors.ts),
-  // which adds its Access-Control-* headers. Unknown path: 404.
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-    if (request.method !== 'OPTIONS') return;
+  // which adds its Access-Control-* headers. Unknown path: 404. Every other method passes straight through
+  // (a callback hook: no promise per request on the redirect's hot path).
+  app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
+    if (request.method !== 'OPTIONS') return done();
     const allow = allowedMethods(request.url);
-    if (!allow.length) throw new AppError('NOT_FOUND', 'No such resource');
+    if (!allow.length) return done(new AppError('NOT_FOUND', 'No such resource'));
     request.allowedMethods = allow;
     reply.header('allow', allow.join(', '));
     const preflight = request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
-    if (!preflight) return reply.code(204).header('cache-control', 'no-store').send();
+    if (!preflight) {
+      reply.code(204).header('cache-control', 'no-store').send();
+      return;
+    }
+    done();
   });
 
 }

@@ -39,6 +39,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     pressureHandler?: (request: FastifyRequest, reply: FastifyReply, type: string, value: number | undefined) => Promise<void> | void;
   }
+  interface FastifyInstance {
+    /** Whether a request arriving now would be shed (a bound is exceeded and the guard is armed). */
+    shedding(): boolean;
+  }
 }
 
 export const isApiPath = (url: string): boolean => url === '/api' || url.startsWith('/api/') || url.startsWith('/api?');
@@ -74,6 +78,9 @@ async function overloadPlugin(app: FastifyInstance, opts: OverloadOptions): Prom
       return answer503(reply, new AppError('SERVICE_UNAVAILABLE', 'The service is overloaded; retry later', [], { 'Retry-After': String(OVERLOAD_RETRY_AFTER_SECONDS) }));
     },
   });
+
+  // For answers given outside Fastify's hooks (the redirect's fast path): the same verdict as the hook's.
+  app.decorate('shedding', () => armed && app.isUnderPressure());
 
   if (opts.maintenanceMode) {
     const maintenance = new AppError('SERVICE_UNAVAILABLE', 'The API is down for maintenance; retry later', [], {

@@ -157,22 +157,18 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
       return rows.map((r) => ({ start: Number(r.start), clicks: Number(r.clicks) }));
     },
 
-    /** The most frequent values of one kind over whole days in [fromDay, toDay). */
-    async topValues(linkId: number, kind: 'referrer' | 'user_agent', fromDay: number, toDay: number, limit: number): Promise<Array<{ value: string; clicks: number }>> {
-      const total = sql<number>`sum(clicks)`;
+    /** Clicks per value of one kind over whole days in [fromDay, toDay), in no particular order. */
+    async valueTotals(linkId: number, kind: 'referrer' | 'user_agent', fromDay: number, toDay: number): Promise<Array<[string, number]>> {
       const rows = await db
         .selectFrom('link_click_daily_values')
-        .select(['value', total.as('clicks')])
+        .select(['value', sql<number>`sum(clicks)`.as('clicks')])
         .where('link_id', '=', linkId)
         .where('kind', '=', kind)
         .where('day_start', '>=', fromDay)
         .where('day_start', '<', toDay)
         .groupBy('value')
-        .orderBy(total, 'desc')
-        .orderBy('value')
-        .limit(limit)
         .execute();
-      return rows.map((r) => ({ value: r.value, clicks: Number(r.clicks) }));
+      return rows.map((r) => [r.value, Number(r.clicks)]);
     },
   };
 }

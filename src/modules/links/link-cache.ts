@@ -20,12 +20,17 @@ export const DEFAULT_LINK_CACHE: LinkCacheOptions = { capacity: 100_000, positiv
 interface Entry {
   target: RedirectTarget;
   until: number;
+  /** read since it was (re)inserted: spared once by the eviction hand */
+  used: boolean;
 }
 
 /**
- * The redirect's in-memory cache: a bounded LRU (a Map keeps insertion order; a hit moves the entry to the
- * end, the first entry is the least recently used) holding hits and misses alike, so that a flood of
- * unknown codes does not become a flood of queries. Expiry is not cached away: a link entry carries
+ * The redirect's in-memory cache: bounded, holding hits and misses alike, so that a flood of unknown codes
+ * does not become a flood of queries. Eviction approximates least-recently-used with the CLOCK algorithm: a
+ * Map keeps insertion order, a hit only sets the entry's `used` flag, and when the cache is full the oldest
+ * entries that were used since they were inserted are moved to the end (flag cleared) until one that was
+ * not is evicted. (Moving every hit to the end, a true LRU, cost a Map delete and insert per redirect and,
+ * with 100,000 entries, periodic rehashes of the whole table: visible in the redirect's p99.) Expiry is not cached away: a link entry carries
  * `expiresAt`, and the caller compares it with the clock on every hit.
  *
  * Within one process, writes invalidate explicitly (create, delete, sweep). The TTLs bound how long another
@@ -46,9 +51,11 @@ export class LinkCache {
   get(code: string): RedirectTarget | undefined {
     const entry = this.entries.get(code);
     if (!entry) return undefined;
-    this.entries.delete(code);
-    if (entry.until <= this.clock.now()) return undefined;
-    this.entries.set(code, entry);
+    if (entry.until <= this.clock.now()) {
+      this.entries.delete(code);
+      return undefined;
+    }
+    entry.used = true;
     return entry.target;
   }
 
@@ -60,10 +67,17 @@ export class LinkCache {
     if (epochAtRead !== this.generation) return;
     const ttl = target.kind === 'link' ? this.options.positiveTtlMs : this.options.negativeTtlMs;
     this.entries.delete(code);
-    this.entries.set(code, { target, until: this.clock.now() + ttl });
-    if (this.entries.size > this.options.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+    this.entries.set(code, { target, until: this.clock.now() + ttl, used: false });
+    if (this.entries.size > this.options.capacity) this.evictOne();
+  }
+
+  private evictOne(): void {
+    // Each pass clears one flag, so this ends within `capacity` steps (in practice within a few).
+    for (const [code, entry] of this.entries) {
+      this.entries.delete(code);
+      if (!entry.used) return;
+      entry.used = false;
+      this.entries.set(code, entry);
     }
   }
 

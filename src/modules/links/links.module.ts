@@ -9,11 +9,12 @@ import { clicksRoutes } from '../clicks/clicks.routes.js';
 import { clickSchemas } from '../clicks/clicks.schemas.js';
 import { createClicksService } from '../clicks/clicks.service.js';
 import type { UsersRepository } from '../users/users.repository.js';
-import { LinkCache } from './link-cache.js';
+import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
 import { createLinksRepository } from './links.repository.js';
 import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
 import { createLinksService } from './links.service.js';
+import { createRedirectFastPath, type RedirectFastPathDeps } from './redirect-fast-path.js';
 import { redirectRoutes } from './redirect.routes.js';
 import { linkV2Schemas } from './links.v2.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
@@ -21,7 +22,7 @@ import type { ApiVersion } from '../../plugins/versioning.js';
 export const linksModuleSchemas = [...linkSchemas, ...clickSchemas, ...linkV2Schemas];
 
 export interface LinksModuleDeps {
-  config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel'>;
+  config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel' | 'linkCacheSize'>;
   storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
   users: Pick<UsersRepository, 'findById'>;
   paginator: Paginator;
@@ -53,7 +54,7 @@ function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void>
 /** Links and clicks, wired: the services, the two route plugins, and what app.ts schedules and closes. */
 export function createLinksModule(deps: LinksModuleDeps) {
   const { config, storage, clock } = deps;
-  const cache = new LinkCache(clock);
+  const cache = new LinkCache(clock, { ...DEFAULT_LINK_CACHE, capacity: config.linkCacheSize });
   const links = createLinksService({
     links: createLinksRepository(storage, deps.paginator),
     users: deps.users,
@@ -84,6 +85,12 @@ export function createLinksModule(deps: LinksModuleDeps) {
       await clickQueue.close();
       await clicksRepository.close();
     },
+    /**
+     * The redirect's cache-hit path outside Fastify (redirect-fast-path.ts), for app.ts's server; null when
+     * every redirect must write access-log lines (debug, trace).
+     */
+    redirectFastPath: (d: Pick<RedirectFastPathDeps, 'limiter' | 'requestId' | 'metrics' | 'underPressure'>) =>
+      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks: clickQueue, clock, status: config.redirectStatus, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, basePath: opts.basePath, version: opts.version });

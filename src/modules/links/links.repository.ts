@@ -20,6 +20,22 @@ const LOOKUP_SQL = `select l.id as id, l.original_url as original_url, l.expires
   from link_codes c left join links l on l.short_code = c.code where c.code = ?`;
 
 /**
+ * The insert below with better-sqlite3 prepared statements. Only for when the connection is in no
+ * transaction: better-sqlite3 would nest it into one of Kysely's (a savepoint), which could then roll it
+ * back after the caller was told it exists.
+ */
+function preparedInsert(sqlite: SQLite.Database): (row: NewLinkRow & { short_code: string }) => LinkRow {
+  const claim = sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)');
+  const insert = sqlite.prepare<[string, number | null, string, number | null, number], LinkRow>(
+    'insert into links (short_code, user_id, original_url, expires_at, created_at) values (?, ?, ?, ?, ?) returning *',
+  );
+  return sqlite.transaction((row: NewLinkRow & { short_code: string }): LinkRow => {
+    claim.run(row.short_code);
+    return insert.get(row.short_code, row.user_id ?? null, row.original_url, row.expires_at ?? null, row.created_at)!;
+  });
+}
+
+/**
  * Plain rows in and out. The one exception to "everything through Kysely" is the redirect's cache miss on
  * the embedded engine: a better-sqlite3 prepared statement answers synchronously in a few microseconds,
  * without Kysely's query compilation and promise chain. PostgreSQL uses the same query through Kysely.
@@ -27,6 +43,7 @@ const LOOKUP_SQL = `select l.id as id, l.original_url as original_url, l.expires
 export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, paginator: Paginator) {
   const { db } = storage;
   const lookupStatement: SQLite.Statement<[string], CodeLookup> | null = storage.sqlite?.prepare(LOOKUP_SQL) ?? null;
+  const insertNow = storage.sqlite ? preparedInsert(storage.sqlite) : null;
 
   return {
     /**
@@ -34,6 +51,9 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
      * arbiter of uniqueness, so a taken (or tombstoned) code surfaces as a unique violation, never as a race.
      */
     async insert(row: NewLinkRow & { short_code: string }, outer?: Transaction<Database>): Promise<LinkRow> {
+      // On the embedded engine, outside any other transaction of the connection: the same two statements,
+      // prepared, in one synchronous transaction (a quarter of a link creation's cost through Kysely; bench/).
+      if (!outer && insertNow && !storage.sqlite!.inTransaction) return insertNow(row);
       const claim = async (tx: Db) => {
         await tx.insertInto('link_codes').values({ code: row.short_code, retired_at: null, retired_reason: null }).execute();
         return tx.insertInto('links').values(row).returningAll().executeTakeFirstOrThrow();

@@ -29,8 +29,13 @@ export interface RedirectRoutesOptions {
   accessLog: boolean;
 }
 
-const clip = (value: string | undefined, max: number): string | null =>
+export const clip = (value: string | undefined, max: number): string | null =>
   value === undefined || value === '' ? null : value.length > max ? value.slice(0, max) : value;
+
+/** The route's template as Fastify reports it (request.routeOptions.url): the metrics' `route` label. */
+export const REDIRECT_ROUTE_URL = `/:code(${CODE_PATTERN})`;
+/** Every visit must reach the service to be counted (SPEC §6). */
+export const REDIRECT_CACHE_CONTROL = 'private, no-store';
 
 const errorBody = (status: 404 | 410) => ({
   description: status === 404 ? 'No link has this code, or it was deleted' : 'The link has expired (LINK_EXPIRED)',
@@ -79,7 +84,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
       });
     }
     // Location is the stored URL verbatim: it was validated at creation (printable ASCII, no CR/LF).
-    return reply.code(status).header('location', target.url).header('cache-control', 'private, no-store').send();
+    return reply.code(status).header('location', target.url).header('cache-control', REDIRECT_CACHE_CONTROL).send();
   };
 
   const responses: Record<number, unknown> = {
@@ -95,7 +100,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
     410: errorBody(410),
   };
 
-  app.get(`/:code(${CODE_PATTERN})`, {
+  app.get(REDIRECT_ROUTE_URL, {
     // The route url carries a pattern, so it is not the plain `/:code` the metrics recognise: say it.
     config: { accessLog: opts.accessLog, redirect: true },
     schema: {

@@ -1,0 +1,98 @@
+/**
+ * Click ingestion, end to end inside one process (spawned by bench/run.ts): Ferry's own in-process click
+ * queue (CLICK_FLUSH_MS, CLICK_BATCH_SIZE, CLICK_QUEUE_LIMIT at their defaults unless set) feeding Ferry's
+ * click writer (on SQLite: the writer thread) on a database seeded with the links of DATA_DIR.
+ *
+ * A producer keeps a few batches waiting in the queue (it never fills it: a drop would be the writer's
+ * fault, and none is allowed) and otherwise sleeps, so that it measures the writer, not itself, for DURATION
+ * seconds; then the queue is flushed, the click records are counted, and the rate is records / (first
+ * enqueue → last record written).
+ * Prints one JSON line: { clicks, records, dropped, seconds, clicksPerSecond, cpuSeconds, peakRssBytes }.
+ *
+ * Env: DATA_DIR (seeded with links), DURATION (s), MIX (`uniform`: every link equally likely, the worst
+ * case for the rollups; `zipf`: the link of popularity rank k with probability ∝ 1/k, as web traffic
+ * roughly is; `hot`: every visit on one link), and Ferry's own CLICK_* variables.
+ */
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { createStorage } from '../src/db/database.js';
+import { createMemoryClickQueue, type ClickEvent } from '../src/infra/click-queue.js';
+import { systemClock } from '../src/lib/clock.js';
+import { createClicksRepository } from '../src/modules/clicks/clicks.repository.js';
+import { peakRssBytes } from './lib/proc.js';
+
+const config = loadConfig(process.env);
+const duration = Number(process.env.DURATION ?? 5) * 1000;
+const mix = process.env.MIX ?? 'uniform';
+
+const storage = createStorage(config);
+const codes: string[] = [];
+const linkIds: number[] = [];
+for (const row of storage.sqlite!.prepare('select id, short_code from links').iterate() as Iterable<{ id: number; short_code: string }>) {
+  codes.push(row.short_code);
+  linkIds.push(row.id);
+}
+
+const repository = createClicksRepository(storage);
+const queue = createMemoryClickQueue({
+  writer: repository.writer,
+  flushMs: config.clickFlushMs,
+  batchSize: config.clickBatchSize,
+  limit: config.clickQueueLimit,
+  log: pino({ level: 'warn' }),
+  clock: systemClock,
+});
+
+// A realistic mix: 20,000 client addresses, 30 user agents, 60 referrer origins (a fifth of visits have none).
+const ips = Array.from({ length: 20_000 }, (_, i) => `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+const agents = Array.from({ length: 30 }, (_, i) => `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0 Safari/537.36`);
+const referrers = Array.from({ length: 60 }, (_, i) => `https://site${i}.example/some/page?id=${i}`);
+const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
+
+// Zipf(1): the cumulative weights of ranks 1..n, searched with a uniform draw.
+const cumulative = new Float64Array(codes.length);
+for (let k = 0, sum = 0; k < codes.length; k += 1) cumulative[k] = sum += 1 / (k + 1);
+function zipfRank(): number {
+  const u = Math.random() * cumulative[codes.length - 1]!;
+  let lo = 0;
+  let hi = codes.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cumulative[mid]! < u) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function visit(): ClickEvent {
+  const i = mix === 'hot' ? 0 : mix === 'zipf' ? zipfRank() : Math.floor(Math.random() * codes.length);
+  return {
+    linkId: linkIds[i]!, shortCode: codes[i]!, clickedAt: Date.now(), ip: pick(ips), userAgent: pick(agents),
+    referrer: Math.random() < 0.2 ? null : pick(referrers),
+  };
+}
+
+const cpuBefore = process.cpuUsage();
+const started = performance.now();
+let enqueued = 0;
+const highWater = Math.min(config.clickQueueLimit / 2, 4 * config.clickBatchSize);
+const ready = Array.from({ length: 50_000 }, visit);
+while (performance.now() - started < duration) {
+  while (queue.depth() < highWater) {
+    const e = ready[enqueued % ready.length]!;
+    if (queue.enqueue({ ...e, clickedAt: Date.now() })) enqueued += 1;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1));
+}
+await queue.flush();
+const seconds = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
+const records = Number((storage.sqlite!.prepare('select count(*) as n from clicks').get() as { n: number }).n);
+const counted = Number((storage.sqlite!.prepare('select coalesce(sum(click_count), 0) as n from links').get() as { n: number }).n);
+await queue.close();
+await repository.close();
+await storage.close();
+process.stdout.write(`${JSON.stringify({
+  clicks: enqueued, records, counted, dropped: queue.dropped(), seconds, clicksPerSecond: records / seconds,
+  cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssBytes: peakRssBytes(process.pid),
+})}\n`);

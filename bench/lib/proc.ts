@@ -1,0 +1,86 @@
+/**
+ * Child processes for the benchmarks, and what Linux tells about them: CPU time from /proc/<pid>/stat and
+ * peak resident memory (VmHWM) from /proc/<pid>/status. Elsewhere those read as null.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** CPU seconds (user + system) a process has used so far: all its threads, or with `mainThread` only the main one. */
+export function cpuSeconds(pid: number | undefined, mainThread = false): number | null {
+  try {
+    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/** The peak resident set size of a process (VmHWM), in bytes. */
+export function peakRssBytes(pid: number | undefined): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface Server {
+  child: ChildProcess;
+  port: number;
+  url: string;
+}
+
+/** Starts `node <args>` with only `env` (and PATH) and waits until it accepts connections on its port. */
+export async function startServer(name: string, args: string[], env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  for (let i = 0; i < 600; i += 1) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (up) return { child, port, url: `http://127.0.0.1:${port}` };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${name} did not start`);
+}
+
+/** SIGTERM, then the exit code (a graceful shutdown flushes the click queue first). */
+export async function stopServer(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const [code] = await exited;
+  return code as number | null;
+}
+
+/** Runs `node <args>` to completion and parses the last line of its stdout as JSON. */
+export async function runJson<T>(args: string[], env: Record<string, string>): Promise<{ result: T; pid: number }> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code}`);
+  const last = out.trim().split('\n').pop() ?? '';
+  return { result: JSON.parse(last) as T, pid: child.pid! };
+}

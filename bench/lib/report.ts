@@ -1,0 +1,54 @@
+/** The benchmark results as one Markdown table (and the targets of issue 9 checked against them). */
+
+export interface Row {
+  name: string;
+  /** what was measured, in a few words (data, configuration) */
+  setup: string;
+  /** requests/s, or persisted clicks/s for ingestion */
+  perSecond: number;
+  unit: 'req/s' | 'clicks/s';
+  latencyMs: { p50: number; p99: number; p999: number } | null;
+  /** answers that were not the expected status, plus connection errors */
+  errors: number;
+  /** server CPU over the measured run: all threads, per request (µs) and in cores */
+  cpuUsPerRequest: number | null;
+  cpuCores: number | null;
+  /** the same for the main thread alone (the event loop; the rest is worker threads: click writer, checkpoints) */
+  mainCpuUsPerRequest: number | null;
+  peakRssBytes: number | null;
+  /** free text: checks (click records counted), env */
+  notes: string;
+  /** the baseline's rate in the rounds measured alongside this benchmark (redirects) */
+  baselinePerSecond?: number;
+}
+
+export interface Target {
+  name: string;
+  met: boolean;
+  detail: string;
+}
+
+const num = (n: number): string => Math.round(n).toLocaleString('en-US');
+const ms = (n: number): string => (n < 10 ? n.toFixed(2) : n.toFixed(1));
+
+export function markdown(rows: Row[], targets: Target[], header: string): string {
+  const lines = [
+    header,
+    '',
+    '| benchmark | setup | rate | × baseline (same rounds) | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req (cores) | main thread µs/req | peak RSS MB | notes |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const r of rows) {
+    const ratio = r.baselinePerSecond ? (r.perSecond / r.baselinePerSecond).toFixed(2) : r.name === 'baseline' ? '1.00' : '';
+    const lat = r.latencyMs ? [ms(r.latencyMs.p50), ms(r.latencyMs.p99), ms(r.latencyMs.p999)] : ['', '', ''];
+    const cpu = r.cpuUsPerRequest === null ? '' : `${r.cpuUsPerRequest.toFixed(1)} (${(r.cpuCores ?? 0).toFixed(2)})`;
+    const rss = r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0);
+    const main = r.mainCpuUsPerRequest === null ? '' : r.mainCpuUsPerRequest.toFixed(1);
+    lines.push(`| ${r.name} | ${r.setup} | ${num(r.perSecond)} ${r.unit} | ${ratio} | ${lat.join(' | ')} | ${r.errors} | ${cpu} | ${main} | ${rss} | ${r.notes} |`);
+  }
+  if (targets.length > 0) {
+    lines.push('', '| target (issue 9) | met | measured |', '|---|---|---|');
+    for (const t of targets) lines.push(`| ${t.name} | ${t.met ? 'yes' : '**no**'} | ${t.detail} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,88 @@
+/**
+ * Fast seeding for the benchmarks: the schema comes from Ferry's own migrations, the rows are written with
+ * better-sqlite3 prepared statements in large transactions (a million links in a few seconds), bypassing
+ * the service layer on purpose: the benchmarks measure serving, not seeding.
+ */
+import type { Kysely } from 'kysely';
+import { createStorage, type Storage } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrator.js';
+import { DAY_MS, HOUR_MS, floorTo } from '../../src/modules/clicks/click-rollups.js';
+import { generateCode } from '../../src/modules/links/short-code.js';
+
+export async function openMigrated(dataDir: string): Promise<Storage & { sqlite: NonNullable<Storage['sqlite']> }> {
+  const storage = createStorage({ databaseUrl: null, dataDir, dbPoolMax: 1 });
+  await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+  return storage as Storage & { sqlite: NonNullable<Storage['sqlite']> };
+}
+
+/**
+ * `count` anonymous links with random 8-character codes (Ferry's generator); returns [code, url] pairs.
+ * Inserted in code order, so that the unique index on the code is appended to rather than split at random.
+ */
+export function seedLinks(storage: Awaited<ReturnType<typeof openMigrated>>, count: number, now: number): Array<[string, string]> {
+  const codes = new Set<string>();
+  while (codes.size < count) codes.add(generateCode());
+  const links = [...codes].sort().map((code, i): [string, string] => [code, `https://example.com/articles/${i}?utm_source=bench`]);
+  const { sqlite } = storage;
+  sqlite.pragma('cache_size = -262144');
+  const claim = sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)');
+  const insert = sqlite.prepare('insert into links (short_code, original_url, user_id, expires_at, created_at) values (?, ?, null, null, ?)');
+  const all = sqlite.transaction((rows: Array<[string, string]>) => {
+    for (const [code, url] of rows) {
+      claim.run(code);
+      insert.run(code, url, now);
+    }
+  });
+  for (let i = 0; i < links.length; i += 100_000) all(links.slice(i, i + 100_000));
+  return links;
+}
+
+export interface StatsSeed {
+  code: string;
+  linkId: number;
+  totalClicks: number;
+  rawClicks: number;
+  hours: number;
+}
+
+/**
+ * One link with `totalClicks` clicks spread over the last `days` days, as the click writer would have left
+ * it: the counters on the link row, one hourly rollup row per hour, 100 referrer origins and 100 user agents
+ * per day plus "(other)", and `rawClicks` click records (the statistics never read them; see the README).
+ */
+export function seedStatsLink(storage: Awaited<ReturnType<typeof openMigrated>>, opts: { totalClicks: number; rawClicks: number; days: number; now: number }): StatsSeed {
+  const { sqlite } = storage;
+  const { totalClicks, rawClicks, days, now } = opts;
+  const code = 'stats10m';
+  const start = floorTo(now, DAY_MS) - days * DAY_MS;
+  const hours = Math.floor((now - start) / HOUR_MS);
+  return sqlite.transaction((): StatsSeed => {
+    sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)').run(code);
+    const linkId = Number(sqlite.prepare(
+      'insert into links (short_code, original_url, user_id, expires_at, created_at, click_count, unique_visitors, first_click_at, last_click_at) values (?, ?, null, null, ?, ?, ?, ?, ?)',
+    ).run(code, 'https://example.com/popular', start, totalClicks, Math.min(totalClicks, 2_500_000), start, now - 1).lastInsertRowid);
+    const hour = sqlite.prepare('insert into link_click_hourly (link_id, hour_start, clicks) values (?, ?, ?)');
+    let left = totalClicks;
+    for (let h = 0; h < hours; h += 1) {
+      const n = h === hours - 1 ? left : Math.floor(totalClicks / hours);
+      hour.run(linkId, start + h * HOUR_MS, n);
+      left -= n;
+    }
+    const value = sqlite.prepare('insert into link_click_daily_values (link_id, kind, day_start, value, clicks) values (?, ?, ?, ?, ?)');
+    const perDay = Math.floor(totalClicks / days);
+    for (let d = 0; d <= days; d += 1) {
+      const day = start + d * DAY_MS;
+      for (let v = 0; v < 100; v += 1) {
+        value.run(linkId, 'referrer', day, `https://site${v}.example`, Math.max(1, Math.floor(perDay / (v + 2))));
+        value.run(linkId, 'user_agent', day, `Mozilla/5.0 (bench; agent ${v})`, Math.max(1, Math.floor(perDay / (v + 2))));
+      }
+      value.run(linkId, 'referrer', day, '(other)', 7);
+      value.run(linkId, 'user_agent', day, '(other)', 7);
+    }
+    const click = sqlite.prepare('insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer) values (?, ?, ?, ?, ?, ?)');
+    for (let i = 0; i < rawClicks; i += 1) {
+      click.run(linkId, code, start + Math.floor((i / rawClicks) * (now - start)), `10.0.${(i >> 8) & 255}.${i & 255}`, 'Mozilla/5.0 (bench)', 'https://site1.example/page');
+    }
+    return { code, linkId, totalClicks, rawClicks, hours };
+  })();
+}

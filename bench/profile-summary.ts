@@ -1,0 +1,62 @@
+/**
+ * tsx bench/profile-summary.ts <file.cpuprofile> [top=25] — self time per function of a V8 CPU profile
+ * (node --cpu-prof), the biggest first, with the share of all samples (idle excluded).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export function summarize(file: string, top = 25): { text: string; busyMs: number } {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  // Time per sample: the delta to the next sample (µs).
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    self.set(id, (self.get(id) ?? 0) + dt);
+  });
+  const perFunction = new Map<string, number>();
+  let busy = 0;
+  let idle = 0;
+  for (const [id, us] of self) {
+    const frame = byId.get(id)!.callFrame;
+    if (frame.functionName === '(idle)') {
+      idle += us;
+      continue;
+    }
+    busy += us;
+    const where = frame.url ? `${shorten(frame.url)}:${frame.lineNumber + 1}` : '';
+    const key = `${frame.functionName || '(anonymous)'} ${where}`.trim();
+    perFunction.set(key, (perFunction.get(key) ?? 0) + us);
+  }
+  const lines = [`${path.basename(file)}: busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s`, '| self % | self ms | function |', '|---:|---:|---|'];
+  for (const [key, us] of [...perFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    lines.push(`| ${((100 * us) / busy).toFixed(1)} | ${(us / 1000).toFixed(0)} | ${key.replace(/\|/g, '\\|')} |`);
+  }
+  return { text: lines.join('\n'), busyMs: busy / 1000 };
+}
+
+function shorten(url: string): string {
+  const u = url.replace(/^file:\/\//, '');
+  const nm = u.lastIndexOf('node_modules/');
+  if (nm >= 0) return u.slice(nm + 'node_modules/'.length);
+  const src = u.search(/\/(dist\/)?(src|bench)\//);
+  return src >= 0 ? u.slice(src + 1) : u;
+}
+
+if (process.argv[1] && import.meta.url.endsWith(path.basename(process.argv[1]))) {
+  process.stdout.write(`${summarize(process.argv[2]!, Number(process.argv[3] ?? 25)).text}\n`);
+}

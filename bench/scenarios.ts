@@ -1,0 +1,288 @@
+/**
+ * The benchmarks of `npm run bench` (bench/run.ts), in the order they run. Each starts its server(s) in a
+ * child process on a copy of a seeded database, warms up, measures, stops the server with SIGTERM (so queued
+ * clicks are flushed) and checks what must hold afterwards.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { clickCheck, drive, load, rowOf, type Slice, type Workload } from './lib/drive.js';
+import { runJson, startServer, stopServer, type Server } from './lib/proc.js';
+import type { Row, Target } from './lib/report.js';
+import { openMigrated, seedLinks, seedStatsLink } from './lib/seed.js';
+import { summarize } from './profile-summary.js';
+
+type Dataset = 'links100k' | 'links1m' | 'stats';
+
+export interface BenchContext {
+  quick: boolean;
+  duration: number;
+  warmup: number;
+  connections: number;
+  rounds: number;
+  /** scratch directory of this run */
+  work: string;
+  profileDir: string | null;
+  log: (line: string) => void;
+  data: Data;
+  /** the baseline server, started by the first redirect benchmark and measured between its rounds */
+  baseline: { server: Server; slices: Slice[] } | null;
+}
+
+interface Data {
+  /** database file and code list per dataset */
+  files: Partial<Record<Dataset, { db: string; codes: string }>>;
+  pairs100k: string;
+  stats: { code: string; totalClicks: number; rawClicks: number; days: number } | null;
+}
+
+export interface Scenario {
+  name: string;
+  needs: Dataset[];
+  describe(ctx: BenchContext): string;
+  run(ctx: BenchContext): Promise<{ row: Row; profile?: string }>;
+}
+
+const STATS_DAYS = 365;
+
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+}
+
+/** Seeds each dataset once; scenarios run on copies. */
+export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promise<Data> {
+  const data: Data = { files: {}, pairs100k: path.join(ctx.work, 'pairs100k.json'), stats: null };
+  const now = Date.now();
+  for (const [name, count] of [['links100k', 100_000], ['links1m', 1_000_000]] as const) {
+    if (!needs.has(name) && !(name === 'links100k' && needs.size > 0)) continue;
+    const started = performance.now();
+    const dir = path.join(ctx.work, name);
+    const storage = await openMigrated(dir);
+    const links = seedLinks(storage, count, now);
+    await storage.close();
+    const codes = path.join(ctx.work, `${name}.codes`);
+    writeFileSync(codes, shuffle(links.map(([code]) => code)).join('\n'));
+    if (name === 'links100k') writeFileSync(data.pairs100k, JSON.stringify(links));
+    data.files[name] = { db: path.join(dir, 'ferry.db'), codes };
+    ctx.log(`seeded ${count.toLocaleString('en-US')} links in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  if (needs.has('stats')) {
+    const started = performance.now();
+    const dir = path.join(ctx.work, 'stats');
+    const storage = await openMigrated(dir);
+    const rawClicks = ctx.quick ? 100_000 : 1_000_000;
+    const seeded = seedStatsLink(storage, { totalClicks: 10_000_000, rawClicks, days: STATS_DAYS, now });
+    await storage.close();
+    data.files.stats = { db: path.join(dir, 'ferry.db'), codes: '' };
+    data.stats = { code: seeded.code, totalClicks: seeded.totalClicks, rawClicks, days: STATS_DAYS };
+    ctx.log(`seeded the stats link (10,000,000 clicks in rollups, ${rawClicks.toLocaleString('en-US')} raw records) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  return data;
+}
+
+/** Ferry as in production, with rate limits raised so that one client address can load it (see README). */
+const FERRY_ENV = {
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'info',
+  JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
+  REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000',
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  PASSWORD_HASH_COST: '10',
+};
+
+async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | null, env: Record<string, string> = {}): Promise<Server & { dataDir: string }> {
+  const dataDir = path.join(ctx.work, `run-${name}`);
+  mkdirSync(dataDir, { recursive: true });
+  if (dataset) copyFileSync(ctx.data.files[dataset]!.db, path.join(dataDir, 'ferry.db'));
+  const prof = ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ctx.profileDir, name)}`] : [];
+  // BENCH_FERRY_ENV: extra variables for every Ferry server of the run (a JSON object), when looking for where time goes.
+  const extra = JSON.parse(process.env.BENCH_FERRY_ENV ?? '{}') as Record<string, string>;
+  const server = await startServer(name, [...prof, 'dist/src/server.js'], { ...FERRY_ENV, ...env, ...extra, DATA_DIR: dataDir });
+  return { ...server, dataDir };
+}
+
+function profileOf(ctx: BenchContext, name: string): string | undefined {
+  if (!ctx.profileDir) return undefined;
+  const dir = path.join(ctx.profileDir, name);
+  if (!existsSync(dir)) return undefined;
+  // One file per thread: the main thread and the busiest other thread (the click writer).
+  // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread.
+  const thread = (f: string) => Number(f.split('.')[4]);
+  const summaries = readdirSync(dir).sort((a, b) => thread(a) - thread(b)).map((f) => summarize(path.join(dir, f), 15));
+  const busy = (s: { busyMs: number }) => s.busyMs;
+  const [main, ...others] = summaries;
+  return [main, others.sort((a, b) => busy(b) - busy(a))[0]].filter((s) => s !== undefined).map((s) => s.text).join('\n\n');
+}
+
+const BASELINE_SETUP = 'bare Fastify 5, one route: 302 from a Map (100,000 codes), random codes; measured between the redirect runs';
+
+async function baselineOf(ctx: BenchContext): Promise<{ server: Server; slices: Slice[] }> {
+  if (!ctx.baseline) {
+    const server = await startServer('baseline', ['--import', 'tsx', 'bench/baseline-server.ts'], { CODES_FILE: ctx.data.pairs100k });
+    await load(ctx, server, { workload: 'codes', codesFile: ctx.data.files.links100k!.codes }, ctx.warmup);
+    ctx.baseline = { server, slices: [] };
+  }
+  return ctx.baseline;
+}
+
+/** Stops the baseline server and returns its row (all its rounds together), if it ran. */
+export async function finishBaseline(ctx: BenchContext): Promise<Row | null> {
+  if (!ctx.baseline) return null;
+  await stopServer(ctx.baseline.server.child);
+  return rowOf('baseline', BASELINE_SETUP, ctx.baseline.slices, { expected: 302, notes: [], peakRss: null });
+}
+
+/**
+ * A redirect benchmark, in rounds alternating with the baseline. `pass`: first visit every code once (in
+ * random order), so that the measured run finds the cache warm, as in production after a while; without it,
+ * what the cache does not hold is a miss.
+ */
+async function redirectScenario(ctx: BenchContext, name: string, dataset: Dataset, setup: string, env: Record<string, string>, mode: 'random' | 'hot' | 'pass-then-random') {
+  const baseline = await baselineOf(ctx);
+  const server = await startFerry(ctx, name, dataset, env);
+  const codes = ctx.data.files[dataset]!.codes;
+  const spec: Workload = mode === 'hot' ? { workload: 'path', path: `/${firstCode(codes)}` } : { workload: 'codes', codesFile: codes };
+  const pass: Workload | undefined = mode === 'pass-then-random' ? { workload: 'codes', codesFile: codes, amount: lineCount(codes) } : undefined;
+  const baselineSpec: Workload = { workload: 'codes', codesFile: ctx.data.files.links100k!.codes };
+  const m = await drive(ctx, server, spec, { countRedirects: true, paired: { server: baseline.server, spec: baselineSpec }, ...(pass ? { pass } : {}) });
+  baseline.slices.push(...m.paired);
+  const notes = [clickCheck(server.dataDir, m.redirectsServed)];
+  if (Object.keys(env).length) notes.push(Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' '));
+  return { row: rowOf(name, setup, m.slices, { expected: 302, notes, peakRss: m.peakRss, exitCode: m.exitCode, baseline: m.paired }), profile: profileOf(ctx, name) };
+}
+
+/** The first code of a codes file (one code per line). */
+const firstCode = (file: string): string => readFileSync(file, 'utf8').split('\n', 1)[0]!;
+const lineCount = (file: string): number => readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+
+async function createUserAndToken(server: Server): Promise<{ id: number; token: string }> {
+  const post = async (p: string, body: unknown) => {
+    const res = await fetch(`${server.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<Record<string, unknown>>;
+  };
+  const user = await post('/api/v1/users', { username: 'bench', email: 'bench@example.com', password: 'bench-password' });
+  const token = await post('/api/v1/tokens', { username: 'bench', password: 'bench-password' });
+  return { id: Number(user.id), token: String(token.accessToken) };
+}
+
+async function apiScenario(ctx: BenchContext, name: string, dataset: Dataset | null, setup: string, expected: number, specOf: (server: Server) => Promise<Workload>) {
+  const server = await startFerry(ctx, name, dataset);
+  const m = await drive(ctx, server, await specOf(server));
+  const notes = [`RATE_LIMIT_PER_MINUTE=${FERRY_ENV.RATE_LIMIT_PER_MINUTE}`];
+  return { row: rowOf(name, setup, m.slices, { expected, notes, peakRss: m.peakRss, exitCode: m.exitCode }), profile: profileOf(ctx, name) };
+}
+
+const MIX = {
+  uniform: 'uniformly random links of 100,000',
+  zipf: 'links of 100,000 by popularity (Zipf, s = 1)',
+  hot: 'one link',
+} as const;
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'redirect',
+    needs: ['links100k'],
+    describe: () => 'GET /{code}, 100,000 links, uniformly random codes, clicks recorded',
+    run: (ctx) => redirectScenario(ctx, 'redirect', 'links100k', 'GET /{code}, 100,000 links, random codes, clicks recorded; cache warmed by one pass over every code', {}, 'pass-then-random'),
+  },
+  {
+    name: 'redirect-hot',
+    needs: ['links100k'],
+    describe: () => 'GET /{code}, always the same link, clicks recorded',
+    run: (ctx) => redirectScenario(ctx, 'redirect-hot', 'links100k', 'GET /{code}, one hot link, clicks recorded', {}, 'hot'),
+  },
+  {
+    name: 'redirect-cold',
+    needs: ['links100k'],
+    describe: () => 'GET /{code}, 100,000 links, random codes, link cache off (every visit reads SQLite)',
+    run: (ctx) => redirectScenario(ctx, 'redirect-cold', 'links100k', 'GET /{code}, cache off: every visit a SQLite lookup', { LINK_CACHE_SIZE: '0' }, 'random'),
+  },
+  {
+    name: 'redirect-1m',
+    needs: ['links1m'],
+    describe: () => 'GET /{code}, 1,000,000 links, random codes (cache holds 100,000): peak RSS',
+    run: (ctx) => redirectScenario(ctx, 'redirect-1m', 'links1m', 'GET /{code}, 1,000,000 links, random codes, clicks recorded (cache: 100,000 entries)', {}, 'random'),
+  },
+  {
+    name: 'link-create',
+    needs: [],
+    describe: () => 'POST /api/v1/links, anonymous, a new URL per request',
+    run: (ctx) => apiScenario(ctx, 'link-create', null, 'POST /api/v1/links (anonymous, generated code)', 201, async () => ({ workload: 'create-link' })),
+  },
+  {
+    name: 'order-create',
+    needs: [],
+    describe: () => 'POST /api/v1/orders with a token and a new Idempotency-Key per request',
+    run: (ctx) => apiScenario(ctx, 'order-create', null, 'POST /api/v1/orders, bearer token, new Idempotency-Key each', 201, async (server) => {
+      const { token } = await createUserAndToken(server);
+      return { workload: 'create-order', headers: { authorization: `Bearer ${token}` } };
+    }),
+  },
+  {
+    name: 'user-read',
+    needs: [],
+    describe: () => 'GET /api/v1/users/{id} with the user\'s own token',
+    run: (ctx) => apiScenario(ctx, 'user-read', null, 'GET /api/v1/users/{id}, bearer token (self)', 200, async (server) => {
+      const { id, token } = await createUserAndToken(server);
+      return { workload: 'path', path: `/api/v1/users/${id}`, headers: { authorization: `Bearer ${token}` } };
+    }),
+  },
+  {
+    name: 'stats',
+    needs: ['stats'],
+    describe: () => `GET /api/v1/links/{code}/stats, a link with 10,000,000 clicks over ${STATS_DAYS} days (default window: its whole life by day)`,
+    run: (ctx) => {
+      const s = ctx.data.stats!;
+      const setup = `GET /links/{code}/stats, 10M clicks over ${s.days} days in rollups (${s.rawClicks.toLocaleString('en-US')} raw records), whole life by day`;
+      return apiScenario(ctx, 'stats', 'stats', setup, 200, async () => ({ workload: 'path', path: `/api/v1/links/${s.code}/stats` }));
+    },
+  },
+  ...(['uniform', 'zipf', 'hot'] as const).map((mix): Scenario => ({
+    name: `ingest-${mix}`,
+    needs: ['links100k'],
+    describe: () => `click queue → writer → SQLite, clicks on ${MIX[mix]}; records counted after the flush`,
+    async run(ctx) {
+      const dataDir = path.join(ctx.work, `run-ingest-${mix}`);
+      mkdirSync(dataDir, { recursive: true });
+      copyFileSync(ctx.data.files.links100k!.db, path.join(dataDir, 'ferry.db'));
+      const { result: r } = await runJson<{ clicks: number; records: number; counted: number; dropped: number; seconds: number; clicksPerSecond: number; cpuSeconds: number; peakRssBytes: number | null }>(
+        ['--import', 'tsx', 'bench/ingest.ts'], { DATA_DIR: dataDir, DURATION: String(ctx.duration), MIX: mix },
+      );
+      const lost = r.clicks - r.records;
+      return {
+        row: {
+          name: `ingest-${mix}`, setup: `${MIX[mix]}; in-process queue + writer thread, default settings`,
+          perSecond: r.clicksPerSecond, unit: 'clicks/s', latencyMs: null, errors: lost + r.dropped,
+          cpuUsPerRequest: (r.cpuSeconds * 1e6) / r.records, cpuCores: r.cpuSeconds / r.seconds, mainCpuUsPerRequest: null, peakRssBytes: r.peakRssBytes,
+          notes: `${r.clicks} enqueued, ${r.records} records, click_count sum ${r.counted}, ${r.dropped} dropped, ${r.seconds.toFixed(1)} s to the last write`,
+        },
+      };
+    },
+  })),
+];
+
+export function targetsOf(rows: Row[]): Target[] {
+  const get = (name: string) => rows.find((r) => r.name === name);
+  const out: Target[] = [];
+  const redirect = get('redirect');
+  if (redirect?.baselinePerSecond) {
+    const ratio = redirect.perSecond / redirect.baselinePerSecond;
+    out.push({ name: 'redirect throughput >= 0.85 x baseline (10 connections)', met: ratio >= 0.85, detail: `${ratio.toFixed(2)} x` });
+    out.push({ name: 'redirect p99 <= 2 ms', met: redirect.latencyMs!.p99 <= 2, detail: `${redirect.latencyMs!.p99.toFixed(2)} ms` });
+  }
+  const redirects = rows.filter((r) => r.name.startsWith('redirect'));
+  if (redirects.length) out.push({ name: 'no click lost', met: redirects.every((r) => r.notes.startsWith('no click lost')), detail: redirects.map((r) => `${r.name}: ${r.notes.split(':')[0]}`).join(', ') });
+  const ingest = get('ingest-uniform');
+  if (ingest) out.push({ name: 'click ingestion >= 30,000 clicks/s persisted', met: ingest.perSecond >= 30_000 && ingest.errors === 0, detail: rows.filter((r) => r.name.startsWith('ingest')).map((r) => `${r.name}: ${Math.round(r.perSecond)}/s`).join(', ') });
+  const stats = get('stats');
+  if (stats) out.push({ name: 'stats p99 < 20 ms at 10M clicks', met: stats.latencyMs!.p99 < 20, detail: `${stats.latencyMs!.p99.toFixed(2)} ms` });
+  const create = get('link-create');
+  if (create) out.push({ name: 'link creation >= 5,000/s', met: create.perSecond >= 5000, detail: `${Math.round(create.perSecond)}/s` });
+  const big = get('redirect-1m');
+  if (big?.peakRssBytes) out.push({ name: 'peak RSS < 250 MB with 1,000,000 links', met: big.peakRssBytes < 250 * 1048576, detail: `${(big.peakRssBytes / 1048576).toFixed(0)} MB` });
+  return out;
+}

@@ -1,0 +1,75 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RedirectStatus } from '../../config.js';
+import type { ClickQueue } from '../../infra/click-queue.js';
+import type { RawHandler } from '../../infra/http-server.js';
+import type { Metrics } from '../../infra/metrics.js';
+import type { Clock } from '../../lib/clock.js';
+import type { LocalIpLimiter } from '../../plugins/rate-limit.js';
+import type { LinkCache } from './link-cache.js';
+import { clip, REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL } from './redirect.routes.js';
+
+export interface RedirectFastPathDeps {
+  cache: Pick<LinkCache, 'get'>;
+  clicks: Pick<ClickQueue, 'enqueue'>;
+  clock: Clock;
+  status: RedirectStatus;
+  /** the redirect's in-process limiter, shared with the route's hook */
+  limiter: LocalIpLimiter;
+  requestId: (req: IncomingMessage) => string;
+  metrics: Pick<Metrics, 'observeFastRedirect'>;
+  /** the overload guard's current verdict: would a request be shed now (plugins/overload.ts) */
+  underPressure: () => boolean;
+}
+
+const CODE_URL = /^\/[0-9a-zA-Z]{1,8}$/;
+
+/**
+ * The redirect's most common answer without Fastify's request machinery: a GET or HEAD of /{code} whose
+ * link is in the cache and live, from a client under its rate limit, while the service is not under
+ * pressure. Measured (bench/, 2-core VM): the route through Fastify's hooks cost about 29 µs of the event
+ * loop per redirect against 16 µs for a bare Fastify route; this path costs about as much as the bare route.
+ *
+ * It answers exactly what the route would (redirect.routes.ts; test/modules/links/redirect-fast-path.test.ts
+ * compares the two): X-Request-Id, the redirect's RateLimit-Policy/RateLimit, Location, Cache-Control,
+ * an empty body, the click enqueued (GET only), and the same request metrics. Anything else — a miss, an
+ * expired or unknown code, a limit reached, overload, a query string, another method, a trusted proxy
+ * (TRUST_PROXY), access logging (LOG_LEVEL=debug), a shared (Redis) rate-limit store, shutting down —
+ * returns false untouched and takes the ordinary route, which answers it with every hook.
+ */
+export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
+  const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure } = deps;
+  let enabled = true;
+  const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const method = req.method;
+    const url = req.url;
+    if (!enabled || (method !== 'GET' && method !== 'HEAD') || url === undefined || !CODE_URL.test(url)) return false;
+    const started = performance.now();
+    const target = cache.get(url.slice(1));
+    if (target === undefined || target.kind !== 'link') return false;
+    const now = clock.now();
+    if (target.expiresAt !== null && target.expiresAt <= now) return false;
+    if (underPressure()) return false;
+    const ip = req.socket.remoteAddress;
+    if (ip === undefined) return false;
+    const rateLimit = limiter.take(ip, true);
+    if (rateLimit === null) return false;
+    if (method === 'GET') {
+      clicks.enqueue({
+        linkId: target.id, shortCode: target.code, clickedAt: now, ip: clip(ip, 45),
+        userAgent: clip(req.headers['user-agent'], 512), referrer: clip(req.headers.referer, 2048),
+      });
+    }
+    res.writeHead(status, [
+      'x-request-id', requestId(req),
+      'ratelimit-policy', limiter.policy,
+      'ratelimit', rateLimit,
+      'location', target.url,
+      'cache-control', REDIRECT_CACHE_CONTROL,
+      'content-length', '0',
+    ]);
+    res.end();
+    metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
+    return true;
+  };
+  return Object.assign(handler, { disable: () => void (enabled = false) });
+}

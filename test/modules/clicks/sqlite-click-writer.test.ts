@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { ClickBatch, type ClickEvent } from '../../../src/infra/click-queue.js';
+import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+
+const T0 = Date.parse('2026-03-01T10:00:00.000Z');
+
+async function twoLinksAndADeletedOne(t: TestApp): Promise<Array<{ id: number; short_code: string }>> {
+  const create = async (n: number) => (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/${n}` } })).body;
+  const links = [await create(1), await create(2), await create(3)];
+  // A link deleted while its clicks waited: its clicks are dropped by both writers.
+  t.storage.sqlite!.prepare('delete from links where id = ?').run(links[2].id);
+  return links;
+}
+
+/** Every row the rollups and records hold, without generated ids, in a stable order. */
+function snapshot(t: TestApp): Record<'clicks' | 'links' | 'hourly' | 'visitors' | 'daily', unknown[]> {
+  const q = (sql: string) => t.storage.sqlite!.prepare(sql).all();
+  return {
+    clicks: q('select link_id, short_code, clicked_at, ip, user_agent, referrer from clicks order by link_id, clicked_at, ip, user_agent, referrer'),
+    links: q('select id, click_count, unique_visitors, first_click_at, last_click_at from links order by id'),
+    hourly: q('select * from link_click_hourly order by link_id, hour_start'),
+    visitors: q('select * from link_visitors order by link_id, ip'),
+    daily: q('select * from link_click_daily_values order by link_id, kind, day_start, value'),
+  };
+}
+
+describe('the embedded engine click writer (writer thread)', () => {
+  it('when a batch has many links, hours, addresses, referrers and agents, then it leaves exactly the rows of the portable writer', async () => {
+    const a = await createTestApp('sqlite');
+    const b = await createTestApp('sqlite');
+    try {
+      const [la, lb] = [await twoLinksAndADeletedOne(a), await twoLinksAndADeletedOne(b)];
+      expect(la.map((l) => l.id)).toEqual(lb.map((l) => l.id));
+      const referrers = [null, '', 'https://News.Example:443/a?b', 'http://x.example:8080/p', 'android-app://com.example', 'not a url', 'https://r.example/'];
+      const events: ClickEvent[] = [];
+      for (let i = 0; i < 1500; i += 1) {
+        const link = la[i % 3]!;
+        events.push({
+          linkId: link.id, shortCode: link.short_code, clickedAt: T0 + i * 97_000, ip: i % 5 === 0 ? null : `10.0.${i % 7}.${i % 11}`,
+          // 130 distinct agents a day on the first link: past the cap of 100, the rest is "(other)".
+          userAgent: i % 9 === 0 ? null : `Agent/${i % 130}${'x'.repeat(i % 2 ? 300 : 0)}`,
+          referrer: i % 3 === 1 ? `https://site${i % 120}.example/path` : referrers[i % referrers.length]!,
+        });
+      }
+      // The thread writer (SQLite's default) against the Kysely writer the PostgreSQL engine uses.
+      const threaded = createClicksRepository(a.storage);
+      const portable = createClicksRepository({ db: b.storage.db, sqlite: null });
+      for (let i = 0; i < events.length; i += 400) {
+        await threaded.writer.write(events.slice(i, i + 400));
+        await portable.writer.write(events.slice(i, i + 400));
+      }
+      await threaded.close();
+      const [sa, sb] = [snapshot(a), snapshot(b)];
+      expect(sa.clicks.length).toBe(1000); // the deleted link's 500 clicks are dropped
+      expect(sa).toEqual(sb);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 30_000);
+});
+
+describe('click batches', () => {
+  const event = (i: number): ClickEvent => ({ linkId: i, shortCode: `c${i}`, clickedAt: 1000 + i, ip: i % 2 ? null : `10.0.0.${i}`, userAgent: i % 3 ? 'UA' : null, referrer: `https://r${i % 2}.example/` });
+
+  it('when clicks are pushed, then they read back as sent, each distinct agent and referrer stored once', () => {
+    const batch = new ClickBatch(10);
+    const sent = Array.from({ length: 6 }, (_, i) => event(i));
+    for (const e of sent) batch.push(e);
+    expect(batch.toEvents()).toEqual(sent);
+    expect(batch.toMessage().values.sort()).toEqual(['UA', 'https://r0.example/', 'https://r1.example/']);
+  });
+
+  it('when the first clicks were written, then dropping them leaves the rest in order; reset empties the batch', () => {
+    const batch = new ClickBatch(10);
+    for (let i = 0; i < 7; i += 1) batch.push(event(i));
+    batch.dropFirst(4);
+    expect(batch.toEvents()).toEqual([4, 5, 6].map(event));
+    batch.reset();
+    expect(batch.length).toBe(0);
+    batch.push(event(9));
+    expect(batch.toEvents()).toEqual([event(9)]);
+  });
+});

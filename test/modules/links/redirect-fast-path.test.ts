@@ -1,0 +1,117 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+
+/**
+ * The redirect's fast path (redirect-fast-path.ts) only exists on a real socket: app.inject() goes straight
+ * to Fastify. These tests send the same requests both ways and expect the same answers, clicks and metrics.
+ */
+describe.each(engines)('redirect fast path on %s', (engine) => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '5' } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => t.close());
+
+  const create = async (payload: Record<string, unknown> = {}) =>
+    (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/fast?a=1', ...payload } })).body as { id: number; short_code: string };
+  const overSocket = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { redirect: 'manual', ...init });
+  const clicksOf = async (linkId: number) => {
+    await t.app.clickQueue.flush();
+    return t.storage.db.selectFrom('clicks').selectAll().where('link_id', '=', linkId).orderBy('id').execute();
+  };
+  const metric = async (pattern: RegExp): Promise<number> => Number(pattern.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
+  const redirectsCounted = () => metric(/^ferry_redirect_duration_seconds_count\{status_code="302"\} (\d+)$/m);
+  const fastPathCounted = () => metric(/^ferry_redirect_fast_path_total (\d+)$/m);
+
+  it('when a cached link is visited over a socket, then the answer, the click and the metrics are those of the route', async () => {
+    const link = await create();
+    const [counted, fastCounted] = [await redirectsCounted(), await fastPathCounted()];
+    // Through Fastify first (it also puts the link in the cache), then over the socket (the fast path).
+    const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1', headers: { 'user-agent': 'UA/1', referer: 'https://ref.example/p' } });
+    const fast = await overSocket(`/${link.short_code}`, { headers: { 'user-agent': 'UA/2', referer: 'https://ref.example/q', 'x-request-id': 'client-id-1' } });
+    expect(fast.status).toBe(routed.status);
+    const names = (h: Iterable<[string, string]>) => [...h].map(([k]) => k.toLowerCase()).filter((k) => !['date', 'connection', 'keep-alive'].includes(k)).sort();
+    expect(names(fast.headers)).toEqual(names(Object.entries(routed.headers).map(([k, v]) => [k, String(v)])));
+    for (const h of ['location', 'cache-control', 'ratelimit-policy', 'content-length']) expect(fast.headers.get(h)).toBe(String(routed.headers[h]));
+    expect(fast.headers.get('x-request-id')).toBe('client-id-1');
+    // One counter for both paths: the route took the first of 5, the fast path the second.
+    expect(routed.headers.ratelimit).toMatch(/^"redirect";r=4;t=\d+$/);
+    expect(fast.headers.get('ratelimit')).toMatch(/^"redirect";r=3;t=\d+$/);
+    expect(await fast.text()).toBe('');
+    const clicks = await clicksOf(link.id);
+    expect(clicks.map((c) => [c.ip, c.user_agent, c.referrer])).toEqual([['127.0.0.1', 'UA/1', 'https://ref.example/p'], ['127.0.0.1', 'UA/2', 'https://ref.example/q']]);
+    expect(await redirectsCounted()).toBe(counted + 2);
+    expect(await fastPathCounted()).toBe(fastCounted + 1); // the socket's request did take the fast path
+  });
+
+  it('when HEAD is sent over a socket, then the same headers and no click; when the limit is reached, then 429 from the route', async () => {
+    const link = await create();
+    await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.2' }); // cached now
+    const head = await overSocket(`/${link.short_code}`, { method: 'HEAD' });
+    expect(head.status).toBe(302);
+    expect(head.headers.get('location')).toBe('https://example.com/fast?a=1');
+    expect(head.headers.get('cache-control')).toBe('private, no-store');
+    expect(await clicksOf(link.id)).toHaveLength(1);
+    // 127.0.0.1 has used 3 of its 5 so far (this and the previous test): 2 more pass, then 429.
+    expect((await overSocket(`/${link.short_code}`)).status).toBe(302);
+    expect((await overSocket(`/${link.short_code}`)).status).toBe(302);
+    const limited = await overSocket(`/${link.short_code}`);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(limited.headers.get('x-request-id')).toBeTruthy();
+    expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+    expect(await clicksOf(link.id)).toHaveLength(3);
+    expect(await fastPathCounted()).toBe(4); // the previous test's, HEAD and two GETs; not the 429
+  });
+});
+
+describe.each(engines)('redirect answers the fast path leaves to the route, on %s', (engine) => {
+  it('when the code is unknown, expired, carries a query string, or a proxy is trusted, then the route answers over the socket', async () => {
+    const t = await createTestApp(engine, { env: { TRUST_PROXY: 'true' } });
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/p' } })).body;
+      await t.request({ url: `/${link.short_code}` }); // cached
+      const res = await fetch(`${base}/${link.short_code}?utm=1`, { redirect: 'manual', headers: { 'x-forwarded-for': '203.0.113.9' } });
+      expect(res.status).toBe(302);
+      const forwarded = await fetch(`${base}/${link.short_code}`, { redirect: 'manual', headers: { 'x-forwarded-for': '203.0.113.7' } });
+      expect(forwarded.status).toBe(302);
+      await t.app.clickQueue.flush();
+      const ips = (await t.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).orderBy('id').execute()).map((r) => r.ip);
+      expect(ips).toEqual(['127.0.0.1', '203.0.113.9', '203.0.113.7']);
+      const unknown = await fetch(`${base}/zzzzzzz9`, { redirect: 'manual' });
+      expect(unknown.status).toBe(404);
+      expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+      expect((await t.request({ url: '/metrics' })).text).toMatch(/^ferry_redirect_fast_path_total 0$/m);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe.each(engines)('redirect fast path under overload on %s', (engine) => {
+  it('when the overload guard sheds, then a cached link visited over a socket is shed too (503), not redirected', async () => {
+    // A heap bound no process meets; the guard arms two samples (2 s) after start: time to create and cache a link.
+    const t = await createTestApp(engine, { env: { OVERLOAD_MAX_HEAP_BYTES: String(1024 * 1024), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '1000' } });
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/o' } })).body;
+      expect((await fetch(`${base}/${link.short_code}`, { redirect: 'manual' })).status).toBe(302);
+      let res = await fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
+      for (let i = 0; i < 100 && res.status === 302; i += 1) {
+        await new Promise((r) => setTimeout(r, 50));
+        res = await fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
+      }
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+    } finally {
+      await t.close();
+    }
+  }, 15_000);
+});
