@@ -12,6 +12,8 @@ export interface ClickBatchMessage {
   referrer: Int32Array;
   /** each distinct user agent and referrer of the batch, once */
   values: string[];
+  /** per click, its replay-guard key where it has one (clicks that came from the Redis stream's fallback) */
+  key: Array<string | undefined>;
 }
 
 /**
@@ -29,6 +31,7 @@ export class ClickBatch {
   readonly ip: Array<string | null>;
   readonly userAgent: Int32Array;
   readonly referrer: Int32Array;
+  readonly key: Array<string | undefined>;
   values: string[] = [];
   private index = new Map<string, number>();
 
@@ -39,6 +42,7 @@ export class ClickBatch {
     this.ip = new Array<string | null>(capacity);
     this.userAgent = new Int32Array(capacity);
     this.referrer = new Int32Array(capacity);
+    this.key = new Array<string | undefined>(capacity);
   }
 
   get full(): boolean {
@@ -53,6 +57,7 @@ export class ClickBatch {
     this.ip[i] = e.ip;
     this.userAgent[i] = this.intern(e.userAgent);
     this.referrer[i] = this.intern(e.referrer);
+    this.key[i] = e.key;
   }
 
   private intern(value: string | null): number {
@@ -69,9 +74,11 @@ export class ClickBatch {
   event(i: number): ClickEvent {
     const ua = this.userAgent[i]!;
     const ref = this.referrer[i]!;
+    const key = this.key[i];
     return {
       linkId: this.linkId[i]!, shortCode: this.shortCode[i]!, clickedAt: this.clickedAt[i]!, ip: this.ip[i]!,
       userAgent: ua < 0 ? null : this.values[ua]!, referrer: ref < 0 ? null : this.values[ref]!,
+      ...(key === undefined ? {} : { key }),
     };
   }
 
@@ -85,6 +92,7 @@ export class ClickBatch {
     return {
       length: n, linkId: this.linkId.slice(0, n), clickedAt: this.clickedAt.slice(0, n), shortCode: this.shortCode.slice(0, n),
       ip: this.ip.slice(0, n), userAgent: this.userAgent.slice(0, n), referrer: this.referrer.slice(0, n), values: this.values,
+      key: this.key.slice(0, n),
     };
   }
 
@@ -98,6 +106,7 @@ export class ClickBatch {
     this.referrer.copyWithin(0, n, this.length);
     this.shortCode.copyWithin(0, n, this.length);
     this.ip.copyWithin(0, n, this.length);
+    this.key.copyWithin(0, n, this.length);
     this.length = left;
   }
 
@@ -105,6 +114,7 @@ export class ClickBatch {
     this.length = 0;
     this.shortCode.fill('');
     this.ip.fill(null);
+    this.key.fill(undefined);
     this.values = [];
     this.index = new Map();
   }
