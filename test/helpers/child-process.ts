@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface LoggedChild {
+  child: ChildProcess;
+  /** every log line so far, parsed */
+  logs: Array<Record<string, unknown>>;
+  stderr: () => string;
+  /** resolves with the exit code (or the signal's name) and when it happened */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  /** Resolves with the first value `match` returns for a log line (past or future); rejects on exit or after 20 s. */
+  waitFor<T>(match: (entry: Record<string, unknown>) => T | undefined, what: string): Promise<T>;
+}
+
+/**
+ * Runs one of Ferry's process entries (`node --import tsx src/<entry>.ts`, what `npm start` / `npm run worker`
+ * run compiled) with only the given environment, collecting its pino lines as they arrive.
+ */
+export function spawnEntry(entry: string, env: Record<string, string>): LoggedChild {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  const watchers = new Set<(entry: Record<string, unknown>) => void>();
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  let buffer = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue; // not a log line
+      }
+      logs.push(parsed);
+      for (const w of watchers) w(parsed);
+    }
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+  );
+  return {
+    child,
+    logs,
+    stderr: () => stderr,
+    exited,
+    waitFor<T>(match: (entry: Record<string, unknown>) => T | undefined, what: string): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        const check = (e: Record<string, unknown>) => {
+          const found = match(e);
+          if (found === undefined) return;
+          watchers.delete(check);
+          resolve(found);
+        };
+        for (const e of logs) check(e);
+        watchers.add(check);
+        void exited.then(({ code }) => reject(new Error(`${entry} exited with ${code} before ${what}:\n${stderr}`)));
+        setTimeout(() => reject(new Error(`${entry} did not ${what} within 20 s:\n${stderr}`)), 20_000).unref();
+      });
+    },
+  };
+}
