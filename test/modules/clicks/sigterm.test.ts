@@ -1,21 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestApp, engines } from '../../helpers/app.js';
+import { freePort } from '../../helpers/scale-out.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 async function waitUntilUp(base: string, child: ReturnType<typeof spawn>): Promise<void> {
   for (let i = 0; i < 200; i += 1) {
