@@ -171,8 +171,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       clock,
     })
     : undefined);
+  // The embedded database is one process's file: no other instance changes links behind the cache's back.
   const linksModule = createLinksModule({
     config, storage, users: usersRepo, paginator, clock, log: app.log, ...(clickQueue ? { clickQueue } : {}),
+    soleWriter: storage.sqlite !== null && !deps.redis,
   });
   const cacheBus = deps.redis ? await createRedisLinkCacheBus({ redis: deps.redis, prefix: redisPrefix, cache: linksModule.cache, log: app.log }) : null;
 

@@ -30,6 +30,12 @@ export interface LinksModuleDeps {
   log: FastifyBaseLogger;
   /** another queue (Redis Streams, scale-out); default: the in-process queue writing to this database */
   clickQueue?: ClickQueue;
+  /**
+   * This process is the only one that changes links (the embedded database): every change passes through
+   * this cache's invalidation, so a cached link needs no time limit. Otherwise other instances may change
+   * links, and an entry is served for at most DEFAULT_LINK_CACHE.positiveTtlMs without asking the database.
+   */
+  soleWriter?: boolean;
 }
 
 /**
@@ -54,7 +60,11 @@ function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void>
 /** Links and clicks, wired: the services, the two route plugins, and what app.ts schedules and closes. */
 export function createLinksModule(deps: LinksModuleDeps) {
   const { config, storage, clock } = deps;
-  const cache = new LinkCache(clock, { ...DEFAULT_LINK_CACHE, capacity: config.linkCacheSize });
+  const cache = new LinkCache(clock, {
+    ...DEFAULT_LINK_CACHE,
+    capacity: config.linkCacheSize,
+    ...(deps.soleWriter ? { positiveTtlMs: Number.POSITIVE_INFINITY } : {}),
+  });
   const links = createLinksService({
     links: createLinksRepository(storage, deps.paginator),
     users: deps.users,

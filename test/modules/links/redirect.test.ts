@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Paginator } from '../../../src/lib/pagination.js';
-import { LinkCache } from '../../../src/modules/links/link-cache.js';
+import { DEFAULT_LINK_CACHE, LinkCache } from '../../../src/modules/links/link-cache.js';
 import { createLinksRepository } from '../../../src/modules/links/links.repository.js';
 import { createLinksService } from '../../../src/modules/links/links.service.js';
 import { createUsersRepository } from '../../../src/modules/users/users.repository.js';
@@ -98,6 +98,18 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
     expect(res.headers.location).toBe('https://example.com/later');
   });
 
+
+  // Every change to a link goes through this process's cache on the embedded database (one process per file),
+  // so a warm cache stays warm; a shared database may be changed by other instances, so entries are re-read.
+  it('when a cached link is older than the cross-instance TTL, then SQLite still serves it from memory; PostgreSQL reads it again', async () => {
+    const link = await create({ original_url: 'https://example.com/before' });
+    expect((await t.request({ url: `/${link.short_code}` })).headers.location).toBe('https://example.com/before');
+    // Behind the app's back, as another instance sharing the database would do it.
+    await t.storage.db.updateTable('links').set({ original_url: 'https://example.com/after' }).where('id', '=', link.id).execute();
+    t.clock.advance(DEFAULT_LINK_CACHE.positiveTtlMs + 1);
+    const expected = engine === 'sqlite' ? 'https://example.com/before' : 'https://example.com/after';
+    expect((await t.request({ url: `/${link.short_code}` })).headers.location).toBe(expected);
+  });
   it('when a link reaches expires_at, then at once: 410 LINK_EXPIRED on visit (cached or not), 404 in the API, no click', async () => {
     const visited = await create({ expires_at: new Date(t.clock.now() + 60_000).toISOString() });
     const neverVisited = await create({ expires_at: new Date(t.clock.now() + 60_000).toISOString() });
