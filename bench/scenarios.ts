@@ -83,6 +83,9 @@ export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promi
   return data;
 }
 
+/** The first admin of every bench server (it activates the ordering user). */
+const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
+
 /** Ferry as in production, with rate limits raised so that one client address can load it (see README). */
 const FERRY_ENV = {
   HOST: '127.0.0.1',
@@ -91,6 +94,8 @@ const FERRY_ENV = {
   REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000',
   RATE_LIMIT_PER_MINUTE: '1000000',
   PASSWORD_HASH_COST: '10',
+  ADMIN_USERNAME: ADMIN.username,
+  ADMIN_PASSWORD: ADMIN.password,
 };
 
 async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | null, env: Record<string, string> = {}): Promise<Server & { dataDir: string }> {
@@ -158,14 +163,24 @@ async function redirectScenario(ctx: BenchContext, name: string, dataset: Datase
 const firstCode = (file: string): string => readFileSync(file, 'utf8').split('\n', 1)[0]!;
 const lineCount = (file: string): number => readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
 
-async function createUserAndToken(server: Server): Promise<{ id: number; token: string }> {
-  const post = async (p: string, body: unknown) => {
-    const res = await fetch(`${server.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
+/**
+ * A user and a token for it. `active`: the first admin (ADMIN_USERNAME/ADMIN_PASSWORD, see FERRY_ENV) sets the
+ * new account's status to active, as only an active account may order (422 ACCOUNT_NOT_ACTIVE otherwise).
+ */
+async function createUserAndToken(server: Server, { active = false } = {}): Promise<{ id: number; token: string }> {
+  const call = async (method: string, p: string, body: unknown, token?: string) => {
+    const headers: Record<string, string> = { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    const res = await fetch(`${server.url}${p}`, { method, headers, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<Record<string, unknown>>;
   };
-  const user = await post('/api/v1/users', { username: 'bench', email: 'bench@example.com', password: 'bench-password' });
-  const token = await post('/api/v1/tokens', { username: 'bench', password: 'bench-password' });
+  const user = await call('POST', '/api/v1/users', { username: 'bench', email: 'bench@example.com', password: 'bench-password' });
+  if (active) {
+    const admin = await call('POST', '/api/v1/tokens', ADMIN);
+    await call('PATCH', `/api/v1/users/${String(user.id)}`, { status: 'active' }, String(admin.accessToken));
+  }
+  const token = await call('POST', '/api/v1/tokens', { username: 'bench', password: 'bench-password' });
   return { id: Number(user.id), token: String(token.accessToken) };
 }
 
@@ -218,7 +233,7 @@ export const SCENARIOS: Scenario[] = [
     needs: [],
     describe: () => 'POST /api/v1/orders with a token and a new Idempotency-Key per request',
     run: (ctx) => apiScenario(ctx, 'order-create', null, 'POST /api/v1/orders, bearer token, new Idempotency-Key each', 201, async (server) => {
-      const { token } = await createUserAndToken(server);
+      const { token } = await createUserAndToken(server, { active: true });
       return { workload: 'create-order', headers: { authorization: `Bearer ${token}` } };
     }),
   },
