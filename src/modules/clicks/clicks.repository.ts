@@ -1,3 +1,4 @@
+import type SQLite from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Storage } from '../../db/database.js';
 import type { Database } from '../../db/types.js';
@@ -20,7 +21,8 @@ export type ClicksRepository = ReturnType<typeof createClicksRepository>;
 
 /**
  * Click records and rollups. `writer` persists a batch: on PostgreSQL through Kysely below, on the embedded
- * engine in a worker thread (sqlite-click-writer.ts: same rows; see there why). Reads are Kysely.
+ * engine in a worker thread (sqlite-click-writer.ts: same rows; see there why). Reads are Kysely, except the
+ * statistics' two reads on the embedded engine (prepared, below).
  */
 export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
   const db: Kysely<Database> = storage.db;
@@ -133,6 +135,17 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
   };
 
   const sqliteWriter = storage.sqlite ? createSqliteClickWriter(storage.sqlite.name) : null;
+  // The statistics' two reads, prepared on the embedded engine: a stats request runs them for the part of its
+  // window that is not remembered (closed-months.ts), and Kysely's compilation cost more than the queries.
+  // (Not while a transaction of Kysely's holds the connection: its uncommitted rows stay invisible. The casts:
+  // better-sqlite3 binds JS numbers as REAL, which would turn the bucket division into a real one.)
+  const prepared = () => storage.sqlite !== null && !storage.sqlite.inTransaction;
+  const seriesStatement: SQLite.Statement<[number, number, number, number, number], { start: number; clicks: number }> | null = storage.sqlite?.prepare(
+    'select (hour_start / cast(? as integer)) * cast(? as integer) as start, sum(clicks) as clicks from link_click_hourly where link_id = ? and hour_start >= ? and hour_start < ? group by start',
+  ) ?? null;
+  const valuesStatement: SQLite.Statement<[number, string, number, number], { value: string; clicks: number }> | null = storage.sqlite?.prepare(
+    'select value, sum(clicks) as clicks from link_click_daily_values where link_id = ? and kind = ? and day_start >= ? and day_start < ? group by value',
+  ) ?? null;
 
   return {
     writer: sqliteWriter ?? portableWriter,
@@ -144,6 +157,7 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
 
     /** Clicks per bucket of `unitMs` (an hour or a day, both whole multiples of an hour) in [from, to). */
     async series(linkId: number, from: number, to: number, unitMs: number): Promise<Array<{ start: number; clicks: number }>> {
+      if (seriesStatement && prepared()) return seriesStatement.all(unitMs, unitMs, linkId, from, to);
       const unit = sql.lit(unitMs);
       const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
       const rows = await db
@@ -159,6 +173,7 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
 
     /** Clicks per value of one kind over whole days in [fromDay, toDay), in no particular order. */
     async valueTotals(linkId: number, kind: 'referrer' | 'user_agent', fromDay: number, toDay: number): Promise<Array<[string, number]>> {
+      if (valuesStatement && prepared()) return valuesStatement.all(linkId, kind, fromDay, toDay).map((r) => [r.value, r.clicks]);
       const rows = await db
         .selectFrom('link_click_daily_values')
         .select(['value', sql<number>`sum(clicks)`.as('clicks')])

@@ -5,7 +5,7 @@ import { isoTime } from '../../lib/common.schemas.js';
 import type { LinksService } from '../links/links.service.js';
 import { DAY_MS, floorTo, HOUR_MS } from './click-rollups.js';
 import type { ClicksRepository } from './clicks.repository.js';
-import { ClosedMonthCache, spans } from './closed-months.js';
+import { ClosedMonthCache, spans, type Span } from './closed-months.js';
 import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type LinkStatsQueryT } from './clicks.schemas.js';
 
 const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
@@ -39,22 +39,38 @@ export function createClicksService(deps: { clicks: Pick<ClicksRepository, 'seri
   const { clicks, links, clock } = deps;
   const months = new ClosedMonthCache();
 
-  async function seriesOf(linkId: number, start: number, end: number, unit: number, now: number): Promise<Map<number, number>> {
-    const out = new Map<number, number>();
-    for (const span of spans(start, end, now)) {
-      const load = async () => (await clicks.series(linkId, span.from, span.to, unit)).map((r): [number, number] => [r.start, r.clicks]);
-      for (const [at, n] of await months.rows(`series:${linkId}:${unit}:${span.from}`, span, now, load)) out.set(at, (out.get(at) ?? 0) + n);
+  /**
+   * Sums per key over [from, to): the closed part of the window summed once and remembered as one piece
+   * (from the months' sums, remembered too, so windows that share months share them), and the open part, the
+   * last day or so, read every time. A year-long window thus merges two short lists per request, not 13.
+   */
+  async function sumsOf<K extends string | number>(prefix: string, from: number, to: number, now: number, load: (span: Span) => Promise<Array<[K, number]>>): Promise<Map<K, number>> {
+    const all = spans(from, to, now);
+    const closed = all.filter((span) => span.closed);
+    const parts: Array<Array<[K, number]>> = [];
+    if (closed.length > 0) {
+      const whole: Span = { from: closed[0]!.from, to: closed[closed.length - 1]!.to, closed: true };
+      parts.push(await months.rows(`${prefix}:${whole.from}-${whole.to}`, whole, now, async () => {
+        const sums = new Map<K, number>();
+        for (const span of closed) {
+          for (const [key, n] of await months.rows(`${prefix}:${span.from}`, span, now, () => load(span))) sums.set(key, (sums.get(key) ?? 0) + n);
+        }
+        return [...sums];
+      }));
     }
+    for (const span of all) if (!span.closed) parts.push(await load(span));
+    const out = new Map<K, number>(parts[0]);
+    for (const part of parts.slice(1)) for (const [key, n] of part) out.set(key, (out.get(key) ?? 0) + n);
     return out;
   }
 
+  const seriesOf = (linkId: number, start: number, end: number, unit: number, now: number): Promise<Map<number, number>> =>
+    sumsOf(`series:${linkId}:${unit}`, start, end, now, async (span) =>
+      (await clicks.series(linkId, span.from, span.to, unit)).map((r): [number, number] => [r.start, r.clicks]));
+
   /** At most TOP_VALUES values, most clicks first, ties by value. */
   async function topOf(linkId: number, kind: 'referrer' | 'user_agent', fromDay: number, toDay: number, now: number): Promise<Array<{ value: string; clicks: number }>> {
-    const totals = new Map<string, number>();
-    for (const span of spans(fromDay, toDay, now)) {
-      const load = () => clicks.valueTotals(linkId, kind, span.from, span.to);
-      for (const [value, n] of await months.rows(`${kind}:${linkId}:${span.from}`, span, now, load)) totals.set(value, (totals.get(value) ?? 0) + n);
-    }
+    const totals = await sumsOf(`${kind}:${linkId}`, fromDay, toDay, now, (span) => clicks.valueTotals(linkId, kind, span.from, span.to));
     return [...totals]
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
       .slice(0, TOP_VALUES)

@@ -44,6 +44,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
   const { db } = storage;
   const lookupStatement: SQLite.Statement<[string], CodeLookup> | null = storage.sqlite?.prepare(LOOKUP_SQL) ?? null;
   const insertNow = storage.sqlite ? preparedInsert(storage.sqlite) : null;
+  const findStatement: SQLite.Statement<[string], LinkRow> | null = storage.sqlite?.prepare('select * from links where short_code = ?') ?? null;
 
   return {
     /**
@@ -74,6 +75,9 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
     },
 
     async findByCode(code: string, tx: Db = db): Promise<LinkRow | undefined> {
+      // Prepared on the embedded engine (every stats and link read starts here), unless a transaction of
+      // Kysely's holds the connection: its uncommitted rows must stay invisible, as Kysely's mutex keeps them.
+      if (tx === db && findStatement && !storage.sqlite!.inTransaction) return findStatement.get(code);
       return tx.selectFrom('links').selectAll().where('short_code', '=', code).executeTakeFirst();
     },
 
