@@ -8,8 +8,9 @@ export default defineConfig({
     outputFile: { json: 'test-results/vitest.json' },
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/no-network.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Generous for the 2-core CI machine, where a test that starts processes can wait on a loaded CPU.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
   },

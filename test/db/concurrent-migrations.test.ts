@@ -4,7 +4,7 @@ import { createTestApp, freshPostgresDatabase } from '../helpers/app.js';
 
 /** Several instances starting at once on a fresh database (SPEC §11, STYLE rule 6): one of them migrates. */
 describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('migrations when several instances start at once', () => {
-  it('when 3 apps start concurrently on one fresh PostgreSQL database, then each migration is applied exactly once and all of them serve', { timeout: 60_000 }, async () => {
+  it('when 3 apps start concurrently on one fresh PostgreSQL database, then each migration is applied exactly once and all of them serve', { timeout: 120_000 }, async () => {
     const db = await freshPostgresDatabase();
     // Three start-ups in one process block its event loop for a while: the overload bound is not the subject here.
     const env = { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' };

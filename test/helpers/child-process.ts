@@ -2,6 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * How long a process may take to start (tsx transforms src/ first). Generous: on a slow or loaded 2-core CI
+ * machine a start took over 20 s while two suites ran side by side.
+ */
+const START_TIMEOUT_MS = 60_000;
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export interface LoggedChild {
@@ -11,7 +17,7 @@ export interface LoggedChild {
   stderr: () => string;
   /** resolves with the exit code (or the signal's name) and when it happened */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
-  /** Resolves with the first value `match` returns for a log line (past or future); rejects on exit or after 20 s. */
+  /** Resolves with the first value `match` returns for a log line (past or future); rejects on exit or after START_TIMEOUT_MS. */
   waitFor<T>(match: (entry: Record<string, unknown>) => T | undefined, what: string): Promise<T>;
 }
 
@@ -65,7 +71,7 @@ export function spawnEntry(entry: string, env: Record<string, string>): LoggedCh
         for (const e of logs) check(e);
         watchers.add(check);
         void exited.then(({ code }) => reject(new Error(`${entry} exited with ${code} before ${what}:\n${stderr}`)));
-        setTimeout(() => reject(new Error(`${entry} did not ${what} within 20 s:\n${stderr}`)), 20_000).unref();
+        setTimeout(() => reject(new Error(`${entry} did not ${what} within ${START_TIMEOUT_MS / 1000} s:\n${stderr}`)), START_TIMEOUT_MS).unref();
       });
     },
   };

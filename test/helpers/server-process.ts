@@ -15,7 +15,9 @@ export interface ServerProcess {
  * free port, with only the given environment, and resolves once it listens.
  */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const p = spawnEntry('src/server.ts', { HOST: '127.0.0.1', PORT: '0', ...env });
+  // The tests' password cost (helpers/app.ts), unless a test sets its own: sign-ups at the production cost
+  // made the process tests slow on a 2-core machine without testing anything more.
+  const p = spawnEntry('src/server.ts', { HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: '12', ...env });
   const baseUrl = await p.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
   return { child: p.child, baseUrl, logs: p.logs, exited: p.exited };
 }

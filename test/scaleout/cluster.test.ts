@@ -33,7 +33,7 @@ const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'a
  * have completed just before the kill — and is recorded at most once; such visits are counted and reported.
  */
 describe.runIf(scaleOut)('a cluster of two API instances and a click worker', () => {
-  it('when one instance and the worker are killed mid-load, then every order exists once and the click records equal the answered redirects', { timeout: 60_000 }, async () => {
+  it('when one instance and the worker are killed mid-load, then every order exists once and the click records equal the answered redirects', { timeout: 120_000 }, async () => {
     const db = await freshPostgresDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'ferry-cluster-'));
     const prefix = `ferry-cluster:${process.pid}:${randomBytes(4).toString('hex')}:`;

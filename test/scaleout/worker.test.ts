@@ -19,7 +19,7 @@ describe('the click worker process (npm run worker)', () => {
     expect(w.stderr()).toContain('Invalid configuration: DATABASE_URL: the click worker writes to PostgreSQL');
   });
 
-  it.runIf(scaleOut)('when SIGTERM arrives mid-batch, then it writes and acknowledges that batch, exits 0, and the next worker writes the rest once', { timeout: 60_000 }, async () => {
+  it.runIf(scaleOut)('when SIGTERM arrives mid-batch, then it writes and acknowledges that batch, exits 0, and the next worker writes the rest once', { timeout: 120_000 }, async () => {
     const t = await createTestApp('postgres', { env: { CLICK_WORKER_IN_PROCESS: 'false' } });
     const redis = testRedis();
     try {

@@ -65,7 +65,7 @@ async function start(env: Record<string, string>): Promise<ServerProcess> {
 }
 
 describe.each(engines)('graceful shutdown of the real server process on %s', (engine) => {
-  it('when SIGTERM arrives mid-stream, then every answer is complete, in-flight requests finish, the exit is 0 within the bound, and the data survives a restart', { timeout: 90_000 }, async () => {
+  it('when SIGTERM arrives mid-stream, then every answer is complete, in-flight requests finish, the exit is 0 within the bound, and the data survives a restart', { timeout: 180_000 }, async () => {
     const { env, cleanup } = await storageEnv(engine);
     try {
       const server = await start({ ...env, SHUTDOWN_TIMEOUT_MS: '10000' });
@@ -134,7 +134,7 @@ async function stuckRequest(baseUrl: string): Promise<net.Socket> {
 }
 
 describe('shutdown bounds', () => {
-  it('when a request is still in flight at the bound, then its connection is cut, the database is still closed, and the exit code is 1', { timeout: 60_000 }, async () => {
+  it('when a request is still in flight at the bound, then its connection is cut, the database is still closed, and the exit code is 1', { timeout: 120_000 }, async () => {
     const { env, cleanup } = await storageEnv('sqlite');
     try {
       const server = await start({ ...env, SHUTDOWN_TIMEOUT_MS: '1500' });
@@ -155,7 +155,7 @@ describe('shutdown bounds', () => {
     }
   });
 
-  it('when a second signal arrives during the drain, then the process exits at once', { timeout: 60_000 }, async () => {
+  it('when a second signal arrives during the drain, then the process exits at once', { timeout: 120_000 }, async () => {
     const { env, cleanup } = await storageEnv('sqlite');
     try {
       const server = await start({ ...env, SHUTDOWN_TIMEOUT_MS: '20000' });

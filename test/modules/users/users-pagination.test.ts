@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
@@ -8,17 +8,21 @@ type Status = 'pending' | 'active' | 'suspended';
 interface Seed { username: string; role?: Role; status?: Status; createdAt?: number }
 
 /**
- * SPEC §7 on GET /api/v1/users. Every test gets its own database, so totals are exact; rows are inserted
+ * SPEC §7 on GET /api/v1/users. Every test starts from a users table holding only the admin, so totals are
+ * exact (one app per engine: a fresh database per test cost most of this file's time); rows are inserted
  * directly (no scrypt per row) because listing is what is under test here.
  */
 describe.each(engines)('users collection on %s', (engine) => {
   let t: TestApp;
   let admin: CreatedUser;
-  beforeEach(async () => {
+  beforeAll(async () => {
     t = await createTestApp(engine);
     admin = await createUser(t, { role: 'admin', status: 'active' });
   });
-  afterEach(async () => t.close());
+  beforeEach(async () => {
+    await t.storage.db.deleteFrom('users').where('id', '!=', admin.id).execute();
+  });
+  afterAll(async () => t.close());
 
   const base = 1_800_000_000_000;
   async function seed(rows: Seed[]): Promise<number[]> {
