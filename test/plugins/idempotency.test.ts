@@ -34,12 +34,12 @@ describe.each(engines)('the idempotency plugin on %s', (engine) => {
     app.post<{ Body: { jti: string } }>('/things', { config: { idempotency: 'optional' }, schema: { body, response } }, async (request, reply) =>
       reply.sendIdempotent(async (tx) => {
         runs += 1;
-        await tx.insertInto('revoked_tokens').values({ jti: `${request.body.jti}#${runs}`, expires_at: 1 }).execute();
+        await (tx ?? t.storage.db).insertInto('revoked_tokens').values({ jti: `${request.body.jti}#${runs}`, expires_at: 1 }).execute();
         return { status: 201, headers: { location: `/things/${request.body.jti}` }, body: { jti: request.body.jti, run: runs } };
       }));
     app.post<{ Body: { jti: string } }>('/fails-in-work', { config: { idempotency: 'required' }, schema: { body, response } }, async (request, reply) =>
       reply.sendIdempotent(async (tx) => {
-        await tx.insertInto('revoked_tokens').values({ jti: request.body.jti, expires_at: 1 }).execute();
+        await (tx ?? t.storage.db).insertInto('revoked_tokens').values({ jti: request.body.jti, expires_at: 1 }).execute();
         throw new AppError('CONFLICT', 'a business rule said no');
       }));
     app.post<{ Body: { jti: string } }>('/fails-before-work', { config: { idempotency: 'required' }, schema: { body, response } }, async () => {
@@ -47,9 +47,9 @@ describe.each(engines)('the idempotency plugin on %s', (engine) => {
     });
     app.post<{ Body: { jti: string } }>('/loses-its-lock', { config: { idempotency: 'required' }, schema: { body, response } }, async (request, reply) =>
       reply.sendIdempotent(async (tx) => {
-        await tx.insertInto('revoked_tokens').values({ jti: request.body.jti, expires_at: 1 }).execute();
+        await (tx ?? t.storage.db).insertInto('revoked_tokens').values({ jti: request.body.jti, expires_at: 1 }).execute();
         // Another instance takes the key over while this request is still working (it outlived its lock).
-        await tx.updateTable('idempotency_keys').set({ lock_id: randomUUID() }).where('idem_key', '=', String(request.headers['idempotency-key'])).execute();
+        await (tx ?? t.storage.db).updateTable('idempotency_keys').set({ lock_id: randomUUID() }).where('idem_key', '=', String(request.headers['idempotency-key'])).execute();
         return { status: 201, headers: {}, body: { jti: request.body.jti } };
       }));
     await app.ready();
