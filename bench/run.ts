@@ -58,7 +58,8 @@ async function main(): Promise<void> {
       log(`   ${Math.round(row.perSecond)} ${row.unit}, p99 ${row.latencyMs?.p99.toFixed(2) ?? '-'} ms, errors ${row.errors}, ${row.notes}`);
     }
     const baseline = await finishBaseline(ctx);
-    if (baseline) rows.unshift(baseline);
+    for (const row of rows) if (!row.baselinePerSecond) row.runBaselinePerSecond = baseline.perSecond;
+    rows.unshift(baseline);
     const seconds = (performance.now() - started) / 1000;
     const header = [
       `## Benchmarks (\`npm run bench${quick ? ' -- --quick' : ''}\`, ${new Date().toISOString().slice(0, 16)}Z)`,

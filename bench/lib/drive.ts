@@ -43,7 +43,7 @@ export interface Measured {
 export const load = async (ctx: DriveContext, server: Server, spec: Workload, duration: number): Promise<LoadResult> =>
   (await runJson<LoadResult>(['--import', 'tsx', 'bench/load.ts', JSON.stringify({ ...spec, url: server.url, connections: ctx.connections, duration })], {})).result;
 
-async function slice(ctx: DriveContext, server: Server, spec: Workload, duration: number): Promise<Slice> {
+export async function slice(ctx: DriveContext, server: Server, spec: Workload, duration: number): Promise<Slice> {
   const pid = server.child.pid;
   const [before, mainBefore] = [cpuSeconds(pid), cpuSeconds(pid, true)];
   const result = await load(ctx, server, spec, duration);

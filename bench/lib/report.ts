@@ -20,6 +20,8 @@ export interface Row {
   notes: string;
   /** the baseline's rate in the rounds measured alongside this benchmark (redirects) */
   baselinePerSecond?: number;
+  /** otherwise: the baseline's rate over the whole run (bench/run.ts), for a machine-independent figure */
+  runBaselinePerSecond?: number;
 }
 
 export interface Target {
@@ -35,16 +37,21 @@ export function markdown(rows: Row[], targets: Target[], header: string): string
   const lines = [
     header,
     '',
-    '| benchmark | setup | rate | × baseline (same rounds) | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req (cores) | main thread µs/req | peak RSS MB | notes |',
+    '| benchmark | setup | rate | × baseline | p50 ms | p99 ms | p99.9 ms | errors | server CPU µs/req (cores) | main thread µs/req | peak RSS MB | notes |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
-    const ratio = r.baselinePerSecond ? (r.perSecond / r.baselinePerSecond).toFixed(2) : r.name === 'baseline' ? '1.00' : '';
+    const ratio = r.baselinePerSecond
+      ? (r.perSecond / r.baselinePerSecond).toFixed(2)
+      : r.name === 'baseline' ? '1.00' : r.runBaselinePerSecond ? `${(r.perSecond / r.runBaselinePerSecond).toFixed(2)} †` : '';
     const lat = r.latencyMs ? [ms(r.latencyMs.p50), ms(r.latencyMs.p99), ms(r.latencyMs.p999)] : ['', '', ''];
     const cpu = r.cpuUsPerRequest === null ? '' : `${r.cpuUsPerRequest.toFixed(1)} (${(r.cpuCores ?? 0).toFixed(2)})`;
     const rss = r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0);
     const main = r.mainCpuUsPerRequest === null ? '' : r.mainCpuUsPerRequest.toFixed(1);
     lines.push(`| ${r.name} | ${r.setup} | ${num(r.perSecond)} ${r.unit} | ${ratio} | ${lat.join(' | ')} | ${r.errors} | ${cpu} | ${main} | ${rss} | ${r.notes} |`);
+  }
+  if (rows.some((r) => !r.baselinePerSecond && r.runBaselinePerSecond)) {
+    lines.push('', '× baseline: the rate over the baseline\'s in rounds alternating with it (redirects); † over the baseline\'s rate in the whole run (other work per request, so a figure to compare between machines and runs, not a target).');
   }
   if (targets.length > 0) {
     lines.push('', '| target (issue 9) | met | measured |', '|---|---|---|');
