@@ -170,4 +170,20 @@ describe.each(engines)('link creation on %s', (engine) => {
     expect(new Set(results.map((r) => r.body.short_code)).size).toBe(1000);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1000);
   }, 120_000);
+
+  // On SQLite the creations of one event-loop turn are committed together (links.repository.ts): a taken
+  // code must fail its own request only, and every 201 must be a link that exists.
+  it('when creations race for one custom code among others, then one wins, the rest get 409, and the others are unaffected', async () => {
+    const results = await Promise.all([
+      ...Array.from({ length: 5 }, () => create({ original_url: 'https://example.com/race', short_code: 'Race01' })),
+      ...Array.from({ length: 5 }, (_, i) => create({ original_url: `https://example.com/bystander/${i}` })),
+    ]);
+    const race = results.slice(0, 5).map((r) => r.status).sort();
+    expect(race).toEqual([201, 409, 409, 409, 409]);
+    expect(results.slice(5).every((r) => r.status === 201)).toBe(true);
+    for (const r of results.filter((x) => x.status === 201)) {
+      const code = (r.body as { short_code: string }).short_code;
+      expect((await t.request({ url: `/api/v1/links/${code}` })).status).toBe(200);
+    }
+  });
 });
