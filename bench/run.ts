@@ -22,6 +22,23 @@ import { finishBaseline, prepareData, SCENARIOS, targetsOf, type BenchContext } 
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
+/**
+ * A machine-speed probe for the report's header: the best of three timings of a fixed JavaScript loop (JIT
+ * code, no I/O). Absolute rates differ between machines by far more than the noise of one; this number lets a
+ * reader tell a slow machine from a slow build when comparing runs.
+ */
+function cpuProbeMs(): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round += 1) {
+    const started = performance.now();
+    let x = 0;
+    for (let i = 0; i < 50_000_000; i += 1) x = (x + i * 7) % 1_000_003;
+    best = Math.min(best, performance.now() - started);
+    if (x < 0) log('unreachable'); // keeps the loop from being optimised away
+  }
+  return best;
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
@@ -43,6 +60,7 @@ async function main(): Promise<void> {
     baseline: null,
   };
   const started = performance.now();
+  const probeMs = cpuProbeMs();
   try {
     log('building Ferry (npm run build) ...');
     execSync('npm run build --silent', { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -65,11 +83,12 @@ async function main(): Promise<void> {
       `## Benchmarks (\`npm run bench${quick ? ' -- --quick' : ''}\`, ${new Date().toISOString().slice(0, 16)}Z)`,
       '',
       `${ctx.connections} connections, ${ctx.duration} s measured after ${ctx.warmup} s of warm-up, on one machine (load generator included);`,
-      `Node ${process.version}, embedded SQLite, LOG_LEVEL=info. Whole run: ${seconds.toFixed(0)} s.`,
+      `Node ${process.version}, embedded SQLite, LOG_LEVEL=info. Whole run: ${seconds.toFixed(0)} s. CPU probe (bench/run.ts`,
+      `cpuProbeMs, a fixed JavaScript loop, best of 3; lower is a faster machine): ${probeMs.toFixed(0)} ms.`,
     ].join('\n');
     const md = markdown(rows, targetsOf(rows), header) + (profiles.length ? `\n## CPU profiles (self time)\n\n${profiles.join('\n\n')}\n` : '');
     writeFileSync(path.join(resultsDir, `bench-${stamp}.md`), md);
-    writeFileSync(path.join(resultsDir, `bench-${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), quick, duration: ctx.duration, warmup: ctx.warmup, connections: ctx.connections, node: process.version, rows }, null, 2));
+    writeFileSync(path.join(resultsDir, `bench-${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), quick, cpuProbeMs: probeMs, duration: ctx.duration, warmup: ctx.warmup, connections: ctx.connections, node: process.version, rows }, null, 2));
     copyFileSync(path.join(resultsDir, `bench-${stamp}.md`), path.join(ROOT, 'bench/LATEST.md'));
     process.stdout.write(`\n${md}`);
     log(`\nwritten: bench/results/bench-${stamp}.{md,json} and bench/LATEST.md (${seconds.toFixed(0)} s)`);
