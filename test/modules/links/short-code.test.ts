@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CODE_ALPHABET, generateCode, isReservedCode } from '../../../src/modules/links/short-code.js';
+import { CODE_ALPHABET, generateCode, isReservedCode, pooledRandomBytes } from '../../../src/modules/links/short-code.js';
 
 /** Pearson's chi-square statistic of observed counts against a uniform expectation. */
 const chiSquare = (counts: number[]): number => {
@@ -54,6 +54,14 @@ describe('short code generator', () => {
     const source = (n: number) => Buffer.alloc(n, calls++ < 3 ? 255 : 10);
     expect(generateCode(8, source)).toBe('aaaaaaaa');
     expect(calls).toBe(4);
+  });
+
+  it('when pooled random bytes are drawn past the pool, then no byte is handed out twice and the pool refills', () => {
+    // Copies: a slice is a view of the pool, valid until the pool refills.
+    const slices = Array.from({ length: 700 }, () => Buffer.from(pooledRandomBytes(12))); // 8,400 bytes: two refills
+    const seen = new Set(slices.map((b) => b.toString('hex')));
+    expect(seen.size).toBe(slices.length); // 96-bit slices: a repeat would mean reuse
+    expect(pooledRandomBytes(5000)).toHaveLength(5000);
   });
 
   it('when a code names a path of the service in any case, then it is reserved', () => {
