@@ -93,6 +93,17 @@ describe.each(engines)('token verification on %s', (engine) => {
     expectRejected(await meWith('Bearer'), true, 'no token after Bearer');
   });
 
+  // Verified tokens are remembered by their exact text (jwt.ts): near-copies of a remembered token must not pass.
+  it('when a token has just been accepted, then its near-copies (signature or payload changed) are still 401', async () => {
+    const u = await createUser(t);
+    expect((await me(u.token)).status).toBe(200);
+    const [h, p, sig] = u.token.split('.') as [string, string, string];
+    const flipped = sig.slice(0, -2) + (sig.at(-2) === 'A' ? 'B' : 'A') + sig.at(-1)!;
+    expectRejected(await me(`${h}.${p}.${flipped}`), true, 'signature changed');
+    expectRejected(await me(withPayload(u.token, { ...decodeJwt(u.token).payload, user_id: u.id + 1 })), true, 'payload changed');
+    expect((await me(u.token)).status).toBe(200);
+  });
+
   it('when the token has expired, then 401 past the 30 s leeway and 200 within it', async () => {
     const u = await createUser(t);
     const token = await login(t, u.username, u.password);
