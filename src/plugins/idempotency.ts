@@ -150,26 +150,26 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: Idem
       throw new Error(`${request.method} ${request.routeOptions.url} calls sendIdempotent without config.idempotency`);
     }
     const claim = request.idempotencyClaim;
-    // No key, nothing to store: no transaction around the work. (Wrapping it anyway made every keyless link
-    // creation run its insert under a savepoint through Kysely instead of the prepared insert: 6 statements
-    // for 2, bench/ link-create.)
-    if (!claim) {
-      const direct = await work(undefined);
-      return this.code(direct.status).headers(direct.headers).send(direct.body);
-    }
     let result: StoredResponse;
-    try {
-      result = await db.transaction().execute(async (tx) => {
-        const response = await work(tx);
-        await idempotency.complete(claim, response, tx);
-        return response;
-      });
-    } catch (err) {
-      // Released before the error is answered, so that a client retrying at once finds the key free.
-      await releaseUnsettled(request);
-      throw err;
+    if (!claim) {
+      // No key, nothing to store: no transaction around the work. (Wrapping it anyway made every keyless link
+      // creation run its insert under a savepoint through Kysely instead of the prepared insert: 6 statements
+      // for 2, bench/ link-create.)
+      result = await work(undefined);
+    } else {
+      try {
+        result = await db.transaction().execute(async (tx) => {
+          const response = await work(tx);
+          await idempotency.complete(claim, response, tx);
+          return response;
+        });
+      } catch (err) {
+        // Released before the error is answered, so that a client retrying at once finds the key free.
+        await releaseUnsettled(request);
+        throw err;
+      }
+      claim.settled = true;
     }
-    claim.settled = true;
     return this.code(result.status).headers(result.headers).send(result.body);
   });
 
