@@ -24,6 +24,14 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/**
+ * Whether a statement of our own on the embedded engine's handle (a hot-path prepared statement beside
+ * Kysely) may run now: not while a transaction of Kysely's holds the connection. A read would see that
+ * transaction's uncommitted rows, which Kysely's mutex keeps from its own queries; a write would join it as a
+ * savepoint that it could still roll back after the caller was told the write happened.
+ */
+export const outsideKyselyTransaction = (sqlite: SQLite.Database): boolean => !sqlite.inTransaction;
+
 /** Prepared statements kept per SQL text (most recently used first out of the map last). */
 const STATEMENT_CACHE = 500;
 

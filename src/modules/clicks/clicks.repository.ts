@@ -1,6 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Storage } from '../../db/database.js';
+import { outsideKyselyTransaction, type Storage } from '../../db/database.js';
 import type { Database } from '../../db/types.js';
 import type { ClickEvent, ClickWriter } from '../../infra/click-queue.js';
 import { capDailyValues, dailyKeyId, dailyValueCounts, perHour, perLink, visitorPairs, type LinkIncrement } from './click-rollups.js';
@@ -137,9 +137,8 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
   const sqliteWriter = storage.sqlite ? createSqliteClickWriter(storage.sqlite.name) : null;
   // The statistics' two reads, prepared on the embedded engine: a stats request runs them for the part of its
   // window that is not remembered (closed-months.ts), and Kysely's compilation cost more than the queries.
-  // (Not while a transaction of Kysely's holds the connection: its uncommitted rows stay invisible. The casts:
-  // better-sqlite3 binds JS numbers as REAL, which would turn the bucket division into a real one.)
-  const prepared = () => storage.sqlite !== null && !storage.sqlite.inTransaction;
+  // (The casts: better-sqlite3 binds JS numbers as REAL, which would turn the bucket division into a real one.)
+  const prepared = () => storage.sqlite !== null && outsideKyselyTransaction(storage.sqlite);
   const seriesStatement: SQLite.Statement<[number, number, number, number, number], { start: number; clicks: number }> | null = storage.sqlite?.prepare(
     'select (hour_start / cast(? as integer)) * cast(? as integer) as start, sum(clicks) as clicks from link_click_hourly where link_id = ? and hour_start >= ? and hour_start < ? group by start',
   ) ?? null;

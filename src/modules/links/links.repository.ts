@@ -1,6 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Storage } from '../../db/database.js';
+import { outsideKyselyTransaction, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 
@@ -28,9 +28,8 @@ type NewCodedLink = NewLinkRow & { short_code: string };
  * A commit costs per page it writes to the WAL (the links table, its indexes, link_codes), and concurrent
  * creations share most of those pages; each caller still hears of its link only once it is committed.
  *
- * Only while the connection is in no transaction of Kysely's: better-sqlite3 would nest the group into it (a
- * savepoint), which could then roll it back after the callers were told their links exist. If one is open
- * when the group is due, the group waits for the next turn.
+ * Only outside Kysely's transactions (outsideKyselyTransaction): if one holds the connection when the group
+ * is due, the group waits for the next turn.
  */
 function groupedInsert(sqlite: SQLite.Database): (row: NewCodedLink) => Promise<LinkRow> {
   const claim = sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)');
@@ -53,7 +52,7 @@ function groupedInsert(sqlite: SQLite.Database): (row: NewCodedLink) => Promise<
     }),
   );
   const flush = (): void => {
-    if (sqlite.inTransaction) {
+    if (!outsideKyselyTransaction(sqlite)) {
       setImmediate(flush);
       return;
     }
@@ -119,9 +118,8 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
     },
 
     async findByCode(code: string, tx: Db = db): Promise<LinkRow | undefined> {
-      // Prepared on the embedded engine (every stats and link read starts here), unless a transaction of
-      // Kysely's holds the connection: its uncommitted rows must stay invisible, as Kysely's mutex keeps them.
-      if (tx === db && findStatement && !storage.sqlite!.inTransaction) return findStatement.get(code);
+      // Prepared on the embedded engine (every stats and link read starts here).
+      if (tx === db && findStatement && outsideKyselyTransaction(storage.sqlite!)) return findStatement.get(code);
       return tx.selectFrom('links').selectAll().where('short_code', '=', code).executeTakeFirst();
     },
 
