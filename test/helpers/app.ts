@@ -6,6 +6,7 @@ import pg from 'pg';
 import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createStorage, type Storage } from '../../src/db/database.js';
+import { TEST_PASSWORD_HASH_COST } from './server-process.js';
 import { closeRedis, createRedis } from '../../src/infra/redis.js';
 import { ContractValidator } from './contract.js';
 
@@ -112,8 +113,7 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
     TOKEN_RATE_LIMIT_PER_MINUTE: '100000',
-    // scrypt at 2^12 instead of 2^15: the same code path, an eighth of the memory and time per hash.
-    PASSWORD_HASH_COST: '12',
+    PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
     // No shedding on event-loop delay: test workers share a few cores, and a synchronous step elsewhere in the
     // process (Ajv compiling a schema, a fuzz run) made unrelated requests answer 503. test/plugins/overload.test.ts
     // sets its bounds explicitly.

@@ -1,6 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawnEntry } from './child-process.js';
 
+/**
+ * PASSWORD_HASH_COST in every test, in-process (helpers/app.ts) or a real server process: scrypt at 2^12
+ * instead of 2^15, the same code path with an eighth of the memory and time per hash.
+ */
+export const TEST_PASSWORD_HASH_COST = '12';
+
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
@@ -15,9 +21,9 @@ export interface ServerProcess {
  * free port, with only the given environment, and resolves once it listens.
  */
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  // The tests' password cost (helpers/app.ts), unless a test sets its own: sign-ups at the production cost
-  // made the process tests slow on a 2-core machine without testing anything more.
-  const p = spawnEntry('src/server.ts', { HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: '12', ...env });
+  // The tests' password cost, unless a test sets its own: sign-ups at the production cost made the process
+  // tests slow on a 2-core machine without testing anything more.
+  const p = spawnEntry('src/server.ts', { HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env });
   const baseUrl = await p.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
   return { child: p.child, baseUrl, logs: p.logs, exited: p.exited };
 }
