@@ -1,28 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Clock } from '../lib/clock.js';
-import { createMemoryClickQueue, type ClickQueue, type ClickWriter } from './click-queue.js';
+import { createMemoryClickQueue, type ClickQueue, type ClickWriter, type MemoryClickQueueOptions } from './click-queue.js';
 import { createClickStreamConsumer } from './click-stream-consumer.js';
 import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick, streamIdBefore, type KeyedClick } from './click-stream.js';
 import { closeRedis, logRedisConnection, whenRedisReady } from './redis.js';
 
-export interface RedisClickQueueOptions {
+/** The in-process queue's options (its fallback uses them as they are), and what the stream adds. */
+export interface RedisClickQueueOptions extends MemoryClickQueueOptions {
   /** the shared client: the producer (and the in-process consumer) get connections of their own from it */
   redis: Redis;
   prefix: string;
   /** the replay-safe writer: used by the fallback queue and the in-process consumer */
   writer: ClickWriter;
-  flushMs: number;
-  batchSize: number;
   /** CLICK_QUEUE_LIMIT: the stream's backlog bound (clicks waiting, all instances together) */
   limit: number;
   claimIdleMs: number;
   /** CLICK_WORKER_IN_PROCESS: also consume the stream in this process */
   inProcessConsumer: boolean;
-  log: FastifyBaseLogger;
-  clock: Clock;
 }
 
 /** An XADD unanswered this long counts as failed and the click goes to the fallback queue. */
