@@ -31,7 +31,8 @@ import { createTokensService } from './modules/tokens/tokens.service.js';
 import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
 import { logRedisConnection, whenRedisReady, type Redis } from './infra/redis.js';
 import { createRedisClickQueue } from './infra/redis-click-queue.js';
-import { createRedisLinkCacheBus } from './infra/redis-link-cache-bus.js';
+import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
+import { createRedisAttemptLimiter } from './infra/attempt-limiter.js';
 import { createClicksRepository } from './modules/clicks/clicks.repository.js';
 import { createReplaySafeClickWriter } from './modules/clicks/replay-safe-click-writer.js';
 import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from './db/click-partitions.js';
@@ -172,11 +173,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     })
     : undefined);
   // The embedded database is one process's file: no other instance changes links behind the cache's back.
+  const passwordAttempts = deps.redis
+    ? createRedisAttemptLimiter({ redis: deps.redis, prefix: `${redisPrefix}link-password:`, max: config.linkPasswordAttemptsPerMinute, windowMs: 60_000, clock, log: app.log })
+    : undefined;
   const linksModule = createLinksModule({
-    config, storage, users: usersRepo, paginator, clock, log: app.log, ...(clickQueue ? { clickQueue } : {}),
-    soleWriter: storage.sqlite !== null && !deps.redis,
+    config, storage, users: usersRepo, paginator, clock, log: app.log, passwords, ...(clickQueue ? { clickQueue } : {}),
+    ...(passwordAttempts ? { passwordAttempts } : {}),
+    soleWriter: storage.sqlite !== null,
   });
-  const cacheBus = deps.redis ? await createRedisLinkCacheBus({ redis: deps.redis, prefix: redisPrefix, cache: linksModule.cache, log: app.log }) : null;
+  // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY.
+  const cacheBus = config.databaseUrl ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log }) : null;
 
   // Read by metrics (depth, dropped) and by tests (flush).
   app.decorate('clickQueue', linksModule.clickQueue);

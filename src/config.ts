@@ -33,6 +33,8 @@ export interface Config {
   clickQueueLimit: number;
   /** LINK_CACHE_SIZE: codes the redirect keeps in memory (0: none, every visit reads the database) */
   linkCacheSize: number;
+  /** wrong passwords per password-protected link and client address per minute */
+  linkPasswordAttemptsPerMinute: number;
   maintenanceMode: boolean;
   logLevel: LogLevel;
   dbPoolMax: number;
@@ -186,6 +188,7 @@ const specs = {
   CLICK_BATCH_SIZE: { default: 1000, parse: int(1, 100_000) },
   CLICK_QUEUE_LIMIT: { default: 100_000, parse: int(100, 10_000_000) },
   LINK_CACHE_SIZE: { default: 100_000, parse: int(0, 10_000_000) },
+  LINK_PASSWORD_ATTEMPTS_PER_MINUTE: { default: 5, parse: int(1, 1000) },
   MAINTENANCE_MODE: { default: false, parse: bool },
   LOG_LEVEL: {
     default: 'info' as LogLevel,
@@ -288,6 +291,7 @@ export function loadConfig(env: Env = {}): Config {
     clickBatchSize: v.CLICK_BATCH_SIZE,
     clickQueueLimit: v.CLICK_QUEUE_LIMIT,
     linkCacheSize: v.LINK_CACHE_SIZE,
+    linkPasswordAttemptsPerMinute: v.LINK_PASSWORD_ATTEMPTS_PER_MINUTE,
     maintenanceMode: v.MAINTENANCE_MODE,
     logLevel: v.LOG_LEVEL,
     dbPoolMax: v.DB_POOL_MAX,

@@ -32,8 +32,8 @@ export function routesOf(tree: string): string[] {
     stack[depth] = path;
     stack.length = depth + 1;
     for (const method of (m[3] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
-      // `:code(^[0-9a-zA-Z]{1,8}$)`: a parameter with a regular expression is still just {code}
-      out.push(`${method} ${path.replace(/:(\w+)(?:\((?:[^()]|\([^()]*\))*\))?/g, '{$1}')}`);
+      // `:code(^[0-9a-zA-Z]{1,8}$)`: a parameter with a regular expression (groups nested two deep) is still just {code}
+      out.push(`${method} ${path.replace(/:(\w+)(?:\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))?/g, '{$1}')}`);
     }
   }
   return out;

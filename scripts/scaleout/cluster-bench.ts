@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < codes.length; i += 1000) {
     const part = codes.slice(i, i + 1000);
     await storage.db.insertInto('link_codes').values(part.map((code) => ({ code, retired_at: null, retired_reason: null }))).execute();
-    await storage.db.insertInto('links').values(part.map((code, j) => ({ short_code: code, original_url: `https://example.com/a/${i + j}`, user_id: null, expires_at: null, created_at: Date.now() }))).execute();
+    await storage.db.insertInto('links').values(part.map((code, j) => ({ short_code: code, original_url: `https://example.com/a/${i + j}`, user_id: null, expires_at: null, created_at: Date.now(), updated_at: Date.now() }))).execute();
   }
   const records = async () => Number((await sql<{ n: number }>`select count(*)::int as n from clicks`.execute(db)).rows[0]!.n);
   const base = {

@@ -1,4 +1,4 @@
-import type { ColumnDefinitionBuilder, CreateTableBuilder, Expression, Kysely } from 'kysely';
+import type { ColumnDefinitionBuilder, CreateTableBuilder, Expression, Kysely, RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 
 /**
@@ -31,7 +31,20 @@ export interface Dialect {
    * (db/click-partitions.ts). SQLite has none; its click table stays one table.
    */
   rangePartitioning: boolean;
+  /**
+   * `column` contains `needle` as a substring, ignoring ASCII case (PostgreSQL `ilike`, SQLite `like`), with
+   * the needle's `%`, `_` and `\\` matched literally.
+   */
+  containsIgnoringCase(column: string, needle: string): RawBuilder<SqlBool>;
+  /**
+   * A message to every instance listening on `channel`, sent when (and only if) the surrounding transaction
+   * commits: PostgreSQL's NOTIFY (infra/pg-link-cache-bus.ts). SQLite has one process: nothing to do.
+   */
+  notify(db: Kysely<any>, channel: string, payload: string): Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
+
+/** A LIKE pattern that finds `needle` anywhere, its wildcards escaped (used with `escape '\\'`). */
+const containsPattern = (needle: string): string => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function createDialect(name: DialectName): Dialect {
   if (name === 'postgres') {
@@ -47,6 +60,10 @@ export function createDialect(name: DialectName): Dialect {
       clusteredByPrimaryKey: (table) => table,
       uuid: 'uuid',
       rangePartitioning: true,
+      containsIgnoringCase: (column, needle) => sql<SqlBool>`${sql.ref(column)} ilike ${containsPattern(needle)} escape '\\'`,
+      notify: async (db, channel, payload) => {
+        await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+      },
     };
   }
   return {
@@ -64,6 +81,9 @@ export function createDialect(name: DialectName): Dialect {
     clusteredByPrimaryKey: (table) => table.modifyEnd(sql`without rowid`),
     uuid: 'varchar(36)',
     rangePartitioning: false,
+    // SQLite's LIKE ignores ASCII case unless told otherwise (PRAGMA case_sensitive_like, never set here).
+    containsIgnoringCase: (column, needle) => sql<SqlBool>`${sql.ref(column)} like ${containsPattern(needle)} escape '\\'`,
+    notify: async () => undefined,
   };
 }
 

@@ -74,10 +74,28 @@ export interface LinksTable {
   original_url: string;
   expires_at: number | null;
   created_at: number;
+  /** the last change through the API (= created_at until the first) */
+  updated_at: number;
+  /** +1 on every change: the ETag "link-{id}-v{version}" */
+  version: Generated<number>;
+  /** null: no limit */
+  max_visits: number | null;
+  /** human GET visits redirected so far (the visit limit's counter; not click_count, which is written later) */
+  visit_count: Generated<number>;
+  /** 0 or 1 */
+  forward_query: Generated<number>;
+  password_hash: string | null;
+  /** comma-separated, lower case, in the order given (a copy of link_tags for reading) */
+  tags: Generated<string>;
   click_count: Generated<number>;
   unique_visitors: Generated<number>;
   first_click_at: Generated<number | null>;
   last_click_at: Generated<number | null>;
+}
+
+export interface LinkTagsTable {
+  link_id: number;
+  tag: string;
 }
 
 export interface ClicksTable {
@@ -119,6 +137,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   link_codes: LinkCodesTable;
   links: LinksTable;
+  link_tags: LinkTagsTable;
   clicks: ClicksTable;
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;

@@ -47,6 +47,8 @@ export interface ResolvedList {
   order: SortOrder;
   after: { value: string | number; id: number } | null;
   binding: string;
+  /** the value a null sort key sorts as (a nullable column read as "infinitely late"); undefined: not nullable */
+  nullsAs?: number;
 }
 
 export interface PageResult<T> {
@@ -92,9 +94,10 @@ export class Paginator {
 
   /**
    * Validates the mode and decodes the cursor. `columns` maps public sort fields to columns; `filters` are
-   * the active filters (bound into cursors). `cursorOnly` is for API versions without page mode.
+   * the active filters (bound into cursors). `cursorOnly` is for API versions without page mode. Columns in
+   * `nullIsLast` may hold null, which sorts as the largest value (a link that never expires expires last).
    */
-  resolve(query: ListQuery, columns: Record<string, string>, filters: Record<string, unknown>, cursorOnly = false): ResolvedList {
+  resolve(query: ListQuery, columns: Record<string, string>, filters: Record<string, unknown>, cursorOnly = false, nullIsLast: readonly string[] = []): ResolvedList {
     if (query.cursor !== undefined && query.page !== undefined) {
       throw new AppError('VALIDATION_ERROR', 'Use either page or cursor, not both', [{ field: 'cursor', message: 'cannot be combined with page' }]);
     }
@@ -118,6 +121,7 @@ export class Paginator {
       order,
       after: after ? { value: after.v, id: after.i } : null,
       binding,
+      ...(nullIsLast.includes(sortColumn) ? { nullsAs: Number.MAX_SAFE_INTEGER } : {}),
     };
   }
 
@@ -126,7 +130,9 @@ export class Paginator {
    * next page exists without a second query.
    */
   apply<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, list: ResolvedList, table: string): SelectQueryBuilder<DB, TB, O> {
-    const col = sql.ref(`${table}.${list.sortColumn}`);
+    const ref = sql.ref(`${table}.${list.sortColumn}`);
+    // A keyset needs a total order: null read as a value (coalesce) keeps `>` and `=` meaningful.
+    const col = list.nullsAs === undefined ? ref : sql`coalesce(${ref}, ${list.nullsAs})`;
     const id = sql.ref(`${table}.id`);
     const cmp = list.order === 'asc' ? sql.raw('>') : sql.raw('<');
     let q = qb;

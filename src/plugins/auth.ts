@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookH
 import fp from 'fastify-plugin';
 import { AppError, forbidden } from '../lib/app-error.js';
 import type { Caller } from '../lib/caller.js';
+import { resolveMe } from '../lib/user-path.js';
 import { InvalidTokenError, type TokensService } from '../modules/tokens/tokens.service.js';
 
 /**
@@ -13,7 +14,7 @@ import { InvalidTokenError, type TokensService } from '../modules/tokens/tokens.
  * - `user`: any valid token.
  * - `admin`: an admin's token.
  * - `selfOrAdmin`: the user named by the `:id` path parameter, or an admin. Another user gets 403 whether or
- *   not that id exists (no existence oracle).
+ *   not that id exists (no existence oracle). `:id` may be `me`, the caller (lib/user-path.ts).
  */
 export type AccessPolicy = 'optional' | 'user' | 'admin' | 'selfOrAdmin';
 
@@ -64,6 +65,7 @@ async function authPlugin(app: FastifyInstance, opts: { tokens: Pick<TokensServi
       if (policy === 'optional') return;
       if (!caller) throw unauthenticated('A bearer token is required', false);
       if (policy === 'admin' && caller.role !== 'admin') throw forbidden('Only an admin may do this');
+      if (policy === 'selfOrAdmin') resolveMe(request, caller);
       if (policy === 'selfOrAdmin' && caller.role !== 'admin') {
         const id = (request.params as { id?: string }).id;
         if (id !== String(caller.userId)) throw forbidden('You may act only on your own account');

@@ -1,4 +1,4 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
@@ -12,13 +12,25 @@ const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).de
  * rather than stripped (`removeAdditional: false`), and no type coercion of JSON bodies (`"age": "5"` is a
  * 400, not 5). Query strings, path parameters and headers are text, so there numbers are coerced.
  */
+const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false, ownProperties: true };
+
+function createAjv(coerceTypes: Options['coerceTypes'], schemas: TSchema[]): Ajv {
+  const ajv = new Ajv({ ...base, coerceTypes });
+  addFormats(ajv, ['email', 'date-time', 'uri', 'uuid']);
+  for (const s of schemas) ajv.addSchema(s);
+  return ajv;
+}
+
 export function installValidators(app: FastifyInstance, schemas: TSchema[]): void {
-  const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false, ownProperties: true };
-  const body = new Ajv({ ...base, coerceTypes: false });
-  const text = new Ajv({ ...base, coerceTypes: 'array' });
-  for (const ajv of [body, text]) {
-    addFormats(ajv, ['email', 'date-time', 'uri', 'uuid']);
-    for (const s of schemas) ajv.addSchema(s);
-  }
+  const body = createAjv(false, schemas);
+  const text = createAjv('array', schemas);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object));
+}
+
+/**
+ * A body validator with the same rules, for a part of a body that is validated on its own (the items of a
+ * bulk creation, each with its own result). `errors` of a failed call are Ajv's, as in a validation error.
+ */
+export function compileBodyValidator(schema: TSchema): ValidateFunction {
+  return createAjv(false, []).compile(schema as object);
 }

@@ -1,8 +1,18 @@
 import type { Clock } from '../../lib/clock.js';
 
+/**
+ * What a visit must check before it is redirected (visit-policy.ts). null on a target: none of it, and the
+ * fast path may answer the visit.
+ */
+export interface VisitRules {
+  maxVisits: number | null;
+  forwardQuery: boolean;
+  passwordHash: string | null;
+}
+
 /** What a code resolves to on the redirect path. */
 export type RedirectTarget =
-  | { kind: 'link'; id: number; code: string; url: string; expiresAt: number | null }
+  | { kind: 'link'; id: number; code: string; url: string; expiresAt: number | null; rules: VisitRules | null }
   /** a tombstone of an expired link: 410 */
   | { kind: 'expired' }
   /** never issued, or deleted: 404 */
@@ -10,7 +20,10 @@ export type RedirectTarget =
 
 export interface LinkCacheOptions {
   capacity: number;
-  /** how long an entry may be served without asking the database (bounds staleness across instances) */
+  /**
+   * how long an entry may be served without asking the database: across instances the change feed bounds
+   * staleness to a second; this is the net under changes written past the API (an operator's SQL)
+   */
   positiveTtlMs: number;
   negativeTtlMs: number;
 }
@@ -33,15 +46,17 @@ interface Entry {
  * with 100,000 entries, periodic rehashes of the whole table: visible in the redirect's p99.) Expiry is not cached away: a link entry carries
  * `expiresAt`, and the caller compares it with the clock on every hit.
  *
- * Within one process, writes invalidate explicitly (create, delete, sweep). The TTLs bound how long another
- * instance may serve a stale entry in the scale-out setup. A lookup that started before an invalidation
- * must not put its (possibly stale) answer back afterwards: `epoch()` is taken before reading the database
- * and `set` ignores answers from an older epoch.
+ * Within one process, writes invalidate explicitly (create, patch, delete, sweep). Across instances (PostgreSQL)
+ * the change feed (infra/pg-link-cache-bus.ts) forgets changed codes and holds a gate: while it cannot vouch
+ * that it has seen every change up to a moment ago, the cache answers nothing and every visit reads the
+ * database. A lookup that started before an invalidation must not put its (possibly stale) answer back
+ * afterwards: `epoch()` is taken before reading the database and `set` ignores answers from an older epoch.
  */
 export class LinkCache {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
-  private broadcast: ((code: string) => void) | null = null;
+  /** set by a change feed: false while it may have missed a change (then nothing is served from memory) */
+  private trusted: (() => boolean) | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -49,6 +64,7 @@ export class LinkCache {
   ) {}
 
   get(code: string): RedirectTarget | undefined {
+    if (this.trusted !== null && !this.trusted()) return undefined;
     const entry = this.entries.get(code);
     if (!entry) return undefined;
     if (entry.until <= this.clock.now()) {
@@ -81,14 +97,14 @@ export class LinkCache {
     }
   }
 
+  /** After a change this process made (other instances learn of it from the change feed). */
   invalidate(code: string): void {
     this.forget(code);
-    this.broadcast?.(code);
   }
 
-  /** Scale-out: every invalidation is also sent to the other instances (infra/redis-link-cache-bus.ts). */
-  onInvalidate(listener: (code: string) => void): void {
-    this.broadcast = listener;
+  /** Scale-out: entries are served only while `isTrusted()` says the change feed is current. */
+  gate(isTrusted: () => boolean): void {
+    this.trusted = isTrusted;
   }
 
   /** Drops an entry on this instance only (an invalidation received from another one). */
@@ -97,7 +113,7 @@ export class LinkCache {
     this.entries.delete(code);
   }
 
-  /** Drops every entry (invalidations may have been missed while Redis was unreachable). */
+  /** Drops every entry (the change feed may have missed invalidations while it was cut off). */
   clear(): void {
     this.generation += 1;
     this.entries.clear();

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, LogLevel } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
+import { createMemoryAttemptLimiter, type AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { createMemoryClickQueue, type ClickQueue } from '../../infra/click-queue.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
@@ -8,8 +10,10 @@ import { createClicksRepository } from '../clicks/clicks.repository.js';
 import { clicksRoutes } from '../clicks/clicks.routes.js';
 import { clickSchemas } from '../clicks/clicks.schemas.js';
 import { createClicksService } from '../clicks/clicks.service.js';
+import type { PasswordHasher } from '../users/password.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
+import { createLinksBulk } from './links.bulk.js';
 import { createLinksRepository } from './links.repository.js';
 import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
@@ -17,23 +21,29 @@ import { createLinksService } from './links.service.js';
 import { createRedirectFastPath, type RedirectFastPathDeps } from './redirect-fast-path.js';
 import { redirectRoutes } from './redirect.routes.js';
 import { linkV2Schemas } from './links.v2.js';
+import { createVisitPolicy } from './visit-policy.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 
 export const linksModuleSchemas = [...linkSchemas, ...clickSchemas, ...linkV2Schemas];
 
 export interface LinksModuleDeps {
-  config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel' | 'linkCacheSize'>;
+  config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel' | 'linkCacheSize' | 'linkPasswordAttemptsPerMinute'>;
   storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
   users: Pick<UsersRepository, 'findById'>;
   paginator: Paginator;
   clock: Clock;
   log: FastifyBaseLogger;
+  /** link passwords are hashed and checked like users' (scrypt on the thread pool) */
+  passwords: Pick<PasswordHasher, 'hash' | 'verify'>;
+  /** wrong link passwords per link and address (scale-out: shared in Redis); default: counted in this process */
+  passwordAttempts?: AttemptLimiter;
   /** another queue (Redis Streams, scale-out); default: the in-process queue writing to this database */
   clickQueue?: ClickQueue;
   /**
    * This process is the only one that changes links (the embedded database): every change passes through
    * this cache's invalidation, so a cached link needs no time limit. Otherwise other instances may change
-   * links, and an entry is served for at most DEFAULT_LINK_CACHE.positiveTtlMs without asking the database.
+   * links: their changes arrive over the change feed (infra/pg-link-cache-bus.ts), and an entry is also
+   * re-read after DEFAULT_LINK_CACHE.positiveTtlMs.
    */
   soleWriter?: boolean;
 }
@@ -65,14 +75,24 @@ export function createLinksModule(deps: LinksModuleDeps) {
     capacity: config.linkCacheSize,
     ...(deps.soleWriter ? { positiveTtlMs: Number.POSITIVE_INFINITY } : {}),
   });
+  // This instance's name in link-change messages (infra/pg-link-cache-bus.ts).
+  const changeOrigin = randomBytes(8).toString('hex');
+  const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin);
   const links = createLinksService({
-    links: createLinksRepository(storage, deps.paginator),
+    links: linksRepository,
     users: deps.users,
     dialect: storage.dialect,
     clock,
     paginator: deps.paginator,
     cache,
     publicBaseUrl: config.publicBaseUrl,
+    passwords: deps.passwords,
+  });
+  const bulk = createLinksBulk(links);
+  const policy = createVisitPolicy({
+    links: linksRepository,
+    passwords: deps.passwords,
+    attempts: deps.passwordAttempts ?? createMemoryAttemptLimiter({ max: config.linkPasswordAttemptsPerMinute, windowMs: 60_000, clock }),
   });
   const clicksRepository = createClicksRepository(storage);
   const clickQueue = deps.clickQueue ?? createMemoryClickQueue({
@@ -90,6 +110,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     clicks,
     clickQueue,
     cache,
+    changeOrigin,
     /** On app close: write every queued click, then stop the writer (before the database closes). */
     async close(): Promise<void> {
       await clickQueue.close();
@@ -103,7 +124,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
       redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks: clickQueue, clock, status: config.redirectStatus, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
-      await api.register(linksRoutes, { links, basePath: opts.basePath, version: opts.version });
+      await api.register(linksRoutes, { links, bulk, basePath: opts.basePath, version: opts.version });
       await api.register(clicksRoutes, { clicks, version: opts.version });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
     /**
@@ -114,7 +135,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
       await opts.protect?.(scope);
       if (clickQueue.settled) awaitDurableClicks(scope, clickQueue.settled.bind(clickQueue));
       await scope.register(redirectRoutes, {
-        links, clicks: clickQueue, clock, status: config.redirectStatus, accessLog: redirectAccessLog(config.logLevel),
+        links, policy, clicks: clickQueue, clock, status: config.redirectStatus, accessLog: redirectAccessLog(config.logLevel),
       });
     }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>,
   };

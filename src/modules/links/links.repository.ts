@@ -2,7 +2,9 @@ import type SQLite from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { outsideKyselyTransaction, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
+import { changeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
+import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -11,96 +13,78 @@ export interface CodeLookup {
   id: number | null;
   original_url: string | null;
   expires_at: number | null;
+  max_visits: number | null;
+  forward_query: number | null;
+  password_hash: string | null;
   retired_reason: 'deleted' | 'expired' | null;
+}
+
+/** Whether a visit may be redirected under the link's visit limit. */
+export type VisitAdmission = 'admitted' | 'exhausted' | 'missing';
+
+/** The fields a PATCH may change (the service has validated them). */
+export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags'>>;
+
+export interface LinkListFilter {
+  tag?: string;
+  q?: string;
 }
 
 export type LinksRepository = ReturnType<typeof createLinksRepository>;
 
-const LOOKUP_SQL = `select l.id as id, l.original_url as original_url, l.expires_at as expires_at, c.retired_reason as retired_reason
+const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash'] as const;
+const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(', ')}, c.retired_reason as retired_reason
   from link_codes c left join links l on l.short_code = c.code where c.code = ?`;
+// One statement decides a visit under a limit: the row lock (PostgreSQL) or the single writer (SQLite) makes
+// the check and the increment one step, so concurrent visits on any number of instances admit max_visits.
+const ADMIT_SQL = 'update links set visit_count = visit_count + 1 where id = ? and (max_visits is null or visit_count < max_visits) returning visit_count';
 
-type NewCodedLink = NewLinkRow & { short_code: string };
+export const tagsOf = (row: Pick<LinkRow, 'tags'>): string[] => (row.tags === '' ? [] : row.tags.split(','));
 
-/**
- * The insert below with better-sqlite3 prepared statements, group-committed: the inserts asked for during
- * one turn of the event loop are written at the next (setImmediate) in one transaction, each under its own
- * savepoint (better-sqlite3 nests a transaction as a savepoint), so a taken code fails its own insert only.
- * A commit costs per page it writes to the WAL (the links table, its indexes, link_codes), and concurrent
- * creations share most of those pages; each caller still hears of its link only once it is committed.
- *
- * Only outside Kysely's transactions (outsideKyselyTransaction): if one holds the connection when the group
- * is due, the group waits for the next turn.
- */
-function groupedInsert(sqlite: SQLite.Database): (row: NewCodedLink) => Promise<LinkRow> {
-  const claim = sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)');
-  const insert = sqlite.prepare<[string, number | null, string, number | null, number], LinkRow>(
-    'insert into links (short_code, user_id, original_url, expires_at, created_at) values (?, ?, ?, ?, ?) returning *',
-  );
-  const one = sqlite.transaction((row: NewCodedLink): LinkRow => {
-    claim.run(row.short_code);
-    return insert.get(row.short_code, row.user_id ?? null, row.original_url, row.expires_at ?? null, row.created_at)!;
-  });
-  type Waiting = { row: NewCodedLink; resolve: (row: LinkRow) => void; reject: (err: unknown) => void };
-  let waiting: Waiting[] = [];
-  const group = sqlite.transaction((batch: Waiting[]) =>
-    batch.map((w): { row: LinkRow } | { err: unknown } => {
-      try {
-        return { row: one(w.row) };
-      } catch (err) {
-        return { err };
-      }
-    }),
-  );
-  const flush = (): void => {
-    if (!outsideKyselyTransaction(sqlite)) {
-      setImmediate(flush);
-      return;
-    }
-    const batch = waiting;
-    waiting = [];
-    let outcomes: Array<{ row: LinkRow } | { err: unknown }>;
-    try {
-      outcomes = group(batch);
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-      return;
-    }
-    batch.forEach((w, i) => {
-      const o = outcomes[i]!;
-      if ('row' in o) w.resolve(o.row);
-      else w.reject(o.err);
-    });
-  };
-  return (row) => new Promise<LinkRow>((resolve, reject) => {
-    if (waiting.length === 0) setImmediate(flush);
-    waiting.push({ row, resolve, reject });
-  });
+async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> {
+  if (tags.length) await tx.insertInto('link_tags').values(tags.map((tag) => ({ link_id: linkId, tag }))).execute();
 }
 
 /**
- * Plain rows in and out. The one exception to "everything through Kysely" is the redirect's cache miss on
- * the embedded engine: a better-sqlite3 prepared statement answers synchronously in a few microseconds,
- * without Kysely's query compilation and promise chain. PostgreSQL uses the same query through Kysely.
+ * Plain rows in and out. Two exceptions to "everything through Kysely" on the embedded engine, where a
+ * better-sqlite3 prepared statement answers synchronously in a few microseconds: the redirect's cache miss
+ * and a visit under a limit; and link creation, group-committed (link-insert.sqlite.ts). PostgreSQL runs the
+ * same queries through Kysely. Every change that a redirect could see is announced in its own transaction
+ * (dialect.notify: NOTIFY on PostgreSQL, delivered on commit to every instance's link cache), signed with
+ * `changeOrigin`, this app instance's name in those messages.
  */
-export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, paginator: Paginator) {
-  const { db } = storage;
-  const lookupStatement: SQLite.Statement<[string], CodeLookup> | null = storage.sqlite?.prepare(LOOKUP_SQL) ?? null;
-  const insertGrouped = storage.sqlite ? groupedInsert(storage.sqlite) : null;
-  const findStatement: SQLite.Statement<[string], LinkRow> | null = storage.sqlite?.prepare('select * from links where short_code = ?') ?? null;
+export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>, paginator: Paginator, changeOrigin = 'ferry') {
+  const { db, dialect } = storage;
+  const sqlite = storage.sqlite;
+  const lookupStatement: SQLite.Statement<[string], CodeLookup> | null = sqlite?.prepare(LOOKUP_SQL) ?? null;
+  const admitStatement: SQLite.Statement<[number], { visit_count: number }> | null = sqlite?.prepare(ADMIT_SQL) ?? null;
+  const insertGrouped = sqlite ? groupedInsert(sqlite) : null;
+  const findStatement: SQLite.Statement<[string], LinkRow> | null = sqlite?.prepare('select * from links where short_code = ?') ?? null;
+  // `toAll`: this instance hears it too. For a change inside a caller's transaction, whose commit comes after
+  // the service dropped the code from the cache: a visit in between may have cached the state before it.
+  const announce = (tx: Db, code: string, toAll = false) => dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage(toAll ? '*' : changeOrigin, code));
+
+  /** After a visit was refused: was the link exhausted, or is it gone? */
+  async function refusal(id: number): Promise<VisitAdmission> {
+    const row = await db.selectFrom('links').select('id').where('id', '=', id).executeTakeFirst();
+    return row ? 'exhausted' : 'missing';
+  }
 
   return {
     /**
-     * Claims the code and inserts the link in one transaction. The primary key of link_codes is the one
-     * arbiter of uniqueness, so a taken (or tombstoned) code surfaces as a unique violation, never as a race.
+     * Claims the code and inserts the link (and its tags) in one transaction. The primary key of link_codes
+     * is the one arbiter of uniqueness, so a taken (or tombstoned) code surfaces as a unique violation.
      */
     async insert(row: NewCodedLink, outer?: Transaction<Database>): Promise<LinkRow> {
-      // On the embedded engine, outside a caller's transaction: the same two statements, prepared, committed
-      // with the other creations of this event-loop turn (through Kysely, with a commit each, a link creation
-      // cost about four times as much; bench/ link-create).
+      // On the embedded engine, outside a caller's transaction: prepared, committed with the other creations
+      // of this event-loop turn (through Kysely, with a commit each, a creation cost about four times as much).
       if (!outer && insertGrouped) return insertGrouped(row);
       const claim = async (tx: Db) => {
         await tx.insertInto('link_codes').values({ code: row.short_code, retired_at: null, retired_reason: null }).execute();
-        return tx.insertInto('links').values(row).returningAll().executeTakeFirstOrThrow();
+        const created = await tx.insertInto('links').values(row).returningAll().executeTakeFirstOrThrow();
+        await writeTags(tx, created.id, tagsOf(created));
+        await announce(tx, row.short_code, outer !== undefined); // an instance may hold a cached "missing" for this code
+        return created;
       };
       if (!outer) return db.transaction().execute(claim);
       // Inside a caller's transaction (an idempotent request) a collision must not abort the whole transaction
@@ -119,8 +103,27 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
 
     async findByCode(code: string, tx: Db = db): Promise<LinkRow | undefined> {
       // Prepared on the embedded engine (every stats and link read starts here).
-      if (tx === db && findStatement && outsideKyselyTransaction(storage.sqlite!)) return findStatement.get(code);
+      if (tx === db && findStatement && outsideKyselyTransaction(sqlite!)) return findStatement.get(code);
       return tx.selectFrom('links').selectAll().where('short_code', '=', code).executeTakeFirst();
+    },
+
+    /**
+     * Applies a PATCH: the version grows by one, tags are rewritten when they changed. With `expectedVersion`
+     * the update is conditional (If-Match); undefined when the link is gone or its version moved on.
+     */
+    async update(id: number, changes: LinkChanges, expectedVersion: number | null, at: number): Promise<LinkRow | undefined> {
+      return db.transaction().execute(async (tx) => {
+        let q = tx.updateTable('links').set((eb) => ({ ...changes, updated_at: at, version: eb('version', '+', 1) })).where('id', '=', id);
+        if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
+        const row = await q.returningAll().executeTakeFirst();
+        if (!row) return undefined;
+        if (changes.tags !== undefined) {
+          await tx.deleteFrom('link_tags').where('link_id', '=', id).execute();
+          await writeTags(tx, id, tagsOf(row));
+        }
+        await announce(tx, row.short_code);
+        return row;
+      });
     },
 
     /** The redirect's cache miss; undefined when the code was never issued. */
@@ -129,20 +132,42 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
       return db
         .selectFrom('link_codes as c')
         .leftJoin('links as l', 'l.short_code', 'c.code')
-        .select(['l.id as id', 'l.original_url as original_url', 'l.expires_at as expires_at', 'c.retired_reason as retired_reason'])
+        .select(['l.id as id', 'l.original_url as original_url', 'l.expires_at as expires_at', 'l.max_visits as max_visits',
+          'l.forward_query as forward_query', 'l.password_hash as password_hash', 'c.retired_reason as retired_reason'])
         .where('c.code', '=', code)
         .executeTakeFirst();
     },
 
+    /** Counts one visit against the link's limit if it has visits left (one conditional UPDATE). */
+    admitVisit(id: number): VisitAdmission | Promise<VisitAdmission> {
+      if (admitStatement && outsideKyselyTransaction(sqlite!)) return admitStatement.get(id) ? 'admitted' : refusal(id);
+      return db
+        .updateTable('links')
+        .set((eb) => ({ visit_count: eb('visit_count', '+', 1) }))
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('max_visits', 'is', null), eb('visit_count', '<', eb.ref('max_visits'))]))
+        .returning('visit_count')
+        .executeTakeFirst()
+        .then((row) => (row ? 'admitted' : refusal(id)));
+    },
+
+    /** Whether the link has visits left, without counting one (bots, HEAD). */
+    async hasVisitsLeft(id: number): Promise<VisitAdmission> {
+      const row = await db.selectFrom('links').select(['visit_count', 'max_visits']).where('id', '=', id).executeTakeFirst();
+      if (!row) return 'missing';
+      return row.max_visits === null || Number(row.visit_count) < Number(row.max_visits) ? 'admitted' : 'exhausted';
+    },
+
     /**
-     * Removes the link (its clicks and rollups go with it by cascade) and leaves the code as a tombstone.
-     * False when the link was already gone.
+     * Removes the link (its clicks, rollups and tags go with it by cascade) and leaves the code as a
+     * tombstone. False when the link was already gone.
      */
     async retire(id: number, code: string, reason: 'deleted' | 'expired', at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
         const res = await tx.deleteFrom('links').where('id', '=', id).executeTakeFirst();
         if (Number(res.numDeletedRows) === 0) return false;
         await tx.updateTable('link_codes').set({ retired_at: at, retired_reason: reason }).where('code', '=', code).execute();
+        await announce(tx, code);
         return true;
       });
     },
@@ -151,11 +176,20 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
       return db.selectFrom('links').select(['id', 'short_code']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
     },
 
-    async listByUser(userId: number, now: number, list: ResolvedList): Promise<{ rows: LinkRow[]; total: number | null }> {
-      const base = db
+    /** A user's live links; `tag` must be one of theirs, `q` a substring of the URL or the code (any case). */
+    async listByUser(userId: number, now: number, list: ResolvedList, filter: LinkListFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
+      let base = db
         .selectFrom('links')
         .where('user_id', '=', userId)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+      if (filter.tag !== undefined) {
+        const tag = filter.tag;
+        base = base.where('id', 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
+      }
+      if (filter.q !== undefined) {
+        const q = filter.q;
+        base = base.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', q)} or ${dialect.containsIgnoringCase('links.short_code', q)})`);
+      }
       const rows = await paginator.apply(base.selectAll('links'), list, 'links').execute();
       const total = list.mode === 'page'
         ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
@@ -164,3 +198,5 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite'>, p
     },
   };
 }
+
+export type { NewCodedLink, NewLinkRow };

@@ -1,20 +1,32 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AppError } from '../../lib/app-error.js';
+import { negotiate } from '../../lib/accept.js';
 import { errorResponses } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
+import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
-import { LinkCodeParams, UserLinksParams, type LinkCreate, type LinkListQueryT } from './links.schemas.js';
-import type { LinksService } from './links.service.js';
+import { QR_FORMATS, QR_SIZE, type QrFormat } from './link-qr.js';
+import type { LinksBulk } from './links.bulk.js';
+import { LinkCodeParams, UserLinksParams, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
+import { linkEtag, type LinksService } from './links.service.js';
 import { linkEdges } from './links.v2.js';
 
+const QrQuery = Type.Object({
+  size: Type.Optional(Type.Integer({ minimum: QR_SIZE.min, maximum: QR_SIZE.max, default: QR_SIZE.default, description: `Width and height in pixels (${QR_SIZE.min}-${QR_SIZE.max})` })),
+  format: Type.Optional(Type.Union([Type.Literal('svg'), Type.Literal('png')], { description: 'svg or png; wins over Accept' })),
+});
+const QR_TYPES = Object.values(QR_FORMATS);
+
 /**
- * SPEC §6, the JSON side. The redirect itself is in redirect.routes.ts (its own context). The version's edge
- * (links.v2.ts) decides field names; the service is the same for v1 and v2.
+ * SPEC §6 and §13, the JSON side. The redirect itself is in redirect.routes.ts (its own context). The version's
+ * edge (links.v2.ts) decides field names; the service is the same for v1 and v2.
  */
-export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; basePath: string; version: ApiVersion }> = async (app, opts) => {
-  const { links } = opts;
+export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk: LinksBulk; basePath: string; version: ApiVersion }> = async (app, opts) => {
+  const { links, bulk } = opts;
   const edge = linkEdges[opts.version];
   const tags = ['links'];
+  const withEtag = { headers: { ETag: { type: 'string', description: 'The link\'s version: "link-{id}-v{version}" (If-Match on PATCH)' } } };
 
   app.post('/links', {
     onRequest: app.access('optional'),
@@ -24,21 +36,62 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
     schema: {
       operationId: 'createLink', tags, summary: 'Shorten a URL (a token makes you its owner)', security: securityFor('optional'),
       body: edge.createBody,
-      response: { 201: edge.link, ...errorResponses(400, 401, 409, 413, 415, 429) },
+      response: { 201: { ...edge.link, ...withEtag }, ...errorResponses(400, 401, 409, 413, 415, 429) },
     },
-  }, async (request, reply) =>
-    reply.sendIdempotent(async (tx) => {
-      const row = await links.create(edge.in<LinkCreate>(request.body), request.caller, tx);
-      return { status: 201, headers: { location: `${opts.basePath}/links/${row.short_code}` }, body: edge.out(links.toLink(row)) };
-    }));
+  }, async (request, reply) => {
+    // Checked and hashed before the idempotent transaction opens (LinksService.prepare).
+    const draft = await links.prepare(edge.in<LinkCreate>(request.body));
+    return reply.sendIdempotent(async (tx) => {
+      const row = await links.create(draft, request.caller, tx);
+      return { status: 201, headers: { location: `${opts.basePath}/links/${row.short_code}`, etag: linkEtag(row) }, body: edge.out(links.toLink(row)) };
+    });
+  });
+
+  app.post('/links/bulk', {
+    onRequest: app.access('optional'),
+    config: { idempotency: 'optional' },
+    schema: {
+      operationId: 'createLinks', tags, security: securityFor('optional'),
+      summary: 'Shorten up to 100 URLs at once: one result per item, in order (an Idempotency-Key covers the batch)',
+      body: edge.bulkBody,
+      response: { 200: edge.bulkResult, ...errorResponses(400, 401, 413, 415, 429) },
+    },
+  }, async (request, reply) => {
+    const drafts = await bulk.prepareAll((request.body as { links: unknown[] }).links.map((item) => edge.parseCreate(item)));
+    return reply.sendIdempotent(async (tx) => {
+      const outcomes = await bulk.createAll(drafts, request.caller, tx);
+      const data = outcomes.map((o) => ('row' in o
+        ? { status: 201, link: links.toLink(o.row) }
+        : { status: o.status, error: { code: o.error.code, message: o.error.message, details: o.error.details } }));
+      return { status: 200, headers: {}, body: edge.out({ data }) };
+    });
+  });
 
   app.get('/links/:code', {
     schema: {
       operationId: 'getLink', tags, summary: 'A short link (anyone)', security: [],
       params: LinkCodeParams,
-      response: { 200: edge.link, ...errorResponses(400, 404, 429) },
+      response: { 200: { ...edge.link, ...withEtag }, ...errorResponses(400, 404, 429) },
     },
-  }, async (request) => edge.out(links.toLink(await links.get(request.params.code))));
+  }, async (request, reply) => {
+    const row = await links.get(request.params.code);
+    return reply.header('etag', linkEtag(row)).send(edge.out(links.toLink(row)));
+  });
+
+  app.patch('/links/:code', {
+    onRequest: app.access('user'),
+    schema: {
+      operationId: 'updateLink', tags, security: securityFor('user'),
+      summary: 'Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance',
+      description: 'original_url, expires_at, max_visits, forward_query, tags and password may change; short_code may not. If-Match with a stale ETag: 412.',
+      params: LinkCodeParams,
+      body: edge.patchBody,
+      response: { 200: { ...edge.link, ...withEtag }, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429) },
+    },
+  }, async (request, reply) => {
+    const row = await links.patch(request.params.code, edge.in<LinkPatch>(request.body), { caller: request.caller, ifMatch: request.headers['if-match'] });
+    return reply.header('etag', linkEtag(row)).header('accept-patch', ACCEPT_PATCH).send(edge.out(links.toLink(row)));
+  });
 
   app.delete('/links/:code', {
     onRequest: app.access('user'),
@@ -53,10 +106,37 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
     return reply.code(204).send(null);
   });
 
+  app.get('/links/:code/qr', {
+    schema: {
+      operationId: 'getLinkQrCode', tags, security: [],
+      summary: 'The short URL as a QR code (anyone): SVG by default, PNG for Accept: image/png or ?format=png',
+      params: LinkCodeParams,
+      querystring: QrQuery,
+      response: {
+        200: {
+          description: 'The QR code of short_url (error correction M, 4-module quiet zone)',
+          content: {
+            [QR_FORMATS.svg]: { schema: Type.String({ description: 'An SVG document' }) },
+            [QR_FORMATS.png]: { schema: Type.String({ format: 'binary', description: 'A PNG image (1-bit grayscale)' }) },
+          },
+        },
+        ...errorResponses(400, 404, 406, 429),
+      },
+    },
+  }, async (request, reply) => {
+    const type = request.query.format ? QR_FORMATS[request.query.format] : negotiate(request.headers.accept, QR_TYPES);
+    if (type === null) throw new AppError('NOT_ACCEPTABLE', `This resource is served as ${QR_TYPES.join(' or ')}`, [{ field: 'Accept', message: `must accept ${QR_TYPES.join(' or ')}` }]);
+    const format = (Object.keys(QR_FORMATS) as QrFormat[]).find((f) => QR_FORMATS[f] === type)!;
+    const image = await links.qr(request.params.code, format, request.query.size ?? QR_SIZE.default);
+    // (typed as the SVG's string by the type provider; a PNG is a Buffer, which Fastify sends as it is)
+    return reply.header('vary', 'Accept').type(type).send(image as string);
+  });
+
   app.get('/users/:id/links', {
     onRequest: app.access('selfOrAdmin'),
     schema: {
-      operationId: 'listUserLinks', tags, summary: "A user's links, newest last by default (themself or an admin)", security: securityFor('selfOrAdmin'),
+      operationId: 'listUserLinks', tags, security: securityFor('selfOrAdmin'),
+      summary: "A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort",
       params: UserLinksParams,
       querystring: edge.listQuery,
       response: { 200: edge.linkList, ...errorResponses(400, 401, 403, 404, 429) },

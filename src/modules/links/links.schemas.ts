@@ -1,12 +1,33 @@
 import Type, { type Static } from 'typebox';
-import { IdParam } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
+import { UserPathParams } from '../../lib/user-path.js';
 import { MAX_URL_LENGTH } from './original-url.js';
 import { CODE_PATTERN } from './short-code.js';
 
-/** v1 keeps the source document's snake_case names for links (SPEC §6, §9). */
+/** v1 keeps the source document's snake_case names for links (SPEC §6, §9, §13). */
 const shortCode = (description = '1-8 of 0-9 a-z A-Z; case-sensitive') => Type.String({ pattern: CODE_PATTERN, minLength: 1, maxLength: 8, description });
 const Instant = Type.String({ format: 'date-time', description: 'ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z' });
+
+export const MAX_TAGS = 10;
+const TAG_PATTERN = '^[a-zA-Z0-9-]{1,32}$';
+const Tag = Type.String({ pattern: TAG_PATTERN, minLength: 1, maxLength: 32, description: '1-32 of a-z 0-9 -; stored lower case' });
+const TAGS_RULE = `At most ${MAX_TAGS} distinct tags, stored lower case in the order given (duplicates are merged)`;
+const Tags = Type.Array(Tag, { maxItems: MAX_TAGS, description: TAGS_RULE });
+const MaxVisits = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()], {
+  description: 'Human GET visits that are redirected; later visits answer 410 LINK_EXHAUSTED. Bots and HEAD do not count. null: no limit',
+});
+const ForwardQuery = Type.Boolean({ description: "Append the visit's query string to the target (utm_* parameters pass through)" });
+const Password = Type.Union([Type.String({ minLength: 8, maxLength: 128 }), Type.Null()], {
+  description: 'Write-only: visitors must give it (form or HTTP Basic) to be redirected. Stored as a salted scrypt hash. null: no password',
+});
+const OriginalUrl = Type.String({
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  description:
+    'Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. ' +
+    'An internationalised URL is stored in its ASCII (punycode / percent-encoded) form.',
+});
+const ExpiresAt = Type.Union([Instant, Type.Null()], { description: 'A future instant; null: never' });
 
 export const LinkSchema = Type.Object(
   {
@@ -17,7 +38,12 @@ export const LinkSchema = Type.Object(
     user_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Owner; null for an anonymous link or when the owner was deleted' }),
     expires_at: Type.Union([Instant, Type.Null()], { description: 'null: never expires' }),
     created_at: Instant,
+    updated_at: Type.String({ format: 'date-time', description: 'The last change (= created_at until the first)' }),
     click_count: Type.Integer({ minimum: 0, description: 'Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS)' }),
+    max_visits: MaxVisits,
+    forward_query: ForwardQuery,
+    tags: Type.Array(Type.String(), { maxItems: MAX_TAGS }),
+    has_password: Type.Boolean({ description: 'Read-only: whether visitors need a password' }),
   },
   {
     $id: 'Link',
@@ -25,7 +51,8 @@ export const LinkSchema = Type.Object(
     examples: [
       {
         id: 42, short_code: 'aZ3k9QxB', short_url: 'http://127.0.0.1:3000/aZ3k9QxB', original_url: 'https://example.com/a/long/path?x=1',
-        user_id: 7, expires_at: null, created_at: '2026-11-21T10:15:30.123Z', click_count: 0,
+        user_id: 7, expires_at: null, created_at: '2026-11-21T10:15:30.123Z', updated_at: '2026-11-21T10:15:30.123Z', click_count: 0,
+        max_visits: null, forward_query: false, tags: ['spring-campaign'], has_password: false,
       },
     ],
   },
@@ -33,29 +60,44 @@ export const LinkSchema = Type.Object(
 export type Link = Static<typeof LinkSchema>;
 
 const readOnly = Type.Optional(Type.Unknown({ description: 'Read-only; ignored' }));
+/** Read-only fields a client may echo back from a GET (SPEC §1). */
+const echoed = { id: readOnly, short_url: readOnly, user_id: readOnly, created_at: readOnly, updated_at: readOnly, click_count: readOnly, has_password: readOnly };
 
 export const LinkCreateSchema = Type.Object(
   {
-    original_url: Type.String({
-      minLength: 1,
-      maxLength: MAX_URL_LENGTH,
-      description:
-        'Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. ' +
-        'An internationalised URL is stored in its ASCII (punycode / percent-encoded) form.',
-    }),
+    original_url: OriginalUrl,
     short_code: Type.Optional(shortCode(
       'A custom code (1-8 of 0-9 a-z A-Z, case-sensitive). Names of top-level paths (api, docs, v3, healthz, ...) are reserved. Omitted: a random 8-character code.',
     )),
-    expires_at: Type.Optional(Type.Union([Instant, Type.Null()], { description: 'A future instant; null or omitted: never' })),
-    id: readOnly,
-    short_url: readOnly,
-    user_id: readOnly,
-    created_at: readOnly,
-    click_count: readOnly,
+    expires_at: Type.Optional(ExpiresAt),
+    max_visits: Type.Optional(MaxVisits),
+    forward_query: Type.Optional(ForwardQuery),
+    tags: Type.Optional(Tags),
+    password: Type.Optional(Password),
+    ...echoed,
   },
-  { additionalProperties: false, examples: [{ original_url: 'https://example.com/a/long/path?x=1', short_code: 'promo26', expires_at: '2027-01-01T00:00:00.000Z' }] },
+  { $id: 'LinkCreate', additionalProperties: false, examples: [{ original_url: 'https://example.com/a/long/path?x=1', short_code: 'promo26', expires_at: '2027-01-01T00:00:00.000Z', tags: ['promo'] }] },
 );
 export type LinkCreate = Static<typeof LinkCreateSchema>;
+
+export const LinkPatchSchema = Type.Object(
+  {
+    original_url: Type.Optional(OriginalUrl),
+    expires_at: Type.Optional(ExpiresAt),
+    max_visits: Type.Optional(MaxVisits),
+    forward_query: Type.Optional(ForwardQuery),
+    tags: Type.Optional(Type.Union([Tags, Type.Null()], { description: `${TAGS_RULE}; null or [] removes them` })),
+    password: Type.Optional(Password),
+    short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
+    ...echoed,
+  },
+  {
+    additionalProperties: false,
+    description: 'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags and password',
+    examples: [{ original_url: 'https://example.com/fixed-typo', max_visits: 100, password: null }],
+  },
+);
+export type LinkPatch = Static<typeof LinkPatchSchema>;
 
 export const LinkCodeParams = Type.Object({ code: shortCode() }, { additionalProperties: false });
 
@@ -64,12 +106,20 @@ export const LinkListSchema = Type.Object(
   { $id: 'LinkList', additionalProperties: false },
 );
 
-export const LINK_SORT_COLUMNS = { id: 'id', created_at: 'created_at' } as const;
+/** Public sort field → column. `id` stays the default (the order before sort fields existed). */
+export const LINK_SORT_COLUMNS = { id: 'id', created_at: 'created_at', click_count: 'click_count', expires_at: 'expires_at' } as const;
+/** Sorted as if null were the latest instant: a link that never expires sorts after every other. */
+export const NULL_IS_LAST: readonly string[] = ['expires_at'];
 
-export const LinkListQuery = Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...paginationQuery });
+export const linkListFilters = {
+  tag: Type.Optional(Type.String({ pattern: TAG_PATTERN, minLength: 1, maxLength: 32, description: 'Only links with this tag (any case)' })),
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only links whose original_url or short_code contains this text (ignoring ASCII case; % and _ match themselves)' })),
+};
+
+export const LinkListQuery = Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...paginationQuery });
 export type LinkListQueryT = Static<typeof LinkListQuery>;
 
-export const UserLinksParams = Type.Object({ id: IdParam }, { additionalProperties: false });
+export const UserLinksParams = UserPathParams;
 
 /** Registered as OpenAPI components. */
-export const linkSchemas = [LinkSchema, LinkListSchema];
+export const linkSchemas = [LinkSchema, LinkListSchema, LinkCreateSchema];

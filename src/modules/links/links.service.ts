@@ -1,16 +1,19 @@
 import type { Dialect } from '../../db/dialect.js';
 import type { Transaction } from 'kysely';
 import type { Database, LinkRow } from '../../db/types.js';
-import { AppError, forbidden, notFound, validationError } from '../../lib/app-error.js';
+import { AppError, forbidden, notFound } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
+import { assertIfMatch } from '../../plugins/conditional.js';
+import type { PasswordHasher } from '../users/password.js';
 import type { UsersRepository } from '../users/users.repository.js';
-import type { LinkCache, RedirectTarget } from './link-cache.js';
-import type { CodeLookup, LinksRepository } from './links.repository.js';
-import { LINK_SORT_COLUMNS, type Link, type LinkCreate, type LinkListQueryT } from './links.schemas.js';
-import { checkOriginalUrl } from './original-url.js';
+import { createLinkInput, type LinkDraft } from './link-input.js';
+import { renderQr, type QrFormat } from './link-qr.js';
+import type { LinkCache, RedirectTarget, VisitRules } from './link-cache.js';
+import { tagsOf, type CodeLookup, type LinksRepository } from './links.repository.js';
+import { LINK_SORT_COLUMNS, NULL_IS_LAST, type Link, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
 import { generateCode, isReservedCode } from './short-code.js';
 
 export interface LinksServiceDeps {
@@ -21,6 +24,7 @@ export interface LinksServiceDeps {
   paginator: Paginator;
   cache: LinkCache;
   publicBaseUrl: string;
+  passwords: Pick<PasswordHasher, 'hash'>;
   /** the code source; tests pass a rigged one to force collisions */
   generate?: () => string;
 }
@@ -29,17 +33,30 @@ export interface LinksServiceDeps {
 const GENERATE_ATTEMPTS = 8;
 const SWEEP_BATCH = 500;
 
+/** A link's ETag follows its version, so If-Match is checked without serialising (like users'). */
+export const linkEtag = (row: Pick<LinkRow, 'id' | 'version'>): string => `"link-${row.id}-v${row.version}"`;
+
 const isExpired = (row: Pick<LinkRow, 'expires_at'>, now: number): boolean => row.expires_at !== null && row.expires_at <= now;
+
+const rulesOf = (found: CodeLookup): VisitRules | null =>
+  found.max_visits === null && !found.forward_query && found.password_hash === null
+    ? null
+    : { maxVisits: found.max_visits === null ? null : Number(found.max_visits), forwardQuery: Boolean(found.forward_query), passwordHash: found.password_hash };
 
 const toTarget = (code: string, found: CodeLookup | undefined): RedirectTarget => {
   if (found?.id != null && found.original_url != null) {
-    return { kind: 'link', id: found.id, code, url: found.original_url, expiresAt: found.expires_at };
+    return { kind: 'link', id: found.id, code, url: found.original_url, expiresAt: found.expires_at, rules: rulesOf(found) };
   }
   return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };
 };
 
 const unauthenticated = (): AppError =>
   new AppError('UNAUTHENTICATED', 'A bearer token is required', [], { 'WWW-Authenticate': 'Bearer realm="ferry"' });
+
+export interface LinkWriteOptions {
+  caller: Caller | null;
+  ifMatch?: string | undefined;
+}
 
 export type LinksService = ReturnType<typeof createLinksService>;
 
@@ -48,6 +65,7 @@ const EXPIRED: RedirectTarget = { kind: 'expired' };
 export function createLinksService(deps: LinksServiceDeps) {
   const { links, users, dialect, clock, paginator, cache, publicBaseUrl } = deps;
   const generate = deps.generate ?? (() => generateCode());
+  const input = createLinkInput({ publicBaseUrl, passwords: deps.passwords });
   const checkExpiry = (t: RedirectTarget): RedirectTarget =>
     t.kind === 'link' && t.expiresAt !== null && t.expiresAt <= clock.now() ? EXPIRED : t;
 
@@ -59,7 +77,12 @@ export function createLinksService(deps: LinksServiceDeps) {
     user_id: row.user_id,
     expires_at: row.expires_at === null ? null : isoTime(row.expires_at),
     created_at: isoTime(row.created_at),
+    updated_at: isoTime(row.updated_at),
     click_count: Number(row.click_count),
+    max_visits: row.max_visits === null ? null : Number(row.max_visits),
+    forward_query: Boolean(row.forward_query),
+    tags: tagsOf(row),
+    has_password: row.password_hash !== null,
   });
 
   /** A link as the API sees it: an expired link is gone at once, before the sweep removes its row. */
@@ -76,52 +99,78 @@ export function createLinksService(deps: LinksServiceDeps) {
     throw forbidden(row.user_id === null ? 'Only an admin may manage an anonymous link' : 'Only the owner or an admin may manage this link');
   }
 
-  function validateCreate(input: LinkCreate, now: number): { url: string; expiresAt: number | null } {
-    const details = [];
-    const url = checkOriginalUrl(input.original_url, publicBaseUrl);
-    if (!url.ok) details.push({ field: 'original_url', message: url.reason });
-    if (input.short_code !== undefined && isReservedCode(input.short_code)) {
-      details.push({ field: 'short_code', message: 'is reserved: it names a path of this service' });
+  /**
+   * A custom code is tried once (taken: 409). A random code is retried on collision; the unique index of
+   * link_codes decides (never check-then-insert), and tombstoned codes are in that index too.
+   */
+  async function insertDraft(draft: LinkDraft, caller: Caller | null, tx?: Transaction<Database>): Promise<LinkRow> {
+    const now = clock.now();
+    const row = { ...draft.fields, user_id: caller?.userId ?? null, created_at: now, updated_at: now };
+    for (let attempt = 1; ; attempt += 1) {
+      if (attempt > GENERATE_ATTEMPTS) throw new Error(`no free short code after ${GENERATE_ATTEMPTS} attempts`);
+      const code = draft.shortCode ?? generate();
+      if (draft.shortCode === undefined && isReservedCode(code)) continue;
+      try {
+        const created = await links.insert({ ...row, short_code: code }, tx);
+        cache.invalidate(code); // drop a cached "missing" answer for this code
+        return created;
+      } catch (err) {
+        if (!dialect.isUniqueViolation(err)) throw err;
+        if (draft.shortCode !== undefined) {
+          throw new AppError('CONFLICT', 'This short code is taken', [{ field: 'short_code', message: 'is already taken' }]);
+        }
+      }
     }
-    let expiresAt: number | null = null;
-    if (input.expires_at != null) {
-      expiresAt = Date.parse(input.expires_at);
-      if (!Number.isFinite(expiresAt)) details.push({ field: 'expires_at', message: 'must be an ISO 8601 date-time' });
-      else if (expiresAt <= now) details.push({ field: 'expires_at', message: 'must be in the future' });
-    }
-    if (details.length || !url.ok) throw validationError(details, 'Request body is invalid');
-    return { url: url.url, expiresAt };
   }
 
   return {
     toLink,
 
     /**
-     * A custom code is tried once (taken: 409). A random code is retried on collision; the unique index of
-     * link_codes decides (never check-then-insert), and tombstoned codes are in that index too.
+     * Checks a creation body and hashes its password, outside any transaction (scrypt takes tens of
+     * milliseconds on the thread pool; a transaction held meanwhile would hold the embedded engine's one
+     * connection too).
      */
-    async create(input: LinkCreate, caller: Caller | null, tx?: Transaction<Database>): Promise<LinkRow> {
-      const now = clock.now();
-      const { url, expiresAt } = validateCreate(input, now);
-      const row = { user_id: caller?.userId ?? null, original_url: url, expires_at: expiresAt, created_at: now };
-      for (let attempt = 1; ; attempt += 1) {
-        if (attempt > GENERATE_ATTEMPTS) throw new Error(`no free short code after ${GENERATE_ATTEMPTS} attempts`);
-        const code = input.short_code ?? generate();
-        if (input.short_code === undefined && isReservedCode(code)) continue;
-        try {
-          const created = await links.insert({ ...row, short_code: code }, tx);
-          cache.invalidate(code); // drop a cached "missing" answer for this code
-          return created;
-        } catch (err) {
-          if (!dialect.isUniqueViolation(err)) throw err;
-          if (input.short_code !== undefined) {
-            throw new AppError('CONFLICT', 'This short code is taken', [{ field: 'short_code', message: 'is already taken' }]);
-          }
-        }
-      }
+    prepare: (body: LinkCreate): Promise<LinkDraft> => input.prepare(body, clock.now()),
+
+    async create(body: LinkCreate | LinkDraft, caller: Caller | null, tx?: Transaction<Database>): Promise<LinkRow> {
+      const draft = 'prepared' in body ? body : await input.prepare(body, clock.now());
+      return insertDraft(draft, caller, tx);
     },
 
     get: findLive,
+
+    /** The short URL as a QR code (whoever may read the link may have it). */
+    async qr(code: string, format: QrFormat, size: number): Promise<string | Buffer> {
+      const row = await findLive(code);
+      return renderQr(`${publicBaseUrl}/${row.short_code}`, format, size);
+    },
+
+    /** Owner or admin (anonymous links: admin only): what PATCH, DELETE and the click records need. */
+    async getForOwner(code: string, caller: Caller | null): Promise<LinkRow> {
+      const row = await findLive(code);
+      assertMayManage(row, caller);
+      return row;
+    },
+
+    /**
+     * PATCH (JSON merge patch, SPEC §13). With If-Match the update is conditional on the version read, so a
+     * change that lands in between is a 412, never a lost update. The cache entry is dropped before the
+     * answer: from then on this instance redirects to the new target (others within a second, see
+     * infra/pg-link-cache-bus.ts).
+     */
+    async patch(code: string, body: LinkPatch, opts: LinkWriteOptions): Promise<LinkRow> {
+      const row = await findLive(code);
+      assertMayManage(row, opts.caller);
+      assertIfMatch(opts.ifMatch, linkEtag(row));
+      const changes = await input.changes(row, body, clock.now());
+      if (Object.keys(changes).length === 0) return row; // nothing to merge: no new version
+      const updated = await links.update(row.id, changes, opts.ifMatch === undefined ? null : row.version, clock.now());
+      cache.invalidate(code);
+      if (updated) return updated;
+      const now = await findLive(code); // gone, or changed since it was read
+      throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${linkEtag(now)}` }]);
+    },
 
     async remove(code: string, caller: Caller | null): Promise<void> {
       const row = await findLive(code);
@@ -140,9 +189,10 @@ export function createLinksService(deps: LinksServiceDeps) {
 
     async listForUser(userId: number, query: LinkListQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<Link>> {
       if (!(await users.findById(userId))) throw notFound('User');
-      const list = paginator.resolve(query, LINK_SORT_COLUMNS, { user: userId }, cursorOnly);
-      const { rows, total } = await links.listByUser(userId, clock.now(), list);
-      const sortValue = (r: LinkRow): string | number => r[list.sortColumn as keyof LinkRow] as number;
+      const filter = { tag: query.tag?.toLowerCase(), q: query.q };
+      const list = paginator.resolve(query, LINK_SORT_COLUMNS, { user: userId, ...filter }, cursorOnly, NULL_IS_LAST);
+      const { rows, total } = await links.listByUser(userId, clock.now(), list, filter);
+      const sortValue = (r: LinkRow): number => (r[list.sortColumn as keyof LinkRow] as number | null) ?? list.nullsAs!;
       return paginator.page(rows, list, total, requestUrl, toLink, sortValue);
     },
 

@@ -1,8 +1,12 @@
 import Type, { type TSchema } from 'typebox';
+import { AppError } from '../../lib/app-error.js';
 import { renameKeys, renameSchemaProperties, toCamel, toSnake } from '../../lib/case-mapping.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
+import { compileBodyValidator } from '../../plugins/validation.js';
+import { validationDetails } from '../../plugins/errors.js';
 import { LinkStatsSchema } from '../clicks/clicks.schemas.js';
-import { LINK_SORT_COLUMNS, LinkCreateSchema, LinkSchema } from './links.schemas.js';
+import { bulkBody, bulkResultSchema } from './links.bulk.js';
+import { LINK_SORT_COLUMNS, LinkCreateSchema, linkListFilters, LinkPatchSchema, LinkSchema, type LinkCreate } from './links.schemas.js';
 
 /**
  * The link edge of each API version. v1 keeps the source document's snake_case; v2 renames every link field to
@@ -14,46 +18,70 @@ export interface LinkEdge {
   linkList: TSchema;
   stats: TSchema;
   createBody: TSchema;
+  patchBody: TSchema;
   listQuery: TSchema;
+  bulkBody: TSchema;
+  bulkResult: TSchema;
   /** service result → response body */
   out<T>(body: unknown): T;
   /** request body → service input */
   in<T>(body: unknown): T;
   /** public sort value → v1 sort value */
   sort(value: string | undefined): string | undefined;
+  /** one item of a bulk creation → the service's input, or the 400 that item alone gets */
+  parseCreate(item: unknown): LinkCreate | AppError;
 }
 
 export const LinkV2Schema = renameSchemaProperties(LinkSchema, toCamel, 'LinkV2');
+export const LinkCreateV2Schema = renameSchemaProperties(LinkCreateSchema, toCamel, 'LinkCreateV2');
 export const LinkListV2Schema = Type.Object(
   { data: Type.Array(Type.Ref('LinkV2')), pagination: Type.Ref('Pagination') },
   { $id: 'LinkListV2', additionalProperties: false },
 );
 export const LinkStatsV2Schema = renameSchemaProperties(LinkStatsSchema, toCamel, 'LinkStatsV2');
+const LinkBulkResultSchema = bulkResultSchema('Link', 'LinkBulkResult');
+const LinkBulkResultV2Schema = bulkResultSchema('LinkV2', 'LinkBulkResultV2');
 
 const v2Sorts = Object.keys(LINK_SORT_COLUMNS).map(toCamel);
+
+function itemParser(schema: TSchema, toInput: (item: unknown) => LinkCreate): (item: unknown) => LinkCreate | AppError {
+  const check = compileBodyValidator(schema);
+  return (item) => (check(item) ? toInput(item) : new AppError('VALIDATION_ERROR', 'Link body is invalid', validationDetails(check.errors ?? [], 'body')));
+}
+
+const v1In = <T>(body: unknown) => body as T;
+const v2In = <T>(body: unknown) => renameKeys<T>(body, toSnake);
 
 export const linkEdges: Record<1 | 2, LinkEdge> = {
   1: {
     link: Type.Ref('Link'),
     linkList: Type.Ref('LinkList'),
     stats: Type.Ref('LinkStats'),
-    createBody: LinkCreateSchema,
-    listQuery: Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...paginationQuery }),
+    createBody: Type.Ref('LinkCreate'),
+    patchBody: LinkPatchSchema,
+    listQuery: Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...paginationQuery }),
+    bulkBody: bulkBody('LinkCreate'),
+    bulkResult: Type.Ref('LinkBulkResult'),
     out: <T>(body: unknown) => body as T,
-    in: <T>(body: unknown) => body as T,
+    in: v1In,
     sort: (value) => value,
+    parseCreate: itemParser(LinkCreateSchema, v1In),
   },
   2: {
     link: Type.Ref('LinkV2'),
     linkList: Type.Ref('LinkListV2'),
     stats: Type.Ref('LinkStatsV2'),
-    createBody: renameSchemaProperties(LinkCreateSchema, toCamel),
-    listQuery: Type.Object({ sort: sortQuery(v2Sorts), ...paginationQuery }),
+    createBody: Type.Ref('LinkCreateV2'),
+    patchBody: renameSchemaProperties(LinkPatchSchema, toCamel),
+    listQuery: Type.Object({ sort: sortQuery(v2Sorts), ...linkListFilters, ...paginationQuery }),
+    bulkBody: bulkBody('LinkCreateV2'),
+    bulkResult: Type.Ref('LinkBulkResultV2'),
     out: <T>(body: unknown) => renameKeys<T>(body, toCamel),
-    in: <T>(body: unknown) => renameKeys<T>(body, toSnake),
+    in: v2In,
     sort: (value) => (value === undefined ? undefined : toSnake(value)),
+    parseCreate: itemParser(LinkCreateV2Schema, v2In),
   },
 };
 
 /** Registered as OpenAPI components. */
-export const linkV2Schemas = [LinkV2Schema, LinkListV2Schema, LinkStatsV2Schema];
+export const linkV2Schemas = [LinkV2Schema, LinkCreateV2Schema, LinkListV2Schema, LinkStatsV2Schema, LinkBulkResultSchema, LinkBulkResultV2Schema];

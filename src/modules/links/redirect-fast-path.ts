@@ -32,7 +32,8 @@ const CODE_URL = /^\/[0-9a-zA-Z]{1,8}$/;
  * It answers exactly what the route would (redirect.routes.ts; test/modules/links/redirect-fast-path.test.ts
  * compares the two): X-Request-Id, the redirect's RateLimit-Policy/RateLimit, Location, Cache-Control,
  * an empty body, the click enqueued (GET only), and the same request metrics. Anything else — a miss, an
- * expired or unknown code, a limit reached, overload, a query string, another method, a trusted proxy
+ * expired or unknown code, a link with visit rules (password, max_visits, forward_query), a limit reached,
+ * overload, a query string, another method, a trusted proxy
  * (TRUST_PROXY), access logging (LOG_LEVEL=debug), a shared (Redis) rate-limit store, shutting down —
  * returns false untouched and takes the ordinary route, which answers it with every hook.
  */
@@ -45,7 +46,8 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     if (!enabled || (method !== 'GET' && method !== 'HEAD') || url === undefined || !CODE_URL.test(url)) return false;
     const started = performance.now();
     const target = cache.get(url.slice(1));
-    if (target === undefined || target.kind !== 'link') return false;
+    // A password, a visit limit or a forwarded query is the visit policy's business (visit-policy.ts).
+    if (target === undefined || target.kind !== 'link' || target.rules !== null) return false;
     const now = clock.now();
     if (target.expiresAt !== null && target.expiresAt <= now) return false;
     if (underPressure()) return false;

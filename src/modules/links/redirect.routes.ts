@@ -4,12 +4,12 @@ import type { RedirectStatus } from '../../config.js';
 import type { ClickQueue } from '../../infra/click-queue.js';
 import { AppError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
-import { ErrorEnvelopeSchema, ref } from '../../lib/common.schemas.js';
 import { sendAppError } from '../../plugins/errors.js';
-import type { RedirectTarget } from './link-cache.js';
 import type { LinksService } from './links.service.js';
-import { ERROR_PAGE_CSP, prefersHtml, redirectErrorPage } from './redirect-page.js';
-import { CODE_PATTERN } from './short-code.js';
+import { ERROR_PAGE_CSP, passwordPage, prefersHtml, redirectErrorPage, type ErrorPage } from './redirect-page.js';
+import { redirectResponses } from './redirect.openapi.js';
+import { CODE_PATTERN, RESERVED_CODES } from './short-code.js';
+import type { Visit, VisitDecision, VisitPolicy } from './visit-policy.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -22,6 +22,7 @@ declare module 'fastify' {
 
 export interface RedirectRoutesOptions {
   links: Pick<LinksService, 'resolve'>;
+  policy: Pick<VisitPolicy, 'decide'>;
   clicks: Pick<ClickQueue, 'enqueue'>;
   clock: Clock;
   status: RedirectStatus;
@@ -34,70 +35,112 @@ export const clip = (value: string | undefined, max: number): string | null =>
 
 /** The route's template as Fastify reports it (request.routeOptions.url): the metrics' `route` label. */
 export const REDIRECT_ROUTE_URL = `/:code(${CODE_PATTERN})`;
+/**
+ * The password form's target: a code, but none of the service's own first path segments, so that POST
+ * /healthz stays a 405 naming the methods /healthz has.
+ */
+const PASSWORD_FORM_URL = `/:code(^(?!(?:${[...RESERVED_CODES].join('|')})$)${CODE_PATTERN.slice(1)})`;
 /** Every visit must reach the service to be counted (SPEC §6). */
 export const REDIRECT_CACHE_CONTROL = 'private, no-store';
+/** A form with one password field needs no more. */
+const FORM_BODY_LIMIT = 4096;
+const BASIC_REALM = 'Basic realm="Password-protected link", charset="UTF-8"';
+/**
+ * The HTML password page is a 401 too (RFC 9110 §15.5.2: with a challenge). A Basic challenge would make the
+ * browser show its own login dialog over the page, so the page names a scheme browsers do not act on.
+ */
+const FORM_REALM = 'Form realm="Password-protected link"';
 
-const errorBody = (status: 404 | 410) => ({
-  description: status === 404 ? 'No link has this code, or it was deleted' : 'The link has expired (LINK_EXPIRED)',
-  content: {
-    'application/json': { schema: ref(ErrorEnvelopeSchema) },
-    'text/html': { schema: Type.String({ description: 'A small page for browsers (Accept prefers text/html)' }) },
-  },
-});
+/** The password of HTTP Basic credentials (any user name, SPEC §13); null when none or malformed. */
+export function basicPassword(header: string | undefined): string | null {
+  const m = header === undefined ? null : /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header);
+  if (!m) return null;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? null : decoded.slice(colon + 1);
+}
+
+const queryOf = (url: string): string => {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+};
+
+const REFUSALS: Record<Exclude<VisitDecision['kind'], 'redirect' | 'password'>, { page: ErrorPage; error: () => AppError }> = {
+  missing: { page: 'missing', error: () => new AppError('NOT_FOUND', 'No link has this code') },
+  expired: { page: 'expired', error: () => new AppError('LINK_EXPIRED', 'This link has expired') },
+  exhausted: { page: 'exhausted', error: () => new AppError('LINK_EXHAUSTED', 'This link has been followed as many times as it allows') },
+  throttled: { page: 'throttled', error: () => new AppError('RATE_LIMITED', 'Too many wrong passwords for this link from your address') },
+};
 
 /**
- * GET /{code} (SPEC §6), in its own encapsulated context beside the JSON API: none of the API's hooks
- * (CORS, content types, ETag) run here. The hot path is one cache lookup (LinksService.resolve, synchronous
- * on a hit) and one enqueue; the click is written later in a batch. The code is constrained in the route
- * itself, so anything else falls through to the ordinary 404, and static routes (/docs, /healthz,
- * /v3/api-docs, ...) always win in find-my-way.
+ * GET /{code} (SPEC §6, §13), in its own encapsulated context beside the JSON API: none of the API's hooks
+ * (CORS, content types, ETag) run here. An ordinary link is one cache lookup (LinksService.resolve,
+ * synchronous on a hit), the policy's synchronous "redirect" and one enqueue; a password, a visit limit or a
+ * forwarded query are the policy's business (visit-policy.ts). POST /{code} is the password form's target.
+ * The code is constrained in the route itself, so anything else falls through to the ordinary 404, and
+ * static routes (/docs, /healthz, /v3/api-docs, ...) always win in find-my-way.
  */
 export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (app, opts) => {
-  const { links, clicks, clock, status } = opts;
+  const { links, policy, clicks, clock, status } = opts;
 
-  const fail = (request: FastifyRequest, reply: FastifyReply, code: 404 | 410): FastifyReply => {
+  const refuse = (request: FastifyRequest, reply: FastifyReply, decision: Exclude<VisitDecision, { kind: 'redirect' }>): FastifyReply => {
     reply.header('vary', 'Accept');
-    if (prefersHtml(request.headers.accept)) {
-      return reply
-        .code(code)
-        .header('cache-control', 'no-store')
-        .header('content-security-policy', ERROR_PAGE_CSP)
-        .header('x-content-type-options', 'nosniff')
-        .type('text/html; charset=utf-8')
-        .send(redirectErrorPage(code));
+    const html = prefersHtml(request.headers.accept);
+    let err: AppError;
+    let body: string;
+    if (decision.kind === 'password') {
+      const message = decision.wrong ? 'The password is not right' : 'This link needs a password (a form post or HTTP Basic credentials)';
+      err = new AppError('LINK_PASSWORD_REQUIRED', message, [], { 'WWW-Authenticate': html ? FORM_REALM : BASIC_REALM });
+      body = passwordPage(decision.wrong);
+    } else {
+      const refusal = REFUSALS[decision.kind];
+      err = refusal.error();
+      if (decision.kind === 'throttled') err.headers['Retry-After'] = String(decision.retryAfterSeconds);
+      body = redirectErrorPage(refusal.page);
     }
-    const err = code === 404 ? new AppError('NOT_FOUND', 'No link has this code') : new AppError('LINK_EXPIRED', 'This link has expired');
-    return sendAppError(reply, err, clock.now());
+    if (!html) return sendAppError(reply, err, clock.now());
+    for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+    return reply
+      .code(err.status)
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', ERROR_PAGE_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('x-frame-options', 'DENY')
+      .header('referrer-policy', 'no-referrer')
+      .type('text/html; charset=utf-8')
+      .send(body);
   };
 
-  const answer = (request: FastifyRequest, reply: FastifyReply, target: RedirectTarget): FastifyReply => {
-    if (target.kind !== 'link') return fail(request, reply, target.kind === 'expired' ? 410 : 404);
+  const answer = (request: FastifyRequest, reply: FastifyReply, linkId: number, code: string, decision: VisitDecision, redirectStatus: number): FastifyReply => {
+    if (decision.kind !== 'redirect') return refuse(request, reply, decision);
     // HEAD answers the same headers and is not a visit.
-    if (request.method === 'GET') {
+    if (request.method !== 'HEAD') {
       clicks.enqueue({
-        linkId: target.id,
-        shortCode: target.code,
+        linkId,
+        shortCode: code,
         clickedAt: clock.now(),
         ip: clip(request.ip, 45),
         userAgent: clip(request.headers['user-agent'], 512),
         referrer: clip(request.headers.referer, 2048),
       });
     }
-    // Location is the stored URL verbatim: it was validated at creation (printable ASCII, no CR/LF).
-    return reply.code(status).header('location', target.url).header('cache-control', REDIRECT_CACHE_CONTROL).send();
+    // Location is the stored URL verbatim (validated at creation: printable ASCII, no CR/LF), or with the
+    // visit's query appended, percent-encoded where needed (visit-policy.ts).
+    return reply.code(redirectStatus).header('location', decision.url).header('cache-control', REDIRECT_CACHE_CONTROL).send();
   };
 
-  const responses: Record<number, unknown> = {
-    [status]: {
-      description: `Redirect to the link's original_url (status set by REDIRECT_STATUS; ${status} here)`,
-      headers: {
-        Location: { type: 'string', description: 'The original_url, exactly as stored' },
-        'Cache-Control': { type: 'string', description: 'private, no-store: every visit reaches the service and is counted' },
-      },
-      type: 'null',
-    },
-    404: errorBody(404),
-    410: errorBody(410),
+  const visit = (request: FastifyRequest, reply: FastifyReply, password: string | null, redirectStatus: number): FastifyReply | Promise<FastifyReply> => {
+    const code = (request.params as { code: string }).code;
+    const v: Visit = { method: request.method, query: queryOf(request.url), password, ip: request.ip, userAgent: request.headers['user-agent'] };
+    const decideFor = (target: Awaited<ReturnType<typeof links.resolve>>) => {
+      const id = target.kind === 'link' ? target.id : 0;
+      const decision = policy.decide(target, v);
+      return decision instanceof Promise
+        ? decision.then((d) => answer(request, reply, id, code, d, redirectStatus))
+        : answer(request, reply, id, code, decision, redirectStatus);
+    };
+    const target = links.resolve(code);
+    return target instanceof Promise ? target.then(decideFor) : decideFor(target);
   };
 
   app.get(REDIRECT_ROUTE_URL, {
@@ -107,12 +150,35 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
       operationId: 'followShortLink',
       tags: ['redirect'],
       summary: 'Follow a short link (HEAD: the same headers, and no click is recorded)',
+      description: 'A password-protected link takes the password as HTTP Basic credentials (any user name); browsers get a form that posts to POST /{code}.',
       security: [],
       params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, description: 'The short code (case-sensitive)' }) }),
-      response: responses,
+      response: redirectResponses(status, 'get'),
     },
-  }, (request, reply) => {
-    const target = links.resolve((request.params as { code: string }).code);
-    return target instanceof Promise ? target.then((t) => answer(request, reply, t)) : answer(request, reply, target);
+  }, (request, reply) => visit(request, reply, basicPassword(request.headers.authorization), status));
+
+  // The password form's answer, in a context of its own that parses forms and nothing else.
+  await app.register(async (form) => {
+    form.removeAllContentTypeParsers();
+    form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    form.post(PASSWORD_FORM_URL, {
+      config: { accessLog: opts.accessLog, redirect: true },
+      schema: {
+        operationId: 'unlockShortLink',
+        tags: ['redirect'],
+        summary: "Follow a password-protected link with its password (the HTML form's target): 303 to the target",
+        security: [],
+        consumes: ['application/x-www-form-urlencoded'],
+        params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, description: 'The short code (case-sensitive)' }) }),
+        body: Type.Object({ password: Type.Optional(Type.String({ maxLength: 1024, description: "The link's password" })) }, { additionalProperties: false }),
+        response: redirectResponses(303, 'post'),
+      },
+    }, (request, reply) => {
+      const password = (request.body as { password?: string } | undefined)?.password;
+      // See Other: the browser follows with a GET, and a reload does not post the password again.
+      return visit(request, reply, password ? password : null, 303);
+    });
   });
 };

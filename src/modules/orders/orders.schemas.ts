@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { IdParam } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
+import { UserIdPathParam, UserPathParams } from '../../lib/user-path.js';
 
 const ItemId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The ordered item (an integer >= 1)' });
 const Quantity = Type.Integer({ minimum: 1, maximum: 1000, description: '1-1000' });
@@ -47,8 +48,9 @@ export const OrderListQuery = Type.Object({
 });
 export type OrderListQueryT = Static<typeof OrderListQuery>;
 
-export const UserOrdersParams = Type.Object({ id: IdParam }, { additionalProperties: false });
-export const UserOrderParams = Type.Object({ id: IdParam, order_id: IdParam }, { additionalProperties: false });
+/** `{id}` may be `me` (lib/user-path.ts). */
+export const UserOrdersParams = UserPathParams;
+export const UserOrderParams = Type.Object({ id: UserIdPathParam, order_id: IdParam }, { additionalProperties: false });
 
 /** Registered as OpenAPI components. */
 export const orderSchemas = [OrderSchema, OrderListSchema];

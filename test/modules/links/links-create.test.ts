@@ -25,7 +25,12 @@ describe.each(engines)('link creation on %s', (engine) => {
       user_id: null,
       expires_at: null,
       created_at: new Date(t.clock.now()).toISOString(),
+      updated_at: new Date(t.clock.now()).toISOString(),
       click_count: 0,
+      max_visits: null,
+      forward_query: false,
+      tags: [],
+      has_password: false,
     });
   });
 

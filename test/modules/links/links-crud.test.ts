@@ -4,6 +4,7 @@ import { Paginator } from '../../../src/lib/pagination.js';
 import { LinkCache } from '../../../src/modules/links/link-cache.js';
 import { createLinksRepository } from '../../../src/modules/links/links.repository.js';
 import { createLinksService } from '../../../src/modules/links/links.service.js';
+import { createPasswordHasher } from '../../../src/modules/users/password.js';
 import { createUsersRepository } from '../../../src/modules/users/users.repository.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
@@ -94,7 +95,7 @@ describe.each(engines)('link lookup, deletion and listing on %s', (engine) => {
     expect(byCursor.body.pagination.nextCursor).toBeNull();
     expect((await t.request({ url: `/api/v1/users/${u.id}/links`, token: other.token })).status).toBe(403);
     expect((await t.request({ url: `/api/v1/users/${u.id}/links` })).status).toBe(401);
-    expect((await t.request({ url: `/api/v1/users/${u.id}/links?sort=click_count`, token: u.token })).status).toBe(400);
+    expect((await t.request({ url: `/api/v1/users/${u.id}/links?sort=clicks`, token: u.token })).status).toBe(400);
     const asAdmin = await t.request({ url: `/api/v1/users/${u.id}/links?sort=created_at&order=desc`, token: admin.token });
     expect(asAdmin.body.data[0].original_url).toBe('https://example.com/4');
   });
@@ -119,6 +120,7 @@ describe.each(engines)('link lookup, deletion and listing on %s', (engine) => {
       paginator,
       cache: new LinkCache(t.clock),
       publicBaseUrl: t.config.publicBaseUrl,
+      passwords: createPasswordHasher(10),
       generate: () => draws.shift()!,
     });
     const row = await service.create({ original_url: 'https://example.com/new' }, null);

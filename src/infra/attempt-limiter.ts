@@ -1,0 +1,77 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Clock } from '../lib/clock.js';
+
+/**
+ * Counts attempts per key in fixed windows, where only failed attempts should count (a link password:
+ * modules/links/visit-policy.ts). An attempt is taken before it is tried, so concurrent attempts cannot
+ * slip past the limit while the slow check runs, and handed back when it succeeded.
+ */
+export interface AttemptLimiter {
+  /** Counts an attempt: null while within the limit, otherwise the seconds until the window ends. */
+  take(key: string): Promise<number | null>;
+  /** Hands back an attempt that succeeded. */
+  refund(key: string): Promise<void>;
+}
+
+export interface AttemptLimiterOptions {
+  max: number;
+  windowMs: number;
+}
+
+/** distinct keys remembered in memory (least recently used are forgotten first) */
+const LOCAL_KEYS = 50_000;
+
+export function createMemoryAttemptLimiter(opts: AttemptLimiterOptions & { clock: Clock }): AttemptLimiter {
+  const windows = new Map<string, { count: number; startedAt: number }>();
+  return {
+    async take(key) {
+      const now = opts.clock.now();
+      let w = windows.get(key);
+      if (w === undefined || w.startedAt + opts.windowMs <= now) {
+        w = { count: 0, startedAt: now };
+        if (windows.size >= LOCAL_KEYS) windows.delete(windows.keys().next().value!);
+      }
+      windows.delete(key); // re-inserted: the Map's order is the order of last use
+      windows.set(key, w);
+      if (w.count >= opts.max) return Math.max(1, Math.ceil((w.startedAt + opts.windowMs - now) / 1000));
+      w.count += 1;
+      return null;
+    },
+    async refund(key) {
+      const w = windows.get(key);
+      if (w && w.count > 0) w.count -= 1;
+    },
+  };
+}
+
+// INCR and the window's expiry in one step; past the limit the attempt is not counted (the count stays at max).
+const TAKE = `local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n > tonumber(ARGV[2]) then redis.call('DECR', KEYS[1]); return redis.call('PTTL', KEYS[1]) end
+return -1`;
+// Only while the window lives: a DECR on an expired key would start a window without an expiry.
+const REFUND = `if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return 0`;
+
+/**
+ * Shared by every instance (scale-out). While Redis does not answer, the counting falls back to this
+ * process's memory rather than letting every guess through (or refusing every visitor).
+ */
+export function createRedisAttemptLimiter(opts: AttemptLimiterOptions & { redis: Redis; prefix: string; clock: Clock; log: FastifyBaseLogger }): AttemptLimiter {
+  const local = createMemoryAttemptLimiter(opts);
+  const fallback = <T>(what: string, run: () => Promise<T>) => (err: unknown): Promise<T> => {
+    opts.log.warn({ err }, `attempt limiter: Redis did not answer (${what}); counting in this process`);
+    return run();
+  };
+  return {
+    take: (key) =>
+      (opts.redis.eval(TAKE, 1, `${opts.prefix}${key}`, opts.windowMs, opts.max) as Promise<number>)
+        .then((pttl) => (pttl < 0 ? null : Math.max(1, Math.ceil(pttl / 1000))))
+        .catch(fallback('take', () => local.take(key))),
+    refund: (key) =>
+      (opts.redis.eval(REFUND, 1, `${opts.prefix}${key}`) as Promise<unknown>)
+        .then(() => undefined)
+        .catch(fallback('refund', () => local.refund(key))),
+  };
+}

@@ -1,0 +1,89 @@
+import type { LinkRow } from '../../db/types.js';
+import { validationError, type ErrorDetail } from '../../lib/app-error.js';
+import type { PasswordHasher } from '../users/password.js';
+import type { LinkChanges } from './links.repository.js';
+import type { LinkCreate, LinkPatch } from './links.schemas.js';
+import { checkOriginalUrl } from './original-url.js';
+import { isReservedCode } from './short-code.js';
+
+/** A creation body that passed every rule, its password already hashed: what the repository inserts. */
+export interface LinkDraft {
+  readonly prepared: true;
+  shortCode: string | undefined;
+  fields: Required<Omit<LinkChanges, 'original_url'>> & { original_url: string };
+}
+
+/** Lower case, duplicates merged, in the order given; stored comma-separated (tags are a-z 0-9 -). */
+export const tagsText = (tags: readonly string[] | null | undefined): string =>
+  [...new Set((tags ?? []).map((t) => t.toLowerCase()))].join(',');
+
+/**
+ * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
+ * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
+ */
+export function createLinkInput(deps: { publicBaseUrl: string; passwords: Pick<PasswordHasher, 'hash'> }) {
+  const { publicBaseUrl, passwords } = deps;
+
+  function checkUrl(raw: string, details: ErrorDetail[]): string | null {
+    const url = checkOriginalUrl(raw, publicBaseUrl);
+    if (url.ok) return url.url;
+    details.push({ field: 'original_url', message: url.reason });
+    return null;
+  }
+
+  function checkExpiry(raw: string | null, now: number, details: ErrorDetail[]): number | null {
+    if (raw === null) return null;
+    const at = Date.parse(raw);
+    if (!Number.isFinite(at)) details.push({ field: 'expires_at', message: 'must be an ISO 8601 date-time' });
+    else if (at <= now) details.push({ field: 'expires_at', message: 'must be in the future' });
+    return at;
+  }
+
+  const hashOf = (password: string | null): Promise<string | null> => (password === null ? Promise.resolve(null) : passwords.hash(password));
+
+  return {
+    async prepare(input: LinkCreate, now: number): Promise<LinkDraft> {
+      const details: ErrorDetail[] = [];
+      const url = checkUrl(input.original_url, details);
+      if (input.short_code !== undefined && isReservedCode(input.short_code)) {
+        details.push({ field: 'short_code', message: 'is reserved: it names a path of this service' });
+      }
+      const expiresAt = checkExpiry(input.expires_at ?? null, now, details);
+      if (details.length || url === null) throw validationError(details, 'Request body is invalid');
+      return {
+        prepared: true,
+        shortCode: input.short_code,
+        fields: {
+          original_url: url,
+          expires_at: expiresAt,
+          max_visits: input.max_visits ?? null,
+          forward_query: input.forward_query ? 1 : 0,
+          password_hash: await hashOf(input.password ?? null),
+          tags: tagsText(input.tags),
+        },
+      };
+    },
+
+    /** The columns a merge patch changes; `short_code` may only be echoed unchanged. */
+    async changes(current: Pick<LinkRow, 'short_code'>, input: LinkPatch, now: number): Promise<LinkChanges> {
+      const details: ErrorDetail[] = [];
+      const changes: LinkChanges = {};
+      if (input.short_code !== undefined && input.short_code !== current.short_code) {
+        details.push({ field: 'short_code', message: 'cannot change: a printed link must keep pointing where it is managed' });
+      }
+      if (input.original_url !== undefined) {
+        const url = checkUrl(input.original_url, details);
+        if (url !== null) changes.original_url = url;
+      }
+      if (input.expires_at !== undefined) changes.expires_at = checkExpiry(input.expires_at, now, details);
+      if (details.length) throw validationError(details, 'Request body is invalid');
+      if (input.max_visits !== undefined) changes.max_visits = input.max_visits;
+      if (input.forward_query !== undefined) changes.forward_query = input.forward_query ? 1 : 0;
+      if (input.tags !== undefined) changes.tags = tagsText(input.tags);
+      if (input.password !== undefined) changes.password_hash = await hashOf(input.password);
+      return changes;
+    },
+  };
+}
+
+export type LinkInput = ReturnType<typeof createLinkInput>;

@@ -1,0 +1,69 @@
+import type SQLite from 'better-sqlite3';
+import { outsideKyselyTransaction } from '../../db/database.js';
+import type { LinkRow, NewLinkRow } from '../../db/types.js';
+
+export type NewCodedLink = NewLinkRow & { short_code: string };
+
+const COLUMNS = ['short_code', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags'] as const;
+type Values = { [K in (typeof COLUMNS)[number]]: unknown };
+
+/**
+ * Link creation on the embedded engine with better-sqlite3 prepared statements, group-committed: the inserts
+ * asked for during one turn of the event loop are written at the next (setImmediate) in one transaction, each
+ * under its own savepoint (better-sqlite3 nests a transaction as a savepoint), so a taken code fails its own
+ * insert only. A commit costs per page it writes to the WAL (the links table, its indexes, link_codes), and
+ * concurrent creations share most of those pages; each caller still hears of its link only once it is
+ * committed.
+ *
+ * Only outside Kysely's transactions (outsideKyselyTransaction): if one holds the connection when the group
+ * is due, the group waits for the next turn.
+ */
+export function groupedInsert(sqlite: SQLite.Database): (row: NewCodedLink) => Promise<LinkRow> {
+  const claim = sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)');
+  const insert = sqlite.prepare<Values, LinkRow>(
+    `insert into links (${COLUMNS.join(', ')}) values (${COLUMNS.map((c) => `@${c}`).join(', ')}) returning *`,
+  );
+  const tag = sqlite.prepare('insert into link_tags (link_id, tag) values (?, ?)');
+  const one = sqlite.transaction((row: NewCodedLink): LinkRow => {
+    claim.run(row.short_code);
+    const values = Object.fromEntries(COLUMNS.map((c) => [c, row[c] ?? null])) as Values;
+    const created = insert.get(values)!;
+    if (created.tags !== '') for (const t of created.tags.split(',')) tag.run(created.id, t);
+    return created;
+  });
+  type Waiting = { row: NewCodedLink; resolve: (row: LinkRow) => void; reject: (err: unknown) => void };
+  let waiting: Waiting[] = [];
+  const group = sqlite.transaction((batch: Waiting[]) =>
+    batch.map((w): { row: LinkRow } | { err: unknown } => {
+      try {
+        return { row: one(w.row) };
+      } catch (err) {
+        return { err };
+      }
+    }),
+  );
+  const flush = (): void => {
+    if (!outsideKyselyTransaction(sqlite)) {
+      setImmediate(flush);
+      return;
+    }
+    const batch = waiting;
+    waiting = [];
+    let outcomes: Array<{ row: LinkRow } | { err: unknown }>;
+    try {
+      outcomes = group(batch);
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => {
+      const o = outcomes[i]!;
+      if ('row' in o) w.resolve(o.row);
+      else w.reject(o.err);
+    });
+  };
+  return (row) => new Promise<LinkRow>((resolve, reject) => {
+    if (waiting.length === 0) setImmediate(flush);
+    waiting.push({ row, resolve, reject });
+  });
+}

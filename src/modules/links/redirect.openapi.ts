@@ -1,0 +1,39 @@
+import Type from 'typebox';
+import { ErrorEnvelopeSchema, ref } from '../../lib/common.schemas.js';
+
+const envelopeOrPage = (description: string, headers?: Record<string, unknown>) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: {
+    'application/json': { schema: ref(ErrorEnvelopeSchema) },
+    'text/html': { schema: Type.String({ description: 'A small self-contained page for browsers (Accept prefers text/html)' }) },
+  },
+});
+
+const redirect = (status: number, kind: 'get' | 'post') => ({
+  description: kind === 'get'
+    ? `Redirect to the link's original_url (status set by REDIRECT_STATUS; ${status} here)`
+    : 'See Other: the password was right; the browser follows to the target with a GET',
+  headers: {
+    Location: { type: 'string', description: "The original_url, exactly as stored (with forward_query: plus the visit's query string)" },
+    'Cache-Control': { type: 'string', description: 'private, no-store: every visit reaches the service and is counted' },
+  },
+  type: 'null',
+});
+
+/** What GET and POST /{code} answer, for the OpenAPI document (the pages and the envelope are alternatives). */
+export function redirectResponses(status: number, kind: 'get' | 'post'): Record<number, unknown> {
+  return {
+    [status]: redirect(status, kind),
+    401: envelopeOrPage(
+      'LINK_PASSWORD_REQUIRED: the link has a password and none (or a wrong one) was given. Browsers get the password form',
+      { 'WWW-Authenticate': { type: 'string', description: 'Basic (send the password as HTTP Basic credentials, any user name); for the HTML form: Form' } },
+    ),
+    404: envelopeOrPage('No link has this code, or it was deleted'),
+    410: envelopeOrPage('LINK_EXPIRED: the link has expired; LINK_EXHAUSTED: it has had its max_visits'),
+    429: envelopeOrPage('RATE_LIMITED: too many requests from this address, or too many wrong passwords for this link from it', {
+      'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait' },
+    }),
+    ...(kind === 'post' ? { 400: ref(ErrorEnvelopeSchema), 413: ref(ErrorEnvelopeSchema), 415: ref(ErrorEnvelopeSchema) } : {}),
+  };
+}
