@@ -86,7 +86,8 @@ export const LinkPatchSchema = Type.Object(
     expires_at: Type.Optional(ExpiresAt),
     max_visits: Type.Optional(MaxVisits),
     forward_query: Type.Optional(ForwardQuery),
-    tags: Type.Optional(Type.Union([Tags, Type.Null()], { description: `${TAGS_RULE}; null or [] removes them` })),
+    // One schema with `type: [array, null]` rather than a union: a bad tag is then reported once, as tags.N.
+    tags: Type.Optional(Type.Unsafe<string[] | null>({ type: ['array', 'null'], items: Tag, maxItems: MAX_TAGS, description: `${TAGS_RULE}; null or [] removes them` })),
     password: Type.Optional(Password),
     short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
     ...echoed,
