@@ -27,6 +27,14 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   const edge = linkEdges[opts.version];
   const tags = ['links'];
   const withEtag = { headers: { ETag: { type: 'string', description: 'The link\'s version: "link-{id}-v{version}" (If-Match on PATCH)' } } };
+  // The service names fields in v1's words; a v2 client sent camelCase (SPEC §2: as the client sent it).
+  // Thrown on, the error reaches the app's one error handler. (Validation errors are not AppErrors here:
+  // they already name what the client sent.)
+  if (opts.version !== 1) {
+    app.setErrorHandler((err) => {
+      throw err instanceof AppError ? new AppError(err.code, err.message, edge.error(err).details, err.headers) : err;
+    });
+  }
 
   app.post('/links', {
     onRequest: app.access('optional'),
@@ -62,7 +70,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
       const outcomes = await bulk.createAll(drafts, request.caller, tx);
       const data = outcomes.map((o) => ('row' in o
         ? { status: 201, link: links.toLink(o.row) }
-        : { status: o.status, error: { code: o.error.code, message: o.error.message, details: o.error.details } }));
+        : { status: o.status, error: edge.error(o.error) }));
       return { status: 200, headers: {}, body: edge.out({ data }) };
     });
   });

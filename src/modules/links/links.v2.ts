@@ -28,6 +28,8 @@ export interface LinkEdge {
   in<T>(body: unknown): T;
   /** public sort value → v1 sort value */
   sort(value: string | undefined): string | undefined;
+  /** an error of the service (fields in v1's words) → its body as this version's client reads it */
+  error(err: AppError): { code: AppError['code']; message: string; details: AppError['details'] };
   /** one item of a bulk creation → the service's input, or the 400 that item alone gets */
   parseCreate(item: unknown): LinkCreate | AppError;
 }
@@ -44,10 +46,24 @@ const LinkBulkResultV2Schema = bulkResultSchema('LinkV2', 'LinkBulkResultV2');
 
 const v2Sorts = Object.keys(LINK_SORT_COLUMNS).map(toCamel);
 
+/** Errors whose details already name the fields as the client sent them (a bulk item's own validation). */
+const namedAsSent = new WeakSet<AppError>();
+
 function itemParser(schema: TSchema, toInput: (item: unknown) => LinkCreate): (item: unknown) => LinkCreate | AppError {
   const check = compileBodyValidator(schema);
-  return (item) => (check(item) ? toInput(item) : new AppError('VALIDATION_ERROR', 'Link body is invalid', validationDetails(check.errors ?? [], 'body')));
+  return (item) => {
+    if (check(item)) return toInput(item);
+    const err = new AppError('VALIDATION_ERROR', 'Link body is invalid', validationDetails(check.errors ?? [], 'body'));
+    namedAsSent.add(err);
+    return err;
+  };
 }
+
+const errorBody = (rename: (field: string) => string): LinkEdge['error'] => (err) => ({
+  code: err.code,
+  message: err.message,
+  details: namedAsSent.has(err) ? err.details : err.details.map((d) => ({ ...d, field: rename(d.field) })),
+});
 
 const v1In = <T>(body: unknown) => body as T;
 const v2In = <T>(body: unknown) => renameKeys<T>(body, toSnake);
@@ -65,6 +81,7 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
     out: <T>(body: unknown) => body as T,
     in: v1In,
     sort: (value) => value,
+    error: errorBody((name) => name),
     parseCreate: itemParser(LinkCreateSchema, v1In),
   },
   2: {
@@ -79,6 +96,7 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
     out: <T>(body: unknown) => renameKeys<T>(body, toCamel),
     in: v2In,
     sort: (value) => (value === undefined ? undefined : toSnake(value)),
+    error: errorBody(toCamel),
     parseCreate: itemParser(LinkCreateV2Schema, v2In),
   },
 };

@@ -155,17 +155,17 @@ describe.each(engines)('PATCH racing visits on %s', (engine) => {
       }
     };
     const visitors = Array.from({ length: 8 }, visitor);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    while (seen.length < 20) await new Promise((resolve) => setTimeout(resolve, 10));
     const res = await patchLink(t, link.short_code, { original_url: 'https://example.com/new' }, { token: owner.token });
     patched = true;
     expect(res.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // However slow the machine: enough visits that started after the answer.
+    while (seen.filter((v) => v.afterPatch).length < 20) await new Promise((resolve) => setTimeout(resolve, 10));
     stop = true;
     await Promise.all(visitors);
     expect(seen.every((s) => s.status === 302), JSON.stringify(seen.filter((s) => s.status !== 302).slice(0, 3))).toBe(true);
     expect(seen.every((s) => s.location === 'https://example.com/old' || s.location === 'https://example.com/new')).toBe(true);
     const after = seen.filter((s) => s.afterPatch);
-    expect(after.length).toBeGreaterThan(10);
     expect(after.every((s) => s.location === 'https://example.com/new')).toBe(true);
     expect(seen.some((s) => !s.afterPatch && s.location === 'https://example.com/old')).toBe(true);
   });
