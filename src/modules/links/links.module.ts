@@ -6,6 +6,10 @@ import { createMemoryAttemptLimiter, type AttemptLimiter } from '../../infra/att
 import { createMemoryClickQueue, type ClickQueue } from '../../infra/click-queue.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
+import { createClickRecordsRepository } from '../clicks/click-records.repository.js';
+import { clickRecordsRoutes } from '../clicks/click-records.routes.js';
+import { clickRecordSchemas } from '../clicks/click-records.schemas.js';
+import { createClickRecordsService } from '../clicks/click-records.service.js';
 import { createClicksRepository } from '../clicks/clicks.repository.js';
 import { clicksRoutes } from '../clicks/clicks.routes.js';
 import { clickSchemas } from '../clicks/clicks.schemas.js';
@@ -24,7 +28,7 @@ import { linkV2Schemas } from './links.v2.js';
 import { createVisitPolicy } from './visit-policy.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 
-export const linksModuleSchemas = [...linkSchemas, ...clickSchemas, ...linkV2Schemas];
+export const linksModuleSchemas = [...linkSchemas, ...clickSchemas, ...linkV2Schemas, ...clickRecordSchemas];
 
 export interface LinksModuleDeps {
   config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel' | 'linkCacheSize' | 'linkPasswordAttemptsPerMinute'>;
@@ -104,6 +108,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     clock,
   });
   const clicks = createClicksService({ clicks: clicksRepository, links, clock });
+  const clickRecords = createClickRecordsService({ records: createClickRecordsRepository(storage.db, deps.paginator), links, paginator: deps.paginator });
 
   return {
     links,
@@ -126,6 +131,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, bulk, basePath: opts.basePath, version: opts.version });
       await api.register(clicksRoutes, { clicks, version: opts.version });
+      await api.register(clickRecordsRoutes, { records: clickRecords, version: opts.version });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
     /**
      * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the

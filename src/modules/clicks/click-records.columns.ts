@@ -1,0 +1,29 @@
+import Type, { type TSchema } from 'typebox';
+import type { ClicksTable } from '../../db/types.js';
+import { isoTime } from '../../lib/common.schemas.js';
+
+type Row = Pick<ClicksTable, 'clicked_at'> & Record<string, unknown>;
+
+interface ExportedColumn {
+  /** the column in `clicks` (selected as is) and the field's v1 name */
+  column: keyof ClicksTable;
+  /** the field in the JSON record and the CSV header */
+  schema: TSchema;
+  /** the value as JSON and CSV show it */
+  value(row: Row): string | number | boolean | null;
+}
+
+const nullableText = (maxLength: number, description: string) => Type.Union([Type.String({ maxLength }), Type.Null()], { description });
+const asIs = (column: keyof ClicksTable) => (row: Row) => (row[column] ?? null) as string | number | boolean | null;
+
+/**
+ * What a click record exports (GET /links/{code}/clicks, JSON and CSV), in this order. One line per column:
+ * the JSON schema, the CSV header and the SELECT list all come from here.
+ */
+export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
+  { column: 'id', schema: Type.Integer({ minimum: 1 }), value: asIs('id') },
+  { column: 'clicked_at', schema: Type.String({ format: 'date-time' }), value: (row) => isoTime(Number(row.clicked_at)) },
+  { column: 'ip', schema: nullableText(45, 'The client address (TRUST_PROXY-aware)'), value: asIs('ip') },
+  { column: 'user_agent', schema: nullableText(512, 'As sent, clipped to 512 characters'), value: asIs('user_agent') },
+  { column: 'referrer', schema: nullableText(2048, 'As sent, clipped to 2048 characters'), value: asIs('referrer') },
+];
