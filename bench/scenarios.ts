@@ -10,6 +10,7 @@ import { runJson, startServer, stopServer, type Server } from './lib/proc.js';
 import type { Row, Target } from './lib/report.js';
 import { openMigrated, seedLinks, seedStatsLink } from './lib/seed.js';
 import { summarize } from './profile-summary.js';
+import Database from 'better-sqlite3';
 
 type Dataset = 'links100k' | 'links1m' | 'stats';
 
@@ -43,6 +44,8 @@ export interface Scenario {
 }
 
 const STATS_DAYS = 365;
+/** A person's browser (isbot: human), for visits that count against a limit. */
+const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
 
 function shuffle<T>(items: T[]): T[] {
   for (let i = items.length - 1; i > 0; i -= 1) {
@@ -98,10 +101,11 @@ const FERRY_ENV = {
   ADMIN_PASSWORD: ADMIN.password,
 };
 
-async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | null, env: Record<string, string> = {}): Promise<Server & { dataDir: string }> {
+async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | null, env: Record<string, string> = {}, prepare?: (dbFile: string) => void): Promise<Server & { dataDir: string }> {
   const dataDir = path.join(ctx.work, `run-${name}`);
   mkdirSync(dataDir, { recursive: true });
   if (dataset) copyFileSync(ctx.data.files[dataset]!.db, path.join(dataDir, 'ferry.db'));
+  prepare?.(path.join(dataDir, 'ferry.db'));
   const prof = ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ctx.profileDir, name)}`] : [];
   // BENCH_FERRY_ENV: extra variables for every Ferry server of the run (a JSON object), when looking for where time goes.
   const extra = JSON.parse(process.env.BENCH_FERRY_ENV ?? '{}') as Record<string, string>;
@@ -149,11 +153,14 @@ export async function finishBaseline(ctx: BenchContext): Promise<Row> {
  * random order), so that the measured run finds the cache warm, as in production after a while; without it,
  * what the cache does not hold is a miss.
  */
-async function redirectScenario(ctx: BenchContext, name: string, dataset: Dataset, setup: string, env: Record<string, string>, mode: 'random' | 'hot' | 'pass-then-random') {
+async function redirectScenario(
+  ctx: BenchContext, name: string, dataset: Dataset, setup: string, env: Record<string, string>, mode: 'random' | 'hot' | 'pass-then-random',
+  hot: { prepare?: (dbFile: string, code: string) => void; headers?: Record<string, string> } = {},
+) {
   const baseline = await baselineOf(ctx);
-  const server = await startFerry(ctx, name, dataset, env);
   const codes = ctx.data.files[dataset]!.codes;
-  const spec: Workload = mode === 'hot' ? { workload: 'path', path: `/${firstCode(codes)}` } : { workload: 'codes', codesFile: codes };
+  const server = await startFerry(ctx, name, dataset, env, hot.prepare && ((dbFile) => hot.prepare!(dbFile, firstCode(codes))));
+  const spec: Workload = mode === 'hot' ? { workload: 'path', path: `/${firstCode(codes)}`, ...(hot.headers ? { headers: hot.headers } : {}) } : { workload: 'codes', codesFile: codes };
   const pass: Workload | undefined = mode === 'pass-then-random' ? { workload: 'codes', codesFile: codes, amount: lineCount(codes) } : undefined;
   const baselineSpec: Workload = { workload: 'codes', codesFile: ctx.data.files.links100k!.codes };
   const m = await drive(ctx, server, spec, { countRedirects: true, paired: { server: baseline.server, spec: baselineSpec }, ...(pass ? { pass } : {}) });
@@ -215,6 +222,19 @@ export const SCENARIOS: Scenario[] = [
     needs: ['links100k'],
     describe: () => 'GET /{code}, always the same link, clicks recorded',
     run: (ctx) => redirectScenario(ctx, 'redirect-hot', 'links100k', 'GET /{code}, one hot link, clicks recorded', {}, 'hot'),
+  },
+  {
+    name: 'redirect-limited',
+    needs: ['links100k'],
+    describe: () => 'GET /{code}, one link with max_visits (never reached), visits by a browser: each is counted by a conditional UPDATE',
+    run: (ctx) => redirectScenario(ctx, 'redirect-limited', 'links100k', 'GET /{code}, one link with max_visits, human visits (a counting UPDATE each; no fast path)', {}, 'hot', {
+      prepare: (dbFile, code) => {
+        const db = new Database(dbFile);
+        db.prepare('update links set max_visits = ? where short_code = ?').run(Number.MAX_SAFE_INTEGER, code);
+        db.close();
+      },
+      headers: { 'user-agent': BROWSER_UA },
+    }),
   },
   {
     name: 'redirect-cold',
