@@ -1,9 +1,8 @@
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
-import { createLink, LINKS, patchLink, visit } from './links.helpers.js';
+import { appOnSocket, createLink, LINKS, patchLink, visit } from './links.helpers.js';
 
 describe.each(engines)('PATCH /api/v1/links/{code} on %s', (engine) => {
   let t: TestApp;
@@ -133,10 +132,7 @@ describe.each(engines)('PATCH racing visits on %s', (engine) => {
   let t: TestApp;
   let base: string;
   beforeAll(async () => {
-    // No Redis: the fast path exists only with in-process rate limits (app.ts).
-    t = await createTestApp(engine, { redisUrl: '' });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    ({ t, base } = await appOnSocket(engine));
   });
   afterAll(async () => t.close());
 

@@ -1,5 +1,6 @@
+import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import type { ApiResponse, TestApp } from '../../helpers/app.js';
+import { createTestApp, type ApiResponse, type Engine, type TestApp } from '../../helpers/app.js';
 
 export const LINKS = '/api/v1/links';
 /** What a browser sends when it navigates. */
@@ -34,4 +35,14 @@ export function visit(t: TestApp, code: string, headers: Record<string, string> 
 export async function clickRecords(t: TestApp, linkId: number) {
   await t.app.clickQueue.flush();
   return t.storage.db.selectFrom('clicks').selectAll().where('link_id', '=', linkId).orderBy('id').execute();
+}
+
+/**
+ * An app on a real socket, where cached visits take the redirect's fast path: without Redis even in the
+ * scale-out run, since the fast path exists only with in-process rate limits (app.ts).
+ */
+export async function appOnSocket(engine: Engine): Promise<{ t: TestApp; base: string }> {
+  const t = await createTestApp(engine, { redisUrl: '' });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return { t, base: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}` };
 }

@@ -1,9 +1,8 @@
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser } from '../../helpers/factories.js';
-import { BOT_UA, BROWSER_ACCEPT, clickRecords, createLink, HUMAN_UA, LINKS, patchLink, visit } from './links.helpers.js';
+import { appOnSocket, BOT_UA, BROWSER_ACCEPT, clickRecords, createLink, HUMAN_UA, LINKS, patchLink, visit } from './links.helpers.js';
 
 describe.each(engines)('max_visits on %s', (engine) => {
   let t: TestApp;
@@ -66,9 +65,7 @@ describe.each(engines)('concurrent visits to a limited link on %s', (engine) => 
   let t: TestApp;
   let base: string;
   beforeAll(async () => {
-    t = await createTestApp(engine, { redisUrl: '' });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    ({ t, base } = await appOnSocket(engine));
   });
   afterAll(async () => t.close());
 
