@@ -3,6 +3,7 @@ import { Link } from '../router/Link';
 import { appPath } from '../router/router';
 import { CopyButton } from '../ui/CopyButton';
 import { DateTime } from '../ui/DateTime';
+import { TableHead } from '../ui/TableHead';
 import { DeleteLinkButton } from './DeleteLinkButton';
 
 /**
@@ -13,20 +14,7 @@ export function LinkTable({ links, onDeleted }: { links: ShortLink[]; onDeleted:
   return (
     <table class="table links-table">
       <caption class="visually-hidden">Your short links, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Short URL</th>
-          <th scope="col">Destination</th>
-          <th scope="col" class="num">
-            Clicks
-          </th>
-          <th scope="col">Created</th>
-          <th scope="col">Expires</th>
-          <th scope="col">
-            <span class="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
+      <TableHead columns={['Short URL', 'Destination', { label: 'Clicks', numeric: true }, 'Created', 'Expires', { label: 'Actions', hidden: true }]} />
       <tbody>
         {links.map((link) => (
           <tr key={link.id}>

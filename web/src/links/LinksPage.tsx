@@ -3,10 +3,9 @@ import { useApiData } from '../api/use-api-data';
 import { Link } from '../router/Link';
 import { appPath, useLocation, withQuery } from '../router/router';
 import { useApi, useUser } from '../session/session';
-import { Pager } from '../ui/Pager';
-import { Empty, ErrorState, Loading } from '../ui/States';
-import { useTitle } from '../ui/use-title';
+import { PagedList } from '../ui/PagedList';
 import { positiveInt } from '../ui/query-values';
+import { useTitle } from '../ui/use-title';
 import { LinkTable } from './LinkTable';
 
 const PAGE_SIZE = 20;
@@ -25,6 +24,16 @@ export function LinksPage() {
     () => outcome(api.GET('/api/v1/users/{id}/links', { params: { path: { id: user.id }, query: { page, limit: PAGE_SIZE, sort: 'created_at', order: 'desc' } } })),
     [user.id, page],
   );
+  const empty =
+    page > 1 ? (
+      <p>
+        No links on this page. <Link href={withQuery(location, { page: null })}>Go to the first page</Link>
+      </p>
+    ) : (
+      <p>
+        You have no links yet. <Link href={appPath('/links/new')}>Create your first link</Link>
+      </p>
+    );
 
   return (
     <>
@@ -34,30 +43,16 @@ export function LinksPage() {
           New link
         </Link>
       </div>
-      {links.state === 'loading' && <Loading what="your links" />}
-      {links.state === 'error' && <ErrorState problem={links.problem} onRetry={links.reload} />}
-      {links.state === 'ready' && links.data.data.length === 0 && (
-        <Empty>
-          {page > 1 ? (
-            <p>
-              No links on this page. <Link href={withQuery(location, { page: null })}>Go to the first page</Link>
-            </p>
-          ) : (
-            <p>
-              You have no links yet. <Link href={appPath('/links/new')}>Create your first link</Link>
-            </p>
-          )}
-        </Empty>
-      )}
-      {links.state === 'ready' && links.data.data.length > 0 && (
-        <div aria-busy={links.updating}>
-          <p class="count">
-            {links.data.pagination.total} {links.data.pagination.total === 1 ? 'link' : 'links'}
-          </p>
-          <LinkTable links={links.data.data} onDeleted={links.reload} />
-          <Pager pagination={links.data.pagination} label="Pages of links" hrefFor={(p) => withQuery(location, { page: p === 1 ? null : String(p) })} />
-        </div>
-      )}
+      <PagedList
+        list={links}
+        noun={['link', 'links']}
+        loadingWhat="your links"
+        empty={empty}
+        pagerLabel="Pages of links"
+        hrefForPage={(p) => withQuery(location, { page: p === 1 ? null : String(p) })}
+      >
+        {(items) => <LinkTable links={items} onDeleted={links.reload} />}
+      </PagedList>
     </>
   );
 }

@@ -1,5 +1,6 @@
 import type { LinkStats } from '../api/client';
 import { formatCount } from '../ui/format';
+import { TableHead } from '../ui/TableHead';
 import type { Interval } from './stats-query';
 
 const bucketLabel = (iso: string, interval: Interval): string => (interval === 'hour' ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` : iso.slice(0, 10));
@@ -11,14 +12,7 @@ export function ClicksTable({ timeseries, interval }: { timeseries: LinkStats['t
       <summary>Chart data</summary>
       <table class="table compact">
         <caption class="visually-hidden">Clicks per {interval} (UTC)</caption>
-        <thead>
-          <tr>
-            <th scope="col">{interval === 'hour' ? 'Hour (UTC)' : 'Day (UTC)'}</th>
-            <th scope="col" class="num">
-              Clicks
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={[interval === 'hour' ? 'Hour (UTC)' : 'Day (UTC)', { label: 'Clicks', numeric: true }]} />
         <tbody>
           {timeseries.map((b) => (
             <tr key={b.start}>

@@ -5,36 +5,39 @@ import { Field } from '../ui/Field';
 export const ROLES: readonly User['role'][] = ['user', 'admin'];
 export const STATUSES: readonly User['status'][] = ['pending', 'active', 'suspended'];
 
-/** Role and status filters; each choice rewrites the URL (back to page 1) and the list follows. */
-export function UserFilters({ role, status }: { role: User['role'] | null; status: User['status'] | null }) {
+interface FilterSelectProps {
+  label: string;
+  /** the query key it sets */
+  name: string;
+  value: string | null;
+  anyLabel: string;
+  options: readonly string[];
+}
+
+/** One filter: a labelled select whose choice rewrites the URL (back to page 1); the list follows. */
+function FilterSelect({ label, name, value, anyLabel, options }: FilterSelectProps) {
   const location = useLocation();
-  const set = (key: 'role' | 'status', value: string) => navigate(withQuery(location, { [key]: value, page: null }), { replace: true });
+  return (
+    <Field label={label}>
+      {(a) => (
+        <select {...a} name={name} value={value ?? ''} onChange={(e) => navigate(withQuery(location, { [name]: e.currentTarget.value, page: null }), { replace: true })}>
+          <option value="">{anyLabel}</option>
+          {options.map((o) => (
+            <option key={o} value={o}>
+              {o}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+export function UserFilters({ role, status }: { role: User['role'] | null; status: User['status'] | null }) {
   return (
     <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter users">
-      <Field label="Role">
-        {(a) => (
-          <select {...a} name="role" value={role ?? ''} onChange={(e) => set('role', e.currentTarget.value)}>
-            <option value="">Any role</option>
-            {ROLES.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Status">
-        {(a) => (
-          <select {...a} name="status" value={status ?? ''} onChange={(e) => set('status', e.currentTarget.value)}>
-            <option value="">Any status</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <FilterSelect label="Role" name="role" value={role} anyLabel="Any role" options={ROLES} />
+      <FilterSelect label="Status" name="status" value={status} anyLabel="Any status" options={STATUSES} />
     </form>
   );
 }

@@ -1,6 +1,7 @@
 import type { User } from '../api/client';
 import { useUser } from '../session/session';
 import { DateTime } from '../ui/DateTime';
+import { TableHead } from '../ui/TableHead';
 import { UserActions } from './UserActions';
 
 /** The users, one row each; at phone width the rows become labelled cards (styles.css). */
@@ -9,18 +10,7 @@ export function UserTable({ users, onChanged }: { users: User[]; onChanged: (mes
   return (
     <table class="table users-table">
       <caption class="visually-hidden">Users, newest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Username</th>
-          <th scope="col">Email</th>
-          <th scope="col">Role</th>
-          <th scope="col">Status</th>
-          <th scope="col">Created</th>
-          <th scope="col">
-            <span class="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
+      <TableHead columns={['Username', 'Email', 'Role', 'Status', 'Created', { label: 'Actions', hidden: true }]} />
       <tbody>
         {users.map((u) => (
           <tr key={u.id}>

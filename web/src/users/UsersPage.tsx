@@ -3,10 +3,9 @@ import { outcome } from '../api/outcome';
 import { useApiData } from '../api/use-api-data';
 import { useLocation, withQuery } from '../router/router';
 import { useApi } from '../session/session';
-import { Pager } from '../ui/Pager';
-import { Empty, ErrorState, Loading } from '../ui/States';
-import { useTitle } from '../ui/use-title';
+import { PagedList } from '../ui/PagedList';
 import { oneOf, positiveInt } from '../ui/query-values';
+import { useTitle } from '../ui/use-title';
 import { ROLES, STATUSES, UserFilters } from './UserFilters';
 import { UserTable } from './UserTable';
 
@@ -42,22 +41,16 @@ export function UsersPage() {
       <p class="visually-hidden" role="status" aria-live="polite">
         {announcement}
       </p>
-      {users.state === 'loading' && <Loading what="users" />}
-      {users.state === 'error' && <ErrorState problem={users.problem} onRetry={users.reload} />}
-      {users.state === 'ready' && users.data.data.length === 0 && (
-        <Empty>
-          <p>No user matches these filters.</p>
-        </Empty>
-      )}
-      {users.state === 'ready' && users.data.data.length > 0 && (
-        <div aria-busy={users.updating}>
-          <p class="count">
-            {users.data.pagination.total} {users.data.pagination.total === 1 ? 'user' : 'users'}
-          </p>
-          <UserTable users={users.data.data} onChanged={changed} />
-          <Pager pagination={users.data.pagination} label="Pages of users" hrefFor={(p) => withQuery(location, { page: p === 1 ? null : String(p) })} />
-        </div>
-      )}
+      <PagedList
+        list={users}
+        noun={['user', 'users']}
+        loadingWhat="users"
+        empty={<p>No user matches these filters.</p>}
+        pagerLabel="Pages of users"
+        hrefForPage={(p) => withQuery(location, { page: p === 1 ? null : String(p) })}
+      >
+        {(items) => <UserTable users={items} onChanged={changed} />}
+      </PagedList>
     </>
   );
 }
