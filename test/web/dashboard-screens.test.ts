@@ -49,23 +49,48 @@ describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: screens'
     expect(await watch.settled()).toEqual([]);
   });
 
-  it('when the token stops working (revoked elsewhere), then the next call leads to sign in, and signing in returns to that screen', async () => {
+  it('when the analytics window holds too many buckets, then the API\'s message stands beside the period', async () => {
+    const { page, watch } = await d.open();
+    await d.signIn(page, ADMIN.username, ADMIN.password);
+    const token = (await sessionToken(page))!;
+    const link = await d.t.request({ method: 'POST', url: '/api/v1/links', token, payload: { original_url: d.landingUrl } });
+    await page.goto(`${d.origin}/app/links/${link.body.short_code}/stats?period=90d&interval=hour`);
+    await page.getByRole('alert').first().waitFor();
+    const now = Date.now();
+    const refused = await d.t.request({
+      url: `/api/v1/links/${link.body.short_code}/stats?from=${new Date(now - 90 * 86_400_000).toISOString()}&to=${new Date(now).toISOString()}&interval=hour`,
+      token,
+    });
+    expect(refused.status).toBe(400);
+    const detail = (refused.body.error.details as Array<{ field: string; message: string }>).find((x) => x.field === 'from')!;
+    await expect(errorBeside(page, 'Period')).resolves.toBe(detail.message);
+    // By day the same period is fine.
+    await page.getByLabel('Interval').selectOption('day');
+    await page.locator('.chart canvas').first().waitFor();
+    expect(await watch.settled()).toEqual([]);
+  });
+
+  it('when the token stops working (revoked elsewhere), then the next call leads to sign in, and signing in returns to that view', async () => {
     const u = await createUser(d.t, { status: 'active' });
+    const link = await d.t.request({ method: 'POST', url: '/api/v1/links', token: u.token, payload: { original_url: d.landingUrl } });
     const { page, watch } = await d.open();
     await d.signIn(page, u.username, u.password);
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New link' }).click();
+    await page.getByRole('link', { name: `Analytics of ${link.body.short_code}` }).click();
+    await page.locator('.chart canvas').first().waitFor();
     const token = (await sessionToken(page))!;
     expect((await d.t.request({ method: 'DELETE', url: '/api/v1/tokens/current', token })).status).toBe(204);
 
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'My links' }).click();
+    // The next call (the stats for another interval) is a 401: back to sign in, remembering the view.
+    await page.getByLabel('Interval').selectOption('hour');
     await page.getByText('Your session has ended. Sign in again to continue.').waitFor();
-    expect(new URL(page.url()).searchParams.get('next')).toBe('/app/links');
+    const view = `/app/links/${link.body.short_code}/stats?interval=hour`;
+    expect(new URL(page.url()).searchParams.get('next')).toBe(view);
     await expect(sessionToken(page)).resolves.toBeNull();
     await page.getByLabel('Username').fill(u.username);
     await page.getByLabel('Password').fill(u.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${d.origin}/app/links`);
-    await page.getByText('You have no links yet.').waitFor();
+    await page.waitForURL(`${d.origin}${view}`);
+    await expect(page.getByLabel('Interval').inputValue()).resolves.toBe('hour');
     expect(await watch.settled()).toEqual([]);
   });
 
@@ -94,6 +119,14 @@ describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: screens'
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'My links' }).click();
     await page.getByText(/^Cannot reach the server/).waitFor();
     await d.shot(page, 'links-error');
+    await page.unrouteAll();
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByText('You have no links yet.').waitFor();
+
+    // A reload while the server cannot be reached keeps the session and offers to try again.
+    await page.route('**/api/v1/users/me', (route) => route.abort('connectionrefused'));
+    await page.reload();
+    await page.getByText(/^Cannot reach the server/).waitFor();
     await page.unrouteAll();
     await page.getByRole('button', { name: 'Try again' }).click();
     await page.getByText('You have no links yet.').waitFor();

@@ -2,11 +2,11 @@ import type { VNode } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { CreateLinkPage } from '../links/CreateLinkPage';
 import { LinksPage } from '../links/LinksPage';
-import { appPath, matchPath, useLocation } from '../router/router';
+import { appPath, matchPath, safeReturnPath, useLocation } from '../router/router';
 import { useSession } from '../session/session';
 import { SignInPage } from '../session/SignInPage';
 import { SignUpPage } from '../session/SignUpPage';
-import { Loading } from '../ui/States';
+import { ErrorState, Loading } from '../ui/States';
 import { UsersPage } from '../users/UsersPage';
 import { Layout } from './Layout';
 import { lazyScreen } from './lazy-screen';
@@ -60,8 +60,10 @@ export function App() {
   }, [path]);
 
   if (session.state === 'checking') return <Loading what="your session" />;
+  if (session.state === 'unreachable' && session.problem) return <ErrorState problem={session.problem} onRetry={session.retry} />;
   const publicScreen = PUBLIC[path];
-  if (publicScreen) return session.state === 'signed-in' ? <Redirect to={appPath('/links')} /> : publicScreen();
+  // Signed in on a public screen (just now, or by a bookmark): on to where the user was going.
+  if (publicScreen) return session.state === 'signed-in' ? <Redirect to={safeReturnPath(location.query.get('next'))} /> : publicScreen();
   if (session.state === 'signed-out') {
     const here = appPath(path) + (location.query.size ? `?${location.query.toString()}` : '');
     return <Redirect to={`${appPath('/sign-in')}?next=${encodeURIComponent(here)}`} />;

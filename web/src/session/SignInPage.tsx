@@ -2,7 +2,7 @@ import type { TargetedSubmitEvent } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Problem } from '../api/problem';
 import { Link } from '../router/Link';
-import { appPath, navigate, safeReturnPath, useLocation } from '../router/router';
+import { appPath, useLocation } from '../router/router';
 import { Field } from '../ui/Field';
 import { FormError } from '../ui/States';
 import { useTitle } from '../ui/use-title';
@@ -27,10 +27,10 @@ export function SignInPage() {
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
     setBusy(true);
+    // Once signed in, App leaves this screen for `next` (safeReturnPath); only a failure stays here.
     const failed = await session.signIn(username, password);
     setBusy(false);
     setProblem(failed);
-    if (!failed) navigate(safeReturnPath(location.query.get('next')), { replace: true });
   };
 
   const message = problem?.status === 401 ? 'Wrong username or password.' : (problem?.message ?? null);

@@ -9,13 +9,17 @@ import type { SessionEnd, SessionStore } from './session-store';
 export type SignInReason = SessionEnd | 'revoke-failed';
 
 export interface Session {
-  state: 'checking' | 'signed-out' | 'signed-in';
+  /** `unreachable`: a saved token could not be checked (server down, offline); retry() checks again */
+  state: 'checking' | 'unreachable' | 'signed-out' | 'signed-in';
   /** the signed-in account (GET /users/me), re-read after sign-in and on refreshUser() */
   user: User | null;
   ended: SignInReason | null;
   signIn(username: string, password: string): Promise<Problem | null>;
   signOut(): Promise<void>;
   refreshUser(): Promise<void>;
+  /** why the saved token could not be checked (state `unreachable`) */
+  problem: Problem | null;
+  retry(): void;
 }
 
 const ApiContext = createContext<ApiClient | null>(null);
@@ -44,6 +48,7 @@ export function SessionProvider({ api, store, children }: { api: ApiClient; stor
   const [state, setState] = useState<Session['state']>(store.token() ? 'checking' : 'signed-out');
   const [user, setUser] = useState<User | null>(null);
   const [ended, setEnded] = useState<SignInReason | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
 
   const loadUser = useCallback(async (): Promise<Problem | null> => {
     const me = await outcome(api.GET('/api/v1/users/me'));
@@ -61,13 +66,20 @@ export function SessionProvider({ api, store, children }: { api: ApiClient; stor
     setEnded(why);
   }), [store]);
 
+  // A token saved by this tab (a reload): check it. A 401 ends it (the store hears it from client.ts); no
+  // answer at all keeps it, and the app offers to try again rather than signing the user out.
   useEffect(() => {
     if (state !== 'checking') return;
-    void loadUser().then((problem) => {
-      // 401 was handled by the store; anything else (server down) leaves the user to retry by signing in.
-      if (problem && store.token()) store.clear('expired');
+    void loadUser().then((failed) => {
+      if (!failed || !store.token()) return;
+      if (failed.status === 0 || failed.status >= 500) {
+        setProblem(failed);
+        setState('unreachable');
+      } else {
+        store.clear('expired');
+      }
     });
-  }, []);
+  }, [state]);
 
   const session = useMemo<Session>(() => ({
     state,
@@ -93,7 +105,12 @@ export function SessionProvider({ api, store, children }: { api: ApiClient; stor
     async refreshUser() {
       await loadUser();
     },
-  }), [api, store, state, user, ended, loadUser]);
+    problem,
+    retry() {
+      setProblem(null);
+      setState('checking');
+    },
+  }), [api, store, state, user, ended, problem, loadUser]);
 
   return (
     <ApiContext.Provider value={api}>
