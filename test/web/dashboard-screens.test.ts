@@ -39,6 +39,8 @@ describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: screens'
     await expect(errorBeside(page, 'Destination URL')).resolves.toBe(byField.original_url);
     await expect(errorBeside(page, 'Custom code (optional)')).resolves.toBe(byField.short_code);
     await expect(page.locator('.form-error').textContent()).resolves.toContain(refused.body.error.message);
+    // The first field to correct has the focus.
+    await expect(page.locator(':focus').getAttribute('name')).resolves.toBe('original_url');
     await d.shot(page, 'create-link-errors');
 
     // Corrected, the same form goes through; the error marks are gone.

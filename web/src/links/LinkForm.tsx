@@ -7,6 +7,7 @@ import { otherFieldMessages, type Problem } from '../api/problem';
 import { useApi } from '../session/session';
 import { Field } from '../ui/Field';
 import { FormError } from '../ui/States';
+import { useFocusFirstInvalid } from '../ui/use-focus-first-invalid';
 import { instantFromLocalInput } from './local-time';
 
 const FIELDS = ['original_url', 'short_code', 'expires_at'] as const;
@@ -22,6 +23,8 @@ export function LinkForm({ onCreated }: { onCreated: (link: ShortLink) => void }
   const api = useApi();
   const [values, setValues] = useState<Values>({ original_url: '', short_code: '', expires_at: '' });
   const [problem, setProblem] = useState<Problem | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  useFocusFirstInvalid(form, problem);
   const [busy, setBusy] = useState(false);
   const idempotencyKey = useRef(newIdempotencyKey());
   const set = (field: keyof Values) => (e: { currentTarget: HTMLInputElement }) => {
@@ -46,7 +49,7 @@ export function LinkForm({ onCreated }: { onCreated: (link: ShortLink) => void }
 
   const others = problem ? otherFieldMessages(problem, FIELDS) : [];
   return (
-    <form onSubmit={submit} noValidate class="link-form">
+    <form ref={form} onSubmit={submit} noValidate class="link-form">
       <FormError message={problem ? [problem.message, ...others].join('. ') : null} />
       <Field label="Destination URL" hint="The http or https address the short link leads to" error={problem?.fields.original_url}>
         {(a) => <input {...a} name="original_url" type="url" inputMode="url" required placeholder="https://example.com/page" value={values.original_url} onInput={set('original_url')} />}

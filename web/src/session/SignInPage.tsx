@@ -1,10 +1,11 @@
 import type { TargetedSubmitEvent } from 'preact';
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { Problem } from '../api/problem';
 import { Link } from '../router/Link';
 import { appPath, useLocation } from '../router/router';
 import { Field } from '../ui/Field';
 import { FormError } from '../ui/States';
+import { useFocusFirstInvalid } from '../ui/use-focus-first-invalid';
 import { useTitle } from '../ui/use-title';
 import { useSession, type SignInReason } from './session';
 
@@ -22,6 +23,8 @@ export function SignInPage() {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [problem, setProblem] = useState<Problem | null>(null);
+  const form = useRef<HTMLFormElement>(null);
+  useFocusFirstInvalid(form, problem);
   const [busy, setBusy] = useState(false);
 
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
@@ -43,7 +46,7 @@ export function SignInPage() {
           Your account was created. It awaits activation by an admin; you can sign in meanwhile.
         </p>
       )}
-      <form onSubmit={submit} noValidate>
+      <form ref={form} onSubmit={submit} noValidate>
         <FormError message={message} />
         <Field label="Username" error={problem?.fields.username}>
           {(a) => <input {...a} name="username" autocomplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />}

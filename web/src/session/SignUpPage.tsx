@@ -1,11 +1,12 @@
 import type { TargetedSubmitEvent } from 'preact';
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { outcome } from '../api/outcome';
 import { otherFieldMessages, type Problem } from '../api/problem';
 import { Link } from '../router/Link';
 import { appPath, navigate } from '../router/router';
 import { Field } from '../ui/Field';
 import { FormError } from '../ui/States';
+import { useFocusFirstInvalid } from '../ui/use-focus-first-invalid';
 import { useTitle } from '../ui/use-title';
 import { useApi } from './session';
 
@@ -17,6 +18,8 @@ export function SignUpPage() {
   const api = useApi();
   const [form, setForm] = useState({ username: '', email: '', password: '' });
   const [problem, setProblem] = useState<Problem | null>(null);
+  const formRef = useRef<HTMLFormElement>(null);
+  useFocusFirstInvalid(formRef, problem);
   const [busy, setBusy] = useState(false);
   const set = (field: (typeof FIELDS)[number]) => (e: { currentTarget: HTMLInputElement }) => setForm({ ...form, [field]: e.currentTarget.value });
 
@@ -34,7 +37,7 @@ export function SignUpPage() {
     <main class="narrow" id="main">
       <h1>Sign up</h1>
       <p>New accounts are activated by an admin.</p>
-      <form onSubmit={submit} noValidate>
+      <form ref={formRef} onSubmit={submit} noValidate>
         <FormError message={problem ? [problem.message, ...others].join('. ') : null} />
         <Field label="Username" hint="3 to 32 of letters, digits, . _ -" error={problem?.fields.username}>
           {(a) => <input {...a} name="username" autocomplete="username" required value={form.username} onInput={set('username')} />}
