@@ -19,6 +19,9 @@ const migrations: Record<string, MigrationModule> = {
   '008-link-management': m008,
 };
 
+/** Every migration this build knows, in order. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
+
 class StaticProvider implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
   async getMigrations(): Promise<Record<string, Migration>> {
