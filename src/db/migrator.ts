@@ -5,6 +5,7 @@ import * as m002 from './migrations/002-tokens.js';
 import * as m003 from './migrations/003-orders.js';
 import * as m004 from './migrations/004-links.js';
 import * as m005 from './migrations/005-click-partitions.js';
+import * as m009 from './migrations/009-api-keys.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -15,6 +16,7 @@ const migrations: Record<string, MigrationModule> = {
   '003-orders': m003,
   '004-links': m004,
   '005-click-partitions': m005,
+  '009-api-keys': m009,
 };
 
 class StaticProvider implements MigrationProvider {

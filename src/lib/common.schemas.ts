@@ -18,7 +18,7 @@ export const ErrorEnvelopeSchema = Type.Object(
       {
         code: Type.Union(
           [
-            'VALIDATION_ERROR', 'MALFORMED_JSON', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'METHOD_NOT_ALLOWED',
+            'VALIDATION_ERROR', 'MALFORMED_JSON', 'UNAUTHENTICATED', 'FORBIDDEN', 'INSUFFICIENT_SCOPE', 'NOT_FOUND', 'METHOD_NOT_ALLOWED',
             'NOT_ACCEPTABLE', 'CONFLICT', 'VERSION_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE', 'LINK_EXPIRED',
             'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IDEMPOTENCY_KEY_REUSED',
             'ACCOUNT_NOT_ACTIVE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
@@ -87,4 +87,10 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 /** ISO 8601 UTC with milliseconds and `Z`. */
 export const isoTime = (ms: number): string => new Date(ms).toISOString();
 
-export const IdParam = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'A 64-bit id (at most 2^53-1)' });
+/** Bounded building blocks: every integer, string and array in the document says how large it may be. */
+export const Id = (description = 'A 64-bit id (at most 2^53-1)') => Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
+export const Count = (description: string) => Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+/** ISO 8601 (RFC 3339); the API answers UTC with milliseconds and `Z` (24 characters). */
+export const Instant = (description = 'ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z') => Type.String({ format: 'date-time', maxLength: 35, description });
+
+export const IdParam = Id();

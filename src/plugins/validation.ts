@@ -17,7 +17,7 @@ export function installValidators(app: FastifyInstance, schemas: TSchema[]): voi
   const body = new Ajv({ ...base, coerceTypes: false });
   const text = new Ajv({ ...base, coerceTypes: 'array' });
   for (const ajv of [body, text]) {
-    addFormats(ajv, ['email', 'date-time', 'uri', 'uuid']);
+    addFormats(ajv, ['email', 'date-time', 'uri', 'uri-reference', 'uuid', 'int32', 'int64', 'password']);
     for (const s of schemas) ajv.addSchema(s);
   }
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object));

@@ -11,7 +11,7 @@ import type { ClicksService } from './clicks.service.js';
 export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService; version: ApiVersion }> = async (app, opts) => {
   const edge = linkEdges[opts.version];
   app.get('/links/:code/stats', {
-    onRequest: app.access('optional'),
+    onRequest: app.access('optional', 'stats:read'),
     schema: {
       operationId: 'getLinkStats', tags: ['links'],
       summary: "A link's click statistics (owner or admin; anyone for an anonymous link)",

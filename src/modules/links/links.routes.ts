@@ -17,7 +17,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
   const tags = ['links'];
 
   app.post('/links', {
-    onRequest: app.access('optional'),
+    onRequest: app.access('optional', 'links:write'),
     // An Idempotency-Key is honoured (plugins/idempotency.ts) but not required: the link and the stored
     // response commit together.
     config: { idempotency: 'optional' },
@@ -41,7 +41,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
   }, async (request) => edge.out(links.toLink(await links.get(request.params.code))));
 
   app.delete('/links/:code', {
-    onRequest: app.access('user'),
+    onRequest: app.access('user', 'links:write'),
     schema: {
       operationId: 'deleteLink', tags, summary: 'Delete a link (owner or admin; an anonymous link: admin only). Its code is never issued again.',
       security: securityFor('user'),
@@ -54,7 +54,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
   });
 
   app.get('/users/:id/links', {
-    onRequest: app.access('selfOrAdmin'),
+    onRequest: app.access('selfOrAdmin', 'links:read'),
     schema: {
       operationId: 'listUserLinks', tags, summary: "A user's links, newest last by default (themself or an admin)", security: securityFor('selfOrAdmin'),
       params: UserLinksParams,
