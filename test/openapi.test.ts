@@ -98,6 +98,29 @@ describe.each(engines)('the OpenAPI document on %s', (engine) => {
     }
   });
 
+  it('when read, then every response has a description of its own (no "Default Response")', () => {
+    const vague = new Set(['', 'Default Response', 'The one error shape of every error response']);
+    const missing = operations.flatMap(([m, p, op]) =>
+      Object.entries(op.responses).filter(([, r]) => vague.has((r as { description?: string }).description ?? '')).map(([status]) => `${m} ${p} (${op.operationId}) ${status}`));
+    expect(missing).toEqual([]);
+  });
+
+  it('when read, then every response declares X-Request-Id and the API\'s also CORS and RateLimit, each a shared component', () => {
+    const headers = doc.components as unknown as { headers: Record<string, unknown> };
+    expect(Object.keys(headers.headers)).toEqual(expect.arrayContaining(['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Access-Control-Allow-Origin', 'WWW-Authenticate']));
+    for (const [m, p, op] of operations) {
+      for (const [status, r] of Object.entries(op.responses)) {
+        const h = (r as { headers?: Record<string, { $ref?: string }> }).headers ?? {};
+        const where = `${m} ${p} ${status}`;
+        expect(h['X-Request-Id']?.$ref, where).toBe('#/components/headers/X-Request-Id');
+        if (p.startsWith('/api/')) expect(h['Access-Control-Allow-Origin']?.$ref, where).toBe('#/components/headers/Access-Control-Allow-Origin');
+        if (p.startsWith('/api/') && /^[234]/.test(status)) expect(h.RateLimit?.$ref, where).toBe('#/components/headers/RateLimit');
+        if (status === '429' || status === '503') expect(h['Retry-After']?.$ref, where).toBe('#/components/headers/Retry-After');
+        if (status === '401') expect(h['WWW-Authenticate']?.$ref, where).toBe('#/components/headers/WWW-Authenticate');
+      }
+    }
+  });
+
   it('when read, then each operation says whether it needs the bearer token, as the app enforces it', async () => {
     const security = Object.fromEntries(operations.map(([m, p, op]) => [`${m} ${p}`, op.security]));
     const jwt = { bearerAuth: [] };

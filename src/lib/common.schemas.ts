@@ -4,10 +4,18 @@ import Type, { type Static, type TSchema } from 'typebox';
  * Shapes shared by every module. Schemas with an `$id` are registered once with Fastify and become
  * components of the OpenAPI document; routes point at them with `ref()`.
  */
+/** Text without control characters (names, messages: nothing a client needs them for, and PostgreSQL refuses NUL). */
+export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$';
+const PRINTABLE = '^[\\x20-\\x7E]*$';
+/** A cursor: base64url JSON, a dot, a base64url HMAC (lib/pagination.ts). */
+export const CURSOR_PATTERN = '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$';
+/** An envelope lists at most this many details: the first offending fields of a body that has thousands. */
+export const MAX_ERROR_DETAILS = 100;
+
 export const ErrorDetailSchema = Type.Object(
   {
-    field: Type.String({ description: 'The body field, query parameter or header, named as the client sent it' }),
-    message: Type.String(),
+    field: Type.String({ maxLength: 256, pattern: PRINTABLE, description: 'The body field, query parameter or header, named as the client sent it' }),
+    message: Type.String({ maxLength: 1024, pattern: NO_CONTROL_CHARACTERS }),
   },
   { $id: 'ErrorDetail', additionalProperties: false },
 );
@@ -24,13 +32,13 @@ export const ErrorEnvelopeSchema = Type.Object(
             'ACCOUNT_NOT_ACTIVE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
           ].map((c) => Type.Literal(c)),
         ),
-        message: Type.String(),
-        details: Type.Array(Type.Ref('ErrorDetail')),
+        message: Type.String({ maxLength: 1024, pattern: NO_CONTROL_CHARACTERS }),
+        details: Type.Array(Type.Ref('ErrorDetail'), { maxItems: MAX_ERROR_DETAILS, description: `One item per offending field (at most ${MAX_ERROR_DETAILS})` }),
       },
       { additionalProperties: false },
     ),
-    requestId: Type.String(),
-    timestamp: Type.String({ format: 'date-time' }),
+    requestId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:@+=-]{1,128}$' }),
+    timestamp: Type.String({ format: 'date-time', maxLength: 35 }),
   },
   {
     $id: 'ErrorEnvelope',
@@ -53,11 +61,11 @@ export type ErrorEnvelope = Static<typeof ErrorEnvelopeSchema>;
 
 export const PagePaginationSchema = Type.Object(
   {
-    page: Type.Optional(Type.Integer({ minimum: 1 })),
-    limit: Type.Integer({ minimum: 1, maximum: 100 }),
-    total: Type.Optional(Type.Integer({ minimum: 0 })),
-    totalPages: Type.Optional(Type.Integer({ minimum: 0 })),
-    nextCursor: Type.Union([Type.String(), Type.Null()]),
+    page: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 1_000_000 })),
+    limit: Type.Integer({ format: 'int32', minimum: 1, maximum: 100 }),
+    total: Type.Optional(Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+    totalPages: Type.Optional(Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+    nextCursor: Type.Union([Type.String({ maxLength: 512, pattern: CURSOR_PATTERN }), Type.Null()]),
   },
   {
     $id: 'Pagination',

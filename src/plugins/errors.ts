@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { AppError, type ErrorDetail } from '../lib/app-error.js';
 import type { Clock } from '../lib/clock.js';
+import { MAX_ERROR_DETAILS } from '../lib/common.schemas.js';
 import { ACCEPT_PATCH } from './content-type.js';
 
 /**
@@ -85,7 +86,7 @@ export function toAppError(err: unknown): AppError {
 
 export function buildEnvelope(err: AppError, requestId: string, now: number): object {
   return {
-    error: { code: err.code, message: err.message, details: err.details },
+    error: { code: err.code, message: err.message, details: err.details.length > MAX_ERROR_DETAILS ? err.details.slice(0, MAX_ERROR_DETAILS) : err.details },
     requestId,
     timestamp: new Date(now).toISOString(),
   };

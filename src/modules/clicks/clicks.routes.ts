@@ -19,7 +19,7 @@ export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService; ve
       security: securityFor('optional'),
       params: LinkCodeParams,
       querystring: LinkStatsQuery,
-      response: { 200: edge.stats, ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...edge.stats, description: 'Lifetime totals, and the time series and top lists of the window' }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => edge.out(await opts.clicks.stats(request.params.code, request.query, request.caller)));
 };

@@ -24,7 +24,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
     schema: {
       operationId: 'createLink', tags, summary: 'Shorten a URL (a token makes you its owner)', security: securityFor('optional'),
       body: edge.createBody,
-      response: { 201: edge.link, ...errorResponses(400, 401, 409, 413, 415, 429) },
+      response: { 201: { ...edge.link, description: 'The new link', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new link: /api/v1/links/{code}' } } }, ...errorResponses(400, 401, 409, 413, 415, 429) },
     },
   }, async (request, reply) =>
     reply.sendIdempotent(async (tx) => {
@@ -36,7 +36,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
     schema: {
       operationId: 'getLink', tags, summary: 'A short link (anyone)', security: [],
       params: LinkCodeParams,
-      response: { 200: edge.link, ...errorResponses(400, 404, 429) },
+      response: { 200: { ...edge.link, description: 'The link' }, ...errorResponses(400, 404, 429) },
     },
   }, async (request) => edge.out(links.toLink(await links.get(request.params.code))));
 
@@ -59,7 +59,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; baseP
       operationId: 'listUserLinks', tags, summary: "A user's links, newest last by default (themself or an admin)", security: securityFor('selfOrAdmin'),
       params: UserLinksParams,
       querystring: edge.listQuery,
-      response: { 200: edge.linkList, ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...edge.linkList, description: "One page of the user's links" }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
     const query = request.query as LinkListQueryT;

@@ -1,23 +1,23 @@
 import Type, { type Static } from 'typebox';
-import { IdParam } from '../../lib/common.schemas.js';
+import { Count, Id, IdParam, Instant as instant, NO_CONTROL_CHARACTERS } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { MAX_URL_LENGTH } from './original-url.js';
 import { CODE_PATTERN } from './short-code.js';
 
 /** v1 keeps the source document's snake_case names for links (SPEC §6, §9). */
 const shortCode = (description = '1-8 of 0-9 a-z A-Z; case-sensitive') => Type.String({ pattern: CODE_PATTERN, minLength: 1, maxLength: 8, description });
-const Instant = Type.String({ format: 'date-time', description: 'ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z' });
+const Instant = instant();
 
 export const LinkSchema = Type.Object(
   {
-    id: Type.Integer(),
-    short_code: Type.String(),
-    short_url: Type.String({ format: 'uri', description: 'Absolute public URL of the short link' }),
-    original_url: Type.String({ description: 'The target, exactly as the redirect sends it in Location' }),
-    user_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Owner; null for an anonymous link or when the owner was deleted' }),
+    id: Id(),
+    short_code: shortCode('The short code (case-sensitive)'),
+    short_url: Type.String({ format: 'uri', maxLength: 2100, description: 'Absolute public URL of the short link' }),
+    original_url: Type.String({ maxLength: MAX_URL_LENGTH, pattern: '^[hH][tT][tT][pP][sS]?://', description: 'The target, exactly as the redirect sends it in Location' }),
+    user_id: Type.Union([Id(), Type.Null()], { description: 'Owner; null for an anonymous link or when the owner was deleted' }),
     expires_at: Type.Union([Instant, Type.Null()], { description: 'null: never expires' }),
     created_at: Instant,
-    click_count: Type.Integer({ minimum: 0, description: 'Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS)' }),
+    click_count: Count('Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS)'),
   },
   {
     $id: 'Link',
@@ -38,6 +38,7 @@ export const LinkCreateSchema = Type.Object(
   {
     original_url: Type.String({
       minLength: 1,
+      pattern: NO_CONTROL_CHARACTERS,
       maxLength: MAX_URL_LENGTH,
       description:
         'Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. ' +
@@ -60,7 +61,7 @@ export type LinkCreate = Static<typeof LinkCreateSchema>;
 export const LinkCodeParams = Type.Object({ code: shortCode() }, { additionalProperties: false });
 
 export const LinkListSchema = Type.Object(
-  { data: Type.Array(Type.Ref('Link')), pagination: Type.Ref('Pagination') },
+  { data: Type.Array(Type.Ref('Link'), { maxItems: 100 }), pagination: Type.Ref('Pagination') },
   { $id: 'LinkList', additionalProperties: false },
 );
 

@@ -41,7 +41,7 @@ const errorBody = (status: 404 | 410) => ({
   description: status === 404 ? 'No link has this code, or it was deleted' : 'The link has expired (LINK_EXPIRED)',
   content: {
     'application/json': { schema: ref(ErrorEnvelopeSchema) },
-    'text/html': { schema: Type.String({ description: 'A small page for browsers (Accept prefers text/html)' }) },
+    'text/html': { schema: Type.String({ maxLength: 4096, pattern: '^<!doctype html>', description: 'A small page for browsers (Accept prefers text/html)' }) },
   },
 });
 
@@ -108,7 +108,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
       tags: ['redirect'],
       summary: 'Follow a short link (HEAD: the same headers, and no click is recorded)',
       security: [],
-      params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, description: 'The short code (case-sensitive)' }) }),
+      params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, maxLength: 8, description: 'The short code (case-sensitive)' }) }),
       response: responses,
     },
   }, (request, reply) => {

@@ -18,7 +18,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; ba
       description: 'Only an active account may order (otherwise 422 ACCOUNT_NOT_ACTIVE). The order and the stored response for the Idempotency-Key are written in one transaction.',
       body: OrderCreateSchema,
       response: {
-        201: { ...ref(OrderSchema), description: 'The order, created (or, on a replay, the stored response of the first request)', headers: { Location: { type: 'string', description: 'The new order: /api/v1/users/{userId}/orders/{id}' } } },
+        201: { ...ref(OrderSchema), description: 'The order, created (or, on a replay, the stored response of the first request)', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new order: /api/v1/users/{userId}/orders/{id}' } } },
         ...errorResponses(400, 401, 403, 409, 413, 415, 422, 429),
       },
     },
@@ -34,7 +34,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; ba
       operationId: 'listUserOrders', tags, summary: "A user's orders (themself or an admin)",
       params: UserOrdersParams,
       querystring: OrderListQuery,
-      response: { 200: ref(OrderListSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...ref(OrderListSchema), description: "One page of the user's orders" }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
     const page = await orders.list(request.params.id, request.query, request.url, opts.version === 2);
@@ -47,7 +47,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; ba
     schema: {
       operationId: 'getUserOrder', tags, summary: "One of a user's orders (themself or an admin)",
       params: UserOrderParams,
-      response: { 200: ref(OrderSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...ref(OrderSchema), description: 'The order' }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => toOrder(await orders.get(request.params.id, request.params.order_id)));
 };

@@ -15,7 +15,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
     schema: {
       operationId: 'createToken', tags, summary: 'Exchange username and password for a bearer token', security: [],
       body: TokenCreateBody,
-      response: { 201: ref(TokenSchema), ...errorResponses(400, 401, 403, 413, 415, 429) },
+      response: { 201: { ...ref(TokenSchema), description: 'A new bearer token', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The token, by its jti: DELETE it to revoke it' } } }, ...errorResponses(400, 401, 403, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);

@@ -17,7 +17,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     schema: {
       operationId: 'createUser', tags, summary: 'Sign up (or, with an admin token, create any user)',
       body: UserCreateSchema,
-      response: { 201: ref(UserSchema), ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
+      response: { 201: { ...ref(UserSchema), description: 'The new user (pending unless an admin set the status)', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new user: /api/v1/users/{id}' } } }, ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const row = await users.create(request.body, request.caller);
@@ -29,7 +29,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     schema: {
       operationId: 'listUsers', tags, summary: 'List users (admin)',
       querystring: UserListQuery,
-      response: { 200: ref(UserListSchema), ...errorResponses(400, 401, 403, 429) },
+      response: { 200: { ...ref(UserListSchema), description: 'One page of users' }, ...errorResponses(400, 401, 403, 429) },
     },
   }, async (request, reply) => {
     const page = await users.list(request.query, request.url, opts.version === 2);
@@ -41,7 +41,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     onRequest: app.access('user', 'users:read'),
     schema: {
       operationId: 'getCurrentUser', tags, summary: "The caller's own record",
-      response: { 200: ref(UserSchema), ...errorResponses(401, 429) },
+      response: { 200: { ...ref(UserSchema), description: 'The caller' }, ...errorResponses(401, 429) },
     },
   }, async (request, reply) => {
     const row = await users.get(request.caller!.userId);
@@ -53,7 +53,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     schema: {
       operationId: 'getUser', tags, summary: 'A user (themself or an admin)',
       params: UserIdParams,
-      response: { 200: ref(UserSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...ref(UserSchema), description: 'The user (ETag: its version)' }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
     const row = await users.get(request.params.id);
@@ -65,7 +65,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     schema: {
       operationId: 'replaceUser', tags, summary: 'Replace a user',
       params: UserIdParams, body: UserReplaceSchema,
-      response: { 200: ref(UserSchema), ...writeErrors },
+      response: { 200: { ...ref(UserSchema), description: 'The user as it now is' }, ...writeErrors },
     },
   }, async (request, reply) => {
     const row = await users.replace(request.params.id, request.body, { caller: request.caller!, ifMatch: request.headers['if-match'] });
@@ -77,7 +77,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     schema: {
       operationId: 'updateUser', tags, summary: 'Change some fields of a user (JSON merge patch)',
       params: UserIdParams, body: UserPatchSchema,
-      response: { 200: ref(UserSchema), ...writeErrors },
+      response: { 200: { ...ref(UserSchema), description: 'The user as it now is' }, ...writeErrors },
     },
   }, async (request, reply) => {
     const row = await users.patch(request.params.id, request.body, { caller: request.caller!, ifMatch: request.headers['if-match'] });
