@@ -4,6 +4,7 @@ import { AppError, forbidden, InvalidTokenError } from '../lib/app-error.js';
 import type { Caller } from '../lib/caller.js';
 import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
 import type { Scope } from '../lib/scopes.js';
+import { resolveMe } from '../lib/user-path.js';
 import { declareResponseHeaders } from './response-headers.js';
 
 /**
@@ -16,7 +17,7 @@ import { declareResponseHeaders } from './response-headers.js';
  * - `user`: any valid credential.
  * - `admin`: an admin's credential.
  * - `selfOrAdmin`: the user named by the `:id` path parameter, or an admin. Another user gets 403 whether or
- *   not that id exists (no existence oracle).
+ *   not that id exists (no existence oracle). `:id` may be `me`, the caller (lib/user-path.ts).
  *
  * Credentials: `Authorization: Bearer <JWT>` or `Bearer fry_…` (an API key). A key acts as its user, with the
  * user's current role and status, and only within its scopes: outside them 403 INSUFFICIENT_SCOPE with
@@ -119,6 +120,7 @@ async function authPlugin(app: FastifyInstance, opts: { authenticators: Authenti
       if (policy === 'optional') return;
       if (!caller) throw unauthenticated('A bearer token is required', false);
       if (policy === 'admin' && caller.role !== 'admin') throw forbidden('Only an admin may do this');
+      if (policy === 'selfOrAdmin') resolveMe(request, caller);
       if (policy === 'selfOrAdmin' && caller.role !== 'admin') {
         const id = (request.params as { id?: string }).id;
         if (id !== String(caller.userId)) throw forbidden('You may act only on your own account');

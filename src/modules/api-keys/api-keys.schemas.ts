@@ -3,6 +3,7 @@ import { renameSchemaProperties, toCamel } from '../../lib/case-mapping.js';
 import { Id, IdParam, Instant } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { SCOPES, ScopeSchema } from '../../lib/scopes.js';
+import { UserIdPathParam, UserPathParams } from '../../lib/user-path.js';
 
 /** SPEC §14. v1 names the fields as the contract does (snake_case); v2 renames them to camelCase. */
 const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$';
@@ -63,8 +64,9 @@ export const API_KEY_SORT_COLUMNS = { created_at: 'created_at', name: 'name' } a
 export const ApiKeyListQuery = Type.Object({ sort: sortQuery(Object.keys(API_KEY_SORT_COLUMNS)), ...paginationQuery });
 export type ApiKeyListQueryT = Static<typeof ApiKeyListQuery>;
 
-export const UserApiKeysParams = Type.Object({ id: IdParam }, { additionalProperties: false });
-export const UserApiKeyParams = Type.Object({ id: IdParam, key_id: IdParam }, { additionalProperties: false });
+/** `{id}` may be `me` (lib/user-path.ts). */
+export const UserApiKeysParams = UserPathParams;
+export const UserApiKeyParams = Type.Object({ id: UserIdPathParam, key_id: IdParam }, { additionalProperties: false });
 
 export const ApiKeyV2Schema = renameSchemaProperties(ApiKeySchema, toCamel, 'ApiKeyV2');
 export const ApiKeyCreatedV2Schema = renameSchemaProperties(ApiKeyCreatedSchema, toCamel, 'ApiKeyCreatedV2');

@@ -142,6 +142,20 @@ describe.each(engines)('API keys: create, read, revoke on %s', (engine) => {
     expect((await t.request({ method: 'POST', url: keysUrl(u.id, 2), token: u.token, payload: { name: 'v2', scopes: ['stats:read'], expires_at: expiresAt } })).status).toBe(400);
   });
 
+  it('when the path says me, then it is the caller: create, list, read and revoke their own keys; anonymous is 401', async () => {
+    const u = await createUser(t);
+    const created = await t.request({ method: 'POST', url: keysUrl('me'), token: u.token, payload: { name: 'mine', scopes: ['users:read'] } });
+    expect(created.status).toBe(201);
+    expect(created.headers.location).toBe(`/api/v1/users/${u.id}/api-keys/${created.body.id}`);
+    const listed = await t.request({ url: keysUrl('me', 2), token: created.body.key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((k: { id: number }) => k.id)).toEqual([created.body.id]);
+    expect((await t.request({ url: `${keysUrl('me')}/${created.body.id}`, token: u.token })).body.name).toBe('mine');
+    expect((await t.request({ url: keysUrl('me') })).status).toBe(401);
+    expect((await t.request({ method: 'DELETE', url: `${keysUrl('me')}/${created.body.id}`, token: u.token })).status).toBe(204);
+    expect((await t.request({ url: keysUrl('me'), token: u.token })).body.data).toEqual([]);
+  });
+
   it('when a user holds the maximum number of keys, then another is 409, also when creations race', async () => {
     const u = await createUser(t);
     await t.storage.db.insertInto('api_keys').values(Array.from({ length: 98 }, (_, i) => ({
