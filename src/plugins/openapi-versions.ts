@@ -49,7 +49,11 @@ export function documentForVersion(doc: Doc, version: number): Doc {
   const tagsUsed = new Set(Object.values(paths).flatMap((item) => Object.values(item as Record<string, { tags?: string[] }>).flatMap((op) => op.tags ?? [])));
   return {
     ...doc,
-    info: { ...doc.info, title: `${String(doc.info?.title ?? 'API')} — v${version}` },
+    info: {
+      ...doc.info,
+      title: `${String(doc.info?.title ?? 'API')} — v${version}`,
+      description: `**This document: API v${version}** and the unversioned operations; \`/v3/api-docs\` is the complete one.\n\n${String(doc.info?.description ?? '')}`,
+    },
     tags: (doc.tags ?? []).filter((t) => tagsUsed.has(t.name)),
     paths,
     components,
