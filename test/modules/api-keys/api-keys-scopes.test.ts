@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { SCOPES } from '../../../src/lib/scopes.js';
 import { createUser } from '../../helpers/factories.js';
 import { createApiKey } from './api-keys.helpers.js';
 
-const ALL = ['links:read', 'links:write', 'stats:read', 'orders:read', 'orders:write', 'users:read'];
+const ALL: string[] = [...SCOPES];
 type Security = Array<Record<string, string[]>>;
 
 /**

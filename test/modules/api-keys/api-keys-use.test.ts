@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { SCOPES } from '../../../src/lib/scopes.js';
 import { createUser } from '../../helpers/factories.js';
 import { postOrder } from '../orders/orders.helpers.js';
 import { createApiKey, keysUrl } from './api-keys.helpers.js';
 
-const ALL = ['links:read', 'links:write', 'stats:read', 'orders:read', 'orders:write', 'users:read'];
+const ALL: string[] = [...SCOPES];
 
 describe.each(engines)('using an API key on %s', (engine) => {
   let t: TestApp;
