@@ -6,16 +6,18 @@ import Type, { type Static, type TSchema } from 'typebox';
  */
 /** Text without control characters (names, messages: nothing a client needs them for, and PostgreSQL refuses NUL). */
 export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$';
-const PRINTABLE = '^[\\x20-\\x7E]*$';
 /** A cursor: base64url JSON, a dot, a base64url HMAC (lib/pagination.ts). */
 export const CURSOR_PATTERN = '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$';
 /** An envelope lists at most this many details: the first offending fields of a body that has thousands. */
 export const MAX_ERROR_DETAILS = 100;
+/** Longer field names and messages are cut (plugins/errors.ts), control characters shown escaped. */
+export const MAX_FIELD_LENGTH = 256;
+export const MAX_MESSAGE_LENGTH = 1024;
 
 export const ErrorDetailSchema = Type.Object(
   {
-    field: Type.String({ maxLength: 256, pattern: PRINTABLE, description: 'The body field, query parameter or header, named as the client sent it' }),
-    message: Type.String({ maxLength: 1024, pattern: NO_CONTROL_CHARACTERS }),
+    field: Type.String({ maxLength: MAX_FIELD_LENGTH, pattern: NO_CONTROL_CHARACTERS, description: 'The body field, query parameter or header, named as the client sent it' }),
+    message: Type.String({ maxLength: MAX_MESSAGE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),
   },
   { $id: 'ErrorDetail', additionalProperties: false },
 );
@@ -32,7 +34,7 @@ export const ErrorEnvelopeSchema = Type.Object(
             'ACCOUNT_NOT_ACTIVE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
           ].map((c) => Type.Literal(c)),
         ),
-        message: Type.String({ maxLength: 1024, pattern: NO_CONTROL_CHARACTERS }),
+        message: Type.String({ maxLength: MAX_MESSAGE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),
         details: Type.Array(Type.Ref('ErrorDetail'), { maxItems: MAX_ERROR_DETAILS, description: `One item per offending field (at most ${MAX_ERROR_DETAILS})` }),
       },
       { additionalProperties: false },

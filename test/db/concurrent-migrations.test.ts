@@ -11,7 +11,7 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('migrations when several 
     const apps = await Promise.all([1, 2, 3].map(() => createTestApp('postgres', { databaseUrl: db.url, env })));
     try {
       const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(apps[0]!.storage.db);
-      expect(applied.rows.map((r) => r.name)).toEqual(['001-users', '002-tokens', '003-orders', '004-links', '005-click-partitions']);
+      expect(applied.rows.map((r) => r.name)).toEqual(['001-users', '002-tokens', '003-orders', '004-links', '005-click-partitions', '009-api-keys']);
       // Ids come from the one database: sign-ups spread over the three apps get distinct ids.
       const ids = await Promise.all(apps.map(async (t, i) => {
         const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: { username: `concurrent${i}`, email: `concurrent${i}@example.com`, password: 'long-enough-pw' } });
