@@ -2,11 +2,12 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/results/'] },
+  // The dashboard's API types are generated (npm run web:api) and checked against the served document.
+  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/results/', 'test-results/', 'web/src/api/openapi.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
@@ -19,6 +20,20 @@ export default tseslint.config(
     rules: {
       'no-console': 'error',
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration in src/config.ts' }],
+    },
+  },
+  {
+    // STYLE (The dashboard): web/ imports nothing from the server (web/tsconfig.json's rootDir refuses it too)
+    // and runs in the browser only.
+    files: ['web/src/**/*.ts', 'web/src/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: '(^|/)src/', message: 'The dashboard imports nothing from the server; use the generated API types (web/src/api).' },
+          { regex: '^node:', message: 'The dashboard runs in the browser.' },
+        ],
+      }],
+      'no-console': 'error',
     },
   },
 );

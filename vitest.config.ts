@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // web/test: the dashboard's own logic (router, URL state, errors, session), type-checked with web/.
+    include: ['test/**/*.test.ts', 'web/test/**/*.test.ts'],
     // The JSON report lets .ci/run print one plain "N passed, N failed" line.
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },

@@ -28,6 +28,8 @@ import { healthSchemas } from './modules/health/health.schemas.js';
 import { databaseCheck, redisReadiness, type ReadinessCheck } from './modules/health/readiness.js';
 import type { ClickQueue } from './infra/click-queue.js';
 import { createLinksModule, linksModuleSchemas } from './modules/links/links.module.js';
+import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
+import { defaultWebDir, findWebAssets } from './modules/dashboard/web-assets.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import { createSqlDenyList, createTokensRepository } from './modules/tokens/tokens.repository.js';
@@ -258,6 +260,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
   const redisCheck: Record<string, ReadinessCheck> = deps.redis ? { redis: redisReadiness(deps.redis) } : {};
   await app.register(healthRoutes, { checks: { database: databaseCheck(storage), ...redisCheck, ...deps.readinessChecks }, metrics });
+
+  // The dashboard (SPEC §16): GET /, /app and its assets, with their own CSP; not the API, not in the document.
+  const webDir = config.webDir ?? defaultWebDir();
+  const webAssets = findWebAssets(webDir);
+  if (!webAssets) app.log.warn({ webDir }, 'the dashboard is not built (no index.html and assets/ there): /app answers 503 until `npm run build`');
+  await app.register(dashboardRoutes, { assets: webAssets, publicBaseUrl: config.publicBaseUrl, clock });
 
   // GET /{code}: a sibling of the API context with only what it needs (its own per-IP limit), none of the
   // API's hooks. See modules/links/redirect.routes.ts for the route and redirect-fast-path.ts for cache hits.

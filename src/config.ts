@@ -55,6 +55,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /** WEB_DIR: the built dashboard (index.html + assets/); null: this package's dist/web */
+  webDir: string | null;
 }
 
 export class ConfigError extends Error {
@@ -223,6 +225,7 @@ const specs = {
   SHUTDOWN_TIMEOUT_MS: { default: 25_000, parse: int(100, 600_000) },
   HEADERS_TIMEOUT_MS: { default: 10_000, parse: int(500, 600_000) },
   REQUEST_TIMEOUT_MS: { default: 30_000, parse: int(500, 3_600_000) },
+  WEB_DIR: optional(nonEmpty),
 } satisfies Record<string, Spec<unknown>>;
 
 type Specs = typeof specs;
@@ -309,5 +312,6 @@ export function loadConfig(env: Env = {}): Config {
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
     headersTimeoutMs: v.HEADERS_TIMEOUT_MS,
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
+    webDir: v.WEB_DIR,
   });
 }

@@ -40,7 +40,9 @@ export function routesOf(tree: string): string[] {
 }
 
 /** Routes the document leaves out on purpose: HEAD mirrors GET, OPTIONS is generic, and the docs themselves. */
-const hidden = (route: string): boolean => /^(HEAD|OPTIONS) /.test(route) || / \/(docs|v3\/api-docs)(\/|$)/.test(route) || / \*$/.test(route);
+// The docs and the dashboard (GET /, /app, its assets) are pages, not API operations.
+const hidden = (route: string): boolean =>
+  /^(HEAD|OPTIONS) /.test(route) || / \/(docs|v3\/api-docs|app)(\/|\*|$)/.test(route) || / \/$/.test(route) || / \*$/.test(route);
 
 describe.each(engines)('the OpenAPI document on %s', (engine) => {
   let t: TestApp;

@@ -22,7 +22,8 @@ async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock }): Prom
   const router = FindMyWay({ ignoreTrailingSlash: false });
   const seen = new Set<string>();
   app.addHook('onRoute', (route) => {
-    if (route.url.includes('*')) return; // catch-alls (CORS preflight) say nothing about a path's methods
+    // The CORS preflight catch-all (OPTIONS *) says nothing about a path's methods: OPTIONS is not in METHODS.
+    // Other wildcards (the dashboard's client routes and assets, Swagger UI's files) are real GET routes.
     for (const m of [route.method].flat()) {
       const key = `${m} ${route.url}`;
       if (seen.has(key) || !(METHODS as readonly string[]).includes(m)) continue;
@@ -39,7 +40,8 @@ async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock }): Prom
 
   app.setNotFoundHandler((request, reply) => {
     const allow = allowedMethods(request.url);
-    const err = allow.length
+    // A route that exists for this method but found nothing (a static file that is not there) is a 404.
+    const err = allow.length && !allow.includes(request.method)
       ? new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, [], { Allow: allow.join(', ') })
       : new AppError('NOT_FOUND', 'No such resource');
     return sendAppError(reply, err, opts.clock.now());

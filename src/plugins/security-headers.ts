@@ -11,6 +11,9 @@ import fp from 'fastify-plugin';
  *   framed (`frame-ancestors 'none'`, X-Frame-Options DENY), is not sniffed, and sends no Referer onwards.
  * - `docs`: Swagger UI from its bundled assets only: scripts, styles and the spec from this origin
  *   (`'unsafe-inline'` for styles only: Swagger UI sets style attributes), images inline or from here.
+ * - `app`: the dashboard (SPEC §16): scripts, styles, images and API calls from this origin only, with no
+ *   inline script or style, no eval, and Trusted Types required, so a string can never become code; works
+ *   offline because nothing is fetched from anywhere else.
  *
  * HSTS is sent only when PUBLIC_BASE_URL is https (TLS terminates in front of us). On plain http, as on the
  * loopback default, browsers ignore it, and sending it from a host that also serves http is a trap.
@@ -19,7 +22,7 @@ import fp from 'fastify-plugin';
  * (measured: about 30 µs of a 70 µs API request). So @fastify/helmet computes them once, at start-up, on a
  * throw-away instance, and a hook copies the result onto each reply (about 1 µs).
  */
-export type SecurityProfile = 'api' | 'docs';
+export type SecurityProfile = 'api' | 'docs' | 'app';
 
 export interface SecurityHeadersOptions {
   profile: SecurityProfile;
@@ -28,6 +31,22 @@ export interface SecurityHeadersOptions {
 
 const NONE = ["'none'"];
 const SELF = ["'self'"];
+
+/** The dashboard's policy; `data:` images are Vite's inlined small assets (the favicon). */
+const APP_DIRECTIVES: Record<string, string[]> = {
+  defaultSrc: NONE,
+  scriptSrc: SELF,
+  styleSrc: SELF,
+  imgSrc: [...SELF, 'data:'],
+  fontSrc: SELF,
+  connectSrc: SELF,
+  manifestSrc: SELF,
+  baseUri: NONE,
+  formAction: SELF,
+  frameAncestors: NONE,
+  requireTrustedTypesFor: ["'script'"],
+  trustedTypes: NONE,
+};
 
 export function helmetOptions(opts: SecurityHeadersOptions): FastifyHelmetOptions {
   const base = new URL(opts.publicBaseUrl);
@@ -49,7 +68,7 @@ export function helmetOptions(opts: SecurityHeadersOptions): FastifyHelmetOption
         };
   return {
     global: true,
-    contentSecurityPolicy: { useDefaults: false, directives },
+    contentSecurityPolicy: { useDefaults: false, directives: opts.profile === 'app' ? APP_DIRECTIVES : directives },
     strictTransportSecurity: base.protocol === 'https:' ? { maxAge: 31_536_000, includeSubDomains: true } : false,
     referrerPolicy: { policy: 'no-referrer' },
     xFrameOptions: { action: 'deny' },

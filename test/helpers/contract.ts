@@ -66,7 +66,9 @@ export class ContractValidator {
       path = `/api/v${v}${path.slice(4)}`;
     }
     const m = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
-    const op = this.ops.find((o) => o.method === m && o.regex.test(path));
+    // The dashboard (GET /, /app/...) is not the API: `app` is a reserved code, never a `/{code}` redirect.
+    const outsideApi = path === '/' || /^\/app(\/|$)/.test(path);
+    const op = outsideApi ? undefined : this.ops.find((o) => o.method === m && o.regex.test(path));
     const hasJson = body.length > 0 && (contentType ?? '').includes('json') && method.toUpperCase() !== 'HEAD';
     if (!op) {
       if (!hasJson) return [];

@@ -1,3 +1,5 @@
+import { chromiumMissing } from './browser.js';
+
 /** Says once, clearly, which storage engines and services this run covers. */
 export default function setup(): void {
   const lines: string[] = [];
@@ -7,5 +9,7 @@ export default function setup(): void {
   if (!process.env.TEST_REDIS_URL) {
     lines.push('SKIP Redis suites: TEST_REDIS_URL is not set');
   }
+  const noBrowser = chromiumMissing();
+  if (noBrowser) lines.push(`SKIP dashboard browser tests: ${noBrowser}`);
   for (const l of lines) process.stdout.write(`${l}\n`);
 }

@@ -24,7 +24,7 @@ export const isWellFormedCode = (code: string): boolean => CODE_REGEX.test(code)
  * case-sensitive, but a link at /Docs next to /docs would only confuse people.
  */
 export const RESERVED_CODES: ReadonlySet<string> = new Set([
-  'api', 'docs', 'v1', 'v2', 'v3', 'healthz', 'readyz', 'livez', 'metrics', 'openapi', 'swagger', 'static',
+  'api', 'app', 'docs', 'v1', 'v2', 'v3', 'healthz', 'readyz', 'livez', 'metrics', 'openapi', 'swagger', 'static',
   'assets', 'favicon', 'robots', 'sitemap', 'admin', 'login', 'logout', 'status', 'health', 'links', 'users',
 ]);
 

@@ -1,0 +1,6381 @@
+/**
+ * Generated from Ferry's served OpenAPI document by `npm run web:api` (web/build/api-types.ts).
+ * Do not edit: change the API's schemas and regenerate.
+ */
+
+export interface paths {
+    "/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Follow a short link (HEAD: the same headers, and no click is recorded) */
+        get: operations["followShortLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Shorten a URL (a token makes you its owner) */
+        post: operations["createLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/links/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A short link (anyone) */
+        get: operations["getLink"];
+        put?: never;
+        post?: never;
+        /** Delete a link (owner or admin; an anonymous link: admin only). Its code is never issued again. */
+        delete: operations["deleteLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/links/{code}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A link's click statistics (owner or admin; anyone for an anonymous link)
+         * @description Lifetime totals plus a time series and top referrers / user agents over a window. Computed from rollups: the cost does not grow with the number of clicks.
+         */
+        get: operations["getLinkStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Place an order for the caller (idempotent with Idempotency-Key)
+         * @description Only an active account may order (otherwise 422 ACCOUNT_NOT_ACTIVE). The order and the stored response for the Idempotency-Key are written in one transaction.
+         */
+        post: operations["createOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Exchange username and password for a bearer token */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tokens/{jti}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a token (its owner or an admin) */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tokens/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke the token this request carries */
+        delete: operations["revokeCurrentToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List users (admin) */
+        get: operations["listUsers"];
+        put?: never;
+        /** Sign up (or, with an admin token, create any user) */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user (themself or an admin) */
+        get: operations["getUser"];
+        /** Replace a user */
+        put: operations["replaceUser"];
+        post?: never;
+        /** Delete a user, their orders and their tokens */
+        delete: operations["deleteUser"];
+        options?: never;
+        head?: never;
+        /** Change some fields of a user (JSON merge patch) */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/api/v1/users/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's links, newest last by default (themself or an admin) */
+        get: operations["listUserLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's orders (themself or an admin) */
+        get: operations["listUserOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/orders/{order_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of a user's orders (themself or an admin) */
+        get: operations["getUserOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own record */
+        get: operations["getCurrentUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Shorten a URL (a token makes you its owner) */
+        post: operations["createLinkV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/links/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A short link (anyone) */
+        get: operations["getLinkV2"];
+        put?: never;
+        post?: never;
+        /** Delete a link (owner or admin; an anonymous link: admin only). Its code is never issued again. */
+        delete: operations["deleteLinkV2"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/links/{code}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A link's click statistics (owner or admin; anyone for an anonymous link)
+         * @description Lifetime totals plus a time series and top referrers / user agents over a window. Computed from rollups: the cost does not grow with the number of clicks.
+         */
+        get: operations["getLinkStatsV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Place an order for the caller (idempotent with Idempotency-Key)
+         * @description Only an active account may order (otherwise 422 ACCOUNT_NOT_ACTIVE). The order and the stored response for the Idempotency-Key are written in one transaction.
+         */
+        post: operations["createOrderV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Exchange username and password for a bearer token */
+        post: operations["createTokenV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/tokens/{jti}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a token (its owner or an admin) */
+        delete: operations["revokeTokenV2"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/tokens/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke the token this request carries */
+        delete: operations["revokeCurrentTokenV2"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List users (admin) */
+        get: operations["listUsersV2"];
+        put?: never;
+        /** Sign up (or, with an admin token, create any user) */
+        post: operations["createUserV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user (themself or an admin) */
+        get: operations["getUserV2"];
+        /** Replace a user */
+        put: operations["replaceUserV2"];
+        post?: never;
+        /** Delete a user, their orders and their tokens */
+        delete: operations["deleteUserV2"];
+        options?: never;
+        head?: never;
+        /** Change some fields of a user (JSON merge patch) */
+        patch: operations["updateUserV2"];
+        trace?: never;
+    };
+    "/api/v2/users/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's links, newest last by default (themself or an admin) */
+        get: operations["listUserLinksV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users/{id}/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's orders (themself or an admin) */
+        get: operations["listUserOrdersV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users/{id}/orders/{order_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of a user's orders (themself or an admin) */
+        get: operations["getUserOrderV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own record */
+        get: operations["getCurrentUserV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process is up and its event loop turns */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prometheus metrics (text exposition format 0.0.4) */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: the database answers and is fully migrated (and Redis, where used)
+         * @description A failing check answers 503 SERVICE_UNAVAILABLE with one `details` item per failing check (`field` names the check).
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        ErrorDetail: {
+            /** @description The body field, query parameter or header, named as the client sent it */
+            field: string;
+            message: string;
+        };
+        /**
+         * @description The one error shape of every error response
+         * @example {
+         *       "error": {
+         *         "code": "VALIDATION_ERROR",
+         *         "message": "Request body is invalid",
+         *         "details": [
+         *           {
+         *             "field": "email",
+         *             "message": "must be a valid e-mail address"
+         *           }
+         *         ]
+         *       },
+         *       "requestId": "f3a1c9e2-8b1d-4d61-9a39-0c3e5a1b2c4d",
+         *       "timestamp": "2026-11-21T10:15:30.123Z"
+         *     }
+         */
+        ErrorEnvelope: {
+            error: {
+                code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+                details: components["schemas"]["ErrorDetail"][];
+                message: string;
+            };
+            requestId: string;
+            /** Format: date-time */
+            timestamp: string;
+        };
+        /**
+         * @description The process is alive and its event loop answers
+         * @example {
+         *       "status": "ok"
+         *     }
+         */
+        Health: {
+            /** @constant */
+            status: "ok";
+        };
+        /**
+         * @example {
+         *       "id": 42,
+         *       "short_code": "aZ3k9QxB",
+         *       "short_url": "http://127.0.0.1:3000/aZ3k9QxB",
+         *       "original_url": "https://example.com/a/long/path?x=1",
+         *       "user_id": 7,
+         *       "expires_at": null,
+         *       "created_at": "2026-11-21T10:15:30.123Z",
+         *       "click_count": 0
+         *     }
+         */
+        Link: {
+            /** @description Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS) */
+            click_count: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            /** @description null: never expires */
+            expires_at: string | null;
+            id: number;
+            /** @description The target, exactly as the redirect sends it in Location */
+            original_url: string;
+            short_code: string;
+            /**
+             * Format: uri
+             * @description Absolute public URL of the short link
+             */
+            short_url: string;
+            /** @description Owner; null for an anonymous link or when the owner was deleted */
+            user_id: number | null;
+        };
+        LinkList: {
+            data: components["schemas"]["Link"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        LinkListV2: {
+            data: components["schemas"]["LinkV2"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "short_code": "aZ3k9QxB",
+         *       "total_clicks": 3,
+         *       "click_count": 3,
+         *       "unique_visitors": 2,
+         *       "first_click_at": "2026-11-21T10:15:30.123Z",
+         *       "last_click_at": "2026-11-22T08:01:02.000Z",
+         *       "from": "2026-11-21T00:00:00.000Z",
+         *       "to": "2026-11-23T00:00:00.000Z",
+         *       "interval": "day",
+         *       "timeseries": [
+         *         {
+         *           "start": "2026-11-21T00:00:00.000Z",
+         *           "clicks": 2
+         *         },
+         *         {
+         *           "start": "2026-11-22T00:00:00.000Z",
+         *           "clicks": 1
+         *         }
+         *       ],
+         *       "top_referrers": [
+         *         {
+         *           "value": "https://news.example",
+         *           "clicks": 2
+         *         }
+         *       ],
+         *       "top_user_agents": [
+         *         {
+         *           "value": "Mozilla/5.0 (X11; Linux x86_64)",
+         *           "clicks": 3
+         *         }
+         *       ]
+         *     }
+         */
+        LinkStats: {
+            /** @description Lifetime: the link's counter (as in the link record) */
+            click_count: number;
+            /** @description Lifetime; null before the first click */
+            first_click_at: string | null;
+            /**
+             * Format: date-time
+             * @description Start of the window the time series and top lists cover (a bucket boundary)
+             */
+            from: string;
+            interval: "hour" | "day";
+            /** @description Lifetime; null before the first click */
+            last_click_at: string | null;
+            short_code: string;
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0 */
+            timeseries: {
+                clicks: number;
+                /** Format: date-time */
+                start: string;
+            }[];
+            /**
+             * Format: date-time
+             * @description End of that window, exclusive (a bucket boundary)
+             */
+            to: string;
+            /** @description Referrer origins over the whole UTC days of the window, most clicks first. At most 100 distinct values are kept per link and day; later new ones count as "(other)". */
+            top_referrers: {
+                clicks: number;
+                value: string;
+            }[];
+            /** @description User agents, counted like top_referrers */
+            top_user_agents: {
+                clicks: number;
+                value: string;
+            }[];
+            /** @description Lifetime: exactly the number of click records written so far */
+            total_clicks: number;
+            /** @description Lifetime: distinct client IP addresses */
+            unique_visitors: number;
+        };
+        /**
+         * @example {
+         *       "shortCode": "aZ3k9QxB",
+         *       "totalClicks": 3,
+         *       "clickCount": 3,
+         *       "uniqueVisitors": 2,
+         *       "firstClickAt": "2026-11-21T10:15:30.123Z",
+         *       "lastClickAt": "2026-11-22T08:01:02.000Z",
+         *       "from": "2026-11-21T00:00:00.000Z",
+         *       "to": "2026-11-23T00:00:00.000Z",
+         *       "interval": "day",
+         *       "timeseries": [
+         *         {
+         *           "start": "2026-11-21T00:00:00.000Z",
+         *           "clicks": 2
+         *         },
+         *         {
+         *           "start": "2026-11-22T00:00:00.000Z",
+         *           "clicks": 1
+         *         }
+         *       ],
+         *       "topReferrers": [
+         *         {
+         *           "value": "https://news.example",
+         *           "clicks": 2
+         *         }
+         *       ],
+         *       "topUserAgents": [
+         *         {
+         *           "value": "Mozilla/5.0 (X11; Linux x86_64)",
+         *           "clicks": 3
+         *         }
+         *       ]
+         *     }
+         */
+        LinkStatsV2: {
+            /** @description Lifetime: the link's counter (as in the link record) */
+            clickCount: number;
+            /** @description Lifetime; null before the first click */
+            firstClickAt: string | null;
+            /**
+             * Format: date-time
+             * @description Start of the window the time series and top lists cover (a bucket boundary)
+             */
+            from: string;
+            interval: "hour" | "day";
+            /** @description Lifetime; null before the first click */
+            lastClickAt: string | null;
+            shortCode: string;
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0 */
+            timeseries: {
+                clicks: number;
+                /** Format: date-time */
+                start: string;
+            }[];
+            /**
+             * Format: date-time
+             * @description End of that window, exclusive (a bucket boundary)
+             */
+            to: string;
+            /** @description Referrer origins over the whole UTC days of the window, most clicks first. At most 100 distinct values are kept per link and day; later new ones count as "(other)". */
+            topReferrers: {
+                clicks: number;
+                value: string;
+            }[];
+            /** @description User agents, counted like top_referrers */
+            topUserAgents: {
+                clicks: number;
+                value: string;
+            }[];
+            /** @description Lifetime: exactly the number of click records written so far */
+            totalClicks: number;
+            /** @description Lifetime: distinct client IP addresses */
+            uniqueVisitors: number;
+        };
+        /**
+         * @example {
+         *       "id": 42,
+         *       "shortCode": "aZ3k9QxB",
+         *       "shortUrl": "http://127.0.0.1:3000/aZ3k9QxB",
+         *       "originalUrl": "https://example.com/a/long/path?x=1",
+         *       "userId": 7,
+         *       "expiresAt": null,
+         *       "createdAt": "2026-11-21T10:15:30.123Z",
+         *       "clickCount": 0
+         *     }
+         */
+        LinkV2: {
+            /** @description Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS) */
+            clickCount: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
+             */
+            createdAt: string;
+            /** @description null: never expires */
+            expiresAt: string | null;
+            id: number;
+            /** @description The target, exactly as the redirect sends it in Location */
+            originalUrl: string;
+            shortCode: string;
+            /**
+             * Format: uri
+             * @description Absolute public URL of the short link
+             */
+            shortUrl: string;
+            /** @description Owner; null for an anonymous link or when the owner was deleted */
+            userId: number | null;
+        };
+        /**
+         * @example {
+         *       "id": 17,
+         *       "userId": 1,
+         *       "itemId": 42,
+         *       "quantity": 3,
+         *       "createdAt": "2026-11-21T10:15:30.123Z"
+         *     }
+         */
+        Order: {
+            /** Format: date-time */
+            createdAt: string;
+            id: number;
+            itemId: number;
+            quantity: number;
+            /** @description The user who placed the order */
+            userId: number;
+        };
+        OrderList: {
+            data: components["schemas"]["Order"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @description Page mode carries page, limit, total, totalPages and nextCursor; cursor mode carries limit and nextCursor (null at the end). */
+        Pagination: {
+            limit: number;
+            nextCursor: string | null;
+            page?: number;
+            total?: number;
+            totalPages?: number;
+        };
+        /**
+         * @description Every dependency answered. A failing check answers 503 with one detail per failing check instead.
+         * @example {
+         *       "status": "ok",
+         *       "checks": {
+         *         "database": "ok"
+         *       }
+         *     }
+         */
+        Readiness: {
+            /** @description Every dependency checked, by name (database; redis when used) */
+            checks: {
+                [key: string]: "ok";
+            };
+            /** @constant */
+            status: "ok";
+        };
+        /**
+         * @example {
+         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.e30.c2lnbmF0dXJl",
+         *       "tokenType": "Bearer",
+         *       "expiresIn": 3600,
+         *       "expiresAt": "2026-11-21T11:15:30.000Z"
+         *     }
+         */
+        Token: {
+            /** @description An HS256 JWT; send it as `Authorization: Bearer <token>` */
+            accessToken: string;
+            /** Format: date-time */
+            expiresAt: string;
+            /** @description Seconds until the token expires */
+            expiresIn: number;
+            /** @constant */
+            tokenType: "Bearer";
+        };
+        /**
+         * @example {
+         *       "id": 1,
+         *       "username": "ada",
+         *       "email": "ada@example.com",
+         *       "role": "user",
+         *       "status": "pending",
+         *       "name": "Ada Lovelace",
+         *       "age": 36,
+         *       "version": 1,
+         *       "createdAt": "2026-11-21T10:15:30.123Z",
+         *       "updatedAt": "2026-11-21T10:15:30.123Z"
+         *     }
+         */
+        User: {
+            age: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            email: string;
+            id: number;
+            name: string | null;
+            /** @description Only an admin may set or change it */
+            role: "user" | "admin";
+            /** @description A new user is pending; only an admin may change it */
+            status: "pending" | "active" | "suspended";
+            /** Format: date-time */
+            updatedAt: string;
+            username: string;
+            version: number;
+        };
+        UserList: {
+            data: components["schemas"]["User"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    followShortLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The short code (case-sensitive) */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Redirect to the link's original_url (status set by REDIRECT_STATUS; 302 here) */
+            302: {
+                headers: {
+                    /** @description private, no-store: every visit reaches the service and is counted */
+                    "Cache-Control"?: string;
+                    /** @description The original_url, exactly as stored */
+                    Location?: string;
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No link has this code, or it was deleted */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "text/html": string;
+                };
+            };
+            /** @description The link has expired (LINK_EXPIRED) */
+            410: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "text/html": string;
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1-255 printable ASCII characters, unique per request (a UUID v4 is a good choice). A retry with the same key and the same request returns the first response (with Idempotent-Replayed: true) and does nothing again; the same key with another request is 422, and while the first request is in flight 409. Keys are scoped to the caller and kept for IDEMPOTENCY_TTL_SECONDS (24 h by default). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "original_url": "https://example.com/a/long/path?x=1",
+                 *       "short_code": "promo26",
+                 *       "expires_at": "2027-01-01T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Read-only; ignored */
+                    click_count?: unknown;
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description A future instant; null or omitted: never */
+                    expires_at?: string | null;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    /** @description Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. An internationalised URL is stored in its ASCII (punycode / percent-encoded) form. */
+                    original_url: string;
+                    /** @description A custom code (1-8 of 0-9 a-z A-Z, case-sensitive). Names of top-level paths (api, docs, v3, healthz, ...) are reserved. Omitted: a random 8-character code. */
+                    short_code?: string;
+                    /** @description Read-only; ignored */
+                    short_url?: unknown;
+                    /** @description Read-only; ignored */
+                    user_id?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Present on a replay: this is the stored response of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Link"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            422: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Link"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getLinkStats: {
+        parameters: {
+            query?: {
+                /** @description Window start (ISO 8601), rounded down to a whole UTC hour/day. Default: the link's creation, or as far back as the bucket limit allows */
+                from?: string;
+                /** @description Bucket size of the time series (at most 1000 buckets) */
+                interval?: "hour" | "day";
+                /** @description Window end, exclusive, rounded up to a whole UTC hour/day. Default: now */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkStats"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createOrder: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per request (a UUID v4 is a good choice). A retry with the same key and the same request returns the first response (with Idempotent-Replayed: true) and does nothing again; the same key with another request is 422, and while the first request is in flight 409. Keys are scoped to the caller and kept for IDEMPOTENCY_TTL_SECONDS (24 h by default). */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "itemId": 42,
+                 *       "quantity": 3
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    /** @description The ordered item (an integer >= 1) */
+                    itemId: number;
+                    /** @description 1-1000 */
+                    quantity: number;
+                    /** @description Read-only: an order belongs to the caller. Echoing the caller's own id is accepted; another id is 403 */
+                    userId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The order, created (or, on a replay, the stored response of the first request) */
+            201: {
+                headers: {
+                    /** @description Present on a replay: this is the stored response of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The new order: /api/v1/users/{userId}/orders/{id} */
+                    Location?: string;
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            422: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                    username: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jti: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeCurrentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Sort direction (default asc) */
+                order?: "asc" | "desc";
+                /** @description Page mode: page number (default 1) */
+                page?: number;
+                /** @description Only an admin may set or change it */
+                role?: "user" | "admin";
+                /** @description Sort field (default id) */
+                sort?: "id" | "username" | "email" | "createdAt";
+                /** @description A new user is pending; only an admin may change it */
+                status?: "pending" | "active" | "suspended";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserList"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "username": "ada",
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery",
+                 *       "name": "Ada Lovelace",
+                 *       "age": 36
+                 *     }
+                 */
+                "application/json": {
+                    age?: number | null;
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /**
+                     * Format: email
+                     * @description Unique ignoring case
+                     */
+                    email: string;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    name?: string | null;
+                    /** @description Write-only; stored as a salted scrypt hash */
+                    password: string;
+                    /** @description Only an admin may set or change it */
+                    role?: "user" | "admin";
+                    /** @description A new user is pending; only an admin may change it */
+                    status?: "pending" | "active" | "suspended";
+                    /** @description Read-only; ignored */
+                    updatedAt?: unknown;
+                    /** @description 3-32 of A-Z a-z 0-9 . _ -, unique ignoring case */
+                    username: string;
+                    /** @description Read-only; ignored */
+                    version?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    replaceUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description PUT: omitted name/age become null; omitted role/status stay as they are */
+        requestBody: {
+            content: {
+                "application/json": {
+                    age?: number | null;
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /**
+                     * Format: email
+                     * @description Unique ignoring case
+                     */
+                    email: string;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    name?: string | null;
+                    /** @description Write-only; stored as a salted scrypt hash */
+                    password?: string;
+                    /** @description Only an admin may set or change it */
+                    role?: "user" | "admin";
+                    /** @description A new user is pending; only an admin may change it */
+                    status?: "pending" | "active" | "suspended";
+                    /** @description Read-only; ignored */
+                    updatedAt?: unknown;
+                    /** @description 3-32 of A-Z a-z 0-9 . _ -, unique ignoring case */
+                    username: string;
+                    /** @description Increases by one on every change */
+                    version?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            412: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            412: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description JSON merge patch (RFC 7396): only sent fields change; null clears name or age */
+        requestBody: {
+            content: {
+                "application/json": {
+                    age?: number | null;
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /**
+                     * Format: email
+                     * @description Unique ignoring case
+                     */
+                    email?: string;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    name?: string | null;
+                    /** @description Write-only; stored as a salted scrypt hash */
+                    password?: string;
+                    /** @description Only an admin may set or change it */
+                    role?: "user" | "admin";
+                    /** @description A new user is pending; only an admin may change it */
+                    status?: "pending" | "active" | "suspended";
+                    /** @description Read-only; ignored */
+                    updatedAt?: unknown;
+                    /** @description 3-32 of A-Z a-z 0-9 . _ -, unique ignoring case */
+                    username?: string;
+                    /** @description Increases by one on every change */
+                    version?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            412: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listUserLinks: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Sort direction (default asc) */
+                order?: "asc" | "desc";
+                /** @description Page mode: page number (default 1) */
+                page?: number;
+                /** @description Sort field (default id) */
+                sort?: "id" | "created_at";
+            };
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkList"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listUserOrders: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Only orders of this item */
+                itemId?: number;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Sort direction (default asc) */
+                order?: "asc" | "desc";
+                /** @description Page mode: page number (default 1) */
+                page?: number;
+                /** @description Sort field (default id) */
+                sort?: "id" | "createdAt" | "itemId" | "quantity";
+            };
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderList"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getUserOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+                /** @description A 64-bit id (at most 2^53-1) */
+                order_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createLinkV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1-255 printable ASCII characters, unique per request (a UUID v4 is a good choice). A retry with the same key and the same request returns the first response (with Idempotent-Replayed: true) and does nothing again; the same key with another request is 422, and while the first request is in flight 409. Keys are scoped to the caller and kept for IDEMPOTENCY_TTL_SECONDS (24 h by default). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "originalUrl": "https://example.com/a/long/path?x=1",
+                 *       "shortCode": "promo26",
+                 *       "expiresAt": "2027-01-01T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Read-only; ignored */
+                    clickCount?: unknown;
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /** @description A future instant; null or omitted: never */
+                    expiresAt?: string | null;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    /** @description Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. An internationalised URL is stored in its ASCII (punycode / percent-encoded) form. */
+                    originalUrl: string;
+                    /** @description A custom code (1-8 of 0-9 a-z A-Z, case-sensitive). Names of top-level paths (api, docs, v3, healthz, ...) are reserved. Omitted: a random 8-character code. */
+                    shortCode?: string;
+                    /** @description Read-only; ignored */
+                    shortUrl?: unknown;
+                    /** @description Read-only; ignored */
+                    userId?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Present on a replay: this is the stored response of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkV2"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            422: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getLinkV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkV2"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteLinkV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getLinkStatsV2: {
+        parameters: {
+            query?: {
+                /** @description Window start (ISO 8601), rounded down to a whole UTC hour/day. Default: the link's creation, or as far back as the bucket limit allows */
+                from?: string;
+                /** @description Bucket size of the time series (at most 1000 buckets) */
+                interval?: "hour" | "day";
+                /** @description Window end, exclusive, rounded up to a whole UTC hour/day. Default: now */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkStatsV2"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createOrderV2: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required. 1-255 printable ASCII characters, unique per request (a UUID v4 is a good choice). A retry with the same key and the same request returns the first response (with Idempotent-Replayed: true) and does nothing again; the same key with another request is 422, and while the first request is in flight 409. Keys are scoped to the caller and kept for IDEMPOTENCY_TTL_SECONDS (24 h by default). */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "itemId": 42,
+                 *       "quantity": 3
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    /** @description The ordered item (an integer >= 1) */
+                    itemId: number;
+                    /** @description 1-1000 */
+                    quantity: number;
+                    /** @description Read-only: an order belongs to the caller. Echoing the caller's own id is accepted; another id is 403 */
+                    userId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The order, created (or, on a replay, the stored response of the first request) */
+            201: {
+                headers: {
+                    /** @description Present on a replay: this is the stored response of an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The new order: /api/v1/users/{userId}/orders/{id} */
+                    Location?: string;
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            422: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createTokenV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                    username: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeTokenV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jti: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeCurrentTokenV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listUsersV2: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Sort direction (default asc) */
+                order?: "asc" | "desc";
+                /** @description Only an admin may set or change it */
+                role?: "user" | "admin";
+                /** @description Sort field (default id) */
+                sort?: "id" | "username" | "email" | "createdAt";
+                /** @description A new user is pending; only an admin may change it */
+                status?: "pending" | "active" | "suspended";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserList"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createUserV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "username": "ada",
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery",
+                 *       "name": "Ada Lovelace",
+                 *       "age": 36
+                 *     }
+                 */
+                "application/json": {
+                    age?: number | null;
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /**
+                     * Format: email
+                     * @description Unique ignoring case
+                     */
+                    email: string;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    name?: string | null;
+                    /** @description Write-only; stored as a salted scrypt hash */
+                    password: string;
+                    /** @description Only an admin may set or change it */
+                    role?: "user" | "admin";
+                    /** @description A new user is pending; only an admin may change it */
+                    status?: "pending" | "active" | "suspended";
+                    /** @description Read-only; ignored */
+                    updatedAt?: unknown;
+                    /** @description 3-32 of A-Z a-z 0-9 . _ -, unique ignoring case */
+                    username: string;
+                    /** @description Read-only; ignored */
+                    version?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getUserV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    replaceUserV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description PUT: omitted name/age become null; omitted role/status stay as they are */
+        requestBody: {
+            content: {
+                "application/json": {
+                    age?: number | null;
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /**
+                     * Format: email
+                     * @description Unique ignoring case
+                     */
+                    email: string;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    name?: string | null;
+                    /** @description Write-only; stored as a salted scrypt hash */
+                    password?: string;
+                    /** @description Only an admin may set or change it */
+                    role?: "user" | "admin";
+                    /** @description A new user is pending; only an admin may change it */
+                    status?: "pending" | "active" | "suspended";
+                    /** @description Read-only; ignored */
+                    updatedAt?: unknown;
+                    /** @description 3-32 of A-Z a-z 0-9 . _ -, unique ignoring case */
+                    username: string;
+                    /** @description Increases by one on every change */
+                    version?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            412: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteUserV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            412: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateUserV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description JSON merge patch (RFC 7396): only sent fields change; null clears name or age */
+        requestBody: {
+            content: {
+                "application/json": {
+                    age?: number | null;
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /**
+                     * Format: email
+                     * @description Unique ignoring case
+                     */
+                    email?: string;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    name?: string | null;
+                    /** @description Write-only; stored as a salted scrypt hash */
+                    password?: string;
+                    /** @description Only an admin may set or change it */
+                    role?: "user" | "admin";
+                    /** @description A new user is pending; only an admin may change it */
+                    status?: "pending" | "active" | "suspended";
+                    /** @description Read-only; ignored */
+                    updatedAt?: unknown;
+                    /** @description 3-32 of A-Z a-z 0-9 . _ -, unique ignoring case */
+                    username?: string;
+                    /** @description Increases by one on every change */
+                    version?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            409: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            412: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            413: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            415: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listUserLinksV2: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Sort direction (default asc) */
+                order?: "asc" | "desc";
+                /** @description Sort field (default id) */
+                sort?: "id" | "createdAt";
+            };
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkListV2"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listUserOrdersV2: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Only orders of this item */
+                itemId?: number;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Sort direction (default asc) */
+                order?: "asc" | "desc";
+                /** @description Sort field (default id) */
+                sort?: "id" | "createdAt" | "itemId" | "quantity";
+            };
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderList"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getUserOrderV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+                /** @description A 64-bit id (at most 2^53-1) */
+                order_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            403: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            404: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCurrentUserV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            400: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            401: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            406: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42` */
+                    RateLimit?: string;
+                    /** @description Quota policies applied to this request, e.g. `"default";q=600;w=60` */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is alive and its event loop answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request counts and durations by route and status, redirect latency, click queue depth, flush lag and drops, database pool use, process metrics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; version=0.0.4": string;
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every dependency answered. A failing check answers 503 with one detail per failing check instead. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The one error shape of every error response */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+}

@@ -1,0 +1,72 @@
+import type { VNode } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+import { CreateLinkPage } from '../links/CreateLinkPage';
+import { LinksPage } from '../links/LinksPage';
+import { appPath, matchPath, safeReturnPath, useLocation } from '../router/router';
+import { useSession } from '../session/session';
+import { SignInPage } from '../session/SignInPage';
+import { SignUpPage } from '../session/SignUpPage';
+import { ErrorState, Loading } from '../ui/States';
+import { UsersPage } from '../users/UsersPage';
+import { Layout } from './Layout';
+import { lazyScreen } from './lazy-screen';
+import { NotFoundPage } from './NotFoundPage';
+import { Redirect } from './Redirect';
+
+// The chart library comes with this screen only.
+const LinkStatsPage = lazyScreen(() => import('../stats/LinkStatsPage'), 'analytics');
+
+interface Route {
+  pattern: string;
+  render: (params: Record<string, string>) => VNode;
+}
+
+/**
+ * The signed-in screens, by path under /app. Phase 2 adds its screens here (account overview, API keys,
+ * link editing) without touching the others.
+ */
+const ROUTES: Route[] = [
+  { pattern: '/', render: () => <Redirect to={appPath('/links')} /> },
+  { pattern: '/links', render: () => <LinksPage /> },
+  { pattern: '/links/new', render: () => <CreateLinkPage /> },
+  { pattern: '/links/:code/stats', render: (p) => <LinkStatsPage code={p.code!} /> },
+  { pattern: '/users', render: () => <UsersPage /> },
+];
+
+const PUBLIC: Record<string, () => VNode> = {
+  '/sign-in': () => <SignInPage />,
+  '/sign-up': () => <SignUpPage />,
+};
+
+function resolve(path: string): VNode {
+  for (const route of ROUTES) {
+    const params = matchPath(route.pattern, path);
+    if (params) return route.render(params);
+  }
+  return <NotFoundPage />;
+}
+
+export function App() {
+  const session = useSession();
+  const location = useLocation();
+  const { path } = location;
+
+  // After a change of screen, focus moves to its content, so keyboard and screen-reader users start there.
+  const previousPath = useRef(path);
+  useEffect(() => {
+    if (previousPath.current === path) return;
+    previousPath.current = path;
+    document.getElementById('main')?.focus();
+  }, [path]);
+
+  if (session.state === 'checking') return <Loading what="your session" />;
+  if (session.state === 'unreachable' && session.problem) return <ErrorState problem={session.problem} onRetry={session.retry} />;
+  const publicScreen = PUBLIC[path];
+  // Signed in on a public screen (just now, or by a bookmark): on to where the user was going.
+  if (publicScreen) return session.state === 'signed-in' ? <Redirect to={safeReturnPath(location.query.get('next'))} /> : publicScreen();
+  if (session.state === 'signed-out') {
+    const here = appPath(path) + (location.query.size ? `?${location.query.toString()}` : '');
+    return <Redirect to={`${appPath('/sign-in')}?next=${encodeURIComponent(here)}`} />;
+  }
+  return <Layout>{resolve(path)}</Layout>;
+}

@@ -1,0 +1,8 @@
+/**
+ * A `datetime-local` value ("2027-01-01T09:30") is a wall-clock time in the browser's zone; the API takes
+ * an ISO 8601 instant in UTC. An unparseable value is sent as typed, so the API's message explains it.
+ */
+export function instantFromLocalInput(value: string): string {
+  const ms = new Date(value).getTime();
+  return Number.isNaN(ms) ? value : new Date(ms).toISOString();
+}

@@ -1,0 +1,120 @@
+import { createContext, type ComponentChildren } from 'preact';
+import { useCallback, useContext, useEffect, useMemo, useState } from 'preact/hooks';
+import type { ApiClient, User } from '../api/client';
+import { outcome } from '../api/outcome';
+import type { Problem } from '../api/problem';
+import type { SessionEnd, SessionStore } from './session-store';
+
+/** Why the sign-in screen is shown, beyond "not signed in yet". */
+export type SignInReason = SessionEnd | 'revoke-failed';
+
+export interface Session {
+  /** `unreachable`: a saved token could not be checked (server down, offline); retry() checks again */
+  state: 'checking' | 'unreachable' | 'signed-out' | 'signed-in';
+  /** the signed-in account (GET /users/me), re-read after sign-in and on refreshUser() */
+  user: User | null;
+  ended: SignInReason | null;
+  signIn(username: string, password: string): Promise<Problem | null>;
+  signOut(): Promise<void>;
+  refreshUser(): Promise<void>;
+  /** why the saved token could not be checked (state `unreachable`) */
+  problem: Problem | null;
+  retry(): void;
+}
+
+const ApiContext = createContext<ApiClient | null>(null);
+const SessionContext = createContext<Session | null>(null);
+
+export function useApi(): ApiClient {
+  const api = useContext(ApiContext);
+  if (!api) throw new Error('useApi outside SessionProvider');
+  return api;
+}
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside SessionProvider');
+  return session;
+}
+
+/** The signed-in user, for screens that are only shown signed in. */
+export function useUser(): User {
+  const { user } = useSession();
+  if (!user) throw new Error('useUser while signed out');
+  return user;
+}
+
+export function SessionProvider({ api, store, children }: { api: ApiClient; store: SessionStore; children: ComponentChildren }) {
+  const [state, setState] = useState<Session['state']>(store.token() ? 'checking' : 'signed-out');
+  const [user, setUser] = useState<User | null>(null);
+  const [ended, setEnded] = useState<SignInReason | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
+
+  const loadUser = useCallback(async (): Promise<Problem | null> => {
+    const me = await outcome(api.GET('/api/v1/users/me'));
+    if (!me.ok) return me.problem;
+    setUser(me.data);
+    setState('signed-in');
+    return null;
+  }, [api]);
+
+  // A 401 anywhere (client.ts) or a sign-out clears the store; every screen then sees `signed-out`.
+  useEffect(() => store.subscribe((why) => {
+    if (why === null) return;
+    setUser(null);
+    setState('signed-out');
+    setEnded(why);
+  }), [store]);
+
+  // A token saved by this tab (a reload): check it. A 401 ends it (the store hears it from client.ts); no
+  // answer at all keeps it, and the app offers to try again rather than signing the user out.
+  useEffect(() => {
+    if (state !== 'checking') return;
+    void loadUser().then((failed) => {
+      if (!failed || !store.token()) return;
+      if (failed.status === 0 || failed.status >= 500) {
+        setProblem(failed);
+        setState('unreachable');
+      } else {
+        store.clear('expired');
+      }
+    });
+  }, [state]);
+
+  const session = useMemo<Session>(() => ({
+    state,
+    user,
+    ended,
+    async signIn(username, password) {
+      const issued = await outcome(api.POST('/api/v1/tokens', { body: { username, password } }));
+      if (!issued.ok) return issued.problem;
+      store.save(issued.data.accessToken, issued.data.expiresAt);
+      setEnded(null);
+      const problem = await loadUser();
+      if (problem) store.clear('expired');
+      return problem;
+    },
+    async signOut() {
+      const token = store.token();
+      store.clear('signed-out');
+      if (!token) return;
+      // Revoked on the server (DELETE /tokens/current), so a copied token stops working too.
+      const revoked = await outcome(api.DELETE('/api/v1/tokens/current', { headers: { authorization: `Bearer ${token}` } }));
+      if (!revoked.ok && revoked.problem.status !== 401) setEnded('revoke-failed');
+    },
+    async refreshUser() {
+      await loadUser();
+    },
+    problem,
+    retry() {
+      setProblem(null);
+      setState('checking');
+    },
+  }), [api, store, state, user, ended, problem, loadUser]);
+
+  return (
+    <ApiContext.Provider value={api}>
+      <SessionContext.Provider value={session}>{children}</SessionContext.Provider>
+    </ApiContext.Provider>
+  );
+}

@@ -1,0 +1,50 @@
+import type { Problem } from '../api/problem';
+import { navigate, useLocation, withQuery } from '../router/router';
+import { Field } from '../ui/Field';
+import { INTERVALS, PERIOD_LABELS, PERIODS, type StatsView } from './stats-query';
+
+/**
+ * The date range and bucket size every panel follows (Plausible's picker). Each change rewrites the URL's
+ * query (without a history entry per tweak); the page reloads its data from the URL.
+ */
+export function PeriodPicker({ view, problem }: { view: StatsView; problem: Problem | null }) {
+  const location = useLocation();
+  const change = (changes: Record<string, string | null>) => navigate(withQuery(location, changes), { replace: true });
+  const fields = problem?.fields ?? {};
+  return (
+    <form class="period-picker" onSubmit={(e) => e.preventDefault()} aria-label="Date range">
+      <Field label="Period" error={view.period === 'custom' ? undefined : (fields.from ?? fields.to)}>
+        {(a) => (
+          <select {...a} name="period" value={view.period} onChange={(e) => change({ period: e.currentTarget.value, ...(e.currentTarget.value === 'custom' ? { from: view.from, to: view.to } : { from: null, to: null }) })}>
+            {PERIODS.map((p) => (
+              <option key={p} value={p}>
+                {PERIOD_LABELS[p]}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {view.period === 'custom' && (
+        <>
+          <Field label="From (UTC)" error={fields.from}>
+            {(a) => <input {...a} name="from" type="date" value={view.from} max={view.to} onChange={(e) => e.currentTarget.value && change({ from: e.currentTarget.value })} />}
+          </Field>
+          <Field label="To (UTC)" error={fields.to}>
+            {(a) => <input {...a} name="to" type="date" value={view.to} min={view.from} onChange={(e) => e.currentTarget.value && change({ to: e.currentTarget.value })} />}
+          </Field>
+        </>
+      )}
+      <Field label="Interval" error={fields.interval}>
+        {(a) => (
+          <select {...a} name="interval" value={view.interval} onChange={(e) => change({ interval: e.currentTarget.value })}>
+            {INTERVALS.map((i) => (
+              <option key={i} value={i}>
+                {i === 'hour' ? 'By hour' : 'By day'}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+    </form>
+  );
+}

@@ -1,0 +1,34 @@
+import { useId } from 'preact/hooks';
+import type { LinkStats } from '../api/client';
+import { formatCount } from '../ui/format';
+
+type Ranked = LinkStats['top_referrers'];
+
+/**
+ * One of Plausible's side panels: a short ranked list, each value with its clicks and a bar for its share
+ * of the list's top value. Phase 2 adds browsers, OS, devices and countries as more of these.
+ */
+export function TopList({ title, items, empty }: { title: string; items: Ranked; empty: string }) {
+  const top = Math.max(1, ...items.map((i) => i.clicks));
+  const id = useId();
+  return (
+    <section class="panel" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {items.length === 0 ? (
+        <p class="muted">{empty}</p>
+      ) : (
+        <ol class="ranked">
+          {items.map((item) => (
+            <li key={item.value}>
+              <span class="bar" style={{ width: `${(item.clicks / top) * 100}%` }} aria-hidden="true" />
+              <span class="value" title={item.value}>
+                {item.value}
+              </span>
+              <span class="clicks">{formatCount(item.clicks)}</span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}

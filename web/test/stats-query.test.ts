@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { queryFromView, viewFromQuery } from '../src/stats/stats-query';
+
+const NOW = Date.parse('2026-11-23T15:30:00.000Z');
+const view = (search: string) => viewFromQuery(new URLSearchParams(search), NOW);
+
+describe('the analytics view in the URL', () => {
+  it('when the URL says nothing, then the last 30 days by day', () => {
+    expect(view('')).toMatchObject({ period: '30d', interval: 'day' });
+    expect(queryFromView(view(''), NOW)).toEqual({ from: '2026-10-24T15:30:00.000Z', to: '2026-11-23T15:30:00.000Z', interval: 'day' });
+  });
+
+  it('when the period is the last 24 hours, then it is by hour unless the URL says otherwise', () => {
+    expect(view('period=24h').interval).toBe('hour');
+    expect(view('period=24h&interval=day').interval).toBe('day');
+    expect(queryFromView(view('period=24h'), NOW).from).toBe('2026-11-22T15:30:00.000Z');
+  });
+
+  it('when the period is since creation, then no from/to: the API starts at the link\'s creation', () => {
+    expect(queryFromView(view('period=all&interval=hour'), NOW)).toEqual({ interval: 'hour' });
+  });
+
+  it('when the period is custom, then whole UTC days with the last day included', () => {
+    expect(queryFromView(view('period=custom&from=2026-11-01&to=2026-11-03'), NOW)).toEqual({
+      from: '2026-11-01T00:00:00.000Z', to: '2026-11-04T00:00:00.000Z', interval: 'day',
+    });
+  });
+
+  it('when a hand-edited URL holds nonsense, then the defaults, never an error', () => {
+    expect(view('period=forever&interval=minute&from=yesterday&to=2026-13-45')).toEqual({ period: '30d', interval: 'day', from: '2026-11-16', to: '2026-11-23' });
+  });
+});
