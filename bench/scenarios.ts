@@ -273,6 +273,20 @@ export const SCENARIOS: Scenario[] = [
     }),
   },
   {
+    name: 'user-read-key',
+    needs: [],
+    describe: () => "GET /api/v1/users/{id} with an API key of the user's (users:read): user-read with a key instead of a JWT",
+    run: (ctx) => apiScenario(ctx, 'user-read-key', null, 'GET /api/v1/users/{id}, API key (self, users:read)', 200, async (server) => {
+      const { id, token } = await createUserAndToken(server);
+      const res = await fetch(`${server.url}/api/v1/users/${id}/api-keys`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'bench', scopes: ['users:read'] }),
+      });
+      if (res.status !== 201) throw new Error(`POST api-keys: ${res.status} ${await res.text()}`);
+      const { key } = (await res.json()) as { key: string };
+      return { workload: 'path', path: `/api/v1/users/${id}`, headers: { authorization: `Bearer ${key}` } };
+    }),
+  },
+  {
     name: 'stats',
     needs: ['stats'],
     describe: () => `GET /api/v1/links/{code}/stats, a link with 10,000,000 clicks over ${STATS_DAYS} days (default window: its whole life by day)`,

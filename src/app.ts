@@ -11,6 +11,12 @@ import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { sharedSchemas } from './lib/common.schemas.js';
 import { Paginator } from './lib/pagination.js';
+import { apiKeyHasher } from './modules/api-keys/api-key-secret.js';
+import { createApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
+import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
+import { apiKeySchemas } from './modules/api-keys/api-keys.schemas.js';
+import { createApiKeysService } from './modules/api-keys/api-keys.service.js';
+import { createLastUsedTracker } from './modules/api-keys/last-used.js';
 import { createIdempotencyRepository } from './modules/idempotency/idempotency.repository.js';
 import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
 import { createOrdersRepository } from './modules/orders/orders.repository.js';
@@ -148,6 +154,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ttlSeconds: config.tokenTtlSeconds,
   });
 
+  // API keys are stored as an HMAC under a key derived from (not equal to) the token key.
+  const apiKeysRepo = createApiKeysRepository(storage.db, paginator);
+  const apiKeys = createApiKeysService({
+    keys: apiKeysRepo,
+    users: usersRepo,
+    hash: apiKeyHasher(createHash('sha256').update('ferry-api-key:').update(jwtSecret).digest()),
+    lastUsed: createLastUsedTracker((uses) => apiKeysRepo.recordUses(uses)),
+    clock,
+    paginator,
+  });
+
   const orders = createOrdersService({ orders: createOrdersRepository(storage.db, paginator), users: usersRepo, clock, paginator });
   const idempotency = createIdempotencyService({
     repo: createIdempotencyRepository(storage.db), clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs,
@@ -194,7 +211,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     lastFlushAt: linksModule.clickQueue.lastFlushAt(),
   }));
 
-  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas, ...linksModuleSchemas];
+  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas, ...linksModuleSchemas, ...apiKeySchemas];
   for (const s of schemas) app.addSchema(s);
   installValidators(app, schemas);
 
@@ -213,7 +230,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   await app.register(methodsPlugin, { clock });
   await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl });
-  await app.register(authPlugin, { tokens });
+  await app.register(authPlugin, { authenticators: { token: (t) => tokens.authenticate(t), apiKey: (k) => apiKeys.authenticate(k) } });
   // Before any route: routes that opt in with config.idempotency are wired as they are added.
   await app.register(idempotencyPlugin, { idempotency, db: storage.db });
 
@@ -229,6 +246,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       perMinute: config.rateLimitPerMinute,
       tokenPerMinute: config.tokenRateLimitPerMinute,
       verifyToken: jwt.verify,
+      apiKeyId: async (request) => (await app.authenticate(request))?.apiKey?.id ?? null,
       store: deps.rateLimitStore ?? { redis: deps.redis ?? null, keyPrefix: redisPrefix },
     });
     await api.register(contentTypePlugin);
@@ -240,6 +258,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         await v.register(tokensRoutes, { tokens, basePath });
         await v.register(ordersRoutes, { orders, basePath, version });
         await v.register(linksModule.apiRoutes, { basePath, version });
+        await v.register(apiKeysRoutes, { apiKeys, basePath, version });
       }, { prefix: `/v${version}` });
     }
   }, { prefix: '/api' });
@@ -279,6 +298,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const scheduler = createScheduler(app.log);
   scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());
   scheduler.every('purge-expired-idempotency-keys', 5 * 60_000, () => idempotency.purgeExpired());
+  scheduler.every('api-key-last-used', 10_000, () => apiKeys.flushLastUsed());
   scheduler.every('sweep-expired-links', 60_000, () => linksModule.links.sweepExpired());
   if (storage.dialect.rangePartitioning) {
     scheduler.every('click-partitions', CLICK_PARTITIONS_EVERY_MS, () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, clock.now(), config.clickRetentionMonths, app.log));
@@ -288,6 +308,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // After in-flight requests, before the caller closes the database: no queued click is lost.
     await linksModule.close();
     await cacheBus?.close();
+    await apiKeys.flushLastUsed().catch((err: unknown) => app.log.error({ err }, 'could not record the last use of API keys'));
   });
 
   return app;

@@ -100,20 +100,49 @@ describe.each(engines)('the OpenAPI document on %s', (engine) => {
     }
   });
 
+  it('when read, then every response has a description of its own (no "Default Response")', () => {
+    const vague = new Set(['', 'Default Response', 'The one error shape of every error response']);
+    const missing = operations.flatMap(([m, p, op]) =>
+      Object.entries(op.responses).filter(([, r]) => vague.has((r as { description?: string }).description ?? '')).map(([status]) => `${m} ${p} (${op.operationId}) ${status}`));
+    expect(missing).toEqual([]);
+  });
+
+  it('when read, then every response declares X-Request-Id and the API\'s also CORS and RateLimit, each a shared component', () => {
+    const headers = doc.components as unknown as { headers: Record<string, unknown> };
+    expect(Object.keys(headers.headers)).toEqual(expect.arrayContaining(['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Access-Control-Allow-Origin', 'WWW-Authenticate']));
+    for (const [m, p, op] of operations) {
+      for (const [status, r] of Object.entries(op.responses)) {
+        const h = (r as { headers?: Record<string, { $ref?: string }> }).headers ?? {};
+        const where = `${m} ${p} ${status}`;
+        expect(h['X-Request-Id']?.$ref, where).toBe('#/components/headers/X-Request-Id');
+        if (p.startsWith('/api/')) expect(h['Access-Control-Allow-Origin']?.$ref, where).toBe('#/components/headers/Access-Control-Allow-Origin');
+        if (p.startsWith('/api/') && /^[234]/.test(status)) expect(h.RateLimit?.$ref, where).toBe('#/components/headers/RateLimit');
+        if (status === '429' || status === '503') expect(h['Retry-After']?.$ref, where).toBe('#/components/headers/Retry-After');
+        if (status === '401') expect(h['WWW-Authenticate']?.$ref, where).toBe('#/components/headers/WWW-Authenticate');
+      }
+    }
+  });
+
   it('when read, then each operation says whether it needs the bearer token, as the app enforces it', async () => {
     const security = Object.fromEntries(operations.map(([m, p, op]) => [`${m} ${p}`, op.security]));
-    const bearer = [{ bearerAuth: [] }];
+    const jwt = { bearerAuth: [] };
+    const key = (scope: string) => ({ apiKey: [scope] });
     expect(security).toMatchObject({
-      'POST /api/v1/tokens': [],
-      'POST /api/v1/users': [{}, { bearerAuth: [] }],
-      'GET /api/v1/users': bearer,
-      'GET /api/v1/users/me': bearer,
-      'GET /api/v1/users/{id}': bearer,
-      'PUT /api/v1/users/{id}': bearer,
-      'PATCH /api/v1/users/{id}': bearer,
-      'DELETE /api/v1/users/{id}': bearer,
-      'DELETE /api/v1/tokens/current': bearer,
-      'DELETE /api/v1/tokens/{jti}': bearer,
+      'POST /api/v1/tokens': [{}],
+      'POST /api/v1/users': [{}, jwt],
+      'GET /api/v1/users': [jwt, key('users:read')],
+      'GET /api/v1/users/me': [jwt, key('users:read')],
+      'GET /api/v1/users/{id}': [jwt, key('users:read')],
+      'PUT /api/v1/users/{id}': [jwt],
+      'PATCH /api/v1/users/{id}': [jwt],
+      'DELETE /api/v1/users/{id}': [jwt],
+      'DELETE /api/v1/tokens/current': [jwt],
+      'DELETE /api/v1/tokens/{jti}': [jwt],
+      'POST /api/v1/links': [{}, jwt, key('links:write')],
+      'POST /api/v1/orders': [jwt, key('orders:write')],
+      'POST /api/v1/users/{id}/api-keys': [jwt],
+      'GET /api/v1/users/{id}/api-keys': [jwt, key('users:read')],
+      'DELETE /api/v1/users/{id}/api-keys/{key_id}': [jwt],
     });
     // The document and the app agree: without a token exactly the bearer-only operations answer 401.
     const u = await createUser(t);
@@ -149,9 +178,33 @@ describe.each(engines)('the OpenAPI document on %s', (engine) => {
     }
     const init = await t.app.inject({ url: '/docs/static/swagger-initializer.js' });
     const config = JSON.parse(/const config = (\{.*\})/.exec(init.body)?.[1] ?? '{}') as Record<string, unknown>;
-    expect(config.url).toBe('/v3/api-docs');
+    expect(config.url).toBeUndefined();
+    expect(config.urls).toEqual([{ url: '/v3/api-docs/v1', name: 'v1' }, { url: '/v3/api-docs/v2', name: 'v2' }]);
     // Swagger UI's default would fetch a badge from validator.swagger.io (and tell it the document's URL).
     expect(config.validatorUrl).toBeNull();
     expect(init.body).not.toMatch(/petstore/i);
+  });
+
+  it.each([1, 2])('when the v%i document of the version selector is fetched, then it has that version and the shared operations only, and is complete', async (version) => {
+    const res = await t.request({ url: `/v3/api-docs/v${version}` });
+    expect(res.status).toBe(200);
+    const part = res.body as Doc;
+    const paths = Object.keys(part.paths);
+    const other = version === 1 ? '/api/v2/' : '/api/v1/';
+    expect(paths.filter((p) => p.startsWith(other))).toEqual([]);
+    expect(paths).toEqual(Object.keys(doc.paths).filter((p) => !p.startsWith(other)));
+    expect(paths).toContain(`/api/v${version}/users/{id}`);
+    expect(paths).toContain('/{code}');
+    expect(part.components.securitySchemes).toEqual(doc.components.securitySchemes);
+    // Every reference resolves inside the part, and no component is there that nothing uses.
+    const refs = new Set([...JSON.stringify(part).matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g)].map((m) => `${m[1]}/${m[2]}`));
+    for (const r of refs) {
+      const [kind, name] = r.split('/');
+      expect((part.components as unknown as Record<string, Record<string, unknown>>)[kind!]?.[name!], r).toBeDefined();
+    }
+    expect(Object.keys(part.components.schemas).map((n) => `schemas/${n}`).filter((n) => !refs.has(n))).toEqual([]);
+    expect(Object.keys(part.components.schemas).some((n) => n.endsWith(version === 1 ? 'V2' : 'zzz'))).toBe(false);
+    const result = await new Validator().validate(part as unknown as Record<string, unknown>);
+    expect(result.errors ?? []).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import * as m003 from './migrations/003-orders.js';
 import * as m004 from './migrations/004-links.js';
 import * as m005 from './migrations/005-click-partitions.js';
 import * as m008 from './migrations/008-link-management.js';
+import * as m009 from './migrations/009-api-keys.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -17,6 +18,7 @@ const migrations: Record<string, MigrationModule> = {
   '004-links': m004,
   '005-click-partitions': m005,
   '008-link-management': m008,
+  '009-api-keys': m009,
 };
 
 /** Every migration this build knows, in order. */

@@ -129,6 +129,19 @@ export interface LinkVisitorsTable {
   ip: string;
 }
 
+/** SPEC §14: only a keyed hash of the key is kept; `scopes` is space-separated. */
+export interface ApiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  scopes: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -142,6 +155,7 @@ export interface Database {
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;
   link_visitors: LinkVisitorsTable;
+  api_keys: ApiKeysTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -152,3 +166,4 @@ export type NewOrderRow = Insertable<OrdersTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 export type LinkRow = Selectable<LinksTable>;
 export type NewLinkRow = Insertable<LinksTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;

@@ -4,6 +4,7 @@ export const errorStatus = {
   MALFORMED_JSON: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
+  INSUFFICIENT_SCOPE: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   NOT_ACCEPTABLE: 406,
@@ -52,3 +53,6 @@ export const notFound = (what = 'Resource'): AppError => new AppError('NOT_FOUND
 export const forbidden = (message = 'You are not allowed to do this'): AppError => new AppError('FORBIDDEN', message);
 export const validationError = (details: ErrorDetail[], message = 'Request is invalid'): AppError =>
   new AppError('VALIDATION_ERROR', message, details);
+
+/** Why a presented credential (a JWT or an API key) was refused; the auth plugin turns it into 401 + WWW-Authenticate. */
+export class InvalidTokenError extends Error {}

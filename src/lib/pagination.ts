@@ -20,9 +20,9 @@ export interface ListQuery {
 
 /** Query-string schema pieces; a route adds its `sort` enum and filters. */
 export const paginationQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Page mode: page number (default 1)' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Items per page (default 20)' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'Cursor mode: the nextCursor of the previous page' })),
+  page: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 1_000_000, description: 'Page mode: page number (default 1)' })),
+  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, description: 'Items per page (default 20)' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_.-]+$', description: 'Cursor mode: the nextCursor of the previous page' })),
   order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Sort direction (default asc)' })),
 };
 

@@ -1,46 +1,95 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, forbidden } from '../lib/app-error.js';
+import { AppError, forbidden, InvalidTokenError } from '../lib/app-error.js';
 import type { Caller } from '../lib/caller.js';
+import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
+import type { Scope } from '../lib/scopes.js';
 import { resolveMe } from '../lib/user-path.js';
-import { InvalidTokenError, type TokensService } from '../modules/tokens/tokens.service.js';
+import { declareResponseHeaders } from './response-headers.js';
 
 /**
- * Authentication says who, authorization says what (SPEC §4). A route declares its policy once:
- * `onRequest: app.access('selfOrAdmin')`. It runs before the body is read, so a caller without the right
- * token learns nothing about validation rules or data.
+ * Authentication says who, authorization says what (SPEC §4, §14). A route declares its policy, and the scope
+ * an API key needs for it, once: `onRequest: app.access('selfOrAdmin', 'links:read')`. That one declaration is
+ * enforced here, before the body is read (a caller without the right credential learns nothing about
+ * validation rules or data), and becomes the operation's `security` in the OpenAPI document (onRoute below).
  *
- * - `optional`: anonymous is fine; a token that is sent must be valid.
- * - `user`: any valid token.
- * - `admin`: an admin's token.
+ * - `optional`: anonymous is fine; a credential that is sent must be valid.
+ * - `user`: any valid credential.
+ * - `admin`: an admin's credential.
  * - `selfOrAdmin`: the user named by the `:id` path parameter, or an admin. Another user gets 403 whether or
  *   not that id exists (no existence oracle). `:id` may be `me`, the caller (lib/user-path.ts).
+ *
+ * Credentials: `Authorization: Bearer <JWT>` or `Bearer fry_…` (an API key). A key acts as its user, with the
+ * user's current role and status, and only within its scopes: outside them 403 INSUFFICIENT_SCOPE with
+ * `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (RFC 6750 §3.1). A route that names no scope
+ * is for JWTs only (creating and revoking keys and tokens, changing a user): a key gets 403 FORBIDDEN there.
+ * The scope is checked before role and ownership, so a key learns nothing beyond its scopes.
  */
 export type AccessPolicy = 'optional' | 'user' | 'admin' | 'selfOrAdmin';
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null;
+    /** the request's credential, checked once (the rate limiter and the access hook both ask) */
+    authentication: Promise<Caller | null> | null;
   }
   interface FastifyInstance {
-    access(policy: AccessPolicy): onRequestAsyncHookHandler;
+    access(policy: AccessPolicy, scope?: Scope): onRequestAsyncHookHandler;
+    /** Who the request's bearer credential stands for (null: none sent); rejects with 401 for a bad one. */
+    authenticate(request: FastifyRequest): Promise<Caller | null>;
   }
 }
 
+export interface Authenticators {
+  /** a JWT (modules/tokens) */
+  token(token: string): Promise<Caller>;
+  /** an API key, `fry_…` (modules/api-keys) */
+  apiKey(key: string): Promise<Caller>;
+}
+
 const REALM = 'Bearer realm="ferry"';
+const API_KEY_PREFIX = 'fry_';
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 
 const unauthenticated = (message: string, tokenSent: boolean): AppError =>
   new AppError('UNAUTHENTICATED', message, [], {
     'WWW-Authenticate': tokenSent ? `${REALM}, error="invalid_token", error_description="${message}"` : REALM,
   });
 
-/** The OpenAPI `security` of a policy. */
-export function securityFor(policy: AccessPolicy): Array<Record<string, string[]>> {
-  return policy === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }];
+const insufficientScope = (scope: Scope): AppError =>
+  new AppError('INSUFFICIENT_SCOPE', `This API key lacks the scope ${scope}`, [], {
+    'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
+  });
+
+/** The bearer credential of an Authorization header, or undefined when there is none of that form. */
+export const bearerCredential = (header: string | undefined): string | undefined => (header === undefined ? undefined : BEARER.exec(header)?.[1]);
+export const isApiKeyCredential = (credential: string): boolean => credential.startsWith(API_KEY_PREFIX);
+
+/** The OpenAPI `security` of a policy: the JWT scheme, plus the API-key scheme with its scope where keys may act. */
+export function securityFor(policy: AccessPolicy, scope?: Scope): Array<Record<string, string[]>> {
+  const schemes: Array<Record<string, string[]>> = [{ bearerAuth: [] }];
+  if (scope) schemes.push({ apiKey: [scope] });
+  return policy === 'optional' ? [{}, ...schemes] : schemes;
 }
 
-async function authPlugin(app: FastifyInstance, opts: { tokens: Pick<TokensService, 'authenticate'> }): Promise<void> {
+const kAccess = Symbol('ferry.access');
+type AccessHook = onRequestAsyncHookHandler & { [kAccess]?: { policy: AccessPolicy; scope?: Scope } };
+
+/** The operation's security and the 403 a refused key gets, from the route's access hook. */
+function documentAccess(route: RouteOptions): void {
+  const hooks = [route.onRequest ?? []].flat() as AccessHook[];
+  const rule = hooks.find((h) => h[kAccess])?.[kAccess];
+  if (!rule || !route.schema) return;
+  const schema = route.schema as { security?: unknown; response?: Record<string, unknown> };
+  schema.security = securityFor(rule.policy, rule.scope);
+  if (!schema.response) return;
+  schema.response[403] ??= ref(ErrorEnvelopeSchema);
+  if (rule.scope) declareResponseHeaders(route, ['WWW-Authenticate'], (status) => status === '403');
+}
+
+async function authPlugin(app: FastifyInstance, opts: { authenticators: Authenticators }): Promise<void> {
   app.decorateRequest('caller', null);
+  app.decorateRequest('authentication', null);
 
   async function identify(request: FastifyRequest): Promise<Caller | null> {
     const header = request.headers.authorization;
@@ -48,20 +97,26 @@ async function authPlugin(app: FastifyInstance, opts: { tokens: Pick<TokensServi
     // RFC 6750 §3.1: credentials of another scheme (Basic, …) carry no bearer token, so the challenge has no
     // error code; error="invalid_token" is for a bearer token that was sent and refused.
     if (!/^Bearer(\s|$)/i.test(header)) throw unauthenticated('A bearer token is required', false);
-    const match = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header);
-    if (!match) throw unauthenticated('The Authorization header must be "Bearer <token>"', true);
+    const credential = bearerCredential(header);
+    if (!credential) throw unauthenticated('The Authorization header must be "Bearer <token>"', true);
     try {
-      return await opts.tokens.authenticate(match[1]!);
+      return await (isApiKeyCredential(credential) ? opts.authenticators.apiKey(credential) : opts.authenticators.token(credential));
     } catch (err) {
       if (err instanceof InvalidTokenError) throw unauthenticated(err.message, true);
       throw err;
     }
   }
 
-  app.decorate('access', (policy: AccessPolicy): onRequestAsyncHookHandler => {
-    return async function access(request: FastifyRequest, _reply: FastifyReply) {
-      const caller = await identify(request);
+  app.decorate('authenticate', (request: FastifyRequest) => (request.authentication ??= identify(request)));
+
+  app.decorate('access', (policy: AccessPolicy, scope?: Scope): onRequestAsyncHookHandler => {
+    const hook: AccessHook = async function access(request: FastifyRequest, _reply: FastifyReply) {
+      const caller = await app.authenticate(request);
       request.caller = caller;
+      if (caller?.apiKey) {
+        if (!scope) throw forbidden('An API key cannot do this; use a bearer token from POST /api/v1/tokens');
+        if (!caller.apiKey.scopes.includes(scope)) throw insufficientScope(scope);
+      }
       if (policy === 'optional') return;
       if (!caller) throw unauthenticated('A bearer token is required', false);
       if (policy === 'admin' && caller.role !== 'admin') throw forbidden('Only an admin may do this');
@@ -71,7 +126,11 @@ async function authPlugin(app: FastifyInstance, opts: { tokens: Pick<TokensServi
         if (id !== String(caller.userId)) throw forbidden('You may act only on your own account');
       }
     };
+    hook[kAccess] = { policy, ...(scope ? { scope } : {}) };
+    return hook;
   });
+
+  app.addHook('onRoute', documentAccess);
 }
 
 export default fp(authPlugin, { name: 'ferry-auth' });

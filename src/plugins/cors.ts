@@ -2,6 +2,7 @@ import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { METHODS } from './methods.js';
+import { declareResponseHeaders } from './response-headers.js';
 
 /** Response headers a browser client may read (CORS exposes only the safelisted ones otherwise). */
 export const EXPOSED_HEADERS = [
@@ -26,6 +27,8 @@ async function corsPlugin(app: FastifyInstance, opts: { corsOrigins: string[] })
         strictPreflight: false,
       }),
   } as never);
+  // Any answer of this context may carry Access-Control-Allow-Origin (for an allowed Origin).
+  app.addHook('onRoute', (route) => declareResponseHeaders(route, ['Access-Control-Allow-Origin']));
 }
 
 export default fp(corsPlugin, { name: 'ferry-cors' });

@@ -3,18 +3,65 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
+import { VERSIONS } from './versioning.js';
+import { documentForVersion } from './openapi-versions.js';
+import { declareResponseHeaders, referenceSharedHeaders } from './response-headers.js';
 import securityHeadersPlugin from './security-headers.js';
 
 /**
  * The published contract (SPEC §10): @fastify/swagger builds OpenAPI 3.1 from the same TypeBox schemas that
  * validate requests and serialise responses; schemas registered with an `$id` keep it as their component name.
- * `GET /v3/api-docs` serves it; `GET /docs` serves Swagger UI from the package's bundled assets (no CDN).
+ * `GET /v3/api-docs` serves the whole document; `/v3/api-docs/v1` and `/v2` one version each, which `GET /docs`
+ * (Swagger UI from the package's bundled assets, no CDN) offers in its version selector.
+ *
+ * What every operation shares is added here, once, rather than by each route: the statuses any route can
+ * answer, the headers every response carries (as `components.headers`), a description for each error status,
+ * and an explicit `security: [{}]` on public operations.
  */
 /** Statuses any route can answer, whatever it does: declared on every route so the document stays true. */
 const ALWAYS = [429, 500, 503];
 const WITH_BODY = [400, 413, 415];
-/** 429 (RFC 6585 §4) and 503 (RFC 9110 §10.2.3) always carry Retry-After. */
-const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying' } };
+
+/** What each error status means here; a route may give its own description instead. */
+const ERROR_DESCRIPTIONS: Record<string, string> = {
+  400: 'VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON',
+  401: 'UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate)',
+  403: 'FORBIDDEN: the caller may not do this (another user\'s data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists',
+  404: 'NOT_FOUND: no such resource (or it expired)',
+  406: 'NOT_ACCEPTABLE: Accept names an API version that is not served',
+  409: 'CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`) or IDEMPOTENCY_KEY_IN_USE (retry after Retry-After)',
+  410: 'Gone: the link expired (LINK_EXPIRED)',
+  412: 'PRECONDITION_FAILED: If-Match does not match the current ETag',
+  413: 'PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES',
+  415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch)',
+  422: 'A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE, or IDEMPOTENCY_KEY_REUSED (the key was used for another request)',
+  429: 'RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds',
+  500: 'INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it',
+  503: 'SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency is down; retry after Retry-After seconds',
+};
+const ENVELOPE_DESCRIPTION = (ErrorEnvelopeSchema as { description?: string }).description;
+
+interface Operation {
+  security?: Array<Record<string, string[]>>;
+  responses?: Record<string, { description?: string }>;
+}
+type Document = { paths?: Record<string, Record<string, Operation>>; components?: Record<string, unknown>; [k: string]: unknown };
+
+/** The finishing pass over the generated document (see the comment at the top). */
+export function finishDocument(doc: Document): Document {
+  referenceSharedHeaders(doc, ['X-Request-Id', 'Cache-Control']);
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      // `[{}]`, not `[]`: the same meaning (no credential needed), said explicitly rather than by omission.
+      if (op.security?.length === 0) op.security = [{}];
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        const meaning = ERROR_DESCRIPTIONS[status];
+        if (meaning && (!response.description || response.description === ENVELOPE_DESCRIPTION)) response.description = meaning;
+      }
+    }
+  }
+  return doc;
+}
 
 async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string }): Promise<void> {
   app.addHook('onRoute', (route) => {
@@ -25,10 +72,9 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     // Every API operation is also reachable unversioned (/api/...), where an unknown version is 406 or 400.
     if (route.url.startsWith('/api/')) statuses.push(400, 406);
     for (const status of statuses) schema.response[status] ??= ref(ErrorEnvelopeSchema);
-    for (const status of [429, 503]) {
-      const r = schema.response[status] as Record<string, unknown>;
-      schema.response[status] = { ...r, headers: { ...(r.headers as object | undefined), ...RETRY_AFTER } };
-    }
+    // 429 (RFC 6585 §4) and 503 (RFC 9110 §10.2.3) always carry Retry-After; 401 always a challenge (RFC 6750).
+    declareResponseHeaders(route, ['Retry-After'], (s) => s === '429' || s === '503');
+    declareResponseHeaders(route, ['WWW-Authenticate'], (s) => s === '401');
   });
 
   await app.register(swagger, {
@@ -38,19 +84,20 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
         title: 'Ferry API',
         version: '1.0.0',
         description:
-          'User accounts, orders and short links. Every error uses the ErrorEnvelope component; every response carries X-Request-Id.\n\n' +
-          'Versions: `/api/v1/...` and `/api/v2/...` are described here. v2 differs from v1 only in camelCase link fields and ' +
+          'User accounts, orders, short links and API keys. Every error uses the ErrorEnvelope component; every response carries X-Request-Id.\n\n' +
+          'Versions: `/api/v1/...` and `/api/v2/...` are described here. v2 differs from v1 only in camelCase link and API-key fields and ' +
           'cursor-only collections. Every operation is also reachable without the version segment (`/api/...`): the version is then ' +
           'chosen by `Accept: application/vnd.ferry.vN+json`, else by `?version=N`, else v1; the response Content-Type names it and ' +
           'carries `Vary: Accept`. An unknown version is 406 (Accept) or 400 (query).',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      servers: [{ url: opts.publicBaseUrl }],
+      servers: [{ url: opts.publicBaseUrl, description: 'This deployment (PUBLIC_BASE_URL; local by default)', 'x-internal': false } as { url: string }],
       tags: [
         { name: 'users', description: 'User accounts' },
         { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
         { name: 'orders', description: 'Orders with idempotent creation' },
         { name: 'links', description: 'Short links and their statistics' },
+        { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
         { name: 'redirect', description: 'Short-code redirects' },
         { name: 'operations', description: 'Health, readiness and metrics' },
       ],
@@ -62,6 +109,16 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
             bearerFormat: 'JWT',
             description: 'An HS256 JWT from POST /api/v1/tokens, verified as RFC8725 (RFC 8725) recommends: algorithm pinned to HS256, exp checked.',
           },
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'fry_ API key',
+            description:
+              'An API key from POST /api/v1/users/{id}/api-keys, sent as `Authorization: Bearer fry_…` (the same header as a JWT). ' +
+              'It acts as its user (never above the user\'s current role and status) and only within its scopes: each operation lists the one ' +
+              'scope it needs; outside it the answer is 403 INSUFFICIENT_SCOPE with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`. ' +
+              'Operations that do not list this scheme take a JWT only.',
+          },
         },
       },
     },
@@ -69,6 +126,7 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
+    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: Document }).openapiObject) as never,
   });
 
   // The document and Swagger UI in their own context, with the docs' security headers (CSP for the UI).
@@ -78,10 +136,22 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
       reply.header('cache-control', 'public, max-age=60');
       return app.swagger();
     });
+    for (const version of VERSIONS) {
+      docs.get(`/v3/api-docs/v${version}`, { schema: { hide: true } }, async (_request, reply) => {
+        reply.header('cache-control', 'public, max-age=60');
+        return documentForVersion(app.swagger() as never, version);
+      });
+    }
     await docs.register(swaggerUi, {
       routePrefix: '/docs',
-      // validatorUrl null: otherwise Swagger UI loads a badge from validator.swagger.io, sending it the spec's URL.
-      uiConfig: { url: '/v3/api-docs', deepLinking: true, validatorUrl: null },
+      // One document per version in the UI's selector, v1 (the default version) shown first; validatorUrl null: otherwise Swagger
+      // UI loads a badge from validator.swagger.io, sending it the spec's URL.
+      uiConfig: {
+        urls: VERSIONS.map((v) => ({ url: `/v3/api-docs/v${v}`, name: `v${v}` })),
+        'urls.primaryName': `v${VERSIONS[0]}`,
+        deepLinking: true,
+        validatorUrl: null,
+      } as never,
       staticCSP: false,
     });
   });

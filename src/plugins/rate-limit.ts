@@ -3,13 +3,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import { AppError } from '../lib/app-error.js';
+import { bearerCredential, isApiKeyCredential } from './auth.js';
+import { declareResponseHeaders } from './response-headers.js';
 import { rateLimitHeaders, type LimitState } from './rate-limit.headers.js';
 
 /**
  * Rate limits (SPEC §8) on @fastify/rate-limit's counters, with Ferry's own keys, headers and error.
  *
  * - `default`: every /api route, per caller: `user:<id>` when the request carries a bearer token with a valid
- *   signature, `ip:<client ip>` otherwise (request.ip honours TRUST_PROXY; IPv6 is grouped per /64).
+ *   signature, `key:<id>` for a real API key, `ip:<client ip>` otherwise (request.ip honours TRUST_PROXY; IPv6 is grouped per /64).
  * - `tokens-ip` and `tokens-username`: POST /api/v1/tokens (route config `rateLimitPreset: 'tokens'`), per client
  *   IP and per username (lower-cased) across IPs, so a password cannot be guessed from many addresses either.
  * - `redirect`: GET /{code}, per client IP, via registerRedirectRateLimit().
@@ -103,8 +105,12 @@ export function createLimiter(scope: FastifyInstance, policy: Policy): RateLimit
 
 const ipKey = (request: FastifyRequest): string => `ip:${normalizeIP(request.ip)}`;
 
-/** `user:<id>` for a bearer token with a valid signature and expiry, `ip:<address>` otherwise. */
-export function callerKey(verify: (token: string) => Promise<{ user_id: number }>): Policy['key'] {
+/**
+ * `user:<id>` for a bearer JWT with a valid signature and expiry, `key:<id>` for an API key that exists (each
+ * key has its own budget, SPEC §14; `apiKeyId` is the auth plugin's memoised check, which the access hook then
+ * reuses, so a key costs one lookup per request), `ip:<address>` otherwise.
+ */
+export function callerKey(verify: (token: string) => Promise<{ user_id: number }>, apiKeyId?: (request: FastifyRequest) => Promise<number | null>): Policy['key'] {
   const userOrIp = async (request: FastifyRequest, token: string): Promise<string> => {
     try {
       return `user:${(await verify(token)).user_id}`;
@@ -112,10 +118,14 @@ export function callerKey(verify: (token: string) => Promise<{ user_id: number }
       return ipKey(request); // not a token of ours: the auth hook answers 401; the request counts against the address
     }
   };
+  const keyOrIp = async (request: FastifyRequest): Promise<string> => {
+    const id = await apiKeyId!(request).catch(() => null);
+    return id === null ? ipKey(request) : `key:${id}`;
+  };
   return (request) => {
-    const header = request.headers.authorization;
-    const token = header === undefined ? undefined : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header)?.[1];
-    return token ? userOrIp(request, token) : ipKey(request);
+    const token = bearerCredential(request.headers.authorization);
+    if (!token) return ipKey(request);
+    return apiKeyId && isApiKeyCredential(token) ? keyOrIp(request) : userOrIp(request, token);
   };
 }
 
@@ -134,13 +144,15 @@ export interface ApiRateLimitOptions {
   tokenPerMinute: number;
   /** the JWT signature check (modules/tokens/jwt.ts `verify`) */
   verifyToken: (token: string) => Promise<{ user_id: number }>;
+  /** the API key a request carries, if it is a real one (plugins/auth.ts `authenticate`) */
+  apiKeyId?: (request: FastifyRequest) => Promise<number | null>;
   store: RateLimitStore;
 }
 
 /** For the /api context: the per-caller limit on every route and the `tokens` preset. */
 async function apiRateLimit(api: FastifyInstance, opts: ApiRateLimitOptions): Promise<void> {
   await ensureBase(api, opts.store);
-  const perCaller = createLimiter(api, { name: 'default', max: opts.perMinute, windowMs: WINDOW_MS, key: callerKey(opts.verifyToken) });
+  const perCaller = createLimiter(api, { name: 'default', max: opts.perMinute, windowMs: WINDOW_MS, key: callerKey(opts.verifyToken, opts.apiKeyId) });
   const tokensByIp = createLimiter(api, { name: 'tokens-ip', max: opts.tokenPerMinute, windowMs: WINDOW_MS, key: ipKey });
   // Needs the parsed body, so it runs at preValidation (before the password is checked).
   const tokensByUsername = createLimiter(api, { name: 'tokens-username', max: opts.tokenPerMinute, windowMs: WINDOW_MS, key: usernameKey });
@@ -234,23 +246,7 @@ export class LocalIpLimiter {
   };
 }
 
-const HEADER_DOCS = {
-  RateLimit: {
-    type: 'string',
-    description: 'Remaining quota per policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"default";r=599;t=42`',
-  },
-  'RateLimit-Policy': {
-    type: 'string',
-    description: 'Quota policies applied to this request, e.g. `"default";q=600;w=60`',
-  },
-};
-
 /** Declares the RateLimit fields on every 2xx–4xx response of a limited route in the OpenAPI document. */
 function documentRateLimitHeaders(route: RouteOptions): void {
-  const response = (route.schema as { response?: Record<string, Record<string, unknown>> } | undefined)?.response;
-  if (!response) return;
-  for (const [status, schema] of Object.entries(response)) {
-    if (!/^[234]/.test(status)) continue;
-    response[status] = { ...schema, headers: { ...(schema.headers as object | undefined), ...HEADER_DOCS } };
-  }
+  declareResponseHeaders(route, ['RateLimit', 'RateLimit-Policy'], (status) => /^[234]/.test(status));
 }

@@ -16,7 +16,7 @@ const base: Options = { allErrors: true, removeAdditional: false, useDefaults: t
 
 function createAjv(coerceTypes: Options['coerceTypes'], schemas: TSchema[]): Ajv {
   const ajv = new Ajv({ ...base, coerceTypes });
-  addFormats(ajv, ['email', 'date-time', 'uri', 'uuid']);
+  addFormats(ajv, ['email', 'date-time', 'uri', 'uri-reference', 'uuid', 'int32', 'int64', 'password']);
   for (const s of schemas) ajv.addSchema(s);
   return ajv;
 }

@@ -1,6 +1,6 @@
 import Type, { type TSchema } from 'typebox';
 import type { ClicksTable } from '../../db/types.js';
-import { isoTime } from '../../lib/common.schemas.js';
+import { Id, Instant, isoTime } from '../../lib/common.schemas.js';
 
 type Row = Pick<ClicksTable, 'clicked_at'> & Record<string, unknown>;
 
@@ -13,7 +13,9 @@ interface ExportedColumn {
   value(row: Row): string | number | boolean | null;
 }
 
-const nullableText = (maxLength: number, description: string) => Type.Union([Type.String({ maxLength }), Type.Null()], { description });
+// As a request header carried it: no control character but the tab a header may hold.
+const HEADER_TEXT = '^[^\\u0000-\\u0008\\u000A-\\u001F\\u007F]*$';
+const nullableText = (maxLength: number, description: string) => Type.Union([Type.String({ maxLength, pattern: HEADER_TEXT }), Type.Null()], { description });
 const asIs = (column: keyof ClicksTable) => (row: Row) => (row[column] ?? null) as string | number | boolean | null;
 
 /**
@@ -21,8 +23,8 @@ const asIs = (column: keyof ClicksTable) => (row: Row) => (row[column] ?? null) 
  * the JSON schema, the CSV header and the SELECT list all come from here.
  */
 export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
-  { column: 'id', schema: Type.Integer({ minimum: 1 }), value: asIs('id') },
-  { column: 'clicked_at', schema: Type.String({ format: 'date-time' }), value: (row) => isoTime(Number(row.clicked_at)) },
+  { column: 'id', schema: Id(), value: asIs('id') },
+  { column: 'clicked_at', schema: Instant(), value: (row) => isoTime(Number(row.clicked_at)) },
   { column: 'ip', schema: nullableText(45, 'The client address (TRUST_PROXY-aware)'), value: asIs('ip') },
   { column: 'user_agent', schema: nullableText(512, 'As sent, clipped to 512 characters'), value: asIs('user_agent') },
   { column: 'referrer', schema: nullableText(2048, 'As sent, clipped to 2048 characters'), value: asIs('referrer') },

@@ -23,9 +23,9 @@ export const clickRecordsRoutes: FastifyPluginAsyncTypebox<{ records: ClickRecor
   const header = CLICK_RECORD_COLUMNS.map((c) => (v2 ? toCamel(c.column) : c.column));
 
   app.get('/links/:code/clicks', {
-    onRequest: app.access('user'),
+    onRequest: app.access('user', 'stats:read'),
     schema: {
-      operationId: 'listLinkClicks', tags: ['links'], security: securityFor('user'),
+      operationId: 'listLinkClicks', tags: ['links'], security: securityFor('user', 'stats:read'),
       summary: "A link's click records, newest first (owner or admin): JSON by cursor, or the whole from/to range as CSV",
       description: 'With Accept: text/csv the answer streams every record of the range (header row, RFC 4180 quoting; fields starting with = + - @, tab or CR are prefixed with a quote).',
       params: LinkCodeParams,
@@ -35,7 +35,7 @@ export const clickRecordsRoutes: FastifyPluginAsyncTypebox<{ records: ClickRecor
           description: 'The records',
           content: {
             [JSON_TYPE]: { schema: Type.Ref(v2 ? 'ClickRecordListV2' : 'ClickRecordList') },
-            [CSV_TYPE]: { schema: Type.String({ description: `A header row (${header.join(',')}) and one row per click, newest first` }) },
+            [CSV_TYPE]: { schema: Type.String({ pattern: `^${header.join(',')}\r\n`, description: `A header row (${header.join(',')}) and one row per click, newest first; as long as the range (streamed)` }) },
           },
         },
         ...errorResponses(400, 401, 403, 404, 406, 429),

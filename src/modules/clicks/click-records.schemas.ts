@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { renameSchemaProperties, toCamel } from '../../lib/case-mapping.js';
+import { Instant } from '../../lib/common.schemas.js';
 import { paginationQuery } from '../../lib/pagination.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
 
@@ -17,10 +18,10 @@ export const ClickRecordListSchema = listOf('ClickRecord', 'ClickRecordList');
 export const ClickRecordListV2Schema = listOf('ClickRecordV2', 'ClickRecordListV2');
 
 export const ClickRecordQuery = Type.Object({
-  from: Type.Optional(Type.String({ format: 'date-time', description: 'Only clicks at or after this instant' })),
-  to: Type.Optional(Type.String({ format: 'date-time', description: 'Only clicks before this instant' })),
+  from: Type.Optional(Instant('Only clicks at or after this instant')),
+  to: Type.Optional(Instant('Only clicks before this instant')),
   limit: paginationQuery.limit,
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'JSON: the nextCursor of the previous page (the CSV export is the whole range)' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_.-]+$', description: 'JSON: the nextCursor of the previous page (the CSV export is the whole range)' })),
 });
 export type ClickRecordQueryT = Static<typeof ClickRecordQuery>;
 

@@ -11,7 +11,7 @@ import type { ClicksService } from './clicks.service.js';
 export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService; version: ApiVersion }> = async (app, opts) => {
   const edge = linkEdges[opts.version];
   app.get('/links/:code/stats', {
-    onRequest: app.access('optional'),
+    onRequest: app.access('optional', 'stats:read'),
     schema: {
       operationId: 'getLinkStats', tags: ['links'],
       summary: "A link's click statistics (owner or admin; anyone for an anonymous link)",
@@ -19,7 +19,7 @@ export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService; ve
       security: securityFor('optional'),
       params: LinkCodeParams,
       querystring: LinkStatsQuery,
-      response: { 200: edge.stats, ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...edge.stats, description: 'Lifetime totals, and the time series and top lists of the window' }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => edge.out(await opts.clicks.stats(request.params.code, request.query, request.caller)));
 };

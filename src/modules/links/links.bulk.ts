@@ -31,7 +31,7 @@ export const bulkResultSchema = (linkId: string, $id: string) => Type.Object(
       Type.Union([
         Type.Object({ status: Type.Literal(201), link: Type.Ref(linkId) }, { additionalProperties: false }),
         Type.Object(
-          { status: Type.Integer({ minimum: 400, maximum: 499, description: 'The status this item alone would have had' }), error: ErrorEnvelopeSchema.properties.error },
+          { status: Type.Integer({ format: 'int32', minimum: 400, maximum: 499, description: 'The status this item alone would have had' }), error: ErrorEnvelopeSchema.properties.error },
           { additionalProperties: false },
         ),
       ]),

@@ -13,10 +13,14 @@ import { linkEtag, type LinksService } from './links.service.js';
 import { linkEdges } from './links.v2.js';
 
 const QrQuery = Type.Object({
-  size: Type.Optional(Type.Integer({ minimum: QR_SIZE.min, maximum: QR_SIZE.max, default: QR_SIZE.default, description: `Width and height in pixels (${QR_SIZE.min}-${QR_SIZE.max})` })),
+  size: Type.Optional(Type.Integer({ format: 'int32', minimum: QR_SIZE.min, maximum: QR_SIZE.max, default: QR_SIZE.default, description: `Width and height in pixels (${QR_SIZE.min}-${QR_SIZE.max})` })),
   format: Type.Optional(Type.Union([Type.Literal('svg'), Type.Literal('png')], { description: 'svg or png; wins over Accept' })),
 });
 const QR_TYPES = Object.values(QR_FORMATS);
+/** Far above the largest image (a 40-L symbol at 1,024 px: about 150 kB of PNG rows, 400 kB of SVG path). */
+const QR_MAX_BYTES = 1_000_000;
+/** The link's ETag, as the responses describe it. */
+const ETAG = 'its version, "link-{id}-v{version}", for If-Match on PATCH';
 
 /**
  * SPEC §6 and §13, the JSON side. The redirect itself is in redirect.routes.ts (its own context). The version's
@@ -26,7 +30,6 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   const { links, bulk } = opts;
   const edge = linkEdges[opts.version];
   const tags = ['links'];
-  const withEtag = { headers: { ETag: { type: 'string', description: 'The link\'s version: "link-{id}-v{version}" (If-Match on PATCH)' } } };
   // The service names fields in v1's words; a v2 client sent camelCase (SPEC §2: as the client sent it).
   // Thrown on, the error reaches the app's one error handler. (Validation errors are not AppErrors here:
   // they already name what the client sent.)
@@ -37,14 +40,17 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   }
 
   app.post('/links', {
-    onRequest: app.access('optional'),
+    onRequest: app.access('optional', 'links:write'),
     // An Idempotency-Key is honoured (plugins/idempotency.ts) but not required: the link and the stored
     // response commit together.
     config: { idempotency: 'optional' },
     schema: {
       operationId: 'createLink', tags, summary: 'Shorten a URL (a token makes you its owner)', security: securityFor('optional'),
       body: edge.createBody,
-      response: { 201: { ...edge.link, ...withEtag }, ...errorResponses(400, 401, 409, 413, 415, 429) },
+      response: {
+        201: { ...edge.link, description: `The new link (ETag: ${ETAG})`, headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new link: /api/v1/links/{code}' } } },
+        ...errorResponses(400, 401, 409, 413, 415, 429),
+      },
     },
   }, async (request, reply) => {
     // Checked and hashed before the idempotent transaction opens (LinksService.prepare).
@@ -56,13 +62,13 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   });
 
   app.post('/links/bulk', {
-    onRequest: app.access('optional'),
+    onRequest: app.access('optional', 'links:write'),
     config: { idempotency: 'optional' },
     schema: {
       operationId: 'createLinks', tags, security: securityFor('optional'),
       summary: 'Shorten up to 100 URLs at once: one result per item, in order (an Idempotency-Key covers the batch)',
       body: edge.bulkBody,
-      response: { 200: edge.bulkResult, ...errorResponses(400, 401, 413, 415, 429) },
+      response: { 200: { ...edge.bulkResult, description: 'One result per item, in input order' }, ...errorResponses(400, 401, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const drafts = await bulk.prepareAll((request.body as { links: unknown[] }).links.map((item) => edge.parseCreate(item)));
@@ -79,7 +85,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     schema: {
       operationId: 'getLink', tags, summary: 'A short link (anyone)', security: [],
       params: LinkCodeParams,
-      response: { 200: { ...edge.link, ...withEtag }, ...errorResponses(400, 404, 429) },
+      response: { 200: { ...edge.link, description: `The link (ETag: ${ETAG})` }, ...errorResponses(400, 404, 429) },
     },
   }, async (request, reply) => {
     const row = await links.get(request.params.code);
@@ -87,14 +93,14 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   });
 
   app.patch('/links/:code', {
-    onRequest: app.access('user'),
+    onRequest: app.access('user', 'links:write'),
     schema: {
       operationId: 'updateLink', tags, security: securityFor('user'),
       summary: 'Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance',
       description: 'original_url, expires_at, max_visits, forward_query, tags and password may change; short_code may not. If-Match with a stale ETag: 412.',
       params: LinkCodeParams,
       body: edge.patchBody,
-      response: { 200: { ...edge.link, ...withEtag }, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429) },
+      response: { 200: { ...edge.link, description: `The changed link (ETag: ${ETAG})` }, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const row = await links.patch(request.params.code, edge.in<LinkPatch>(request.body), { caller: request.caller, ifMatch: request.headers['if-match'] });
@@ -102,7 +108,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   });
 
   app.delete('/links/:code', {
-    onRequest: app.access('user'),
+    onRequest: app.access('user', 'links:write'),
     schema: {
       operationId: 'deleteLink', tags, summary: 'Delete a link (owner or admin; an anonymous link: admin only). Its code is never issued again.',
       security: securityFor('user'),
@@ -124,8 +130,8 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
         200: {
           description: 'The QR code of short_url (error correction M, 4-module quiet zone)',
           content: {
-            [QR_FORMATS.svg]: { schema: Type.String({ description: 'An SVG document' }) },
-            [QR_FORMATS.png]: { schema: Type.String({ format: 'binary', description: 'A PNG image (1-bit grayscale)' }) },
+            [QR_FORMATS.svg]: { schema: Type.String({ maxLength: QR_MAX_BYTES, pattern: '^<svg ', description: 'An SVG document' }) },
+            [QR_FORMATS.png]: { schema: Type.String({ format: 'binary', maxLength: QR_MAX_BYTES, description: 'A PNG image (1-bit grayscale)' }) },
           },
         },
         ...errorResponses(400, 404, 406, 429),
@@ -141,13 +147,13 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   });
 
   app.get('/users/:id/links', {
-    onRequest: app.access('selfOrAdmin'),
+    onRequest: app.access('selfOrAdmin', 'links:read'),
     schema: {
       operationId: 'listUserLinks', tags, security: securityFor('selfOrAdmin'),
       summary: "A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort",
       params: UserLinksParams,
       querystring: edge.listQuery,
-      response: { 200: edge.linkList, ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...edge.linkList, description: "One page of the user's links" }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
     const query = request.query as LinkListQueryT;

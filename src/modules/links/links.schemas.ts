@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { Count, Id, Instant as instant, NO_CONTROL_CHARACTERS } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { UserPathParams } from '../../lib/user-path.js';
 import { MAX_URL_LENGTH } from './original-url.js';
@@ -6,22 +7,23 @@ import { CODE_PATTERN } from './short-code.js';
 
 /** v1 keeps the source document's snake_case names for links (SPEC §6, §9, §13). */
 const shortCode = (description = '1-8 of 0-9 a-z A-Z; case-sensitive') => Type.String({ pattern: CODE_PATTERN, minLength: 1, maxLength: 8, description });
-const Instant = Type.String({ format: 'date-time', description: 'ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z' });
+const Instant = instant();
 
 export const MAX_TAGS = 10;
 const TAG_PATTERN = '^[a-zA-Z0-9-]{1,32}$';
 const Tag = Type.String({ pattern: TAG_PATTERN, minLength: 1, maxLength: 32, description: '1-32 of a-z 0-9 -; stored lower case' });
 const TAGS_RULE = `At most ${MAX_TAGS} distinct tags, stored lower case in the order given (duplicates are merged)`;
 const Tags = Type.Array(Tag, { maxItems: MAX_TAGS, description: TAGS_RULE });
-const MaxVisits = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()], {
+const MaxVisits = Type.Union([Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()], {
   description: 'Human GET visits that are redirected; later visits answer 410 LINK_EXHAUSTED. Bots and HEAD do not count. null: no limit',
 });
 const ForwardQuery = Type.Boolean({ description: "Append the visit's query string to the target (utm_* parameters pass through)" });
-const Password = Type.Union([Type.String({ minLength: 8, maxLength: 128 }), Type.Null()], {
+const Password = Type.Union([Type.String({ format: 'password', minLength: 8, maxLength: 128 }), Type.Null()], {
   description: 'Write-only: visitors must give it (form or HTTP Basic) to be redirected. Stored as a salted scrypt hash. null: no password',
 });
 const OriginalUrl = Type.String({
   minLength: 1,
+  pattern: NO_CONTROL_CHARACTERS,
   maxLength: MAX_URL_LENGTH,
   description:
     'Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. ' +
@@ -31,18 +33,18 @@ const ExpiresAt = Type.Union([Instant, Type.Null()], { description: 'A future in
 
 export const LinkSchema = Type.Object(
   {
-    id: Type.Integer(),
-    short_code: Type.String(),
-    short_url: Type.String({ format: 'uri', description: 'Absolute public URL of the short link' }),
-    original_url: Type.String({ description: 'The target, exactly as the redirect sends it in Location' }),
-    user_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Owner; null for an anonymous link or when the owner was deleted' }),
+    id: Id(),
+    short_code: shortCode('The short code (case-sensitive)'),
+    short_url: Type.String({ format: 'uri', maxLength: 2100, description: 'Absolute public URL of the short link' }),
+    original_url: Type.String({ maxLength: MAX_URL_LENGTH, pattern: '^[hH][tT][tT][pP][sS]?://', description: 'The target, exactly as the redirect sends it in Location' }),
+    user_id: Type.Union([Id(), Type.Null()], { description: 'Owner; null for an anonymous link or when the owner was deleted' }),
     expires_at: Type.Union([Instant, Type.Null()], { description: 'null: never expires' }),
     created_at: Instant,
-    updated_at: Type.String({ format: 'date-time', description: 'The last change (= created_at until the first)' }),
-    click_count: Type.Integer({ minimum: 0, description: 'Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS)' }),
+    updated_at: instant('The last change (= created_at until the first)'),
+    click_count: Count('Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS)'),
     max_visits: MaxVisits,
     forward_query: ForwardQuery,
-    tags: Type.Array(Type.String(), { maxItems: MAX_TAGS }),
+    tags: Type.Array(Type.String({ pattern: '^[a-z0-9-]{1,32}$', maxLength: 32 }), { maxItems: MAX_TAGS, description: 'Lower case, in the order given' }),
     has_password: Type.Boolean({ description: 'Read-only: whether visitors need a password' }),
   },
   {
@@ -103,7 +105,7 @@ export type LinkPatch = Static<typeof LinkPatchSchema>;
 export const LinkCodeParams = Type.Object({ code: shortCode() }, { additionalProperties: false });
 
 export const LinkListSchema = Type.Object(
-  { data: Type.Array(Type.Ref('Link')), pagination: Type.Ref('Pagination') },
+  { data: Type.Array(Type.Ref('Link'), { maxItems: 100 }), pagination: Type.Ref('Pagination') },
   { $id: 'LinkList', additionalProperties: false },
 );
 
@@ -114,7 +116,7 @@ export const NULL_IS_LAST: readonly string[] = ['expires_at'];
 
 export const linkListFilters = {
   tag: Type.Optional(Type.String({ pattern: TAG_PATTERN, minLength: 1, maxLength: 32, description: 'Only links with this tag (any case)' })),
-  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only links whose original_url or short_code contains this text (ignoring ASCII case; % and _ match themselves)' })),
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS, description: 'Only links whose original_url or short_code contains this text (ignoring ASCII case; % and _ match themselves)' })),
 };
 
 export const LinkListQuery = Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...paginationQuery });

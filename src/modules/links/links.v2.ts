@@ -37,7 +37,7 @@ export interface LinkEdge {
 export const LinkV2Schema = renameSchemaProperties(LinkSchema, toCamel, 'LinkV2');
 export const LinkCreateV2Schema = renameSchemaProperties(LinkCreateSchema, toCamel, 'LinkCreateV2');
 export const LinkListV2Schema = Type.Object(
-  { data: Type.Array(Type.Ref('LinkV2')), pagination: Type.Ref('Pagination') },
+  { data: Type.Array(Type.Ref('LinkV2'), { maxItems: 100 }), pagination: Type.Ref('Pagination') },
   { $id: 'LinkListV2', additionalProperties: false },
 );
 export const LinkStatsV2Schema = renameSchemaProperties(LinkStatsSchema, toCamel, 'LinkStatsV2');

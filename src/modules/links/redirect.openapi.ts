@@ -6,7 +6,7 @@ const envelopeOrPage = (description: string, headers?: Record<string, unknown>) 
   ...(headers ? { headers } : {}),
   content: {
     'application/json': { schema: ref(ErrorEnvelopeSchema) },
-    'text/html': { schema: Type.String({ description: 'A small self-contained page for browsers (Accept prefers text/html)' }) },
+    'text/html': { schema: Type.String({ maxLength: 4096, pattern: '^<!doctype html>', description: 'A small self-contained page for browsers (Accept prefers text/html)' }) },
   },
 });
 

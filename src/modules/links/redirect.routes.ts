@@ -152,7 +152,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
       summary: 'Follow a short link (HEAD: the same headers, and no click is recorded)',
       description: 'A password-protected link takes the password as HTTP Basic credentials (any user name); browsers get a form that posts to POST /{code}.',
       security: [],
-      params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, description: 'The short code (case-sensitive)' }) }),
+      params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, maxLength: 8, description: 'The short code (case-sensitive)' }) }),
       response: redirectResponses(status, 'get'),
     },
   }, (request, reply) => visit(request, reply, basicPassword(request.headers.authorization), status));
@@ -171,8 +171,8 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
         summary: "Follow a password-protected link with its password (the HTML form's target): 303 to the target",
         security: [],
         consumes: ['application/x-www-form-urlencoded'],
-        params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, description: 'The short code (case-sensitive)' }) }),
-        body: Type.Object({ password: Type.Optional(Type.String({ maxLength: 1024, description: "The link's password" })) }, { additionalProperties: false }),
+        params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, maxLength: 8, description: 'The short code (case-sensitive)' }) }),
+        body: Type.Object({ password: Type.Optional(Type.String({ format: 'password', maxLength: 1024, description: "The link's password" })) }, { additionalProperties: false }),
         response: redirectResponses(303, 'post'),
       },
     }, (request, reply) => {

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
-import { securityFor } from '../../plugins/auth.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { OrderCreateSchema, OrderListQuery, OrderListSchema, OrderSchema, UserOrderParams, UserOrdersParams } from './orders.schemas.js';
 import { toOrder, type OrdersService } from './orders.service.js';
@@ -11,16 +10,15 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; ba
   const tags = ['orders'];
 
   app.post('/orders', {
-    onRequest: app.access('user'),
+    onRequest: app.access('user', 'orders:write'),
     // The Idempotency-Key header, its validation, replays, 409 and 422 come from plugins/idempotency.ts.
     config: { idempotency: 'required' },
     schema: {
       operationId: 'createOrder', tags, summary: 'Place an order for the caller (idempotent with Idempotency-Key)',
       description: 'Only an active account may order (otherwise 422 ACCOUNT_NOT_ACTIVE). The order and the stored response for the Idempotency-Key are written in one transaction.',
-      security: securityFor('user'),
       body: OrderCreateSchema,
       response: {
-        201: { ...ref(OrderSchema), description: 'The order, created (or, on a replay, the stored response of the first request)', headers: { Location: { type: 'string', description: 'The new order: /api/v1/users/{userId}/orders/{id}' } } },
+        201: { ...ref(OrderSchema), description: 'The order, created (or, on a replay, the stored response of the first request)', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new order: /api/v1/users/{userId}/orders/{id}' } } },
         ...errorResponses(400, 401, 403, 409, 413, 415, 422, 429),
       },
     },
@@ -31,12 +29,12 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; ba
     }));
 
   app.get('/users/:id/orders', {
-    onRequest: app.access('selfOrAdmin'),
+    onRequest: app.access('selfOrAdmin', 'orders:read'),
     schema: {
-      operationId: 'listUserOrders', tags, summary: "A user's orders (themself or an admin)", security: securityFor('selfOrAdmin'),
+      operationId: 'listUserOrders', tags, summary: "A user's orders (themself or an admin)",
       params: UserOrdersParams,
       querystring: OrderListQuery,
-      response: { 200: ref(OrderListSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...ref(OrderListSchema), description: "One page of the user's orders" }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
     const page = await orders.list(request.params.id, request.query, request.url, opts.version === 2);
@@ -45,11 +43,11 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; ba
   });
 
   app.get('/users/:id/orders/:order_id', {
-    onRequest: app.access('selfOrAdmin'),
+    onRequest: app.access('selfOrAdmin', 'orders:read'),
     schema: {
-      operationId: 'getUserOrder', tags, summary: "One of a user's orders (themself or an admin)", security: securityFor('selfOrAdmin'),
+      operationId: 'getUserOrder', tags, summary: "One of a user's orders (themself or an admin)",
       params: UserOrderParams,
-      response: { 200: ref(OrderSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...ref(OrderSchema), description: 'The order' }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => toOrder(await orders.get(request.params.id, request.params.order_id)));
 };

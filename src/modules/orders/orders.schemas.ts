@@ -1,18 +1,18 @@
 import Type, { type Static } from 'typebox';
-import { IdParam } from '../../lib/common.schemas.js';
+import { Id, IdParam, Instant } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { UserIdPathParam, UserPathParams } from '../../lib/user-path.js';
 
-const ItemId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The ordered item (an integer >= 1)' });
-const Quantity = Type.Integer({ minimum: 1, maximum: 1000, description: '1-1000' });
+const ItemId = Id('The ordered item (an integer >= 1)');
+const Quantity = Type.Integer({ format: 'int32', minimum: 1, maximum: 1000, description: '1-1000' });
 
 export const OrderSchema = Type.Object(
   {
-    id: Type.Integer(),
-    userId: Type.Integer({ description: 'The user who placed the order' }),
-    itemId: Type.Integer(),
-    quantity: Type.Integer(),
-    createdAt: Type.String({ format: 'date-time' }),
+    id: Id(),
+    userId: Id('The user who placed the order'),
+    itemId: ItemId,
+    quantity: Quantity,
+    createdAt: Instant(),
   },
   {
     $id: 'Order',
@@ -26,7 +26,7 @@ export const OrderCreateSchema = Type.Object(
   {
     itemId: ItemId,
     quantity: Quantity,
-    userId: Type.Optional(Type.Integer({ description: "Read-only: an order belongs to the caller. Echoing the caller's own id is accepted; another id is 403" })),
+    userId: Type.Optional(Type.Integer({ format: 'int64', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: "Read-only: an order belongs to the caller. Echoing the caller's own id is accepted; another id is 403" })),
     id: Type.Optional(Type.Unknown({ description: 'Read-only; ignored' })),
     createdAt: Type.Optional(Type.Unknown({ description: 'Read-only; ignored' })),
   },
@@ -35,14 +35,14 @@ export const OrderCreateSchema = Type.Object(
 export type OrderCreate = Static<typeof OrderCreateSchema>;
 
 export const OrderListSchema = Type.Object(
-  { data: Type.Array(Type.Ref('Order')), pagination: Type.Ref('Pagination') },
+  { data: Type.Array(Type.Ref('Order'), { maxItems: 100 }), pagination: Type.Ref('Pagination') },
   { $id: 'OrderList', additionalProperties: false },
 );
 
 export const ORDER_SORT_COLUMNS = { id: 'id', createdAt: 'created_at', itemId: 'item_id', quantity: 'quantity' } as const;
 
 export const OrderListQuery = Type.Object({
-  itemId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Only orders of this item' })),
+  itemId: Type.Optional(Id('Only orders of this item')),
   sort: sortQuery(Object.keys(ORDER_SORT_COLUMNS)),
   ...paginationQuery,
 });

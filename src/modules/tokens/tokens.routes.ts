@@ -1,7 +1,6 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
-import { securityFor } from '../../plugins/auth.js';
 import { TokenCreateBody, TokenParams, TokenSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
@@ -16,7 +15,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
     schema: {
       operationId: 'createToken', tags, summary: 'Exchange username and password for a bearer token', security: [],
       body: TokenCreateBody,
-      response: { 201: ref(TokenSchema), ...errorResponses(400, 401, 403, 413, 415, 429) },
+      response: { 201: { ...ref(TokenSchema), description: 'A new bearer token', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The token, by its jti: DELETE it to revoke it' } } }, ...errorResponses(400, 401, 403, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);
@@ -26,7 +25,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
   app.delete('/tokens/current', {
     onRequest: app.access('user'),
     schema: {
-      operationId: 'revokeCurrentToken', tags, summary: 'Revoke the token this request carries', security: securityFor('user'),
+      operationId: 'revokeCurrentToken', tags, summary: 'Revoke the token this request carries',
       response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(401, 404, 429) },
     },
   }, async (request, reply) => {
@@ -37,7 +36,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
   app.delete('/tokens/:jti', {
     onRequest: app.access('user'),
     schema: {
-      operationId: 'revokeToken', tags, summary: 'Revoke a token (its owner or an admin)', security: securityFor('user'),
+      operationId: 'revokeToken', tags, summary: 'Revoke a token (its owner or an admin)',
       params: TokenParams,
       response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404, 429) },
     },

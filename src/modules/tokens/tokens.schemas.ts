@@ -4,7 +4,7 @@ export const TokenCreateBody = Type.Object(
   {
     // No control characters: a NUL reached PostgreSQL in the lookup and failed there (500); no username has one.
     username: Type.String({ minLength: 1, maxLength: 254, pattern: '^[^\\u0000-\\u001F\\u007F]*$' }),
-    password: Type.String({ minLength: 1, maxLength: 128 }),
+    password: Type.String({ format: 'password', minLength: 1, maxLength: 128 }),
   },
   { additionalProperties: false },
 );
@@ -12,10 +12,10 @@ export type TokenCreate = Static<typeof TokenCreateBody>;
 
 export const TokenSchema = Type.Object(
   {
-    accessToken: Type.String({ description: 'An HS256 JWT; send it as `Authorization: Bearer <token>`' }),
+    accessToken: Type.String({ maxLength: 2048, pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$', description: 'An HS256 JWT; send it as `Authorization: Bearer <token>`' }),
     tokenType: Type.Literal('Bearer'),
-    expiresIn: Type.Integer({ description: 'Seconds until the token expires' }),
-    expiresAt: Type.String({ format: 'date-time' }),
+    expiresIn: Type.Integer({ format: 'int32', minimum: 60, maximum: 30 * 86_400, description: 'Seconds until the token expires (TOKEN_TTL_SECONDS)' }),
+    expiresAt: Type.String({ format: 'date-time', maxLength: 35 }),
   },
   {
     $id: 'Token',

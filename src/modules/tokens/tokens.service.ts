@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { AppError, forbidden, notFound } from '../../lib/app-error.js';
+import { AppError, forbidden, InvalidTokenError, notFound } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import type { UsersRepository } from '../users/users.repository.js';
@@ -15,8 +15,7 @@ export interface IssuedToken {
   expiresAt: string;
 }
 
-/** Why a presented token was refused; the auth plugin turns it into 401 + WWW-Authenticate. */
-export class InvalidTokenError extends Error {}
+export { InvalidTokenError };
 
 export type TokensService = ReturnType<typeof createTokensService>;
 
@@ -64,7 +63,7 @@ export function createTokensService(deps: {
       if (revoked) throw new InvalidTokenError('The token has been revoked');
       if (!user) throw new InvalidTokenError('The token belongs to no user');
       if (user.status === 'suspended') throw new InvalidTokenError('The account is suspended');
-      return { userId: user.id, role: user.role, status: user.status, jti: claims.jti, exp: claims.exp };
+      return { userId: user.id, role: user.role, status: user.status, jti: claims.jti, exp: claims.exp, apiKey: null };
     },
 
     /** Revokes a token of the caller's (or anyone's, for an admin). A token already revoked is 404. */

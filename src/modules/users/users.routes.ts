@@ -2,7 +2,6 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
-import { securityFor } from '../../plugins/auth.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { UserIdParams, UserListQuery, UserListSchema, UserPatchSchema, UserReplaceSchema, UserCreateSchema, UserSchema } from './users.schemas.js';
 import { toUser, userEtag, type UsersService } from './users.service.js';
@@ -17,9 +16,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     onRequest: app.access('optional'),
     schema: {
       operationId: 'createUser', tags, summary: 'Sign up (or, with an admin token, create any user)',
-      security: securityFor('optional'),
       body: UserCreateSchema,
-      response: { 201: ref(UserSchema), ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
+      response: { 201: { ...ref(UserSchema), description: 'The new user (pending unless an admin set the status)', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new user: /api/v1/users/{id}' } } }, ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const row = await users.create(request.body, request.caller);
@@ -27,11 +25,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
   });
 
   app.get('/users', {
-    onRequest: app.access('admin'),
+    onRequest: app.access('admin', 'users:read'),
     schema: {
-      operationId: 'listUsers', tags, summary: 'List users (admin)', security: securityFor('admin'),
+      operationId: 'listUsers', tags, summary: 'List users (admin)',
       querystring: UserListQuery,
-      response: { 200: ref(UserListSchema), ...errorResponses(400, 401, 403, 429) },
+      response: { 200: { ...ref(UserListSchema), description: 'One page of users' }, ...errorResponses(400, 401, 403, 429) },
     },
   }, async (request, reply) => {
     const page = await users.list(request.query, request.url, opts.version === 2);
@@ -40,10 +38,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
   });
 
   app.get('/users/me', {
-    onRequest: app.access('user'),
+    onRequest: app.access('user', 'users:read'),
     schema: {
-      operationId: 'getCurrentUser', tags, summary: "The caller's own record", security: securityFor('user'),
-      response: { 200: ref(UserSchema), ...errorResponses(401, 429) },
+      operationId: 'getCurrentUser', tags, summary: "The caller's own record",
+      response: { 200: { ...ref(UserSchema), description: 'The caller' }, ...errorResponses(401, 429) },
     },
   }, async (request, reply) => {
     const row = await users.get(request.caller!.userId);
@@ -51,11 +49,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
   });
 
   app.get('/users/:id', {
-    onRequest: app.access('selfOrAdmin'),
+    onRequest: app.access('selfOrAdmin', 'users:read'),
     schema: {
-      operationId: 'getUser', tags, summary: 'A user (themself or an admin)', security: securityFor('selfOrAdmin'),
+      operationId: 'getUser', tags, summary: 'A user (themself or an admin)',
       params: UserIdParams,
-      response: { 200: ref(UserSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: { ...ref(UserSchema), description: 'The user (ETag: its version)' }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
     const row = await users.get(request.params.id);
@@ -65,9 +63,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
   app.put('/users/:id', {
     onRequest: app.access('selfOrAdmin'),
     schema: {
-      operationId: 'replaceUser', tags, summary: 'Replace a user', security: securityFor('selfOrAdmin'),
+      operationId: 'replaceUser', tags, summary: 'Replace a user',
       params: UserIdParams, body: UserReplaceSchema,
-      response: { 200: ref(UserSchema), ...writeErrors },
+      response: { 200: { ...ref(UserSchema), description: 'The user as it now is' }, ...writeErrors },
     },
   }, async (request, reply) => {
     const row = await users.replace(request.params.id, request.body, { caller: request.caller!, ifMatch: request.headers['if-match'] });
@@ -77,9 +75,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
   app.patch('/users/:id', {
     onRequest: app.access('selfOrAdmin'),
     schema: {
-      operationId: 'updateUser', tags, summary: 'Change some fields of a user (JSON merge patch)', security: securityFor('selfOrAdmin'),
+      operationId: 'updateUser', tags, summary: 'Change some fields of a user (JSON merge patch)',
       params: UserIdParams, body: UserPatchSchema,
-      response: { 200: ref(UserSchema), ...writeErrors },
+      response: { 200: { ...ref(UserSchema), description: 'The user as it now is' }, ...writeErrors },
     },
   }, async (request, reply) => {
     const row = await users.patch(request.params.id, request.body, { caller: request.caller!, ifMatch: request.headers['if-match'] });
@@ -89,7 +87,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
   app.delete('/users/:id', {
     onRequest: app.access('selfOrAdmin'),
     schema: {
-      operationId: 'deleteUser', tags, summary: 'Delete a user, their orders and their tokens', security: securityFor('selfOrAdmin'),
+      operationId: 'deleteUser', tags, summary: 'Delete a user, their orders and their tokens',
       params: UserIdParams,
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412, 429) },
     },

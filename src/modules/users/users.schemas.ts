@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { IdParam } from '../../lib/common.schemas.js';
+import { Id, IdParam, Instant, NO_CONTROL_CHARACTERS } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 
 export const ROLES = ['user', 'admin'] as const;
@@ -9,12 +9,11 @@ const Role = Type.Union([Type.Literal('user'), Type.Literal('admin')], { descrip
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('suspended')], { description: 'A new user is pending; only an admin may change it' });
 const Username = Type.String({ pattern: '^[A-Za-z0-9._-]{3,32}$', minLength: 3, maxLength: 32, description: '3-32 of A-Z a-z 0-9 . _ -, unique ignoring case' });
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'Unique ignoring case' });
-const Password = Type.String({ minLength: 8, maxLength: 128, description: 'Write-only; stored as a salted scrypt hash' });
-// No control characters: PostgreSQL text cannot hold NUL (a 500 before this rule), and no name needs them.
-const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F]*$';
+const Password = Type.String({ format: 'password', minLength: 8, maxLength: 128, description: 'Write-only; stored as a salted scrypt hash' });
+// No control characters (NO_CONTROL_CHARACTERS): PostgreSQL text cannot hold NUL (a 500 before this rule), and no name needs them.
 const Name = Type.Union([Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS }), Type.Null()]);
-const Age = Type.Union([Type.Integer({ minimum: 0, maximum: 150 }), Type.Null()]);
-const Version = Type.Integer({ minimum: 1, description: 'Increases by one on every change' });
+const Age = Type.Union([Type.Integer({ format: 'int32', minimum: 0, maximum: 150 }), Type.Null()]);
+const Version = Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Increases by one on every change' });
 
 /** Read-only fields a client may echo back from a GET; accepted and ignored on writes (SPEC §1). */
 const echoed = {
@@ -25,16 +24,16 @@ const echoed = {
 
 export const UserSchema = Type.Object(
   {
-    id: Type.Integer(),
-    username: Type.String(),
-    email: Type.String(),
+    id: Id(),
+    username: Username,
+    email: Email,
     role: Role,
     status: Status,
-    name: Type.Union([Type.String(), Type.Null()]),
-    age: Type.Union([Type.Integer(), Type.Null()]),
-    version: Type.Integer(),
-    createdAt: Type.String({ format: 'date-time' }),
-    updatedAt: Type.String({ format: 'date-time' }),
+    name: Name,
+    age: Age,
+    version: Version,
+    createdAt: Instant(),
+    updatedAt: Instant(),
   },
   {
     $id: 'User',
@@ -89,7 +88,7 @@ export const UserPatchSchema = Type.Partial(UserReplaceSchema, {
 export type UserPatch = Static<typeof UserPatchSchema>;
 
 export const UserListSchema = Type.Object(
-  { data: Type.Array(Type.Ref('User')), pagination: Type.Ref('Pagination') },
+  { data: Type.Array(Type.Ref('User'), { maxItems: 100 }), pagination: Type.Ref('Pagination') },
   { $id: 'UserList', additionalProperties: false },
 );
 

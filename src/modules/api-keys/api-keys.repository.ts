@@ -1,0 +1,71 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { ApiKeyRow, Database, UserRow } from '../../db/types.js';
+import type { Paginator, ResolvedList } from '../../lib/pagination.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+type NewApiKey = Omit<ApiKeyRow, 'id' | 'last_used_at'>;
+
+/** A stored key with the current role and status of its user: what authenticating a request needs. */
+export type ApiKeyWithUser = Pick<ApiKeyRow, 'id' | 'user_id' | 'scopes' | 'expires_at' | 'last_used_at'> & Pick<UserRow, 'role' | 'status'>;
+
+export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;
+
+/** Plain rows in and out. */
+export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginator) {
+  return {
+    /**
+     * Inserts the key unless its user already has `max` keys; undefined when the user does not exist. The
+     * no-op UPDATE of the user row takes that row's lock first (PostgreSQL; SQLite has one writer anyway), so
+     * two creations racing for the last free place are counted one after the other.
+     */
+    async insertWithin(row: NewApiKey, max: number): Promise<ApiKeyRow | 'user-missing' | 'full'> {
+      return db.transaction().execute(async (tx) => {
+        const locked = await tx.updateTable('users').set((eb) => ({ id: eb.ref('id') })).where('id', '=', row.user_id).executeTakeFirst();
+        if (Number(locked.numUpdatedRows) === 0) return 'user-missing';
+        const { n } = await tx.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', row.user_id).executeTakeFirstOrThrow();
+        if (Number(n) >= max) return 'full';
+        return tx.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+      });
+    },
+
+    /** One indexed read per request made with a key: the key and its user's current role and status. */
+    async findByHash(keyHash: string, tx: Db = db): Promise<ApiKeyWithUser | undefined> {
+      return tx
+        .selectFrom('api_keys')
+        .innerJoin('users', 'users.id', 'api_keys.user_id')
+        .select(['api_keys.id', 'api_keys.user_id', 'api_keys.scopes', 'api_keys.expires_at', 'api_keys.last_used_at', 'users.role', 'users.status'])
+        .where('api_keys.key_hash', '=', keyHash)
+        .executeTakeFirst();
+    },
+
+    async findForUser(userId: number, keyId: number, tx: Db = db): Promise<ApiKeyRow | undefined> {
+      return tx.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('user_id', '=', userId).executeTakeFirst();
+    },
+
+    async listForUser(userId: number, list: ResolvedList, tx: Db = db): Promise<{ rows: ApiKeyRow[]; total: number | null }> {
+      const base = tx.selectFrom('api_keys').where('user_id', '=', userId);
+      const rows = await paginator.apply(base.selectAll('api_keys'), list, 'api_keys').execute();
+      const total = list.mode === 'page'
+        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+        : null;
+      return { rows, total };
+    },
+
+    async deleteForUser(userId: number, keyId: number, tx: Db = db): Promise<boolean> {
+      const res = await tx.deleteFrom('api_keys').where('id', '=', keyId).where('user_id', '=', userId).executeTakeFirst();
+      return Number(res.numDeletedRows) > 0;
+    },
+
+    /** Moves last_used_at forward (never back: another instance may have written a later use). */
+    async recordUses(uses: ReadonlyMap<number, number>, tx: Db = db): Promise<void> {
+      for (const [id, at] of uses) {
+        await tx
+          .updateTable('api_keys')
+          .set({ last_used_at: at })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+          .execute();
+      }
+    },
+  };
+}

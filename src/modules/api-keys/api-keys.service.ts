@@ -1,0 +1,107 @@
+import type { ApiKeyRow } from '../../db/types.js';
+import { AppError, InvalidTokenError, notFound, validationError } from '../../lib/app-error.js';
+import type { Caller } from '../../lib/caller.js';
+import type { Clock } from '../../lib/clock.js';
+import { isoTime } from '../../lib/common.schemas.js';
+import type { PageResult, Paginator } from '../../lib/pagination.js';
+import type { Scope } from '../../lib/scopes.js';
+import type { UsersRepository } from '../users/users.repository.js';
+import { generateApiKey, type ApiKeyHasher } from './api-key-secret.js';
+import type { ApiKeysRepository } from './api-keys.repository.js';
+import { API_KEY_SORT_COLUMNS, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyListQueryT } from './api-keys.schemas.js';
+import type { LastUsedTracker } from './last-used.js';
+
+/** Keys one user may hold at once: enough for every script and machine, and a bound on what one account stores. */
+export const MAX_KEYS_PER_USER = 100;
+/** The last instant timestamps may name (SPEC §12). */
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes.split(' ') as Scope[],
+    created_at: isoTime(row.created_at),
+    expires_at: row.expires_at === null ? null : isoTime(row.expires_at),
+    last_used_at: row.last_used_at === null ? null : isoTime(row.last_used_at),
+  };
+}
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>;
+
+export function createApiKeysService(deps: {
+  keys: ApiKeysRepository;
+  users: Pick<UsersRepository, 'findById'>;
+  hash: ApiKeyHasher;
+  lastUsed: LastUsedTracker;
+  clock: Clock;
+  paginator: Paginator;
+}) {
+  const { keys, users, hash, lastUsed, clock, paginator } = deps;
+
+  function expiryOf(input: ApiKeyCreate): number | null {
+    if (input.expires_at === undefined || input.expires_at === null) return null;
+    const at = Date.parse(input.expires_at);
+    if (!(at > clock.now())) throw validationError([{ field: 'expires_at', message: 'must be in the future' }], 'Request body is invalid');
+    if (at > LATEST) throw validationError([{ field: 'expires_at', message: 'must be before the year 10000' }], 'Request body is invalid');
+    return at;
+  }
+
+  return {
+    /** A new key for the user; the key itself is in the answer and nowhere else. */
+    async create(userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> {
+      const expiresAt = expiryOf(input);
+      const { key, prefix } = generateApiKey();
+      const scopes = [...new Set(input.scopes)].sort();
+      const row = await keys.insertWithin(
+        { user_id: userId, name: input.name, prefix, key_hash: hash(key)!, scopes: scopes.join(' '), created_at: clock.now(), expires_at: expiresAt },
+        MAX_KEYS_PER_USER,
+      );
+      if (row === 'user-missing') throw notFound('User');
+      if (row === 'full') throw new AppError('CONFLICT', `A user may hold at most ${MAX_KEYS_PER_USER} API keys; revoke one first`);
+      return { ...toApiKey(row), key };
+    },
+
+    async list(userId: number, query: ApiKeyListQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<ApiKey>> {
+      const list = paginator.resolve(query, API_KEY_SORT_COLUMNS, {}, cursorOnly);
+      if (!(await users.findById(userId))) throw notFound('User');
+      await lastUsed.flush(); // what this instance noted is shown at once
+      const { rows, total } = await keys.listForUser(userId, list);
+      const sortValue = (r: ApiKeyRow): string | number => r[list.sortColumn as 'created_at' | 'name'];
+      return paginator.page(rows, list, total, requestUrl, toApiKey, sortValue);
+    },
+
+    async get(userId: number, keyId: number): Promise<ApiKey> {
+      await lastUsed.flush();
+      const row = await keys.findForUser(userId, keyId);
+      if (!row) throw notFound('API key');
+      return toApiKey(row);
+    },
+
+    /** Deletes the key: the next request made with it, on any instance, finds no row (401). */
+    async revoke(userId: number, keyId: number): Promise<void> {
+      if (!(await keys.deleteForUser(userId, keyId))) throw notFound('API key');
+    },
+
+    /**
+     * The caller a key stands for: its user, with the user's current role and status (never more), limited
+     * to the key's scopes. Unknown, revoked or expired keys and keys of suspended users are refused.
+     */
+    async authenticate(key: string): Promise<Caller> {
+      const keyHash = hash(key);
+      const row = keyHash === null ? undefined : await keys.findByHash(keyHash);
+      if (!row) throw new InvalidTokenError('The API key is invalid or has been revoked');
+      const now = clock.now();
+      if (row.expires_at !== null && row.expires_at <= now) throw new InvalidTokenError('The API key has expired');
+      if (row.status === 'suspended') throw new InvalidTokenError('The account is suspended');
+      lastUsed.note(row.id, now, row.last_used_at);
+      return {
+        userId: row.user_id, role: row.role, status: row.status, jti: '', exp: row.expires_at === null ? Infinity : Math.floor(row.expires_at / 1000),
+        apiKey: { id: row.id, scopes: row.scopes.split(' ') as Scope[] },
+      };
+    },
+
+    flushLastUsed: (): Promise<void> => lastUsed.flush(),
+  };
+}
