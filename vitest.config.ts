@@ -4,8 +4,9 @@ export default defineConfig({
   test: {
     // web/test: the dashboard's own logic (router, URL state, errors, session), type-checked with web/.
     include: ['test/**/*.test.ts', 'web/test/**/*.test.ts'],
-    // The JSON report lets .ci/run print one plain "N passed, N failed" line.
-    reporters: ['default', 'json'],
+    // The JSON report lets .ci/run print one plain "N passed, N failed" line; the skip reporter prints one line
+    // per test file that skipped anything, naming why (test/helpers/skip.ts).
+    reporters: ['default', 'json', './test/helpers/skip-reporter.ts'],
     outputFile: { json: 'test-results/vitest.json' },
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/no-network.ts'],

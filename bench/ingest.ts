@@ -16,7 +16,8 @@
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createStorage } from '../src/db/database.js';
-import { createMemoryClickQueue, type ClickEvent } from '../src/infra/click-queue.js';
+import type { ClickEvent } from '../src/modules/clicks/click-event.js';
+import { createMemoryClickQueue } from '../src/modules/clicks/click-queue.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createClicksRepository } from '../src/modules/clicks/clicks.repository.js';
 import { peakRssBytes } from './lib/proc.js';

@@ -3,9 +3,10 @@ import type { Server } from 'node:http';
 import Fastify, { LogController, type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
-import type { Storage } from './db/database.js';
+import { isEmbedded, type Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
 import { serverWithFastPath, type RawHandler } from './infra/http-server.js';
+import { createClientErrorHandler } from './infra/client-errors.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
 import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -17,32 +18,28 @@ import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
 import { apiKeySchemas } from './modules/api-keys/api-keys.schemas.js';
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { createLastUsedTracker } from './modules/api-keys/last-used.js';
-import { createIdempotencyRepository } from './modules/idempotency/idempotency.repository.js';
-import { createIdempotencyService } from './modules/idempotency/idempotency.service.js';
+import { createIdempotencyRepository, createIdempotencyService } from './modules/idempotency/index.js';
 import { createOrdersRepository } from './modules/orders/orders.repository.js';
 import { ordersRoutes } from './modules/orders/orders.routes.js';
 import { orderSchemas } from './modules/orders/orders.schemas.js';
 import { createOrdersService } from './modules/orders/orders.service.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { healthSchemas } from './modules/health/health.schemas.js';
-import { databaseCheck, redisReadiness, type ReadinessCheck } from './modules/health/readiness.js';
-import type { ClickQueue } from './infra/click-queue.js';
-import { createLinksModule, linksModuleSchemas } from './modules/links/links.module.js';
+import { databaseCheck, type ReadinessCheck } from './modules/health/readiness.js';
+import {
+  clicksModuleSchemas, createClickPipeline, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt, type ClickQueue,
+} from './modules/clicks/index.js';
+import { createLinksModule, linksModuleSchemas } from './modules/links/index.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { defaultWebDir, findWebAssets } from './modules/dashboard/web-assets.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
-import { createSqlDenyList, createTokensRepository } from './modules/tokens/tokens.repository.js';
+import { createTokensRepository } from './modules/tokens/tokens.repository.js';
 import { tokensRoutes } from './modules/tokens/tokens.routes.js';
 import { tokenSchemas } from './modules/tokens/tokens.schemas.js';
 import { createTokensService } from './modules/tokens/tokens.service.js';
-import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
-import { logRedisConnection, whenRedisReady, type Redis } from './infra/redis.js';
-import { createRedisClickQueue } from './infra/redis-click-queue.js';
+import type { Redis } from './infra/redis.js';
 import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
-import { createRedisAttemptLimiter } from './infra/attempt-limiter.js';
-import { createClicksRepository } from './modules/clicks/clicks.repository.js';
-import { createReplaySafeClickWriter } from './modules/clicks/replay-safe-click-writer.js';
 import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from './db/click-partitions.js';
 import { createPasswordHasher } from './modules/users/password.js';
 import { createUsersRepository } from './modules/users/users.repository.js';
@@ -63,7 +60,9 @@ import requestMetricsPlugin from './plugins/request-metrics.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
 import { installValidators } from './plugins/validation.js';
+import { createSharedState } from './shared-state.js';
 import versioningPlugin, { rewriteVersionedUrl, VERSIONS } from './plugins/versioning.js';
+import { badTargetError, rejectBadTarget } from './plugins/request-target.js';
 
 export interface AppDeps {
   storage: Storage;
@@ -91,7 +90,6 @@ export interface AppDeps {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const { storage } = deps;
-  const redisPrefix = deps.redisPrefix ?? config.redisKeyPrefix;
 
   // The redirect's fast path (modules/links/redirect-fast-path.ts), set once its route and limiter exist.
   let redirectFastPath: RawHandler | null = null;
@@ -118,21 +116,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // than answered by Fastify's own 503, whose body is not the error envelope; server.ts bounds the drain.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 256 },
+    // Avvio's 10 s default per plugin is a start-up race on a loaded 2-core machine (three apps migrating at once
+    // timed out in 'ferry-openapi'); a plugin that truly hangs still fails, after a minute.
+    pluginTimeout: 60_000,
     rewriteUrl: rewriteVersionedUrl,
+    clientErrorHandler: createClientErrorHandler(clock.now),
     // Errors raised before routing (a malformed URL) still leave as the envelope, with their request id.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
-      sendAppError(reply, toAppError(error), clock.now());
+      sendAppError(reply, badTargetError(request.raw) ?? toAppError(error), clock.now());
     },
   };
   const app = Fastify(options);
 
   await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
-  if (deps.redis) {
-    logRedisConnection(deps.redis, app.log, 'main');
-    // Bounded: a Redis that is down at start-up degrades its features instead of stopping the service.
-    if (!(await whenRedisReady(deps.redis))) app.log.warn('redis is not reachable at start-up; its features degrade until it is');
-  }
+  // Redis or not, decided once: what instances share (shared-state.ts).
+  const shared = await createSharedState({
+    config, storage, redis: deps.redis ?? null, clock, log: app.log,
+    ...(deps.redisPrefix ? { redisPrefix: deps.redisPrefix } : {}), ...(deps.rateLimitStore ? { rateLimitStore: deps.rateLimitStore } : {}),
+  });
 
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
   // Cursors are signed with a key derived from (not equal to) the token key.
@@ -148,7 +150,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     users: usersRepo,
     tokens: createTokensRepository(storage.db),
     passwords,
-    denyList: deps.redis ? createRedisDenyList(deps.redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(storage.db),
+    denyList: shared.denyList,
     jwt,
     clock,
     ttlSeconds: config.tokenTtlSeconds,
@@ -175,49 +177,39 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
   }
 
-  // Scale-out (docs/deployment.md): with Redis on PostgreSQL, clicks travel through a Redis stream. (On the
-  // embedded engine the database is one machine's file anyway: clicks stay in-process there.)
-  const clickQueue = deps.clickQueue ?? (deps.redis && storage.pool
-    ? await createRedisClickQueue({
-      redis: deps.redis,
-      prefix: redisPrefix,
-      writer: createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer: createClicksRepository(storage).writer }),
-      flushMs: config.clickFlushMs,
-      batchSize: config.clickBatchSize,
-      limit: config.clickQueueLimit,
-      claimIdleMs: config.clickClaimIdleMs,
-      inProcessConsumer: config.clickWorkerInProcess,
-      log: app.log.child({ component: 'click-stream' }),
-      clock,
-    })
-    : undefined);
-  const passwordAttempts = deps.redis
-    ? createRedisAttemptLimiter({ redis: deps.redis, prefix: `${redisPrefix}link-password:`, max: config.linkPasswordAttemptsPerMinute, windowMs: 60_000, clock, log: app.log })
-    : undefined;
-  // The embedded database is one process's file: no other instance changes links behind the cache's back.
-  const linksModule = createLinksModule({
-    config, storage, users: usersRepo, paginator, clock, log: app.log, passwords, ...(clickQueue ? { clickQueue } : {}),
-    ...(passwordAttempts ? { passwordAttempts } : {}),
-    soleWriter: storage.sqlite !== null,
+  // How clicks travel (in-process, or the Redis stream on PostgreSQL) is the clicks module's choice.
+  const clickPipeline = await createClickPipeline({
+    config, storage, redis: shared.redis, redisPrefix: shared.redisPrefix, log: app.log, clock, ...(deps.clickQueue ? { queue: deps.clickQueue } : {}),
   });
+  // The embedded database is one process's file: no other instance changes links behind the cache's back.
+  // What a click learns besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash.
+  const describeVisit = createVisitContext({
+    countryHeader: config.countryHeader,
+    geoip: await openGeoipDatabase(config.geoipDatabase),
+    anonymize: config.ipAnonymize,
+    salt: visitorSalt(jwtSecret),
+  });
+  const linksModule = createLinksModule({
+    config, storage, users: usersRepo, paginator, clock, passwords, clickQueue: clickPipeline.queue, describeVisit,
+    passwordAttempts: shared.passwordAttempts,
+    soleWriter: isEmbedded(storage),
+  });
+  const clicksModule = createClicksModule({ storage, links: linksModule.links, users: usersRepo, paginator, clock });
   // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY.
   const cacheBus = config.databaseUrl ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log }) : null;
 
   // Read by metrics (depth, dropped) and by tests (flush).
-  app.decorate('clickQueue', linksModule.clickQueue);
-  metrics.setClickQueueProvider(() => ({
-    depth: linksModule.clickQueue.depth(),
-    dropped: linksModule.clickQueue.dropped(),
-    lastFlushAt: linksModule.clickQueue.lastFlushAt(),
-  }));
+  app.decorate('clickQueue', clickPipeline.queue);
+  metrics.setClickQueueProvider(() => clickPipeline.stats());
 
-  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas, ...linksModuleSchemas, ...apiKeySchemas];
+  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas, ...linksModuleSchemas, ...clicksModuleSchemas, ...apiKeySchemas];
   for (const s of schemas) app.addSchema(s);
   installValidators(app, schemas);
 
   // Root: what every response needs, and cheap enough for the redirect's hot path.
   await app.register(errorsPlugin, { clock });
   await app.register(requestIdPlugin);
+  app.addHook('onRequest', rejectBadTarget);
   await app.register(requestMetricsPlugin, { metrics });
   await app.register(overloadPlugin, {
     maxEventLoopDelayMs: config.overloadMaxEventLoopDelayMs,
@@ -232,7 +224,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl });
   await app.register(authPlugin, { authenticators: { token: (t) => tokens.authenticate(t), apiKey: (k) => apiKeys.authenticate(k) } });
   // Before any route: routes that opt in with config.idempotency are wired as they are added.
-  await app.register(idempotencyPlugin, { idempotency, db: storage.db });
+  await app.register(idempotencyPlugin, { idempotency });
 
   // The JSON API: an encapsulated context with the protections and HTTP semantics of SPEC §1. The redirect
   // and the operational endpoints live in sibling contexts and do not pay for these hooks.
@@ -247,7 +239,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       tokenPerMinute: config.tokenRateLimitPerMinute,
       verifyToken: jwt.verify,
       apiKeyId: async (request) => (await app.authenticate(request))?.apiKey?.id ?? null,
-      store: deps.rateLimitStore ?? { redis: deps.redis ?? null, keyPrefix: redisPrefix },
+      store: shared.rateLimitStore,
     });
     await api.register(contentTypePlugin);
     await api.register(conditionalPlugin);
@@ -258,14 +250,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         await v.register(tokensRoutes, { tokens, basePath });
         await v.register(ordersRoutes, { orders, basePath, version });
         await v.register(linksModule.apiRoutes, { basePath, version });
+        await v.register(clicksModule.apiRoutes, { version });
         await v.register(apiKeysRoutes, { apiKeys, basePath, version });
       }, { prefix: `/v${version}` });
     }
   }, { prefix: '/api' });
 
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
-  const redisCheck: Record<string, ReadinessCheck> = deps.redis ? { redis: redisReadiness(deps.redis) } : {};
-  await app.register(healthRoutes, { checks: { database: databaseCheck(storage), ...redisCheck, ...deps.readinessChecks }, metrics });
+  await app.register(healthRoutes, { checks: { database: databaseCheck(storage), ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: clickPipeline.stream });
 
   // The dashboard (SPEC §16): GET /, /app and its assets, with their own CSP; not the API, not in the document.
   const webDir = config.webDir ?? defaultWebDir();
@@ -275,7 +267,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   // GET /{code}: a sibling of the API context with only what it needs (its own per-IP limit), none of the
   // API's hooks. See modules/links/redirect.routes.ts for the route and redirect-fast-path.ts for cache hits.
-  const redirectStore = deps.rateLimitStore ?? { redis: deps.redis ?? null, keyPrefix: redisPrefix };
+  const redirectStore = shared.rateLimitStore;
   // In-process counters (no Redis): one limiter shared by the route's hook and the fast path.
   const redirectLimiter = redirectStore.redis ? null : new LocalIpLimiter('redirect', config.redirectRateLimitPerMinute);
   await app.register(linksModule.redirectRoutes, {
@@ -306,7 +298,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onClose', async () => {
     await scheduler.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost.
-    await linksModule.close();
+    await clickPipeline.close();
     await cacheBus?.close();
     await apiKeys.flushLastUsed().catch((err: unknown) => app.log.error({ err }, 'could not record the last use of API keys'));
   });

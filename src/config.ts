@@ -29,6 +29,8 @@ export interface Config {
   /** a key whose request died (its instance was killed) can be taken over after this long */
   idempotencyLockTimeoutMs: number;
   clickFlushMs: number;
+  /** CLICK_JOURNAL: on the embedded engine, an answered redirect's click is first appended to a journal in DATA_DIR */
+  clickJournal: boolean;
   clickBatchSize: number;
   clickQueueLimit: number;
   /** LINK_CACHE_SIZE: codes the redirect keeps in memory (0: none, every visit reads the database) */
@@ -59,6 +61,12 @@ export interface Config {
   requestTimeoutMs: number;
   /** WEB_DIR: the built dashboard (index.html + assets/); null: this package's dist/web */
   webDir: string | null;
+  /** COUNTRY_HEADER: the request header a trusted proxy puts the visitor's country in (e.g. CF-IPCountry), lower case; null: none */
+  countryHeader: string | null;
+  /** GEOIP_DATABASE: path of an offline MaxMind country/city database (.mmdb); null: none */
+  geoipDatabase: string | null;
+  /** IP_ANONYMIZE: click records keep IPv4 /24 and IPv6 /48; unique visitors from a salted daily hash */
+  ipAnonymize: boolean;
 }
 
 export class ConfigError extends Error {
@@ -187,6 +195,7 @@ const specs = {
   IDEMPOTENCY_TTL_SECONDS: { default: 86400, parse: int(1, 60 * 60 * 24 * 30) },
   IDEMPOTENCY_LOCK_TIMEOUT_MS: { default: 60_000, parse: int(1_000, 3_600_000) },
   CLICK_FLUSH_MS: { default: 1000, parse: int(10, 60_000) },
+  CLICK_JOURNAL: { default: true, parse: bool },
   CLICK_BATCH_SIZE: { default: 1000, parse: int(1, 100_000) },
   CLICK_QUEUE_LIMIT: { default: 100_000, parse: int(100, 10_000_000) },
   LINK_CACHE_SIZE: { default: 100_000, parse: int(0, 10_000_000) },
@@ -202,7 +211,7 @@ const specs = {
   },
   DB_POOL_MAX: { default: 10, parse: int(1, 1000) },
   PASSWORD_HASH_COST: { default: 15, parse: int(10, 20) },
-  // Scale-out (docs/deployment.md). CLICK_WORKER_IN_PROCESS has no fixed default: see loadConfig.
+  // Scale-out (docs/deployment.md).
   REDIS_KEY_PREFIX: {
     default: 'ferry:',
     parse: (raw: string) => {
@@ -210,7 +219,7 @@ const specs = {
       return raw;
     },
   },
-  CLICK_WORKER_IN_PROCESS: optional(bool),
+  CLICK_WORKER_IN_PROCESS: { default: true, parse: bool },
   CLICK_CLAIM_IDLE_MS: { default: 30_000, parse: int(500, 3_600_000) },
   CLICK_RETENTION_MONTHS: { default: 0, parse: int(0, 1200) },
   API_V1_DEPRECATED_AT: optional(instant),
@@ -229,10 +238,38 @@ const specs = {
   HEADERS_TIMEOUT_MS: { default: 10_000, parse: int(500, 600_000) },
   REQUEST_TIMEOUT_MS: { default: 30_000, parse: int(500, 3_600_000) },
   WEB_DIR: optional(nonEmpty),
+  COUNTRY_HEADER: optional((raw) => {
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(raw.trim())) throw new Error('must be an HTTP header name such as CF-IPCountry');
+    return raw.trim().toLowerCase();
+  }),
+  GEOIP_DATABASE: optional(nonEmpty),
+  IP_ANONYMIZE: { default: false, parse: bool },
 } satisfies Record<string, Spec<unknown>>;
 
 type Specs = typeof specs;
 type Values = { [K in keyof Specs]: Specs[K]['default'] };
+
+/** Variables whose value is a secret: a problem with one names its length, never its text (SPEC §12). */
+const SECRET_VARIABLES = new Set<string>(['JWT_SECRET', 'ADMIN_PASSWORD']);
+
+/**
+ * How a rejected value is shown in the start-up error: secrets by their length only, and the userinfo of
+ * any URL-like value (DATABASE_URL, REDIS_URL, or a mistyped one that did not parse) masked, the password
+ * always; other values quoted, cut at 60 characters.
+ */
+export function shownValue(name: string, raw: string): string {
+  if (SECRET_VARIABLES.has(name)) return `(${raw.length} characters, not shown)`;
+  // Everything between // and the last @ is userinfo: a password may hold an unescaped / or @.
+  const start = raw.indexOf('//');
+  const at = raw.lastIndexOf('@');
+  let shown = raw.length > 60 ? `${raw.slice(0, 60)}…` : raw;
+  if (start !== -1 && at > start) {
+    const userinfo = raw.slice(start + 2, at);
+    const colon = userinfo.indexOf(':');
+    shown = `${raw.slice(0, start + 2)}${colon === -1 ? '***' : `${userinfo.slice(0, colon)}:***`}${raw.slice(at)}`;
+  }
+  return JSON.stringify(shown);
+}
 
 /**
  * Reads the environment. Every bad variable is reported, one per line, each naming the variable and what
@@ -250,7 +287,7 @@ export function loadConfig(env: Env = {}): Config {
     try {
       values[name] = spec.parse(raw);
     } catch (err) {
-      problems.push(`${name}=${JSON.stringify(raw.length > 60 ? raw.slice(0, 60) + '…' : raw)}: ${(err as Error).message}`);
+      problems.push(`${name}=${shownValue(name, raw)}: ${(err as Error).message}`);
     }
   }
   const v = values as Values;
@@ -291,6 +328,7 @@ export function loadConfig(env: Env = {}): Config {
     idempotencyTtlSeconds: v.IDEMPOTENCY_TTL_SECONDS,
     idempotencyLockTimeoutMs: v.IDEMPOTENCY_LOCK_TIMEOUT_MS,
     clickFlushMs: v.CLICK_FLUSH_MS,
+    clickJournal: v.CLICK_JOURNAL,
     clickBatchSize: v.CLICK_BATCH_SIZE,
     clickQueueLimit: v.CLICK_QUEUE_LIMIT,
     linkCacheSize: v.LINK_CACHE_SIZE,
@@ -300,9 +338,9 @@ export function loadConfig(env: Env = {}): Config {
     dbPoolMax: v.DB_POOL_MAX,
     passwordHashCost: v.PASSWORD_HASH_COST,
     redisKeyPrefix: v.REDIS_KEY_PREFIX,
-    // Embedded (no REDIS_URL): clicks are written in-process. With REDIS_URL the API only appends to the
-    // stream and `npm run worker` writes; set it to true to also consume in the API processes.
-    clickWorkerInProcess: v.CLICK_WORKER_IN_PROCESS ?? v.REDIS_URL === null,
+    // SPEC §12: with REDIS_URL every API instance also consumes the click stream, so `npm start` alone never
+    // leaves clicks uncounted; CLICK_WORKER_IN_PROCESS=false leaves the writing to `npm run worker`.
+    clickWorkerInProcess: v.CLICK_WORKER_IN_PROCESS,
     clickClaimIdleMs: v.CLICK_CLAIM_IDLE_MS,
     clickRetentionMonths: v.CLICK_RETENTION_MONTHS,
     apiDeprecation: {
@@ -317,5 +355,8 @@ export function loadConfig(env: Env = {}): Config {
     headersTimeoutMs: v.HEADERS_TIMEOUT_MS,
     requestTimeoutMs: v.REQUEST_TIMEOUT_MS,
     webDir: v.WEB_DIR,
+    countryHeader: v.COUNTRY_HEADER,
+    geoipDatabase: v.GEOIP_DATABASE,
+    ipAnonymize: v.IP_ANONYMIZE,
   });
 }

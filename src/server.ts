@@ -1,10 +1,14 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createStorage } from './db/database.js';
+import { drainConnections } from './infra/http-server.js';
 import { closeRedis, createRedis } from './infra/redis.js';
 
 /** After the drain bound, this long is left for the close hooks (click flush) and the database. */
 const CLOSE_GRACE_MS = 5_000;
+
+/** At most this long (and at most half the drain bound) new connections are still accepted after a signal. */
+const LAME_DUCK_MAX_MS = 5_000;
 
 /** Process entry: configuration, the app, listen, graceful shutdown. */
 async function main(): Promise<void> {
@@ -23,9 +27,11 @@ async function main(): Promise<void> {
   const app = await buildApp(config, { storage, redis });
 
   /**
-   * SIGTERM / SIGINT (SPEC §8): app.close() stops accepting connections, closes idle keep-alive sockets and
-   * waits for in-flight requests (requests still arriving on open sockets are served with Connection: close);
-   * then the onClose hooks run (background jobs stop, queued clicks are flushed) and the database is closed.
+   * SIGTERM / SIGINT (SPEC §8, §12): readiness fails, every answer from now on says Connection: close, and
+   * new connections are accepted until they stop coming (LAME_DUCK_MAX_MS at most), so each connection ends
+   * after its next answer or at its keep-alive timeout, never under a request (drainConnections); once none is
+   * left, app.close() runs the close hooks (background jobs stop, queued clicks are flushed) and the database
+   * is closed.
    * Exit 0 when all of that finished in time. If requests are still running after SHUTDOWN_TIMEOUT_MS their
    * connections are cut so the flush and the database close can still happen, and the exit code is 1; if
    * even that hangs, exit 1 after a further grace period. A second signal exits at once.
@@ -52,8 +58,8 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs);
     drainTimer.unref();
 
-    app
-      .close()
+    drainConnections(app.server, Math.min(LAME_DUCK_MAX_MS, config.shutdownTimeoutMs / 2))
+      .then(() => app.close())
       .then(() => storage.close())
       .then(() => (redis ? closeRedis(redis) : undefined))
       .then(() => {

@@ -4,12 +4,10 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from './db/click-partitions.js';
 import { createStorage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
-import { createClickStreamConsumer } from './infra/click-stream-consumer.js';
 import { closeRedis, createRedis, logRedisConnection, whenRedisReady } from './infra/redis.js';
 import { createScheduler } from './infra/scheduler.js';
 import { systemClock } from './lib/clock.js';
-import { createClicksRepository } from './modules/clicks/clicks.repository.js';
-import { createReplaySafeClickWriter } from './modules/clicks/replay-safe-click-writer.js';
+import { createClicksRepository, createClickStreamConsumer, createReplaySafeClickWriter } from './modules/clicks/index.js';
 
 /**
  * `npm run worker`: the click worker of the scale-out setup (docs/deployment.md). It consumes the Redis click

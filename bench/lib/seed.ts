@@ -47,8 +47,8 @@ export interface StatsSeed {
 
 /**
  * One link with `totalClicks` clicks spread over the last `days` days, as the click writer would have left
- * it: the counters on the link row, one hourly rollup row per hour, 100 referrer origins and 100 user agents
- * per day plus "(other)", and `rawClicks` click records (the statistics never read them; see the README).
+ * it: the counters on the link row (a tenth bots), one hourly rollup row per hour, 100 referrer origins, user
+ * agents, browsers, OS and countries per day plus "(other)", 4 devices, and `rawClicks` click records (the statistics never read them; see the README).
  */
 export function seedStatsLink(storage: Awaited<ReturnType<typeof openMigrated>>, opts: { totalClicks: number; rawClicks: number; days: number; now: number }): StatsSeed {
   const { sqlite } = storage;
@@ -58,14 +58,15 @@ export function seedStatsLink(storage: Awaited<ReturnType<typeof openMigrated>>,
   const hours = Math.floor((now - start) / HOUR_MS);
   return sqlite.transaction((): StatsSeed => {
     sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)').run(code);
+    // A tenth of the clicks by bots (SPEC §15).
     const linkId = Number(sqlite.prepare(
-      'insert into links (short_code, original_url, user_id, expires_at, created_at, click_count, unique_visitors, first_click_at, last_click_at) values (?, ?, null, null, ?, ?, ?, ?, ?)',
-    ).run(code, 'https://example.com/popular', start, totalClicks, Math.min(totalClicks, 2_500_000), start, now - 1).lastInsertRowid);
-    const hour = sqlite.prepare('insert into link_click_hourly (link_id, hour_start, clicks) values (?, ?, ?)');
+      'insert into links (short_code, original_url, user_id, expires_at, created_at, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at) values (?, ?, null, null, ?, ?, ?, ?, ?, ?)',
+    ).run(code, 'https://example.com/popular', start, totalClicks, Math.floor(totalClicks / 10), Math.min(totalClicks, 2_500_000), start, now - 1).lastInsertRowid);
+    const hour = sqlite.prepare('insert into link_click_hourly (link_id, hour_start, clicks, bots) values (?, ?, ?, ?)');
     let left = totalClicks;
     for (let h = 0; h < hours; h += 1) {
       const n = h === hours - 1 ? left : Math.floor(totalClicks / hours);
-      hour.run(linkId, start + h * HOUR_MS, n);
+      hour.run(linkId, start + h * HOUR_MS, n, Math.floor(n / 10));
       left -= n;
     }
     const value = sqlite.prepare('insert into link_click_daily_values (link_id, kind, day_start, value, clicks) values (?, ?, ?, ?, ?)');
@@ -75,7 +76,12 @@ export function seedStatsLink(storage: Awaited<ReturnType<typeof openMigrated>>,
       for (let v = 0; v < 100; v += 1) {
         value.run(linkId, 'referrer', day, `https://site${v}.example`, Math.max(1, Math.floor(perDay / (v + 2))));
         value.run(linkId, 'user_agent', day, `Mozilla/5.0 (bench; agent ${v})`, Math.max(1, Math.floor(perDay / (v + 2))));
+        // The analytics' top lists, as full as the cap lets them be: every kind at 100 values a day.
+        value.run(linkId, 'browser', day, `Browser ${v}`, Math.max(1, Math.floor(perDay / (v + 2))));
+        value.run(linkId, 'os', day, `OS ${v}`, Math.max(1, Math.floor(perDay / (v + 2))));
+        value.run(linkId, 'country', day, `${String.fromCharCode(65 + (v % 26))}${String.fromCharCode(65 + Math.floor(v / 26))}`, Math.max(1, Math.floor(perDay / (v + 2))));
       }
+      for (const [i, device] of ['desktop', 'mobile', 'tablet', 'other'].entries()) value.run(linkId, 'device', day, device, Math.floor(perDay / (i + 2)));
       value.run(linkId, 'referrer', day, '(other)', 7);
       value.run(linkId, 'user_agent', day, '(other)', 7);
     }

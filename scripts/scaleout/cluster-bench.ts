@@ -30,7 +30,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { createStorage } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/infra/click-stream.js';
+import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/modules/clicks/click-stream.js';
 import { generateCode } from '../../src/modules/links/short-code.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { createDialect, type Dialect } from './dialect.js';
@@ -19,10 +19,22 @@ export interface Storage {
   dialect: Dialect;
   /** The raw better-sqlite3 handle on the embedded engine (for hot-path prepared statements); null on PostgreSQL. */
   sqlite: SQLite.Database | null;
-  /** The pg pool on PostgreSQL (pool metrics); null on SQLite. */
+  /** The pg pool on PostgreSQL; null on SQLite. */
   pool: pg.Pool | null;
+  /** The database connections by state, for /metrics (ferry_db_pool_connections). */
+  connections(): ConnectionStats;
   close(): Promise<void>;
 }
+
+export interface ConnectionStats {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
+}
+
+/** better-sqlite3 is synchronous: while anything else (a scrape) runs, no query holds the one connection. */
+const SQLITE_CONNECTIONS: ConnectionStats = Object.freeze({ total: 1, idle: 1, waiting: 0, max: 1 });
 
 /**
  * Whether a statement of our own on the embedded engine's handle (a hot-path prepared statement beside
@@ -31,6 +43,46 @@ export interface Storage {
  * savepoint that it could still roll back after the caller was told the write happened.
  */
 export const outsideKyselyTransaction = (sqlite: SQLite.Database): boolean => !sqlite.inTransaction;
+
+/**
+ * One process owns the database (the embedded engine): no other instance writes to it, so this one may be
+ * the sole writer and may front it with a journal in DATA_DIR. False on PostgreSQL.
+ */
+export const isEmbedded = (storage: Pick<Storage, 'sqlite'>): boolean => storage.sqlite !== null;
+
+/**
+ * The embedded engine's database file, for a worker thread that opens its own connection to it (the click
+ * writer, modules/clicks/sqlite-click-writer.ts); null on PostgreSQL.
+ */
+export const embeddedDatabaseFile = (storage: Pick<Storage, 'sqlite'>): string | null => storage.sqlite?.name ?? null;
+
+/** A hot-path prepared statement (see FastStatements). */
+export type FastStatement<P extends unknown[] | object, R> = SQLite.Statement<P, R>;
+
+/**
+ * Prepared statements beside Kysely for the hot paths (the redirect's lookup, the statistics' frequent reads):
+ * a better-sqlite3 statement answers synchronously in microseconds, where Kysely's compilation costs more than
+ * the query. Callers run one directly (`statement.get(…)`, no wrapper on the hot path) when `usable()`, and
+ * otherwise take their Kysely path.
+ */
+export interface FastStatements {
+  prepare<P extends unknown[] | object = unknown[], R = unknown>(text: string): FastStatement<P, R>;
+  /** may a prepared statement run now: not inside a Kysely transaction (outsideKyselyTransaction) */
+  usable(): boolean;
+  /** a function running `fn` in one transaction of the handle (nested: a savepoint); `.immediate` takes the write lock first */
+  transaction: SQLite.Database['transaction'];
+}
+
+/** The engine's fast statements: the embedded engine's; null on PostgreSQL (its callers use Kysely). */
+export function fastStatements(storage: Pick<Storage, 'sqlite'>): FastStatements | null {
+  const sqlite = storage.sqlite;
+  if (sqlite === null) return null;
+  return {
+    prepare: <P extends unknown[] | object = unknown[], R = unknown>(text: string) => sqlite.prepare<P, R>(text),
+    usable: () => !sqlite.inTransaction,
+    transaction: sqlite.transaction.bind(sqlite) as SQLite.Database['transaction'],
+  };
+}
 
 /** Prepared statements kept per SQL text (most recently used first out of the map last). */
 const STATEMENT_CACHE = 500;
@@ -57,13 +109,39 @@ function withStatementCache(sqlite: SQLite.Database): Pick<SQLite.Database, 'pre
   } as Pick<SQLite.Database, 'prepare' | 'close'>;
 }
 
+/**
+ * Every Kysely transaction on the embedded engine starts with BEGIN IMMEDIATE, taking the write lock first.
+ * A deferred BEGIN reads from a snapshot and asks for the lock at its first write; if the click writer thread
+ * committed in between, that write fails at once with SQLITE_BUSY_SNAPSHOT ("database is locked"), which
+ * busy_timeout does not retry (https://www.sqlite.org/rescode.html#busy_snapshot). Taken first, the lock is
+ * waited for under busy_timeout like any other, and the snapshot is never stale. Ferry's transactions are all
+ * writes, so nothing is lost by it.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
 export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>): Storage {
   if (config.databaseUrl) {
     const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.dbPoolMax });
     // An idle client that errors (server restart) must not crash the process; the next query reconnects.
     pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: createDialect('postgres'), sqlite: null, pool, close: () => db.destroy() };
+    const connections = (): ConnectionStats => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 });
+    return { db, dialect: createDialect('postgres'), sqlite: null, pool, connections, close: () => db.destroy() };
   }
   mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'ferry.db');
@@ -75,10 +153,10 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
   // Checkpoints (and their fsync) run in a worker thread, not inside a request (sqlite-checkpointer.ts).
   sqlite.pragma(`wal_autocheckpoint = ${MAIN_CONNECTION_AUTOCHECKPOINT_PAGES}`);
   const checkpointer = startSqliteCheckpointer(file, CHECKPOINT_INTERVAL_MS, (message) => process.emitWarning(`SQLite checkpoint failed: ${message}`));
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
   const close = async () => {
     await checkpointer.stop();
     await db.destroy(); // the last connection to close folds the remaining log into the database file
   };
-  return { db, dialect: createDialect('sqlite'), sqlite, pool: null, close };
+  return { db, dialect: createDialect('sqlite'), sqlite, pool: null, connections: () => SQLITE_CONNECTIONS, close };
 }

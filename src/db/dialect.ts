@@ -86,8 +86,3 @@ export function createDialect(name: DialectName): Dialect {
     notify: async () => undefined,
   };
 }
-
-/** A cheap round trip that proves the database answers. */
-export async function pingDatabase(db: Kysely<unknown>): Promise<void> {
-  await sql`select 1`.execute(db);
-}

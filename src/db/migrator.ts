@@ -7,6 +7,8 @@ import * as m004 from './migrations/004-links.js';
 import * as m005 from './migrations/005-click-partitions.js';
 import * as m008 from './migrations/008-link-management.js';
 import * as m009 from './migrations/009-api-keys.js';
+import * as m010 from './migrations/010-click-dimensions.js';
+import * as m011 from './migrations/011-tokens-valid-after.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -19,6 +21,8 @@ const migrations: Record<string, MigrationModule> = {
   '005-click-partitions': m005,
   '008-link-management': m008,
   '009-api-keys': m009,
+  '010-click-dimensions': m010,
+  '011-tokens-valid-after': m011,
 };
 
 /** Every migration this build knows, in order. */

@@ -19,6 +19,8 @@ export interface UsersTable {
   version: number;
   created_at: number;
   updated_at: number;
+  /** epoch ms (a whole second): tokens issued before it are refused (a password, role or status change) */
+  tokens_valid_after: Generated<number>;
 }
 
 export interface TokensTable {
@@ -88,6 +90,8 @@ export interface LinksTable {
   /** comma-separated, lower case, in the order given (a copy of link_tags for reading) */
   tags: Generated<string>;
   click_count: Generated<number>;
+  /** of click_count, the clicks by bots (SPEC §15) */
+  bot_clicks: Generated<number>;
   unique_visitors: Generated<number>;
   first_click_at: Generated<number | null>;
   last_click_at: Generated<number | null>;
@@ -108,17 +112,50 @@ export interface ClicksTable {
   referrer: string | null;
   /** the visit's random id from the click stream (scale-out), null for clicks of the in-process queue */
   click_key: string | null;
+  /** 1 for a bot, crawler, unfurler or script (isbot), 0 for a person (SPEC §15) */
+  is_bot: Generated<number>;
+  browser: string | null;
+  os: string | null;
+  device: 'desktop' | 'mobile' | 'tablet' | 'bot' | 'other' | null;
+  /** ISO 3166-1 alpha-2 */
+  country: string | null;
 }
 
 export interface LinkClickHourlyTable {
   link_id: number;
   hour_start: number;
+  /** every click: humans and bots */
   clicks: number;
+  bots: Generated<number>;
+}
+
+/** The kinds of top list kept per link and day; `link` (the short code) only per user. */
+export type ValueKind = 'referrer' | 'user_agent' | 'browser' | 'os' | 'device' | 'country';
+export type UserValueKind = ValueKind | 'link';
+
+export interface UserClickHourlyTable {
+  user_id: number;
+  hour_start: number;
+  clicks: number;
+  bots: Generated<number>;
+}
+
+export interface UserClickDailyValuesTable {
+  user_id: number;
+  kind: UserValueKind;
+  day_start: number;
+  value: string;
+  clicks: number;
+}
+
+export interface ClickIngestTable {
+  writer: string;
+  fresh_as_of: number;
 }
 
 export interface LinkClickDailyValuesTable {
   link_id: number;
-  kind: 'referrer' | 'user_agent';
+  kind: ValueKind;
   day_start: number;
   value: string;
   clicks: number;
@@ -155,6 +192,9 @@ export interface Database {
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;
   link_visitors: LinkVisitorsTable;
+  user_click_hourly: UserClickHourlyTable;
+  user_click_daily_values: UserClickDailyValuesTable;
+  click_ingest: ClickIngestTable;
   api_keys: ApiKeysTable;
 }
 

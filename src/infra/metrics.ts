@@ -19,6 +19,10 @@ export interface ClickQueueStats {
   dropped: number;
   /** clock time (ms) of the last successful flush, null before the first */
   lastFlushAt: number | null;
+  /** clicks diverted to the in-process fallback during Redis outages (cumulative; 0 without Redis) */
+  fellBack?: number;
+  /** the Redis click stream's backlog and live consumers (scale-out only) */
+  stream?: { backlog: number; consumers: number } | null;
 }
 
 /** Buckets for API requests (seconds): 1 ms to 10 s. */
@@ -26,7 +30,7 @@ const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 /** Finer buckets for the redirect, whose P99 must stay below 10 ms. */
 const REDIRECT_BUCKETS = [0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1];
 
-export function createMetrics(deps: { storage: Pick<Storage, 'pool'>; clock: Clock }) {
+export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clock: Clock }) {
   const { storage, clock } = deps;
   const registry = new Registry();
   const registers = [registry];
@@ -100,25 +104,42 @@ export function createMetrics(deps: { storage: Pick<Storage, 'pool'>; clock: Clo
       this.inc(clicks().dropped);
     },
   });
+  new Counter({
+    name: 'ferry_clicks_fallback_total',
+    help: 'Clicks diverted to the in-process fallback queue because the Redis click stream was unavailable',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(clicks().fellBack ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'ferry_click_stream_backlog',
+    help: 'Clicks in the Redis click stream not yet written (all instances; scale-out only, else 0)',
+    registers,
+    collect() {
+      this.set(clicks().stream?.backlog ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'ferry_click_stream_consumers',
+    help: 'Consumers of the Redis click stream seen alive in the last 30 s (scale-out only, else 0)',
+    registers,
+    collect() {
+      this.set(clicks().stream?.consumers ?? 0);
+    },
+  });
   new Gauge({
     name: 'ferry_db_pool_connections',
     help: 'Database connections by state (PostgreSQL pool; the embedded SQLite engine has one connection)',
     labelNames: ['state'] as const,
     registers,
     collect() {
-      const pool = storage.pool;
-      if (pool) {
-        this.set({ state: 'total' }, pool.totalCount);
-        this.set({ state: 'idle' }, pool.idleCount);
-        this.set({ state: 'waiting' }, pool.waitingCount);
-        this.set({ state: 'max' }, pool.options.max ?? 10);
-      } else {
-        // better-sqlite3 is synchronous: while a scrape runs, no query can hold the connection.
-        this.set({ state: 'total' }, 1);
-        this.set({ state: 'idle' }, 1);
-        this.set({ state: 'waiting' }, 0);
-        this.set({ state: 'max' }, 1);
-      }
+      const c = storage.connections();
+      this.set({ state: 'total' }, c.total);
+      this.set({ state: 'idle' }, c.idle);
+      this.set({ state: 'waiting' }, c.waiting);
+      this.set({ state: 'max' }, c.max);
     },
   });
 

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { AppError, type ErrorDetail } from '../lib/app-error.js';
 import type { Clock } from '../lib/clock.js';
 import { MAX_ERROR_DETAILS, MAX_FIELD_LENGTH, MAX_MESSAGE_LENGTH } from '../lib/common.schemas.js';
+import { INSTANT_RULE } from '../lib/instant.js';
 import { ACCEPT_PATCH } from './content-type.js';
 
 /**
@@ -18,9 +19,47 @@ interface AjvLikeError {
   params?: Record<string, unknown>;
 }
 
+/** What a format means, with an example (SPEC §12: every message names what is allowed). */
+const FORMAT_RULES: Record<string, string> = {
+  'date-time': INSTANT_RULE,
+  email: 'must be a valid e-mail address',
+  uri: 'must be an absolute URI, e.g. https://example.com/page',
+  uuid: 'must be a UUID, e.g. 123e4567-e89b-12d3-a456-426614174000',
+};
+
+const listed = (values: unknown[]): string => [...new Set(values.map((v) => (v === null ? 'null' : typeof v === 'string' ? v : JSON.stringify(v))))].join(', ');
+
+/**
+ * One message for everything Ajv said about one field, naming what is allowed: a union of constants
+ * (TypeBox's enums) lists its values, a format gives an example, alternative types are joined with "or".
+ */
+function fieldMessage(errors: AjvLikeError[]): string {
+  const allowed: unknown[] = [];
+  for (const e of errors) {
+    if (e.keyword === 'const') allowed.push(e.params?.allowedValue);
+    if (e.keyword === 'enum' && Array.isArray(e.params?.allowedValues)) allowed.push(...(e.params.allowedValues as unknown[]));
+  }
+  const nullable = errors.some((e) => e.keyword === 'type' && e.params?.type === 'null');
+  if (allowed.length) return `must be one of: ${listed(nullable ? [...allowed, null] : allowed)}`;
+  const format = errors.find((e) => e.keyword === 'format');
+  if (format) {
+    const name = String(format.params?.format ?? '');
+    const rule = FORMAT_RULES[name] ?? `must be a valid ${name}`;
+    return nullable ? `${rule}, or null` : rule;
+  }
+  if (errors.some((e) => e.keyword === 'additionalProperties')) return 'is not a field of this resource';
+  const types = errors.filter((e) => e.keyword === 'type').map((e) => String(e.params?.type));
+  // A type error and a rule of the other branch (e.g. "must be null" next to "must NOT have more than 8
+  // characters"): the rule is what the client needs to hear, with null as the alternative.
+  const rule = errors.find((e) => !['type', 'anyOf', 'oneOf', 'const', 'enum'].includes(e.keyword));
+  if (rule) return `${rule.message ?? 'is invalid'}${nullable ? ', or null' : ''}`;
+  if (types.length) return `must be ${[...new Set(types.flatMap((t) => t.split(',')))].join(' or ')}`;
+  return errors[0]?.message ?? 'is invalid';
+}
+
 /** One detail per offending field, named as the client sent it (body field, query parameter, header). */
 export function validationDetails(errors: AjvLikeError[], context: string | undefined): ErrorDetail[] {
-  const byField = new Map<string, string>();
+  const byField = new Map<string, AjvLikeError[]>();
   for (const e of errors) {
     let field = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~');
     const p = e.params ?? {};
@@ -31,13 +70,11 @@ export function validationDetails(errors: AjvLikeError[], context: string | unde
     }
     if (!field) field = context ?? 'body';
     if (context === 'headers') field = headerName(field);
-    let message = e.message ?? 'is invalid';
-    if (e.keyword === 'additionalProperties') message = 'is not a field of this resource';
-    if (e.keyword === 'format' && p.format === 'email') message = 'must be a valid e-mail address';
-    if (e.keyword === 'anyOf' && byField.has(field)) continue;
-    if (!byField.has(field) || e.keyword === 'type') byField.set(field, message);
+    const list = byField.get(field);
+    if (list) list.push(e);
+    else byField.set(field, [e]);
   }
-  return [...byField].map(([field, message]) => ({ field, message }));
+  return [...byField].map(([field, errs]) => ({ field, message: fieldMessage(errs) }));
 }
 
 const headerName = (lower: string): string => lower.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('-');
@@ -114,7 +151,11 @@ export function sendAppError(reply: FastifyReply, err: AppError, now: number): F
 async function errorsPlugin(app: FastifyInstance, opts: { clock: Clock }): Promise<void> {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(err);
-    if (appError.status >= 500) {
+    // A deliberate 503 (a dependency such as Redis is down: redis-deny-list.ts) is not a failure of this request;
+    // the dependency's connection logs the outage once per episode (infra/redis.ts), not once per request.
+    if (appError.status === 503 && err instanceof AppError) {
+      request.log.debug({ code: appError.code }, 'request answered 503: a dependency is unavailable');
+    } else if (appError.status >= 500) {
       request.log.error({ err }, 'request failed');
     } else if (!(err instanceof AppError)) {
       request.log.info({ code: appError.code, reason: (err as Error).message }, 'request rejected');

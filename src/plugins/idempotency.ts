@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../db/types.js';
 import { validationError } from '../lib/app-error.js';
 import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
-import { requestFingerprint } from '../modules/idempotency/fingerprint.js';
-import type { IdempotencyClaim, IdempotencyService, StoredResponse } from '../modules/idempotency/idempotency.service.js';
+import { requestFingerprint, type IdempotencyClaim, type IdempotencyService, type StoredResponse } from '../modules/idempotency/index.js';
 
 /**
  * Idempotent POSTs (SPEC §5; IETF draft-ietf-httpapi-idempotency-key-header; Stripe's practice). A route
@@ -110,8 +109,8 @@ function keyFieldCount(request: FastifyRequest): number {
   return n;
 }
 
-async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: IdempotencyService; db: Kysely<Database> }): Promise<void> {
-  const { idempotency, db } = opts;
+async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: IdempotencyService }): Promise<void> {
+  const { idempotency } = opts;
   app.decorateRequest('idempotencyClaim', null);
 
   async function claimKey(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
@@ -158,11 +157,7 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: Idem
       result = await work(undefined);
     } else {
       try {
-        result = await db.transaction().execute(async (tx) => {
-          const response = await work(tx);
-          await idempotency.complete(claim, response, tx);
-          return response;
-        });
+        result = await idempotency.completeWith(claim, work);
       } catch (err) {
         // Released before the error is answered, so that a client retrying at once finds the key free.
         await releaseUnsettled(request);

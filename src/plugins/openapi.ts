@@ -18,9 +18,13 @@ import securityHeadersPlugin from './security-headers.js';
  * answer, the headers every response carries (as `components.headers`), a description for each error status,
  * and an explicit `security: [{}]` on public operations.
  */
-/** Statuses any route can answer, whatever it does: declared on every route so the document stays true. */
-const ALWAYS = [429, 500, 503];
-const WITH_BODY = [400, 413, 415];
+/**
+ * Statuses any route can answer, whatever it does: declared on every route so the document stays true. 400:
+ * a request target with malformed percent-encoding or no Host; 408, 414, 431: a request that stalls, a
+ * request target past 8 KiB, headers past 16 KiB (SPEC §12).
+ */
+const ALWAYS = [400, 408, 414, 429, 431, 500, 503];
+const WITH_BODY = [413, 415];
 
 /** What each error status means here; a route may give its own description instead. */
 const ERROR_DESCRIPTIONS: Record<string, string> = {
@@ -31,11 +35,14 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   406: 'NOT_ACCEPTABLE: Accept names an API version that is not served',
   409: 'CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`) or IDEMPOTENCY_KEY_IN_USE (retry after Retry-After)',
   410: 'Gone: the link expired (LINK_EXPIRED)',
+  408: 'REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed)',
   412: 'PRECONDITION_FAILED: If-Match does not match the current ETag',
   413: 'PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES',
+  414: 'URI_TOO_LONG: the request target (path and query) is longer than 8192 characters',
   415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch)',
   422: 'A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE, or IDEMPOTENCY_KEY_REUSED (the key was used for another request)',
   429: 'RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds',
+  431: 'REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed)',
   500: 'INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it',
   503: 'SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency is down; retry after Retry-After seconds',
 };
@@ -68,9 +75,9 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
     if (!schema?.response || schema.hide) return;
     const methods = [route.method].flat();
-    const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH') ? [...ALWAYS, ...WITH_BODY] : [...ALWAYS];
+    const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE') ? [...ALWAYS, ...WITH_BODY] : [...ALWAYS];
     // Every API operation is also reachable unversioned (/api/...), where an unknown version is 406 or 400.
-    if (route.url.startsWith('/api/')) statuses.push(400, 406);
+    if (route.url.startsWith('/api/')) statuses.push(406);
     for (const status of statuses) schema.response[status] ??= ref(ErrorEnvelopeSchema);
     // 429 (RFC 6585 §4) and 503 (RFC 9110 §10.2.3) always carry Retry-After; 401 always a challenge (RFC 6750).
     declareResponseHeaders(route, ['Retry-After'], (s) => s === '429' || s === '503');

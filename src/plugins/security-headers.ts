@@ -32,12 +32,15 @@ export interface SecurityHeadersOptions {
 const NONE = ["'none'"];
 const SELF = ["'self'"];
 
-/** The dashboard's policy; `data:` images are Vite's inlined small assets (the favicon). */
+/**
+ * The dashboard's policy; `data:` images are Vite's inlined small assets (the favicon), `blob:` images the
+ * QR codes it fetches with the bearer token (an <img src> cannot send it) and shows from memory.
+ */
 const APP_DIRECTIVES: Record<string, string[]> = {
   defaultSrc: NONE,
   scriptSrc: SELF,
   styleSrc: SELF,
-  imgSrc: [...SELF, 'data:'],
+  imgSrc: [...SELF, 'data:', 'blob:'],
   fontSrc: SELF,
   connectSrc: SELF,
   manifestSrc: SELF,

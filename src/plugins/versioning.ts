@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../lib/app-error.js';
+import { checkRequestTarget, type RouteFinder } from './request-target.js';
 
 /**
  * API versions (SPEC §9). `/api/v1/...` and `/api/v2/...` are the real routes. An unversioned `/api/...`
@@ -45,9 +46,13 @@ type RawWithVersion = IncomingMessage & { [kNegotiated]?: Negotiated };
 
 const isKnown = (n: number): n is ApiVersion => (VERSIONS as readonly number[]).includes(n);
 
-/** Fastify's rewriteUrl: chooses the version of an unversioned /api path and records how. */
-export function rewriteVersionedUrl(req: IncomingMessage): string {
+/**
+ * Fastify's rewriteUrl: checks the request target (request-target.ts, SPEC §12), then chooses the version of
+ * an unversioned /api path and records how. `this` is the Fastify instance (used to name a path parameter).
+ */
+export function rewriteVersionedUrl(this: RouteFinder | undefined, req: IncomingMessage): string {
   const url = req.url ?? '/';
+  const malformed = checkRequestTarget(this, req);
   if (!url.startsWith('/api/') || VERSIONED.test(url)) return url;
   let version: ApiVersion = 1;
   let error: AppError | null = null;
@@ -58,9 +63,10 @@ export function rewriteVersionedUrl(req: IncomingMessage): string {
     if (isKnown(n)) version = n;
     else error = new AppError('NOT_ACCEPTABLE', `API version ${accept[1]} is not served; use application/vnd.ferry.v1+json or application/vnd.ferry.v2+json`);
   } else if (query) {
-    const n = Number(decodeURIComponent(query[1]!));
+    // A malformed target is already answered (request-target.ts); its query is not decoded here.
+    const n = malformed ? NaN : Number(decodeURIComponent(query[1]!));
     if (isKnown(n)) version = n;
-    else error = new AppError('VALIDATION_ERROR', 'Unknown API version', [{ field: 'version', message: `must be one of ${VERSIONS.join(', ')}` }]);
+    else if (!malformed) error = new AppError('VALIDATION_ERROR', 'Unknown API version', [{ field: 'version', message: `must be one of ${VERSIONS.join(', ')}` }]);
   }
   (req as RawWithVersion)[kNegotiated] = { version, negotiated: true, error };
   return `/api/v${version}${url.slice(4)}`;

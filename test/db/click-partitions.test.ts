@@ -4,14 +4,15 @@ import { loadConfig } from '../../src/config.js';
 import { dropExpiredClickPartitions, ensureClickPartitions, monthStart, partitionName } from '../../src/db/click-partitions.js';
 import { createStorage } from '../../src/db/database.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrator.js';
-import type { ClickEvent } from '../../src/infra/click-queue.js';
+import type { ClickEvent } from '../../src/modules/clicks/click-event.js';
 import { createClicksRepository } from '../../src/modules/clicks/clicks.repository.js';
 import { createTestApp, freshPostgresDatabase, type TestApp } from '../helpers/app.js';
+import { missing, unless } from '../helpers/skip.js';
 
 const DAY = 86_400_000;
 
 /** Monthly range partitions of the click table on PostgreSQL (migration 005, db/click-partitions.ts). */
-describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('click partitions on postgres', () => {
+describe.runIf(missing.postgres === null)(unless(missing.postgres, 'click partitions on postgres'), () => {
   const opened: TestApp[] = [];
   afterEach(async () => {
     for (const t of opened.splice(0)) await t.close();

@@ -2,9 +2,10 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/db/migrator.js';
 import { createTestApp, freshPostgresDatabase } from '../helpers/app.js';
+import { missing, unless } from '../helpers/skip.js';
 
 /** Several instances starting at once on a fresh database (SPEC §11, STYLE rule 6): one of them migrates. */
-describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('migrations when several instances start at once', () => {
+describe.runIf(missing.postgres === null)(unless(missing.postgres, 'migrations when several instances start at once'), () => {
   it('when 3 apps start concurrently on one fresh PostgreSQL database, then each migration is applied exactly once and all of them serve', { timeout: 120_000 }, async () => {
     const db = await freshPostgresDatabase();
     // Three start-ups in one process block its event loop for a while: the overload bound is not the subject here.

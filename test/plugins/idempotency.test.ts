@@ -29,7 +29,7 @@ describe.each(engines)('the idempotency plugin on %s', (engine) => {
     app.decorateRequest('caller', null); // anonymous callers: the auth plugin is not part of this instance
     await app.register(errorsPlugin, { clock: t.clock });
     const idempotency = createIdempotencyService({ repo: createIdempotencyRepository(t.storage.db), clock: t.clock, ttlSeconds: 3600 });
-    await app.register(idempotencyPlugin, { idempotency, db: t.storage.db });
+    await app.register(idempotencyPlugin, { idempotency });
 
     app.post<{ Body: { jti: string } }>('/things', { config: { idempotency: 'optional' }, schema: { body, response } }, async (request, reply) =>
       reply.sendIdempotent(async (tx) => {

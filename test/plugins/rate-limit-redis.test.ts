@@ -2,11 +2,12 @@ import { randomInt } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { missing, unless } from '../helpers/skip.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
 /** The store seam: with a Redis client, instances share their counters (the scale-out setup). */
-describe.skipIf(!redisUrl)('rate limits shared through Redis', () => {
+describe.skipIf(missing.redis !== null)(unless(missing.redis, 'rate limits shared through Redis'), () => {
   let redis: Redis;
   let a: TestApp;
   let b: TestApp;

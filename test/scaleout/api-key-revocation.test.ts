@@ -3,9 +3,10 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createUser } from '../helpers/factories.js';
 import { scaleOut } from '../helpers/scale-out.js';
 import { createApiKey, keysUrl } from '../modules/api-keys/api-keys.helpers.js';
+import { missing, unless } from '../helpers/skip.js';
 
 /** Two API instances on one PostgreSQL database and one Redis: a key revoked on one is refused by both at once. */
-describe.runIf(scaleOut)('API keys across instances', () => {
+describe.runIf(scaleOut)(unless(missing.scaleOut, 'API keys across instances'), () => {
   let a: TestApp;
   let b: TestApp;
   beforeAll(async () => {

@@ -1,22 +1,30 @@
+import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clickStreamKeys } from '../../src/infra/click-stream.js';
+import { clickStreamKeys } from '../../src/modules/clicks/click-stream.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, type CreatedUser } from '../helpers/factories.js';
 import { recordCount, scaleOut, startPrivateRedis, waitFor } from '../helpers/scale-out.js';
+import { missing, unless } from '../helpers/skip.js';
 
 /**
  * Losing Redis (docs/deployment.md, "When Redis is lost"): a private redis-server on a free loopback port,
  * killed with SIGKILL and started again (empty: no persistence) while an app uses it.
  */
-describe.runIf(scaleOut)('when Redis is lost and comes back', () => {
+describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes back'), () => {
   let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
   let t: TestApp;
   let user: CreatedUser;
   let link: { id: number; short_code: string };
+  const logLines: Array<{ level: number; msg: string }> = [];
+  const logged = (msg: string): number => logLines.filter((l) => l.msg === msg).length;
   beforeAll(async () => {
     redis = await startPrivateRedis();
-    t = await createTestApp('postgres', { redisUrl: redis.url, env: { CLICK_FLUSH_MS: '50' } });
+    const logStream = new PassThrough();
+    logStream.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as { level: number; msg: string });
+    });
+    t = await createTestApp('postgres', { redisUrl: redis.url, env: { CLICK_FLUSH_MS: '50' }, logStream });
     user = await createUser(t, { status: 'active' });
     link = (await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/outage' } })).body;
   });
@@ -40,12 +48,19 @@ describe.runIf(scaleOut)('when Redis is lost and comes back', () => {
     await t.app.clickQueue.flush();
     expect(await recordCount(t, link.id)).toBe(10);
     expect((await t.request({ url: '/readyz' })).body.checks).toEqual({ database: 'ok', redis: 'ok' });
+    // SPEC §12: without CLICK_WORKER_IN_PROCESS this instance consumes the stream itself; /readyz says so.
+    await waitFor('readiness to show this instance as a live consumer', async () => (await t.request({ url: '/readyz' })).body.click_stream?.consumers === 1);
+    expect((await t.request({ url: '/readyz' })).body.click_stream.backlog).toBe(0);
+    const before = (await t.request({ url: '/metrics' })).text;
+    expect(before).toMatch(/^ferry_clicks_fallback_total 0$/m);
+    expect(before).toMatch(/^ferry_click_stream_consumers 1$/m);
 
     await redis.kill();
 
     // Redirects: answered at once; their clicks go to the in-process fallback and are written directly.
     await visits(20, 250);
     await waitFor('the fallback to write the clicks', async () => (await recordCount(t, link.id)) === 30);
+    expect((await t.request({ url: '/metrics' })).text).toMatch(/^ferry_clicks_fallback_total 20$/m);
     // Rate limits fail open: anonymous API requests are served, without waiting for Redis.
     const started = performance.now();
     const anonymous = await t.request({ url: `/api/v1/links/${link.short_code}` });
@@ -70,6 +85,11 @@ describe.runIf(scaleOut)('when Redis is lost and comes back', () => {
     await visits(15, 250);
     await t.app.clickQueue.flush();
     expect(await recordCount(t, link.id)).toBe(45);
+    // One warning when the outage began and one line when it ended, not a line per click or per request;
+    // the 503s of the outage (tokens) are not logged as failed requests.
+    expect(logged('click stream unavailable: clicks go to the in-process fallback queue until it is back')).toBe(1);
+    expect(logged("click stream available again: the outage's clicks were written by the fallback queue")).toBe(1);
+    expect(logLines.filter((l) => l.msg === 'request failed')).toEqual([]);
     const stats = await t.request({ url: `/api/v1/links/${link.short_code}/stats`, token: user.token });
     expect(stats.body).toMatchObject({ total_clicks: 45, click_count: 45 });
     expect(t.app.clickQueue.dropped()).toBe(0);

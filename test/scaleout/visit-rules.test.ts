@@ -3,12 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { scaleOut } from '../helpers/scale-out.js';
 import { createLink, HUMAN_UA } from '../modules/links/links.helpers.js';
+import { missing, unless } from '../helpers/skip.js';
 
 /**
  * Visit limits and password attempts with two API instances sharing PostgreSQL and Redis, each on its own
  * socket: the limits hold across instances.
  */
-describe.runIf(scaleOut)('visit rules across two instances', () => {
+describe.runIf(scaleOut)(unless(missing.scaleOut, 'visit rules across two instances'), () => {
   let a: TestApp;
   let b: TestApp;
   const bases: string[] = [];

@@ -1,31 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { engines, freshPostgresDatabase, type Engine } from '../helpers/app.js';
+import { engines, type Engine } from '../helpers/app.js';
+import { ContractValidator, type OpenApiDoc } from '../helpers/contract.js';
+import { processStorage } from '../helpers/process-storage.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 
 const ADMIN = { username: 'shutdown_admin', password: 'admin-password-123' };
 
-/** Storage for one test: a temp DATA_DIR (and, on PostgreSQL, a fresh database) that outlives restarts. */
-async function storageEnv(engine: Engine): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ferry-shutdown-'));
-  const env: Record<string, string> = {
-    DATA_DIR: dataDir,
+/** Storage for one test (processStorage) with an admin and no rate limit in the way. */
+const storageEnv = (engine: Engine) =>
+  processStorage(engine, {
     JWT_SECRET: 'shutdown-test-secret-at-least-32-bytes!',
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
     RATE_LIMIT_PER_MINUTE: '1000000',
-  };
-  let drop = async (): Promise<void> => undefined;
-  if (engine === 'postgres') {
-    const db = await freshPostgresDatabase();
-    env.DATABASE_URL = db.url;
-    drop = db.drop;
-  }
-  return { env, cleanup: async () => { await drop(); rmSync(dataDir, { recursive: true, force: true }); } };
-}
+  });
 
 type Outcome =
   | { kind: 'answered'; status: number; body: { id?: number; username?: string }; startedAt: number; endedAt: number }
@@ -171,6 +161,112 @@ describe('shutdown bounds', () => {
       expect(server.logs.map((l) => l.msg)).toContain('second signal: exiting now');
       socket.destroy();
     } finally {
+      await cleanup();
+    }
+  });
+});
+
+type KeepAliveOutcome =
+  | { kind: 'answered'; status: number; connection: string | undefined; startedAt: number; onSocketAt: number; createdAt: number | null; problems: string[] }
+  | { kind: 'refused'; startedAt: number }
+  | { kind: 'reset'; startedAt: number; error: string };
+
+/**
+ * One request on the shared keep-alive agent. Refused (ECONNREFUSED: a new connection after the listener
+ * closed) was never accepted; any other failure is a request the server accepted and then cut: a reset.
+ */
+function keepAliveRequest(agent: http.Agent, baseUrl: string, contract: ContractValidator, req: { method: string; path: string; body?: unknown }): Promise<KeepAliveOutcome> {
+  const startedAt = Date.now();
+  return new Promise((resolve) => {
+    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const r = http.request(`${baseUrl}${req.path}`, { method: req.method, agent, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (err) => resolve({ kind: 'reset', startedAt, error: `mid-body: ${String(err)}` }));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        const problems = contract.check(req.method, req.path, res.statusCode!, res.headers['content-type'], text);
+        // A record's creation time (users: createdAt, links: created_at) says when the server handled it.
+        let createdAt: number | null = null;
+        try {
+          const body = JSON.parse(text) as { createdAt?: string; created_at?: string };
+          const at = body.createdAt ?? body.created_at;
+          if (req.method === 'POST' && at !== undefined) createdAt = Date.parse(at);
+        } catch {
+          // a redirect has no JSON body
+        }
+        resolve({ kind: 'answered', status: res.statusCode!, connection: res.headers.connection, startedAt, onSocketAt, createdAt, problems });
+      });
+    });
+    // When the agent gave the request a socket (it may queue it for a while before): it is written after that,
+    // so a request given its socket after the server took the signal reached the server after it too.
+    let onSocketAt = Number.POSITIVE_INFINITY;
+    r.on('socket', () => (onSocketAt = Date.now()));
+    r.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED' ? { kind: 'refused', startedAt } : { kind: 'reset', startedAt, error: `${err.code ?? ''} ${err.message}${r.reusedSocket ? ' (on a reused keep-alive socket)' : ''}` }));
+    r.end(payload);
+  });
+}
+
+describe.each(engines)('SIGTERM under keep-alive load on %s', (engine) => {
+  it('when SIGTERM arrives amid hundreds of concurrent keep-alive requests, then no accepted request is reset and every answer sent after the signal says Connection: close', { timeout: 180_000 }, async () => {
+    const { env, cleanup } = await storageEnv(engine);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 48 });
+    try {
+      // No load shedding: on a busy 2-core machine the event loop lags, and a 503 here would be noise.
+      const server = await start({ ...env, SHUTDOWN_TIMEOUT_MS: '15000', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' });
+      const contract = new ContractValidator((await (await fetch(`${server.baseUrl}/v3/api-docs`)).json()) as OpenApiDoc);
+      const link = (await (await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ original_url: 'https://example.com/sigterm' }) })).json()) as { short_code: string };
+      // Redirects (the fast path), reads and writes (a link creation, a sign-up with its password hash).
+      const kinds = [
+        () => ({ method: 'GET', path: `/${link.short_code}` }),
+        () => ({ method: 'GET', path: `/api/v1/links/${link.short_code}` }),
+        (n: number) => ({ method: 'POST', path: '/api/v1/links', body: { original_url: `https://example.com/${n}` } }),
+        (n: number) => ({ method: 'POST', path: '/api/v1/users', body: { username: `ka_${process.pid}_${n}`, email: `ka_${process.pid}_${n}@example.com`, password: 'long-enough-pw' } }),
+      ];
+      // 48 keep-alive loops (the agent's sockets); SIGTERM once 150 requests are answered. The loops go on for
+      // 2 s after the drain has shown itself (the first Connection: close answer), or until a connection is
+      // refused: however late a loaded server takes the signal, requests cross it. (A client that still opens
+      // connections when the lame-duck period ends, 5 s after the signal, can meet a reset: README, Graceful
+      // shutdown.)
+      const outcomes: KeepAliveOutcome[] = [];
+      let sent = 0;
+      let signalAt = Number.POSITIVE_INFINITY;
+      let firstCloseAt = Number.POSITIVE_INFINITY;
+      const loop = async () => {
+        while (Date.now() < firstCloseAt + 2_000 && sent < 3_000) {
+          const n = sent++;
+          const o = await keepAliveRequest(agent, server.baseUrl, contract, kinds[n % kinds.length]!(n));
+          outcomes.push(o);
+          if (o.kind === 'answered' && o.connection === 'close' && firstCloseAt === Number.POSITIVE_INFINITY) firstCloseAt = Date.now();
+          if (outcomes.length === 150 && signalAt === Number.POSITIVE_INFINITY) {
+            signalAt = Date.now();
+            server.child.kill('SIGTERM');
+          }
+          if (o.kind === 'refused') return;
+        }
+      };
+      await Promise.all(Array.from({ length: 48 }, loop));
+      const exit = await server.exited;
+
+      expect(signalAt).toBeLessThan(Number.POSITIVE_INFINITY);
+      expect(exit.code).toBe(0);
+      expect(outcomes.filter((o) => o.kind === 'reset')).toEqual([]);
+      const answered = outcomes.filter((o) => o.kind === 'answered');
+      expect(answered.flatMap((o) => o.problems)).toEqual([]);
+      expect(answered.filter((o) => o.status >= 500)).toEqual([]);
+      // The server's own log says when it took the signal (a loaded event loop can take hundreds of ms). Every
+      // answer it sent after that closes its connection: those to requests sent later (on reused keep-alive
+      // sockets or accepted in the drain), and those to requests in flight at the signal whose record it
+      // created after it.
+      const drainAt = server.logs.find((l) => l.msg === 'shutting down: draining in-flight requests')?.time as number;
+      expect(drainAt).toBeGreaterThanOrEqual(signalAt);
+      const sentLater = answered.filter((o) => o.onSocketAt > drainAt);
+      const handledLater = answered.filter((o) => o.onSocketAt <= drainAt && o.createdAt !== null && o.createdAt > drainAt);
+      expect(sentLater.length).toBeGreaterThan(10);
+      expect([...sentLater, ...handledLater].filter((o) => o.connection !== 'close')).toEqual([]);
+      expect(server.logs.map((l) => l.msg)).toContain('shut down');
+    } finally {
+      agent.destroy();
       await cleanup();
     }
   });

@@ -81,14 +81,14 @@ describe.each(matrix)('shared flows on $engine, API v$version', ({ engine, versi
     expect(created.headers.location).toBe(`${base}/links/sh${version}X`);
     expect(created.body).toMatchObject({ [f('short_code')]: `sh${version}X`, [f('original_url')]: 'https://example.com/shared', [f('user_id')]: alice.id, [f('click_count')]: 0, [f('expires_at')]: null });
     expect(created.body[f('short_url')]).toBe(`${t.config.publicBaseUrl}/sh${version}X`);
-    const visit = await t.request({ url: `/sh${version}X`, headers: { referer: 'https://news.example/item', 'user-agent': 'shared-test' } });
+    const visit = await t.request({ url: `/sh${version}X`, headers: { referer: 'https://news.example/item', 'user-agent': 'Mozilla/5.0 (shared-test)' } });
     expect(visit.status).toBe(302);
     expect(visit.headers.location).toBe('https://example.com/shared');
     await t.app.clickQueue.flush();
     const stats = await t.request({ url: `${base}/links/sh${version}X/stats`, token: alice.token });
     expect(stats.status).toBe(200);
     expect(stats.body).toMatchObject({ [f('short_code')]: `sh${version}X`, [f('total_clicks')]: 1, [f('unique_visitors')]: 1 });
-    expect(stats.body[f('top_user_agents')]).toEqual([{ value: 'shared-test', clicks: 1 }]);
+    expect(stats.body[f('top_user_agents')]).toEqual([{ value: 'Mozilla/5.0 (shared-test)', clicks: 1 }]);
     const read = await t.request({ url: `${base}/links/sh${version}X` });
     expect(read.body[f('click_count')]).toBe(1);
   });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumMissing, sessionToken } from '../helpers/browser.js';
+import { sessionToken } from '../helpers/browser.js';
 import { uniqueName } from '../helpers/factories.js';
 import { ADMIN, startDashboard, type Dashboard } from './dashboard-fixture.js';
+import { missing, unless } from '../helpers/skip.js';
 
 /**
  * Issue 17's flow in a real browser (Chromium), against a real app on a free port with the web app built as
@@ -14,7 +15,7 @@ const USER_PASSWORD = 'correct-horse-battery';
 const VISITOR_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
 
 // Without Chromium these are skipped; global-setup prints the one line saying why.
-describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: the main flow', () => {
+describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboard in Chromium: the main flow'), () => {
   let d: Dashboard;
   beforeAll(async () => {
     d = await startDashboard();
@@ -29,7 +30,7 @@ describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: the main
     expect(d.buildOutput).toMatch(/on demand +[\d.]+ kB {2}assets\/LinkStatsPage-/);
   });
 
-  it('when a user signs up, is activated by the admin, creates a link visited three times and signs out, then each step shows in the browser and the token is revoked', async () => {
+  it('when a user signs up, is activated by the admin, creates a link visited three times, edits it, makes and revokes an API key and signs out, then each step shows in the browser and takes effect in the API', async () => {
     const { t, origin } = d;
     const username = uniqueName('e2e');
     const code = `e${Math.random().toString(36).slice(2, 8)}`;
@@ -100,11 +101,17 @@ describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: the main
     await expect(chartClicks()).resolves.toBe(3);
     await expect(user.page.getByTestId('window-clicks').textContent()).resolves.toBe('3');
     await d.shot(user.page, 'link-analytics');
+    await expect(user.page.getByTestId('window-bots').textContent()).resolves.toBe('0');
     await user.page.getByText('Chart data').click();
-    await user.page.getByRole('columnheader', { name: 'Day (UTC)' }).waitFor();
+    await user.page.getByRole('columnheader', { name: /^Day \(/ }).waitFor();
     await user.page.getByLabel('Interval').selectOption('hour');
     await user.page.waitForURL(/interval=hour/);
-    await user.page.getByRole('columnheader', { name: 'Hour (UTC)' }).waitFor();
+    await user.page.getByRole('columnheader', { name: /^Hour \(/ }).waitFor();
+    await expect(chartClicks()).resolves.toBe(3);
+    // Another time zone: the buckets follow it, the clicks are the same three.
+    await user.page.getByLabel('Time zone').selectOption('Asia/Tokyo');
+    await user.page.waitForURL(/tz=Asia%2FTokyo/);
+    await user.page.getByRole('columnheader', { name: 'Hour (Asia/Tokyo)' }).waitFor();
     await expect(chartClicks()).resolves.toBe(3);
     // The URL is the view: opened in another tab (no session there: sessionStorage is per tab), it asks to
     // sign in, then shows the same range and interval.
@@ -116,6 +123,7 @@ describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: the main
     await shared.getByRole('button', { name: 'Sign in' }).click();
     await shared.waitForURL(viewUrl);
     await expect(shared.getByLabel('Interval').inputValue()).resolves.toBe('hour');
+    await expect(shared.getByLabel('Time zone').inputValue()).resolves.toBe('Asia/Tokyo');
     await shared.close();
 
     // My links: the link, its click count.
@@ -123,6 +131,45 @@ describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: the main
     const linkRow = user.page.getByRole('row').filter({ hasText: shortUrl });
     await expect(linkRow.locator('td[data-label="Clicks"]').textContent()).resolves.toBe('3');
     await d.shot(user.page, 'links');
+
+    // Edit the destination (PATCH with If-Match from the GET's ETag): the redirect follows at once.
+    const edited = `${d.landingUrl}?edited=1`;
+    await linkRow.getByRole('link', { name: `Edit ${code}` }).click();
+    await user.page.getByRole('heading', { name: `Edit ${code}` }).waitFor();
+    await expect(user.page.getByLabel('Destination URL').inputValue()).resolves.toBe(d.landingUrl);
+    await user.page.getByLabel('Destination URL').fill(edited);
+    await d.shot(user.page, 'edit-link');
+    await user.page.getByRole('button', { name: 'Save changes' }).click();
+    await user.page.getByText('Changes saved.').waitFor();
+    const redirect = await fetch(shortUrl, { redirect: 'manual', headers: { 'user-agent': VISITOR_UA } });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toBe(edited);
+
+    // An API key with one scope, shown once, used by the test with fetch, then revoked: 401 at once.
+    await user.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
+    await user.page.getByText('You have no API keys yet.').waitFor();
+    await user.page.getByLabel('Key name').fill('e2e script');
+    await user.page.getByRole('checkbox', { name: /links:read/ }).check();
+    await user.page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await user.page.getByLabel('New API key', { exact: true }).textContent())!;
+    expect(key).toMatch(/^fry_[0-9a-zA-Z]{32,}$/);
+    await user.page.getByRole('row').filter({ hasText: 'e2e script' }).waitFor();
+    await d.shot(user.page, 'api-keys');
+    const withKey = async (url: string) => {
+      const res = await fetch(`${origin}${url}`, { headers: { authorization: `Bearer ${key}` } });
+      const body = await res.text();
+      expect(t.contract.check('GET', url, res.status, res.headers.get('content-type') ?? undefined, body)).toEqual([]);
+      return { status: res.status, body: JSON.parse(body) as { data?: Array<{ short_code: string }> } };
+    };
+    const listed = await withKey('/api/v1/users/me/links');
+    expect(listed.status).toBe(200);
+    expect(listed.body.data!.map((l) => l.short_code)).toEqual([code]);
+    // Outside its scope: 403.
+    expect((await withKey('/api/v1/users/me/orders')).status).toBe(403);
+    await user.page.getByRole('button', { name: 'Revoke e2e script' }).click();
+    await user.page.getByRole('button', { name: 'Confirm: revoke e2e script for good' }).click();
+    await user.page.getByText('You have no API keys yet.').waitFor();
+    expect((await withKey('/api/v1/users/me/links')).status).toBe(401);
 
     // Sign out revokes the token on the server, and the tab forgets it.
     const token = await sessionToken(user.page);

@@ -1,12 +1,13 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumMissing, horizontalOverflow, sessionToken, unlabelledControls } from '../helpers/browser.js';
+import { horizontalOverflow, sessionToken, unlabelledControls } from '../helpers/browser.js';
 import { createUser } from '../helpers/factories.js';
 import { ADMIN, startDashboard, type Dashboard } from './dashboard-fixture.js';
+import { missing, unless } from '../helpers/skip.js';
 
 /** The dashboard's screens in Chromium beyond the main flow: errors, states, phone width, labels, CSP. */
 // Without Chromium these are skipped; global-setup prints the one line saying why.
-describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: screens', () => {
+describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboard in Chromium: screens'), () => {
   let d: Dashboard;
   beforeAll(async () => {
     d = await startDashboard();
@@ -167,11 +168,24 @@ describe.skipIf(chromiumMissing() !== null)('the dashboard in Chromium: screens'
     await check('create-link');
     await page.goto(`${d.origin}/app/links/${link.body.short_code}/stats?period=custom&from=2026-01-01&to=2026-01-31`);
     await page.locator('.chart canvas').first().waitFor();
-    await page.getByLabel('From (UTC)').waitFor();
+    await page.getByLabel('From', { exact: true }).waitFor();
     await check('link-analytics');
     await page.goto(`${d.origin}/app/users`);
     await page.getByRole('row').filter({ hasText: ADMIN.username }).waitFor();
     await check('users');
+    await page.goto(`${d.origin}/app/links/${link.body.short_code}/edit`);
+    await page.getByRole('button', { name: 'Save changes' }).waitFor();
+    await check('edit-link');
+    await page.goto(`${d.origin}/app/api-keys`);
+    await page.getByLabel('Key name').fill('phone key');
+    await page.getByRole('checkbox', { name: /links:read/ }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('row').filter({ hasText: 'phone key' }).waitFor();
+    await check('api-keys');
+    await page.goto(`${d.origin}/app/account`);
+    await page.getByRole('heading', { name: 'Account overview' }).waitFor();
+    await page.locator('.stats, .state-error').first().waitFor();
+    await check('account');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await check('sign-in');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { networkProblem, otherFieldMessages, problemFrom } from '../src/api/problem';
+import { fieldMessage, networkProblem, otherFieldMessages, problemFrom } from '../src/api/problem';
 
 const envelope = (code: string, message: string, details: Array<{ field: string; message: string }> = []) => ({
   error: { code, message, details }, requestId: 'r', timestamp: '2026-11-23T00:00:00.000Z',
@@ -28,5 +28,18 @@ describe('a failed API call as the dashboard shows it', () => {
   it('when the body is not the envelope, or there was no answer, then a plain explanation', () => {
     expect(problemFrom('<html>bad gateway</html>', response(502))).toMatchObject({ status: 502, code: 'UNEXPECTED', fields: {} });
     expect(networkProblem(new TypeError('Failed to fetch'))).toMatchObject({ status: 0, message: 'Cannot reach the server (Failed to fetch)' });
+  });
+});
+
+describe('messages about one field of a form', () => {
+  it('when details name a field or its items, then they stand beside that field and nowhere else', () => {
+    const p = problemFrom(
+      { error: { code: 'VALIDATION_ERROR', message: 'Request body is invalid', details: [{ field: 'tags.1', message: 'must match pattern' }, { field: 'tags', message: 'must have at most 10 items' }, { field: 'tagline', message: 'unknown' }] }, requestId: 'r', timestamp: '2026-11-23T00:00:00.000Z' },
+      new Response(null, { status: 400 }),
+    );
+    expect(fieldMessage(p, 'tags')).toBe('1: must match pattern; must have at most 10 items');
+    expect(fieldMessage(p, 'max_visits')).toBeUndefined();
+    expect(fieldMessage(null, 'tags')).toBeUndefined();
+    expect(otherFieldMessages(p, ['tags'])).toEqual(['tagline: unknown']);
   });
 });

@@ -12,8 +12,6 @@ const RANDOM_LENGTH = 40;
 const SHOWN_LENGTH = 8;
 const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9a-zA-Z]{${RANDOM_LENGTH}}$`);
 
-export const looksLikeApiKey = (token: string): boolean => token.startsWith(KEY_PREFIX);
-
 export interface NewKey {
   key: string;
   prefix: string;

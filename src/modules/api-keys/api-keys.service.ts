@@ -1,11 +1,12 @@
 import type { ApiKeyRow } from '../../db/types.js';
 import { AppError, InvalidTokenError, notFound, validationError } from '../../lib/app-error.js';
+import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
 import type { Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import type { Scope } from '../../lib/scopes.js';
-import type { UsersRepository } from '../users/users.repository.js';
+import type { UsersRepository } from '../users/index.js';
 import { generateApiKey, type ApiKeyHasher } from './api-key-secret.js';
 import type { ApiKeysRepository } from './api-keys.repository.js';
 import { API_KEY_SORT_COLUMNS, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyListQueryT } from './api-keys.schemas.js';
@@ -13,8 +14,6 @@ import type { LastUsedTracker } from './last-used.js';
 
 /** Keys one user may hold at once: enough for every script and machine, and a bound on what one account stores. */
 export const MAX_KEYS_PER_USER = 100;
-/** The last instant timestamps may name (SPEC §12). */
-const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
 
 export function toApiKey(row: ApiKeyRow): ApiKey {
   return {
@@ -42,9 +41,9 @@ export function createApiKeysService(deps: {
 
   function expiryOf(input: ApiKeyCreate): number | null {
     if (input.expires_at === undefined || input.expires_at === null) return null;
-    const at = Date.parse(input.expires_at);
+    const at = parseInstant(input.expires_at);
+    if (at === null) throw validationError([{ field: 'expires_at', message: INSTANT_RULE }], 'Request body is invalid');
     if (!(at > clock.now())) throw validationError([{ field: 'expires_at', message: 'must be in the future' }], 'Request body is invalid');
-    if (at > LATEST) throw validationError([{ field: 'expires_at', message: 'must be before the year 10000' }], 'Request body is invalid');
     return at;
   }
 

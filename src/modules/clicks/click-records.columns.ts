@@ -1,6 +1,7 @@
 import Type, { type TSchema } from 'typebox';
 import type { ClicksTable } from '../../db/types.js';
 import { Id, Instant, isoTime } from '../../lib/common.schemas.js';
+import { DEVICES } from './dimensions.js';
 
 type Row = Pick<ClicksTable, 'clicked_at'> & Record<string, unknown>;
 
@@ -16,6 +17,7 @@ interface ExportedColumn {
 // As a request header carried it: no control character but the tab a header may hold.
 const HEADER_TEXT = '^[^\\u0000-\\u0008\\u000A-\\u001F\\u007F]*$';
 const nullableText = (maxLength: number, description: string) => Type.Union([Type.String({ maxLength, pattern: HEADER_TEXT }), Type.Null()], { description });
+const nullableName = (description: string) => Type.Union([Type.String({ maxLength: 64, pattern: HEADER_TEXT }), Type.Null()], { description });
 const asIs = (column: keyof ClicksTable) => (row: Row) => (row[column] ?? null) as string | number | boolean | null;
 
 /**
@@ -28,4 +30,17 @@ export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
   { column: 'ip', schema: nullableText(45, 'The client address (TRUST_PROXY-aware)'), value: asIs('ip') },
   { column: 'user_agent', schema: nullableText(512, 'As sent, clipped to 512 characters'), value: asIs('user_agent') },
   { column: 'referrer', schema: nullableText(2048, 'As sent, clipped to 2048 characters'), value: asIs('referrer') },
+  { column: 'is_bot', schema: Type.Boolean({ description: 'A bot, crawler, link unfurler or script (isbot), or no User-Agent' }), value: (row) => Number(row.is_bot) === 1 },
+  { column: 'browser', schema: nullableName('Browser family (ua-parser-js); null when not recognised'), value: asIs('browser') },
+  { column: 'os', schema: nullableName('Operating system (ua-parser-js); null when not recognised'), value: asIs('os') },
+  {
+    column: 'device',
+    schema: Type.Union([...DEVICES.map((d) => Type.Literal(d)), Type.Null()], { description: 'desktop, mobile, tablet, bot or other; null for records older than the analytics' }),
+    value: asIs('device'),
+  },
+  {
+    column: 'country',
+    schema: Type.Union([Type.String({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2 }), Type.Null()], { description: 'ISO 3166-1 alpha-2, from a trusted proxy\'s COUNTRY_HEADER or GEOIP_DATABASE; null when unknown' }),
+    value: asIs('country'),
+  },
 ];

@@ -6,7 +6,7 @@ import { renameKeys, toCamel } from '../../lib/case-mapping.js';
 import { errorResponses } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
-import { LinkCodeParams } from '../links/links.schemas.js';
+import { LinkCodeParams } from '../../lib/link-code.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
 import { ClickRecordQuery } from './click-records.schemas.js';
 import type { ClickRecordsService } from './click-records.service.js';

@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream';
 import { validationError, type ErrorDetail } from '../../lib/app-error.js';
+import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
 import type { Caller } from '../../lib/caller.js';
 import type { PageResult, Paginator, ResolvedList } from '../../lib/pagination.js';
-import type { LinksService } from '../links/links.service.js';
+import type { LinkAccess } from './link-access.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
 import { csvLine } from './click-records.csv.js';
 import type { ClickRange, ClickRecordRow, ClickRecordsRepository } from './click-records.repository.js';
@@ -22,8 +23,8 @@ function rangeOf(query: Pick<ClickRecordQueryT, 'from' | 'to'>): ClickRange {
   const at = (name: 'from' | 'to'): number | null => {
     const raw = query[name];
     if (raw === undefined) return null;
-    const ms = Date.parse(raw);
-    if (!Number.isFinite(ms)) details.push({ field: name, message: 'must be an ISO 8601 date-time' });
+    const ms = parseInstant(raw);
+    if (ms === null) details.push({ field: name, message: INSTANT_RULE });
     return ms;
   };
   const range = { from: at('from'), to: at('to') };
@@ -40,7 +41,7 @@ export type ClickRecordsService = ReturnType<typeof createClickRecordsService>;
  * EXPORT_CHUNK rows, each read when the client has taken the previous one (Readable.from pulls on demand),
  * so an export's memory does not grow with its size.
  */
-export function createClickRecordsService(deps: { records: ClickRecordsRepository; links: Pick<LinksService, 'getForOwner'>; paginator: Paginator }) {
+export function createClickRecordsService(deps: { records: ClickRecordsRepository; links: Pick<LinkAccess, 'getForOwner'>; paginator: Paginator }) {
   const { records, links, paginator } = deps;
 
   const listOf = (linkId: number, range: ClickRange, query: Pick<ClickRecordQueryT, 'limit' | 'cursor'>): ResolvedList =>

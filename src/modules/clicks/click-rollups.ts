@@ -1,121 +1,294 @@
-import type { ClickEvent } from '../../infra/click-queue.js';
+import type { UserValueKind, ValueKind } from '../../db/types.js';
+import type { ClickEvent } from './click-event.js';
+import { DIRECT_REFERRER, UNKNOWN_VALUE, type Device } from './dimensions.js';
+import { UserAgentCache } from './user-agent.js';
 
 /**
- * Turns a batch of clicks into the increments of each rollup, in memory, so the flush writes one statement
- * per table instead of one per click. Pure functions: the repository does the SQL.
+ * The one rollup implementation: turns a batch of clicks into the increments of each rollup, in memory, so a
+ * flush writes one statement per row instead of one per click. Pure functions, no SQL: the PostgreSQL writer
+ * (clicks.repository.ts), the embedded engine's writer thread (sqlite-click-thread.ts) and the standalone
+ * worker all apply the same plan, so the three paths produce identical statistics for the same visits.
  */
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
-/** distinct referrers / user agents kept per link, day and kind; later new values count as OTHER_VALUE */
+/** distinct values kept per link, day and kind; later new values count as OTHER_VALUE */
 export const MAX_VALUES_PER_DAY = 100;
 export const OTHER_VALUE = '(other)';
 const VALUE_LENGTH = 255;
 
 export const floorTo = (ms: number, unit: number): number => Math.floor(ms / unit) * unit;
 
+export type DailyValueKind = ValueKind;
+
 export interface LinkIncrement {
   linkId: number;
+  /** every click; `bots` of them by bots */
   clicks: number;
+  bots: number;
   firstAt: number;
   lastAt: number;
 }
 
+export interface HourIncrement {
+  linkId: number;
+  hourStart: number;
+  clicks: number;
+  bots: number;
+}
+
+/** A human visitor of a link: the address, or with IP_ANONYMIZE the daily hash (`ip` is the column's name). */
+export interface VisitorPair {
+  linkId: number;
+  ip: string;
+}
+
+/** What the writer derives from one click for its record (SPEC §15). */
+export interface ClickFacts {
+  isBot: boolean;
+  browser: string | null;
+  os: string | null;
+  device: Device;
+  country: string | null;
+}
+
+/** Human clicks of a link on a UTC day: its owner's `link` top list (top_links). */
+export interface LinkDay {
+  linkId: number;
+  shortCode: string;
+  dayStart: number;
+  humans: number;
+}
+
 export interface DailyValueKey {
   linkId: number;
-  kind: 'referrer' | 'user_agent';
+  kind: DailyValueKind;
   dayStart: number;
 }
 
-export function perLink(batch: readonly ClickEvent[]): Map<number, LinkIncrement> {
-  const out = new Map<number, LinkIncrement>();
-  for (const e of batch) {
-    const g = out.get(e.linkId);
-    if (!g) out.set(e.linkId, { linkId: e.linkId, clicks: 1, firstAt: e.clickedAt, lastAt: e.clickedAt });
-    else {
-      g.clicks += 1;
-      if (e.clickedAt < g.firstAt) g.firstAt = e.clickedAt;
-      if (e.clickedAt > g.lastAt) g.lastAt = e.clickedAt;
-    }
-  }
-  return out;
+/** The clicks per value of one (link, kind, day), before the cap. */
+export interface DailyValueGroup {
+  key: DailyValueKey;
+  /** `${linkId}:${kind}:${dayStart}` */
+  id: string;
+  values: Map<string, number>;
 }
 
-export function perHour(batch: readonly ClickEvent[]): Array<{ link_id: number; hour_start: number; clicks: number }> {
-  const out = new Map<string, { link_id: number; hour_start: number; clicks: number }>();
-  for (const e of batch) {
-    const hour = floorTo(e.clickedAt, HOUR_MS);
-    const key = `${e.linkId}:${hour}`;
-    const g = out.get(key);
-    if (g) g.clicks += 1;
-    else out.set(key, { link_id: e.linkId, hour_start: hour, clicks: 1 });
-  }
-  return [...out.values()];
-}
-
-/** Distinct (link, ip) pairs of the batch. */
-export function visitorPairs(batch: readonly ClickEvent[]): Array<{ link_id: number; ip: string }> {
-  const seen = new Map<string, { link_id: number; ip: string }>();
-  for (const e of batch) if (e.ip) seen.set(`${e.linkId} ${e.ip}`, { link_id: e.linkId, ip: e.ip });
-  return [...seen.values()];
-}
-
-/**
- * Referrers are grouped by origin ("https://news.example"), the useful unit for "where do visits come
- * from", which also keeps the number of distinct values low; a referrer that is not an http(s) URL (an
- * app:// scheme, garbage) counts as sent, clipped. User agents count as sent, clipped.
- */
-export function referrerValue(referrer: string): string {
-  try {
-    const u = new URL(referrer);
-    if (u.protocol === 'http:' || u.protocol === 'https:') return u.origin.slice(0, VALUE_LENGTH);
-  } catch {
-    // not a URL: keep the text
-  }
-  return referrer.slice(0, VALUE_LENGTH);
-}
-
-export function dailyValueCounts(batch: readonly ClickEvent[]): Map<string, { key: DailyValueKey; values: Map<string, number> }> {
-  const out = new Map<string, { key: DailyValueKey; values: Map<string, number> }>();
-  const add = (linkId: number, kind: DailyValueKey['kind'], dayStart: number, value: string) => {
-    const id = `${linkId}:${kind}:${dayStart}`;
-    let g = out.get(id);
-    if (!g) out.set(id, (g = { key: { linkId, kind, dayStart }, values: new Map() }));
-    g.values.set(value, (g.values.get(value) ?? 0) + 1);
-  };
-  for (const e of batch) {
-    const day = floorTo(e.clickedAt, DAY_MS);
-    if (e.referrer) add(e.linkId, 'referrer', day, referrerValue(e.referrer));
-    if (e.userAgent) add(e.linkId, 'user_agent', day, e.userAgent.slice(0, VALUE_LENGTH));
-  }
-  return out;
+/** What one transaction adds, each list in key order (a commit costs per page it dirties: sorted keys share pages). */
+export interface RollupPlan {
+  links: LinkIncrement[];
+  hours: HourIncrement[];
+  visitors: VisitorPair[];
+  daily: DailyValueGroup[];
+  days: LinkDay[];
+  /** per click of the batch, in its order */
+  facts: ClickFacts[];
 }
 
 export const dailyKeyId = (k: DailyValueKey): string => `${k.linkId}:${k.kind}:${k.dayStart}`;
 
+// Referrer as sent -> the value counted; bounded, forgotten wholesale.
+let origins = new Map<string, string>();
+const ORIGINS_REMEMBERED = 10_000;
+
 /**
- * Applies the cap: values already stored for that (link, kind, day) keep counting; new values are admitted
- * while fewer than MAX_VALUES_PER_DAY are stored; the rest is added to OTHER_VALUE. This bounds the rows a
- * top-10 query reads per day, however many distinct (or hostile) referrers and user agents arrive.
+ * Referrers are grouped by origin ("https://news.example"), the useful unit for "where do visits come
+ * from", which also keeps the number of distinct values low; a referrer that is not an http(s) URL (an
+ * app:// scheme, garbage) counts as sent, clipped. Parsed once per distinct referrer.
  */
-export function capDailyValues(
-  groups: Map<string, { key: DailyValueKey; values: Map<string, number> }>,
-  stored: Map<string, Set<string>>,
-): Array<{ link_id: number; kind: DailyValueKey['kind']; day_start: number; value: string; clicks: number }> {
-  const rows: Array<{ link_id: number; kind: DailyValueKey['kind']; day_start: number; value: string; clicks: number }> = [];
-  for (const [id, { key, values }] of groups) {
-    const row = (value: string, clicks: number) => ({ link_id: key.linkId, kind: key.kind, day_start: key.dayStart, value, clicks });
-    const known = stored.get(id) ?? new Set<string>();
-    let distinct = known.size - (known.has(OTHER_VALUE) ? 1 : 0);
-    let other = 0;
-    for (const [value, clicks] of values) {
-      if (value === OTHER_VALUE) other += clicks;
-      else if (known.has(value)) rows.push(row(value, clicks));
-      else if (distinct < MAX_VALUES_PER_DAY) {
-        distinct += 1;
-        rows.push(row(value, clicks));
-      } else other += clicks;
-    }
-    if (other > 0) rows.push(row(OTHER_VALUE, other));
+export function referrerValue(referrer: string): string {
+  let v = origins.get(referrer);
+  if (v !== undefined) return v;
+  v = referrer.slice(0, VALUE_LENGTH);
+  try {
+    const u = new URL(referrer);
+    if (u.protocol === 'http:' || u.protocol === 'https:') v = u.origin.slice(0, VALUE_LENGTH);
+  } catch {
+    // not a URL: keep the text
   }
-  return rows;
+  if (origins.size >= ORIGINS_REMEMBERED) origins = new Map();
+  origins.set(referrer, v);
+  return v;
+}
+
+const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Parsed user agents, per process (each writer thread and worker has its own). */
+const userAgents = new UserAgentCache();
+
+/** The record's facts of one click: the user agent described (cached), the country as the redirect found it. */
+export function clickFacts(e: ClickEvent): ClickFacts {
+  const ua = userAgents.describe(e.userAgent);
+  return { isBot: ua.isBot, browser: ua.browser, os: ua.os, device: ua.device, country: e.country ?? null };
+}
+
+/**
+ * Groups a batch's clicks into what one transaction adds to each rollup. Bots count in the link's and the
+ * hour's totals (and `bots`), nowhere else: not as visitors, not in any top list (SPEC §15).
+ */
+export function planRollups(batch: readonly ClickEvent[]): RollupPlan {
+  const links = new Map<number, LinkIncrement>();
+  const hours = new Map<string, HourIncrement>();
+  const visitors = new Map<string, VisitorPair>();
+  const daily = new Map<string, DailyValueGroup>();
+  const days = new Map<string, LinkDay>();
+  const facts: ClickFacts[] = [];
+  const addValue = (linkId: number, kind: DailyValueKind, dayStart: number, value: string): void => {
+    const id = `${linkId}:${kind}:${dayStart}`;
+    let g = daily.get(id);
+    if (g === undefined) daily.set(id, (g = { key: { linkId, kind, dayStart }, id, values: new Map() }));
+    g.values.set(value, (g.values.get(value) ?? 0) + 1);
+  };
+  for (const e of batch) {
+    const { linkId, clickedAt: at } = e;
+    const f = clickFacts(e);
+    facts.push(f);
+    const bot = f.isBot ? 1 : 0;
+    const g = links.get(linkId);
+    if (g === undefined) links.set(linkId, { linkId, clicks: 1, bots: bot, firstAt: at, lastAt: at });
+    else {
+      g.clicks += 1;
+      g.bots += bot;
+      if (at < g.firstAt) g.firstAt = at;
+      if (at > g.lastAt) g.lastAt = at;
+    }
+    const hourStart = floorTo(at, HOUR_MS);
+    const hk = `${linkId}:${hourStart}`;
+    const h = hours.get(hk);
+    if (h === undefined) hours.set(hk, { linkId, hourStart, clicks: 1, bots: bot });
+    else {
+      h.clicks += 1;
+      h.bots += bot;
+    }
+    if (f.isBot) continue;
+    const visitor = e.visitor ?? e.ip;
+    if (visitor) visitors.set(`${linkId} ${visitor}`, { linkId, ip: visitor });
+    const day = floorTo(at, DAY_MS);
+    const dk = `${linkId}:${day}`;
+    const d = days.get(dk);
+    if (d === undefined) days.set(dk, { linkId, shortCode: e.shortCode, dayStart: day, humans: 1 });
+    else d.humans += 1;
+    addValue(linkId, 'referrer', day, e.referrer ? referrerValue(e.referrer) : DIRECT_REFERRER);
+    // An empty user agent counts as none (and is a bot anyway).
+    if (e.userAgent) addValue(linkId, 'user_agent', day, e.userAgent.slice(0, VALUE_LENGTH));
+    addValue(linkId, 'browser', day, f.browser ?? UNKNOWN_VALUE);
+    addValue(linkId, 'os', day, f.os ?? UNKNOWN_VALUE);
+    addValue(linkId, 'device', day, f.device);
+    addValue(linkId, 'country', day, f.country ?? UNKNOWN_VALUE);
+  }
+  return {
+    links: [...links.values()].sort((a, b) => a.linkId - b.linkId),
+    hours: [...hours.values()].sort((a, b) => a.linkId - b.linkId || a.hourStart - b.hourStart),
+    visitors: [...visitors.values()].sort((a, b) => a.linkId - b.linkId || byString(a.ip, b.ip)),
+    daily: [...daily.values()].sort((a, b) => a.key.linkId - b.key.linkId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart),
+    days: [...days.values()].sort((a, b) => a.linkId - b.linkId || a.dayStart - b.dayStart),
+    facts,
+  };
+}
+
+/** The plan restricted to links that still exist (clicks of a link deleted meanwhile are dropped with it). */
+export function planForLive(plan: RollupPlan, live: ReadonlySet<number>): RollupPlan {
+  return {
+    links: plan.links.filter((g) => live.has(g.linkId)),
+    hours: plan.hours.filter((h) => live.has(h.linkId)),
+    visitors: plan.visitors.filter((v) => live.has(v.linkId)),
+    daily: plan.daily.filter((d) => live.has(d.key.linkId)),
+    days: plan.days.filter((d) => live.has(d.linkId)),
+    facts: plan.facts,
+  };
+}
+
+/**
+ * data_fresh_as_of after this plan is written: its latest click. The queue hands clicks over in the order they
+ * came, so every earlier click of this writer is written by then (SPEC §15 "clicks up to this time are counted").
+ */
+export function freshAsOf(plan: RollupPlan): number {
+  let latest = 0;
+  for (const g of plan.links) if (g.lastAt > latest) latest = g.lastAt;
+  return latest;
+}
+
+export interface UserHourIncrement {
+  userId: number;
+  hourStart: number;
+  clicks: number;
+  bots: number;
+}
+
+export interface UserDailyValueGroup {
+  key: { userId: number; kind: UserValueKind; dayStart: number };
+  /** `${userId}:${kind}:${dayStart}` */
+  id: string;
+  values: Map<string, number>;
+}
+
+/** What one transaction adds to the per-user rollups (GET /users/{id}/stats), in key order. */
+export interface UserRollupPlan {
+  hours: UserHourIncrement[];
+  daily: UserDailyValueGroup[];
+}
+
+/**
+ * The per-user rollups from a (live) plan and each link's owner, read by the writer in the same transaction:
+ * the link's increments summed per user, its top-list values before their cap, and the `link` kind (human
+ * clicks per short code and day). Anonymous links have no user and add nothing here.
+ */
+export function planUserRollups(plan: RollupPlan, userOf: ReadonlyMap<number, number | null>): UserRollupPlan {
+  const hours = new Map<string, UserHourIncrement>();
+  const daily = new Map<string, UserDailyValueGroup>();
+  const add = (userId: number, kind: UserValueKind, dayStart: number, value: string, n: number): void => {
+    const id = `${userId}:${kind}:${dayStart}`;
+    let g = daily.get(id);
+    if (g === undefined) daily.set(id, (g = { key: { userId, kind, dayStart }, id, values: new Map() }));
+    g.values.set(value, (g.values.get(value) ?? 0) + n);
+  };
+  for (const h of plan.hours) {
+    const userId = userOf.get(h.linkId);
+    if (userId === null || userId === undefined) continue;
+    const k = `${userId}:${h.hourStart}`;
+    const u = hours.get(k);
+    if (u === undefined) hours.set(k, { userId, hourStart: h.hourStart, clicks: h.clicks, bots: h.bots });
+    else {
+      u.clicks += h.clicks;
+      u.bots += h.bots;
+    }
+  }
+  for (const g of plan.daily) {
+    const userId = userOf.get(g.key.linkId);
+    if (userId === null || userId === undefined) continue;
+    for (const [value, n] of g.values) add(userId, g.key.kind, g.key.dayStart, value, n);
+  }
+  for (const d of plan.days) {
+    const userId = userOf.get(d.linkId);
+    if (userId !== null && userId !== undefined) add(userId, 'link', d.dayStart, d.shortCode, d.humans);
+  }
+  return {
+    hours: [...hours.values()].sort((a, b) => a.userId - b.userId || a.hourStart - b.hourStart),
+    daily: [...daily.values()].sort((a, b) => a.key.userId - b.key.userId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart),
+  };
+}
+
+/**
+ * Applies the cap to one group: values already stored for that (link, kind, day) keep counting (`isStored`);
+ * new values are admitted while fewer than MAX_VALUES_PER_DAY are stored (`storedCount`, OTHER_VALUE not
+ * included); the rest is added to OTHER_VALUE. This bounds the rows a top-10 query reads per day, however
+ * many distinct (or hostile) values arrive. Returns the rows to add and the distinct count afterwards.
+ */
+export function capDailyGroup(
+  group: Pick<DailyValueGroup, 'values'>,
+  storedCount: number,
+  isStored: (value: string) => boolean,
+): { rows: Array<[value: string, clicks: number]>; distinct: number } {
+  const rows: Array<[string, number]> = [];
+  let distinct = storedCount;
+  let other = 0;
+  for (const [value, clicks] of group.values) {
+    if (value === OTHER_VALUE) other += clicks;
+    else if (isStored(value)) rows.push([value, clicks]);
+    else if (distinct < MAX_VALUES_PER_DAY) {
+      distinct += 1;
+      rows.push([value, clicks]);
+    } else other += clicks;
+  }
+  if (other > 0) rows.push([OTHER_VALUE, other]);
+  return { rows, distinct };
 }

@@ -1,9 +1,15 @@
-import type SQLite from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { outsideKyselyTransaction, type Storage } from '../../db/database.js';
+import { embeddedDatabaseFile, type Storage } from '../../db/database.js';
 import type { Database } from '../../db/types.js';
-import type { ClickEvent, ClickWriter } from '../../infra/click-queue.js';
-import { capDailyValues, dailyKeyId, dailyValueCounts, perHour, perLink, visitorPairs, type LinkIncrement } from './click-rollups.js';
+import type { ClickEvent } from './click-event.js';
+import type { ClickWriter } from './click-queue.js';
+import {
+  capDailyGroup, dailyKeyId, freshAsOf, OTHER_VALUE, planForLive, planRollups, planUserRollups,
+  type ClickFacts, type DailyValueGroup, type DailyValueKind, type HourIncrement, type LinkIncrement, type UserDailyValueGroup,
+  type UserHourIncrement, type VisitorPair,
+} from './click-rollups.js';
 import { createSqliteClickWriter } from './sqlite-click-writer.js';
 
 type Tx = Transaction<Database>;
@@ -26,50 +32,107 @@ export type ClicksRepository = ReturnType<typeof createClicksRepository>;
  */
 export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
   const db: Kysely<Database> = storage.db;
+  // This writer's row in click_ingest (data_fresh_as_of).
+  const writerName = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /**
    * Adds to click_count and moves first/last click, and tells which links still exist. The UPDATE takes the
    * row lock on PostgreSQL, so a link deleted meanwhile either waits for this transaction or is already gone
    * (its clicks are dropped with it, like the clicks a delete cascades away).
    */
-  async function bumpLinks(tx: Tx, increments: LinkIncrement[]): Promise<Set<number>> {
-    const live = new Set<number>();
-    const sorted = [...increments].sort((a, b) => a.linkId - b.linkId);
-    for (const part of chunks(sorted)) {
-      const values = sql.join(part.map((g) => sql`(cast(${g.linkId} as bigint), cast(${g.clicks} as bigint), cast(${g.firstAt} as bigint), cast(${g.lastAt} as bigint))`));
-      const res = await sql<{ id: number }>`with v(id, n, first_at, last_at) as (values ${values})
-        update links set click_count = links.click_count + v.n,
+  async function bumpLinks(tx: Tx, increments: readonly LinkIncrement[]): Promise<Map<number, number | null>> {
+    const live = new Map<number, number | null>();
+    for (const part of chunks(increments)) {
+      const values = sql.join(part.map((g) => sql`(cast(${g.linkId} as bigint), cast(${g.clicks} as bigint), cast(${g.bots} as bigint), cast(${g.firstAt} as bigint), cast(${g.lastAt} as bigint))`));
+      const res = await sql<{ id: number; user_id: number | null }>`with v(id, n, bots, first_at, last_at) as (values ${values})
+        update links set click_count = links.click_count + v.n, bot_clicks = links.bot_clicks + v.bots,
           first_click_at = case when links.first_click_at is null or v.first_at < links.first_click_at then v.first_at else links.first_click_at end,
           last_click_at = case when links.last_click_at is null or v.last_at > links.last_click_at then v.last_at else links.last_click_at end
-        from v where links.id = v.id returning links.id as id`.execute(tx);
-      for (const r of res.rows) live.add(Number(r.id));
+        from v where links.id = v.id returning links.id as id, links.user_id as user_id`.execute(tx);
+      for (const r of res.rows) live.set(Number(r.id), r.user_id === null ? null : Number(r.user_id));
     }
     return live;
   }
 
-  async function insertRecords(tx: Tx, events: readonly ClickEvent[]): Promise<void> {
-    for (const part of chunks(events)) {
+  async function insertRecords(tx: Tx, records: ReadonlyArray<readonly [ClickEvent, ClickFacts]>): Promise<void> {
+    for (const part of chunks(records)) {
       await tx
         .insertInto('clicks')
-        .values(part.map((e) => ({ link_id: e.linkId, short_code: e.shortCode, clicked_at: e.clickedAt, ip: e.ip, user_agent: e.userAgent, referrer: e.referrer, click_key: e.key ?? null })))
+        .values(part.map(([e, f]) => ({
+          link_id: e.linkId, short_code: e.shortCode, clicked_at: e.clickedAt, ip: e.ip, user_agent: e.userAgent, referrer: e.referrer, click_key: e.key ?? null,
+          is_bot: f.isBot ? 1 : 0, browser: f.browser, os: f.os, device: f.device, country: f.country,
+        })))
         .execute();
     }
   }
 
-  async function addHourly(tx: Tx, events: readonly ClickEvent[]): Promise<void> {
-    for (const part of chunks(perHour(events))) {
+  async function addHourly(tx: Tx, hours: readonly HourIncrement[]): Promise<void> {
+    for (const part of chunks(hours)) {
       await tx
         .insertInto('link_click_hourly')
-        .values(part)
-        .onConflict((oc) => oc.columns(['link_id', 'hour_start']).doUpdateSet((eb) => ({ clicks: eb('link_click_hourly.clicks', '+', eb.ref('excluded.clicks')) })))
+        .values(part.map((h) => ({ link_id: h.linkId, hour_start: h.hourStart, clicks: h.clicks, bots: h.bots })))
+        .onConflict((oc) => oc.columns(['link_id', 'hour_start']).doUpdateSet((eb) => ({
+          clicks: eb('link_click_hourly.clicks', '+', eb.ref('excluded.clicks')),
+          bots: eb('link_click_hourly.bots', '+', eb.ref('excluded.bots')),
+        })))
         .execute();
     }
+  }
+
+  async function addUserHourly(tx: Tx, hours: readonly UserHourIncrement[]): Promise<void> {
+    for (const part of chunks(hours)) {
+      await tx
+        .insertInto('user_click_hourly')
+        .values(part.map((h) => ({ user_id: h.userId, hour_start: h.hourStart, clicks: h.clicks, bots: h.bots })))
+        .onConflict((oc) => oc.columns(['user_id', 'hour_start']).doUpdateSet((eb) => ({
+          clicks: eb('user_click_hourly.clicks', '+', eb.ref('excluded.clicks')),
+          bots: eb('user_click_hourly.bots', '+', eb.ref('excluded.bots')),
+        })))
+        .execute();
+    }
+  }
+
+  /** The user-level top lists, capped like the link's (capDailyGroup) against what the user's rows hold. */
+  async function addUserDailyValues(tx: Tx, groups: readonly UserDailyValueGroup[]): Promise<void> {
+    if (groups.length === 0) return;
+    const days = [...new Set(groups.map((g) => g.key.dayStart))];
+    const stored = new Map<string, Set<string>>();
+    for (const ids of chunks([...new Set(groups.map((g) => g.key.userId))])) {
+      const rows = await tx.selectFrom('user_click_daily_values').select(['user_id', 'kind', 'day_start', 'value']).where('user_id', 'in', ids).where('day_start', 'in', days).execute();
+      for (const r of rows) {
+        const id = `${Number(r.user_id)}:${r.kind}:${Number(r.day_start)}`;
+        if (!stored.has(id)) stored.set(id, new Set());
+        stored.get(id)!.add(r.value);
+      }
+    }
+    const rows: Array<{ user_id: number; kind: UserDailyValueGroup['key']['kind']; day_start: number; value: string; clicks: number }> = [];
+    for (const g of groups) {
+      const known = stored.get(g.id) ?? new Set<string>();
+      const capped = capDailyGroup(g, known.size - (known.has(OTHER_VALUE) ? 1 : 0), (v) => known.has(v));
+      for (const [value, clicks] of capped.rows) rows.push({ user_id: g.key.userId, kind: g.key.kind, day_start: g.key.dayStart, value, clicks });
+    }
+    for (const part of chunks(rows)) {
+      await tx
+        .insertInto('user_click_daily_values')
+        .values(part)
+        .onConflict((oc) => oc.columns(['user_id', 'kind', 'day_start', 'value']).doUpdateSet((eb) => ({ clicks: eb('user_click_daily_values.clicks', '+', eb.ref('excluded.clicks')) })))
+        .execute();
+    }
+  }
+
+  /** data_fresh_as_of: this writer's latest batch (never moves back). */
+  async function markFresh(tx: Tx, at: number): Promise<void> {
+    await tx
+      .insertInto('click_ingest')
+      .values({ writer: writerName, fresh_as_of: at })
+      .onConflict((oc) => oc.column('writer').doUpdateSet({ fresh_as_of: sql`case when excluded.fresh_as_of > click_ingest.fresh_as_of then excluded.fresh_as_of else click_ingest.fresh_as_of end` }))
+      .execute();
   }
 
   /** New distinct addresses per link: a (link, ip) row that did not exist yet. */
-  async function addVisitors(tx: Tx, events: readonly ClickEvent[]): Promise<Map<number, number>> {
+  async function addVisitors(tx: Tx, visitors: readonly VisitorPair[]): Promise<Map<number, number>> {
     const fresh = new Map<number, number>();
-    for (const part of chunks(visitorPairs(events))) {
-      const inserted = await tx.insertInto('link_visitors').values(part).onConflict((oc) => oc.doNothing()).returning('link_id').execute();
+    for (const part of chunks(visitors)) {
+      const inserted = await tx.insertInto('link_visitors').values(part.map((v) => ({ link_id: v.linkId, ip: v.ip }))).onConflict((oc) => oc.doNothing()).returning('link_id').execute();
       for (const r of inserted) fresh.set(Number(r.link_id), (fresh.get(Number(r.link_id)) ?? 0) + 1);
     }
     return fresh;
@@ -83,13 +146,11 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
     }
   }
 
-  async function addDailyValues(tx: Tx, events: readonly ClickEvent[]): Promise<void> {
-    const groups = dailyValueCounts(events);
-    if (groups.size === 0) return;
-    const keys = [...groups.values()].map((g) => g.key);
-    const days = [...new Set(keys.map((k) => k.dayStart))];
+  async function addDailyValues(tx: Tx, groups: readonly DailyValueGroup[]): Promise<void> {
+    if (groups.length === 0) return;
+    const days = [...new Set(groups.map((g) => g.key.dayStart))];
     const stored = new Map<string, Set<string>>();
-    for (const ids of chunks([...new Set(keys.map((k) => k.linkId))])) {
+    for (const ids of chunks([...new Set(groups.map((g) => g.key.linkId))])) {
       const rows = await tx
         .selectFrom('link_click_daily_values')
         .select(['link_id', 'kind', 'day_start', 'value'])
@@ -102,7 +163,13 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
         stored.get(id)!.add(r.value);
       }
     }
-    for (const part of chunks(capDailyValues(groups, stored))) {
+    const rows: Array<{ link_id: number; kind: DailyValueKind; day_start: number; value: string; clicks: number }> = [];
+    for (const g of groups) {
+      const known = stored.get(g.id) ?? new Set<string>();
+      const capped = capDailyGroup(g, known.size - (known.has(OTHER_VALUE) ? 1 : 0), (v) => known.has(v));
+      for (const [value, clicks] of capped.rows) rows.push({ link_id: g.key.linkId, kind: g.key.kind, day_start: g.key.dayStart, value, clicks });
+    }
+    for (const part of chunks(rows)) {
       await tx
         .insertInto('link_click_daily_values')
         .values(part)
@@ -117,72 +184,37 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
     /**
      * One transaction per batch: the click records, the link's counters and every rollup move together, so
      * the statistics (read from counters and rollups) always equal what the records say, and a crash loses a
-     * batch whole or not at all.
+     * batch whole or not at all. The increments are click-rollups.ts's plan, as on the embedded engine.
      */
     async write(batch) {
       if (batch.length === 0) return;
       await db.transaction().execute(async (tx) => {
-        const increments = perLink(batch);
-        const live = await bumpLinks(tx, [...increments.values()]);
-        const events = live.size === increments.size ? batch : batch.filter((e) => live.has(e.linkId));
-        if (events.length === 0) return;
-        await insertRecords(tx, events);
-        await addHourly(tx, events);
-        await addUniqueVisitors(tx, await addVisitors(tx, events));
-        await addDailyValues(tx, events);
+        const full = planRollups(batch);
+        const owners = await bumpLinks(tx, full.links);
+        const live = new Set(owners.keys());
+        const plan = live.size === full.links.length ? full : planForLive(full, live);
+        const records = batch.map((e, i) => [e, full.facts[i]!] as const).filter(([e]) => live.has(e.linkId));
+        await markFresh(tx, freshAsOf(full));
+        if (records.length === 0) return;
+        await insertRecords(tx, records);
+        await addHourly(tx, plan.hours);
+        await addUniqueVisitors(tx, await addVisitors(tx, plan.visitors));
+        await addDailyValues(tx, plan.daily);
+        const users = planUserRollups(plan, owners);
+        await addUserHourly(tx, users.hours);
+        await addUserDailyValues(tx, users.daily);
       });
     },
   };
 
-  const sqliteWriter = storage.sqlite ? createSqliteClickWriter(storage.sqlite.name) : null;
-  // The statistics' two reads, prepared on the embedded engine: a stats request runs them for the part of its
-  // window that is not remembered (closed-months.ts), and Kysely's compilation cost more than the queries.
-  // (The casts: better-sqlite3 binds JS numbers as REAL, which would turn the bucket division into a real one.)
-  const prepared = () => storage.sqlite !== null && outsideKyselyTransaction(storage.sqlite);
-  const seriesStatement: SQLite.Statement<[number, number, number, number, number], { start: number; clicks: number }> | null = storage.sqlite?.prepare(
-    'select (hour_start / cast(? as integer)) * cast(? as integer) as start, sum(clicks) as clicks from link_click_hourly where link_id = ? and hour_start >= ? and hour_start < ? group by start',
-  ) ?? null;
-  const valuesStatement: SQLite.Statement<[number, string, number, number], { value: string; clicks: number }> | null = storage.sqlite?.prepare(
-    'select value, sum(clicks) as clicks from link_click_daily_values where link_id = ? and kind = ? and day_start >= ? and day_start < ? group by value',
-  ) ?? null;
-
+  const file = embeddedDatabaseFile(storage);
+  const sqliteWriter = file === null ? null : createSqliteClickWriter(file);
   return {
     writer: sqliteWriter ?? portableWriter,
 
     /** Stops the embedded engine's writer thread (after the queue's last flush, before the database closes). */
     async close(): Promise<void> {
       await sqliteWriter?.close();
-    },
-
-    /** Clicks per bucket of `unitMs` (an hour or a day, both whole multiples of an hour) in [from, to). */
-    async series(linkId: number, from: number, to: number, unitMs: number): Promise<Array<{ start: number; clicks: number }>> {
-      if (seriesStatement && prepared()) return seriesStatement.all(unitMs, unitMs, linkId, from, to);
-      const unit = sql.lit(unitMs);
-      const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
-      const rows = await db
-        .selectFrom('link_click_hourly')
-        .select([bucket.as('start'), sql<number>`sum(clicks)`.as('clicks')])
-        .where('link_id', '=', linkId)
-        .where('hour_start', '>=', from)
-        .where('hour_start', '<', to)
-        .groupBy(bucket)
-        .execute();
-      return rows.map((r) => ({ start: Number(r.start), clicks: Number(r.clicks) }));
-    },
-
-    /** Clicks per value of one kind over whole days in [fromDay, toDay), in no particular order. */
-    async valueTotals(linkId: number, kind: 'referrer' | 'user_agent', fromDay: number, toDay: number): Promise<Array<[string, number]>> {
-      if (valuesStatement && prepared()) return valuesStatement.all(linkId, kind, fromDay, toDay).map((r) => [r.value, r.clicks]);
-      const rows = await db
-        .selectFrom('link_click_daily_values')
-        .select(['value', sql<number>`sum(clicks)`.as('clicks')])
-        .where('link_id', '=', linkId)
-        .where('kind', '=', kind)
-        .where('day_start', '>=', fromDay)
-        .where('day_start', '<', toDay)
-        .groupBy('value')
-        .execute();
-      return rows.map((r) => [r.value, Number(r.clicks)]);
     },
   };
 }

@@ -1,12 +1,16 @@
-import { validationError } from '../../lib/app-error.js';
+import { notFound, validationError } from '../../lib/app-error.js';
 import type { Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { isoTime } from '../../lib/common.schemas.js';
-import type { LinksService } from '../links/links.service.js';
+import type { UserValueKind, ValueKind } from '../../db/types.js';
+import { INSTANT_RULE, LATEST_INSTANT, parseInstant } from '../../lib/instant.js';
+import type { LinkAccess } from './link-access.js';
+import type { UsersRepository } from '../users/index.js';
 import { DAY_MS, floorTo, HOUR_MS } from './click-rollups.js';
-import type { ClicksRepository } from './clicks.repository.js';
+import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type StatsQueryT, type UserStats } from './clicks.schemas.js';
 import { ClosedMonthCache, spans, type Span } from './closed-months.js';
-import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type LinkStatsQueryT } from './clicks.schemas.js';
+import { splitValueKey, type StatsRepository, type StatsScope } from './stats.repository.js';
+import { canonicalTimeZone, endOfDay, isTimeZone, nextDay, startOfDay, UTC } from './time-zone.js';
 
 const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
 
@@ -21,22 +25,39 @@ const label = (ms: number): string => {
   return s;
 };
 
+type Pair = [number, number];
+const addNumbers = (a: number, b: number): number => a + b;
+const addPairs = (a: Pair, b: Pair): Pair => [a[0] + b[0], a[1] + b[1]];
+/** The top lists every statistics answer has, by the rollup kind they read. */
+const TOPS: Array<[keyof Tops, ValueKind]> = [
+  ['top_referrers', 'referrer'], ['top_user_agents', 'user_agent'], ['top_browsers', 'browser'],
+  ['top_os', 'os'], ['top_devices', 'device'], ['top_countries', 'country'],
+];
+type Tops = Pick<LinkStats, 'top_referrers' | 'top_user_agents' | 'top_browsers' | 'top_os' | 'top_devices' | 'top_countries'>;
+/** Deleted links stay in a user's rollups: more candidates than shown, so that they can be left out. */
+const LINK_CANDIDATES = 3 * TOP_VALUES;
+type Window = { start: number; end: number; unit: number; tz: string; buckets: number[] };
+
 export type ClicksService = ReturnType<typeof createClicksService>;
 
 /**
- * Statistics (SPEC §6), read from rollups only, never from the click records, so that their cost depends on
- * the window and not on the number of clicks:
- * - lifetime figures (total_clicks, unique_visitors, first/last click) are columns of the link's own row,
- *   maintained in the same transaction as the click records: click_count is therefore exactly the number of
- *   records, and total_clicks reports it (no COUNT over the records); unique_visitors grows by one when a
- *   (link, ip) pair is first inserted into link_visitors;
- * - the time series reads at most 24 hourly rows per day of the window;
- * - the top lists read at most 101 rows per day and kind (the cap in click-rollups.ts);
+ * Statistics (SPEC §6, §15), read from rollups only, never from the click records, so that their cost depends
+ * on the window and not on the number of clicks:
+ * - lifetime figures (total/bot clicks, unique_visitors, first/last click) are columns of the link's own row,
+ *   maintained in the same transaction as the click records (a user's: the sums over their links' rows);
+ * - the time series reads at most 24 hourly rows per day of the window (clicks and bots);
+ * - each top list reads at most 101 rows per day (the cap in click-rollups.ts), humans only;
  * - whole months of the window that are over are summed once and remembered (closed-months.ts), so a long
  *   window reads only the days at its ends.
+ * A link's and a user's statistics are the same computation over different rollups (StatsScope).
  */
-export function createClicksService(deps: { clicks: Pick<ClicksRepository, 'series' | 'valueTotals'>; links: Pick<LinksService, 'getForStats'>; clock: Clock }) {
-  const { clicks, links, clock } = deps;
+export function createClicksService(deps: {
+  stats: Pick<StatsRepository, 'series' | 'valueTotals' | 'userTotals' | 'userCodes' | 'freshAsOf'>;
+  links: Pick<LinkAccess, 'getForStats'>;
+  users: Pick<UsersRepository, 'findById'>;
+  clock: Clock;
+}) {
+  const { stats, links, users, clock } = deps;
   const months = new ClosedMonthCache();
 
   /**
@@ -44,92 +65,176 @@ export function createClicksService(deps: { clicks: Pick<ClicksRepository, 'seri
    * (from the months' sums, remembered too, so windows that share months share them), and the open part, the
    * last day or so, read every time. A year-long window thus merges two short lists per request, not 13.
    */
-  async function sumsOf<K extends string | number>(prefix: string, from: number, to: number, now: number, load: (span: Span) => Promise<Array<[K, number]>>): Promise<Map<K, number>> {
+  async function sumsOf<K, V>(prefix: string, from: number, to: number, now: number, load: (span: Span) => Promise<Array<[K, V]>>, add: (a: V, b: V) => V): Promise<Map<K, V>> {
     const all = spans(from, to, now);
     const closed = all.filter((span) => span.closed);
-    const parts: Array<Array<[K, number]>> = [];
+    const parts: Array<Array<[K, V]>> = [];
+    const merge = (into: Map<K, V>, rows: Array<[K, V]>) => {
+      for (const [key, v] of rows) {
+        const had = into.get(key);
+        into.set(key, had === undefined ? v : add(had, v));
+      }
+    };
     if (closed.length > 0) {
       const whole: Span = { from: closed[0]!.from, to: closed[closed.length - 1]!.to, closed: true };
       parts.push(await months.rows(`${prefix}:${whole.from}-${whole.to}`, whole, now, async () => {
-        const sums = new Map<K, number>();
-        for (const span of closed) {
-          for (const [key, n] of await months.rows(`${prefix}:${span.from}`, span, now, () => load(span))) sums.set(key, (sums.get(key) ?? 0) + n);
-        }
+        const sums = new Map<K, V>();
+        for (const span of closed) merge(sums, await months.rows(`${prefix}:${span.from}-${span.to}`, span, now, () => load(span)));
         return [...sums];
       }));
     }
     for (const span of all) if (!span.closed) parts.push(await load(span));
-    const out = new Map<K, number>(parts[0]);
-    for (const part of parts.slice(1)) for (const [key, n] of part) out.set(key, (out.get(key) ?? 0) + n);
+    const out = new Map<K, V>(parts[0]);
+    for (const part of parts.slice(1)) merge(out, part);
     return out;
   }
 
-  const seriesOf = (linkId: number, start: number, end: number, unit: number, now: number): Promise<Map<number, number>> =>
-    sumsOf(`series:${linkId}:${unit}`, start, end, now, async (span) =>
-      (await clicks.series(linkId, span.from, span.to, unit)).map((r): [number, number] => [r.start, r.clicks]));
+  const scopeKey = (scope: StatsScope): string => ('link' in scope ? `l${scope.link}` : `u${scope.user}`);
 
-  /** At most TOP_VALUES values, most clicks first, ties by value. */
-  async function topOf(linkId: number, kind: 'referrer' | 'user_agent', fromDay: number, toDay: number, now: number): Promise<Array<{ value: string; clicks: number }>> {
-    const totals = await sumsOf(`${kind}:${linkId}`, fromDay, toDay, now, (span) => clicks.valueTotals(linkId, kind, span.from, span.to));
-    return [...totals]
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-      .slice(0, TOP_VALUES)
-      .map(([value, n]) => ({ value, clicks: n }));
+  /**
+   * [human clicks, bots] per bucket. UTC days and hours are summed by the database; days of another zone are
+   * summed here from hours (a local midnight is a UTC hour boundary in every zone with a whole-hour offset; in
+   * the few with a half-hour one, an hour counts in the day where it starts).
+   */
+  async function seriesOf(scope: StatsScope, w: Window, now: number): Promise<Pair[]> {
+    const unit = w.unit === DAY_MS && w.tz !== UTC ? HOUR_MS : w.unit;
+    const sums = await sumsOf(`series:${scopeKey(scope)}:${unit}`, w.start, w.end, now, (span) => stats.series(scope, span.from, span.to, unit), addPairs);
+    const out: Pair[] = w.buckets.map(() => [0, 0]);
+    const starts = w.buckets;
+    for (const [at, [all, bots]] of sums) {
+      let lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid]! <= at) lo = mid;
+        else hi = mid - 1;
+      }
+      if (at < w.start || at >= w.end) continue;
+      out[lo]![0] += all - bots;
+      out[lo]![1] += bots;
+    }
+    return out;
   }
 
-  function window(query: LinkStatsQueryT, createdAt: number): { start: number; end: number; unit: number } {
+  /**
+   * Every top list of the window, at most `limits[kind]` values each, most clicks first, ties by value. All
+   * kinds are read together (one statement per span) and summed per (kind, value).
+   */
+  async function topsOf(scope: StatsScope, w: Window, now: number): Promise<Map<UserValueKind, Array<{ value: string; clicks: number }>>> {
+    const fromDay = floorTo(w.start, DAY_MS);
+    const toDay = ceilTo(w.end, DAY_MS);
+    const totals = await sumsOf(`values:${scopeKey(scope)}`, fromDay, toDay, now, (span) => stats.valueTotals(scope, span.from, span.to), addNumbers);
+    const byKind = new Map<UserValueKind, Array<[string, number]>>();
+    for (const [key, n] of totals) {
+      const [kind, value] = splitValueKey(key);
+      let list = byKind.get(kind);
+      if (!list) byKind.set(kind, (list = []));
+      list.push([value, n]);
+    }
+    const out = new Map<UserValueKind, Array<{ value: string; clicks: number }>>();
+    for (const [kind, list] of byKind) {
+      out.set(kind, list
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+        .slice(0, kind === 'link' ? LINK_CANDIDATES : TOP_VALUES)
+        .map(([value, clicks]) => ({ value, clicks })));
+    }
+    return out;
+  }
+
+  function timeZone(query: StatsQueryT): string {
+    const tz = query.tz ?? UTC;
+    if (!isTimeZone(tz)) throw validationError([{ field: 'tz', message: `unknown time zone "${tz}": an IANA zone such as Europe/Berlin or UTC` }], 'Query parameters are invalid');
+    const canonical = canonicalTimeZone(tz);
+    return canonical === 'Etc/UTC' || canonical === 'Etc/GMT' ? UTC : canonical;
+  }
+
+  function window(query: StatsQueryT, createdAt: number): Window {
+    const tz = timeZone(query);
     const unit = query.interval === 'hour' ? HOUR_MS : DAY_MS;
-    const from = query.from === undefined ? null : Date.parse(query.from);
-    const to = query.to === undefined ? clock.now() : Date.parse(query.to);
+    const from = query.from === undefined ? null : parseInstant(query.from);
+    const to = query.to === undefined ? clock.now() : parseInstant(query.to);
     const details = [];
-    if (from !== null && !Number.isFinite(from)) details.push({ field: 'from', message: 'must be an ISO 8601 date-time' });
-    if (!Number.isFinite(to)) details.push({ field: 'to', message: 'must be an ISO 8601 date-time' });
-    if (details.length) throw validationError(details, 'Query parameters are invalid');
+    if (query.from !== undefined && from === null) details.push({ field: 'from', message: INSTANT_RULE });
+    if (to === null) details.push({ field: 'to', message: INSTANT_RULE });
+    if (details.length || to === null) throw validationError(details, 'Query parameters are invalid');
     if (from !== null && from >= to) throw validationError([{ field: 'from', message: 'must be before to' }], 'Query parameters are invalid');
-    const end = ceilTo(to, unit);
+    const tooMany = (n: string) =>
+      validationError([{ field: 'from', message: `the window holds ${n} ${query.interval ?? 'day'} buckets; at most ${MAX_BUCKETS} (narrow from/to or use a coarser interval)` }], 'Query parameters are invalid');
+    const floor = (ms: number) => (unit === HOUR_MS ? floorTo(ms, HOUR_MS) : startOfDay(ms, tz));
+    const next = (ms: number) => (unit === HOUR_MS ? ms + HOUR_MS : nextDay(ms, tz));
+    // The window's end is a bucket boundary; the one after 9999-12-31 is not writable (+010000-…): stop before it.
+    const end = Math.min(unit === HOUR_MS ? ceilTo(to, HOUR_MS) : endOfDay(to, tz), floor(LATEST_INSTANT));
+    if (from !== null && floor(from) >= end) throw validationError([{ field: 'from', message: `must be before ${isoTime(end)}, the last bucket boundary before the year 10000` }], 'Query parameters are invalid');
+    // Days are 23 to 25 hours long: a window longer than this has too many buckets whatever the zone.
+    const longest = (MAX_BUCKETS + 1) * (unit === HOUR_MS ? HOUR_MS : DAY_MS + HOUR_MS);
     let start: number;
-    if (from !== null) start = floorTo(from, unit);
-    else {
-      start = Math.max(floorTo(createdAt, unit), end - MAX_BUCKETS * unit);
-      if (start >= end) start = end - unit;
+    if (from !== null) {
+      start = floor(from);
+      if (end - start > longest) throw tooMany(`about ${Math.round((end - start) / unit)}`);
+    } else start = floor(Math.max(createdAt, end - longest));
+    const buckets: number[] = [];
+    for (let t = start; t < end; t = next(t)) buckets.push(t);
+    if (buckets.length > MAX_BUCKETS) {
+      if (from !== null) throw tooMany(String(buckets.length));
+      buckets.splice(0, buckets.length - MAX_BUCKETS);
     }
-    const buckets = (end - start) / unit;
-    if (buckets > MAX_BUCKETS) {
-      throw validationError(
-        [{ field: 'from', message: `the window holds ${buckets} ${query.interval ?? 'day'} buckets; at most ${MAX_BUCKETS} (narrow from/to or use a coarser interval)` }],
-        'Query parameters are invalid',
-      );
-    }
-    return { start, end, unit };
+    if (buckets.length === 0) buckets.push(floor(end - 1));
+    return { start: buckets[0]!, end, unit, tz, buckets };
   }
+
+  async function figures(scope: StatsScope, w: Window) {
+    const now = clock.now();
+    const [series, fresh, tops] = await Promise.all([seriesOf(scope, w, now), stats.freshAsOf(), topsOf(scope, w, now)]);
+    const out = {
+      from: isoTime(w.start),
+      to: isoTime(w.end),
+      interval: w.unit === HOUR_MS ? ('hour' as const) : ('day' as const),
+      tz: w.tz,
+      timeseries: w.buckets.map((t, i) => ({ start: label(t), clicks: series[i]![0], bots: series[i]![1] })),
+      data_fresh_as_of: fresh === null ? null : isoTime(fresh),
+    } as Pick<LinkStats, 'from' | 'to' | 'interval' | 'tz' | 'timeseries' | 'data_fresh_as_of'> & Tops;
+    for (const [name, kind] of TOPS) out[name] = tops.get(kind) ?? [];
+    return { body: out, links: tops.get('link') ?? [] };
+  }
+
+  const lifetime = (clicks: number, bots: number, unique: number, first: number | null, last: number | null) => ({
+    total_clicks: clicks,
+    human_clicks: clicks - bots,
+    bot_clicks: bots,
+    unique_visitors: unique,
+    first_click_at: first === null ? null : isoTime(first),
+    last_click_at: last === null ? null : isoTime(last),
+  });
 
   return {
-    async stats(code: string, query: LinkStatsQueryT, caller: Caller | null): Promise<LinkStats> {
+    async stats(code: string, query: StatsQueryT, caller: Caller | null): Promise<LinkStats> {
       const link = await links.getForStats(code, caller);
-      const { start, end, unit } = window(query, link.created_at);
-      const fromDay = floorTo(start, DAY_MS);
-      const toDay = ceilTo(end, DAY_MS);
-      const now = clock.now();
-      const [byStart, referrers, agents] = await Promise.all([
-        seriesOf(link.id, start, end, unit, now),
-        topOf(link.id, 'referrer', fromDay, toDay, now),
-        topOf(link.id, 'user_agent', fromDay, toDay, now),
-      ]);
-      const timeseries = [];
-      for (let t = start; t < end; t += unit) timeseries.push({ start: label(t), clicks: byStart.get(t) ?? 0 });
+      const w = window(query, link.created_at);
+      const clicks = Number(link.click_count);
+      const first = link.first_click_at === null ? null : Number(link.first_click_at);
+      const last = link.last_click_at === null ? null : Number(link.last_click_at);
       return {
         short_code: link.short_code,
-        total_clicks: Number(link.click_count),
-        click_count: Number(link.click_count),
-        unique_visitors: Number(link.unique_visitors),
-        first_click_at: link.first_click_at === null ? null : isoTime(Number(link.first_click_at)),
-        last_click_at: link.last_click_at === null ? null : isoTime(Number(link.last_click_at)),
-        from: isoTime(start),
-        to: isoTime(end),
-        interval: query.interval ?? 'day',
-        timeseries,
-        top_referrers: referrers,
-        top_user_agents: agents,
+        click_count: clicks,
+        ...lifetime(clicks, Number(link.bot_clicks), Number(link.unique_visitors), first, last),
+        ...(await figures({ link: link.id }, w)).body,
+      };
+    },
+
+    /** Over all of a user's links (SPEC §15); access (self or admin) is the route's policy. */
+    async userStats(userId: number, query: StatsQueryT): Promise<UserStats> {
+      const user = await users.findById(userId);
+      if (!user) throw notFound('User');
+      const w = window(query, Number(user.created_at));
+      const scope = { user: userId };
+      const [totals, { body, links: candidates }] = await Promise.all([stats.userTotals(userId), figures(scope, w)]);
+      const live = await stats.userCodes(userId, candidates.map((c) => c.value));
+      return {
+        user_id: userId,
+        links: totals.links,
+        ...lifetime(totals.clicks, totals.bots, totals.uniqueVisitors, totals.firstAt, totals.lastAt),
+        ...body,
+        top_links: candidates.filter((c) => live.has(c.value)).slice(0, TOP_VALUES).map((c) => ({ short_code: c.value, clicks: c.clicks })),
       };
     },
   };

@@ -46,14 +46,14 @@ export function spans(from: number, to: number, now: number): Span[] {
 }
 
 export class ClosedMonthCache {
-  private readonly entries = new Map<string, { until: number; rows: Array<[string | number, number]> }>();
+  private readonly entries = new Map<string, { until: number; rows: unknown[] }>();
   private size = 0;
 
   /** The rows of one span: remembered if it is a closed month, otherwise (or the first time) loaded. */
-  async rows<K extends string | number>(key: string, span: Span, now: number, load: () => Promise<Array<[K, number]>>): Promise<Array<[K, number]>> {
+  async rows<R>(key: string, span: Span, now: number, load: () => Promise<R[]>): Promise<R[]> {
     if (!span.closed) return load();
     const hit = this.entries.get(key);
-    if (hit && hit.until > now) return hit.rows as Array<[K, number]>;
+    if (hit && hit.until > now) return hit.rows as R[];
     const rows = await load();
     this.forget(key);
     this.entries.set(key, { until: now + TTL_MS, rows });

@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { pathToFileURL } from 'node:url';
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../db/sqlite-checkpointer.js';
-import { ClickBatch, type ClickWriter } from '../../infra/click-queue.js';
-import { DAY_MS, HOUR_MS, MAX_VALUES_PER_DAY, OTHER_VALUE } from './click-rollups.js';
-import { SQLITE_CLICK_WORKER } from './sqlite-click-worker.js';
+import { ClickBatch, transferablesOf } from './click-batch.js';
+import type { ClickWriter } from './click-queue.js';
+import type { SqliteClickThreadData, SqliteClickThreadReply, SqliteClickThreadRequest } from './sqlite-click-thread.js';
 
 /**
  * The click writer on the embedded engine: the same rows as the portable writer in clicks.repository.ts,
@@ -11,14 +12,14 @@ import { SQLITE_CLICK_WORKER } from './sqlite-click-worker.js';
  *
  * Why a thread: better-sqlite3 is synchronous, so on the main thread a batch held the event loop for its
  * whole transaction (measured: a redirect p99 of 54 ms). The main thread now does nothing per click but
- * copy it into a ClickBatch (infra/click-batch.ts); per batch it posts the columns, once. The worker
+ * copy it into a ClickBatch (click-batch.ts); per batch it posts the columns, once. The worker
  * groups the clicks into the rollups' increments itself, writes them, and answers.
  *
  * The worker runs at a lower scheduling priority (nice) than the event loop: when the CPU is short, a
  * redirect is answered first and the click waits in the queue (bounded by CLICK_QUEUE_LIMIT).
  * Transactions are kept to about TX_BUDGET_MS each (their size adapts to the measured cost per click), with
  * a pause between them, so that an API write on the main connection never waits for the write lock long.
- * See sqlite-click-worker.ts for what one transaction writes.
+ * See sqlite-click-thread.ts for what one transaction writes.
  */
 const TX_BUDGET_MS = 50;
 const WORKER_NICE = 10;
@@ -27,15 +28,29 @@ export interface ClosableClickWriter extends ClickWriter {
   close(): Promise<void>;
 }
 
+/**
+ * The thread runs sqlite-click-thread as a module file: compiled (.js) beside this one in dist; from the
+ * TypeScript sources (vitest, tsx) through tsx's loader, which the thread registers for itself.
+ */
+function tsxEsmApi(from: string): string {
+  // The ESM entry by the package's own exports map (require.resolve would give the CommonJS one).
+  const require = createRequire(from);
+  const manifest = require.resolve('tsx/package.json');
+  const entry = (require(manifest) as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default;
+  return new URL(entry, pathToFileURL(manifest)).href;
+}
+
+function startThread(workerData: SqliteClickThreadData): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./sqlite-click-thread.js', here), { workerData });
+  const source = new URL('./sqlite-click-thread.ts', here).href;
+  const tsx = tsxEsmApi(here);
+  const boot = `import(${JSON.stringify(tsx)}).then(({ tsImport }) => tsImport(${JSON.stringify(source)}, ${JSON.stringify(here)}))`;
+  return new Worker(boot, { eval: true, workerData });
+}
+
 export function createSqliteClickWriter(file: string): ClosableClickWriter {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(SQLITE_CLICK_WORKER, {
-    eval: true,
-    workerData: {
-      driver, file, autocheckpoint: MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, other: OTHER_VALUE, maxValues: MAX_VALUES_PER_DAY,
-      hourMs: HOUR_MS, dayMs: DAY_MS, budgetMs: TX_BUDGET_MS, nice: WORKER_NICE,
-    },
-  });
+  const worker = startThread({ file, autocheckpoint: MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, budgetMs: TX_BUDGET_MS, nice: WORKER_NICE });
   // Idle, the worker must not keep the process alive; with writes in flight it must (a shutdown flush).
   worker.unref();
   const pending = new Map<number, { batch: ClickBatch; resolve: () => void; reject: (err: Error) => void }>();
@@ -52,8 +67,8 @@ export function createSqliteClickWriter(file: string): ClosableClickWriter {
     p.batch.dropFirst(committed);
     p.reject(new Error(`click write failed: ${error}`));
   };
-  worker.on('message', (m: { id?: number; error?: string; committed?: number }) => {
-    if (m.id !== undefined) settle(m.id, m.error, m.committed);
+  worker.on('message', (m: SqliteClickThreadReply) => {
+    if ('id' in m) settle(m.id, m.error, m.committed);
   });
   const fail = (err: Error) => {
     failure = err;
@@ -71,7 +86,7 @@ export function createSqliteClickWriter(file: string): ClosableClickWriter {
       pending.set(id, { batch, resolve, reject });
       worker.ref();
       // The typed arrays are fresh copies: moved, not cloned.
-      worker.postMessage({ id, batch: message }, [message.linkId.buffer, message.clickedAt.buffer, message.userAgent.buffer, message.referrer.buffer] as ArrayBuffer[]);
+      worker.postMessage({ id, batch: message } satisfies SqliteClickThreadRequest, transferablesOf(message));
     });
   };
 
@@ -86,12 +101,12 @@ export function createSqliteClickWriter(file: string): ClosableClickWriter {
       if (failure) return;
       const closed = new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
-        worker.on('message', (m: { closed?: boolean }) => {
-          if (m.closed) resolve();
+        worker.on('message', (m: SqliteClickThreadReply) => {
+          if ('closed' in m) resolve();
         });
       });
       worker.ref();
-      worker.postMessage('close');
+      worker.postMessage('close' satisfies SqliteClickThreadRequest);
       await closed;
       await worker.terminate();
     },

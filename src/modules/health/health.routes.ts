@@ -6,9 +6,12 @@ import { errorResponses, ref } from '../../lib/common.schemas.js';
 import { exemptFromOverload } from '../../plugins/overload.js';
 import { HealthSchema, ReadinessSchema } from './health.schemas.js';
 import { runChecks, type ReadinessCheck } from './readiness.js';
+import { isDraining } from '../../infra/http-server.js';
 
 export interface HealthRoutesOptions {
   checks: Record<string, ReadinessCheck>;
+  /** the Redis click stream's backlog and live consumers, shown by /readyz (scale-out); null without it */
+  clickStream?: () => { backlog: number; consumers: number } | null;
   metrics: Pick<Metrics, 'render'>;
   /** a readiness check that takes longer than this has failed */
   checkTimeoutMs?: number;
@@ -24,7 +27,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
   const tags = ['operations'];
   const config = { ...exemptFromOverload };
   const checkTimeoutMs = opts.checkTimeoutMs ?? 2000;
-  // From the first shutdown signal on, readiness fails, so a balancer that still probes stops sending traffic.
+  // From the first shutdown signal on (the drain of server.ts, then the close), readiness fails, so a balancer that still probes stops sending traffic.
   let draining = false;
   app.addHook('preClose', async () => {
     draining = true;
@@ -52,7 +55,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
   }, async (request, reply) => {
     const results = await runChecks(opts.checks, checkTimeoutMs);
     const failed = results.filter((r) => !r.ok);
-    if (draining) failed.push({ name: 'process', ok: false, message: 'shutting down' });
+    if (draining || isDraining(app.server)) failed.push({ name: 'process', ok: false, message: 'shutting down' });
     if (failed.length) {
       request.log.warn({ failed: failed.map((f) => ({ check: f.name, reason: f.message, err: f.cause })) }, 'not ready');
       throw new AppError('SERVICE_UNAVAILABLE', 'The service is not ready', failed.map((f) => ({ field: f.name, message: f.message ?? 'failed' })), {
@@ -60,7 +63,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
       });
     }
     reply.header('cache-control', NO_STORE);
-    return { status: 'ok' as const, checks: Object.fromEntries(results.map((r) => [r.name, 'ok' as const])) };
+    const stream = opts.clickStream?.() ?? null;
+    return { status: 'ok' as const, checks: Object.fromEntries(results.map((r) => [r.name, 'ok' as const])), ...(stream ? { click_stream: stream } : {}) };
   });
 
   app.get('/metrics', {

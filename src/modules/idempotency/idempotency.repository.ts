@@ -32,6 +32,11 @@ export function createIdempotencyRepository(db: Kysely<Database>) {
   const byId = (k: KeyId) => db.selectFrom('idempotency_keys').where('scope', '=', k.scope).where('idem_key', '=', k.key);
 
   return {
+    /** Runs `work` in one database transaction (the seam through which the HTTP plugin gets its transaction). */
+    transaction<T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
+      return db.transaction().execute(work);
+    },
+
     /**
      * Claims the key by inserting a locked row. The primary key decides: on a conflict nothing is inserted
      * and false comes back (ON CONFLICT DO NOTHING: the unique index arbitrates, and the losing statement

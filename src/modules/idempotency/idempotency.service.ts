@@ -94,6 +94,18 @@ export function createIdempotencyService(deps: { repo: IdempotencyRepository; cl
       if (!(await repo.complete(claim, claim.lockId, stored, tx))) throw inUse();
     },
 
+    /**
+     * Does a claimed request's work and stores what it answers in one transaction (complete): the work and its
+     * stored result commit together or not at all. `work` runs its writes with `tx`.
+     */
+    async completeWith(claim: IdempotencyClaim, work: (tx: Transaction<Database>) => Promise<StoredResponse>): Promise<StoredResponse> {
+      return repo.transaction(async (tx) => {
+        const response = await work(tx);
+        await this.complete(claim, response, tx);
+        return response;
+      });
+    },
+
     /** Gives the key up after a request that did not complete; its work was rolled back, so a retry is safe. */
     async release(claim: IdempotencyClaim): Promise<void> {
       await repo.release(claim, claim.lockId);

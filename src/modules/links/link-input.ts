@@ -1,6 +1,7 @@
 import type { LinkRow } from '../../db/types.js';
 import { validationError, type ErrorDetail } from '../../lib/app-error.js';
-import type { PasswordHasher } from '../users/password.js';
+import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
+import type { PasswordHasher } from '../users/index.js';
 import type { LinkChanges } from './links.repository.js';
 import type { LinkCreate, LinkPatch } from './links.schemas.js';
 import { checkOriginalUrl } from './original-url.js';
@@ -21,11 +22,11 @@ export const tagsText = (tags: readonly string[] | null | undefined): string =>
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
  */
-export function createLinkInput(deps: { publicBaseUrl: string; passwords: Pick<PasswordHasher, 'hash'> }) {
-  const { publicBaseUrl, passwords } = deps;
+export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'> }) {
+  const { publicBaseUrl, listenPort, passwords } = deps;
 
   function checkUrl(raw: string, details: ErrorDetail[]): string | null {
-    const url = checkOriginalUrl(raw, publicBaseUrl);
+    const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
     if (url.ok) return url.url;
     details.push({ field: 'original_url', message: url.reason });
     return null;
@@ -33,8 +34,8 @@ export function createLinkInput(deps: { publicBaseUrl: string; passwords: Pick<P
 
   function checkExpiry(raw: string | null, now: number, details: ErrorDetail[]): number | null {
     if (raw === null) return null;
-    const at = Date.parse(raw);
-    if (!Number.isFinite(at)) details.push({ field: 'expires_at', message: 'must be an ISO 8601 date-time' });
+    const at = parseInstant(raw);
+    if (at === null) details.push({ field: 'expires_at', message: INSTANT_RULE });
     else if (at <= now) details.push({ field: 'expires_at', message: 'must be in the future' });
     return at;
   }

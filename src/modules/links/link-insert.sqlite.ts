@@ -1,5 +1,4 @@
-import type SQLite from 'better-sqlite3';
-import { outsideKyselyTransaction } from '../../db/database.js';
+import type { FastStatements } from '../../db/database.js';
 import type { LinkRow, NewLinkRow } from '../../db/types.js';
 
 export type NewCodedLink = NewLinkRow & { short_code: string };
@@ -15,10 +14,10 @@ type Values = { [K in (typeof COLUMNS)[number]]: unknown };
  * concurrent creations share most of those pages; each caller still hears of its link only once it is
  * committed.
  *
- * Only outside Kysely's transactions (outsideKyselyTransaction): if one holds the connection when the group
+ * Only outside Kysely's transactions (FastStatements.usable): if one holds the connection when the group
  * is due, the group waits for the next turn.
  */
-export function groupedInsert(sqlite: SQLite.Database): (row: NewCodedLink) => Promise<LinkRow> {
+export function groupedInsert(sqlite: FastStatements): (row: NewCodedLink) => Promise<LinkRow> {
   const claim = sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)');
   const insert = sqlite.prepare<Values, LinkRow>(
     `insert into links (${COLUMNS.join(', ')}) values (${COLUMNS.map((c) => `@${c}`).join(', ')}) returning *`,
@@ -43,7 +42,7 @@ export function groupedInsert(sqlite: SQLite.Database): (row: NewCodedLink) => P
     }),
   );
   const flush = (): void => {
-    if (!outsideKyselyTransaction(sqlite)) {
+    if (!sqlite.usable()) {
       setImmediate(flush);
       return;
     }
@@ -51,7 +50,7 @@ export function groupedInsert(sqlite: SQLite.Database): (row: NewCodedLink) => P
     waiting = [];
     let outcomes: Array<{ row: LinkRow } | { err: unknown }>;
     try {
-      outcomes = group(batch);
+      outcomes = group.immediate(batch); // the write lock first (database.ts: ImmediateSqliteDriver)
     } catch (err) {
       for (const w of batch) w.reject(err);
       return;

@@ -1,21 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, LogLevel } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, LogLevel } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
 import { createMemoryAttemptLimiter, type AttemptLimiter } from '../../infra/attempt-limiter.js';
-import { createMemoryClickQueue, type ClickQueue } from '../../infra/click-queue.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
-import { createClickRecordsRepository } from '../clicks/click-records.repository.js';
-import { clickRecordsRoutes } from '../clicks/click-records.routes.js';
-import { clickRecordSchemas } from '../clicks/click-records.schemas.js';
-import { createClickRecordsService } from '../clicks/click-records.service.js';
-import { createClicksRepository } from '../clicks/clicks.repository.js';
-import { clicksRoutes } from '../clicks/clicks.routes.js';
-import { clickSchemas } from '../clicks/clicks.schemas.js';
-import { createClicksService } from '../clicks/clicks.service.js';
-import type { PasswordHasher } from '../users/password.js';
-import type { UsersRepository } from '../users/users.repository.js';
+import type { ClickQueue, DescribeVisit } from '../clicks/index.js';
+import type { PasswordHasher, UsersRepository } from '../users/index.js';
 import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
 import { createLinksBulk } from './links.bulk.js';
 import { createLinksRepository } from './links.repository.js';
@@ -28,21 +19,22 @@ import { linkV2Schemas } from './links.v2.js';
 import { createVisitPolicy } from './visit-policy.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 
-export const linksModuleSchemas = [...linkSchemas, ...clickSchemas, ...linkV2Schemas, ...clickRecordSchemas];
+export const linksModuleSchemas = [...linkSchemas, ...linkV2Schemas];
 
 export interface LinksModuleDeps {
-  config: Pick<Config, 'publicBaseUrl' | 'redirectStatus' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'logLevel' | 'linkCacheSize' | 'linkPasswordAttemptsPerMinute'>;
+  config: Pick<Config, 'publicBaseUrl' | 'port' | 'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkPasswordAttemptsPerMinute'>;
   storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
   users: Pick<UsersRepository, 'findById'>;
   paginator: Paginator;
   clock: Clock;
-  log: FastifyBaseLogger;
   /** link passwords are hashed and checked like users' (scrypt on the thread pool) */
   passwords: Pick<PasswordHasher, 'hash' | 'verify'>;
   /** wrong link passwords per link and address (scale-out: shared in Redis); default: counted in this process */
   passwordAttempts?: AttemptLimiter;
-  /** another queue (Redis Streams, scale-out); default: the in-process queue writing to this database */
-  clickQueue?: ClickQueue;
+  /** where the redirect puts clicks (the clicks module's pipeline) */
+  clickQueue: ClickQueue;
+  /** what a click learns besides the request (country, IP_ANONYMIZE); default: nothing */
+  describeVisit?: DescribeVisit;
   /**
    * This process is the only one that changes links (the embedded database): every change passes through
    * this cache's invalidation, so a cached link needs no time limit. Otherwise other instances may change
@@ -60,8 +52,9 @@ export interface LinksModuleDeps {
 const redirectAccessLog = (level: LogLevel): boolean => level === 'debug' || level === 'trace';
 
 /**
- * With a queue whose enqueue completes later (the Redis stream), a redirect is answered only once its click
- * is durable: an instance killed after answering then loses no click (docs/deployment.md measures the cost).
+ * With a queue whose enqueue completes later (the Redis stream, the embedded engine's journal), a redirect is
+ * answered only once its click is durable: an instance killed after answering then loses no click
+ * (docs/deployment.md and the README measure the cost).
  */
 function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void> | null): void {
   scope.addHook('onSend', (_request, reply, payload, done) => {
@@ -90,6 +83,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     paginator: deps.paginator,
     cache,
     publicBaseUrl: config.publicBaseUrl,
+    listenPort: config.port,
     passwords: deps.passwords,
   });
   const bulk = createLinksBulk(links);
@@ -98,40 +92,21 @@ export function createLinksModule(deps: LinksModuleDeps) {
     passwords: deps.passwords,
     attempts: deps.passwordAttempts ?? createMemoryAttemptLimiter({ max: config.linkPasswordAttemptsPerMinute, windowMs: 60_000, clock }),
   });
-  const clicksRepository = createClicksRepository(storage);
-  const clickQueue = deps.clickQueue ?? createMemoryClickQueue({
-    writer: clicksRepository.writer,
-    flushMs: config.clickFlushMs,
-    batchSize: config.clickBatchSize,
-    limit: config.clickQueueLimit,
-    log: deps.log.child({ component: 'click-queue' }),
-    clock,
-  });
-  const clicks = createClicksService({ clicks: clicksRepository, links, clock });
-  const clickRecords = createClickRecordsService({ records: createClickRecordsRepository(storage.db, deps.paginator), links, paginator: deps.paginator });
+  const { clickQueue } = deps;
 
   return {
     links,
-    clicks,
-    clickQueue,
     cache,
     changeOrigin,
-    /** On app close: write every queued click, then stop the writer (before the database closes). */
-    async close(): Promise<void> {
-      await clickQueue.close();
-      await clicksRepository.close();
-    },
     /**
      * The redirect's cache-hit path outside Fastify (redirect-fast-path.ts), for app.ts's server; null when
      * every redirect must write access-log lines (debug, trace).
      */
     redirectFastPath: (d: Pick<RedirectFastPathDeps, 'limiter' | 'requestId' | 'metrics' | 'underPressure'>) =>
-      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks: clickQueue, clock, status: config.redirectStatus, ...d }),
+      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks: clickQueue, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, bulk, basePath: opts.basePath, version: opts.version });
-      await api.register(clicksRoutes, { clicks, version: opts.version });
-      await api.register(clickRecordsRoutes, { records: clickRecords, version: opts.version });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
     /**
      * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the
@@ -141,7 +116,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
       await opts.protect?.(scope);
       if (clickQueue.settled) awaitDurableClicks(scope, clickQueue.settled.bind(clickQueue));
       await scope.register(redirectRoutes, {
-        links, policy, clicks: clickQueue, clock, status: config.redirectStatus, accessLog: redirectAccessLog(config.logLevel),
+        links, policy, clicks: clickQueue, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, accessLog: redirectAccessLog(config.logLevel),
       });
     }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>,
   };

@@ -1,6 +1,5 @@
-import type SQLite from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { outsideKyselyTransaction, type Storage } from '../../db/database.js';
+import { fastStatements, type FastStatement, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import { changeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -55,11 +54,11 @@ async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> 
  */
 export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>, paginator: Paginator, changeOrigin = 'ferry') {
   const { db, dialect } = storage;
-  const sqlite = storage.sqlite;
-  const lookupStatement: SQLite.Statement<[string], CodeLookup> | null = sqlite?.prepare(LOOKUP_SQL) ?? null;
-  const admitStatement: SQLite.Statement<[number], { visit_count: number }> | null = sqlite?.prepare(ADMIT_SQL) ?? null;
-  const insertGrouped = sqlite ? groupedInsert(sqlite) : null;
-  const findStatement: SQLite.Statement<[string], LinkRow> | null = sqlite?.prepare('select * from links where short_code = ?') ?? null;
+  const fast = fastStatements(storage);
+  const lookupStatement: FastStatement<[string], CodeLookup> | null = fast?.prepare<[string], CodeLookup>(LOOKUP_SQL) ?? null;
+  const admitStatement: FastStatement<[number], { visit_count: number }> | null = fast?.prepare<[number], { visit_count: number }>(ADMIT_SQL) ?? null;
+  const insertGrouped = fast ? groupedInsert(fast) : null;
+  const findStatement: FastStatement<[string], LinkRow> | null = fast?.prepare<[string], LinkRow>('select * from links where short_code = ?') ?? null;
   // `toAll`: this instance hears it too. For a change inside a caller's transaction, whose commit comes after
   // the service dropped the code from the cache: a visit in between may have cached the state before it.
   const announce = (tx: Db, code: string, toAll = false) => dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage(toAll ? '*' : changeOrigin, code));
@@ -103,7 +102,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
 
     async findByCode(code: string, tx: Db = db): Promise<LinkRow | undefined> {
       // Prepared on the embedded engine (every stats and link read starts here).
-      if (tx === db && findStatement && outsideKyselyTransaction(sqlite!)) return findStatement.get(code);
+      if (tx === db && findStatement && fast!.usable()) return findStatement.get(code);
       return tx.selectFrom('links').selectAll().where('short_code', '=', code).executeTakeFirst();
     },
 
@@ -140,7 +139,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
 
     /** Counts one visit against the link's limit if it has visits left (one conditional UPDATE). */
     admitVisit(id: number): VisitAdmission | Promise<VisitAdmission> {
-      if (admitStatement && outsideKyselyTransaction(sqlite!)) return admitStatement.get(id) ? 'admitted' : refusal(id);
+      if (admitStatement && fast!.usable()) return admitStatement.get(id) ? 'admitted' : refusal(id);
       return db
         .updateTable('links')
         .set((eb) => ({ visit_count: eb('visit_count', '+', 1) }))

@@ -3,10 +3,9 @@ import { Count, Id, Instant as instant, NO_CONTROL_CHARACTERS } from '../../lib/
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { UserPathParams } from '../../lib/user-path.js';
 import { MAX_URL_LENGTH } from './original-url.js';
-import { CODE_PATTERN } from './short-code.js';
+import { LinkCodeParams, shortCode } from '../../lib/link-code.js';
 
 /** v1 keeps the source document's snake_case names for links (SPEC §6, §9, §13). */
-const shortCode = (description = '1-8 of 0-9 a-z A-Z; case-sensitive') => Type.String({ pattern: CODE_PATTERN, minLength: 1, maxLength: 8, description });
 const Instant = instant();
 
 export const MAX_TAGS = 10;
@@ -102,7 +101,7 @@ export const LinkPatchSchema = Type.Object(
 );
 export type LinkPatch = Static<typeof LinkPatchSchema>;
 
-export const LinkCodeParams = Type.Object({ code: shortCode() }, { additionalProperties: false });
+export { LinkCodeParams };
 
 export const LinkListSchema = Type.Object(
   { data: Type.Array(Type.Ref('Link'), { maxItems: 100 }), pagination: Type.Ref('Pagination') },

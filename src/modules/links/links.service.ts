@@ -6,9 +6,8 @@ import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
-import { assertIfMatch } from '../../plugins/conditional.js';
-import type { PasswordHasher } from '../users/password.js';
-import type { UsersRepository } from '../users/users.repository.js';
+import { assertIfMatch } from '../../lib/etag.js';
+import type { PasswordHasher, UsersRepository } from '../users/index.js';
 import { createLinkInput, type LinkDraft } from './link-input.js';
 import { renderQr, type QrFormat } from './link-qr.js';
 import type { LinkCache, RedirectTarget, VisitRules } from './link-cache.js';
@@ -24,6 +23,8 @@ export interface LinksServiceDeps {
   paginator: Paginator;
   cache: LinkCache;
   publicBaseUrl: string;
+  /** the port the service listens on: a loopback URL on it is this service (original-url.ts) */
+  listenPort?: number;
   passwords: Pick<PasswordHasher, 'hash'>;
   /** the code source; tests pass a rigged one to force collisions */
   generate?: () => string;
@@ -65,7 +66,7 @@ const EXPIRED: RedirectTarget = { kind: 'expired' };
 export function createLinksService(deps: LinksServiceDeps) {
   const { links, users, dialect, clock, paginator, cache, publicBaseUrl } = deps;
   const generate = deps.generate ?? (() => generateCode());
-  const input = createLinkInput({ publicBaseUrl, passwords: deps.passwords });
+  const input = createLinkInput({ publicBaseUrl, passwords: deps.passwords, ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}) });
   const checkExpiry = (t: RedirectTarget): RedirectTarget =>
     t.kind === 'link' && t.expiresAt !== null && t.expiresAt <= clock.now() ? EXPIRED : t;
 

@@ -4,7 +4,6 @@ import { renameKeys, renameSchemaProperties, toCamel, toSnake } from '../../lib/
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { compileBodyValidator } from '../../plugins/validation.js';
 import { validationDetails } from '../../plugins/errors.js';
-import { LinkStatsSchema } from '../clicks/clicks.schemas.js';
 import { bulkBody, bulkResultSchema } from './links.bulk.js';
 import { LINK_SORT_COLUMNS, LinkCreateSchema, linkListFilters, LinkPatchSchema, LinkSchema, type LinkCreate } from './links.schemas.js';
 
@@ -16,7 +15,6 @@ import { LINK_SORT_COLUMNS, LinkCreateSchema, linkListFilters, LinkPatchSchema, 
 export interface LinkEdge {
   link: TSchema;
   linkList: TSchema;
-  stats: TSchema;
   createBody: TSchema;
   patchBody: TSchema;
   listQuery: TSchema;
@@ -40,7 +38,6 @@ export const LinkListV2Schema = Type.Object(
   { data: Type.Array(Type.Ref('LinkV2'), { maxItems: 100 }), pagination: Type.Ref('Pagination') },
   { $id: 'LinkListV2', additionalProperties: false },
 );
-export const LinkStatsV2Schema = renameSchemaProperties(LinkStatsSchema, toCamel, 'LinkStatsV2');
 const LinkBulkResultSchema = bulkResultSchema('Link', 'LinkBulkResult');
 const LinkBulkResultV2Schema = bulkResultSchema('LinkV2', 'LinkBulkResultV2');
 
@@ -72,7 +69,6 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
   1: {
     link: Type.Ref('Link'),
     linkList: Type.Ref('LinkList'),
-    stats: Type.Ref('LinkStats'),
     createBody: Type.Ref('LinkCreate'),
     patchBody: LinkPatchSchema,
     listQuery: Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...paginationQuery }),
@@ -87,7 +83,6 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
   2: {
     link: Type.Ref('LinkV2'),
     linkList: Type.Ref('LinkListV2'),
-    stats: Type.Ref('LinkStatsV2'),
     createBody: Type.Ref('LinkCreateV2'),
     patchBody: renameSchemaProperties(LinkPatchSchema, toCamel),
     listQuery: Type.Object({ sort: sortQuery(v2Sorts), ...linkListFilters, ...paginationQuery }),
@@ -102,4 +97,4 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
 };
 
 /** Registered as OpenAPI components. */
-export const linkV2Schemas = [LinkV2Schema, LinkCreateV2Schema, LinkListV2Schema, LinkStatsV2Schema, LinkBulkResultSchema, LinkBulkResultV2Schema];
+export const linkV2Schemas = [LinkV2Schema, LinkCreateV2Schema, LinkListV2Schema, LinkBulkResultSchema, LinkBulkResultV2Schema];

@@ -1,18 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RedirectStatus } from '../../config.js';
-import type { ClickQueue } from '../../infra/click-queue.js';
 import type { RawHandler } from '../../infra/http-server.js';
 import type { Metrics } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import type { LocalIpLimiter } from '../../plugins/rate-limit.js';
 import type { LinkCache } from './link-cache.js';
-import { clip, REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL } from './redirect.routes.js';
+import { buildClickEvent, type ClickQueue, type DescribeVisit } from '../clicks/index.js';
+import { REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL } from './redirect.routes.js';
 
 export interface RedirectFastPathDeps {
   cache: Pick<LinkCache, 'get'>;
-  clicks: Pick<ClickQueue, 'enqueue'>;
+  clicks: Pick<ClickQueue, 'enqueue' | 'settled'>;
   clock: Clock;
   status: RedirectStatus;
+  /** country and anonymisation of a click (clicks/visit-context.ts); null: neither */
+  describeVisit: DescribeVisit | null;
   /** the redirect's in-process limiter, shared with the route's hook */
   limiter: LocalIpLimiter;
   requestId: (req: IncomingMessage) => string;
@@ -38,7 +40,7 @@ const CODE_URL = /^\/[0-9a-zA-Z]{1,8}$/;
  * returns false untouched and takes the ordinary route, which answers it with every hook.
  */
 export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
-  const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure } = deps;
+  const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure, describeVisit } = deps;
   let enabled = true;
   const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
     const method = req.method;
@@ -55,22 +57,24 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     if (ip === undefined) return false;
     const rateLimit = limiter.take(ip, true);
     if (rateLimit === null) return false;
-    if (method === 'GET') {
-      clicks.enqueue({
-        linkId: target.id, shortCode: target.code, clickedAt: now, ip: clip(ip, 45),
-        userAgent: clip(req.headers['user-agent'], 512), referrer: clip(req.headers.referer, 2048),
-      });
-    }
-    res.writeHead(status, [
-      'x-request-id', requestId(req),
-      'ratelimit-policy', limiter.policy,
-      'ratelimit', rateLimit,
-      'location', target.url,
-      'cache-control', REDIRECT_CACHE_CONTROL,
-      'content-length', '0',
-    ]);
-    res.end();
-    metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
+    const answer = (): void => {
+      res.writeHead(status, [
+        'x-request-id', requestId(req),
+        'ratelimit-policy', limiter.policy,
+        'ratelimit', rateLimit,
+        'location', target.url,
+        'cache-control', REDIRECT_CACHE_CONTROL,
+        'content-length', '0',
+      ]);
+      res.end();
+      metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
+    };
+    // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
+    const pending = method === 'GET' && clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit))
+      ? clicks.settled?.() ?? null
+      : null;
+    if (pending === null) answer();
+    else void pending.then(answer);
     return true;
   };
   return Object.assign(handler, { disable: () => void (enabled = false) });

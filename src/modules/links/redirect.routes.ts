@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { RedirectStatus } from '../../config.js';
-import type { ClickQueue } from '../../infra/click-queue.js';
+import { buildClickEvent, type ClickQueue, type DescribeVisit } from '../clicks/index.js';
 import { AppError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
 import { sendAppError } from '../../plugins/errors.js';
@@ -26,12 +26,11 @@ export interface RedirectRoutesOptions {
   clicks: Pick<ClickQueue, 'enqueue'>;
   clock: Clock;
   status: RedirectStatus;
+  /** country and anonymisation of a click (clicks/visit-context.ts); null: neither */
+  describeVisit: DescribeVisit | null;
   /** whether each redirect writes the two access-log lines (links.module.ts decides) */
   accessLog: boolean;
 }
-
-export const clip = (value: string | undefined, max: number): string | null =>
-  value === undefined || value === '' ? null : value.length > max ? value.slice(0, max) : value;
 
 /** The route's template as Fastify reports it (request.routeOptions.url): the metrics' `route` label. */
 export const REDIRECT_ROUTE_URL = `/:code(${CODE_PATTERN})`;
@@ -115,14 +114,9 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
     if (decision.kind !== 'redirect') return refuse(request, reply, decision);
     // HEAD answers the same headers and is not a visit.
     if (request.method !== 'HEAD') {
-      clicks.enqueue({
-        linkId,
-        shortCode: code,
-        clickedAt: clock.now(),
-        ip: clip(request.ip, 45),
-        userAgent: clip(request.headers['user-agent'], 512),
-        referrer: clip(request.headers.referer, 2048),
-      });
+      // request.ips lists the socket peer and every address it forwarded for, when TRUST_PROXY trusts it.
+      const viaTrustedProxy = (request.ips?.length ?? 0) > 1;
+      clicks.enqueue(buildClickEvent({ linkId, shortCode: code, clickedAt: clock.now(), ip: request.ip, headers: request.headers, viaTrustedProxy }, opts.describeVisit));
     }
     // Location is the stored URL verbatim (validated at creation: printable ASCII, no CR/LF), or with the
     // visit's query appended, percent-encoded where needed (visit-policy.ts).

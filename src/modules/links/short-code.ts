@@ -1,12 +1,11 @@
 import { ALPHANUMERIC, pooledRandomBytes, randomAlphanumeric } from '../../lib/random-text.js';
 
 export { pooledRandomBytes };
+export { CODE_PATTERN } from '../../lib/link-code.js';
 
 /** SPEC §6: codes are 0-9a-zA-Z, case-sensitive; generated ones are 8 characters long. */
 export const CODE_ALPHABET = ALPHANUMERIC;
 export const GENERATED_CODE_LENGTH = 8;
-export const CODE_PATTERN = '^[0-9a-zA-Z]{1,8}$';
-const CODE_REGEX = new RegExp(CODE_PATTERN);
 
 /**
  * A code drawn uniformly from the alphabet by the operating system's CSPRNG (lib/random-text.ts). 62^8 ≈ 2.2e14
@@ -16,8 +15,6 @@ const CODE_REGEX = new RegExp(CODE_PATTERN);
 export function generateCode(length = GENERATED_CODE_LENGTH, random: (n: number) => Buffer = pooledRandomBytes): string {
   return randomAlphanumeric(length, random);
 }
-
-export const isWellFormedCode = (code: string): boolean => CODE_REGEX.test(code);
 
 /**
  * First path segments the service uses or may use (SPEC §6). Compared ignoring case: routes are

@@ -1,7 +1,7 @@
 import { normalizeIP } from '@fastify/rate-limit';
 import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import { isBotUserAgent } from '../clicks/index.js';
-import type { PasswordHasher } from '../users/password.js';
+import type { PasswordHasher } from '../users/index.js';
 import type { RedirectTarget } from './link-cache.js';
 import type { LinksRepository, VisitAdmission } from './links.repository.js';
 

@@ -5,7 +5,7 @@ import type { Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
-import type { UsersRepository } from '../users/users.repository.js';
+import type { UsersRepository } from '../users/index.js';
 import { ORDER_SORT_COLUMNS, type Order, type OrderCreate, type OrderListQueryT } from './orders.schemas.js';
 import type { OrdersRepository } from './orders.repository.js';
 

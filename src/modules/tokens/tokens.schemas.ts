@@ -8,7 +8,6 @@ export const TokenCreateBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type TokenCreate = Static<typeof TokenCreateBody>;
 
 export const TokenSchema = Type.Object(
   {

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError, forbidden, InvalidTokenError, notFound } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
-import type { UsersRepository } from '../users/users.repository.js';
-import type { PasswordHasher } from '../users/password.js';
+import type { UsersRepository, PasswordHasher } from '../users/index.js';
 import type { Jwt } from './jwt.js';
 import type { TokenDenyList, TokensRepository } from './tokens.repository.js';
 
@@ -20,9 +19,9 @@ export { InvalidTokenError };
 export type TokensService = ReturnType<typeof createTokensService>;
 
 export function createTokensService(deps: {
-  users: Pick<UsersRepository, 'findById' | 'findByUsername'>;
+  users: Pick<UsersRepository, 'findById' | 'findByUsername' | 'setPasswordHash'>;
   tokens: TokensRepository;
-  passwords: Pick<PasswordHasher, 'verify' | 'decoy'>;
+  passwords: Pick<PasswordHasher, 'verify' | 'decoy' | 'hash' | 'isOutdated'>;
   denyList: TokenDenyList;
   jwt: Jwt;
   clock: Clock;
@@ -33,14 +32,20 @@ export function createTokensService(deps: {
   return {
     /**
      * Checks the password against the user's hash, or against a decoy hash when there is no such user, so
-     * both failures cost one scrypt and answer the same 401.
+     * both failures cost one scrypt at the current cost and answer the same 401. A hash made at another cost
+     * (PASSWORD_HASH_COST changed since) is checked alongside the decoy, so that it takes about as long too
+     * (SPEC §12), and a successful login rehashes it at the current cost.
      */
     async issue(username: string, password: string): Promise<IssuedToken> {
       const user = await users.findByUsername(username);
-      const ok = await passwords.verify(password, user?.password_hash ?? (await passwords.decoy()));
+      const decoy = await passwords.decoy();
+      const outdated = user !== undefined && passwords.isOutdated(user.password_hash);
+      const [ok] = await Promise.all([passwords.verify(password, user?.password_hash ?? decoy), outdated ? passwords.verify(password, decoy) : null]);
       if (!user || !ok) throw new AppError('UNAUTHENTICATED', 'Invalid username or password', [], { 'WWW-Authenticate': 'Bearer realm="ferry"' });
       if (user.status === 'suspended') throw forbidden('This account is suspended');
-      const iat = Math.floor(clock.now() / 1000);
+      if (outdated) await users.setPasswordHash(user.id, user.password_hash, await passwords.hash(password));
+      // Tokens are valid from tokens_valid_after on (a password, role or status change): never issue one before it.
+      const iat = Math.max(Math.floor(clock.now() / 1000), Math.ceil(Number(user.tokens_valid_after) / 1000));
       const exp = iat + ttlSeconds;
       const jti = randomBytes(16).toString('base64url');
       await tokens.insert({ jti, user_id: user.id, issued_at: iat * 1000, expires_at: exp * 1000 });
@@ -63,6 +68,7 @@ export function createTokensService(deps: {
       if (revoked) throw new InvalidTokenError('The token has been revoked');
       if (!user) throw new InvalidTokenError('The token belongs to no user');
       if (user.status === 'suspended') throw new InvalidTokenError('The account is suspended');
+      if (claims.iat * 1000 < Number(user.tokens_valid_after)) throw new InvalidTokenError('The token was issued before a change of password, role or status');
       return { userId: user.id, role: user.role, status: user.status, jti: claims.jti, exp: claims.exp, apiKey: null };
     },
 

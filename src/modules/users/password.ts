@@ -14,6 +14,8 @@ export interface PasswordHasher {
    * the same scrypt work as a wrong password (no user-enumeration by timing).
    */
   decoy(): Promise<string>;
+  /** Whether a stored hash was made with other parameters than this hasher's (then a login rehashes it). */
+  isOutdated(stored: string): boolean;
 }
 
 /**
@@ -38,6 +40,10 @@ export function createPasswordHasher(cost: number): PasswordHasher {
       const expected = Buffer.from(hash, 'base64url');
       const key = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N, r: Number(r), p: Number(p), maxmem: 256 * N * Number(r) + 1024 * 1024 });
       return timingSafeEqual(key, expected);
+    },
+    isOutdated(stored) {
+      const [scheme, n, r, p] = stored.split('$');
+      return scheme !== 'scrypt' || Number(n) !== params.N || Number(r) !== params.r || Number(p) !== params.p;
     },
     decoy() {
       decoy ??= hasher.hash(randomBytes(16).toString('hex'));

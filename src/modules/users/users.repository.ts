@@ -53,6 +53,15 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
       return q.returningAll().executeTakeFirst();
     },
 
+    /**
+     * A rehash at the current cost (a login, tokens.service.ts): only if the hash is still the one that was
+     * checked, so a password change that raced the login wins. Not a change of the representation: neither
+     * `version` nor `updated_at` moves, and tokens stay valid.
+     */
+    async setPasswordHash(id: number, expectedHash: string, hash: string, tx: Db = db): Promise<void> {
+      await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', id).where('password_hash', '=', expectedHash).execute();
+    },
+
     async delete(id: number, tx: Db = db): Promise<boolean> {
       const res = await tx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       return Number(res.numDeletedRows) > 0;

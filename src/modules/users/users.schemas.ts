@@ -74,9 +74,13 @@ export const UserReplaceSchema = Type.Object(
     name: Type.Optional(Name),
     age: Type.Optional(Age),
     version: Type.Optional(Version),
+    currentPassword: Type.Optional(Type.String({
+      format: 'password', minLength: 1, maxLength: 128, writeOnly: true,
+      description: 'Your current password: required when you change your own `password` (not when an admin changes another user\'s); ignored otherwise',
+    })),
     ...echoed,
   },
-  { additionalProperties: false, description: 'PUT: omitted name/age become null; omitted role/status stay as they are' },
+  { additionalProperties: false, description: 'PUT: omitted name/age become null; omitted role/status stay as they are. A change of password, role or status revokes every token issued to the user before it' },
 );
 export type UserReplace = Static<typeof UserReplaceSchema>;
 

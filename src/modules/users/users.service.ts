@@ -1,11 +1,11 @@
 import type { Dialect } from '../../db/dialect.js';
 import type { UserRow, UserUpdate } from '../../db/types.js';
-import { AppError, notFound, type ErrorDetail } from '../../lib/app-error.js';
+import { AppError, notFound, validationError, type ErrorDetail } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
-import { assertIfMatch } from '../../plugins/conditional.js';
+import { assertIfMatch } from '../../lib/etag.js';
 import type { PasswordHasher } from './password.js';
 import type { UsersRepository } from './users.repository.js';
 import { USER_SORT_COLUMNS, type User, type UserCreate, type UserListQueryT, type UserPatch, type UserReplace } from './users.schemas.js';
@@ -36,7 +36,7 @@ export type UsersService = ReturnType<typeof createUsersService>;
 
 export function createUsersService(deps: {
   users: UsersRepository;
-  passwords: Pick<PasswordHasher, 'hash'>;
+  passwords: Pick<PasswordHasher, 'hash' | 'verify'>;
   dialect: Pick<Dialect, 'isUniqueViolation' | 'uniqueViolationTarget'>;
   clock: Clock;
   paginator: Paginator;
@@ -70,6 +70,29 @@ export function createUsersService(deps: {
     if (input.role !== undefined && input.role !== current.role) details.push({ field: 'role', message: 'only an admin may change it' });
     if (input.status !== undefined && input.status !== current.status) details.push({ field: 'status', message: 'only an admin may change it' });
     if (details.length) throw new AppError('FORBIDDEN', 'Only an admin may change role or status', details);
+  }
+
+  /**
+   * SPEC §12: changing one's own password needs the current one (a stolen token alone cannot take the
+   * account over); an admin changing another user's does not.
+   */
+  async function assertCurrentPassword(caller: Caller, row: UserRow, input: { password?: string; currentPassword?: string }): Promise<void> {
+    if (input.password === undefined || caller.userId !== row.id) return;
+    if (input.currentPassword === undefined) {
+      throw validationError([{ field: 'currentPassword', message: 'is required to change your own password' }], 'Request body is invalid');
+    }
+    if (!(await passwords.verify(input.currentPassword, row.password_hash))) {
+      throw new AppError('FORBIDDEN', 'The current password is not correct', [{ field: 'currentPassword', message: 'does not match your current password' }]);
+    }
+  }
+
+  /**
+   * A password, role or status change revokes every token issued before it (SPEC §12): tokens are valid from
+   * the next whole second on (JWT `iat` is in seconds; tokens.service.ts issues new ones from that second).
+   */
+  function revokeEarlierTokens(row: UserRow, changes: UserUpdate): void {
+    const changed = changes.password_hash !== undefined || (changes.role !== undefined && changes.role !== row.role) || (changes.status !== undefined && changes.status !== row.status);
+    if (changed) changes.tokens_valid_after = Math.ceil((clock.now() + 1) / 1000) * 1000;
   }
 
   async function loadForWrite(id: number, opts: WriteOptions, bodyVersion: number | undefined): Promise<{ row: UserRow; expected: number | null }> {
@@ -147,7 +170,9 @@ export function createUsersService(deps: {
       };
       if (input.role !== undefined) changes.role = input.role;
       if (input.status !== undefined) changes.status = input.status;
+      await assertCurrentPassword(opts.caller, row, input);
       if (input.password !== undefined) changes.password_hash = await passwords.hash(input.password);
+      revokeEarlierTokens(row, changes);
       return withUniqueness(input.username, input.email, id, () => applyUpdate(id, changes, expected, opts, input.version));
     },
 
@@ -162,7 +187,9 @@ export function createUsersService(deps: {
       if (input.age !== undefined) changes.age = input.age;
       if (input.role !== undefined) changes.role = input.role;
       if (input.status !== undefined) changes.status = input.status;
+      await assertCurrentPassword(opts.caller, row, input);
       if (input.password !== undefined) changes.password_hash = await passwords.hash(input.password);
+      revokeEarlierTokens(row, changes);
       return withUniqueness(input.username, input.email, id, () => applyUpdate(id, changes, expected, opts, input.version));
     },
 

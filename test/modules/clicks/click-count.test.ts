@@ -6,7 +6,7 @@ import { createUser } from '../../helpers/factories.js';
 async function visit(t: TestApp, code: string, visits: number, heads: number): Promise<void> {
   const requests = [];
   for (let i = 0; i < Math.max(visits, heads); i += 1) {
-    if (i < visits) requests.push(t.app.inject({ url: `/${code}`, headers: { 'x-forwarded-for': `198.51.100.${i % 50}` } }));
+    if (i < visits) requests.push(t.app.inject({ url: `/${code}`, headers: { 'x-forwarded-for': `198.51.100.${i % 50}`, 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0' } }));
     if (i < heads) requests.push(t.app.inject({ method: 'HEAD', url: `/${code}` }));
   }
   const responses = await Promise.all(requests);

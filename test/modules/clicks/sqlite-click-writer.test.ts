@@ -1,13 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { ClickBatch, type ClickEvent } from '../../../src/infra/click-queue.js';
+import { ClickBatch } from '../../../src/modules/clicks/click-batch.js';
+import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
 import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { createUser } from '../../helpers/factories.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
+const BROWSERS = [
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{v}.0.0.0 Safari/537.36',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/{v}.0 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (X11; Linux x86_64; rv:{v}.0) Gecko/20100101 Firefox/{v}.0',
+];
 
 async function twoLinksAndADeletedOne(t: TestApp): Promise<Array<{ id: number; short_code: string }>> {
+  // Two links of a user (the per-user rollups) and an anonymous one.
+  const owner = await createUser(t);
   const create = async (n: number) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/${n}` } });
+    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/${n}` }, ...(n < 3 ? { token: owner.token } : {}) });
     expect(res.status, res.text).toBe(201);
     return res.body;
   };
@@ -18,14 +27,16 @@ async function twoLinksAndADeletedOne(t: TestApp): Promise<Array<{ id: number; s
 }
 
 /** Every row the rollups and records hold, without generated ids, in a stable order. */
-function snapshot(t: TestApp): Record<'clicks' | 'links' | 'hourly' | 'visitors' | 'daily', unknown[]> {
+function snapshot(t: TestApp): Record<'clicks' | 'links' | 'hourly' | 'visitors' | 'daily' | 'userHourly' | 'userDaily', unknown[]> {
   const q = (sql: string) => t.storage.sqlite!.prepare(sql).all();
   return {
-    clicks: q('select link_id, short_code, clicked_at, ip, user_agent, referrer from clicks order by link_id, clicked_at, ip, user_agent, referrer'),
-    links: q('select id, click_count, unique_visitors, first_click_at, last_click_at from links order by id'),
+    clicks: q('select link_id, short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, country from clicks order by link_id, clicked_at, ip, user_agent, referrer'),
+    links: q('select id, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by id'),
     hourly: q('select * from link_click_hourly order by link_id, hour_start'),
     visitors: q('select * from link_visitors order by link_id, ip'),
     daily: q('select * from link_click_daily_values order by link_id, kind, day_start, value'),
+    userHourly: q('select * from user_click_hourly order by user_id, hour_start'),
+    userDaily: q('select * from user_click_daily_values order by user_id, kind, day_start, value'),
   };
 }
 
@@ -46,7 +57,10 @@ describe('the embedded engine click writer (writer thread)', () => {
         events.push({
           linkId: link.id, shortCode: link.short_code, clickedAt: T0 + i * 97_000, ip: i % 5 === 0 ? null : `10.0.${i % 7}.${i % 11}`,
           // 130 distinct agents a day on the first link: past the cap of 100, the rest is "(other)".
-          userAgent: i % 9 === 0 ? null : `Agent/${i % 130}${'x'.repeat(i % 2 ? 300 : 0)}`,
+          // Bots (Agent/…, none) and browsers of three platforms in ten versions.
+          userAgent: i % 9 === 0 ? null : i % 4 === 0 ? `Agent/${i % 130}${'x'.repeat(i % 2 ? 300 : 0)}` : BROWSERS[i % 3]!.replace('{v}', String(100 + (i % 10))),
+          country: ['DE', null, 'FR', 'JP'][i % 4]!,
+          ...(i % 6 === 0 ? { visitor: `h:${i % 13}` } : {}),
           referrer: i % 3 === 1 ? `https://site${i % 120}.example/path` : referrers[i % referrers.length]!,
         });
       }
@@ -60,12 +74,14 @@ describe('the embedded engine click writer (writer thread)', () => {
       await threaded.close();
       const [sa, sb] = [snapshot(a), snapshot(b)];
       expect(sa.clicks.length).toBe(1000); // the deleted link's 500 clicks are dropped
+      expect(sa.userDaily.length).toBeGreaterThan(0);
+      expect(new Set((sa.userDaily as Array<{ kind: string }>).map((r) => r.kind))).toEqual(new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']));
       expect(sa).toEqual(sb);
     } finally {
       await a.close();
       await b.close();
     }
-  }, 30_000);
+  }, 120_000);
 });
 
 describe('click batches', () => {
@@ -76,7 +92,11 @@ describe('click batches', () => {
     const sent = Array.from({ length: 6 }, (_, i) => event(i));
     for (const e of sent) batch.push(e);
     expect(batch.toEvents()).toEqual(sent);
-    expect(batch.toMessage().values.sort()).toEqual(['UA', 'https://r0.example/', 'https://r1.example/']);
+    // every distinct text once: 6 codes, 3 addresses, one agent, two referrers
+    const values = batch.toMessage().values;
+    expect(values.length).toBe(new Set(values).size);
+    expect(values.filter((v) => v === 'UA' || v.startsWith('https://r')).sort()).toEqual(['UA', 'https://r0.example/', 'https://r1.example/']);
+    expect(values.length).toBe(6 + 3 + 1 + 2);
   });
 
   it('when the first clicks were written, then dropping them leaves the rest in order; reset empties the batch', () => {

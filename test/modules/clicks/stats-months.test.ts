@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ClickEvent } from '../../../src/infra/click-queue.js';
+import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
 import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
 import { createTestApp, engines, TestClock } from '../../helpers/app.js';
 
@@ -21,7 +21,7 @@ describe.each(engines)('statistics over closed months on %s', (engine) => {
         for (let i = 0; i < 1 + (d % 3); i += 1) {
           events.push({
             linkId: link.id, shortCode: link.short_code, clickedAt: T0 + d * DAY + i * 3_600_000, ip: `10.0.${d}.${i}`,
-            userAgent: `Agent/${(d * 7 + i) % 13}`, referrer: `https://site${d % 17 < 5 ? 'a' : d % 17}.example/x`,
+            userAgent: `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + ((d * 7 + i) % 13)}.0.0.0 Safari/537.36`, referrer: `https://site${d % 17 < 5 ? 'a' : d % 17}.example/x`,
           });
         }
       }
@@ -44,6 +44,7 @@ describe.each(engines)('statistics over closed months on %s', (engine) => {
         for (const b of series) expect(b.clicks).toBe(inWindow.filter((e) => e.clickedAt >= Date.parse(b.start) && e.clickedAt < Date.parse(b.start) + DAY).length);
         expect(res.body.top_user_agents).toEqual(top((e) => e.userAgent!));
         expect(res.body.top_referrers).toEqual(top((e) => new URL(e.referrer!).origin));
+        expect(res.body.top_browsers).toEqual([{ value: 'Chrome', clicks: inWindow.length }]);
       }
     } finally {
       await t.close();

@@ -1,13 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClickEvent } from '../../../src/infra/click-queue.js';
+import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
 import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
+import { UA } from './user-agents.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const DAYS = 30;
 const BIG = 1_000_000;
 const BATCH = 10_000;
 
+// Two browsers and two bots: the new dimensions (SPEC §15) are derived for every one of the million clicks.
+const AGENTS = [UA.chromeWindows, UA.safariIphone, UA.googlebot, UA.curl];
+const COUNTRIES = ['DE', 'FR', null];
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
@@ -33,7 +37,8 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
       shortCode: link.short_code,
       clickedAt: T0 + Math.floor((i / n) * DAYS * 86_400_000),
       ip: `10.0.${(i % 1000) >> 8}.${(i % 1000) & 255}`,
-      userAgent: `Agent/${i % 4}`,
+      userAgent: AGENTS[i % 4]!,
+      country: COUNTRIES[i % 3]!,
       referrer: `https://ref${i % 3}.example/page`,
     });
     await writer.write(Array.from({ length: 10 }, (_, i) => event(small, i, 10)));
@@ -70,8 +75,11 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
       }
       const bigBody = (await t.request({ url: `/api/v1/links/${big.short_code}/stats${query}` })).body as Record<string, unknown>;
       process.stdout.write(`stats medians ${engine} ${query || "?interval=day"}: 10 clicks ${median(smallMs).toFixed(2)} ms, 1M clicks ${median(bigMs).toFixed(2)} ms\n`);
-      expect(bigBody).toMatchObject({ total_clicks: BIG, click_count: BIG, unique_visitors: 1000 });
-      expect((bigBody.top_user_agents as unknown[]).length).toBe(4);
+      // Addresses i % 1000 and agents i % 4: the humans (i % 4 < 2) come from 500 addresses.
+      expect(bigBody).toMatchObject({ total_clicks: BIG, click_count: BIG, human_clicks: BIG / 2, bot_clicks: BIG / 2, unique_visitors: 500 });
+      expect((bigBody.top_user_agents as unknown[]).length).toBe(2);
+      expect(bigBody.top_devices).toEqual([{ value: 'desktop', clicks: BIG / 4 }, { value: 'mobile', clicks: BIG / 4 }]);
+      expect((bigBody.top_countries as Array<{ value: string }>).map((c) => c.value).sort()).toEqual(['(unknown)', 'DE', 'FR']);
       // Generous: the same order of cost, not a benchmark.
       expect(median(bigMs), `median ${median(bigMs).toFixed(2)} ms vs ${median(smallMs).toFixed(2)} ms (${query || 'day'})`).toBeLessThan(3 * median(smallMs) + 5);
     }

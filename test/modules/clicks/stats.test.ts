@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { HUMAN_UA } from '../links/links.helpers.js';
 
 const T0 = Date.parse('2026-03-10T10:20:00.000Z');
 const HOUR = 3_600_000;
@@ -16,8 +17,9 @@ describe.each(engines)('link statistics on %s', (engine) => {
 
   const create = async (token?: string) =>
     (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/s' }, ...(token ? { token } : {}) })).body as { id: number; short_code: string };
+  // A person's browser unless the test names another agent (inject's own, lightMyRequest, is a bot).
   const visit = (code: string, ip: string, headers: Record<string, string> = {}) =>
-    t.app.inject({ url: `/${code}`, headers: { 'x-forwarded-for': ip, ...headers } });
+    t.app.inject({ url: `/${code}`, headers: { 'x-forwarded-for': ip, 'user-agent': HUMAN_UA, ...headers } });
   const stats = async (code: string, query = '', token?: string) => {
     await t.app.clickQueue.flush();
     return t.request({ url: `/api/v1/links/${code}/stats${query}`, ...(token ? { token } : {}) });
@@ -51,17 +53,17 @@ describe.each(engines)('link statistics on %s', (engine) => {
       from: '2026-03-10T10:00:00.000Z', to: '2026-03-10T13:00:00.000Z', interval: 'hour',
     });
     expect(hourly.body.timeseries).toEqual([
-      { start: '2026-03-10T10:00:00.000Z', clicks: 3 },
-      { start: '2026-03-10T11:00:00.000Z', clicks: 0 },
-      { start: '2026-03-10T12:00:00.000Z', clicks: 2 },
+      { start: '2026-03-10T10:00:00.000Z', clicks: 3, bots: 0 },
+      { start: '2026-03-10T11:00:00.000Z', clicks: 0, bots: 0 },
+      { start: '2026-03-10T12:00:00.000Z', clicks: 2, bots: 0 },
     ]);
 
     const daily = await stats(link.short_code, '', owner.token);
     expect(daily.body.from).toBe('2026-03-10T00:00:00.000Z');
     expect(daily.body.to).toBe('2026-03-12T00:00:00.000Z');
     expect(daily.body.timeseries).toEqual([
-      { start: '2026-03-10T00:00:00.000Z', clicks: 5 },
-      { start: '2026-03-11T00:00:00.000Z', clicks: 1 },
+      { start: '2026-03-10T00:00:00.000Z', clicks: 5, bots: 0 },
+      { start: '2026-03-11T00:00:00.000Z', clicks: 1, bots: 0 },
     ]);
     const gap = await stats(link.short_code, '?from=2026-03-01T00:00:00Z&to=2026-03-05T00:00:00Z', owner.token);
     expect(gap.body.timeseries).toHaveLength(4);
@@ -72,22 +74,23 @@ describe.each(engines)('link statistics on %s', (engine) => {
   it('when visits carry referrers and user agents, then top lists by origin and by agent, most clicks first, at most 10', async () => {
     const link = await create();
     const plan: Array<[string, string, number]> = [
-      ['https://news.example/item?id=1', 'Agent/A', 3],
-      ['https://news.example/other', 'Agent/B', 2],
-      ['https://blog.example/post', 'Agent/A', 1],
-      ['android-app://com.mail/', 'Agent/C', 1],
+      ['https://news.example/item?id=1', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/1', 3],
+      ['https://news.example/other', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/2', 2],
+      ['https://blog.example/post', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/1', 1],
+      ['android-app://com.mail/', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/3', 1],
     ];
     for (const [referer, ua, n] of plan) for (let i = 0; i < n; i += 1) await visit(link.short_code, '10.1.0.1', { referer, 'user-agent': ua });
-    for (let i = 0; i < 12; i += 1) await visit(link.short_code, '10.1.0.2', { 'user-agent': `Rare/${i}` });
+    for (let i = 0; i < 12; i += 1) await visit(link.short_code, '10.1.0.2', { 'user-agent': `Mozilla/5.0 (Z-rare ${i})` });
     const res = await stats(link.short_code);
     expect(res.body.top_referrers).toEqual([
+      { value: '(direct)', clicks: 12 },
       { value: 'https://news.example', clicks: 5 },
       { value: 'android-app://com.mail/', clicks: 1 },
       { value: 'https://blog.example', clicks: 1 },
     ].sort((a, b) => b.clicks - a.clicks || (a.value < b.value ? -1 : 1)));
     expect(res.body.top_user_agents).toHaveLength(10);
     expect(res.body.top_user_agents.slice(0, 3)).toEqual([
-      { value: 'Agent/A', clicks: 4 }, { value: 'Agent/B', clicks: 2 }, { value: 'Agent/C', clicks: 1 },
+      { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/1', clicks: 4 }, { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/2', clicks: 2 }, { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/3', clicks: 1 },
     ]);
   });
 

@@ -21,7 +21,7 @@ function fakeBuild(): string {
   return dir;
 }
 
-const CSP = "default-src 'none';script-src 'self';style-src 'self';img-src 'self' data:;font-src 'self';connect-src 'self';manifest-src 'self';base-uri 'none';form-action 'self';frame-ancestors 'none';require-trusted-types-for 'script';trusted-types 'none'";
+const CSP = "default-src 'none';script-src 'self';style-src 'self';img-src 'self' data: blob:;font-src 'self';connect-src 'self';manifest-src 'self';base-uri 'none';form-action 'self';frame-ancestors 'none';require-trusted-types-for 'script';trusted-types 'none'";
 
 /** SPEC §16: the dashboard at /app, served by the same process, with a strict CSP from this origin. */
 describe.each(engines)('the dashboard is served on %s', (engine) => {

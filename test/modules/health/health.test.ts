@@ -28,9 +28,11 @@ describe.each(engines)('health, readiness and metrics on %s', (engine) => {
   it('when the database answers and is migrated, then GET /readyz is 200 with each check', async () => {
     const res = await t.request({ url: '/readyz' });
     expect(res.status).toBe(200);
-    // The scale-out run (PostgreSQL with TEST_REDIS_URL) checks Redis too.
-    const redis = engine === 'postgres' && process.env.TEST_REDIS_URL ? { redis: 'ok' } : {};
-    expect(res.body).toEqual({ status: 'ok', checks: { database: 'ok', ...redis } });
+    // The scale-out run (PostgreSQL with TEST_REDIS_URL) checks Redis too, and shows the click stream (SPEC §12).
+    const scaleOut = engine === 'postgres' && Boolean(process.env.TEST_REDIS_URL);
+    const redis = scaleOut ? { redis: 'ok' } : {};
+    const stream = scaleOut ? { click_stream: { backlog: expect.any(Number), consumers: expect.any(Number) } } : {};
+    expect(res.body).toEqual({ status: 'ok', checks: { database: 'ok', ...redis }, ...stream });
   });
 
   it('when requests were answered, then /metrics counts them by route template and status, not by raw URL', async () => {
@@ -119,7 +121,7 @@ describe.each(engines)('readiness failures on %s', (engine) => {
 describe('click queue metrics seam', () => {
   it('when a click queue provider is set, then depth, flush lag and drops are reported from it at scrape time', async () => {
     const clock = new TestClock(1_000_000);
-    const metrics = createMetrics({ storage: { pool: null }, clock });
+    const metrics = createMetrics({ storage: { connections: () => ({ total: 1, idle: 1, waiting: 0, max: 1 }) }, clock });
     const t = await createTestApp('sqlite', { clock, deps: { metrics } });
     try {
       let stats = { depth: 0, dropped: 0, lastFlushAt: null as number | null };

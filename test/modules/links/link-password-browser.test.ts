@@ -4,15 +4,16 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
-import { chromiumMissing, launchChromium } from '../../helpers/browser.js';
+import { launchChromium } from '../../helpers/browser.js';
 import { freePort } from '../../helpers/scale-out.js';
 import { clickRecords, createLink } from './links.helpers.js';
+import { missing, unless } from '../../helpers/skip.js';
 
 /**
  * The password page in a real browser (Chromium): its CSP must let the form post and the 303 leave for the
  * target's origin (browsers apply form-action to that redirect), and nothing on it may fail.
  */
-describe.skipIf(chromiumMissing() !== null)('the password page in Chromium', () => {
+describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the password page in Chromium'), () => {
   let t: TestApp;
   let origin: string;
   let landing: http.Server;

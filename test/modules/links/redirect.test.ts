@@ -215,8 +215,8 @@ describe('redirect context seam', () => {
     const app = Fastify();
     for (const schema of sharedSchemas) app.addSchema(schema);
     const module = createLinksModule({
-      config: t.config, storage: t.storage, users: createUsersRepository(t.storage.db, paginator), paginator, clock: t.clock, log: app.log,
-      passwords: createPasswordHasher(10),
+      config: t.config, storage: t.storage, users: createUsersRepository(t.storage.db, paginator), paginator, clock: t.clock,
+      passwords: createPasswordHasher(10), clickQueue: t.app.clickQueue,
     });
     try {
       const link = await module.links.create({ original_url: 'https://example.com/seam' }, null);
@@ -232,7 +232,6 @@ describe('redirect context seam', () => {
       expect((await app.inject({ url: '/elsewhere' })).headers['x-protected']).toBeUndefined();
     } finally {
       await app.close();
-      await module.close();
       await t.close();
     }
   });

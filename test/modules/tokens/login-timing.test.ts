@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createPasswordHasher } from '../../../src/modules/users/password.js';
 
 const TRIES = 15;
 const median = (xs: number[]): number => {
@@ -45,6 +46,22 @@ describe.each(engines)('login timing on %s', (engine) => {
     const ratio = median(missing) / median(existing);
     expect(median(existing)).toBeGreaterThan(5); // a real slow hash was run
     expect(ratio, `median existing ${median(existing).toFixed(1)} ms, missing ${median(missing).toFixed(1)} ms`).toBeGreaterThan(0.5);
+    expect(ratio).toBeLessThan(2);
+  });
+
+  it('when a user\'s hash has an older cost (PASSWORD_HASH_COST was raised), then a wrong password takes about as long as an unknown user', async () => {
+    const old = await createUser(t);
+    const cheap = await createPasswordHasher(12).hash('some-old-password');
+    await t.storage.db.updateTable('users').set({ password_hash: cheap }).where('id', '=', old.id).execute();
+    await timeLogin(old.username);
+    const outdated: number[] = [];
+    const missing: number[] = [];
+    for (let i = 0; i < TRIES; i++) {
+      outdated.push(await timeLogin(old.username));
+      missing.push(await timeLogin(`ghost_old_${i}_${Math.random().toString(36).slice(2, 8)}`));
+    }
+    const ratio = median(missing) / median(outdated);
+    expect(ratio, `median outdated ${median(outdated).toFixed(1)} ms, missing ${median(missing).toFixed(1)} ms`).toBeGreaterThan(0.5);
     expect(ratio).toBeLessThan(2);
   });
 });

@@ -2,11 +2,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
+import { missing, unless } from '../../helpers/skip.js';
 
 // Scale-out: two instances on one PostgreSQL database and one Redis. The skip is announced by global-setup.
 const scaleOut = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
-describe.runIf(scaleOut)('token revocation shared through Redis', () => {
+describe.runIf(scaleOut)(unless(missing.scaleOut, 'token revocation shared through Redis'), () => {
   let a: TestApp;
   let b: TestApp;
   beforeAll(async () => {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { createTestApp, engines, freshPostgresDatabase, type Engine, type TestApp, type TestAppOptions } from '../../helpers/app.js';
 import { createUser, login } from '../../helpers/factories.js';
+import { unless } from '../../helpers/skip.js';
 
 /**
  * What start-up does for identity (SPEC §4): the generated JWT secret in DATA_DIR and the first admin.
@@ -92,7 +93,7 @@ describe.each(engines)('identity at start-up on %s', (engine: Engine) => {
 
   // Several instances are a PostgreSQL deployment (SPEC §11 scale-out); SQLite is the single-instance embedded
   // default, where Kysely's migrator takes no lock (see the report on the tests branch).
-  it.runIf(engine === 'postgres')('when two instances start at once on the same database, then there is exactly one admin', async () => {
+  it.runIf(engine === 'postgres')(unless(engine === 'postgres' ? null : 'PostgreSQL only (two instances on one database)', 'when two instances start at once on the same database, then there is exactly one admin'), async () => {
     const data = await sharedData();
     const env = { ADMIN_USERNAME: 'twin', ADMIN_PASSWORD: 'twin-password-1' };
     const [a, b] = await Promise.all([start(data, env), start(data, env)]);

@@ -140,12 +140,14 @@ describe.each(engines)('token verification on %s', (engine) => {
     expectRejected(await me(suspended.token), true, 'suspended');
   });
 
-  it('when an admin is demoted, then the old token (claiming admin) no longer grants admin rights', async () => {
+  it('when an admin is demoted, then the old token (claiming admin) no longer works at all (SPEC §12), and a new one has user rights', async () => {
     const root = await createUser(t, { role: 'admin', status: 'active' });
     const other = await createUser(t, { role: 'admin', status: 'active' });
     expect((await t.request({ url: '/api/v1/users', token: other.token })).status).toBe(200);
     expect((await t.request({ method: 'PATCH', url: `/api/v1/users/${other.id}`, token: root.token, payload: { role: 'user' } })).status).toBe(200);
-    expectEnvelope(await t.request({ url: '/api/v1/users', token: other.token }), 403, 'FORBIDDEN');
+    expectEnvelope(await t.request({ url: '/api/v1/users', token: other.token }), 401, 'UNAUTHENTICATED');
+    const fresh = await login(t, other.username, other.password);
+    expectEnvelope(await t.request({ url: '/api/v1/users', token: fresh }), 403, 'FORBIDDEN');
   });
 
   it('when no bearer token is sent (none, Basic, or only in the query string), then 401 without error=', async () => {

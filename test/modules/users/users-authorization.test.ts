@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { usersFingerprint } from '../../helpers/db-state.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
 
 /** SPEC §3's authorization rules and SPEC §4's 401-versus-403 on the users routes. */
 describe.each(engines)('who may do what with users on %s', (engine) => {
@@ -75,12 +75,13 @@ describe.each(engines)('who may do what with users on %s', (engine) => {
     expect(res.body).toMatchObject({ role: 'user', status: 'pending', name: 'Same' });
   });
 
-  it("when an admin changes a user's role and status, then 200 and the user's token carries the new rights at once", async () => {
+  it("when an admin changes a user's role and status, then 200, the user's earlier token is revoked (SPEC §12) and a new one carries the new rights", async () => {
     const u = await createUser(t);
     const res = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: admin.token, payload: { role: 'admin', status: 'active' } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: u.id, role: 'admin', status: 'active', version: 2 });
-    expect((await t.request({ url: '/api/v1/users', token: u.token })).status).toBe(200);
+    expect((await t.request({ url: '/api/v1/users', token: u.token })).status).toBe(401);
+    expect((await t.request({ url: '/api/v1/users', token: await login(t, u.username, u.password) })).status).toBe(200);
     const put = await t.request({ method: 'PUT', url: `/api/v1/users/${u.id}`, token: admin.token, payload: { username: u.username, email: u.email, role: 'user', status: 'suspended' } });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ role: 'user', status: 'suspended' });

@@ -4,9 +4,13 @@ import type { components, paths } from './openapi';
 /** The API's shapes, named as the dashboard uses them (v1: link fields in snake_case). */
 export type Link = components['schemas']['Link'];
 export type LinkStats = components['schemas']['LinkStats'];
+export type UserStats = components['schemas']['UserStats'];
 export type User = components['schemas']['User'];
 export type Pagination = components['schemas']['Pagination'];
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+export type ApiKey = components['schemas']['ApiKey'];
+export type ApiKeyCreated = components['schemas']['ApiKeyCreated'];
+export type Scope = ApiKey['scopes'][number];
 
 export interface ClientHooks {
   /** the bearer token to send, if any */

@@ -38,7 +38,22 @@ export const networkProblem = (err: unknown): Problem => ({
   retryAfter: null,
 });
 
+/** Whether a detail's field (`tags.2`, a body field's item) belongs to the form field `name`. */
+const isUnder = (field: string, name: string): boolean => field === name || field.startsWith(`${name}.`);
+
+/**
+ * The messages about one form field, its items' included (`tags.2: must match …` stands beside Tags), or
+ * undefined when it has none.
+ */
+export function fieldMessage(problem: Problem | null, name: string): string | undefined {
+  if (!problem) return undefined;
+  const messages = Object.entries(problem.fields)
+    .filter(([field]) => isUnder(field, name))
+    .map(([field, message]) => (field === name ? message : `${field.slice(name.length + 1)}: ${message}`));
+  return messages.length ? messages.join('; ') : undefined;
+}
+
 /** Messages of fields a form does not show, so that none is lost. */
 export function otherFieldMessages(problem: Problem, shown: readonly string[]): string[] {
-  return Object.entries(problem.fields).filter(([field]) => !shown.includes(field)).map(([field, message]) => `${field}: ${message}`);
+  return Object.entries(problem.fields).filter(([field]) => !shown.some((name) => isUnder(field, name))).map(([field, message]) => `${field}: ${message}`);
 }

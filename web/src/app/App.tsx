@@ -1,6 +1,8 @@
 import type { VNode } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import { ApiKeysPage } from '../keys/ApiKeysPage';
 import { CreateLinkPage } from '../links/CreateLinkPage';
+import { EditLinkPage } from '../links/EditLinkPage';
 import { LinksPage } from '../links/LinksPage';
 import { appPath, matchPath, safeReturnPath, useLocation } from '../router/router';
 import { useSession } from '../session/session';
@@ -15,6 +17,7 @@ import { Redirect } from './Redirect';
 
 // The chart library comes with this screen only.
 const LinkStatsPage = lazyScreen(() => import('../stats/LinkStatsPage'), 'analytics');
+const AccountPage = lazyScreen(() => import('../stats/AccountPage'), 'account overview');
 
 interface Route {
   pattern: string;
@@ -29,7 +32,10 @@ const ROUTES: Route[] = [
   { pattern: '/', render: () => <Redirect to={appPath('/links')} /> },
   { pattern: '/links', render: () => <LinksPage /> },
   { pattern: '/links/new', render: () => <CreateLinkPage /> },
+  { pattern: '/links/:code/edit', render: (p) => <EditLinkPage code={p.code!} /> },
   { pattern: '/links/:code/stats', render: (p) => <LinkStatsPage code={p.code!} /> },
+  { pattern: '/account', render: () => <AccountPage /> },
+  { pattern: '/api-keys', render: () => <ApiKeysPage /> },
   { pattern: '/users', render: () => <UsersPage /> },
 ];
 

@@ -14,6 +14,8 @@ function navItems(isAdmin: boolean): NavItem[] {
   const items: NavItem[] = [
     { href: appPath('/links'), label: 'My links', prefix: '/links' },
     { href: appPath('/links/new'), label: 'New link', prefix: '/links/new' },
+    { href: appPath('/account'), label: 'Overview', prefix: '/account' },
+    { href: appPath('/api-keys'), label: 'API keys', prefix: '/api-keys' },
   ];
   if (isAdmin) items.push({ href: appPath('/users'), label: 'Users', prefix: '/users' });
   return items;

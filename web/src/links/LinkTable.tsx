@@ -5,15 +5,33 @@ import { CopyButton } from '../ui/CopyButton';
 import { DateTime } from '../ui/DateTime';
 import { TableHead } from '../ui/TableHead';
 import { DeleteLinkButton } from './DeleteLinkButton';
+import { QrCode } from './QrCode';
+
+/** What sets a link apart beyond its target: tags (each a filter of the list), password, limit, query forwarding. */
+function LinkTraits({ link, tagHref }: { link: ShortLink; tagHref: (tag: string) => string }) {
+  if (!link.tags.length && !link.has_password && link.max_visits === null && !link.forward_query) return null;
+  return (
+    <span class="traits">
+      {link.tags.map((tag) => (
+        <Link key={tag} href={tagHref(tag)} class="tag" aria-label={`Links tagged ${tag}`}>
+          {tag}
+        </Link>
+      ))}
+      {link.has_password && <span class="badge">password</span>}
+      {link.max_visits !== null && <span class="badge">max {link.max_visits} visits</span>}
+      {link.forward_query && <span class="badge">forwards query</span>}
+    </span>
+  );
+}
 
 /**
  * The links, one row each: short URL (with copy), destination, clicks, dates, and what can be done with it.
  * At phone width the rows become cards (styles.css), each cell labelled by its column.
  */
-export function LinkTable({ links, onDeleted }: { links: ShortLink[]; onDeleted: () => void }) {
+export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; onDeleted: () => void; tagHref: (tag: string) => string }) {
   return (
     <table class="table links-table">
-      <caption class="visually-hidden">Your short links, newest first</caption>
+      <caption class="visually-hidden">Your short links</caption>
       <TableHead columns={['Short URL', 'Destination', { label: 'Clicks', numeric: true }, 'Created', 'Expires', { label: 'Actions', hidden: true }]} />
       <tbody>
         {links.map((link) => (
@@ -25,6 +43,7 @@ export function LinkTable({ links, onDeleted }: { links: ShortLink[]; onDeleted:
               <a href={link.original_url} rel="noopener noreferrer" target="_blank" title={link.original_url}>
                 {link.original_url}
               </a>
+              <LinkTraits link={link} tagHref={tagHref} />
             </td>
             <td data-label="Clicks" class="num">
               {link.click_count}
@@ -37,6 +56,10 @@ export function LinkTable({ links, onDeleted }: { links: ShortLink[]; onDeleted:
               <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/stats`)} aria-label={`Analytics of ${link.short_code}`}>
                 Analytics
               </Link>
+              <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/edit`)} aria-label={`Edit ${link.short_code}`}>
+                Edit
+              </Link>
+              <QrCode code={link.short_code} shortUrl={link.short_url} />
               <DeleteLinkButton code={link.short_code} onDeleted={onDeleted} />
             </td>
           </tr>

@@ -4,28 +4,30 @@ import { Link } from '../router/Link';
 import { appPath, useLocation, withQuery } from '../router/router';
 import { useApi, useUser } from '../session/session';
 import { PagedList } from '../ui/PagedList';
-import { positiveInt } from '../ui/query-values';
 import { useTitle } from '../ui/use-title';
+import { LinkFilters } from './LinkFilters';
+import { linkListQuery, linkListView } from './link-list-query';
 import { LinkTable } from './LinkTable';
 
 const PAGE_SIZE = 20;
 
 /**
- * My links (GET /users/{id}/links): newest first, a page at a time (`?page=` in the URL), with click
- * counts, copy and analytics. Phase 2 adds search, tag filter and sort as more query keys.
+ * My links (GET /users/{id}/links): searched, filtered by tag, sorted and paged, all in the URL (so a view
+ * can be shared), with click counts, copy, QR, edit and analytics.
  */
 export function LinksPage() {
   useTitle('My links');
   const api = useApi();
   const user = useUser();
   const location = useLocation();
-  const page = positiveInt(location.query.get('page')) ?? 1;
-  const links = useApiData(
-    () => outcome(api.GET('/api/v1/users/{id}/links', { params: { path: { id: user.id }, query: { page, limit: PAGE_SIZE, sort: 'created_at', order: 'desc' } } })),
-    [user.id, page],
-  );
-  const empty =
-    page > 1 ? (
+  const search = location.query.toString();
+  const view = linkListView(location.query);
+  const { page } = view;
+  const links = useApiData(() => outcome(api.GET('/api/v1/users/{id}/links', { params: { path: { id: user.id }, query: linkListQuery(view, PAGE_SIZE) } })), [user.id, search]);
+  const filtered = Boolean(view.q || view.tag);
+  const empty = filtered ? (
+    <p>No link matches {view.q && view.tag ? 'this search and tag' : view.q ? 'this search' : 'this tag'}.</p>
+  ) : page > 1 ? (
       <p>
         No links on this page. <Link href={withQuery(location, { page: null })}>Go to the first page</Link>
       </p>
@@ -43,6 +45,7 @@ export function LinksPage() {
           New link
         </Link>
       </div>
+      <LinkFilters key={`${view.q}\n${view.tag}`} view={view} problem={links.state === 'error' ? links.problem : null} />
       <PagedList
         list={links}
         noun={['link', 'links']}
@@ -51,7 +54,7 @@ export function LinksPage() {
         pagerLabel="Pages of links"
         hrefForPage={(p) => withQuery(location, { page: p === 1 ? null : String(p) })}
       >
-        {(items) => <LinkTable links={items} onDeleted={links.reload} />}
+        {(items) => <LinkTable links={items} onDeleted={links.reload} tagHref={(tag) => withQuery(location, { tag, page: null })} />}
       </PagedList>
     </>
   );

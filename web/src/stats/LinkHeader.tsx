@@ -1,4 +1,6 @@
 import type { Link as ShortLink } from '../api/client';
+import { Link } from '../router/Link';
+import { appPath } from '../router/router';
 import { CopyButton } from '../ui/CopyButton';
 import { DateTime } from '../ui/DateTime';
 
@@ -19,7 +21,8 @@ export function LinkHeader({ link }: { link: ShortLink }) {
             {' '}
             · expires <DateTime iso={link.expires_at} />
           </>
-        )}
+        )}{' '}
+        · <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/edit`)} aria-label={`Edit ${link.short_code}`}>Edit</Link>
       </p>
     </div>
   );

@@ -1,10 +1,17 @@
 import type { Problem } from '../api/problem';
 import { navigate, useLocation, withQuery } from '../router/router';
 import { Field } from '../ui/Field';
+import { browserZone } from './zoned-time';
 import { INTERVALS, PERIOD_LABELS, PERIODS, type StatsView } from './stats-query';
 
+/** UTC, the browser's zone and the view's first, then every zone the browser knows. */
+function zoneChoices(current: string): string[] {
+  const known = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+  return [...new Set(['UTC', browserZone(), current, ...known])];
+}
+
 /**
- * The date range and bucket size every panel follows (Plausible's picker). Each change rewrites the URL's
+ * The date range, bucket size and time zone every panel follows (Plausible's picker). Each change rewrites the URL's
  * query (without a history entry per tweak); the page reloads its data from the URL.
  */
 export function PeriodPicker({ view, problem }: { view: StatsView; problem: Problem | null }) {
@@ -26,10 +33,10 @@ export function PeriodPicker({ view, problem }: { view: StatsView; problem: Prob
       </Field>
       {view.period === 'custom' && (
         <>
-          <Field label="From (UTC)" error={fields.from}>
+          <Field label="From" error={fields.from}>
             {(a) => <input {...a} name="from" type="date" value={view.from} max={view.to} onChange={(e) => e.currentTarget.value && change({ from: e.currentTarget.value })} />}
           </Field>
-          <Field label="To (UTC)" error={fields.to}>
+          <Field label="To" error={fields.to}>
             {(a) => <input {...a} name="to" type="date" value={view.to} min={view.from} onChange={(e) => e.currentTarget.value && change({ to: e.currentTarget.value })} />}
           </Field>
         </>
@@ -40,6 +47,17 @@ export function PeriodPicker({ view, problem }: { view: StatsView; problem: Prob
             {INTERVALS.map((i) => (
               <option key={i} value={i}>
                 {i === 'hour' ? 'By hour' : 'By day'}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Time zone" error={fields.tz}>
+        {(a) => (
+          <select {...a} name="tz" value={view.tz} onChange={(e) => change({ tz: e.currentTarget.value })}>
+            {zoneChoices(view.tz).map((z) => (
+              <option key={z} value={z}>
+                {z}
               </option>
             ))}
           </select>

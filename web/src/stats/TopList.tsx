@@ -1,14 +1,17 @@
 import { useId } from 'preact/hooks';
-import type { LinkStats } from '../api/client';
+import type { ComponentChildren } from 'preact';
 import { formatCount } from '../ui/format';
 
-type Ranked = LinkStats['top_referrers'];
+export interface Ranked {
+  value: string;
+  clicks: number;
+}
 
 /**
  * One of Plausible's side panels: a short ranked list, each value with its clicks and a bar for its share
- * of the list's top value. Phase 2 adds browsers, OS, devices and countries as more of these.
+ * of the list's top value. `show` renders a value (a country's name, a link to a link's analytics).
  */
-export function TopList({ title, items, empty }: { title: string; items: Ranked; empty: string }) {
+export function TopList({ title, items, empty, show }: { title: string; items: Ranked[]; empty: string; show?: (value: string) => ComponentChildren }) {
   const top = Math.max(1, ...items.map((i) => i.clicks));
   const id = useId();
   return (
@@ -22,7 +25,7 @@ export function TopList({ title, items, empty }: { title: string; items: Ranked;
             <li key={item.value}>
               <span class="bar" style={{ width: `${(item.clicks / top) * 100}%` }} aria-hidden="true" />
               <span class="value" title={item.value}>
-                {item.value}
+                {show ? show(item.value) : item.value}
               </span>
               <span class="clicks">{formatCount(item.clicks)}</span>
             </li>

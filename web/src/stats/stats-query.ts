@@ -1,9 +1,11 @@
 import { oneOf } from '../ui/query-values';
+import { isKnownZone, zonedDay, zonedMidnight } from './zoned-time';
 
 /**
  * The analytics view's state, as it sits in the URL (Plausible's way: `?period=7d`, or `period=custom`
- * with `from` and `to` as whole UTC days, plus `interval`), and the API query it stands for. A shared URL
- * shows the same window; a hand-edited one falls back to the defaults instead of failing.
+ * with `from` and `to` as whole days, plus `interval` and `tz`), and the API query it stands for. Days are
+ * the days of `tz` (the browser's zone unless the URL names one), so a shared URL with its `tz` shows the
+ * same window; a hand-edited one falls back to the defaults instead of failing.
  */
 export const PERIODS = ['24h', '7d', '30d', '90d', 'all', 'custom'] as const;
 export type Period = (typeof PERIODS)[number];
@@ -23,43 +25,49 @@ export const DEFAULT_PERIOD: Period = '30d';
 
 export interface StatsView {
   period: Period;
-  /** YYYY-MM-DD (UTC), for the custom period */
+  /** YYYY-MM-DD (in `tz`), for the custom period */
   from: string;
   to: string;
   interval: Interval;
+  /** IANA zone: day buckets start at its midnight, times are shown in it */
+  tz: string;
 }
 
 export interface StatsQuery {
   from?: string;
   to?: string;
   interval: Interval;
+  tz: string;
 }
 
 const DAY_MS = 86_400_000;
 const HOURS: Record<Exclude<Period, 'all' | 'custom'>, number> = { '24h': 24, '7d': 24 * 7, '30d': 24 * 30, '90d': 24 * 90 };
 const isDay = (s: string | null): s is string => s !== null && /^\d{4}-\d\d-\d\d$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`));
-export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-
-export function viewFromQuery(query: URLSearchParams, now: number): StatsView {
+/** `localZone`: the zone when the URL names none (the browser's). */
+export function viewFromQuery(query: URLSearchParams, now: number, localZone = 'UTC'): StatsView {
   const period = oneOf(query.get('period'), PERIODS) ?? DEFAULT_PERIOD;
   const from = query.get('from');
   const to = query.get('to');
   const interval = oneOf(query.get('interval'), INTERVALS) ?? (period === '24h' ? 'hour' : 'day');
+  const asked = query.get('tz');
+  const tz = asked && isKnownZone(asked) ? asked : localZone;
   return {
     period,
-    from: isDay(from) ? from : utcDay(now - 7 * DAY_MS),
-    to: isDay(to) ? to : utcDay(now),
+    from: isDay(from) ? from : zonedDay(now - 7 * DAY_MS, tz),
+    to: isDay(to) ? to : zonedDay(now, tz),
     interval,
+    tz,
   };
 }
 
 /** The API's `from`/`to` (ISO instants; the API rounds them to whole buckets) for a view at a moment. */
 export function queryFromView(view: StatsView, now: number): StatsQuery {
-  if (view.period === 'all') return { interval: view.interval };
+  const { interval, tz } = view;
+  if (view.period === 'all') return { interval, tz };
   if (view.period === 'custom') {
-    // `to` is the last day shown, inclusive: the window ends at the next midnight.
-    const end = Date.parse(`${view.to}T00:00:00Z`) + DAY_MS;
-    return { from: `${view.from}T00:00:00.000Z`, to: new Date(end).toISOString(), interval: view.interval };
+    // `to` is the last day shown, inclusive: the window ends at the next midnight (in the zone).
+    const next = new Date(Date.parse(`${view.to}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
+    return { from: new Date(zonedMidnight(view.from, tz)).toISOString(), to: new Date(zonedMidnight(next, tz)).toISOString(), interval, tz };
   }
-  return { from: new Date(now - HOURS[view.period] * 3_600_000).toISOString(), to: new Date(now).toISOString(), interval: view.interval };
+  return { from: new Date(now - HOURS[view.period] * 3_600_000).toISOString(), to: new Date(now).toISOString(), interval, tz };
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ClickEvent } from './click-queue.js';
+import type { ClickEvent } from './click-event.js';
 
 /**
  * The click stream of the scale-out setup, shared by its producer (redis-click-queue.ts, in every API
@@ -25,7 +25,7 @@ export type KeyedClick = ClickEvent & { key: string };
 export const CLICK_FIELD = 'c';
 
 export function encodeClick(e: KeyedClick): string {
-  return JSON.stringify([e.key, e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer]);
+  return JSON.stringify([e.key, e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.country ?? null, e.visitor ?? null]);
 }
 
 const str = (v: unknown): v is string => typeof v === 'string';
@@ -35,17 +35,23 @@ const strOrNull = (v: unknown): v is string | null => v === null || typeof v ===
 export function decodeClick(fields: readonly string[]): KeyedClick | null {
   const i = fields.indexOf(CLICK_FIELD);
   if (i < 0 || i % 2 !== 0 || fields[i + 1] === undefined) return null;
+  return decodeClickJson(fields[i + 1]!);
+}
+
+/** The click of one encodeClick text (a stream entry's field, a journal line), or null when it is not one. */
+export function decodeClickJson(text: string): KeyedClick | null {
   let v: unknown;
   try {
-    v = JSON.parse(fields[i + 1]!);
+    v = JSON.parse(text);
   } catch {
     return null;
   }
-  if (!Array.isArray(v) || v.length !== 7) return null;
-  const [key, linkId, shortCode, clickedAt, ip, userAgent, referrer] = v as unknown[];
+  // 7 items: written before the analytics (no country, no visitor hash); still read.
+  if (!Array.isArray(v) || (v.length !== 7 && v.length !== 9)) return null;
+  const [key, linkId, shortCode, clickedAt, ip, userAgent, referrer, country = null, visitor = null] = v as unknown[];
   if (!str(key) || !Number.isSafeInteger(linkId) || !str(shortCode) || !Number.isSafeInteger(clickedAt)) return null;
-  if (!strOrNull(ip) || !strOrNull(userAgent) || !strOrNull(referrer)) return null;
-  return { key, linkId: linkId as number, shortCode, clickedAt: clickedAt as number, ip, userAgent, referrer };
+  if (!strOrNull(ip) || !strOrNull(userAgent) || !strOrNull(referrer) || !strOrNull(country) || !strOrNull(visitor)) return null;
+  return { key, linkId: linkId as number, shortCode, clickedAt: clickedAt as number, ip, userAgent, referrer, country, visitor };
 }
 
 /**

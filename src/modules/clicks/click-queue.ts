@@ -1,30 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
 import { ClickBatch } from './click-batch.js';
-
-export { ClickBatch, type ClickBatchMessage } from './click-batch.js';
+import type { ClickEvent } from './click-event.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The app's click queue: depth() and dropped() for metrics, flush() to persist now. */
     clickQueue: ClickQueue;
   }
-}
-
-/** One visit, as the redirect saw it (SPEC §6). */
-export interface ClickEvent {
-  linkId: number;
-  shortCode: string;
-  clickedAt: number;
-  /** proxy-aware client address (TRUST_PROXY), at most 45 characters */
-  ip: string | null;
-  userAgent: string | null;
-  referrer: string | null;
-  /**
-   * The visit's random id (a UUID), set by the Redis click stream: a unique index turns a replayed entry
-   * into a failed, retried transaction instead of a second count. The in-process queue leaves it out.
-   */
-  key?: string;
 }
 
 /** Persists a batch in one transaction (the clicks repository). */
@@ -57,6 +40,10 @@ export interface ClickQueue {
    * answered redirect is a click that survives the process being killed.
    */
   settled?(): Promise<void> | null;
+  /** the Redis stream's queue: clicks diverted to the in-process fallback since start */
+  fellBack?(): number;
+  /** the Redis stream's queue: backlog and live consumers, as last observed */
+  stream?(): { backlog: number; consumers: number };
 }
 
 export interface MemoryClickQueueOptions {
@@ -69,6 +56,8 @@ export interface MemoryClickQueueOptions {
   limit: number;
   log: FastifyBaseLogger;
   clock: Clock;
+  /** told how many more clicks, in enqueue order, are committed (the journal deletes what is written) */
+  onWritten?: (clicks: number) => void;
 }
 
 const DROP_WARNING_INTERVAL_MS = 10_000;
@@ -109,11 +98,15 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
   const writeAll = async (): Promise<boolean> => {
     while (depth > 0) {
       const batch = batches.shift()!;
-      depth -= batch.length;
+      const size = batch.length;
+      depth -= size;
       try {
         await write(batch);
         lastFlushAt = clock.now();
+        opts.onWritten?.(size);
       } catch (err) {
+        // A writer that committed part of the batch has dropped that part from it (sqlite-click-writer.ts).
+        if (batch.length < size) opts.onWritten?.(size - batch.length);
         batches.unshift(batch);
         depth += batch.length;
         log.error({ err, batch: batch.length, depth }, 'writing clicks failed; will retry');

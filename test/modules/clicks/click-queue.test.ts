@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
-import { createMemoryClickQueue, type ClickEvent } from '../../src/infra/click-queue.js';
-import { TestClock } from '../helpers/app.js';
+import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
+import { createMemoryClickQueue } from '../../../src/modules/clicks/click-queue.js';
+import { TestClock } from '../../helpers/app.js';
 
 const event = (i: number): ClickEvent => ({ linkId: 1, shortCode: 'abc', clickedAt: i, ip: '127.0.0.1', userAgent: null, referrer: null });
 

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { createMemoryClickQueue, type ClickQueue, type ClickWriter, type MemoryClickQueueOptions } from './click-queue.js';
 import { createClickStreamConsumer } from './click-stream-consumer.js';
 import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick, streamIdBefore, type KeyedClick } from './click-stream.js';
-import { closeRedis, logRedisConnection, whenRedisReady } from './redis.js';
+import { closeRedis, logRedisConnection, whenRedisReady } from '../../infra/redis.js';
 
 /** The in-process queue's options (its fallback uses them as they are), and what the stream adds. */
 export interface RedisClickQueueOptions extends MemoryClickQueueOptions {
@@ -18,6 +18,32 @@ export interface RedisClickQueueOptions extends MemoryClickQueueOptions {
   claimIdleMs: number;
   /** CLICK_WORKER_IN_PROCESS: also consume the stream in this process */
   inProcessConsumer: boolean;
+}
+
+/** The stream's figures for /readyz and /metrics, as last observed (every second). */
+export interface ClickStreamStatus {
+  /** clicks in the stream not yet written (pending + undelivered, all instances) */
+  backlog: number;
+  /** consumers of the group that read the stream recently */
+  consumers: number;
+}
+
+/** A consumer that has not touched the stream for this long does not count as alive. */
+const CONSUMER_ALIVE_MS = 30_000;
+
+/** Consumers of the click group idle for less than `withinMs` (a consumer polls every CLICK_FLUSH_MS). */
+async function liveConsumers(redis: Redis, stream: string, withinMs: number): Promise<number> {
+  let consumers: unknown[][];
+  try {
+    consumers = (await redis.xinfo('CONSUMERS', stream, CLICK_GROUP)) as unknown[][];
+  } catch {
+    return 0; // no stream or no group yet
+  }
+  let alive = 0;
+  for (const c of consumers) {
+    for (let i = 0; i + 1 < c.length; i += 2) if (c[i] === 'idle' && Number(c[i + 1]) < withinMs) alive += 1;
+  }
+  return alive;
 }
 
 /** An XADD unanswered this long counts as failed and the click goes to the fallback queue. */
@@ -41,12 +67,17 @@ const FLUSH_WAIT_MS = 10_000;
  *   the click to an in-process fallback queue that writes it directly to the database; so redirects keep
  *   working and keep counting. Its clicks are lost only if this instance dies during the outage. A click
  *   whose XADD timed out but landed is written by both paths and counted once (its key).
+ * - One pipeline per event-loop turn: the turn's clicks are sent as one XADD pipeline (one write, one
+ *   round trip) in the check phase, and the turn's redirects are answered when it returns (`settled()`).
  * - depth(), dropped(), lastFlushAt() cover both paths; lastFlushAt() is the last batch any consumer
- *   committed (a key in Redis), so every instance reports the cluster's flush lag.
+ *   committed (a key in Redis), so every instance reports the cluster's flush lag. stream() tells the
+ *   backlog and the consumers seen alive (/readyz, /metrics); fellBack() counts the clicks diverted to the
+ *   fallback. An outage is logged once when it starts and once when the stream takes clicks again.
  */
-export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promise<ClickQueue & { settled(): Promise<void> | null }> {
+export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promise<ClickQueue & { settled(): Promise<void> | null; fellBack(): number; stream(): ClickStreamStatus }> {
   const { writer, log, clock, limit } = opts;
   const keys = clickStreamKeys(opts.prefix);
+  const liveWithinMs = Math.max(CONSUMER_ALIVE_MS, 5 * opts.flushMs);
   const producer = opts.redis.duplicate({ enableOfflineQueue: false, enableAutoPipelining: true, commandTimeout: XADD_TIMEOUT_MS });
   logRedisConnection(producer, log, 'click-producer');
   const consumerConnection = opts.inProcessConsumer ? opts.redis.duplicate({ enableOfflineQueue: false }) : null;
@@ -63,11 +94,16 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
   let dropped = 0;
   let fellBack = 0;
   let lastDropWarning = Number.NEGATIVE_INFINITY;
-  let lastFallbackWarning = Number.NEGATIVE_INFINITY;
+  let outage = false;
+  let fellBackInOutage = 0;
+  let consumersAlive = 0;
   let lastId: string | null = null;
   let latest: Promise<void> = Promise.resolve();
   let inFlight = 0;
   let sinceNotify = 0;
+  /** the clicks of this turn, sent as one pipeline in the check phase */
+  let turn: KeyedClick[] = [];
+  let turnDone: Promise<void> | null = null;
   let closed = false;
 
   const backlog = (): number => Math.max(0, observed + (added - addedAtObservation));
@@ -77,7 +113,10 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
     if (producer.status !== 'ready') return;
     const at = added;
     try {
-      const [info, length, lastWrite] = await Promise.all([clickGroupInfo(producer, keys.stream), producer.xlen(keys.stream), producer.get(keys.lastWrite)]);
+      const [info, length, lastWrite, alive] = await Promise.all([
+        clickGroupInfo(producer, keys.stream), producer.xlen(keys.stream), producer.get(keys.lastWrite), liveConsumers(producer, keys.stream, liveWithinMs),
+      ]);
+      consumersAlive = alive;
       const lag = info?.lag;
       // No group yet (no consumer ever ran), or a lag Redis cannot tell: the stream's length bounds it.
       observed = info && typeof lag === 'number' ? Number(info.pending) + lag : length;
@@ -95,12 +134,45 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
 
   const toFallback = (click: KeyedClick, reason: unknown): boolean => {
     fellBack += 1;
-    const now = performance.now();
-    if (now - lastFallbackWarning >= WARNING_INTERVAL_MS) {
-      lastFallbackWarning = now;
-      log.warn({ reason: reason instanceof Error ? reason.message : String(reason), fellBack }, 'click stream unavailable: clicks go to the in-process fallback queue');
+    fellBackInOutage += 1;
+    if (!outage) {
+      outage = true;
+      log.warn({ reason: reason instanceof Error ? reason.message : String(reason) }, 'click stream unavailable: clicks go to the in-process fallback queue until it is back');
     }
     return fallback.enqueue(click);
+  };
+
+  const streamBack = (): void => {
+    if (!outage) return;
+    outage = false;
+    log.info({ diverted: fellBackInOutage }, 'click stream available again: the outage\'s clicks were written by the fallback queue');
+    fellBackInOutage = 0;
+  };
+
+  /** Sends the turn's clicks as one pipeline; a click whose XADD fails goes to the fallback. */
+  const sendTurn = (): Promise<void> => {
+    const clicks = turn;
+    turn = [];
+    turnDone = null;
+    const pipeline = producer.pipeline();
+    for (const click of clicks) pipeline.xadd(keys.stream, 'MAXLEN', '~', 2 * limit, '*', CLICK_FIELD, encodeClick(click));
+    const settle = (results: Array<[Error | null, unknown]> | null, err?: unknown): void => {
+      inFlight -= clicks.length;
+      clicks.forEach((click, i) => {
+        const [failure, id] = results?.[i] ?? [err ?? new Error('no reply'), null];
+        if (failure || typeof id !== 'string') {
+          added -= 1;
+          toFallback(click, failure ?? 'no stream id');
+          return;
+        }
+        if (lastId === null || streamIdBefore(lastId, id)) lastId = id;
+        streamBack();
+      });
+    };
+    return pipeline.exec().then(
+      (results) => settle(results as Array<[Error | null, unknown]> | null),
+      (err: unknown) => settle(null, err),
+    );
   };
 
   const drop = (): false => {
@@ -139,17 +211,11 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
       if (producer.status !== 'ready') return toFallback(click, `redis connection ${producer.status}`);
       added += 1;
       inFlight += 1;
-      latest = producer.xadd(keys.stream, 'MAXLEN', '~', 2 * limit, '*', CLICK_FIELD, encodeClick(click)).then(
-        (id) => {
-          inFlight -= 1;
-          if (id && (lastId === null || streamIdBefore(lastId, id))) lastId = id;
-        },
-        (err: unknown) => {
-          inFlight -= 1;
-          added -= 1;
-          toFallback(click, err);
-        },
-      );
+      turn.push(click);
+      if (turnDone === null) {
+        turnDone = new Promise<void>((resolve) => setImmediate(() => void sendTurn().then(resolve)));
+        latest = turnDone;
+      }
       if (consumer && ++sinceNotify >= opts.batchSize) {
         sinceNotify = 0;
         consumer.notify();
@@ -157,6 +223,8 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
       return true;
     },
     settled: () => (inFlight > 0 ? latest : null),
+    fellBack: () => fellBack,
+    stream: () => ({ backlog: backlog(), consumers: consumersAlive }),
     depth: () => backlog() + fallback.depth(),
     dropped: () => dropped + fallback.dropped(),
     lastFlushAt() {

@@ -1,0 +1,13 @@
+import Type from 'typebox';
+
+/**
+ * The short code as a request names it (SPEC §6). Shared by the links module (which owns codes) and the clicks
+ * module (which addresses a link's statistics and records by code), so it lives here and neither module imports
+ * the other's files for it.
+ */
+export const CODE_PATTERN = '^[0-9a-zA-Z]{1,8}$';
+
+export const shortCode = (description = '1-8 of 0-9 a-z A-Z; case-sensitive') =>
+  Type.String({ pattern: CODE_PATTERN, minLength: 1, maxLength: 8, description });
+
+export const LinkCodeParams = Type.Object({ code: shortCode() }, { additionalProperties: false });

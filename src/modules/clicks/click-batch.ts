@@ -1,0 +1,117 @@
+import { CLICK_NUMBER_FIELDS, CLICK_TEXT_FIELDS, type ClickEvent, type ClickNumberField, type ClickTextField } from './click-event.js';
+
+/**
+ * What a ClickBatch posts to the writer thread: typed arrays (moved, not cloned) and the batch's distinct
+ * strings once. `text[field][i]` is an index into `values`, -1 for null (or an absent key).
+ */
+export interface ClickBatchMessage {
+  length: number;
+  numbers: Record<ClickNumberField, Float64Array>;
+  text: Record<ClickTextField, Int32Array>;
+  values: string[];
+}
+
+/** The clicks of a batch message, as events again (the writer thread's side). */
+export function eventsOfMessage(m: ClickBatchMessage): ClickEvent[] {
+  const out = new Array<ClickEvent>(m.length);
+  for (let i = 0; i < m.length; i += 1) out[i] = eventAt(m.numbers, m.text, m.values, i);
+  return out;
+}
+
+/** Fields a click may leave out: absent (or null) comes back absent. */
+const OPTIONAL_TEXT = new Set<ClickTextField>(['key', 'country', 'visitor']);
+
+function eventAt(numbers: Record<ClickNumberField, Float64Array>, text: Record<ClickTextField, Int32Array>, values: readonly string[], i: number): ClickEvent {
+  const e: Record<string, unknown> = {};
+  for (const f of CLICK_NUMBER_FIELDS) e[f] = numbers[f][i];
+  for (const f of CLICK_TEXT_FIELDS) {
+    const at = text[f][i]!;
+    if (at >= 0) e[f] = values[at];
+    else if (!OPTIONAL_TEXT.has(f)) e[f] = null;
+  }
+  return e as unknown as ClickEvent;
+}
+
+const columns = <F extends string, A>(fields: readonly F[], make: () => A): Record<F, A> =>
+  Object.fromEntries(fields.map((f) => [f, make()])) as Record<F, A>;
+
+/**
+ * Clicks kept in columns rather than as one object each: the in-process queue copies a visit's fields in
+ * here at once, so the redirect's event object dies young instead of being promoted by the garbage
+ * collector while it waits for its flush, and a batch crosses to the writer thread in one structured clone
+ * of a few arrays. Text repeats a lot (user agents, referrers); each distinct string is stored once per
+ * batch. The columns follow the field lists of click-event.ts. Batches are reused once written (`reset`).
+ */
+export class ClickBatch {
+  length = 0;
+  readonly numbers: Record<ClickNumberField, Float64Array>;
+  readonly text: Record<ClickTextField, Int32Array>;
+  values: string[] = [];
+  private index = new Map<string, number>();
+
+  constructor(readonly capacity: number) {
+    this.numbers = columns(CLICK_NUMBER_FIELDS, () => new Float64Array(capacity));
+    this.text = columns(CLICK_TEXT_FIELDS, () => new Int32Array(capacity));
+  }
+
+  get full(): boolean {
+    return this.length === this.capacity;
+  }
+
+  push(e: ClickEvent): void {
+    const i = this.length++;
+    for (const f of CLICK_NUMBER_FIELDS) this.numbers[f][i] = e[f];
+    for (const f of CLICK_TEXT_FIELDS) this.text[f][i] = this.intern(e[f]);
+  }
+
+  private intern(value: string | null | undefined): number {
+    if (value === null || value === undefined) return -1;
+    let at = this.index.get(value);
+    if (at === undefined) {
+      at = this.values.length;
+      this.values.push(value);
+      this.index.set(value, at);
+    }
+    return at;
+  }
+
+  event(i: number): ClickEvent {
+    return eventAt(this.numbers, this.text, this.values, i);
+  }
+
+  toEvents(): ClickEvent[] {
+    return Array.from({ length: this.length }, (_, i) => this.event(i));
+  }
+
+  /** Copies of the filled part, for postMessage (their buffers may be transferred). */
+  toMessage(): ClickBatchMessage {
+    const n = this.length;
+    return { length: n, values: this.values, ...this.sliced(n) };
+  }
+
+  private sliced(n: number): Pick<ClickBatchMessage, 'numbers' | 'text'> {
+    const numbers = {} as Record<ClickNumberField, Float64Array>;
+    const text = {} as Record<ClickTextField, Int32Array>;
+    for (const f of CLICK_NUMBER_FIELDS) numbers[f] = this.numbers[f].slice(0, n);
+    for (const f of CLICK_TEXT_FIELDS) text[f] = this.text[f].slice(0, n);
+    return { numbers, text };
+  }
+
+  /** Forgets the first `n` clicks (they were written); the rest moves to the front. */
+  dropFirst(n: number): void {
+    if (n <= 0) return;
+    for (const f of CLICK_NUMBER_FIELDS) this.numbers[f].copyWithin(0, n, this.length);
+    for (const f of CLICK_TEXT_FIELDS) this.text[f].copyWithin(0, n, this.length);
+    this.length = Math.max(0, this.length - n);
+  }
+
+  reset(): void {
+    this.length = 0;
+    this.values = [];
+    this.index = new Map();
+  }
+}
+
+/** The buffers of a message, to transfer rather than copy. */
+export const transferablesOf = (m: ClickBatchMessage): ArrayBuffer[] =>
+  [...Object.values<Float64Array>(m.numbers), ...Object.values<Int32Array>(m.text)].map((a) => a.buffer as ArrayBuffer);

@@ -1,0 +1,99 @@
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../config.js';
+import { isEmbedded, type Storage } from '../../db/database.js';
+import type { Redis } from '../../infra/redis.js';
+import type { ClickQueueStats } from '../../infra/metrics.js';
+import type { Clock } from '../../lib/clock.js';
+import { journaledClickQueue, openClickJournal } from './click-journal.js';
+import { createMemoryClickQueue, type ClickQueue, type ClickWriter } from './click-queue.js';
+import { createClicksRepository, type ClicksRepository } from './clicks.repository.js';
+import { createRedisClickQueue } from './redis-click-queue.js';
+import { createReplaySafeClickWriter } from './replay-safe-click-writer.js';
+
+export interface ClickPipelineDeps {
+  config: Pick<Config, 'dataDir' | 'clickJournal' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'clickClaimIdleMs' | 'clickWorkerInProcess'>;
+  storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
+  /** the scale-out setup's Redis (REDIS_URL); null: clicks stay in this process */
+  redis: Redis | null;
+  redisPrefix: string;
+  log: FastifyBaseLogger;
+  clock: Clock;
+  /** another queue (tests); default: chosen below */
+  queue?: ClickQueue;
+}
+
+export interface ClickPipeline {
+  /** where the redirect puts clicks */
+  queue: ClickQueue;
+  /** records, rollups and the statistics' reads */
+  repository: ClicksRepository;
+  /** On app close: write every queued click, then stop the writer (before the database closes). */
+  close(): Promise<void>;
+  /** what /metrics shows of the pipeline */
+  stats(): ClickQueueStats;
+  /** the Redis stream's backlog and live consumers (/readyz); null without the stream */
+  stream(): { backlog: number; consumers: number } | null;
+}
+
+/**
+ * The one place that decides how a click travels (SPEC §12, docs/deployment.md):
+ * - PostgreSQL with Redis (scale-out): a Redis stream, consumed by `npm run worker` and, unless
+ *   CLICK_WORKER_IN_PROCESS=false, by this instance too; written through the replay-safe writer.
+ * - the embedded engine: the in-process queue, written by the writer thread, behind the journal in DATA_DIR
+ *   (click-journal.ts; CLICK_JOURNAL=false turns it off). The database is one machine's file anyway.
+ * - PostgreSQL without Redis: the in-process queue (clicks queued in memory are lost if the process is killed).
+ */
+export async function createClickPipeline(deps: ClickPipelineDeps): Promise<ClickPipeline> {
+  const { config, storage, clock } = deps;
+  const repository = createClicksRepository(storage);
+  const replaySafe = (): ClickWriter => createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer: repository.writer });
+  const memoryQueue = (onWritten?: (n: number) => void): ClickQueue => createMemoryClickQueue({
+    writer: repository.writer,
+    flushMs: config.clickFlushMs,
+    batchSize: config.clickBatchSize,
+    limit: config.clickQueueLimit,
+    log: deps.log.child({ component: 'click-queue' }),
+    clock,
+    ...(onWritten ? { onWritten } : {}),
+  });
+
+  let queue: ClickQueue;
+  if (deps.queue) queue = deps.queue;
+  else if (deps.redis && !isEmbedded(storage)) {
+    queue = await createRedisClickQueue({
+      redis: deps.redis,
+      prefix: deps.redisPrefix,
+      writer: replaySafe(),
+      flushMs: config.clickFlushMs,
+      batchSize: config.clickBatchSize,
+      limit: config.clickQueueLimit,
+      claimIdleMs: config.clickClaimIdleMs,
+      inProcessConsumer: config.clickWorkerInProcess,
+      log: deps.log.child({ component: 'click-stream' }),
+      clock,
+    });
+  } else if (isEmbedded(storage) && config.clickJournal) {
+    // The embedded default: clicks are journaled in DATA_DIR before the redirect answers (SPEC §12).
+    const writer = replaySafe();
+    const journal = await openClickJournal({
+      dir: path.join(config.dataDir, 'click-journal'),
+      log: deps.log.child({ component: 'click-journal' }),
+      replay: (clicks) => writer.write(clicks),
+    });
+    queue = journaledClickQueue(memoryQueue((n) => journal.written(n)), journal);
+  } else queue = memoryQueue();
+
+  return {
+    queue,
+    repository,
+    stats: () => ({
+      depth: queue.depth(), dropped: queue.dropped(), lastFlushAt: queue.lastFlushAt(), fellBack: queue.fellBack?.() ?? 0, stream: queue.stream?.() ?? null,
+    }),
+    stream: () => queue.stream?.() ?? null,
+    async close() {
+      await queue.close();
+      await repository.close();
+    },
+  };
+}

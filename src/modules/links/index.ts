@@ -1,0 +1,6 @@
+/**
+ * The links module's public face: app.ts imports from here only. It owns links, short codes, the redirect
+ * (with its fast path and cache) and depends on clicks (the click event and queue) and users (hasher,
+ * repository) through their index.ts; clicks reaches links only through the LinkAccess port it declares.
+ */
+export { createLinksModule, linksModuleSchemas, type LinksModule, type LinksModuleDeps } from './links.module.js';

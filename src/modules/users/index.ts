@@ -1,0 +1,7 @@
+/**
+ * The users module's public face: other modules (links, orders, tokens, api-keys) import from here only.
+ * What they need of users is narrow — find an account, check its status, hash and verify passwords — and is
+ * given to their factories as `Pick<UsersRepository, …>` / `PasswordHasher` by the wiring in app.ts.
+ */
+export type { PasswordHasher } from './password.js';
+export type { UsersRepository } from './users.repository.js';

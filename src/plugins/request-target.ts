@@ -1,0 +1,70 @@
+import type { IncomingMessage } from 'node:http';
+import type { HTTPMethods } from 'fastify';
+import { AppError } from '../lib/app-error.js';
+import { malformedPercentEncoding } from '../lib/percent-encoding.js';
+
+/**
+ * Checks of the raw request that must run before routing (SPEC §12), from Fastify's rewriteUrl
+ * (plugins/versioning.ts): percent-encoding of the path and of every query parameter, the length of the
+ * request target (414), and the Host header of an HTTP/1.1 request (Node's own check answers a bare 400 with
+ * no envelope, so it is off in infra/http-server.ts and done here). A failed check is recorded on the raw
+ * request and answered by the root hook `rejectBadTarget`, or by the framework-error handler when the router
+ * itself gave up on the path; either way the envelope, with X-Request-Id.
+ */
+
+/** Longer request targets are 414 (RFC 9112 §3 recommends supporting at least 8000 octets). */
+export const MAX_TARGET_LENGTH = 8192;
+
+const kBadTarget = Symbol('ferry.badRequestTarget');
+type RawWithCheck = IncomingMessage & { [kBadTarget]?: AppError };
+
+export interface RouteFinder {
+  findRoute?(opts: { method: HTTPMethods; url: string }): { params?: Record<string, string | undefined> } | null;
+}
+
+/** The path parameters that the malformed path segments would have filled, when a route has them there. */
+function pathParameterNames(finder: RouteFinder | undefined, method: string | undefined, path: string): string[] {
+  const marker = 'ferry0malformed0segment';
+  const segments = path.split('/').map((s) => (malformedPercentEncoding(s).length ? marker : s));
+  try {
+    const found = finder?.findRoute?.({ method: (method ?? 'GET') as HTTPMethods, url: segments.join('/') });
+    return Object.entries(found?.params ?? {}).filter(([, v]) => v === marker).map(([k]) => k);
+  } catch {
+    return [];
+  }
+}
+
+function targetProblem(finder: RouteFinder | undefined, req: IncomingMessage): AppError | null {
+  const url = req.url ?? '/';
+  if (url.length > MAX_TARGET_LENGTH) {
+    return new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_TARGET_LENGTH} characters`, [{ field: 'path', message: `must be at most ${MAX_TARGET_LENGTH} characters with its query` }]);
+  }
+  if (req.httpVersion === '1.1' && typeof req.headers.host !== 'string') {
+    return new AppError('VALIDATION_ERROR', 'An HTTP/1.1 request needs a Host header', [{ field: 'Host', message: 'is required (RFC 9112 §3.2)' }]);
+  }
+  const malformed = malformedPercentEncoding(url);
+  if (!malformed.length) return null;
+  const q = url.indexOf('?');
+  const names = malformed[0]!.field === 'path' ? pathParameterNames(finder, req.method, q === -1 ? url : url.slice(0, q)) : [];
+  const details = malformed.flatMap((d) => (d.field === 'path' && names.length ? names.map((field) => ({ field, message: d.message })) : [d]));
+  return new AppError('VALIDATION_ERROR', 'The request URL has malformed percent-encoding', details);
+}
+
+/** Checks the raw request once, records what is wrong with it, and says whether anything is. */
+export function checkRequestTarget(finder: RouteFinder | undefined, req: IncomingMessage): boolean {
+  const problem = targetProblem(finder, req);
+  if (problem) (req as RawWithCheck)[kBadTarget] = problem;
+  return problem !== null;
+}
+
+/** What checkRequestTarget found wrong with this request, if anything. */
+export function badTargetError(req: IncomingMessage): AppError | null {
+  return (req as RawWithCheck)[kBadTarget] ?? null;
+}
+
+/** The root onRequest hook that answers a bad request target with its error. */
+export function rejectBadTarget(request: { raw: IncomingMessage }, _reply: unknown, done: (err?: Error) => void): void {
+  const err = (request.raw as RawWithCheck)[kBadTarget];
+  if (err) done(err);
+  else done();
+}

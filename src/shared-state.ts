@@ -1,0 +1,60 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import type { Storage } from './db/database.js';
+import { createMemoryAttemptLimiter, createRedisAttemptLimiter, type AttemptLimiter } from './infra/attempt-limiter.js';
+import { logRedisConnection, whenRedisReady, type Redis } from './infra/redis.js';
+import type { Clock } from './lib/clock.js';
+import { redisReadiness, type ReadinessCheck } from './modules/health/readiness.js';
+import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
+import { createSqlDenyList, type TokenDenyList } from './modules/tokens/tokens.repository.js';
+import type { RateLimitStore } from './plugins/rate-limit.js';
+
+/**
+ * What instances share, and where it lives: the ONE place that decides Redis or not (docs/deployment.md).
+ * With REDIS_URL: the token deny list, rate-limit counters, link-password attempts and (through the clicks
+ * module's pipeline, which gets `redis`) the click stream are in Redis, under REDIS_KEY_PREFIX. Without it:
+ * the deny list in the database, the counters in this process.
+ */
+export interface SharedState {
+  /** the scale-out Redis, or null; the clicks module chooses its stream from it */
+  redis: Redis | null;
+  redisPrefix: string;
+  denyList: TokenDenyList;
+  rateLimitStore: RateLimitStore;
+  passwordAttempts: AttemptLimiter;
+  /** readiness checks the shared state adds (`redis`) */
+  readiness: Record<string, ReadinessCheck>;
+}
+
+export interface SharedStateDeps {
+  config: Pick<Config, 'redisKeyPrefix' | 'linkPasswordAttemptsPerMinute'>;
+  storage: Pick<Storage, 'db'>;
+  redis: Redis | null;
+  /** tests isolate their keys with a prefix of their own */
+  redisPrefix?: string;
+  /** another rate-limit store (tests) */
+  rateLimitStore?: RateLimitStore;
+  clock: Clock;
+  log: FastifyBaseLogger;
+}
+
+export async function createSharedState(deps: SharedStateDeps): Promise<SharedState> {
+  const { config, redis, clock, log } = deps;
+  const redisPrefix = deps.redisPrefix ?? config.redisKeyPrefix;
+  const attempts = { max: config.linkPasswordAttemptsPerMinute, windowMs: 60_000, clock };
+  if (redis) {
+    logRedisConnection(redis, log, 'main');
+    // Bounded: a Redis that is down at start-up degrades its features instead of stopping the service.
+    if (!(await whenRedisReady(redis))) log.warn('redis is not reachable at start-up; its features degrade until it is');
+  }
+  return {
+    redis,
+    redisPrefix,
+    denyList: redis ? createRedisDenyList(redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(deps.storage.db),
+    rateLimitStore: deps.rateLimitStore ?? { redis, keyPrefix: redisPrefix },
+    passwordAttempts: redis
+      ? createRedisAttemptLimiter({ redis, prefix: `${redisPrefix}link-password:`, ...attempts, log })
+      : createMemoryAttemptLimiter(attempts),
+    readiness: redis ? { redis: redisReadiness(redis) } : {},
+  };
+}

@@ -1,0 +1,112 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engines, freshPostgresDatabase } from '../helpers/app.js';
+import { ContractValidator, type OpenApiDoc } from '../helpers/contract.js';
+import { rawExchange, sendAndReset, type RawResponse } from '../helpers/raw-http.js';
+import { startServer, type ServerProcess } from '../helpers/server-process.js';
+
+/**
+ * SPEC §12 on a real socket: what Node's HTTP parser refuses is answered with its 4xx, the error envelope,
+ * X-Request-Id and Connection: close; a client that resets mid-request leaves no error behind.
+ */
+describe.each(engines)('HTTP parser errors and resets on a real %s server', (engine) => {
+  let server: ServerProcess;
+  let contract: ContractValidator;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'ferry-parser-'));
+    const env: Record<string, string> = { DATA_DIR: dataDir, JWT_SECRET: 'parser-test-secret-at-least-32-bytes-long', RATE_LIMIT_PER_MINUTE: '1000000' };
+    let drop = async (): Promise<void> => undefined;
+    if (engine === 'postgres') {
+      const db = await freshPostgresDatabase();
+      env.DATABASE_URL = db.url;
+      drop = db.drop;
+    }
+    server = await startServer(env);
+    contract = new ContractValidator((await (await fetch(`${server.baseUrl}/v3/api-docs`)).json()) as OpenApiDoc);
+    cleanup = async () => {
+      server.child.kill('SIGKILL');
+      await server.exited;
+      await drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    };
+  }, 120_000);
+  afterAll(async () => cleanup());
+
+  /** The answer is the envelope with this status and code, its requestId equal to X-Request-Id, and the connection closed. */
+  function expectParserEnvelope(res: RawResponse, status: number, code: string, method = 'GET', url = '/'): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(res.status, res.text.slice(0, 300)).toBe(status);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers.connection).toBe('close');
+    const body = JSON.parse(res.body);
+    expect(body.error.code).toBe(code);
+    expect(body.requestId).toBe(res.headers['x-request-id']);
+    expect(contract.check(method, url, res.status, res.headers['content-type'], res.body)).toEqual([]);
+    return body;
+  }
+
+  it('when the method is not one HTTP defines, then 400 names the method', async () => {
+    const res = await rawExchange(server.baseUrl, 'FOO /api/v1/users HTTP/1.1\r\nHost: x\r\n\r\n');
+    const body = expectParserEnvelope(res, 400, 'VALIDATION_ERROR', 'FOO', '/api/v1/users');
+    expect(body.error.details.map((d: { field: string }) => d.field)).toEqual(['method']);
+  });
+
+  it('when a header is 16 KB, then 431 in the envelope keeps the client\'s request id', async () => {
+    const res = await rawExchange(server.baseUrl, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-header-1\r\nX-Big: ${'a'.repeat(16 * 1024)}\r\n\r\n`);
+    expectParserEnvelope(res, 431, 'REQUEST_HEADERS_TOO_LARGE');
+    expect(res.headers['x-request-id']).toBe('big-header-1');
+  });
+
+  it('when the URL is too long (past the target limit or past the parser\'s), then 414 names the path', async () => {
+    for (const length of [9_000, 20_000]) {
+      const res = await rawExchange(server.baseUrl, `GET /api/v1/links?q=${'a'.repeat(length)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      const body = expectParserEnvelope(res, 414, 'URI_TOO_LONG', 'GET', '/api/v1/links');
+      expect(body.error.details.map((d: { field: string }) => d.field)).toEqual(['path']);
+    }
+  });
+
+  it.each([
+    ['Content-Length with Transfer-Encoding', 'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 'Content-Length'],
+    ['two Content-Lengths', 'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 'Content-Length'],
+    ['a CR inside a header value', 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\rc\r\n\r\n', 'headers'],
+    ['a NUL inside a header value', 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\u0000c\r\n\r\n', 'headers'],
+  ])('when a request has %s, then 400 names it', async (_what, request, field) => {
+    const res = await rawExchange(server.baseUrl, request);
+    const body = expectParserEnvelope(res, 400, 'VALIDATION_ERROR');
+    expect(body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
+  });
+
+  it('when an HTTP/1.1 request has no Host, then 400 names Host; HTTP/1.0 needs none', async () => {
+    const res = await rawExchange(server.baseUrl, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(res.status).toBe(400);
+    const body = JSON.parse(res.body);
+    expect(body.error.code).toBe('VALIDATION_ERROR');
+    expect(body.error.details).toEqual([{ field: 'Host', message: expect.any(String) }]);
+    expect(body.requestId).toBe(res.headers['x-request-id']);
+    expect(contract.check('GET', '/healthz', res.status, res.headers['content-type'], res.body)).toEqual([]);
+    const old = await rawExchange(server.baseUrl, 'GET /healthz HTTP/1.0\r\n\r\n');
+    expect(old.status).toBe(200);
+  });
+
+  it('when clients reset their connections mid-request, then nothing is logged as an error, /metrics shows no 5xx and the service answers', { timeout: 60_000 }, async () => {
+    const requests = [
+      'GET /api/v1/users/me HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /api/v1/links?limit=5 HTTP/1.1\r\nHost: x\r\n\r\n',
+      'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"username":',
+      'POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 44\r\n\r\n{"username":"nobody","password":"whatever1"}',
+      'GET /abcdefgh HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET /api/v1/us',
+    ];
+    for (let round = 0; round < 30; round += 1) await Promise.all(requests.map((r) => sendAndReset(server.baseUrl, r)));
+    await new Promise((r) => setTimeout(r, 300));
+    const health = await fetch(`${server.baseUrl}/healthz`);
+    expect(health.status).toBe(200);
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    expect(metrics.split('\n').filter((l) => /status(_code)?="5\d\d"/.test(l) && !/ 0$/.test(l))).toEqual([]);
+    expect(server.logs.filter((l) => Number(l.level) >= 50)).toEqual([]);
+  });
+});

@@ -1,0 +1,108 @@
+import type { TargetedSubmitEvent } from 'preact';
+import { useRef, useState } from 'preact/hooks';
+import type { Link as ShortLink } from '../api/client';
+import { outcome, type Outcome } from '../api/outcome';
+import { otherFieldMessages, type Problem } from '../api/problem';
+import { useApiData } from '../api/use-api-data';
+import { Link } from '../router/Link';
+import { appPath } from '../router/router';
+import { useApi } from '../session/session';
+import { ErrorState, FormError, Loading } from '../ui/States';
+import { useFocusFirstInvalid } from '../ui/use-focus-first-invalid';
+import { useTitle } from '../ui/use-title';
+import { LINK_FIELDS, LinkFields } from './LinkFields';
+import { patchBody, valuesFromLink, type LinkValues } from './link-values';
+
+interface Loaded {
+  link: ShortLink;
+  /** the GET's ETag: the PATCH goes with If-Match, so a change made elsewhere meanwhile is not overwritten */
+  etag: string | null;
+}
+
+/** Edit a link (GET /links/{code}, then PATCH with If-Match from its ETag; SPEC §13). */
+export function EditLinkPage({ code }: { code: string }) {
+  useTitle(`Edit ${code}`);
+  const api = useApi();
+  const loaded = useApiData(async (): Promise<Outcome<Loaded>> => {
+    // no-store: the ETag must be the server's current one, not a cached answer's.
+    const got = await outcome(api.GET('/api/v1/links/{code}', { params: { path: { code } }, cache: 'no-store' }));
+    if (!got.ok) return got;
+    return { ok: true, data: { link: got.data, etag: got.response.headers.get('etag') }, response: got.response };
+  }, [code]);
+  return (
+    <>
+      <h1>
+        Edit <span class="code">{code}</span>
+      </h1>
+      {loaded.state === 'loading' && <Loading what="the link" />}
+      {loaded.state === 'error' && <ErrorState problem={loaded.problem} onRetry={loaded.reload} />}
+      {loaded.state === 'ready' && <EditLinkForm key={loaded.data.etag ?? ''} loaded={loaded.data} onReload={loaded.reload} />}
+    </>
+  );
+}
+
+function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => void }) {
+  const api = useApi();
+  const [current, setCurrent] = useState(loaded);
+  const [values, setValues] = useState<LinkValues>(() => valuesFromLink(loaded.link));
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [saved, setSaved] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+  useFocusFirstInvalid(form, problem);
+  const change = (next: LinkValues) => {
+    setSaved(false);
+    setValues(next);
+  };
+
+  const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const body = patchBody(current.link, values);
+    setBusy(true);
+    const patched = await outcome(
+      api.PATCH('/api/v1/links/{code}', {
+        params: { path: { code: current.link.short_code } },
+        body,
+        ...(current.etag ? { headers: { 'if-match': current.etag } } : {}),
+      }),
+    );
+    setBusy(false);
+    if (!patched.ok) return setProblem(patched.problem);
+    setProblem(null);
+    setCurrent({ link: patched.data, etag: patched.response.headers.get('etag') });
+    setValues(valuesFromLink(patched.data));
+    setSaved(true);
+  };
+
+  const stale = problem?.status === 412;
+  const others = problem && !stale ? otherFieldMessages(problem, LINK_FIELDS) : [];
+  const code = encodeURIComponent(current.link.short_code);
+  return (
+    <form ref={form} onSubmit={submit} noValidate class="link-form">
+      {stale ? (
+        <div class="form-error" role="alert">
+          <p>This link was changed elsewhere since you opened it, so your changes were not saved. Reload to see the current version, then make them again.</p>
+          <button type="button" onClick={onReload}>
+            Reload the link
+          </button>
+        </div>
+      ) : (
+        <FormError message={problem ? [problem.message, ...others].join('. ') : null} />
+      )}
+      <p class="muted">
+        <span class="short-url">{current.link.short_url}</span>
+      </p>
+      <LinkFields values={values} onChange={change} problem={stale ? null : problem} editing={{ hasPassword: current.link.has_password }} />
+      <p class="row">
+        <button type="submit" disabled={busy}>
+          Save changes
+        </button>
+        <Link href={appPath(`/links/${code}/stats`)}>Analytics</Link>
+        <Link href={appPath('/links')}>Back to my links</Link>
+      </p>
+      <p role="status" class="notice" hidden={!saved}>
+        {saved ? 'Changes saved.' : ''}
+      </p>
+    </form>
+  );
+}

@@ -1,0 +1,67 @@
+import { fieldMessage, type Problem } from '../api/problem';
+import { Field } from '../ui/Field';
+import type { LinkValues } from './link-values';
+
+/** The form fields the API's messages can name (details[].field), beside which they are shown. */
+export const LINK_FIELDS = ['original_url', 'short_code', 'expires_at', 'max_visits', 'password', 'tags', 'forward_query'] as const;
+
+interface LinkFieldsProps {
+  values: LinkValues;
+  onChange: (values: LinkValues) => void;
+  problem: Problem | null;
+  /** editing: the code cannot change, and a password can be kept, replaced or removed */
+  editing?: { hasPassword: boolean };
+}
+
+/**
+ * The fields of a link (SPEC §13, §16): the target labelled Destination URL, then code, expiry, max
+ * visits, password, tags and forward query, each with its hint and the API's message for it.
+ */
+export function LinkFields({ values, onChange, problem, editing }: LinkFieldsProps) {
+  const text = (field: 'original_url' | 'short_code' | 'expires_at' | 'max_visits' | 'password' | 'tags') => (e: { currentTarget: HTMLInputElement }) =>
+    onChange({ ...values, [field]: e.currentTarget.value });
+  const err = (field: string) => fieldMessage(problem, field);
+  return (
+    <>
+      <Field label="Destination URL" hint="The http or https address the short link leads to" error={err('original_url')}>
+        {(a) => <input {...a} name="original_url" type="url" inputMode="url" required placeholder="https://example.com/page" value={values.original_url} onInput={text('original_url')} />}
+      </Field>
+      {editing ? (
+        <Field label="Code" hint="A link's code never changes">
+          {(a) => <input {...a} name="short_code" readOnly value={values.short_code} />}
+        </Field>
+      ) : (
+        <Field label="Custom code (optional)" hint="1 to 8 letters or digits; leave empty for a random code" error={err('short_code')}>
+          {(a) => <input {...a} name="short_code" autocomplete="off" autocapitalize="off" spellcheck={false} value={values.short_code} onInput={text('short_code')} />}
+        </Field>
+      )}
+      <Field label="Expires (optional)" hint="In your time zone; leave empty to keep the link for good" error={err('expires_at')}>
+        {(a) => <input {...a} name="expires_at" type="datetime-local" value={values.expires_at} onInput={text('expires_at')} />}
+      </Field>
+      <Field label="Max visits (optional)" hint="Visits by people that are redirected; later ones are refused. Empty: no limit" error={err('max_visits')}>
+        {(a) => <input {...a} name="max_visits" inputMode="numeric" autocomplete="off" value={values.max_visits} onInput={text('max_visits')} />}
+      </Field>
+      <Field
+        label={editing ? 'New password (optional)' : 'Password (optional)'}
+        hint={editing?.hasPassword ? 'Visitors must give the password; leave empty to keep the current one' : 'Visitors must give it to be redirected; 8 to 128 characters'}
+        error={err('password')}
+      >
+        {(a) => <input {...a} name="password" type="password" autocomplete="new-password" value={values.password} onInput={text('password')} />}
+      </Field>
+      {editing?.hasPassword && (
+        <label class="check">
+          <input type="checkbox" name="remove_password" checked={values.removePassword} onChange={(e) => onChange({ ...values, removePassword: e.currentTarget.checked })} /> Remove the password
+        </label>
+      )}
+      <Field label="Tags (optional)" hint="Up to 10, separated by commas: lower-case letters, digits and -" error={err('tags')}>
+        {(a) => <input {...a} name="tags" autocomplete="off" autocapitalize="off" spellcheck={false} value={values.tags} onInput={text('tags')} />}
+      </Field>
+      <div class={err('forward_query') ? 'field field-invalid' : 'field'}>
+        <label class="check">
+          <input type="checkbox" name="forward_query" checked={values.forward_query} onChange={(e) => onChange({ ...values, forward_query: e.currentTarget.checked })} /> Forward the visit's query string (utm_* parameters pass through)
+        </label>
+        {err('forward_query') && <p class="field-error">{err('forward_query')}</p>}
+      </div>
+    </>
+  );
+}
