@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createUser } from '../helpers/factories.js';
 import { waitFor } from '../helpers/scale-out.js';
+import { missing, unless } from '../helpers/skip.js';
 
 /**
  * Two API instances on one PostgreSQL database: what one changes, the other follows within a second (SPEC §13),
  * over LISTEN/NOTIFY (infra/pg-link-cache-bus.ts) — also when the notification is lost because the listening
  * connection broke.
  */
-describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('redirect cache across instances', () => {
+describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cache across instances'), () => {
   let a: TestApp;
   let b: TestApp;
   let admin: Awaited<ReturnType<typeof createUser>>;
@@ -37,19 +38,25 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('redirect cache across in
    * written behind the API's back (no notification) does not show.
    */
   const cachedOn = async (t: TestApp, code: string, location: string) => {
+    // A listener that connects again clears its cache (what changed meanwhile was not heard): after a test
+    // that broke the connections, that clear could fall between the two visits below.
+    await waitFor('both instances to listen', async () => (await listeners()) >= 2, 5_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await visit(t, code)).headers.location).toBe(location);
     await a.storage.db.updateTable('links').set({ original_url: 'https://example.com/behind-the-back' }).where('short_code', '=', code).execute();
     expect((await visit(t, code)).headers.location).toBe(location);
   };
-  /** Kills every listening connection of this database, as a network failure would. */
-  const killListeners = async () => {
+  const onListeners = async (select: string) => {
     const client = new pg.Client({ connectionString: a.config.databaseUrl! });
     await client.connect();
-    const res = await client.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'ferry-link-cache' and datname = current_database()");
+    const res = await client.query(`select ${select} from pg_stat_activity where application_name = 'ferry-link-cache' and datname = current_database()`);
     await client.end();
-    return res.rowCount ?? 0;
+    return res;
   };
+  /** Kills every listening connection of this database, as a network failure would. */
+  const killListeners = async () => (await onListeners('pg_terminate_backend(pid)')).rowCount ?? 0;
+  /** How many listening connections this database has (one per instance when both listen). */
+  const listeners = async () => Number((await onListeners('count(*)::int as n')).rows[0].n);
 
   it('when one instance deletes a link that the other has cached, then the other stops redirecting within a second', async () => {
     const link = await create(a);
@@ -93,8 +100,10 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('redirect cache across in
     }
     const stale = seen.filter((s) => s.location !== 'https://example.com/v2');
     expect(stale.every((s) => s.at < 1_000), JSON.stringify(stale)).toBe(true);
-    expect(seen.filter((s) => s.at >= 1_000).length).toBeGreaterThan(10);
-    await waitFor('b to listen again', async () => (await visit(b, link.short_code)).headers.location === 'https://example.com/v2', 2_000);
+    // Visits went on after the bound (how many depends on the machine's load: each round kills listeners too).
+    expect(seen.filter((s) => s.at >= 1_000).length).toBeGreaterThanOrEqual(3);
+    expect((await visit(b, link.short_code)).headers.location).toBe('https://example.com/v2');
+    await waitFor('both instances to listen again', async () => (await listeners()) >= 2, 5_000);
   });
 
   it("when a link is changed past the API (no notification, e.g. an operator's SQL), then the cache TTL still bounds how long the old target is served", async () => {
