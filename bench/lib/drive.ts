@@ -6,7 +6,7 @@
  * so that its writer does not take CPU from the baseline.
  */
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { SqliteDatabase as Database } from '../../src/db/sqlite-driver.js';
 import type { LoadResult, LoadSpec } from '../load.js';
 import { latencyOf } from './latency.js';
 import { cpuSeconds, peakRssBytes, runJson, stopServer, type Server } from './proc.js';

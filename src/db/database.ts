@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { createDialect, type Dialect } from './dialect.js';
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, startSqliteCheckpointer } from './sqlite-checkpointer.js';
+import { SqliteDatabase } from './sqlite-driver.js';
 import type { Database } from './types.js';
 
 // int8 (bigint) columns hold ids and millisecond timestamps, all below 2^53: read them as JS numbers.
@@ -145,7 +146,7 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
   }
   mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'ferry.db');
-  const sqlite = new SQLite(file);
+  const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');

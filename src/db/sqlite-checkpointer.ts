@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteDriverPath } from './sqlite-driver.js';
 
 /**
  * Moves SQLite's WAL checkpoints off the event loop. A checkpoint copies the write-ahead log into the database
@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
  * connection keeps a high automatic threshold only as a safety net should the worker ever stall.
  *
  * The worker is plain JavaScript evaluated from a string, so it runs the same under tsx, vitest and the
- * compiled build; it loads better-sqlite3 from the path this module resolves.
+ * compiled build; it loads the driver from the path sqlite-driver.ts resolves.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -36,7 +36,7 @@ export interface Checkpointer {
 }
 
 export function startSqliteCheckpointer(file: string, intervalMs: number, onError: (message: string) => void): Checkpointer {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const driver = sqliteDriverPath();
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, intervalMs } });
   worker.unref();
   let exited = false;

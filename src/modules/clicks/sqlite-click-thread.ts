@@ -1,7 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import { SqliteDatabase as Database } from '../../db/sqlite-driver.js';
 import { eventsOfMessage, type ClickBatchMessage } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
 import { capDailyGroup, freshAsOf, OTHER_VALUE, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
