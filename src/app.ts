@@ -60,6 +60,7 @@ import requestMetricsPlugin from './plugins/request-metrics.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
 import { installValidators } from './plugins/validation.js';
+import { createLazyCompilers } from './plugins/lazy-compilers.js';
 import { createSharedState } from './shared-state.js';
 import versioningPlugin, { rewriteVersionedUrl, VERSIONS } from './plugins/versioning.js';
 import { badTargetError, rejectBadTarget } from './plugins/request-target.js';
@@ -93,7 +94,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   // The redirect's fast path (modules/links/redirect-fast-path.ts), set once its route and limiter exist.
   let redirectFastPath: RawHandler | null = null;
+  const compilers = createLazyCompilers();
   const options: FastifyHttpOptions<Server> = {
+    schemaController: { compilersFactory: { buildSerializer: compilers.serializerFactory } },
     serverFactory: serverWithFastPath(() => redirectFastPath) as FastifyHttpOptions<Server>['serverFactory'],
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
     bodyLimit: config.bodyLimitBytes,
@@ -204,7 +207,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas, ...linksModuleSchemas, ...clicksModuleSchemas, ...apiKeySchemas];
   for (const s of schemas) app.addSchema(s);
-  installValidators(app, schemas);
+  installValidators(app, schemas, compilers);
+  app.decorate('compilers', compilers);
 
   // Root: what every response needs, and cheap enough for the redirect's hot path.
   await app.register(errorsPlugin, { clock });
@@ -296,6 +300,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     scheduler.every('click-partitions', CLICK_PARTITIONS_EVERY_MS, () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, clock.now(), config.clickRetentionMonths, app.log));
   }
   app.addHook('onClose', async () => {
+    compilers.stop();
     await scheduler.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost.
     await clickPipeline.close();

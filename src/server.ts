@@ -75,6 +75,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
   await app.listen({ port: config.port, host: config.host });
+  // What no request has compiled yet, compiled in slices now that the process answers (lazy-compilers.ts).
+  void app.compilers.warm();
 }
 
 main().catch((err: unknown) => {

@@ -6,7 +6,7 @@ export interface Row {
   setup: string;
   /** requests/s, or persisted clicks/s for ingestion */
   perSecond: number;
-  unit: 'req/s' | 'clicks/s';
+  unit: 'req/s' | 'clicks/s' | 'starts/s';
   latencyMs: { p50: number; p99: number; p999: number } | null;
   /** answers that were not the expected status, plus connection errors */
   errors: number;

@@ -2,6 +2,7 @@ import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { LazyCompilers } from './lazy-compilers.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 type AddFormats = (ajv: Ajv, formats: string[]) => Ajv;
@@ -21,10 +22,11 @@ function createAjv(coerceTypes: Options['coerceTypes'], schemas: TSchema[]): Ajv
   return ajv;
 }
 
-export function installValidators(app: FastifyInstance, schemas: TSchema[]): void {
+/** Each route's validators compile on first use or in the warm-up after listening (lazy-compilers.ts). */
+export function installValidators(app: FastifyInstance, schemas: TSchema[], compilers: LazyCompilers): void {
   const body = createAjv(false, schemas);
   const text = createAjv('array', schemas);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object));
+  app.setValidatorCompiler(({ schema, httpPart }) => compilers.validator(() => (httpPart === 'body' ? body : text).compile(schema as object)));
 }
 
 /**

@@ -1,0 +1,104 @@
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import type { ValidateFunction } from 'ajv';
+import type { FastifyServerOptions } from 'fastify';
+
+type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
+
+/**
+ * Start-up under 3 s (SPEC §12): Fastify compiles every route's validators and response serializers while the
+ * app gets ready — about 3 s of CPU for the routes of both API versions — and the process listened only after.
+ * The compilers here hand Fastify, at once, a function that compiles on its first call; `warm()` compiles the
+ * rest in slices between the event loop's other work once the process listens, so a request that comes first
+ * compiles what it needs and the steady state is what it was. `compileAll()` compiles everything at once:
+ * a test calls it so that a schema no compiler accepts fails the suite, not a request.
+ */
+export interface LazyCompilers {
+  /** for Fastify's `schemaController.compilersFactory.buildSerializer` */
+  serializerFactory: SerializerFactory;
+  /** wraps a validator compilation; the result compiles on first use and reports its errors like Ajv's */
+  validator(compile: () => ValidateFunction): ValidateFunction;
+  /** compiles what no request has needed yet, a slice (about `sliceMs`) per event-loop turn */
+  warm(sliceMs?: number): Promise<void>;
+  /** compiles everything now; throws what a compiler throws */
+  compileAll(): void;
+  /** how many are still to compile */
+  pending(): number;
+  /** ends a warm-up in progress (the app closes) */
+  stop(): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the app's lazy validator and serializer compilers (server.ts warms them once listening) */
+    compilers: LazyCompilers;
+  }
+}
+
+export function createLazyCompilers(): LazyCompilers {
+  const pending = new Set<() => void>();
+  let stopped = false;
+
+  /** `compile` runs once, by the first call or by the warm-up, whichever comes first. */
+  function once<F>(compile: () => F): () => F {
+    let fn: F | undefined;
+    const force = (): F => {
+      if (fn === undefined) {
+        pending.delete(force);
+        fn = compile();
+      }
+      return fn;
+    };
+    pending.add(force);
+    return force;
+  }
+
+  const serializerFactory: SerializerFactory = (externalSchemas, options) => {
+    const build = SerializerSelector()(externalSchemas, options);
+    return (route) => {
+      const serializer = once(() => build(route));
+      return (data: unknown) => serializer()(data);
+    };
+  };
+
+  function validator(compile: () => ValidateFunction): ValidateFunction {
+    const validate = once(compile);
+    // Fastify reads `errors` off the function it was given, after a failed call.
+    const lazy = ((data: unknown) => {
+      const fn = validate();
+      const ok = fn(data);
+      lazy.errors = fn.errors;
+      return ok;
+    }) as ValidateFunction;
+    return lazy;
+  }
+
+  function compileAll(): void {
+    for (const force of [...pending]) force();
+  }
+
+  async function warm(sliceMs = 10): Promise<void> {
+    while (!stopped && pending.size > 0) {
+      const until = performance.now() + sliceMs;
+      for (const force of pending) {
+        try {
+          force();
+        } catch {
+          pending.delete(force); // its first request meets the error through Fastify's error handling
+        }
+        if (performance.now() >= until) break;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  return {
+    serializerFactory,
+    validator,
+    warm,
+    compileAll,
+    pending: () => pending.size,
+    stop: () => {
+      stopped = true;
+    },
+  };
+}

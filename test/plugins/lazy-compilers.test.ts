@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { expectEnvelope } from '../helpers/expect-envelope.js';
+import { createUser, type CreatedUser } from '../helpers/factories.js';
+
+/**
+ * Start-up under 3 s (SPEC §12): validators and response serializers compile on first use or in the warm-up
+ * after listening (src/plugins/lazy-compilers.ts), not while the app gets ready. What must not change: every
+ * schema still compiles (a broken one fails here, not in a request), and answers are validated and
+ * serialized as before, whichever comes first — a request or the warm-up.
+ */
+describe.each(engines)('lazy schema compilers on %s', (engine) => {
+  let t: TestApp;
+  let user: CreatedUser;
+  beforeAll(async () => {
+    t = await createTestApp(engine);
+    user = await createUser(t);
+  });
+  afterAll(async () => t.close());
+
+  it('when the app is ready, then most compilers are still pending, and compiling all of them throws nothing', async () => {
+    const fresh = await createTestApp(engine);
+    try {
+      // Two API versions with their validators and serializers: hundreds of them.
+      expect(fresh.app.compilers.pending()).toBeGreaterThan(200);
+      fresh.app.compilers.compileAll();
+      expect(fresh.app.compilers.pending()).toBe(0);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('when requests come before the warm-up, then they are validated and serialized as the document says', async () => {
+    const bad = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/x', max_visits: 'ten' } });
+    expectEnvelope(bad, 400, 'VALIDATION_ERROR');
+    expect(JSON.stringify(bad.body)).toContain('max_visits');
+    const good = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/x' } });
+    expect(good.status).toBe(201);
+    // The serializer drops what the schema does not declare; the link is answered with its declared fields only.
+    expect(Object.keys(good.body)).toContain('short_code');
+  });
+
+  it('when warmed while requests arrive, then it compiles everything and the requests are answered in between', async () => {
+    const warming = t.app.compilers.warm(2);
+    const answered: number[] = [];
+    let done = false;
+    void warming.then(() => (done = true));
+    while (!done) {
+      answered.push((await t.request({ url: '/api/v1/users/me', token: user.token })).status);
+      // inject() answers through promise jobs alone: without this pause the loop would starve the warm-up's
+      // setImmediate, where a real client's next request arrives through I/O.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await warming;
+    expect(t.app.compilers.pending()).toBe(0);
+    expect(answered.length).toBeGreaterThan(1);
+    expect(answered.every((s) => s === 200)).toBe(true);
+  });
+});
