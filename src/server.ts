@@ -76,7 +76,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', shutdown);
   await app.listen({ port: config.port, host: config.host });
   // What no request has compiled yet, compiled in slices now that the process answers (lazy-compilers.ts).
-  void app.compilers.warm();
+  const warming = performance.now();
+  void app.compilers.warm().then(() => {
+    if (app.compilers.pending() === 0) app.log.info({ ms: Math.round(performance.now() - warming) }, 'schema compilers warmed');
+  });
 }
 
 main().catch((err: unknown) => {
