@@ -7,7 +7,7 @@
  * JSON file to bench/results/ and copies the table to bench/LATEST.md. See bench/scenarios.ts for what each
  * benchmark does and README "Performance" for the numbers.
  *
- * --quick: 3 s per measurement (after a 1 s warm-up), smaller click seeds; about 2 minutes in all.
+ * --quick: 3 s per measurement (after a 4 s warm-up), smaller click seeds; about 3 minutes in all.
  * --profile: Ferry's servers run with --cpu-prof; a summary of the busiest threads is appended.
  * Env: BENCH_DURATION, BENCH_WARMUP (seconds), BENCH_CONNECTIONS, BENCH_ROUNDS (redirect rounds alternating with
  * the baseline), BENCH_FERRY_ENV (JSON: extra variables for Ferry).
@@ -50,7 +50,9 @@ async function main(): Promise<void> {
   const ctx: BenchContext = {
     quick,
     duration: Number(process.env.BENCH_DURATION ?? (quick ? 3 : 10)),
-    warmup: Number(process.env.BENCH_WARMUP ?? (quick ? 1 : 3)),
+    // At least the schema compilers' warm-up after start (src/plugins/lazy-compilers.ts, about 3 s of CPU in
+    // slices), which a 1 s warm-up left inside the API rows' measurement.
+    warmup: Number(process.env.BENCH_WARMUP ?? (quick ? 4 : 5)),
     connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
     rounds: Number(process.env.BENCH_ROUNDS ?? (quick ? 2 : 3)),
     work,
