@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
-import { sqliteDriverPath } from './sqlite-driver.js';
+import { startModuleThread } from '../infra/module-thread.js';
+import type { CheckpointThreadData } from './sqlite-checkpoint-thread.js';
 
 /**
  * Moves SQLite's WAL checkpoints off the event loop. A checkpoint copies the write-ahead log into the database
@@ -9,26 +9,8 @@ import { sqliteDriverPath } from './sqlite-driver.js';
  * own connection runs a PASSIVE checkpoint (never blocks readers or writers) every `intervalMs`; the main
  * connection keeps a high automatic threshold only as a safety net should the worker ever stall.
  *
- * The worker is plain JavaScript evaluated from a string, so it runs the same under tsx, vitest and the
- * compiled build; it loads the driver from the path sqlite-driver.ts resolves.
+ * The thread is sqlite-checkpoint-thread.ts, a module of its own (infra/module-thread.ts).
  */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file);
-db.pragma('busy_timeout = 1000');
-const checkpoint = () => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch (err) { parentPort.postMessage({ error: String(err && err.message || err) }); }
-};
-const timer = setInterval(checkpoint, workerData.intervalMs);
-parentPort.on('message', (message) => {
-  if (message !== 'stop') return;
-  clearInterval(timer);
-  db.close();
-  parentPort.postMessage('stopped');
-});
-`;
-
 export const MAIN_CONNECTION_AUTOCHECKPOINT_PAGES = 10_000;
 
 export interface Checkpointer {
@@ -36,8 +18,8 @@ export interface Checkpointer {
 }
 
 export function startSqliteCheckpointer(file: string, intervalMs: number, onError: (message: string) => void): Checkpointer {
-  const driver = sqliteDriverPath();
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, intervalMs } });
+  const workerData: CheckpointThreadData = { file, intervalMs };
+  const worker = startModuleThread(import.meta.url, './sqlite-checkpoint-thread', { workerData });
   worker.unref();
   let exited = false;
   worker.on('message', (m: unknown) => {

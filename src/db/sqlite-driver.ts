@@ -14,8 +14,5 @@ const require = createRequire(import.meta.url);
  */
 export const SQLITE_DRIVER_PACKAGE = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
 
-/** The driver's entry file, for a worker thread that loads it itself (sqlite-checkpointer.ts). */
-export const sqliteDriverPath = (): string => require.resolve(SQLITE_DRIVER_PACKAGE);
-
 /** `new SqliteDatabase(file, options)`: better-sqlite3's Database constructor from the chosen package. */
 export const SqliteDatabase = require(SQLITE_DRIVER_PACKAGE) as typeof BetterSqlite3;

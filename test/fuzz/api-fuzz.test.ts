@@ -101,8 +101,10 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
         // A path parameter stays inside its segment: '/' is sent encoded, and the dot segments '.' and '..' are not
         // values at all (clients remove them before sending, RFC 3986 §5.2.4, and the server resolves them the same
         // way, even encoded), so the request would address another resource than the operation's; they get a
-        // suffix here. The raw-socket part below still sends such paths as they are.
-        const segment = (v: string): string => (v === '.' || v === '..' ? `${v}x` : v.replace(/\//g, '%2F'));
+        // suffix here. '\' is sent encoded too: inject() parses the URL as a browser would, where '\' is '/'
+        // ('/\' became '//', an invalid URL; found at request 7,022 of a 20,000-request run, seed 1940389330).
+        // The raw-socket part below still sends such paths as they are.
+        const segment = (v: string): string => (v === '.' || v === '..' ? `${v}x` : v.replace(/\//g, '%2F').replace(/\\/g, '%5C'));
         let path = r.op.template.replace(/\{[^}]+\}/g, () => segment(r.params[i++] ?? 'x'));
         if (r.unversioned) path = path.replace(/^\/api\/v\d+\//, '/api/');
         const names = [...r.op.query, ...r.query.map(([n]) => n)];

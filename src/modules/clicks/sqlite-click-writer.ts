@@ -1,7 +1,5 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
-import { pathToFileURL } from 'node:url';
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../db/sqlite-checkpointer.js';
+import { startModuleThread } from '../../infra/module-thread.js';
 import { ClickBatch, transferablesOf } from './click-batch.js';
 import type { ClickWriter } from './click-queue.js';
 import type { SqliteClickThreadData, SqliteClickThreadReply, SqliteClickThreadRequest } from './sqlite-click-thread.js';
@@ -28,29 +26,10 @@ export interface ClosableClickWriter extends ClickWriter {
   close(): Promise<void>;
 }
 
-/**
- * The thread runs sqlite-click-thread as a module file: compiled (.js) beside this one in dist; from the
- * TypeScript sources (vitest, tsx) through tsx's loader, which the thread registers for itself.
- */
-function tsxEsmApi(from: string): string {
-  // The ESM entry by the package's own exports map (require.resolve would give the CommonJS one).
-  const require = createRequire(from);
-  const manifest = require.resolve('tsx/package.json');
-  const entry = (require(manifest) as { exports: Record<string, { import: { default: string } }> }).exports['./esm/api']!.import.default;
-  return new URL(entry, pathToFileURL(manifest)).href;
-}
-
-function startThread(workerData: SqliteClickThreadData): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./sqlite-click-thread.js', here), { workerData });
-  const source = new URL('./sqlite-click-thread.ts', here).href;
-  const tsx = tsxEsmApi(here);
-  const boot = `import(${JSON.stringify(tsx)}).then(({ tsImport }) => tsImport(${JSON.stringify(source)}, ${JSON.stringify(here)}))`;
-  return new Worker(boot, { eval: true, workerData });
-}
-
 export function createSqliteClickWriter(file: string): ClosableClickWriter {
-  const worker = startThread({ file, autocheckpoint: MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, budgetMs: TX_BUDGET_MS, nice: WORKER_NICE });
+  const workerData: SqliteClickThreadData = { file, autocheckpoint: MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, budgetMs: TX_BUDGET_MS, nice: WORKER_NICE };
+  // sqlite-click-thread.ts, a module of its own (infra/module-thread.ts).
+  const worker = startModuleThread(import.meta.url, './sqlite-click-thread', { workerData });
   // Idle, the worker must not keep the process alive; with writes in flight it must (a shutdown flush).
   worker.unref();
   const pending = new Map<number, { batch: ClickBatch; resolve: () => void; reject: (err: Error) => void }>();

@@ -79,8 +79,12 @@ describe('SIGKILL under redirect load on sqlite (the embedded default)', () => {
     const r = await scenario(true);
     expect(r.answered).toBeGreaterThanOrEqual(ANSWERED_BEFORE_KILL);
     expect(r.replayLogged).toBe(true);
-    expect(r.records).toBe(r.answered);
-    expect(r.clickCount).toBe(r.answered);
+    // None lost: every 302 the client read is recorded. A response that the kill cut off on its way (at most
+    // one per connection) may have been journaled before the client could read it: the server answered it,
+    // the client saw a reset. Each click counted once: the counter equals the records.
+    expect(r.records).toBeGreaterThanOrEqual(r.answered);
+    expect(r.records).toBeLessThanOrEqual(r.answered + CONNECTIONS);
+    expect(r.clickCount).toBe(r.records);
   }, 180_000);
 
   it('when the journal is off (CLICK_JOURNAL=false), then the same kill loses the clicks still queued: what the journal is for', async () => {
