@@ -12,40 +12,25 @@ import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { sharedSchemas } from './lib/common.schemas.js';
 import { Paginator } from './lib/pagination.js';
-import { apiKeyHasher } from './modules/api-keys/api-key-secret.js';
-import { createApiKeysRepository } from './modules/api-keys/api-keys.repository.js';
-import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
-import { apiKeySchemas } from './modules/api-keys/api-keys.schemas.js';
-import { createApiKeysService } from './modules/api-keys/api-keys.service.js';
-import { createLastUsedTracker } from './modules/api-keys/last-used.js';
-import { createIdempotencyRepository, createIdempotencyService } from './modules/idempotency/index.js';
-import { createOrdersRepository } from './modules/orders/orders.repository.js';
-import { ordersRoutes } from './modules/orders/orders.routes.js';
-import { orderSchemas } from './modules/orders/orders.schemas.js';
-import { createOrdersService } from './modules/orders/orders.service.js';
+import { createApiKeysModule } from './modules/api-keys/api-keys.module.js';
+import { createIdempotencyModule } from './modules/idempotency/index.js';
+import { createOrdersModule } from './modules/orders/orders.module.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { healthSchemas } from './modules/health/health.schemas.js';
 import { databaseCheck, type ReadinessCheck } from './modules/health/readiness.js';
 import {
-  clicksModuleSchemas, createClickPipeline, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt, type ClickQueue,
+  createClickPipeline, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt, type ClickQueue,
 } from './modules/clicks/index.js';
-import { createLinksModule, linksModuleSchemas } from './modules/links/index.js';
+import { createLinksModule } from './modules/links/index.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { defaultWebDir, findWebAssets } from './modules/dashboard/web-assets.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
-import { createTokensRepository } from './modules/tokens/tokens.repository.js';
-import { tokensRoutes } from './modules/tokens/tokens.routes.js';
-import { tokenSchemas } from './modules/tokens/tokens.schemas.js';
-import { createTokensService } from './modules/tokens/tokens.service.js';
+import { createTokensModule } from './modules/tokens/tokens.module.js';
+import { createUsersModule } from './modules/users/index.js';
+import type { AppModule } from './app-module.js';
 import type { Redis } from './infra/redis.js';
 import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
-import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from './db/click-partitions.js';
-import { createPasswordHasher } from './modules/users/password.js';
-import { createUsersRepository } from './modules/users/users.repository.js';
-import { usersRoutes } from './modules/users/users.routes.js';
-import { userSchemas } from './modules/users/users.schemas.js';
-import { createUsersService } from './modules/users/users.service.js';
 import authPlugin from './plugins/auth.js';
 import conditionalPlugin from './plugins/conditional.js';
 import contentTypePlugin from './plugins/content-type.js';
@@ -146,34 +131,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const jwt = createJwt(jwtSecret, clock);
   const metrics = deps.metrics ?? createMetrics({ storage, clock });
 
-  const usersRepo = createUsersRepository(storage.db, paginator);
-  const passwords = createPasswordHasher(config.passwordHashCost);
-  const users = createUsersService({ users: usersRepo, passwords, dialect: storage.dialect, clock, paginator });
-  const tokens = createTokensService({
-    users: usersRepo,
-    tokens: createTokensRepository(storage.db),
-    passwords,
-    denyList: shared.denyList,
-    jwt,
-    clock,
-    ttlSeconds: config.tokenTtlSeconds,
-  });
-
-  // API keys are stored as an HMAC under a key derived from (not equal to) the token key.
-  const apiKeysRepo = createApiKeysRepository(storage.db, paginator);
-  const apiKeys = createApiKeysService({
-    keys: apiKeysRepo,
-    users: usersRepo,
-    hash: apiKeyHasher(createHash('sha256').update('ferry-api-key:').update(jwtSecret).digest()),
-    lastUsed: createLastUsedTracker((uses) => apiKeysRepo.recordUses(uses)),
-    clock,
-    paginator,
-  });
-
-  const orders = createOrdersService({ orders: createOrdersRepository(storage.db, paginator), users: usersRepo, clock, paginator });
-  const idempotency = createIdempotencyService({
-    repo: createIdempotencyRepository(storage.db), clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs,
-  });
+  // The modules (src/app-module.ts): each built once here from what it needs, wired below by the same loops.
+  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost });
+  const { users, repository: usersRepo, passwords } = usersModule;
+  const tokensModule = createTokensModule({ db: storage.db, users: usersRepo, passwords, denyList: shared.denyList, jwt, clock, ttlSeconds: config.tokenTtlSeconds });
+  const { tokens } = tokensModule;
+  const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersRepo, jwtSecret, clock, paginator, log: app.log });
+  const { apiKeys } = apiKeysModule;
+  const ordersModule = createOrdersModule({ db: storage.db, users: usersRepo, clock, paginator });
+  const idempotencyModule = createIdempotencyModule({ db: storage.db, clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs });
+  const { idempotency } = idempotencyModule;
 
   if (config.adminUsername && config.adminPassword) {
     const outcome = await users.ensureAdmin(config.adminUsername, config.adminPassword);
@@ -197,7 +164,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     passwordAttempts: shared.passwordAttempts,
     soleWriter: isEmbedded(storage),
   });
-  const clicksModule = createClicksModule({ storage, links: linksModule.links, users: usersRepo, paginator, clock });
+  const clicksModule = createClicksModule({
+    storage, links: linksModule.links, users: usersRepo, paginator, clock, pipeline: clickPipeline, retentionMonths: config.clickRetentionMonths, log: app.log,
+  });
+  // In the order their routes are registered and their schemas added; closed in reverse.
+  const modules: AppModule[] = [usersModule, tokensModule, ordersModule, linksModule, clicksModule, apiKeysModule, idempotencyModule];
   // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY.
   const cacheBus = config.databaseUrl ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log }) : null;
 
@@ -205,7 +176,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('clickQueue', clickPipeline.queue);
   metrics.setClickQueueProvider(() => clickPipeline.stats());
 
-  const schemas = [...sharedSchemas, ...userSchemas, ...tokenSchemas, ...orderSchemas, ...healthSchemas, ...linksModuleSchemas, ...clicksModuleSchemas, ...apiKeySchemas];
+  const schemas = [...sharedSchemas, ...healthSchemas, ...modules.flatMap((m) => m.schemas)];
   for (const s of schemas) app.addSchema(s);
   installValidators(app, schemas, compilers);
   app.decorate('compilers', compilers);
@@ -250,12 +221,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     for (const version of VERSIONS) {
       const basePath = `/api/v${version}`;
       await api.register(async (v) => {
-        await v.register(usersRoutes, { users, basePath, version });
-        await v.register(tokensRoutes, { tokens, basePath });
-        await v.register(ordersRoutes, { orders, basePath, version });
-        await v.register(linksModule.apiRoutes, { basePath, version });
-        await v.register(clicksModule.apiRoutes, { version });
-        await v.register(apiKeysRoutes, { apiKeys, basePath, version });
+        for (const m of modules) if (m.apiRoutes) await v.register(m.apiRoutes, { basePath, version });
       }, { prefix: `/v${version}` });
     }
   }, { prefix: '/api' });
@@ -292,20 +258,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
 
   const scheduler = createScheduler(app.log);
-  scheduler.every('purge-expired-tokens', 10 * 60_000, () => tokens.purgeExpired());
-  scheduler.every('purge-expired-idempotency-keys', 5 * 60_000, () => idempotency.purgeExpired());
-  scheduler.every('api-key-last-used', 10_000, () => apiKeys.flushLastUsed());
-  scheduler.every('sweep-expired-links', 60_000, () => linksModule.links.sweepExpired());
-  if (storage.dialect.rangePartitioning) {
-    scheduler.every('click-partitions', CLICK_PARTITIONS_EVERY_MS, () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, clock.now(), config.clickRetentionMonths, app.log));
-  }
+  for (const m of modules) for (const job of m.jobs ?? []) scheduler.every(job.name, job.everyMs, job.run);
   app.addHook('onClose', async () => {
     compilers.stop();
     await scheduler.stop();
-    // After in-flight requests, before the caller closes the database: no queued click is lost.
-    await clickPipeline.close();
+    // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
+    for (const m of [...modules].reverse()) await m.close?.();
     await cacheBus?.close();
-    await apiKeys.flushLastUsed().catch((err: unknown) => app.log.error({ err }, 'could not record the last use of API keys'));
   });
 
   return app;

@@ -3,18 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { configProblems } from './helpers/config-problems.js';
 
-/** The ConfigError's message, or '' when the environment was accepted. */
-function problems(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-    return '';
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-}
+
 
 // SPEC §12: start-up errors about configuration never print a secret's value.
 describe('configuration errors keep secrets', () => {
@@ -23,7 +14,7 @@ describe('configuration errors keep secrets', () => {
     ['ADMIN_PASSWORD', 'Hunter2x'.repeat(20)],
     ['ADMIN_PASSWORD', 'Hunt2'],
   ])('when %s is rejected, then the message names it and its length but not its text', (name, value) => {
-    const message = problems({ [name]: value, ADMIN_USERNAME: 'root' });
+    const message = configProblems({ [name]: value, ADMIN_USERNAME: 'root' });
     expect(message).toMatch(new RegExp(`^Invalid configuration: ${name}=\\(${value.length} characters, not shown\\): must`));
     expect(message).not.toContain(value.slice(0, 5));
   });
@@ -34,7 +25,7 @@ describe('configuration errors keep secrets', () => {
     ['REDIS_URL', 'http://:Hunter2x@cache.example:6379', 'http://:***@cache.example:6379'],
     ['REDIS_URL', 'redis//Hunter2x@cache.example', 'redis//***@cache.example'],
   ])('when %s with credentials is rejected, then the password is masked', (name, value, shown) => {
-    const message = problems({ [name]: value });
+    const message = configProblems({ [name]: value });
     expect(message).toContain(`${name}=${JSON.stringify(shown)}`);
     expect(message).not.toMatch(/Hunter|Hun\/ter/);
   });

@@ -3,18 +3,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { configProblems } from './helpers/config-problems.js';
 
-/** The ConfigError's message, or '' when the environment was accepted. */
-function problems(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-    return '';
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-}
+
 
 /** SPEC §11 / issue 2: a bad value stops start-up with one readable line naming the variable and what is allowed. */
 describe('configuration', () => {
@@ -55,22 +47,22 @@ describe('configuration', () => {
     [{ ADMIN_USERNAME: 'root' }, /ADMIN_USERNAME and ADMIN_PASSWORD: set both or neither/],
     [{ ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'short' }, /ADMIN_PASSWORD=.*must be 8-128 characters long/],
   ])('when %o is set, then one line names the variable and what is allowed', (env, line) => {
-    const message = problems(env as Record<string, string>);
+    const message = configProblems(env as Record<string, string>);
     expect(message.split('\n')).toHaveLength(1);
     expect(message).toMatch(line);
   });
 
   it('when several variables are bad, then one line each, all reported at once', () => {
-    const lines = problems({ PORT: 'x', LOG_LEVEL: 'loud', JWT_SECRET: 'short' }).split('\n');
+    const lines = configProblems({ PORT: 'x', LOG_LEVEL: 'loud', JWT_SECRET: 'short' }).split('\n');
     expect(lines).toHaveLength(3);
     expect(lines.map((l) => /^Invalid configuration: (\w+)=/.exec(l)?.[1]).sort()).toEqual(['JWT_SECRET', 'LOG_LEVEL', 'PORT']);
   });
 
   it('when a secret is rejected, then its value is not echoed in full', () => {
     const secret = 's3cr3t-'.repeat(2);
-    expect(problems({ JWT_SECRET: secret })).toMatch(/JWT_SECRET/);
+    expect(configProblems({ JWT_SECRET: secret })).toMatch(/JWT_SECRET/);
     const long = `${'p'.repeat(100)}-tail-marker`;
-    expect(problems({ ADMIN_USERNAME: 'root', ADMIN_PASSWORD: long })).not.toContain('tail-marker');
+    expect(configProblems({ ADMIN_USERNAME: 'root', ADMIN_PASSWORD: long })).not.toContain('tail-marker');
   });
 
   it('when the real server starts with a bad PORT, then it exits non-zero with that line on stderr and creates nothing', async () => {

@@ -1,4 +1,7 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import type { Kysely } from 'kysely';
+import { appModule } from '../../app-module.js';
+import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from '../../db/click-partitions.js';
 import type { Storage } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
@@ -13,29 +16,45 @@ import { clickSchemas } from './clicks.schemas.js';
 import { createClicksService } from './clicks.service.js';
 import { createStatsRepository } from './stats.repository.js';
 import type { UsersRepository } from '../users/index.js';
+import type { ClickPipeline } from './click-pipeline.js';
 
 export const clicksModuleSchemas = [...clickSchemas, ...clickRecordSchemas];
 
 export interface ClicksModuleDeps {
-  storage: Pick<Storage, 'db' | 'sqlite'>;
+  storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>;
   /** the link a caller may read (owner or admin) */
   links: LinkAccess;
   /** whose statistics GET /users/{id}/stats may answer */
   users: Pick<UsersRepository, 'findById'>;
   paginator: Paginator;
   clock: Clock;
+  /** how clicks travel (created first: the redirect enqueues into it); closed with the module */
+  pipeline: Pick<ClickPipeline, 'close'>;
+  /** CLICK_RETENTION_MONTHS: on PostgreSQL, monthly partitions older than this are dropped */
+  retentionMonths: number;
+  log: FastifyBaseLogger;
 }
 
-/** The statistics and the click records of a link, as JSON routes inside an /api/v{n} context. */
+/**
+ * The statistics and the click records of a link, as JSON routes inside an /api/v{n} context; on PostgreSQL
+ * the upkeep of the click partitions; on close, the pipeline's flush (every queued click written before the
+ * database closes).
+ */
 export function createClicksModule(deps: ClicksModuleDeps) {
-  const { links, paginator, clock } = deps;
-  const stats = createClicksService({ stats: createStatsRepository(deps.storage), links, users: deps.users, clock });
-  const records = createClickRecordsService({ records: createClickRecordsRepository(deps.storage.db, paginator), links, paginator });
-  return {
+  const { links, paginator, clock, storage } = deps;
+  const stats = createClicksService({ stats: createStatsRepository(storage), links, users: deps.users, clock });
+  const records = createClickRecordsService({ records: createClickRecordsRepository(storage.db, paginator), links, paginator });
+  const partitions = storage.dialect.rangePartitioning
+    ? [{ name: 'click-partitions', everyMs: CLICK_PARTITIONS_EVERY_MS, run: () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, clock.now(), deps.retentionMonths, deps.log) }]
+    : [];
+  return appModule({
     stats,
+    schemas: clicksModuleSchemas,
     apiRoutes: (async (api, opts) => {
       await api.register(clicksRoutes, { clicks: stats, version: opts.version });
       await api.register(clickRecordsRoutes, { records, version: opts.version });
-    }) as FastifyPluginAsync<{ version: ApiVersion }>,
-  };
+    }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
+    jobs: partitions,
+    close: () => deps.pipeline.close(),
+  });
 }

@@ -2,3 +2,4 @@
 export { requestFingerprint } from './fingerprint.js';
 export { createIdempotencyRepository } from './idempotency.repository.js';
 export { createIdempotencyService, type IdempotencyClaim, type IdempotencyService, type StoredResponse } from './idempotency.service.js';
+export { createIdempotencyModule } from './idempotency.module.js';

@@ -18,6 +18,7 @@ import { redirectRoutes } from './redirect.routes.js';
 import { linkV2Schemas } from './links.v2.js';
 import { createVisitPolicy } from './visit-policy.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
+import { appModule } from '../../app-module.js';
 
 export const linksModuleSchemas = [...linkSchemas, ...linkV2Schemas];
 
@@ -64,7 +65,10 @@ function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void>
   });
 }
 
-/** Links and clicks, wired: the services, the two route plugins, and what app.ts schedules and closes. */
+/** How often links past their expiry are swept (their codes stay blocked; SPEC §6). */
+const SWEEP_EVERY_MS = 60_000;
+
+/** Links, wired: the service, the cache, the two route plugins, and the sweep of expired links. */
 export function createLinksModule(deps: LinksModuleDeps) {
   const { config, storage, clock } = deps;
   const cache = new LinkCache(clock, {
@@ -94,10 +98,12 @@ export function createLinksModule(deps: LinksModuleDeps) {
   });
   const { clickQueue } = deps;
 
-  return {
+  return appModule({
     links,
     cache,
     changeOrigin,
+    schemas: linksModuleSchemas,
+    jobs: [{ name: 'sweep-expired-links', everyMs: SWEEP_EVERY_MS, run: () => links.sweepExpired() }],
     /**
      * The redirect's cache-hit path outside Fastify (redirect-fast-path.ts), for app.ts's server; null when
      * every redirect must write access-log lines (debug, trace).
@@ -119,7 +125,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
         links, policy, clicks: clickQueue, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, accessLog: redirectAccessLog(config.logLevel),
       });
     }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>,
-  };
+  });
 }
 
 export type LinksModule = ReturnType<typeof createLinksModule>;

@@ -1,7 +1,9 @@
 /**
  * The users module's public face: other modules (links, orders, tokens, api-keys) import from here only.
  * What they need of users is narrow — find an account, check its status, hash and verify passwords — and is
- * given to their factories as `Pick<UsersRepository, …>` / `PasswordHasher` by the wiring in app.ts.
+ * given to their factories as `Pick<UsersRepository, …>` / `PasswordHasher` by the wiring in app.ts, which
+ * builds the module with createUsersModule.
  */
 export type { PasswordHasher } from './password.js';
 export type { UsersRepository } from './users.repository.js';
+export { createUsersModule } from './users.module.js';

@@ -1,0 +1,33 @@
+import type { Kysely } from 'kysely';
+import { appModule } from '../../app-module.js';
+import type { Database } from '../../db/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { PasswordHasher, UsersRepository } from '../users/index.js';
+import type { Jwt } from './jwt.js';
+import { createTokensRepository, type TokenDenyList } from './tokens.repository.js';
+import { tokensRoutes } from './tokens.routes.js';
+import { tokenSchemas } from './tokens.schemas.js';
+import { createTokensService } from './tokens.service.js';
+
+const PURGE_EVERY_MS = 10 * 60_000;
+
+/** Sign-in and revocation: the service (the auth plugin authenticates through it), the routes, the purge job. */
+export function createTokensModule(deps: {
+  db: Kysely<Database>;
+  users: Pick<UsersRepository, 'findById' | 'findByUsername' | 'setPasswordHash'>;
+  passwords: Pick<PasswordHasher, 'verify' | 'decoy' | 'hash' | 'isOutdated'>;
+  denyList: TokenDenyList;
+  jwt: Jwt;
+  clock: Clock;
+  ttlSeconds: number;
+}) {
+  const tokens = createTokensService({ ...deps, tokens: createTokensRepository(deps.db) });
+  return appModule({
+    tokens,
+    schemas: tokenSchemas,
+    apiRoutes: async (api, { basePath }) => {
+      await api.register(tokensRoutes, { tokens, basePath });
+    },
+    jobs: [{ name: 'purge-expired-tokens', everyMs: PURGE_EVERY_MS, run: () => tokens.purgeExpired() }],
+  });
+}

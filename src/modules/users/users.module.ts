@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import { appModule } from '../../app-module.js';
+import type { Dialect } from '../../db/dialect.js';
+import type { Database } from '../../db/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Paginator } from '../../lib/pagination.js';
+import { createPasswordHasher } from './password.js';
+import { createUsersRepository } from './users.repository.js';
+import { usersRoutes } from './users.routes.js';
+import { userSchemas } from './users.schemas.js';
+import { createUsersService } from './users.service.js';
+
+/** Accounts: the repository and password hasher other modules are built with, the service, the routes. */
+export function createUsersModule(deps: { db: Kysely<Database>; dialect: Dialect; paginator: Paginator; clock: Clock; passwordHashCost: number }) {
+  const repository = createUsersRepository(deps.db, deps.paginator);
+  const passwords = createPasswordHasher(deps.passwordHashCost);
+  const users = createUsersService({ users: repository, passwords, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator });
+  return appModule({
+    repository,
+    passwords,
+    users,
+    schemas: userSchemas,
+    apiRoutes: async (api, { basePath, version }) => {
+      await api.register(usersRoutes, { users, basePath, version });
+    },
+  });
+}
