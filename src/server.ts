@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   // What no request has compiled yet, compiled in slices now that the process answers (lazy-compilers.ts).
   const warming = performance.now();
-  void app.compilers.warm().then(() => {
+  void app.compilers.warm(10, (err) => app.log.error({ err }, 'a schema does not compile; its route answers 500')).then(() => {
     if (app.compilers.pending() === 0) app.log.info({ ms: Math.round(performance.now() - warming) }, 'schema compilers warmed');
   });
 }

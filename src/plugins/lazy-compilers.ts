@@ -17,8 +17,11 @@ export interface LazyCompilers {
   serializerFactory: SerializerFactory;
   /** wraps a validator compilation; the result compiles on first use and reports its errors like Ajv's */
   validator(compile: () => ValidateFunction): ValidateFunction;
-  /** compiles what no request has needed yet, a slice (about `sliceMs`) per event-loop turn */
-  warm(sliceMs?: number): Promise<void>;
+  /**
+   * compiles what no request has needed yet, a slice (about `sliceMs`) per event-loop turn; a schema that
+   * does not compile is handed to `onError` (its requests then answer 500 through the error handler)
+   */
+  warm(sliceMs?: number, onError?: (err: unknown) => void): Promise<void>;
   /** compiles everything now; throws what a compiler throws */
   compileAll(): void;
   /** how many are still to compile */
@@ -76,14 +79,15 @@ export function createLazyCompilers(): LazyCompilers {
     for (const force of [...pending]) force();
   }
 
-  async function warm(sliceMs = 10): Promise<void> {
+  async function warm(sliceMs = 10, onError: (err: unknown) => void = () => undefined): Promise<void> {
     while (!stopped && pending.size > 0) {
       const until = performance.now() + sliceMs;
       for (const force of pending) {
         try {
           force();
-        } catch {
-          pending.delete(force); // its first request meets the error through Fastify's error handling
+        } catch (err) {
+          pending.delete(force);
+          onError(err);
         }
         if (performance.now() >= until) break;
       }

@@ -1,7 +1,9 @@
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
 import { createUser, type CreatedUser } from '../helpers/factories.js';
+import { createLazyCompilers } from '../../src/plugins/lazy-compilers.js';
 
 /**
  * Start-up under 3 s (SPEC §12): validators and response serializers compile on first use or in the warm-up
@@ -55,5 +57,29 @@ describe.each(engines)('lazy schema compilers on %s', (engine) => {
     expect(t.app.compilers.pending()).toBe(0);
     expect(answered.length).toBeGreaterThan(1);
     expect(answered.every((s) => s === 200)).toBe(true);
+  });
+});
+
+describe('lazy compilers on their own', () => {
+  it('when a validator does not compile, then the warm-up hands its error on, compiles the others, and its first use throws it', async () => {
+    const compilers = createLazyCompilers();
+    let compiled = 0;
+    const ajv = new Ajv();
+    const broken = compilers.validator(() => ajv.compile({ type: 'no-such-type' }));
+    const fine = compilers.validator(() => {
+      compiled += 1;
+      return ajv.compile({ const: 1 });
+    });
+    expect(compilers.pending()).toBe(2);
+    const errors: unknown[] = [];
+    await compilers.warm(1, (err) => errors.push(err));
+    expect(compilers.pending()).toBe(0);
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as Error).message).toMatch(/schema is invalid/);
+    expect(compiled).toBe(1);
+    expect(fine(1)).toBe(true);
+    expect(fine(2)).toBe(false);
+    expect(compiled).toBe(1); // compiled once, by the warm-up
+    expect(() => broken(1)).toThrow(/schema is invalid/);
   });
 });
