@@ -1,5 +1,5 @@
 import { startModuleThread } from '../infra/module-thread.js';
-import type { CheckpointThreadData } from './sqlite-checkpoint-thread.js';
+import type { CheckpointThreadData, CheckpointThreadReply } from './sqlite-checkpoint-thread.js';
 
 /**
  * Moves SQLite's WAL checkpoints off the event loop. A checkpoint copies the write-ahead log into the database
@@ -22,8 +22,8 @@ export function startSqliteCheckpointer(file: string, intervalMs: number, onErro
   const worker = startModuleThread(import.meta.url, './sqlite-checkpoint-thread', { workerData });
   worker.unref();
   let exited = false;
-  worker.on('message', (m: unknown) => {
-    if (typeof m === 'object' && m !== null && 'error' in m) onError(String((m as { error: unknown }).error));
+  worker.on('message', (m: CheckpointThreadReply) => {
+    if (m !== 'stopped') onError(m.error);
   });
   worker.on('error', (err) => onError(err.message));
   worker.on('exit', () => {

@@ -12,7 +12,7 @@ const require = createRequire(import.meta.url);
  *   the click writer's and the checkpointer's threads met it at every exit.
  * Both have the same API; the types are 12.x's (@types/better-sqlite3).
  */
-export const SQLITE_DRIVER_PACKAGE = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
+const SQLITE_DRIVER_PACKAGE = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
 
 /** `new SqliteDatabase(file, options)`: better-sqlite3's Database constructor from the chosen package. */
 export const SqliteDatabase = require(SQLITE_DRIVER_PACKAGE) as typeof BetterSqlite3;
