@@ -72,10 +72,12 @@ async function main(): Promise<void> {
     const profiles: string[] = [];
     for (const scenario of scenarios) {
       log(`\n== ${scenario.name}: ${scenario.describe(ctx)}`);
-      const { row, profile } = await scenario.run(ctx);
-      rows.push(row);
+      const { row, more = [], profile } = await scenario.run(ctx);
       if (profile) profiles.push(`### ${scenario.name}\n\n${profile}`);
-      log(`   ${Math.round(row.perSecond)} ${row.unit}, p99 ${row.latencyMs?.p99.toFixed(2) ?? '-'} ms, errors ${row.errors}, ${row.notes}`);
+      for (const r of [row, ...more]) {
+        rows.push(r);
+        log(`   ${r.name}: ${Math.round(r.perSecond)} ${r.unit}, p99 ${r.latencyMs?.p99.toFixed(2) ?? '-'} ms, errors ${r.errors}, ${r.notes}`);
+      }
     }
     const baseline = await finishBaseline(ctx);
     for (const row of rows) if (!row.baselinePerSecond) row.runBaselinePerSecond = baseline.perSecond;

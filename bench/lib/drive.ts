@@ -58,6 +58,9 @@ async function metricValue(server: Server, prefix: string): Promise<number | nul
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : null;
 }
 
+/** The redirects the server has answered (its metrics). */
+export const redirectCount = (server: Server): Promise<number | null> => metricValue(server, 'ferry_redirect_duration_seconds_count{status_code="302"}');
+
 async function queueDrained(server: Server): Promise<void> {
   for (let i = 0; i < 600; i += 1) {
     if ((await metricValue(server, 'ferry_click_queue_depth ')) === 0) return;
@@ -67,9 +70,10 @@ async function queueDrained(server: Server): Promise<void> {
 
 /**
  * Warm-up (a pass over every code first, if given), then the measured run(s) with the server's CPU time
- * around each; with `paired`, `ctx.rounds` rounds alternating with that server. Then SIGTERM.
+ * around each; with `paired`, `ctx.rounds` rounds alternating with that server (`ferry`: another Ferry server,
+ * whose click queue is drained too before each round of this one). Then SIGTERM.
  */
-export async function drive(ctx: DriveContext, server: Server, spec: Workload, opts: { pass?: Workload; countRedirects?: boolean; paired?: { server: Server; spec: Workload } } = {}): Promise<Measured> {
+export async function drive(ctx: DriveContext, server: Server, spec: Workload, opts: { pass?: Workload; countRedirects?: boolean; paired?: { server: Server; spec: Workload; ferry?: boolean } } = {}): Promise<Measured> {
   const warm = opts.pass ? [await load(ctx, server, opts.pass, 0)] : [];
   warm.push(await load(ctx, server, spec, ctx.warmup));
   const slices: Slice[] = [];
@@ -79,13 +83,15 @@ export async function drive(ctx: DriveContext, server: Server, spec: Workload, o
     for (let r = 0; r < ctx.rounds; r += 1) {
       await queueDrained(server);
       paired.push(await slice(ctx, opts.paired.server, opts.paired.spec, each));
+      // A Ferry twin's writer finishes its round's clicks before this server's round starts.
+      if (opts.paired.ferry) await queueDrained(opts.paired.server);
       slices.push(await slice(ctx, server, spec, each));
     }
   } else {
     slices.push(await slice(ctx, server, spec, ctx.duration));
   }
   const peakRss = peakRssBytes(server.child.pid);
-  const served = opts.countRedirects ? await metricValue(server, 'ferry_redirect_duration_seconds_count{status_code="302"}') : null;
+  const served = opts.countRedirects ? await redirectCount(server) : null;
   const exitCode = await stopServer(server.child);
   return { warm, slices, paired, peakRss, exitCode, redirectsServed: served };
 }

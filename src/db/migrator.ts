@@ -9,6 +9,7 @@ import * as m008 from './migrations/008-link-management.js';
 import * as m009 from './migrations/009-api-keys.js';
 import * as m010 from './migrations/010-click-dimensions.js';
 import * as m011 from './migrations/011-tokens-valid-after.js';
+import * as m012 from './migrations/012-click-journal-marks.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -23,6 +24,7 @@ const migrations: Record<string, MigrationModule> = {
   '009-api-keys': m009,
   '010-click-dimensions': m010,
   '011-tokens-valid-after': m011,
+  '012-click-journal-marks': m012,
 };
 
 /** Every migration this build knows, in order. */

@@ -148,6 +148,12 @@ export interface UserClickDailyValuesTable {
   clicks: number;
 }
 
+/** The click journal's mark: how many of a journal's clicks are committed (modules/clicks/click-journal.ts). */
+export interface ClickJournalMarksTable {
+  journal: string;
+  committed: number;
+}
+
 export interface ClickIngestTable {
   writer: string;
   fresh_as_of: number;
@@ -195,6 +201,7 @@ export interface Database {
   user_click_hourly: UserClickHourlyTable;
   user_click_daily_values: UserClickDailyValuesTable;
   click_ingest: ClickIngestTable;
+  click_journal_marks: ClickJournalMarksTable;
   api_keys: ApiKeysTable;
 }
 

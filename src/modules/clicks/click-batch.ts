@@ -54,6 +54,13 @@ export class ClickBatch {
     this.text = columns(CLICK_TEXT_FIELDS, () => new Int32Array(capacity));
   }
 
+  /** A batch holding `events`, in order. */
+  static of(events: readonly ClickEvent[]): ClickBatch {
+    const batch = new ClickBatch(Math.max(1, events.length));
+    for (const e of events) batch.push(e);
+    return batch;
+  }
+
   get full(): boolean {
     return this.length === this.capacity;
   }

@@ -15,9 +15,10 @@ export interface ClickEvent {
   userAgent: string | null;
   referrer: string | null;
   /**
-   * The visit's random id, set where a click may be delivered twice (the Redis stream, the journal's replay):
-   * a unique index turns a replayed copy into a failed, retried transaction instead of a second count
-   * (replay-safe-click-writer.ts). Clicks written straight from memory leave it out.
+   * The visit's random id, set where a click may be delivered twice (the Redis stream; journal lines of the
+   * earlier format): a unique index turns a replayed copy into a failed, retried transaction instead of a
+   * second count (replay-safe-click-writer.ts). Clicks written from memory, journaled or not, leave it out
+   * (the journal's replay is exact by its mark: click-journal.ts).
    */
   key?: string;
   /** ISO 3166-1 alpha-2 from a trusted proxy's COUNTRY_HEADER or GEOIP_DATABASE (visit-context.ts), null if unknown */

@@ -5,6 +5,7 @@ import { isEmbedded, type Storage } from '../../db/database.js';
 import type { Redis } from '../../infra/redis.js';
 import type { ClickQueueStats } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
+import { ClickBatch } from './click-batch.js';
 import { journaledClickQueue, openClickJournal } from './click-journal.js';
 import { createMemoryClickQueue, type ClickQueue, type ClickWriter } from './click-queue.js';
 import { createClicksRepository, type ClicksRepository } from './clicks.repository.js';
@@ -48,14 +49,14 @@ export async function createClickPipeline(deps: ClickPipelineDeps): Promise<Clic
   const { config, storage, clock } = deps;
   const repository = createClicksRepository(storage);
   const replaySafe = (): ClickWriter => createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer: repository.writer });
-  const memoryQueue = (onWritten?: (n: number) => void): ClickQueue => createMemoryClickQueue({
+  const memoryQueue = (journal?: { id: string; written(n: number): void }): ClickQueue => createMemoryClickQueue({
     writer: repository.writer,
     flushMs: config.clickFlushMs,
     batchSize: config.clickBatchSize,
     limit: config.clickQueueLimit,
     log: deps.log.child({ component: 'click-queue' }),
     clock,
-    ...(onWritten ? { onWritten } : {}),
+    ...(journal ? { onWritten: (n: number) => journal.written(n), journal: journal.id } : {}),
   });
 
   let queue: ClickQueue;
@@ -75,13 +76,16 @@ export async function createClickPipeline(deps: ClickPipelineDeps): Promise<Clic
     });
   } else if (isEmbedded(storage) && config.clickJournal) {
     // The embedded default: clicks are journaled in DATA_DIR before the redirect answers (SPEC §12).
-    const writer = replaySafe();
+    const { db } = storage;
     const journal = await openClickJournal({
       dir: path.join(config.dataDir, 'click-journal'),
       log: deps.log.child({ component: 'click-journal' }),
-      replay: (clicks) => writer.write(clicks),
+      committed: async (id) => Number((await db.selectFrom('click_journal_marks').select('committed').where('journal', '=', id).executeTakeFirst())?.committed ?? 0),
+      replay: (clicks, mark) => repository.writer.writeBatch!(ClickBatch.of(clicks), mark),
+      replayKeyed: (clicks) => replaySafe().write(clicks),
+      forgetMarks: async () => void (await db.deleteFrom('click_journal_marks').execute()),
     });
-    queue = journaledClickQueue(memoryQueue((n) => journal.written(n)), journal);
+    queue = journaledClickQueue(memoryQueue(journal), journal);
   } else queue = memoryQueue();
 
   return {

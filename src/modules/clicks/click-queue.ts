@@ -10,11 +10,21 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Where a batch's clicks are in the click journal (click-journal.ts): the first is at position `first` of
+ * journal `journal`. A writer given a mark records, in each transaction that commits clicks of the batch,
+ * how many of the journal's clicks are then committed.
+ */
+export interface JournalMark {
+  journal: string;
+  first: number;
+}
+
 /** Persists a batch in one transaction (the clicks repository). */
 export interface ClickWriter {
   write(batch: readonly ClickEvent[]): Promise<void>;
   /** The same from columns, when the writer can take them as they are (the embedded engine's writer thread). */
-  writeBatch?(batch: ClickBatch): Promise<void>;
+  writeBatch?(batch: ClickBatch, mark?: JournalMark): Promise<void>;
 }
 
 /**
@@ -58,6 +68,11 @@ export interface MemoryClickQueueOptions {
   clock: Clock;
   /** told how many more clicks, in enqueue order, are committed (the journal deletes what is written) */
   onWritten?: (clicks: number) => void;
+  /**
+   * The click journal's id, when every click enqueued is journaled at the next position: each batch is
+   * written with its JournalMark (the writer must take batches: writeBatch).
+   */
+  journal?: string;
 }
 
 const DROP_WARNING_INTERVAL_MS = 10_000;
@@ -92,7 +107,17 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
     droppedSinceWarning = 0;
   };
 
-  const write = (batch: ClickBatch): Promise<void> => (writer.writeBatch ? writer.writeBatch(batch) : writer.write(batch.toEvents()));
+  if (opts.journal !== undefined && !writer.writeBatch) throw new Error('a journaled click queue needs a writer that takes batches');
+  /** clicks committed since start: the journal position of the queue's first click */
+  let position = 0;
+  const write = (batch: ClickBatch): Promise<void> => {
+    if (opts.journal !== undefined) return writer.writeBatch!(batch, { journal: opts.journal, first: position });
+    return writer.writeBatch ? writer.writeBatch(batch) : writer.write(batch.toEvents());
+  };
+  const committed = (n: number): void => {
+    position += n;
+    opts.onWritten?.(n);
+  };
 
   /** Writes until the queue is empty; false if a write failed (its batch is queued again). Never rejects. */
   const writeAll = async (): Promise<boolean> => {
@@ -103,10 +128,10 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
       try {
         await write(batch);
         lastFlushAt = clock.now();
-        opts.onWritten?.(size);
+        committed(size);
       } catch (err) {
         // A writer that committed part of the batch has dropped that part from it (sqlite-click-writer.ts).
-        if (batch.length < size) opts.onWritten?.(size - batch.length);
+        if (batch.length < size) committed(size - batch.length);
         batches.unshift(batch);
         depth += batch.length;
         log.error({ err, batch: batch.length, depth }, 'writing clicks failed; will retry');

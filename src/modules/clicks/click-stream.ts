@@ -38,7 +38,7 @@ export function decodeClick(fields: readonly string[]): KeyedClick | null {
   return decodeClickJson(fields[i + 1]!);
 }
 
-/** The click of one encodeClick text (a stream entry's field, a journal line), or null when it is not one. */
+/** The click of one encodeClick text (a stream entry's field), or null when it is not one. */
 export function decodeClickJson(text: string): KeyedClick | null {
   let v: unknown;
   try {
@@ -46,6 +46,14 @@ export function decodeClickJson(text: string): KeyedClick | null {
   } catch {
     return null;
   }
+  return clickOfFields(v);
+}
+
+/**
+ * The click of an encodeClick array, parsed (a stream entry's, or a journal line's with its position in
+ * place of the key), or null when it is not one.
+ */
+export function clickOfFields(v: unknown): KeyedClick | null {
   // 7 items: written before the analytics (no country, no visitor hash); still read.
   if (!Array.isArray(v) || (v.length !== 7 && v.length !== 9)) return null;
   const [key, linkId, shortCode, clickedAt, ip, userAgent, referrer, country = null, visitor = null] = v as unknown[];

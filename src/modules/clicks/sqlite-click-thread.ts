@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteDatabase as Database } from '../../db/sqlite-driver.js';
 import { eventsOfMessage, type ClickBatchMessage } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
+import type { JournalMark } from './click-queue.js';
 import { capDailyGroup, freshAsOf, OTHER_VALUE, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
 
 /**
@@ -29,7 +30,7 @@ export interface SqliteClickThreadData {
   nice: number;
 }
 
-export type SqliteClickThreadRequest = 'close' | { id: number; batch: ClickBatchMessage };
+export type SqliteClickThreadRequest = 'close' | { id: number; batch: ClickBatchMessage; mark?: JournalMark };
 export type SqliteClickThreadReply = { closed: true } | { id: number; error?: string; committed?: number };
 
 const data = workerData as SqliteClickThreadData;
@@ -76,6 +77,10 @@ const addUserValue = db.prepare<[number, string, number, string, number]>(
 const markFresh = db.prepare<[string, number]>(
   'insert into click_ingest (writer, fresh_as_of) values (?, ?) on conflict (writer) do update set fresh_as_of = max(fresh_as_of, excluded.fresh_as_of)',
 );
+// The click journal's mark (click-journal.ts): how many of its clicks are committed, in the same transaction.
+const markJournal = db.prepare<[string, number]>(
+  'insert into click_journal_marks (journal, committed) values (?, ?) on conflict (journal) do update set committed = max(committed, excluded.committed)',
+);
 const writerName = `sqlite:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
 const addVisitor = db.prepare<[number, string]>('insert into link_visitors (link_id, ip) values (?, ?) on conflict do nothing');
 const countValues = db.prepare<[number, string, number, string], number>(
@@ -100,8 +105,11 @@ const rollback = db.prepare('rollback');
 let valueCounts = new Map<string, number>();
 const VALUE_COUNTS_REMEMBERED = 200_000;
 
-/** One transaction: `clicks`. Returns the value counts to remember once it has committed. */
-function write(clicks: readonly ClickEvent[]): Map<string, number> {
+/**
+ * One transaction: `clicks`, and with `committedThrough`, the journal's mark moved to it. Returns the value
+ * counts to remember once it has committed.
+ */
+function write(clicks: readonly ClickEvent[], committedThrough: { journal: string; committed: number } | null): Map<string, number> {
   const counts = new Map<string, number>();
   begin.run();
   try {
@@ -142,6 +150,7 @@ function write(clicks: readonly ClickEvent[]): Map<string, number> {
     }
     for (const g of plan.links) bumpLink.run(g.clicks, g.bots, freshVisitors.get(g.linkId) ?? 0, g.firstAt, g.firstAt, g.lastAt, g.lastAt, g.linkId);
     markFresh.run(writerName, freshAsOf(full));
+    if (committedThrough) markJournal.run(committedThrough.journal, committedThrough.committed);
     commit.run();
   } catch (err) {
     if (db.inTransaction) rollback.run();
@@ -166,7 +175,8 @@ port.on('message', (message: SqliteClickThreadRequest) => {
       if (done > 0) Atomics.wait(pause, 0, 0, 2); // room for the main connection's writes
       const size = Math.min(clicks.length - done, Math.max(50, Math.round(data.budgetMs / perClickMs)));
       const started = performance.now();
-      const counts = write(clicks.slice(done, done + size));
+      const mark = message.mark ? { journal: message.mark.journal, committed: message.mark.first + done + size } : null;
+      const counts = write(clicks.slice(done, done + size), mark);
       perClickMs = Math.max(0.002, (performance.now() - started) / size);
       if (valueCounts.size + counts.size > VALUE_COUNTS_REMEMBERED) valueCounts = new Map();
       for (const [key, n] of counts) valueCounts.set(key, n);

@@ -1,7 +1,7 @@
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../db/sqlite-checkpointer.js';
 import { startModuleThread } from '../../infra/module-thread.js';
 import { ClickBatch, transferablesOf } from './click-batch.js';
-import type { ClickWriter } from './click-queue.js';
+import type { ClickWriter, JournalMark } from './click-queue.js';
 import type { SqliteClickThreadData, SqliteClickThreadReply, SqliteClickThreadRequest } from './sqlite-click-thread.js';
 
 /**
@@ -56,7 +56,7 @@ export function createSqliteClickWriter(file: string): ClosableClickWriter {
   worker.on('error', fail);
   worker.on('exit', () => fail(failure ?? new Error('click writer stopped')));
 
-  const writeBatch = (batch: ClickBatch): Promise<void> => {
+  const writeBatch = (batch: ClickBatch, mark?: JournalMark): Promise<void> => {
     if (batch.length === 0) return Promise.resolve();
     if (failure) return Promise.reject(failure);
     const id = nextId++;
@@ -65,17 +65,13 @@ export function createSqliteClickWriter(file: string): ClosableClickWriter {
       pending.set(id, { batch, resolve, reject });
       worker.ref();
       // The typed arrays are fresh copies: moved, not cloned.
-      worker.postMessage({ id, batch: message } satisfies SqliteClickThreadRequest, transferablesOf(message));
+      worker.postMessage({ id, batch: message, ...(mark ? { mark } : {}) } satisfies SqliteClickThreadRequest, transferablesOf(message));
     });
   };
 
   return {
     writeBatch,
-    write(events) {
-      const batch = new ClickBatch(Math.max(1, events.length));
-      for (const e of events) batch.push(e);
-      return writeBatch(batch);
-    },
+    write: (events) => writeBatch(ClickBatch.of(events)),
     async close() {
       if (failure) return;
       const closed = new Promise<void>((resolve) => {

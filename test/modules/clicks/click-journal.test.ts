@@ -1,0 +1,139 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { readSegments } from '../../../src/modules/clicks/click-journal.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+
+/**
+ * The click journal's exactly-once replay (SPEC §12) without a key per click: each process's journal has an
+ * id, each click a position, and the writer moves the journal's mark (click_journal_marks) in the
+ * transaction that commits the clicks. The journal is the embedded engine's, so this runs on SQLite only
+ * (PostgreSQL's durable path is the Redis stream: test/scaleout).
+ */
+const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0';
+const REPLAYED = 'click journal replayed: clicks the database lacked are written';
+
+const line = (position: number | string, linkId: number, code: string, at: number, ip: string): string =>
+  JSON.stringify([position, linkId, code, at, ip, UA, null, null, null]);
+
+async function linkOf(t: TestApp): Promise<{ id: number; short_code: string }> {
+  const created = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/journal' } });
+  expect(created.status).toBe(201);
+  return created.body;
+}
+
+const counts = async (t: TestApp, linkId: number) => {
+  const records = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', linkId).executeTakeFirstOrThrow();
+  const link = await t.storage.db.selectFrom('links').select('click_count').where('id', '=', linkId).executeTakeFirstOrThrow();
+  return { records: Number(records.n), clickCount: Number(link.click_count) };
+};
+
+const marks = (t: TestApp) => t.storage.db.selectFrom('click_journal_marks').selectAll().execute();
+
+/** Restarts the app on `t`'s DATA_DIR and returns it with its log lines. */
+async function restart(t: TestApp): Promise<{ app: TestApp; logs: Array<Record<string, unknown>> }> {
+  const stream = new PassThrough();
+  const logs: Array<Record<string, unknown>> = [];
+  stream.on('data', (chunk: Buffer) => {
+    for (const l of chunk.toString().split('\n')) if (l.trim()) logs.push(JSON.parse(l) as Record<string, unknown>);
+  });
+  const app = await createTestApp('sqlite', { dataDir: t.config.dataDir, logStream: stream });
+  return { app, logs };
+}
+
+describe('the click journal on sqlite (the embedded default)', () => {
+  it('when redirects are answered and their clicks written, then the journal mark counts them in the same transactions', async () => {
+    const t = await createTestApp('sqlite', { env: { CLICK_BATCH_SIZE: '4' } });
+    try {
+      const link = await linkOf(t);
+      for (let i = 0; i < 10; i += 1) expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
+      await t.app.clickQueue.flush();
+      const rows = await marks(t);
+      expect(rows).toHaveLength(1);
+      expect(Number(rows[0]!.committed)).toBe(10);
+      expect(await counts(t, link.id)).toEqual({ records: 10, clickCount: 10 });
+      // No key per click: the mark is the proof of what is committed.
+      const keyed = await t.storage.db.selectFrom('clicks').select('click_key').where('link_id', '=', link.id).where('click_key', 'is not', null).execute();
+      expect(keyed).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('when a process left segments behind, then the restart writes the clicks past each mark once, skips the rest, and forgets the marks', async () => {
+    const t = await createTestApp('sqlite');
+    let again: TestApp | null = null;
+    try {
+      const link = await linkOf(t);
+      const at = t.clock.now();
+      await t.app.close();
+      // An earlier process: journal "p1" wrote positions 0–4 over two segments, and the database has its first 3;
+      // a line of the earlier (keyed) format, and a torn last line.
+      await t.storage.db.insertInto('click_journal_marks').values({ journal: 'p1', committed: 3 }).execute();
+      for (let i = 0; i < 3; i += 1) {
+        await t.storage.db.insertInto('clicks').values({ link_id: link.id, short_code: link.short_code, clicked_at: at, ip: `192.0.2.${i}`, user_agent: UA, referrer: null, click_key: null, is_bot: 0, browser: null, os: null, device: null, country: null }).execute();
+      }
+      await t.storage.db.updateTable('links').set({ click_count: 3 }).where('id', '=', link.id).execute();
+      const dir = path.join(t.config.dataDir, 'click-journal');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'clicks-000000000001.journal'), [
+        JSON.stringify({ journal: 'p1', first: 0 }), line(0, link.id, link.short_code, at, '192.0.2.0'), line(1, link.id, link.short_code, at, '192.0.2.1'), line(2, link.id, link.short_code, at, '192.0.2.2'), '',
+      ].join('\n'));
+      writeFileSync(path.join(dir, 'clicks-000000000002.journal'), [
+        JSON.stringify({ journal: 'p1', first: 3 }), line(3, link.id, link.short_code, at, '192.0.2.3'), line(4, link.id, link.short_code, at, '192.0.2.4'),
+        line('legacy-key-1', link.id, link.short_code, at, '192.0.2.9'), '[5,' + String(link.id),
+      ].join('\n'));
+
+      const first = await restart(t);
+      again = first.app;
+      const replayed = first.logs.find((l) => l.msg === REPLAYED);
+      expect(replayed).toMatchObject({ segments: 2, replayed: 3, alreadyCommitted: 3, malformed: 1 });
+      expect(await counts(again, link.id)).toEqual({ records: 6, clickCount: 6 });
+      const ips = await again.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).orderBy('ip').execute();
+      expect(ips.map((r) => r.ip)).toEqual(['192.0.2.0', '192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.9']);
+      expect(await marks(again)).toEqual([]);
+      expect(readdirSync(dir).filter((f) => f.startsWith('clicks-000000000001') || f.startsWith('clicks-000000000002'))).toEqual([]);
+
+      // And once only: a second restart finds nothing of it to replay.
+      await again.close();
+      const second = await restart(t);
+      again = second.app;
+      expect(second.logs.some((l) => l.msg === REPLAYED)).toBe(false);
+      expect(await counts(again, link.id)).toEqual({ records: 6, clickCount: 6 });
+    } finally {
+      await again?.close();
+      await t.close();
+    }
+  });
+
+  it('when a segment is written, then it starts with its journal header and holds one line per click at consecutive positions', async () => {
+    const t = await createTestApp('sqlite', { env: { CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000' } });
+    try {
+      const link = await linkOf(t);
+      for (let i = 0; i < 3; i += 1) expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
+      const dir = path.join(t.config.dataDir, 'click-journal');
+      const texts = readdirSync(dir).map((f) => readFileSync(path.join(dir, f), 'utf8')).filter(Boolean);
+      expect(texts).toHaveLength(1);
+      const { runs, keyed, malformed } = readSegments(texts);
+      expect({ keyed: keyed.length, malformed }).toEqual({ keyed: 0, malformed: 0 });
+      expect(runs).toHaveLength(1);
+      expect(runs[0]!.first).toBe(0);
+      expect(runs[0]!.clicks.map((c) => c.linkId)).toEqual([link.id, link.id, link.id]);
+      expect(runs[0]!.clicks[0]).not.toHaveProperty('key');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('readSegments', () => {
+  it('when positions skip (a write that failed), then a new run starts at the next position; a positioned line before any header is malformed', () => {
+    const header = JSON.stringify({ journal: 'j', first: 0 });
+    const { runs, malformed } = readSegments([
+      [line(0, 1, 'a', 1, 'x'), header, line(0, 1, 'a', 1, 'x'), line(1, 1, 'a', 1, 'x'), line(4, 1, 'a', 1, 'x'), '{not json'].join('\n'),
+    ]);
+    expect(runs.map((r) => ({ journal: r.journal, first: r.first, n: r.clicks.length }))).toEqual([{ journal: 'j', first: 0, n: 2 }, { journal: 'j', first: 4, n: 1 }]);
+    expect(malformed).toBe(2);
+  });
+});
