@@ -5,7 +5,7 @@ import { SqliteDatabase as Database } from '../../db/sqlite-driver.js';
 import { eventsOfMessage, type ClickBatchMessage } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
 import type { JournalMark } from './click-queue.js';
-import { capDailyGroup, freshAsOf, OTHER_VALUE, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
+import { capDailyGroup, freshAsOf, MAX_VALUES_PER_DAY, OTHER_VALUE, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
 
 /**
  * The click writer thread of sqlite-click-writer.ts: a module of its own (typed, linted), loaded compiled
@@ -50,8 +50,8 @@ db.pragma('foreign_keys = OFF');
 db.pragma('cache_size = -16384');
 db.pragma(`wal_autocheckpoint = ${data.autocheckpoint}`);
 
-// The link's owner (null: anonymous), or undefined when the link is gone.
-const linkOwner = db.prepare<[number], number | null>('select user_id from links where id = ?').pluck();
+// The link's owner (null: anonymous) and its clicks so far, or undefined when the link is gone.
+const linkRow = db.prepare<[number], { user_id: number | null; click_count: number }>('select user_id, click_count from links where id = ?');
 const insertClick = db.prepare<[number, string, number, string | null, string | null, string | null, string | null, number, string | null, string | null, string, string | null]>(
   'insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
 );
@@ -115,9 +115,12 @@ function write(clicks: readonly ClickEvent[], committedThrough: { journal: strin
   try {
     const full = planRollups(clicks);
     const owners = new Map<number, number | null>();
+    const clicksBefore = new Map<number, number>();
     for (const g of full.links) {
-      const owner = linkOwner.get(g.linkId);
-      if (owner !== undefined) owners.set(g.linkId, owner);
+      const row = linkRow.get(g.linkId);
+      if (row === undefined) continue;
+      owners.set(g.linkId, row.user_id);
+      clicksBefore.set(g.linkId, row.click_count);
     }
     const live = new Set(owners.keys());
     const plan = live.size === full.links.length ? full : planForLive(full, live);
@@ -138,6 +141,13 @@ function write(clicks: readonly ClickEvent[], committedThrough: { journal: strin
     };
     for (const g of plan.daily) {
       const { linkId, kind, dayStart } = g.key;
+      // Fewer clicks ever than the cap leaves room for, even if every value is new: stored values are at most
+      // the link's clicks so far, so the cap cannot be reached and needs no count nor probes (uniform traffic
+      // over many links: most groups). The distinct count stays unknown, so it is not remembered.
+      if (!valueCounts.has(g.id) && clicksBefore.get(linkId)! + g.values.size <= MAX_VALUES_PER_DAY) {
+        for (const [value, n] of g.values) addValue.run(linkId, kind, dayStart, value, n);
+        continue;
+      }
       capInto(g, g.id, () => countValues.get(linkId, kind, dayStart, OTHER_VALUE)!, (value) => valueStored.get(linkId, kind, dayStart, value) !== undefined,
         (value, n) => addValue.run(linkId, kind, dayStart, value, n));
     }

@@ -82,6 +82,37 @@ describe('the embedded engine click writer (writer thread)', () => {
       await b.close();
     }
   }, 120_000);
+
+  it('when a link gets a new referrer per transaction past the cap, then it keeps 100 and counts the rest as "(other)", as the portable writer does', async () => {
+    // A link's first clicks skip the cap's count (it cannot be reached yet: sqlite-click-thread.ts); the
+    // 100th distinct value and later ones must find the cap all the same.
+    const env = { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' };
+    const a = await createTestApp('sqlite', { env });
+    const b = await createTestApp('sqlite', { env });
+    try {
+      const [la, lb] = [await twoLinksAndADeletedOne(a), await twoLinksAndADeletedOne(b)];
+      expect(la[0]!.id).toBe(lb[0]!.id);
+      const threaded = createClicksRepository(a.storage);
+      const portable = createClicksRepository({ db: b.storage.db, sqlite: null });
+      for (let i = 0; i < 130; i += 1) {
+        // One click per transaction, two at once now and then (a group of two new values near the cap).
+        const events: ClickEvent[] = [i, ...(i % 10 === 9 ? [i + 1000] : [])].map((n) => ({
+          linkId: la[0]!.id, shortCode: la[0]!.short_code, clickedAt: T0 + i * 1000, ip: `10.1.0.${i % 200}`, userAgent: BROWSERS[0]!.replace('{v}', '120'), referrer: `https://site${n}.example/`,
+        }));
+        await threaded.writer.write(events);
+        await portable.writer.write(events);
+      }
+      await threaded.close();
+      const [sa, sb] = [snapshot(a), snapshot(b)];
+      const referrers = (sa.daily as Array<{ kind: string; value: string; clicks: number }>).filter((r) => r.kind === 'referrer');
+      expect(referrers.filter((r) => r.value !== '(other)')).toHaveLength(100);
+      expect(referrers.find((r) => r.value === '(other)')!.clicks).toBe(143 - 100);
+      expect(sa).toEqual(sb);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 120_000);
 });
 
 describe('click batches', () => {
