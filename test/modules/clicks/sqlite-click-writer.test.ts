@@ -40,16 +40,40 @@ function snapshot(t: TestApp): Record<'clicks' | 'links' | 'hourly' | 'visitors'
   };
 }
 
+type Writer = ReturnType<typeof createClicksRepository>['writer'];
+
+/**
+ * Two SQLite apps with the same links (twoLinksAndADeletedOne): `write` sends the same clicks through the
+ * writer thread (SQLite's default) on the first and the Kysely writer of the PostgreSQL engine on the second;
+ * returns both apps' rows after the thread closed.
+ */
+async function onBothWriters(write: (links: Array<{ id: number; short_code: string }>, writers: Writer[]) => Promise<void>) {
+  // Two apps in one process: building the second blocks the first's event loop, which its overload guard
+  // would take for overload. Not what these tests are about.
+  const env = { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' };
+  const a = await createTestApp('sqlite', { env });
+  const b = await createTestApp('sqlite', { env });
+  try {
+    const [la, lb] = [await twoLinksAndADeletedOne(a), await twoLinksAndADeletedOne(b)];
+    expect(la.map((l) => l.id)).toEqual(lb.map((l) => l.id));
+    const threaded = createClicksRepository(a.storage);
+    const portable = createClicksRepository({ db: b.storage.db, sqlite: null });
+    await write(la, [threaded.writer, portable.writer]);
+    await threaded.close();
+    return { threaded: snapshot(a), portable: snapshot(b) };
+  } finally {
+    await a.close();
+    await b.close();
+  }
+}
+
+const bothWrite = async (writers: Writer[], events: ClickEvent[]) => {
+  for (const w of writers) await w.write(events);
+};
+
 describe('the embedded engine click writer (writer thread)', () => {
   it('when a batch has many links, hours, addresses, referrers and agents, then it leaves exactly the rows of the portable writer', async () => {
-    // Two apps in one process: building the second blocks the first's event loop, which its overload guard
-    // would take for overload. Not what this test is about.
-    const env = { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' };
-    const a = await createTestApp('sqlite', { env });
-    const b = await createTestApp('sqlite', { env });
-    try {
-      const [la, lb] = [await twoLinksAndADeletedOne(a), await twoLinksAndADeletedOne(b)];
-      expect(la.map((l) => l.id)).toEqual(lb.map((l) => l.id));
+    const { threaded: sa, portable: sb } = await onBothWriters(async (la, writers) => {
       const referrers = [null, '', 'https://News.Example:443/a?b', 'http://x.example:8080/p', 'android-app://com.example', 'not a url', 'https://r.example/'];
       const events: ClickEvent[] = [];
       for (let i = 0; i < 1500; i += 1) {
@@ -64,54 +88,30 @@ describe('the embedded engine click writer (writer thread)', () => {
           referrer: i % 3 === 1 ? `https://site${i % 120}.example/path` : referrers[i % referrers.length]!,
         });
       }
-      // The thread writer (SQLite's default) against the Kysely writer the PostgreSQL engine uses.
-      const threaded = createClicksRepository(a.storage);
-      const portable = createClicksRepository({ db: b.storage.db, sqlite: null });
-      for (let i = 0; i < events.length; i += 400) {
-        await threaded.writer.write(events.slice(i, i + 400));
-        await portable.writer.write(events.slice(i, i + 400));
-      }
-      await threaded.close();
-      const [sa, sb] = [snapshot(a), snapshot(b)];
-      expect(sa.clicks.length).toBe(1000); // the deleted link's 500 clicks are dropped
-      expect(sa.userDaily.length).toBeGreaterThan(0);
-      expect(new Set((sa.userDaily as Array<{ kind: string }>).map((r) => r.kind))).toEqual(new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']));
-      expect(sa).toEqual(sb);
-    } finally {
-      await a.close();
-      await b.close();
-    }
+      for (let i = 0; i < events.length; i += 400) await bothWrite(writers, events.slice(i, i + 400));
+    });
+    expect(sa.clicks.length).toBe(1000); // the deleted link's 500 clicks are dropped
+    expect(sa.userDaily.length).toBeGreaterThan(0);
+    expect(new Set((sa.userDaily as Array<{ kind: string }>).map((r) => r.kind))).toEqual(new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']));
+    expect(sa).toEqual(sb);
   }, 120_000);
 
   it('when a link gets a new referrer per transaction past the cap, then it keeps 100 and counts the rest as "(other)", as the portable writer does', async () => {
     // A link's first clicks skip the cap's count (it cannot be reached yet: sqlite-click-thread.ts); the
     // 100th distinct value and later ones must find the cap all the same.
-    const env = { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' };
-    const a = await createTestApp('sqlite', { env });
-    const b = await createTestApp('sqlite', { env });
-    try {
-      const [la, lb] = [await twoLinksAndADeletedOne(a), await twoLinksAndADeletedOne(b)];
-      expect(la[0]!.id).toBe(lb[0]!.id);
-      const threaded = createClicksRepository(a.storage);
-      const portable = createClicksRepository({ db: b.storage.db, sqlite: null });
+    const { threaded: sa, portable: sb } = await onBothWriters(async (la, writers) => {
       for (let i = 0; i < 130; i += 1) {
         // One click per transaction, two at once now and then (a group of two new values near the cap).
         const events: ClickEvent[] = [i, ...(i % 10 === 9 ? [i + 1000] : [])].map((n) => ({
           linkId: la[0]!.id, shortCode: la[0]!.short_code, clickedAt: T0 + i * 1000, ip: `10.1.0.${i % 200}`, userAgent: BROWSERS[0]!.replace('{v}', '120'), referrer: `https://site${n}.example/`,
         }));
-        await threaded.writer.write(events);
-        await portable.writer.write(events);
+        await bothWrite(writers, events);
       }
-      await threaded.close();
-      const [sa, sb] = [snapshot(a), snapshot(b)];
-      const referrers = (sa.daily as Array<{ kind: string; value: string; clicks: number }>).filter((r) => r.kind === 'referrer');
-      expect(referrers.filter((r) => r.value !== '(other)')).toHaveLength(100);
-      expect(referrers.find((r) => r.value === '(other)')!.clicks).toBe(143 - 100);
-      expect(sa).toEqual(sb);
-    } finally {
-      await a.close();
-      await b.close();
-    }
+    });
+    const referrers = (sa.daily as Array<{ kind: string; value: string; clicks: number }>).filter((r) => r.kind === 'referrer');
+    expect(referrers.filter((r) => r.value !== '(other)')).toHaveLength(100);
+    expect(referrers.find((r) => r.value === '(other)')!.clicks).toBe(143 - 100);
+    expect(sa).toEqual(sb);
   }, 120_000);
 });
 
