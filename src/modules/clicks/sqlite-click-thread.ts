@@ -5,7 +5,7 @@ import { SqliteDatabase as Database } from '../../db/sqlite-driver.js';
 import { eventsOfMessage, type ClickBatchMessage } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
 import type { JournalMark } from './click-queue.js';
-import { capDailyGroup, freshAsOf, MAX_VALUES_PER_DAY, OTHER_VALUE, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
+import { capDailyGroup, DAY_MS, freshAsOf, MAX_VALUES_PER_DAY, OTHER_VALUE, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
 
 /**
  * The click writer thread of sqlite-click-writer.ts: a module of its own (typed, linted), loaded compiled
@@ -59,6 +59,10 @@ const addHour = db.prepare<[number, number, number, number]>(
   'insert into link_click_hourly (link_id, hour_start, clicks, bots) values (?, ?, ?, ?) ' +
     'on conflict (link_id, hour_start) do update set clicks = clicks + excluded.clicks, bots = bots + excluded.bots',
 );
+// A user's clicks on a UTC day so far (every hour of it): the bound of the values stored for that day.
+const userDayClicks = db.prepare<[number, number, number], number>(
+  'select coalesce(sum(clicks), 0) from user_click_hourly where user_id = ? and hour_start >= ? and hour_start < ?',
+).pluck();
 const addUserHour = db.prepare<[number, number, number, number]>(
   'insert into user_click_hourly (user_id, hour_start, clicks, bots) values (?, ?, ?, ?) ' +
     'on conflict (user_id, hour_start) do update set clicks = clicks + excluded.clicks, bots = bots + excluded.bots',
@@ -152,9 +156,22 @@ function write(clicks: readonly ClickEvent[], committedThrough: { journal: strin
         (value, n) => addValue.run(linkId, kind, dayStart, value, n));
     }
     const users = planUserRollups(plan, owners);
+    // The same bound per user: a (user, kind, day) holds at most as many values as the user's clicks that day,
+    // read before this transaction adds its hours, for the groups whose distinct count is not remembered.
+    const userDayBefore = new Map<string, number>();
+    for (const g of users.daily) {
+      const { userId, dayStart } = g.key;
+      const day = `${userId}:${dayStart}`;
+      if (!valueCounts.has(`u:${g.id}`) && !userDayBefore.has(day)) userDayBefore.set(day, userDayClicks.get(userId, dayStart, dayStart + DAY_MS)!);
+    }
     for (const h of users.hours) addUserHour.run(h.userId, h.hourStart, h.clicks, h.bots);
     for (const g of users.daily) {
       const { userId, kind, dayStart } = g.key;
+      const before = userDayBefore.get(`${userId}:${dayStart}`);
+      if (before !== undefined && !valueCounts.has(`u:${g.id}`) && before + g.values.size <= MAX_VALUES_PER_DAY) {
+        for (const [value, n] of g.values) addUserValue.run(userId, kind, dayStart, value, n);
+        continue;
+      }
       capInto(g, `u:${g.id}`, () => countUserValues.get(userId, kind, dayStart, OTHER_VALUE)!, (value) => userValueStored.get(userId, kind, dayStart, value) !== undefined,
         (value, n) => addUserValue.run(userId, kind, dayStart, value, n));
     }

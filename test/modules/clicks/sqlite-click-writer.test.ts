@@ -97,8 +97,9 @@ describe('the embedded engine click writer (writer thread)', () => {
   }, 120_000);
 
   it('when a link gets a new referrer per transaction past the cap, then it keeps 100 and counts the rest as "(other)", as the portable writer does', async () => {
-    // A link's first clicks skip the cap's count (it cannot be reached yet: sqlite-click-thread.ts); the
-    // 100th distinct value and later ones must find the cap all the same.
+    // A link's first clicks skip the cap's count (it cannot be reached yet: sqlite-click-thread.ts), and so do
+    // its owner's (the user's clicks that day bound theirs); the 100th distinct value and later ones must find
+    // the cap all the same, in the link's top list and in the user's.
     const { threaded: sa, portable: sb } = await onBothWriters(async (la, writers) => {
       for (let i = 0; i < 130; i += 1) {
         // One click per transaction, two at once now and then (a group of two new values near the cap).
