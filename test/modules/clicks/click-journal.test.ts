@@ -43,7 +43,7 @@ async function restart(t: TestApp): Promise<{ app: TestApp; logs: Array<Record<s
 }
 
 describe('the click journal on sqlite (the embedded default)', () => {
-  it('when redirects are answered and their clicks written, then the journal mark counts them in the same transactions', async () => {
+  it('when redirects are answered and their clicks written, then the journal mark counts them in the same transactions, until the next start forgets it', async () => {
     const t = await createTestApp('sqlite', { env: { CLICK_BATCH_SIZE: '4' } });
     try {
       const link = await linkOf(t);
@@ -56,6 +56,17 @@ describe('the click journal on sqlite (the embedded default)', () => {
       // No key per click: the mark is the proof of what is committed.
       const keyed = await t.storage.db.selectFrom('clicks').select('click_key').where('link_id', '=', link.id).where('click_key', 'is not', null).execute();
       expect(keyed).toEqual([]);
+
+      // A clean stop leaves nothing to replay, and the next start forgets the mark: no row per process piles up.
+      await t.app.close();
+      const next = await restart(t);
+      try {
+        expect(next.logs.some((l) => l.msg === REPLAYED)).toBe(false);
+        expect(await marks(next.app)).toEqual([]);
+        expect(await counts(next.app, link.id)).toEqual({ records: 10, clickCount: 10 });
+      } finally {
+        await next.app.close();
+      }
     } finally {
       await t.close();
     }
