@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ClickEvent } from './click-event.js';
 import type { ClickQueue, JournalMark } from './click-queue.js';
-import { clickOfFields, type KeyedClick } from './click-stream.js';
+import { clickOfFields, encodeClickAs, type KeyedClick } from './click-stream.js';
 
 /**
  * The click journal of the embedded engine (SPEC §12): a redirect is answered only once its click is in an
@@ -238,7 +238,7 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
         });
         setImmediate(flush);
       }
-      text += `[${appended},${JSON.stringify([click.linkId, click.shortCode, click.clickedAt, click.ip, click.userAgent, click.referrer, click.country ?? null, click.visitor ?? null]).slice(1)}\n`;
+      text += `${encodeClickAs(appended, click)}\n`;
       appended += 1;
     },
     settled: () => pending,

@@ -25,7 +25,12 @@ export type KeyedClick = ClickEvent & { key: string };
 export const CLICK_FIELD = 'c';
 
 export function encodeClick(e: KeyedClick): string {
-  return JSON.stringify([e.key, e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.country ?? null, e.visitor ?? null]);
+  return encodeClickAs(e.key, e);
+}
+
+/** The encodeClick array with `head` in the key's place (the click journal: the click's position). */
+export function encodeClickAs(head: string | number, e: ClickEvent): string {
+  return JSON.stringify([head, e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.country ?? null, e.visitor ?? null]);
 }
 
 const str = (v: unknown): v is string => typeof v === 'string';

@@ -138,26 +138,29 @@ function write(clicks: readonly ClickEvent[], committedThrough: { journal: strin
     for (const v of plan.visitors) {
       if (addVisitor.run(v.linkId, v.ip).changes > 0) freshVisitors.set(v.linkId, (freshVisitors.get(v.linkId) ?? 0) + 1);
     }
-    const capInto = (g: DailyValueGroup | UserDailyValueGroup, id: string, count: () => number, stored: (v: string) => boolean, add: (v: string, n: number) => void) => {
+    /**
+     * `storedAtMost`: a bound on the values stored for the group (its link's or user's clicks so far; undefined
+     * when not at hand). Fewer than the cap leaves room for, even if every value is new, and the cap cannot be
+     * reached: no count, no probes (uniform traffic over many links: most groups). The distinct count then
+     * stays unknown, so it is not remembered.
+     */
+    const capInto = (g: DailyValueGroup | UserDailyValueGroup, id: string, storedAtMost: number | undefined, count: () => number, stored: (v: string) => boolean, add: (v: string, n: number) => void) => {
+      if (storedAtMost !== undefined && !valueCounts.has(id) && storedAtMost + g.values.size <= MAX_VALUES_PER_DAY) {
+        for (const [value, n] of g.values) add(value, n);
+        return;
+      }
       const capped = capDailyGroup(g, valueCounts.get(id) ?? count(), stored);
       for (const [value, n] of capped.rows) add(value, n);
       counts.set(id, capped.distinct);
     };
     for (const g of plan.daily) {
       const { linkId, kind, dayStart } = g.key;
-      // Fewer clicks ever than the cap leaves room for, even if every value is new: stored values are at most
-      // the link's clicks so far, so the cap cannot be reached and needs no count nor probes (uniform traffic
-      // over many links: most groups). The distinct count stays unknown, so it is not remembered.
-      if (!valueCounts.has(g.id) && clicksBefore.get(linkId)! + g.values.size <= MAX_VALUES_PER_DAY) {
-        for (const [value, n] of g.values) addValue.run(linkId, kind, dayStart, value, n);
-        continue;
-      }
-      capInto(g, g.id, () => countValues.get(linkId, kind, dayStart, OTHER_VALUE)!, (value) => valueStored.get(linkId, kind, dayStart, value) !== undefined,
+      capInto(g, g.id, clicksBefore.get(linkId), () => countValues.get(linkId, kind, dayStart, OTHER_VALUE)!, (value) => valueStored.get(linkId, kind, dayStart, value) !== undefined,
         (value, n) => addValue.run(linkId, kind, dayStart, value, n));
     }
     const users = planUserRollups(plan, owners);
-    // The same bound per user: a (user, kind, day) holds at most as many values as the user's clicks that day,
-    // read before this transaction adds its hours, for the groups whose distinct count is not remembered.
+    // A (user, kind, day) holds at most as many values as the user's clicks that day, read before this
+    // transaction adds its hours, for the groups whose distinct count is not remembered.
     const userDayBefore = new Map<string, number>();
     for (const g of users.daily) {
       const { userId, dayStart } = g.key;
@@ -167,12 +170,7 @@ function write(clicks: readonly ClickEvent[], committedThrough: { journal: strin
     for (const h of users.hours) addUserHour.run(h.userId, h.hourStart, h.clicks, h.bots);
     for (const g of users.daily) {
       const { userId, kind, dayStart } = g.key;
-      const before = userDayBefore.get(`${userId}:${dayStart}`);
-      if (before !== undefined && !valueCounts.has(`u:${g.id}`) && before + g.values.size <= MAX_VALUES_PER_DAY) {
-        for (const [value, n] of g.values) addUserValue.run(userId, kind, dayStart, value, n);
-        continue;
-      }
-      capInto(g, `u:${g.id}`, () => countUserValues.get(userId, kind, dayStart, OTHER_VALUE)!, (value) => userValueStored.get(userId, kind, dayStart, value) !== undefined,
+      capInto(g, `u:${g.id}`, userDayBefore.get(`${userId}:${dayStart}`), () => countUserValues.get(userId, kind, dayStart, OTHER_VALUE)!, (value) => userValueStored.get(userId, kind, dayStart, value) !== undefined,
         (value, n) => addUserValue.run(userId, kind, dayStart, value, n));
     }
     for (const g of plan.links) bumpLink.run(g.clicks, g.bots, freshVisitors.get(g.linkId) ?? 0, g.firstAt, g.firstAt, g.lastAt, g.lastAt, g.linkId);
