@@ -76,7 +76,8 @@ function visit(): ClickEvent {
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 let enqueued = 0;
-const highWater = Math.min(config.clickQueueLimit / 2, 4 * config.clickBatchSize);
+// A few writes' worth waiting: batches, or for a window writer (the embedded engine's thread) a window.
+const highWater = Math.min(config.clickQueueLimit / 2, Math.max(4 * config.clickBatchSize, 2 * (repository.writer.window ?? 0)));
 const ready = Array.from({ length: 50_000 }, visit);
 while (performance.now() - started < duration) {
   while (queue.depth() < highWater) {

@@ -10,6 +10,7 @@ import * as m009 from './migrations/009-api-keys.js';
 import * as m010 from './migrations/010-click-dimensions.js';
 import * as m011 from './migrations/011-tokens-valid-after.js';
 import * as m012 from './migrations/012-click-journal-marks.js';
+import * as m013 from './migrations/013-click-journal-windows.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -25,6 +26,7 @@ const migrations: Record<string, MigrationModule> = {
   '010-click-dimensions': m010,
   '011-tokens-valid-after': m011,
   '012-click-journal-marks': m012,
+  '013-click-journal-windows': m013,
 };
 
 /** Every migration this build knows, in order. */

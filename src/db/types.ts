@@ -152,6 +152,10 @@ export interface UserClickDailyValuesTable {
 export interface ClickJournalMarksTable {
   journal: string;
   committed: number;
+  /** a window partly written (migration 013); null otherwise */
+  window_end: number | null;
+  window_link: number | null;
+  window_count: number | null;
 }
 
 export interface ClickIngestTable {

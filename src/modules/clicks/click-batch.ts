@@ -11,6 +11,14 @@ export interface ClickBatchMessage {
   values: string[];
 }
 
+/** Where a partly written window got to: ClickBatch.written. */
+export interface WindowWritten {
+  /** journal positions the window spans (its clicks before any were dropped) */
+  span: number;
+  link: number;
+  count: number;
+}
+
 /** The clicks of a batch message, as events again (the writer thread's side). */
 export function eventsOfMessage(m: ClickBatchMessage): ClickEvent[] {
   const out = new Array<ClickEvent>(m.length);
@@ -48,6 +56,11 @@ export class ClickBatch {
   readonly text: Record<ClickTextField, Int32Array>;
   values: string[] = [];
   private index = new Map<string, number>();
+  /**
+   * A window partly written (dropWritten): it held `span` clicks (journal positions), of which those of links
+   * below `link` and the first `count` of `link` are committed and gone from the batch. Null otherwise.
+   */
+  written: WindowWritten | null = null;
 
   constructor(readonly capacity: number) {
     this.numbers = columns(CLICK_NUMBER_FIELDS, () => new Float64Array(capacity));
@@ -58,6 +71,31 @@ export class ClickBatch {
   static of(events: readonly ClickEvent[]): ClickBatch {
     const batch = new ClickBatch(Math.max(1, events.length));
     for (const e of events) batch.push(e);
+    return batch;
+  }
+
+  /**
+   * One batch holding the clicks of `parts`, in order (a window writer's write, click-queue.ts). Columns are
+   * copied whole and text indexes remapped, so that a window of tens of thousands costs the event loop about
+   * a millisecond.
+   */
+  static concat(parts: readonly ClickBatch[]): ClickBatch {
+    const batch = new ClickBatch(Math.max(1, parts.reduce((n, p) => n + p.length, 0)));
+    for (const part of parts) {
+      const at = batch.length;
+      const n = part.length;
+      for (const f of CLICK_NUMBER_FIELDS) batch.numbers[f].set(part.numbers[f].subarray(0, n), at);
+      const remap = part.values.map((v) => batch.intern(v));
+      for (const f of CLICK_TEXT_FIELDS) {
+        const from = part.text[f];
+        const to = batch.text[f];
+        for (let i = 0; i < n; i += 1) {
+          const v = from[i]!;
+          to[at + i] = v < 0 ? -1 : remap[v]!;
+        }
+      }
+      batch.length += n;
+    }
     return batch;
   }
 
@@ -104,16 +142,32 @@ export class ClickBatch {
     return { numbers, text };
   }
 
-  /** Forgets the first `n` clicks (they were written); the rest moves to the front. */
-  dropFirst(n: number): void {
-    if (n <= 0) return;
-    for (const f of CLICK_NUMBER_FIELDS) this.numbers[f].copyWithin(0, n, this.length);
-    for (const f of CLICK_TEXT_FIELDS) this.text[f].copyWithin(0, n, this.length);
-    this.length = Math.max(0, this.length - n);
+  /**
+   * Forgets the clicks a window writer committed before it failed (sqlite-click-thread.ts): those of links
+   * below `link`, and the first `count` of `link`, in batch order. The rest keeps its order and is written
+   * again; `written` remembers where the window got to.
+   */
+  dropWritten(link: number, count: number): void {
+    const ids = this.numbers.linkId;
+    let kept = 0;
+    let seen = 0;
+    for (let i = 0; i < this.length; i += 1) {
+      const id = ids[i]!;
+      if (id < link || (id === link && seen++ < count)) continue;
+      if (kept !== i) {
+        for (const f of CLICK_NUMBER_FIELDS) this.numbers[f][kept] = this.numbers[f][i]!;
+        for (const f of CLICK_TEXT_FIELDS) this.text[f][kept] = this.text[f][i]!;
+      }
+      kept += 1;
+    }
+    const before = this.written;
+    this.written = { span: before?.span ?? this.length, link, count: (before?.link === link ? before.count : 0) + count };
+    this.length = kept;
   }
 
   reset(): void {
     this.length = 0;
+    this.written = null;
     this.values = [];
     this.index = new Map();
   }

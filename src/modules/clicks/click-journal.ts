@@ -17,9 +17,11 @@ import { clickOfFields, encodeClickAs, type KeyedClick } from './click-stream.js
  * - Exactly once without a key per click: each process's journal has an id, and each click a position in it
  *   (0, 1, 2, ... in enqueue order, which is also the order the in-process queue commits in). The writer
  *   records, in the transaction that writes a batch, how many of the journal's clicks are committed
- *   (`click_journal_marks`, JournalMark). The start-up replays, of every segment left behind, the clicks at
- *   or past that mark, under the same mark, so a kill during the replay replays only the rest; then it forgets
- *   every mark.
+ *   (`click_journal_marks`, JournalMark). The embedded writer commits a window link range by link range, so
+ *   inside a window the mark also says how far the window got (JournalProgress, sqlite-click-thread.ts). The
+ *   start-up replays, of every segment left behind, the clicks the mark does not cover (first the rest of a
+ *   window partly written, as one window), under the same mark, so a kill during the replay replays only the
+ *   rest; then it forgets every mark.
  *   Measured (bench/ redirect-nojournal): a unique key per click cost the redirect about 5 µs of CPU (the
  *   key's text, its column and its unique index), against nothing for one mark per transaction.
  * - Lines: a segment starts with `{"journal":id,"first":position}`; a click is the Redis stream's encodeClick
@@ -42,11 +44,21 @@ export interface ClickJournal {
   close(): void;
 }
 
+/**
+ * A journal's mark: its clicks before `committed` are in the database, and of a window partly written
+ * (sqlite-click-thread.ts), those in [committed, window.end) of links below `window.link`, and the first
+ * `window.count` of `window.link`.
+ */
+export interface JournalProgress {
+  committed: number;
+  window: { end: number; link: number; count: number } | null;
+}
+
 export interface OpenClickJournalOptions {
   dir: string;
   log: FastifyBaseLogger;
-  /** how many of a journal's clicks the database has (its mark; 0 when it has none) */
-  committed(journal: string): Promise<number>;
+  /** how far a journal's clicks are in the database (its mark; committed 0 when it has none) */
+  committed(journal: string): Promise<JournalProgress>;
   /** writes left-over clicks, the first at `mark.first` of `mark.journal`, moving the mark in the same transactions */
   replay(clicks: ClickEvent[], mark: JournalMark): Promise<void>;
   /** writes left-over keyed clicks (the earlier format) exactly once: the replay-safe writer */
@@ -126,16 +138,33 @@ const isHeader = (v: unknown): v is { journal: string; first: number } =>
 
 async function replayLeftOver(opts: OpenClickJournalOptions, files: readonly string[]): Promise<void> {
   const { runs, keyed, malformed } = readSegments(files.map((f) => readFileSync(f, 'utf8')));
-  const committed = new Map<string, number>();
+  const progress = new Map<string, JournalProgress>();
+  for (const run of runs) if (!progress.has(run.journal)) progress.set(run.journal, await opts.committed(run.journal));
   let replayed = 0;
   let skipped = 0;
+  // A window partly written: the rest of its clicks (in whichever runs) is written first, as one window again.
+  for (const [journal, { committed, window: w }] of progress) {
+    if (w === null) continue;
+    const rest: ClickEvent[] = [];
+    let seen = 0;
+    for (const run of runs) {
+      if (run.journal !== journal) continue;
+      for (let i = Math.max(0, committed - run.first); i < run.clicks.length && run.first + i < w.end; i += 1) {
+        const e = run.clicks[i]!;
+        if (e.linkId < w.link || (e.linkId === w.link && seen++ < w.count)) skipped += 1;
+        else rest.push(e);
+      }
+    }
+    if (rest.length > 0) await opts.replay(rest, { journal, first: committed, end: w.end, after: { link: w.link, count: w.count } });
+    replayed += rest.length;
+  }
   for (const run of runs) {
-    if (!committed.has(run.journal)) committed.set(run.journal, await opts.committed(run.journal));
-    const from = Math.max(0, committed.get(run.journal)! - run.first);
-    skipped += Math.min(from, run.clicks.length);
-    for (let i = from; i < run.clicks.length; i += REPLAY_CHUNK) {
+    const { committed, window: w } = progress.get(run.journal)!;
+    const clamp = (at: number) => Math.min(run.clicks.length, Math.max(0, at - run.first));
+    skipped += clamp(committed);
+    for (let i = clamp(Math.max(committed, w?.end ?? 0)); i < run.clicks.length; i += REPLAY_CHUNK) {
       const chunk = run.clicks.slice(i, i + REPLAY_CHUNK);
-      await opts.replay(chunk, { journal: run.journal, first: run.first + i });
+      await opts.replay(chunk, { journal: run.journal, first: run.first + i, end: run.first + i + chunk.length });
       replayed += chunk.length;
     }
   }

@@ -80,7 +80,11 @@ export async function createClickPipeline(deps: ClickPipelineDeps): Promise<Clic
     const journal = await openClickJournal({
       dir: path.join(config.dataDir, 'click-journal'),
       log: deps.log.child({ component: 'click-journal' }),
-      committed: async (id) => Number((await db.selectFrom('click_journal_marks').select('committed').where('journal', '=', id).executeTakeFirst())?.committed ?? 0),
+      committed: async (id) => {
+        const mark = await db.selectFrom('click_journal_marks').selectAll().where('journal', '=', id).executeTakeFirst();
+        const w = mark?.window_end == null ? null : { end: Number(mark.window_end), link: Number(mark.window_link), count: Number(mark.window_count) };
+        return { committed: Number(mark?.committed ?? 0), window: w };
+      },
       replay: (clicks, mark) => repository.writer.writeBatch!(ClickBatch.of(clicks), mark),
       replayKeyed: (clicks) => replaySafe().write(clicks),
       forgetMarks: async () => void (await db.deleteFrom('click_journal_marks').execute()),

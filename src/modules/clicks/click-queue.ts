@@ -11,20 +11,32 @@ declare module 'fastify' {
 }
 
 /**
- * Where a batch's clicks are in the click journal (click-journal.ts): the first is at position `first` of
- * journal `journal`. A writer given a mark records, in each transaction that commits clicks of the batch,
- * how many of the journal's clicks are then committed.
+ * Where a batch's clicks are in the click journal (click-journal.ts): the positions [first, end) of journal
+ * `journal`. A writer given a mark records, in each transaction that commits clicks of the batch, how far
+ * the journal's clicks are committed (sqlite-click-thread.ts: a window's progress while it is partly written).
  */
 export interface JournalMark {
   journal: string;
   first: number;
+  end: number;
+  /**
+   * The window was partly written before: its clicks of links below `link`, and the first `count` of `link`,
+   * are committed and not in the batch (ClickBatch.written).
+   */
+  after?: { link: number; count: number };
 }
 
-/** Persists a batch in one transaction (the clicks repository). */
+/** Persists a batch (the clicks repository). */
 export interface ClickWriter {
   write(batch: readonly ClickEvent[]): Promise<void>;
   /** The same from columns, when the writer can take them as they are (the embedded engine's writer thread). */
   writeBatch?(batch: ClickBatch, mark?: JournalMark): Promise<void>;
+  /**
+   * A window writer (the embedded engine's writer thread) takes up to this many clicks per write, whatever
+   * CLICK_BATCH_SIZE, and writes them sorted by link in several transactions; one that fails part way has
+   * dropped what it committed from the batch (ClickBatch.dropWritten), which is then written again alone.
+   */
+  window?: number;
 }
 
 /**
@@ -60,7 +72,7 @@ export interface MemoryClickQueueOptions {
   writer: ClickWriter;
   /** CLICK_FLUSH_MS: the longest a click waits */
   flushMs: number;
-  /** CLICK_BATCH_SIZE: a full batch is written at once, and no write is larger */
+  /** CLICK_BATCH_SIZE: a full batch is written at once, and no write is larger (but a window writer's) */
   batchSize: number;
   /** CLICK_QUEUE_LIMIT: beyond this, clicks are dropped rather than memory growing without bound */
   limit: number;
@@ -110,35 +122,60 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
   if (opts.journal !== undefined && !writer.writeBatch) throw new Error('a journaled click queue needs a writer that takes batches');
   /** clicks committed since start: the journal position of the queue's first click */
   let position = 0;
-  const write = (batch: ClickBatch): Promise<void> => {
-    if (opts.journal !== undefined) return writer.writeBatch!(batch, { journal: opts.journal, first: position });
+  const write = (batch: ClickBatch, span: number): Promise<void> => {
+    if (opts.journal !== undefined) {
+      const w = batch.written;
+      return writer.writeBatch!(batch, { journal: opts.journal, first: position, end: position + span, ...(w ? { after: { link: w.link, count: w.count } } : {}) });
+    }
     return writer.writeBatch ? writer.writeBatch(batch) : writer.write(batch.toEvents());
   };
   const committed = (n: number): void => {
     position += n;
     opts.onWritten?.(n);
   };
+  const recycle = (batch: ClickBatch): void => {
+    batch.reset();
+    if (spare.length < SPARE_BATCHES && batch.capacity === batchSize) spare.push(batch);
+  };
+  /**
+   * The next write: the first batch, or for a window writer every batch waiting up to its window, in one.
+   * A window that failed part way (`written`) is written again alone, as it was.
+   */
+  const take = (): ClickBatch => {
+    const first = batches.shift()!;
+    if (writer.window === undefined || first.written) return first;
+    const parts = [first];
+    let n = first.length;
+    while (batches.length > 0 && !batches[0]!.written && n + batches[0]!.length <= writer.window) {
+      n += batches[0]!.length;
+      parts.push(batches.shift()!);
+    }
+    if (parts.length === 1) return first;
+    const window = ClickBatch.concat(parts);
+    for (const part of parts) recycle(part);
+    return window;
+  };
 
   /** Writes until the queue is empty; false if a write failed (its batch is queued again). Never rejects. */
   const writeAll = async (): Promise<boolean> => {
     while (depth > 0) {
-      const batch = batches.shift()!;
+      const batch = take();
       const size = batch.length;
+      const span = batch.written?.span ?? size;
       depth -= size;
       try {
-        await write(batch);
+        await write(batch, span);
         lastFlushAt = clock.now();
-        committed(size);
+        committed(span);
       } catch (err) {
-        // A writer that committed part of the batch has dropped that part from it (sqlite-click-writer.ts).
-        if (batch.length < size) committed(size - batch.length);
+        // A window writer that committed part of the batch has dropped that part from it (sqlite-click-writer.ts):
+        // the journal's clicks count as committed only once the whole window is.
         batches.unshift(batch);
         depth += batch.length;
         log.error({ err, batch: batch.length, depth }, 'writing clicks failed; will retry');
         return false;
       }
-      batch.reset();
-      if (spare.length < SPARE_BATCHES) spare.push(batch);
+      recycle(batch);
     }
     return true;
   };
@@ -162,6 +199,8 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
     void drain();
   };
 
+  // A window writer is worth more the larger its writes: it writes on the timer or once a window waits.
+  const writeAt = writer.window ?? batchSize;
   const timer = setInterval(() => void drain(), opts.flushMs);
   timer.unref();
 
@@ -174,13 +213,14 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
         return false;
       }
       let last = batches[batches.length - 1];
-      if (last === undefined || last.full) {
+      // A window written in part keeps exactly its clicks (its journal positions): nothing joins it.
+      if (last === undefined || last.full || last.written) {
         last = spare.pop() ?? new ClickBatch(batchSize);
         batches.push(last);
       }
       last.push(event);
       depth += 1;
-      if (depth >= batchSize && !drainScheduled) {
+      if (depth >= writeAt && !drainScheduled) {
         // Off the request's path: the redirect answers first.
         drainScheduled = true;
         setImmediate(scheduleDrain);

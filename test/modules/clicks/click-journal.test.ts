@@ -118,6 +118,45 @@ describe('the click journal on sqlite (the embedded default)', () => {
     }
   });
 
+  it('when a process was killed inside a window written link by link, then the restart writes exactly the clicks its mark does not cover', async () => {
+    const t = await createTestApp('sqlite');
+    let again: TestApp | null = null;
+    try {
+      const a = await linkOf(t);
+      const b = await linkOf(t);
+      expect(a.id).toBeLessThan(b.id);
+      const at = t.clock.now();
+      await t.app.close();
+      // Journal "p2": positions 0-5 alternate a, b and were one window; sorted by link, its first transaction
+      // committed a's first two clicks (positions 0 and 2). Positions 6 and 7 came after the window.
+      const order = [a, b, a, b, a, b, b, a];
+      await t.storage.db.insertInto('click_journal_marks').values({ journal: 'p2', committed: 0, window_end: 6, window_link: a.id, window_count: 2 }).execute();
+      for (const p of [0, 2]) {
+        await t.storage.db.insertInto('clicks').values({ link_id: a.id, short_code: a.short_code, clicked_at: at, ip: `192.0.2.${p}`, user_agent: UA, referrer: null, click_key: null, is_bot: 0, browser: null, os: null, device: null, country: null }).execute();
+      }
+      await t.storage.db.updateTable('links').set({ click_count: 2 }).where('id', '=', a.id).execute();
+      const dir = path.join(t.config.dataDir, 'click-journal');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'clicks-000000000001.journal'), [
+        JSON.stringify({ journal: 'p2', first: 0 }), ...order.map((l, p) => line(p, l.id, l.short_code, at, `192.0.2.${p}`)), '',
+      ].join('\n'));
+
+      const first = await restart(t);
+      again = first.app;
+      expect(first.logs.find((l) => l.msg === REPLAYED)).toMatchObject({ segments: 1, replayed: 6, alreadyCommitted: 2, malformed: 0 });
+      const ipsOf = async (linkId: number) =>
+        (await again!.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', linkId).orderBy('ip').execute()).map((r) => r.ip);
+      expect(await ipsOf(a.id)).toEqual(['192.0.2.0', '192.0.2.2', '192.0.2.4', '192.0.2.7']);
+      expect(await ipsOf(b.id)).toEqual(['192.0.2.1', '192.0.2.3', '192.0.2.5', '192.0.2.6']);
+      expect(await counts(again, a.id)).toEqual({ records: 4, clickCount: 4 });
+      expect(await counts(again, b.id)).toEqual({ records: 4, clickCount: 4 });
+      expect(await marks(again)).toEqual([]);
+    } finally {
+      await again?.close();
+      await t.close();
+    }
+  });
+
   it('when a segment is written, then it starts with its journal header and holds one line per click at consecutive positions', async () => {
     const t = await createTestApp('sqlite', { env: { CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000' } });
     try {

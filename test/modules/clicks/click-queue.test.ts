@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import { createMemoryClickQueue } from '../../../src/modules/clicks/click-queue.js';
+import type { ClickBatch } from '../../../src/modules/clicks/click-batch.js';
+import { createMemoryClickQueue, type JournalMark } from '../../../src/modules/clicks/click-queue.js';
 import { TestClock } from '../../helpers/app.js';
 
 const event = (i: number): ClickEvent => ({ linkId: 1, shortCode: 'abc', clickedAt: i, ip: '127.0.0.1', userAgent: null, referrer: null });
@@ -105,6 +106,57 @@ describe('in-memory click queue', () => {
     release();
     await Promise.all([inFlight, second]);
     expect(w.written().map((e) => e.clickedAt)).toEqual([1, 2]);
+    await q.close();
+  });
+
+  it('when the writer takes windows, then a write holds every batch waiting up to the window, and a window that failed part way is written again alone with where it got to', async () => {
+    const writes: Array<{ clicks: number[]; mark: JournalMark | undefined }> = [];
+    let failNext = false;
+    const writer = {
+      window: 10,
+      write: async () => {
+        throw new Error('a window writer gets batches');
+      },
+      writeBatch: async (batch: ClickBatch, mark?: JournalMark) => {
+        writes.push({ clicks: batch.toEvents().map((e) => e.clickedAt), mark });
+        if (failNext) {
+          failNext = false;
+          // committed: the first two clicks of link 1 (sqlite-click-thread.ts answers how far it got)
+          batch.dropWritten(1, 2);
+          throw new Error('disk on fire');
+        }
+      },
+    };
+    const written: number[] = [];
+    const q = createMemoryClickQueue({ writer, flushMs: 60_000, batchSize: 3, limit: 100, log: fakeLog(), clock: new TestClock(), journal: 'j', onWritten: (n) => written.push(n) });
+    // Batches of 3; the size trigger is the window (10), not CLICK_BATCH_SIZE.
+    for (let i = 0; i < 9; i += 1) q.enqueue(event(i));
+    await sleep(5);
+    expect(writes).toEqual([]);
+    for (let i = 9; i < 14; i += 1) q.enqueue(event(i));
+    await sleep(5);
+    // Whole batches up to the window: 0-8 (three batches; 9-11 would pass 10), then the rest.
+    expect(writes).toEqual([
+      { clicks: [0, 1, 2, 3, 4, 5, 6, 7, 8], mark: { journal: 'j', first: 0, end: 9 } },
+      { clicks: [9, 10, 11, 12, 13], mark: { journal: 'j', first: 9, end: 14 } },
+    ]);
+    expect(written).toEqual([9, 5]);
+
+    for (let i = 14; i < 19; i += 1) q.enqueue(event(i));
+    failNext = true;
+    await expect(q.flush()).rejects.toThrow(/still queued/);
+    expect(writes[2]).toEqual({ clicks: [14, 15, 16, 17, 18], mark: { journal: 'j', first: 14, end: 19 } });
+    // Nothing counts as committed in the journal until the whole window is.
+    expect(written).toEqual([9, 5]);
+    expect(q.depth()).toBe(3);
+    for (let i = 19; i < 21; i += 1) q.enqueue(event(i));
+    await q.flush();
+    // The rest of the window alone, marked with its span and where it got to; then the newer clicks.
+    expect(writes.slice(3)).toEqual([
+      { clicks: [16, 17, 18], mark: { journal: 'j', first: 14, end: 19, after: { link: 1, count: 2 } } },
+      { clicks: [19, 20], mark: { journal: 'j', first: 19, end: 21 } },
+    ]);
+    expect(written).toEqual([9, 5, 5, 2]);
     await q.close();
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ClickBatch } from '../../../src/modules/clicks/click-batch.js';
 import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
 import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
+import { createSqliteClickWriter } from '../../../src/modules/clicks/sqlite-click-writer.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
 
@@ -96,6 +97,47 @@ describe('the embedded engine click writer (writer thread)', () => {
     expect(sa).toEqual(sb);
   }, 120_000);
 
+  it('when a window fails part way, then the journal mark says how far it got, the batch drops that part, and writing the rest counts every click once', async () => {
+    const t = await createTestApp('sqlite', { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    // Transactions of 50 clicks: a window of 300 takes six.
+    const writer = createSqliteClickWriter(t.storage.sqlite!.name, { budgetMs: 0.001 });
+    try {
+      const links: Array<{ id: number; short_code: string }> = [];
+      for (let n = 0; n < 3; n += 1) {
+        const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/w${n}` } });
+        expect(res.status).toBe(201);
+        links.push(res.body);
+      }
+      const [a, b, c] = links as [{ id: number; short_code: string }, { id: number; short_code: string }, { id: number; short_code: string }];
+      expect(a.id < b.id && b.id < c.id).toBe(true);
+      const events: ClickEvent[] = Array.from({ length: 300 }, (_, i) => {
+        const l = [c, a, b][i % 3]!;
+        return { linkId: l.id, shortCode: l.short_code, clickedAt: T0 + i, ip: `10.2.0.${i % 50}`, userAgent: BROWSERS[0]!.replace('{v}', '120'), referrer: null };
+      });
+      const sqlite = t.storage.sqlite!;
+      // By link: a's and b's transactions commit, then c's first 50 clicks, and its 51st record fails.
+      sqlite.exec(`create trigger fail_c before insert on clicks when new.link_id = ${c.id} and (select count(*) from clicks where link_id = ${c.id}) >= 50 begin select raise(abort, 'disk on fire'); end`);
+      const batch = ClickBatch.of(events);
+      await expect(writer.writeBatch!(batch, { journal: 'w1', first: 0, end: 300 })).rejects.toThrow(/disk on fire/);
+      expect(batch.written).toEqual({ span: 300, link: c.id, count: 50 });
+      expect(batch.toEvents().map((e) => e.clickedAt)).toEqual(events.filter((e) => e.linkId === c.id).slice(50).map((e) => e.clickedAt));
+      const mark = () => sqlite.prepare('select journal, committed, window_end, window_link, window_count from click_journal_marks').all();
+      expect(mark()).toEqual([{ journal: 'w1', committed: 0, window_end: 300, window_link: c.id, window_count: 50 }]);
+      const counted = () => sqlite.prepare('select l.id, l.click_count, (select count(*) from clicks k where k.link_id = l.id) as records, (select count(distinct clicked_at) from clicks k where k.link_id = l.id) as times from links l order by l.id').all();
+      expect(counted()).toEqual([
+        { id: a.id, click_count: 100, records: 100, times: 100 }, { id: b.id, click_count: 100, records: 100, times: 100 }, { id: c.id, click_count: 50, records: 50, times: 50 },
+      ]);
+
+      sqlite.exec('drop trigger fail_c');
+      await writer.writeBatch!(batch, { journal: 'w1', first: 0, end: 300, after: { link: c.id, count: 50 } });
+      expect(mark()).toEqual([{ journal: 'w1', committed: 300, window_end: null, window_link: null, window_count: null }]);
+      expect(counted()).toEqual([a, b, c].map((l) => ({ id: l.id, click_count: 100, records: 100, times: 100 })));
+    } finally {
+      await writer.close();
+      await t.close();
+    }
+  }, 60_000);
+
   it('when a link gets a new referrer per transaction past the cap, then it keeps 100 and counts the rest as "(other)", as the portable writer does', async () => {
     // A link's first clicks skip the cap's count (it cannot be reached yet: sqlite-click-thread.ts), and so do
     // its owner's (the user's clicks that day bound theirs); the 100th distinct value and later ones must find
@@ -131,14 +173,32 @@ describe('click batches', () => {
     expect(values.length).toBe(6 + 3 + 1 + 2);
   });
 
-  it('when the first clicks were written, then dropping them leaves the rest in order; reset empties the batch', () => {
-    const batch = new ClickBatch(10);
-    for (let i = 0; i < 7; i += 1) batch.push(event(i));
-    batch.dropFirst(4);
-    expect(batch.toEvents()).toEqual([4, 5, 6].map(event));
+  it('when batches are joined into a window, then it holds their clicks in order with each text once, and the parts are untouched', () => {
+    const parts = [0, 1, 2].map((p) => {
+      const b = new ClickBatch(5);
+      for (let i = 0; i < 3 + p; i += 1) b.push(event(p * 10 + i));
+      return b;
+    });
+    const window = ClickBatch.concat(parts);
+    expect(window.length).toBe(3 + 4 + 5);
+    expect(window.toEvents()).toEqual(parts.flatMap((b) => b.toEvents()));
+    expect(window.values.length).toBe(new Set(window.values).size);
+    expect(parts[1]!.toEvents()).toEqual([10, 11, 12, 13].map(event));
+  });
+
+  it('when a window writer committed part of a batch, then dropping it keeps the rest in order and remembers where the window got to; reset forgets it', () => {
+    // links 3, 1, 2, 1, 3, 1, 2: committed are link 1 and the first click of link 2
+    const batch = ClickBatch.of([3, 1, 2, 1, 3, 1, 2].map((link, i) => ({ ...event(i), linkId: link })));
+    batch.dropWritten(2, 1);
+    expect(batch.toEvents().map((e) => [e.linkId, e.clickedAt])).toEqual([[3, 1000], [3, 1004], [2, 1006]]);
+    expect(batch.written).toEqual({ span: 7, link: 2, count: 1 });
+    // a second failure further on, in the same link: counts add up; the span stays the window's
+    batch.dropWritten(2, 1);
+    expect(batch.toEvents().map((e) => e.linkId)).toEqual([3, 3]);
+    expect(batch.written).toEqual({ span: 7, link: 2, count: 2 });
+    batch.dropWritten(3, 1);
+    expect(batch.written).toEqual({ span: 7, link: 3, count: 1 });
     batch.reset();
-    expect(batch.length).toBe(0);
-    batch.push(event(9));
-    expect(batch.toEvents()).toEqual([event(9)]);
+    expect({ length: batch.length, written: batch.written }).toEqual({ length: 0, written: null });
   });
 });
