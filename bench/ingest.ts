@@ -9,29 +9,37 @@
  * enqueue → last record written).
  * Prints one JSON line: { clicks, records, dropped, seconds, clicksPerSecond, cpuSeconds, peakRssBytes }.
  *
- * Env: DATA_DIR (seeded with links), DURATION (s), MIX (`uniform`: every link equally likely, the worst
+ * Env: DATA_DIR (seeded with links), or DATABASE_URL (PostgreSQL, an empty database: SEED_LINKS links are
+ * created first, 100,000 by default), DURATION (s), MIX (`uniform`: every link equally likely, the worst
  * case for the rollups; `zipf`: the link of popularity rank k with probability ∝ 1/k, as web traffic
  * roughly is; `hot`: every visit on one link), and Ferry's own CLICK_* variables.
  */
+import type { Kysely } from 'kysely';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createStorage } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrator.js';
 import type { ClickEvent } from '../src/modules/clicks/click-event.js';
 import { createMemoryClickQueue } from '../src/modules/clicks/click-queue.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createClicksRepository } from '../src/modules/clicks/clicks.repository.js';
 import { peakRssBytes } from './lib/proc.js';
+import { seedLinksPortable } from './lib/seed.js';
 
 const config = loadConfig(process.env);
 const duration = Number(process.env.DURATION ?? 5) * 1000;
 const mix = process.env.MIX ?? 'uniform';
 
 const storage = createStorage(config);
+if (config.databaseUrl !== null) {
+  await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+  await seedLinksPortable(storage.db, Number(process.env.SEED_LINKS ?? 100_000), Date.now());
+}
 const codes: string[] = [];
 const linkIds: number[] = [];
-for (const row of storage.sqlite!.prepare('select id, short_code from links').iterate() as Iterable<{ id: number; short_code: string }>) {
+for (const row of await storage.db.selectFrom('links').select(['id', 'short_code']).orderBy('id').execute()) {
   codes.push(row.short_code);
-  linkIds.push(row.id);
+  linkIds.push(Number(row.id));
 }
 
 const repository = createClicksRepository(storage);
@@ -89,8 +97,8 @@ while (performance.now() - started < duration) {
 await queue.flush();
 const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
-const records = Number((storage.sqlite!.prepare('select count(*) as n from clicks').get() as { n: number }).n);
-const counted = Number((storage.sqlite!.prepare('select coalesce(sum(click_count), 0) as n from links').get() as { n: number }).n);
+const records = Number((await storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+const counted = Number((await storage.db.selectFrom('links').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('click_count'), eb.lit(0)).as('n')).executeTakeFirstOrThrow()).n);
 await queue.close();
 await repository.close();
 await storage.close();

@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import { createStorage, type Storage } from '../../src/db/database.js';
+import type { Database } from '../../src/db/types.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { DAY_MS, HOUR_MS, floorTo } from '../../src/modules/clicks/click-rollups.js';
 import { generateCode } from '../../src/modules/links/short-code.js';
@@ -35,6 +36,20 @@ export function seedLinks(storage: Awaited<ReturnType<typeof openMigrated>>, cou
   });
   for (let i = 0; i < links.length; i += 100_000) all(links.slice(i, i + 100_000));
   return links;
+}
+
+/** The same links through Kysely, for a PostgreSQL database (bench/ingest.ts with DATABASE_URL). */
+export async function seedLinksPortable(db: Kysely<Database>, count: number, now: number): Promise<void> {
+  const codes = new Set<string>();
+  while (codes.size < count) codes.add(generateCode());
+  const sorted = [...codes].sort();
+  for (let i = 0; i < sorted.length; i += 2_000) {
+    const part = sorted.slice(i, i + 2_000);
+    await db.transaction().execute(async (tx) => {
+      await tx.insertInto('link_codes').values(part.map((code) => ({ code, retired_at: null, retired_reason: null }))).execute();
+      await tx.insertInto('links').values(part.map((code, j) => ({ short_code: code, original_url: `https://example.com/articles/${i + j}?utm_source=bench`, user_id: null, expires_at: null, created_at: now, updated_at: now }))).execute();
+    });
+  }
 }
 
 export interface StatsSeed {
