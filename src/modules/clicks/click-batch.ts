@@ -19,11 +19,9 @@ export interface WindowWritten {
   count: number;
 }
 
-/** The clicks of a batch message, as events again (the writer thread's side). */
-export function eventsOfMessage(m: ClickBatchMessage): ClickEvent[] {
-  const out = new Array<ClickEvent>(m.length);
-  for (let i = 0; i < m.length; i += 1) out[i] = eventAt(m.numbers, m.text, m.values, i);
-  return out;
+/** The clicks of a batch message at `indexes`, as events again (the writer thread's side). */
+export function eventsOfMessage(m: ClickBatchMessage, indexes: ArrayLike<number>): ClickEvent[] {
+  return Array.from(indexes, (i) => eventAt(m.numbers, m.text, m.values, i));
 }
 
 /** Fields a click may leave out: absent (or null) comes back absent. */

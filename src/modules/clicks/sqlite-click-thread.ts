@@ -211,26 +211,26 @@ port.on('message', (message: SqliteClickThreadRequest) => {
     port.postMessage({ closed: true } satisfies SqliteClickThreadReply);
     return;
   }
-  const queued = eventsOfMessage(message.batch);
+  const { batch, mark } = message;
   // By link, then in queue order: a link's clicks stay in order, and a transaction ends inside a link only
-  // when that link alone is more than a transaction's worth.
-  const clicks = queued.map((e, i) => ({ e, i })).sort((a, b) => a.e.linkId - b.e.linkId || a.i - b.i).map((x) => x.e);
-  const { mark } = message;
+  // when that link alone is more than a transaction's worth. Sorted as indexes into the columns: a window's
+  // clicks become objects one transaction at a time.
+  const links = batch.numbers.linkId;
+  const order = new Uint32Array(batch.length).map((_, i) => i).sort((a, b) => links[a]! - links[b]! || a - b);
   // data_fresh_as_of: the window's latest click, once all of it is committed.
-  let fresh = 0;
-  for (const e of queued) if (e.clickedAt > fresh) fresh = e.clickedAt;
+  const fresh = batch.numbers.clickedAt.reduce((latest, at) => Math.max(latest, at), 0);
   let done = 0;
   // how far the window got: its clicks of links below `link` and `count` of `link` (in this message)
   let written: { link: number; count: number } | undefined;
   try {
-    while (done < clicks.length) {
+    while (done < order.length) {
       if (done > 0) Atomics.wait(pause, 0, 0, 2); // room for the main connection's writes
-      const size = Math.min(clicks.length - done, Math.max(50, Math.round(data.budgetMs / perClickMs)));
-      const chunk = clicks.slice(done, done + size);
+      const size = Math.min(order.length - done, Math.max(50, Math.round(data.budgetMs / perClickMs)));
+      const chunk = eventsOfMessage(batch, order.subarray(done, done + size));
       const last = chunk[chunk.length - 1]!.linkId;
       let count = written?.link === last ? written.count : 0;
       for (const e of chunk) if (e.linkId === last) count += 1;
-      const final = done + size === clicks.length;
+      const final = done + size === order.length;
       const before = mark?.after?.link === last ? mark.after.count : 0;
       const update: MarkUpdate | null = !mark ? null : final
         ? { journal: mark.journal, committed: mark.end, window: null }
