@@ -161,7 +161,8 @@ async function redirectScenario(
   const baseline = await baselineOf(ctx);
   const codes = ctx.data.files[dataset]!.codes;
   const server = await startFerry(ctx, name, dataset, env, hot.prepare && ((dbFile) => hot.prepare!(dbFile, firstCode(codes))));
-  const spec: Workload = mode === 'hot' ? { workload: 'path', path: `/${firstCode(codes)}`, ...(hot.headers ? { headers: hot.headers } : {}) } : { workload: 'codes', codesFile: codes };
+  const headers = hot.headers ? { headers: hot.headers } : {};
+  const spec: Workload = mode === 'hot' ? { workload: 'path', path: `/${firstCode(codes)}`, ...headers } : { workload: 'codes', codesFile: codes, ...headers };
   const pass: Workload | undefined = mode === 'pass-then-random' ? { workload: 'codes', codesFile: codes, amount: lineCount(codes) } : undefined;
   const baselineSpec: Workload = { workload: 'codes', codesFile: ctx.data.files.links100k!.codes };
   const m = await drive(ctx, server, spec, { countRedirects: true, paired: { server: baseline.server, spec: baselineSpec }, ...(pass ? { pass } : {}) });
@@ -283,6 +284,14 @@ export const SCENARIOS: Scenario[] = [
     needs: ['links100k'],
     describe: () => 'GET /{code}, 100,000 links, uniformly random codes, clicks recorded',
     run: (ctx) => redirectScenario(ctx, 'redirect', 'links100k', 'GET /{code}, 100,000 links, random codes, clicks recorded; cache warmed by one pass over every code', {}, 'pass-then-random'),
+  },
+  {
+    // The load generator sends no User-Agent, so `redirect`'s clicks are bots (SPEC §15): counted and recorded,
+    // but no visitor or top-list rows. The same with a browser's: every click is a human's, as most are.
+    name: 'redirect-browser',
+    needs: ['links100k'],
+    describe: () => 'GET /{code} as `redirect`, every visit with a browser User-Agent (human clicks: visitors and top lists too)',
+    run: (ctx) => redirectScenario(ctx, 'redirect-browser', 'links100k', 'as redirect, visits with a browser User-Agent (human clicks: visitor and six top-list rows each)', {}, 'pass-then-random', { headers: { 'user-agent': BROWSER_UA } }),
   },
   {
     // SPEC §12 / issue 14: what the click journal costs (target: under 5 % of throughput). Two servers on the same
