@@ -41,6 +41,13 @@ export interface Dialect {
    * commits: PostgreSQL's NOTIFY (infra/pg-link-cache-bus.ts). SQLite has one process: nothing to do.
    */
   notify(db: Kysely<any>, channel: string, payload: string): Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /**
+   * For the rest of the surrounding transaction, plan joins that look up a few rows of a large table by key as
+   * index lookups. PostgreSQL's default random_page_cost (4, for spinning disks) made the click writer's
+   * `update links … from (values …)` of 1,000 links a hash join over a sequential scan of every link: 35 ms
+   * against 8 ms with 1.1 (the usual setting for SSDs), set for the transaction only. SQLite: nothing to do.
+   */
+  preferIndexLookups(tx: Kysely<any>): Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 /** A LIKE pattern that finds `needle` anywhere, its wildcards escaped (used with `escape '\\'`). */
@@ -64,6 +71,9 @@ export function createDialect(name: DialectName): Dialect {
       notify: async (db, channel, payload) => {
         await sql`select pg_notify(${channel}, ${payload})`.execute(db);
       },
+      preferIndexLookups: async (tx) => {
+        await sql`set local random_page_cost = 1.1`.execute(tx);
+      },
     };
   }
   return {
@@ -84,5 +94,6 @@ export function createDialect(name: DialectName): Dialect {
     // SQLite's LIKE ignores ASCII case unless told otherwise (PRAGMA case_sensitive_like, never set here).
     containsIgnoringCase: (column, needle) => sql<SqlBool>`${sql.ref(column)} like ${containsPattern(needle)} escape '\\'`,
     notify: async () => undefined,
+    preferIndexLookups: async () => undefined,
   };
 }

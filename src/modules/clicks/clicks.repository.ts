@@ -30,7 +30,7 @@ export type ClicksRepository = ReturnType<typeof createClicksRepository>;
  * engine in a worker thread (sqlite-click-writer.ts: same rows; see there why). Reads are Kysely, except the
  * statistics' two reads on the embedded engine (prepared, below).
  */
-export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
+export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>) {
   const db: Kysely<Database> = storage.db;
   // This writer's row in click_ingest (data_fresh_as_of).
   const writerName = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -189,6 +189,7 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite'>) 
     async write(batch) {
       if (batch.length === 0) return;
       await db.transaction().execute(async (tx) => {
+        await storage.dialect.preferIndexLookups(tx);
         const full = planRollups(batch);
         const owners = await bumpLinks(tx, full.links);
         const live = new Set(owners.keys());

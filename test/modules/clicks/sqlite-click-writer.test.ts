@@ -58,7 +58,7 @@ async function onBothWriters(write: (links: Array<{ id: number; short_code: stri
     const [la, lb] = [await twoLinksAndADeletedOne(a), await twoLinksAndADeletedOne(b)];
     expect(la.map((l) => l.id)).toEqual(lb.map((l) => l.id));
     const threaded = createClicksRepository(a.storage);
-    const portable = createClicksRepository({ db: b.storage.db, sqlite: null });
+    const portable = createClicksRepository({ db: b.storage.db, sqlite: null, dialect: b.storage.dialect });
     await write(la, [threaded.writer, portable.writer]);
     await threaded.close();
     return { threaded: snapshot(a), portable: snapshot(b) };
