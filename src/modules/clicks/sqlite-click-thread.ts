@@ -128,7 +128,7 @@ interface MarkUpdate {
 }
 
 /**
- * One transaction: `clicks`, the journal's mark moved as `mark` says, and with `freshAsOf`, this writer's
+ * One transaction: `clicks`, the journal's mark moved as `mark` says, and with `fresh`, this writer's
  * data_fresh_as_of. Returns the value counts to remember once it has committed.
  */
 function write(clicks: readonly ClickEvent[], mark: MarkUpdate | null, fresh: number | null): Map<string, number> {
