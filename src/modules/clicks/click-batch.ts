@@ -11,12 +11,16 @@ export interface ClickBatchMessage {
   values: string[];
 }
 
-/** Where a partly written window got to: ClickBatch.written. */
-export interface WindowWritten {
-  /** journal positions the window spans (its clicks before any were dropped) */
-  span: number;
+/** How far a window sorted by link is committed: its clicks of links below `link`, and the first `count` of `link`. */
+export interface WindowProgress {
   link: number;
   count: number;
+}
+
+/** Where a partly written window got to: ClickBatch.written. */
+export interface WindowWritten extends WindowProgress {
+  /** journal positions the window spans (its clicks before any were dropped) */
+  span: number;
 }
 
 /** The clicks of a batch message at `indexes`, as events again (the writer thread's side). */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
+import type { WindowProgress } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
 import type { ClickQueue, JournalMark } from './click-queue.js';
 import { clickOfFields, encodeClickAs, type KeyedClick } from './click-stream.js';
@@ -51,7 +52,7 @@ export interface ClickJournal {
  */
 export interface JournalProgress {
   committed: number;
-  window: { end: number; link: number; count: number } | null;
+  window: (WindowProgress & { end: number }) | null;
 }
 
 export interface OpenClickJournalOptions {

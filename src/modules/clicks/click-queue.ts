@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../lib/clock.js';
-import { ClickBatch } from './click-batch.js';
+import { ClickBatch, type WindowProgress } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
 
 declare module 'fastify' {
@@ -23,7 +23,7 @@ export interface JournalMark {
    * The window was partly written before: its clicks of links below `link`, and the first `count` of `link`,
    * are committed and not in the batch (ClickBatch.written).
    */
-  after?: { link: number; count: number };
+  after?: WindowProgress;
 }
 
 /** Persists a batch (the clicks repository). */

@@ -2,7 +2,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteDatabase as Database } from '../../db/sqlite-driver.js';
-import { eventsOfMessage, type ClickBatchMessage } from './click-batch.js';
+import { eventsOfMessage, type ClickBatchMessage, type WindowProgress } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
 import type { JournalMark } from './click-queue.js';
 import { capDailyGroup, DAY_MS, MAX_VALUES_PER_DAY, OTHER_VALUE, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
@@ -40,7 +40,7 @@ export interface SqliteClickThreadData {
 
 export type SqliteClickThreadRequest = 'close' | { id: number; batch: ClickBatchMessage; mark?: JournalMark };
 /** `written`: on an error, the part of the batch committed before it (ClickBatch.dropWritten), if any. */
-export type SqliteClickThreadReply = { closed: true } | { id: number; error?: string; written?: { link: number; count: number } };
+export type SqliteClickThreadReply = { closed: true } | { id: number; error?: string; written?: WindowProgress };
 
 const data = workerData as SqliteClickThreadData;
 const port = parentPort!;
@@ -124,7 +124,7 @@ const VALUE_COUNTS_REMEMBERED = 200_000;
 interface MarkUpdate {
   journal: string;
   committed: number;
-  window: { end: number; link: number; count: number } | null;
+  window: (WindowProgress & { end: number }) | null;
 }
 
 /**
@@ -221,7 +221,7 @@ port.on('message', (message: SqliteClickThreadRequest) => {
   const fresh = batch.numbers.clickedAt.reduce((latest, at) => Math.max(latest, at), 0);
   let done = 0;
   // how far the window got: its clicks of links below `link` and `count` of `link` (in this message)
-  let written: { link: number; count: number } | undefined;
+  let written: WindowProgress | undefined;
   try {
     while (done < order.length) {
       if (done > 0) Atomics.wait(pause, 0, 0, 2); // room for the main connection's writes

@@ -1,6 +1,6 @@
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../db/sqlite-checkpointer.js';
 import { startModuleThread } from '../../infra/module-thread.js';
-import { ClickBatch, transferablesOf } from './click-batch.js';
+import { ClickBatch, transferablesOf, type WindowProgress } from './click-batch.js';
 import type { ClickWriter, JournalMark } from './click-queue.js';
 import type { SqliteClickThreadData, SqliteClickThreadReply, SqliteClickThreadRequest } from './sqlite-click-thread.js';
 
@@ -44,7 +44,7 @@ export function createSqliteClickWriter(file: string, { budgetMs = TX_BUDGET_MS 
   let nextId = 0;
   let failure: Error | null = null;
 
-  const settle = (id: number, error?: string, written?: { link: number; count: number }) => {
+  const settle = (id: number, error?: string, written?: WindowProgress) => {
     const p = pending.get(id);
     if (!p) return;
     pending.delete(id);
