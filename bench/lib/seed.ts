@@ -38,8 +38,11 @@ export function seedLinks(storage: Awaited<ReturnType<typeof openMigrated>>, cou
   return links;
 }
 
-/** The same links through Kysely, for a PostgreSQL database (bench/ingest.ts with DATABASE_URL). */
-export async function seedLinksPortable(db: Kysely<Database>, count: number, now: number): Promise<void> {
+/**
+ * The same links through Kysely, for a PostgreSQL database (bench/ingest.ts with DATABASE_URL,
+ * scripts/scaleout/cluster-bench.ts); returns their codes.
+ */
+export async function seedLinksPortable(db: Kysely<Database>, count: number, now: number): Promise<string[]> {
   const codes = new Set<string>();
   while (codes.size < count) codes.add(generateCode());
   const sorted = [...codes].sort();
@@ -50,6 +53,7 @@ export async function seedLinksPortable(db: Kysely<Database>, count: number, now
       await tx.insertInto('links').values(part.map((code, j) => ({ short_code: code, original_url: `https://example.com/articles/${i + j}?utm_source=bench`, user_id: null, expires_at: null, created_at: now, updated_at: now }))).execute();
     });
   }
+  return sorted;
 }
 
 export interface StatsSeed {

@@ -32,7 +32,7 @@ import { loadConfig } from '../../src/config.js';
 import { createStorage } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/modules/clicks/click-stream.js';
-import { generateCode } from '../../src/modules/links/short-code.js';
+import { seedLinksPortable } from '../../bench/lib/seed.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -123,14 +123,7 @@ async function main(): Promise<void> {
   const storage = createStorage(loadConfig({ DATABASE_URL: databaseUrl, DB_POOL_MAX: '4' }));
   const db = storage.db as unknown as Kysely<unknown>;
   await migrateToLatest(db, storage.dialect);
-  const seen = new Set<string>();
-  while (seen.size < LINKS) seen.add(generateCode());
-  codes.push(...seen);
-  for (let i = 0; i < codes.length; i += 1000) {
-    const part = codes.slice(i, i + 1000);
-    await storage.db.insertInto('link_codes').values(part.map((code) => ({ code, retired_at: null, retired_reason: null }))).execute();
-    await storage.db.insertInto('links').values(part.map((code, j) => ({ short_code: code, original_url: `https://example.com/a/${i + j}`, user_id: null, expires_at: null, created_at: Date.now(), updated_at: Date.now() }))).execute();
-  }
+  codes.push(...(await seedLinksPortable(storage.db, LINKS, Date.now())));
   const records = async () => Number((await sql<{ n: number }>`select count(*)::int as n from clicks`.execute(db)).rows[0]!.n);
   /** the records once the warm-up's queued clicks are written (the count holds still for half a second) */
   const recordsAtRest = async () => {
