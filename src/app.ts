@@ -40,7 +40,8 @@ import corsPlugin from './plugins/cors.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
 import overloadPlugin from './plugins/overload.js';
-import rateLimitPlugin, { LocalIpLimiter, registerRedirectRateLimit, type RateLimitStore } from './plugins/rate-limit.js';
+import rateLimitPlugin, { type RateLimitStore } from './plugins/rate-limit.js';
+import { registerRedirectRateLimit } from './plugins/redirect-limit.js';
 import requestMetricsPlugin from './plugins/request-metrics.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
@@ -237,16 +238,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   // GET /{code}: a sibling of the API context with only what it needs (its own per-IP limit), none of the
   // API's hooks. See modules/links/redirect.routes.ts for the route and redirect-fast-path.ts for cache hits.
-  const redirectStore = shared.rateLimitStore;
-  // In-process counters (no Redis): one limiter shared by the route's hook and the fast path.
-  const redirectLimiter = redirectStore.redis ? null : new LocalIpLimiter('redirect', config.redirectRateLimitPerMinute);
+  // One limiter (in process, or in Redis with REDIS_URL) for the route's hook and the fast path.
+  const redirectLimiter = shared.redirectLimiter;
   await app.register(linksModule.redirectRoutes, {
-    protect: (scope: FastifyInstance) =>
-      registerRedirectRateLimit(scope, { perMinute: config.redirectRateLimitPerMinute, store: redirectStore, ...(redirectLimiter ? { local: redirectLimiter } : {}) }),
+    protect: async (scope: FastifyInstance) => registerRedirectRateLimit(scope, { perMinute: config.redirectRateLimitPerMinute, limiter: redirectLimiter }),
   });
-  // Cache hits skip Fastify's hooks: only where the fast path can apply every protection itself (in-process
-  // rate limit, client IP from the socket); from the first shutdown step on, everything goes through Fastify.
-  const fastPath = redirectLimiter && config.trustProxy === false
+  // Cache hits skip Fastify's hooks: only where the fast path can apply every protection itself (the rate
+  // limit, client IP from the socket); from the first shutdown step on, everything goes through Fastify.
+  const fastPath = config.trustProxy === false
     ? linksModule.redirectFastPath({ limiter: redirectLimiter, requestId: requestIdFrom, metrics, underPressure: () => app.shedding() })
     : null;
   if (fastPath) {

@@ -8,10 +8,11 @@ import { redisReadiness, type ReadinessCheck } from './modules/health/readiness.
 import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
 import { createSqlDenyList, type TokenDenyList } from './modules/tokens/tokens.repository.js';
 import type { RateLimitStore } from './plugins/rate-limit.js';
+import { LocalIpLimiter, SharedIpLimiter, type RedirectLimiter } from './plugins/redirect-limit.js';
 
 /**
  * What instances share, and where it lives: the ONE place that decides Redis or not (docs/deployment.md).
- * With REDIS_URL: the token deny list, rate-limit counters, link-password attempts and (through the clicks
+ * With REDIS_URL: the token deny list, rate-limit counters (the redirect's too), link-password attempts and (through the clicks
  * module's pipeline, which gets `redis`) the click stream are in Redis, under REDIS_KEY_PREFIX. Without it:
  * the deny list in the database, the counters in this process.
  */
@@ -21,13 +22,15 @@ export interface SharedState {
   redisPrefix: string;
   denyList: TokenDenyList;
   rateLimitStore: RateLimitStore;
+  /** the redirect's per-address limit (REDIRECT_RATE_LIMIT_PER_MINUTE), in the rate-limit store */
+  redirectLimiter: RedirectLimiter;
   passwordAttempts: AttemptLimiter;
   /** readiness checks the shared state adds (`redis`) */
   readiness: Record<string, ReadinessCheck>;
 }
 
 export interface SharedStateDeps {
-  config: Pick<Config, 'redisKeyPrefix' | 'linkPasswordAttemptsPerMinute'>;
+  config: Pick<Config, 'redisKeyPrefix' | 'linkPasswordAttemptsPerMinute' | 'redirectRateLimitPerMinute'>;
   storage: Pick<Storage, 'db'>;
   redis: Redis | null;
   /** tests isolate their keys with a prefix of their own */
@@ -47,11 +50,15 @@ export async function createSharedState(deps: SharedStateDeps): Promise<SharedSt
     // Bounded: a Redis that is down at start-up degrades its features instead of stopping the service.
     if (!(await whenRedisReady(redis))) log.warn('redis is not reachable at start-up; its features degrade until it is');
   }
+  const rateLimitStore = deps.rateLimitStore ?? { redis, keyPrefix: redisPrefix };
   return {
     redis,
     redisPrefix,
     denyList: redis ? createRedisDenyList(redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(deps.storage.db),
-    rateLimitStore: deps.rateLimitStore ?? { redis, keyPrefix: redisPrefix },
+    rateLimitStore,
+    redirectLimiter: rateLimitStore.redis
+      ? new SharedIpLimiter('redirect', config.redirectRateLimitPerMinute, rateLimitStore.redis, rateLimitStore.keyPrefix ?? 'ferry:')
+      : new LocalIpLimiter('redirect', config.redirectRateLimitPerMinute),
     passwordAttempts: redis
       ? createRedisAttemptLimiter({ redis, prefix: `${redisPrefix}link-password:`, ...attempts, log })
       : createMemoryAttemptLimiter(attempts),

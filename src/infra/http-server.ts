@@ -1,8 +1,11 @@
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Answers a request and returns true, or returns false having done nothing (Fastify then handles it). */
-export type RawHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+/**
+ * Answers a request and returns true, or returns false having done nothing (Fastify then handles it). Having
+ * returned true, it may still hand the request, untouched, to Fastify later: `fallback(req, res)`.
+ */
+export type RawHandler = (req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
 
 interface ServerOptions {
   http?: http.ServerOptions;
@@ -48,7 +51,7 @@ export function serverWithFastPath(first: () => RawHandler | null) {
       if (state.draining) res.setHeader('connection', 'close');
       else (req.socket as TrackedSocket)[CURRENT] = res;
       const fast = first();
-      if (fast === null || !fast(req, res)) fastify(req, res);
+      if (fast === null || !fast(req, res, fastify)) fastify(req, res);
     });
     server.on('connection', (socket: TrackedSocket) => {
       state.accepted += 1;

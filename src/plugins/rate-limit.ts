@@ -1,5 +1,5 @@
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import { AppError } from '../lib/app-error.js';
@@ -14,7 +14,7 @@ import { rateLimitHeaders, type LimitState } from './rate-limit.headers.js';
  *   signature, `key:<id>` for a real API key, `ip:<client ip>` otherwise (request.ip honours TRUST_PROXY; IPv6 is grouped per /64).
  * - `tokens-ip` and `tokens-username`: POST /api/v1/tokens (route config `rateLimitPreset: 'tokens'`), per client
  *   IP and per username (lower-cased) across IPs, so a password cannot be guessed from many addresses either.
- * - `redirect`: GET /{code}, per client IP, via registerRedirectRateLimit().
+ * - `redirect`: GET /{code}, per client IP: plugins/redirect-limit.ts.
  *
  * Why onRequest, with our own signature check, rather than preHandler after the route's auth hook: a limiter
  * that runs after authentication, body parsing and validation does not count the requests an attacker sends
@@ -55,9 +55,9 @@ declare module 'fastify' {
   }
 }
 
-const WINDOW_MS = 60_000;
+export const WINDOW_MS = 60_000;
 /** distinct keys remembered per limiter in memory (least recently used are forgotten first) */
-const LOCAL_KEYS = 50_000;
+export const LOCAL_KEYS = 50_000;
 
 async function ensureBase(scope: FastifyInstance, store: RateLimitStore): Promise<void> {
   if (!scope.hasRequestDecorator('rateLimitStates')) scope.decorateRequest('rateLimitStates', null);
@@ -169,84 +169,7 @@ async function apiRateLimit(api: FastifyInstance, opts: ApiRateLimitOptions): Pr
 
 export default fp(apiRateLimit, { name: 'ferry-rate-limit' });
 
-/**
- * The redirect's own, higher limit per client IP (REDIRECT_RATE_LIMIT_PER_MINUTE), for the redirect's
- * root-level context. Call it in that context before its routes are added:
- *   await registerRedirectRateLimit(scope, { perMinute: config.redirectRateLimitPerMinute, store });
- * With counters in process (no Redis) it takes the synchronous LocalIpLimiter below (pass `local` to share
- * its counters with another path: the redirect's fast path); with Redis, the shared store.
- */
-export async function registerRedirectRateLimit(scope: FastifyInstance, opts: { perMinute: number; store?: RateLimitStore; local?: LocalIpLimiter }): Promise<void> {
-  if (opts.store?.redis) {
-    await ensureBase(scope, opts.store);
-    scope.addHook('onRequest', createLimiter(scope, { name: 'redirect', max: opts.perMinute, windowMs: WINDOW_MS, key: ipKey }));
-  } else {
-    scope.addHook('onRequest', (opts.local ?? new LocalIpLimiter('redirect', opts.perMinute)).hook);
-  }
-  scope.addHook('onRoute', documentRateLimitHeaders);
-}
-
-/**
- * One policy per client IP with its counters in process, for the redirect's hot path: one Map lookup and
- * no promise. The same fixed windows, keys, headers and 429 as createLimiter() on @fastify/rate-limit's
- * in-process store (a window opens at a key's first request and lasts the window; the LOCAL_KEYS least
- * recently seen keys are kept), without its three awaits per request (bench/).
- */
-export class LocalIpLimiter {
-  private readonly windows = new Map<string, { count: number; startedAt: number }>();
-  private readonly windowSeconds: number;
-  /** the RateLimit-Policy field, the same for every answer */
-  readonly policy: string;
-
-  constructor(readonly name: string, readonly max: number, private readonly windowMs = WINDOW_MS) {
-    this.windowSeconds = Math.ceil(windowMs / 1000);
-    this.policy = `"${name}";q=${max};w=${this.windowSeconds}`;
-  }
-
-  /**
-   * Counts a request from `ip` and returns the RateLimit field, or null past the limit. With `onlyIfAllowed`,
-   * a request past the limit is not counted (the caller hands it to the hook, which counts and answers 429).
-   */
-  take(ip: string, onlyIfAllowed = false): string | null {
-    // IPv4 needs no normalising; IPv6 is grouped per /64 as on every other limit.
-    const key = ip.includes(':') ? normalizeIP(ip) : ip;
-    const now = Date.now();
-    let w = this.windows.get(key);
-    if (w === undefined || w.startedAt + this.windowMs <= now) {
-      w = { count: 0, startedAt: now };
-      if (this.windows.size >= LOCAL_KEYS) this.windows.delete(this.windows.keys().next().value!);
-    } else {
-      if (onlyIfAllowed && w.count >= this.max) return null;
-      this.windows.delete(key); // re-inserted below: the Map's order is the order of last use
-    }
-    this.windows.set(key, w);
-    w.count += 1;
-    if (w.count > this.max) return null;
-    return `"${this.name}";r=${this.max - w.count};t=${this.resetSeconds(w.startedAt, now)}`;
-  }
-
-  private resetSeconds(startedAt: number, now: number): number {
-    return Math.max(1, Math.ceil((startedAt + this.windowMs - now) / 1000));
-  }
-
-  /** The onRequest hook (a callback hook: no promise per request). */
-  readonly hook: onRequestHookHandler = (request, reply, done) => {
-    if (request.method === 'OPTIONS') return done();
-    const field = this.take(request.ip);
-    reply.header('ratelimit-policy', this.policy);
-    if (field !== null) {
-      reply.header('ratelimit', field);
-      return done();
-    }
-    const key = request.ip.includes(':') ? normalizeIP(request.ip) : request.ip;
-    const w = this.windows.get(key)!;
-    const reset = this.resetSeconds(w.startedAt, Date.now());
-    reply.header('ratelimit', `"${this.name}";r=0;t=${reset}`);
-    done(new AppError('RATE_LIMITED', `Too many requests: the ${this.name} limit is ${this.max} per ${this.windowSeconds} s`, [], { 'Retry-After': String(reset) }));
-  };
-}
-
 /** Declares the RateLimit fields on every 2xx–4xx response of a limited route in the OpenAPI document. */
-function documentRateLimitHeaders(route: RouteOptions): void {
+export function documentRateLimitHeaders(route: RouteOptions): void {
   declareResponseHeaders(route, ['RateLimit', 'RateLimit-Policy'], (status) => /^[234]/.test(status));
 }

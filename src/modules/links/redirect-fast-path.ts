@@ -1,9 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { RedirectStatus } from '../../config.js';
 import type { RawHandler } from '../../infra/http-server.js';
 import type { Metrics } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
-import type { LocalIpLimiter } from '../../plugins/rate-limit.js';
+import type { RedirectLimiter } from '../../plugins/redirect-limit.js';
 import type { LinkCache } from './link-cache.js';
 import { buildClickEvent, type ClickQueue, type DescribeVisit } from '../clicks/index.js';
 import { REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL } from './redirect.routes.js';
@@ -15,8 +15,8 @@ export interface RedirectFastPathDeps {
   status: RedirectStatus;
   /** country and anonymisation of a click (clicks/visit-context.ts); null: neither */
   describeVisit: DescribeVisit | null;
-  /** the redirect's in-process limiter, shared with the route's hook */
-  limiter: LocalIpLimiter;
+  /** the redirect's limiter (in process, or in Redis), shared with the route's hook */
+  limiter: Pick<RedirectLimiter, 'admit' | 'policy'>;
   requestId: (req: IncomingMessage) => string;
   metrics: Pick<Metrics, 'observeFastRedirect'>;
   /** the overload guard's current verdict: would a request be shed now (plugins/overload.ts) */
@@ -36,13 +36,14 @@ const CODE_URL = /^\/[0-9a-zA-Z]{1,8}$/;
  * an empty body, the click enqueued (GET only), and the same request metrics. Anything else — a miss, an
  * expired or unknown code, a link with visit rules (password, max_visits, forward_query), a limit reached,
  * overload, a query string, another method, a trusted proxy
- * (TRUST_PROXY), access logging (LOG_LEVEL=debug), a shared (Redis) rate-limit store, shutting down —
- * returns false untouched and takes the ordinary route, which answers it with every hook.
+ * (TRUST_PROXY), access logging (LOG_LEVEL=debug), shutting down — returns false untouched and takes the
+ * ordinary route, which answers it with every hook. With the limit's counters in Redis the verdict comes with
+ * the turn's round trip: a request past the limit is then handed to the route (`fallback`) with its verdict.
  */
 export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
   const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure, describeVisit } = deps;
   let enabled = true;
-  const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
+  const handler: RawHandler = (req, res, fallback) => {
     const method = req.method;
     const url = req.url;
     if (!enabled || (method !== 'GET' && method !== 'HEAD') || url === undefined || !CODE_URL.test(url)) return false;
@@ -55,26 +56,30 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     if (underPressure()) return false;
     const ip = req.socket.remoteAddress;
     if (ip === undefined) return false;
-    const rateLimit = limiter.take(ip, true);
-    if (rateLimit === null) return false;
-    const answer = (): void => {
-      res.writeHead(status, [
-        'x-request-id', requestId(req),
-        'ratelimit-policy', limiter.policy,
-        'ratelimit', rateLimit,
-        'location', target.url,
-        'cache-control', REDIRECT_CACHE_CONTROL,
-        'content-length', '0',
-      ]);
-      res.end();
-      metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
+    const serve = (rateLimit: string): void => {
+      const answer = (): void => {
+        res.writeHead(status, [
+          'x-request-id', requestId(req),
+          'ratelimit-policy', limiter.policy,
+          'ratelimit', rateLimit,
+          'location', target.url,
+          'cache-control', REDIRECT_CACHE_CONTROL,
+          'content-length', '0',
+        ]);
+        res.end();
+        metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
+      };
+      // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
+      const pending = method === 'GET' && clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit))
+        ? clicks.settled?.() ?? null
+        : null;
+      if (pending === null) answer();
+      else void pending.then(answer);
     };
-    // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
-    const pending = method === 'GET' && clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit))
-      ? clicks.settled?.() ?? null
-      : null;
-    if (pending === null) answer();
-    else void pending.then(answer);
+    const admitted = limiter.admit(req, ip);
+    if (admitted === null) return false;
+    if (typeof admitted === 'string') serve(admitted);
+    else void admitted.then((rateLimit) => (rateLimit === null ? fallback(req, res) : serve(rateLimit)));
     return true;
   };
   return Object.assign(handler, { disable: () => void (enabled = false) });

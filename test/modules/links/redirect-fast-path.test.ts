@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { missing, unless } from '../../helpers/skip.js';
 
 /**
  * The redirect's fast path (redirect-fast-path.ts) only exists on a real socket: app.inject() goes straight
@@ -10,8 +13,7 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
   let t: TestApp;
   let base: string;
   beforeAll(async () => {
-    // The fast path exists only with in-process rate limits; with Redis every redirect goes through Fastify
-    // (app.ts). So this app runs without Redis even in the scale-out run: the path under test is the same.
+    // Counters in process, even in the scale-out run; the limit in Redis is the next suite's.
     t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '5' }, redisUrl: '' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -68,6 +70,53 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
     expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
     expect(await clicksOf(link.id)).toHaveLength(3);
     expect(await fastPathCounted()).toBe(4); // the previous test's, HEAD and two GETs; not the 429
+  });
+});
+
+describe.skipIf(missing.redis !== null).each(engines)(unless(missing.redis, 'redirect fast path with the limit in Redis, on %s'), (engine) => {
+  let t: TestApp;
+  let base: string;
+  let redis: Redis;
+  const prefix = `test-${randomUUID()}:`;
+  beforeAll(async () => {
+    redis = new Redis(process.env.TEST_REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    await new Promise((resolve) => redis.once('ready', resolve));
+    t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '3' }, deps: { rateLimitStore: { redis, keyPrefix: prefix } } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await t.close();
+    await redis.del(`${prefix}ratelimit:redirect:ip:127.0.0.1`);
+    redis.disconnect();
+  });
+
+  it('when a cached link is visited over a socket, then the fast path answers on the shared count; past the limit the route answers 429, counted once, with no click', async () => {
+    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/shared' } })).body as { id: number; short_code: string };
+    const fastPathCounted = async () => Number(/^ferry_redirect_fast_path_total (\d+)$/m.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
+    const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1' }); // caches the link
+    expect(routed.status).toBe(302);
+    expect(routed.headers.ratelimit).toMatch(/^"redirect";r=2;t=\d+$/);
+    const fastBefore = await fastPathCounted();
+    const visit = () => fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
+    const [second, third] = [await visit(), await visit()];
+    expect([second.status, third.status]).toEqual([302, 302]);
+    expect([second.headers.get('ratelimit'), third.headers.get('ratelimit')].map((v) => v?.replace(/;t=\d+$/, ''))).toEqual(['"redirect";r=1', '"redirect";r=0']);
+    expect(second.headers.get('ratelimit-policy')).toBe('"redirect";q=3;w=60');
+    expect(second.headers.get('location')).toBe('https://example.com/shared');
+    expect(await fastPathCounted()).toBe(fastBefore + 2);
+
+    const limited = await visit();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(limited.headers.get('ratelimit')).toMatch(/^"redirect";r=0;t=\d+$/);
+    expect(limited.headers.get('x-request-id')).toBeTruthy();
+    expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+    expect(await fastPathCounted()).toBe(fastBefore + 2); // answered by the route
+    // The fast path counted it and handed its verdict to the route's hook, which did not count it again.
+    expect(await redis.get(`${prefix}ratelimit:redirect:ip:127.0.0.1`)).toBe('4');
+    await t.app.clickQueue.flush();
+    expect(await t.storage.db.selectFrom('clicks').select('id').where('link_id', '=', link.id).execute()).toHaveLength(3);
   });
 });
 
