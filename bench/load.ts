@@ -39,6 +39,11 @@ export interface LoadResult {
   latencyMs: Latency;
   /** the latencies as a histogram (latencyBucket), so that runs can be merged */
   histogram: Record<string, number>;
+  /**
+   * When the load ran, in µs of this machine's monotonic clock (process.hrtime): the clock of V8's CPU
+   * profiles, so that a server's profile can be cut to the measured run (profile-summary.ts).
+   */
+  window: [number, number];
 }
 
 function requestsFor(spec: LoadSpec): NonNullable<Parameters<typeof autocannon>[0]['requests']> {
@@ -78,6 +83,8 @@ async function main(): Promise<void> {
   const statuses: Record<string, number> = {};
   const headers = { 'content-type': 'application/json', ...spec.headers };
   const started = performance.now();
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+  const from = monotonicUs();
   const length = spec.amount ? { amount: spec.amount } : { duration: spec.duration };
   const instance = autocannon({ url: spec.url, connections: spec.connections, ...length, headers, requests: requestsFor(spec) });
   instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
@@ -90,6 +97,7 @@ async function main(): Promise<void> {
     statuses[status] = (statuses[status] ?? 0) + 1;
   });
   const result = await instance;
+  const window: [number, number] = [from, monotonicUs()];
   const seconds = (performance.now() - started) / 1000;
   const histogram: Record<string, number> = {};
   for (const ms of latencies.subarray(0, count)) {
@@ -104,6 +112,7 @@ async function main(): Promise<void> {
     errors: result.errors + result.timeouts,
     latencyMs: latencyOf([histogram]),
     histogram,
+    window,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }

@@ -1,6 +1,10 @@
 /**
  * tsx bench/profile-summary.ts <file.cpuprofile> [top=25] — self time per function of a V8 CPU profile
  * (node --cpu-prof), the biggest first, with the share of all samples (idle excluded).
+ *
+ * Given the measured runs' windows (µs of the monotonic clock, bench/load.ts `window`), only the samples
+ * taken inside them count — the steady state, without start-up, warm-up and shutdown — and, given the number
+ * of requests answered in them, each function's self time per request.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,12 +23,23 @@ interface Profile {
   timeDeltas: number[];
 }
 
-export function summarize(file: string, top = 25): { text: string; busyMs: number } {
+export interface Steady {
+  /** [from, to] in µs of the monotonic clock */
+  windows: [number, number][];
+  /** requests answered inside the windows */
+  requests: number;
+}
+
+export function summarize(file: string, top = 25, steady?: Steady): { text: string; busyMs: number } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  // Time per sample: the delta to the next sample (µs).
+  const inside = (t: number) => steady === undefined || steady.windows.some(([from, to]) => t >= from && t < to);
+  // Time per sample: the delta to the next sample (µs); a sample's time is the start plus the deltas so far.
+  let t = profile.startTime;
   profile.samples.forEach((id, i) => {
+    t += profile.timeDeltas[i] ?? 0;
+    if (!inside(t)) return;
     const dt = profile.timeDeltas[i + 1] ?? 0;
     self.set(id, (self.get(id) ?? 0) + dt);
   });
@@ -42,9 +57,15 @@ export function summarize(file: string, top = 25): { text: string; busyMs: numbe
     const key = `${frame.functionName || '(anonymous)'} ${where}`.trim();
     perFunction.set(key, (perFunction.get(key) ?? 0) + us);
   }
-  const lines = [`${path.basename(file)}: busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s`, '| self % | self ms | function |', '|---:|---:|---|'];
+  const perRequest = steady && steady.requests > 0 ? steady.requests : null;
+  const scope = steady ? ` in the measured runs${perRequest ? ` (${perRequest} requests: ${(busy / perRequest).toFixed(1)} µs busy per request)` : ''}` : '';
+  const lines = [
+    `${path.basename(file)}: busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s${scope}`,
+    `| self % | self ms |${perRequest ? ' µs/req |' : ''} function |`,
+    `|---:|---:|${perRequest ? '---:|' : ''}---|`,
+  ];
   for (const [key, us] of [...perFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    lines.push(`| ${((100 * us) / busy).toFixed(1)} | ${(us / 1000).toFixed(0)} | ${key.replace(/\|/g, '\\|')} |`);
+    lines.push(`| ${((100 * us) / busy).toFixed(1)} | ${(us / 1000).toFixed(0)} |${perRequest ? ` ${(us / perRequest).toFixed(2)} |` : ''} ${key.replace(/\|/g, '\\|')} |`);
   }
   return { text: lines.join('\n'), busyMs: busy / 1000 };
 }

@@ -79,9 +79,10 @@ async function main(): Promise<void> {
         log(`   ${r.name}: ${Math.round(r.perSecond)} ${r.unit}, p99 ${r.latencyMs?.p99.toFixed(2) ?? '-'} ms, errors ${r.errors}, ${r.notes}`);
       }
     }
-    const baseline = await finishBaseline(ctx);
+    const { row: baseline, profile: baselineProfile } = await finishBaseline(ctx);
     for (const row of rows) if (!row.baselinePerSecond) row.runBaselinePerSecond = baseline.perSecond;
     rows.unshift(baseline);
+    if (baselineProfile) profiles.unshift(`### baseline\n\n${baselineProfile}`);
     const seconds = (performance.now() - started) / 1000;
     const header = [
       `## Benchmarks (\`npm run bench${quick ? ' -- --quick' : ''}\`, ${new Date().toISOString().slice(0, 16)}Z)`,

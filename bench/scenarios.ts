@@ -114,14 +114,16 @@ async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | nu
   return { ...server, dataDir };
 }
 
-function profileOf(ctx: BenchContext, name: string): string | undefined {
+/** The profiles of `name`'s server, cut to its measured runs (`slices`) when given: the steady state. */
+function profileOf(ctx: BenchContext, name: string, slices?: Slice[]): string | undefined {
   if (!ctx.profileDir) return undefined;
   const dir = path.join(ctx.profileDir, name);
   if (!existsSync(dir)) return undefined;
   // One file per thread: the main thread and the busiest other thread (the click writer).
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread.
   const thread = (f: string) => Number(f.split('.')[4]);
-  const summaries = readdirSync(dir).sort((a, b) => thread(a) - thread(b)).map((f) => summarize(path.join(dir, f), 15));
+  const steady = slices && { windows: slices.map((s) => s.result.window), requests: slices.reduce((n, s) => n + s.result.requests, 0) };
+  const summaries = readdirSync(dir).sort((a, b) => thread(a) - thread(b)).map((f) => summarize(path.join(dir, f), 25, steady));
   const busy = (s: { busyMs: number }) => s.busyMs;
   const [main, ...others] = summaries;
   return [main, others.sort((a, b) => busy(b) - busy(a))[0]].filter((s) => s !== undefined).map((s) => s.text).join('\n\n');
@@ -131,7 +133,8 @@ const BASELINE_SETUP = 'bare Fastify 5, one route: 302 from a Map (100,000 codes
 
 async function baselineOf(ctx: BenchContext): Promise<{ server: Server; slices: Slice[] }> {
   if (!ctx.baseline) {
-    const server = await startServer('baseline', ['--import', 'tsx', 'bench/baseline-server.ts'], { CODES_FILE: ctx.data.pairs100k });
+    const prof = ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ctx.profileDir, 'baseline')}`] : [];
+    const server = await startServer('baseline', [...prof, '--import', 'tsx', 'bench/baseline-server.ts'], { CODES_FILE: ctx.data.pairs100k });
     await load(ctx, server, { workload: 'codes', codesFile: ctx.data.files.links100k!.codes }, ctx.warmup);
     ctx.baseline = { server, slices: [] };
   }
@@ -142,11 +145,12 @@ async function baselineOf(ctx: BenchContext): Promise<{ server: Server; slices: 
  * Stops the baseline server and returns its row (all its rounds together). When no redirect benchmark ran,
  * the baseline is measured once here, so that every run has one.
  */
-export async function finishBaseline(ctx: BenchContext): Promise<Row> {
+export async function finishBaseline(ctx: BenchContext): Promise<{ row: Row; profile?: string }> {
   const baseline = await baselineOf(ctx);
   if (baseline.slices.length === 0) baseline.slices.push(await slice(ctx, baseline.server, { workload: 'codes', codesFile: ctx.data.files.links100k!.codes }, ctx.duration));
   await stopServer(baseline.server.child);
-  return rowOf('baseline', BASELINE_SETUP, baseline.slices, { expected: 302, notes: [], peakRss: null });
+  const profile = profileOf(ctx, 'baseline', baseline.slices);
+  return { row: rowOf('baseline', BASELINE_SETUP, baseline.slices, { expected: 302, notes: [], peakRss: null }), ...(profile ? { profile } : {}) };
 }
 
 /**
@@ -169,7 +173,7 @@ async function redirectScenario(
   baseline.slices.push(...m.paired);
   const notes = [clickCheck(server.dataDir, m.redirectsServed)];
   if (Object.keys(env).length) notes.push(Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' '));
-  return { row: rowOf(name, setup, m.slices, { expected: 302, notes, peakRss: m.peakRss, exitCode: m.exitCode, baseline: m.paired }), profile: profileOf(ctx, name) };
+  return { row: rowOf(name, setup, m.slices, { expected: 302, notes, peakRss: m.peakRss, exitCode: m.exitCode, baseline: m.paired }), profile: profileOf(ctx, name, m.slices) };
 }
 
 /**
@@ -226,7 +230,7 @@ async function apiScenario(ctx: BenchContext, name: string, dataset: Dataset | n
   const m = await drive({ ...ctx, connections }, server, await specOf(server));
   const notes = [`RATE_LIMIT_PER_MINUTE=${FERRY_ENV.RATE_LIMIT_PER_MINUTE}`];
   if (connections !== ctx.connections) notes.unshift(`${connections} connection${connections === 1 ? '' : 's'}`);
-  return { row: rowOf(name, setup, m.slices, { expected, notes, peakRss: m.peakRss, exitCode: m.exitCode }), profile: profileOf(ctx, name) };
+  return { row: rowOf(name, setup, m.slices, { expected, notes, peakRss: m.peakRss, exitCode: m.exitCode }), profile: profileOf(ctx, name, m.slices) };
 }
 
 const MIX = {
