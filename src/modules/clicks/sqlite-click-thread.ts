@@ -61,12 +61,42 @@ db.pragma(`wal_autocheckpoint = ${data.autocheckpoint}`);
 
 // The link's owner (null: anonymous) and its clicks so far, or undefined when the link is gone.
 const linkRow = db.prepare<[number], { user_id: number | null; click_count: number }>('select user_id, click_count from links where id = ?');
-const insertClick = db.prepare<[number, string, number, string | null, string | null, string | null, string | null, number, string | null, string | null, string, string | null]>(
-  'insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-);
-const addHour = db.prepare<[number, number, number, number]>(
-  'insert into link_click_hourly (link_id, hour_start, clicks, bots) values (?, ?, ?, ?) ' +
-    'on conflict (link_id, hour_start) do update set clicks = clicks + excluded.clicks, bots = bots + excluded.bots',
+/**
+ * A single-row INSERT run over many rows: ROWS_PER_STATEMENT rows per execution of its multi-row form, the rest
+ * one by one. Per row, the statement's own cost (the call, binding, step and reset) is then shared: measured
+ * on upserts sorted by key, 1.85 → 1.22 µs of CPU per row at 32 rows (daily values), 1.0 → 0.77 (hours). `add` takes one row's
+ * values; `flush` writes what was added (call it before anything reads those rows).
+ */
+const ROWS_PER_STATEMENT = 32;
+function rowWriter(head: string, columns: number, tail = ''): { add(...row: unknown[]): void; flush(): void; discard(): void } {
+  const row = `(${Array(columns).fill('?').join(', ')})`;
+  const one = db.prepare<unknown[]>(`${head} values ${row} ${tail}`);
+  const many = db.prepare<unknown[]>(`${head} values ${Array(ROWS_PER_STATEMENT).fill(row).join(', ')} ${tail}`);
+  const full = ROWS_PER_STATEMENT * columns;
+  let params: unknown[] = [];
+  return {
+    add(...values) {
+      for (const v of values) params.push(v);
+      if (params.length === full) {
+        many.run(params);
+        params = [];
+      }
+    },
+    flush() {
+      for (let i = 0; i < params.length; i += columns) one.run(params.slice(i, i + columns));
+      params = [];
+    },
+    /** forgets rows added but not written (a failed transaction) */
+    discard() {
+      params = [];
+    },
+  };
+}
+
+const clickRows = rowWriter('insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country)', 12);
+const hourRows = rowWriter(
+  'insert into link_click_hourly (link_id, hour_start, clicks, bots)', 4,
+  'on conflict (link_id, hour_start) do update set clicks = clicks + excluded.clicks, bots = bots + excluded.bots',
 );
 // A user's clicks on a UTC day so far (every hour of it): the bound of the values stored for that day.
 const userDayClicks = db.prepare<[number, number, number], number>(
@@ -97,6 +127,8 @@ const markJournal = db.prepare<[string, number, number | null, number | null, nu
     'window_end = excluded.window_end, window_link = excluded.window_link, window_count = excluded.window_count',
 );
 const writerName = `sqlite:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+// One by one, for `changes`: a visitor already stored changes nothing. (A multi-row form with RETURNING measured
+// no faster: 1.58–1.74 against 1.69–1.82 µs per row.)
 const addVisitor = db.prepare<[number, string]>('insert into link_visitors (link_id, ip) values (?, ?) on conflict do nothing');
 const countValues = db.prepare<[number, string, number, string], number>(
   'select count(*) from link_click_daily_values where link_id = ? and kind = ? and day_start = ? and value <> ?',
@@ -104,9 +136,9 @@ const countValues = db.prepare<[number, string, number, string], number>(
 const valueStored = db.prepare<[number, string, number, string], number>(
   'select 1 from link_click_daily_values where link_id = ? and kind = ? and day_start = ? and value = ?',
 ).pluck();
-const addValue = db.prepare<[number, string, number, string, number]>(
-  'insert into link_click_daily_values (link_id, kind, day_start, value, clicks) values (?, ?, ?, ?, ?) ' +
-    'on conflict (link_id, kind, day_start, value) do update set clicks = clicks + excluded.clicks',
+const valueRows = rowWriter(
+  'insert into link_click_daily_values (link_id, kind, day_start, value, clicks)', 5,
+  'on conflict (link_id, kind, day_start, value) do update set clicks = clicks + excluded.clicks',
 );
 const bumpLink = db.prepare<[number, number, number, number, number, number, number, number]>(
   'update links set click_count = click_count + ?, bot_clicks = bot_clicks + ?, unique_visitors = unique_visitors + ?, ' +
@@ -149,9 +181,11 @@ function write(clicks: readonly ClickEvent[], mark: MarkUpdate | null, fresh: nu
     clicks.forEach((e, i) => {
       if (!live.has(e.linkId)) return;
       const f = full.facts[i]!;
-      insertClick.run(e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.key ?? null, f.isBot ? 1 : 0, f.browser, f.os, f.device, f.country);
+      clickRows.add(e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.key ?? null, f.isBot ? 1 : 0, f.browser, f.os, f.device, f.country);
     });
-    for (const h of plan.hours) addHour.run(h.linkId, h.hourStart, h.clicks, h.bots);
+    clickRows.flush();
+    for (const h of plan.hours) hourRows.add(h.linkId, h.hourStart, h.clicks, h.bots);
+    hourRows.flush();
     const freshVisitors = new Map<number, number>();
     for (const v of plan.visitors) {
       if (addVisitor.run(v.linkId, v.ip).changes > 0) freshVisitors.set(v.linkId, (freshVisitors.get(v.linkId) ?? 0) + 1);
@@ -174,8 +208,10 @@ function write(clicks: readonly ClickEvent[], mark: MarkUpdate | null, fresh: nu
     for (const g of plan.daily) {
       const { linkId, kind, dayStart } = g.key;
       capInto(g, g.id, clicksBefore.get(linkId), () => countValues.get(linkId, kind, dayStart, OTHER_VALUE)!, (value) => valueStored.get(linkId, kind, dayStart, value) !== undefined,
-        (value, n) => addValue.run(linkId, kind, dayStart, value, n));
+        (value, n) => valueRows.add(linkId, kind, dayStart, value, n));
     }
+    // Each group's cap reads only its own (link, kind, day), which no other group of this plan writes.
+    valueRows.flush();
     const users = planUserRollups(plan, owners);
     // A (user, kind, day) holds at most as many values as the user's clicks that day, read before this
     // transaction adds its hours, for the groups whose distinct count is not remembered.
@@ -196,6 +232,7 @@ function write(clicks: readonly ClickEvent[], mark: MarkUpdate | null, fresh: nu
     if (mark) markJournal.run(mark.journal, mark.committed, mark.window?.end ?? null, mark.window?.link ?? null, mark.window?.count ?? null);
     commit.run();
   } catch (err) {
+    for (const rows of [clickRows, hourRows, valueRows]) rows.discard();
     if (db.inTransaction) rollback.run();
     throw err;
   }
