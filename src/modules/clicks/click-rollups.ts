@@ -65,12 +65,45 @@ export interface DailyValueKey {
   dayStart: number;
 }
 
+/**
+ * Clicks per value of one group (a link's or user's kind on a day). Most groups of a transaction hold a single
+ * value — under uniform traffic a link has about one click per window — so the first value is kept inline and
+ * a Map is made only for a second one: a Map per group was most of the rollup plan's garbage (six per human click).
+ */
+export class ValueCounts implements Iterable<[string, number]> {
+  private first: string | null = null;
+  private firstClicks = 0;
+  private more: Map<string, number> | null = null;
+
+  add(value: string, clicks: number): void {
+    if (this.first === null) {
+      this.first = value;
+      this.firstClicks = clicks;
+    } else if (value === this.first) this.firstClicks += clicks;
+    else {
+      const more = (this.more ??= new Map());
+      more.set(value, (more.get(value) ?? 0) + clicks);
+    }
+  }
+
+  /** distinct values */
+  get size(): number {
+    return this.first === null ? 0 : 1 + (this.more?.size ?? 0);
+  }
+
+  *[Symbol.iterator](): Iterator<[string, number]> {
+    if (this.first === null) return;
+    yield [this.first, this.firstClicks];
+    if (this.more !== null) yield* this.more;
+  }
+}
+
 /** The clicks per value of one (link, kind, day), before the cap. */
 export interface DailyValueGroup {
   key: DailyValueKey;
   /** `${linkId}:${kind}:${dayStart}` */
   id: string;
-  values: Map<string, number>;
+  values: ValueCounts;
 }
 
 /** What one transaction adds, each list in key order (a commit costs per page it dirties: sorted keys share pages). */
@@ -121,6 +154,19 @@ export function clickFacts(e: ClickEvent): ClickFacts {
   return { isBot: ua.isBot, browser: ua.browser, os: ua.os, device: ua.device, country: e.country ?? null };
 }
 
+/** A link's day in a plan, with its groups of daily values by kind. */
+type DayGroups = LinkDay & { groups: Partial<Record<DailyValueKind, DailyValueGroup>> };
+
+/** One click of `value` in its day's group of `kind`, the group made (and listed in `daily`) on first use. */
+function addValue(daily: DailyValueGroup[], day: DayGroups, kind: DailyValueKind, value: string): void {
+  let g = day.groups[kind];
+  if (g === undefined) {
+    const { linkId, dayStart } = day;
+    daily.push((g = day.groups[kind] = { key: { linkId, kind, dayStart }, id: `${linkId}:${kind}:${dayStart}`, values: new ValueCounts() }));
+  }
+  g.values.add(value, 1);
+}
+
 /**
  * Groups a batch's clicks into what one transaction adds to each rollup. Bots count in the link's and the
  * hour's totals (and `bots`), nowhere else: not as visitors, not in any top list (SPEC §15).
@@ -129,15 +175,9 @@ export function planRollups(batch: readonly ClickEvent[]): RollupPlan {
   const links = new Map<number, LinkIncrement>();
   const hours = new Map<string, HourIncrement>();
   const visitors = new Map<string, VisitorPair>();
-  const daily = new Map<string, DailyValueGroup>();
-  const days = new Map<string, LinkDay>();
+  const daily: DailyValueGroup[] = [];
+  const days = new Map<string, DayGroups>();
   const facts: ClickFacts[] = [];
-  const addValue = (linkId: number, kind: DailyValueKind, dayStart: number, value: string): void => {
-    const id = `${linkId}:${kind}:${dayStart}`;
-    let g = daily.get(id);
-    if (g === undefined) daily.set(id, (g = { key: { linkId, kind, dayStart }, id, values: new Map() }));
-    g.values.set(value, (g.values.get(value) ?? 0) + 1);
-  };
   for (const e of batch) {
     const { linkId, clickedAt: at } = e;
     const f = clickFacts(e);
@@ -162,24 +202,25 @@ export function planRollups(batch: readonly ClickEvent[]): RollupPlan {
     if (f.isBot) continue;
     const visitor = e.visitor ?? e.ip;
     if (visitor) visitors.set(`${linkId} ${visitor}`, { linkId, ip: visitor });
-    const day = floorTo(at, DAY_MS);
-    const dk = `${linkId}:${day}`;
-    const d = days.get(dk);
-    if (d === undefined) days.set(dk, { linkId, shortCode: e.shortCode, dayStart: day, humans: 1 });
-    else d.humans += 1;
-    addValue(linkId, 'referrer', day, e.referrer ? referrerValue(e.referrer) : DIRECT_REFERRER);
+    const dayStart = floorTo(at, DAY_MS);
+    const dk = `${linkId}:${dayStart}`;
+    let d = days.get(dk);
+    if (d === undefined) days.set(dk, (d = { linkId, shortCode: e.shortCode, dayStart, humans: 0, groups: {} }));
+    d.humans += 1;
+    // The day's six groups hang off its LinkDay: one lookup per click, not one per kind.
+    addValue(daily, d, 'referrer', e.referrer ? referrerValue(e.referrer) : DIRECT_REFERRER);
     // An empty user agent counts as none (and is a bot anyway).
-    if (e.userAgent) addValue(linkId, 'user_agent', day, e.userAgent.slice(0, VALUE_LENGTH));
-    addValue(linkId, 'browser', day, f.browser ?? UNKNOWN_VALUE);
-    addValue(linkId, 'os', day, f.os ?? UNKNOWN_VALUE);
-    addValue(linkId, 'device', day, f.device);
-    addValue(linkId, 'country', day, f.country ?? UNKNOWN_VALUE);
+    if (e.userAgent) addValue(daily, d, 'user_agent', e.userAgent.slice(0, VALUE_LENGTH));
+    addValue(daily, d, 'browser', f.browser ?? UNKNOWN_VALUE);
+    addValue(daily, d, 'os', f.os ?? UNKNOWN_VALUE);
+    addValue(daily, d, 'device', f.device);
+    addValue(daily, d, 'country', f.country ?? UNKNOWN_VALUE);
   }
   return {
     links: [...links.values()].sort((a, b) => a.linkId - b.linkId),
     hours: [...hours.values()].sort((a, b) => a.linkId - b.linkId || a.hourStart - b.hourStart),
     visitors: [...visitors.values()].sort((a, b) => a.linkId - b.linkId || byString(a.ip, b.ip)),
-    daily: [...daily.values()].sort((a, b) => a.key.linkId - b.key.linkId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart),
+    daily: daily.sort((a, b) => a.key.linkId - b.key.linkId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart),
     days: [...days.values()].sort((a, b) => a.linkId - b.linkId || a.dayStart - b.dayStart),
     facts,
   };
@@ -218,7 +259,7 @@ export interface UserDailyValueGroup {
   key: { userId: number; kind: UserValueKind; dayStart: number };
   /** `${userId}:${kind}:${dayStart}` */
   id: string;
-  values: Map<string, number>;
+  values: ValueCounts;
 }
 
 /** What one transaction adds to the per-user rollups (GET /users/{id}/stats), in key order. */
@@ -238,8 +279,8 @@ export function planUserRollups(plan: RollupPlan, userOf: ReadonlyMap<number, nu
   const add = (userId: number, kind: UserValueKind, dayStart: number, value: string, n: number): void => {
     const id = `${userId}:${kind}:${dayStart}`;
     let g = daily.get(id);
-    if (g === undefined) daily.set(id, (g = { key: { userId, kind, dayStart }, id, values: new Map() }));
-    g.values.set(value, (g.values.get(value) ?? 0) + n);
+    if (g === undefined) daily.set(id, (g = { key: { userId, kind, dayStart }, id, values: new ValueCounts() }));
+    g.values.add(value, n);
   };
   for (const h of plan.hours) {
     const userId = userOf.get(h.linkId);
