@@ -6,10 +6,11 @@ import type { Database } from '../../db/types.js';
 import type { ClickEvent } from './click-event.js';
 import type { ClickWriter } from './click-queue.js';
 import {
-  capDailyGroup, dailyKeyId, freshAsOf, OTHER_VALUE, planForLive, planRollups, planUserRollups,
+  dailyKeyId, freshAsOf, planForLive, planRollups, planUserRollups,
   type ClickFacts, type DailyValueGroup, type DailyValueKind, type HourIncrement, type LinkIncrement, type UserDailyValueGroup,
   type UserHourIncrement, type VisitorPair,
 } from './click-rollups.js';
+import { capDailyGroup, OTHER_VALUE } from './daily-values.js';
 import { createSqliteClickWriter } from './sqlite-click-writer.js';
 
 type Tx = Transaction<Database>;

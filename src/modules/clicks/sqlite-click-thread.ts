@@ -5,7 +5,8 @@ import { SqliteDatabase as Database } from '../../db/sqlite-driver.js';
 import { eventsOfMessage, type ClickBatchMessage, type WindowProgress } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
 import type { JournalMark } from './click-queue.js';
-import { capDailyGroup, DAY_MS, MAX_VALUES_PER_DAY, OTHER_VALUE, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
+import { DAY_MS, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup } from './click-rollups.js';
+import { capDailyGroup, MAX_VALUES_PER_DAY, OTHER_VALUE } from './daily-values.js';
 
 /**
  * The click writer thread of sqlite-click-writer.ts: a module of its own (typed, linted), loaded compiled
