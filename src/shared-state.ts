@@ -57,7 +57,7 @@ export async function createSharedState(deps: SharedStateDeps): Promise<SharedSt
     denyList: redis ? createRedisDenyList(redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(deps.storage.db),
     rateLimitStore,
     redirectLimiter: rateLimitStore.redis
-      ? new SharedIpLimiter('redirect', config.redirectRateLimitPerMinute, rateLimitStore.redis, rateLimitStore.keyPrefix ?? 'ferry:')
+      ? new SharedIpLimiter('redirect', config.redirectRateLimitPerMinute, rateLimitStore.redis, rateLimitStore.keyPrefix ?? 'ferry:', rateLimitStore.redis === redis)
       : new LocalIpLimiter('redirect', config.redirectRateLimitPerMinute),
     passwordAttempts: redis
       ? createRedisAttemptLimiter({ redis, prefix: `${redisPrefix}link-password:`, ...attempts, log })

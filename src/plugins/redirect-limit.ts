@@ -26,6 +26,21 @@ export interface RedirectLimiter {
   admit(req: IncomingMessage, ip: string): string | null | Promise<string | null>;
   /** the route's onRequest hook: counts, writes RateLimit-Policy and RateLimit, and answers 429 past the limit */
   readonly hook: onRequestHookHandler;
+  /**
+   * Counters in Redis only: the fast path may have a request counted in the same round trip as its click
+   * (the click queue's enqueueCounted), instead of admit() and then the click.
+   */
+  readonly shared?: SharedCounter;
+}
+
+/** A request's counter in Redis, counted elsewhere (with its click), and its verdict from the reading. */
+export interface SharedCounter {
+  counterOf(ip: string): { key: string; max: number; windowMs: number };
+  /**
+   * The RateLimit field of a request counted at `reading` (null: Redis did not answer, the limit fails
+   * open), or null when it is past the limit: the verdict is then handed to the route's hook, as admit() does.
+   */
+  verdict(req: IncomingMessage, reading: { count: number; ttlMs: number } | null): string | null;
 }
 
 /** Registers `limiter` (by default one in process) in the redirect's root-level context, before its routes. */
@@ -123,8 +138,10 @@ type CountCommand = (key: string, n: number, windowMs: number) => Promise<[numbe
  * draws on one quota. One command per address per event-loop turn, whatever the number of requests from it
  * (INCRBY of the turn's count; the n-th request of the turn is the counter's n-th value of that increment): the
  * redirect waits for Redis anyway (its click's XADD, also sent once per turn), so the counting costs one more
- * round trip per turn, not a command per request. A failing or slow Redis (the connection's command timeout)
- * fails open, as the API's limits do: the request passes with the whole quota shown.
+ * round trip per turn, not a command per request. Where the click stream is in the same Redis, the fast path's
+ * GETs are counted in their clicks' script run instead (`shared`; the click queue's enqueueCounted): one round
+ * trip for both. A failing or slow Redis (the connection's command timeout) fails open, as the API's limits
+ * do: the request passes with the whole quota shown.
  */
 export class SharedIpLimiter implements RedirectLimiter {
   readonly policy: string;
@@ -135,12 +152,22 @@ export class SharedIpLimiter implements RedirectLimiter {
   /** verdicts of requests the fast path took and hands to the route (past the limit), already counted */
   private readonly handed = new WeakMap<IncomingMessage, Verdict>();
 
-  constructor(readonly name: string, readonly max: number, redis: Redis, prefix: string, private readonly windowMs = WINDOW_MS) {
+  /**
+   * `countsWithClicks`: the click stream is in this same Redis, so a request may be counted in its click's
+   * script run (`shared`); otherwise `shared` is absent and every request is counted here.
+   */
+  constructor(readonly name: string, readonly max: number, redis: Redis, prefix: string, countsWithClicks: boolean, private readonly windowMs = WINDOW_MS) {
     this.policy = `"${name}";q=${max};w=${windowSecondsOf(windowMs)}`;
     this.keyPrefix = `${prefix}ratelimit:${name}:ip:`;
     const commands = redis as unknown as { ferryCountTurn?: CountCommand };
     if (commands.ferryCountTurn === undefined) redis.defineCommand('ferryCountTurn', { numberOfKeys: 1, lua: COUNT_SCRIPT });
     this.count = commands.ferryCountTurn!.bind(redis);
+    if (countsWithClicks) {
+      this.shared = {
+        counterOf: (ip) => ({ key: this.keyPrefix + addressKey(ip), max: this.max, windowMs: this.windowMs }),
+        verdict: (req, reading) => this.handOver(req, reading === null ? this.open() : this.verdictAt(reading.count, reading.ttlMs)),
+      };
+    }
   }
 
   private verdictOf(ip: string): Promise<Verdict> {
@@ -159,28 +186,33 @@ export class SharedIpLimiter implements RedirectLimiter {
     for (const [key, resolvers] of turn) {
       const n = resolvers.length;
       this.count(this.keyPrefix + key, n, this.windowMs).then(
-        ([current, ttlMs]) => {
-          const reset = secondsLeft(ttlMs);
-          resolvers.forEach((resolve, i) => {
-            const count = current - n + 1 + i;
-            resolve({ allowed: count <= this.max, field: field(this.name, Math.max(0, this.max - count), reset), reset });
-          });
-        },
+        ([current, ttlMs]) => resolvers.forEach((resolve, i) => resolve(this.verdictAt(current - n + 1 + i, ttlMs))),
         () => {
-          const open: Verdict = { allowed: true, field: field(this.name, this.max, 1), reset: 1 };
+          const open = this.open();
           for (const resolve of resolvers) resolve(open);
         },
       );
     }
   };
 
+  private readonly verdictAt = (count: number, ttlMs: number): Verdict => {
+    const reset = secondsLeft(ttlMs);
+    return { allowed: count <= this.max, field: field(this.name, Math.max(0, this.max - count), reset), reset };
+  };
+
+  private readonly open = (): Verdict => ({ allowed: true, field: field(this.name, this.max, 1), reset: 1 });
+
+  private readonly handOver = (req: IncomingMessage, v: Verdict): string | null => {
+    if (v.allowed) return v.field;
+    this.handed.set(req, v);
+    return null;
+  };
+
   admit(req: IncomingMessage, ip: string): Promise<string | null> {
-    return this.verdictOf(ip).then((v) => {
-      if (v.allowed) return v.field;
-      this.handed.set(req, v);
-      return null;
-    });
+    return this.verdictOf(ip).then((v) => this.handOver(req, v));
   }
+
+  readonly shared?: SharedCounter;
 
   readonly hook: onRequestHookHandler = (request, reply, done) => {
     if (request.method === 'OPTIONS') return done();

@@ -12,7 +12,7 @@ async function instance(redis: Redis, prefix: string, perMinute: number): Promis
   const app = Fastify({ trustProxy: false });
   await app.register(errorsPlugin, { clock: new TestClock() });
   await app.register(async (scope) => {
-    registerRedirectRateLimit(scope, { perMinute, limiter: new SharedIpLimiter('redirect', perMinute, redis, prefix) });
+    registerRedirectRateLimit(scope, { perMinute, limiter: new SharedIpLimiter('redirect', perMinute, redis, prefix, false) });
     scope.get('/:code', async (_request, reply) => reply.redirect('https://example.com/', 302));
   });
   return app;

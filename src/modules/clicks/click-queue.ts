@@ -43,6 +43,19 @@ export interface ClickWriter {
  * Where the redirect puts clicks. The in-process implementation is below; the scale-out setup puts a Redis
  * Streams producer behind the same interface and drains it in a separate worker.
  */
+/** A fixed-window counter in Redis (the redirect's per-address limit): INCR'd, expiring with its window. */
+export interface ClickCounter {
+  key: string;
+  max: number;
+  windowMs: number;
+}
+
+/** A counter after a request was counted: its value and the milliseconds its window has left. */
+export interface CounterReading {
+  count: number;
+  ttlMs: number;
+}
+
 export interface ClickQueue {
   /** Never blocks and never throws; false when the queue is full and the click was dropped (and counted). */
   enqueue(event: ClickEvent): boolean;
@@ -62,6 +75,15 @@ export interface ClickQueue {
    * answered redirect is a click that survives the process being killed.
    */
   settled?(): Promise<void> | null;
+  /**
+   * The Redis stream's queue: counts a request against `counter` and, if it is within the counter's limit,
+   * adds its click, in one script run per event-loop turn (the redirect's limit and its click cost one round
+   * trip, not two). Resolves once the count is known and an admitted click is durable, with the count and
+   * the window's remaining time, or null when Redis did not answer (the limit fails open; the click went to
+   * the fallback queue). Returns null at once when the queue cannot take it now (closed, full, Redis down):
+   * the caller counts and enqueues separately.
+   */
+  enqueueCounted?(event: ClickEvent, counter: ClickCounter): Promise<CounterReading | null> | null;
   /** the Redis stream's queue: clicks diverted to the in-process fallback since start */
   fellBack?(): number;
   /** the Redis stream's queue: backlog and live consumers, as last observed */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { createMemoryClickQueue, type ClickQueue, type ClickWriter, type MemoryClickQueueOptions } from './click-queue.js';
+import { createMemoryClickQueue, type ClickCounter, type ClickQueue, type ClickWriter, type CounterReading, type MemoryClickQueueOptions } from './click-queue.js';
 import { createClickStreamConsumer } from './click-stream-consumer.js';
 import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick, streamIdBefore, type KeyedClick } from './click-stream.js';
 import { closeRedis, logRedisConnection, whenRedisReady } from '../../infra/redis.js';
@@ -46,6 +46,54 @@ async function liveConsumers(redis: Redis, stream: string, withinMs: number): Pr
   return alive;
 }
 
+/**
+ * A turn's counted clicks (enqueueCounted): each click's counter is counted (one INCRBY per counter for all
+ * its clicks of the turn, the window's expiry set when the key is new, as in plugins/redirect-limit.ts; the
+ * k-th click of a counter gets the increment's k-th value) and the click is XADDed when its count is within
+ * its counter's limit. KEYS: the stream, then one counter per click; ARGV: MAXLEN, the field, then max,
+ * window ms and payload per click. Returns count, ttl and the entry id ('' when not added) per click.
+ */
+const COUNTED_CLICKS_SCRIPT = `
+local clicks = {}
+for i = 2, #KEYS do clicks[KEYS[i]] = (clicks[KEYS[i]] or 0) + 1 end
+local next = {}
+local ttls = {}
+local out = {}
+for i = 2, #KEYS do
+  local a = 3 + (i - 2) * 3
+  local key = KEYS[i]
+  if next[key] == nil then
+    local n = clicks[key]
+    local current = redis.call('INCRBY', key, n)
+    local ttl = redis.call('PTTL', key)
+    if current == n or ttl < 0 then
+      redis.call('PEXPIRE', key, ARGV[a + 1])
+      ttl = tonumber(ARGV[a + 1])
+    end
+    next[key] = current - n + 1
+    ttls[key] = ttl
+  end
+  local count = next[key]
+  next[key] = count + 1
+  local id = ''
+  if count <= tonumber(ARGV[a]) then
+    id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', ARGV[2], ARGV[a + 2])
+  end
+  out[#out + 1] = count
+  out[#out + 1] = ttls[key]
+  out[#out + 1] = id
+end
+return out
+`;
+
+type CountedClicksCommand = (numKeys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
+
+interface CountedClick {
+  click: KeyedClick;
+  counter: ClickCounter;
+  resolve(reading: CounterReading | null): void;
+}
+
 /** An XADD unanswered this long counts as failed and the click goes to the fallback queue. */
 const XADD_TIMEOUT_MS = 250;
 const OBSERVE_EVERY_MS = 1_000;
@@ -69,17 +117,24 @@ const FLUSH_WAIT_MS = 10_000;
  *   whose XADD timed out but landed is written by both paths and counted once (its key).
  * - One pipeline per event-loop turn: the turn's clicks are sent as one XADD pipeline (one write, one
  *   round trip) in the check phase, and the turn's redirects are answered when it returns (`settled()`).
+ *   The redirect's fast path sends its clicks with their rate-limit counts instead (`enqueueCounted`): one
+ *   script run per turn counts each visit and adds the click only if the visit is within the limit, so the
+ *   answer waits for one round trip, not the limit's and then the XADD's.
  * - depth(), dropped(), lastFlushAt() cover both paths; lastFlushAt() is the last batch any consumer
  *   committed (a key in Redis), so every instance reports the cluster's flush lag. stream() tells the
  *   backlog and the consumers seen alive (/readyz, /metrics); fellBack() counts the clicks diverted to the
  *   fallback. An outage is logged once when it starts and once when the stream takes clicks again.
  */
-export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promise<ClickQueue & { settled(): Promise<void> | null; fellBack(): number; stream(): ClickStreamStatus }> {
+export async function createRedisClickQueue(
+  opts: RedisClickQueueOptions,
+): Promise<ClickQueue & Required<Pick<ClickQueue, 'settled' | 'enqueueCounted' | 'fellBack' | 'stream'>>> {
   const { writer, log, clock, limit } = opts;
   const keys = clickStreamKeys(opts.prefix);
   const liveWithinMs = Math.max(CONSUMER_ALIVE_MS, 5 * opts.flushMs);
   const producer = opts.redis.duplicate({ enableOfflineQueue: false, enableAutoPipelining: true, commandTimeout: XADD_TIMEOUT_MS });
   logRedisConnection(producer, log, 'click-producer');
+  producer.defineCommand('ferryCountedClicks', { lua: COUNTED_CLICKS_SCRIPT });
+  const countedClicks = (producer as unknown as { ferryCountedClicks: CountedClicksCommand }).ferryCountedClicks.bind(producer);
   const consumerConnection = opts.inProcessConsumer ? opts.redis.duplicate({ enableOfflineQueue: false }) : null;
   if (consumerConnection) logRedisConnection(consumerConnection, log, 'click-consumer');
   const consumer = consumerConnection
@@ -103,6 +158,8 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
   let sinceNotify = 0;
   /** the clicks of this turn, sent as one pipeline in the check phase */
   let turn: KeyedClick[] = [];
+  /** the counted clicks of this turn (enqueueCounted), sent as one script run beside the pipeline */
+  let countedTurn: CountedClick[] = [];
   let turnDone: Promise<void> | null = null;
   let closed = false;
 
@@ -149,30 +206,78 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
     fellBackInOutage = 0;
   };
 
-  /** Sends the turn's clicks as one pipeline; a click whose XADD fails goes to the fallback. */
+  /** A click's entry id, or a failure: the click goes to the fallback queue. */
+  const landed = (click: KeyedClick, id: unknown, failure: unknown): void => {
+    if (failure || typeof id !== 'string') {
+      added -= 1;
+      toFallback(click, failure ?? 'no stream id');
+      return;
+    }
+    if (lastId === null || streamIdBefore(lastId, id)) lastId = id;
+    streamBack();
+  };
+
+  /** The turn's counted clicks as one script run: a click past its counter's limit is not added. */
+  const sendCounted = (counted: CountedClick[]): Promise<void> => {
+    if (counted.length === 0) return Promise.resolve();
+    const args: Array<string | number> = [keys.stream];
+    for (const c of counted) args.push(c.counter.key);
+    args.push(2 * limit, CLICK_FIELD);
+    for (const c of counted) args.push(c.counter.max, c.counter.windowMs, encodeClick(c.click));
+    const settle = (out: Array<number | string> | null, err?: unknown): void => {
+      inFlight -= counted.length;
+      counted.forEach((c, i) => {
+        if (out === null) {
+          landed(c.click, null, err ?? new Error('no reply')); // fails open: the click is admitted
+          return c.resolve(null);
+        }
+        const id = out[3 * i + 2];
+        if (id === '') added -= 1; // past the limit: not added
+        else landed(c.click, id, null);
+        c.resolve({ count: Number(out[3 * i]), ttlMs: Number(out[3 * i + 1]) });
+      });
+    };
+    return countedClicks(1 + counted.length, ...args).then(
+      (out) => settle(Array.isArray(out) && out.length === 3 * counted.length ? out : null, new Error('unexpected reply')),
+      (err: unknown) => settle(null, err),
+    );
+  };
+
+  /** Sends the turn's clicks as one pipeline (and its counted clicks as one script run); a click whose XADD fails goes to the fallback. */
   const sendTurn = (): Promise<void> => {
     const clicks = turn;
+    const counted = countedTurn;
     turn = [];
+    countedTurn = [];
     turnDone = null;
+    const countedSent = sendCounted(counted);
+    if (clicks.length === 0) return countedSent;
     const pipeline = producer.pipeline();
     for (const click of clicks) pipeline.xadd(keys.stream, 'MAXLEN', '~', 2 * limit, '*', CLICK_FIELD, encodeClick(click));
     const settle = (results: Array<[Error | null, unknown]> | null, err?: unknown): void => {
       inFlight -= clicks.length;
       clicks.forEach((click, i) => {
         const [failure, id] = results?.[i] ?? [err ?? new Error('no reply'), null];
-        if (failure || typeof id !== 'string') {
-          added -= 1;
-          toFallback(click, failure ?? 'no stream id');
-          return;
-        }
-        if (lastId === null || streamIdBefore(lastId, id)) lastId = id;
-        streamBack();
+        landed(click, id, failure);
       });
     };
-    return pipeline.exec().then(
+    const piped = pipeline.exec().then(
       (results) => settle(results as Array<[Error | null, unknown]> | null),
       (err: unknown) => settle(null, err),
     );
+    return Promise.all([piped, countedSent]).then(() => undefined);
+  };
+
+  /** Opens the turn on its first click: sent in the check phase, after this turn's requests. */
+  const joinTurn = (): void => {
+    if (turnDone === null) {
+      turnDone = new Promise<void>((resolve) => setImmediate(() => void sendTurn().then(resolve)));
+      latest = turnDone;
+    }
+    if (consumer && ++sinceNotify >= opts.batchSize) {
+      sinceNotify = 0;
+      consumer.notify();
+    }
   };
 
   const drop = (): false => {
@@ -212,15 +317,17 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
       added += 1;
       inFlight += 1;
       turn.push(click);
-      if (turnDone === null) {
-        turnDone = new Promise<void>((resolve) => setImmediate(() => void sendTurn().then(resolve)));
-        latest = turnDone;
-      }
-      if (consumer && ++sinceNotify >= opts.batchSize) {
-        sinceNotify = 0;
-        consumer.notify();
-      }
+      joinTurn();
       return true;
+    },
+    enqueueCounted(event, counter) {
+      if (closed || backlog() + fallback.depth() >= limit || producer.status !== 'ready') return null;
+      added += 1;
+      inFlight += 1;
+      return new Promise<CounterReading | null>((resolve) => {
+        countedTurn.push({ click: { ...event, key: randomUUID() }, counter, resolve });
+        joinTurn();
+      });
     },
     settled: () => (inFlight > 0 ? latest : null),
     fellBack: () => fellBack,

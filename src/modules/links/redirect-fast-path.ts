@@ -5,18 +5,18 @@ import type { Metrics } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RedirectLimiter } from '../../plugins/redirect-limit.js';
 import type { LinkCache } from './link-cache.js';
-import { buildClickEvent, type ClickQueue, type DescribeVisit } from '../clicks/index.js';
+import { buildClickEvent, type ClickEvent, type ClickQueue, type DescribeVisit } from '../clicks/index.js';
 import { REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL } from './redirect.routes.js';
 
 export interface RedirectFastPathDeps {
   cache: Pick<LinkCache, 'get'>;
-  clicks: Pick<ClickQueue, 'enqueue' | 'settled'>;
+  clicks: Pick<ClickQueue, 'enqueue' | 'settled' | 'enqueueCounted'>;
   clock: Clock;
   status: RedirectStatus;
   /** country and anonymisation of a click (clicks/visit-context.ts); null: neither */
   describeVisit: DescribeVisit | null;
   /** the redirect's limiter (in process, or in Redis), shared with the route's hook */
-  limiter: Pick<RedirectLimiter, 'admit' | 'policy'>;
+  limiter: Pick<RedirectLimiter, 'admit' | 'policy' | 'shared'>;
   requestId: (req: IncomingMessage) => string;
   metrics: Pick<Metrics, 'observeFastRedirect'>;
   /** the overload guard's current verdict: would a request be shed now (plugins/overload.ts) */
@@ -39,6 +39,8 @@ const CODE_URL = /^\/[0-9a-zA-Z]{1,8}$/;
  * (TRUST_PROXY), access logging (LOG_LEVEL=debug), shutting down — returns false untouched and takes the
  * ordinary route, which answers it with every hook. With the limit's counters in Redis the verdict comes with
  * the turn's round trip: a request past the limit is then handed to the route (`fallback`) with its verdict.
+ * With the click stream in the same Redis, a GET's count and its click travel together (enqueueCounted: one
+ * script run per turn), so the answer waits for one round trip, not two.
  */
 export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
   const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure, describeVisit } = deps;
@@ -56,26 +58,35 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     if (underPressure()) return false;
     const ip = req.socket.remoteAddress;
     if (ip === undefined) return false;
-    const serve = (rateLimit: string): void => {
-      const answer = (): void => {
-        res.writeHead(status, [
-          'x-request-id', requestId(req),
-          'ratelimit-policy', limiter.policy,
-          'ratelimit', rateLimit,
-          'location', target.url,
-          'cache-control', REDIRECT_CACHE_CONTROL,
-          'content-length', '0',
-        ]);
-        res.end();
-        metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
-      };
-      // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
-      const pending = method === 'GET' && clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit))
-        ? clicks.settled?.() ?? null
-        : null;
-      if (pending === null) answer();
-      else void pending.then(answer);
+    const answer = (rateLimit: string): void => {
+      res.writeHead(status, [
+        'x-request-id', requestId(req),
+        'ratelimit-policy', limiter.policy,
+        'ratelimit', rateLimit,
+        'location', target.url,
+        'cache-control', REDIRECT_CACHE_CONTROL,
+        'content-length', '0',
+      ]);
+      res.end();
+      metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
     };
+    const click = (): ClickEvent => buildClickEvent({ linkId: target.id, shortCode: target.code, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit);
+    const serve = (rateLimit: string): void => {
+      // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
+      const pending = method === 'GET' && clicks.enqueue(click()) ? clicks.settled?.() ?? null : null;
+      if (pending === null) answer(rateLimit);
+      else void pending.then(() => answer(rateLimit));
+    };
+    const shared = limiter.shared;
+    const counted = method === 'GET' && shared !== undefined ? clicks.enqueueCounted?.(click(), shared.counterOf(ip)) ?? null : null;
+    if (counted !== null) {
+      void counted.then((reading) => {
+        const rateLimit = shared!.verdict(req, reading);
+        if (rateLimit === null) fallback(req, res);
+        else answer(rateLimit);
+      });
+      return true;
+    }
     const admitted = limiter.admit(req, ip);
     if (admitted === null) return false;
     if (typeof admitted === 'string') serve(admitted);

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/click-stream.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { scaleOut, testRedis } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
 
 /**
@@ -117,6 +119,51 @@ describe.skipIf(missing.redis !== null).each(engines)(unless(missing.redis, 'red
     expect(await redis.get(`${prefix}ratelimit:redirect:ip:127.0.0.1`)).toBe('4');
     await t.app.clickQueue.flush();
     expect(await t.storage.db.selectFrom('clicks').select('id').where('link_id', '=', link.id).execute()).toHaveLength(3);
+  });
+});
+
+describe.runIf(scaleOut)(unless(missing.scaleOut, 'redirect fast path counting with its click in the Redis stream'), () => {
+  let t: TestApp;
+  let base: string;
+  let redis: Redis;
+  beforeAll(async () => {
+    t = await createTestApp('postgres', { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '4', CLICK_WORKER_IN_PROCESS: 'false' } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    redis = testRedis();
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await t.close();
+  });
+
+  it('when cached visits arrive over a socket, then each is counted and its click added in one script run; past the limit the route answers 429, counted once, with no entry', async () => {
+    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/counted' } })).body as { id: number; short_code: string };
+    const countedTogether = vi.spyOn(t.app.clickQueue as Required<typeof t.app.clickQueue>, 'enqueueCounted');
+    const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1' }); // caches the link
+    expect(routed.headers.ratelimit).toMatch(/^"redirect";r=3;t=\d+$/);
+    const visit = () => fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
+    const together = await Promise.all([visit(), visit()]); // likely one turn: one script run for both
+    const third = await visit();
+    expect([...together, third].map((r) => r.status)).toEqual([302, 302, 302]);
+    expect([...together, third].map((r) => r.headers.get('ratelimit')?.replace(/;t=\d+$/, '')).sort()).toEqual(['"redirect";r=0', '"redirect";r=1', '"redirect";r=2']);
+    expect(third.headers.get('location')).toBe('https://example.com/counted');
+    expect(countedTogether).toHaveBeenCalledTimes(3);
+
+    const limited = await visit();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('ratelimit')).toMatch(/^"redirect";r=0;t=\d+$/);
+    expect(limited.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+    expect(countedTogether).toHaveBeenCalledTimes(4);
+    countedTogether.mockRestore();
+    // Counted once each (the route's first, three fast, the one past the limit); its window expires.
+    const counter = `${t.redisPrefix}ratelimit:redirect:ip:127.0.0.1`;
+    expect(await redis.get(counter)).toBe('5');
+    expect(await redis.pttl(counter)).toBeGreaterThan(0);
+    // Answered visits are entries of the stream already; the one past the limit is not.
+    const entries = (await redis.xrange(clickStreamKeys(t.redisPrefix).stream, '-', '+')) as Array<[string, string[]]>;
+    expect(entries.map(([, fields]) => decodeClick(fields)).filter((c) => c?.linkId === link.id)).toHaveLength(4);
   });
 });
 
