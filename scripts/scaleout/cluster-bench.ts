@@ -17,6 +17,12 @@
  * Environment: BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/test), BENCH_DURATION
  * (seconds per run, default 10), BENCH_CONNECTIONS (default 10), BENCH_LINKS (default 10000), BENCH_ONLY=redirects
  * (1 and 2 without 2b: the issue's scale-out ratio alone).
+ *
+ * BENCH_ONLY=rounds: the issue's ratio measured in alternating rounds instead (for a machine whose speed drifts
+ * from one minute to the next): the PostgreSQL-alone instance and the Redis instance (worker only) run side by
+ * side, each idle while the other is measured, BENCH_ROUNDS rounds (default 8) of BENCH_DURATION seconds; the
+ * medians are compared. BENCH_COMPARE_ROOT=<another checkout, built> adds its Redis instance as a third arm
+ * (before/after a change, in the same rounds).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -43,6 +49,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const LINKS = Number(process.env.BENCH_LINKS ?? 10_000);
 const ONLY_REDIRECTS = process.env.BENCH_ONLY === 'redirects';
+const ROUNDS = process.env.BENCH_ONLY === 'rounds' ? Number(process.env.BENCH_ROUNDS ?? 8) : 0;
+const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT;
 const PREFIX = 'bench:';
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,9 +78,9 @@ async function waitPort(port: number, child: ChildProcess, name: string): Promis
 }
 
 const children: ChildProcess[] = [];
-async function api(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+async function api(env: Record<string, string>, root = ROOT): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/src/server.js'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['dist/src/server.js'], { cwd: root, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   await waitPort(port, child, 'api');
   return { url: `http://127.0.0.1:${port}`, child };
@@ -145,6 +153,57 @@ async function measuredRedirects(url: string): Promise<Result & { serverP99: str
 const line = (label: string, r: { reqPerSec: number; p50: number; p99: number; extra?: string }) =>
   log(`${label.padEnd(60)} ${String(Math.round(r.reqPerSec)).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.extra ? `  ${r.extra}` : ''}`);
 
+interface RoundsDeps {
+  base: Record<string, string>;
+  scaled: Record<string, string>;
+  records(): Promise<number>;
+  recordsAtRest(): Promise<number>;
+  drained(): Promise<void>;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** BENCH_ONLY=rounds (see the top of this file). */
+async function alternatingRounds(d: RoundsDeps): Promise<void> {
+  const w = worker(d.scaled);
+  const arms = [
+    { label: '1 API, PostgreSQL, in-process click queue', ...(await api(d.base)) },
+    { label: '1 API (CLICK_WORKER_IN_PROCESS=false) + 1 worker, Redis', ...(await api({ ...d.scaled, CLICK_WORKER_IN_PROCESS: 'false' })) },
+    ...(COMPARE_ROOT ? [{ label: `the same, built in ${COMPARE_ROOT}`, ...(await api({ ...d.scaled, CLICK_WORKER_IN_PROCESS: 'false' }, COMPARE_ROOT)) }] : []),
+  ].map((arm) => ({ ...arm, rates: [] as number[], p50s: [] as number[], p99s: [] as number[], serverP99s: [] as string[] }));
+  for (const arm of arms) await redirects(arm.url, CONNECTIONS, WARMUP);
+  await d.drained();
+  const before = await d.recordsAtRest();
+  let answered = 0;
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // Each round in another order, so that no arm always follows the same one.
+    for (const arm of round % 2 === 0 ? arms : [...arms].reverse()) {
+      const r = await measuredRedirects(arm.url);
+      arm.rates.push(r.requests.average);
+      arm.p50s.push(r.latency.p50);
+      arm.p99s.push(r.latency.p99);
+      arm.serverP99s.push(r.serverP99);
+      answered += r['3xx'];
+    }
+  }
+  await d.drained();
+  await Promise.all(arms.map((arm) => stop(arm.child)));
+  await stop(w);
+  check('alternating rounds', (await d.recordsAtRest()) - before, answered, CONNECTIONS * ROUNDS * arms.length);
+  for (const arm of arms) {
+    line(arm.label, { reqPerSec: median(arm.rates), p50: median(arm.p50s), p99: median(arm.p99s), extra: `(medians of ${ROUNDS}; rates ${arm.rates.map(Math.round).join(' ')}; server-side p99 ${arm.serverP99s.join(', ')})` });
+  }
+  const reference = median(arms[0]!.rates);
+  for (const arm of arms.slice(1)) {
+    const perRound = arm.rates.map((r, i) => (r / arms[0]!.rates[i]!).toFixed(2)).join(' ');
+    log(`${`  -> ${arm.label}`.slice(0, 60).padEnd(60)} ${(median(arm.rates) / reference).toFixed(2)} x (per round: ${perRound}), p99 ${median(arm.p99s)} ms (target >= 0.8 x, <= 5 ms)`);
+  }
+}
+
 async function main(): Promise<void> {
   const redisPort = await freePort();
   const redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -194,6 +253,11 @@ async function main(): Promise<void> {
     }
   };
   log(`${LINKS} links, ${CONNECTIONS} connections, ${DURATION} s per run; everything on this machine (${(await import('node:os')).cpus().length} cores)`);
+
+  if (ROUNDS > 0) {
+    await alternatingRounds({ base, scaled, records, recordsAtRest, drained });
+    return cleanUp();
+  }
 
   // 1. The reference: PostgreSQL, in-process queue.
   const one = await api(base);
