@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
+import { lockDirectory } from '../../db/directory-lock.js';
 import type { WindowProgress } from './click-batch.js';
 import type { ClickEvent } from './click-event.js';
 import type { ClickQueue, JournalMark } from './click-queue.js';
@@ -178,11 +179,19 @@ async function replayLeftOver(opts: OpenClickJournalOptions, files: readonly str
 export async function openClickJournal(opts: OpenClickJournalOptions): Promise<ClickJournal> {
   const { dir, log } = opts;
   mkdirSync(dir, { recursive: true });
+  // One process per journal directory: a second would replay the first one's live segments (counting their
+  // clicks twice) and forget its marks. Held until close(); the OS drops it with a killed process.
+  const lock = lockDirectory(dir, 'its click journal belongs to one process, which replays what it finds there at start');
   const leftOver = readdirSync(dir).filter((f) => SEGMENT.test(f)).sort();
   let seq = leftOver.length > 0 ? Number(SEGMENT.exec(leftOver[leftOver.length - 1]!)![1]) + 1 : 1;
-  if (leftOver.length > 0) await replayLeftOver(opts, leftOver.map((f) => path.join(dir, f)));
-  // No segment of an earlier process is left: their marks are of no more use (one row per process otherwise).
-  await opts.forgetMarks();
+  try {
+    if (leftOver.length > 0) await replayLeftOver(opts, leftOver.map((f) => path.join(dir, f)));
+    // No segment of an earlier process is left: their marks are of no more use (one row per process otherwise).
+    await opts.forgetMarks();
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
 
   const id = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
   interface Segment {
@@ -288,6 +297,7 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
       segments.push({ file: '', fd: null, bytes: 0, end: Number.POSITIVE_INFINITY }); // lets release() take the last one
       release();
       segments.pop();
+      lock.release();
     },
   };
 }

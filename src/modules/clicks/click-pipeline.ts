@@ -88,6 +88,9 @@ export async function createClickPipeline(deps: ClickPipelineDeps): Promise<Clic
       replay: (clicks, mark) => repository.writer.writeBatch!(ClickBatch.of(clicks), mark),
       replayKeyed: (clicks) => replaySafe().write(clicks),
       forgetMarks: async () => void (await db.deleteFrom('click_journal_marks').execute()),
+    }).catch(async (err: unknown) => {
+      await repository.close(); // its writer thread: a start that fails here leaves nothing running
+      throw err;
     });
     queue = journaledClickQueue(memoryQueue(journal), journal);
   } else queue = memoryQueue();

@@ -157,13 +157,35 @@ describe('the click journal on sqlite (the embedded default)', () => {
     }
   });
 
+  it('when a second app starts on a DATA_DIR whose journal a running app holds, then it refuses with a clear error and replays nothing; once the first closes, it starts', async () => {
+    const t = await createTestApp('sqlite', { env: { CLICK_FLUSH_MS: '60000' } });
+    let again: TestApp | null = null;
+    try {
+      const link = await linkOf(t);
+      for (let i = 0; i < 5; i += 1) expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
+      // Five clicks journaled and queued, none written: a second process replaying them would count them twice.
+      await expect(restart(t)).rejects.toThrow(/is in use by another Ferry process: its click journal belongs to one process.*another DATA_DIR/);
+      expect(t.app.clickQueue.depth()).toBe(5);
+      await t.app.close();
+      expect(await counts(t, link.id)).toEqual({ records: 5, clickCount: 5 });
+      const next = await restart(t);
+      again = next.app;
+      expect(next.logs.some((l) => l.msg === REPLAYED)).toBe(false);
+      expect(await counts(again, link.id)).toEqual({ records: 5, clickCount: 5 });
+    } finally {
+      await again?.close();
+      await t.close();
+    }
+  });
+
   it('when a segment is written, then it starts with its journal header and holds one line per click at consecutive positions', async () => {
     const t = await createTestApp('sqlite', { env: { CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000' } });
     try {
       const link = await linkOf(t);
       for (let i = 0; i < 3; i += 1) expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
       const dir = path.join(t.config.dataDir, 'click-journal');
-      const texts = readdirSync(dir).map((f) => readFileSync(path.join(dir, f), 'utf8')).filter(Boolean);
+      // The segments (the directory also holds the journal's lock: src/db/directory-lock.ts).
+      const texts = readdirSync(dir).filter((f) => f.endsWith('.journal')).map((f) => readFileSync(path.join(dir, f), 'utf8')).filter(Boolean);
       expect(texts).toHaveLength(1);
       const { runs, keyed, malformed } = readSegments(texts);
       expect({ keyed: keyed.length, malformed }).toEqual({ keyed: 0, malformed: 0 });
