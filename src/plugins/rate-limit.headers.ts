@@ -5,6 +5,8 @@
  *   RateLimit: "default";r=599;t=42             r = remaining quota, t = seconds until the quota resets
  * The superseded split fields (RateLimit-Limit/-Remaining/-Reset) and X-RateLimit-* are not sent.
  */
+import { AppError } from '../lib/app-error.js';
+
 export interface LimitState {
   policy: string;
   quota: number;
@@ -23,3 +25,7 @@ export function rateLimitHeaders(states: LimitState[]): { 'ratelimit-policy': st
     ratelimit: states.map((s) => item(s.policy, { r: s.remaining, t: s.reset })).join(', '),
   };
 }
+
+/** The 429 of a used-up policy, for every limit (the API's and the redirect's): its name, quota and window in the message, Retry-After the seconds until it resets. */
+export const rateLimited = (policy: string, quota: number, windowSeconds: number, reset: number): AppError =>
+  new AppError('RATE_LIMITED', `Too many requests: the ${policy} limit is ${quota} per ${windowSeconds} s`, [], { 'Retry-After': String(reset) });

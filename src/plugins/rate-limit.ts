@@ -2,10 +2,9 @@ import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
-import { AppError } from '../lib/app-error.js';
 import { bearerCredential, isApiKeyCredential } from './auth.js';
 import { declareResponseHeaders } from './response-headers.js';
-import { rateLimitHeaders, type LimitState } from './rate-limit.headers.js';
+import { rateLimited, rateLimitHeaders, type LimitState } from './rate-limit.headers.js';
 
 /**
  * Rate limits (SPEC §8) on @fastify/rate-limit's counters, with Ferry's own keys, headers and error.
@@ -96,9 +95,7 @@ export function createLimiter(scope: FastifyInstance, policy: Policy): RateLimit
     states.push(state);
     for (const [name, value] of Object.entries(rateLimitHeaders(states))) reply.header(name, value);
     if (result.isExceeded) {
-      throw new AppError('RATE_LIMITED', `Too many requests: the ${policy.name} limit is ${policy.max} per ${windowSeconds} s`, [], {
-        'Retry-After': String(state.reset),
-      });
+      throw rateLimited(policy.name, policy.max, windowSeconds, state.reset);
     }
   };
 }

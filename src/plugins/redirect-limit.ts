@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
-import { AppError } from '../lib/app-error.js';
 import { documentRateLimitHeaders, LOCAL_KEYS, WINDOW_MS } from './rate-limit.js';
+import { rateLimited } from './rate-limit.headers.js';
 
 /**
  * The redirect's own, higher limit per client IP (REDIRECT_RATE_LIMIT_PER_MINUTE, SPEC §8): one counter per
@@ -54,8 +54,7 @@ const addressKey = (ip: string): string => (ip.includes(':') ? normalizeIP(ip) :
 const windowSecondsOf = (windowMs: number): number => Math.ceil(windowMs / 1000);
 const secondsLeft = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 const field = (name: string, remaining: number, reset: number): string => `"${name}";r=${remaining};t=${reset}`;
-const tooMany = (name: string, max: number, windowMs: number, reset: number): AppError =>
-  new AppError('RATE_LIMITED', `Too many requests: the ${name} limit is ${max} per ${windowSecondsOf(windowMs)} s`, [], { 'Retry-After': String(reset) });
+const tooMany = (name: string, max: number, windowMs: number, reset: number) => rateLimited(name, max, windowSecondsOf(windowMs), reset);
 
 /**
  * Counters in process, for the redirect's hot path: one Map lookup and no promise, without
