@@ -5,7 +5,8 @@
  *
  * A producer keeps a few batches waiting in the queue (it never fills it: a drop would be the writer's
  * fault, and none is allowed) and otherwise sleeps, so that it measures the writer, not itself, for DURATION
- * seconds; then the queue is flushed, the click records are counted, and the rate is records / (first
+ * seconds. Every visit is drawn afresh: a recycled set of visits (50,000 until 2026-11-25) made visitors and
+ * daily values repeat, which flattered the writer, large windows most; then the queue is flushed, the click records are counted, and the rate is records / (first
  * enqueue → last record written).
  * Prints one JSON line: { clicks, records, dropped, seconds, clicksPerSecond, cpuSeconds, peakRssBytes }.
  *
@@ -86,11 +87,9 @@ const started = performance.now();
 let enqueued = 0;
 // A few writes' worth waiting: batches, or for a window writer (the embedded engine's thread) a window.
 const highWater = Math.min(config.clickQueueLimit / 2, Math.max(4 * config.clickBatchSize, 2 * (repository.writer.window ?? 0)));
-const ready = Array.from({ length: 50_000 }, visit);
 while (performance.now() - started < duration) {
   while (queue.depth() < highWater) {
-    const e = ready[enqueued % ready.length]!;
-    if (queue.enqueue({ ...e, clickedAt: Date.now() })) enqueued += 1;
+    if (queue.enqueue(visit())) enqueued += 1;
   }
   await new Promise((resolve) => setTimeout(resolve, 1));
 }

@@ -127,6 +127,17 @@ const optional = <T>(parse: (raw: string) => T): Spec<T | null> => ({
   parse: (raw) => (raw === '' ? null : parse(raw)),
 });
 
+/**
+ * CLICK_QUEUE_LIMIT's defaults. In process, the clicks waiting are also the embedded writer thread's next
+ * window (sqlite-click-writer.ts takes up to 250,000 at once, and the more it takes, the less a click costs
+ * it): a backlog can only make windows that large if the queue may hold them. About 180 bytes of heap per
+ * click waiting (measured: its columns 44, the batches' strings and their index the rest), so 500,000 is about
+ * 90 MB, held only while the writer is behind. The Redis stream keeps its
+ * 100,000 (about 230 bytes per entry in Redis, docs/deployment.md): its consumers write batches.
+ */
+export const IN_PROCESS_QUEUE_LIMIT = 500_000;
+export const STREAM_BACKLOG_LIMIT = 100_000;
+
 const specs = {
   PORT: { default: 3000, parse: int(0, 65535) },
   HOST: { default: '127.0.0.1', parse: nonEmpty },
@@ -197,7 +208,8 @@ const specs = {
   CLICK_FLUSH_MS: { default: 1000, parse: int(10, 60_000) },
   CLICK_JOURNAL: { default: true, parse: bool },
   CLICK_BATCH_SIZE: { default: 1000, parse: int(1, 100_000) },
-  CLICK_QUEUE_LIMIT: { default: 100_000, parse: int(100, 10_000_000) },
+  // Unset: IN_PROCESS_QUEUE_LIMIT or, with REDIS_URL, STREAM_BACKLOG_LIMIT (below).
+  CLICK_QUEUE_LIMIT: optional(int(100, 10_000_000)),
   LINK_CACHE_SIZE: { default: 100_000, parse: int(0, 10_000_000) },
   LINK_PASSWORD_ATTEMPTS_PER_MINUTE: { default: 5, parse: int(1, 1000) },
   MAINTENANCE_MODE: { default: false, parse: bool },
@@ -330,7 +342,7 @@ export function loadConfig(env: Env = {}): Config {
     clickFlushMs: v.CLICK_FLUSH_MS,
     clickJournal: v.CLICK_JOURNAL,
     clickBatchSize: v.CLICK_BATCH_SIZE,
-    clickQueueLimit: v.CLICK_QUEUE_LIMIT,
+    clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.REDIS_URL === null ? IN_PROCESS_QUEUE_LIMIT : STREAM_BACKLOG_LIMIT),
     linkCacheSize: v.LINK_CACHE_SIZE,
     linkPasswordAttemptsPerMinute: v.LINK_PASSWORD_ATTEMPTS_PER_MINUTE,
     maintenanceMode: v.MAINTENANCE_MODE,

@@ -19,6 +19,15 @@ describe('configuration', () => {
     });
   });
 
+  it('when CLICK_QUEUE_LIMIT is unset, then the in-process queue may hold a whole writer window and the Redis stream keeps its own bound; a value set wins', () => {
+    expect(loadConfig({}).clickQueueLimit).toBe(500_000);
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).clickQueueLimit).toBe(500_000);
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(100_000);
+    expect(loadConfig({ REDIS_URL: 'redis://h:6379', CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);
+    expect(loadConfig({ CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);
+    expect(configProblems({ CLICK_QUEUE_LIMIT: '50' })).toMatch(/^Invalid configuration: CLICK_QUEUE_LIMIT="50": must be an integer between 100 and/);
+  });
+
   it('when values are good, then they are parsed into the typed config', () => {
     const c = loadConfig({
       PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@h/db', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
