@@ -8,7 +8,8 @@
  * seconds. Every visit is drawn afresh: a recycled set of visits (50,000 until 2026-11-25) made visitors and
  * daily values repeat, which flattered the writer, large windows most; then the queue is flushed, the click records are counted, and the rate is records / (first
  * enqueue → last record written).
- * Prints one JSON line: { clicks, records, dropped, seconds, clicksPerSecond, cpuSeconds, peakRssBytes }.
+ * Prints one JSON line: { clicks, records, dropped, seconds, clicksPerSecond, cpuSeconds, writerCpuSeconds (on
+ * SQLite and Linux, the writer thread's; null on PostgreSQL), peakRssBytes }.
  *
  * Env: DATA_DIR (seeded with links), or DATABASE_URL (PostgreSQL, an empty database: SEED_LINKS links are
  * created first, 100,000 by default), DURATION (s), MIX (`uniform`: every link equally likely, the worst
@@ -25,6 +26,7 @@ import { createMemoryClickQueue } from '../src/modules/clicks/click-queue.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createClicksRepository } from '../src/modules/clicks/clicks.repository.js';
 import { peakRssBytes } from './lib/proc.js';
+import { threadCpuSeconds } from './lib/task-cpu.js';
 import { seedLinksPortable } from './lib/seed.js';
 
 const config = loadConfig(process.env);
@@ -83,6 +85,7 @@ function visit(): ClickEvent {
 }
 
 const cpuBefore = process.cpuUsage();
+const threadsBefore = threadCpuSeconds();
 const started = performance.now();
 let enqueued = 0;
 // A few writes' worth waiting: batches, or for a window writer (the embedded engine's thread) a window.
@@ -96,6 +99,11 @@ while (performance.now() - started < duration) {
 await queue.flush();
 const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
+// On SQLite, the writer thread: of the threads but the main one (the producer), the one that used the most
+// CPU during the run. Read before the queue closes it.
+const threadsAfter = threadCpuSeconds();
+const writerCpuSeconds = config.databaseUrl !== null ? null
+  : Math.max(0, ...[...threadsAfter].filter(([tid]) => tid !== process.pid).map(([tid, s]) => s - (threadsBefore.get(tid) ?? 0)));
 const records = Number((await storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
 const counted = Number((await storage.db.selectFrom('links').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('click_count'), eb.lit(0)).as('n')).executeTakeFirstOrThrow()).n);
 await queue.close();
@@ -103,5 +111,5 @@ await repository.close();
 await storage.close();
 process.stdout.write(`${JSON.stringify({
   clicks: enqueued, records, counted, dropped: queue.dropped(), seconds, clicksPerSecond: records / seconds,
-  cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssBytes: peakRssBytes(process.pid),
+  cpuSeconds: (cpu.user + cpu.system) / 1e6, writerCpuSeconds, peakRssBytes: peakRssBytes(process.pid),
 })}\n`);

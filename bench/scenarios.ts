@@ -403,7 +403,7 @@ export const SCENARIOS: Scenario[] = [
       const dataDir = path.join(ctx.work, `run-ingest-${mix}`);
       mkdirSync(dataDir, { recursive: true });
       copyFileSync(ctx.data.files.links100k!.db, path.join(dataDir, 'ferry.db'));
-      const { result: r } = await runJson<{ clicks: number; records: number; counted: number; dropped: number; seconds: number; clicksPerSecond: number; cpuSeconds: number; peakRssBytes: number | null }>(
+      const { result: r } = await runJson<{ clicks: number; records: number; counted: number; dropped: number; seconds: number; clicksPerSecond: number; cpuSeconds: number; writerCpuSeconds: number | null; peakRssBytes: number | null }>(
         ['--import', 'tsx', 'bench/ingest.ts'], { DATA_DIR: dataDir, DURATION: String(ctx.duration), MIX: mix },
       );
       const lost = r.clicks - r.records;
@@ -412,7 +412,8 @@ export const SCENARIOS: Scenario[] = [
           name: `ingest-${mix}`, setup: `${MIX[mix]}; in-process queue + writer thread, default settings`,
           perSecond: r.clicksPerSecond, unit: 'clicks/s', latencyMs: null, errors: lost + r.dropped,
           cpuUsPerRequest: (r.cpuSeconds * 1e6) / r.records, cpuCores: r.cpuSeconds / r.seconds, mainCpuUsPerRequest: null, peakRssBytes: r.peakRssBytes,
-          notes: `${r.clicks} enqueued, ${r.records} records, click_count sum ${r.counted}, ${r.dropped} dropped, ${r.seconds.toFixed(1)} s to the last write`,
+          notes: `${r.clicks} enqueued, ${r.records} records, click_count sum ${r.counted}, ${r.dropped} dropped, ${r.seconds.toFixed(1)} s to the last write` +
+            (r.writerCpuSeconds === null ? '' : `; writer thread ${((r.writerCpuSeconds * 1e6) / r.records).toFixed(1)} µs of CPU per click`),
         },
       };
     },
