@@ -130,9 +130,9 @@ const optional = <T>(parse: (raw: string) => T): Spec<T | null> => ({
 /**
  * CLICK_QUEUE_LIMIT's defaults. In process, the clicks waiting are also the embedded writer thread's next
  * window (sqlite-click-writer.ts takes up to 250,000 at once, and the more it takes, the less a click costs
- * it): a backlog can only make windows that large if the queue may hold them. About 180 bytes of heap per
- * click waiting (measured: its columns 44, the batches' strings and their index the rest), so 500,000 is about
- * 90 MB, held only while the writer is behind. The Redis stream keeps its
+ * it): a backlog can only make windows that large if the queue may hold them. A click waiting takes about
+ * 65 bytes of heap and columns (measured: 100 bytes of RSS), so 500,000 is about 50 MB, held only while the
+ * writer is behind. The Redis stream keeps its
  * 100,000 (about 230 bytes per entry in Redis, docs/deployment.md): its consumers write batches.
  */
 export const IN_PROCESS_QUEUE_LIMIT = 500_000;

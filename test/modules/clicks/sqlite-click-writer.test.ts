@@ -173,6 +173,23 @@ describe('click batches', () => {
     expect(values.length).toBe(6 + 3 + 1 + 2);
   });
 
+  it('when a batch is filled (its text index let go), reset and filled again, then each filling reads back as sent with each text once', () => {
+    const batch = new ClickBatch(4);
+    for (const round of [0, 1]) {
+      const sent = [0, 1, 2, 3].map((i) => event(round * 4 + i));
+      for (const e of sent) batch.push(e);
+      expect(batch.full).toBe(true);
+      expect(batch.toEvents()).toEqual(sent);
+      expect(batch.values.length).toBe(new Set(batch.values).size);
+      // joined into a window with another full batch: the same clicks, each text once
+      const other = ClickBatch.of(sent);
+      const window = ClickBatch.concat([batch, other]);
+      expect(window.toEvents()).toEqual([...sent, ...sent]);
+      expect(window.values.sort()).toEqual([...batch.values].sort());
+      batch.reset();
+    }
+  });
+
   it('when batches are joined into a window, then it holds their clicks in order with each text once, and the parts are untouched', () => {
     const parts = [0, 1, 2].map((p) => {
       const b = new ClickBatch(5);
