@@ -57,7 +57,7 @@ export class ClickBatch {
   readonly numbers: Record<ClickNumberField, Float64Array>;
   readonly text: Record<ClickTextField, Int32Array>;
   values: string[] = [];
-  /** text -> its index in `values`, while the batch is filled; dropped once it is full (see push) */
+  /** text -> its index in `values`, while the batch is filled; let go once it is full (see push) */
   private index: Map<string, number> | null = new Map();
   /**
    * A window partly written (dropWritten): it held `span` clicks (journal positions), of which those of links
@@ -74,32 +74,6 @@ export class ClickBatch {
   static of(events: readonly ClickEvent[]): ClickBatch {
     const batch = new ClickBatch(Math.max(1, events.length));
     for (const e of events) batch.push(e);
-    return batch;
-  }
-
-  /**
-   * One batch holding the clicks of `parts`, in order (a window writer's write, click-queue.ts). Columns are
-   * copied whole and text indexes remapped, so that a window of tens of thousands costs the event loop about
-   * a millisecond.
-   */
-  static concat(parts: readonly ClickBatch[]): ClickBatch {
-    const batch = new ClickBatch(Math.max(1, parts.reduce((n, p) => n + p.length, 0)));
-    for (const part of parts) {
-      const at = batch.length;
-      const n = part.length;
-      for (const f of CLICK_NUMBER_FIELDS) batch.numbers[f].set(part.numbers[f].subarray(0, n), at);
-      const remap = part.values.map((v) => batch.intern(v));
-      for (const f of CLICK_TEXT_FIELDS) {
-        const from = part.text[f];
-        const to = batch.text[f];
-        for (let i = 0; i < n; i += 1) {
-          const v = from[i]!;
-          to[at + i] = v < 0 ? -1 : remap[v]!;
-        }
-      }
-      batch.length += n;
-    }
-    batch.index = null; // a window takes no more clicks
     return batch;
   }
 

@@ -109,8 +109,8 @@ describe('in-memory click queue', () => {
     await q.close();
   });
 
-  it('when the writer takes windows, then a write holds every batch waiting up to the window, and a window that failed part way is written again alone with where it got to', async () => {
-    const writes: Array<{ clicks: number[]; mark: JournalMark | undefined }> = [];
+  it('when the writer takes windows, then clicks are gathered in windows, a write holds one, and a window that failed part way is written again alone with where it got to', async () => {
+    const writes: Array<{ clicks: number[]; mark: JournalMark | undefined; capacity: number }> = [];
     let failNext = false;
     const writer = {
       window: 10,
@@ -118,7 +118,7 @@ describe('in-memory click queue', () => {
         throw new Error('a window writer gets batches');
       },
       writeBatch: async (batch: ClickBatch, mark?: JournalMark) => {
-        writes.push({ clicks: batch.toEvents().map((e) => e.clickedAt), mark });
+        writes.push({ clicks: batch.toEvents().map((e) => e.clickedAt), mark, capacity: batch.capacity });
         if (failNext) {
           failNext = false;
           // committed: the first two clicks of link 1 (sqlite-click-thread.ts answers how far it got)
@@ -129,35 +129,35 @@ describe('in-memory click queue', () => {
     };
     const written: number[] = [];
     const q = createMemoryClickQueue({ writer, flushMs: 60_000, batchSize: 3, limit: 100, log: fakeLog(), clock: new TestClock(), journal: 'j', onWritten: (n) => written.push(n) });
-    // Batches of 3; the size trigger is the window (10), not CLICK_BATCH_SIZE.
+    // The size trigger is the window (10), not CLICK_BATCH_SIZE (3).
     for (let i = 0; i < 9; i += 1) q.enqueue(event(i));
     await sleep(5);
     expect(writes).toEqual([]);
     for (let i = 9; i < 14; i += 1) q.enqueue(event(i));
     await sleep(5);
-    // Whole batches up to the window: 0-8 (three batches; 9-11 would pass 10). The rest is less than a window:
-    // it waits for the timer (or a flush), so that windows do not shrink to what arrives during a write.
-    expect(writes).toEqual([{ clicks: [0, 1, 2, 3, 4, 5, 6, 7, 8], mark: { journal: 'j', first: 0, end: 9 } }]);
-    expect(written).toEqual([9]);
+    // One window, gathered as it came (its batch is the window): 0-9. The rest is less than a window: it waits
+    // for the timer (or a flush), so that windows do not shrink to what arrives during a write.
+    expect(writes).toEqual([{ clicks: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], mark: { journal: 'j', first: 0, end: 10 }, capacity: 10 }]);
+    expect(written).toEqual([10]);
     await q.flush();
-    expect(writes[1]).toEqual({ clicks: [9, 10, 11, 12, 13], mark: { journal: 'j', first: 9, end: 14 } });
-    expect(written).toEqual([9, 5]);
+    expect(writes[1]).toEqual({ clicks: [10, 11, 12, 13], mark: { journal: 'j', first: 10, end: 14 }, capacity: 10 });
+    expect(written).toEqual([10, 4]);
 
     for (let i = 14; i < 19; i += 1) q.enqueue(event(i));
     failNext = true;
     await expect(q.flush()).rejects.toThrow(/still queued/);
-    expect(writes[2]).toEqual({ clicks: [14, 15, 16, 17, 18], mark: { journal: 'j', first: 14, end: 19 } });
+    expect(writes[2]).toEqual({ clicks: [14, 15, 16, 17, 18], mark: { journal: 'j', first: 14, end: 19 }, capacity: 10 });
     // Nothing counts as committed in the journal until the whole window is.
-    expect(written).toEqual([9, 5]);
+    expect(written).toEqual([10, 4]);
     expect(q.depth()).toBe(3);
     for (let i = 19; i < 21; i += 1) q.enqueue(event(i));
     await q.flush();
     // The rest of the window alone, marked with its span and where it got to; then the newer clicks.
     expect(writes.slice(3)).toEqual([
-      { clicks: [16, 17, 18], mark: { journal: 'j', first: 14, end: 19, after: { link: 1, count: 2 } } },
-      { clicks: [19, 20], mark: { journal: 'j', first: 19, end: 21 } },
+      { clicks: [16, 17, 18], mark: { journal: 'j', first: 14, end: 19, after: { link: 1, count: 2 } }, capacity: 10 },
+      { clicks: [19, 20], mark: { journal: 'j', first: 19, end: 21 }, capacity: 10 },
     ]);
-    expect(written).toEqual([9, 5, 5, 2]);
+    expect(written).toEqual([10, 4, 5, 2]);
     await q.close();
   });
 });
