@@ -14,7 +14,8 @@
  * Env: DATA_DIR (seeded with links), or DATABASE_URL (PostgreSQL, an empty database: SEED_LINKS links are
  * created first, 100,000 by default), DURATION (s), MIX (`uniform`: every link equally likely, the worst
  * case for the rollups; `zipf`: the link of popularity rank k with probability ∝ 1/k, as web traffic
- * roughly is; `hot`: every visit on one link), and Ferry's own CLICK_* variables.
+ * roughly is; `hot`: every visit on one link), BOTS=1 (every visit without a User-Agent, so a bot's: record,
+ * hour and link only, as in the redirect benchmark's), and Ferry's own CLICK_* variables.
  */
 import type { Kysely } from 'kysely';
 import pino from 'pino';
@@ -79,7 +80,7 @@ function zipfRank(): number {
 function visit(): ClickEvent {
   const i = mix === 'hot' ? 0 : mix === 'zipf' ? zipfRank() : Math.floor(Math.random() * codes.length);
   return {
-    linkId: linkIds[i]!, shortCode: codes[i]!, clickedAt: Date.now(), ip: pick(ips), userAgent: pick(agents),
+    linkId: linkIds[i]!, shortCode: codes[i]!, clickedAt: Date.now(), ip: pick(ips), userAgent: process.env.BOTS ? null : pick(agents),
     referrer: Math.random() < 0.2 ? null : pick(referrers),
   };
 }

@@ -128,15 +128,17 @@ const optional = <T>(parse: (raw: string) => T): Spec<T | null> => ({
 });
 
 /**
- * CLICK_QUEUE_LIMIT's defaults. In process, the clicks waiting are also the embedded writer thread's next
- * window (sqlite-click-writer.ts takes up to 250,000 at once, and the more it takes, the less a click costs
- * it): a backlog can only make windows that large if the queue may hold them. A click waiting takes about
- * 65 bytes of heap and columns (measured: 100 bytes of RSS), so 500,000 is about 50 MB, held only while the
- * writer is behind. The Redis stream keeps its
- * 100,000 (about 230 bytes per entry in Redis, docs/deployment.md): its consumers write batches.
+ * CLICK_QUEUE_LIMIT's defaults. On the embedded engine (no DATABASE_URL, no REDIS_URL) the clicks waiting are
+ * also the writer thread's next window (sqlite-click-writer.ts takes up to 500,000 at once, and the more it
+ * takes, the less a click costs it): a backlog can only make windows that large if the queue may hold them. A
+ * click waiting takes about 65 bytes of heap and columns (measured: 100 bytes of RSS), so 1,000,000 is about
+ * 100 MB, held only while the writer is behind; the journal holds the same clicks on disk. Elsewhere 100,000:
+ * the PostgreSQL writer and the stream's consumers write batches of CLICK_BATCH_SIZE, which gain nothing from a
+ * longer queue, and a shutdown flushes the in-process queue within SHUTDOWN_TIMEOUT_MS (about 230 bytes per
+ * entry in Redis, docs/deployment.md).
  */
-export const IN_PROCESS_QUEUE_LIMIT = 500_000;
-export const STREAM_BACKLOG_LIMIT = 100_000;
+export const EMBEDDED_QUEUE_LIMIT = 1_000_000;
+export const QUEUE_LIMIT = 100_000;
 
 const specs = {
   PORT: { default: 3000, parse: int(0, 65535) },
@@ -208,7 +210,7 @@ const specs = {
   CLICK_FLUSH_MS: { default: 1000, parse: int(10, 60_000) },
   CLICK_JOURNAL: { default: true, parse: bool },
   CLICK_BATCH_SIZE: { default: 1000, parse: int(1, 100_000) },
-  // Unset: IN_PROCESS_QUEUE_LIMIT or, with REDIS_URL, STREAM_BACKLOG_LIMIT (below).
+  // Unset: EMBEDDED_QUEUE_LIMIT on the embedded engine, QUEUE_LIMIT otherwise (below).
   CLICK_QUEUE_LIMIT: optional(int(100, 10_000_000)),
   LINK_CACHE_SIZE: { default: 100_000, parse: int(0, 10_000_000) },
   LINK_PASSWORD_ATTEMPTS_PER_MINUTE: { default: 5, parse: int(1, 1000) },
@@ -342,7 +344,7 @@ export function loadConfig(env: Env = {}): Config {
     clickFlushMs: v.CLICK_FLUSH_MS,
     clickJournal: v.CLICK_JOURNAL,
     clickBatchSize: v.CLICK_BATCH_SIZE,
-    clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.REDIS_URL === null ? IN_PROCESS_QUEUE_LIMIT : STREAM_BACKLOG_LIMIT),
+    clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null && v.REDIS_URL === null ? EMBEDDED_QUEUE_LIMIT : QUEUE_LIMIT),
     linkCacheSize: v.LINK_CACHE_SIZE,
     linkPasswordAttemptsPerMinute: v.LINK_PASSWORD_ATTEMPTS_PER_MINUTE,
     maintenanceMode: v.MAINTENANCE_MODE,

@@ -19,9 +19,9 @@ describe('configuration', () => {
     });
   });
 
-  it('when CLICK_QUEUE_LIMIT is unset, then the in-process queue may hold a whole writer window and the Redis stream keeps its own bound; a value set wins', () => {
-    expect(loadConfig({}).clickQueueLimit).toBe(500_000);
-    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).clickQueueLimit).toBe(500_000);
+  it('when CLICK_QUEUE_LIMIT is unset, then the embedded engine\'s queue may hold a backlog of whole writer windows, the PostgreSQL and Redis queues keep 100,000; a value set wins', () => {
+    expect(loadConfig({}).clickQueueLimit).toBe(1_000_000);
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).clickQueueLimit).toBe(100_000);
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(100_000);
     expect(loadConfig({ REDIS_URL: 'redis://h:6379', CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);
     expect(loadConfig({ CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);

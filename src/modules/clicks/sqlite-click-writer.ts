@@ -21,16 +21,16 @@ import type { SqliteClickThreadData, SqliteClickThreadReply, SqliteClickThreadRe
  */
 const TX_BUDGET_MS = 50;
 /**
- * Clicks per write at most (the queue hands over all it holds up to this): the thread sorts a write by link,
+ * Clicks per write at most (the queue gathers clicks in windows this large): the thread sorts a write by link,
  * so the larger it is, the more of a transaction's pages, hours and daily values are shared between clicks.
- * Measured with bench/ingest.ts, uniform over 100,000 links, fresh visits: 1,000 per write 63 µs of CPU per
- * click, 5,000 50 µs, 20,000 37 µs, 50,000 23 µs, 250,000 15 µs, 500,000 13 µs (47,000 → 72,000 → 85,000
- * clicks/s from 50,000 to 250,000 to 500,000). Windows this large form only from a backlog (the queue writes
- * on CLICK_FLUSH_MS what waits), so the writer gets cheaper per click exactly when it is behind. The price:
- * the window's memory while it is written, and the event loop's share of taking it (ClickBatch.concat, the
- * message), a few tens of milliseconds for a full window (README "Clicks").
+ * Measured with bench/ingest.ts, uniform over 100,000 links, fresh visits, the writer thread's CPU per click:
+ * 50,000 clicks a window 18.6 µs (the whole process 24.6), 250,000 11.7 µs, 500,000 9.4–9.7 µs (45,000 → 73,000 →
+ * 87,000–93,000 clicks/s). Windows this large form only from a backlog (the queue writes on CLICK_FLUSH_MS what
+ * waits), so the writer gets cheaper per click exactly when it is behind. The price: the window's memory while
+ * it is gathered and written (CLICK_QUEUE_LIMIT's embedded default holds two), and the event loop's share of
+ * posting it (its columns and distinct texts: 7–15 ms for a full window).
  */
-const WINDOW_CLICKS = 250_000;
+const WINDOW_CLICKS = 500_000;
 const WORKER_NICE = 10;
 
 export interface ClosableClickWriter extends ClickWriter {
