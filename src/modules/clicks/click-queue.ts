@@ -117,8 +117,8 @@ const SPARE_BATCHES = 4;
 /**
  * A bounded in-memory queue drained by a timer and by size. Clicks are kept in ClickBatch columns of
  * `batchSize`, or for a window writer of its window (reused once written), so enqueuing copies the fields and
- * allocates nothing, and taking a batch is O(1). A failed write puts its batch back at the front and is retried on the next tick; meanwhile the
- * bound still holds, and overflow is dropped and counted.
+ * allocates nothing, and taking a batch is O(1). A failed write puts its batch back at the front and is retried
+ * on the next tick; meanwhile the bound still holds, and overflow is dropped and counted.
  */
 export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueue {
   const { writer, batchSize, limit, log, clock } = opts;
@@ -149,7 +149,7 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
    * worth more the larger its writes: it writes on the timer or once a window waits.
    */
   const capacity = writer.window ?? batchSize;
-  // a window's columns are 44 bytes a click: 11 MB for 250,000 (pages are touched as it fills)
+  // a window's columns are 44 bytes a click: 22 MB for 500,000 (their pages are touched as it fills)
   const spares = writer.window === undefined ? SPARE_BATCHES : 1;
   /** clicks committed since start: the journal position of the queue's first click */
   let position = 0;
