@@ -18,6 +18,9 @@
  * (seconds per run, default 10), BENCH_CONNECTIONS (default 10), BENCH_LINKS (default 10000), BENCH_ONLY=redirects
  * (1 and 2 without 2b: the issue's scale-out ratio alone).
  *
+ * BENCH_CPU_PROFILE_DIR=<dir>: every API instance runs with --cpu-prof and leaves its profile there (start-up and
+ * warm-up included; `npx tsx bench/profile-summary.ts <file>` lists self time per function).
+ *
  * BENCH_ONLY=rounds: the issue's ratio measured in alternating rounds instead (for a machine whose speed drifts
  * from one minute to the next): the PostgreSQL-alone instance and the Redis instance (worker only) run side by
  * side, each idle while the other is measured, BENCH_ROUNDS rounds (default 8) of BENCH_DURATION seconds; the
@@ -51,6 +54,8 @@ const LINKS = Number(process.env.BENCH_LINKS ?? 10_000);
 const ONLY_REDIRECTS = process.env.BENCH_ONLY === 'redirects';
 const ROUNDS = process.env.BENCH_ONLY === 'rounds' ? Number(process.env.BENCH_ROUNDS ?? 8) : 0;
 const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT;
+/** BENCH_CPU_PROFILE_DIR: each API instance writes a V8 CPU profile there when it stops (bench/profile-summary.ts reads it) */
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 const PREFIX = 'bench:';
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -80,7 +85,8 @@ async function waitPort(port: number, child: ChildProcess, name: string): Promis
 const children: ChildProcess[] = [];
 async function api(env: Record<string, string>, root = ROOT): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/src/server.js'], { cwd: root, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const profile = CPU_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROFILE_DIR}`];
+  const child = spawn(process.execPath, [...profile, 'dist/src/server.js'], { cwd: root, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   await waitPort(port, child, 'api');
   return { url: `http://127.0.0.1:${port}`, child };
