@@ -118,7 +118,7 @@ describe('the click journal on sqlite (the embedded default)', () => {
     }
   });
 
-  it('when a process was killed inside a window written link by link, then the restart writes exactly the clicks its mark does not cover', async () => {
+  it.each([1, 2])('when a process was killed inside a window written link by link (the journal in %i segment(s), read one at a time), then the restart writes exactly the clicks its mark does not cover', async (segments) => {
     const t = await createTestApp('sqlite');
     let again: TestApp | null = null;
     try {
@@ -137,13 +137,18 @@ describe('the click journal on sqlite (the embedded default)', () => {
       await t.storage.db.updateTable('links').set({ click_count: 2 }).where('id', '=', a.id).execute();
       const dir = path.join(t.config.dataDir, 'click-journal');
       mkdirSync(dir, { recursive: true });
-      writeFileSync(path.join(dir, 'clicks-000000000001.journal'), [
-        JSON.stringify({ journal: 'p2', first: 0 }), ...order.map((l, p) => line(p, l.id, l.short_code, at, `192.0.2.${p}`)), '',
-      ].join('\n'));
+      // Two segments: the window's clicks span both (positions 0-3 and 4-5), and 6-7 follow it in the second.
+      const cut = segments === 1 ? order.length : 4;
+      for (const [seq, from, to] of [[1, 0, cut], [2, cut, order.length]] as const) {
+        if (from === to) continue;
+        writeFileSync(path.join(dir, `clicks-00000000000${seq}.journal`), [
+          JSON.stringify({ journal: 'p2', first: from }), ...order.slice(from, to).map((l, i) => line(from + i, l.id, l.short_code, at, `192.0.2.${from + i}`)), '',
+        ].join('\n'));
+      }
 
       const first = await restart(t);
       again = first.app;
-      expect(first.logs.find((l) => l.msg === REPLAYED)).toMatchObject({ segments: 1, replayed: 6, alreadyCommitted: 2, malformed: 0 });
+      expect(first.logs.find((l) => l.msg === REPLAYED)).toMatchObject({ segments, replayed: 6, alreadyCommitted: 2, malformed: 0 });
       const ipsOf = async (linkId: number) =>
         (await again!.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', linkId).orderBy('ip').execute()).map((r) => r.ip);
       expect(await ipsOf(a.id)).toEqual(['192.0.2.0', '192.0.2.2', '192.0.2.4', '192.0.2.7']);
