@@ -143,6 +143,18 @@ export function readSegments(texts: readonly string[]): { runs: Run[]; keyed: Ke
 const isHeader = (v: unknown): v is { journal: string; first: number } =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as { journal?: unknown }).journal === 'string';
 
+/** The journal of a segment whose first line is its header and only header (click lines are arrays), else null. */
+function soleJournal(text: string): string | null {
+  const end = text.indexOf('\n');
+  if (end < 0 || text.includes('\n{', end)) return null;
+  try {
+    const v: unknown = JSON.parse(text.slice(0, end));
+    return isHeader(v) ? v.journal : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Replays the segments an earlier process left behind, one segment in memory at a time (a backlog of a
  * million clicks or more can be left behind: CLICK_QUEUE_LIMIT's embedded default). Two passes in segment
@@ -154,20 +166,24 @@ async function replayLeftOver(opts: OpenClickJournalOptions, files: readonly str
   const progress = new Map<string, JournalProgress>();
   /** per journal with a window partly written: its uncovered clicks, and how many of the window's link were seen */
   const windows = new Map<string, { rest: ClickEvent[]; seen: number }>();
-  const keyed: KeyedClick[] = [];
-  let malformed = 0;
+  const progressOf = async (journal: string): Promise<JournalProgress> => {
+    let p = progress.get(journal);
+    if (p === undefined) {
+      progress.set(journal, (p = await opts.committed(journal)));
+      if (p.window !== null) windows.set(journal, { rest: [], seen: 0 });
+    }
+    return p;
+  };
   let replayed = 0;
   let skipped = 0;
   for (const file of files) {
-    const segment = readSegments([readFileSync(file, 'utf8')]);
-    malformed += segment.malformed;
-    keyed.push(...segment.keyed);
-    for (const run of segment.runs) {
-      let p = progress.get(run.journal);
-      if (p === undefined) {
-        progress.set(run.journal, (p = await opts.committed(run.journal)));
-        if (p.window !== null) windows.set(run.journal, { rest: [], seen: 0 });
-      }
+    const text = readFileSync(file, 'utf8');
+    // A segment as this process writes them (its header first, and only there): its lines are parsed here
+    // only if its journal has a window partly written; the second pass parses every segment.
+    const journal = soleJournal(text);
+    if (journal !== null && (await progressOf(journal)).window === null) continue;
+    for (const run of readSegments([text]).runs) {
+      const p = await progressOf(run.journal);
       const w = p.window;
       const into = windows.get(run.journal);
       if (w === null || into === undefined) continue;
@@ -185,8 +201,13 @@ async function replayLeftOver(opts: OpenClickJournalOptions, files: readonly str
     replayed += rest.length;
   }
   windows.clear();
+  const keyed: KeyedClick[] = [];
+  let malformed = 0;
   for (const file of files) {
-    for (const run of readSegments([readFileSync(file, 'utf8')]).runs) {
+    const segment = readSegments([readFileSync(file, 'utf8')]);
+    malformed += segment.malformed;
+    keyed.push(...segment.keyed);
+    for (const run of segment.runs) {
       const { committed, window: w } = progress.get(run.journal)!;
       const clamp = (at: number) => Math.min(run.clicks.length, Math.max(0, at - run.first));
       skipped += clamp(committed);
