@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readSegments } from '../../../src/modules/clicks/click-journal.js';
+import { readSegments } from '../../../src/modules/clicks/click-journal-replay.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 
 /**
