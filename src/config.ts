@@ -137,8 +137,8 @@ const optional = <T>(parse: (raw: string) => T): Spec<T | null> => ({
  * longer queue, and a shutdown flushes the in-process queue within SHUTDOWN_TIMEOUT_MS (about 230 bytes per
  * entry in Redis, docs/deployment.md).
  */
-export const EMBEDDED_QUEUE_LIMIT = 1_000_000;
-export const QUEUE_LIMIT = 100_000;
+const EMBEDDED_QUEUE_LIMIT = 1_000_000;
+const QUEUE_LIMIT = 100_000;
 
 const specs = {
   PORT: { default: 3000, parse: int(0, 65535) },
