@@ -59,20 +59,27 @@ const overrides = fc.record(
 );
 /** `value` one time in `1 + rest`, else undefined. */
 const rarely = <T>(value: fc.Arbitrary<T>, rest = 4) => fc.oneof({ weight: 1, arbitrary: value }, { weight: rest, arbitrary: fc.constant(undefined) });
-const userBody = fc
+/**
+ * `withPassword`: the valid body a sign-up starts from has one; an update's does not (a user changing their own
+ * password must also send currentPassword, so a password in every update body made PUT succeed about one run in
+ * eight, and 30 runs without a success failed CI now and then). The overrides still send passwords.
+ */
+const userBody = (withPassword: boolean) => fc
   .tuple(overrides, rarely(fc.constantFrom('username', 'email', 'password')), rarely(fc.dictionary(fc.string({ maxLength: 10 }), junk, { minKeys: 1, maxKeys: 2 })))
   .map(([over, removed, extra]) => {
-    const b: Record<string, unknown> = { username: uniq(), email: `${uniq()}@example.com`, password: 'long-enough-pw', ...over, ...extra };
+    const b: Record<string, unknown> = { username: uniq(), email: `${uniq()}@example.com`, ...(withPassword ? { password: 'long-enough-pw' } : {}), ...over, ...extra };
     if (removed) delete b[removed];
     return b;
   });
 /** A body: mostly user-shaped objects, sometimes any JSON value, sometimes text that is not JSON at all. */
-const body = fc.oneof(
-  { weight: 8, arbitrary: userBody.map((b) => JSON.stringify(b)) },
+const bodyOf = (withPassword: boolean) => fc.oneof(
+  { weight: 8, arbitrary: userBody(withPassword).map((b) => JSON.stringify(b)) },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v) ?? 'null') },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) },
   { weight: 1, arbitrary: fc.constantFrom('{"name":"' + 'x'.repeat(70_000) + '"}', '{'.repeat(5000), '[' + '1,'.repeat(3000) + '1]') },
 );
+const body = bodyOf(true);
+const updateBody = bodyOf(false);
 const contentType = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8') },
   { weight: 2, arbitrary: fc.constantFrom('application/merge-patch+json', 'text/plain', 'application/x-www-form-urlencoded') },
@@ -150,7 +157,7 @@ describe.each(engines)('users routes under generated junk on %s', (engine) => {
 
   it('when PUT and PATCH /users/{id} get junk (as the user or as an admin), then never 5xx and nothing written on 4xx', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('PUT', 'PATCH'), body, contentType, fc.boolean(), async (method, payload, type, asAdmin) => {
+      fc.asyncProperty(fc.constantFrom('PUT', 'PATCH'), updateBody, contentType, fc.boolean(), async (method, payload, type, asAdmin) => {
         const target = asAdmin ? victim : self;
         const token = asAdmin ? admin.token : self.token;
         await expectSafe(t, { method: method as 'PUT', url: `/api/v1/users/${target.id}`, payload, headers: { 'content-type': type }, token }, state);
