@@ -44,50 +44,74 @@ interface Run {
   clicks: ClickEvent[];
 }
 
-/** What the segments left behind hold: runs of positioned clicks, keyed clicks of the earlier format, and lines that are neither. */
-export function readSegments(texts: readonly string[]): { runs: Run[]; keyed: KeyedClick[]; malformed: number } {
-  const runs: Run[] = [];
-  const keyed: KeyedClick[] = [];
-  let malformed = 0;
-  for (const text of texts) {
-    let journal: string | null = null;
-    let run: Run | null = null;
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      let v: unknown;
-      try {
-        v = JSON.parse(line);
-      } catch {
-        // A torn last line: the process died inside that write, before the redirect was answered.
-        malformed += 1;
-        continue;
-      }
-      if (isHeader(v)) {
-        journal = v.journal;
-        run = null;
-        continue;
-      }
-      const position = Array.isArray(v) ? (v[0] as unknown) : undefined;
-      const click = clickOfFields(Number.isSafeInteger(position) ? [String(position), ...(v as unknown[]).slice(1)] : v);
-      if (click === null || (typeof position === 'number' && journal === null)) {
-        malformed += 1;
-        continue;
-      }
-      if (typeof position !== 'number') {
-        keyed.push(click);
-        continue;
-      }
-      const event: ClickEvent = { ...click };
-      delete event.key;
-      // A line lost to a failed write leaves a gap: the next run starts at its own position.
-      if (run === null || run.first + run.clicks.length !== position) {
-        run = { journal: journal!, first: position, clicks: [] };
-        runs.push(run);
-      }
-      run.clicks.push(event);
+/** What segments hold: runs of positioned clicks, keyed clicks of the earlier format, and lines that are neither. */
+export interface SegmentContent {
+  runs: Run[];
+  keyed: KeyedClick[];
+  malformed: number;
+}
+
+/** Lines between two yields of the event loop while a segment is read in the background (about 10 ms). */
+const LINES_PER_TURN = 4_096;
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Reads one segment's lines into `into` (a segment's header sets the journal of the lines after it). */
+function segmentReader(into: SegmentContent): (line: string) => void {
+  let journal: string | null = null;
+  let run: Run | null = null;
+  return (line) => {
+    if (line === '') return;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      // A torn last line: the process died inside that write, before the redirect was answered.
+      into.malformed += 1;
+      return;
     }
+    if (isHeader(v)) {
+      journal = v.journal;
+      run = null;
+      return;
+    }
+    const position = Array.isArray(v) ? (v[0] as unknown) : undefined;
+    const click = clickOfFields(Number.isSafeInteger(position) ? [String(position), ...(v as unknown[]).slice(1)] : v);
+    if (click === null || (typeof position === 'number' && journal === null)) {
+      into.malformed += 1;
+      return;
+    }
+    if (typeof position !== 'number') {
+      into.keyed.push(click);
+      return;
+    }
+    const event: ClickEvent = { ...click };
+    delete event.key;
+    // A line lost to a failed write leaves a gap: the next run starts at its own position.
+    if (run === null || run.first + run.clicks.length !== position) {
+      run = { journal: journal!, first: position, clicks: [] };
+      into.runs.push(run);
+    }
+    run.clicks.push(event);
+  };
+}
+
+/** What the segments left behind hold (each text one segment). */
+export function readSegments(texts: readonly string[]): SegmentContent {
+  const content: SegmentContent = { runs: [], keyed: [], malformed: 0 };
+  for (const text of texts) text.split('\n').forEach(segmentReader(content));
+  return content;
+}
+
+/** readSegments of one segment, letting the event loop run every LINES_PER_TURN lines (the replay runs beside the redirects). */
+async function readSegment(text: string): Promise<SegmentContent> {
+  const content: SegmentContent = { runs: [], keyed: [], malformed: 0 };
+  const read = segmentReader(content);
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i += 1) {
+    if (i > 0 && i % LINES_PER_TURN === 0) await nextTurn();
+    read(lines[i]!);
   }
-  return { runs, keyed, malformed };
+  return content;
 }
 
 const isHeader = (v: unknown): v is { journal: string; first: number } =>
@@ -107,12 +131,17 @@ function soleJournal(text: string): string | null {
 
 /**
  * Replays the segments an earlier process left behind, one segment in memory at a time (a backlog of a
- * million clicks or more can be left behind: CLICK_QUEUE_LIMIT's embedded default). Two passes in segment
- * order: the first reads each journal's mark and gathers the rest of a window partly written (at most a window
- * of clicks), written first as one window again; the second writes, segment by segment, what follows the mark
- * and the window, in chunks.
+ * million clicks or more can be left behind: CLICK_QUEUE_LIMIT's embedded default), while this process serves:
+ * its lines are read a few thousand per event-loop turn, and each write is one message to the writer thread
+ * among the live queue's windows. Two passes in segment order: the first reads each journal's mark and gathers
+ * the rest of a window partly written (at most a window of clicks), written first as one window again; the
+ * second writes, segment by segment, what follows the mark and the window, in chunks.
+ *
+ * `stopped()` is asked before each write: once it says so (shutdown), the replay ends there and returns false,
+ * leaving every segment in place; the marks moved by the writes done make the next start write only the rest.
+ * Returns true once every segment is written and deleted.
  */
-export async function replayLeftOver(opts: ReplayOptions, files: readonly string[]): Promise<void> {
+export async function replayLeftOver(opts: ReplayOptions, files: readonly string[], stopped: () => boolean = () => false): Promise<boolean> {
   const progress = new Map<string, JournalProgress>();
   /** per journal with a window partly written: its uncovered clicks, and how many of the window's link were seen */
   const windows = new Map<string, { rest: ClickEvent[]; seen: number }>();
@@ -132,7 +161,7 @@ export async function replayLeftOver(opts: ReplayOptions, files: readonly string
     // only if its journal has a window partly written; the second pass parses every segment.
     const journal = soleJournal(text);
     if (journal !== null && (await progressOf(journal)).window === null) continue;
-    for (const run of readSegments([text]).runs) {
+    for (const run of (await readSegment(text)).runs) {
       const p = await progressOf(run.journal);
       const w = p.window;
       const into = windows.get(run.journal);
@@ -146,6 +175,7 @@ export async function replayLeftOver(opts: ReplayOptions, files: readonly string
   }
   // A window partly written: the rest of its clicks (in whichever runs) is written first, as one window again.
   for (const [journal, { rest }] of windows) {
+    if (stopped()) return false;
     const { committed, window: w } = progress.get(journal)!;
     if (rest.length > 0) await opts.replay(rest, { journal, first: committed, end: w!.end, after: { link: w!.link, count: w!.count } });
     replayed += rest.length;
@@ -154,7 +184,7 @@ export async function replayLeftOver(opts: ReplayOptions, files: readonly string
   const keyed: KeyedClick[] = [];
   let malformed = 0;
   for (const file of files) {
-    const segment = readSegments([readFileSync(file, 'utf8')]);
+    const segment = await readSegment(readFileSync(file, 'utf8'));
     malformed += segment.malformed;
     keyed.push(...segment.keyed);
     for (const run of segment.runs) {
@@ -162,13 +192,18 @@ export async function replayLeftOver(opts: ReplayOptions, files: readonly string
       const clamp = (at: number) => Math.min(run.clicks.length, Math.max(0, at - run.first));
       skipped += clamp(committed);
       for (let i = clamp(Math.max(committed, w?.end ?? 0)); i < run.clicks.length; i += REPLAY_CHUNK) {
+        if (stopped()) return false;
         const chunk = run.clicks.slice(i, i + REPLAY_CHUNK);
         await opts.replay(chunk, { journal: run.journal, first: run.first + i, end: run.first + i + chunk.length });
         replayed += chunk.length;
       }
     }
   }
-  for (let i = 0; i < keyed.length; i += REPLAY_CHUNK) await opts.replayKeyed(keyed.slice(i, i + REPLAY_CHUNK));
+  for (let i = 0; i < keyed.length; i += REPLAY_CHUNK) {
+    if (stopped()) return false;
+    await opts.replayKeyed(keyed.slice(i, i + REPLAY_CHUNK));
+  }
   for (const file of files) unlinkSync(file);
   opts.log.info({ segments: files.length, replayed: replayed + keyed.length, alreadyCommitted: skipped, malformed }, 'click journal replayed: clicks the database lacked are written');
+  return true;
 }

@@ -6,7 +6,7 @@ import type { Redis } from '../../infra/redis.js';
 import type { ClickQueueStats } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import { ClickBatch } from './click-batch.js';
-import { journaledClickQueue, openClickJournal } from './click-journal.js';
+import { journaledClickQueue, openClickJournal, type ClickJournal } from './click-journal.js';
 import { createMemoryClickQueue, type ClickQueue, type ClickWriter } from './click-queue.js';
 import { createClicksRepository, type ClicksRepository } from './clicks.repository.js';
 import { createRedisClickQueue } from './redis-click-queue.js';
@@ -49,14 +49,14 @@ export async function createClickPipeline(deps: ClickPipelineDeps): Promise<Clic
   const { config, storage, clock } = deps;
   const repository = createClicksRepository(storage);
   const replaySafe = (): ClickWriter => createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer: repository.writer });
-  const memoryQueue = (journal?: { id: string; written(n: number): void }): ClickQueue => createMemoryClickQueue({
+  const memoryQueue = (journal?: Pick<ClickJournal, 'id' | 'written' | 'replaying'>): ClickQueue => createMemoryClickQueue({
     writer: repository.writer,
     flushMs: config.clickFlushMs,
     batchSize: config.clickBatchSize,
     limit: config.clickQueueLimit,
     log: deps.log.child({ component: 'click-queue' }),
     clock,
-    ...(journal ? { onWritten: (n: number) => journal.written(n), journal: journal.id } : {}),
+    ...(journal ? { onWritten: (n: number) => journal.written(n), journal: journal.id, holdFresh: () => journal.replaying() } : {}),
   });
 
   let queue: ClickQueue;
@@ -87,7 +87,7 @@ export async function createClickPipeline(deps: ClickPipelineDeps): Promise<Clic
       },
       replay: (clicks, mark) => repository.writer.writeBatch!(ClickBatch.of(clicks), mark),
       replayKeyed: (clicks) => replaySafe().write(clicks),
-      forgetMarks: async () => void (await db.deleteFrom('click_journal_marks').execute()),
+      forgetMarks: async (keep) => void (await db.deleteFrom('click_journal_marks').where('journal', '!=', keep).execute()),
     }).catch(async (err: unknown) => {
       await repository.close(); // its writer thread: a start that fails here leaves nothing running
       throw err;

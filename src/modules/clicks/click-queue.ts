@@ -24,6 +24,8 @@ export interface JournalMark {
    * are committed and not in the batch (ClickBatch.written).
    */
   after?: WindowProgress;
+  /** data_fresh_as_of stays where it is (MemoryClickQueueOptions.holdFresh) */
+  holdFresh?: boolean;
 }
 
 /** Persists a batch (the clicks repository). */
@@ -107,6 +109,11 @@ export interface MemoryClickQueueOptions {
    * written with its JournalMark (the writer must take batches: writeBatch).
    */
   journal?: string;
+  /**
+   * While true, the journaled writes leave data_fresh_as_of where it is (JournalMark.holdFresh): the journal's
+   * replay of what an earlier process left behind is still running, so older clicks are not all counted yet.
+   */
+  holdFresh?: () => boolean;
 }
 
 const DROP_WARNING_INTERVAL_MS = 10_000;
@@ -156,7 +163,9 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
   const write = (batch: ClickBatch, span: number): Promise<void> => {
     if (opts.journal !== undefined) {
       const w = batch.written;
-      return writer.writeBatch!(batch, { journal: opts.journal, first: position, end: position + span, ...(w ? { after: { link: w.link, count: w.count } } : {}) });
+      const mark: JournalMark = { journal: opts.journal, first: position, end: position + span, ...(w ? { after: { link: w.link, count: w.count } } : {}) };
+      if (opts.holdFresh?.()) mark.holdFresh = true;
+      return writer.writeBatch!(batch, mark);
     }
     return writer.writeBatch ? writer.writeBatch(batch) : writer.write(batch.toEvents());
   };

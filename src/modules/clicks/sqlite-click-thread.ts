@@ -285,8 +285,8 @@ port.on('message', (message: SqliteClickThreadRequest) => {
   // clicks become objects one transaction at a time.
   const links = batch.numbers.linkId;
   const order = new Uint32Array(batch.length).map((_, i) => i).sort((a, b) => links[a]! - links[b]! || a - b);
-  // data_fresh_as_of: the window's latest click, once all of it is committed.
-  const fresh = batch.numbers.clickedAt.reduce((latest, at) => Math.max(latest, at), 0);
+  // data_fresh_as_of: the window's latest click, once all of it is committed (unless held: a replay is running).
+  const fresh = mark?.holdFresh ? null : batch.numbers.clickedAt.reduce((latest, at) => Math.max(latest, at), 0);
   let done = 0;
   // how far the window got: its clicks of links below `link` and `count` of `link` (in this message)
   let written: WindowProgress | undefined;

@@ -31,7 +31,10 @@ const counts = async (t: TestApp, linkId: number) => {
 
 const marks = (t: TestApp) => t.storage.db.selectFrom('click_journal_marks').selectAll().execute();
 
-/** Restarts the app on `t`'s DATA_DIR and returns it with its log lines. */
+/**
+ * Restarts the app on `t`'s DATA_DIR and returns it with its log lines, once the replay of what is left behind
+ * (which runs in the background) has ended: the queue's flush() waits for it.
+ */
 async function restart(t: TestApp): Promise<{ app: TestApp; logs: Array<Record<string, unknown>> }> {
   const stream = new PassThrough();
   const logs: Array<Record<string, unknown>> = [];
@@ -39,6 +42,7 @@ async function restart(t: TestApp): Promise<{ app: TestApp; logs: Array<Record<s
     for (const l of chunk.toString().split('\n')) if (l.trim()) logs.push(JSON.parse(l) as Record<string, unknown>);
   });
   const app = await createTestApp('sqlite', { dataDir: t.config.dataDir, logStream: stream });
+  await app.app.clickQueue.flush();
   return { app, logs };
 }
 

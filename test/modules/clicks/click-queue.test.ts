@@ -109,7 +109,7 @@ describe('in-memory click queue', () => {
     await q.close();
   });
 
-  it('when the writer takes windows, then clicks are gathered in windows, a write holds one, and a window that failed part way is written again alone with where it got to', async () => {
+  it('when the writer takes windows, then clicks are gathered in windows, a write holds one, and a window that failed part way is written again alone with where it got to; while the journal replays, its windows hold data_fresh_as_of', async () => {
     const writes: Array<{ clicks: number[]; mark: JournalMark | undefined; capacity: number }> = [];
     let failNext = false;
     const writer = {
@@ -128,7 +128,9 @@ describe('in-memory click queue', () => {
       },
     };
     const written: number[] = [];
-    const q = createMemoryClickQueue({ writer, flushMs: 60_000, batchSize: 3, limit: 100, log: fakeLog(), clock: new TestClock(), journal: 'j', onWritten: (n) => written.push(n) });
+    // While the journal replays an earlier process's clicks, its windows hold data_fresh_as_of back.
+    let replaying = true;
+    const q = createMemoryClickQueue({ writer, flushMs: 60_000, batchSize: 3, limit: 100, log: fakeLog(), clock: new TestClock(), journal: 'j', onWritten: (n) => written.push(n), holdFresh: () => replaying });
     // The size trigger is the window (10), not CLICK_BATCH_SIZE (3).
     for (let i = 0; i < 9; i += 1) q.enqueue(event(i));
     await sleep(5);
@@ -137,8 +139,9 @@ describe('in-memory click queue', () => {
     await sleep(5);
     // One window, gathered as it came (its batch is the window): 0-9. The rest is less than a window: it waits
     // for the timer (or a flush), so that windows do not shrink to what arrives during a write.
-    expect(writes).toEqual([{ clicks: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], mark: { journal: 'j', first: 0, end: 10 }, capacity: 10 }]);
+    expect(writes).toEqual([{ clicks: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], mark: { journal: 'j', first: 0, end: 10, holdFresh: true }, capacity: 10 }]);
     expect(written).toEqual([10]);
+    replaying = false;
     await q.flush();
     expect(writes[1]).toEqual({ clicks: [10, 11, 12, 13], mark: { journal: 'j', first: 10, end: 14 }, capacity: 10 });
     expect(written).toEqual([10, 4]);

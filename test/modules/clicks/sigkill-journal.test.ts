@@ -53,6 +53,15 @@ async function visitAndKill(server: ServerProcess, code: string): Promise<number
   return answered;
 }
 
+/** The replay's closing log line, waited for (up to 30 s). */
+async function replayLog(server: ServerProcess): Promise<Record<string, unknown> | undefined> {
+  for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    const line = server.logs.find((l) => l.msg === 'click journal replayed: clicks the database lacked are written');
+    if (line) return line;
+  }
+  return undefined;
+}
+
 async function scenario(journal: boolean, flushing: Record<string, string> = {}): Promise<{ answered: number; records: number; clickCount: number; replay: Record<string, unknown> | undefined }> {
   const t = await createTestApp('sqlite');
   await t.app.close();
@@ -62,9 +71,9 @@ async function scenario(journal: boolean, flushing: Record<string, string> = {})
     const created = await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ original_url: 'https://example.com/k' }) });
     const link = (await created.json()) as { id: number; short_code: string };
     const answered = await visitAndKill(server, link.short_code);
-    // The same DATA_DIR: the start-up replays the journal before it listens.
+    // The same DATA_DIR: the start-up replays the journal in the background, and logs when it is done.
     server = await startServer(env(t, extra));
-    const replay = server.logs.find((l) => l.msg === 'click journal replayed: clicks the database lacked are written');
+    const replay = journal ? await replayLog(server) : undefined;
     server.child.kill('SIGTERM');
     await server.exited;
     return { answered, ...(await countClicks(t, link.id)), replay };

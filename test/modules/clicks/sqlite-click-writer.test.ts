@@ -138,6 +138,28 @@ describe('the embedded engine click writer (writer thread)', () => {
     }
   }, 60_000);
 
+  it('when a journaled window holds data_fresh_as_of (a replay of older clicks is running), then it commits its clicks and leaves the time; the next window moves it', async () => {
+    const t = await createTestApp('sqlite');
+    const writer = createSqliteClickWriter(t.storage.sqlite!.name);
+    try {
+      const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/fresh' } });
+      expect(res.status).toBe(201);
+      const click = (at: number): ClickEvent => ({ linkId: res.body.id, shortCode: res.body.short_code, clickedAt: at, ip: '10.3.0.1', userAgent: null, referrer: null });
+      const fresh = () => t.storage.sqlite!.prepare('select max(fresh_as_of) as at from click_ingest').get() as { at: number | null };
+      await writer.writeBatch!(ClickBatch.of([click(T0)]), { journal: 'old', first: 0, end: 1 });
+      expect(fresh()).toEqual({ at: T0 });
+      await writer.writeBatch!(ClickBatch.of([click(T0 + 5_000), click(T0 + 6_000)]), { journal: 'live', first: 0, end: 2, holdFresh: true });
+      expect(fresh()).toEqual({ at: T0 });
+      const records = t.storage.sqlite!.prepare('select count(*) as n from clicks where link_id = ?').get(res.body.id) as { n: number };
+      expect(records.n).toBe(3);
+      await writer.writeBatch!(ClickBatch.of([click(T0 + 7_000)]), { journal: 'live', first: 2, end: 3 });
+      expect(fresh()).toEqual({ at: T0 + 7_000 });
+    } finally {
+      await writer.close();
+      await t.close();
+    }
+  });
+
   it('when a link gets a new referrer per transaction past the cap, then it keeps 100 and counts the rest as "(other)", as the portable writer does', async () => {
     // A link's first clicks skip the cap's count (it cannot be reached yet: sqlite-click-thread.ts), and so do
     // its owner's (the user's clicks that day bound theirs); the 100th distinct value and later ones must find
