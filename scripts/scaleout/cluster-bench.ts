@@ -188,6 +188,9 @@ async function alternatingRounds(d: RoundsDeps): Promise<void> {
   for (let round = 0; round < ROUNDS; round += 1) {
     // Each round in another order, so that no arm always follows the same one.
     for (const arm of round % 2 === 0 ? arms : [...arms].reverse()) {
+      // The worker drains what the Redis arm left in the stream before any arm is measured: it would otherwise
+      // write the last round's clicks into the next one's (the PostgreSQL arm's, every other round).
+      await d.drained();
       const r = await measuredRedirects(arm.url);
       arm.rates.push(r.requests.average);
       arm.p50s.push(r.latency.p50);
