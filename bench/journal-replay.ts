@@ -126,6 +126,7 @@ try {
   process.stdout.write(`  first redirect answered   ${summary.firstRedirectMs} ms after the spawn\n`);
   process.stdout.write(`  replay ended              ${summary.replayEndedMs} ms after the spawn\n`);
   process.stdout.write(`  redirects during replay   ${summary.duringReqPerSec} req/s, p50 ${summary.duringP50Ms} ms, p99 ${summary.duringP99Ms} ms, worst 2-s p99 ${worstP99} ms (${during.length} slices)\n`);
+  process.stdout.write(`  p99 per 2-s slice during  ${during.map((r) => r.latencyMs.p99).join(' ')} ms\n`);
   process.stdout.write(`  redirects after it        ${summary.afterReqPerSec} req/s, p99 ${summary.afterP99Ms} ms  (during/after ${summary.duringOverAfter} x)\n`);
   process.stdout.write(`  click records             ${records} = ${CLICKS} left behind + ${answered} answered: ${summary.exact ? 'exact' : 'NOT EXACT'}; peak RSS ${summary.peakRssMb} MB\n`);
   process.stdout.write(`${JSON.stringify(summary)}\n`);
