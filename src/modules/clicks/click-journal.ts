@@ -23,13 +23,14 @@ import { encodeClickAs } from './click-stream.js';
  *   start-up replays, of every segment left behind, the clicks the mark does not cover (first the rest of a
  *   window partly written, as one window), under the same mark, so a kill during the replay replays only the
  *   rest; then it forgets every mark but this process's.
- * - The replay runs in the background (click-journal-replay.ts): the process listens and answers redirects
- *   at once, its own clicks journaled under its own id and written beside the replay's. Measured: 1,000,000
- *   clicks left behind kept a restarted process from answering for 22 s when the replay ran first. Until it
- *   ends, the live queue's writes hold data_fresh_as_of back (`replaying()`: older clicks are still missing);
- *   a shutdown stops it between two writes and leaves the rest to the next start.
  *   Measured (bench/ redirect-nojournal): a unique key per click cost the redirect about 5 µs of CPU (the
  *   key's text, its column and its unique index), against nothing for one mark per transaction.
+ * - The replay runs in the background (click-journal-replay.ts): the process listens and answers redirects
+ *   at once, its own clicks journaled under its own id and written beside the replay's. Measured: 1,000,000
+ *   clicks left behind kept a restarted process from answering for 22–25 s when the replay ran first
+ *   (bench/journal-replay.ts: now its first redirect after 1.3 s). Until it ends, the live queue's writes
+ *   hold data_fresh_as_of back (`replaying()`: older clicks are still missing); a shutdown stops it between
+ *   two writes and leaves the rest to the next start.
  * - Lines: a segment starts with `{"journal":id,"first":position}`; a click is the Redis stream's encodeClick
  *   array with its position in place of the key. A line of the earlier format (a keyed click) is still
  *   replayed, through the replay-safe writer.
