@@ -23,6 +23,8 @@ export interface ClickQueueStats {
   fellBack?: number;
   /** the Redis click stream's backlog and live consumers (scale-out only) */
   stream?: { backlog: number; consumers: number } | null;
+  /** the embedded engine's journal is replaying what an earlier process left behind (its clicks not all counted yet) */
+  journalReplaying?: boolean;
 }
 
 /** Buckets for API requests (seconds): 1 ms to 10 s. */
@@ -119,6 +121,14 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     registers,
     collect() {
       this.set(clicks().stream?.backlog ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'ferry_click_journal_replaying',
+    help: '1 while the click journal replays what an earlier process left behind (statistics lag until it ends; embedded engine only, else 0)',
+    registers,
+    collect() {
+      this.set(clicks().journalReplaying ? 1 : 0);
     },
   });
   new Gauge({

@@ -236,6 +236,7 @@ export function journaledClickQueue(queue: ClickQueue, journal: ClickJournal): C
       return true;
     },
     settled: () => journal.settled(),
+    replaying: () => journal.replaying(),
     depth: () => queue.depth(),
     dropped: () => queue.dropped(),
     lastFlushAt: () => queue.lastFlushAt(),

@@ -100,6 +100,7 @@ export async function createClickPipeline(deps: ClickPipelineDeps): Promise<Clic
     repository,
     stats: () => ({
       depth: queue.depth(), dropped: queue.dropped(), lastFlushAt: queue.lastFlushAt(), fellBack: queue.fellBack?.() ?? 0, stream: queue.stream?.() ?? null,
+      journalReplaying: queue.replaying?.() ?? false,
     }),
     stream: () => queue.stream?.() ?? null,
     async close() {

@@ -4,8 +4,9 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import { openClickJournal, type OpenClickJournalOptions } from '../../../src/modules/clicks/click-journal.js';
-import type { JournalMark } from '../../../src/modules/clicks/click-queue.js';
+import { journaledClickQueue, openClickJournal, type OpenClickJournalOptions } from '../../../src/modules/clicks/click-journal.js';
+import { createMemoryClickQueue, type JournalMark } from '../../../src/modules/clicks/click-queue.js';
+import { TestClock } from '../../helpers/app.js';
 
 /**
  * The journal's start-up replay runs in the background (click-journal.ts): the journal is open for this
@@ -81,8 +82,11 @@ describe('the click journal replays in the background', () => {
     const db = fakeDatabase();
     db.holdWrites();
     const journal = await openClickJournal(db.options(dir));
+    // what /metrics reads (ferry_click_journal_replaying) through the queue
+    const queue = journaledClickQueue(createMemoryClickQueue({ writer: { write: async () => undefined }, flushMs: 60_000, batchSize: 10, limit: 100, log: fakeLog(), clock: new TestClock() }), journal);
     try {
       expect(journal.replaying()).toBe(true);
+      expect(queue.replaying?.()).toBe(true);
       expect(db.written).toEqual([]);
       // this process's clicks go to a segment of its own, after the ones left behind
       journal.append({ linkId: 1, shortCode: 'abc', clickedAt: 1, ip: null, userAgent: null, referrer: null });
@@ -94,13 +98,14 @@ describe('the click journal replays in the background', () => {
       db.release();
       await journal.replayed();
       expect(journal.replaying()).toBe(false);
+      expect(queue.replaying?.()).toBe(false);
       expect(db.written).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
       // the earlier process's segments are gone and its mark forgotten; this process's segment stays
       expect(readdirSync(dir).filter((f) => f.endsWith('.journal'))).toEqual(['clicks-000000000004.journal']);
       expect(db.forgotten).toEqual([journal.id]);
       expect([...db.marks.keys()]).toEqual([]);
     } finally {
-      journal.close();
+      await queue.close(); // closes the journal too
     }
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMetrics } from '../../../src/infra/metrics.js';
+import { createMetrics, type ClickQueueStats } from '../../../src/infra/metrics.js';
 import { NotReadyError } from '../../../src/modules/health/readiness.js';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
 
@@ -119,22 +119,24 @@ describe.each(engines)('readiness failures on %s', (engine) => {
 });
 
 describe('click queue metrics seam', () => {
-  it('when a click queue provider is set, then depth, flush lag and drops are reported from it at scrape time', async () => {
+  it('when a click queue provider is set, then depth, flush lag, drops and a journal replay are reported from it at scrape time', async () => {
     const clock = new TestClock(1_000_000);
     const metrics = createMetrics({ storage: { connections: () => ({ total: 1, idle: 1, waiting: 0, max: 1 }) }, clock });
     const t = await createTestApp('sqlite', { clock, deps: { metrics } });
     try {
-      let stats = { depth: 0, dropped: 0, lastFlushAt: null as number | null };
+      let stats: ClickQueueStats = { depth: 0, dropped: 0, lastFlushAt: null };
       metrics.setClickQueueProvider(() => stats);
       const empty = (await t.request({ url: '/metrics' })).text;
       expect(sample(empty, 'ferry_click_flush_lag_seconds')).toBe(0);
+      expect(sample(empty, 'ferry_click_journal_replaying')).toBe(0);
 
-      stats = { depth: 42, dropped: 7, lastFlushAt: clock.now() };
+      stats = { depth: 42, dropped: 7, lastFlushAt: clock.now(), journalReplaying: true };
       clock.advance(2500);
       const text = (await t.request({ url: '/metrics' })).text;
       expect(sample(text, 'ferry_click_queue_depth')).toBe(42);
       expect(sample(text, 'ferry_clicks_dropped_total')).toBe(7);
       expect(sample(text, 'ferry_click_flush_lag_seconds')).toBe(2.5);
+      expect(sample(text, 'ferry_click_journal_replaying')).toBe(1);
     } finally {
       await t.close();
     }
