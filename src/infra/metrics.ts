@@ -23,7 +23,7 @@ export interface ClickQueueStats {
   fellBack?: number;
   /** the Redis click stream's backlog and live consumers (scale-out only) */
   stream?: { backlog: number; consumers: number } | null;
-  /** the embedded engine's journal is replaying what an earlier process left behind (its clicks not all counted yet) */
+  /** the embedded engine's journal: what an earlier process left behind is not all written yet (replaying, or failed) */
   journalReplaying?: boolean;
 }
 
@@ -125,7 +125,7 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
   });
   new Gauge({
     name: 'ferry_click_journal_replaying',
-    help: '1 while the click journal replays what an earlier process left behind (statistics lag until it ends; embedded engine only, else 0)',
+    help: '1 until the clicks an earlier process left in the click journal are written: the background replay runs, or failed and the next start writes them (statistics lag meanwhile; embedded engine only, else 0)',
     registers,
     collect() {
       this.set(clicks().journalReplaying ? 1 : 0);

@@ -28,9 +28,9 @@ import { encodeClickAs } from './click-stream.js';
  * - The replay runs in the background (click-journal-replay.ts): the process listens and answers redirects
  *   at once, its own clicks journaled under its own id and written beside the replay's. Measured: 1,000,000
  *   clicks left behind kept a restarted process from answering for 22–25 s when the replay ran first
- *   (bench/journal-replay.ts: now its first redirect after 1.3 s). Until it ends, the live queue's writes
- *   hold data_fresh_as_of back (`replaying()`: older clicks are still missing); a shutdown stops it between
- *   two writes and leaves the rest to the next start.
+ *   (bench/journal-replay.ts: now its first redirect after 1.3 s). Until it has written everything (a failed
+ *   one: until the next start), the live queue's writes hold data_fresh_as_of back (`replaying()`: older
+ *   clicks are still missing); a shutdown stops it between two writes and leaves the rest to the next start.
  * - Lines: a segment starts with `{"journal":id,"first":position}`; a click is the Redis stream's encodeClick
  *   array with its position in place of the key. A line of the earlier format (a keyed click) is still
  *   replayed, through the replay-safe writer.
@@ -49,7 +49,10 @@ export interface ClickJournal {
   written(n: number): void;
   /** Writes what is pending and closes the file; deletes it when every click is committed. */
   close(): void;
-  /** True while the segments of earlier processes are being replayed. */
+  /**
+   * True until the clicks earlier processes left behind are all written: while the replay runs, and after it
+   * failed or was stopped (they wait for the next start). data_fresh_as_of is held back meanwhile.
+   */
   replaying(): boolean;
   /** Resolves once that replay has ended (written, stopped or failed; never rejects). */
   replayed(): Promise<void>;
@@ -95,17 +98,18 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
     }
   }
   let stopping = false;
-  let replayRunning = leftOver.length > 0;
-  const replay: Promise<void> = !replayRunning ? Promise.resolve() : (async () => {
+  let behind = leftOver.length > 0;
+  const replay: Promise<void> = !behind ? Promise.resolve() : (async () => {
     log.info({ segments: leftOver.length }, 'click journal: replaying what an earlier process left behind, in the background');
     try {
-      if (await replayLeftOver(opts, leftOver, () => stopping)) await opts.forgetMarks(id);
-      else log.info('click journal: replay stopped by the shutdown; the next start writes the rest');
+      if (await replayLeftOver(opts, leftOver, () => stopping)) {
+        await opts.forgetMarks(id);
+        behind = false;
+      } else log.info('click journal: replay stopped by the shutdown; the next start writes the rest');
     } catch (err) {
-      // The segments stay, and the marks say how far they got: the next start writes the rest, once.
+      // The segments stay, and the marks say how far they got: the next start writes the rest, once. Until
+      // then this process's data_fresh_as_of stays held: the statistics do lack those clicks.
       log.error({ err }, 'click journal replay failed: the next start writes what the database lacks');
-    } finally {
-      replayRunning = false;
     }
   })();
 
@@ -214,7 +218,7 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
       segments.pop();
       lock.release();
     },
-    replaying: () => replayRunning,
+    replaying: () => behind,
     replayed: () => replay,
     stopReplay() {
       stopping = true;

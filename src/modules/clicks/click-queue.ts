@@ -90,7 +90,7 @@ export interface ClickQueue {
   fellBack?(): number;
   /** the Redis stream's queue: backlog and live consumers, as last observed */
   stream?(): { backlog: number; consumers: number };
-  /** the journaled queue: true while what earlier processes left in the journal is being replayed */
+  /** the journaled queue: true until what earlier processes left in the journal is written (ClickJournal.replaying) */
   replaying?(): boolean;
 }
 
