@@ -128,7 +128,7 @@ const optional = <T>(parse: (raw: string) => T): Spec<T | null> => ({
 });
 
 /**
- * CLICK_QUEUE_LIMIT's defaults. On the embedded engine (no DATABASE_URL, no REDIS_URL) the clicks waiting are
+ * CLICK_QUEUE_LIMIT's defaults. On the embedded engine (no DATABASE_URL, with or without REDIS_URL) the clicks waiting are
  * also the writer thread's next window (sqlite-click-writer.ts takes up to 500,000 at once, and the more it
  * takes, the less a click costs it): a backlog can only make windows that large if the queue may hold them. A
  * click waiting takes about 65 bytes of heap and columns (measured: 100 bytes of RSS), so 1,000,000 is about
@@ -344,7 +344,9 @@ export function loadConfig(env: Env = {}): Config {
     clickFlushMs: v.CLICK_FLUSH_MS,
     clickJournal: v.CLICK_JOURNAL,
     clickBatchSize: v.CLICK_BATCH_SIZE,
-    clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null && v.REDIS_URL === null ? EMBEDDED_QUEUE_LIMIT : QUEUE_LIMIT),
+    // The engine decides, as it decides the queue (click-pipeline.ts): SQLite with REDIS_URL still journals
+    // its clicks and writes them in windows.
+    clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null ? EMBEDDED_QUEUE_LIMIT : QUEUE_LIMIT),
     linkCacheSize: v.LINK_CACHE_SIZE,
     linkPasswordAttemptsPerMinute: v.LINK_PASSWORD_ATTEMPTS_PER_MINUTE,
     maintenanceMode: v.MAINTENANCE_MODE,

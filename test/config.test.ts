@@ -23,6 +23,8 @@ describe('configuration', () => {
     expect(loadConfig({}).clickQueueLimit).toBe(1_000_000);
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).clickQueueLimit).toBe(100_000);
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(100_000);
+    // SQLite with Redis (shared limits): its clicks still go through the journal to the writer's windows
+    expect(loadConfig({ REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(1_000_000);
     expect(loadConfig({ REDIS_URL: 'redis://h:6379', CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);
     expect(loadConfig({ CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);
     expect(configProblems({ CLICK_QUEUE_LIMIT: '50' })).toMatch(/^Invalid configuration: CLICK_QUEUE_LIMIT="50": must be an integer between 100 and/);
