@@ -95,15 +95,8 @@ function segmentReader(into: SegmentContent): (line: string) => void {
   };
 }
 
-/** What the segments left behind hold (each text one segment). */
-export function readSegments(texts: readonly string[]): SegmentContent {
-  const content: SegmentContent = { runs: [], keyed: [], malformed: 0 };
-  for (const text of texts) text.split('\n').forEach(segmentReader(content));
-  return content;
-}
-
-/** readSegments of one segment, letting the event loop run every LINES_PER_TURN lines (the replay runs beside the redirects). */
-async function readSegment(text: string): Promise<SegmentContent> {
+/** What one segment holds, letting the event loop run every LINES_PER_TURN lines (the replay runs beside the redirects). */
+export async function readSegment(text: string): Promise<SegmentContent> {
   const content: SegmentContent = { runs: [], keyed: [], malformed: 0 };
   const read = segmentReader(content);
   const lines = text.split('\n');

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readSegments } from '../../../src/modules/clicks/click-journal-replay.js';
+import { readSegment } from '../../../src/modules/clicks/click-journal-replay.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 
 /**
@@ -196,7 +196,7 @@ describe('the click journal on sqlite (the embedded default)', () => {
       // The segments (the directory also holds the journal's lock: src/db/directory-lock.ts).
       const texts = readdirSync(dir).filter((f) => f.endsWith('.journal')).map((f) => readFileSync(path.join(dir, f), 'utf8')).filter(Boolean);
       expect(texts).toHaveLength(1);
-      const { runs, keyed, malformed } = readSegments(texts);
+      const { runs, keyed, malformed } = await readSegment(texts[0]!);
       expect({ keyed: keyed.length, malformed }).toEqual({ keyed: 0, malformed: 0 });
       expect(runs).toHaveLength(1);
       expect(runs[0]!.first).toBe(0);
@@ -208,12 +208,12 @@ describe('the click journal on sqlite (the embedded default)', () => {
   });
 });
 
-describe('readSegments', () => {
-  it('when positions skip (a write that failed), then a new run starts at the next position; a positioned line before any header is malformed', () => {
+describe('readSegment', () => {
+  it('when positions skip (a write that failed), then a new run starts at the next position; a positioned line before any header is malformed', async () => {
     const header = JSON.stringify({ journal: 'j', first: 0 });
-    const { runs, malformed } = readSegments([
+    const { runs, malformed } = await readSegment(
       [line(0, 1, 'a', 1, 'x'), header, line(0, 1, 'a', 1, 'x'), line(1, 1, 'a', 1, 'x'), line(4, 1, 'a', 1, 'x'), '{not json'].join('\n'),
-    ]);
+    );
     expect(runs.map((r) => ({ journal: r.journal, first: r.first, n: r.clicks.length }))).toEqual([{ journal: 'j', first: 0, n: 2 }, { journal: 'j', first: 4, n: 1 }]);
     expect(malformed).toBe(2);
   });
