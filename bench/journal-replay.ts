@@ -20,6 +20,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { encodeClickAs } from '../src/modules/clicks/click-stream.js';
 import type { LoadResult, LoadSpec } from './load.js';
 import { redirectCount } from './lib/drive.js';
 import { latencyOf } from './lib/latency.js';
@@ -51,10 +52,11 @@ try {
     text = '';
   };
   for (let i = 0; i < CLICKS; i += 1) {
+    // a segment's header, then its lines as the journal writes them (click-journal.ts)
     if (text === '') text = `${JSON.stringify({ journal: 'killed', first: i })}\n`;
     const link = ids[Math.floor(Math.random() * ids.length)]!;
     const ip = `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
-    text += `${JSON.stringify([i, link.id, link.short_code, now - 60_000 + Math.floor(i / 100), ip, agents[i % 30], null, null, null])}\n`;
+    text += `${encodeClickAs(i, { linkId: link.id, shortCode: link.short_code, clickedAt: now - 60_000 + Math.floor(i / 100), ip, userAgent: agents[i % 30]!, referrer: null })}\n`;
     if (text.length >= SEGMENT_BYTES) cut();
   }
   if (text !== '') cut();
