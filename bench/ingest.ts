@@ -26,8 +26,7 @@ import type { ClickEvent } from '../src/modules/clicks/click-event.js';
 import { createMemoryClickQueue } from '../src/modules/clicks/click-queue.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createClicksRepository } from '../src/modules/clicks/clicks.repository.js';
-import { peakRssBytes } from './lib/proc.js';
-import { threadCpuSeconds } from './lib/task-cpu.js';
+import { peakRssBytes, threadCpuSeconds } from './lib/proc.js';
 import { seedLinksPortable } from './lib/seed.js';
 
 const config = loadConfig(process.env);

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -19,14 +19,39 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** CPU seconds (user + system) a process has used so far: all its threads, or with `mainThread` only the main one. */
-export function cpuSeconds(pid: number | undefined, mainThread = false): number | null {
+/** User + system CPU seconds in a /proc stat file (a process's or a thread's); null when it cannot be read. */
+function statCpuSeconds(file: string): number | null {
   try {
-    const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const stat = readFileSync(file, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
   } catch {
     return null;
   }
+}
+
+/** CPU seconds (user + system) a process has used so far: all its threads, or with `mainThread` only the main one. */
+export function cpuSeconds(pid: number | undefined, mainThread = false): number | null {
+  return statCpuSeconds(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`);
+}
+
+/**
+ * CPU seconds of each thread of this process so far: lets bench/ingest.ts tell the click writer thread's CPU
+ * from the producer's and the garbage collector's helpers. Empty where /proc is not.
+ */
+export function threadCpuSeconds(): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    const seconds = statCpuSeconds(`/proc/self/task/${tid}/stat`); // null: the thread ended meanwhile
+    if (seconds !== null) out.set(Number(tid), seconds);
+  }
+  return out;
 }
 
 /** The peak resident set size of a process (VmHWM), in bytes. */
