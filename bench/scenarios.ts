@@ -407,14 +407,15 @@ export const SCENARIOS: Scenario[] = [
         ['--import', 'tsx', 'bench/ingest.ts'], { DATA_DIR: dataDir, DURATION: String(ctx.duration), MIX: mix },
       );
       const lost = r.clicks - r.records;
+      const writerUs = r.writerCpuSeconds === null ? null : (r.writerCpuSeconds * 1e6) / r.records;
       return {
         row: {
           name: `ingest-${mix}`, setup: `${MIX[mix]}; in-process queue + writer thread, default settings`,
           perSecond: r.clicksPerSecond, unit: 'clicks/s', latencyMs: null, errors: lost + r.dropped,
           cpuUsPerRequest: (r.cpuSeconds * 1e6) / r.records, cpuCores: r.cpuSeconds / r.seconds, mainCpuUsPerRequest: null, peakRssBytes: r.peakRssBytes,
-          ...(r.writerCpuSeconds === null ? {} : { writerCpuUsPerClick: (r.writerCpuSeconds * 1e6) / r.records }),
+          ...(writerUs === null ? {} : { writerCpuUsPerClick: writerUs }),
           notes: `${r.clicks} enqueued, ${r.records} records, click_count sum ${r.counted}, ${r.dropped} dropped, ${r.seconds.toFixed(1)} s to the last write` +
-            (r.writerCpuSeconds === null ? '' : `; writer thread ${((r.writerCpuSeconds * 1e6) / r.records).toFixed(1)} µs of CPU per click`),
+            (writerUs === null ? '' : `; writer thread ${writerUs.toFixed(1)} µs of CPU per click`),
         },
       };
     },
