@@ -8,6 +8,8 @@ import { chromiumMissing } from './browser.js';
 export const missing = {
   postgres: process.env.TEST_DATABASE_URL ? null : 'TEST_DATABASE_URL is not set',
   redis: process.env.TEST_REDIS_URL ? null : 'TEST_REDIS_URL is not set',
+  /** a MariaDB or MySQL server for the YOURLS importer's tests */
+  mysql: process.env.TEST_MYSQL_URL ? null : 'TEST_MYSQL_URL is not set (MariaDB is not running)',
   /** the scale-out configuration: PostgreSQL and Redis both */
   scaleOut:
     process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL

@@ -1,0 +1,77 @@
+/**
+ * What every source reader produces: one item per link of the source, in the source's own terms but already
+ * in one shape, so that the import engine knows nothing of Shlink, Kutt or YOURLS. Readers only translate;
+ * whether an item fits Ferry (URL rules, tag rules, code rules) is decided by the engine, which records the
+ * decision per item.
+ */
+export interface ImportVisit {
+  /** epoch ms */
+  at: number;
+  referrer: string | null;
+  userAgent: string | null;
+  ip: string | null;
+  /** ISO 3166-1 alpha-2, upper case, or null */
+  country: string | null;
+  /** the source's own bot verdict, when it has one (Shlink's potentialBot); otherwise the engine decides */
+  isBot: boolean | null;
+}
+
+/** Something of the source item that Ferry cannot carry over, said per item in the job's report. */
+export interface NotImported {
+  field: string;
+  reason: string;
+}
+
+export interface ImportItem {
+  /** the source's domain of the link; null for the source's default domain */
+  domain: string | null;
+  /** the code (keyword, back-half, address) as the source serves it */
+  code: string;
+  target: string;
+  createdAt: number | null;
+  expiresAt: number | null;
+  tags: string[];
+  title: string | null;
+  maxVisits: number | null;
+  forwardQuery: boolean;
+  /** further codes of the same link on the same domain */
+  aliases: string[];
+  /** the source's own visit count (Kutt, Dub, YOURLS): the link's click_count when it exceeds the records imported */
+  visitCount: number | null;
+  /**
+   * The source's visit records, read lazily and in order; null when the source has none. A reader may share
+   * one cursor between items (YOURLS): consume an item's visits before asking for the next item.
+   */
+  visits: AsyncIterable<ImportVisit> | null;
+  notImported: NotImported[];
+}
+
+/** A source item the reader could not even read as a link (a CSV row without a URL, a broken date). */
+export interface UnreadableItem {
+  unreadable: true;
+  /** where in the source: a row number, a code */
+  at: string;
+  reason: string;
+}
+
+export type SourceEntry = ImportItem | UnreadableItem;
+
+export const isUnreadable = (e: SourceEntry): e is UnreadableItem => 'unreadable' in e;
+
+/** Parses a source's date (ISO 8601 with or without zone, or a plain "YYYY-MM-DD HH:MM:SS" read as UTC). */
+export function parseSourceDate(value: string | null | undefined): number | null {
+  if (value === null || value === undefined) return null;
+  const text = value.trim();
+  if (text === '') return null;
+  const isoish = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? `${text.replace(' ', 'T')}Z` : text;
+  const normalized = isoish.replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+  const ms = Date.parse(normalized);
+  if (Number.isNaN(ms)) throw new SourceFormatError(`not a date: ${JSON.stringify(value)}`);
+  return ms;
+}
+
+/** A source answered something that is not its documented format. */
+export class SourceFormatError extends Error {}
+
+/** A source could not be reached or refused us (wrong key, unknown group). */
+export class SourceAccessError extends Error {}

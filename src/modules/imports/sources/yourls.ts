@@ -1,0 +1,120 @@
+import mysql, { type Connection, type RowDataPacket } from 'mysql2';
+import { parseSourceDate, SourceFormatError, type ImportItem, type ImportVisit, type SourceEntry } from '../import-item.js';
+
+/**
+ * YOURLS, read from its own MySQL/MariaDB tables (its CREATE TABLE definitions: includes/functions-install.php in
+ * YOURLS/YOURLS): `<prefix>url` (keyword, url, title, timestamp, ip, clicks) and `<prefix>log` (click_id,
+ * click_time, shorturl, referrer — 'direct' when there was none —, user_agent, ip_address, country_code — '' when
+ * unknown). YOURLS's API cannot list links, hence the database.
+ *
+ * Two streamed queries, both in key order — links by keyword (the primary key) and the log by shorturl (its
+ * index) — are merged like a sorted join, so memory stays flat whatever the size of either table.
+ */
+export interface YourlsOptions {
+  /** mysql://user:password@host:port/database (a socket: ?socketPath=/run/mysqld/mysqld.sock) */
+  database: string;
+  tablePrefix?: string;
+}
+
+interface UrlRow extends RowDataPacket { keyword: string; url: string; title: string | null; timestamp: string; clicks: number }
+interface LogRow extends RowDataPacket { click_time: string; shorturl: string; referrer: string; user_agent: string; ip_address: string; country_code: string }
+
+export async function* readYourls(options: YourlsOptions): AsyncGenerator<SourceEntry> {
+  const prefix = options.tablePrefix ?? 'yourls_';
+  if (!/^[A-Za-z0-9_]*$/.test(prefix)) throw new SourceFormatError('the table prefix may hold only letters, digits and _');
+  const links = await connect(options.database);
+  const log = await connect(options.database);
+  try {
+    for (const table of [`${prefix}url`, `${prefix}log`]) await links.promise().query(`SELECT 1 FROM \`${table}\` LIMIT 0`);
+    const urlRows = links.query(`SELECT keyword, url, title, timestamp, clicks FROM \`${prefix}url\` ORDER BY keyword`).stream({ highWaterMark: 500 });
+    const logStream = log.query(
+      `SELECT click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` ORDER BY shorturl, click_id`,
+    ).stream({ highWaterMark: 2000 });
+    // Until the first link asks for visits nobody iterates this stream; its error then surfaces on that read.
+    logStream.on('error', () => undefined);
+    const logRows = new Peekable<LogRow>(logStream[Symbol.asyncIterator]());
+    for await (const row of urlRows as AsyncIterable<UrlRow>) {
+      while ((await logRows.peek()) !== undefined && compareBinary(logRows.current!.shorturl, row.keyword) < 0) await logRows.next();
+      yield yourlsItem(row, visitsOf(row.keyword, logRows));
+    }
+  } finally {
+    links.destroy();
+    log.destroy();
+  }
+}
+
+async function connect(uri: string): Promise<Connection> {
+  let connection: Connection;
+  try {
+    connection = mysql.createConnection({ uri, dateStrings: true, timezone: 'Z', supportBigNumbers: true });
+    await connection.promise().query("SET time_zone = '+00:00'");
+  } catch (error) {
+    throw new SourceFormatError(`the YOURLS database could not be opened: ${(error as Error).message}`);
+  }
+  return connection;
+}
+
+function yourlsItem(row: UrlRow, visits: AsyncIterable<ImportVisit>): ImportItem {
+  return {
+    domain: null,
+    code: row.keyword,
+    target: row.url,
+    createdAt: parseSourceDate(row.timestamp),
+    expiresAt: null,
+    tags: [],
+    title: row.title === null || row.title === '' ? null : row.title,
+    maxVisits: null,
+    forwardQuery: false,
+    aliases: [],
+    visitCount: Number(row.clicks),
+    visits,
+    notImported: [],
+  };
+}
+
+async function* visitsOf(keyword: string, log: Peekable<LogRow>): AsyncGenerator<ImportVisit> {
+  while ((await log.peek()) !== undefined && log.current!.shorturl === keyword) {
+    const v = log.current!;
+    await log.next();
+    yield {
+      at: parseSourceDate(v.click_time) ?? 0,
+      referrer: v.referrer === '' || v.referrer === 'direct' ? null : v.referrer,
+      userAgent: v.user_agent === '' ? null : v.user_agent,
+      ip: v.ip_address === '' ? null : v.ip_address,
+      country: /^[A-Za-z]{2}$/.test(v.country_code) ? v.country_code.toUpperCase() : null,
+      isBot: null,
+    };
+  }
+}
+
+/** utf8mb4_bin order (by code point), which JavaScript's UTF-16 comparison differs from above U+FFFF. */
+function compareBinary(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i += 1) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x < y ? -1 : 1;
+    if (x > 0xffff) i += 1;
+  }
+  return a.length - b.length;
+}
+
+/** An async iterator that can look at its next value without taking it. */
+class Peekable<T> {
+  current: T | undefined;
+  private loaded = false;
+  constructor(private readonly it: AsyncIterator<T>) {}
+  async peek(): Promise<T | undefined> {
+    if (!this.loaded) {
+      const r = await this.it.next();
+      this.current = r.done ? undefined : r.value;
+      this.loaded = true;
+    }
+    return this.current;
+  }
+  async next(): Promise<void> {
+    await this.peek();
+    this.loaded = false;
+  }
+}

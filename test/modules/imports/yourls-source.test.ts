@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isUnreadable, type ImportVisit } from '../../../src/modules/imports/import-item.js';
+import { readSource } from '../../../src/modules/imports/sources/index.js';
+import { createMysqlDatabase, type TestMysqlDatabase } from '../../helpers/mysql.js';
+import { missing, unless } from '../../helpers/skip.js';
+import { yourlsTables } from './fixtures/yourls-schema.js';
+
+/** Fills YOURLS's own tables (fixtures/yourls-schema.ts) the way YOURLS writes them. */
+export async function seedYourls(db: TestMysqlDatabase, prefix: string): Promise<void> {
+  for (const sql of yourlsTables(prefix)) await db.query(sql);
+  const urls = [
+    ['abc', 'https://example.com/abc', 'ABC page', '2020-01-02 03:04:05', 3],
+    ['Abc', 'https://example.com/Abc', null, '2020-01-03 03:04:05', 0],
+    ['my-long-keyword-2020', 'https://example.com/long', '', '2020-02-01 00:00:00', 1],
+    ['zz', 'https://example.com/zz', 'Ünïcode ✓', '2021-01-01 00:00:00', 0],
+  ];
+  for (const u of urls) await db.query(`INSERT INTO \`${prefix}url\` (keyword, url, title, timestamp, ip, clicks) VALUES (?, ?, ?, ?, '127.0.0.1', ?)`, u);
+  const log = [
+    ['2020-01-05 10:00:00', 'abc', 'direct', 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0', '203.0.113.9', 'FR'],
+    ['2020-01-06 11:00:00', 'abc', 'https://news.example/', 'Googlebot/2.1 (+http://www.google.com/bot.html)', '203.0.113.10', ''],
+    ['2020-01-04 09:00:00', 'abc', 'https://t.co/x', 'curl/8.0', '2001:db8::1', 'US'],
+    ['2020-02-02 00:00:00', 'my-long-keyword-2020', 'direct', 'Mozilla/5.0', '198.51.100.1', 'de'],
+    ['2020-02-02 00:00:00', 'deleted-one', 'direct', 'Mozilla/5.0', '198.51.100.1', 'DE'],
+  ];
+  for (const l of log) await db.query(`INSERT INTO \`${prefix}log\` (click_time, shorturl, referrer, user_agent, ip_address, country_code) VALUES (?, ?, ?, ?, ?, ?)`, l);
+}
+
+describe.skipIf(missing.mysql !== null)(unless(missing.mysql, 'YOURLS reader on MariaDB'), () => {
+  let db: TestMysqlDatabase;
+  beforeAll(async () => {
+    db = await createMysqlDatabase(process.env.TEST_MYSQL_URL!);
+    await seedYourls(db, 'yrl_');
+  });
+  afterAll(async () => db?.drop());
+
+  it('when YOURLS tables are read with their prefix, then every keyword comes with its own click log only', async () => {
+    const items: { code: string; title: string | null; createdAt: number | null; visitCount: number | null; visits: ImportVisit[] }[] = [];
+    for await (const e of readSource({ source: 'yourls', database: db.url, tablePrefix: 'yrl_' })) {
+      if (isUnreadable(e)) throw new Error(e.reason);
+      const visits: ImportVisit[] = [];
+      for await (const v of e.visits!) visits.push(v);
+      items.push({ code: e.code, title: e.title, createdAt: e.createdAt, visitCount: e.visitCount, visits });
+    }
+    expect(items.map((i) => i.code)).toEqual(['Abc', 'abc', 'my-long-keyword-2020', 'zz']);
+    const abc = items[1]!;
+    expect(abc).toMatchObject({ title: 'ABC page', createdAt: Date.parse('2020-01-02T03:04:05Z'), visitCount: 3 });
+    expect(abc.visits).toEqual([
+      { at: Date.parse('2020-01-05T10:00:00Z'), referrer: null, userAgent: expect.stringContaining('Firefox'), ip: '203.0.113.9', country: 'FR', isBot: null },
+      { at: Date.parse('2020-01-06T11:00:00Z'), referrer: 'https://news.example/', userAgent: expect.stringContaining('Googlebot'), ip: '203.0.113.10', country: null, isBot: null },
+      { at: Date.parse('2020-01-04T09:00:00Z'), referrer: 'https://t.co/x', userAgent: 'curl/8.0', ip: '2001:db8::1', country: 'US', isBot: null },
+    ]);
+    expect(items[0]!.visits).toEqual([]);
+    expect(items[2]!.visits.map((v) => v.country)).toEqual(['DE']);
+    expect(items[2]!.title).toBeNull();
+    expect(items[3]!.title).toBe('Ünïcode ✓');
+  });
+
+  it('when an item is taken without reading its visits, then the next item still gets only its own', async () => {
+    const codes: [string, number][] = [];
+    for await (const e of readSource({ source: 'yourls', database: db.url, tablePrefix: 'yrl_' })) {
+      if (isUnreadable(e)) throw new Error(e.reason);
+      let n = 0;
+      if (e.code !== 'abc') for await (const _ of e.visits!) n += 1;
+      codes.push([e.code, n]);
+    }
+    expect(codes).toEqual([['Abc', 0], ['abc', 0], ['my-long-keyword-2020', 1], ['zz', 0]]);
+  });
+
+  it('when the prefix names no tables, then the import stops with the database error', async () => {
+    const read = async () => { for await (const _ of readSource({ source: 'yourls', database: db.url, tablePrefix: 'none_' })) void _; };
+    await expect(read()).rejects.toThrow(/none_url/);
+  });
+});
