@@ -11,6 +11,7 @@ import * as m010 from './migrations/010-click-dimensions.js';
 import * as m011 from './migrations/011-tokens-valid-after.js';
 import * as m012 from './migrations/012-click-journal-marks.js';
 import * as m013 from './migrations/013-click-journal-windows.js';
+import * as m025 from './migrations/025-link-titles.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -27,6 +28,7 @@ const migrations: Record<string, MigrationModule> = {
   '011-tokens-valid-after': m011,
   '012-click-journal-marks': m012,
   '013-click-journal-windows': m013,
+  '025-link-titles': m025,
 };
 
 /** Every migration this build knows, in order. */

@@ -89,6 +89,8 @@ export interface LinksTable {
   password_hash: string | null;
   /** comma-separated, lower case, in the order given (a copy of link_tags for reading) */
   tags: Generated<string>;
+  /** at most 200 characters; null: none */
+  title: Generated<string | null>;
   click_count: Generated<number>;
   /** of click_count, the clicks by bots (SPEC §15) */
   bot_clicks: Generated<number>;

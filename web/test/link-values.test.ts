@@ -16,6 +16,7 @@ const link: Link = {
   forward_query: false,
   tags: ['one', 'two'],
   has_password: true,
+  title: 'The A page',
 };
 
 describe('the link form and the bodies it sends', () => {
@@ -38,6 +39,9 @@ describe('the link form and the bodies it sends', () => {
     expect(patchBody(link, { ...values, original_url: 'https://example.com/b' })).toEqual({ original_url: 'https://example.com/b' });
     expect(patchBody(link, { ...values, max_visits: '', tags: '' })).toEqual({ max_visits: null, tags: null });
     expect(patchBody(link, { ...values, tags: 'two,one' })).toEqual({ tags: ['two', 'one'] });
+    expect(values.title).toBe('The A page');
+    expect(patchBody(link, { ...values, title: '  ' })).toEqual({ title: null });
+    expect(patchBody(link, { ...values, title: 'Renamed ' })).toEqual({ title: 'Renamed' });
     expect(patchBody(link, { ...values, forward_query: true })).toEqual({ forward_query: true });
   });
 

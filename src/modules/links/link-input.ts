@@ -18,6 +18,12 @@ export interface LinkDraft {
 export const tagsText = (tags: readonly string[] | null | undefined): string =>
   [...new Set((tags ?? []).map((t) => t.toLowerCase()))].join(',');
 
+/** Surrounding white space trimmed; an empty title is no title. */
+export const titleText = (title: string | null | undefined): string | null => {
+  const text = (title ?? '').trim();
+  return text === '' ? null : text;
+};
+
 /**
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
@@ -61,6 +67,7 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
           forward_query: input.forward_query ? 1 : 0,
           password_hash: await hashOf(input.password ?? null),
           tags: tagsText(input.tags),
+          title: titleText(input.title),
         },
       };
     },
@@ -81,6 +88,7 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
       if (input.max_visits !== undefined) changes.max_visits = input.max_visits;
       if (input.forward_query !== undefined) changes.forward_query = input.forward_query ? 1 : 0;
       if (input.tags !== undefined) changes.tags = tagsText(input.tags);
+      if (input.title !== undefined) changes.title = titleText(input.title);
       if (input.password !== undefined) changes.password_hash = await hashOf(input.password);
       return changes;
     },

@@ -3,7 +3,7 @@ import type { LinkRow, NewLinkRow } from '../../db/types.js';
 
 export type NewCodedLink = NewLinkRow & { short_code: string };
 
-const COLUMNS = ['short_code', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags'] as const;
+const COLUMNS = ['short_code', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags', 'title'] as const;
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 
 /**

@@ -22,7 +22,7 @@ export interface CodeLookup {
 export type VisitAdmission = 'admitted' | 'exhausted' | 'missing';
 
 /** The fields a PATCH may change (the service has validated them). */
-export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags'>>;
+export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title'>>;
 
 export interface LinkListFilter {
   tag?: string;
@@ -175,7 +175,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
       return db.selectFrom('links').select(['id', 'short_code']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
     },
 
-    /** A user's live links; `tag` must be one of theirs, `q` a substring of the URL or the code (any case). */
+    /** A user's live links; `tag` must be one of theirs, `q` a substring of the URL, the code or the title (any case). */
     async listByUser(userId: number, now: number, list: ResolvedList, filter: LinkListFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
       let base = db
         .selectFrom('links')
@@ -187,7 +187,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
       }
       if (filter.q !== undefined) {
         const q = filter.q;
-        base = base.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', q)} or ${dialect.containsIgnoringCase('links.short_code', q)})`);
+        base = base.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', q)} or ${dialect.containsIgnoringCase('links.short_code', q)} or ${dialect.containsIgnoringCase('links.title', q)})`);
       }
       const rows = await paginator.apply(base.selectAll('links'), list, 'links').execute();
       const total = list.mode === 'page'

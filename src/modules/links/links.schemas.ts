@@ -28,6 +28,10 @@ const OriginalUrl = Type.String({
     'Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. ' +
     'An internationalised URL is stored in its ASCII (punycode / percent-encoded) form.',
 });
+export const MAX_TITLE_LENGTH = 200;
+const Title = Type.Union([Type.String({ maxLength: MAX_TITLE_LENGTH, pattern: NO_CONTROL_CHARACTERS }), Type.Null()], {
+  description: `What the link is, for people (at most ${MAX_TITLE_LENGTH} characters); searched by q. null: none`,
+});
 const ExpiresAt = Type.Union([Instant, Type.Null()], { description: 'A future instant; null: never' });
 
 export const LinkSchema = Type.Object(
@@ -45,6 +49,7 @@ export const LinkSchema = Type.Object(
     forward_query: ForwardQuery,
     tags: Type.Array(Type.String({ pattern: '^[a-z0-9-]{1,32}$', maxLength: 32 }), { maxItems: MAX_TAGS, description: 'Lower case, in the order given' }),
     has_password: Type.Boolean({ description: 'Read-only: whether visitors need a password' }),
+    title: Title,
   },
   {
     $id: 'Link',
@@ -53,7 +58,7 @@ export const LinkSchema = Type.Object(
       {
         id: 42, short_code: 'aZ3k9QxB', short_url: 'http://127.0.0.1:3000/aZ3k9QxB', original_url: 'https://example.com/a/long/path?x=1',
         user_id: 7, expires_at: null, created_at: '2026-11-21T10:15:30.123Z', updated_at: '2026-11-21T10:15:30.123Z', click_count: 0,
-        max_visits: null, forward_query: false, tags: ['spring-campaign'], has_password: false,
+        max_visits: null, forward_query: false, tags: ['spring-campaign'], has_password: false, title: 'Spring campaign',
       },
     ],
   },
@@ -75,6 +80,7 @@ export const LinkCreateSchema = Type.Object(
     forward_query: Type.Optional(ForwardQuery),
     tags: Type.Optional(Tags),
     password: Type.Optional(Password),
+    title: Type.Optional(Title),
     ...echoed,
   },
   { $id: 'LinkCreate', additionalProperties: false, examples: [{ original_url: 'https://example.com/a/long/path?x=1', short_code: 'promo26', expires_at: '2027-01-01T00:00:00.000Z', tags: ['promo'] }] },
@@ -90,12 +96,13 @@ export const LinkPatchSchema = Type.Object(
     // One schema with `type: [array, null]` rather than a union: a bad tag is then reported once, as tags.N.
     tags: Type.Optional(Type.Unsafe<string[] | null>({ type: ['array', 'null'], items: Tag, maxItems: MAX_TAGS, description: `${TAGS_RULE}; null or [] removes them` })),
     password: Type.Optional(Password),
+    title: Type.Optional(Title),
     short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
     ...echoed,
   },
   {
     additionalProperties: false,
-    description: 'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags and password',
+    description: 'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password and title',
     examples: [{ original_url: 'https://example.com/fixed-typo', max_visits: 100, password: null }],
   },
 );
@@ -115,7 +122,7 @@ export const NULL_IS_LAST: readonly string[] = ['expires_at'];
 
 export const linkListFilters = {
   tag: Type.Optional(Type.String({ pattern: TAG_PATTERN, minLength: 1, maxLength: 32, description: 'Only links with this tag (any case)' })),
-  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS, description: 'Only links whose original_url or short_code contains this text (ignoring ASCII case; % and _ match themselves)' })),
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS, description: 'Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves)' })),
 };
 
 export const LinkListQuery = Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...paginationQuery });

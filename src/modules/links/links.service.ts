@@ -84,6 +84,7 @@ export function createLinksService(deps: LinksServiceDeps) {
     forward_query: Boolean(row.forward_query),
     tags: tagsOf(row),
     has_password: row.password_hash !== null,
+    title: row.title,
   });
 
   /** A link as the API sees it: an expired link is gone at once, before the sweep removes its row. */

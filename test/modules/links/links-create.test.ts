@@ -31,6 +31,7 @@ describe.each(engines)('link creation on %s', (engine) => {
       forward_query: false,
       tags: [],
       has_password: false,
+      title: null,
     });
   });
 

@@ -1058,7 +1058,8 @@ export interface components {
          *       "tags": [
          *         "spring-campaign"
          *       ],
-         *       "has_password": false
+         *       "has_password": false,
+         *       "title": "Spring campaign"
          *     }
          */
         Link: {
@@ -1096,6 +1097,8 @@ export interface components {
             short_url: string;
             /** @description Lower case, in the order given */
             tags: string[];
+            /** @description What the link is, for people (at most 200 characters); searched by q. null: none */
+            title: string | null;
             /**
              * Format: date-time
              * @description The last change (= created_at until the first)
@@ -1177,6 +1180,8 @@ export interface components {
             short_url?: unknown;
             /** @description At most 10 distinct tags, stored lower case in the order given (duplicates are merged) */
             tags?: string[];
+            /** @description What the link is, for people (at most 200 characters); searched by q. null: none */
+            title?: string | null;
             /** @description Read-only; ignored */
             updated_at?: unknown;
             /** @description Read-only; ignored */
@@ -1217,6 +1222,8 @@ export interface components {
             shortUrl?: unknown;
             /** @description At most 10 distinct tags, stored lower case in the order given (duplicates are merged) */
             tags?: string[];
+            /** @description What the link is, for people (at most 200 characters); searched by q. null: none */
+            title?: string | null;
             /** @description Read-only; ignored */
             updatedAt?: unknown;
             /** @description Read-only; ignored */
@@ -1642,7 +1649,8 @@ export interface components {
          *       "tags": [
          *         "spring-campaign"
          *       ],
-         *       "hasPassword": false
+         *       "hasPassword": false,
+         *       "title": "Spring campaign"
          *     }
          */
         LinkV2: {
@@ -1680,6 +1688,8 @@ export interface components {
             shortUrl: string;
             /** @description Lower case, in the order given */
             tags: string[];
+            /** @description What the link is, for people (at most 200 characters); searched by q. null: none */
+            title: string | null;
             /**
              * Format: date-time
              * @description The last change (= created_at until the first)
@@ -3281,7 +3291,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags and password */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password and title */
         requestBody: {
             content: {
                 /**
@@ -3316,6 +3326,8 @@ export interface operations {
                     short_url?: unknown;
                     /** @description At most 10 distinct tags, stored lower case in the order given (duplicates are merged); null or [] removes them */
                     tags?: string[] | null;
+                    /** @description What the link is, for people (at most 200 characters); searched by q. null: none */
+                    title?: string | null;
                     /** @description Read-only; ignored */
                     updated_at?: unknown;
                     /** @description Read-only; ignored */
@@ -7428,7 +7440,7 @@ export interface operations {
                 order?: "asc" | "desc";
                 /** @description Page mode: page number (default 1) */
                 page?: number;
-                /** @description Only links whose original_url or short_code contains this text (ignoring ASCII case; % and _ match themselves) */
+                /** @description Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves) */
                 q?: string;
                 /** @description Sort field (default id) */
                 sort?: "id" | "created_at" | "click_count" | "expires_at";
@@ -8951,7 +8963,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags and password */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password and title */
         requestBody: {
             content: {
                 /**
@@ -8986,6 +8998,8 @@ export interface operations {
                     shortUrl?: unknown;
                     /** @description At most 10 distinct tags, stored lower case in the order given (duplicates are merged); null or [] removes them */
                     tags?: string[] | null;
+                    /** @description What the link is, for people (at most 200 characters); searched by q. null: none */
+                    title?: string | null;
                     /** @description Read-only; ignored */
                     updatedAt?: unknown;
                     /** @description Read-only; ignored */
@@ -13092,7 +13106,7 @@ export interface operations {
                 limit?: number;
                 /** @description Sort direction (default asc) */
                 order?: "asc" | "desc";
-                /** @description Only links whose original_url or short_code contains this text (ignoring ASCII case; % and _ match themselves) */
+                /** @description Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves) */
                 q?: string;
                 /** @description Sort field (default id) */
                 sort?: "id" | "createdAt" | "clickCount" | "expiresAt";

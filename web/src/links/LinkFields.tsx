@@ -3,7 +3,7 @@ import { Field } from '../ui/Field';
 import type { LinkValues } from './link-values';
 
 /** The form fields the API's messages can name (details[].field), beside which they are shown. */
-export const LINK_FIELDS = ['original_url', 'short_code', 'expires_at', 'max_visits', 'password', 'tags', 'forward_query'] as const;
+export const LINK_FIELDS = ['original_url', 'short_code', 'expires_at', 'max_visits', 'password', 'tags', 'forward_query', 'title'] as const;
 
 interface LinkFieldsProps {
   values: LinkValues;
@@ -18,13 +18,16 @@ interface LinkFieldsProps {
  * visits, password, tags and forward query, each with its hint and the API's message for it.
  */
 export function LinkFields({ values, onChange, problem, editing }: LinkFieldsProps) {
-  const text = (field: 'original_url' | 'short_code' | 'expires_at' | 'max_visits' | 'password' | 'tags') => (e: { currentTarget: HTMLInputElement }) =>
+  const text = (field: 'original_url' | 'short_code' | 'expires_at' | 'max_visits' | 'password' | 'tags' | 'title') => (e: { currentTarget: HTMLInputElement }) =>
     onChange({ ...values, [field]: e.currentTarget.value });
   const err = (field: string) => fieldMessage(problem, field);
   return (
     <>
       <Field label="Destination URL" hint="The http or https address the short link leads to" error={err('original_url')}>
         {(a) => <input {...a} name="original_url" type="url" inputMode="url" required placeholder="https://example.com/page" value={values.original_url} onInput={text('original_url')} />}
+      </Field>
+      <Field label="Title (optional)" hint="What the link is, for you: up to 200 characters, found by the search" error={err('title')}>
+        {(a) => <input {...a} name="title" autocomplete="off" maxLength={200} value={values.title} onInput={text('title')} />}
       </Field>
       {editing ? (
         <Field label="Code" hint="A link's code never changes">

@@ -40,6 +40,7 @@ export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; o
               <span class="short-url">{link.short_url}</span> <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
             </td>
             <td data-label="Destination" class="destination">
+              {link.title && <span class="link-title">{link.title}</span>}
               <a href={link.original_url} rel="noopener noreferrer" target="_blank" title={link.original_url}>
                 {link.original_url}
               </a>

@@ -17,6 +17,7 @@ export interface LinkValues {
   /** comma- or space-separated */
   tags: string;
   forward_query: boolean;
+  title: string;
 }
 
 export const EMPTY_LINK_VALUES: LinkValues = {
@@ -28,6 +29,7 @@ export const EMPTY_LINK_VALUES: LinkValues = {
   removePassword: false,
   tags: '',
   forward_query: false,
+  title: '',
 };
 
 export function valuesFromLink(link: ShortLink): LinkValues {
@@ -40,6 +42,7 @@ export function valuesFromLink(link: ShortLink): LinkValues {
     removePassword: false,
     tags: link.tags.join(', '),
     forward_query: link.forward_query,
+    title: link.title ?? '',
   };
 }
 
@@ -60,6 +63,7 @@ export interface LinkBody {
   password?: string;
   tags?: string[];
   forward_query?: boolean;
+  title?: string;
 }
 
 /** POST /links: only the fields filled in (the API's defaults for the others). */
@@ -75,6 +79,7 @@ export function createBody(v: LinkValues): LinkBody {
     ...(v.password ? { password: v.password } : {}),
     ...(tags.length ? { tags } : {}),
     ...(v.forward_query ? { forward_query: true } : {}),
+    ...(v.title.trim() ? { title: v.title.trim() } : {}),
   };
 }
 
@@ -85,6 +90,7 @@ export interface LinkPatch {
   password?: string | null;
   tags?: string[] | null;
   forward_query?: boolean;
+  title?: string | null;
 }
 
 /** PATCH /links/{code}: what differs from the link as it was read; an emptied field is null (cleared). */
@@ -97,6 +103,7 @@ export function patchBody(link: ShortLink, v: LinkValues): LinkPatch {
   const tags = tagsFromText(v.tags);
   if (tags.join(',') !== link.tags.join(',')) patch.tags = tags.length ? tags : null;
   if (v.forward_query !== was.forward_query) patch.forward_query = v.forward_query;
+  if (v.title.trim() !== was.title) patch.title = v.title.trim() ? v.title.trim() : null;
   if (v.password) patch.password = v.password;
   else if (v.removePassword && link.has_password) patch.password = null;
   return patch;
