@@ -1,0 +1,75 @@
+/**
+ * The modules (src/app-module.ts), each built once from what it needs; app.ts lists them and wires them all by
+ * the same loops. A new module is built here (or in a function of its own beside these) and added to that list.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import { isEmbedded, type Storage } from './db/database.js';
+import type { Clock } from './lib/clock.js';
+import { Paginator } from './lib/pagination.js';
+import { createApiKeysModule } from './modules/api-keys/api-keys.module.js';
+import {
+  createClickPipeline, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt, type ClickQueue,
+} from './modules/clicks/index.js';
+import { createIdempotencyModule } from './modules/idempotency/index.js';
+import { createLinksModule } from './modules/links/index.js';
+import { createOrdersModule } from './modules/orders/orders.module.js';
+import { createJwt } from './modules/tokens/jwt.js';
+import { createTokensModule } from './modules/tokens/tokens.module.js';
+import { createUsersModule } from './modules/users/index.js';
+import type { SharedState } from './shared-state.js';
+
+export interface ModuleDeps {
+  config: Config;
+  storage: Storage;
+  shared: SharedState;
+  clock: Clock;
+  jwtSecret: Uint8Array;
+  log: FastifyBaseLogger;
+}
+
+/** Accounts, tokens, API keys, orders and idempotency: what the links and clicks are built on. */
+export function createCoreModules({ config, storage, shared, clock, jwtSecret, log }: ModuleDeps) {
+  // Cursors are signed with a key derived from (not equal to) the token key.
+  const paginator = new Paginator(createHash('sha256').update('ferry-cursor:').update(jwtSecret).digest());
+  const jwt = createJwt(jwtSecret, clock);
+  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost });
+  const { repository: usersRepo, passwords } = usersModule;
+  const tokensModule = createTokensModule({ db: storage.db, users: usersRepo, passwords, denyList: shared.denyList, jwt, clock, ttlSeconds: config.tokenTtlSeconds });
+  const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersRepo, jwtSecret, clock, paginator, log });
+  const ordersModule = createOrdersModule({ db: storage.db, users: usersRepo, clock, paginator });
+  const idempotencyModule = createIdempotencyModule({ db: storage.db, clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs });
+  return { paginator, jwt, usersModule, tokensModule, apiKeysModule, ordersModule, idempotencyModule };
+}
+
+export interface LinkModuleDeps extends ModuleDeps {
+  core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
+  /** another click queue (tests) */
+  clickQueue?: ClickQueue;
+}
+
+/** Links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the two modules. */
+export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, clickQueue }: LinkModuleDeps) {
+  const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
+  const clickPipeline = await createClickPipeline({
+    config, storage, redis: shared.redis, redisPrefix: shared.redisPrefix, log, clock, ...(clickQueue ? { queue: clickQueue } : {}),
+  });
+  // What a click learns besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash.
+  const describeVisit = createVisitContext({
+    countryHeader: config.countryHeader,
+    geoip: await openGeoipDatabase(config.geoipDatabase),
+    anonymize: config.ipAnonymize,
+    salt: visitorSalt(jwtSecret),
+  });
+  const linksModule = createLinksModule({
+    config, storage, users: usersRepo, paginator, clock, passwords, clickQueue: clickPipeline.queue, describeVisit,
+    passwordAttempts: shared.passwordAttempts,
+    // The embedded database is one process's file: no other instance changes links behind the cache's back.
+    soleWriter: isEmbedded(storage),
+  });
+  const clicksModule = createClicksModule({
+    storage, links: linksModule.links, users: usersRepo, paginator, clock, pipeline: clickPipeline, retentionMonths: config.clickRetentionMonths, log,
+  });
+  return { clickPipeline, linksModule, clicksModule };
+}
