@@ -20,7 +20,7 @@ describe.each(engines)('API versions on %s', (engine) => {
     expect(Object.keys(res.body).sort()).toEqual(v2Keys);
     expect(res.body).toMatchObject({ shortCode: 'v2abc', originalUrl: 'https://example.com/v2', userId: owner.id, clickCount: 0 });
     expect(res.headers.location).toBe('/api/v2/links/v2abc');
-    const v1 = await t.request({ url: '/api/v1/links/v2abc' });
+    const v1 = await t.request({ url: '/api/v1/links/v2abc', token: owner.token });
     expect(Object.keys(v1.body).sort()).toEqual(v1Keys);
     expect(v1.body.short_code).toBe('v2abc');
   });
@@ -53,7 +53,7 @@ describe.each(engines)('API versions on %s', (engine) => {
   });
 
   it('when an unversioned path is asked for v2 by Accept, then v2 answers, names itself and varies on Accept', async () => {
-    const res = await t.request({ url: '/api/links/v2abc', headers: { accept: 'application/vnd.ferry.v2+json' } });
+    const res = await t.request({ url: '/api/links/v2abc', token: owner.token, headers: { accept: 'application/vnd.ferry.v2+json' } });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/vnd.ferry.v2+json; charset=utf-8');
     expect(String(res.headers.vary)).toMatch(/Accept/);
@@ -61,26 +61,26 @@ describe.each(engines)('API versions on %s', (engine) => {
   });
 
   it('when an unversioned path has no version signal, then v1 answers and says so; ?version=2 selects v2', async () => {
-    const plain = await t.request({ url: '/api/links/v2abc' });
+    const plain = await t.request({ url: '/api/links/v2abc', token: owner.token });
     expect(plain.status).toBe(200);
     expect(plain.headers['content-type']).toBe('application/vnd.ferry.v1+json; charset=utf-8');
     expect(plain.body.short_code).toBe('v2abc');
-    const query = await t.request({ url: '/api/links/v2abc?version=2' });
+    const query = await t.request({ url: '/api/links/v2abc?version=2', token: owner.token });
     expect(query.headers['content-type']).toBe('application/vnd.ferry.v2+json; charset=utf-8');
     expect(query.body.shortCode).toBe('v2abc');
   });
 
   it('when an unknown version is asked for, then 406 by header and 400 by query, in the envelope', async () => {
-    const byHeader = await t.request({ url: '/api/links/v2abc', headers: { accept: 'application/vnd.ferry.v9+json' } });
+    const byHeader = await t.request({ url: '/api/links/v2abc', token: owner.token, headers: { accept: 'application/vnd.ferry.v9+json' } });
     expect(byHeader.status).toBe(406);
     expect(byHeader.body.error.code).toBe('NOT_ACCEPTABLE');
-    const byQuery = await t.request({ url: '/api/links/v2abc?version=9' });
+    const byQuery = await t.request({ url: '/api/links/v2abc?version=9', token: owner.token });
     expect(byQuery.status).toBe(400);
     expect(byQuery.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'version', message: expect.any(String) }] });
   });
 
   it('when a versioned path is asked for another version by Accept or query, then the path wins', async () => {
-    const res = await t.request({ url: '/api/v1/links/v2abc?version=2', headers: { accept: 'application/vnd.ferry.v2+json' } });
+    const res = await t.request({ url: '/api/v1/links/v2abc?version=2', token: owner.token, headers: { accept: 'application/vnd.ferry.v2+json' } });
     expect(res.status).toBe(200);
     expect(res.body.short_code).toBe('v2abc');
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');

@@ -16,6 +16,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
   let t: TestApp;
   let user: CreatedUser;
   let link: { id: number; short_code: string };
+  let publicLink: { short_code: string };
   const logLines: Array<{ level: number; msg: string }> = [];
   const logged = (msg: string): number => logLines.filter((l) => l.msg === msg).length;
   beforeAll(async () => {
@@ -27,6 +28,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     t = await createTestApp('postgres', { redisUrl: redis.url, env: { CLICK_FLUSH_MS: '50' }, logStream });
     user = await createUser(t, { status: 'active' });
     link = (await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/outage' } })).body;
+    publicLink = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/anyone' } })).body;
   });
   afterAll(async () => {
     await t.close();
@@ -63,7 +65,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     expect((await t.request({ url: '/metrics' })).text).toMatch(/^ferry_clicks_fallback_total 20$/m);
     // Rate limits fail open: anonymous API requests are served, without waiting for Redis.
     const started = performance.now();
-    const anonymous = await t.request({ url: `/api/v1/links/${link.short_code}` });
+    const anonymous = await t.request({ url: `/api/v1/links/${publicLink.short_code}` });
     expect(anonymous.status).toBe(200);
     expect(performance.now() - started).toBeLessThan(250);
     // Tokens fail closed: a revocation cannot be ruled out, so a token is not accepted; 503, not 401.

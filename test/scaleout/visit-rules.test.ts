@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createUser } from '../helpers/factories.js';
 import { scaleOut } from '../helpers/scale-out.js';
 import { createLink, HUMAN_UA } from '../modules/links/links.helpers.js';
 import { missing, unless } from '../helpers/skip.js';
@@ -34,7 +35,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'visit rules across two instan
   };
 
   it('when 50 people visit a max_visits 10 link at once through both instances, then exactly 10 are redirected and 40 get 410', async () => {
-    const link = await createLink(a, { max_visits: 10 });
+    const link = await createLink(a, { max_visits: 10 }, (await createUser(a)).token);
     // Both instances have it cached before the rush.
     for (const base of bases) expect((await hit(base, link.short_code, { 'user-agent': 'curl/8.5.0' })).status).toBe(302);
     const statuses = await Promise.all(Array.from({ length: 50 }, async (_, i) => (await hit(bases[i % 2]!, link.short_code)).status));
@@ -43,7 +44,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'visit rules across two instan
   });
 
   it('when wrong passwords are tried through both instances, then they add up in Redis to one limit per link and address', async () => {
-    const link = await createLink(a, { password: 'right-password-1' });
+    const link = await createLink(a, { password: 'right-password-1' }, (await createUser(a)).token);
     const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`x:${password}`).toString('base64')}` });
     const statuses = [];
     for (let i = 0; i < 4; i += 1) statuses.push((await hit(bases[i % 2]!, link.short_code, basic(`wrong-${i}`))).status);

@@ -48,10 +48,22 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
 
   const hashOf = (password: string | null): Promise<string | null> => (password === null ? Promise.resolve(null) : passwords.hash(password));
 
+  /**
+   * SPEC §17: a password or a visit limit needs someone who can manage it; an anonymous link has nobody (only
+   * an admin may change it), so it may have neither.
+   */
+  function checkOwnedRules(anonymous: boolean, input: { password?: string | null; max_visits?: number | null }, details: ErrorDetail[]): void {
+    if (!anonymous) return;
+    if (input.password != null) details.push({ field: 'password', message: 'needs an account: an anonymous link cannot have a password (send a bearer token)' });
+    if (input.max_visits != null) details.push({ field: 'max_visits', message: 'needs an account: an anonymous link cannot have a visit limit (send a bearer token)' });
+  }
+
   return {
-    async prepare(input: LinkCreate, now: number): Promise<LinkDraft> {
+    /** `anonymous`: nobody will own the link (no caller). */
+    async prepare(input: LinkCreate, now: number, anonymous: boolean): Promise<LinkDraft> {
       const details: ErrorDetail[] = [];
       const url = checkUrl(input.original_url, details);
+      checkOwnedRules(anonymous, input, details);
       if (input.short_code !== undefined && isReservedCode(input.short_code)) {
         details.push({ field: 'short_code', message: 'is reserved: it names a path of this service' });
       }
@@ -73,9 +85,10 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
     },
 
     /** The columns a merge patch changes; `short_code` may only be echoed unchanged. */
-    async changes(current: Pick<LinkRow, 'short_code'>, input: LinkPatch, now: number): Promise<LinkChanges> {
+    async changes(current: Pick<LinkRow, 'short_code' | 'user_id'>, input: LinkPatch, now: number): Promise<LinkChanges> {
       const details: ErrorDetail[] = [];
       const changes: LinkChanges = {};
+      checkOwnedRules(current.user_id === null, input, details);
       if (input.short_code !== undefined && input.short_code !== current.short_code) {
         details.push({ field: 'short_code', message: 'cannot change: a printed link must keep pointing where it is managed' });
       }

@@ -56,8 +56,8 @@ export function createLinksBulk(links: Pick<LinksService, 'prepare' | 'create'>)
     throw err;
   };
   return {
-    prepareAll(items: Array<LinkCreate | AppError>): Promise<Array<LinkDraft | AppError>> {
-      return Promise.all(items.map((item) => (item instanceof AppError ? item : links.prepare(item).catch(failure))));
+    prepareAll(items: Array<LinkCreate | AppError>, caller: Caller | null): Promise<Array<LinkDraft | AppError>> {
+      return Promise.all(items.map((item) => (item instanceof AppError ? item : links.prepare(item, caller).catch(failure))));
     },
 
     async createAll(drafts: Array<LinkDraft | AppError>, caller: Caller | null, tx?: Transaction<Database>): Promise<BulkOutcome[]> {

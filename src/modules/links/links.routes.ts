@@ -54,7 +54,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     },
   }, async (request, reply) => {
     // Checked and hashed before the idempotent transaction opens (LinksService.prepare).
-    const draft = await links.prepare(edge.in<LinkCreate>(request.body));
+    const draft = await links.prepare(edge.in<LinkCreate>(request.body), request.caller);
     return reply.sendIdempotent(async (tx) => {
       const row = await links.create(draft, request.caller, tx);
       return { status: 201, headers: { location: `${opts.basePath}/links/${row.short_code}`, etag: linkEtag(row) }, body: edge.out(links.toLink(row)) };
@@ -71,7 +71,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
       response: { 200: { ...edge.bulkResult, description: 'One result per item, in input order' }, ...errorResponses(400, 401, 413, 415, 429) },
     },
   }, async (request, reply) => {
-    const drafts = await bulk.prepareAll((request.body as { links: unknown[] }).links.map((item) => edge.parseCreate(item)));
+    const drafts = await bulk.prepareAll((request.body as { links: unknown[] }).links.map((item) => edge.parseCreate(item)), request.caller);
     return reply.sendIdempotent(async (tx) => {
       const outcomes = await bulk.createAll(drafts, request.caller, tx);
       const data = outcomes.map((o) => ('row' in o
@@ -82,13 +82,16 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   });
 
   app.get('/links/:code', {
+    onRequest: app.access('optional', 'links:read'),
     schema: {
-      operationId: 'getLink', tags, summary: 'A short link (anyone)', security: [],
+      operationId: 'getLink', tags, security: securityFor('optional', 'links:read'),
+      summary: 'A short link: an anonymous one, anyone; an owned one, its owner (or their key with links:read) or an admin',
+      description: 'A link with a password or max_visits shows its target to its owner and admins only, even when it has no owner (any more).',
       params: LinkCodeParams,
-      response: { 200: { ...edge.link, description: `The link (ETag: ${ETAG})` }, ...errorResponses(400, 404, 429) },
+      response: { 200: { ...edge.link, description: `The link (ETag: ${ETAG})` }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
-    const row = await links.get(request.params.code);
+    const row = await links.get(request.params.code, request.caller);
     return reply.header('etag', linkEtag(row)).send(edge.out(links.toLink(row)));
   });
 
@@ -121,9 +124,10 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   });
 
   app.get('/links/:code/qr', {
+    onRequest: app.access('optional', 'links:read'),
     schema: {
-      operationId: 'getLinkQrCode', tags, security: [],
-      summary: 'The short URL as a QR code (anyone): SVG by default, PNG for Accept: image/png or ?format=png',
+      operationId: 'getLinkQrCode', tags, security: securityFor('optional', 'links:read'),
+      summary: 'The short URL as a QR code (whoever may read the link): SVG by default, PNG for Accept: image/png or ?format=png',
       params: LinkCodeParams,
       querystring: QrQuery,
       response: {
@@ -134,14 +138,14 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
             [QR_FORMATS.png]: { schema: Type.String({ format: 'binary', maxLength: QR_MAX_BYTES, description: 'A PNG image (1-bit grayscale)' }) },
           },
         },
-        ...errorResponses(400, 404, 406, 429),
+        ...errorResponses(400, 401, 403, 404, 406, 429),
       },
     },
   }, async (request, reply) => {
     const type = request.query.format ? QR_FORMATS[request.query.format] : negotiate(request.headers.accept, QR_TYPES);
     if (type === null) throw new AppError('NOT_ACCEPTABLE', `This resource is served as ${QR_TYPES.join(' or ')}`, [{ field: 'Accept', message: `must accept ${QR_TYPES.join(' or ')}` }]);
     const format = (Object.keys(QR_FORMATS) as QrFormat[]).find((f) => QR_FORMATS[f] === type)!;
-    const image = await links.qr(request.params.code, format, request.query.size ?? QR_SIZE.default);
+    const image = await links.qr(request.params.code, request.caller, format, request.query.size ?? QR_SIZE.default);
     // (typed as the SVG's string by the type provider; a PNG is a Buffer, which Fastify sends as it is)
     return reply.header('vary', 'Accept').type(type).send(image as string);
   });

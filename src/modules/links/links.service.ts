@@ -102,6 +102,18 @@ export function createLinksService(deps: LinksServiceDeps) {
   }
 
   /**
+   * Who may read a link (SPEC §17): an anonymous link, anyone; an owned link, its owner (or the owner's key
+   * with links:read, checked by the route's access policy) and admins. A link that guards its target with a
+   * password or a visit limit never shows it to anyone else, even when nobody owns it (any more): the lookup
+   * must not give away what the redirect withholds.
+   */
+  function assertMayRead(row: LinkRow, caller: Caller | null): void {
+    if (isAdmin(caller) || (row.user_id !== null && row.user_id === caller?.userId)) return;
+    if (row.user_id !== null) throw forbidden('Only the owner or an admin may read this link');
+    if (row.password_hash !== null || row.max_visits !== null) throw forbidden("Only an admin may read this link: its target is behind a password or a visit limit");
+  }
+
+  /**
    * A custom code is tried once (taken: 409). A random code is retried on collision; the unique index of
    * link_codes decides (never check-then-insert), and tombstoned codes are in that index too.
    */
@@ -133,18 +145,24 @@ export function createLinksService(deps: LinksServiceDeps) {
      * milliseconds on the thread pool; a transaction held meanwhile would hold the embedded engine's one
      * connection too).
      */
-    prepare: (body: LinkCreate): Promise<LinkDraft> => input.prepare(body, clock.now()),
+    prepare: (body: LinkCreate, caller: Caller | null): Promise<LinkDraft> => input.prepare(body, clock.now(), caller === null),
 
     async create(body: LinkCreate | LinkDraft, caller: Caller | null, tx?: Transaction<Database>): Promise<LinkRow> {
-      const draft = 'prepared' in body ? body : await input.prepare(body, clock.now());
+      const draft = 'prepared' in body ? body : await input.prepare(body, clock.now(), caller === null);
       return insertDraft(draft, caller, tx);
     },
 
-    get: findLive,
+    /** The link for a reader (SPEC §17): see assertMayRead. */
+    async get(code: string, caller: Caller | null): Promise<LinkRow> {
+      const row = await findLive(code);
+      assertMayRead(row, caller);
+      return row;
+    },
 
     /** The short URL as a QR code (whoever may read the link may have it). */
-    async qr(code: string, format: QrFormat, size: number): Promise<string | Buffer> {
+    async qr(code: string, caller: Caller | null, format: QrFormat, size: number): Promise<string | Buffer> {
       const row = await findLive(code);
+      assertMayRead(row, caller);
       return renderQr(`${publicBaseUrl}/${row.short_code}`, format, size);
     },
 

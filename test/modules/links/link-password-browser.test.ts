@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { launchChromium } from '../../helpers/browser.js';
 import { freePort } from '../../helpers/scale-out.js';
+import { createUser } from '../../helpers/factories.js';
 import { clickRecords, createLink } from './links.helpers.js';
 import { missing, unless } from '../../helpers/skip.js';
 
@@ -37,7 +38,7 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the passwor
   });
 
   it('when a visitor opens a protected link, then the form asks, a wrong password is said so, and the right one lands on the target with the query', async () => {
-    const link = await createLink(t, { original_url: landingUrl, password: 'correct-horse-7', forward_query: true });
+    const link = await createLink(t, { original_url: landingUrl, password: 'correct-horse-7', forward_query: true }, (await createUser(t)).token);
     const context = await browser.newContext();
     const problems: string[] = [];
     const page = await context.newPage();

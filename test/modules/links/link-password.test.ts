@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser } from '../../helpers/factories.js';
+import { createUser, type CreatedUser } from '../../helpers/factories.js';
 import { BROWSER_ACCEPT, clickRecords, createLink, HUMAN_UA, LINKS, patchLink, visit } from './links.helpers.js';
 
 const PASSWORD = 'Tr0ub4dor&3-open';
@@ -11,11 +11,14 @@ const formHeaders = (extra: Record<string, string> = {}) => ({ 'content-type': '
 
 describe.each(engines)('password-protected links on %s', (engine) => {
   let t: TestApp;
+  let owner: CreatedUser;
   const logLines: string[] = [];
   beforeAll(async () => {
     const logStream = new PassThrough();
     logStream.on('data', (chunk: Buffer) => logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
     t = await createTestApp(engine, { env: { LINK_PASSWORD_ATTEMPTS_PER_MINUTE: '3' }, logStream });
+    // A password needs an owner (SPEC §17: an anonymous link cannot have one).
+    owner = await createUser(t);
   });
   afterAll(async () => t.close());
 
@@ -23,8 +26,8 @@ describe.each(engines)('password-protected links on %s', (engine) => {
     t.request({ method: 'POST', url: `/${code}`, payload: body, headers: formHeaders(headers), ...(remoteAddress ? { remoteAddress } : {}) });
 
   it('when a link is created with a password, then has_password is true and no answer carries the password or its hash', async () => {
-    const link = await createLink(t, { password: PASSWORD });
-    const read = await t.request({ url: `${LINKS}/${link.short_code}` });
+    const link = await createLink(t, { password: PASSWORD }, owner.token);
+    const read = await t.request({ url: `${LINKS}/${link.short_code}`, token: owner.token });
     expect(read.body.has_password).toBe(true);
     for (const text of [JSON.stringify(link), read.text]) {
       expect(text).not.toContain(PASSWORD);
@@ -35,7 +38,7 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   });
 
   it('when an API client visits without the password, then 401 LINK_PASSWORD_REQUIRED with a Basic challenge and no click', async () => {
-    const link = await createLink(t, { password: PASSWORD });
+    const link = await createLink(t, { password: PASSWORD }, owner.token);
     const res = await visit(t, link.short_code);
     expectEnvelope(res, 401, 'LINK_PASSWORD_REQUIRED');
     expect(res.headers['www-authenticate']).toMatch(/^Basic realm=/);
@@ -44,7 +47,7 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   });
 
   it('when the password comes as HTTP Basic credentials (any user name), then the redirect and one click; a wrong one is 401', async () => {
-    const link = await createLink(t, { password: PASSWORD, original_url: 'https://example.com/secret' });
+    const link = await createLink(t, { password: PASSWORD, original_url: 'https://example.com/secret' }, owner.token);
     const ok = await visit(t, link.short_code, basic(PASSWORD, 'whoever'));
     expect(ok.status).toBe(302);
     expect(ok.headers.location).toBe('https://example.com/secret');
@@ -59,7 +62,7 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   });
 
   it('when a browser visits, then a self-contained 401 page with a password form that posts back, under a strict CSP', async () => {
-    const link = await createLink(t, { password: PASSWORD });
+    const link = await createLink(t, { password: PASSWORD }, owner.token);
     const res = await visit(t, `${link.short_code}?a=<script>alert(1)</script>`, { accept: BROWSER_ACCEPT });
     expect(res.status).toBe(401);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -74,7 +77,7 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   });
 
   it('when the form is posted with the password, then 303 to the target and a click; wrong or empty, the form again with 401', async () => {
-    const link = await createLink(t, { password: PASSWORD, original_url: 'https://example.com/behind' });
+    const link = await createLink(t, { password: PASSWORD, original_url: 'https://example.com/behind' }, owner.token);
     const ok = await post(link.short_code, `password=${encodeURIComponent(PASSWORD)}`, { accept: BROWSER_ACCEPT });
     expect(ok.status).toBe(303);
     expect(ok.headers.location).toBe('https://example.com/behind');
@@ -88,7 +91,7 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   });
 
   it('when the form post is not a form, too large or has other fields, then 415, 413 or 400', async () => {
-    const link = await createLink(t, { password: PASSWORD });
+    const link = await createLink(t, { password: PASSWORD }, owner.token);
     const json = await t.request({ method: 'POST', url: `/${link.short_code}`, payload: { password: PASSWORD } });
     expectEnvelope(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
     expectEnvelope(await post(link.short_code, `password=${'x'.repeat(5000)}`), 413, 'PAYLOAD_TOO_LARGE');
@@ -99,8 +102,8 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   });
 
   it('when wrong passwords reach the limit per link and address, then 429 with Retry-After, also for the right one; other addresses and links are not affected', async () => {
-    const link = await createLink(t, { password: PASSWORD });
-    const other = await createLink(t, { password: PASSWORD });
+    const link = await createLink(t, { password: PASSWORD }, owner.token);
+    const other = await createLink(t, { password: PASSWORD }, owner.token);
     for (let i = 0; i < 3; i += 1) expect((await visit(t, link.short_code, basic(`wrong-${i}`), '198.51.100.7')).status).toBe(401);
     const limited = await visit(t, link.short_code, basic(PASSWORD), '198.51.100.7');
     expectEnvelope(limited, 429, 'RATE_LIMITED');
@@ -120,7 +123,6 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   });
 
   it('when the owner changes or removes the password, then the old one stops working at once', async () => {
-    const owner = await createUser(t);
     const link = await createLink(t, { password: PASSWORD }, owner.token);
     expect((await visit(t, link.short_code, basic(PASSWORD))).status).toBe(302);
     expect((await patchLink(t, link.short_code, { password: 'another-secret-2' }, { token: owner.token })).body.has_password).toBe(true);
@@ -131,7 +133,6 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   });
 
   it('when passwords travel through every path (create, patch, Basic, form, wrong, too short), then no log line and no error carries them', async () => {
-    const owner = await createUser(t);
     const secrets = ['first-secret-word-1', 'second-secret-word-2', 'wrong-secret-word-3', 'short'];
     const link = await createLink(t, { password: secrets[0] }, owner.token);
     await patchLink(t, link.short_code, { password: secrets[1] }, { token: owner.token });

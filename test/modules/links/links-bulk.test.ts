@@ -25,10 +25,11 @@ describe.each(engines)('POST /api/v1/links/bulk on %s', (engine) => {
     expect(res.body.data.map((d: { status: number; link: { original_url: string; user_id: number } }) => [d.status, d.link.original_url, d.link.user_id])).toEqual([
       [201, 'https://example.com/1', u.id], [201, 'https://example.com/2', u.id], [201, 'https://example.com/3', u.id],
     ]);
-    for (const item of res.body.data) expect((await t.request({ url: `${LINKS}/${item.link.short_code}` })).body).toEqual(item.link);
+    for (const item of res.body.data) expect((await t.request({ url: `${LINKS}/${item.link.short_code}`, token: u.token })).body).toEqual(item.link);
   });
 
   it('when some items are bad, then each gets its own 4xx with the envelope\'s error and the others are created', async () => {
+    const u = await createUser(t);
     const taken = await createLink(t, { short_code: `tk${randomUUID().slice(0, 5)}` });
     const dup = `dp${randomUUID().slice(0, 5)}`;
     const before = await countLinks();
@@ -42,7 +43,7 @@ describe.each(engines)('POST /api/v1/links/bulk on %s', (engine) => {
       { original_url: 'https://example.com/dup-a', short_code: dup },
       { original_url: 'https://example.com/dup-b', short_code: dup },
       { original_url: 'https://example.com/ok-2', password: 'bulk-password-1' },
-    ]);
+    ], { token: u.token });
     expect(res.status, res.text).toBe(200);
     const d = res.body.data;
     expect(d.map((i: { status: number }) => i.status)).toEqual([201, 400, 409, 400, 400, 400, 201, 409, 201]);

@@ -17,7 +17,7 @@ describe.each(engines)('PATCH /api/v1/links/{code} on %s', (engine) => {
 
   it('when the owner changes the target, tags and limits, then 200 with the record, a new version ETag and updated_at, and GET agrees', async () => {
     const link = await createLink(t, { original_url: 'https://example.com/typo' }, owner.token);
-    const before = await t.request({ url: `${LINKS}/${link.short_code}` });
+    const before = await t.request({ url: `${LINKS}/${link.short_code}`, token: owner.token });
     expect(before.headers.etag).toBe(`"link-${link.id}-v1"`);
     t.clock.advance(5_000);
     const res = await patchLink(t, link.short_code, { original_url: 'https://example.com/fixed', tags: ['Spring', 'promo', 'spring'], max_visits: 3, forward_query: true }, {
@@ -29,10 +29,10 @@ describe.each(engines)('PATCH /api/v1/links/{code} on %s', (engine) => {
       has_password: false, created_at: before.body.created_at, updated_at: new Date(t.clock.now()).toISOString(),
     });
     expect(res.headers.etag).toBe(`"link-${link.id}-v2"`);
-    const after = await t.request({ url: `${LINKS}/${link.short_code}` });
+    const after = await t.request({ url: `${LINKS}/${link.short_code}`, token: owner.token });
     expect(after.body).toEqual(res.body);
     expect(after.headers.etag).toBe(res.headers.etag);
-    expect((await t.request({ url: `${LINKS}/${link.short_code}`, headers: { 'if-none-match': res.headers.etag as string } })).status).toBe(304);
+    expect((await t.request({ url: `${LINKS}/${link.short_code}`, token: owner.token, headers: { 'if-none-match': res.headers.etag as string } })).status).toBe(304);
   });
 
   it('when merge-patch nulls are sent, then expiry, limit, tags and password are cleared; an empty patch changes nothing', async () => {
@@ -49,7 +49,7 @@ describe.each(engines)('PATCH /api/v1/links/{code} on %s', (engine) => {
     const first = await patchLink(t, link.short_code, { original_url: 'https://example.com/one' }, { token: owner.token });
     const stale = await patchLink(t, link.short_code, { original_url: 'https://example.com/two' }, { token: owner.token, headers: { 'if-match': `"link-${link.id}-v1"` } });
     expect(expectEnvelope(stale, 412, 'PRECONDITION_FAILED')).toEqual(['If-Match']);
-    expect((await t.request({ url: `${LINKS}/${link.short_code}` })).body.original_url).toBe('https://example.com/one');
+    expect((await t.request({ url: `${LINKS}/${link.short_code}`, token: owner.token })).body.original_url).toBe('https://example.com/one');
     const current = await patchLink(t, link.short_code, { original_url: 'https://example.com/two' }, { token: owner.token, headers: { 'if-match': first.headers.etag as string } });
     expect(current.status).toBe(200);
     expect(current.body.original_url).toBe('https://example.com/two');
@@ -82,7 +82,7 @@ describe.each(engines)('PATCH /api/v1/links/{code} on %s', (engine) => {
     expect(expectEnvelope(schema, 400, 'VALIDATION_ERROR')).toEqual(['forward_query', 'max_visits', 'password', 'tags.0']);
     const tooMany = await patchLink(t, link.short_code, { tags: Array.from({ length: 11 }, (_, i) => `t${i}`) }, { token: owner.token });
     expectEnvelope(tooMany, 400, 'VALIDATION_ERROR');
-    const unchanged = await t.request({ url: `${LINKS}/${link.short_code}` });
+    const unchanged = await t.request({ url: `${LINKS}/${link.short_code}`, token: owner.token });
     expect(unchanged.headers.etag).toBe(`"link-${link.id}-v1"`);
   });
 

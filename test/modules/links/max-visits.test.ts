@@ -1,18 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser } from '../../helpers/factories.js';
+import { createUser, type CreatedUser } from '../../helpers/factories.js';
 import { appOnSocket, BOT_UA, BROWSER_ACCEPT, clickRecords, createLink, HUMAN_UA, LINKS, patchLink, visit } from './links.helpers.js';
 
 describe.each(engines)('max_visits on %s', (engine) => {
   let t: TestApp;
+  // A visit limit needs an owner (SPEC §17: an anonymous link cannot have one).
+  let owner: CreatedUser;
   beforeAll(async () => {
     t = await createTestApp(engine);
+    owner = await createUser(t);
   });
   afterAll(async () => t.close());
 
   it('when a link allows 3 visits, then visits 1-3 are redirected and later ones answer 410 LINK_EXHAUSTED (a page for browsers), with no click', async () => {
-    const link = await createLink(t, { max_visits: 3 });
+    const link = await createLink(t, { max_visits: 3 }, owner.token);
     for (let i = 0; i < 3; i += 1) expect((await visit(t, link.short_code)).status).toBe(302);
     const json = await visit(t, link.short_code);
     expectEnvelope(json, 410, 'LINK_EXHAUSTED');
@@ -21,11 +24,11 @@ describe.each(engines)('max_visits on %s', (engine) => {
     expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(html.text).toMatch(/Link used up/);
     expect(await clickRecords(t, link.id)).toHaveLength(3);
-    expect((await t.request({ url: `${LINKS}/${link.short_code}` })).body.max_visits).toBe(3);
+    expect((await t.request({ url: `${LINKS}/${link.short_code}`, token: owner.token })).body.max_visits).toBe(3);
   });
 
   it('when bots, HEAD requests and visits without a User-Agent come, then they are redirected but not counted; once used up, they get 410 too', async () => {
-    const link = await createLink(t, { max_visits: 2 });
+    const link = await createLink(t, { max_visits: 2 }, owner.token);
     expect((await visit(t, link.short_code, { 'user-agent': BOT_UA })).status).toBe(302);
     expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302); // no User-Agent: not a person
     expect((await t.request({ method: 'HEAD', url: `/${link.short_code}`, headers: { 'user-agent': HUMAN_UA } })).status).toBe(302);
@@ -39,7 +42,6 @@ describe.each(engines)('max_visits on %s', (engine) => {
   });
 
   it('when the owner raises max_visits of a used-up link, then it redirects again; lowering it below the count ends it', async () => {
-    const owner = await createUser(t);
     const link = await createLink(t, { max_visits: 1 }, owner.token);
     expect((await visit(t, link.short_code)).status).toBe(302);
     expect((await visit(t, link.short_code)).status).toBe(410);
@@ -51,7 +53,6 @@ describe.each(engines)('max_visits on %s', (engine) => {
   });
 
   it('when a limit is set on a link that was cached without one, then the next visit is counted against it', async () => {
-    const owner = await createUser(t);
     const link = await createLink(t, {}, owner.token);
     for (let i = 0; i < 3; i += 1) expect((await visit(t, link.short_code)).status).toBe(302);
     await patchLink(t, link.short_code, { max_visits: 1 }, { token: owner.token });
@@ -70,7 +71,7 @@ describe.each(engines)('concurrent visits to a limited link on %s', (engine) => 
   afterAll(async () => t.close());
 
   it('when 50 people visit a max_visits 10 link at once, then exactly 10 are redirected and 40 get 410, and 10 clicks are recorded', async () => {
-    const link = await createLink(t, { max_visits: 10 });
+    const link = await createLink(t, { max_visits: 10 }, (await createUser(t)).token);
     // A bot's visit first: the link is cached, uncounted.
     expect((await fetch(`${base}/${link.short_code}`, { redirect: 'manual', headers: { 'user-agent': BOT_UA } })).status).toBe(302);
     const statuses = await Promise.all(Array.from({ length: 50 }, async () => {

@@ -68,7 +68,7 @@ describe.each(engines)('self-links on %s', (engine) => {
       const res = await pub.request({ method: 'PATCH', url: `/api/v1/links/${created.body.short_code}`, token: pubUser.token, payload: { original_url: url } });
       expect(expectEnvelope(res, 400, 'VALIDATION_ERROR')).toEqual(['original_url']);
     }
-    const after = await pub.request({ url: `/api/v1/links/${created.body.short_code}` });
+    const after = await pub.request({ url: `/api/v1/links/${created.body.short_code}`, token: pubUser.token });
     expect(after.body.original_url).toBe('https://example.com/keep');
     const bulk = await pub.request({ method: 'POST', url: '/api/v1/links/bulk', token: pubUser.token, payload: { links: [{ original_url: 'https://fry.example%2e/y' }, { original_url: 'https://example.com/ok' }] } });
     expect(bulk.status).toBe(200);
