@@ -20,7 +20,7 @@ const STAMP = path.join(root, 'dist', '.build-stamp');
 const INPUT_DIRS = ['src', 'web'];
 const INPUT_FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 const SKIP = new Set(['node_modules', 'test']);
-const OUTPUTS = ['dist/src/server.js', 'dist/src/worker.js', 'dist/web/index.html'];
+const OUTPUTS = ['dist/src/server.js', 'dist/src/worker.js', 'dist/src/cli/ferry.js', 'dist/web/index.html'];
 
 function* files(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -43,14 +43,28 @@ function sourceHash() {
   return hash.digest('hex');
 }
 
+const complete = OUTPUTS.every((f) => existsSync(path.join(root, f)));
+// A deployed copy: the built output without the sources (a container image, a release). There is nothing to
+// compare and nothing to build with (dev dependencies are not installed): run what was built.
+if (!existsSync(path.join(root, 'src'))) {
+  if (complete) process.exit(0);
+  process.stderr.write(`ferry: neither a build (${OUTPUTS.join(', ')}) nor the sources to build it from are here\n`);
+  process.exit(1);
+}
+
 const wanted = sourceHash();
 if (process.argv.includes('--stamp')) {
   writeFileSync(STAMP, `${wanted}\n`);
   process.exit(0);
 }
 const built = existsSync(STAMP) ? readFileSync(STAMP, 'utf8').trim() : null;
-const complete = OUTPUTS.every((f) => existsSync(path.join(root, f)));
 if (built === wanted && complete) process.exit(0);
+// A checkout installed for production (npm ci --omit=dev) whose sources differ from the build: the build
+// needs TypeScript and Vite, which are dev dependencies.
+if (!existsSync(path.join(root, 'node_modules', 'typescript')) || !existsSync(path.join(root, 'node_modules', 'vite'))) {
+  process.stderr.write('ferry: the build in dist/ is missing or older than the sources, and TypeScript or Vite is not installed (npm ci --omit=dev?): build where the dev dependencies are (npm ci && npm run build), then copy or keep dist/\n');
+  process.exit(1);
+}
 
 process.stderr.write(built === null || !complete ? 'ferry: no build yet; building (npm run build)\n' : 'ferry: sources changed since the last build; building (npm run build)\n');
 const result = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });

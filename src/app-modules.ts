@@ -2,12 +2,11 @@
  * The modules (src/app-module.ts), each built once from what it needs; app.ts lists them and wires them all by
  * the same loops. A new module is built here (or in a function of its own beside these) and added to that list.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
-import { Paginator } from './lib/pagination.js';
+import { deploymentPaginator } from './lib/pagination.js';
 import { createApiKeysModule } from './modules/api-keys/api-keys.module.js';
 import {
   createClickPipeline, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt, type ClickQueue,
@@ -31,8 +30,7 @@ export interface ModuleDeps {
 
 /** Accounts, tokens, API keys, orders and idempotency: what the links and clicks are built on. */
 export function createCoreModules({ config, storage, shared, clock, jwtSecret, log }: ModuleDeps) {
-  // Cursors are signed with a key derived from (not equal to) the token key.
-  const paginator = new Paginator(createHash('sha256').update('ferry-cursor:').update(jwtSecret).digest());
+  const paginator = deploymentPaginator(jwtSecret);
   const jwt = createJwt(jwtSecret, clock);
   const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost });
   const { repository: usersRepo, passwords } = usersModule;

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import Type from 'typebox';
 import { AppError } from './app-error.js';
@@ -181,6 +181,10 @@ export class Paginator {
     return { data: window.map(toItem), pagination: { limit: list.limit, nextCursor }, link: links.join(', ') };
   }
 }
+
+/** The paginator of a deployment: cursors are signed with a key derived from (not equal to) the token key. */
+export const deploymentPaginator = (jwtSecret: Uint8Array): Paginator =>
+  new Paginator(createHash('sha256').update('ferry-cursor:').update(jwtSecret).digest());
 
 /** The request's path and query with some parameters replaced or removed (relative reference, RFC 3986). */
 function withParams(requestUrl: string, params: Record<string, string | null>): string {

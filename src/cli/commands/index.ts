@@ -1,0 +1,16 @@
+import type { CommandModule } from '../program.js';
+import { adminCommand } from './admin.js';
+import { keysCommand } from './keys.js';
+import { migrateCommand } from './migrate.js';
+import { usersCommand } from './users.js';
+
+/**
+ * Every command of `ferry`, each a module that adds itself to the program (program.ts, CommandModule). A new
+ * command is a file beside this one and one entry here.
+ */
+export const commandModules: readonly CommandModule[] = [
+  adminCommand,
+  usersCommand,
+  keysCommand,
+  migrateCommand,
+];

@@ -1,0 +1,99 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { AppError } from '../lib/app-error.js';
+import { CliError, EXIT, usageError, type ExitStatus } from './cli-error.js';
+import { commandModules } from './commands/index.js';
+import { createOutput, type Output, type OutputStreams } from './output.js';
+import { openServices, type CliServices } from './services.js';
+
+/** What a command's action is given besides its arguments. */
+export interface CommandContext {
+  out: Output;
+  /** the configuration, read from the environment as the server reads it */
+  config: Config;
+  /** the database and the services, opened (and migrated) on first use and closed when the command ends */
+  services(): Promise<CliServices>;
+  /** where passwords are read from when it is not a terminal */
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+}
+
+/** Turns a command's function into a commander action: context, exit status, resources closed. */
+export interface Cli {
+  action<A extends unknown[]>(run: (ctx: CommandContext, ...args: A) => Promise<void>): (...args: A) => Promise<void>;
+}
+
+/**
+ * A command module: adds its command (with its subcommands, options and help) to the program. The list of
+ * modules is commands/index.ts; a new command is a file there and one line in that list.
+ */
+export type CommandModule = (program: Command, cli: Cli) => void;
+
+export interface CliEnvironment extends OutputStreams {
+  argv: readonly string[];
+  env: Record<string, string | undefined>;
+  stdin: CommandContext['stdin'];
+}
+
+/** What any error thrown by a command means for the operator. */
+function toCliError(err: unknown): CliError {
+  if (err instanceof CliError) return err;
+  if (err instanceof ConfigError) return usageError(`configuration: ${err.message}`);
+  if (err instanceof AppError) {
+    const status = err.code === 'VALIDATION_ERROR' ? EXIT.usage : EXIT.failed;
+    return new CliError(err.message, status, err.code, err.details);
+  }
+  return new CliError(err instanceof Error ? err.message : String(err), EXIT.failed, 'FAILED');
+}
+
+export function createProgram(env: CliEnvironment, onExit: (status: ExitStatus) => void): Command {
+  const program = new Command('ferry')
+    .description('Operate a Ferry instance: accounts, API keys, links, backups, migrations. Reads the same environment variables as the server.')
+    .option('--json', 'print results as JSON (for scripts); errors go to stderr as JSON')
+    .showHelpAfterError('(add --help for usage)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
+    .configureOutput({ writeOut: (s) => env.stdout.write(s), writeErr: (s) => env.stderr.write(s) })
+    .exitOverride();
+
+  const cli: Cli = {
+    action: (run) => async (...args) => {
+      const command = args[args.length - 1] as Command;
+      const out = createOutput(env, Boolean(command.optsWithGlobals().json));
+      let services: Promise<CliServices> | null = null;
+      try {
+        const config = loadConfig(env.env);
+        const ctx: CommandContext = {
+          out,
+          config,
+          services: () => (services ??= openServices(config, (line) => out.warn(line))),
+          stdin: env.stdin,
+        };
+        await run(ctx, ...args);
+        onExit(EXIT.done);
+      } catch (err) {
+        const failure = toCliError(err);
+        out.error(failure);
+        onExit(failure.exitStatus);
+      } finally {
+        if (services) await (services as Promise<CliServices>).then((s) => s.close(), () => undefined);
+      }
+    },
+  };
+  for (const register of commandModules) register(program, cli);
+  return program;
+}
+
+/** Runs one invocation of `ferry` and resolves with its exit status (0 done, 1 failed, 2 bad usage). */
+export async function runCli(env: CliEnvironment): Promise<ExitStatus> {
+  let status: ExitStatus = EXIT.done;
+  const program = createProgram(env, (s) => {
+    status = s;
+  });
+  try {
+    await program.parseAsync([...env.argv], { from: 'user' });
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    // --help and --version end with 0; every other complaint of the parser is bad usage.
+    return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? EXIT.done : EXIT.usage;
+  }
+  return status;
+}
