@@ -22,10 +22,10 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { createStorage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrator.js';
-import type { ClickEvent } from '../src/modules/clicks/click-event.js';
-import { createMemoryClickQueue } from '../src/modules/clicks/click-queue.js';
+import type { ClickEvent } from '../src/modules/clicks/event/click-event.js';
+import { createMemoryClickQueue } from '../src/modules/clicks/transport/memory-click-queue.js';
 import { systemClock } from '../src/lib/clock.js';
-import { createClicksRepository } from '../src/modules/clicks/clicks.repository.js';
+import { createClicksRepository } from '../src/modules/clicks/rollups/pg-click-writer.js';
 import { peakRssBytes, threadCpuSeconds } from './lib/proc.js';
 import { seedLinksPortable } from './lib/seed.js';
 

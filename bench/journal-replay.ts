@@ -20,7 +20,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { encodeClickAs } from '../src/modules/clicks/click-stream.js';
+import { encodeClickAs } from '../src/modules/clicks/transport/click-stream.js';
 import type { LoadResult, LoadSpec } from './load.js';
 import { redirectCount } from './lib/drive.js';
 import { latencyOf } from './lib/latency.js';

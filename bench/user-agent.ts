@@ -6,7 +6,7 @@
  *   npx tsx bench/user-agent.ts
  */
 import { isbot } from 'isbot';
-import { describeUserAgentUncached, UserAgentCache } from '../src/modules/clicks/user-agent.js';
+import { describeUserAgentUncached, UserAgentCache } from '../src/modules/clicks/event/user-agent.js';
 
 const browsers = ['Chrome', 'Firefox', 'Edg', 'OPR', 'SamsungBrowser'];
 const platforms = [

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { createStorage, type Storage } from '../../src/db/database.js';
 import type { Database } from '../../src/db/types.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { DAY_MS, HOUR_MS, floorTo } from '../../src/modules/clicks/click-rollups.js';
+import { DAY_MS, HOUR_MS, floorTo } from '../../src/modules/clicks/rollups/rollup-plan.js';
 import { generateCode } from '../../src/modules/links/short-code.js';
 
 export async function openMigrated(dataDir: string): Promise<Storage & { sqlite: NonNullable<Storage['sqlite']> }> {

@@ -41,7 +41,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { createStorage } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/modules/clicks/click-stream.js';
+import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/modules/clicks/transport/click-stream.js';
 import { seedLinksPortable } from '../../bench/lib/seed.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -13,7 +13,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
 import { Redis } from 'ioredis';
-import { CLICK_FIELD, encodeClick } from '../../src/modules/clicks/click-stream.js';
+import { CLICK_FIELD, encodeClick } from '../../src/modules/clicks/transport/click-stream.js';
 import { LinkCache } from '../../src/modules/links/link-cache.js';
 
 const COUNT = Number(process.argv[2] ?? 1_000_000);

@@ -12,9 +12,9 @@
 import type { IncomingMessage } from 'node:http';
 import { Redis } from 'ioredis';
 import Fastify from 'fastify';
-import type { ClickEvent } from '../../src/modules/clicks/click-event.js';
-import { clickStreamKeys } from '../../src/modules/clicks/click-stream.js';
-import { createRedisClickQueue } from '../../src/modules/clicks/redis-click-queue.js';
+import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
+import { clickStreamKeys } from '../../src/modules/clicks/transport/click-stream.js';
+import { createRedisClickQueue } from '../../src/modules/clicks/transport/redis-click-queue.js';
 import { SharedIpLimiter } from '../../src/plugins/redirect-limit.js';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 3000);

@@ -4,8 +4,8 @@ import { loadConfig } from '../../src/config.js';
 import { dropExpiredClickPartitions, ensureClickPartitions, monthStart, partitionName } from '../../src/db/click-partitions.js';
 import { createStorage } from '../../src/db/database.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrator.js';
-import type { ClickEvent } from '../../src/modules/clicks/click-event.js';
-import { createClicksRepository } from '../../src/modules/clicks/clicks.repository.js';
+import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
+import { createClicksRepository } from '../../src/modules/clicks/rollups/pg-click-writer.js';
 import { createTestApp, freshPostgresDatabase, type TestApp } from '../helpers/app.js';
 import { missing, unless } from '../helpers/skip.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLICK_GROUP, clickGroupInfo, clickStreamKeys } from '../../src/modules/clicks/click-stream.js';
+import { CLICK_GROUP, clickGroupInfo, clickStreamKeys } from '../../src/modules/clicks/transport/click-stream.js';
 import { freshPostgresDatabase } from '../helpers/app.js';
 import { scaleOut, testRedis, waitFor } from '../helpers/scale-out.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clickStreamKeys } from '../../src/modules/clicks/click-stream.js';
+import { clickStreamKeys } from '../../src/modules/clicks/transport/click-stream.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createUser, type CreatedUser } from '../helpers/factories.js';
 import { recordCount, scaleOut, startPrivateRedis, waitFor } from '../helpers/scale-out.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/modules/clicks/click-stream.js';
+import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/modules/clicks/transport/click-stream.js';
 import { createTestApp } from '../helpers/app.js';
 import { recordCount, scaleOut, testRedis, waitFor } from '../helpers/scale-out.js';
 import { startWorker, type WorkerProcess } from '../helpers/worker-process.js';

@@ -7,16 +7,16 @@ import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import type { LinkAccess } from './link-access.js';
-import { createClickRecordsRepository } from './click-records.repository.js';
-import { clickRecordsRoutes } from './click-records.routes.js';
-import { clickRecordSchemas } from './click-records.schemas.js';
-import { createClickRecordsService } from './click-records.service.js';
-import { clicksRoutes } from './clicks.routes.js';
-import { clickSchemas } from './clicks.schemas.js';
-import { createClicksService } from './clicks.service.js';
-import { createStatsRepository } from './stats.repository.js';
+import { createClickRecordsRepository } from './records/click-records.repository.js';
+import { clickRecordsRoutes } from './records/click-records.routes.js';
+import { clickRecordSchemas } from './records/click-records.schemas.js';
+import { createClickRecordsService } from './records/click-records.service.js';
+import { clicksRoutes } from './stats/stats.routes.js';
+import { clickSchemas } from './stats/stats.schemas.js';
+import { createClicksService } from './stats/stats.service.js';
+import { createStatsRepository } from './stats/stats.repository.js';
 import type { UsersRepository } from '../users/index.js';
-import type { ClickPipeline } from './click-pipeline.js';
+import type { ClickPipeline } from './click-ingest.js';
 
 export const clicksModuleSchemas = [...clickSchemas, ...clickRecordSchemas];
 

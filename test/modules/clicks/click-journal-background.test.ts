@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import { journaledClickQueue, openClickJournal, type OpenClickJournalOptions } from '../../../src/modules/clicks/click-journal.js';
-import { createMemoryClickQueue, type JournalMark } from '../../../src/modules/clicks/click-queue.js';
+import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
+import { journaledClickQueue, openClickJournal, type OpenClickJournalOptions } from '../../../src/modules/clicks/transport/click-journal.js';
+import type { JournalMark } from '../../../src/modules/clicks/rollups/click-writer.js';
+import { createMemoryClickQueue } from '../../../src/modules/clicks/transport/memory-click-queue.js';
 import { TestClock } from '../../helpers/app.js';
 
 /**

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readSegment } from '../../../src/modules/clicks/click-journal-replay.js';
+import { readSegment } from '../../../src/modules/clicks/transport/click-journal-replay.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 
 /**

@@ -1,8 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
-import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import type { ClickBatch } from '../../../src/modules/clicks/click-batch.js';
-import { createMemoryClickQueue, type JournalMark } from '../../../src/modules/clicks/click-queue.js';
+import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
+import type { ClickBatch } from '../../../src/modules/clicks/rollups/click-batch.js';
+import type { JournalMark } from '../../../src/modules/clicks/rollups/click-writer.js';
+import { createMemoryClickQueue } from '../../../src/modules/clicks/transport/memory-click-queue.js';
 import { TestClock } from '../../helpers/app.js';
 
 const event = (i: number): ClickEvent => ({ linkId: 1, shortCode: 'abc', clickedAt: i, ip: '127.0.0.1', userAgent: null, referrer: null });

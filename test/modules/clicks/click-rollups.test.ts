@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import { DAY_MS, planRollups } from '../../../src/modules/clicks/click-rollups.js';
-import { ValueCounts } from '../../../src/modules/clicks/daily-values.js';
+import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
+import { DAY_MS, planRollups } from '../../../src/modules/clicks/rollups/rollup-plan.js';
+import { ValueCounts } from '../../../src/modules/clicks/rollups/daily-values.js';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClosedMonthCache, spans } from '../../../src/modules/clicks/closed-months.js';
+import { ClosedMonthCache, spans } from '../../../src/modules/clicks/stats/closed-months.js';
 
 const at = (iso: string) => Date.parse(iso);
 const show = (list: ReturnType<typeof spans>) => list.map((s) => `${new Date(s.from).toISOString().slice(0, 10)}..${new Date(s.to).toISOString().slice(0, 10)}${s.closed ? ' closed' : ''}`);

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClickWriter } from '../../../src/modules/clicks/click-queue.js';
-import { createClickStreamConsumer } from '../../../src/modules/clicks/click-stream-consumer.js';
-import { CLICK_GROUP, clickStreamKeys, decodeClick, ensureClickGroup, type KeyedClick } from '../../../src/modules/clicks/click-stream.js';
-import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
-import { createReplaySafeClickWriter } from '../../../src/modules/clicks/replay-safe-click-writer.js';
+import type { ClickWriter } from '../../../src/modules/clicks/rollups/click-writer.js';
+import { createClickStreamConsumer } from '../../../src/modules/clicks/transport/click-stream-consumer.js';
+import { CLICK_GROUP, clickStreamKeys, decodeClick, ensureClickGroup, type KeyedClick } from '../../../src/modules/clicks/transport/click-stream.js';
+import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
+import { createReplaySafeClickWriter } from '../../../src/modules/clicks/rollups/replay-safe-click-writer.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { recordCount, scaleOut, testRedis, waitFor } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';

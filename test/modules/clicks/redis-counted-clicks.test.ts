@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/click-stream.js';
-import { createRedisClickQueue } from '../../../src/modules/clicks/redis-click-queue.js';
+import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
+import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/transport/click-stream.js';
+import { createRedisClickQueue } from '../../../src/modules/clicks/transport/redis-click-queue.js';
 import { missing, unless } from '../../helpers/skip.js';
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ClickBatch, eventsOfMessage } from '../../../src/modules/clicks/click-batch.js';
-import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
-import { createSqliteClickWriter } from '../../../src/modules/clicks/sqlite-click-writer.js';
+import { ClickBatch, eventsOfMessage } from '../../../src/modules/clicks/rollups/click-batch.js';
+import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
+import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
+import { createSqliteClickWriter } from '../../../src/modules/clicks/rollups/sqlite-click-writer.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
 

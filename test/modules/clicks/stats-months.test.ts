@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
+import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
+import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
 import { createTestApp, engines, TestClock } from '../../helpers/app.js';
 
 const T0 = Date.parse('2026-01-10T08:00:00.000Z');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClickEvent } from '../../../src/modules/clicks/click-event.js';
-import { createClicksRepository } from '../../../src/modules/clicks/clicks.repository.js';
+import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
+import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
 import { UA } from './user-agents.js';
 

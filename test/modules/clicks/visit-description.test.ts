@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { UserAgentCache } from '../../../src/modules/clicks/user-agent.js';
-import { anonymizeIp, countryCode, dailyVisitorHash } from '../../../src/modules/clicks/visitor.js';
-import { endOfDay, nextDay, startOfDay } from '../../../src/modules/clicks/time-zone.js';
+import { UserAgentCache } from '../../../src/modules/clicks/event/user-agent.js';
+import { anonymizeIp, countryCode, dailyVisitorHash } from '../../../src/modules/clicks/event/visitor.js';
+import { endOfDay, nextDay, startOfDay } from '../../../src/modules/clicks/stats/time-zone.js';
 import { UA } from './user-agents.js';
 
 describe('describing a visit', () => {

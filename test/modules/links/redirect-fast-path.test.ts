@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/click-stream.js';
+import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/transport/click-stream.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { scaleOut, testRedis } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';

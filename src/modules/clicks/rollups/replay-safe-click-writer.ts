@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../../db/dialect.js';
-import type { Database } from '../../db/types.js';
-import type { ClickEvent } from './click-event.js';
-import type { ClickWriter } from './click-queue.js';
+import type { Dialect } from '../../../db/dialect.js';
+import type { Database } from '../../../db/types.js';
+import type { ClickEvent } from '../event/click-event.js';
+import type { ClickWriter } from './click-writer.js';
 
 /** Keys per lookup: far below PostgreSQL's 65,535 bound parameters. */
 const LOOKUP_CHUNK = 1_000;

@@ -1,16 +1,22 @@
-import { notFound, validationError } from '../../lib/app-error.js';
-import type { Caller } from '../../lib/caller.js';
-import type { Clock } from '../../lib/clock.js';
-import { isoTime } from '../../lib/common.schemas.js';
-import type { UserValueKind, ValueKind } from '../../db/types.js';
-import { INSTANT_RULE, LATEST_INSTANT, parseInstant } from '../../lib/instant.js';
-import type { LinkAccess } from './link-access.js';
-import type { UsersRepository } from '../users/index.js';
-import { DAY_MS, floorTo, HOUR_MS } from './click-rollups.js';
-import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type StatsQueryT, type UserStats } from './clicks.schemas.js';
+import { notFound, validationError } from '../../../lib/app-error.js';
+import type { Caller } from '../../../lib/caller.js';
+import type { Clock } from '../../../lib/clock.js';
+import { isoTime } from '../../../lib/common.schemas.js';
+import type { LinkRow, UserValueKind, ValueKind } from '../../../db/types.js';
+import { INSTANT_RULE, LATEST_INSTANT, parseInstant } from '../../../lib/instant.js';
+import type { UsersRepository } from '../../users/index.js';
+import { DAY_MS, floorTo, HOUR_MS } from '../rollups/rollup-plan.js';
+import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type StatsQueryT, type UserStats } from './stats.schemas.js';
 import { ClosedMonthCache, spans, type Span } from './closed-months.js';
 import { splitValueKey, type StatsRepository, type StatsScope } from './stats.repository.js';
 import { canonicalTimeZone, endOfDay, isTimeZone, nextDay, startOfDay, UTC } from './time-zone.js';
+
+
+/** What the statistics need of links (clicks/link-access.ts: the links service implements it). */
+export interface StatsLinks {
+  /** the link for its statistics: anyone for an anonymous link, else its owner or an admin */
+  getForStats(code: string, caller: Caller | null): Promise<LinkRow>;
+}
 
 const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
 
@@ -46,14 +52,14 @@ export type ClicksService = ReturnType<typeof createClicksService>;
  * - lifetime figures (total/bot clicks, unique_visitors, first/last click) are columns of the link's own row,
  *   maintained in the same transaction as the click records (a user's: the sums over their links' rows);
  * - the time series reads at most 24 hourly rows per day of the window (clicks and bots);
- * - each top list reads at most 101 rows per day (the cap in click-rollups.ts), humans only;
+ * - each top list reads at most 101 rows per day (the cap in rollup-plan.ts), humans only;
  * - whole months of the window that are over are summed once and remembered (closed-months.ts), so a long
  *   window reads only the days at its ends.
  * A link's and a user's statistics are the same computation over different rollups (StatsScope).
  */
 export function createClicksService(deps: {
   stats: Pick<StatsRepository, 'series' | 'valueTotals' | 'userTotals' | 'userCodes' | 'freshAsOf'>;
-  links: Pick<LinkAccess, 'getForStats'>;
+  links: StatsLinks;
   users: Pick<UsersRepository, 'findById'>;
   clock: Clock;
 }) {

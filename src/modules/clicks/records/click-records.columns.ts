@@ -1,7 +1,7 @@
 import Type, { type TSchema } from 'typebox';
-import type { ClicksTable } from '../../db/types.js';
-import { Id, Instant, isoTime } from '../../lib/common.schemas.js';
-import { DEVICES } from './dimensions.js';
+import type { ClicksTable } from '../../../db/types.js';
+import { Id, Instant, isoTime } from '../../../lib/common.schemas.js';
+import { DEVICES } from '../event/dimensions.js';
 
 type Row = Pick<ClicksTable, 'clicked_at'> & Record<string, unknown>;
 

@@ -5,12 +5,13 @@ import { isEmbedded, type Storage } from '../../db/database.js';
 import type { Redis } from '../../infra/redis.js';
 import type { ClickQueueStats } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
-import { ClickBatch } from './click-batch.js';
-import { journaledClickQueue, openClickJournal, type ClickJournal } from './click-journal.js';
-import { createMemoryClickQueue, type ClickQueue, type ClickWriter } from './click-queue.js';
-import { createClicksRepository, type ClicksRepository } from './clicks.repository.js';
-import { createRedisClickQueue } from './redis-click-queue.js';
-import { createReplaySafeClickWriter } from './replay-safe-click-writer.js';
+import { ClickBatch } from './rollups/click-batch.js';
+import { journaledClickQueue, openClickJournal, type ClickJournal } from './transport/click-journal.js';
+import { createMemoryClickQueue, type ClickQueue } from './transport/memory-click-queue.js';
+import type { ClickWriter } from './rollups/click-writer.js';
+import { createClicksRepository, type ClicksRepository } from './rollups/pg-click-writer.js';
+import { createRedisClickQueue } from './transport/redis-click-queue.js';
+import { createReplaySafeClickWriter } from './rollups/replay-safe-click-writer.js';
 
 export interface ClickPipelineDeps {
   config: Pick<Config, 'dataDir' | 'clickJournal' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'clickClaimIdleMs' | 'clickWorkerInProcess'>;

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { fastStatements, type FastStatement, type Storage } from '../../db/database.js';
-import type { Database, UserValueKind, ValueKind } from '../../db/types.js';
+import { fastStatements, type FastStatement, type Storage } from '../../../db/database.js';
+import type { Database, UserValueKind, ValueKind } from '../../../db/types.js';
 
 /** Whose rollups a statistics read looks at: one link's, or the per-user rollups of one user. */
 export type StatsScope = { link: number } | { user: number };

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { lockDirectory } from '../../db/directory-lock.js';
-import type { ClickEvent } from './click-event.js';
+import { lockDirectory } from '../../../db/directory-lock.js';
+import type { ClickEvent } from '../event/click-event.js';
 import { replayLeftOver, type ReplayOptions } from './click-journal-replay.js';
-import type { ClickQueue } from './click-queue.js';
+import type { ClickQueue } from './memory-click-queue.js';
 import { encodeClickAs } from './click-stream.js';
 
 /**
@@ -230,7 +230,7 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
 /**
  * The in-process queue behind the journal: a click is accepted by the queue (bounded), then journaled at the
  * next position; the redirect waits for `settled()` (links.module.ts) before it answers. The queue is created
- * with the journal's id (click-queue.ts `journal`), so that its writes move the mark.
+ * with the journal's id (memory-click-queue.ts `journal`), so that its writes move the mark.
  */
 export function journaledClickQueue(queue: ClickQueue, journal: ClickJournal): ClickQueue {
   return {

@@ -1,11 +1,11 @@
-import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../db/sqlite-checkpointer.js';
-import { startModuleThread } from '../../infra/module-thread.js';
+import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../../db/sqlite-checkpointer.js';
+import { startModuleThread } from '../../../infra/module-thread.js';
 import { ClickBatch, transferablesOf, type WindowProgress } from './click-batch.js';
-import type { ClickWriter, JournalMark } from './click-queue.js';
+import type { ClickWriter, JournalMark } from './click-writer.js';
 import type { SqliteClickThreadData, SqliteClickThreadReply, SqliteClickThreadRequest } from './sqlite-click-thread.js';
 
 /**
- * The click writer on the embedded engine: the same rows as the portable writer in clicks.repository.ts,
+ * The click writer on the embedded engine: the same rows as the portable writer in pg-click-writer.ts,
  * written by a worker thread with its own better-sqlite3 connection.
  *
  * Why a thread: better-sqlite3 is synchronous, so on the main thread a batch held the event loop for its

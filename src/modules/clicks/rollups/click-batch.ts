@@ -1,4 +1,4 @@
-import { CLICK_NUMBER_FIELDS, CLICK_TEXT_FIELDS, type ClickEvent, type ClickNumberField, type ClickTextField } from './click-event.js';
+import { CLICK_NUMBER_FIELDS, CLICK_TEXT_FIELDS, type ClickEvent, type ClickNumberField, type ClickTextField } from '../event/click-event.js';
 
 /**
  * What a ClickBatch posts to the writer thread: typed arrays (moved, not cloned) and the batch's distinct

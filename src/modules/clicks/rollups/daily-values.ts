@@ -2,7 +2,7 @@
  * The daily top-value sets (SPEC §15: referrers, user agents, browsers, systems, devices, countries, a user's
  * links), bounded per day: the values one group (a link's or user's kind on a day) adds, and the cap that keeps
  * at most MAX_VALUES_PER_DAY distinct values stored per group, the rest counted as OTHER_VALUE. The rollup plan
- * (click-rollups.ts) makes the groups; both writers apply the cap.
+ * (rollup-plan.ts) makes the groups; both writers apply the cap.
  */
 
 /** distinct values kept per link, day and kind; later new values count as OTHER_VALUE */

@@ -1,4 +1,4 @@
-import { DAY_MS } from './click-rollups.js';
+import { DAY_MS } from '../rollups/rollup-plan.js';
 
 /**
  * Sums over closed periods, kept in memory, for the statistics of long windows.

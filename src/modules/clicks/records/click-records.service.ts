@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
-import { validationError, type ErrorDetail } from '../../lib/app-error.js';
-import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
-import type { Caller } from '../../lib/caller.js';
-import type { PageResult, Paginator, ResolvedList } from '../../lib/pagination.js';
-import type { LinkAccess } from './link-access.js';
+import type { LinkRow } from '../../../db/types.js';
+import { validationError, type ErrorDetail } from '../../../lib/app-error.js';
+import { INSTANT_RULE, parseInstant } from '../../../lib/instant.js';
+import type { Caller } from '../../../lib/caller.js';
+import type { PageResult, Paginator, ResolvedList } from '../../../lib/pagination.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
 import { csvLine } from './click-records.csv.js';
 import type { ClickRange, ClickRecordRow, ClickRecordsRepository } from './click-records.repository.js';
@@ -35,13 +35,19 @@ function rangeOf(query: Pick<ClickRecordQueryT, 'from' | 'to'>): ClickRange {
 
 export type ClickRecordsService = ReturnType<typeof createClickRecordsService>;
 
+/** What the click records need of links (clicks/link-access.ts: the links service implements it). */
+export interface RecordLinks {
+  /** the link for its click records: its owner or an admin */
+  getForOwner(code: string, caller: Caller | null): Promise<LinkRow>;
+}
+
 /**
  * A link's click records (SPEC §13), for its owner or an admin (an anonymous link's: an admin's; they hold
  * client addresses). JSON pages by cursor, newest first; CSV streams the whole range in keyset chunks of
  * EXPORT_CHUNK rows, each read when the client has taken the previous one (Readable.from pulls on demand),
  * so an export's memory does not grow with its size.
  */
-export function createClickRecordsService(deps: { records: ClickRecordsRepository; links: Pick<LinkAccess, 'getForOwner'>; paginator: Paginator }) {
+export function createClickRecordsService(deps: { records: ClickRecordsRepository; links: RecordLinks; paginator: Paginator }) {
   const { records, links, paginator } = deps;
 
   const listOf = (linkId: number, range: ClickRange, query: Pick<ClickRecordQueryT, 'limit' | 'cursor'>): ResolvedList =>

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
-import { renameSchemaProperties, toCamel } from '../../lib/case-mapping.js';
-import { Instant } from '../../lib/common.schemas.js';
-import { paginationQuery } from '../../lib/pagination.js';
+import { renameSchemaProperties, toCamel } from '../../../lib/case-mapping.js';
+import { Instant } from '../../../lib/common.schemas.js';
+import { paginationQuery } from '../../../lib/pagination.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
 
 export const ClickRecordSchema = Type.Object(

@@ -1,11 +1,11 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { SqliteDatabase as Database } from '../../db/sqlite-driver.js';
+import { SqliteDatabase as Database } from '../../../db/sqlite-driver.js';
 import { eventsOfMessage, type ClickBatchMessage, type WindowProgress } from './click-batch.js';
-import type { ClickEvent } from './click-event.js';
-import type { JournalMark } from './click-queue.js';
-import { DAY_MS, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup, type VisitorPair } from './click-rollups.js';
+import type { ClickEvent } from '../event/click-event.js';
+import type { JournalMark } from './click-writer.js';
+import { DAY_MS, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup, type VisitorPair } from './rollup-plan.js';
 import { capDailyGroup, MAX_VALUES_PER_DAY, OTHER_VALUE } from './daily-values.js';
 
 /**
@@ -14,7 +14,7 @@ import { capDailyGroup, MAX_VALUES_PER_DAY, OTHER_VALUE } from './daily-values.j
  *
  * A message is one window of clicks (up to sqlite-click-writer.ts's WINDOW_CLICKS, all the queue held). The
  * thread sorts it by link (then in queue order) and cuts it into transactions of about `budgetMs`; each
- * applies click-rollups.ts's plan: the click records, the link's counters (one UPDATE per link), the hourly
+ * applies rollup-plan.ts's plan: the click records, the link's counters (one UPDATE per link), the hourly
  * rollup, the visitor set and the daily values, capped at MAX_VALUES_PER_DAY distinct values per link, day
  * and kind. Clicks of a link deleted meanwhile are dropped, like the records a delete cascades away.
  *
@@ -28,7 +28,7 @@ import { capDailyGroup, MAX_VALUES_PER_DAY, OTHER_VALUE } from './daily-values.j
  * journal, so until its last one each moves the mark's window columns (migration 013): the window's end, and
  * the link (and how many of its clicks, in queue order) it is committed through. The last one moves
  * `committed` to the window's end and clears them. A failed transaction answers how far the window got;
- * the batch drops that part and is written again alone (click-queue.ts). Foreign keys are not checked on
+ * the batch drops that part and is written again alone (memory-click-queue.ts). Foreign keys are not checked on
  * this connection: every row written belongs to a link whose row this same transaction has just read under
  * the write lock, which is the check.
  */

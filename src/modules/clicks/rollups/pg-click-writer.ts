@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { embeddedDatabaseFile, type Storage } from '../../db/database.js';
-import type { Database } from '../../db/types.js';
-import type { ClickEvent } from './click-event.js';
-import type { ClickWriter } from './click-queue.js';
+import { embeddedDatabaseFile, type Storage } from '../../../db/database.js';
+import type { Database } from '../../../db/types.js';
+import type { ClickEvent } from '../event/click-event.js';
+import type { ClickWriter } from './click-writer.js';
 import {
   dailyKeyId, freshAsOf, planForLive, planRollups, planUserRollups,
   type ClickFacts, type DailyValueGroup, type DailyValueKind, type HourIncrement, type LinkIncrement, type UserDailyValueGroup,
   type UserHourIncrement, type VisitorPair,
-} from './click-rollups.js';
+} from './rollup-plan.js';
 import { capDailyGroup, OTHER_VALUE } from './daily-values.js';
 import { createSqliteClickWriter } from './sqlite-click-writer.js';
 
@@ -185,7 +185,7 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 
     /**
      * One transaction per batch: the click records, the link's counters and every rollup move together, so
      * the statistics (read from counters and rollups) always equal what the records say, and a crash loses a
-     * batch whole or not at all. The increments are click-rollups.ts's plan, as on the embedded engine.
+     * batch whole or not at all. The increments are rollup-plan.ts's plan, as on the embedded engine.
      */
     async write(batch) {
       if (batch.length === 0) return;

@@ -1,8 +1,8 @@
 import { readFileSync, unlinkSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
-import type { WindowProgress } from './click-batch.js';
-import type { ClickEvent } from './click-event.js';
-import type { JournalMark } from './click-queue.js';
+import type { WindowProgress } from '../rollups/click-batch.js';
+import type { ClickEvent } from '../event/click-event.js';
+import type { JournalMark } from '../rollups/click-writer.js';
 import { clickOfFields, type KeyedClick } from './click-stream.js';
 
 /**

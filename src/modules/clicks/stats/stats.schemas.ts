@@ -1,7 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
-import { Count, Instant as instant, NO_CONTROL_CHARACTERS } from '../../lib/common.schemas.js';
-import { renameSchemaProperties, toCamel } from '../../lib/case-mapping.js';
-import { CODE_PATTERN } from '../../lib/link-code.js';
+import { Count, Instant as instant, NO_CONTROL_CHARACTERS } from '../../../lib/common.schemas.js';
+import { renameSchemaProperties, toCamel } from '../../../lib/case-mapping.js';
+import { CODE_PATTERN } from '../../../lib/link-code.js';
 
 const Instant = instant();
 const Clicks = Count('Clicks');

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses } from '../../lib/common.schemas.js';
-import { UserPathParams } from '../../lib/user-path.js';
-import { securityFor } from '../../plugins/auth.js';
-import { LinkCodeParams } from '../../lib/link-code.js';
+import { errorResponses } from '../../../lib/common.schemas.js';
+import { UserPathParams } from '../../../lib/user-path.js';
+import { securityFor } from '../../../plugins/auth.js';
+import { LinkCodeParams } from '../../../lib/link-code.js';
 import Type, { type TSchema } from 'typebox';
-import { renameKeys, toCamel } from '../../lib/case-mapping.js';
-import type { ApiVersion } from '../../plugins/versioning.js';
-import { LinkStatsQuery, UserStatsQuery } from './clicks.schemas.js';
-import type { ClicksService } from './clicks.service.js';
+import { renameKeys, toCamel } from '../../../lib/case-mapping.js';
+import type { ApiVersion } from '../../../plugins/versioning.js';
+import { LinkStatsQuery, UserStatsQuery } from './stats.schemas.js';
+import type { ClicksService } from './stats.service.js';
 
 /** The statistics' edge of each API version: v1 snake_case, v2 camelCase (SPEC §9). */
 const statsEdges: Record<ApiVersion, { stats: TSchema; userStats: TSchema; out<T>(body: unknown): T }> = {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ClickEvent } from './click-event.js';
+import type { ClickEvent } from '../event/click-event.js';
 
 /**
  * The click stream of the scale-out setup, shared by its producer (redis-click-queue.ts, in every API

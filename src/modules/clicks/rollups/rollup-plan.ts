@@ -1,13 +1,13 @@
-import type { UserValueKind, ValueKind } from '../../db/types.js';
-import type { ClickEvent } from './click-event.js';
-import { DIRECT_REFERRER, UNKNOWN_VALUE, type Device } from './dimensions.js';
-import { UserAgentCache } from './user-agent.js';
+import type { UserValueKind, ValueKind } from '../../../db/types.js';
+import type { ClickEvent } from '../event/click-event.js';
+import { DIRECT_REFERRER, UNKNOWN_VALUE, type Device } from '../event/dimensions.js';
+import { UserAgentCache } from '../event/user-agent.js';
 import { ValueCounts } from './daily-values.js';
 
 /**
  * The one rollup implementation: turns a batch of clicks into the increments of each rollup, in memory, so a
  * flush writes one statement per row instead of one per click. Pure functions, no SQL: the PostgreSQL writer
- * (clicks.repository.ts), the embedded engine's writer thread (sqlite-click-thread.ts) and the standalone
+ * (pg-click-writer.ts), the embedded engine's writer thread (sqlite-click-thread.ts) and the standalone
  * worker all apply the same plan, so the three paths produce identical statistics for the same visits.
  */
 export const HOUR_MS = 3_600_000;

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { createMemoryClickQueue, type ClickCounter, type ClickQueue, type ClickWriter, type CounterReading, type MemoryClickQueueOptions } from './click-queue.js';
+import type { ClickWriter } from '../rollups/click-writer.js';
+import { createMemoryClickQueue, type ClickCounter, type ClickQueue, type CounterReading, type MemoryClickQueueOptions } from './memory-click-queue.js';
 import { createClickStreamConsumer } from './click-stream-consumer.js';
 import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick, streamIdBefore, type KeyedClick } from './click-stream.js';
-import { closeRedis, logRedisConnection, whenRedisReady } from '../../infra/redis.js';
+import { closeRedis, logRedisConnection, whenRedisReady } from '../../../infra/redis.js';
 
 /** The in-process queue's options (its fallback uses them as they are), and what the stream adds. */
 export interface RedisClickQueueOptions extends MemoryClickQueueOptions {

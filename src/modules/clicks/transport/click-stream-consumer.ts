@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Clock } from '../../lib/clock.js';
-import type { ClickWriter } from './click-queue.js';
+import type { Clock } from '../../../lib/clock.js';
+import type { ClickWriter } from '../rollups/click-writer.js';
 import { CLICK_GROUP, clickGroupInfo, clickStreamKeys, decodeClick, ensureClickGroup, type KeyedClick } from './click-stream.js';
 
 export interface ClickStreamConsumerOptions {

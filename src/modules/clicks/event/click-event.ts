@@ -62,7 +62,7 @@ export interface VisitFacts {
 /**
  * The click event of a visit: the redirect route and its fast path both build it here. `describe` adds the
  * country and, with IP_ANONYMIZE, shortens the address and adds the visitor's daily hash (visit-context.ts);
- * the user agent is described later, by the writer (click-rollups.ts), off the request path.
+ * the user agent is described later, by the writer (rollup-plan.ts), off the request path.
  */
 export function buildClickEvent(v: VisitFacts, describe: DescribeVisit | null): ClickEvent {
   const ip = clip(v.ip, CLICK_TEXT_LIMITS.ip);

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/types.js';
-import type { Paginator, ResolvedList } from '../../lib/pagination.js';
+import type { Database } from '../../../db/types.js';
+import type { Paginator, ResolvedList } from '../../../lib/pagination.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
 
 export type ClickRecordRow = { id: number; clicked_at: number } & Record<string, unknown>;
