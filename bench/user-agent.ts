@@ -1,6 +1,6 @@
 /**
  * The cost of describing a visit's User-Agent (SPEC §15), per click: isbot alone, ua-parser-js uncached, and
- * through the writer's LRU cache (src/modules/clicks/user-agent.ts) on traffic that repeats a few hundred
+ * through the writer's LRU cache (src/modules/clicks/event/user-agent.ts) on traffic that repeats a few hundred
  * agents. Prints µs per user agent and the ratios against isbot alone, measured in the same run.
  *
  *   npx tsx bench/user-agent.ts

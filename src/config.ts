@@ -185,7 +185,7 @@ export function loadConfig(env: Env = {}): Config {
   return Object.freeze({
     ...(plain as Omit<Config, 'publicBaseUrl' | 'clickQueueLimit' | 'apiDeprecation'>),
     publicBaseUrl: v.PUBLIC_BASE_URL ?? `http://${displayHost}:${v.PORT}`,
-    // The engine decides, as it decides the queue (click-pipeline.ts): SQLite with REDIS_URL still journals
+    // The engine decides, as it decides the queue (modules/clicks/click-ingest.ts): SQLite with REDIS_URL still journals
     // its clicks and writes them in windows.
     clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null ? EMBEDDED_QUEUE_LIMIT : QUEUE_LIMIT),
     apiDeprecation: {

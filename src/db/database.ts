@@ -53,7 +53,7 @@ export const isEmbedded = (storage: Pick<Storage, 'sqlite'>): boolean => storage
 
 /**
  * The embedded engine's database file, for a worker thread that opens its own connection to it (the click
- * writer, modules/clicks/sqlite-click-writer.ts); null on PostgreSQL.
+ * writer, modules/clicks/rollups/sqlite-click-writer.ts); null on PostgreSQL.
  */
 export const embeddedDatabaseFile = (storage: Pick<Storage, 'sqlite'>): string | null => storage.sqlite?.name ?? null;
 

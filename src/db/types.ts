@@ -150,7 +150,7 @@ export interface UserClickDailyValuesTable {
   clicks: number;
 }
 
-/** The click journal's mark: how many of a journal's clicks are committed (modules/clicks/click-journal.ts). */
+/** The click journal's mark: how many of a journal's clicks are committed (modules/clicks/transport/click-journal.ts). */
 export interface ClickJournalMarksTable {
   journal: string;
   committed: number;

@@ -1,4 +1,4 @@
-// ua-parser-js 1.0.41 ships no types; the part Ferry uses (src/modules/clicks/user-agent.ts).
+// ua-parser-js 1.0.41 ships no types; the part Ferry uses (src/modules/clicks/event/user-agent.ts).
 declare module 'ua-parser-js' {
   interface UAParserResult {
     ua: string;

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 /**
- * The click journal's marks (modules/clicks/click-journal.ts): per journal (one per process on the embedded
+ * The click journal's marks (modules/clicks/transport/click-journal.ts): per journal (one per process on the embedded
  * engine), how many of its clicks are committed, moved in the transaction that commits them. The start-up
  * replays only what is past the mark, then forgets the marks. It replaces a unique key per journaled click.
  */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 /**
- * A window of the click journal written in several transactions (modules/clicks/sqlite-click-thread.ts): the
+ * A window of the click journal written in several transactions (modules/clicks/rollups/sqlite-click-thread.ts): the
  * embedded writer sorts a window of clicks by link and commits it link range by link range, so the mark
  * also says how far into the window it got. Positions in [committed, window_end) are committed when their
  * link is below window_link, or it is window_link and they are among its first window_count clicks of the

@@ -19,7 +19,7 @@ export interface JournalMark {
   holdFresh?: boolean;
 }
 
-/** Persists a batch (the clicks repository). */
+/** Persists a batch: the PostgreSQL writer, the embedded engine's writer thread, or the replay-safe writer around one. */
 export interface ClickWriter {
   write(batch: readonly ClickEvent[]): Promise<void>;
   /** The same from columns, when the writer can take them as they are (the embedded engine's writer thread). */
