@@ -12,6 +12,7 @@ import {
   createClickPipeline, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt, type ClickQueue,
 } from './modules/clicks/index.js';
 import { createIdempotencyModule } from './modules/idempotency/index.js';
+import { createInstanceModule } from './modules/instance/index.js';
 import { createLinksModule } from './modules/links/index.js';
 import { createOrdersModule } from './modules/orders/orders.module.js';
 import { createJwt } from './modules/tokens/jwt.js';
@@ -32,13 +33,14 @@ export interface ModuleDeps {
 export function createCoreModules({ config, storage, shared, clock, jwtSecret, log }: ModuleDeps) {
   const paginator = deploymentPaginator(jwtSecret);
   const jwt = createJwt(jwtSecret, clock);
-  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost });
+  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, registration: config.registration });
   const { repository: usersRepo, passwords } = usersModule;
   const tokensModule = createTokensModule({ db: storage.db, users: usersRepo, passwords, denyList: shared.denyList, jwt, clock, ttlSeconds: config.tokenTtlSeconds });
   const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersRepo, jwtSecret, clock, paginator, log });
   const ordersModule = createOrdersModule({ db: storage.db, users: usersRepo, clock, paginator });
   const idempotencyModule = createIdempotencyModule({ db: storage.db, clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs });
-  return { paginator, jwt, usersModule, tokensModule, apiKeysModule, ordersModule, idempotencyModule };
+  const instanceModule = createInstanceModule({ config, users: usersRepo });
+  return { paginator, jwt, usersModule, tokensModule, apiKeysModule, ordersModule, idempotencyModule, instanceModule };
 }
 
 export interface LinkModuleDeps extends ModuleDeps {

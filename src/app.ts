@@ -91,10 +91,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     const outcome = await core.usersModule.users.ensureAdmin(config.adminUsername, config.adminPassword);
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
   }
+  const firstAdminCommand = await core.instanceModule.instance.firstAdminCommand();
+  if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
   const { clickPipeline, linksModule, clicksModule } = await createLinkModules({ ...moduleDeps, core, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}) });
   // In the order their routes are registered and their schemas added; closed in reverse.
   const modules: AppModule[] = [
-    core.usersModule, core.tokensModule, core.ordersModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule,
+    core.usersModule, core.tokensModule, core.ordersModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
   ];
   // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY.
   const cacheBus = config.databaseUrl ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log }) : null;

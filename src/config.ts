@@ -113,6 +113,12 @@ export const variables = {
     description: 'Path of an offline MaxMind `.mmdb` (GeoLite2/GeoIP2 Country or City) for the country when no trusted header gives one; nothing is downloaded',
   }),
   IP_ANONYMIZE: flag(false, '`true`: click records keep IPv4 /24 and IPv6 /48 only; unique visitors come from a salted daily hash of the full address'),
+  // Running an instance for other people (SPEC §18, docs/moderation.md).
+  REGISTRATION: Type.Enum(['approval', 'open', 'closed'], {
+    default: 'approval',
+    description: 'Who may sign up: `approval` (accounts are pending until an admin activates them), `open` (active at once), `closed` (only an admin creates accounts; others get 403 `REGISTRATION_CLOSED`)',
+  }),
+  ANONYMOUS_LINKS: flag(true, '`false`: creating a link needs a credential (401 without one)'),
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };
@@ -134,6 +140,9 @@ export type Config = { [K in keyof Plain as CamelCase<K>]: Plain[K] } & {
 };
 export type RedirectStatus = Config['redirectStatus'];
 export type LogLevel = Config['logLevel'];
+/** Who may sign up (SPEC §18). */
+export type Registration = Config['registration'];
+export const REGISTRATION_MODES: readonly Registration[] = ['approval', 'open', 'closed'];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

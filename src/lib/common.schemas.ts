@@ -33,6 +33,8 @@ export const ErrorEnvelopeSchema = Type.Object(
             'LINK_EXHAUSTED', 'LINK_PASSWORD_REQUIRED',
             'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IDEMPOTENCY_KEY_REUSED',
             'ACCOUNT_NOT_ACTIVE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
+            // Running an instance for other people (SPEC §18).
+            'REGISTRATION_CLOSED', 'LINK_DISABLED', 'DESTINATION_BLOCKED',
             // Answered before routing, by the HTTP layer (SPEC §12): a request that stalls, a URL or headers too large.
             'REQUEST_TIMEOUT', 'URI_TOO_LONG', 'REQUEST_HEADERS_TOO_LARGE',
           ].map((c) => Type.Literal(c)),

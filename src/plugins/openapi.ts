@@ -30,17 +30,17 @@ const WITH_BODY = [413, 415];
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   400: 'VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON',
   401: 'UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate)',
-  403: 'FORBIDDEN: the caller may not do this (another user\'s data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists',
+  403: 'FORBIDDEN: the caller may not do this (another user\'s data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts',
   404: 'NOT_FOUND: no such resource (or it expired)',
   406: 'NOT_ACCEPTABLE: Accept names an API version that is not served',
   409: 'CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`) or IDEMPOTENCY_KEY_IN_USE (retry after Retry-After)',
-  410: 'Gone: the link expired (LINK_EXPIRED)',
+  410: 'Gone: the link expired (LINK_EXPIRED), was used up (LINK_EXHAUSTED) or was disabled by an admin (LINK_DISABLED)',
   408: 'REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed)',
   412: 'PRECONDITION_FAILED: If-Match does not match the current ETag',
   413: 'PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES',
   414: 'URI_TOO_LONG: the request target (path and query) is longer than 8192 characters',
   415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch)',
-  422: 'A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE, or IDEMPOTENCY_KEY_REUSED (the key was used for another request)',
+  422: 'A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target\'s host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request)',
   429: 'RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds',
   431: 'REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed)',
   500: 'INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it',
@@ -107,6 +107,7 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
         { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
         { name: 'redirect', description: 'Short-code redirects' },
         { name: 'operations', description: 'Health, readiness and metrics' },
+        { name: 'instance', description: 'What this instance allows before signing in (sign-up, anonymous links, first run)' },
       ],
       components: {
         securitySchemes: {

@@ -17,9 +17,9 @@ export interface CreatedUser {
 }
 
 /**
- * Signs a user up through the API and logs them in. `role`/`status` other than the defaults are set by an
- * admin (created on demand through the repository, the only way to make the first admin besides the
- * ADMIN_* variables).
+ * Signs a user up through the API and logs them in. The account is active unless `status` says otherwise, as
+ * if an admin had approved the sign-up (REGISTRATION=approval leaves it pending, and a pending account creates
+ * nothing); role and status are set through the repository, as the CLI or an admin would.
  */
 export async function createUser(t: TestApp, opts: { role?: 'user' | 'admin'; status?: 'pending' | 'active' | 'suspended'; password?: string } = {}): Promise<CreatedUser> {
   const username = uniqueName();
@@ -28,8 +28,10 @@ export async function createUser(t: TestApp, opts: { role?: 'user' | 'admin'; st
   const created = await t.request({ method: 'POST', url: '/api/v1/users', payload: { username, email, password } });
   if (created.status !== 201) throw new Error(`createUser: ${created.status} ${created.text}`);
   const id = created.body.id as number;
-  if (opts.role === 'admin' || (opts.status && opts.status !== 'pending')) {
-    await t.storage.db.updateTable('users').set({ role: opts.role ?? 'user', status: opts.status ?? 'pending' }).where('id', '=', id).execute();
+  const role = opts.role ?? 'user';
+  const status = opts.status ?? 'active';
+  if (role !== created.body.role || status !== created.body.status) {
+    await t.storage.db.updateTable('users').set({ role, status }).where('id', '=', id).execute();
   }
   const token = opts.status === 'suspended' ? '' : await login(t, username, password);
   return { id, username, email, password, token };

@@ -39,7 +39,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService;
       params: UserApiKeysParams, body: edge.body,
       response: {
         201: { ...edge.created, description: 'The key record and, this once, the key itself', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 128, description: 'The new key: /api/v1/users/{id}/api-keys/{key_id}' } } },
-        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 429),
       },
     },
   }, async (request, reply) => {

@@ -48,9 +48,15 @@ export function createApiKeysService(deps: {
   }
 
   return {
-    /** A new key for the user; the key itself is in the answer and nowhere else. */
+    /**
+     * A new key for the user; the key itself is in the answer and nowhere else. Only an active account holds
+     * keys (SPEC §18: a pending one creates nothing), whoever asks for it.
+     */
     async create(userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> {
       const expiresAt = expiryOf(input);
+      const owner = await users.findById(userId);
+      if (!owner) throw notFound('User');
+      if (owner.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may hold API keys; this one is ${owner.status}`);
       const { key, prefix } = generateApiKey();
       const scopes = [...new Set(input.scopes)].sort();
       const row = await keys.insertWithin(

@@ -50,13 +50,15 @@ export type BulkOutcome = { status: 201; row: LinkRow } | { status: number; erro
  * Idempotency-Key: the whole batch and its per-item results are then stored as one response. An item's
  * conflict rolls back its own savepoint only (links.repository.ts insert).
  */
-export function createLinksBulk(links: Pick<LinksService, 'prepare' | 'create'>) {
+export function createLinksBulk(links: Pick<LinksService, 'prepare' | 'create' | 'assertMayCreate'>) {
   const failure = (err: unknown): AppError => {
     if (err instanceof AppError && err.status < 500) return err;
     throw err;
   };
   return {
+    /** The caller's right to create is the whole request's: refused, no item is looked at. */
     prepareAll(items: Array<LinkCreate | AppError>, caller: Caller | null): Promise<Array<LinkDraft | AppError>> {
+      links.assertMayCreate(caller);
       return Promise.all(items.map((item) => (item instanceof AppError ? item : links.prepare(item, caller).catch(failure))));
     },
 

@@ -23,7 +23,7 @@ import { appModule } from '../../app-module.js';
 export const linksModuleSchemas = [...linkSchemas, ...linkV2Schemas];
 
 export interface LinksModuleDeps {
-  config: Pick<Config, 'publicBaseUrl' | 'port' | 'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkPasswordAttemptsPerMinute'>;
+  config: Pick<Config, 'publicBaseUrl' | 'port' | 'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkPasswordAttemptsPerMinute' | 'anonymousLinks'>;
   storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
   users: Pick<UsersRepository, 'findById'>;
   paginator: Paginator;
@@ -89,6 +89,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     publicBaseUrl: config.publicBaseUrl,
     listenPort: config.port,
     passwords: deps.passwords,
+    anonymousLinks: config.anonymousLinks,
   });
   const bulk = createLinksBulk(links);
   const policy = createVisitPolicy({

@@ -46,10 +46,11 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     config: { idempotency: 'optional' },
     schema: {
       operationId: 'createLink', tags, summary: 'Shorten a URL (a token makes you its owner)', security: securityFor('optional'),
+      description: 'Without a credential only while ANONYMOUS_LINKS is true (otherwise 401). A pending account creates nothing: 422 ACCOUNT_NOT_ACTIVE.',
       body: edge.createBody,
       response: {
         201: { ...edge.link, description: `The new link (ETag: ${ETAG})`, headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new link: /api/v1/links/{code}' } } },
-        ...errorResponses(400, 401, 409, 413, 415, 429),
+        ...errorResponses(400, 401, 409, 413, 415, 422, 429),
       },
     },
   }, async (request, reply) => {
@@ -68,7 +69,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
       operationId: 'createLinks', tags, security: securityFor('optional'),
       summary: 'Shorten up to 100 URLs at once: one result per item, in order (an Idempotency-Key covers the batch)',
       body: edge.bulkBody,
-      response: { 200: { ...edge.bulkResult, description: 'One result per item, in input order' }, ...errorResponses(400, 401, 413, 415, 429) },
+      response: { 200: { ...edge.bulkResult, description: 'One result per item, in input order' }, ...errorResponses(400, 401, 413, 415, 422, 429) },
     },
   }, async (request, reply) => {
     const drafts = await bulk.prepareAll((request.body as { links: unknown[] }).links.map((item) => edge.parseCreate(item)), request.caller);

@@ -26,6 +26,8 @@ export interface LinksServiceDeps {
   /** the port the service listens on: a loopback URL on it is this service (original-url.ts) */
   listenPort?: number;
   passwords: Pick<PasswordHasher, 'hash'>;
+  /** ANONYMOUS_LINKS: whether a creation without a credential is allowed (default: yes) */
+  anonymousLinks?: boolean;
   /** the code source; tests pass a rigged one to force collisions */
   generate?: () => string;
 }
@@ -65,6 +67,7 @@ const EXPIRED: RedirectTarget = { kind: 'expired' };
 
 export function createLinksService(deps: LinksServiceDeps) {
   const { links, users, dialect, clock, paginator, cache, publicBaseUrl } = deps;
+  const anonymousLinks = deps.anonymousLinks ?? true;
   const generate = deps.generate ?? (() => generateCode());
   const input = createLinkInput({ publicBaseUrl, passwords: deps.passwords, ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}) });
   const checkExpiry = (t: RedirectTarget): RedirectTarget =>
@@ -137,18 +140,36 @@ export function createLinksService(deps: LinksServiceDeps) {
     }
   }
 
+  /**
+   * Who may create links (SPEC §18): anyone unless ANONYMOUS_LINKS=false, and of the signed-in only active
+   * accounts (a pending one waits for an admin's approval, as orders do).
+   */
+  function assertMayCreate(caller: Caller | null): void {
+    if (!caller) {
+      if (!anonymousLinks) throw unauthenticated();
+      return;
+    }
+    if (caller.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may create links; this one is ${caller.status}`);
+  }
+
+  function prepare(body: LinkCreate, caller: Caller | null): Promise<LinkDraft> {
+    assertMayCreate(caller);
+    return input.prepare(body, clock.now(), caller === null);
+  }
+
   return {
     toLink,
+    assertMayCreate,
 
     /**
-     * Checks a creation body and hashes its password, outside any transaction (scrypt takes tens of
-     * milliseconds on the thread pool; a transaction held meanwhile would hold the embedded engine's one
-     * connection too).
+     * Checks the caller's right to create and a creation body, and hashes its password, outside any
+     * transaction (scrypt takes tens of milliseconds on the thread pool; a transaction held meanwhile would
+     * hold the embedded engine's one connection too).
      */
-    prepare: (body: LinkCreate, caller: Caller | null): Promise<LinkDraft> => input.prepare(body, clock.now(), caller === null),
+    prepare,
 
     async create(body: LinkCreate | LinkDraft, caller: Caller | null, tx?: Transaction<Database>): Promise<LinkRow> {
-      const draft = 'prepared' in body ? body : await input.prepare(body, clock.now(), caller === null);
+      const draft = 'prepared' in body ? body : await prepare(body, caller);
       return insertDraft(draft, caller, tx);
     },
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { appModule } from '../../app-module.js';
+import type { Registration } from '../../config.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -11,10 +12,10 @@ import { userSchemas } from './users.schemas.js';
 import { createUsersService } from './users.service.js';
 
 /** Accounts: the repository and password hasher other modules are built with, the service, the routes. */
-export function createUsersModule(deps: { db: Kysely<Database>; dialect: Dialect; paginator: Paginator; clock: Clock; passwordHashCost: number }) {
+export function createUsersModule(deps: { db: Kysely<Database>; dialect: Dialect; paginator: Paginator; clock: Clock; passwordHashCost: number; registration?: Registration }) {
   const repository = createUsersRepository(deps.db, deps.paginator);
   const passwords = createPasswordHasher(deps.passwordHashCost);
-  const users = createUsersService({ users: repository, passwords, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator });
+  const users = createUsersService({ users: repository, passwords, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator, ...(deps.registration ? { registration: deps.registration } : {}) });
   return appModule({
     repository,
     passwords,

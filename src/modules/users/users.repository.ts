@@ -62,6 +62,12 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
       await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', id).where('password_hash', '=', expectedHash).execute();
     },
 
+    /** Whether any active admin exists (the first-run hint, modules/instance). */
+    async hasActiveAdmin(tx: Db = db): Promise<boolean> {
+      const row = await tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active').limit(1).executeTakeFirst();
+      return row !== undefined;
+    },
+
     async delete(id: number, tx: Db = db): Promise<boolean> {
       const res = await tx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       return Number(res.numDeletedRows) > 0;

@@ -16,8 +16,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     onRequest: app.access('optional'),
     schema: {
       operationId: 'createUser', tags, summary: 'Sign up (or, with an admin token, create any user)',
+      description: 'Without an admin token REGISTRATION decides: `approval` (default) makes a pending account that an admin activates, `open` an active one, `closed` refuses with 403 REGISTRATION_CLOSED. GET /api/v1/instance tells which.',
       body: UserCreateSchema,
-      response: { 201: { ...ref(UserSchema), description: 'The new user (pending unless an admin set the status)', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new user: /api/v1/users/{id}' } } }, ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
+      response: { 201: { ...ref(UserSchema), description: 'The new user (pending unless REGISTRATION=open or an admin set the status)', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new user: /api/v1/users/{id}' } } }, ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
     },
   }, async (request, reply) => {
     const row = await users.create(request.body, request.caller);

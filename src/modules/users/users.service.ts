@@ -3,6 +3,7 @@ import type { UserRow, UserUpdate } from '../../db/types.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
+import type { Registration } from '../../config.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import { assertIfMatch } from '../../lib/etag.js';
@@ -40,8 +41,13 @@ export function createUsersService(deps: {
   dialect: Pick<Dialect, 'isUniqueViolation' | 'uniqueViolationTarget'>;
   clock: Clock;
   paginator: Paginator;
+  /** REGISTRATION (SPEC §18): what a sign-up without an admin's credential gets; default approval */
+  registration?: Registration;
 }) {
   const { users, passwords, dialect, clock, paginator } = deps;
+  const registration = deps.registration ?? 'approval';
+  /** What a sign-up's account is: active at once only when registration is open. */
+  const signUpStatus: UserRow['status'] = registration === 'open' ? 'active' : 'pending';
 
   const conflict = (taken: { username: boolean; email: boolean }): AppError => {
     const details: ErrorDetail[] = [];
@@ -118,9 +124,16 @@ export function createUsersService(deps: {
   }
 
   return {
+    /**
+     * Sign-up, or an admin creating an account. Without an admin's credential REGISTRATION decides: closed
+     * refuses, open makes the account active, approval leaves it pending. Nobody becomes an admin here without
+     * an admin's credential, not even the first account while no admin exists: that one is made by the CLI
+     * or ADMIN_USERNAME.
+     */
     async create(input: UserCreate, caller: Caller | null): Promise<UserRow> {
-      if ((input.role === 'admin' || (input.status !== undefined && input.status !== 'pending')) && !isAdmin(caller)) {
-        assertAdministrativeFields(caller, { role: 'user', status: 'pending' }, input);
+      if (!isAdmin(caller)) {
+        if (registration === 'closed') throw new AppError('REGISTRATION_CLOSED', 'Sign-up is closed on this instance: only an admin creates accounts');
+        assertAdministrativeFields(caller, { role: 'user', status: signUpStatus }, input);
       }
       const passwordHash = await passwords.hash(input.password);
       const now = clock.now();
@@ -132,7 +145,7 @@ export function createUsersService(deps: {
           email_lower: input.email.toLowerCase(),
           password_hash: passwordHash,
           role: input.role ?? 'user',
-          status: input.status ?? 'pending',
+          status: input.status ?? signUpStatus,
           name: input.name ?? null,
           age: input.age ?? null,
           version: 1,

@@ -81,6 +81,7 @@ describe.each(engines)('using an API key on %s', (engine) => {
   it("when the key's user is pending, then the key orders no more than the user could (422)", async () => {
     const u = await createUser(t);
     const { key } = await createApiKey(t, u, ['orders:write']);
+    await t.storage.db.updateTable('users').set({ status: 'pending' }).where('id', '=', u.id).execute();
     const res = await postOrder(t, { token: key }, { itemId: 1, quantity: 1 });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('ACCOUNT_NOT_ACTIVE');

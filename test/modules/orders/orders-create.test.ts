@@ -109,7 +109,7 @@ describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
   });
 
   it('when a pending user orders, then 422 ACCOUNT_NOT_ACTIVE, nothing is stored, and once active the same key creates the order', async () => {
-    const u = await createUser(t);
+    const u = await createUser(t, { status: 'pending' });
     const key = randomUUID();
     const res = await postOrder(t, u, { itemId: 7, quantity: 1 }, key);
     expect(res.status).toBe(422);

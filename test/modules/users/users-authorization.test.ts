@@ -56,7 +56,7 @@ describe.each(engines)('who may do what with users on %s', (engine) => {
   });
 
   it('when a user raises their own role or activates themselves, then 403 naming the field and nothing changes', async () => {
-    const u = await createUser(t);
+    const u = await createUser(t, { status: 'pending' });
     const url = `/api/v1/users/${u.id}`;
     const before = await record(u.id);
     expect(expectEnvelope(await t.request({ method: 'PATCH', url, token: u.token, payload: { role: 'admin' } }), 403, 'FORBIDDEN')).toEqual(['role']);
@@ -69,7 +69,7 @@ describe.each(engines)('who may do what with users on %s', (engine) => {
   });
 
   it('when a user echoes their current role and status, then the write goes through', async () => {
-    const u = await createUser(t);
+    const u = await createUser(t, { status: 'pending' });
     const res = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { role: 'user', status: 'pending', name: 'Same' } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ role: 'user', status: 'pending', name: 'Same' });

@@ -1,0 +1,28 @@
+import Type from 'typebox';
+import { renameSchemaProperties, toCamel } from '../../lib/case-mapping.js';
+import { REGISTRATION_MODES } from '../../config.js';
+
+/** The command that creates the first admin on the server (the `ferry` CLI, SPEC §18). */
+export const FIRST_ADMIN_COMMAND = 'npx ferry admin create';
+
+/** What anyone may know of this instance before signing in: what the sign-in and sign-up screens need. */
+export const InstanceSchema = Type.Object(
+  {
+    registration: Type.Union(REGISTRATION_MODES.map((m) => Type.Literal(m)), {
+      description: 'Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts)',
+    }),
+    anonymous_links: Type.Boolean({ description: 'Whether links may be created without a credential (ANONYMOUS_LINKS)' }),
+    first_admin_command: Type.Union([Type.Literal(FIRST_ADMIN_COMMAND), Type.Null()], {
+      description: 'While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin. null otherwise',
+    }),
+  },
+  {
+    $id: 'Instance',
+    additionalProperties: false,
+    examples: [{ registration: 'approval', anonymous_links: true, first_admin_command: null }],
+  },
+);
+
+export const InstanceV2Schema = renameSchemaProperties(InstanceSchema, toCamel, 'InstanceV2');
+
+export const instanceSchemas = [InstanceSchema, InstanceV2Schema];

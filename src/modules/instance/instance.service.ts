@@ -1,0 +1,33 @@
+import type { Config } from '../../config.js';
+import type { UsersRepository } from '../users/index.js';
+import { FIRST_ADMIN_COMMAND } from './instance.schemas.js';
+
+export interface InstanceInfo {
+  registration: Config['registration'];
+  anonymous_links: boolean;
+  first_admin_command: typeof FIRST_ADMIN_COMMAND | null;
+}
+
+export type InstanceService = ReturnType<typeof createInstanceService>;
+
+/**
+ * What a visitor needs to know before signing in (SPEC §18): whether sign-up is open, needs approval or is
+ * closed, and on a fresh install that the first admin is made on the server, never through the API.
+ */
+export function createInstanceService(deps: {
+  config: Pick<Config, 'registration' | 'anonymousLinks' | 'adminUsername'>;
+  users: Pick<UsersRepository, 'hasActiveAdmin'>;
+}) {
+  const { config, users } = deps;
+  return {
+    /** The command that makes the first admin, while there is none and ADMIN_USERNAME will not make one. */
+    async firstAdminCommand(): Promise<typeof FIRST_ADMIN_COMMAND | null> {
+      if (config.adminUsername !== null) return null;
+      return (await users.hasActiveAdmin()) ? null : FIRST_ADMIN_COMMAND;
+    },
+
+    async info(): Promise<InstanceInfo> {
+      return { registration: config.registration, anonymous_links: config.anonymousLinks, first_admin_command: await this.firstAdminCommand() };
+    },
+  };
+}
