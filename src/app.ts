@@ -31,6 +31,7 @@ import idempotencyPlugin from './plugins/idempotency.js';
 import { createLazyCompilers, type LazyCompilers } from './plugins/lazy-compilers.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
+import pathIdsPlugin from './plugins/path-ids.js';
 import overloadPlugin from './plugins/overload.js';
 import rateLimitPlugin, { type ApiRateLimitOptions, type RateLimitStore } from './plugins/rate-limit.js';
 import { registerRedirectRateLimit, type RedirectLimiter } from './plugins/redirect-limit.js';
@@ -193,6 +194,7 @@ async function registerApi(app: FastifyInstance, { config, modules, verifyToken,
     });
     await api.register(contentTypePlugin);
     await api.register(conditionalPlugin);
+    await api.register(pathIdsPlugin);
     for (const version of VERSIONS) {
       const basePath = `/api/v${version}`;
       await api.register(async (v) => {
