@@ -1,11 +1,11 @@
 /**
  * npm run bench [-- --quick] [-- --only=redirect,stats] [-- --profile]
  *
- * Every benchmark of issue 9, in sequence, on the embedded default (SQLite), each server and each load
+ * Every benchmark, in sequence, on the embedded default (SQLite), each server and each load
  * generator in its own process (servers: `node dist/src/server.js` as in production, and the bare Fastify
  * baseline; load: bench/load.ts, autocannon, 10 connections on loopback). Writes one Markdown table and a
  * JSON file to bench/results/ and copies the table to bench/LATEST.md. See bench/scenarios.ts for what each
- * benchmark does and README "Performance" for the numbers.
+ * benchmark does and docs/performance.md for the numbers.
  *
  * --quick: 3 s per measurement (after a 4 s warm-up), smaller click seeds; about 3 minutes in all.
  * --profile: Ferry's servers run with --cpu-prof; a summary of the busiest threads is appended.

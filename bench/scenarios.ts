@@ -90,7 +90,7 @@ export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promi
 /** The first admin of every bench server (it activates the ordering user). */
 const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
 
-/** Ferry as in production, with rate limits raised so that one client address can load it (see README). */
+/** Ferry as in production, with rate limits raised so that one client address can load it (see docs/performance.md). */
 const FERRY_ENV = {
   HOST: '127.0.0.1',
   LOG_LEVEL: 'info',
@@ -298,7 +298,7 @@ export const SCENARIOS: Scenario[] = [
     run: (ctx) => redirectScenario(ctx, 'redirect-browser', 'links100k', 'as redirect, visits with a browser User-Agent (human clicks: visitor and six top-list rows each)', {}, 'pass-then-random', { headers: { 'user-agent': BROWSER_UA } }),
   },
   {
-    // SPEC §12 / issue 14: what the click journal costs (target: under 5 % of throughput). Two servers on the same
+    // SPEC §12: what the click journal costs (target: under 5 % of throughput). Two servers on the same
     // data, one with the journal and one without, measured in alternating rounds (A B A B), so that the drift of a
     // shared machine falls on both alike; compare their server CPU per redirect.
     name: 'redirect-nojournal',
@@ -445,12 +445,12 @@ export function targetsOf(rows: Row[]): Target[] {
   const redirects = rows.filter((r) => r.name.startsWith('redirect'));
   if (redirects.length) out.push({ name: 'no click lost', met: redirects.every((r) => r.notes.startsWith('no click lost')), detail: redirects.map((r) => `${r.name}: ${r.notes.split(':')[0]}`).join(', ') });
   const hot = get('redirect-hot');
-  if (hot?.baselinePerSecond) out.push({ name: 'redirect, one hot link >= 0.9 x baseline (issue 15)', met: hot.perSecond / hot.baselinePerSecond >= 0.9, detail: `${(hot.perSecond / hot.baselinePerSecond).toFixed(2)} x` });
+  if (hot?.baselinePerSecond) out.push({ name: 'redirect, one hot link >= 0.9 x baseline', met: hot.perSecond / hot.baselinePerSecond >= 0.9, detail: `${(hot.perSecond / hot.baselinePerSecond).toFixed(2)} x` });
   const ingest = get('ingest-uniform');
   if (ingest) out.push({ name: 'click ingestion >= 30,000 clicks/s persisted', met: ingest.perSecond >= 30_000 && ingest.errors === 0, detail: rows.filter((r) => r.name.startsWith('ingest')).map((r) => `${r.name}: ${Math.round(r.perSecond)}/s`).join(', ') });
   if (ingest?.writerCpuUsPerClick !== undefined) {
     out.push({
-      name: 'click ingestion, uniform over 100,000 links: >= 50,000 clicks/s, writer CPU < 10 µs per click (issue 15)',
+      name: 'click ingestion, uniform over 100,000 links: >= 50,000 clicks/s, writer CPU < 10 µs per click',
       met: ingest.perSecond >= 50_000 && ingest.writerCpuUsPerClick < 10 && ingest.errors === 0,
       detail: `${Math.round(ingest.perSecond)}/s, writer thread ${ingest.writerCpuUsPerClick.toFixed(1)} µs per click`,
     });

@@ -2,7 +2,7 @@
 // Builds (`npm run build`: the server's tsc and the dashboard's vite build) only when dist/ is missing or was
 // built from other sources than the ones present; `npm start`, `npm run worker` and `npm run migrate` call it
 // first. Building on every start made `npm start` take 45-80 s on a 2-core machine; a current build now
-// starts in about a second (README, "Running it").
+// starts in about a second (docs/operating.md, "Running").
 //
 // The stamp is a SHA-256 over the path and content of every input of the build (src/, web/ without its tests,
 // the TypeScript and package manifests), written to dist/.build-stamp after every successful `npm run build`

@@ -8,7 +8,7 @@ import { configProblems } from './helpers/config-problems.js';
 
 
 
-/** SPEC §11 / issue 2: a bad value stops start-up with one readable line naming the variable and what is allowed. */
+/** SPEC §11: a bad value stops start-up with one readable line naming the variable and what is allowed. */
 describe('configuration', () => {
   it('when nothing is set, then the documented defaults', () => {
     const c = loadConfig({});

@@ -1,4 +1,4 @@
-/** The benchmark results as one Markdown table (and the targets of issues 9 and 15 checked against them). */
+/** The benchmark results as one Markdown table (and the targets checked against them). */
 
 export interface Row {
   name: string;
@@ -56,7 +56,7 @@ export function markdown(rows: Row[], targets: Target[], header: string): string
     lines.push('', '× baseline: the rate over the baseline\'s in rounds alternating with it (redirects); † over the baseline\'s rate in the whole run (other work per request, so a figure to compare between machines and runs, not a target).');
   }
   if (targets.length > 0) {
-    lines.push('', '| target (issues 9, 15) | met | measured |', '|---|---|---|');
+    lines.push('', '| target | met | measured |', '|---|---|---|');
     for (const t of targets) lines.push(`| ${t.name} | ${t.met ? 'yes' : '**no**'} | ${t.detail} |`);
   }
   return `${lines.join('\n')}\n`;

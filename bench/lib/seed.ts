@@ -67,7 +67,7 @@ export interface StatsSeed {
 /**
  * One link with `totalClicks` clicks spread over the last `days` days, as the click writer would have left
  * it: the counters on the link row (a tenth bots), one hourly rollup row per hour, 100 referrer origins, user
- * agents, browsers, OS and countries per day plus "(other)", 4 devices, and `rawClicks` click records (the statistics never read them; see the README).
+ * agents, browsers, OS and countries per day plus "(other)", 4 devices, and `rawClicks` click records (the statistics never read them; docs/performance.md, "Statistics").
  */
 export function seedStatsLink(storage: Awaited<ReturnType<typeof openMigrated>>, opts: { totalClicks: number; rawClicks: number; days: number; now: number }): StatsSeed {
   const { sqlite } = storage;

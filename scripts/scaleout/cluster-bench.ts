@@ -301,7 +301,7 @@ async function main(): Promise<void> {
   check('one instance, redis, worker only', (await records()) - before, r2a['3xx'], CONNECTIONS);
   await stop(apiOnly.child);
   line('1 API (CLICK_WORKER_IN_PROCESS=false) + 1 worker', { reqPerSec: r2a.requests.average, p50: r2a.latency.p50, p99: r2a.latency.p99, extra: `server-side p99 ${r2a.serverP99}` });
-  // Issue 15's target: at least 0.8 x the same instance on PostgreSQL alone, p99 at most 5 ms.
+  // The target: at least 0.8 x the same instance on PostgreSQL alone, p99 at most 5 ms.
   for (const [what, r] of [['consuming too', r2], ['worker only', r2a]] as const) {
     log(`${`  -> with Redis (${what}) against PostgreSQL alone`.padEnd(60)} ${(r.requests.average / r1.requests.average).toFixed(2)} x, p99 ${r.latency.p99} ms (target >= 0.8 x, <= 5 ms)`);
   }

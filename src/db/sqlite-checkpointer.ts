@@ -5,7 +5,7 @@ import type { CheckpointThreadData, CheckpointThreadReply } from './sqlite-check
  * Moves SQLite's WAL checkpoints off the event loop. A checkpoint copies the write-ahead log into the database
  * file and fsyncs it; left to SQLite's automatic checkpoint it runs inside whichever commit crosses the
  * threshold, i.e. inside a request or a click flush, and on this class of machine each one stalled the event
- * loop for 10-40 ms (bench/redirect.ts: p99 54 ms before, see the README). Here a worker thread with its
+ * loop for 10-40 ms (a redirect p99 of 54 ms; docs/architecture.md, "Writing clicks"). Here a worker thread with its
  * own connection runs a PASSIVE checkpoint (never blocks readers or writers) every `intervalMs`; the main
  * connection keeps a high automatic threshold only as a safety net should the worker ever stall.
  *

@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 const require = createRequire(import.meta.url);
 
 /**
- * The embedded engine's driver, chosen by the Node version that runs (README, "Node versions"):
+ * The embedded engine's driver, chosen by the Node version that runs (docs/operating.md, "Node.js versions"):
  * - Node 20: better-sqlite3 12.x, compiled at install against this Node's headers. 13.x segfaults here.
  * - Node 22 and later: better-sqlite3 13.x (installed as `better-sqlite3-napi`), built on Node-API and shipped
  *   prebuilt, so nothing compiles. 12.x aborts on Node 24 when a statement is collected after its thread's

@@ -9,8 +9,11 @@ declare module 'fastify' {
   }
 }
 
-/** The redirect's route template, as Fastify reports it in routeOptions.url. */
-export const REDIRECT_ROUTE_URL = '/:code';
+/**
+ * A route whose template (routeOptions.url) is this bare one counts as a redirect without the `redirect`
+ * marker; Ferry's own redirect route carries the marker (its template also holds the code's pattern).
+ */
+const BARE_CODE_ROUTE_URL = '/:code';
 
 /**
  * Request count and duration for every response, labelled by route template (never the raw URL, so the label
@@ -25,7 +28,7 @@ async function requestMetricsPlugin(app: FastifyInstance, opts: { metrics: Pick<
     const route = request.routeOptions.url ?? 'unmatched';
     const method = request.method;
     metrics.observeRequest(method, route, reply.statusCode, seconds);
-    if ((route === REDIRECT_ROUTE_URL || request.routeOptions.config.redirect === true) && (method === 'GET' || method === 'HEAD')) {
+    if ((route === BARE_CODE_ROUTE_URL || request.routeOptions.config.redirect === true) && (method === 'GET' || method === 'HEAD')) {
       metrics.observeRedirect(reply.statusCode, seconds);
     }
     done();

@@ -226,7 +226,7 @@ describe.each(engines)('SIGTERM under keep-alive load on %s', (engine) => {
       // 48 keep-alive loops (the agent's sockets); SIGTERM once 150 requests are answered. The loops go on for
       // 2 s after the drain has shown itself (the first Connection: close answer), or until a connection is
       // refused: however late a loaded server takes the signal, requests cross it. (A client that still opens
-      // connections when the lame-duck period ends, 5 s after the signal, can meet a reset: README, Graceful
+      // connections when the lame-duck period ends, 5 s after the signal, can meet a reset: docs/operating.md, Graceful
       // shutdown.)
       const outcomes: KeepAliveOutcome[] = [];
       let sent = 0;

@@ -42,7 +42,7 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await expect(panel('Devices').textContent()).resolves.toMatch(/desktop\s*3/);
     await expect(panel('Top referrers').textContent()).resolves.toMatch(/news\.example\s*2/);
     await expect(panel('Top referrers').textContent()).resolves.toMatch(/\(direct\)\s*1/);
-    // The README's screenshot (docs/dashboard-link-analytics.png) is this one.
+    // The screenshot in docs/dashboard.md (docs/dashboard-link-analytics.png) is this one.
     await d.shot(page, 'link-analytics-panels');
 
     // Another zone: the buckets are its hours, the clicks the same.

@@ -5,7 +5,7 @@ import { ADMIN, startDashboard, type Dashboard } from './dashboard-fixture.js';
 import { missing, unless } from '../helpers/skip.js';
 
 /**
- * Issue 17's flow in a real browser (Chromium), against a real app on a free port with the web app built as
+ * The dashboard's whole flow in a real browser (Chromium), against a real app on a free port with the web app built as
  * `npm run build` builds it. SQLite only: the dashboard sees nothing but the HTTP contract, which every API
  * test already checks on both engines (and the PostgreSQL + Redis run); a second browser run would test the
  * same dashboard code again at twice the cost of the slowest suite.

@@ -4,7 +4,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Logger, Plugin } from 'vite';
 
 /**
- * The dashboard's size budget (issue 17): the JavaScript of the first load, gzipped as it is served, must
+ * The dashboard's size budget: the JavaScript of the first load, gzipped as it is served, must
  * stay under a limit. The build prints the sizes and fails past it. "First load" is the entry chunk and
  * every chunk it imports statically, transitively: what the browser fetches before the first screen;
  * chunks loaded by import() (the analytics screen with its chart) are listed apart.

@@ -20,7 +20,7 @@ export interface PasswordHasher {
 
 /**
  * scrypt with N = 2^cost, r = 8, p = 1 and a 16-byte salt. The default cost 15 (32 MiB, OWASP's scrypt
- * floor is N=2^17 at 128 MiB; we trade that for 2-core machines, see README) is PASSWORD_HASH_COST. It runs on
+ * floor is N=2^17 at 128 MiB; we trade that for 2-core machines) is PASSWORD_HASH_COST. It runs on
  * libuv's thread pool, so hashing does not block the event loop.
  */
 export function createPasswordHasher(cost: number): PasswordHasher {

@@ -5,7 +5,7 @@ import { usersFingerprint } from '../../helpers/db-state.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
 
 /**
- * Issue 2's property: generated junk at every body and query parameter of the users routes never gives a
+ * The property: generated junk at every body and query parameter of the users routes never gives a
  * 5xx, always answers errors with the envelope (t.request checks every response against the served OpenAPI
  * document), and writes nothing when the answer is 4xx.
  */

@@ -25,8 +25,8 @@ interface Route {
 }
 
 /**
- * The signed-in screens, by path under /app. Phase 2 adds its screens here (account overview, API keys,
- * link editing) without touching the others.
+ * The signed-in screens, by path under /app. A new screen is one entry here (its component loaded on demand
+ * where it is large), without touching the others.
  */
 const ROUTES: Route[] = [
   { pattern: '/', render: () => <Redirect to={appPath('/links')} /> },

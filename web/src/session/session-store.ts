@@ -1,5 +1,5 @@
 /**
- * The bearer token, in memory and in sessionStorage (issue 17): it survives a reload of the tab but not
+ * The bearer token, in memory and in sessionStorage: it survives a reload of the tab but not
  * the tab itself, and it is never a cookie, so the API has no CSRF surface. Nothing else is stored.
  */
 const KEY = 'ferry.session';
