@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../lib/app-error.js';
+import { ME } from '../lib/user-path.js';
 
 /**
  * Ids in paths are canonical decimal integers (SPEC §17): `/users/1`, never `/users/01`, `0x1`, `1e0` or
@@ -28,7 +29,9 @@ export function integerParams(schema: unknown): IntegerParam[] {
   for (const [name, node] of Object.entries(properties)) {
     const branches = node.anyOf ?? [node];
     if (!branches.some((b) => b.type === 'integer')) continue;
-    out.push({ name, words: branches.filter((b) => typeof b.const === 'string').map((b) => b.const as string) });
+    const words = branches.filter((b) => typeof b.const === 'string').map((b) => b.const as string);
+    // A user's `{id}` may be `me` wherever the access policy resolves it (lib/user-path.ts), after this check.
+    out.push({ name, words: name === 'id' ? [...words, ME] : words });
   }
   return out;
 }

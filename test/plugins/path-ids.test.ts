@@ -27,6 +27,7 @@ describe.each(engines)('ids in paths on %s', (engine) => {
     }
     expect((await t.request({ url: `/api/v1/users/${user.id}`, token: admin.token })).status).toBe(200);
     expect((await t.request({ url: '/api/v1/users/me', token: user.token })).status).toBe(200);
+    expect((await t.request({ method: 'PATCH', url: '/api/v1/users/me', token: user.token, payload: { name: 'Me' } })).status).toBe(200);
   });
 
   it('when a nested id is not canonical, then 400 naming it; `me` still stands for the caller', async () => {
