@@ -21,6 +21,7 @@ import { healthSchemas } from './modules/health/health.schemas.js';
 import { databaseCheck, type ReadinessCheck } from './modules/health/readiness.js';
 import type { IdempotencyService } from './modules/idempotency/index.js';
 import type { LinksModule } from './modules/links/index.js';
+import { createImportsModule } from './modules/imports/index.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import authPlugin, { type Authenticators } from './plugins/auth.js';
 import conditionalPlugin from './plugins/conditional.js';
@@ -96,8 +97,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
   const { clickPipeline, linksModule, clicksModule } = await createLinkModules({ ...moduleDeps, core, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}) });
   // In the order their routes are registered and their schemas added; closed in reverse.
+  const importsModule = createImportsModule({
+    db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
+    writeVisits: clickPipeline.repository.writeImported,
+    created: (codes) => { for (const code of codes) linksModule.cache.invalidate(code); },
+  });
+  // In the order their routes are registered and their schemas added; closed in reverse.
   const modules: AppModule[] = [
     core.usersModule, core.tokensModule, core.ordersModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
+    importsModule,
   ];
   // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY.
   const cacheBus = config.databaseUrl ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log }) : null;

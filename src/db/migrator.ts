@@ -12,6 +12,7 @@ import * as m011 from './migrations/011-tokens-valid-after.js';
 import * as m012 from './migrations/012-click-journal-marks.js';
 import * as m013 from './migrations/013-click-journal-windows.js';
 import * as m025 from './migrations/025-link-titles.js';
+import * as m026 from './migrations/026-imports.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -29,6 +30,7 @@ const migrations: Record<string, MigrationModule> = {
   '012-click-journal-marks': m012,
   '013-click-journal-windows': m013,
   '025-link-titles': m025,
+  '026-imports': m026,
 };
 
 /** Every migration this build knows, in order. */

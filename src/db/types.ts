@@ -121,6 +121,54 @@ export interface ClicksTable {
   device: 'desktop' | 'mobile' | 'tablet' | 'bot' | 'other' | null;
   /** ISO 3166-1 alpha-2 */
   country: string | null;
+  /** 1 for a visit brought over by an importer (SPEC §20) */
+  imported: Generated<number>;
+}
+
+export type ImportJobState = 'running' | 'done' | 'failed' | 'interrupted';
+
+export interface ImportJobsTable {
+  id: Generated<number>;
+  source: string;
+  /** the source's kind and address (never a key): what makes a re-run "the same source" */
+  source_key: string;
+  /** JSON of the options, without the API key or a database password */
+  options: string;
+  owner_id: number | null;
+  created_by: number | null;
+  state: ImportJobState;
+  dry_run: number;
+  on_conflict: 'skip' | 'fail';
+  items: Generated<number>;
+  created: Generated<number>;
+  unchanged: Generated<number>;
+  conflicts: Generated<number>;
+  failed: Generated<number>;
+  visits: Generated<number>;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+export type ImportOutcome = 'created' | 'unchanged' | 'conflict' | 'failed' | 'would-create';
+
+export interface ImportItemsTable {
+  job_id: number;
+  seq: number;
+  /** the item as the source names it: "domain/code", or "line N" */
+  source_ref: string;
+  outcome: ImportOutcome;
+  short_code: string | null;
+  message: string | null;
+}
+
+export interface ImportLinksTable {
+  source_key: string;
+  /** '' for the source's default domain */
+  source_domain: string;
+  source_code: string;
+  link_id: number;
 }
 
 export interface LinkClickHourlyTable {
@@ -209,6 +257,9 @@ export interface Database {
   click_ingest: ClickIngestTable;
   click_journal_marks: ClickJournalMarksTable;
   api_keys: ApiKeysTable;
+  import_jobs: ImportJobsTable;
+  import_items: ImportItemsTable;
+  import_links: ImportLinksTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -220,3 +271,4 @@ export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 export type LinkRow = Selectable<LinksTable>;
 export type NewLinkRow = Insertable<LinksTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type ImportJobRow = Selectable<ImportJobsTable>;

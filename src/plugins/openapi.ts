@@ -105,6 +105,7 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
         { name: 'orders', description: 'Orders with idempotent creation' },
         { name: 'links', description: 'Short links and their statistics' },
         { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
+        { name: 'imports', description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only' },
         { name: 'redirect', description: 'Short-code redirects' },
         { name: 'operations', description: 'Health, readiness and metrics' },
         { name: 'instance', description: 'What this instance allows before signing in (sign-up, anonymous links, first run)' },

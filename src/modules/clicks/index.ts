@@ -12,6 +12,6 @@ export type { ClickWriter } from './rollups/click-writer.js';
 export { createClickPipeline, type ClickPipeline, type ClickPipelineDeps } from './click-ingest.js';
 export { createClickStreamConsumer } from './transport/click-stream-consumer.js';
 export { createReplaySafeClickWriter } from './rollups/replay-safe-click-writer.js';
-export { createClicksRepository } from './rollups/pg-click-writer.js';
+export { createClicksRepository, type ClicksRepository } from './rollups/pg-click-writer.js';
 export { clicksModuleSchemas, createClicksModule } from './clicks.module.js';
 export type { LinkAccess } from './link-access.js';

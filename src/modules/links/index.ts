@@ -4,3 +4,8 @@
  * repository) through their index.ts; clicks reaches links only through the LinkAccess port it declares.
  */
 export { createLinksModule, linksModuleSchemas, type LinksModule, type LinksModuleDeps } from './links.module.js';
+/** The rules a link's fields follow, for importers that bring links from elsewhere (modules/imports). */
+export { checkOriginalUrl } from './original-url.js';
+export { CODE_PATTERN, generateCode, isReservedCode } from './short-code.js';
+export { tagsText } from './link-input.js';
+export { MAX_TAGS, MAX_TITLE_LENGTH } from './links.schemas.js';

@@ -54,13 +54,13 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 
     return live;
   }
 
-  async function insertRecords(tx: Tx, records: ReadonlyArray<readonly [ClickEvent, ClickFacts]>): Promise<void> {
+  async function insertRecords(tx: Tx, records: ReadonlyArray<readonly [ClickEvent, ClickFacts]>, imported = false): Promise<void> {
     for (const part of chunks(records)) {
       await tx
         .insertInto('clicks')
         .values(part.map(([e, f]) => ({
           link_id: e.linkId, short_code: e.shortCode, clicked_at: e.clickedAt, ip: e.ip, user_agent: e.userAgent, referrer: e.referrer, click_key: e.key ?? null,
-          is_bot: f.isBot ? 1 : 0, browser: f.browser, os: f.os, device: f.device, country: f.country,
+          is_bot: f.isBot ? 1 : 0, browser: f.browser, os: f.os, device: f.device, country: f.country, ...(imported ? { imported: 1 } : {}),
         })))
         .execute();
     }
@@ -181,30 +181,35 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 
     }
   }
 
+  /**
+   * The click records, the links' counters and every rollup of a batch, inside `tx`: they move together, so
+   * the statistics (read from counters and rollups) always equal what the records say. The increments are
+   * rollup-plan.ts's plan, as on the embedded engine.
+   */
+  async function writeIn(tx: Tx, batch: readonly ClickEvent[], imported: boolean): Promise<void> {
+    const full = planRollups(batch);
+    const owners = await bumpLinks(tx, full.links);
+    const live = new Set(owners.keys());
+    const plan = live.size === full.links.length ? full : planForLive(full, live);
+    const records = batch.map((e, i) => [e, full.facts[i]!] as const).filter(([e]) => live.has(e.linkId));
+    if (!imported) await markFresh(tx, freshAsOf(full));
+    if (records.length === 0) return;
+    await insertRecords(tx, records, imported);
+    await addHourly(tx, plan.hours);
+    await addUniqueVisitors(tx, await addVisitors(tx, plan.visitors));
+    await addDailyValues(tx, plan.daily);
+    const users = planUserRollups(plan, owners);
+    await addUserHourly(tx, users.hours);
+    await addUserDailyValues(tx, users.daily);
+  }
+
   const portableWriter: ClickWriter = {
-    /**
-     * One transaction per batch: the click records, the link's counters and every rollup move together, so
-     * the statistics (read from counters and rollups) always equal what the records say, and a crash loses a
-     * batch whole or not at all. The increments are rollup-plan.ts's plan, as on the embedded engine.
-     */
+    /** One transaction per batch: a crash loses a batch whole or not at all. */
     async write(batch) {
       if (batch.length === 0) return;
       await db.transaction().execute(async (tx) => {
         await storage.dialect.preferIndexLookups(tx);
-        const full = planRollups(batch);
-        const owners = await bumpLinks(tx, full.links);
-        const live = new Set(owners.keys());
-        const plan = live.size === full.links.length ? full : planForLive(full, live);
-        const records = batch.map((e, i) => [e, full.facts[i]!] as const).filter(([e]) => live.has(e.linkId));
-        await markFresh(tx, freshAsOf(full));
-        if (records.length === 0) return;
-        await insertRecords(tx, records);
-        await addHourly(tx, plan.hours);
-        await addUniqueVisitors(tx, await addVisitors(tx, plan.visitors));
-        await addDailyValues(tx, plan.daily);
-        const users = planUserRollups(plan, owners);
-        await addUserHourly(tx, users.hours);
-        await addUserDailyValues(tx, users.daily);
+        await writeIn(tx, batch, false);
       });
     },
   };
@@ -213,6 +218,14 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 
   const sqliteWriter = file === null ? null : createSqliteClickWriter(file);
   return {
     writer: sqliteWriter ?? portableWriter,
+
+    /**
+     * Visits brought over by an importer (SPEC §20), written inside the importer's transaction with the link
+     * they belong to, so that a link never stands without its history; recorded with `imported = 1`, and
+     * counted in the rollups on their own dates like any visit. They leave data_fresh_as_of alone: that tells
+     * how far live visits are counted.
+     */
+    writeImported: (tx: Tx, batch: readonly ClickEvent[]): Promise<void> => writeIn(tx, batch, true),
 
     /** Stops the embedded engine's writer thread (after the queue's last flush, before the database closes). */
     async close(): Promise<void> {

@@ -1,0 +1,56 @@
+import type { ImportItem, ImportVisit } from './import-item.js';
+import type { ItemPlan } from './import-plan.js';
+
+/** One source item read, with its plan and the visits read so far (all of them, unless `more` is set). */
+export interface PendingItem {
+  seq: number;
+  /** "domain/code" (or the line of a CSV row that could not be read) */
+  ref: string;
+  /** the key of the item in import_links: the source's domain ('' for its default) and code (or url: for codeless) */
+  sourceDomain: string;
+  sourceCode: string;
+  item: ImportItem | null;
+  plan: ItemPlan;
+  visits: ImportVisit[];
+  /** the rest of the visits when more than a batch holds (written in the item's own transaction) */
+  more: AsyncIterator<ImportVisit> | null;
+}
+
+/** What one item came to, for the job's counts and its list of items. */
+export interface ItemResult {
+  seq: number;
+  ref: string;
+  outcome: 'created' | 'unchanged' | 'conflict' | 'failed' | 'would-create';
+  shortCode: string | null;
+  message: string | null;
+  visits: number;
+}
+
+/** The counts of a job, as a batch adds to them. */
+export interface JobCounts {
+  items: number;
+  created: number;
+  unchanged: number;
+  conflicts: number;
+  failed: number;
+  visits: number;
+}
+
+export const emptyCounts = (): JobCounts => ({ items: 0, created: 0, unchanged: 0, conflicts: 0, failed: 0, visits: 0 });
+
+export function countResults(results: readonly ItemResult[]): JobCounts {
+  const c = emptyCounts();
+  for (const r of results) {
+    c.items += 1;
+    c.visits += r.visits;
+    if (r.outcome === 'created' || r.outcome === 'would-create') c.created += 1;
+    else if (r.outcome === 'unchanged') c.unchanged += 1;
+    else if (r.outcome === 'conflict') c.conflicts += 1;
+    else c.failed += 1;
+  }
+  return c;
+}
+
+/** The notes of an item (what it could not bring) as one message. */
+export const notesMessage = (p: PendingItem): string | null =>
+  p.plan.ok && p.plan.link.notes.length > 0 ? p.plan.link.notes.map((n) => `${n.field}: ${n.reason}`).join('; ').slice(0, 1000) : null;

@@ -1,0 +1,81 @@
+import { checkOriginalUrl, CODE_PATTERN, isReservedCode, MAX_TAGS, MAX_TITLE_LENGTH, tagsText } from '../links/index.js';
+import type { ImportItem, NotImported } from './import-item.js';
+
+/** A source item as the Ferry link it becomes, or why it cannot become one. */
+export type ItemPlan = { ok: true; link: PlannedLink } | { ok: false; reason: string };
+
+export interface PlannedLink {
+  /** Ferry's domain: null for the default domain */
+  domain: string | null;
+  /** the item's own code when it fits short_code; null: a generated one (the item's code then needs an alias) */
+  shortCode: string | null;
+  originalUrl: string;
+  createdAt: number | null;
+  expiresAt: number | null;
+  maxVisits: number | null;
+  forwardQuery: boolean;
+  tags: string;
+  title: string | null;
+  notes: NotImported[];
+}
+
+export interface PlanContext {
+  publicBaseUrl: string;
+  /** the source's names of its default domain (besides null) */
+  sourceDefaults: readonly string[];
+  /** FROM → TO (a host name, or `default`); `default` as FROM names the source's default domain */
+  domainMap: Readonly<Record<string, string>>;
+}
+
+const FITS_SHORT_CODE = new RegExp(CODE_PATTERN);
+const TAG = /^[a-z0-9-]{1,32}$/;
+
+/** Where a source's domain lands in Ferry: null for Ferry's default domain, or a host name. */
+export function mapDomain(domain: string | null, ctx: PlanContext): string | null {
+  const isDefault = domain === null || ctx.sourceDefaults.includes(domain);
+  const mapped = (domain !== null ? ctx.domainMap[domain] : undefined) ?? (isDefault ? ctx.domainMap.default : undefined);
+  if (mapped !== undefined) return mapped === 'default' ? null : mapped.toLowerCase();
+  return isDefault ? null : domain;
+}
+
+/**
+ * The Ferry link a source item becomes (SPEC §20): the same code where it fits short_code, the target checked
+ * by the same rules as a link created through the API, tags and title kept where Ferry can hold them. What
+ * is dropped is said in `notes`, per item.
+ */
+export function planItem(item: ImportItem, ctx: PlanContext): ItemPlan {
+  const url = checkOriginalUrl(item.target, ctx.publicBaseUrl);
+  if (!url.ok) return { ok: false, reason: `the target ${url.reason}` };
+  if (item.code === '' && item.aliases.length > 0) return { ok: false, reason: 'an item with aliases needs a code' };
+  const notes = [...item.notImported];
+  const fits = item.code !== '' && FITS_SHORT_CODE.test(item.code) && !isReservedCode(item.code);
+  if (item.code !== '' && !fits) {
+    return { ok: false, reason: `the code ${JSON.stringify(item.code)} does not fit short_code (1-8 of 0-9a-zA-Z, not reserved) and needs an alias` };
+  }
+  const tags = item.tags.map((t) => t.trim().toLowerCase().replace(/[\s_]+/g, '-'));
+  const kept = [...new Set(tags.filter((t) => TAG.test(t)))];
+  if (kept.length !== new Set(tags).size) notes.push({ field: 'tags', reason: `tags that are not 1-32 of a-z 0-9 - were dropped: ${tags.filter((t) => !TAG.test(t)).join(', ')}` });
+  if (kept.length > MAX_TAGS) notes.push({ field: 'tags', reason: `only the first ${MAX_TAGS} tags were kept` });
+  let title = item.title?.trim() || null;
+  if (title !== null && [...title].length > MAX_TITLE_LENGTH) {
+    title = [...title].slice(0, MAX_TITLE_LENGTH).join('');
+    notes.push({ field: 'title', reason: `shortened to ${MAX_TITLE_LENGTH} characters` });
+  }
+  const maxVisits = item.maxVisits !== null && Number.isSafeInteger(item.maxVisits) && item.maxVisits >= 1 ? item.maxVisits : null;
+  if (item.maxVisits !== null && maxVisits === null) notes.push({ field: 'max_visits', reason: `${item.maxVisits} is not a visit limit; the link has none` });
+  return {
+    ok: true,
+    link: {
+      domain: mapDomain(item.domain, ctx),
+      shortCode: fits ? item.code : null,
+      originalUrl: url.url,
+      createdAt: item.createdAt,
+      expiresAt: item.expiresAt,
+      maxVisits,
+      forwardQuery: item.forwardQuery,
+      tags: tagsText(kept.slice(0, MAX_TAGS)),
+      title,
+      notes,
+    },
+  };
+}

@@ -1,0 +1,201 @@
+import type { Transaction } from 'kysely';
+import type { Database, NewLinkRow } from '../../db/types.js';
+import type { Clock } from '../../lib/clock.js';
+import { generateCode, isReservedCode } from '../links/index.js';
+import { countResults, notesMessage, type ItemResult, type JobCounts, type PendingItem } from './import-batch.js';
+import { isUnreadable, type ImportVisit, type SourceEntry } from './import-item.js';
+import { planItem, type PlanContext } from './import-plan.js';
+import type { ImportedClickWriter, ImportsRepository, NewImportLink } from './imports.repository.js';
+
+/** Items per transaction, and visits a batch holds in memory before it is written. */
+export const BATCH_ITEMS = 500;
+export const BATCH_VISITS = 50_000;
+const VISIT_CHUNK = 5_000;
+const CODE_ATTEMPTS = 8;
+
+export interface RunOptions {
+  jobId: number;
+  sourceKey: string;
+  ownerId: number;
+  dryRun: boolean;
+  onConflict: 'skip' | 'fail';
+  plan: PlanContext;
+  signal?: AbortSignal | undefined;
+  /** after each batch: the counts so far */
+  onProgress?: ((counts: JobCounts) => void) | undefined;
+}
+
+export interface RunDeps {
+  repo: ImportsRepository;
+  writeVisits: ImportedClickWriter;
+  clock: Clock;
+  /** after a batch committed: the codes it created (the in-process link cache may hold "missing" for them) */
+  created?: (codes: readonly string[]) => void;
+}
+
+export type RunEnd = { state: 'done' | 'interrupted' } | { state: 'failed'; error: string };
+
+const clip = (v: string | null, max: number) => (v === null ? null : v.length > max ? v.slice(0, max) : v);
+
+/**
+ * Runs an import: reads the source's items in order, a batch at a time, and writes each batch in one
+ * transaction — the links, their tags, their visits (click records and rollups), the import's own
+ * bookkeeping and the job's counts — so a link never stands without its history, and a run stopped between
+ * two batches (SIGINT, a crash) is resumed by running the same import again: what it brought is found in
+ * import_links and left unchanged.
+ */
+export async function runImport(entries: AsyncIterable<SourceEntry>, options: RunOptions, deps: RunDeps): Promise<RunEnd> {
+  const totals: JobCounts = { items: 0, created: 0, unchanged: 0, conflicts: 0, failed: 0, visits: 0 };
+  let pending: PendingItem[] = [];
+  let pendingVisits = 0;
+  let seq = 0;
+  const flush = async (): Promise<RunEnd | null> => {
+    if (pending.length === 0) return null;
+    const batch = pending;
+    pending = [];
+    pendingVisits = 0;
+    const outcome = await writeBatch(batch, options, deps);
+    for (const [k, v] of Object.entries(outcome.counts)) totals[k as keyof JobCounts] += v;
+    options.onProgress?.({ ...totals });
+    return outcome.stop;
+  };
+  try {
+    for await (const entry of entries) {
+      if (options.signal?.aborted) return { state: 'interrupted' };
+      seq += 1;
+      const p = await readPending(entry, seq, options.plan);
+      pending.push(p);
+      pendingVisits += p.visits.length;
+      if (p.more !== null || pending.length >= BATCH_ITEMS || pendingVisits >= BATCH_VISITS) {
+        const stop = await flush();
+        if (stop) return stop;
+      }
+    }
+    if (options.signal?.aborted) return { state: 'interrupted' };
+    return (await flush()) ?? { state: 'done' };
+  } catch (error) {
+    return { state: 'failed', error: (error as Error).message };
+  }
+}
+
+async function readPending(entry: SourceEntry, seq: number, ctx: PlanContext): Promise<PendingItem> {
+  if (isUnreadable(entry)) {
+    return { seq, ref: entry.at, sourceDomain: '', sourceCode: '', item: null, plan: { ok: false, reason: entry.reason }, visits: [], more: null };
+  }
+  const plan = planItem(entry, ctx);
+  const sourceDomain = entry.domain ?? '';
+  const sourceCode = entry.code !== '' ? entry.code : `url:${entry.target}`.slice(0, 300);
+  const visits: ImportVisit[] = [];
+  let more: AsyncIterator<ImportVisit> | null = null;
+  if (entry.visits !== null) {
+    const it = entry.visits[Symbol.asyncIterator]();
+    for (;;) {
+      if (visits.length >= BATCH_VISITS) {
+        more = it;
+        break;
+      }
+      const r = await it.next();
+      if (r.done) break;
+      visits.push(r.value);
+    }
+  }
+  const ref = `${entry.domain ?? ''}/${entry.code || entry.target}`;
+  return { seq, ref, sourceDomain, sourceCode, item: entry, plan, visits, more };
+}
+
+/** Writes one batch (or for a dry run, only decides it) and records what each item came to. */
+async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDeps): Promise<{ counts: JobCounts; stop: RunEnd | null }> {
+  const { repo, clock } = deps;
+  const created: string[] = [];
+  const result = await repo.transaction(async (tx) => {
+    const done = await repo.alreadyImported(tx, options.sourceKey, batch.map((p) => ({ domain: p.sourceDomain, code: p.sourceCode })));
+    const own = batch.filter((p) => p.plan.ok && p.plan.link.shortCode !== null).map((p) => (p.plan as { ok: true; link: { shortCode: string } }).link.shortCode);
+    const taken = await repo.takenCodes(tx, own);
+    const results: ItemResult[] = [];
+    const toCreate: PendingItem[] = [];
+    const seen = new Set<string>();
+    for (const p of batch) {
+      const own = p.plan.ok ? p.plan.link.shortCode : null;
+      if (own !== null && seen.has(own)) taken.add(own);
+      if (own !== null && !done.has(`${p.sourceDomain}/${p.sourceCode}`)) seen.add(own);
+      const base = { seq: p.seq, ref: p.ref, shortCode: null, visits: 0 };
+      if (!p.plan.ok) results.push({ ...base, outcome: 'failed', message: p.plan.reason });
+      else if (p.plan.link.domain !== null) results.push({ ...base, outcome: 'failed', message: `the domain ${p.plan.link.domain} is not Ferry's default domain, and links on other domains cannot be imported yet` });
+      else if (done.has(`${p.sourceDomain}/${p.sourceCode}`)) results.push({ ...base, outcome: 'unchanged', message: 'imported from this source before' });
+      else if (p.plan.link.shortCode !== null && taken.has(p.plan.link.shortCode)) {
+        results.push({ ...base, outcome: 'conflict', shortCode: p.plan.link.shortCode, message: 'this code is taken in Ferry by another link (or was, and stays retired)' });
+      } else toCreate.push(p);
+    }
+    const conflict = results.find((r) => r.outcome === 'conflict');
+    if (conflict && options.onConflict === 'fail') {
+      const first = results.filter((r) => r.outcome === 'conflict');
+      await repo.recordItems(tx, options.jobId, first, countResults(first), clock.now());
+      return { results: first, stop: { state: 'failed' as const, error: `conflict on ${conflict.ref} (--on-conflict fail): nothing of its batch was imported` } };
+    }
+    if (options.dryRun) {
+      for (const p of toCreate) results.push({ seq: p.seq, ref: p.ref, outcome: 'would-create', shortCode: (p.plan.ok && p.plan.link.shortCode) || null, message: notesMessage(p), visits: p.visits.length });
+    } else {
+      results.push(...(await createLinks(tx, toCreate, options, deps, created)));
+    }
+    results.sort((a, b) => a.seq - b.seq);
+    await repo.recordItems(tx, options.jobId, results, countResults(results), clock.now());
+    return { results, stop: null };
+  });
+  deps.created?.(created);
+  return { counts: countResults(result.results), stop: result.stop };
+}
+
+async function createLinks(tx: Transaction<Database>, items: PendingItem[], options: RunOptions, deps: RunDeps, created: string[]): Promise<ItemResult[]> {
+  const now = deps.clock.now();
+  const codes = await claimAll(tx, items, deps.repo);
+  const rows: NewImportLink[] = items.map((p, i) => {
+    const link = (p.plan as Extract<PendingItem['plan'], { ok: true }>).link;
+    const count = p.item?.visitCount ?? 0;
+    const row: NewLinkRow & { short_code: string } = {
+      short_code: codes[i]!, user_id: options.ownerId, original_url: link.originalUrl, expires_at: link.expiresAt,
+      created_at: link.createdAt ?? now, updated_at: now, max_visits: link.maxVisits, forward_query: link.forwardQuery ? 1 : 0,
+      password_hash: null, tags: link.tags, title: link.title, click_count: p.more === null ? Math.max(0, count - p.visits.length) : 0,
+    };
+    return { row, sourceDomain: p.sourceDomain, sourceCode: p.sourceCode };
+  });
+  const ids = await deps.repo.insertLinks(tx, options.sourceKey, rows);
+  created.push(...codes);
+  const results: ItemResult[] = [];
+  let events: Parameters<ImportedClickWriter>[1][number][] = [];
+  const push = async (linkId: number, code: string, v: ImportVisit) => {
+    events.push({ linkId, shortCode: code, clickedAt: v.at, ip: clip(v.ip, 45), userAgent: clip(v.userAgent, 512), referrer: clip(v.referrer, 2048), country: v.country });
+    if (events.length >= VISIT_CHUNK) {
+      await deps.writeVisits(tx, events);
+      events = [];
+    }
+  };
+  for (const [i, p] of items.entries()) {
+    const code = codes[i]!;
+    const id = ids.get(code)!;
+    let n = 0;
+    for (const v of p.visits) { await push(id, code, v); n += 1; }
+    if (p.more !== null) {
+      for (let r = await p.more.next(); !r.done; r = await p.more.next()) { await push(id, code, r.value); n += 1; }
+      if ((p.item?.visitCount ?? 0) > n) await deps.repo.raiseClickCount(tx, id, p.item!.visitCount!);
+    }
+    results.push({ seq: p.seq, ref: p.ref, outcome: 'created', shortCode: code, message: notesMessage(p), visits: n });
+  }
+  if (events.length) await deps.writeVisits(tx, events);
+  return results;
+}
+
+/** Each item's code: its own (checked free in this transaction), or a generated one claimed with retries. */
+async function claimAll(tx: Transaction<Database>, items: PendingItem[], repo: ImportsRepository): Promise<string[]> {
+  const codes = items.map((p) => (p.plan.ok ? p.plan.link.shortCode : null));
+  const own = codes.filter((c): c is string => c !== null);
+  const claimed = await repo.claimCodes(tx, own);
+  if (claimed.size !== own.length) throw new Error('a code was taken while the import ran; run it again to go on');
+  for (let attempt = 0; codes.some((c) => c === null); attempt += 1) {
+    if (attempt >= CODE_ATTEMPTS) throw new Error(`no free short code after ${CODE_ATTEMPTS} attempts`);
+    const wanted = codes.map((c) => (c === null ? generateCode() : null));
+    const fresh = wanted.filter((c): c is string => c !== null && !isReservedCode(c));
+    const got = await repo.claimCodes(tx, fresh);
+    wanted.forEach((c, i) => { if (c !== null && got.has(c)) codes[i] = c; });
+  }
+  return codes as string[];
+}

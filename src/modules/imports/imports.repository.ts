@@ -1,0 +1,131 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Dialect } from '../../db/dialect.js';
+import type { Database, ImportJobRow, NewLinkRow } from '../../db/types.js';
+import { changeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
+import type { ClickEvent } from '../clicks/index.js';
+import type { ItemResult, JobCounts } from './import-batch.js';
+
+type Tx = Transaction<Database>;
+
+/** Rows per multi-row statement: well below both engines' limits on bound parameters. */
+const CHUNK = 400;
+const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};
+
+export type ImportsRepository = ReturnType<typeof createImportsRepository>;
+
+export interface NewImportLink {
+  row: NewLinkRow & { short_code: string };
+  sourceDomain: string;
+  sourceCode: string;
+}
+
+/**
+ * The import's own tables and the rows an import adds to links: plain multi-row statements inside the
+ * caller's transaction, the same SQL on both engines. Each created link is announced on the link-change
+ * channel (PostgreSQL: to every instance's link cache, on commit), like a link created through the API.
+ */
+export function createImportsRepository(deps: { db: Kysely<Database>; dialect: Dialect }) {
+  const { db, dialect } = deps;
+  return {
+    transaction: <T>(work: (tx: Tx) => Promise<T>): Promise<T> => db.transaction().execute(async (tx) => {
+      await dialect.preferIndexLookups(tx);
+      return work(tx);
+    }),
+
+    async createJob(row: Omit<ImportJobRow, 'id' | 'items' | 'created' | 'unchanged' | 'conflicts' | 'failed' | 'visits'>): Promise<ImportJobRow> {
+      return db.insertInto('import_jobs').values(row).returningAll().executeTakeFirstOrThrow();
+    },
+
+    findJob: (id: number): Promise<ImportJobRow | undefined> => db.selectFrom('import_jobs').selectAll().where('id', '=', id).executeTakeFirst(),
+
+    async finishJob(id: number, state: ImportJobRow['state'], at: number, error: string | null): Promise<void> {
+      await db.updateTable('import_jobs').set({ state, updated_at: at, finished_at: at, error: error?.slice(0, 1000) ?? null }).where('id', '=', id).execute();
+    },
+
+    /** The items of a job that were not simply created, in source order (the job resource lists them). */
+    async problemItems(jobId: number, limit: number) {
+      return db.selectFrom('import_items').select(['seq', 'source_ref', 'outcome', 'short_code', 'message'])
+        .where('job_id', '=', jobId).where((eb) => eb.or([eb('outcome', 'not in', ['created', 'would-create']), eb('message', 'is not', null)]))
+        .orderBy('seq').limit(limit).execute();
+    },
+
+    /** Which of these source codes this source already brought over. */
+    async alreadyImported(tx: Kysely<Database>, sourceKey: string, keys: ReadonlyArray<{ domain: string; code: string }>): Promise<Set<string>> {
+      const found = new Set<string>();
+      for (const part of chunks(keys)) {
+        const rows = await tx.selectFrom('import_links').select(['source_domain', 'source_code'])
+          .where('source_key', '=', sourceKey).where('source_code', 'in', part.map((k) => k.code)).execute();
+        for (const r of rows) found.add(`${r.source_domain}/${r.source_code}`);
+      }
+      return found;
+    },
+
+    /** Which of these codes are issued already (live or tombstoned). */
+    async takenCodes(tx: Kysely<Database>, codes: readonly string[]): Promise<Set<string>> {
+      const taken = new Set<string>();
+      for (const part of chunks(codes)) {
+        for (const r of await tx.selectFrom('link_codes').select('code').where('code', 'in', part).execute()) taken.add(r.code);
+      }
+      return taken;
+    },
+
+    /** Claims the codes that are free; returns those it claimed. */
+    async claimCodes(tx: Tx, codes: readonly string[]): Promise<Set<string>> {
+      const claimed = new Set<string>();
+      for (const part of chunks(codes)) {
+        const rows = await tx.insertInto('link_codes').values(part.map((code) => ({ code, retired_at: null, retired_reason: null })))
+          .onConflict((oc) => oc.doNothing()).returning('code').execute();
+        for (const r of rows) claimed.add(r.code);
+      }
+      return claimed;
+    },
+
+    /** Inserts the links, their tags and their import_links rows; returns the new ids by short code. */
+    async insertLinks(tx: Tx, sourceKey: string, links: readonly NewImportLink[]): Promise<Map<string, number>> {
+      const ids = new Map<string, number>();
+      for (const part of chunks(links)) {
+        const rows = await tx.insertInto('links').values(part.map((l) => l.row)).returning(['id', 'short_code']).execute();
+        for (const r of rows) ids.set(r.short_code, Number(r.id));
+        const tags = part.flatMap((l) => (l.row.tags ? String(l.row.tags).split(',') : []).map((tag) => ({ link_id: ids.get(l.row.short_code)!, tag })));
+        if (tags.length) await tx.insertInto('link_tags').values(tags).execute();
+        await tx.insertInto('import_links')
+          .values(part.map((l) => ({ source_key: sourceKey, source_domain: l.sourceDomain, source_code: l.sourceCode, link_id: ids.get(l.row.short_code)! })))
+          .execute();
+        for (const l of part) await dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage('*', l.row.short_code));
+      }
+      return ids;
+    },
+
+    /** Adds the source's own count where it is more than the visit records brought (YOURLS without its log). */
+    async raiseClickCount(tx: Tx, linkId: number, count: number): Promise<void> {
+      await tx.updateTable('links').set({ click_count: sql`case when click_count < ${count} then ${count} else click_count end` }).where('id', '=', linkId).execute();
+    },
+
+    /** The items' outcomes and the job's counts, in the batch's transaction. */
+    async recordItems(tx: Kysely<Database>, jobId: number, results: readonly ItemResult[], counts: JobCounts, at: number): Promise<void> {
+      for (const part of chunks(results)) {
+        await tx.insertInto('import_items').values(part.map((r) => ({
+          job_id: jobId, seq: r.seq, source_ref: r.ref.slice(0, 600), outcome: r.outcome, short_code: r.shortCode, message: r.message?.slice(0, 1000) ?? null,
+        }))).execute();
+      }
+      await tx.updateTable('import_jobs').set((eb) => ({
+        items: eb('items', '+', counts.items), created: eb('created', '+', counts.created), unchanged: eb('unchanged', '+', counts.unchanged),
+        conflicts: eb('conflicts', '+', counts.conflicts), failed: eb('failed', '+', counts.failed), visits: eb('visits', '+', counts.visits), updated_at: at,
+      })).where('id', '=', jobId).execute();
+    },
+  };
+}
+
+export type ImportedClickWriter = (tx: Tx, batch: readonly ClickEvent[]) => Promise<void>;
+
+/** The owner of imported links: the named user, or the oldest active admin. */
+export async function findImportOwner(db: Kysely<Database>, username: string | undefined): Promise<{ id: number; username: string } | undefined> {
+  let q = db.selectFrom('users').select(['id', 'username']).where('status', '=', 'active');
+  q = username !== undefined ? q.where('username_lower', '=', username.toLowerCase()) : q.where('role', '=', 'admin').orderBy('created_at').orderBy('id');
+  const row = await q.limit(1).executeTakeFirst();
+  return row ? { id: Number(row.id), username: row.username } : undefined;
+}

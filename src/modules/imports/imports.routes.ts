@@ -1,0 +1,81 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Readable } from 'node:stream';
+import Type from 'typebox';
+import type { ImportJobRow } from '../../db/types.js';
+import { errorResponses, isoTime } from '../../lib/common.schemas.js';
+import { spoolCsvUpload } from './csv-upload.js';
+import { ImportCreateSchema, ImportCsvQuery, ImportJobParams, type ImportCreate, type ImportJob } from './imports.schemas.js';
+import type { ImportRequest, ImportsService } from './imports.service.js';
+
+const jobView = (job: ImportJobRow, items: Awaited<ReturnType<ImportsService['get']>>['items'] = []): ImportJob => ({
+  id: Number(job.id), source: job.source as ImportJob['source'], state: job.state, dry_run: job.dry_run === 1, on_conflict: job.on_conflict,
+  owner_id: job.owner_id === null ? null : Number(job.owner_id),
+  progress: {
+    items: Number(job.items), created: Number(job.created), unchanged: Number(job.unchanged), conflicts: Number(job.conflicts),
+    failed: Number(job.failed), visits: Number(job.visits),
+  },
+  error: job.error,
+  items: items.map((i) => ({ seq: Number(i.seq), source: i.source_ref, outcome: i.outcome, short_code: i.short_code, message: i.message })),
+  created_at: isoTime(Number(job.created_at)), updated_at: isoTime(Number(job.updated_at)),
+  finished_at: job.finished_at === null ? null : isoTime(Number(job.finished_at)),
+});
+
+const fromBody = (b: ImportCreate): ImportRequest => ({
+  source: b.source, url: b.url, apiKey: b.api_key, database: b.database, tablePrefix: b.table_prefix, owner: b.owner,
+  dryRun: b.dry_run, onConflict: b.on_conflict, domainMap: b.domain_map,
+});
+
+/**
+ * SPEC §20: the admin's import jobs. An admin may import from a private or loopback address (the source is
+ * usually on the admin's own network); nobody else may start one. A CSV file comes as the body itself
+ * (`text/csv`), streamed to disk, never held in memory.
+ */
+export const importsRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService; basePath: string }> = async (app, opts) => {
+  const { imports } = opts;
+  const tags = ['imports'];
+  app.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload));
+
+  app.post('/imports', {
+    onRequest: app.access('admin'),
+    schema: {
+      operationId: 'createImport', tags,
+      summary: 'Start an import from Shlink, Kutt, YOURLS, Bitly, Dub or a CSV file (admin); a CSV file may be the body (text/csv, ?source=)',
+      querystring: ImportCsvQuery,
+      body: {
+        description: 'A JSON import request, or with Content-Type text/csv the CSV file itself',
+        content: { 'application/json': { schema: ImportCreateSchema }, 'text/csv': { schema: { description: 'The CSV file, with a header row' } } },
+      },
+      response: {
+        202: { ...Type.Ref('ImportJob'), description: 'The job, as it starts', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 64, description: '/api/v1/imports/{id}' } } },
+        ...errorResponses(400, 401, 403, 413, 415, 429),
+      },
+    },
+  }, async (request, reply) => {
+    const isCsv = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === 'text/csv';
+    let job: ImportJobRow;
+    if (isCsv) {
+      const upload = await spoolCsvUpload(request.body as unknown as Readable);
+      const q = request.query;
+      const started = imports.start(
+        { source: q.source ?? 'csv', csv: upload.open(), owner: q.owner, dryRun: q.dry_run, onConflict: q.on_conflict },
+        request.caller!.userId, () => void upload.remove(),
+      );
+      job = await started.catch(async (error: unknown) => { await upload.remove(); throw error; });
+    } else {
+      job = await imports.start(fromBody(request.body as ImportCreate), request.caller!.userId);
+    }
+    return reply.code(202).header('location', `${opts.basePath}/imports/${job.id}`).send(jobView(job));
+  });
+
+  app.get('/imports/:id', {
+    onRequest: app.access('admin'),
+    schema: {
+      operationId: 'getImport', tags, summary: 'An import job: state, progress, counts and the items that were not simply created (admin)',
+      params: ImportJobParams,
+      response: { 200: { ...Type.Ref('ImportJob'), description: 'The job' }, ...errorResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request, reply) => {
+    const { job, items } = await imports.get(request.params.id);
+    return reply.header('cache-control', 'private, no-cache').send(jobView(job, items));
+  });
+};

@@ -1,0 +1,7 @@
+/**
+ * The imports module's public face (SPEC §20): app.ts wires the module; the CLI runs the same service.
+ */
+export { createImportsModule, type ImportsModuleDeps } from './imports.module.js';
+export type { ImportRequest, ImportsService } from './imports.service.js';
+export type { JobCounts } from './import-batch.js';
+export { SOURCE_NAMES, type SourceName } from './sources/index.js';

@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, engines, type ApiResponse, type TestApp } from '../../helpers/app.js';
+import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
+import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
+import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits } from './fixtures/shlink.js';
+
+type Job = { id: number; state: string; progress: Record<string, number>; items: { source: string; outcome: string; short_code: string | null; message: string | null }[]; error: string | null };
+
+const fixture = (name: string) => readFileSync(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)), 'utf8');
+
+describe.each(engines)('admin import jobs on %s', (engine) => {
+  let t: TestApp;
+  let admin: CreatedUser;
+  let shlink: SourceStub;
+  let kutt: SourceStub;
+  beforeAll(async () => {
+    t = await createTestApp(engine);
+    admin = await createUser(t, { role: 'admin', status: 'active' });
+    shlink = await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (path, q) => {
+      const page = Number(q.get('page') ?? 1);
+      if (path === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, page, Number(q.get('itemsPerPage') ?? 10));
+      const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
+      return m ? shlinkPage('visits', shlinkVisits[decodeURIComponent(m[1]!)] ?? [], page, 100) : null;
+    });
+    kutt = await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (path, q) =>
+      path === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null);
+  });
+  afterAll(async () => {
+    await shlink?.close();
+    await kutt?.close();
+    await t?.close();
+  });
+
+  /** Waits for the job to leave `running` (each poll is a GET of the job, as a client would). */
+  async function finished(res: ApiResponse): Promise<Job> {
+    expect(res.status, res.text).toBe(202);
+    const location = res.headers.location as string;
+    expect(location).toBe(`/api/v1/imports/${(res.body as Job).id}`);
+    for (let i = 0; i < 500; i += 1) {
+      const job = await t.request({ url: location, token: admin.token });
+      expect(job.status).toBe(200);
+      if ((job.body as Job).state !== 'running') return job.body as Job;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error('the import did not finish');
+  }
+  const start = (payload: unknown, token = admin.token) => t.request({ method: 'POST', url: '/api/v1/imports', payload, token });
+
+  it('when an admin imports from Shlink, then links keep code, target, title, tags, limits and their visits in the statistics', async () => {
+    const job = await finished(await start({ source: 'shlink', url: shlink.url, api_key: SHLINK_API_KEY }));
+    expect(job.state).toBe('done');
+    expect(job.progress).toMatchObject({ items: 3, created: 2, failed: 1, visits: 3 });
+    expect(job.items.find((i) => i.source === 'go.example.com/summer-sale-2024')).toMatchObject({ outcome: 'failed' });
+    expect(job.items.find((i) => i.source === '/12C18')!.message).toMatch(/validSince/);
+    const link = await t.request({ url: '/api/v1/links/12C18', token: admin.token });
+    expect(link.body).toMatchObject({
+      original_url: 'https://store.steampowered.com', title: 'Welcome to Steam', tags: ['games', 'tech'], max_visits: 100,
+      forward_query: true, user_id: admin.id, created_at: '2016-08-21T18:34:16.000Z', click_count: 3,
+    });
+    const stats = await t.request({ url: '/api/v1/links/12C18/stats?from=2015-08-01T00:00:00Z&to=2015-09-01T00:00:00Z', token: admin.token });
+    expect(stats.status).toBe(200);
+    expect(stats.body).toMatchObject({ total_clicks: 3, bot_clicks: 1, human_clicks: 2 });
+    const rows = await t.storage.db.selectFrom('clicks').select(['imported', 'country']).where('short_code', '=', '12C18').execute();
+    expect(rows.map((r) => Number(r.imported))).toEqual([1, 1, 1]);
+    const visit = await t.request({ url: '/12C18' });
+    expect(visit.status).toBe(302);
+    expect(visit.headers.location).toBe('https://store.steampowered.com');
+  });
+
+  it('when the same source is imported again, then nothing changes and every item says so', async () => {
+    const job = await finished(await start({ source: 'shlink', url: shlink.url, api_key: SHLINK_API_KEY }));
+    expect(job.progress).toMatchObject({ items: 3, created: 0, unchanged: 2, visits: 0 });
+    const clicks = await t.storage.db.selectFrom('clicks').select('id').where('short_code', '=', '12C18').where('imported', '=', 1).execute();
+    expect(clicks).toHaveLength(3);
+  });
+
+  it('when Kutt is imported as a dry run, then the job says what would happen and no link exists', async () => {
+    const job = await finished(await start({ source: 'kutt', url: kutt.url, api_key: KUTT_API_KEY, dry_run: true }));
+    expect(job.progress).toMatchObject({ items: 3, created: 1, failed: 2 });
+    expect(job.items.find((i) => i.source === '/launch-day')).toMatchObject({ outcome: 'failed' });
+    expect((await t.request({ url: '/api/v1/links/abc123' })).status).toBe(404);
+  });
+
+  it('when Kutt is imported, then its visit count becomes the click count and a taken code is a listed conflict', async () => {
+    const taken = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/mine', short_code: 'promo' }, token: admin.token });
+    expect(taken.status).toBe(201);
+    const job = await finished(await start({ source: 'kutt', url: kutt.url, api_key: KUTT_API_KEY, domain_map: { 'l.example.org': 'default' } }));
+    expect(job.progress).toMatchObject({ items: 3, created: 1, conflicts: 1, failed: 1 });
+    expect(job.items.find((i) => i.outcome === 'conflict')).toMatchObject({ source: 'l.example.org/promo', short_code: 'promo' });
+    expect((await t.request({ url: '/api/v1/links/abc123', token: admin.token })).body).toMatchObject({ click_count: 42, title: 'Our docs' });
+  });
+
+  it('when --on-conflict fail meets a taken code, then the job fails naming it', async () => {
+    const job = await finished(await start({ source: 'kutt', url: kutt.url, api_key: KUTT_API_KEY, on_conflict: 'fail', domain_map: { 'l.example.org': 'default' } }));
+    expect(job.state).toBe('failed');
+    expect(job.error).toMatch(/promo/);
+  });
+
+  it('when a CSV file is the body, then its rows are imported for the named owner', async () => {
+    const owner = await createUser(t, { status: 'active' });
+    const res = await t.request({
+      method: 'POST', url: `/api/v1/imports?source=csv&owner=${encodeURIComponent(owner.username)}`, payload: fixture('generic.csv'),
+      headers: { 'content-type': 'text/csv' }, token: admin.token,
+    });
+    const job = await finished(res);
+    expect(job.progress).toMatchObject({ items: 3, created: 2, failed: 1 });
+    const gen1 = await t.request({ url: '/api/v1/links/gen1', token: owner.token });
+    expect(gen1.body).toMatchObject({ user_id: owner.id, tags: ['news', 'tech'], title: 'A title, with comma', forward_query: true });
+  });
+
+  it('when someone who is not an admin starts an import, then 403; a bad body is 400 naming the field', async () => {
+    const user = await createUser(t, { status: 'active' });
+    expect((await start({ source: 'shlink', url: shlink.url, api_key: 'x' }, user.token)).status).toBe(403);
+    expect((await start({ source: 'shlink' })).status).toBe(400);
+    const bad = await start({ source: 'nowhere' });
+    expect(bad.status).toBe(400);
+    expect((await t.request({ url: '/api/v1/imports/999999', token: admin.token })).status).toBe(404);
+  });
+});
