@@ -96,7 +96,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const firstAdminCommand = await core.instanceModule.instance.firstAdminCommand();
   if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
   const { clickPipeline, linksModule, clicksModule } = await createLinkModules({ ...moduleDeps, core, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}) });
-  // In the order their routes are registered and their schemas added; closed in reverse.
   const importsModule = createImportsModule({
     db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
     writeVisits: clickPipeline.repository.writeImported,
