@@ -15,6 +15,9 @@ import { MAX_TARGET_LENGTH } from '../plugins/request-target.js';
  */
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:@+=-]{1,128}$/;
+
+/** The client's X-Request-Id when it is a sane one, else a new id (plugins/request-id.ts's rule). */
+export const requestIdOrNew = (sent: string | undefined): string => (sent !== undefined && SAFE_REQUEST_ID.test(sent) ? sent : randomUUID());
 const REQUEST_LINE = /^[A-Za-z]+ \S/;
 
 /** Node's parser error (Fastify's ConnectionError types `rawPacket` as a serialised Buffer; it is a Buffer). */
@@ -25,11 +28,16 @@ interface ParserError extends Error {
 
 /** The client's X-Request-Id, if the bytes that did arrive hold a sane one; else a new id. */
 function requestIdOf(raw: string): string {
-  const sent = /\r\nx-request-id:[ \t]*([^\r\n]*)/i.exec(raw)?.[1]?.trim();
-  return sent !== undefined && SAFE_REQUEST_ID.test(sent) ? sent : randomUUID();
+  return requestIdOrNew(/\r\nx-request-id:[ \t]*([^\r\n]*)/i.exec(raw)?.[1]?.trim());
 }
 
 const header = (field: string, message: string): ErrorDetail[] => [{ field, message }];
+
+/** A chunked body whose framing cannot be followed, or whose chunk is larger than may be taken (chunked-body-guard.ts). */
+export function chunkedBodyError(limit?: number): AppError {
+  const rule = limit === undefined ? 'every chunk size must be a hexadecimal number' : `every chunk size must be a hexadecimal number of at most the body limit (${limit} bytes)`;
+  return new AppError('VALIDATION_ERROR', 'The chunked request body is malformed', [{ field: 'Transfer-Encoding', message: rule }]);
+}
 
 /** The envelope's error for a parser error code (llhttp's HPE_* names, Node's ERR_HTTP_*). */
 export function clientErrorToAppError(err: ParserError, raw: string): AppError {
@@ -49,10 +57,11 @@ export function clientErrorToAppError(err: ParserError, raw: string): AppError {
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
     case 'HPE_INVALID_CONTENT_LENGTH':
       return new AppError('VALIDATION_ERROR', 'The request framing is ambiguous', header('Content-Length', `must appear at most once, as a decimal number, and never with Transfer-Encoding (${err.message.replace(/^Parse Error: /, '')})`));
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return chunkedBodyError();
     case 'HPE_INVALID_HEADER_TOKEN':
     case 'HPE_LF_EXPECTED':
     case 'HPE_CR_EXPECTED':
-    case 'HPE_INVALID_CHUNK_SIZE':
       return new AppError('VALIDATION_ERROR', 'A request header is malformed', header('headers', 'must be name: value lines ending in CRLF, with no CR, LF or NUL inside a value'));
     default:
       return new AppError('VALIDATION_ERROR', 'The request is not valid HTTP/1.1');
@@ -70,18 +79,26 @@ export function createClientErrorHandler(now: () => number = Date.now) {
     const appError = clientErrorToAppError(err, raw);
     const requestId = requestIdOf(raw);
     (this as { log?: FastifyBaseLogger }).log?.debug({ requestId, code: err.code, reason: err.message }, 'client error');
-    const body = JSON.stringify(buildEnvelope(appError, requestId, now()));
-    const head = [
-      `HTTP/1.1 ${appError.status} ${statusText(appError.status)}`,
-      'content-type: application/json; charset=utf-8',
-      `content-length: ${Buffer.byteLength(body)}`,
-      `x-request-id: ${requestId}`,
-      'cache-control: no-store',
-      'connection: close',
-    ];
     // The parser cannot go on after its error: answer, then close (after the bytes are flushed).
-    socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
+    answerAndClose(socket, appError, requestId, now());
   };
+}
+
+/**
+ * Writes the error envelope as a whole HTTP/1.1 response straight onto the socket, with `Connection: close`,
+ * and destroys the socket once the bytes are out: for requests the HTTP layer cannot go on reading.
+ */
+export function answerAndClose(socket: Socket, appError: AppError, requestId: string, now: number): void {
+  const body = JSON.stringify(buildEnvelope(appError, requestId, now));
+  const head = [
+    `HTTP/1.1 ${appError.status} ${statusText(appError.status)}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    'cache-control: no-store',
+    'connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
 }
 
 function statusText(status: number): string {

@@ -1,5 +1,6 @@
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { guardChunkedBody } from './chunked-body-guard.js';
 
 /**
  * Answers a request and returns true, or returns false having done nothing (Fastify then handles it). Having
@@ -9,6 +10,8 @@ export type RawHandler = (req: IncomingMessage, res: ServerResponse, fallback: (
 
 interface ServerOptions {
   http?: http.ServerOptions;
+  /** Fastify's bodyLimit: a chunk declared larger is refused at once (chunked-body-guard.ts) */
+  bodyLimit?: number;
   keepAliveTimeout?: number;
   requestTimeout?: number;
   connectionTimeout?: number;
@@ -48,6 +51,7 @@ export function serverWithFastPath(first: () => RawHandler | null) {
         req.socket.destroy();
         return;
       }
+      if (options.bodyLimit !== undefined && guardChunkedBody(req, res, options.bodyLimit, Date.now)) return;
       if (state.draining) res.setHeader('connection', 'close');
       else (req.socket as TrackedSocket)[CURRENT] = res;
       const fast = first();

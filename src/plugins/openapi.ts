@@ -39,7 +39,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   412: 'PRECONDITION_FAILED: If-Match does not match the current ETag',
   413: 'PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES',
   414: 'URI_TOO_LONG: the request target (path and query) is longer than 8192 characters',
-  415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch)',
+  415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding)',
   422: 'A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target\'s host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request)',
   429: 'RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds',
   431: 'REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed)',

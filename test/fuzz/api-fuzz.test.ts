@@ -91,7 +91,10 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
       accept: fc.constantFrom(undefined, 'application/vnd.ferry.v2+json', 'application/vnd.ferry.v9+json', 'text/html', 'image/png', 'text/csv', '*/*', '\u0001'),
       auth: fc.constantFrom('none', 'user', 'admin', 'junk', 'key'),
       body: fc.oneof(jsonBody.map((b) => JSON.stringify(b)), fc.string({ maxLength: 60 }), fc.constant(undefined)),
-      contentType: fc.constantFrom('application/json', 'application/merge-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', undefined),
+      contentType: fc.constantFrom('application/json', 'application/merge-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1',
+        'application/json; charset=utf-16', 'application/json; charset="UTF-8"', 'application/merge-patch+json; charset=utf-8', undefined),
+      // SPEC §17: a content coding other than identity is 415, never read as text.
+      contentEncoding: fc.constantFrom(undefined, undefined, 'gzip', 'identity', 'br, identity', 'x-unknown'),
       ifMatch: fc.constantFrom(undefined, '"x"', '*', 'W/"1"'),
       idempotencyKey: fc.constantFrom(undefined, 'k1', '', '\u00ff', 'x'.repeat(300)),
     });
@@ -115,6 +118,7 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
         if (r.ifMatch) headers['if-match'] = r.ifMatch;
         if (r.idempotencyKey !== undefined) headers['idempotency-key'] = r.idempotencyKey;
         if (r.contentType && r.body !== undefined) headers['content-type'] = r.contentType;
+        if (r.contentEncoding && r.body !== undefined) headers['content-encoding'] = r.contentEncoding;
         if (r.auth === 'junk') headers.authorization = 'Bearer eyJhbGciOiJub25lIn0.e30.';
         if (r.auth === 'key') headers.authorization = 'Bearer fry_0000000000000000000000000000000000';
         const token = r.auth === 'user' ? user.token : r.auth === 'admin' ? admin.token : undefined;
@@ -142,8 +146,11 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
       fc.string({ unit: 'binary-ascii', maxLength: 80 }),
       fc.constantFrom('FOO / HTTP/1.1', 'GET /api/v1/users/me HTTP/1.1', 'POST /api/v1/links HTTP/1.1', 'GET /%ZZ HTTP/1.1', 'GET / HTTP/9.9', 'GET  HTTP/1.1', 'PRI * HTTP/2.0'),
     );
-    const headerLine = fc.oneof(fc.string({ unit: 'binary-ascii', maxLength: 60 }), fc.constantFrom('Host: x', 'Content-Length: 5', 'Content-Length: -1', 'Transfer-Encoding: chunked', 'Transfer-Encoding: gzip, chunked', 'X-Request-Id: fuzz-1', 'Expect: 100-continue', 'Content-Type: application/json'));
-    const garbage = fc.record({ line, headers: fc.array(headerLine, { maxLength: 5 }), body: fc.string({ maxLength: 40 }), reset: fc.boolean() });
+    const headerLine = fc.oneof(fc.string({ unit: 'binary-ascii', maxLength: 60 }), fc.constantFrom('Host: x', 'Content-Length: 5', 'Content-Length: -1', 'Transfer-Encoding: chunked', 'Transfer-Encoding: gzip, chunked', 'X-Request-Id: fuzz-1', 'Expect: 100-continue', 'Content-Type: application/json',
+      'Content-Encoding: gzip', 'Content-Type: application/json; charset=utf-16'));
+    // Chunked framing, well formed and not: sizes past the body limit or past 64 bits, extensions, trailers (SPEC §17).
+    const chunkedBody = fc.constantFrom('FFFFFFFFFFFFFFFF\r\n{"a', '1FFFFFFFFFFFFFFFF\r\n', '10001\r\nab', 'zz\r\n', '5;x=y\r\n{"a":\r\n2\r\n1}\r\n0\r\nT: 1\r\n\r\n', '2\r\n{}\r\n0\r\n\r\n', '2\r\n{}0\r\n');
+    const garbage = fc.record({ line, headers: fc.array(headerLine, { maxLength: 5 }), body: fc.oneof(fc.string({ maxLength: 40 }), chunkedBody), reset: fc.boolean() });
     await fc.assert(
       fc.asyncProperty(garbage, async (g) => {
         const bytes = `${g.line}\r\n${g.headers.join('\r\n')}\r\nConnection: close\r\n\r\n${g.body}`;

@@ -1,10 +1,12 @@
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, freshPostgresDatabase } from '../helpers/app.js';
 import { ContractValidator, type OpenApiDoc } from '../helpers/contract.js';
-import { rawExchange, sendAndReset, type RawResponse } from '../helpers/raw-http.js';
+import { parseResponse, rawExchange, sendAndReset, type RawResponse } from '../helpers/raw-http.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -77,6 +79,44 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
     const res = await rawExchange(server.baseUrl, request);
     const body = expectParserEnvelope(res, 400, 'VALIDATION_ERROR');
     expect(body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
+  });
+
+  const chunked = (first: string) => `POST /api/v1/links HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nX-Request-Id: chunk-test-1\r\n\r\n${first}`;
+
+  it('when a chunk size is larger than the body limit or not hexadecimal, then 400 names Transfer-Encoding at once and the connection closes', async () => {
+    for (const size of ['FFFFFFFFFFFFFFFF', '10001', '1FFFFFFFFFFFFFFFF', 'zz', '-1']) {
+      const started = Date.now();
+      // Only the head, the size line and a few bytes: a server that waits for the chunk never answers (5 s here).
+      const res = await rawExchange(server.baseUrl, chunked(`${size}\r\n{"original_url":`));
+      const body = expectParserEnvelope(res, 400, 'VALIDATION_ERROR', 'POST', '/api/v1/links');
+      expect(body.error.details.map((d: { field: string }) => d.field), size).toEqual(['Transfer-Encoding']);
+      expect(Date.now() - started, size).toBeLessThan(4_000);
+    }
+    expect(server.logs.filter((l) => Number(l.level) >= 50)).toEqual([]);
+  });
+
+  it('when a later chunk, sent after the request began, declares more than the body limit, then 400 and the connection closes', async () => {
+    const { hostname, port } = new URL(server.baseUrl);
+    const socket = net.connect(Number(port), hostname);
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.write(chunked('5\r\n{"ori\r\n'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.write('FFFFFFFF\r\nginal_url"');
+    await Promise.race([once(socket, 'close'), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    socket.destroy();
+    const res = parseResponse(Buffer.concat(chunks).toString('utf8'));
+    expect(res.headers['x-request-id']).toBe('chunk-test-1');
+    expectParserEnvelope(res, 400, 'VALIDATION_ERROR', 'POST', '/api/v1/links');
+  });
+
+  it('when a chunked body is well formed (extensions, several chunks, trailers), then it is read as usual', async () => {
+    const json = JSON.stringify({ original_url: 'https://example.com/chunked' });
+    const [a, b] = [json.slice(0, 10), json.slice(10)];
+    const res = await rawExchange(server.baseUrl, chunked(`${a.length.toString(16)};name=value\r\n${a}\r\n${b.length.toString(16).toUpperCase()}\r\n${b}\r\n0\r\nX-Trailer: 1\r\n\r\n`).replace('X-Request-Id', 'Connection: close\r\nX-Request-Id'));
+    expect(res.status, res.text).toBe(201);
+    expect(JSON.parse(res.body).original_url).toBe('https://example.com/chunked');
   });
 
   it('when an HTTP/1.1 request has no Host, then 400 names Host; HTTP/1.0 needs none', async () => {

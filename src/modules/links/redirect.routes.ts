@@ -4,6 +4,7 @@ import type { RedirectStatus } from '../../config.js';
 import { buildClickEvent, type ClickQueue, type DescribeVisit } from '../clicks/index.js';
 import { AppError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
+import { assertPlainBody } from '../../plugins/content-type.js';
 import { sendAppError } from '../../plugins/errors.js';
 import type { LinksService } from './links.service.js';
 import { ERROR_PAGE_CSP, passwordPage, prefersHtml, redirectErrorPage, type ErrorPage } from './redirect-page.js';
@@ -154,6 +155,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
   // The password form's answer, in a context of its own that parses forms and nothing else.
   await app.register(async (form) => {
     form.removeAllContentTypeParsers();
+    form.addHook('preParsing', async (request) => assertPlainBody(request));
     form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
