@@ -1,5 +1,6 @@
 import type { CommandModule } from '../program.js';
 import { adminCommand } from './admin.js';
+import { backupCommands } from './backup.js';
 import { keysCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
 import { usersCommand } from './users.js';
@@ -13,4 +14,5 @@ export const commandModules: readonly CommandModule[] = [
   usersCommand,
   keysCommand,
   migrateCommand,
+  backupCommands,
 ];

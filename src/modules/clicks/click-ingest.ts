@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import { isEmbedded, type Storage } from '../../db/database.js';
@@ -6,7 +5,7 @@ import type { Redis } from '../../infra/redis.js';
 import type { ClickQueueStats } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import { ClickBatch } from './rollups/click-batch.js';
-import { journaledClickQueue, openClickJournal, type ClickJournal } from './transport/click-journal.js';
+import { clickJournalDir, journaledClickQueue, openClickJournal, type ClickJournal } from './transport/click-journal.js';
 import { createMemoryClickQueue, type ClickQueue } from './transport/memory-click-queue.js';
 import type { ClickWriter } from './rollups/click-writer.js';
 import { createClicksRepository, type ClicksRepository } from './rollups/pg-click-writer.js';
@@ -79,7 +78,7 @@ export async function createClickPipeline(deps: ClickPipelineDeps): Promise<Clic
     // The embedded default: clicks are journaled in DATA_DIR before the redirect answers (SPEC §12).
     const { db } = storage;
     const journal = await openClickJournal({
-      dir: path.join(config.dataDir, 'click-journal'),
+      dir: clickJournalDir(config.dataDir),
       log: deps.log.child({ component: 'click-journal' }),
       committed: async (id) => {
         const mark = await db.selectFrom('click_journal_marks').selectAll().where('journal', '=', id).executeTakeFirst();

@@ -9,6 +9,7 @@ export { buildClickEvent, type ClickEvent, type VisitFacts } from './event/click
 export { createVisitContext, openGeoipDatabase, visitorSalt, type DescribeVisit } from './event/visit-context.js';
 export type { ClickQueue } from './transport/memory-click-queue.js';
 export type { ClickWriter } from './rollups/click-writer.js';
+export { clickJournalDir, isJournalSegment } from './transport/click-journal.js';
 export { createClickPipeline, type ClickPipeline, type ClickPipelineDeps } from './click-ingest.js';
 export { createClickStreamConsumer } from './transport/click-stream-consumer.js';
 export { createReplaySafeClickWriter } from './rollups/replay-safe-click-writer.js';

@@ -67,6 +67,12 @@ export interface OpenClickJournalOptions extends ReplayOptions {
 }
 
 const SEGMENT = /^clicks-(\d{12})\.journal$/;
+
+/** Where the embedded engine's click journal lives in DATA_DIR (a backup copies its segments). */
+export const clickJournalDir = (dataDir: string): string => path.join(dataDir, 'click-journal');
+
+/** Whether a file of the journal directory is a segment (the directory also holds its lock). */
+export const isJournalSegment = (name: string): boolean => SEGMENT.test(name);
 /** a segment is closed for new clicks past this size even while some of its clicks wait */
 const SEGMENT_BYTES = 16 * 1024 * 1024;
 /**
