@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawnEntry } from './child-process.js';
+import { spawnEntry, type LoggedChild } from './child-process.js';
 
 /**
  * PASSWORD_HASH_COST in every test, in-process (helpers/app.ts) or a real server process: scrypt at 2^12
@@ -14,6 +14,8 @@ export interface ServerProcess {
   logs: Array<Record<string, unknown>>;
   /** resolves with the exit code (or the signal's name) and when it happened */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  /** Resolves with the first value `match` returns for a log line, past or future (see spawnEntry). */
+  waitFor: LoggedChild['waitFor'];
 }
 
 /**
@@ -25,5 +27,5 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   // tests slow on a 2-core machine without testing anything more.
   const p = spawnEntry('src/server.ts', { HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env });
   const baseUrl = await p.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
-  return { child: p.child, baseUrl, logs: p.logs, exited: p.exited };
+  return { child: p.child, baseUrl, logs: p.logs, exited: p.exited, waitFor: p.waitFor.bind(p) };
 }
