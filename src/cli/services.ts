@@ -53,7 +53,7 @@ export async function openServices(config: Config, warn: (line: string) => void)
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
   const paginator = deploymentPaginator(jwtSecret);
   const clock = systemClock;
-  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost });
+  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, registration: config.registration });
   const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersModule.repository, jwtSecret, clock, paginator, log: warningsLogger(warn) });
   return {
     storage,

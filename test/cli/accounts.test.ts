@@ -7,7 +7,7 @@ import { createUser, login, uniqueName } from '../helpers/factories.js';
  * `ferry admin|users|keys` as an operator runs them: real processes on the storage a running app uses, and
  * their effect seen through the app's HTTP API (every response checked against the OpenAPI document).
  */
-describe.each(engines)('ferry accounts and keys on %s', (engine) => {
+describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (engine) => {
   let t: TestApp;
   let env: Record<string, string>;
   beforeAll(async () => {
@@ -37,7 +37,7 @@ describe.each(engines)('ferry accounts and keys on %s', (engine) => {
   });
 
   it('when a pending sign-up is activated and later suspended, then it can order, and then its token stops working', async () => {
-    const user = await createUser(t);
+    const user = await createUser(t, { status: 'pending' });
     const listed = await runFerry(['users', 'list', '--status', 'pending', '--json'], env);
     expect(listed.status, listed.stderr).toBe(0);
     expect((listed.json() as Array<{ username: string }>).map((u) => u.username)).toContain(user.username);
