@@ -1,6 +1,7 @@
 import type { CommandModule } from '../program.js';
 import { adminCommand } from './admin.js';
 import { backupCommands } from './backup.js';
+import { importCommand } from './import.js';
 import { keysCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
 import { usersCommand } from './users.js';
@@ -15,4 +16,5 @@ export const commandModules: readonly CommandModule[] = [
   keysCommand,
   migrateCommand,
   backupCommands,
+  importCommand,
 ];

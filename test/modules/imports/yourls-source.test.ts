@@ -3,27 +3,7 @@ import { isUnreadable, type ImportVisit } from '../../../src/modules/imports/imp
 import { readSource } from '../../../src/modules/imports/sources/index.js';
 import { createMysqlDatabase, type TestMysqlDatabase } from '../../helpers/mysql.js';
 import { missing, unless } from '../../helpers/skip.js';
-import { yourlsTables } from './fixtures/yourls-schema.js';
-
-/** Fills YOURLS's own tables (fixtures/yourls-schema.ts) the way YOURLS writes them. */
-export async function seedYourls(db: TestMysqlDatabase, prefix: string): Promise<void> {
-  for (const sql of yourlsTables(prefix)) await db.query(sql);
-  const urls = [
-    ['abc', 'https://example.com/abc', 'ABC page', '2020-01-02 03:04:05', 3],
-    ['Abc', 'https://example.com/Abc', null, '2020-01-03 03:04:05', 0],
-    ['my-long-keyword-2020', 'https://example.com/long', '', '2020-02-01 00:00:00', 1],
-    ['zz', 'https://example.com/zz', 'Ünïcode ✓', '2021-01-01 00:00:00', 0],
-  ];
-  for (const u of urls) await db.query(`INSERT INTO \`${prefix}url\` (keyword, url, title, timestamp, ip, clicks) VALUES (?, ?, ?, ?, '127.0.0.1', ?)`, u);
-  const log = [
-    ['2020-01-05 10:00:00', 'abc', 'direct', 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0', '203.0.113.9', 'FR'],
-    ['2020-01-06 11:00:00', 'abc', 'https://news.example/', 'Googlebot/2.1 (+http://www.google.com/bot.html)', '203.0.113.10', ''],
-    ['2020-01-04 09:00:00', 'abc', 'https://t.co/x', 'curl/8.0', '2001:db8::1', 'US'],
-    ['2020-02-02 00:00:00', 'my-long-keyword-2020', 'direct', 'Mozilla/5.0', '198.51.100.1', 'de'],
-    ['2020-02-02 00:00:00', 'deleted-one', 'direct', 'Mozilla/5.0', '198.51.100.1', 'DE'],
-  ];
-  for (const l of log) await db.query(`INSERT INTO \`${prefix}log\` (click_time, shorturl, referrer, user_agent, ip_address, country_code) VALUES (?, ?, ?, ?, ?, ?)`, l);
-}
+import { seedYourls } from './fixtures/yourls-schema.js';
 
 describe.skipIf(missing.mysql !== null)(unless(missing.mysql, 'YOURLS reader on MariaDB'), () => {
   let db: TestMysqlDatabase;

@@ -1,0 +1,94 @@
+import { createReadStream } from 'node:fs';
+import { Argument, Option } from 'commander';
+import { createClicksRepository } from '../../modules/clicks/index.js';
+import { createImportsRepository, createImportsService, SOURCE_NAMES, type ImportRequest, type SourceName } from '../../modules/imports/index.js';
+import { systemClock } from '../../lib/clock.js';
+import { createStorage } from '../../db/database.js';
+import { migrateToLatest } from '../../db/migrator.js';
+import type { Kysely } from 'kysely';
+import { CliError, EXIT, usageError } from '../cli-error.js';
+import type { CommandModule } from '../program.js';
+
+interface ImportOptions {
+  url?: string;
+  apiKey?: string;
+  file?: string;
+  database?: string;
+  tablePrefix?: string;
+  owner?: string;
+  dryRun?: boolean;
+  onConflict: 'skip' | 'fail';
+  domainMap: string[];
+}
+
+/** `--domain-map FROM=TO`, repeated. */
+function domainMapOf(pairs: readonly string[]): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const pair of pairs) {
+    const m = /^([^=\s]+)=([^=\s]+)$/.exec(pair);
+    if (!m) throw usageError(`--domain-map takes FROM=TO, not ${JSON.stringify(pair)}`);
+    map[m[1]!.toLowerCase()] = m[2]!.toLowerCase();
+  }
+  return map;
+}
+
+/**
+ * `ferry import <source>` (SPEC §20): the same import as the admin endpoint, run in this process against the
+ * configured database, with a progress bar at a terminal. Ctrl-C stops it between two batches; running the
+ * same command again finishes the rest.
+ */
+export const importCommand: CommandModule = (program, cli) => {
+  program
+    .command('import')
+    .description('bring links (and their visits) from Shlink, Kutt, YOURLS, Bitly, Dub or a CSV file')
+    .addArgument(new Argument('<source>', 'where the links come from').choices(SOURCE_NAMES))
+    .option('--url <url>', 'the API of Shlink, Kutt or Bitly (Bitly: https://api-ssl.bitly.com/v4/groups/<group_guid>)')
+    .option('--api-key <key>', 'the API key (Shlink, Kutt) or bearer token (Bitly)')
+    .option('--file <path>', 'a CSV file (csv, dub, bitly)')
+    .option('--database <url>', 'YOURLS: mysql://user:password@host:port/database')
+    .option('--table-prefix <prefix>', "YOURLS's table prefix", 'yourls_')
+    .option('--owner <username>', 'who owns the imported links (default: the oldest active admin)')
+    .option('--dry-run', 'report what would happen; change nothing')
+    .addOption(new Option('--on-conflict <policy>', 'a code taken in Ferry: skip the item or stop').choices(['skip', 'fail']).default('skip'))
+    .option('--domain-map <FROM=TO...>', "map a source domain to a Ferry domain ('default' for a default domain)", [])
+    .action(cli.action(async ({ out, config }, source: SourceName, opts: ImportOptions) => {
+      const request: ImportRequest = {
+        source, url: opts.url, apiKey: opts.apiKey, database: opts.database, tablePrefix: opts.tablePrefix, owner: opts.owner,
+        dryRun: opts.dryRun, onConflict: opts.onConflict, domainMap: domainMapOf(opts.domainMap),
+        csv: opts.file !== undefined ? createReadStream(opts.file) : undefined,
+      };
+      const storage = createStorage(config);
+      const clicks = createClicksRepository(storage);
+      const stop = new AbortController();
+      const onSigint = () => stop.abort();
+      process.once('SIGINT', onSigint);
+      const bar = out.progress(`import ${source}`, 0, 'items');
+      try {
+        await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+        const imports = createImportsService({
+          db: storage.db, repo: createImportsRepository(storage), writeVisits: clicks.writeImported, clock: systemClock, publicBaseUrl: config.publicBaseUrl,
+        });
+        const { end, job, owner } = await imports.run(request, {
+          signal: stop.signal,
+          onProgress: (c) => { bar.setTotal(c.items); bar.update(c.items); },
+        });
+        bar.stop();
+        const counts = { items: Number(job.items), created: Number(job.created), unchanged: Number(job.unchanged), conflicts: Number(job.conflicts), failed: Number(job.failed), visits: Number(job.visits) };
+        const problems = await storage.db.selectFrom('import_items').select(['source_ref', 'outcome', 'message'])
+          .where('job_id', '=', job.id).where('outcome', 'in', ['conflict', 'failed']).orderBy('seq').limit(1000).execute();
+        out.result({ job: job.id, state: end.state, owner: owner.username, dry_run: Boolean(opts.dryRun), ...counts, problems }, [
+          `import ${job.id} ${end.state}${opts.dryRun ? ' (dry run: nothing written)' : ''}: ${counts.items} items, ${counts.created} ${opts.dryRun ? 'would be created' : 'created'}, ` +
+            `${counts.unchanged} unchanged, ${counts.conflicts} conflicts, ${counts.failed} failed, ${counts.visits} visits; owner ${owner.username}`,
+          ...problems.map((p) => `  ${p.outcome} ${p.source_ref}: ${p.message ?? ''}`),
+          ...(end.state === 'interrupted' ? ['interrupted: run the same command again to finish the rest'] : []),
+        ]);
+        if (end.state === 'failed') throw new CliError(`the import failed: ${end.error}`, EXIT.failed);
+        if (end.state === 'interrupted') throw new CliError('the import was interrupted', EXIT.failed);
+      } finally {
+        bar.stop();
+        process.off('SIGINT', onSigint);
+        await clicks.close();
+        await storage.close();
+      }
+    }));
+};

@@ -1,0 +1,57 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { cliEnvFor, runFerry } from '../helpers/cli.js';
+import { createUser } from '../helpers/factories.js';
+import { createMysqlDatabase, type TestMysqlDatabase } from '../helpers/mysql.js';
+import { missing, unless } from '../helpers/skip.js';
+import { seedYourls } from '../modules/imports/fixtures/yourls-schema.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../modules/imports/fixtures/${name}`, import.meta.url));
+
+/** `ferry import` as an operator runs it: a real process on the storage a running app uses, seen through the API. */
+describe.each(engines)('ferry import on %s', (engine) => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    t = await createTestApp(engine);
+    env = cliEnvFor(t);
+    await createUser(t, { role: 'admin', status: 'active' });
+  });
+  afterAll(() => t.close());
+
+  it('when a generic CSV is imported as a dry run and then for real, then only the second writes, and a third changes nothing', async () => {
+    const dry = await runFerry(['import', 'csv', '--file', fixture('generic.csv'), '--dry-run', '--json'], env);
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(dry.json()).toMatchObject({ state: 'done', dry_run: true, items: 3, created: 2, failed: 1 });
+    expect((await t.request({ url: '/api/v1/links/gen1' })).status).toBe(404);
+    const real = await runFerry(['import', 'csv', '--file', fixture('generic.csv')], env);
+    expect(real.status, real.stderr).toBe(0);
+    expect(real.stdout).toMatch(/3 items, 2 created/);
+    expect(real.stdout).toMatch(/failed \/very-long-code-from-elsewhere/);
+    const again = await runFerry(['import', 'csv', '--file', fixture('generic.csv'), '--json'], env);
+    expect(again.json()).toMatchObject({ created: 0, unchanged: 2 });
+  });
+
+  it('when the source is unknown, then exit 2 with the choices', async () => {
+    const bad = await runFerry(['import', 'nowhere'], env);
+    expect(bad.status).toBe(2);
+  });
+
+  describe.skipIf(missing.mysql !== null)(unless(missing.mysql, 'from YOURLS on MariaDB'), () => {
+    let db: TestMysqlDatabase;
+    beforeAll(async () => {
+      db = await createMysqlDatabase(process.env.TEST_MYSQL_URL!);
+      await seedYourls(db, 'cli_');
+    });
+    afterAll(async () => db?.drop());
+
+    it('when YOURLS is imported, then its keywords redirect and their click log is in the statistics', async () => {
+      const run = await runFerry(['import', 'yourls', '--database', db.url, '--table-prefix', 'cli_', '--json'], env);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.json()).toMatchObject({ items: 4, created: 3, failed: 1, visits: 3 });
+      const stats = await t.request({ url: '/api/v1/links/abc/stats?from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z', token: (await createUser(t, { role: 'admin', status: 'active' })).token });
+      expect(stats.body).toMatchObject({ total_clicks: 3 });
+    });
+  });
+});
