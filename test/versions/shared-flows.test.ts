@@ -89,7 +89,8 @@ describe.each(matrix)('shared flows on $engine, API v$version', ({ engine, versi
     expect(stats.status).toBe(200);
     expect(stats.body).toMatchObject({ [f('short_code')]: `sh${version}X`, [f('total_clicks')]: 1, [f('unique_visitors')]: 1 });
     expect(stats.body[f('top_user_agents')]).toEqual([{ value: 'Mozilla/5.0 (shared-test)', clicks: 1 }]);
-    const read = await t.request({ url: `${base}/links/sh${version}X` });
+    const read = await t.request({ url: `${base}/links/sh${version}X`, token: alice.token });
+    expect(read.status).toBe(200);
     expect(read.body[f('click_count')]).toBe(1);
   });
 
