@@ -48,6 +48,12 @@ export interface Dialect {
    * against 8 ms with 1.1 (the usual setting for SSDs), set for the transaction only. SQLite: nothing to do.
    */
   preferIndexLookups(tx: Kysely<any>): Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /**
+   * The rows a query inside a transaction reads stay locked until it ends (PostgreSQL `FOR UPDATE`), so a
+   * check on them holds until the write that depends on it commits. SQLite: nothing to add, every write
+   * transaction here takes the database's write lock first (BEGIN IMMEDIATE, db/database.ts).
+   */
+  lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
 }
 
 /** A LIKE pattern that finds `needle` anywhere, its wildcards escaped (used with `escape '\\'`). */
@@ -74,6 +80,7 @@ export function createDialect(name: DialectName): Dialect {
       preferIndexLookups: async (tx) => {
         await sql`set local random_page_cost = 1.1`.execute(tx);
       },
+      lockRows: (query) => query.forUpdate(),
     };
   }
   return {
@@ -95,5 +102,6 @@ export function createDialect(name: DialectName): Dialect {
     containsIgnoringCase: (column, needle) => sql<SqlBool>`${sql.ref(column)} like ${containsPattern(needle)} escape '\\'`,
     notify: async () => undefined,
     preferIndexLookups: async () => undefined,
+    lockRows: (query) => query,
   };
 }

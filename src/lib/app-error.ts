@@ -13,6 +13,7 @@ export const errorStatus = {
   CONFLICT: 409,
   VERSION_CONFLICT: 409,
   IDEMPOTENCY_KEY_IN_USE: 409,
+  LAST_ADMIN: 409,
   LINK_EXPIRED: 410,
   LINK_EXHAUSTED: 410,
   LINK_DISABLED: 410,
@@ -28,6 +29,7 @@ export const errorStatus = {
   REQUEST_HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  STORAGE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -35,6 +35,8 @@ export const ErrorEnvelopeSchema = Type.Object(
             'ACCOUNT_NOT_ACTIVE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
             // Running an instance for other people (SPEC §18).
             'REGISTRATION_CLOSED', 'LINK_DISABLED', 'DESTINATION_BLOCKED',
+            // Faults and abuse (SPEC §17): the last active admin stays one; the data directory's disk is full or read-only.
+            'LAST_ADMIN', 'STORAGE_UNAVAILABLE',
             // Answered before routing, by the HTTP layer (SPEC §12): a request that stalls, a URL or headers too large.
             'REQUEST_TIMEOUT', 'URI_TOO_LONG', 'REQUEST_HEADERS_TOO_LARGE',
           ].map((c) => Type.Literal(c)),

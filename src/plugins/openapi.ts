@@ -33,7 +33,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   403: 'FORBIDDEN: the caller may not do this (another user\'s data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts',
   404: 'NOT_FOUND: no such resource (or it expired)',
   406: 'NOT_ACCEPTABLE: Accept names an API version that is not served',
-  409: 'CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`) or IDEMPOTENCY_KEY_IN_USE (retry after Retry-After)',
+  409: 'CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin)',
   410: 'Gone: the link expired (LINK_EXPIRED), was used up (LINK_EXHAUSTED) or was disabled by an admin (LINK_DISABLED)',
   408: 'REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed)',
   412: 'PRECONDITION_FAILED: If-Match does not match the current ETag',
@@ -44,7 +44,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   429: 'RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds',
   431: 'REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed)',
   500: 'INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it',
-  503: 'SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency is down; retry after Retry-After seconds',
+  503: 'SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds',
 };
 const ENVELOPE_DESCRIPTION = (ErrorEnvelopeSchema as { description?: string }).description;
 

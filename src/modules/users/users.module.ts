@@ -13,7 +13,7 @@ import { createUsersService } from './users.service.js';
 
 /** Accounts: the repository and password hasher other modules are built with, the service, the routes. */
 export function createUsersModule(deps: { db: Kysely<Database>; dialect: Dialect; paginator: Paginator; clock: Clock; passwordHashCost: number; registration?: Registration }) {
-  const repository = createUsersRepository(deps.db, deps.paginator);
+  const repository = createUsersRepository(deps.db, deps.paginator, deps.dialect);
   const passwords = createPasswordHasher(deps.passwordHashCost);
   const users = createUsersService({ users: repository, passwords, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator, ...(deps.registration ? { registration: deps.registration } : {}) });
   return appModule({

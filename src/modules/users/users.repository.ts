@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { Dialect } from '../../db/dialect.js';
 import type { Database, NewUserRow, UserRow, UserUpdate } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 
@@ -11,9 +12,28 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 export type UsersRepository = ReturnType<typeof createUsersRepository>;
 
+/** What a write that would leave no active admin gets instead of a row (SPEC §17: 409 LAST_ADMIN). */
+export const LAST_ADMIN = Symbol('last active admin');
+
+const keepsAdmin = (changes: UserUpdate): boolean => (changes.role === undefined || changes.role === 'admin') && (changes.status === undefined || changes.status === 'active');
+
 /** Plain rows in and out; every method takes an optional transaction. */
-export function createUsersRepository(db: Kysely<Database>, paginator: Paginator) {
-  return {
+export function createUsersRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows'> = { lockRows: (q) => q }) {
+  /**
+   * Runs `write` on user `id` unless it would take away the last active admin: the active admins are read
+   * (and on PostgreSQL locked) in the write's own transaction, so of two admins demoting each other at once,
+   * the second sees the first's change and is refused.
+   */
+  async function unlessLastAdmin<T>(id: number, demotes: boolean, write: (tx: Db) => Promise<T>): Promise<T | typeof LAST_ADMIN> {
+    if (!demotes) return write(db);
+    return db.transaction().execute(async (tx) => {
+      const admins = await dialect.lockRows(tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active')).execute();
+      if (admins.some((a) => a.id === id) && admins.length === 1) return LAST_ADMIN;
+      return write(tx);
+    });
+  }
+
+  const repository = {
     async insert(row: NewUserRow, tx: Db = db): Promise<UserRow> {
       return tx.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
     },
@@ -73,6 +93,16 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
       return Number(res.numDeletedRows) > 0;
     },
 
+    /** update(), refused with LAST_ADMIN when it would demote or suspend the last active admin. */
+    async updateKeepingAnAdmin(id: number, changes: UserUpdate, expectedVersion: number | null): Promise<UserRow | undefined | typeof LAST_ADMIN> {
+      return unlessLastAdmin(id, !keepsAdmin(changes), (tx) => repository.update(id, changes, expectedVersion, tx));
+    },
+
+    /** delete(), refused with LAST_ADMIN when the user is the last active admin. */
+    async deleteKeepingAnAdmin(id: number): Promise<boolean | typeof LAST_ADMIN> {
+      return unlessLastAdmin(id, true, (tx) => repository.delete(id, tx));
+    },
+
     async list(filters: UserFilters, list: ResolvedList, tx: Db = db): Promise<{ rows: UserRow[]; total: number | null }> {
       let base = tx.selectFrom('users');
       if (filters.role) base = base.where('role', '=', filters.role);
@@ -84,4 +114,5 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
       return { rows, total };
     },
   };
+  return repository;
 }

@@ -88,9 +88,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
   app.delete('/users/:id', {
     onRequest: app.access('selfOrAdmin'),
     schema: {
-      operationId: 'deleteUser', tags, summary: 'Delete a user, their orders and their tokens',
+      operationId: 'deleteUser', tags, summary: 'Delete a user, their orders and their tokens (never the last active admin: 409 LAST_ADMIN)',
       params: UserIdParams,
-      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 412, 429) },
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 409, 412, 429) },
     },
   }, async (request, reply) => {
     await users.remove(request.params.id, request.headers['if-match']);

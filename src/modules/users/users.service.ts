@@ -8,7 +8,7 @@ import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import { assertIfMatch } from '../../lib/etag.js';
 import type { PasswordHasher } from './password.js';
-import type { UsersRepository } from './users.repository.js';
+import { LAST_ADMIN, type UsersRepository } from './users.repository.js';
 import { USER_SORT_COLUMNS, type User, type UserCreate, type UserListQueryT, type UserPatch, type UserReplace } from './users.schemas.js';
 
 export const userEtag = (row: Pick<UserRow, 'id' | 'version'>): string => `"user-${row.id}-v${row.version}"`;
@@ -27,6 +27,10 @@ export function toUser(row: UserRow): User {
     updatedAt: isoTime(row.updated_at),
   };
 }
+
+/** SPEC §17: someone must stay able to administer the instance (and ADMIN_USERNAME's next start to succeed). */
+const lastAdmin = (field?: 'role' | 'status'): AppError =>
+  new AppError('LAST_ADMIN', 'This is the last active admin: make another user an active admin first', field ? [{ field, message: 'would leave no active admin' }] : []);
 
 interface WriteOptions {
   caller: Caller;
@@ -112,7 +116,8 @@ export function createUsersService(deps: {
   }
 
   async function applyUpdate(id: number, changes: UserUpdate, expected: number | null, opts: WriteOptions, bodyVersion: number | undefined): Promise<UserRow> {
-    const updated = await users.update(id, { ...changes, updated_at: clock.now() }, expected);
+    const updated = await users.updateKeepingAnAdmin(id, { ...changes, updated_at: clock.now() }, expected);
+    if (updated === LAST_ADMIN) throw lastAdmin(changes.role !== undefined && changes.role !== 'admin' ? 'role' : 'status');
     if (updated) return updated;
     // Changed (or deleted) between our read and our write.
     const now = await users.findById(id);
@@ -237,7 +242,9 @@ export function createUsersService(deps: {
       const row = await users.findById(id);
       if (!row) throw notFound('User');
       assertIfMatch(ifMatch, userEtag(row));
-      if (!(await users.delete(id))) throw notFound('User');
+      const deleted = await users.deleteKeepingAnAdmin(id);
+      if (deleted === LAST_ADMIN) throw lastAdmin();
+      if (!deleted) throw notFound('User');
     },
   };
 }
