@@ -58,9 +58,16 @@ export type SourceEntry = ImportItem | UnreadableItem;
 
 export const isUnreadable = (e: SourceEntry): e is UnreadableItem => 'unreadable' in e;
 
+const MYSQL_DATETIME = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01]) ([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/;
+
 /** Parses a source's date (ISO 8601 with or without zone, or a plain "YYYY-MM-DD HH:MM:SS" read as UTC). */
 export function parseSourceDate(value: string | null | undefined): number | null {
   if (value === null || value === undefined) return null;
+  // YOURLS's log and MySQL's DATETIME, a million times in an import: read by position, not by Date.parse.
+  if (value.length === 19 && MYSQL_DATETIME.test(value)) {
+    const n = (from: number, to: number) => Number(value.slice(from, to));
+    return Date.UTC(n(0, 4), n(5, 7) - 1, n(8, 10), n(11, 13), n(14, 16), n(17, 19));
+  }
   const text = value.trim();
   if (text === '') return null;
   const isoish = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? `${text.replace(' ', 'T')}Z` : text;

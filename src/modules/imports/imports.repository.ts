@@ -56,10 +56,16 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
     /** Which of these source codes this source already brought over. */
     async alreadyImported(tx: Kysely<Database>, sourceKey: string, keys: ReadonlyArray<{ domain: string; code: string }>): Promise<Set<string>> {
       const found = new Set<string>();
-      for (const part of chunks(keys)) {
-        const rows = await tx.selectFrom('import_links').select(['source_domain', 'source_code'])
-          .where('source_key', '=', sourceKey).where('source_code', 'in', part.map((k) => k.code)).execute();
-        for (const r of rows) found.add(`${r.source_domain}/${r.source_code}`);
+      // By domain, so that every lookup is a search of the primary key (source_key, source_domain, source_code):
+      // the codes alone left SQLite scanning every row this source brought before, at every batch.
+      const byDomain = new Map<string, string[]>();
+      for (const k of keys) (byDomain.get(k.domain) ?? byDomain.set(k.domain, []).get(k.domain)!).push(k.code);
+      for (const [domain, codes] of byDomain) {
+        for (const part of chunks(codes)) {
+          const rows = await tx.selectFrom('import_links').select('source_code')
+            .where('source_key', '=', sourceKey).where('source_domain', '=', domain).where('source_code', 'in', part).execute();
+          for (const r of rows) found.add(`${domain}/${r.source_code}`);
+        }
       }
       return found;
     },

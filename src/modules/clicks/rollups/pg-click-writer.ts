@@ -12,6 +12,7 @@ import {
 } from './rollup-plan.js';
 import { capDailyGroup, OTHER_VALUE } from './daily-values.js';
 import { createSqliteClickWriter } from './sqlite-click-writer.js';
+import { createSqliteRollupWriter, type SqliteRollupWriter } from './sqlite-rollup-writer.js';
 
 type Tx = Transaction<Database>;
 
@@ -216,6 +217,7 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 
 
   const file = embeddedDatabaseFile(storage);
   const sqliteWriter = file === null ? null : createSqliteClickWriter(file);
+  const importedOnSqlite = storage.sqlite === null ? null : importedVisitsWriter(storage.sqlite);
   return {
     writer: sqliteWriter ?? portableWriter,
 
@@ -225,11 +227,32 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 
      * counted in the rollups on their own dates like any visit. They leave data_fresh_as_of alone: that tells
      * how far live visits are counted.
      */
-    writeImported: (tx: Tx, batch: readonly ClickEvent[]): Promise<void> => writeIn(tx, batch, true),
+    writeImported: importedOnSqlite ?? ((tx: Tx, batch: readonly ClickEvent[]): Promise<void> => writeIn(tx, batch, true)),
 
     /** Stops the embedded engine's writer thread (after the queue's last flush, before the database closes). */
     async close(): Promise<void> {
       await sqliteWriter?.close();
     },
+  };
+}
+
+/**
+ * Imported visits on the embedded engine: the writer thread's statements (sqlite-rollup-writer.ts) on the
+ * main connection, inside the importer's transaction (Kysely's, on this same handle, so its `tx` is not
+ * needed): prepared statements run a few µs per row where a Kysely statement costs its compilation too.
+ * Prepared on first use, after the migrations.
+ */
+function importedVisitsWriter(sqlite: NonNullable<Storage['sqlite']>): (tx: Tx, batch: readonly ClickEvent[]) => Promise<void> {
+  let rollups: SqliteRollupWriter | null = null;
+  const none = new Map<string, number>();
+  return async (_tx, batch) => {
+    if (!sqlite.inTransaction) throw new Error('imported visits are written inside the import transaction');
+    rollups ??= createSqliteRollupWriter(sqlite);
+    try {
+      rollups.apply(batch, { imported: true, known: none });
+    } catch (err) {
+      rollups.discard();
+      throw err;
+    }
   };
 }

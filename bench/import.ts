@@ -1,0 +1,150 @@
+/**
+ * `ferry import` at scale (SPEC §20), beside the link-creation row of the same run:
+ *
+ *   npm run build && node --import tsx bench/import.ts
+ *
+ * 1. link-create: POST /api/v1/links (anonymous, generated code) on the compiled server, 10 connections, for
+ *    DURATION seconds after a warm-up: the rate at which the API makes links, the row the imports compare to.
+ * 2. import-yourls: `ferry import yourls` (the compiled CLI, a fresh DATA_DIR) from a YOURLS database on the
+ *    local MariaDB with LINKS links and VISITS log rows (bench/lib/import-sources.ts).
+ * 3. import-csv: `ferry import csv --file` of a generic CSV file of LINKS links.
+ *
+ * An import's rates are over the job's own time (import_jobs.created_at → finished_at: reading the source,
+ * writing the links, their visits and rollups); the process's wall time (start-up and migrations included)
+ * and its peak resident memory (VmHWM, read every 20 ms until it exits) are printed beside them.
+ *
+ * Env: LINKS (100000), VISITS (1000000), DURATION (10 s), WARMUP (5 s), CONNECTIONS (10), MYSQL_URL (default:
+ * root over the local socket), ONLY (comma-separated row names), TARGET_DATABASE_URL (import into PostgreSQL
+ * instead of a fresh SQLite file: an empty database), CLI_FROM_SOURCE=1. Prints a table and one JSON line.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SqliteDatabase as Database } from '../src/db/sqlite-driver.js';
+import { load } from './lib/drive.js';
+import { createYourlsDatabase, writeGenericCsv } from './lib/import-sources.js';
+import { peakRssBytes, ROOT, startServer, stopServer } from './lib/proc.js';
+
+const LINKS = Number(process.env.LINKS ?? 100_000);
+const VISITS = Number(process.env.VISITS ?? 1_000_000);
+const DURATION = Number(process.env.DURATION ?? 10);
+const WARMUP = Number(process.env.WARMUP ?? 5);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
+const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@localhost/?socketPath=/run/mysqld/mysqld.sock';
+const ONLY = process.env.ONLY?.split(',');
+const TARGET = process.env.TARGET_DATABASE_URL;
+const JWT_SECRET = 'bench-secret-that-is-at-least-32-bytes-long';
+const ADMIN = { ADMIN_USERNAME: 'bench-admin', ADMIN_PASSWORD: 'bench-admin-password' };
+/** The compiled CLI; CLI_FROM_SOURCE=1 runs the sources through tsx (while working on the importer). */
+const CLI = process.env.CLI_FROM_SOURCE === '1' ? ['--import', 'tsx', 'src/cli/ferry.ts'] : ['dist/src/cli/ferry.js'];
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+interface BenchRow {
+  name: string;
+  setup: string;
+  links: number;
+  visits: number;
+  seconds: number;
+  wallSeconds: number;
+  peakRssBytes: number | null;
+  notes: string;
+}
+
+async function linkCreateRow(work: string): Promise<BenchRow> {
+  const dataDir = path.join(work, 'link-create');
+  mkdirSync(dataDir);
+  const server = await startServer('link-create', ['dist/src/server.js'], {
+    HOST: '127.0.0.1', LOG_LEVEL: 'warn', JWT_SECRET, RATE_LIMIT_PER_MINUTE: '1000000', DATA_DIR: dataDir, ...ADMIN,
+  });
+  const ctx = { connections: CONNECTIONS, warmup: WARMUP, duration: DURATION, rounds: 1 };
+  try {
+    await load(ctx, server, { workload: 'create-link' }, WARMUP);
+    const result = await load(ctx, server, { workload: 'create-link' }, DURATION);
+    const created = result.statuses['201'] ?? 0;
+    return {
+      name: 'link-create', setup: `POST /api/v1/links, anonymous, generated code, ${CONNECTIONS} connections`, links: created, visits: 0,
+      seconds: result.seconds, wallSeconds: result.seconds, peakRssBytes: peakRssBytes(server.child.pid), notes: `${result.errors} errors`,
+    };
+  } finally {
+    await stopServer(server.child);
+  }
+}
+
+/** Runs the compiled `ferry import …` on a fresh target and measures it. */
+async function importRow(work: string, name: string, setup: string, args: string[]): Promise<BenchRow> {
+  const dataDir = path.join(work, name);
+  mkdirSync(dataDir);
+  const env = { PATH: process.env.PATH, DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', ...ADMIN, ...(TARGET ? { DATABASE_URL: TARGET } : {}) };
+  const admin = spawn(process.execPath, [...CLI, 'admin', 'create', ADMIN.ADMIN_USERNAME], { cwd: ROOT, env, stdio: ['pipe', 'ignore', 'inherit'] });
+  admin.stdin.end(`${ADMIN.ADMIN_PASSWORD}\n`);
+  await once(admin, 'exit');
+  const started = performance.now();
+  const child = spawn(process.execPath, [...CLI, 'import', ...args, '--json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  let peak: number | null = null;
+  const poll = setInterval(() => (peak = peakRssBytes(child.pid) ?? peak), 20);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearInterval(poll);
+  const wallSeconds = (performance.now() - started) / 1000;
+  if (code !== 0) throw new Error(`ferry import ${args.join(' ')}: exit ${code}\n${out}`);
+  const result = JSON.parse(out) as { job: number; created: number; failed: number; visits: number; state: string };
+  const seconds = TARGET ? wallSeconds : jobSeconds(path.join(dataDir, 'ferry.db'), result.job);
+  return {
+    name, setup, links: result.created, visits: result.visits, seconds, wallSeconds, peakRssBytes: peak,
+    notes: `${result.state}; ${result.created} created, ${result.failed} failed${TARGET ? '; PostgreSQL target, rates over wall time' : ''}`,
+  };
+}
+
+function jobSeconds(file: string, job: number): number {
+  const db = new Database(file, { readonly: true });
+  const row = db.prepare('select created_at, finished_at from import_jobs where id = ?').get(job) as { created_at: number; finished_at: number };
+  db.close();
+  return (row.finished_at - row.created_at) / 1000;
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function print(rows: BenchRow[]): void {
+  const base = rows.find((r) => r.name === 'link-create');
+  const baseRate = base ? base.links / base.seconds : null;
+  const lines = [
+    `| benchmark | setup | links/s | × link-create | visits/s | seconds (wall) | peak RSS MB | notes |`,
+    '|---|---|---:|---:|---:|---:|---:|---|',
+    ...rows.map((r) => {
+      const rate = r.links / r.seconds;
+      return `| ${r.name} | ${r.setup} | ${fmt(rate)} | ${baseRate ? (rate / baseRate).toFixed(1) : ''} | ${r.visits ? fmt(r.visits / r.seconds) : ''} | ` +
+        `${r.seconds.toFixed(1)} (${r.wallSeconds.toFixed(1)}) | ${r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0)} | ${r.notes} |`;
+    }),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n${JSON.stringify({ links: LINKS, visits: VISITS, rows })}\n`);
+}
+
+const wanted = (name: string) => !ONLY || ONLY.includes(name);
+const work = mkdtempSync(path.join(tmpdir(), 'ferry-import-bench-'));
+const rows: BenchRow[] = [];
+try {
+  if (wanted('link-create')) rows.push(await linkCreateRow(work));
+  if (wanted('import-yourls')) {
+    let started = performance.now();
+    const yourls = await createYourlsDatabase(MYSQL_URL, LINKS, VISITS);
+    log(`YOURLS database of ${fmt(LINKS)} links and ${fmt(VISITS)} visits made in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    try {
+      started = performance.now();
+      rows.push(await importRow(work, 'import-yourls', `ferry import yourls: ${fmt(LINKS)} links, ${fmt(VISITS)} visits (MariaDB, local socket)`, ['yourls', '--database', yourls.url]));
+    } finally {
+      await yourls.drop();
+    }
+  }
+  if (wanted('import-csv')) {
+    const file = path.join(work, 'links.csv');
+    await writeGenericCsv(file, LINKS);
+    rows.push(await importRow(work, 'import-csv', `ferry import csv: ${fmt(LINKS)} links (generic CSV file)`, ['csv', '--file', file]));
+  }
+  print(rows);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
