@@ -13,7 +13,7 @@ import {
 } from './modules/clicks/index.js';
 import { createIdempotencyModule } from './modules/idempotency/index.js';
 import { createInstanceModule } from './modules/instance/index.js';
-import { createLinksModule } from './modules/links/index.js';
+import { createLinksModule, type BlockedHosts } from './modules/links/index.js';
 import { createOrdersModule } from './modules/orders/orders.module.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { createTokensModule } from './modules/tokens/tokens.module.js';
@@ -45,12 +45,14 @@ export function createCoreModules({ config, storage, shared, clock, jwtSecret, l
 
 export interface LinkModuleDeps extends ModuleDeps {
   core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
+  /** BLOCKED_HOSTS_FILE's list, read before anything else starts */
+  blockedHosts: BlockedHosts;
   /** another click queue (tests) */
   clickQueue?: ClickQueue;
 }
 
 /** Links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the two modules. */
-export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, clickQueue }: LinkModuleDeps) {
+export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, blockedHosts, clickQueue }: LinkModuleDeps) {
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
   const clickPipeline = await createClickPipeline({
     config, storage, redis: shared.redis, redisPrefix: shared.redisPrefix, log, clock, ...(clickQueue ? { queue: clickQueue } : {}),
@@ -65,6 +67,7 @@ export async function createLinkModules({ config, storage, shared, clock, jwtSec
   const linksModule = createLinksModule({
     config, storage, users: usersRepo, paginator, clock, passwords, clickQueue: clickPipeline.queue, describeVisit,
     passwordAttempts: shared.passwordAttempts,
+    blockedHosts,
     // The embedded database is one process's file: no other instance changes links behind the cache's back.
     soleWriter: isEmbedded(storage),
   });

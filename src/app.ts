@@ -20,7 +20,7 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { healthSchemas } from './modules/health/health.schemas.js';
 import { databaseCheck, type ReadinessCheck } from './modules/health/readiness.js';
 import type { IdempotencyService } from './modules/idempotency/index.js';
-import type { LinksModule } from './modules/links/index.js';
+import { loadBlockedHosts, type LinksModule } from './modules/links/index.js';
 import { createImportsModule } from './modules/imports/index.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import authPlugin, { type Authenticators } from './plugins/auth.js';
@@ -78,6 +78,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}), ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
   }));
 
+  // First, so that a file that cannot be read stops the start before anything is opened (SPEC §17).
+  const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, app.log);
+  // SIGHUP (server.ts) reads the file again.
+  app.decorate('reloadBlockedHosts', () => blockedHosts.reload());
   await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
   // Redis or not, decided once: what instances share (shared-state.ts).
   const shared = await createSharedState({
@@ -95,7 +99,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
   const firstAdminCommand = await core.instanceModule.instance.firstAdminCommand();
   if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
-  const { clickPipeline, linksModule, clicksModule } = await createLinkModules({ ...moduleDeps, core, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}) });
+  const { clickPipeline, linksModule, clicksModule } = await createLinkModules({ ...moduleDeps, core, blockedHosts, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}) });
   const importsModule = createImportsModule({
     db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
     writeVisits: clickPipeline.repository.writeImported,

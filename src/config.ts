@@ -119,6 +119,9 @@ export const variables = {
     description: 'Who may sign up: `approval` (accounts are pending until an admin activates them), `open` (active at once), `closed` (only an admin creates accounts; others get 403 `REGISTRATION_CLOSED`)',
   }),
   ANONYMOUS_LINKS: flag(true, '`false`: creating a link needs a credential (401 without one)'),
+  BLOCKED_HOSTS_FILE: optional(Type.String(), {
+    description: 'A file of host names links may not point at, one a line (a name blocks its subdomains; `#` comments); read at start and on SIGHUP. A link to one is 422 `DESTINATION_BLOCKED`',
+  }),
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };

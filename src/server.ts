@@ -74,6 +74,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+  // SIGHUP: BLOCKED_HOSTS_FILE is read again (SPEC §18); the reload logs what it read, or why it kept the old list.
+  process.on('SIGHUP', () => {
+    void app.reloadBlockedHosts();
+  });
   await app.listen({ port: config.port, host: config.host });
   // What no request has compiled yet, compiled in slices now that the process answers (lazy-compilers.ts).
   const warming = performance.now();

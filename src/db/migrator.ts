@@ -11,6 +11,7 @@ import * as m010 from './migrations/010-click-dimensions.js';
 import * as m011 from './migrations/011-tokens-valid-after.js';
 import * as m012 from './migrations/012-click-journal-marks.js';
 import * as m013 from './migrations/013-click-journal-windows.js';
+import * as m016 from './migrations/016-link-moderation.js';
 import * as m025 from './migrations/025-link-titles.js';
 import * as m026 from './migrations/026-imports.js';
 
@@ -29,6 +30,7 @@ const migrations: Record<string, MigrationModule> = {
   '011-tokens-valid-after': m011,
   '012-click-journal-marks': m012,
   '013-click-journal-windows': m013,
+  '016-link-moderation': m016,
   '025-link-titles': m025,
   '026-imports': m026,
 };

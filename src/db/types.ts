@@ -91,6 +91,10 @@ export interface LinksTable {
   tags: Generated<string>;
   /** at most 200 characters; null: none */
   title: Generated<string | null>;
+  /** when an admin disabled the link (visits answer 410 LINK_DISABLED); null: not disabled */
+  disabled_at: Generated<number | null>;
+  /** the admin's reason, at most 500 characters; null: none given */
+  disabled_reason: Generated<string | null>;
   click_count: Generated<number>;
   /** of click_count, the clicks by bots (SPEC §15) */
   bot_clicks: Generated<number>;

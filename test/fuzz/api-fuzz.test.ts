@@ -26,13 +26,13 @@ const hostileText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 20 }),
   fc.constantFrom('%ZZ', '%', '%E0%A4%A', '%u0041', '%00', '%C3%28', '..', '../..', 'me', '0', '-1', '1e309', '9007199254740993', 'null', 'true',
     '[]', '{}', "' or 1=1 --", '<script>', '\u202e', '😀', 'a'.repeat(300), '2030-01-01', '9999-12-31T23:59:59.999Z', '1969-12-31T23:59:59Z',
-    'click_count', 'createdAt', 'asc', 'desc', 'hour', 'day', 'png', 'svg', 'fry_', 'http://127.0.0.1:3000/x', 'https://example.com/'),
+    'click_count', 'createdAt', 'asc', 'desc', 'hour', 'day', 'png', 'svg', 'fry_', 'active', 'expired', 'disabled', 'http://127.0.0.1:3000/x', 'https://example.com/'),
 );
 const encoded = (s: string): string => (Math.random() < 0.5 ? encodeURIComponent(s) : s.replace(/[\s#?&/]/g, (c) => encodeURIComponent(c)));
 const jsonBody = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
   fc.dictionary(fc.constantFrom('original_url', 'short_code', 'expires_at', 'username', 'email', 'password', 'currentPassword', 'role', 'status',
-    'name', 'age', 'itemId', 'quantity', 'tags', 'max_visits', 'forward_query', 'links', 'scopes', 'version', 'originalUrl', '__proto__', 'constructor'),
+    'name', 'age', 'itemId', 'quantity', 'tags', 'max_visits', 'forward_query', 'links', 'scopes', 'version', 'originalUrl', 'title', 'disabled', 'disabled_reason', 'disabledReason', '__proto__', 'constructor'),
   fc.oneof(hostileText, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(hostileText, { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 }))),
 );
 

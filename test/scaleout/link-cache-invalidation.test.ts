@@ -85,6 +85,20 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     expect(Date.now() - patchedAt).toBeLessThan(1_000);
   });
 
+  it('when an admin disables a link on one instance, then the other answers 410 LINK_DISABLED within a second, and redirects again within a second of its enabling (SPEC §18)', async () => {
+    const link = await create(a, { original_url: 'https://example.com/moderated' });
+    await cachedOn(b, link.short_code, 'https://example.com/moderated');
+    expect((await patch(a, link.short_code, { disabled: true, disabled_reason: 'Phishing' })).status).toBe(200);
+    const disabledAt = Date.now();
+    expect((await visit(a, link.short_code)).statusCode).toBe(410);
+    await waitFor('b to refuse the disabled link', async () => (await visit(b, link.short_code)).statusCode === 410, 1_000);
+    expect(Date.now() - disabledAt).toBeLessThan(1_000);
+    expect((await patch(a, link.short_code, { disabled: false })).status).toBe(200);
+    const enabledAt = Date.now();
+    await waitFor('b to redirect again', async () => (await visit(b, link.short_code)).statusCode === 302, 1_000);
+    expect(Date.now() - enabledAt).toBeLessThan(1_000);
+  });
+
   it('when the listening connection breaks just as a link changes (its notification lost), then the other instance still follows within a second', async () => {
     const link = await create(a, { original_url: 'https://example.com/v1' });
     await cachedOn(b, link.short_code, 'https://example.com/v1');

@@ -17,6 +17,8 @@ const link: Link = {
   tags: ['one', 'two'],
   has_password: true,
   title: 'The A page',
+  disabled: false,
+  disabled_reason: null,
 };
 
 describe('the link form and the bodies it sends', () => {

@@ -15,6 +15,8 @@ export type RedirectTarget =
   | { kind: 'link'; id: number; code: string; url: string; expiresAt: number | null; rules: VisitRules | null }
   /** a tombstone of an expired link: 410 */
   | { kind: 'expired' }
+  /** a link an admin disabled: 410 LINK_DISABLED */
+  | { kind: 'disabled' }
   /** never issued, or deleted: 404 */
   | { kind: 'missing' };
 

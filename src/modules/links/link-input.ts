@@ -1,17 +1,17 @@
 import type { LinkRow } from '../../db/types.js';
-import { validationError, type ErrorDetail } from '../../lib/app-error.js';
+import { AppError, validationError, type ErrorDetail } from '../../lib/app-error.js';
 import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
 import type { PasswordHasher } from '../users/index.js';
 import type { LinkChanges } from './links.repository.js';
 import type { LinkCreate, LinkPatch } from './links.schemas.js';
-import { checkOriginalUrl } from './original-url.js';
+import { checkOriginalUrl, hostOf } from './original-url.js';
 import { isReservedCode } from './short-code.js';
 
 /** A creation body that passed every rule, its password already hashed: what the repository inserts. */
 export interface LinkDraft {
   readonly prepared: true;
   shortCode: string | undefined;
-  fields: Required<Omit<LinkChanges, 'original_url'>> & { original_url: string };
+  fields: Required<Omit<LinkChanges, 'original_url' | 'disabled_at' | 'disabled_reason'>> & { original_url: string };
 }
 
 /** Lower case, duplicates merged, in the order given; stored comma-separated (tags are a-z 0-9 -). */
@@ -28,8 +28,19 @@ export const titleText = (title: string | null | undefined): string | null => {
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
  */
-export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'> }) {
+export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; isBlocked?: (host: string) => boolean }) {
   const { publicBaseUrl, listenPort, passwords } = deps;
+  const isBlocked = deps.isBlocked ?? (() => false);
+
+  /**
+   * BLOCKED_HOSTS_FILE (SPEC §18): a well-formed target whose host (or a parent domain of it) is listed is
+   * refused as a whole, 422, after every field has been checked and before anything is hashed.
+   */
+  function assertNotBlocked(url: string): void {
+    const host = hostOf(new URL(url));
+    if (!isBlocked(host)) return;
+    throw new AppError('DESTINATION_BLOCKED', 'Links to this host are not allowed on this instance', [{ field: 'original_url', message: `points at ${host}, which this instance blocks` }]);
+  }
 
   function checkUrl(raw: string, details: ErrorDetail[]): string | null {
     const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
@@ -69,6 +80,7 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
       }
       const expiresAt = checkExpiry(input.expires_at ?? null, now, details);
       if (details.length || url === null) throw validationError(details, 'Request body is invalid');
+      assertNotBlocked(url);
       return {
         prepared: true,
         shortCode: input.short_code,
@@ -98,6 +110,7 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
       }
       if (input.expires_at !== undefined) changes.expires_at = checkExpiry(input.expires_at, now, details);
       if (details.length) throw validationError(details, 'Request body is invalid');
+      if (changes.original_url !== undefined) assertNotBlocked(changes.original_url);
       if (input.max_visits !== undefined) changes.max_visits = input.max_visits;
       if (input.forward_query !== undefined) changes.forward_query = input.forward_query ? 1 : 0;
       if (input.tags !== undefined) changes.tags = tagsText(input.tags);

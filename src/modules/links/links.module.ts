@@ -8,6 +8,8 @@ import type { Paginator } from '../../lib/pagination.js';
 import type { ClickQueue, DescribeVisit } from '../clicks/index.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
 import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
+import { NO_BLOCKED_HOSTS, type BlockedHosts } from './blocked-hosts.js';
+import { createLinkModeration } from './link-moderation.js';
 import { createLinksBulk } from './links.bulk.js';
 import { createLinksRepository } from './links.repository.js';
 import { linksRoutes } from './links.routes.js';
@@ -32,6 +34,8 @@ export interface LinksModuleDeps {
   passwords: Pick<PasswordHasher, 'hash' | 'verify'>;
   /** wrong link passwords per link and address (scale-out: shared in Redis); default: counted in this process */
   passwordAttempts?: AttemptLimiter;
+  /** BLOCKED_HOSTS_FILE's list (loadBlockedHosts); default: nothing blocked */
+  blockedHosts?: BlockedHosts;
   /** where the redirect puts clicks (the clicks module's pipeline) */
   clickQueue: ClickQueue;
   /** what a click learns besides the request (country, IP_ANONYMIZE); default: nothing */
@@ -71,6 +75,7 @@ const SWEEP_EVERY_MS = 60_000;
 /** Links, wired: the service, the cache, the two route plugins, and the sweep of expired links. */
 export function createLinksModule(deps: LinksModuleDeps) {
   const { config, storage, clock } = deps;
+  const blockedHosts = deps.blockedHosts ?? NO_BLOCKED_HOSTS;
   const cache = new LinkCache(clock, {
     ...DEFAULT_LINK_CACHE,
     capacity: config.linkCacheSize,
@@ -90,8 +95,10 @@ export function createLinksModule(deps: LinksModuleDeps) {
     listenPort: config.port,
     passwords: deps.passwords,
     anonymousLinks: config.anonymousLinks,
+    blockedHosts,
   });
   const bulk = createLinksBulk(links);
+  const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink });
   const policy = createVisitPolicy({
     links: linksRepository,
     passwords: deps.passwords,
@@ -101,6 +108,8 @@ export function createLinksModule(deps: LinksModuleDeps) {
 
   return appModule({
     links,
+    moderation,
+    blockedHosts,
     cache,
     changeOrigin,
     schemas: linksModuleSchemas,
@@ -113,7 +122,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
       redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks: clickQueue, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
-      await api.register(linksRoutes, { links, bulk, basePath: opts.basePath, version: opts.version });
+      await api.register(linksRoutes, { links, bulk, moderation, basePath: opts.basePath, version: opts.version });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
     /**
      * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the

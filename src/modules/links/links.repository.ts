@@ -1,9 +1,10 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import { fastStatements, type FastStatement, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import { changeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
+import type { LinkStatus } from './links.schemas.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -15,6 +16,7 @@ export interface CodeLookup {
   max_visits: number | null;
   forward_query: number | null;
   password_hash: string | null;
+  disabled_at: number | null;
   retired_reason: 'deleted' | 'expired' | null;
 }
 
@@ -22,16 +24,24 @@ export interface CodeLookup {
 export type VisitAdmission = 'admitted' | 'exhausted' | 'missing';
 
 /** The fields a PATCH may change (the service has validated them). */
-export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title'>>;
+export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title' | 'disabled_at' | 'disabled_reason'>>;
 
 export interface LinkListFilter {
-  tag?: string;
-  q?: string;
+  tag?: string | undefined;
+  q?: string | undefined;
 }
+
+/** The admin list's filters (SPEC §18): a user's links, links in one state. */
+export interface AllLinksFilter extends LinkListFilter {
+  userId?: number | undefined;
+  status?: LinkStatus | undefined;
+}
+
+type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
 export type LinksRepository = ReturnType<typeof createLinksRepository>;
 
-const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash'] as const;
+const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash', 'disabled_at'] as const;
 const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(', ')}, c.retired_reason as retired_reason
   from link_codes c left join links l on l.short_code = c.code where c.code = ?`;
 // One statement decides a visit under a limit: the row lock (PostgreSQL) or the single writer (SQLite) makes
@@ -42,6 +52,20 @@ export const tagsOf = (row: Pick<LinkRow, 'tags'>): string[] => (row.tags === ''
 
 async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> {
   if (tags.length) await tx.insertInto('link_tags').values(tags.map((tag) => ({ link_id: linkId, tag }))).execute();
+}
+
+/** `tag` must be one of the link's, `q` a substring of the URL, the code or the title (any case). */
+function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): LinksQuery {
+  let q = base;
+  if (filter.tag !== undefined) {
+    const tag = filter.tag;
+    q = q.where('id', 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
+  }
+  if (filter.q !== undefined) {
+    const text = filter.q;
+    q = q.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)})`);
+  }
+  return q;
 }
 
 /**
@@ -61,6 +85,14 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
   const findStatement: FastStatement<[string], LinkRow> | null = fast?.prepare<[string], LinkRow>('select * from links where short_code = ?') ?? null;
   // `toAll`: this instance hears it too. For a change inside a caller's transaction, whose commit comes after
   // the service dropped the code from the cache: a visit in between may have cached the state before it.
+  /** One page of `base` in the list's order; the total too in page mode. */
+  async function onePage(base: LinksQuery, list: ResolvedList): Promise<{ rows: LinkRow[]; total: number | null }> {
+    const rows = await paginator.apply(base.selectAll('links'), list, 'links').execute();
+    const total = list.mode === 'page'
+      ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+      : null;
+    return { rows, total };
+  }
   const announce = (tx: Db, code: string, toAll = false) => dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage(toAll ? '*' : changeOrigin, code));
 
   /** After a visit was refused: was the link exhausted, or is it gone? */
@@ -132,7 +164,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
         .selectFrom('link_codes as c')
         .leftJoin('links as l', 'l.short_code', 'c.code')
         .select(['l.id as id', 'l.original_url as original_url', 'l.expires_at as expires_at', 'l.max_visits as max_visits',
-          'l.forward_query as forward_query', 'l.password_hash as password_hash', 'c.retired_reason as retired_reason'])
+          'l.forward_query as forward_query', 'l.password_hash as password_hash', 'l.disabled_at as disabled_at', 'c.retired_reason as retired_reason'])
         .where('c.code', '=', code)
         .executeTakeFirst();
     },
@@ -175,25 +207,27 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
       return db.selectFrom('links').select(['id', 'short_code']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
     },
 
-    /** A user's live links; `tag` must be one of theirs, `q` a substring of the URL, the code or the title (any case). */
+    /** A user's live links (expired ones are gone from the API); see `filtered` for tag and q. */
     async listByUser(userId: number, now: number, list: ResolvedList, filter: LinkListFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
-      let base = db
-        .selectFrom('links')
-        .where('user_id', '=', userId)
-        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      if (filter.tag !== undefined) {
-        const tag = filter.tag;
-        base = base.where('id', 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
+      const base = db.selectFrom('links').where('user_id', '=', userId).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+      return onePage(filtered(base, filter, dialect), list);
+    },
+
+    /** Every link, for admins: expired ones until the sweep removes them, disabled ones, anonymous ones. */
+    async listAll(now: number, list: ResolvedList, filter: AllLinksFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
+      let base = filtered(db.selectFrom('links'), filter, dialect);
+      if (filter.userId !== undefined) base = base.where('user_id', '=', filter.userId);
+      if (filter.status === 'disabled') base = base.where('disabled_at', 'is not', null);
+      if (filter.status === 'expired') base = base.where('expires_at', '<=', now);
+      if (filter.status === 'active') {
+        base = base.where('disabled_at', 'is', null).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
       }
-      if (filter.q !== undefined) {
-        const q = filter.q;
-        base = base.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', q)} or ${dialect.containsIgnoringCase('links.short_code', q)} or ${dialect.containsIgnoringCase('links.title', q)})`);
-      }
-      const rows = await paginator.apply(base.selectAll('links'), list, 'links').execute();
-      const total = list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
-      return { rows, total };
+      return onePage(base, list);
+    },
+
+    /** Links in id order after `afterId` (disable-blocked walks every link in batches). */
+    async scan(afterId: number, limit: number): Promise<Array<Pick<LinkRow, 'id' | 'short_code' | 'original_url' | 'disabled_at'>>> {
+      return db.selectFrom('links').select(['id', 'short_code', 'original_url', 'disabled_at']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
     },
   };
 }

@@ -7,8 +7,9 @@ import { securityFor } from '../../plugins/auth.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { QR_FORMATS, QR_SIZE, type QrFormat } from './link-qr.js';
+import type { LinkModeration } from './link-moderation.js';
 import type { LinksBulk } from './links.bulk.js';
-import { LinkCodeParams, UserLinksParams, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
+import { LinkCodeParams, UserLinksParams, type AllLinksQueryT, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
 import { linkEtag, type LinksService } from './links.service.js';
 import { linkEdges } from './links.v2.js';
 
@@ -26,8 +27,8 @@ const ETAG = 'its version, "link-{id}-v{version}", for If-Match on PATCH';
  * SPEC §6 and §13, the JSON side. The redirect itself is in redirect.routes.ts (its own context). The version's
  * edge (links.v2.ts) decides field names; the service is the same for v1 and v2.
  */
-export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk: LinksBulk; basePath: string; version: ApiVersion }> = async (app, opts) => {
-  const { links, bulk } = opts;
+export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk: LinksBulk; moderation: LinkModeration; basePath: string; version: ApiVersion }> = async (app, opts) => {
+  const { links, bulk, moderation } = opts;
   const edge = linkEdges[opts.version];
   const tags = ['links'];
   // The service names fields in v1's words; a v2 client sent camelCase (SPEC §2: as the client sent it).
@@ -82,6 +83,22 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     });
   });
 
+  app.get('/links', {
+    onRequest: app.access('admin', 'links:read'),
+    schema: {
+      operationId: 'listAllLinks', tags, security: securityFor('admin', 'links:read'),
+      summary: "Every link, for admins (moderation): anyone's, anonymous, disabled, and expired ones until the sweep removes them",
+      description: 'Sorted and searched as a user\'s list; `user_id` and `status` narrow it further.',
+      querystring: edge.allLinksQuery,
+      response: { 200: { ...edge.linkList, description: 'One page of links' }, ...errorResponses(400, 401, 403, 429) },
+    },
+  }, async (request, reply) => {
+    const query = edge.in<AllLinksQueryT>(request.query);
+    const page = await moderation.listAll({ ...query, sort: edge.sort(query.sort) as AllLinksQueryT['sort'] }, request.url, opts.version === 2);
+    if (page.link) reply.header('link', page.link);
+    return edge.out({ data: page.data, pagination: page.pagination });
+  });
+
   app.get('/links/:code', {
     onRequest: app.access('optional', 'links:read'),
     schema: {
@@ -101,10 +118,12 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     schema: {
       operationId: 'updateLink', tags, security: securityFor('user'),
       summary: 'Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance',
-      description: 'original_url, expires_at, max_visits, forward_query, tags and password may change; short_code may not. If-Match with a stale ETag: 412.',
+      description: 'original_url, expires_at, max_visits, forward_query, tags, password and title may change; short_code may not. If-Match with a stale ETag: 412. ' +
+        'Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. ' +
+        'A target on a blocked host: 422 DESTINATION_BLOCKED.',
       params: LinkCodeParams,
       body: edge.patchBody,
-      response: { 200: { ...edge.link, description: `The changed link (ETag: ${ETAG})` }, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 429) },
+      response: { 200: { ...edge.link, description: `The changed link (ETag: ${ETAG})` }, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 422, 429) },
     },
   }, async (request, reply) => {
     const row = await links.patch(request.params.code, edge.in<LinkPatch>(request.body), { caller: request.caller, ifMatch: request.headers['if-match'] });

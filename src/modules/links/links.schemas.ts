@@ -33,6 +33,9 @@ const Title = Type.Union([Type.String({ maxLength: MAX_TITLE_LENGTH, pattern: NO
   description: `What the link is, for people (at most ${MAX_TITLE_LENGTH} characters); searched by q. null: none`,
 });
 const ExpiresAt = Type.Union([Instant, Type.Null()], { description: 'A future instant; null: never' });
+export const MAX_DISABLED_REASON_LENGTH = 500;
+const DisabledReason = (description: string) =>
+  Type.Union([Type.String({ minLength: 1, maxLength: MAX_DISABLED_REASON_LENGTH, pattern: NO_CONTROL_CHARACTERS }), Type.Null()], { description });
 
 export const LinkSchema = Type.Object(
   {
@@ -50,6 +53,8 @@ export const LinkSchema = Type.Object(
     tags: Type.Array(Type.String({ pattern: '^[a-z0-9-]{1,32}$', maxLength: 32 }), { maxItems: MAX_TAGS, description: 'Lower case, in the order given' }),
     has_password: Type.Boolean({ description: 'Read-only: whether visitors need a password' }),
     title: Title,
+    disabled: Type.Boolean({ description: 'Disabled by an admin (SPEC §18): visits answer 410 LINK_DISABLED until an admin enables it again' }),
+    disabled_reason: DisabledReason("Why an admin disabled the link, for its owner and admins (visitors are not shown it); null: not disabled, or no reason given"),
   },
   {
     $id: 'Link',
@@ -59,6 +64,7 @@ export const LinkSchema = Type.Object(
         id: 42, short_code: 'aZ3k9QxB', short_url: 'http://127.0.0.1:3000/aZ3k9QxB', original_url: 'https://example.com/a/long/path?x=1',
         user_id: 7, expires_at: null, created_at: '2026-11-21T10:15:30.123Z', updated_at: '2026-11-21T10:15:30.123Z', click_count: 0,
         max_visits: null, forward_query: false, tags: ['spring-campaign'], has_password: false, title: 'Spring campaign',
+        disabled: false, disabled_reason: null,
       },
     ],
   },
@@ -97,6 +103,10 @@ export const LinkPatchSchema = Type.Object(
     tags: Type.Optional(Type.Unsafe<string[] | null>({ type: ['array', 'null'], items: Tag, maxItems: MAX_TAGS, description: `${TAGS_RULE}; null or [] removes them` })),
     password: Type.Optional(Password),
     title: Type.Optional(Title),
+    disabled: Type.Optional(Type.Boolean({
+      description: 'Admins only: true disables the link (visits answer 410 LINK_DISABLED), false enables it again. Anyone else: accepted only with the current value (otherwise 403)',
+    })),
+    disabled_reason: Type.Optional(DisabledReason('Admins only: why the link is disabled, with disabled: true or on a disabled link; null: no reason')),
     short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
     ...echoed,
   },
@@ -127,6 +137,21 @@ export const linkListFilters = {
 
 export const LinkListQuery = Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...paginationQuery });
 export type LinkListQueryT = Static<typeof LinkListQuery>;
+
+/** A link's state for the admin list's `status` filter. */
+export const LINK_STATUSES = ['active', 'expired', 'disabled'] as const;
+export type LinkStatus = (typeof LINK_STATUSES)[number];
+
+/** The admin list's filters beyond a user's (SPEC §18): whose links, and in which state. */
+export const allLinksFilters = {
+  user_id: Type.Optional(Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Only this user's links" })),
+  status: Type.Optional(Type.Union(LINK_STATUSES.map((s) => Type.Literal(s)), {
+    description: 'active: neither disabled nor expired; expired: past expires_at (the sweep removes such a link within a minute, leaving its code answering 410); disabled: disabled by an admin',
+  })),
+};
+
+export const AllLinksQuery = Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...allLinksFilters, ...paginationQuery });
+export type AllLinksQueryT = Static<typeof AllLinksQuery>;
 
 export const UserLinksParams = UserPathParams;
 

@@ -4,14 +4,16 @@ import type { Database, LinkRow } from '../../db/types.js';
 import { AppError, forbidden, notFound } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
-import { isoTime } from '../../lib/common.schemas.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import { assertIfMatch } from '../../lib/etag.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
+import type { BlockedHosts } from './blocked-hosts.js';
 import { createLinkInput, type LinkDraft } from './link-input.js';
+import { moderationChanges } from './link-moderation.js';
+import { linkRecord } from './link-record.js';
 import { renderQr, type QrFormat } from './link-qr.js';
 import type { LinkCache, RedirectTarget, VisitRules } from './link-cache.js';
-import { tagsOf, type CodeLookup, type LinksRepository } from './links.repository.js';
+import type { CodeLookup, LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type Link, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
 import { generateCode, isReservedCode } from './short-code.js';
 
@@ -28,6 +30,8 @@ export interface LinksServiceDeps {
   passwords: Pick<PasswordHasher, 'hash'>;
   /** ANONYMOUS_LINKS: whether a creation without a credential is allowed (default: yes) */
   anonymousLinks?: boolean;
+  /** BLOCKED_HOSTS_FILE's list: targets on these hosts are refused (default: none) */
+  blockedHosts?: Pick<BlockedHosts, 'isBlocked'>;
   /** the code source; tests pass a rigged one to force collisions */
   generate?: () => string;
 }
@@ -46,7 +50,10 @@ const rulesOf = (found: CodeLookup): VisitRules | null =>
     ? null
     : { maxVisits: found.max_visits === null ? null : Number(found.max_visits), forwardQuery: Boolean(found.forward_query), passwordHash: found.password_hash };
 
+const DISABLED: RedirectTarget = { kind: 'disabled' };
+
 const toTarget = (code: string, found: CodeLookup | undefined): RedirectTarget => {
+  if (found?.id != null && found.disabled_at != null) return DISABLED;
   if (found?.id != null && found.original_url != null) {
     return { kind: 'link', id: found.id, code, url: found.original_url, expiresAt: found.expires_at, rules: rulesOf(found) };
   }
@@ -61,6 +68,7 @@ export interface LinkWriteOptions {
   ifMatch?: string | undefined;
 }
 
+
 export type LinksService = ReturnType<typeof createLinksService>;
 
 const EXPIRED: RedirectTarget = { kind: 'expired' };
@@ -69,26 +77,14 @@ export function createLinksService(deps: LinksServiceDeps) {
   const { links, users, dialect, clock, paginator, cache, publicBaseUrl } = deps;
   const anonymousLinks = deps.anonymousLinks ?? true;
   const generate = deps.generate ?? (() => generateCode());
-  const input = createLinkInput({ publicBaseUrl, passwords: deps.passwords, ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}) });
+  const input = createLinkInput({
+    publicBaseUrl, passwords: deps.passwords, ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
+    ...(deps.blockedHosts ? { isBlocked: (host: string) => deps.blockedHosts!.isBlocked(host) } : {}),
+  });
   const checkExpiry = (t: RedirectTarget): RedirectTarget =>
     t.kind === 'link' && t.expiresAt !== null && t.expiresAt <= clock.now() ? EXPIRED : t;
 
-  const toLink = (row: LinkRow): Link => ({
-    id: row.id,
-    short_code: row.short_code,
-    short_url: `${publicBaseUrl}/${row.short_code}`,
-    original_url: row.original_url,
-    user_id: row.user_id,
-    expires_at: row.expires_at === null ? null : isoTime(row.expires_at),
-    created_at: isoTime(row.created_at),
-    updated_at: isoTime(row.updated_at),
-    click_count: Number(row.click_count),
-    max_visits: row.max_visits === null ? null : Number(row.max_visits),
-    forward_query: Boolean(row.forward_query),
-    tags: tagsOf(row),
-    has_password: row.password_hash !== null,
-    title: row.title,
-  });
+  const toLink = linkRecord(publicBaseUrl);
 
   /** A link as the API sees it: an expired link is gone at once, before the sweep removes its row. */
   async function findLive(code: string): Promise<LinkRow> {
@@ -195,7 +191,7 @@ export function createLinksService(deps: LinksServiceDeps) {
     },
 
     /**
-     * PATCH (JSON merge patch, SPEC §13). With If-Match the update is conditional on the version read, so a
+     * PATCH (JSON merge patch, SPEC §13; `disabled` by admins only, SPEC §18). With If-Match the update is conditional on the version read, so a
      * change that lands in between is a 412, never a lost update. The cache entry is dropped before the
      * answer: from then on this instance redirects to the new target (others within a second, see
      * infra/pg-link-cache-bus.ts).
@@ -204,7 +200,8 @@ export function createLinksService(deps: LinksServiceDeps) {
       const row = await findLive(code);
       assertMayManage(row, opts.caller);
       assertIfMatch(opts.ifMatch, linkEtag(row));
-      const changes = await input.changes(row, body, clock.now());
+      const moderation = moderationChanges(row, body, opts.caller, clock.now());
+      const changes = { ...(await input.changes(row, body, clock.now())), ...moderation };
       if (Object.keys(changes).length === 0) return row; // nothing to merge: no new version
       const updated = await links.update(row.id, changes, opts.ifMatch === undefined ? null : row.version, clock.now());
       cache.invalidate(code);

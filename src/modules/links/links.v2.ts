@@ -5,7 +5,7 @@ import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { compileBodyValidator } from '../../plugins/validation.js';
 import { validationDetails } from '../../plugins/errors.js';
 import { bulkBody, bulkResultSchema } from './links.bulk.js';
-import { LINK_SORT_COLUMNS, LinkCreateSchema, linkListFilters, LinkPatchSchema, LinkSchema, type LinkCreate } from './links.schemas.js';
+import { AllLinksQuery, allLinksFilters, LINK_SORT_COLUMNS, LinkCreateSchema, linkListFilters, LinkPatchSchema, LinkSchema, type LinkCreate } from './links.schemas.js';
 
 /**
  * The link edge of each API version. v1 keeps the source document's snake_case; v2 renames every link field to
@@ -18,6 +18,8 @@ export interface LinkEdge {
   createBody: TSchema;
   patchBody: TSchema;
   listQuery: TSchema;
+  /** the admin list's query (GET /links) */
+  allLinksQuery: TSchema;
   bulkBody: TSchema;
   bulkResult: TSchema;
   /** service result → response body */
@@ -72,6 +74,7 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
     createBody: Type.Ref('LinkCreate'),
     patchBody: LinkPatchSchema,
     listQuery: Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...paginationQuery }),
+    allLinksQuery: AllLinksQuery,
     bulkBody: bulkBody('LinkCreate'),
     bulkResult: Type.Ref('LinkBulkResult'),
     out: <T>(body: unknown) => body as T,
@@ -86,6 +89,7 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
     createBody: Type.Ref('LinkCreateV2'),
     patchBody: renameSchemaProperties(LinkPatchSchema, toCamel),
     listQuery: Type.Object({ sort: sortQuery(v2Sorts), ...linkListFilters, ...paginationQuery }),
+    allLinksQuery: renameSchemaProperties(Type.Object({ sort: sortQuery(v2Sorts), ...linkListFilters, ...allLinksFilters, ...paginationQuery }), toCamel),
     bulkBody: bulkBody('LinkCreateV2'),
     bulkResult: Type.Ref('LinkBulkResultV2'),
     out: <T>(body: unknown) => renameKeys<T>(body, toCamel),

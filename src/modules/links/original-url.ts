@@ -32,7 +32,7 @@ export type UrlCheck = { ok: true; url: string } | { ok: false; reason: string }
 const DEFAULT_PORTS = new Set(['80', '443']);
 const portOf = (u: URL): string => u.port || (u.protocol === 'https:' ? '443' : '80');
 /** A WHATWG-normalised hostname without its brackets (IPv6) or trailing dots. */
-const hostOf = (u: URL): string => u.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '');
+export const hostOf = (u: URL): string => u.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '');
 
 const loopbackV4 = (a: number): boolean => a === 127 || a === 0;
 

@@ -27,6 +27,7 @@ export function prefersHtml(accept: string | undefined): boolean {
 const PAGES = {
   missing: { title: 'Link not found', text: 'There is no link at this address. Check the address for typos: short codes are case-sensitive.' },
   expired: { title: 'Link expired', text: 'This link has expired and no longer leads anywhere.' },
+  disabled: { title: 'Link disabled', text: 'This link has been disabled by the people who run this service and no longer leads anywhere.' },
   exhausted: { title: 'Link used up', text: 'This link has been followed as many times as its owner allowed, and no longer leads anywhere.' },
   throttled: { title: 'Too many attempts', text: 'Too many wrong passwords were tried for this link from your address. Wait a minute, then try again.' },
 } as const;

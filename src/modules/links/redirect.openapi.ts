@@ -30,7 +30,7 @@ export function redirectResponses(status: number, kind: 'get' | 'post'): Record<
       { 'WWW-Authenticate': { type: 'string', description: 'Basic (send the password as HTTP Basic credentials, any user name); for the HTML form: Form' } },
     ),
     404: envelopeOrPage('No link has this code, or it was deleted'),
-    410: envelopeOrPage('LINK_EXPIRED: the link has expired; LINK_EXHAUSTED: it has had its max_visits'),
+    410: envelopeOrPage('LINK_EXPIRED: the link has expired; LINK_EXHAUSTED: it has had its max_visits; LINK_DISABLED: an admin disabled it'),
     429: envelopeOrPage('RATE_LIMITED: too many requests from this address, or too many wrong passwords for this link from it', {
       'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait' },
     }),

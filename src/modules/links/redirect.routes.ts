@@ -68,6 +68,7 @@ const queryOf = (url: string): string => {
 const REFUSALS: Record<Exclude<VisitDecision['kind'], 'redirect' | 'password'>, { page: ErrorPage; error: () => AppError }> = {
   missing: { page: 'missing', error: () => new AppError('NOT_FOUND', 'No link has this code') },
   expired: { page: 'expired', error: () => new AppError('LINK_EXPIRED', 'This link has expired') },
+  disabled: { page: 'disabled', error: () => new AppError('LINK_DISABLED', 'This link has been disabled by the administrators of this service') },
   exhausted: { page: 'exhausted', error: () => new AppError('LINK_EXHAUSTED', 'This link has been followed as many times as it allows') },
   throttled: { page: 'throttled', error: () => new AppError('RATE_LIMITED', 'Too many wrong passwords for this link from your address') },
 };

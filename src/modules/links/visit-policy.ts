@@ -21,6 +21,8 @@ export type VisitDecision =
   | { kind: 'redirect'; url: string }
   | { kind: 'missing' }
   | { kind: 'expired' }
+  /** 410 LINK_DISABLED: an admin disabled the link */
+  | { kind: 'disabled' }
   /** 410 LINK_EXHAUSTED: max_visits reached */
   | { kind: 'exhausted' }
   /** 401 LINK_PASSWORD_REQUIRED; `wrong`: a password was sent and was not the link's */
@@ -51,6 +53,7 @@ export function withForwardedQuery(target: string, query: string): string {
 
 const MISSING: VisitDecision = { kind: 'missing' };
 const EXPIRED: VisitDecision = { kind: 'expired' };
+const DISABLED: VisitDecision = { kind: 'disabled' };
 
 export interface VisitPolicyDeps {
   links: Pick<LinksRepository, 'admitVisit' | 'hasVisitsLeft'>;
@@ -99,6 +102,7 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
     decide(target: RedirectTarget, visit: Visit): VisitDecision | Promise<VisitDecision> {
       if (target.kind === 'missing') return MISSING;
       if (target.kind === 'expired') return EXPIRED;
+      if (target.kind === 'disabled') return DISABLED;
       if (target.rules === null) return { kind: 'redirect', url: target.url };
       if (target.rules.passwordHash === null && target.rules.maxVisits === null) {
         return { kind: 'redirect', url: withForwardedQuery(target.url, visit.query) };

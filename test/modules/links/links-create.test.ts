@@ -32,6 +32,8 @@ describe.each(engines)('link creation on %s', (engine) => {
       tags: [],
       has_password: false,
       title: null,
+      disabled: false,
+      disabled_reason: null,
     });
   });
 

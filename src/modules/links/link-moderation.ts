@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../config.js';
+import type { Storage } from '../../db/database.js';
+import type { LinkRow } from '../../db/types.js';
+import { AppError, notFound, validationError, type ErrorDetail } from '../../lib/app-error.js';
+import { isAdmin, type Caller } from '../../lib/caller.js';
+import type { Clock } from '../../lib/clock.js';
+import type { PageResult, Paginator } from '../../lib/pagination.js';
+import { loadBlockedHosts, type BlockedHosts } from './blocked-hosts.js';
+import type { LinkCache } from './link-cache.js';
+import { createLinksRepository, type LinkChanges, type LinksRepository } from './links.repository.js';
+import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
+import { linkRecord } from './link-record.js';
+import { hostOf } from './original-url.js';
+
+/** What `ferry links disable-blocked` writes as the reason. */
+export const BLOCKED_HOST_REASON = 'Its destination is on the blocked hosts list';
+const SCAN_BATCH = 1000;
+
+type Moderation = Pick<LinkPatch, 'disabled' | 'disabled_reason'>;
+
+/**
+ * The moderation fields of a PATCH (SPEC §18). Only an admin changes them; anyone else may echo the current
+ * values back (as users echo their role and status) and gets 403 for any other. `disabled: true` keeps the
+ * time a link was first disabled; `false` clears the reason with it; a reason alone needs a disabled link.
+ */
+export function moderationChanges(current: Pick<LinkRow, 'disabled_at' | 'disabled_reason'>, input: Moderation, caller: Caller | null, now: number): LinkChanges {
+  const disabled = current.disabled_at !== null;
+  const wantsDisabled = input.disabled ?? disabled;
+  const reason = input.disabled_reason === undefined ? current.disabled_reason : input.disabled_reason;
+  if (wantsDisabled === disabled && reason === current.disabled_reason) return {};
+  if (!isAdmin(caller)) {
+    const details: ErrorDetail[] = [];
+    if (wantsDisabled !== disabled) details.push({ field: 'disabled', message: 'only an admin may change it' });
+    if (reason !== current.disabled_reason) details.push({ field: 'disabled_reason', message: 'only an admin may change it' });
+    throw new AppError('FORBIDDEN', 'Only an admin may disable a link or enable it again', details);
+  }
+  if (!wantsDisabled) {
+    if (input.disabled_reason != null) throw validationError([{ field: 'disabled_reason', message: 'can only be given with disabled: true' }], 'Request body is invalid');
+    return { disabled_at: null, disabled_reason: null };
+  }
+  return { disabled_at: current.disabled_at ?? now, disabled_reason: reason };
+}
+
+export interface LinkModerationDeps {
+  links: Pick<LinksRepository, 'findByCode' | 'update' | 'scan' | 'listAll'>;
+  /** this process's redirect cache; null where no redirect is served (the CLI) */
+  cache: Pick<LinkCache, 'invalidate'> | null;
+  blockedHosts: Pick<BlockedHosts, 'isBlocked'>;
+  clock: Clock;
+  paginator: Paginator;
+  toLink: (row: LinkRow) => Link;
+}
+
+export type LinkModeration = ReturnType<typeof createLinkModeration>;
+
+/**
+ * What an admin does to other people's links (SPEC §18), as plain service calls: the API's admin list, and
+ * the CLI's `links list|disable|disable-blocked`. Every change goes through the repository's update, which
+ * announces it to the other instances' redirect caches (infra/pg-link-cache-bus.ts); this process's cache
+ * forgets the code at once.
+ */
+export function createLinkModeration(deps: LinkModerationDeps) {
+  const { links, cache, blockedHosts, clock, paginator, toLink } = deps;
+
+  async function setDisabled(code: string, changes: (row: LinkRow) => LinkChanges): Promise<LinkRow> {
+    const row = await links.findByCode(code);
+    if (!row || (row.expires_at !== null && row.expires_at <= clock.now())) throw notFound('Link');
+    const updated = await links.update(row.id, changes(row), null, clock.now());
+    cache?.invalidate(code);
+    if (!updated) throw notFound('Link');
+    return updated;
+  }
+
+  return {
+    /** Disables the link (a disabled one keeps its first time and takes the new reason). */
+    disable: (code: string, reason: string | null): Promise<LinkRow> =>
+      setDisabled(code, (row) => ({ disabled_at: row.disabled_at ?? clock.now(), disabled_reason: reason })),
+
+    /** Lets the link redirect again. */
+    enable: (code: string): Promise<LinkRow> => setDisabled(code, () => ({ disabled_at: null, disabled_reason: null })),
+
+    /** Disables every link whose target's host is blocked now and was not disabled yet; how many. */
+    async disableBlocked(reason: string = BLOCKED_HOST_REASON): Promise<number> {
+      let disabled = 0;
+      for (let after = 0; ;) {
+        const batch = await links.scan(after, SCAN_BATCH);
+        for (const row of batch) {
+          if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
+          const now = clock.now();
+          if (await links.update(row.id, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
+          cache?.invalidate(row.short_code);
+        }
+        if (batch.length < SCAN_BATCH) return disabled;
+        after = batch[batch.length - 1]!.id;
+      }
+    },
+
+    /** Every link, for admins (SPEC §18): the user's list's sort and filters, plus owner and state. */
+    async listAll(query: AllLinksQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<Link>> {
+      const filter = { tag: query.tag?.toLowerCase(), q: query.q, userId: query.user_id, status: query.status };
+      const list = paginator.resolve(query, LINK_SORT_COLUMNS, { all: true, ...filter }, cursorOnly, NULL_IS_LAST);
+      const { rows, total } = await links.listAll(clock.now(), list, filter);
+      const sortValue = (r: LinkRow): number => (r[list.sortColumn as keyof LinkRow] as number | null) ?? list.nullsAs!;
+      return paginator.page(rows, list, total, requestUrl, toLink, sortValue);
+    },
+  };
+}
+
+/**
+ * The moderation service outside the app (the CLI's `links list|disable|disable-blocked`): its own repository
+ * and no redirect cache. Its changes reach the running servers' caches as the API's do (the repository
+ * announces each), and BLOCKED_HOSTS_FILE is read as a server reads it.
+ */
+export async function openLinkModeration(deps: {
+  config: Pick<Config, 'publicBaseUrl' | 'blockedHostsFile'>;
+  storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
+  paginator: Paginator;
+  clock: Clock;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+}): Promise<LinkModeration> {
+  const blockedHosts = await loadBlockedHosts(deps.config.blockedHostsFile, deps.log);
+  return createLinkModeration({
+    links: createLinksRepository(deps.storage, deps.paginator, randomBytes(8).toString('hex')),
+    cache: null,
+    blockedHosts,
+    clock: deps.clock,
+    paginator: deps.paginator,
+    toLink: linkRecord(deps.config.publicBaseUrl),
+  });
+}

@@ -1,0 +1,24 @@
+import type { LinkRow } from '../../db/types.js';
+import { isoTime } from '../../lib/common.schemas.js';
+import { tagsOf } from './links.repository.js';
+import type { Link } from './links.schemas.js';
+
+/** The API's view of a link row (v1 names; links.v2.ts renames). */
+export const linkRecord = (publicBaseUrl: string) => (row: LinkRow): Link => ({
+  id: row.id,
+  short_code: row.short_code,
+  short_url: `${publicBaseUrl}/${row.short_code}`,
+  original_url: row.original_url,
+  user_id: row.user_id,
+  expires_at: row.expires_at === null ? null : isoTime(row.expires_at),
+  created_at: isoTime(row.created_at),
+  updated_at: isoTime(row.updated_at),
+  click_count: Number(row.click_count),
+  max_visits: row.max_visits === null ? null : Number(row.max_visits),
+  forward_query: Boolean(row.forward_query),
+  tags: tagsOf(row),
+  has_password: row.password_hash !== null,
+  title: row.title,
+  disabled: row.disabled_at !== null,
+  disabled_reason: row.disabled_reason,
+});
