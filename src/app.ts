@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
 import type { RawHandler } from './infra/http-server.js';
+import { connectionLossLogger } from './infra/dependency-faults.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
 import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
 import type { Redis } from './infra/redis.js';
@@ -82,6 +83,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, app.log);
   // SIGHUP (server.ts) reads the file again.
   app.decorate('reloadBlockedHosts', () => blockedHosts.reload());
+  // A lost database connection is logged here, once an episode; requests that met it answer 503 (SPEC §17).
+  storage.onConnectionError(connectionLossLogger(app.log, 'database'));
   await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
   // Redis or not, decided once: what instances share (shared-state.ts).
   const shared = await createSharedState({

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from './db/click-partitions.js';
 import { createStorage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
+import { connectionLossLogger } from './infra/dependency-faults.js';
 import { closeRedis, createRedis, logRedisConnection, whenRedisReady } from './infra/redis.js';
 import { createScheduler } from './infra/scheduler.js';
 import { systemClock } from './lib/clock.js';
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   // The API's logger setup (pino through Fastify), without a server.
   const log = Fastify({ logger: { level: config.logLevel } }).log.child({ component: 'click-worker' });
   const storage = createStorage(config);
+  storage.onConnectionError(connectionLossLogger(log, 'database'));
   // Under the migrator's advisory lock: a worker that starts before the API instances migrates too.
   await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
   const redis = createRedis(config.redisUrl);

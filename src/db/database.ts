@@ -5,6 +5,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, ty
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { createDialect, type Dialect } from './dialect.js';
+import { CONNECT_TIMEOUT_MS, watchPgConnections } from './pg-connection-faults.js';
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteDatabase } from './sqlite-driver.js';
 import type { Database } from './types.js';
@@ -24,6 +25,8 @@ export interface Storage {
   pool: pg.Pool | null;
   /** The database connections by state, for /metrics (ferry_db_pool_connections). */
   connections(): ConnectionStats;
+  /** Who hears of a lost database connection (PostgreSQL; db/pg-connection-faults.ts): the process logs it. */
+  onConnectionError(listener: (err: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -137,12 +140,12 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
 export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>): Storage {
   if (config.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.dbPoolMax });
-    // An idle client that errors (server restart) must not crash the process; the next query reconnects.
-    pool.on('error', () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.dbPoolMax, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    // Every client, idle or checked out, has an error listener; a failed connect is DatabaseUnavailableError.
+    const faults = watchPgConnections(pool);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: faults.pool as pg.Pool }) });
     const connections = (): ConnectionStats => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 });
-    return { db, dialect: createDialect('postgres'), sqlite: null, pool, connections, close: () => db.destroy() };
+    return { db, dialect: createDialect('postgres'), sqlite: null, pool, connections, onConnectionError: faults.onError, close: () => db.destroy() };
   }
   mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, 'ferry.db');
@@ -159,5 +162,5 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
     await checkpointer.stop();
     await db.destroy(); // the last connection to close folds the remaining log into the database file
   };
-  return { db, dialect: createDialect('sqlite'), sqlite, pool: null, connections: () => SQLITE_CONNECTIONS, close };
+  return { db, dialect: createDialect('sqlite'), sqlite, pool: null, connections: () => SQLITE_CONNECTIONS, onConnectionError: () => undefined, close };
 }

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { dependencyError } from '../infra/dependency-faults.js';
 import { AppError, type ErrorDetail } from '../lib/app-error.js';
 import type { Clock } from '../lib/clock.js';
 import { MAX_ERROR_DETAILS, MAX_FIELD_LENGTH, MAX_MESSAGE_LENGTH } from '../lib/common.schemas.js';
@@ -111,6 +112,9 @@ export function toAppError(err: unknown): AppError {
       break;
   }
   if (err instanceof SyntaxError && e.statusCode === 400) return new AppError('MALFORMED_JSON', 'Request body is not valid JSON');
+  // The database, Redis or the disk failing: 503 with Retry-After (SPEC §17), never a 500.
+  const dependency = dependencyError(err);
+  if (dependency) return dependency;
   const status = e.statusCode ?? 500;
   if (status === 429) return new AppError('RATE_LIMITED', 'Too many requests');
   if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than the limit');
@@ -151,9 +155,10 @@ export function sendAppError(reply: FastifyReply, err: AppError, now: number): F
 async function errorsPlugin(app: FastifyInstance, opts: { clock: Clock }): Promise<void> {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(err);
-    // A deliberate 503 (a dependency such as Redis is down: redis-deny-list.ts) is not a failure of this request;
-    // the dependency's connection logs the outage once per episode (infra/redis.ts), not once per request.
-    if (appError.status === 503 && err instanceof AppError) {
+    // A 503 because a dependency is down (Redis for the deny list, the database, a full disk) is not a failure
+    // of this request: the dependency's connection logs the outage once per episode (infra/redis.ts,
+    // infra/dependency-faults.ts), not once per request.
+    if (appError.status === 503) {
       request.log.debug({ code: appError.code }, 'request answered 503: a dependency is unavailable');
     } else if (appError.status >= 500) {
       request.log.error({ err }, 'request failed');

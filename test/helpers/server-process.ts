@@ -12,6 +12,8 @@ export interface ServerProcess {
   baseUrl: string;
   /** every log line so far, parsed */
   logs: Array<Record<string, unknown>>;
+  /** what the process wrote to stderr so far (a crash's stack) */
+  stderr: () => string;
   /** resolves with the exit code (or the signal's name) and when it happened */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
   /** Resolves with the first value `match` returns for a log line, past or future (see spawnEntry). */
@@ -27,5 +29,5 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   // tests slow on a 2-core machine without testing anything more.
   const p = spawnEntry('src/server.ts', { HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env });
   const baseUrl = await p.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
-  return { child: p.child, baseUrl, logs: p.logs, exited: p.exited, waitFor: p.waitFor.bind(p) };
+  return { child: p.child, baseUrl, logs: p.logs, stderr: p.stderr, exited: p.exited, waitFor: p.waitFor.bind(p) };
 }
