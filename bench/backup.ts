@@ -13,18 +13,17 @@
  *
  * Prints a table and one JSON line. Env: LINKS, CLICKS.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { encodeClickAs } from '../src/modules/clicks/transport/click-stream.js';
 import { freePort, ROOT } from './lib/proc.js';
-import { openMigrated, seedLinks } from './lib/seed.js';
+import { openMigrated, seedLinks, writeLeftOverJournal } from './lib/seed.js';
 
 const LINKS = Number(process.env.LINKS ?? 1_000);
 const CLICKS = Number(process.env.CLICKS ?? 1_000_000);
-const SEGMENT_BYTES = 16 * 1024 * 1024;
 const REPLAYED = 'click journal replayed';
 
 /** Links, and clicks left in the journal for the server to write. */
@@ -34,31 +33,25 @@ async function seed(dir: string): Promise<string[]> {
   const links = seedLinks(storage, LINKS, now);
   const ids = storage.sqlite.prepare('select id, short_code from links').all() as Array<{ id: number; short_code: string }>;
   await storage.close();
-  const journalDir = path.join(dir, 'click-journal');
-  mkdirSync(journalDir);
-  let seq = 1;
-  let text = '';
-  const cut = () => {
-    writeFileSync(path.join(journalDir, `clicks-${String(seq++).padStart(12, '0')}.journal`), text);
-    text = '';
-  };
-  for (let i = 0; i < CLICKS; i += 1) {
-    if (text === '') text = `${JSON.stringify({ journal: 'seed', first: i })}\n`;
-    const link = ids[i % ids.length]!;
-    const ip = `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
-    text += `${encodeClickAs(i, { linkId: link.id, shortCode: link.short_code, clickedAt: now - 30 * 86_400_000 + i * 2_000, ip, userAgent: `Mozilla/5.0 (X11; Linux x86_64) Chrome/${100 + (i % 30)}.0`, referrer: i % 3 === 0 ? 'https://news.example/' : null })}\n`;
-    if (text.length >= SEGMENT_BYTES) cut();
-  }
-  if (text !== '') cut();
+  writeLeftOverJournal(dir, CLICKS, (i) => ({
+    linkId: ids[i % ids.length]!.id, shortCode: ids[i % ids.length]!.short_code, clickedAt: now - 30 * 86_400_000 + i * 2_000,
+    ip: `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, userAgent: `Mozilla/5.0 (X11; Linux x86_64) Chrome/${100 + (i % 30)}.0`,
+    referrer: i % 3 === 0 ? 'https://news.example/' : null,
+  }));
   return links.map(([code]) => code);
 }
 
-/** Runs the compiled CLI and measures it from spawn to exit. */
-function ferry(args: string[], env: Record<string, string>): { ms: number; out: string } {
+/** Runs the compiled CLI and measures it from spawn to exit (asynchronously: the visits go on meanwhile). */
+async function ferry(args: string[], env: Record<string, string>): Promise<{ ms: number; out: string }> {
   const started = performance.now();
-  const run = spawnSync(process.execPath, ['dist/src/cli/ferry.js', ...args, '--json'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`ferry ${args.join(' ')}: exit ${run.status}\n${run.stderr}`);
-  return { ms: performance.now() - started, out: run.stdout };
+  const child = spawn(process.execPath, ['dist/src/cli/ferry.js', ...args, '--json'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0) throw new Error(`ferry ${args.join(' ')}: exit ${code}\n${err}`);
+  return { ms: performance.now() - started, out };
 }
 
 /** Visits links over 4 connections until stopped; resolves with how many were answered. */
@@ -97,11 +90,11 @@ try {
   for (const level of ['1', '6']) {
     const load = visit(url, codes);
     const file = path.join(dir, `backup-${level}.tar.gz`);
-    const run = ferry(['backup', file, '--level', level], { DATA_DIR: data });
+    const run = await ferry(['backup', file, '--level', level], { DATA_DIR: data });
     manifest ??= (JSON.parse(run.out) as { manifest: { database: { clicks: number } } }).manifest;
     rows.push({ what: `ferry backup --level ${level}`, ms: run.ms, bytes: statSync(file).size, visits: await load.stop() });
   }
-  const restored = ferry(['restore', path.join(dir, 'backup-1.tar.gz')], { DATA_DIR: path.join(dir, 'restored') });
+  const restored = await ferry(['restore', path.join(dir, 'backup-1.tar.gz')], { DATA_DIR: path.join(dir, 'restored') });
   rows.push({ what: 'ferry restore (level 1 file)', ms: restored.ms, bytes: statSync(path.join(dir, 'restored', 'ferry.db')).size });
   server.kill('SIGTERM');
 

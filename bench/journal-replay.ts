@@ -16,22 +16,20 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { encodeClickAs } from '../src/modules/clicks/transport/click-stream.js';
 import type { LoadResult, LoadSpec } from './load.js';
 import { redirectCount } from './lib/drive.js';
 import { latencyOf } from './lib/latency.js';
 import { freePort, peakRssBytes, ROOT, runJson } from './lib/proc.js';
-import { openMigrated, seedLinks } from './lib/seed.js';
+import { openMigrated, seedLinks, writeLeftOverJournal } from './lib/seed.js';
 
 const LINKS = Number(process.env.LINKS ?? 100_000);
 const CLICKS = Number(process.env.CLICKS ?? 1_000_000);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
 const SERVER = process.env.SERVER ?? 'dist/src/server.js';
-const SEGMENT_BYTES = 16 * 1024 * 1024;
 const REPLAYED = 'click journal replayed: clicks the database lacked are written';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'ferry-replay-'));
@@ -42,24 +40,12 @@ try {
   const links = seedLinks(storage, LINKS, now);
   const ids = (storage.sqlite.prepare('select id, short_code from links').all() as Array<{ id: number; short_code: string }>);
   await storage.close();
-  const journalDir = path.join(dir, 'click-journal');
-  mkdirSync(journalDir);
   const agents = Array.from({ length: 30 }, (_, i) => `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0 Safari/537.36`);
-  let seq = 1;
-  let text = '';
-  const cut = () => {
-    writeFileSync(path.join(journalDir, `clicks-${String(seq++).padStart(12, '0')}.journal`), text);
-    text = '';
-  };
-  for (let i = 0; i < CLICKS; i += 1) {
-    // a segment's header, then its lines as the journal writes them (click-journal.ts)
-    if (text === '') text = `${JSON.stringify({ journal: 'killed', first: i })}\n`;
+  writeLeftOverJournal(dir, CLICKS, (i) => {
     const link = ids[Math.floor(Math.random() * ids.length)]!;
     const ip = `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
-    text += `${encodeClickAs(i, { linkId: link.id, shortCode: link.short_code, clickedAt: now - 60_000 + Math.floor(i / 100), ip, userAgent: agents[i % 30]!, referrer: null })}\n`;
-    if (text.length >= SEGMENT_BYTES) cut();
-  }
-  if (text !== '') cut();
+    return { linkId: link.id, shortCode: link.short_code, clickedAt: now - 60_000 + Math.floor(i / 100), ip, userAgent: agents[i % 30]!, referrer: null };
+  });
   const codesFile = path.join(dir, 'codes.txt');
   writeFileSync(codesFile, links.map(([code]) => code).join('\n'));
 

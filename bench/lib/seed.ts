@@ -3,12 +3,16 @@
  * better-sqlite3 prepared statements in large transactions (a million links in a few seconds), bypassing
  * the service layer on purpose: the benchmarks measure serving, not seeding.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { createStorage, type Storage } from '../../src/db/database.js';
 import type { Database } from '../../src/db/types.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { DAY_MS, HOUR_MS, floorTo } from '../../src/modules/clicks/rollups/rollup-plan.js';
 import { generateCode } from '../../src/modules/links/short-code.js';
+import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
+import { encodeClickAs } from '../../src/modules/clicks/transport/click-stream.js';
 
 export async function openMigrated(dataDir: string): Promise<Storage & { sqlite: NonNullable<Storage['sqlite']> }> {
   const storage = createStorage({ databaseUrl: null, dataDir, dbPoolMax: 1 });
@@ -110,4 +114,26 @@ export function seedStatsLink(storage: Awaited<ReturnType<typeof openMigrated>>,
     }
     return { code, linkId, totalClicks, rawClicks, hours };
   })();
+}
+
+/**
+ * `count` clicks left in DATA_DIR/click-journal as a killed process leaves them: segments of the size the server
+ * writes (16 MB), each a header line then one line per click (transport/click-journal.ts), no mark in the
+ * database. The next server start on the directory writes them (its replay).
+ */
+export function writeLeftOverJournal(dataDir: string, count: number, clickAt: (i: number) => ClickEvent): void {
+  const dir = path.join(dataDir, 'click-journal');
+  mkdirSync(dir);
+  let seq = 1;
+  let text = '';
+  const cut = () => {
+    writeFileSync(path.join(dir, `clicks-${String(seq++).padStart(12, '0')}.journal`), text);
+    text = '';
+  };
+  for (let i = 0; i < count; i += 1) {
+    if (text === '') text = `${JSON.stringify({ journal: 'killed', first: i })}\n`;
+    text += `${encodeClickAs(i, clickAt(i))}\n`;
+    if (text.length >= 16 * 1024 * 1024) cut();
+  }
+  if (text !== '') cut();
 }

@@ -1,10 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ContractValidator, type OpenApiDoc } from '../helpers/contract.js';
+import { freePort } from '../helpers/scale-out.js';
 import { unless } from '../helpers/skip.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -38,14 +38,6 @@ function script(file: string): Promise<string> {
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.on('close', (code) => (code === 0 ? resolve(out.trim().split('\n').pop()!) : reject(new Error(`${file} exited ${code}: ${err}`))));
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Resolves once the container's server answers /healthz (each try is a connection, no fixed sleep between). */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContractValidator, type OpenApiDoc } from '../helpers/contract.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { freePort } from '../helpers/scale-out.js';
 import { unless } from '../helpers/skip.js';
 
 const installed = (tool: string): string | null => (spawnSync(tool, ['-v']).error ? `${tool} is not installed (apt-get install ${tool === 'nginx' ? 'nginx-light' : tool})` : null);
@@ -22,14 +23,6 @@ const example = (lang: string): string => {
   if (!block) throw new Error(`docs/proxies.md has no ${lang} example`);
   return block;
 };
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Resolves once something accepts connections on the port (the proxy is up), rejecting if `child` exits first. */
 async function accepting(port: number, child: ChildProcess, output: () => string): Promise<void> {
