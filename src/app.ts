@@ -10,6 +10,7 @@ import type { RawHandler } from './infra/http-server.js';
 import { connectionLossLogger } from './infra/dependency-faults.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
 import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
+import { startSqliteLinkChangeFeed } from './infra/sqlite-link-change-feed.js';
 import type { Redis } from './infra/redis.js';
 import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -113,8 +114,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     core.usersModule, core.tokensModule, core.ordersModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
     importsModule,
   ];
-  // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY.
-  const cacheBus = config.databaseUrl ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log }) : null;
+  // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY. On the
+  // embedded engine the CLI may, beside this server: its changes reach the cache through link_changes.
+  const cacheBus = config.databaseUrl
+    ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log })
+    : storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
   // Read by metrics (depth, dropped) and by tests (flush).
   app.decorate('clickQueue', clickPipeline.queue);
   metrics.setClickQueueProvider(() => clickPipeline.stats());

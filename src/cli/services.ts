@@ -43,7 +43,7 @@ function warningsLogger(warn: (line: string) => void): FastifyBaseLogger {
 
 /** Opens the configured database, brings its schema up to date (as a server start does) and builds the services. */
 export async function openServices(config: Config, warn: (line: string) => void): Promise<CliServices> {
-  const storage = createStorage(config);
+  const storage = createStorage(config, { visitor: true });
   try {
     await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
   } catch (err) {

@@ -138,7 +138,11 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>): Storage {
+/**
+ * `visitor`: this process is a tool beside the server that holds the embedded database (the CLI): its link
+ * changes are announced in `link_changes` for that server's redirect cache (db/dialect.ts `notify`).
+ */
+export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>, opts: { visitor?: boolean } = {}): Storage {
   if (config.databaseUrl) {
     const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.dbPoolMax, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     // Every client, idle or checked out, has an error listener; a failed connect is DatabaseUnavailableError.
@@ -162,5 +166,5 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
     await checkpointer.stop();
     await db.destroy(); // the last connection to close folds the remaining log into the database file
   };
-  return { db, dialect: createDialect('sqlite'), sqlite, pool: null, connections: () => SQLITE_CONNECTIONS, onConnectionError: () => undefined, close };
+  return { db, dialect: createDialect('sqlite', opts), sqlite, pool: null, connections: () => SQLITE_CONNECTIONS, onConnectionError: () => undefined, close };
 }

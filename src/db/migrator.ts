@@ -14,6 +14,7 @@ import * as m013 from './migrations/013-click-journal-windows.js';
 import * as m016 from './migrations/016-link-moderation.js';
 import * as m025 from './migrations/025-link-titles.js';
 import * as m026 from './migrations/026-imports.js';
+import * as m027 from './migrations/027-link-changes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -33,6 +34,7 @@ const migrations: Record<string, MigrationModule> = {
   '016-link-moderation': m016,
   '025-link-titles': m025,
   '026-imports': m026,
+  '027-link-changes': m027,
 };
 
 /** Every migration this build knows, in order. */

@@ -243,6 +243,13 @@ export interface ApiKeysTable {
   last_used_at: number | null;
 }
 
+/** Link changes made by another process than the server, for its redirect cache (embedded engine only; migration 027). */
+export interface LinkChangesTable {
+  seq: Generated<number>;
+  message: string;
+  at: number;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -264,6 +271,7 @@ export interface Database {
   import_jobs: ImportJobsTable;
   import_items: ImportItemsTable;
   import_links: ImportLinksTable;
+  link_changes: LinkChangesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -11,9 +11,22 @@ export const LINK_CHANGES_CHANNEL = 'ferry_link_changes';
  */
 export const changeMessage = (origin: string, code: string): string => `${origin} ${code}`;
 
+/**
+ * The "code" of a message that says codes were added (an import's batch), not which: every cached "missing"
+ * is dropped. `+` is no code's character, so it names no code.
+ */
+export const CODES_ADDED = '+';
+
+/** Applies a change message's code to a cache. */
+export function applyChange(cache: Pick<ChangeFeedCache, 'forget' | 'forgetMisses'>, code: string): void {
+  if (code === CODES_ADDED) cache.forgetMisses();
+  else cache.forget(code);
+}
+
 /** What the feed needs of the redirect cache (modules/links/link-cache.ts). */
 export interface ChangeFeedCache {
   forget(code: string): void;
+  forgetMisses(): void;
   clear(): void;
   gate(isTrusted: () => boolean): void;
 }
@@ -70,7 +83,7 @@ export async function createPgLinkCacheBus(opts: PgLinkCacheBusOptions) {
       const payload = message.payload;
       if (message.channel !== LINK_CHANGES_CHANNEL || !payload || payload.startsWith(own)) return;
       const space = payload.indexOf(' ');
-      if (space > 0) cache.forget(payload.slice(space + 1));
+      if (space > 0) applyChange(cache, payload.slice(space + 1));
     });
     try {
       await c.connect();

@@ -1,9 +1,13 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../helpers/app.js';
 import { cliEnvFor, runFerry } from '../helpers/cli.js';
 import { createUser } from '../helpers/factories.js';
 import { createMysqlDatabase, type TestMysqlDatabase } from '../helpers/mysql.js';
+import { waitFor } from '../helpers/scale-out.js';
 import { missing, unless } from '../helpers/skip.js';
 import { seedYourls } from '../modules/imports/fixtures/yourls-schema.js';
 
@@ -31,6 +35,18 @@ describe.each(engines)('ferry import on %s', (engine) => {
     expect(real.stdout).toMatch(/failed \/very-long-code-from-elsewhere/);
     const again = await runFerry(['import', 'csv', '--file', fixture('generic.csv'), '--json'], env);
     expect(again.json()).toMatchObject({ created: 0, unchanged: 2 });
+  });
+
+  it('when ferry import runs beside the server, then a code the server cached as missing redirects once the import has committed', async () => {
+    const code = `bs${Math.random().toString(36).slice(2, 8)}`;
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'ferry-import-')), 'links.csv');
+    writeFileSync(file, `url,code\nhttps://example.com/beside-the-server,${code}\n`);
+    // The miss is cached; the test clock stands still, so it would never expire by itself.
+    expect((await t.request({ url: `/${code}` })).status).toBe(404);
+    const run = await runFerry(['import', 'csv', '--file', file], env);
+    expect(run.status, run.stderr).toBe(0);
+    // The server reads the CLI's announcement every 250 ms (infra/sqlite-link-change-feed.ts; PostgreSQL: NOTIFY).
+    await waitFor(`/${code} to redirect`, async () => (await t.request({ url: `/${code}` })).status === 302, 5_000);
   });
 
   it('when the source is unknown, then exit 2 with the choices', async () => {

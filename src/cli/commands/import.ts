@@ -57,7 +57,7 @@ export const importCommand: CommandModule = (program, cli) => {
         dryRun: opts.dryRun, onConflict: opts.onConflict, domainMap: domainMapOf(opts.domainMap),
         csv: opts.file !== undefined ? createReadStream(opts.file) : undefined,
       };
-      const storage = createStorage(config);
+      const storage = createStorage(config, { visitor: true });
       const clicks = createClicksRepository(storage);
       const stop = new AbortController();
       const onSigint = () => stop.abort();

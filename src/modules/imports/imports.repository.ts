@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, ImportJobRow, NewLinkRow } from '../../db/types.js';
-import { changeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
+import { changeMessage, CODES_ADDED, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import type { ClickEvent } from '../clicks/index.js';
 import type { ItemResult, JobCounts } from './import-batch.js';
 
@@ -25,8 +25,9 @@ export interface NewImportLink {
 
 /**
  * The import's own tables and the rows an import adds to links: plain multi-row statements inside the
- * caller's transaction, the same SQL on both engines. Each created link is announced on the link-change
- * channel (PostgreSQL: to every instance's link cache, on commit), like a link created through the API.
+ * caller's transaction, the same SQL on both engines. Each batch of created links is announced on the
+ * link-change channel, on commit (every instance's cache, and beside the CLI the embedded server's, drops the
+ * misses it holds), as a link created through the API is.
  */
 export function createImportsRepository(deps: { db: Kysely<Database>; dialect: Dialect }) {
   const { db, dialect } = deps;
@@ -101,8 +102,9 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
         await tx.insertInto('import_links')
           .values(part.map((l) => ({ source_key: sourceKey, source_domain: l.sourceDomain, source_code: l.sourceCode, link_id: ids.get(l.row.short_code)! })))
           .execute();
-        for (const l of part) await dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage('*', l.row.short_code));
       }
+      // One message for the batch: other instances (and, beside the CLI, the server) drop the misses they cache.
+      if (links.length) await dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage('*', CODES_ADDED));
       return ids;
     },
 

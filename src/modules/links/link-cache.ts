@@ -115,6 +115,15 @@ export class LinkCache {
     this.entries.delete(code);
   }
 
+  /**
+   * Drops every cached "missing" (codes were added elsewhere, an import's batch: whichever of them a visit
+   * asked for before is now a link). One pass over the cache: announced once per batch, not per code.
+   */
+  forgetMisses(): void {
+    this.generation += 1;
+    for (const [code, entry] of this.entries) if (entry.target.kind === 'missing') this.entries.delete(code);
+  }
+
   /** Drops every entry (the change feed may have missed invalidations while it was cut off). */
   clear(): void {
     this.generation += 1;
