@@ -4,10 +4,11 @@ import type { AppModule } from './app-module.js';
 import { createCoreModules, createLinkModules } from './app-modules.js';
 import { fastifyOptions } from './app-options.js';
 import type { Config } from './config.js';
-import type { Storage } from './db/database.js';
+import { isEmbedded, type Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
 import type { RawHandler } from './infra/http-server.js';
 import { connectionLossLogger } from './infra/dependency-faults.js';
+import { createStorageHealth, type StorageHealth } from './infra/storage-health.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
 import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
 import { startSqliteLinkChangeFeed } from './infra/sqlite-link-change-feed.js';
@@ -94,6 +95,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
   const metrics = deps.metrics ?? createMetrics({ storage, clock });
+  // Whether writes can land (SPEC §17): failed writes report here; on the embedded engine DATA_DIR is probed too.
+  const storageHealth = createStorageHealth({ dataDir: isEmbedded(storage) ? config.dataDir : null });
 
   const moduleDeps = { config, storage, shared, clock, jwtSecret, log: app.log };
   const core = createCoreModules(moduleDeps);
@@ -125,13 +128,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   addSchemas(app, modules, compilers);
   await registerRootPlugins(app, {
-    config, clock, metrics,
+    config, clock, metrics, storageHealth,
     authenticators: { token: (t) => core.tokensModule.tokens.authenticate(t), apiKey: (k) => core.apiKeysModule.apiKeys.authenticate(k) },
     idempotency: core.idempotencyModule.idempotency,
   });
   await registerApi(app, { config, modules, verifyToken: core.jwt.verify, rateLimitStore: shared.rateLimitStore });
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
-  await app.register(healthRoutes, { checks: { database: databaseCheck(storage), ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: clickPipeline.stream });
+  await app.register(healthRoutes, {
+    checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: clickPipeline.stream,
+  });
   await registerDashboard(app, config, clock);
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
@@ -159,13 +164,14 @@ interface RootPluginDeps {
   config: Config;
   clock: Clock;
   metrics: Metrics;
+  storageHealth: Pick<StorageHealth, 'failed'>;
   authenticators: Authenticators;
   idempotency: IdempotencyService;
 }
 
 /** Root: what every response needs, and cheap enough for the redirect's hot path. */
-async function registerRootPlugins(app: FastifyInstance, { config, clock, metrics, authenticators, idempotency }: RootPluginDeps): Promise<void> {
-  await app.register(errorsPlugin, { clock });
+async function registerRootPlugins(app: FastifyInstance, { config, clock, metrics, storageHealth, authenticators, idempotency }: RootPluginDeps): Promise<void> {
+  await app.register(errorsPlugin, { clock, onStorageFault: () => storageHealth.failed() });
   await app.register(requestIdPlugin);
   app.addHook('onRequest', rejectBadTarget);
   await app.register(requestMetricsPlugin, { metrics });

@@ -152,9 +152,11 @@ export function sendAppError(reply: FastifyReply, err: AppError, now: number): F
   return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(buildEnvelope(err, String(reply.request.id), now)));
 }
 
-async function errorsPlugin(app: FastifyInstance, opts: { clock: Clock }): Promise<void> {
+async function errorsPlugin(app: FastifyInstance, opts: { clock: Clock; onStorageFault?: () => void }): Promise<void> {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(err);
+    // Readiness names the storage while writes fail (infra/storage-health.ts).
+    if (appError.code === 'STORAGE_UNAVAILABLE') opts.onStorageFault?.();
     // A 503 because a dependency is down (Redis for the deny list, the database, a full disk) is not a failure
     // of this request: the dependency's connection logs the outage once per episode (infra/redis.ts,
     // infra/dependency-faults.ts), not once per request.

@@ -49,7 +49,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     await visits(10, 250);
     await t.app.clickQueue.flush();
     expect(await recordCount(t, link.id)).toBe(10);
-    expect((await t.request({ url: '/readyz' })).body.checks).toEqual({ database: 'ok', redis: 'ok' });
+    expect((await t.request({ url: '/readyz' })).body.checks).toEqual({ database: 'ok', storage: 'ok', redis: 'ok' });
     // SPEC §12: without CLICK_WORKER_IN_PROCESS this instance consumes the stream itself; /readyz says so.
     await waitFor('readiness to show this instance as a live consumer', async () => (await t.request({ url: '/readyz' })).body.click_stream?.consumers === 1);
     expect((await t.request({ url: '/readyz' })).body.click_stream.backlog).toBe(0);

@@ -8,7 +8,7 @@ export const HealthSchema = Type.Object(
 export const ReadinessSchema = Type.Object(
   {
     status: Type.Literal('ok'),
-    checks: Type.Record(Type.String(), Type.Literal('ok'), { description: 'Every dependency checked, by name (database; redis when used)' }),
+    checks: Type.Record(Type.String(), Type.Literal('ok'), { description: 'Every dependency checked, by name: database, storage (writes can land: DATA_DIR has room and takes writes on the embedded engine, and no write failed for lack of space in the last 10 s), redis when used' }),
     click_stream: Type.Optional(Type.Object(
       {
         backlog: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Clicks in the Redis click stream not yet written (all instances)' }),
@@ -21,7 +21,7 @@ export const ReadinessSchema = Type.Object(
     $id: 'Readiness',
     additionalProperties: false,
     description: 'Every dependency answered. A failing check answers 503 with one detail per failing check instead.',
-    examples: [{ status: 'ok', checks: { database: 'ok' } }, { status: 'ok', checks: { database: 'ok', redis: 'ok' }, click_stream: { backlog: 12, consumers: 2 } }],
+    examples: [{ status: 'ok', checks: { database: 'ok', storage: 'ok' } }, { status: 'ok', checks: { database: 'ok', storage: 'ok', redis: 'ok' }, click_stream: { backlog: 12, consumers: 2 } }],
   },
 );
 

@@ -32,7 +32,7 @@ describe.each(engines)('health, readiness and metrics on %s', (engine) => {
     const scaleOut = engine === 'postgres' && Boolean(process.env.TEST_REDIS_URL);
     const redis = scaleOut ? { redis: 'ok' } : {};
     const stream = scaleOut ? { click_stream: { backlog: expect.any(Number), consumers: expect.any(Number) } } : {};
-    expect(res.body).toEqual({ status: 'ok', checks: { database: 'ok', ...redis }, ...stream });
+    expect(res.body).toEqual({ status: 'ok', checks: { database: 'ok', storage: 'ok', ...redis }, ...stream });
   });
 
   it('when requests were answered, then /metrics counts them by route template and status, not by raw URL', async () => {

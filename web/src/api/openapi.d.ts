@@ -1995,13 +1995,15 @@ export interface components {
          * @example {
          *       "status": "ok",
          *       "checks": {
-         *         "database": "ok"
+         *         "database": "ok",
+         *         "storage": "ok"
          *       }
          *     }
          * @example {
          *       "status": "ok",
          *       "checks": {
          *         "database": "ok",
+         *         "storage": "ok",
          *         "redis": "ok"
          *       },
          *       "click_stream": {
@@ -2011,7 +2013,7 @@ export interface components {
          *     }
          */
         Readiness: {
-            /** @description Every dependency checked, by name (database; redis when used) */
+            /** @description Every dependency checked, by name: database, storage (writes can land: DATA_DIR has room and takes writes on the embedded engine, and no write failed for lack of space in the last 10 s), redis when used */
             checks: {
                 [key: string]: "ok";
             };
