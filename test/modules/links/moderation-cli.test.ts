@@ -1,0 +1,56 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStorage, type Storage } from '../../../src/db/database.js';
+import { deploymentPaginator } from '../../../src/lib/pagination.js';
+import { openLinkModeration, type LinkModeration } from '../../../src/modules/links/index.js';
+import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { waitFor } from '../../helpers/scale-out.js';
+
+/**
+ * SPEC §18: `ferry links disable` runs in another process than the server, on the same database: its change must
+ * reach the running server's redirect cache within a second (PostgreSQL: NOTIFY; SQLite, where the server
+ * otherwise keeps a link in its cache for good: link_changes). The CLI's services are built here as the CLI
+ * builds them, on a storage of their own.
+ */
+describe.each(engines)('moderation from outside the server on %s', (engine) => {
+  let t: TestApp;
+  let cliStorage: Storage;
+  let moderation: LinkModeration;
+  let base: string;
+  beforeAll(async () => {
+    t = await createTestApp(engine, { redisUrl: '' });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    cliStorage = createStorage(t.config, { visitor: true });
+    moderation = await openLinkModeration({ config: t.config, storage: cliStorage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock, log: t.app.log });
+  });
+  afterAll(async () => {
+    await cliStorage.close();
+    await t.close();
+  });
+
+  const visit = async (code: string) => (await fetch(`${base}/${code}`, { redirect: 'manual' })).status;
+
+  it('when another process disables a link the server has cached, then the server answers 410 within a second, and redirects again within a second of its enabling', async () => {
+    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/cli' } })).body as { short_code: string };
+    expect(await visit(link.short_code)).toBe(302);
+    expect(await visit(link.short_code)).toBe(302); // served from the cache (the fast path) now
+    const disabled = await moderation.disable(link.short_code, 'Reported');
+    expect(disabled.disabled_reason).toBe('Reported');
+    const disabledAt = Date.now();
+    await waitFor('the server to refuse the disabled link', async () => (await visit(link.short_code)) === 410, 1_000);
+    expect(Date.now() - disabledAt).toBeLessThan(1_000);
+    await moderation.enable(link.short_code);
+    const enabledAt = Date.now();
+    await waitFor('the server to redirect again', async () => (await visit(link.short_code)) === 302, 1_000);
+    expect(Date.now() - enabledAt).toBeLessThan(1_000);
+  });
+
+  it('when the CLI lists links, then it gets the API\'s records, filtered as the admin list is', async () => {
+    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/listed', tags: ['cli-list'] } })).body as { short_code: string };
+    await moderation.disable(link.short_code, null);
+    const page = await moderation.listAll({ tag: 'cli-list', status: 'disabled' as const }, '/api/v1/links');
+    expect(page.data).toEqual([expect.objectContaining({ short_code: link.short_code, disabled: true, disabled_reason: null })]);
+    await expect(moderation.disable('nope1234', null)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
