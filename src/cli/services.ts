@@ -7,6 +7,7 @@ import type { Caller } from '../lib/caller.js';
 import { systemClock } from '../lib/clock.js';
 import { deploymentPaginator } from '../lib/pagination.js';
 import { createApiKeysModule } from '../modules/api-keys/api-keys.module.js';
+import { openLinkModeration, type LinkModeration } from '../modules/links/index.js';
 import { loadJwtSecret } from '../modules/tokens/secret.js';
 import { createUsersModule } from '../modules/users/index.js';
 
@@ -20,6 +21,8 @@ export interface CliServices {
   users: ReturnType<typeof createUsersModule>['users'];
   usersRepository: ReturnType<typeof createUsersModule>['repository'];
   apiKeys: ReturnType<typeof createApiKeysModule>['apiKeys'];
+  /** the links' moderation service, opened on first use (it reads BLOCKED_HOSTS_FILE as a server does) */
+  moderation(): Promise<LinkModeration>;
   close(): Promise<void>;
 }
 
@@ -54,12 +57,15 @@ export async function openServices(config: Config, warn: (line: string) => void)
   const paginator = deploymentPaginator(jwtSecret);
   const clock = systemClock;
   const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, registration: config.registration });
-  const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersModule.repository, jwtSecret, clock, paginator, log: warningsLogger(warn) });
+  const log = warningsLogger(warn);
+  const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersModule.repository, jwtSecret, clock, paginator, log });
+  let moderation: Promise<LinkModeration> | null = null;
   return {
     storage,
     users: usersModule.users,
     usersRepository: usersModule.repository,
     apiKeys: apiKeysModule.apiKeys,
+    moderation: () => (moderation ??= openLinkModeration({ config, storage, paginator, clock, log })),
     close: async () => {
       await apiKeysModule.close?.();
       await storage.close();

@@ -3,6 +3,7 @@ import { adminCommand } from './admin.js';
 import { backupCommands } from './backup.js';
 import { importCommand } from './import.js';
 import { keysCommand } from './keys.js';
+import { linksCommand } from './links.js';
 import { migrateCommand } from './migrate.js';
 import { usersCommand } from './users.js';
 
@@ -14,6 +15,7 @@ export const commandModules: readonly CommandModule[] = [
   adminCommand,
   usersCommand,
   keysCommand,
+  linksCommand,
   migrateCommand,
   backupCommands,
   importCommand,

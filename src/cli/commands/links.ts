@@ -1,0 +1,86 @@
+import type { LinkModeration } from '../../modules/links/index.js';
+import type { Link } from '../../modules/links/links.schemas.js';
+import { findAccount } from '../accounts.js';
+import { usageError } from '../cli-error.js';
+import { table } from '../output.js';
+import type { CommandContext, CommandModule } from '../program.js';
+
+const STATUSES = ['active', 'expired', 'disabled'] as const;
+const PAGE = 100;
+
+interface ListOptions { q?: string; user?: string; tag?: string; status?: string; limit: string }
+
+async function listLinks(ctx: CommandContext, opts: ListOptions): Promise<void> {
+  const limit = Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw usageError('--limit must be a positive integer');
+  if (opts.status !== undefined && !(STATUSES as readonly string[]).includes(opts.status)) throw usageError(`--status must be one of ${STATUSES.join(', ')}`);
+  const services = await ctx.services();
+  const userId = opts.user === undefined ? undefined : (await findAccount(services, opts.user)).id;
+  const moderation = await services.moderation();
+  const filters = {
+    sort: 'created_at', order: 'desc',
+    ...(opts.q ? { q: opts.q } : {}), ...(opts.tag ? { tag: opts.tag } : {}), ...(userId ? { user_id: userId } : {}), ...(opts.status ? { status: opts.status } : {}),
+  };
+  const links: Link[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = { ...filters, limit: Math.min(PAGE, limit - links.length), ...(cursor ? { cursor } : {}) } as unknown as Parameters<LinkModeration['listAll']>[0];
+    const page = await moderation.listAll(query, '/', true);
+    links.push(...page.data);
+    cursor = page.pagination.nextCursor;
+  } while (cursor && links.length < limit);
+  const more = cursor !== null;
+  const state = (l: Link) => (l.disabled ? 'disabled' : l.expires_at !== null && Date.parse(l.expires_at) <= Date.now() ? 'expired' : 'active');
+  const cut = (text: string) => (text.length > 60 ? `${text.slice(0, 59)}…` : text);
+  ctx.out.result(links, [
+    ...table(['CODE', 'OWNER', 'CLICKS', 'STATUS', 'TARGET'], links.map((l) => [l.short_code, l.user_id === null ? '-' : String(l.user_id), String(l.click_count), state(l), cut(l.original_url)])),
+    `${links.length} link${links.length === 1 ? '' : 's'}${more ? ` (more: raise --limit)` : ''}`,
+  ]);
+}
+
+/**
+ * A moderation change through the service. The CLI's storage is a visitor's: on the embedded engine each change
+ * leaves a row in link_changes for a running server's redirect cache (db/dialect.ts), as NOTIFY does on PostgreSQL.
+ */
+async function moderate<T>(ctx: CommandContext, change: (moderation: LinkModeration) => Promise<T>): Promise<T> {
+  return change(await (await ctx.services()).moderation());
+}
+
+/** `ferry links list|disable|enable|disable-blocked`: moderation (SPEC §18) through the links' moderation service. */
+export const linksCommand: CommandModule = (program, cli) => {
+  const links = program.command('links').description('every link: list, disable (visits answer 410), enable, disable those to blocked hosts');
+  links
+    .command('list')
+    .description('links of every account, newest first by default')
+    .option('--q <text>', 'only links whose URL, code or title contains this text')
+    .option('--user <user>', 'only this account\'s links (id or username)')
+    .option('--tag <tag>', 'only links with this tag')
+    .option('--status <status>', `only links in this state (${STATUSES.join(', ')})`)
+    .option('--limit <n>', 'at most this many', '100')
+    .action(cli.action(listLinks));
+  links
+    .command('disable')
+    .description('disable a link: its visits answer 410 LINK_DISABLED (a running server sees it within a second or less) until it is enabled again')
+    .argument('<code>', 'the short code')
+    .option('--reason <text>', 'why (shown to its owner)')
+    .action(cli.action(async (ctx, code: string, opts: { reason?: string }) => {
+      const row = await moderate(ctx, (m) => m.disable(code, opts.reason ?? null));
+      ctx.out.result({ short_code: row.short_code, disabled: true, disabled_reason: row.disabled_reason }, `${row.short_code} is disabled${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`);
+    }));
+  links
+    .command('enable')
+    .description('let a disabled link redirect again')
+    .argument('<code>', 'the short code')
+    .action(cli.action(async (ctx, code: string) => {
+      const row = await moderate(ctx, (m) => m.enable(code));
+      ctx.out.result({ short_code: row.short_code, disabled: false }, `${row.short_code} redirects again`);
+    }));
+  links
+    .command('disable-blocked')
+    .description('disable every link whose destination is on BLOCKED_HOSTS_FILE (a name blocks its subdomains) and print how many')
+    .action(cli.action(async (ctx) => {
+      if (!ctx.config.blockedHostsFile) throw usageError('BLOCKED_HOSTS_FILE is not set: it names the file of blocked host names, one a line');
+      const disabled = await moderate(ctx, (m) => m.disableBlocked());
+      ctx.out.result({ disabled }, `disabled ${disabled} link${disabled === 1 ? '' : 's'} to blocked hosts`);
+    }));
+};

@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { cliEnvFor, runFerry } from '../helpers/cli.js';
+import { createUser } from '../helpers/factories.js';
+
+/** `ferry links list|disable|enable|disable-blocked` on the storage a running app uses; visits seen through the app. */
+describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  let dir: string;
+  beforeAll(async () => {
+    t = await createTestApp(engine);
+    dir = mkdtempSync(path.join(tmpdir(), 'ferry-cli-links-'));
+    env = cliEnvFor(t);
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * The status visits get once the CLI's change reached the app's redirect cache: at once on PostgreSQL
+   * (LISTEN/NOTIFY), within about 250 ms on the embedded engine (link_changes). Visits are retried
+   * until they answer `status`, for at most 10 s.
+   */
+  const visitsAnswer = async (code: string, status: number): Promise<number> => {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const got = (await t.request({ url: `/${code}` })).status;
+      if (got === status || Date.now() > until) return got;
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the next visit, not a wait for time to pass
+    }
+  };
+
+  const linkOf = async (token: string, url: string) => {
+    const res = await t.request({ method: 'POST', url: '/api/v1/links', token, payload: { original_url: url } });
+    expect(res.status, res.text).toBe(201);
+    return res.body.short_code as string;
+  };
+
+  it('when an operator lists and disables a link, then it answers 410 until enabled again, and the list shows why', async () => {
+    const owner = await createUser(t);
+    const code = await linkOf(owner.token, 'https://phish.example/login');
+    expect((await t.request({ url: `/${code}` })).status).toBe(302); // and now in the app's redirect cache
+    const listed = await runFerry(['links', 'list', '--user', owner.username, '--json'], env);
+    expect(listed.status, listed.stderr).toBe(0);
+    expect((listed.json() as Array<{ short_code: string }>).map((l) => l.short_code)).toEqual([code]);
+
+    const disabled = await runFerry(['links', 'disable', code, '--reason', 'phishing'], env);
+    expect(disabled.status, disabled.stderr).toBe(0);
+    expect(await visitsAnswer(code, 410)).toBe(410);
+    const onlyDisabled = await runFerry(['links', 'list', '--status', 'disabled', '--json'], env);
+    expect(onlyDisabled.json()).toEqual([expect.objectContaining({ short_code: code, disabled: true, disabled_reason: 'phishing' })]);
+
+    expect((await runFerry(['links', 'enable', code], env)).status).toBe(0);
+    expect(await visitsAnswer(code, 302)).toBe(302);
+    expect((await runFerry(['links', 'disable', 'nosuchcd'], env)).status).toBe(1);
+  });
+
+  it('when disable-blocked runs with a blocked hosts file, then links to those hosts and their subdomains are disabled and counted', async () => {
+    const owner = await createUser(t);
+    const bad = [await linkOf(owner.token, 'https://evil-blocked.example/a'), await linkOf(owner.token, 'https://www.evil-blocked.example/b')];
+    const good = await linkOf(owner.token, 'https://fine.example/c');
+    const file = path.join(dir, 'blocked.txt');
+    writeFileSync(file, '# phishing\nevil-blocked.example\n');
+    const run = await runFerry(['links', 'disable-blocked', '--json'], { ...env, BLOCKED_HOSTS_FILE: file });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.json()).toEqual({ disabled: 2 });
+    for (const code of bad) expect(await visitsAnswer(code, 410)).toBe(410);
+    expect((await t.request({ url: `/${good}` })).status).toBe(302);
+    expect((await runFerry(['links', 'disable-blocked'], env)).status).toBe(2); // no BLOCKED_HOSTS_FILE
+  });
+});
