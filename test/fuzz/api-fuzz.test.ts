@@ -26,14 +26,27 @@ const hostileText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 20 }),
   fc.constantFrom('%ZZ', '%', '%E0%A4%A', '%u0041', '%00', '%C3%28', '..', '../..', 'me', '0', '-1', '1e309', '9007199254740993', 'null', 'true',
     '[]', '{}', "' or 1=1 --", '<script>', '\u202e', '😀', 'a'.repeat(300), '2030-01-01', '9999-12-31T23:59:59.999Z', '1969-12-31T23:59:59Z',
-    'click_count', 'createdAt', 'asc', 'desc', 'hour', 'day', 'png', 'svg', 'fry_', 'active', 'expired', 'disabled', 'http://127.0.0.1:3000/x', 'https://example.com/'),
+    'click_count', 'createdAt', 'asc', 'desc', 'hour', 'day', 'png', 'svg', 'fry_', 'active', 'expired', 'disabled', 'http://127.0.0.1:3000/x', 'https://example.com/',
+    // imports (SPEC §20): sources, policies, and source addresses where nothing listens
+    'shlink', 'kutt', 'yourls', 'bitly', 'dub', 'csv', 'skip', 'fail', 'default', 'http://127.0.0.1:9/', 'mysql://root@127.0.0.1:9/yourls', 'summer-sale_2024'),
 );
 const encoded = (s: string): string => (Math.random() < 0.5 ? encodeURIComponent(s) : s.replace(/[\s#?&/]/g, (c) => encodeURIComponent(c)));
 const jsonBody = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
   fc.dictionary(fc.constantFrom('original_url', 'short_code', 'expires_at', 'username', 'email', 'password', 'currentPassword', 'role', 'status',
-    'name', 'age', 'itemId', 'quantity', 'tags', 'max_visits', 'forward_query', 'links', 'scopes', 'version', 'originalUrl', 'title', 'disabled', 'disabled_reason', 'disabledReason', '__proto__', 'constructor'),
+    'name', 'age', 'itemId', 'quantity', 'tags', 'max_visits', 'forward_query', 'links', 'scopes', 'version', 'originalUrl', 'title', 'disabled', 'disabled_reason', 'disabledReason',
+    'source', 'url', 'api_key', 'database', 'table_prefix', 'owner', 'dry_run', 'on_conflict', 'domain_map', 'aliases', '__proto__', 'constructor'),
   fc.oneof(hostileText, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(hostileText, { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 }))),
+);
+
+/** CSV files as an import's body (text/csv): well formed, broken quoting, a BOM, formulas, odd columns. */
+const csvBody = fc.oneof(
+  fc.constantFrom(
+    'url,code\nhttps://example.com/fuzz-csv,\n', 'url,code,aliases\nhttps://example.com/a,fz1,a-b|c_d\n', '\ufeffurl;code\r\nhttps://example.com/x;y\r\n',
+    'url\n"unterminated', 'Short link,Destination URL,Clicks\nhttps://dub.sh/x,https://example.com/d,zz\n', 'link,long_url\nnot a link,javascript:alert(1)\n',
+    'url,code,created_at,max_visits\nhttps://example.com/m,m1,yesterday,-5\n', 'url,title\nhttps://example.com/f,=HYPERLINK("x")\n', '',
+  ),
+  fc.array(fc.array(hostileText, { maxLength: 4 }), { maxLength: 4 }).map((rows) => ['url,code,tags,aliases', ...rows.map((r) => r.join(','))].join('\n')),
 );
 
 function operationsOf(doc: { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }> }>> }): Operation[] {
@@ -90,8 +103,8 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
       unversioned: fc.boolean(),
       accept: fc.constantFrom(undefined, 'application/vnd.ferry.v2+json', 'application/vnd.ferry.v9+json', 'text/html', 'image/png', 'text/csv', '*/*', '\u0001'),
       auth: fc.constantFrom('none', 'user', 'admin', 'junk', 'key'),
-      body: fc.oneof(jsonBody.map((b) => JSON.stringify(b)), fc.string({ maxLength: 60 }), fc.constant(undefined)),
-      contentType: fc.constantFrom('application/json', 'application/merge-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1',
+      body: fc.oneof(jsonBody.map((b) => JSON.stringify(b)), fc.string({ maxLength: 60 }), csvBody, fc.constant(undefined)),
+      contentType: fc.constantFrom('application/json', 'application/merge-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'text/csv', 'text/csv; charset=utf-8',
         'application/json; charset=utf-16', 'application/json; charset="UTF-8"', 'application/merge-patch+json; charset=utf-8', undefined),
       // SPEC §17: a content coding other than identity is 415, never read as text.
       contentEncoding: fc.constantFrom(undefined, undefined, 'gzip', 'identity', 'br, identity', 'x-unknown'),
@@ -136,6 +149,34 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
     );
     // The generator reached (nearly) every operation.
     expect(hit.size).toBeGreaterThan(ops.length * 0.8);
+    expect(errors).toEqual([]);
+  });
+
+  it('when an admin sends hostile imports (JSON requests and CSV files), then no 5xx, and every job they start ends without an error logged', { timeout: 300_000 }, async () => {
+    const importRequest = fc.record({
+      csv: fc.boolean(),
+      json: jsonBody,
+      file: csvBody,
+      query: fc.array(fc.tuple(fc.constantFrom('source', 'owner', 'dry_run', 'on_conflict', 'x'), hostileText), { maxLength: 3 }),
+      contentType: fc.constantFrom('text/csv', 'text/csv; charset=utf-8', 'text/csv; charset=latin1', 'application/json'),
+    });
+    await fc.assert(
+      fc.asyncProperty(importRequest, async (r) => {
+        const query = r.query.map(([n, v]) => `${n}=${encoded(v)}`).join('&');
+        const url = `/api/v1/imports${query ? `?${query}` : ''}`;
+        const payload = r.csv ? r.file : JSON.stringify(r.json);
+        const res = await t.request({ method: 'POST', url, token: admin.token, headers: { 'content-type': r.csv ? r.contentType : 'application/json' }, payload });
+        expectSafe(res, `POST ${url} ${String(payload).slice(0, 200)} -> ${res.text.slice(0, 300)}`);
+      }),
+      { numRuns: Math.ceil(PER_ENGINE * RAW_SHARE), ...(SEED !== undefined ? { seed: SEED } : {}) },
+    );
+    // The jobs run on after their 202: each ends (done, failed or interrupted), and none logged an error.
+    for (let i = 0; i < 1500; i += 1) {
+      const running = await t.storage.db.selectFrom('import_jobs').select('id').where('state', '=', 'running').execute();
+      if (running.length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await t.storage.db.selectFrom('import_jobs').select('id').where('state', '=', 'running').execute()).toEqual([]);
     expect(errors).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestApp } from './app.js';
@@ -19,6 +19,18 @@ export interface FerryRun {
  * compiled) with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal).
  */
 export function runFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string } = {}): Promise<FerryRun> {
+  return startFerry(args, env, opts).done;
+}
+
+/** A running `ferry` process: send it signals, wait for what it writes on stderr, then for its end. */
+export interface FerryProcess {
+  child: ChildProcess;
+  /** resolves once stderr (so far or later) matches; rejects if the process ends first */
+  stderrMatches(pattern: RegExp): Promise<void>;
+  done: Promise<FerryRun>;
+}
+
+export function startFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string } = {}): FerryProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ferry.ts', ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env },
@@ -26,13 +38,28 @@ export function runFerry(args: readonly string[], env: Record<string, string>, o
   });
   let stdout = '';
   let stderr = '';
+  const watchers = new Set<() => void>();
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+    for (const w of watchers) w();
+  });
   child.stdin.end(opts.stdin ?? '');
-  return new Promise((resolve, reject) => {
+  const done = new Promise<FerryRun>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stdout, stderr, json: () => JSON.parse(stdout) }));
   });
+  const stderrMatches = (pattern: RegExp) => new Promise<void>((resolve, reject) => {
+    const check = () => {
+      if (!pattern.test(stderr)) return;
+      watchers.delete(check);
+      resolve();
+    };
+    watchers.add(check);
+    check();
+    void done.then(() => reject(new Error(`ferry ended before its stderr matched ${pattern}:\n${stderr}`)));
+  });
+  return { child, stderrMatches, done };
 }
 
 /** The environment under which the CLI reads the same storage and secret as a test app. */

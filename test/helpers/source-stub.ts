@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A local HTTP server standing in for another link service's API (Shlink, Kutt, Bitly): it answers only with
  * the right key in the given header (401 otherwise, as those APIs do) and hands each request to `route`, which
- * returns the JSON body, or null for a 404. Every request is recorded, so a test can check paging and headers.
+ * returns the JSON body, or null for a 404 (or a promise of either: a test can hold an answer back). Every request is recorded, so a test can check paging and headers.
  */
 export interface SourceStub {
   url: string;
@@ -25,9 +25,7 @@ export async function startSourceStub(
       res.end(JSON.stringify(body));
     };
     if (req.headers[auth.header.toLowerCase()] !== auth.value) return send(401, { error: 'invalid api key' });
-    const body = route(url.pathname, url.searchParams);
-    if (body === null) return send(404, { error: 'not found' });
-    send(200, body);
+    void Promise.resolve(route(url.pathname, url.searchParams)).then((body) => (body === null ? send(404, { error: 'not found' }) : send(200, body)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

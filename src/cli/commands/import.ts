@@ -60,7 +60,12 @@ export const importCommand: CommandModule = (program, cli) => {
       const storage = createStorage(config, { visitor: true });
       const clicks = createClicksRepository(storage);
       const stop = new AbortController();
-      const onSigint = () => stop.abort();
+      // The first Ctrl-C stops after the batch being written (its transaction commits or never began); a
+      // second one ends the process at once, which loses nothing committed either.
+      const onSigint = () => {
+        stop.abort();
+        out.warn('interrupted: stopping after the batch being written (Ctrl-C again to stop at once); run the same command again to finish the rest');
+      };
       process.once('SIGINT', onSigint);
       const bar = out.progress(`import ${source}`, 0, 'items');
       try {

@@ -40,6 +40,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService;
     schema: {
       operationId: 'createImport', tags,
       summary: 'Start an import from Shlink, Kutt, YOURLS, Bitly, Dub or a CSV file (admin); a CSV file may be the body (text/csv, ?source=)',
+      description: 'Version 1 of the API only: the unversioned path asked for another version answers 404.',
       querystring: ImportCsvQuery,
       body: {
         description: 'A JSON import request, or with Content-Type text/csv the CSV file itself',
@@ -47,7 +48,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService;
       },
       response: {
         202: { ...Type.Ref('ImportJob'), description: 'The job, as it starts', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 64, description: '/api/v1/imports/{id}' } } },
-        ...errorResponses(400, 401, 403, 413, 415, 429),
+        ...errorResponses(400, 401, 403, 404, 413, 415, 429),
       },
     },
   }, async (request, reply) => {

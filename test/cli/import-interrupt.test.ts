@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { cliEnvFor, runFerry, startFerry } from '../helpers/cli.js';
+import { createUser } from '../helpers/factories.js';
+import { startSourceStub, type SourceStub } from '../helpers/source-stub.js';
+import { SHLINK_API_KEY, shlinkPage } from '../modules/imports/fixtures/shlink.js';
+
+/** 1,100 short URLs in Shlink's shape (fixtures/shlink.ts), link k with k mod 3 visits. */
+const LINKS = 1_100;
+const shortUrls = Array.from({ length: LINKS }, (_, k) => ({
+  shortCode: `i${k}`, shortUrl: `https://s.test/i${k}`, longUrl: `https://example.com/interrupted/${k}`, dateCreated: '2023-01-01T00:00:00+00:00',
+  visitsSummary: { total: k % 3, nonBots: k % 3, bots: 0 }, tags: [], meta: { validSince: null, validUntil: null, maxVisits: null },
+  domain: null, title: null, crawlable: false, forwardQuery: false, hasRedirectRules: false,
+}));
+const visitsOf = (k: number) => Array.from({ length: k % 3 }, (_, v) => ({
+  referer: 'https://news.example/', date: `2023-02-0${v + 1}T10:00:00+00:00`, userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0',
+  visitLocation: null, potentialBot: false, visitedUrl: `https://s.test/i${k}`,
+}));
+const expectedVisits = shortUrls.reduce((n, _, k) => n + (k % 3), 0);
+
+/**
+ * SPEC §20: an import interrupted (SIGINT to a real `ferry import`) leaves whole batches only, and the same
+ * command run again finishes the rest, each link once with all of its visits.
+ */
+describe.each(engines)('an interrupted ferry import on %s', (engine) => {
+  let t: TestApp;
+  let stub: SourceStub;
+  /** While set, the stub holds back the 7th page of short URLs (links 601-700) until `open`: the first batch (500) is written by then. */
+  let gate: { open: () => void; opened: Promise<void> } | null = null;
+  beforeAll(async () => {
+    t = await createTestApp(engine);
+    await createUser(t, { role: 'admin', status: 'active' });
+    stub = await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, async (path, q) => {
+      const page = Number(q.get('page') ?? 1);
+      if (path === '/rest/v3/short-urls') {
+        if (page === 7 && gate) await gate.opened;
+        return shlinkPage('shortUrls', shortUrls, page, Number(q.get('itemsPerPage') ?? 10));
+      }
+      const m = /^\/rest\/v3\/short-urls\/i(\d+)\/visits$/.exec(path);
+      return m ? shlinkPage('visits', visitsOf(Number(m[1])), page, 100) : null;
+    });
+  });
+  afterAll(async () => {
+    await stub?.close();
+    await t?.close();
+  });
+
+  async function importedState() {
+    const links = await t.storage.db.selectFrom('links').select(['id', 'short_code', 'click_count']).where('original_url', 'like', 'https://example.com/interrupted/%').execute();
+    const clicks = await t.storage.db.selectFrom('clicks').select(['link_id']).where('imported', '=', 1).where('link_id', 'in', links.length ? links.map((l) => l.id) : [0]).execute();
+    const perLink = new Map<number, number>();
+    for (const c of clicks) perLink.set(Number(c.link_id), (perLink.get(Number(c.link_id)) ?? 0) + 1);
+    // Whole links only: each one present has every visit of its source item, in records and in its count.
+    for (const l of links) {
+      const k = Number(l.short_code.slice(1));
+      expect([perLink.get(Number(l.id)) ?? 0, Number(l.click_count)]).toEqual([k % 3, k % 3]);
+    }
+    return { links: links.length, codes: new Set(links.map((l) => l.short_code)).size, clicks: clicks.length };
+  }
+
+  it('when SIGINT reaches ferry import mid-run, then it stops after whole batches, and the same command finishes the rest, each link once', async () => {
+    const env = cliEnvFor(t);
+    const args = ['import', 'shlink', '--url', stub.url, '--api-key', SHLINK_API_KEY, '--json'];
+    let open!: () => void;
+    gate = { open: () => open(), opened: new Promise<void>((resolve) => { open = resolve; }) };
+    const run = startFerry(args, env);
+    // The 7th page is asked for once the first batch is committed (the stub records a request before answering).
+    const page7 = async () => {
+      while (!stub.requests.some((r) => r.path === '/rest/v3/short-urls' && r.query.get('page') === '7')) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    await Promise.race([page7(), run.done.then((r) => { throw new Error(`ferry ended early: ${r.stderr}`); })]);
+    run.child.kill('SIGINT');
+    await run.stderrMatches(/interrupted: stopping after the batch/);
+    gate.open();
+    gate = null;
+    const first = await run.done;
+    expect(first.status, first.stderr).toBe(1);
+    expect(first.json()).toMatchObject({ state: 'interrupted', items: 500, created: 500 });
+    expect(await importedState()).toMatchObject({ links: 500, codes: 500 });
+
+    const second = await runFerry(args, env);
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.json()).toMatchObject({ state: 'done', items: LINKS, created: LINKS - 500, unchanged: 500, failed: 0 });
+    expect(await importedState()).toEqual({ links: LINKS, codes: LINKS, clicks: expectedVisits });
+  }, 300_000);
+});
