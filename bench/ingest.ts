@@ -25,7 +25,7 @@ import { migrateToLatest } from '../src/db/migrator.js';
 import type { ClickEvent } from '../src/modules/clicks/event/click-event.js';
 import { createMemoryClickQueue } from '../src/modules/clicks/transport/memory-click-queue.js';
 import { systemClock } from '../src/lib/clock.js';
-import { createClicksRepository } from '../src/modules/clicks/rollups/pg-click-writer.js';
+import { clickWriterFor } from '../src/modules/clicks/click-ingest.js';
 import { peakRssBytes, threadCpuSeconds } from './lib/proc.js';
 import { seedLinksPortable } from './lib/seed.js';
 
@@ -45,7 +45,7 @@ for (const row of await storage.db.selectFrom('links').select(['id', 'short_code
   linkIds.push(Number(row.id));
 }
 
-const repository = createClicksRepository(storage);
+const repository = clickWriterFor(storage);
 const queue = createMemoryClickQueue({
   writer: repository.writer,
   flushMs: config.clickFlushMs,
@@ -110,6 +110,6 @@ await queue.close();
 await repository.close();
 await storage.close();
 process.stdout.write(`${JSON.stringify({
-  clicks: enqueued, records, counted, dropped: queue.dropped(), seconds, clicksPerSecond: records / seconds,
+  clicks: enqueued, records, counted, dropped: queue.status().dropped, seconds, clicksPerSecond: records / seconds,
   cpuSeconds: (cpu.user + cpu.system) / 1e6, writerCpuSeconds, peakRssBytes: peakRssBytes(process.pid),
 })}\n`);

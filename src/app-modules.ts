@@ -8,9 +8,7 @@ import { isEmbedded, type Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
 import { deploymentPaginator } from './lib/pagination.js';
 import { createApiKeysModule } from './modules/api-keys/api-keys.module.js';
-import {
-  createClickPipeline, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt, type ClickQueue,
-} from './modules/clicks/index.js';
+import { createClickIngest, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt } from './modules/clicks/index.js';
 import { createIdempotencyModule } from './modules/idempotency/index.js';
 import { createInstanceModule } from './modules/instance/index.js';
 import { createLinksModule, type BlockedHosts } from './modules/links/index.js';
@@ -47,15 +45,14 @@ export interface LinkModuleDeps extends ModuleDeps {
   core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
   /** BLOCKED_HOSTS_FILE's list, read before anything else starts */
   blockedHosts: BlockedHosts;
-  /** another click queue (tests) */
-  clickQueue?: ClickQueue;
 }
 
 /** Links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the two modules. */
-export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, blockedHosts, clickQueue }: LinkModuleDeps) {
+export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, blockedHosts }: LinkModuleDeps) {
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
-  const clickPipeline = await createClickPipeline({
-    config, storage, redis: shared.redis, redisPrefix: shared.redisPrefix, log, clock, ...(clickQueue ? { queue: clickQueue } : {}),
+  const clickIngest = await createClickIngest({
+    config, storage, log, clock,
+    redis: shared.redis && shared.redirectTurn ? { client: shared.redis, turn: shared.redirectTurn, prefix: shared.redisPrefix } : null,
   });
   // What a click learns besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash.
   const describeVisit = createVisitContext({
@@ -65,14 +62,14 @@ export async function createLinkModules({ config, storage, shared, clock, jwtSec
     salt: visitorSalt(jwtSecret),
   });
   const linksModule = createLinksModule({
-    config, storage, users: usersRepo, paginator, clock, passwords, clickQueue: clickPipeline.queue, describeVisit,
+    config, storage, users: usersRepo, paginator, clock, passwords, clicks: clickIngest.sink, describeVisit,
     passwordAttempts: shared.passwordAttempts,
     blockedHosts,
     // The embedded database is one process's file: no other instance changes links behind the cache's back.
     soleWriter: isEmbedded(storage),
   });
   const clicksModule = createClicksModule({
-    storage, links: linksModule.links, users: usersRepo, paginator, clock, pipeline: clickPipeline, retentionMonths: config.clickRetentionMonths, log,
+    storage, links: linksModule.links, users: usersRepo, paginator, clock, retentionMonths: config.clickRetentionMonths, log,
   });
-  return { clickPipeline, linksModule, clicksModule };
+  return { clickIngest, linksModule, clicksModule };
 }

@@ -16,7 +16,6 @@ import type { Redis } from './infra/redis.js';
 import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { sharedSchemas } from './lib/common.schemas.js';
-import type { ClickQueue } from './modules/clicks/index.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { defaultWebDir, findWebAssets } from './modules/dashboard/web-assets.js';
 import { healthRoutes } from './modules/health/health.routes.js';
@@ -62,8 +61,6 @@ export interface AppDeps {
   /** readiness checks besides the database (scale-out adds `redis`) */
   readinessChecks?: Record<string, ReadinessCheck>;
   metrics?: Metrics;
-  /** the click queue (default: in-process, bounded, flushed to this database) */
-  clickQueue?: ClickQueue;
 }
 
 /**
@@ -106,15 +103,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
   const firstAdminCommand = await core.instanceModule.instance.firstAdminCommand();
   if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
-  const { clickPipeline, linksModule, clicksModule } = await createLinkModules({ ...moduleDeps, core, blockedHosts, ...(deps.clickQueue ? { clickQueue: deps.clickQueue } : {}) });
+  const { clickIngest, linksModule, clicksModule } = await createLinkModules({ ...moduleDeps, core, blockedHosts });
   const importsModule = createImportsModule({
     db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
-    writeVisits: clickPipeline.repository.writeImported,
+    writeVisits: clickIngest.writeImported,
     created: (codes) => { for (const code of codes) linksModule.cache.invalidate(code); },
   });
   // In the order their routes are registered and their schemas added; closed in reverse.
   const modules: AppModule[] = [
-    core.usersModule, core.tokensModule, core.ordersModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
+    core.usersModule, core.tokensModule, core.ordersModule, clickIngest, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
     importsModule,
   ];
   // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY. On the
@@ -123,8 +120,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log })
     : storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
   // Read by metrics (depth, dropped) and by tests (flush).
-  app.decorate('clickQueue', clickPipeline.queue);
-  metrics.setClickQueueProvider(() => clickPipeline.stats());
+  app.decorate('clickQueue', clickIngest.sink);
+  metrics.setClickQueueProvider(() => clickIngest.sink.status());
 
   addSchemas(app, modules, compilers);
   await registerRootPlugins(app, {
@@ -135,7 +132,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerApi(app, { config, modules, verifyToken: core.jwt.verify, rateLimitStore: shared.rateLimitStore });
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
   await app.register(healthRoutes, {
-    checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: clickPipeline.stream,
+    checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: () => clickIngest.sink.status().stream,
   });
   await registerDashboard(app, config, clock);
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
@@ -147,6 +144,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await scheduler.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
     for (const m of [...modules].reverse()) await m.close?.();
+    await shared.close();
     await cacheBus?.close();
   });
   return app;
@@ -251,7 +249,7 @@ interface RedirectDeps {
  */
 async function registerRedirect(app: FastifyInstance, { config, linksModule, limiter, metrics }: RedirectDeps): Promise<RawHandler | null> {
   await app.register(linksModule.redirectRoutes, {
-    protect: async (scope: FastifyInstance) => registerRedirectRateLimit(scope, { perMinute: config.redirectRateLimitPerMinute, limiter }),
+    protect: async (scope: FastifyInstance) => registerRedirectRateLimit(scope, limiter),
   });
   // Cache hits skip Fastify's hooks: only where the fast path can apply every protection itself (the rate
   // limit, client IP from the socket); from the first shutdown step on, everything goes through Fastify.

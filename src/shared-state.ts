@@ -2,7 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { createMemoryAttemptLimiter, createRedisAttemptLimiter, type AttemptLimiter } from './infra/attempt-limiter.js';
-import { logRedisConnection, whenRedisReady, type Redis } from './infra/redis.js';
+import { closeRedis, logRedisConnection, whenRedisReady, type Redis } from './infra/redis.js';
+import { RedisTurn } from './infra/redis-turn.js';
 import type { Clock } from './lib/clock.js';
 import { redisReadiness, type ReadinessCheck } from './modules/health/readiness.js';
 import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
@@ -24,9 +25,16 @@ export interface SharedState {
   rateLimitStore: RateLimitStore;
   /** the redirect's per-address limit (REDIRECT_RATE_LIMIT_PER_MINUTE), in the rate-limit store */
   redirectLimiter: RedirectLimiter;
+  /**
+   * The redirect's Redis turn (infra/redis-turn.ts) on `redis`: the limit's counts and the click stream's
+   * appends of one event-loop turn in one script run; null without Redis.
+   */
+  redirectTurn: RedisTurn | null;
   passwordAttempts: AttemptLimiter;
   /** readiness checks the shared state adds (`redis`) */
   readiness: Record<string, ReadinessCheck>;
+  /** Closes the connections opened here (after the modules: the click stream's last appends go through them). */
+  close(): Promise<void>;
 }
 
 export interface SharedStateDeps {
@@ -45,23 +53,43 @@ export async function createSharedState(deps: SharedStateDeps): Promise<SharedSt
   const { config, redis, clock, log } = deps;
   const redisPrefix = deps.redisPrefix ?? config.redisKeyPrefix;
   const attempts = { max: config.linkPasswordAttemptsPerMinute, windowMs: 60_000, clock };
+  let reachable = true;
   if (redis) {
     logRedisConnection(redis, log, 'main');
     // Bounded: a Redis that is down at start-up degrades its features instead of stopping the service.
-    if (!(await whenRedisReady(redis))) log.warn('redis is not reachable at start-up; its features degrade until it is');
+    reachable = await whenRedisReady(redis);
+    if (!reachable) log.warn('redis is not reachable at start-up; its features degrade until it is');
   }
   const rateLimitStore = deps.rateLimitStore ?? { redis, keyPrefix: redisPrefix };
+  // One turn per client: where the limit's counters and the click stream share a Redis, they share its runs.
+  const turns = new Map<Redis, RedisTurn>();
+  const turnOf = (client: Redis): RedisTurn => {
+    let turn = turns.get(client);
+    if (turn === undefined) {
+      turns.set(client, (turn = new RedisTurn(client)));
+      logRedisConnection(turn.redis, log, 'redirect-turn');
+    }
+    return turn;
+  };
+  const redirectLimiter = rateLimitStore.redis
+    ? new SharedIpLimiter('redirect', config.redirectRateLimitPerMinute, turnOf(rateLimitStore.redis), rateLimitStore.keyPrefix ?? 'ferry:')
+    : new LocalIpLimiter('redirect', config.redirectRateLimitPerMinute);
+  const redirectTurn = redis ? turnOf(redis) : null;
+  // Its own connection, up before the first redirect (not waited for again when Redis is down).
+  if (reachable) await Promise.all([...turns.values()].map((t) => whenRedisReady(t.redis)));
   return {
     redis,
     redisPrefix,
     denyList: redis ? createRedisDenyList(redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(deps.storage.db),
     rateLimitStore,
-    redirectLimiter: rateLimitStore.redis
-      ? new SharedIpLimiter('redirect', config.redirectRateLimitPerMinute, rateLimitStore.redis, rateLimitStore.keyPrefix ?? 'ferry:', rateLimitStore.redis === redis)
-      : new LocalIpLimiter('redirect', config.redirectRateLimitPerMinute),
+    redirectLimiter,
+    redirectTurn,
     passwordAttempts: redis
       ? createRedisAttemptLimiter({ redis, prefix: `${redisPrefix}link-password:`, ...attempts, log })
       : createMemoryAttemptLimiter(attempts),
     readiness: redis ? { redis: redisReadiness(redis) } : {},
+    async close() {
+      await Promise.all([...turns.values()].map((t) => closeRedis(t.redis)));
+    },
   };
 }

@@ -8,7 +8,7 @@ import { connectionLossLogger } from './infra/dependency-faults.js';
 import { closeRedis, createRedis, logRedisConnection, whenRedisReady } from './infra/redis.js';
 import { createScheduler } from './infra/scheduler.js';
 import { systemClock } from './lib/clock.js';
-import { createClicksRepository, createClickStreamConsumer, createReplaySafeClickWriter } from './modules/clicks/index.js';
+import { startClickWorker } from './modules/clicks/index.js';
 
 /**
  * `npm run worker`: the click worker of the scale-out setup (docs/deployment.md). It consumes the Redis click
@@ -51,22 +51,12 @@ async function main(): Promise<void> {
   logRedisConnection(redis, log, 'click-consumer');
   if (!(await whenRedisReady(redis))) log.warn('redis is not reachable yet; the worker retries until it is');
 
-  const writer = createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer: createClicksRepository(storage).writer });
-  const consumer = createClickStreamConsumer({
-    redis,
-    prefix: config.redisKeyPrefix,
-    writer,
-    batchSize: config.clickBatchSize,
-    flushMs: config.clickFlushMs,
-    claimIdleMs: config.clickClaimIdleMs,
-    log,
-    clock: systemClock,
-  });
   const scheduler = createScheduler(log);
   const maintainPartitions = () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, systemClock.now(), config.clickRetentionMonths, log);
   await maintainPartitions();
   scheduler.every('click-partitions', CLICK_PARTITIONS_EVERY_MS, maintainPartitions);
-  consumer.start();
+  // The clicks module's consumer of the stream, writing as an API instance's in-process one does.
+  const consumer = startClickWorker({ config, storage, redis: { client: redis, prefix: config.redisKeyPrefix }, log, clock: systemClock });
   log.info({ consumer: consumer.name, prefix: config.redisKeyPrefix, batchSize: config.clickBatchSize }, 'click worker started');
 
   let stopping = false;

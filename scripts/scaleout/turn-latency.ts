@@ -3,9 +3,10 @@
  * of BENCH_TURN_REQUESTS redirects (default 10, one address: the cluster bench's 10 connections from
  * 127.0.0.1), timed from the turn's start until every redirect of it could answer, in alternating blocks:
  *
- * - two steps: the limit's count (SharedIpLimiter.admit: one INCRBY script per address per turn), then the
- *   click's XADD pipeline (the queue's turn), as the fast path did before enqueueCounted;
- * - together: the count and the click in one script run per turn (enqueueCounted), as it does now.
+ * - two steps: the limit's count (a run of the redirect's Redis turn, infra/redis-turn.ts), then the click's
+ *   append (the next run), as the fast path would without the turn's gate;
+ * - together: the count and the click in one run, the click gated by the count (SharedIpLimiter.admit with
+ *   its record), as the fast path does.
  *
  *   npx tsx scripts/scaleout/turn-latency.ts       (BENCH_REDIS_URL, default redis://127.0.0.1:6379)
  */
@@ -15,6 +16,8 @@ import Fastify from 'fastify';
 import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
 import { clickStreamKeys } from '../../src/modules/clicks/transport/click-stream.js';
 import { createRedisClickQueue } from '../../src/modules/clicks/transport/redis-click-queue.js';
+import { closeRedis, whenRedisReady } from '../../src/infra/redis.js';
+import { RedisTurn } from '../../src/infra/redis-turn.js';
 import { SharedIpLimiter } from '../../src/plugins/redirect-limit.js';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 3000);
@@ -25,25 +28,29 @@ const ip = '127.0.0.1';
 
 const redis = new Redis(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379');
 const log = Fastify({ logger: { level: 'warn' } }).log;
+const turn = new RedisTurn(redis);
+await whenRedisReady(turn.redis);
 const queue = await createRedisClickQueue({
-  redis, prefix, limit: 10_000_000, claimIdleMs: 60_000, inProcessConsumer: false, flushMs: 1_000, batchSize: 1_000, log, clock: { now: Date.now },
+  redis, turn, prefix, limit: 10_000_000, claimIdleMs: 60_000, inProcessConsumer: false, flushMs: 1_000, batchSize: 1_000, log, clock: { now: Date.now },
   writer: { write: () => Promise.reject(new Error('the benchmark writes nothing: a click reached the fallback queue')) },
 });
-const limiter = new SharedIpLimiter('redirect', 1e12, redis, prefix, true);
+const limiter = new SharedIpLimiter('redirect', 1e12, turn, prefix);
+const counter = `${prefix}ratelimit:redirect:ip:${ip}`;
 const event = (): ClickEvent => ({ linkId: 1, shortCode: 'abc', clickedAt: Date.now(), ip, userAgent: 'Mozilla/5.0 (bench)', referrer: null });
 
-/** One redirect the two-step way: its verdict, then its click, then the answer. */
+/** One redirect the two-step way: its count, then its click, then the answer. */
 async function twoSteps(): Promise<void> {
-  const field = await limiter.admit({} as IncomingMessage, ip);
-  if (field === null) throw new Error('past the limit');
+  const reading = await new Promise((resolve) => turn.count(counter, 60_000, resolve));
+  if (reading === null) throw new Error('redis did not answer');
   queue.enqueue(event());
   await queue.settled();
 }
 
-/** One redirect the way the fast path does it now. */
+/** One redirect the way the fast path does it: its verdict with its click recorded in the same run. */
 async function together(): Promise<void> {
-  const reading = await queue.enqueueCounted(event(), limiter.shared!.counterOf(ip));
-  if (reading === null) throw new Error('redis did not answer');
+  const field = await limiter.admit({} as IncomingMessage, ip, () => void queue.enqueue(event()));
+  if (field === null) throw new Error('past the limit');
+  await queue.settled();
 }
 
 /** µs per turn, each turn starting in a fresh macrotask, as a turn of requests does. */
@@ -75,6 +82,7 @@ const ratio = pct(results.together.flat(), 0.5) / pct(results.twoSteps.flat(), 0
 process.stdout.write(`together / two steps, median: ${ratio.toFixed(2)}\n`);
 
 await queue.close();
+await closeRedis(turn.redis);
 const keys = await redis.keys(`${prefix}*`);
 if (keys.length) await redis.del(...keys);
 await redis.del(clickStreamKeys(prefix).stream);

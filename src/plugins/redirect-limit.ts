@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { CounterReading, RedisTurn } from '../infra/redis-turn.js';
 import { documentRateLimitHeaders, LOCAL_KEYS, WINDOW_MS } from './rate-limit.js';
 import { rateLimited } from './rate-limit.headers.js';
 
@@ -18,34 +18,21 @@ export interface RedirectLimiter {
   /** the RateLimit-Policy field, the same for every answer */
   readonly policy: string;
   /**
-   * For the fast path: counts a request from `ip` and gives its RateLimit field, or null when it is past the
-   * limit — the route then answers the 429. In process the answer is immediate and a request past the limit
-   * is not counted here (the route's hook counts it); in Redis it comes with the turn's round trip, and the
-   * verdict is handed to the route's hook with the request, so the hook counts nothing more.
+   * For the fast path: counts a request from `ip` and, if it is admitted, records it (`record`: its click; null
+   * for a HEAD); gives its RateLimit field, or null when it is past the limit — the route then answers the
+   * 429. In process the answer is immediate and a request past the limit is not counted here (the route's hook
+   * counts it). In Redis it comes with the turn's round trip (infra/redis-turn.ts: where the click stream
+   * appends through the same turn, the click goes in that run, added only if the count admits it), and a
+   * verdict past the limit is handed to the route's hook with the request, so the hook counts nothing more.
    */
-  admit(req: IncomingMessage, ip: string): string | null | Promise<string | null>;
+  admit(req: IncomingMessage, ip: string, record: (() => void) | null): string | null | Promise<string | null>;
   /** the route's onRequest hook: counts, writes RateLimit-Policy and RateLimit, and answers 429 past the limit */
   readonly hook: onRequestHookHandler;
-  /**
-   * Counters in Redis only: the fast path may have a request counted in the same round trip as its click
-   * (the click queue's enqueueCounted), instead of admit() and then the click.
-   */
-  readonly shared?: SharedCounter;
 }
 
-/** A request's counter in Redis, counted elsewhere (with its click), and its verdict from the reading. */
-export interface SharedCounter {
-  counterOf(ip: string): { key: string; max: number; windowMs: number };
-  /**
-   * The RateLimit field of a request counted at `reading` (null: Redis did not answer, the limit fails
-   * open), or null when it is past the limit: the verdict is then handed to the route's hook, as admit() does.
-   */
-  verdict(req: IncomingMessage, reading: { count: number; ttlMs: number } | null): string | null;
-}
-
-/** Registers `limiter` (by default one in process) in the redirect's root-level context, before its routes. */
-export function registerRedirectRateLimit(scope: FastifyInstance, opts: { perMinute: number; limiter?: RedirectLimiter }): void {
-  scope.addHook('onRequest', (opts.limiter ?? new LocalIpLimiter('redirect', opts.perMinute)).hook);
+/** Registers `limiter` in the redirect's root-level context, before its routes. */
+export function registerRedirectRateLimit(scope: FastifyInstance, limiter: RedirectLimiter): void {
+  scope.addHook('onRequest', limiter.hook);
   scope.addHook('onRoute', documentRateLimitHeaders);
 }
 
@@ -89,8 +76,10 @@ export class LocalIpLimiter implements RedirectLimiter {
     return field(this.name, this.max - w.count, secondsLeft(w.startedAt + this.windowMs - now));
   }
 
-  admit(_req: IncomingMessage, ip: string): string | null {
-    return this.take(ip, true);
+  admit(_req: IncomingMessage, ip: string, record: (() => void) | null): string | null {
+    const field = this.take(ip, true);
+    if (field !== null) record?.();
+    return field;
   }
 
   /** The onRequest hook (a callback hook: no promise per request). */
@@ -109,18 +98,6 @@ export class LocalIpLimiter implements RedirectLimiter {
   };
 }
 
-/** One address's counter after a turn's requests: INCRBY, and the window's expiry set when the key is new. */
-const COUNT_SCRIPT = `
-local n = tonumber(ARGV[1])
-local current = redis.call('INCRBY', KEYS[1], n)
-local ttl = redis.call('PTTL', KEYS[1])
-if current == n or ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  ttl = tonumber(ARGV[2])
-end
-return {current, ttl}
-`;
-
 interface Verdict {
   allowed: boolean;
   /** the RateLimit field */
@@ -129,70 +106,27 @@ interface Verdict {
   reset: number;
 }
 
-type CountCommand = (key: string, n: number, windowMs: number) => Promise<[number, number]>;
-
 /**
  * Counters in Redis (the scale-out setup), under the key @fastify/rate-limit's Redis store gives the same policy
  * (`<prefix>ratelimit:redirect:ip:<address>`, one INCR'd integer expiring with its window), so every instance
- * draws on one quota. One command per address per event-loop turn, whatever the number of requests from it
- * (INCRBY of the turn's count; the n-th request of the turn is the counter's n-th value of that increment): the
- * redirect waits for Redis anyway (its click's XADD, also sent once per turn), so the counting costs one more
- * round trip per turn, not a command per request. Where the click stream is in the same Redis, the fast path's
- * GETs are counted in their clicks' script run instead (`shared`; the click queue's enqueueCounted): one round
- * trip for both. A failing or slow Redis (the connection's command timeout) fails open, as the API's limits
- * do: the request passes with the whole quota shown.
+ * draws on one quota. Counted in the redirect's Redis turn (infra/redis-turn.ts): one script run per event-loop
+ * turn for all of the turn's requests, whatever their number (an address's requests are one INCRBY, the n-th
+ * request the n-th value of that increment); a fast-path GET's click goes in the same run, so the count and
+ * the click cost one round trip. A failing or slow Redis (the turn's bound) fails open, as the API's limits do:
+ * the request passes with the whole quota shown.
  */
 export class SharedIpLimiter implements RedirectLimiter {
   readonly policy: string;
-  private readonly count: CountCommand;
   private readonly keyPrefix: string;
-  /** the requests of this turn, by address key, waiting for their verdict */
-  private waiting = new Map<string, ((v: Verdict) => void)[]>();
   /** verdicts of requests the fast path took and hands to the route (past the limit), already counted */
   private readonly handed = new WeakMap<IncomingMessage, Verdict>();
 
-  /**
-   * `countsWithClicks`: the click stream is in this same Redis, so a request may be counted in its click's
-   * script run (`shared`); otherwise `shared` is absent and every request is counted here.
-   */
-  constructor(readonly name: string, readonly max: number, redis: Redis, prefix: string, countsWithClicks: boolean, private readonly windowMs = WINDOW_MS) {
+  constructor(readonly name: string, readonly max: number, private readonly turn: RedisTurn, prefix: string, private readonly windowMs = WINDOW_MS) {
     this.policy = `"${name}";q=${max};w=${windowSecondsOf(windowMs)}`;
     this.keyPrefix = `${prefix}ratelimit:${name}:ip:`;
-    const commands = redis as unknown as { ferryCountTurn?: CountCommand };
-    if (commands.ferryCountTurn === undefined) redis.defineCommand('ferryCountTurn', { numberOfKeys: 1, lua: COUNT_SCRIPT });
-    this.count = commands.ferryCountTurn!.bind(redis);
-    if (countsWithClicks) {
-      this.shared = {
-        counterOf: (ip) => ({ key: this.keyPrefix + addressKey(ip), max: this.max, windowMs: this.windowMs }),
-        verdict: (req, reading) => this.handOver(req, reading === null ? this.open() : this.verdictAt(reading.count, reading.ttlMs)),
-      };
-    }
   }
 
-  private verdictOf(ip: string): Promise<Verdict> {
-    return new Promise((resolve) => {
-      const key = addressKey(ip);
-      const queued = this.waiting.get(key);
-      if (queued !== undefined) return void queued.push(resolve);
-      if (this.waiting.size === 0) setImmediate(this.sendTurn);
-      this.waiting.set(key, [resolve]);
-    });
-  }
-
-  private readonly sendTurn = (): void => {
-    const turn = this.waiting;
-    this.waiting = new Map();
-    for (const [key, resolvers] of turn) {
-      const n = resolvers.length;
-      this.count(this.keyPrefix + key, n, this.windowMs).then(
-        ([current, ttlMs]) => resolvers.forEach((resolve, i) => resolve(this.verdictAt(current - n + 1 + i, ttlMs))),
-        () => {
-          const open = this.open();
-          for (const resolve of resolvers) resolve(open);
-        },
-      );
-    }
-  };
+  private readonly verdictOf = (reading: CounterReading | null): Verdict => (reading === null ? this.open() : this.verdictAt(reading.count, reading.ttlMs));
 
   private readonly verdictAt = (count: number, ttlMs: number): Verdict => {
     const reset = secondsLeft(ttlMs);
@@ -207,11 +141,14 @@ export class SharedIpLimiter implements RedirectLimiter {
     return null;
   };
 
-  admit(req: IncomingMessage, ip: string): Promise<string | null> {
-    return this.verdictOf(ip).then((v) => this.handOver(req, v));
+  admit(req: IncomingMessage, ip: string, record: (() => void) | null): Promise<string | null> {
+    const key = this.keyPrefix + addressKey(ip);
+    return new Promise((resolve) => {
+      const done = (r: CounterReading | null): void => resolve(this.handOver(req, this.verdictOf(r)));
+      if (record === null) this.turn.count(key, this.windowMs, done);
+      else this.turn.admit(key, this.windowMs, this.max, record, done);
+    });
   }
-
-  readonly shared?: SharedCounter;
 
   readonly hook: onRequestHookHandler = (request, reply, done) => {
     if (request.method === 'OPTIONS') return done();
@@ -221,7 +158,7 @@ export class SharedIpLimiter implements RedirectLimiter {
       done(v.allowed ? undefined : tooMany(this.name, this.max, this.windowMs, v.reset));
     };
     const handed = this.handed.get(request.raw);
-    if (handed === undefined) void this.verdictOf(request.ip).then(answer);
+    if (handed === undefined) this.turn.count(this.keyPrefix + addressKey(request.ip), this.windowMs, (r) => answer(this.verdictOf(r)));
     else {
       this.handed.delete(request.raw);
       answer(handed);

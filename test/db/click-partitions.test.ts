@@ -5,7 +5,7 @@ import { dropExpiredClickPartitions, ensureClickPartitions, monthStart, partitio
 import { createStorage } from '../../src/db/database.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrator.js';
 import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
-import { createClicksRepository } from '../../src/modules/clicks/rollups/pg-click-writer.js';
+import { clickWriterFor } from '../../src/modules/clicks/click-ingest.js';
 import { createTestApp, freshPostgresDatabase, type TestApp } from '../helpers/app.js';
 import { missing, unless } from '../helpers/skip.js';
 
@@ -26,7 +26,7 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'click partit
   async function linkWithClicksAt(t: TestApp, times: number[]): Promise<number> {
     const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/p' } })).body;
     const events: ClickEvent[] = times.map((clickedAt) => ({ linkId: link.id, shortCode: link.short_code, clickedAt, ip: '192.0.2.1', userAgent: null, referrer: null }));
-    await createClicksRepository(t.storage).writer.write(events);
+    await clickWriterFor(t.storage).writer.write(events);
     return link.id as number;
   }
   const partitionsOf = async (t: TestApp, linkId: number) =>

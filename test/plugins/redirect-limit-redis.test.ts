@@ -3,16 +3,21 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import errorsPlugin from '../../src/plugins/errors.js';
+import { closeRedis, whenRedisReady } from '../../src/infra/redis.js';
+import { RedisTurn } from '../../src/infra/redis-turn.js';
 import { registerRedirectRateLimit, SharedIpLimiter } from '../../src/plugins/redirect-limit.js';
 import { TestClock } from '../helpers/app.js';
 import { missing, unless } from '../helpers/skip.js';
 
 /** An instance with the redirect's limit in Redis, on a stand-in route with the redirect's template. */
-async function instance(redis: Redis, prefix: string, perMinute: number): Promise<FastifyInstance> {
+async function instance(redis: Redis, prefix: string, perMinute: number, { reachable = true } = {}): Promise<FastifyInstance> {
+  const turn = new RedisTurn(redis);
+  if (reachable) await whenRedisReady(turn.redis);
   const app = Fastify({ trustProxy: false });
+  app.addHook('onClose', async () => closeRedis(turn.redis));
   await app.register(errorsPlugin, { clock: new TestClock() });
   await app.register(async (scope) => {
-    registerRedirectRateLimit(scope, { perMinute, limiter: new SharedIpLimiter('redirect', perMinute, redis, prefix, false) });
+    registerRedirectRateLimit(scope, new SharedIpLimiter('redirect', perMinute, turn, prefix));
     scope.get('/:code', async (_request, reply) => reply.redirect('https://example.com/', 302));
   });
   return app;
@@ -20,7 +25,7 @@ async function instance(redis: Redis, prefix: string, perMinute: number): Promis
 
 /**
  * The redirect's limit in the scale-out setup (plugins/redirect-limit.ts SharedIpLimiter): instances draw on one
- * quota per address, a turn's requests from one address are counted with one command and each gets its own
+ * quota per address, a turn's requests from one address are counted with one increment and each gets its own
  * place in the count, and a Redis that does not answer lets requests through.
  */
 describe.skipIf(missing.redis !== null)(unless(missing.redis, 'the redirect limit shared through Redis'), () => {
@@ -73,7 +78,7 @@ describe.skipIf(missing.redis !== null)(unless(missing.redis, 'the redirect limi
 
   it('when Redis does not answer, then redirects pass with the whole quota shown (fail open), as the API limits do', async () => {
     const down = new Redis({ host: '127.0.0.1', port: 1, enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
-    const app = await instance(down, prefix, 3);
+    const app = await instance(down, prefix, 3, { reachable: false });
     for (let i = 0; i < 4; i += 1) {
       const r = await app.inject({ url: '/abc', remoteAddress: '192.0.2.12' });
       expect(r.statusCode).toBe(302);

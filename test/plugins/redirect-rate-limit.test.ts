@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import errorsPlugin from '../../src/plugins/errors.js';
-import { registerRedirectRateLimit } from '../../src/plugins/redirect-limit.js';
+import { LocalIpLimiter, registerRedirectRateLimit } from '../../src/plugins/redirect-limit.js';
 import { TestClock } from '../helpers/app.js';
 
 /**
@@ -13,7 +13,7 @@ describe('redirect rate limit preset', () => {
     const app = Fastify({ trustProxy: false });
     await app.register(errorsPlugin, { clock: new TestClock() });
     await app.register(async (redirect) => {
-      registerRedirectRateLimit(redirect, { perMinute: 3 });
+      registerRedirectRateLimit(redirect, new LocalIpLimiter('redirect', 3));
       redirect.get('/:code', async (_request, reply) => reply.redirect('https://example.com/', 302));
     });
     app.get('/healthz', async () => ({ status: 'ok' }));

@@ -94,7 +94,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     expect(logLines.filter((l) => l.msg === 'request failed')).toEqual([]);
     const stats = await t.request({ url: `/api/v1/links/${link.short_code}/stats`, token: user.token });
     expect(stats.body).toMatchObject({ total_clicks: 45, click_count: 45 });
-    expect(t.app.clickQueue.dropped()).toBe(0);
+    expect(t.app.clickQueue.status().dropped).toBe(0);
     // Every record carries its key, whichever path it took; the last 15 went through the new stream.
     const keyed = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', link.id).where('click_key', 'is not', null).executeTakeFirstOrThrow();
     expect(Number(keyed.n)).toBe(45);

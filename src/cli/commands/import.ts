@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { Argument, Option } from 'commander';
-import { createClicksRepository } from '../../modules/clicks/index.js';
+import { importedVisitsWriter } from '../../modules/clicks/index.js';
 import { createImportsRepository, createImportsService, SOURCE_NAMES, type ImportRequest, type SourceName } from '../../modules/imports/index.js';
 import { systemClock } from '../../lib/clock.js';
 import { createStorage } from '../../db/database.js';
@@ -58,7 +58,6 @@ export const importCommand: CommandModule = (program, cli) => {
         csv: opts.file !== undefined ? createReadStream(opts.file) : undefined,
       };
       const storage = createStorage(config, { visitor: true });
-      const clicks = createClicksRepository(storage);
       const stop = new AbortController();
       // The first Ctrl-C stops after the batch being written (its transaction commits or never began); a
       // second one ends the process at once, which loses nothing committed either.
@@ -71,7 +70,7 @@ export const importCommand: CommandModule = (program, cli) => {
       try {
         await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
         const imports = createImportsService({
-          db: storage.db, repo: createImportsRepository(storage), writeVisits: clicks.writeImported, clock: systemClock, publicBaseUrl: config.publicBaseUrl,
+          db: storage.db, repo: createImportsRepository(storage), writeVisits: importedVisitsWriter(storage), clock: systemClock, publicBaseUrl: config.publicBaseUrl,
         });
         const { end, job, owner } = await imports.run(request, {
           signal: stop.signal,
@@ -92,7 +91,6 @@ export const importCommand: CommandModule = (program, cli) => {
       } finally {
         bar.stop();
         process.off('SIGINT', onSigint);
-        await clicks.close();
         await storage.close();
       }
     }));

@@ -11,14 +11,13 @@ import { createClickRecordsRepository } from './records/click-records.repository
 import { clickRecordsRoutes } from './records/click-records.routes.js';
 import { clickRecordSchemas } from './records/click-records.schemas.js';
 import { createClickRecordsService } from './records/click-records.service.js';
-import { clicksRoutes } from './stats/stats.routes.js';
-import { clickSchemas } from './stats/stats.schemas.js';
-import { createClicksService } from './stats/stats.service.js';
+import { statsRoutes } from './stats/stats.routes.js';
+import { statsSchemas } from './stats/stats.schemas.js';
+import { createStatsService } from './stats/stats.service.js';
 import { createStatsRepository } from './stats/stats.repository.js';
 import type { UsersRepository } from '../users/index.js';
-import type { ClickPipeline } from './click-ingest.js';
 
-export const clicksModuleSchemas = [...clickSchemas, ...clickRecordSchemas];
+export const clicksModuleSchemas = [...statsSchemas, ...clickRecordSchemas];
 
 export interface ClicksModuleDeps {
   storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>;
@@ -28,8 +27,6 @@ export interface ClicksModuleDeps {
   users: Pick<UsersRepository, 'findById'>;
   paginator: Paginator;
   clock: Clock;
-  /** how clicks travel (created first: the redirect enqueues into it); closed with the module */
-  pipeline: Pick<ClickPipeline, 'close'>;
   /** CLICK_RETENTION_MONTHS: on PostgreSQL, monthly partitions older than this are dropped */
   retentionMonths: number;
   log: FastifyBaseLogger;
@@ -37,12 +34,11 @@ export interface ClicksModuleDeps {
 
 /**
  * The statistics and the click records of a link, as JSON routes inside an /api/v{n} context; on PostgreSQL
- * the upkeep of the click partitions; on close, the pipeline's flush (every queued click written before the
- * database closes).
+ * the upkeep of the click partitions. (How clicks travel is click-ingest.ts's module.)
  */
 export function createClicksModule(deps: ClicksModuleDeps) {
   const { links, paginator, clock, storage } = deps;
-  const stats = createClicksService({ stats: createStatsRepository(storage), links, users: deps.users, clock });
+  const stats = createStatsService({ stats: createStatsRepository(storage), links, users: deps.users, clock });
   const records = createClickRecordsService({ records: createClickRecordsRepository(storage.db, paginator), links, paginator });
   const partitions = storage.dialect.rangePartitioning
     ? [{ name: 'click-partitions', everyMs: CLICK_PARTITIONS_EVERY_MS, run: () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, clock.now(), deps.retentionMonths, deps.log) }]
@@ -51,10 +47,9 @@ export function createClicksModule(deps: ClicksModuleDeps) {
     stats,
     schemas: clicksModuleSchemas,
     apiRoutes: (async (api, opts) => {
-      await api.register(clicksRoutes, { clicks: stats, version: opts.version });
+      await api.register(statsRoutes, { stats, version: opts.version });
       await api.register(clickRecordsRoutes, { records, version: opts.version });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
     jobs: partitions,
-    close: () => deps.pipeline.close(),
   });
 }

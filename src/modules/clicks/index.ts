@@ -7,12 +7,8 @@
 export { isBotUserAgent } from './event/bot.js';
 export { buildClickEvent, type ClickEvent, type VisitFacts } from './event/click-event.js';
 export { createVisitContext, openGeoipDatabase, visitorSalt, type DescribeVisit } from './event/visit-context.js';
-export type { ClickQueue } from './transport/memory-click-queue.js';
-export type { ClickWriter } from './rollups/click-writer.js';
-export { clickJournalDir, isJournalSegment } from './transport/click-journal.js';
-export { createClickPipeline, type ClickPipeline, type ClickPipelineDeps } from './click-ingest.js';
-export { createClickStreamConsumer } from './transport/click-stream-consumer.js';
-export { createReplaySafeClickWriter } from './rollups/replay-safe-click-writer.js';
-export { createClicksRepository, type ClicksRepository } from './rollups/pg-click-writer.js';
+export type { ClickSink, ClickSinkStatus } from './transport/click-sink.js';
+export { clickJournalDir, isJournalSegment } from './transport/journal-segments.js';
+export { createClickIngest, importedVisitsWriter, startClickWorker, type ClickIngest, type ClickIngestDeps } from './click-ingest.js';
 export { clicksModuleSchemas, createClicksModule } from './clicks.module.js';
 export type { LinkAccess } from './link-access.js';

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyPluginAsync, LogLevel } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
-import { createMemoryAttemptLimiter, type AttemptLimiter } from '../../infra/attempt-limiter.js';
+import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
-import type { ClickQueue, DescribeVisit } from '../clicks/index.js';
+import type { ClickSink, DescribeVisit } from '../clicks/index.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
 import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
 import { NO_BLOCKED_HOSTS, type BlockedHosts } from './blocked-hosts.js';
@@ -25,19 +25,19 @@ import { appModule } from '../../app-module.js';
 export const linksModuleSchemas = [...linkSchemas, ...linkV2Schemas];
 
 export interface LinksModuleDeps {
-  config: Pick<Config, 'publicBaseUrl' | 'port' | 'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkPasswordAttemptsPerMinute' | 'anonymousLinks'>;
+  config: Pick<Config, 'publicBaseUrl' | 'port' | 'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'anonymousLinks'>;
   storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
   users: Pick<UsersRepository, 'findById'>;
   paginator: Paginator;
   clock: Clock;
   /** link passwords are hashed and checked like users' (scrypt on the thread pool) */
   passwords: Pick<PasswordHasher, 'hash' | 'verify'>;
-  /** wrong link passwords per link and address (scale-out: shared in Redis); default: counted in this process */
-  passwordAttempts?: AttemptLimiter;
+  /** wrong link passwords per link and address (shared-state.ts: in this process, or in Redis) */
+  passwordAttempts: AttemptLimiter;
   /** BLOCKED_HOSTS_FILE's list (loadBlockedHosts); default: nothing blocked */
   blockedHosts?: BlockedHosts;
-  /** where the redirect puts clicks (the clicks module's pipeline) */
-  clickQueue: ClickQueue;
+  /** where the redirect puts clicks (the clicks module's ingest) */
+  clicks: ClickSink;
   /** what a click learns besides the request (country, IP_ANONYMIZE); default: nothing */
   describeVisit?: DescribeVisit;
   /**
@@ -57,8 +57,8 @@ export interface LinksModuleDeps {
 const redirectAccessLog = (level: LogLevel): boolean => level === 'debug' || level === 'trace';
 
 /**
- * With a queue whose enqueue completes later (the Redis stream, the embedded engine's journal), a redirect is
- * answered only once its click is durable: an instance killed after answering then loses no click
+ * A redirect is answered only once its click is durable (ClickSink.settled: in the journal's file, in the Redis
+ * stream; nothing to wait for in memory alone): an instance killed after answering then loses no click
  * (docs/deployment.md and the README measure the cost).
  */
 function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void> | null): void {
@@ -102,9 +102,9 @@ export function createLinksModule(deps: LinksModuleDeps) {
   const policy = createVisitPolicy({
     links: linksRepository,
     passwords: deps.passwords,
-    attempts: deps.passwordAttempts ?? createMemoryAttemptLimiter({ max: config.linkPasswordAttemptsPerMinute, windowMs: 60_000, clock }),
+    attempts: deps.passwordAttempts,
   });
-  const { clickQueue } = deps;
+  const { clicks } = deps;
 
   return appModule({
     links,
@@ -119,7 +119,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
      * every redirect must write access-log lines (debug, trace).
      */
     redirectFastPath: (d: Pick<RedirectFastPathDeps, 'limiter' | 'requestId' | 'metrics' | 'underPressure'>) =>
-      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks: clickQueue, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
+      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, bulk, moderation, basePath: opts.basePath, version: opts.version });
@@ -130,9 +130,9 @@ export function createLinksModule(deps: LinksModuleDeps) {
      */
     redirectRoutes: (async (scope, opts) => {
       await opts.protect?.(scope);
-      if (clickQueue.settled) awaitDurableClicks(scope, clickQueue.settled.bind(clickQueue));
+      awaitDurableClicks(scope, () => clicks.settled());
       await scope.register(redirectRoutes, {
-        links, policy, clicks: clickQueue, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, accessLog: redirectAccessLog(config.logLevel),
+        links, policy, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, accessLog: redirectAccessLog(config.logLevel),
       });
     }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>,
   });

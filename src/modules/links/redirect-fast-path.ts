@@ -5,18 +5,18 @@ import type { Metrics } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RedirectLimiter } from '../../plugins/redirect-limit.js';
 import type { LinkCache } from './link-cache.js';
-import { buildClickEvent, type ClickEvent, type ClickQueue, type DescribeVisit } from '../clicks/index.js';
+import { buildClickEvent, type ClickSink, type DescribeVisit } from '../clicks/index.js';
 import { REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL } from './redirect.routes.js';
 
 export interface RedirectFastPathDeps {
   cache: Pick<LinkCache, 'get'>;
-  clicks: Pick<ClickQueue, 'enqueue' | 'settled' | 'enqueueCounted'>;
+  clicks: Pick<ClickSink, 'enqueue' | 'settled'>;
   clock: Clock;
   status: RedirectStatus;
   /** country and anonymisation of a click (clicks/visit-context.ts); null: neither */
   describeVisit: DescribeVisit | null;
   /** the redirect's limiter (in process, or in Redis), shared with the route's hook */
-  limiter: Pick<RedirectLimiter, 'admit' | 'policy' | 'shared'>;
+  limiter: Pick<RedirectLimiter, 'admit' | 'policy'>;
   requestId: (req: IncomingMessage) => string;
   metrics: Pick<Metrics, 'observeFastRedirect'>;
   /** the overload guard's current verdict: would a request be shed now (plugins/overload.ts) */
@@ -39,8 +39,9 @@ const CODE_URL = /^\/[0-9a-zA-Z]{1,8}$/;
  * (TRUST_PROXY), access logging (LOG_LEVEL=debug), shutting down — returns false untouched and takes the
  * ordinary route, which answers it with every hook. With the limit's counters in Redis the verdict comes with
  * the turn's round trip: a request past the limit is then handed to the route (`fallback`) with its verdict.
- * With the click stream in the same Redis, a GET's count and its click travel together (enqueueCounted: one
- * script run per turn), so the answer waits for one round trip, not two.
+ * The limiter records the click of an admitted GET (`admit`'s record): with the click stream in the same Redis,
+ * a GET's count and its click travel together (one script run per turn), so the answer waits for one round
+ * trip, not two.
  */
 export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
   const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure, describeVisit } = deps;
@@ -70,24 +71,17 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
       res.end();
       metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
     };
-    const click = (): ClickEvent => buildClickEvent({ linkId: target.id, shortCode: target.code, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit);
+    // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
+    let recorded = false;
+    const record = method === 'GET'
+      ? () => void (recorded = clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit)))
+      : null;
     const serve = (rateLimit: string): void => {
-      // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
-      const pending = method === 'GET' && clicks.enqueue(click()) ? clicks.settled?.() ?? null : null;
+      const pending = recorded ? clicks.settled() : null;
       if (pending === null) answer(rateLimit);
       else void pending.then(() => answer(rateLimit));
     };
-    const shared = limiter.shared;
-    const counted = method === 'GET' && shared !== undefined ? clicks.enqueueCounted?.(click(), shared.counterOf(ip)) ?? null : null;
-    if (counted !== null) {
-      void counted.then((reading) => {
-        const rateLimit = shared!.verdict(req, reading);
-        if (rateLimit === null) fallback(req, res);
-        else answer(rateLimit);
-      });
-      return true;
-    }
-    const admitted = limiter.admit(req, ip);
+    const admitted = limiter.admit(req, ip, record);
     if (admitted === null) return false;
     if (typeof admitted === 'string') serve(admitted);
     else void admitted.then((rateLimit) => (rateLimit === null ? fallback(req, res) : serve(rateLimit)));

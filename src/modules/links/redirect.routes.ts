@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { RedirectStatus } from '../../config.js';
-import { buildClickEvent, type ClickQueue, type DescribeVisit } from '../clicks/index.js';
+import { buildClickEvent, type ClickSink, type DescribeVisit } from '../clicks/index.js';
 import { AppError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
 import { assertPlainBody } from '../../plugins/content-type.js';
@@ -24,7 +24,7 @@ declare module 'fastify' {
 export interface RedirectRoutesOptions {
   links: Pick<LinksService, 'resolve'>;
   policy: Pick<VisitPolicy, 'decide'>;
-  clicks: Pick<ClickQueue, 'enqueue'>;
+  clicks: Pick<ClickSink, 'enqueue'>;
   clock: Clock;
   status: RedirectStatus;
   /** country and anonymisation of a click (clicks/visit-context.ts); null: neither */

@@ -32,7 +32,7 @@ describe.each(engines)('exact click counting on %s', (engine) => {
       expect(stats.body).toMatchObject({ total_clicks: 300, click_count: 300, unique_visitors: 50 });
       expect(stats.body.timeseries.reduce((s: number, b: { clicks: number }) => s + b.clicks, 0)).toBe(300);
       expect((await t.request({ url: `/api/v1/links/${link.short_code}` })).body.click_count).toBe(300);
-      expect(t.app.clickQueue.dropped()).toBe(0);
+      expect(t.app.clickQueue.status().dropped).toBe(0);
     } finally {
       await t.close();
     }
@@ -44,7 +44,7 @@ describe.each(engines)('exact click counting on %s', (engine) => {
     try {
       const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/c' } })).body;
       await visit(t, link.short_code, 250, 100);
-      expect(t.app.clickQueue.depth()).toBe(250); // nothing written yet: only the close can save them
+      expect(t.app.clickQueue.status().depth).toBe(250); // nothing written yet: only the close can save them
       await t.app.close();
       expect(await recordCount(t, link.id)).toBe(250);
       reopened = await createTestApp(engine, { dataDir: t.config.dataDir, ...(t.config.databaseUrl ? { databaseUrl: t.config.databaseUrl } : {}) });
@@ -61,8 +61,8 @@ describe.each(engines)('exact click counting on %s', (engine) => {
     try {
       const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/o' } })).body;
       await visit(t, link.short_code, 130, 0);
-      expect(t.app.clickQueue.depth()).toBe(100);
-      expect(t.app.clickQueue.dropped()).toBe(30);
+      expect(t.app.clickQueue.status().depth).toBe(100);
+      expect(t.app.clickQueue.status().dropped).toBe(30);
       await t.app.clickQueue.flush();
       expect(await recordCount(t, link.id)).toBe(100);
     } finally {
@@ -80,7 +80,7 @@ describe.each(engines)('exact click counting on %s', (engine) => {
       await visit(t, kept.short_code, 3, 0);
       expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${doomed.short_code}`, token: admin.token })).status).toBe(204);
       await t.app.clickQueue.flush();
-      expect(t.app.clickQueue.depth()).toBe(0);
+      expect(t.app.clickQueue.status().depth).toBe(0);
       expect(await recordCount(t, doomed.id)).toBe(0);
       expect(await recordCount(t, kept.id)).toBe(3);
     } finally {

@@ -26,8 +26,8 @@ describe('in-memory click queue', () => {
     const q = createMemoryClickQueue({ writer: recordingWriter(), flushMs: 60_000, batchSize: 1000, limit: 5, log, clock: new TestClock() });
     const accepted = Array.from({ length: 8 }, (_, i) => q.enqueue(event(i)));
     expect(accepted).toEqual([true, true, true, true, true, false, false, false]);
-    expect(q.depth()).toBe(5);
-    expect(q.dropped()).toBe(3);
+    expect(q.status().depth).toBe(5);
+    expect(q.status().dropped).toBe(3);
     expect(log.warn).toHaveBeenCalledTimes(1); // throttled: one warning for the burst
     await q.close();
   });
@@ -47,12 +47,12 @@ describe('in-memory click queue', () => {
     const w = recordingWriter();
     const clock = new TestClock(1_000);
     const q = createMemoryClickQueue({ writer: w, flushMs: 20, batchSize: 1000, limit: 100, log: fakeLog(), clock });
-    expect(q.lastFlushAt()).toBeNull();
+    expect(q.status().lastFlushAt).toBeNull();
     q.enqueue(event(1));
     await sleep(80);
     expect(w.written()).toHaveLength(1);
-    expect(q.depth()).toBe(0);
-    expect(q.lastFlushAt()).toBe(1_000);
+    expect(q.status().depth).toBe(0);
+    expect(q.status().lastFlushAt).toBe(1_000);
     await q.close();
   });
 
@@ -73,7 +73,7 @@ describe('in-memory click queue', () => {
     const q = createMemoryClickQueue({ writer: { write: async (b) => { if (failing) throw new Error('db down'); await w.write(b); } }, flushMs: 60_000, batchSize: 3, limit: 100, log, clock: new TestClock() });
     for (let i = 0; i < 7; i += 1) q.enqueue(event(i));
     await expect(q.flush()).rejects.toThrow(/still queued/);
-    expect(q.depth()).toBe(7);
+    expect(q.status().depth).toBe(7);
     expect(log.error).toHaveBeenCalled();
     failing = false;
     await q.flush();
@@ -88,7 +88,7 @@ describe('in-memory click queue', () => {
     await q.close();
     expect(w.written()).toHaveLength(5);
     expect(q.enqueue(event(9))).toBe(false);
-    expect(q.dropped()).toBe(1);
+    expect(q.status().dropped).toBe(1);
   });
 
   it('when clicks arrive while a write is in progress, then flush waits and writes them too', async () => {
@@ -153,7 +153,7 @@ describe('in-memory click queue', () => {
     expect(writes[2]).toEqual({ clicks: [14, 15, 16, 17, 18], mark: { journal: 'j', first: 14, end: 19 }, capacity: 10 });
     // Nothing counts as committed in the journal until the whole window is.
     expect(written).toEqual([10, 4]);
-    expect(q.depth()).toBe(3);
+    expect(q.status().depth).toBe(3);
     for (let i = 19; i < 21; i += 1) q.enqueue(event(i));
     await q.flush();
     // The rest of the window alone, marked with its span and where it got to; then the newer clicks.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
-import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
+import { createPgClickWriter } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
+import { createImportedVisitsWriter } from '../../../src/modules/clicks/rollups/sqlite-rollup-writer.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
 
@@ -50,15 +51,13 @@ describe('imported visits (SPEC §20)', () => {
     try {
       const [ea, eb] = [await linksWithHistory(a), await linksWithHistory(b)];
       // The embedded engine's statements (sqlite-rollup-writer.ts) on one, Kysely's on the other.
-      const prepared = createClicksRepository(a.storage);
-      const portable = createClicksRepository({ db: b.storage.db, sqlite: null, dialect: b.storage.dialect });
-      for (const [app, writer, events] of [[a, prepared, ea], [b, portable, eb]] as const) {
+      const prepared = createImportedVisitsWriter(a.storage.sqlite!);
+      const portable = createPgClickWriter(b.storage).writeImported;
+      for (const [app, writeImported, events] of [[a, prepared, ea], [b, portable, eb]] as const) {
         await app.storage.db.transaction().execute(async (tx) => {
-          for (let i = 0; i < events.length; i += 500) await writer.writeImported(tx, events.slice(i, i + 500));
+          for (let i = 0; i < events.length; i += 500) await writeImported(tx, events.slice(i, i + 500));
         });
       }
-      await prepared.close();
-      await portable.close();
       const [ra, rb] = [rows(a), rows(b)];
       expect(ra.clicks).toHaveLength(1400);
       expect((ra.clicks as Array<{ imported: number }>).every((c) => c.imported === 1)).toBe(true);
@@ -73,11 +72,10 @@ describe('imported visits (SPEC §20)', () => {
 
   it('when the embedded engine is asked to write imported visits outside a transaction, then it refuses', async () => {
     const t = await createTestApp('sqlite');
-    const writer = createClicksRepository(t.storage);
+    const writeImported = createImportedVisitsWriter(t.storage.sqlite!);
     try {
-      await expect(writer.writeImported(null as never, [])).rejects.toThrow(/inside the import transaction/);
+      await expect(writeImported(null as never, [])).rejects.toThrow(/inside the import transaction/);
     } finally {
-      await writer.close();
       await t.close();
     }
   });

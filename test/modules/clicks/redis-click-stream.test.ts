@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickWriter } from '../../../src/modules/clicks/rollups/click-writer.js';
 import { createClickStreamConsumer } from '../../../src/modules/clicks/transport/click-stream-consumer.js';
 import { CLICK_GROUP, clickStreamKeys, decodeClick, ensureClickGroup, type KeyedClick } from '../../../src/modules/clicks/transport/click-stream.js';
-import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
-import { createReplaySafeClickWriter } from '../../../src/modules/clicks/rollups/replay-safe-click-writer.js';
+import { clickWriterFor } from '../../../src/modules/clicks/click-ingest.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { recordCount, scaleOut, testRedis, waitFor } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
@@ -31,7 +30,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
     await t.close();
   });
 
-  const writer = (): ClickWriter => createReplaySafeClickWriter({ db: t.storage.db, dialect: t.storage.dialect, writer: createClicksRepository(t.storage).writer });
+  const writer = (): ClickWriter => clickWriterFor(t.storage).replaySafe();
   const consumer = (claimIdleMs = 60_000) =>
     createClickStreamConsumer({ redis: redis.duplicate(), prefix: t.redisPrefix, writer: writer(), batchSize: 50, flushMs: 60_000, claimIdleMs, log: t.app.log, clock: t.clock });
 
@@ -57,7 +56,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
     expect(new Set(clicks.map((c) => c.key)).size).toBe(30);
     expect(clicks.map((c) => c.userAgent).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `Mozilla/5.0 (ua-${i})`).sort());
     expect(clicks[0]).toMatchObject({ shortCode: link.short_code, referrer: null, ip: expect.stringMatching(/^203\.0\.113\./) });
-    expect(t.app.clickQueue.depth()).toBeGreaterThanOrEqual(30);
+    expect(t.app.clickQueue.status().depth).toBeGreaterThanOrEqual(30);
     expect(await recordCount(t, link.id)).toBe(0);
   });
 
@@ -72,7 +71,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
     const stats = await t.request({ url: `/api/v1/links/${link.short_code}/stats` });
     expect(stats.body).toMatchObject({ total_clicks: 120, click_count: 120, unique_visitors: 120 });
     await t.app.clickQueue.flush(); // everything it enqueued is written: flush returns at once
-    expect(t.app.clickQueue.depth()).toBe(0);
+    expect(t.app.clickQueue.status().depth).toBe(0);
     await c.stop();
   });
 
@@ -141,8 +140,8 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
       const visits = await Promise.all(Array.from({ length: 130 }, () => small.app.inject({ url: `/${link.short_code}` })));
       expect(visits.every((v) => v.statusCode === 302)).toBe(true);
       expect(await redis.xlen(clickStreamKeys(small.redisPrefix).stream)).toBe(100);
-      expect(small.app.clickQueue.dropped()).toBe(30);
-      expect(small.app.clickQueue.depth()).toBe(100);
+      expect(small.app.clickQueue.status().dropped).toBe(30);
+      expect(small.app.clickQueue.status().depth).toBe(100);
       await waitFor('the metrics', async () => (await small.request({ url: '/metrics' })).text.includes('ferry_clicks_dropped_total 30'));
     } finally {
       await small.close();

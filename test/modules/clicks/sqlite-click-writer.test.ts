@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ClickBatch, eventsOfMessage } from '../../../src/modules/clicks/rollups/click-batch.js';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
-import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
+import { createPgClickWriter } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
 import { createSqliteClickWriter } from '../../../src/modules/clicks/rollups/sqlite-click-writer.js';
+import type { ClickWriter } from '../../../src/modules/clicks/rollups/click-writer.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
 
@@ -41,7 +42,7 @@ function snapshot(t: TestApp): Record<'clicks' | 'links' | 'hourly' | 'visitors'
   };
 }
 
-type Writer = ReturnType<typeof createClicksRepository>['writer'];
+type Writer = ClickWriter;
 
 /**
  * Two SQLite apps with the same links (twoLinksAndADeletedOne): `write` sends the same clicks through the
@@ -57,9 +58,9 @@ async function onBothWriters(write: (links: Array<{ id: number; short_code: stri
   try {
     const [la, lb] = [await twoLinksAndADeletedOne(a), await twoLinksAndADeletedOne(b)];
     expect(la.map((l) => l.id)).toEqual(lb.map((l) => l.id));
-    const threaded = createClicksRepository(a.storage);
-    const portable = createClicksRepository({ db: b.storage.db, sqlite: null, dialect: b.storage.dialect });
-    await write(la, [threaded.writer, portable.writer]);
+    const threaded = createSqliteClickWriter(a.storage.sqlite!.name);
+    const portable = createPgClickWriter(b.storage);
+    await write(la, [threaded, portable]);
     await threaded.close();
     return { threaded: snapshot(a), portable: snapshot(b) };
   } finally {

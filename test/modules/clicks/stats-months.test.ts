@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
-import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
+import { clickWriterFor } from '../../../src/modules/clicks/click-ingest.js';
 import { createTestApp, engines, TestClock } from '../../helpers/app.js';
 
 const T0 = Date.parse('2026-01-10T08:00:00.000Z');
@@ -25,7 +25,7 @@ describe.each(engines)('statistics over closed months on %s', (engine) => {
           });
         }
       }
-      await createClicksRepository(t.storage).writer.write(events);
+      await clickWriterFor(t.storage).writer.write(events);
       t.clock.advance(150 * DAY); // all of it months ago
       const from = new Date(T0 + 5 * DAY).toISOString();
       const to = new Date(T0 + 100 * DAY).toISOString();

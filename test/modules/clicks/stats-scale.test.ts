@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
-import { createClicksRepository } from '../../../src/modules/clicks/rollups/pg-click-writer.js';
+import { clickWriterFor } from '../../../src/modules/clicks/click-ingest.js';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
 import { UA } from './user-agents.js';
 
@@ -30,7 +30,7 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
     const create = async () => (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/scale' } })).body;
     small = await create();
     big = await create();
-    const repository = createClicksRepository(t.storage);
+    const repository = clickWriterFor(t.storage);
     const writer = repository.writer;
     const event = (link: typeof big, i: number, n: number): ClickEvent => ({
       linkId: link.id,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryAttemptLimiter } from '../../../src/infra/attempt-limiter.js';
 import { Paginator } from '../../../src/lib/pagination.js';
 import { DEFAULT_LINK_CACHE, LinkCache } from '../../../src/modules/links/link-cache.js';
 import { createLinksRepository } from '../../../src/modules/links/links.repository.js';
@@ -216,7 +217,7 @@ describe('redirect context seam', () => {
     for (const schema of sharedSchemas) app.addSchema(schema);
     const module = createLinksModule({
       config: t.config, storage: t.storage, users: createUsersRepository(t.storage.db, paginator), paginator, clock: t.clock,
-      passwords: createPasswordHasher(10), clickQueue: t.app.clickQueue,
+      passwords: createPasswordHasher(10), clicks: t.app.clickQueue, passwordAttempts: createMemoryAttemptLimiter({ max: 10, windowMs: 60_000, clock: t.clock }),
     });
     try {
       const link = await module.links.create({ original_url: 'https://example.com/seam' }, null);

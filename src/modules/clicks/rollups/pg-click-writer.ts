@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { embeddedDatabaseFile, type Storage } from '../../../db/database.js';
+import type { Storage } from '../../../db/database.js';
 import type { Database } from '../../../db/types.js';
 import type { ClickEvent } from '../event/click-event.js';
 import type { ClickWriter } from './click-writer.js';
@@ -11,8 +11,6 @@ import {
   type UserHourIncrement, type VisitorPair,
 } from './rollup-plan.js';
 import { capDailyGroup, OTHER_VALUE } from './daily-values.js';
-import { createSqliteClickWriter } from './sqlite-click-writer.js';
-import { createSqliteRollupWriter, type SqliteRollupWriter } from './sqlite-rollup-writer.js';
 
 type Tx = Transaction<Database>;
 
@@ -25,14 +23,16 @@ const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
   return out;
 };
 
-export type ClicksRepository = ReturnType<typeof createClicksRepository>;
+export interface PgClickWriter extends ClickWriter {
+  writeImported(tx: Transaction<Database>, batch: readonly ClickEvent[]): Promise<void>;
+}
 
 /**
- * Click records and rollups. `writer` persists a batch: on PostgreSQL through Kysely below, on the embedded
- * engine in a worker thread (sqlite-click-writer.ts: same rows; see there why). Reads are Kysely, except the
- * statistics' two reads on the embedded engine (prepared, below).
+ * The PostgreSQL writer: a batch's click records and rollups through Kysely, in one transaction. (The
+ * embedded engine writes the same rows in a worker thread: sqlite-click-writer.ts, see there why; this writer
+ * runs on SQLite too, where tests compare the two.)
  */
-export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>) {
+export function createPgClickWriter(storage: Pick<Storage, 'db' | 'dialect'>): PgClickWriter {
   const db: Kysely<Database> = storage.db;
   // This writer's row in click_ingest (data_fresh_as_of).
   const writerName = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -204,7 +204,7 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 
     await addUserDailyValues(tx, users.daily);
   }
 
-  const portableWriter: ClickWriter = {
+  return {
     /** One transaction per batch: a crash loses a batch whole or not at all. */
     async write(batch) {
       if (batch.length === 0) return;
@@ -213,46 +213,12 @@ export function createClicksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 
         await writeIn(tx, batch, false);
       });
     },
-  };
-
-  const file = embeddedDatabaseFile(storage);
-  const sqliteWriter = file === null ? null : createSqliteClickWriter(file);
-  const importedOnSqlite = storage.sqlite === null ? null : importedVisitsWriter(storage.sqlite);
-  return {
-    writer: sqliteWriter ?? portableWriter,
-
     /**
      * Visits brought over by an importer (SPEC §20), written inside the importer's transaction with the link
      * they belong to, so that a link never stands without its history; recorded with `imported = 1`, and
      * counted in the rollups on their own dates like any visit. They leave data_fresh_as_of alone: that tells
      * how far live visits are counted.
      */
-    writeImported: importedOnSqlite ?? ((tx: Tx, batch: readonly ClickEvent[]): Promise<void> => writeIn(tx, batch, true)),
-
-    /** Stops the embedded engine's writer thread (after the queue's last flush, before the database closes). */
-    async close(): Promise<void> {
-      await sqliteWriter?.close();
-    },
-  };
-}
-
-/**
- * Imported visits on the embedded engine: the writer thread's statements (sqlite-rollup-writer.ts) on the
- * main connection, inside the importer's transaction (Kysely's, on this same handle, so its `tx` is not
- * needed): prepared statements run a few µs per row where a Kysely statement costs its compilation too.
- * Prepared on first use, after the migrations.
- */
-function importedVisitsWriter(sqlite: NonNullable<Storage['sqlite']>): (tx: Tx, batch: readonly ClickEvent[]) => Promise<void> {
-  let rollups: SqliteRollupWriter | null = null;
-  const none = new Map<string, number>();
-  return async (_tx, batch) => {
-    if (!sqlite.inTransaction) throw new Error('imported visits are written inside the import transaction');
-    rollups ??= createSqliteRollupWriter(sqlite);
-    try {
-      rollups.apply(batch, { imported: true, known: none });
-    } catch (err) {
-      rollups.discard();
-      throw err;
-    }
+    writeImported: (tx: Tx, batch: readonly ClickEvent[]): Promise<void> => writeIn(tx, batch, true),
   };
 }

@@ -7,7 +7,7 @@ import Type, { type TSchema } from 'typebox';
 import { renameKeys, toCamel } from '../../../lib/case-mapping.js';
 import type { ApiVersion } from '../../../plugins/versioning.js';
 import { LinkStatsQuery, UserStatsQuery } from './stats.schemas.js';
-import type { ClicksService } from './stats.service.js';
+import type { StatsService } from './stats.service.js';
 
 /** The statistics' edge of each API version: v1 snake_case, v2 camelCase (SPEC §9). */
 const statsEdges: Record<ApiVersion, { stats: TSchema; userStats: TSchema; out<T>(body: unknown): T }> = {
@@ -16,7 +16,7 @@ const statsEdges: Record<ApiVersion, { stats: TSchema; userStats: TSchema; out<T
 };
 
 /** GET /links/{code}/stats (SPEC §6, §15) and GET /users/{id}/stats (SPEC §15). */
-export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService; version: ApiVersion }> = async (app, opts) => {
+export const statsRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService; version: ApiVersion }> = async (app, opts) => {
   const edge = statsEdges[opts.version];
   app.get('/links/:code/stats', {
     onRequest: app.access('optional', 'stats:read'),
@@ -29,7 +29,7 @@ export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService; ve
       querystring: LinkStatsQuery,
       response: { 200: { ...edge.stats, description: 'Lifetime totals, and the time series and top lists of the window' }, ...errorResponses(400, 401, 403, 404, 429) },
     },
-  }, async (request) => edge.out(await opts.clicks.stats(request.params.code, request.query, request.caller)));
+  }, async (request) => edge.out(await opts.stats.stats(request.params.code, request.query, request.caller)));
 
   app.get('/users/:id/stats', {
     onRequest: app.access('selfOrAdmin', 'stats:read'),
@@ -42,5 +42,5 @@ export const clicksRoutes: FastifyPluginAsyncTypebox<{ clicks: ClicksService; ve
       querystring: UserStatsQuery,
       response: { 200: { ...edge.userStats, description: "Totals, time series and top lists over the user's links" }, ...errorResponses(400, 401, 403, 404, 429) },
     },
-  }, async (request) => edge.out(await opts.clicks.userStats(request.params.id, request.query)));
+  }, async (request) => edge.out(await opts.stats.userStats(request.params.id, request.query)));
 };

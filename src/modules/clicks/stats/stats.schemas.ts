@@ -114,4 +114,4 @@ export type UserStats = Static<typeof UserStatsSchema>;
 export const LinkStatsV2Schema = renameSchemaProperties(LinkStatsSchema, toCamel, 'LinkStatsV2');
 export const UserStatsV2Schema = renameSchemaProperties(UserStatsSchema, toCamel, 'UserStatsV2');
 
-export const clickSchemas: TSchema[] = [LinkStatsSchema, UserStatsSchema, LinkStatsV2Schema, UserStatsV2Schema];
+export const statsSchemas: TSchema[] = [LinkStatsSchema, UserStatsSchema, LinkStatsV2Schema, UserStatsV2Schema];

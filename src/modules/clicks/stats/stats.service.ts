@@ -44,7 +44,7 @@ type Tops = Pick<LinkStats, 'top_referrers' | 'top_user_agents' | 'top_browsers'
 const LINK_CANDIDATES = 3 * TOP_VALUES;
 type Window = { start: number; end: number; unit: number; tz: string; buckets: number[] };
 
-export type ClicksService = ReturnType<typeof createClicksService>;
+export type StatsService = ReturnType<typeof createStatsService>;
 
 /**
  * Statistics (SPEC §6, §15), read from rollups only, never from the click records, so that their cost depends
@@ -57,7 +57,7 @@ export type ClicksService = ReturnType<typeof createClicksService>;
  *   window reads only the days at its ends.
  * A link's and a user's statistics are the same computation over different rollups (StatsScope).
  */
-export function createClicksService(deps: {
+export function createStatsService(deps: {
   stats: Pick<StatsRepository, 'series' | 'valueTotals' | 'userTotals' | 'userCodes' | 'freshAsOf'>;
   links: StatsLinks;
   users: Pick<UsersRepository, 'findById'>;

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
-import path from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { lockDirectory } from '../../../db/directory-lock.js';
 import type { ClickEvent } from '../event/click-event.js';
 import { replayLeftOver, type ReplayOptions } from './click-journal-replay.js';
-import type { ClickQueue } from './memory-click-queue.js';
-import { encodeClickAs } from './click-stream.js';
+import type { ClickSink } from './click-sink.js';
+import { JournalSegments, segmentsIn } from './journal-segments.js';
 
 /**
  * The click journal of the embedded engine (SPEC §12): a redirect is answered only once its click is in an
@@ -66,33 +65,14 @@ export interface OpenClickJournalOptions extends ReplayOptions {
   forgetMarks(keep: string): Promise<void>;
 }
 
-const SEGMENT = /^clicks-(\d{12})\.journal$/;
-
-/** Where the embedded engine's click journal lives in DATA_DIR (a backup copies its segments). */
-export const clickJournalDir = (dataDir: string): string => path.join(dataDir, 'click-journal');
-
-/** Whether a file of the journal directory is a segment (the directory also holds its lock). */
-export const isJournalSegment = (name: string): boolean => SEGMENT.test(name);
-/** a segment is closed for new clicks past this size even while some of its clicks wait */
-const SEGMENT_BYTES = 16 * 1024 * 1024;
-/**
- * a segment whose clicks are all committed is replaced by an empty one from this size on: below it, the file
- * operations (close, open, unlink) would come once per write of the queue, and a replay reads its committed
- * lines only to skip them by the mark (about 1,200 clicks)
- */
-const ROTATE_BYTES = 256 * 1024;
-
-const segmentName = (seq: number): string => `clicks-${String(seq).padStart(12, '0')}.journal`;
-
 /** Opens a new segment, and replays what earlier processes left behind in the background. */
 export async function openClickJournal(opts: OpenClickJournalOptions): Promise<ClickJournal> {
-  const { dir, log } = opts;
+  const { dir } = opts;
   mkdirSync(dir, { recursive: true });
   // One process per journal directory: a second would replay the first one's live segments (counting their
   // clicks twice) and forget its marks. Held until close(); the OS drops it with a killed process.
   const lock = lockDirectory(dir, 'its click journal belongs to one process, which replays what it finds there at start');
-  const leftOver = readdirSync(dir).filter((f) => SEGMENT.test(f)).sort().map((f) => path.join(dir, f));
-  let seq = leftOver.length > 0 ? Number(SEGMENT.exec(path.basename(leftOver[leftOver.length - 1]!))![1]) + 1 : 1;
+  const leftOver = segmentsIn(dir);
   const id = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
   if (leftOver.length === 0) {
     try {
@@ -103,9 +83,29 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
       throw err;
     }
   }
+  const replay = replayInBackground(opts, leftOver, id);
+  const segments = new JournalSegments(dir, id, leftOver, opts.log);
+  return {
+    id,
+    append: (click) => segments.append(click),
+    settled: () => segments.settled(),
+    written: (n) => segments.written(n),
+    close() {
+      segments.close();
+      lock.release();
+    },
+    replaying: replay.behind,
+    replayed: () => replay.done,
+    stopReplay: replay.stop,
+  };
+}
+
+/** The replay of an earlier process's segments, beside this process's own clicks. */
+function replayInBackground(opts: OpenClickJournalOptions, leftOver: readonly string[], id: string) {
+  const { log } = opts;
   let stopping = false;
   let behind = leftOver.length > 0;
-  const replay: Promise<void> = !behind ? Promise.resolve() : (async () => {
+  const done: Promise<void> = !behind ? Promise.resolve() : (async () => {
     log.info({ segments: leftOver.length }, 'click journal: replaying what an earlier process left behind, in the background');
     try {
       if (await replayLeftOver(opts, leftOver, () => stopping)) {
@@ -118,127 +118,22 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
       log.error({ err }, 'click journal replay failed: the next start writes what the database lacks');
     }
   })();
-
-  interface Segment {
-    file: string;
-    fd: number | null;
-    bytes: number;
-    /** appended clicks, counted over the process, when this segment ends (Infinity: still open) */
-    end: number;
-  }
-  const segments: Segment[] = [];
-  let appended = 0;
-  let committed = 0;
-  /** this turn's lines; a new segment's first write starts with its header */
-  let text = '';
-  let pending: Promise<void> | null = null;
-  let resolvePending: (() => void) | null = null;
-  let closed = false;
-  let lastFailureLog = Number.NEGATIVE_INFINITY;
-  let header = '';
-
-  const open = (): Segment => {
-    const file = path.join(dir, segmentName(seq++));
-    const s: Segment = { file, fd: openSync(file, 'a'), bytes: 0, end: Number.POSITIVE_INFINITY };
-    segments.push(s);
-    header = `${JSON.stringify({ journal: id, first: appended })}\n`;
-    return s;
-  };
-  let current = open();
-
-  const flush = (): void => {
-    if (pending === null) return;
-    const resolve = resolvePending!;
-    pending = resolvePending = null;
-    const out = header + text;
-    text = '';
-    try {
-      // A string is written as it is encoded: no Buffer per turn. A short write (rare) writes the rest.
-      const bytes = Buffer.byteLength(out);
-      let wrote = writeSync(current.fd!, out);
-      if (wrote < bytes) {
-        const rest = Buffer.from(out);
-        while (wrote < bytes) wrote += writeSync(current.fd!, rest, wrote);
-      }
-      header = '';
-      current.bytes += bytes;
-      if (current.bytes >= SEGMENT_BYTES) rotate();
-    } catch (err) {
-      // A full or failing disk: the clicks are still queued in memory and the redirects are answered (as
-      // during a Redis outage); only a process kill before their flush would lose them. The lines are gone,
-      // so the positions in this segment would skip them: the next write starts a new segment with its header.
-      if (performance.now() - lastFailureLog >= 60_000) {
-        lastFailureLog = performance.now();
-        log.error({ err }, 'click journal write failed: clicks are kept in memory only until the disk recovers');
-      }
-      try {
-        rotate();
-      } catch {
-        // still failing: the next flush tries again
-      }
-    }
-    resolve();
-  };
-
-  const rotate = (): void => {
-    if (current.fd !== null) closeSync(current.fd);
-    current.fd = null;
-    current.end = appended;
-    current = open();
-    release();
-  };
-
-  /** Deletes the closed segments whose clicks are all committed. */
-  const release = (): void => {
-    while (segments.length > 1 && segments[0]!.end <= committed) unlinkSync(segments.shift()!.file);
-  };
-
   return {
-    id,
-    append(click) {
-      if (pending === null) {
-        pending = new Promise<void>((resolve) => {
-          resolvePending = resolve;
-        });
-        setImmediate(flush);
-      }
-      text += `${encodeClickAs(appended, click)}\n`;
-      appended += 1;
-    },
-    settled: () => pending,
-    written(n) {
-      committed += n;
-      release();
-      // Everything in the current segment is committed: start an empty one.
-      if (!closed && pending === null && committed === appended && current.bytes >= ROTATE_BYTES) rotate();
-    },
-    close() {
-      if (closed) return;
-      closed = true;
-      flush();
-      if (current.fd !== null) closeSync(current.fd);
-      current.fd = null;
-      current.end = appended;
-      segments.push({ file: '', fd: null, bytes: 0, end: Number.POSITIVE_INFINITY }); // lets release() take the last one
-      release();
-      segments.pop();
-      lock.release();
-    },
-    replaying: () => behind,
-    replayed: () => replay,
-    stopReplay() {
+    done,
+    behind: () => behind,
+    stop(): Promise<void> {
       stopping = true;
-      return replay;
+      return done;
     },
   };
 }
 
 /**
  * The in-process queue behind the journal: a click is accepted by the queue (bounded), then journaled at the
- * next position; the redirect waits for `settled()` (links.module.ts) before it answers. The queue is created
- * with the journal's id (memory-click-queue.ts `journal`), so that its writes move the mark.
+ * next position; the redirect waits for `settled()` before it answers. The queue is created with the journal's
+ * id (memory-click-queue.ts `journal`), so that its writes move the mark.
  */
-export function journaledClickQueue(queue: ClickQueue, journal: ClickJournal): ClickQueue {
+export function journaledClickQueue(queue: ClickSink, journal: ClickJournal): ClickSink {
   return {
     enqueue(event: ClickEvent) {
       if (!queue.enqueue(event)) return false;
@@ -246,10 +141,6 @@ export function journaledClickQueue(queue: ClickQueue, journal: ClickJournal): C
       return true;
     },
     settled: () => journal.settled(),
-    replaying: () => journal.replaying(),
-    depth: () => queue.depth(),
-    dropped: () => queue.dropped(),
-    lastFlushAt: () => queue.lastFlushAt(),
     // Everything accepted is written: this process's clicks and what earlier ones left behind.
     async flush() {
       await journal.replayed();
@@ -261,5 +152,6 @@ export function journaledClickQueue(queue: ClickQueue, journal: ClickJournal): C
       await queue.close();
       journal.close();
     },
+    status: () => ({ ...queue.status(), journalReplaying: journal.replaying() }),
   };
 }

@@ -3,66 +3,8 @@ import type { Clock } from '../../../lib/clock.js';
 import type { ClickEvent } from '../event/click-event.js';
 import { ClickBatch } from '../rollups/click-batch.js';
 import type { ClickWriter, JournalMark } from '../rollups/click-writer.js';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The app's click queue: depth() and dropped() for metrics, flush() to persist now. */
-    clickQueue: ClickQueue;
-  }
-}
-
-/**
- * Where the redirect puts clicks. The in-process implementation is below; the scale-out setup puts a Redis
- * Streams producer behind the same interface and drains it in a separate worker.
- */
-/** A fixed-window counter in Redis (the redirect's per-address limit): INCR'd, expiring with its window. */
-export interface ClickCounter {
-  key: string;
-  max: number;
-  windowMs: number;
-}
-
-/** A counter after a request was counted: its value and the milliseconds its window has left. */
-export interface CounterReading {
-  count: number;
-  ttlMs: number;
-}
-
-export interface ClickQueue {
-  /** Never blocks and never throws; false when the queue is full and the click was dropped (and counted). */
-  enqueue(event: ClickEvent): boolean;
-  /** clicks waiting to be written */
-  depth(): number;
-  /** clicks dropped because the queue was full or closed, since start */
-  dropped(): number;
-  /** when the last write succeeded (clock ms), null before the first: metrics derive the flush lag from it */
-  lastFlushAt(): number | null;
-  /** Writes everything enqueued so far; rejects if the database refuses (the clicks stay queued). */
-  flush(): Promise<void>;
-  /** Stops the timer and writes everything that is queued (SIGTERM: no click is lost). */
-  close(): Promise<void>;
-  /**
-   * A queue whose enqueue completes later (the Redis stream): resolves once every click enqueued so far is
-   * durable, or null when nothing is pending. The redirect answers only after it (links.module.ts), so an
-   * answered redirect is a click that survives the process being killed.
-   */
-  settled?(): Promise<void> | null;
-  /**
-   * The Redis stream's queue: counts a request against `counter` and, if it is within the counter's limit,
-   * adds its click, in one script run per event-loop turn (the redirect's limit and its click cost one round
-   * trip, not two). Resolves once the count is known and an admitted click is durable, with the count and
-   * the window's remaining time, or null when Redis did not answer (the limit fails open; the click went to
-   * the fallback queue). Returns null at once when the queue cannot take it now (closed, full, Redis down):
-   * the caller counts and enqueues separately.
-   */
-  enqueueCounted?(event: ClickEvent, counter: ClickCounter): Promise<CounterReading | null> | null;
-  /** the Redis stream's queue: clicks diverted to the in-process fallback since start */
-  fellBack?(): number;
-  /** the Redis stream's queue: backlog and live consumers, as last observed */
-  stream?(): { backlog: number; consumers: number };
-  /** the journaled queue: true until what earlier processes left in the journal is written (ClickJournal.replaying) */
-  replaying?(): boolean;
-}
+import type { ClickSink } from './click-sink.js';
+import { createDropCounter } from './dropped-clicks.js';
 
 export interface MemoryClickQueueOptions {
   writer: ClickWriter;
@@ -88,67 +30,135 @@ export interface MemoryClickQueueOptions {
   holdFresh?: () => boolean;
 }
 
-const DROP_WARNING_INTERVAL_MS = 10_000;
-const CLOSE_ATTEMPTS = 3;
+/** The in-process queue; depth() for the Redis stream's fallback, which checks the bound on every click. */
+export interface MemoryClickQueue extends ClickSink {
+  depth(): number;
+}
+
 /** written batches kept for reuse */
 const SPARE_BATCHES = 4;
+const CLOSE_ATTEMPTS = 3;
 
 /**
- * A bounded in-memory queue drained by a timer and by size. Clicks are kept in ClickBatch columns of
- * `batchSize`, or for a window writer of its window (reused once written), so enqueuing copies the fields and
- * allocates nothing, and taking a batch is O(1). A failed write puts its batch back at the front and is retried
- * on the next tick; meanwhile the bound still holds, and overflow is dropped and counted.
+ * The queued clicks in ClickBatch columns, in enqueue order: enqueuing copies the fields and allocates nothing,
+ * and taking a batch is O(1). Written batches are reused.
  */
-export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueue {
-  const { writer, batchSize, limit, log, clock } = opts;
-  const batches: ClickBatch[] = [];
-  const spare: ClickBatch[] = [];
-  let depth = 0;
-  let dropped = 0;
-  let droppedSinceWarning = 0;
-  let lastWarning = Number.NEGATIVE_INFINITY;
-  let lastFlushAt: number | null = null;
-  let closed = false;
-  let draining: Promise<boolean> | null = null;
-  let drainScheduled = false;
+class QueuedBatches {
+  depth = 0;
+  private readonly batches: ClickBatch[] = [];
+  private readonly spare: ClickBatch[] = [];
 
-  const warnDropped = (): void => {
-    const now = clock.now();
-    if (now - lastWarning < DROP_WARNING_INTERVAL_MS) return;
-    log.warn({ dropped: droppedSinceWarning, droppedTotal: dropped, depth, limit }, closed ? 'click after shutdown dropped' : 'click queue full: clicks dropped');
-    lastWarning = now;
-    droppedSinceWarning = 0;
+  constructor(readonly capacity: number, private readonly spares: number) {}
+
+  push(event: ClickEvent): void {
+    let last = this.batches[this.batches.length - 1];
+    // A window written in part keeps exactly its clicks (its journal positions): nothing joins it.
+    if (last === undefined || last.full || last.written) {
+      last = this.spare.pop() ?? new ClickBatch(this.capacity);
+      this.batches.push(last);
+    }
+    last.push(event);
+    this.depth += 1;
+  }
+
+  /** The oldest batch, taken out: full, or the last one, or a window written in part (written again alone as it is). */
+  take(): ClickBatch {
+    const batch = this.batches.shift()!;
+    this.depth -= batch.length;
+    return batch;
+  }
+
+  /** A batch whose write failed goes back to the front (without what a window writer committed of it). */
+  putBack(batch: ClickBatch): void {
+    this.batches.unshift(batch);
+    this.depth += batch.length;
+  }
+
+  recycle(batch: ClickBatch): void {
+    batch.reset();
+    if (this.spare.length < this.spares && batch.capacity === this.capacity) this.spare.push(batch);
+  }
+}
+
+/**
+ * How a batch is written: with the journal, under its JournalMark (the journal's positions are the clicks
+ * committed since start, in enqueue order, which is the order batches commit in); `committed` moves them on.
+ */
+function journaledWrites(opts: Pick<MemoryClickQueueOptions, 'writer' | 'journal' | 'holdFresh' | 'onWritten'>) {
+  const { writer, journal } = opts;
+  if (journal !== undefined && !writer.writeBatch) throw new Error('a journaled click queue needs a writer that takes batches');
+  let position = 0;
+  return {
+    write(batch: ClickBatch, span: number): Promise<void> {
+      if (journal === undefined) return writer.writeBatch ? writer.writeBatch(batch) : writer.write(batch.toEvents());
+      const w = batch.written;
+      const mark: JournalMark = { journal, first: position, end: position + span, ...(w ? { after: { link: w.link, count: w.count } } : {}) };
+      if (opts.holdFresh?.()) mark.holdFresh = true;
+      return writer.writeBatch!(batch, mark);
+    },
+    committed(n: number): void {
+      position += n;
+      opts.onWritten?.(n);
+    },
   };
+}
 
-  if (opts.journal !== undefined && !writer.writeBatch) throw new Error('a journaled click queue needs a writer that takes batches');
+/**
+ * A bounded in-memory queue drained by a timer and by size. Clicks are kept in batches of `batchSize`, or for a
+ * window writer of its window. A failed write puts its batch back at the front and is retried on the next
+ * tick; meanwhile the bound still holds, and overflow is dropped and counted.
+ */
+export function createMemoryClickQueue(opts: MemoryClickQueueOptions): MemoryClickQueue {
+  const { writer, limit, log, clock } = opts;
   /**
    * A window writer's clicks go straight into the batch they will be written in, a window: taking it costs
    * nothing. (Windows joined from batches of CLICK_BATCH_SIZE re-interned every text: 9–14 ms on the event loop
    * for the 43,000 clicks of one CLICK_FLUSH_MS under a redirect load, 35–39 ms for 250,000.) A window writer is
    * worth more the larger its writes: it writes on the timer or once a window waits.
    */
-  const capacity = writer.window ?? batchSize;
+  const capacity = writer.window ?? opts.batchSize;
   // a window's columns are 44 bytes a click: 22 MB for 500,000 (their pages are touched as it fills)
-  const spares = writer.window === undefined ? SPARE_BATCHES : 1;
-  /** clicks committed since start: the journal position of the queue's first click */
-  let position = 0;
-  const write = (batch: ClickBatch, span: number): Promise<void> => {
-    if (opts.journal !== undefined) {
-      const w = batch.written;
-      const mark: JournalMark = { journal: opts.journal, first: position, end: position + span, ...(w ? { after: { link: w.link, count: w.count } } : {}) };
-      if (opts.holdFresh?.()) mark.holdFresh = true;
-      return writer.writeBatch!(batch, mark);
-    }
-    return writer.writeBatch ? writer.writeBatch(batch) : writer.write(batch.toEvents());
+  const queued = new QueuedBatches(capacity, writer.window === undefined ? SPARE_BATCHES : 1);
+  const writes = journaledWrites(opts);
+  let closed = false;
+  const drops = createDropCounter(log, clock.now, () => ({ depth: queued.depth, limit }), 'click queue full: clicks dropped');
+  const drainer = createDrainer({ queued, writes, log, clock, eager: writer.window === undefined });
+  const timer = setInterval(() => void drainer.drain(), opts.flushMs);
+  timer.unref();
+
+  return {
+    enqueue(event) {
+      if (closed || queued.depth >= limit) return drops.drop(closed);
+      queued.push(event);
+      if (queued.depth >= capacity) drainer.soon();
+      return true;
+    },
+    settled: () => null,
+    depth: () => queued.depth,
+    flush: drainer.flush,
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await closeFlushing(drainer.flush, () => queued.depth, log);
+    },
+    status: () => ({ depth: queued.depth, dropped: drops.count(), lastFlushAt: drainer.lastFlushAt(), fellBack: 0, stream: null, journalReplaying: false }),
   };
-  const committed = (n: number): void => {
-    position += n;
-    opts.onWritten?.(n);
-  };
-  const recycle = (batch: ClickBatch): void => {
-    batch.reset();
-    if (spare.length < spares && batch.capacity === capacity) spare.push(batch);
-  };
+}
+
+interface DrainerDeps {
+  queued: QueuedBatches;
+  writes: ReturnType<typeof journaledWrites>;
+  log: FastifyBaseLogger;
+  clock: Clock;
+  /** every drain writes until the queue is empty (false: a window writer, see writeAll) */
+  eager: boolean;
+}
+
+/** One writer at a time, on the timer, on the size trigger (soon) and on flush. */
+function createDrainer({ queued, writes, log, clock, eager }: DrainerDeps) {
+  let draining: Promise<boolean> | null = null;
+  let drainScheduled = false;
+  let lastFlushAt: number | null = null;
 
   /**
    * Writes until the queue is empty; false if a write failed (its batch is queued again). Never rejects.
@@ -157,31 +167,26 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
    * a write is short (measured under a redirect load: a median of 10 clicks per write).
    */
   const writeAll = async (all: boolean): Promise<boolean> => {
-    const eager = all || writer.window === undefined;
-    for (let first = true; depth > 0 && (eager || first || depth >= capacity); first = false) {
-      // A batch is full, or the last one, or (a window written in part) written again alone as it is.
-      const batch = batches.shift()!;
-      const size = batch.length;
-      const span = batch.written?.span ?? size;
-      depth -= size;
+    for (let first = true; queued.depth > 0 && (all || eager || first || queued.depth >= queued.capacity); first = false) {
+      const batch = queued.take();
+      const span = batch.written?.span ?? batch.length;
       try {
-        await write(batch, span);
+        await writes.write(batch, span);
         lastFlushAt = clock.now();
-        committed(span);
+        writes.committed(span);
       } catch (err) {
         // A window writer that committed part of the batch has dropped that part from it (sqlite-click-writer.ts):
         // the journal's clicks count as committed only once the whole window is.
-        batches.unshift(batch);
-        depth += batch.length;
-        log.error({ err, batch: batch.length, depth }, 'writing clicks failed; will retry');
+        queued.putBack(batch);
+        log.error({ err, batch: batch.length, depth: queued.depth }, 'writing clicks failed; will retry');
         return false;
       }
-      recycle(batch);
+      queued.recycle(batch);
     }
     return true;
   };
 
-  /** One writer at a time; `finally` runs after the assignment even when there was nothing to write. */
+  /** `finally` runs after the assignment even when there was nothing to write. */
   const drain = (all = false): Promise<boolean> => {
     draining ??= writeAll(all).finally(() => {
       draining = null;
@@ -189,63 +194,38 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): ClickQueu
     return draining;
   };
 
-  const flush = async (): Promise<void> => {
-    // A drain in progress may have taken its batch before the caller's clicks arrived: drain again.
-    if (draining) await draining;
-    if (!(await drain(true))) throw new Error(`writing clicks failed; ${depth} clicks are still queued`);
-  };
-
-  const scheduleDrain = (): void => {
-    drainScheduled = false;
-    void drain();
-  };
-
-  const timer = setInterval(() => void drain(), opts.flushMs);
-  timer.unref();
-
   return {
-    enqueue(event) {
-      if (closed || depth >= limit) {
-        dropped += 1;
-        droppedSinceWarning += 1;
-        warnDropped();
-        return false;
-      }
-      let last = batches[batches.length - 1];
-      // A window written in part keeps exactly its clicks (its journal positions): nothing joins it.
-      if (last === undefined || last.full || last.written) {
-        last = spare.pop() ?? new ClickBatch(capacity);
-        batches.push(last);
-      }
-      last.push(event);
-      depth += 1;
-      if (depth >= capacity && !drainScheduled) {
-        // Off the request's path: the redirect answers first.
-        drainScheduled = true;
-        setImmediate(scheduleDrain);
-      }
-      return true;
-    },
-    depth: () => depth,
-    dropped: () => dropped,
+    drain,
     lastFlushAt: () => lastFlushAt,
-    flush,
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      // A database that hiccups at shutdown gets a few chances before clicks are given up (and logged).
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          await flush();
-          return;
-        } catch (err) {
-          if (attempt >= CLOSE_ATTEMPTS) {
-            log.error({ err, lost: depth }, 'clicks could not be written before shutdown');
-            return;
-          }
-          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
-        }
-      }
+    /** A drain off the request's path: the redirect answers first. */
+    soon(): void {
+      if (drainScheduled) return;
+      drainScheduled = true;
+      setImmediate(() => {
+        drainScheduled = false;
+        void drain();
+      });
+    },
+    async flush(): Promise<void> {
+      // A drain in progress may have taken its batch before the caller's clicks arrived: drain again.
+      if (draining) await draining;
+      if (!(await drain(true))) throw new Error(`writing clicks failed; ${queued.depth} clicks are still queued`);
     },
   };
+}
+
+/** The last flush at shutdown: a database that hiccups gets a few chances before clicks are given up (and logged). */
+async function closeFlushing(flush: () => Promise<void>, depth: () => number, log: FastifyBaseLogger): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await flush();
+      return;
+    } catch (err) {
+      if (attempt >= CLOSE_ATTEMPTS) {
+        log.error({ err, lost: depth() }, 'clicks could not be written before shutdown');
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
 }
