@@ -11,7 +11,9 @@
  *
  * An import's rates are over the job's own time (import_jobs.created_at → finished_at: reading the source,
  * writing the links, their visits and rollups); the process's wall time (start-up and migrations included)
- * and its peak resident memory (VmHWM, read every 20 ms until it exits) are printed beside them.
+ * and its peak resident memory (VmHWM) and CPU time (user + system), read every 20 ms until it exits, are
+ * printed beside them: on a machine shared with other work, links and visits per CPU second say what the
+ * import itself costs.
  *
  * Env: LINKS (100000), VISITS (1000000), DURATION (10 s), WARMUP (5 s), CONNECTIONS (10), MYSQL_URL (default:
  * root over the local socket), ONLY (comma-separated row names), TARGET_DATABASE_URL (import into PostgreSQL
@@ -25,7 +27,7 @@ import path from 'node:path';
 import { SqliteDatabase as Database } from '../src/db/sqlite-driver.js';
 import { load } from './lib/drive.js';
 import { createYourlsDatabase, writeGenericCsv } from './lib/import-sources.js';
-import { peakRssBytes, ROOT, startServer, stopServer } from './lib/proc.js';
+import { cpuSeconds, peakRssBytes, ROOT, startServer, stopServer } from './lib/proc.js';
 
 const LINKS = Number(process.env.LINKS ?? 100_000);
 const VISITS = Number(process.env.VISITS ?? 1_000_000);
@@ -49,6 +51,8 @@ interface BenchRow {
   visits: number;
   seconds: number;
   wallSeconds: number;
+  /** the process's CPU (user + system, all threads) up to its last 20 ms: on a shared machine, what the work itself cost */
+  cpuSeconds: number | null;
   peakRssBytes: number | null;
   notes: string;
 }
@@ -66,7 +70,7 @@ async function linkCreateRow(work: string): Promise<BenchRow> {
     const created = result.statuses['201'] ?? 0;
     return {
       name: 'link-create', setup: `POST /api/v1/links, anonymous, generated code, ${CONNECTIONS} connections`, links: created, visits: 0,
-      seconds: result.seconds, wallSeconds: result.seconds, peakRssBytes: peakRssBytes(server.child.pid), notes: `${result.errors} errors`,
+      seconds: result.seconds, wallSeconds: result.seconds, cpuSeconds: null, peakRssBytes: peakRssBytes(server.child.pid), notes: `${result.errors} errors`,
     };
   } finally {
     await stopServer(server.child);
@@ -86,7 +90,11 @@ async function importRow(work: string, name: string, setup: string, args: string
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   let peak: number | null = null;
-  const poll = setInterval(() => (peak = peakRssBytes(child.pid) ?? peak), 20);
+  let cpu: number | null = null;
+  const poll = setInterval(() => {
+    peak = peakRssBytes(child.pid) ?? peak;
+    cpu = cpuSeconds(child.pid) ?? cpu;
+  }, 20);
   const [code] = (await once(child, 'exit')) as [number | null];
   clearInterval(poll);
   const wallSeconds = (performance.now() - started) / 1000;
@@ -94,7 +102,7 @@ async function importRow(work: string, name: string, setup: string, args: string
   const result = JSON.parse(out) as { job: number; created: number; failed: number; visits: number; state: string };
   const seconds = TARGET ? wallSeconds : jobSeconds(path.join(dataDir, 'ferry.db'), result.job);
   return {
-    name, setup, links: result.created, visits: result.visits, seconds, wallSeconds, peakRssBytes: peak,
+    name, setup, links: result.created, visits: result.visits, seconds, wallSeconds, cpuSeconds: cpu, peakRssBytes: peak,
     notes: `${result.state}; ${result.created} created, ${result.failed} failed${TARGET ? '; PostgreSQL target, rates over wall time' : ''}`,
   };
 }
@@ -112,12 +120,13 @@ function print(rows: BenchRow[]): void {
   const base = rows.find((r) => r.name === 'link-create');
   const baseRate = base ? base.links / base.seconds : null;
   const lines = [
-    `| benchmark | setup | links/s | × link-create | visits/s | seconds (wall) | peak RSS MB | notes |`,
-    '|---|---|---:|---:|---:|---:|---:|---|',
+    `| benchmark | setup | links/s | × link-create | visits/s | seconds (wall) | CPU s | links, visits per CPU s | peak RSS MB | notes |`,
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows.map((r) => {
       const rate = r.links / r.seconds;
       return `| ${r.name} | ${r.setup} | ${fmt(rate)} | ${baseRate ? (rate / baseRate).toFixed(1) : ''} | ${r.visits ? fmt(r.visits / r.seconds) : ''} | ` +
-        `${r.seconds.toFixed(1)} (${r.wallSeconds.toFixed(1)}) | ${r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0)} | ${r.notes} |`;
+        `${r.seconds.toFixed(1)} (${r.wallSeconds.toFixed(1)}) | ${r.cpuSeconds?.toFixed(1) ?? ''} | ${r.cpuSeconds ? `${fmt(r.links / r.cpuSeconds)}, ${fmt(r.visits / r.cpuSeconds)}` : ''} | ` +
+        `${r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0)} | ${r.notes} |`;
     }),
   ];
   process.stdout.write(`${lines.join('\n')}\n${JSON.stringify({ links: LINKS, visits: VISITS, rows })}\n`);

@@ -6,7 +6,7 @@ export type CsvInput = Readable | AsyncIterable<Buffer | string>;
 export interface CsvRow {
   /** the row's line in the file (the header is line 1) */
   line: number;
-  /** cells by header name, as written (headers trimmed) */
+  /** cells by header name, trimmed and in lower case (exports differ in case: `Long URL`, `long_url`) */
   cells: Record<string, string>;
 }
 
@@ -18,7 +18,7 @@ export async function* csvRows(input: CsvInput): AsyncGenerator<CsvRow> {
   const source = input instanceof Readable ? input : Readable.from(input);
   const parser = parse({
     bom: true,
-    columns: (header: string[]) => header.map((name) => name.trim()),
+    columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()),
     skip_empty_lines: true,
     relax_column_count: true,
     info: true,
@@ -36,8 +36,8 @@ export async function* csvRows(input: CsvInput): AsyncGenerator<CsvRow> {
  */
 export function cell(row: CsvRow, ...names: string[]): string | undefined {
   for (const name of names) {
-    const wanted = name.toLowerCase();
-    for (const [header, value] of Object.entries(row.cells)) if (header.toLowerCase() === wanted) return value;
+    const value = row.cells[name.toLowerCase()];
+    if (value !== undefined) return value;
   }
   return undefined;
 }
