@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { inject } from 'vitest';
 import type { ContractValidator } from './contract.js';
 
 /**
@@ -39,6 +40,52 @@ export function buildDashboard(outDir: string): Promise<string> {
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`vite build exited with ${code}:\n${output}`))));
+  });
+}
+
+/**
+ * web/ built once per test run, into the run's directory (global-setup.ts): the first dashboard suite to ask
+ * builds it, the others (in other workers) wait for that build and share it. Resolves with the directory and
+ * what the build printed; every caller sees the same failure when it fails.
+ */
+export async function sharedDashboardBuild(): Promise<{ dir: string; output: string }> {
+  const base = path.join(inject('testRunDir'), 'dashboard');
+  const dir = path.join(base, 'web');
+  const done = path.join(base, 'build-output.txt');
+  const failed = path.join(base, 'build-error.txt');
+  try {
+    mkdirSync(base); // atomic: exactly one caller gets to build
+  } catch {
+    await fileAppears(base, [done, failed]);
+    if (existsSync(failed)) throw new Error(`the shared dashboard build failed:\n${readFileSync(failed, 'utf8')}`);
+    return { dir, output: readFileSync(done, 'utf8') };
+  }
+  try {
+    const output = await buildDashboard(dir);
+    writeWhole(done, output);
+    return { dir, output };
+  } catch (err) {
+    writeWhole(failed, String((err as Error).message));
+    throw err;
+  }
+}
+
+/** Written aside and renamed, so that a waiter never reads a file half written. */
+function writeWhole(file: string, text: string): void {
+  writeFileSync(`${file}.part`, text);
+  renameSync(`${file}.part`, file);
+}
+
+/** Resolves once one of `files` (in `dir`) exists. */
+function fileAppears(dir: string, files: string[]): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = watch(dir, () => check());
+    const check = () => {
+      if (!files.some((f) => existsSync(f))) return;
+      watcher.close();
+      resolve();
+    };
+    check();
   });
 }
 

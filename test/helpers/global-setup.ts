@@ -1,7 +1,21 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
 import { chromiumMissing } from './browser.js';
 
-/** Says once, clearly, which storage engines and services this run covers. */
-export default function setup(): void {
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** a directory for this run only, shared by its test files (e.g. the dashboard built once: browser.ts) */
+    testRunDir: string;
+  }
+}
+
+/**
+ * Says once, clearly, which storage engines and services this run covers, and gives the run a directory of its
+ * own, removed when it ends.
+ */
+export default function setup(project: TestProject): () => void {
   const lines: string[] = [];
   if (!process.env.TEST_DATABASE_URL) {
     lines.push('SKIP PostgreSQL suites: TEST_DATABASE_URL is not set (HTTP tests run on SQLite only)');
@@ -12,4 +26,7 @@ export default function setup(): void {
   const noBrowser = chromiumMissing();
   if (noBrowser) lines.push(`SKIP dashboard browser tests: ${noBrowser}`);
   for (const l of lines) process.stdout.write(`${l}\n`);
+  const runDir = mkdtempSync(path.join(tmpdir(), 'ferry-test-run-'));
+  project.provide('testRunDir', runDir);
+  return () => rmSync(runDir, { recursive: true, force: true });
 }

@@ -1,11 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { once } from 'node:events';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { buildDashboard, launchChromium, watchContext, type PageWatch } from '../helpers/browser.js';
+import { launchChromium, sharedDashboardBuild, watchContext, type PageWatch } from '../helpers/browser.js';
 import { freePort } from '../helpers/scale-out.js';
 
 export const ADMIN = { username: 'root-admin', password: 'admin-password-for-e2e' };
@@ -28,13 +27,12 @@ export interface Dashboard {
 }
 
 /**
- * The dashboard as a browser meets it: web/ built as `npm run build` builds it (into a directory of the
- * test's own), served by a real app on a free port (SQLite; the first admin from ADMIN_USERNAME), Chromium.
+ * The dashboard as a browser meets it: web/ built as `npm run build` builds it (once per test run, shared by
+ * the dashboard suites: sharedDashboardBuild), served by a real app on a free port (SQLite; the first admin from ADMIN_USERNAME), Chromium.
  */
 export async function startDashboard(): Promise<Dashboard> {
   mkdirSync(SHOTS, { recursive: true });
-  const webDir = mkdtempSync(path.join(tmpdir(), 'ferry-web-e2e-'));
-  const buildOutput = await buildDashboard(webDir);
+  const { dir: webDir, output: buildOutput } = await sharedDashboardBuild();
   const landing = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Landed</title><p>Landed'));
   landing.listen(0, '127.0.0.1');
   await once(landing, 'listening');
@@ -53,7 +51,6 @@ export async function startDashboard(): Promise<Dashboard> {
   } catch (err) {
     await t?.close();
     landing.close();
-    rmSync(webDir, { recursive: true, force: true });
     throw err;
   }
   const app = t;
@@ -86,7 +83,6 @@ export async function startDashboard(): Promise<Dashboard> {
       await browser.close();
       await app.close();
       landing.close();
-      rmSync(webDir, { recursive: true, force: true });
     },
   };
 }
