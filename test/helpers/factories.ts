@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { TestApp } from './app.js';
+import { expect } from 'vitest';
+import type { ApiResponse, TestApp } from './app.js';
 
 let seq = 0;
 /** A username and e-mail no other test uses. */
@@ -41,4 +42,55 @@ export async function login(t: TestApp, username: string, password: string): Pro
   const res = await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username, password } });
   if (res.status !== 201) throw new Error(`login: ${res.status} ${res.text}`);
   return res.body.accessToken as string;
+}
+
+/** A desktop browser's User-Agent (isbot: a person). */
+export const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
+/** A crawler's User-Agent (isbot: a bot). */
+export const BOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+
+export interface CreatedLink {
+  id: number;
+  short_code: string;
+  user_id: number | null;
+  original_url: string;
+}
+
+/** POST /api/v1/links (anonymous unless `token` is given); fails the test unless the link was created. */
+export async function createLink(t: TestApp, payload: Record<string, unknown> = {}, token?: string): Promise<CreatedLink> {
+  const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/x', ...payload }, ...(token ? { token } : {}) });
+  expect(res.status, res.text).toBe(201);
+  return res.body as CreatedLink;
+}
+
+/**
+ * GET /{code} as a person's browser makes it (JSON errors unless `headers` ask for HTML), from `remoteAddress`
+ * when given. `code` may carry a query string.
+ */
+export function visit(t: TestApp, code: string, headers: Record<string, string> = {}, remoteAddress?: string): Promise<ApiResponse> {
+  return t.request({ url: `/${code}`, headers: { 'user-agent': HUMAN_UA, ...headers }, ...(remoteAddress ? { remoteAddress } : {}) });
+}
+
+/** The click records of a link, oldest first, once every queued click is written. */
+export async function clickRecords(t: TestApp, linkId: number) {
+  await t.app.clickQueue.flush();
+  return t.storage.db.selectFrom('clicks').selectAll().where('link_id', '=', linkId).orderBy('id').execute();
+}
+
+/** How many click records a link has, as the database holds them now (queued clicks not included). */
+export async function recordCount(t: Pick<TestApp, 'storage'>, linkId: number): Promise<number> {
+  const row = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', linkId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** A link's click records and its click_count, as the database holds them now (e.g. after a restart). */
+export async function storedClickCounts(t: Pick<TestApp, 'storage'>, linkId: number): Promise<{ records: number; clickCount: number }> {
+  const row = await t.storage.db.selectFrom('links').select('click_count').where('id', '=', linkId).executeTakeFirstOrThrow();
+  return { records: await recordCount(t, linkId), clickCount: Number(row.click_count) };
+}
+
+/** The same, once every queued click is written. */
+export async function clickCounts(t: Pick<TestApp, 'app' | 'storage'>, linkId: number): Promise<{ records: number; clickCount: number }> {
+  await t.app.clickQueue.flush();
+  return storedClickCounts(t, linkId);
 }

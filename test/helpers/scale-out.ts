@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { Redis } from 'ioredis';
-import type { TestApp } from './app.js';
+
+/** How many click records a link has (test/helpers/factories.ts). */
+export { recordCount } from './factories.js';
 
 /** The scale-out suites need both; global-setup prints the skip line when either is missing. */
 export const scaleOut = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -20,11 +22,6 @@ export async function freePort(): Promise<number> {
   server.close();
   await once(server, 'close');
   return port;
-}
-
-export async function recordCount(t: Pick<TestApp, 'storage'>, linkId: number): Promise<number> {
-  const row = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', linkId).executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {

@@ -8,7 +8,7 @@ import { createLinksService } from '../../../src/modules/links/links.service.js'
 import { createPasswordHasher } from '../../../src/modules/users/password.js';
 import { createUsersRepository } from '../../../src/modules/users/users.repository.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { createUser } from '../../helpers/factories.js';
+import { clickRecords, createLink, createUser } from '../../helpers/factories.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';
 
@@ -19,19 +19,10 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
   });
   afterAll(async () => t.close());
 
-  const create = async (payload: Record<string, unknown> = {}) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/x', ...payload } });
-    expect(res.status).toBe(201);
-    return res.body as { id: number; short_code: string };
-  };
-  const clicksOf = async (linkId: number) => {
-    await t.app.clickQueue.flush();
-    return t.storage.db.selectFrom('clicks').selectAll().where('link_id', '=', linkId).execute();
-  };
 
   it('when a code is visited, then 302 to exactly the stored URL with Cache-Control private, no-store, and no body', async () => {
     const url = "https://example.com/a/b?q=%20x&y=|^~'()*!$,;=:@";
-    const link = await create({ original_url: url });
+    const link = await createLink(t, { original_url: url });
     const res = await t.request({ url: `/${link.short_code}`, headers: { origin: 'https://else.example' } });
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe(url);
@@ -43,21 +34,21 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
   });
 
   it('when a code is visited, then one click is recorded with time, ip, user agent and referrer', async () => {
-    const link = await create();
+    const link = await createLink(t);
     await t.request({ url: `/${link.short_code}`, headers: { 'user-agent': 'UA/1.0', referer: 'https://news.example/item?id=1' } });
-    const clicks = await clicksOf(link.id);
+    const clicks = await clickRecords(t, link.id);
     expect(clicks).toEqual([
       expect.objectContaining({ link_id: link.id, short_code: link.short_code, clicked_at: t.clock.now(), ip: '127.0.0.1', user_agent: 'UA/1.0', referrer: 'https://news.example/item?id=1' }),
     ]);
   });
 
   it('when HEAD is sent, then the same status and headers and no click', async () => {
-    const link = await create();
+    const link = await createLink(t);
     const res = await t.request({ method: 'HEAD', url: `/${link.short_code}` });
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('https://example.com/x');
     expect(res.headers['cache-control']).toBe('private, no-store');
-    expect(await clicksOf(link.id)).toHaveLength(0);
+    expect(await clickRecords(t, link.id)).toHaveLength(0);
   });
 
   it('when a code is unknown, then 404 NOT_FOUND as the envelope, or as a small HTML page for a browser', async () => {
@@ -86,7 +77,7 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
 
   it('when a code is visited and then deleted, then the cached redirect is dropped: 404 at once', async () => {
     const admin = await createUser(t, { role: 'admin', status: 'active' });
-    const link = await create();
+    const link = await createLink(t);
     expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
     expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status).toBe(204);
     expect((await t.request({ url: `/${link.short_code}` })).status).toBe(404);
@@ -94,7 +85,7 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
 
   it('when an unknown code was visited and is then created, then it redirects at once (negative entry dropped)', async () => {
     expect((await t.request({ url: '/Later42' })).status).toBe(404);
-    await create({ short_code: 'Later42', original_url: 'https://example.com/later' });
+    await createLink(t, { short_code: 'Later42', original_url: 'https://example.com/later' });
     const res = await t.request({ url: '/Later42' });
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('https://example.com/later');
@@ -104,7 +95,7 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
   // Every change to a link goes through this process's cache on the embedded database (one process per file),
   // so a warm cache stays warm; a shared database may be changed by other instances, so entries are re-read.
   it('when a cached link is older than the cross-instance TTL, then SQLite still serves it from memory; PostgreSQL reads it again', async () => {
-    const link = await create({ original_url: 'https://example.com/before' });
+    const link = await createLink(t, { original_url: 'https://example.com/before' });
     expect((await t.request({ url: `/${link.short_code}` })).headers.location).toBe('https://example.com/before');
     // Behind the app's back, as another instance sharing the database would do it.
     await t.storage.db.updateTable('links').set({ original_url: 'https://example.com/after' }).where('id', '=', link.id).execute();
@@ -113,8 +104,8 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
     expect((await t.request({ url: `/${link.short_code}` })).headers.location).toBe(expected);
   });
   it('when a link reaches expires_at, then at once: 410 LINK_EXPIRED on visit (cached or not), 404 in the API, no click', async () => {
-    const visited = await create({ expires_at: new Date(t.clock.now() + 60_000).toISOString() });
-    const neverVisited = await create({ expires_at: new Date(t.clock.now() + 60_000).toISOString() });
+    const visited = await createLink(t, { expires_at: new Date(t.clock.now() + 60_000).toISOString() });
+    const neverVisited = await createLink(t, { expires_at: new Date(t.clock.now() + 60_000).toISOString() });
     expect((await t.request({ url: `/${visited.short_code}` })).status).toBe(302);
     t.clock.advance(60_000);
     for (const link of [visited, neverVisited]) {
@@ -127,12 +118,12 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
       expect((await t.request({ url: `/api/v1/links/${link.short_code}` })).status).toBe(404);
       expect((await t.request({ url: `/api/v1/links/${link.short_code}/stats` })).status).toBe(404);
     }
-    expect(await clicksOf(visited.id)).toHaveLength(1);
+    expect(await clickRecords(t, visited.id)).toHaveLength(1);
   });
 
   it('when the sweep runs, then expired links are removed, their codes answer 410 and are never issued again', async () => {
-    const link = await create({ short_code: 'Swept1', expires_at: new Date(t.clock.now() + 1000).toISOString() });
-    const keep = await create({ expires_at: new Date(t.clock.now() + 86_400_000).toISOString() });
+    const link = await createLink(t, { short_code: 'Swept1', expires_at: new Date(t.clock.now() + 1000).toISOString() });
+    const keep = await createLink(t, { expires_at: new Date(t.clock.now() + 86_400_000).toISOString() });
     t.clock.advance(1000);
     const paginator = new Paginator(createHash('sha256').update('x').digest());
     const sweeper = createLinksService({
@@ -159,7 +150,7 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
   });
 
   it('when another method is used on /{code}, then 405 with Allow', async () => {
-    const link = await create();
+    const link = await createLink(t);
     const res = await t.request({ method: 'PUT', url: `/${link.short_code}`, payload: {} });
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD, POST, OPTIONS');
