@@ -32,6 +32,40 @@ const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 /** Finer buckets for the redirect, whose P99 must stay below 10 ms. */
 const REDIRECT_BUCKETS = [0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1];
 
+/** A click-pipeline series, read from the queue's stats at scrape time. */
+interface ClickSeries {
+  name: string;
+  help: string;
+  /** a counter's value is cumulative (the stats' own count); a gauge's is the current one */
+  kind: 'counter' | 'gauge';
+  value: (stats: ClickQueueStats, lagSeconds: number) => number;
+}
+
+const CLICK_SERIES: ClickSeries[] = [
+  { name: 'ferry_click_queue_depth', kind: 'gauge', help: 'Clicks waiting in the queue to be written', value: (s) => s.depth },
+  {
+    name: 'ferry_click_flush_lag_seconds', kind: 'gauge', value: (_s, lag) => lag,
+    help: 'Seconds since the last successful click flush while clicks are waiting (0 when the queue is empty)',
+  },
+  { name: 'ferry_clicks_dropped_total', kind: 'counter', help: 'Clicks dropped because the click queue was full', value: (s) => s.dropped },
+  {
+    name: 'ferry_clicks_fallback_total', kind: 'counter', value: (s) => s.fellBack ?? 0,
+    help: 'Clicks diverted to the in-process fallback queue because the Redis click stream was unavailable',
+  },
+  {
+    name: 'ferry_click_stream_backlog', kind: 'gauge', value: (s) => s.stream?.backlog ?? 0,
+    help: 'Clicks in the Redis click stream not yet written (all instances; scale-out only, else 0)',
+  },
+  {
+    name: 'ferry_click_journal_replaying', kind: 'gauge', value: (s) => (s.journalReplaying ? 1 : 0),
+    help: '1 until the clicks an earlier process left in the click journal are written: the background replay runs, or failed and the next start writes them (statistics lag meanwhile; embedded engine only, else 0)',
+  },
+  {
+    name: 'ferry_click_stream_consumers', kind: 'gauge', value: (s) => s.stream?.consumers ?? 0,
+    help: 'Consumers of the Redis click stream seen alive in the last 30 s (scale-out only, else 0)',
+  },
+];
+
 export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clock: Clock }) {
   const { storage, clock } = deps;
   const registry = new Registry();
@@ -39,8 +73,41 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
   collectDefaultMetrics({ register: registry });
   const startedAt = clock.now();
   let clickQueue: (() => ClickQueueStats) | null = null;
-  const clicks = (): ClickQueueStats => clickQueue?.() ?? { depth: 0, dropped: 0, lastFlushAt: null };
+  const clickStats = (): ClickQueueStats => clickQueue?.() ?? { depth: 0, dropped: 0, lastFlushAt: null };
+  const http = createHttpSeries(registers);
+  registerClickSeries(registers, () => {
+    const s = clickStats();
+    return { stats: s, lagSeconds: s.depth === 0 ? 0 : Math.max(0, clock.now() - (s.lastFlushAt ?? startedAt)) / 1000 };
+  });
+  registerPoolSeries(registers, storage);
+  const shed = new Counter({
+    name: 'ferry_overload_shed_total',
+    help: 'Requests answered 503 because a load bound was exceeded, by bound',
+    labelNames: ['reason'] as const,
+    registers,
+  });
 
+  return {
+    registry,
+    observeRequest: http.observeRequest,
+    observeRedirect: http.observeRedirect,
+    /** A redirect answered by the fast path: the same two series as through Fastify, and the fast-path count. */
+    observeFastRedirect: http.observeFastRedirect,
+    recordShed(reason: string): void {
+      shed.inc({ reason });
+    },
+    setClickQueueProvider(provider: () => ClickQueueStats): void {
+      clickQueue = provider;
+    },
+    /** the Prometheus text exposition */
+    async render(): Promise<{ contentType: string; body: string }> {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/** Requests and their durations by route template, and the redirect's latency. */
+function createHttpSeries(registers: Registry[]) {
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route template and status',
@@ -73,72 +140,54 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
       this.inc(fastRedirects);
     },
   });
-  const shed = new Counter({
-    name: 'ferry_overload_shed_total',
-    help: 'Requests answered 503 because a load bound was exceeded, by bound',
-    labelNames: ['reason'] as const,
-    registers,
-  });
+  const observeRequest = (method: string, route: string, status: number, seconds: number): void => {
+    const labels = { method, route, status_code: status };
+    requests.inc(labels);
+    duration.observe(labels, seconds);
+  };
+  const observeRedirect = (status: number, seconds: number): void => {
+    redirectDuration.observe({ status_code: status }, seconds);
+  };
+  return {
+    observeRequest,
+    observeRedirect,
+    observeFastRedirect(method: string, route: string, status: number, seconds: number): void {
+      observeRequest(method, route, status, seconds);
+      observeRedirect(status, seconds);
+      fastRedirects += 1;
+    },
+  };
+}
 
-  new Gauge({
-    name: 'ferry_click_queue_depth',
-    help: 'Clicks waiting in the queue to be written',
-    registers,
-    collect() {
-      this.set(clicks().depth);
-    },
-  });
-  new Gauge({
-    name: 'ferry_click_flush_lag_seconds',
-    help: 'Seconds since the last successful click flush while clicks are waiting (0 when the queue is empty)',
-    registers,
-    collect() {
-      const s = clicks();
-      this.set(s.depth === 0 ? 0 : Math.max(0, clock.now() - (s.lastFlushAt ?? startedAt)) / 1000);
-    },
-  });
-  new Counter({
-    name: 'ferry_clicks_dropped_total',
-    help: 'Clicks dropped because the click queue was full',
-    registers,
-    collect() {
-      this.reset();
-      this.inc(clicks().dropped);
-    },
-  });
-  new Counter({
-    name: 'ferry_clicks_fallback_total',
-    help: 'Clicks diverted to the in-process fallback queue because the Redis click stream was unavailable',
-    registers,
-    collect() {
-      this.reset();
-      this.inc(clicks().fellBack ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'ferry_click_stream_backlog',
-    help: 'Clicks in the Redis click stream not yet written (all instances; scale-out only, else 0)',
-    registers,
-    collect() {
-      this.set(clicks().stream?.backlog ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'ferry_click_journal_replaying',
-    help: '1 until the clicks an earlier process left in the click journal are written: the background replay runs, or failed and the next start writes them (statistics lag meanwhile; embedded engine only, else 0)',
-    registers,
-    collect() {
-      this.set(clicks().journalReplaying ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'ferry_click_stream_consumers',
-    help: 'Consumers of the Redis click stream seen alive in the last 30 s (scale-out only, else 0)',
-    registers,
-    collect() {
-      this.set(clicks().stream?.consumers ?? 0);
-    },
-  });
+/** The click pipeline's series (CLICK_SERIES), each read at scrape time: nothing is pushed on the redirect path. */
+function registerClickSeries(registers: Registry[], read: () => { stats: ClickQueueStats; lagSeconds: number }): void {
+  for (const series of CLICK_SERIES) {
+    const value = () => {
+      const { stats, lagSeconds } = read();
+      return series.value(stats, lagSeconds);
+    };
+    const { name, help } = series;
+    if (series.kind === 'gauge') {
+      new Gauge({
+        name, help, registers,
+        collect() {
+          this.set(value());
+        },
+      });
+    } else {
+      new Counter({
+        name, help, registers,
+        collect() {
+          this.reset();
+          this.inc(value());
+        },
+      });
+    }
+  }
+}
+
+/** The database's connections by state. */
+function registerPoolSeries(registers: Registry[], storage: Pick<Storage, 'connections'>): void {
   new Gauge({
     name: 'ferry_db_pool_connections',
     help: 'Database connections by state (PostgreSQL pool; the embedded SQLite engine has one connection)',
@@ -146,42 +195,9 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     registers,
     collect() {
       const c = storage.connections();
-      this.set({ state: 'total' }, c.total);
-      this.set({ state: 'idle' }, c.idle);
-      this.set({ state: 'waiting' }, c.waiting);
-      this.set({ state: 'max' }, c.max);
+      for (const state of ['total', 'idle', 'waiting', 'max'] as const) this.set({ state }, c[state]);
     },
   });
-
-  return {
-    registry,
-    observeRequest(method: string, route: string, status: number, seconds: number): void {
-      const labels = { method, route, status_code: status };
-      requests.inc(labels);
-      duration.observe(labels, seconds);
-    },
-    observeRedirect(status: number, seconds: number): void {
-      redirectDuration.observe({ status_code: status }, seconds);
-    },
-    /** A redirect answered by the fast path: the same two series as through Fastify, and the fast-path count. */
-    observeFastRedirect(method: string, route: string, status: number, seconds: number): void {
-      const labels = { method, route, status_code: status };
-      requests.inc(labels);
-      duration.observe(labels, seconds);
-      redirectDuration.observe({ status_code: status }, seconds);
-      fastRedirects += 1;
-    },
-    recordShed(reason: string): void {
-      shed.inc({ reason });
-    },
-    setClickQueueProvider(provider: () => ClickQueueStats): void {
-      clickQueue = provider;
-    },
-    /** the Prometheus text exposition */
-    async render(): Promise<{ contentType: string; body: string }> {
-      return { contentType: registry.contentType, body: await registry.metrics() };
-    },
-  };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
