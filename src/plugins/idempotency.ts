@@ -111,9 +111,31 @@ function keyFieldCount(request: FastifyRequest): number {
 
 async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: IdempotencyService }): Promise<void> {
   const { idempotency } = opts;
+  const claimKey = keyClaimer(idempotency);
+  const releaseUnsettled = unsettledReleaser(idempotency);
   app.decorateRequest('idempotencyClaim', null);
+  app.decorateReply('sendIdempotent', idempotentSender(idempotency, releaseUnsettled));
 
-  async function claimKey(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  app.addHook('onRoute', (route) => {
+    const mode = route.config?.idempotency;
+    if (mode === undefined) return;
+    if (mode !== 'required' && mode !== 'optional') throw new Error(`${route.url}: config.idempotency must be 'required' or 'optional'`);
+    declareInSchema(route, mode);
+    route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
+    // Released before the answer leaves (onSend), so a client retrying the moment it reads an error finds the
+    // key free; onResponse stays as the net for a response that never reached onSend.
+    const releaseBeforeSend = async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+      await releaseUnsettled(request);
+      return payload;
+    };
+    route.onSend = [...[route.onSend ?? []].flat(), releaseBeforeSend];
+    route.onResponse = [...[route.onResponse ?? []].flat(), releaseUnsettled];
+  });
+}
+
+/** The preHandler of an idempotent route: claims the request's key, or answers the stored response. */
+function keyClaimer(idempotency: IdempotencyService) {
+  return async function claimKey(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return undefined; // an optional route called without a key (a required key is enforced by the schema)
     if (typeof key !== 'string' || keyFieldCount(request) > 1) {
@@ -133,17 +155,22 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: Idem
     }
     request.idempotencyClaim = { ...outcome.claim, settled: false };
     return undefined;
-  }
+  };
+}
 
-  /** Safety net: a handler that failed before its work ran (or never called sendIdempotent) frees the key. */
-  async function releaseUnsettled(request: FastifyRequest): Promise<void> {
+/** Safety net: a handler that failed before its work ran (or never called sendIdempotent) frees the key. */
+function unsettledReleaser(idempotency: IdempotencyService) {
+  return async function releaseUnsettled(request: FastifyRequest): Promise<void> {
     const claim = request.idempotencyClaim;
     if (!claim || claim.settled) return;
     claim.settled = true;
     await idempotency.release(claim).catch((err: unknown) => request.log.error({ err }, 'could not release an idempotency key'));
-  }
+  };
+}
 
-  app.decorateReply('sendIdempotent', async function sendIdempotent(this: FastifyReply, work: IdempotentWork): Promise<FastifyReply> {
+/** reply.sendIdempotent(work): runs the work (with the key: in the transaction that stores its answer) and sends it. */
+function idempotentSender(idempotency: IdempotencyService, releaseUnsettled: (request: FastifyRequest) => Promise<void>) {
+  return async function sendIdempotent(this: FastifyReply, work: IdempotentWork): Promise<FastifyReply> {
     const request = this.request;
     if (!request.routeOptions.config.idempotency) {
       throw new Error(`${request.method} ${request.routeOptions.url} calls sendIdempotent without config.idempotency`);
@@ -166,23 +193,7 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: Idem
       claim.settled = true;
     }
     return this.code(result.status).headers(result.headers).send(result.body);
-  });
-
-  app.addHook('onRoute', (route) => {
-    const mode = route.config?.idempotency;
-    if (mode === undefined) return;
-    if (mode !== 'required' && mode !== 'optional') throw new Error(`${route.url}: config.idempotency must be 'required' or 'optional'`);
-    declareInSchema(route, mode);
-    route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
-    // Released before the answer leaves (onSend), so a client retrying the moment it reads an error finds the
-    // key free; onResponse stays as the net for a response that never reached onSend.
-    const releaseBeforeSend = async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
-      await releaseUnsettled(request);
-      return payload;
-    };
-    route.onSend = [...[route.onSend ?? []].flat(), releaseBeforeSend];
-    route.onResponse = [...[route.onResponse ?? []].flat(), releaseUnsettled];
-  });
+  };
 }
 
 export default fp(idempotencyPlugin, { name: 'ferry-idempotency' });

@@ -29,14 +29,19 @@ export type IdempotencyRepository = ReturnType<typeof createIdempotencyRepositor
  * current state (its lock_id, its expiry), so a write never acts on a row someone else has meanwhile taken.
  */
 export function createIdempotencyRepository(db: Kysely<Database>) {
-  const byId = (k: KeyId) => db.selectFrom('idempotency_keys').where('scope', '=', k.scope).where('idem_key', '=', k.key);
-
   return {
     /** Runs `work` in one database transaction (the seam through which the HTTP plugin gets its transaction). */
     transaction<T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
       return db.transaction().execute(work);
     },
+    ...keyClaims(db),
+    ...keyOutcomes(db),
+  };
+}
 
+/** Who holds a key: claiming it, reading it, taking over a dead holder's lock, forgetting an expired key. */
+function keyClaims(db: Kysely<Database>) {
+  return {
     /**
      * Claims the key by inserting a locked row. The primary key decides: on a conflict nothing is inserted
      * and false comes back (ON CONFLICT DO NOTHING: the unique index arbitrates, and the losing statement
@@ -57,7 +62,7 @@ export function createIdempotencyRepository(db: Kysely<Database>) {
     },
 
     async find(k: KeyId): Promise<IdempotencyKeyRow | undefined> {
-      return byId(k).selectAll().executeTakeFirst();
+      return db.selectFrom('idempotency_keys').where('scope', '=', k.scope).where('idem_key', '=', k.key).selectAll().executeTakeFirst();
     },
 
     /** Takes over a lock whose holder is presumed dead: only if it still holds the lock we saw. */
@@ -71,6 +76,16 @@ export function createIdempotencyRepository(db: Kysely<Database>) {
       return Number(res.numUpdatedRows) === 1;
     },
 
+    /** Deletes this key if it has expired (an expired key is forgotten, SPEC §5). */
+    async deleteIfExpired(k: KeyId, now: number): Promise<void> {
+      await db.deleteFrom('idempotency_keys').where('scope', '=', k.scope).where('idem_key', '=', k.key).where('expires_at', '<=', now).execute();
+    },
+  };
+}
+
+/** How a claim ends: its response stored, or the key released; and the purge of expired keys. */
+function keyOutcomes(db: Kysely<Database>) {
+  return {
     /** Stores the response and drops the lock, only while `lockId` still holds it. Runs in the work's transaction. */
     async complete(k: KeyId, lockId: string, response: ResponseToStore, tx: Db): Promise<boolean> {
       const res = await tx
@@ -90,11 +105,6 @@ export function createIdempotencyRepository(db: Kysely<Database>) {
         .where('lock_id', '=', lockId).where('response_status', 'is', null)
         .executeTakeFirst();
       return Number(res.numDeletedRows) === 1;
-    },
-
-    /** Deletes this key if it has expired (an expired key is forgotten, SPEC §5). */
-    async deleteIfExpired(k: KeyId, now: number): Promise<void> {
-      await db.deleteFrom('idempotency_keys').where('scope', '=', k.scope).where('idem_key', '=', k.key).where('expires_at', '<=', now).execute();
     },
 
     async purgeExpired(now: number): Promise<number> {

@@ -38,51 +38,20 @@ const inUse = (): AppError =>
 
 export type IdempotencyService = ReturnType<typeof createIdempotencyService>;
 
+interface ClaimDeps {
+  repo: IdempotencyRepository;
+  clock: Clock;
+  ttlMs: number;
+  lockTimeoutMs: number;
+}
+
 export function createIdempotencyService(deps: { repo: IdempotencyRepository; clock: Clock; ttlSeconds: number; lockTimeoutMs?: number }) {
   const { repo, clock } = deps;
-  const ttlMs = deps.ttlSeconds * 1000;
-  const lockTimeoutMs = deps.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
-
-  const replay = (row: IdempotencyKeyRow): ClaimOutcome => ({
-    kind: 'replay',
-    response: {
-      status: row.response_status!,
-      headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>,
-      body: JSON.parse(row.response_body ?? 'null') as unknown,
-    },
-  });
+  const claimDeps: ClaimDeps = { repo, clock, ttlMs: deps.ttlSeconds * 1000, lockTimeoutMs: deps.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };
 
   return {
-    /**
-     * Claims the key for this request, or says what to answer instead. Never check-then-insert: the INSERT
-     * of a locked row is the claim, and the primary key lets only one concurrent INSERT win. A loser reads
-     * the row: another request's body → 422, a stored response → replay, a live lock → 409, a lock older
-     * than the timeout → taken over with a conditional UPDATE (again only one taker wins).
-     */
-    async claim(req: ClaimRequest): Promise<ClaimOutcome> {
-      for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt += 1) {
-        const now = clock.now();
-        const lockId = randomUUID();
-        const claim = { scope: req.scope, key: req.key, lockId };
-        if (await repo.insertLocked({ ...req, lockId, now, expiresAt: now + ttlMs })) return { kind: 'claimed', claim };
-
-        const row = await repo.find(req);
-        if (!row) continue; // released between our INSERT and our SELECT
-        if (row.expires_at <= now) {
-          await repo.deleteIfExpired(req, now);
-          continue;
-        }
-        if (row.fingerprint !== req.fingerprint) {
-          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request', [
-            { field: 'Idempotency-Key', message: 'was used with another method, path or body; use a new key' },
-          ]);
-        }
-        if (row.response_status !== null) return replay(row);
-        if (row.lock_id === null || row.locked_at === null || row.locked_at + lockTimeoutMs > now) throw inUse();
-        if (await repo.takeOver(req, row.lock_id, lockId, now, now + ttlMs)) return { kind: 'claimed', claim };
-      }
-      throw inUse();
-    },
+    /** Claims the key for this request, or says what to answer instead (claimKey). */
+    claim: (req: ClaimRequest): Promise<ClaimOutcome> => claimKey(claimDeps, req),
 
     /**
      * Stores the response in the caller's transaction, the one that did the work, so that the work and its
@@ -117,3 +86,43 @@ export function createIdempotencyService(deps: { repo: IdempotencyRepository; cl
     },
   };
 }
+
+/**
+ * Claims the key for this request, or says what to answer instead. Never check-then-insert: the INSERT of a
+ * locked row is the claim, and the primary key lets only one concurrent INSERT win. A loser reads the row:
+ * another request's body → 422, a stored response → replay, a live lock → 409, a lock older than the timeout →
+ * taken over with a conditional UPDATE (again only one taker wins).
+ */
+async function claimKey({ repo, clock, ttlMs, lockTimeoutMs }: ClaimDeps, req: ClaimRequest): Promise<ClaimOutcome> {
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt += 1) {
+    const now = clock.now();
+    const lockId = randomUUID();
+    const claim = { scope: req.scope, key: req.key, lockId };
+    if (await repo.insertLocked({ ...req, lockId, now, expiresAt: now + ttlMs })) return { kind: 'claimed', claim };
+
+    const row = await repo.find(req);
+    if (!row) continue; // released between our INSERT and our SELECT
+    if (row.expires_at <= now) {
+      await repo.deleteIfExpired(req, now);
+      continue;
+    }
+    if (row.fingerprint !== req.fingerprint) {
+      throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request', [
+        { field: 'Idempotency-Key', message: 'was used with another method, path or body; use a new key' },
+      ]);
+    }
+    if (row.response_status !== null) return replayOf(row);
+    if (row.lock_id === null || row.locked_at === null || row.locked_at + lockTimeoutMs > now) throw inUse();
+    if (await repo.takeOver(req, row.lock_id, lockId, now, now + ttlMs)) return { kind: 'claimed', claim };
+  }
+  throw inUse();
+}
+
+const replayOf = (row: IdempotencyKeyRow): ClaimOutcome => ({
+  kind: 'replay',
+  response: {
+    status: row.response_status!,
+    headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>,
+    body: JSON.parse(row.response_body ?? 'null') as unknown,
+  },
+});
