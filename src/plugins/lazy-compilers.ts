@@ -39,32 +39,18 @@ declare module 'fastify' {
 
 export function createLazyCompilers(): LazyCompilers {
   const pending = new Set<() => void>();
-  let stopped = false;
-
-  /** `compile` runs once, by the first call or by the warm-up, whichever comes first. */
-  function once<F>(compile: () => F): () => F {
-    let fn: F | undefined;
-    const force = (): F => {
-      if (fn === undefined) {
-        pending.delete(force);
-        fn = compile();
-      }
-      return fn;
-    };
-    pending.add(force);
-    return force;
-  }
+  const state = { stopped: false };
 
   const serializerFactory: SerializerFactory = (externalSchemas, options) => {
     const build = SerializerSelector()(externalSchemas, options);
     return (route) => {
-      const serializer = once(() => build(route));
+      const serializer = once(pending, () => build(route));
       return (data: unknown) => serializer()(data);
     };
   };
 
   function validator(compile: () => ValidateFunction): ValidateFunction {
-    const validate = once(compile);
+    const validate = once(pending, compile);
     // Fastify reads `errors` off the function it was given, after a failed call.
     const lazy = ((data: unknown) => {
       const fn = validate();
@@ -75,34 +61,47 @@ export function createLazyCompilers(): LazyCompilers {
     return lazy;
   }
 
-  function compileAll(): void {
-    for (const force of [...pending]) force();
-  }
-
-  async function warm(sliceMs = 10, onError: (err: unknown) => void = () => undefined): Promise<void> {
-    while (!stopped && pending.size > 0) {
-      const until = performance.now() + sliceMs;
-      for (const force of pending) {
-        try {
-          force();
-        } catch (err) {
-          pending.delete(force);
-          onError(err);
-        }
-        if (performance.now() >= until) break;
-      }
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
   return {
     serializerFactory,
     validator,
-    warm,
-    compileAll,
+    warm: (sliceMs = 10, onError: (err: unknown) => void = () => undefined) => warm(pending, state, sliceMs, onError),
+    compileAll: () => {
+      for (const force of [...pending]) force();
+    },
     pending: () => pending.size,
     stop: () => {
-      stopped = true;
+      state.stopped = true;
     },
   };
+}
+
+/** `compile` runs once, by the first call or by the warm-up, whichever comes first. */
+function once<F>(pending: Set<() => void>, compile: () => F): () => F {
+  let fn: F | undefined;
+  const force = (): F => {
+    if (fn === undefined) {
+      pending.delete(force);
+      fn = compile();
+    }
+    return fn;
+  };
+  pending.add(force);
+  return force;
+}
+
+/** Compiles what is pending, about `sliceMs` per event-loop turn, until nothing is left or the app stops. */
+async function warm(pending: Set<() => void>, state: { stopped: boolean }, sliceMs: number, onError: (err: unknown) => void): Promise<void> {
+  while (!state.stopped && pending.size > 0) {
+    const until = performance.now() + sliceMs;
+    for (const force of pending) {
+      try {
+        force();
+      } catch (err) {
+        pending.delete(force);
+        onError(err);
+      }
+      if (performance.now() >= until) break;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

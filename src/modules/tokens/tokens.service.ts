@@ -18,7 +18,7 @@ export { InvalidTokenError };
 
 export type TokensService = ReturnType<typeof createTokensService>;
 
-export function createTokensService(deps: {
+export interface TokensServiceDeps {
   users: Pick<UsersRepository, 'findById' | 'findByUsername' | 'setPasswordHash'>;
   tokens: TokensRepository;
   passwords: Pick<PasswordHasher, 'verify' | 'decoy' | 'hash' | 'isOutdated'>;
@@ -26,32 +26,13 @@ export function createTokensService(deps: {
   jwt: Jwt;
   clock: Clock;
   ttlSeconds: number;
-}) {
-  const { users, tokens, passwords, denyList, jwt, clock, ttlSeconds } = deps;
+}
+
+export function createTokensService(deps: TokensServiceDeps) {
+  const { users, tokens, denyList, jwt, clock } = deps;
 
   return {
-    /**
-     * Checks the password against the user's hash, or against a decoy hash when there is no such user, so
-     * both failures cost one scrypt at the current cost and answer the same 401. A hash made at another cost
-     * (PASSWORD_HASH_COST changed since) is checked alongside the decoy, so that it takes about as long too
-     * (SPEC §12), and a successful login rehashes it at the current cost.
-     */
-    async issue(username: string, password: string): Promise<IssuedToken> {
-      const user = await users.findByUsername(username);
-      const decoy = await passwords.decoy();
-      const outdated = user !== undefined && passwords.isOutdated(user.password_hash);
-      const [ok] = await Promise.all([passwords.verify(password, user?.password_hash ?? decoy), outdated ? passwords.verify(password, decoy) : null]);
-      if (!user || !ok) throw new AppError('UNAUTHENTICATED', 'Invalid username or password', [], { 'WWW-Authenticate': 'Bearer realm="ferry"' });
-      if (user.status === 'suspended') throw forbidden('This account is suspended');
-      if (outdated) await users.setPasswordHash(user.id, user.password_hash, await passwords.hash(password));
-      // Tokens are valid from tokens_valid_after on (a password, role or status change): never issue one before it.
-      const iat = Math.max(Math.floor(clock.now() / 1000), Math.ceil(Number(user.tokens_valid_after) / 1000));
-      const exp = iat + ttlSeconds;
-      const jti = randomBytes(16).toString('base64url');
-      await tokens.insert({ jti, user_id: user.id, issued_at: iat * 1000, expires_at: exp * 1000 });
-      const accessToken = await jwt.sign({ user_id: user.id, role: user.role, jti, iat, exp });
-      return { jti, accessToken, tokenType: 'Bearer', expiresIn: ttlSeconds, expiresAt: new Date(exp * 1000).toISOString() };
-    },
+    issue: (username: string, password: string): Promise<IssuedToken> => issueToken(deps, username, password),
 
     /**
      * A valid signature is not enough: the jti must not be revoked and the user must still exist and not be
@@ -85,4 +66,28 @@ export function createTokensService(deps: {
       return (await tokens.purgeExpired(now)) + (await denyList.purgeExpired(now));
     },
   };
+}
+
+/**
+ * Checks the password against the user's hash, or against a decoy hash when there is no such user, so both
+ * failures cost one scrypt at the current cost and answer the same 401. A hash made at another cost
+ * (PASSWORD_HASH_COST changed since) is checked alongside the decoy, so that it takes about as long too
+ * (SPEC §12), and a successful login rehashes it at the current cost.
+ */
+async function issueToken(deps: TokensServiceDeps, username: string, password: string): Promise<IssuedToken> {
+  const { users, tokens, passwords, jwt, clock, ttlSeconds } = deps;
+  const user = await users.findByUsername(username);
+  const decoy = await passwords.decoy();
+  const outdated = user !== undefined && passwords.isOutdated(user.password_hash);
+  const [ok] = await Promise.all([passwords.verify(password, user?.password_hash ?? decoy), outdated ? passwords.verify(password, decoy) : null]);
+  if (!user || !ok) throw new AppError('UNAUTHENTICATED', 'Invalid username or password', [], { 'WWW-Authenticate': 'Bearer realm="ferry"' });
+  if (user.status === 'suspended') throw forbidden('This account is suspended');
+  if (outdated) await users.setPasswordHash(user.id, user.password_hash, await passwords.hash(password));
+  // Tokens are valid from tokens_valid_after on (a password, role or status change): never issue one before it.
+  const iat = Math.max(Math.floor(clock.now() / 1000), Math.ceil(Number(user.tokens_valid_after) / 1000));
+  const exp = iat + ttlSeconds;
+  const jti = randomBytes(16).toString('base64url');
+  await tokens.insert({ jti, user_id: user.id, issued_at: iat * 1000, expires_at: exp * 1000 });
+  const accessToken = await jwt.sign({ user_id: user.id, role: user.role, jti, iat, exp });
+  return { jti, accessToken, tokenType: 'Bearer', expiresIn: ttlSeconds, expiresAt: new Date(exp * 1000).toISOString() };
 }
