@@ -79,16 +79,7 @@ function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => vo
   const code = encodeURIComponent(current.link.short_code);
   return (
     <form ref={form} onSubmit={submit} noValidate class="link-form">
-      {stale ? (
-        <div class="form-error" role="alert">
-          <p>This link was changed elsewhere since you opened it, so your changes were not saved. Reload to see the current version, then make them again.</p>
-          <button type="button" onClick={onReload}>
-            Reload the link
-          </button>
-        </div>
-      ) : (
-        <FormError message={problem ? [problem.message, ...others].join('. ') : null} />
-      )}
+      {stale ? <StaleNotice onReload={onReload} /> : <FormError message={problem ? [problem.message, ...others].join('. ') : null} />}
       <p class="muted">
         <span class="short-url">{current.link.short_url}</span>
       </p>
@@ -104,5 +95,17 @@ function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => vo
         {saved ? 'Changes saved.' : ''}
       </p>
     </form>
+  );
+}
+
+/** A 412: the link changed elsewhere since the form was filled; nothing was saved. */
+function StaleNotice({ onReload }: { onReload: () => void }) {
+  return (
+    <div class="form-error" role="alert">
+      <p>This link was changed elsewhere since you opened it, so your changes were not saved. Reload to see the current version, then make them again.</p>
+      <button type="button" onClick={onReload}>
+        Reload the link
+      </button>
+    </div>
   );
 }

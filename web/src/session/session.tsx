@@ -45,6 +45,15 @@ export function useUser(): User {
 }
 
 export function SessionProvider({ api, store, children }: { api: ApiClient; store: SessionStore; children: ComponentChildren }) {
+  const session = useSessionValue(api, store);
+  return (
+    <ApiContext.Provider value={api}>
+      <SessionContext.Provider value={session}>{children}</SessionContext.Provider>
+    </ApiContext.Provider>
+  );
+}
+
+function useSessionValue(api: ApiClient, store: SessionStore): Session {
   const [state, setState] = useState<Session['state']>(store.token() ? 'checking' : 'signed-out');
   const [user, setUser] = useState<User | null>(null);
   const [ended, setEnded] = useState<SignInReason | null>(null);
@@ -81,27 +90,12 @@ export function SessionProvider({ api, store, children }: { api: ApiClient; stor
     });
   }, [state]);
 
-  const session = useMemo<Session>(() => ({
+  return useMemo<Session>(() => ({
     state,
     user,
     ended,
-    async signIn(username, password) {
-      const issued = await outcome(api.POST('/api/v1/tokens', { body: { username, password } }));
-      if (!issued.ok) return issued.problem;
-      store.save(issued.data.accessToken, issued.data.expiresAt);
-      setEnded(null);
-      const problem = await loadUser();
-      if (problem) store.clear('expired');
-      return problem;
-    },
-    async signOut() {
-      const token = store.token();
-      store.clear('signed-out');
-      if (!token) return;
-      // Revoked on the server (DELETE /tokens/current), so a copied token stops working too.
-      const revoked = await outcome(api.DELETE('/api/v1/tokens/current', { headers: { authorization: `Bearer ${token}` } }));
-      if (!revoked.ok && revoked.problem.status !== 401) setEnded('revoke-failed');
-    },
+    signIn: (username, password) => signIn(api, store, { username, password }, { loadUser, setEnded }),
+    signOut: () => signOut(api, store, setEnded),
     async refreshUser() {
       await loadUser();
     },
@@ -111,10 +105,26 @@ export function SessionProvider({ api, store, children }: { api: ApiClient; stor
       setState('checking');
     },
   }), [api, store, state, user, ended, problem, loadUser]);
+}
 
-  return (
-    <ApiContext.Provider value={api}>
-      <SessionContext.Provider value={session}>{children}</SessionContext.Provider>
-    </ApiContext.Provider>
-  );
+async function signIn(
+  api: ApiClient, store: SessionStore, credentials: { username: string; password: string },
+  session: { loadUser: () => Promise<Problem | null>; setEnded: (why: SignInReason | null) => void },
+): Promise<Problem | null> {
+  const issued = await outcome(api.POST('/api/v1/tokens', { body: credentials }));
+  if (!issued.ok) return issued.problem;
+  store.save(issued.data.accessToken, issued.data.expiresAt);
+  session.setEnded(null);
+  const problem = await session.loadUser();
+  if (problem) store.clear('expired');
+  return problem;
+}
+
+async function signOut(api: ApiClient, store: SessionStore, setEnded: (why: SignInReason | null) => void): Promise<void> {
+  const token = store.token();
+  store.clear('signed-out');
+  if (!token) return;
+  // Revoked on the server (DELETE /tokens/current), so a copied token stops working too.
+  const revoked = await outcome(api.DELETE('/api/v1/tokens/current', { headers: { authorization: `Bearer ${token}` } }));
+  if (!revoked.ok && revoked.problem.status !== 401) setEnded('revoke-failed');
 }
