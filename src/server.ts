@@ -1,6 +1,8 @@
+import { mkdirSync } from 'node:fs';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createStorage } from './db/database.js';
+import { lockDirectory } from './db/directory-lock.js';
 import { drainConnections } from './infra/http-server.js';
 import { closeRedis, createRedis } from './infra/redis.js';
 
@@ -22,6 +24,11 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // One server process per DATA_DIR on the embedded engine, whatever CLICK_JOURNAL says (SPEC §17): two would
+  // each cache links and hold clicks of their own over one database file. Held (referenced: the handle would
+  // be collected, and the lock with it) until the database is closed at shutdown, or the process ends.
+  if (config.databaseUrl === null) mkdirSync(config.dataDir, { recursive: true });
+  const dirLock = config.databaseUrl === null ? lockDirectory(config.dataDir, 'one server process serves the embedded database in a DATA_DIR') : null;
   const storage = createStorage(config);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : null;
   const app = await buildApp(config, { storage, redis });
@@ -61,6 +68,7 @@ async function main(): Promise<void> {
     drainConnections(app.server, Math.min(LAME_DUCK_MAX_MS, config.shutdownTimeoutMs / 2))
       .then(() => app.close())
       .then(() => storage.close())
+      .then(() => dirLock?.release())
       .then(() => (redis ? closeRedis(redis) : undefined))
       .then(() => {
         clearTimeout(drainTimer);

@@ -28,7 +28,7 @@ describe('the directory lock', () => {
     const lock = lockDirectory(dir, 'test');
     try {
       expect(() => lockDirectory(dir, 'its click journal belongs to one process')).toThrow(DirectoryInUseError);
-      expect(() => lockDirectory(dir, 'its click journal belongs to one process')).toThrow(`${dir} is in use by another Ferry process: its click journal belongs to one process.`);
+      expect(() => lockDirectory(dir, 'its click journal belongs to one process')).toThrow(`${dir} is in use by another Ferry process (pid ${process.pid}): its click journal belongs to one process.`);
       const other = otherProcess();
       expect(await other.said).toBe('in use');
       expect((await once(other.child, 'exit'))[0]).toBe(3);
