@@ -138,13 +138,24 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/** A pg client that gives up connecting after CONNECT_TIMEOUT_MS (the pool's queue has no such bound). */
+class ClientWithConnectTimeout extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super({ ...(typeof config === 'string' ? { connectionString: config } : config), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  }
+}
+
 /**
  * `visitor`: this process is a tool beside the server that holds the embedded database (the CLI): its link
  * changes are announced in `link_changes` for that server's redirect cache (db/dialect.ts `notify`).
  */
 export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>, opts: { visitor?: boolean } = {}): Storage {
   if (config.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.dbPoolMax, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    // The connect timeout is the client's own, not the pool's: pg-pool applies its connectionTimeoutMillis to a
+    // wait for a busy pool as well, which turned a burst of requests queued behind DB_POOL_MAX healthy
+    // connections into 503s on a loaded machine. Waiting for a turn is backpressure; failing to connect is
+    // the database being unavailable.
+    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.dbPoolMax, Client: ClientWithConnectTimeout });
     // Every client, idle or checked out, has an error listener; a failed connect is DatabaseUnavailableError.
     const faults = watchPgConnections(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: faults.pool as pg.Pool }) });

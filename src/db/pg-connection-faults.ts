@@ -17,7 +17,7 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-/** How long a request waits for a new connection before it is told the database is unavailable. */
+/** How long connecting to the database may take before a request is told it is unavailable. */
 export const CONNECT_TIMEOUT_MS = 5_000;
 
 /**

@@ -113,6 +113,9 @@ describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) =
     expect(one.body).toEqual(order.body);
     expectEnvelope(await t.request({ url: `/api/v1/users/me/orders/${order.body.id}`, token: u.token }), 404, 'NOT_FOUND');
     expectEnvelope(await t.request({ url: '/api/v1/users/me/orders' }), 401, 'UNAUTHENTICATED');
-    expectEnvelope(await t.request({ url: '/api/v1/users/mine/orders', token: buyer.token }), 403, 'FORBIDDEN');
+    // Neither `me` nor a canonical decimal id (SPEC §17): 400 naming the parameter.
+    const mine = await t.request({ url: '/api/v1/users/mine/orders', token: buyer.token });
+    expectEnvelope(mine, 400, 'VALIDATION_ERROR');
+    expect(mine.body.error.details.map((d: { field: string }) => d.field)).toEqual(['id']);
   });
 });
