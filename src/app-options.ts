@@ -21,6 +21,20 @@ export interface FastifyOptionsDeps {
   fastPath: () => RawHandler | null;
 }
 
+/**
+ * TRUST_PROXY as Fastify takes it (docs/operating.md). `true`, addresses and CIDRs go as they are. A hop count
+ * `n` trusts the n nearest hops: the connecting address and the n-1 next ones from the right of
+ * X-Forwarded-For, so `1` makes the client the address the nearest proxy saw (the one left of the connecting
+ * one). Fastify itself takes any number as "trust nothing" (a direct client could send the hops itself), so a
+ * count is spelled out here as proxy-addr's trust function; a deployment where clients can reach the service
+ * without the proxy names the proxy's addresses instead.
+ */
+export function trustedProxies(setting: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (typeof setting !== 'number') return setting;
+  const hops = setting;
+  return (_address: string, hop: number) => hop < hops;
+}
+
 /** The Fastify server options of the app: limits, timeouts, logging, request ids, and errors before routing. */
 export function fastifyOptions(deps: FastifyOptionsDeps): FastifyHttpOptions<Server> {
   const { config, clock } = deps;
@@ -29,8 +43,7 @@ export function fastifyOptions(deps: FastifyOptionsDeps): FastifyHttpOptions<Ser
     serverFactory: serverWithFastPath(deps.fastPath) as FastifyHttpOptions<Server>['serverFactory'],
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
     bodyLimit: config.bodyLimitBytes,
-    // A hop count is accepted by Fastify (proxy-addr) although its types omit it.
-    trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
+    trustProxy: trustedProxies(config.trustProxy),
     genReqId: requestIdFrom,
     logController: new LogController({
       requestIdLogLabel: 'requestId',
