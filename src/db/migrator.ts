@@ -12,6 +12,7 @@ import * as m011 from './migrations/011-tokens-valid-after.js';
 import * as m012 from './migrations/012-click-journal-marks.js';
 import * as m013 from './migrations/013-click-journal-windows.js';
 import * as m016 from './migrations/016-link-moderation.js';
+import * as m017 from './migrations/017-deleted-link-clicks.js';
 import * as m025 from './migrations/025-link-titles.js';
 import * as m026 from './migrations/026-imports.js';
 import * as m027 from './migrations/027-link-changes.js';
@@ -32,6 +33,7 @@ const migrations: Record<string, MigrationModule> = {
   '012-click-journal-marks': m012,
   '013-click-journal-windows': m013,
   '016-link-moderation': m016,
+  '017-deleted-link-clicks': m017,
   '025-link-titles': m025,
   '026-imports': m026,
   '027-link-changes': m027,

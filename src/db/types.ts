@@ -21,6 +21,10 @@ export interface UsersTable {
   updated_at: number;
   /** epoch ms (a whole second): tokens issued before it are refused (a password, role or status change) */
   tokens_valid_after: Generated<number>;
+  /** the click_count of the user's links that are gone (deleted or expired), kept for the account's lifetime figures */
+  deleted_link_clicks: Generated<number>;
+  /** of those, the bots' */
+  deleted_link_bots: Generated<number>;
 }
 
 export interface TokensTable {

@@ -11,6 +11,8 @@ const link: Link = {
   updated_at: '2026-11-23T10:00:00.000Z',
   expires_at: null,
   click_count: 0,
+  human_clicks: 0,
+  bot_clicks: 0,
   user_id: 1,
   max_visits: 5,
   forward_query: false,

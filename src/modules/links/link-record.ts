@@ -14,6 +14,8 @@ export const linkRecord = (publicBaseUrl: string) => (row: LinkRow): Link => ({
   created_at: isoTime(row.created_at),
   updated_at: isoTime(row.updated_at),
   click_count: Number(row.click_count),
+  human_clicks: Number(row.click_count) - Number(row.bot_clicks),
+  bot_clicks: Number(row.bot_clicks),
   max_visits: row.max_visits === null ? null : Number(row.max_visits),
   forward_query: Boolean(row.forward_query),
   tags: tagsOf(row),

@@ -191,12 +191,19 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
 
     /**
      * Removes the link (its clicks, rollups and tags go with it by cascade) and leaves the code as a
-     * tombstone. False when the link was already gone.
+     * tombstone; its owner's account keeps its click counts (deleted_link_clicks). False when the link was
+     * already gone.
      */
     async retire(id: number, code: string, reason: 'deleted' | 'expired', at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
-        const res = await tx.deleteFrom('links').where('id', '=', id).executeTakeFirst();
-        if (Number(res.numDeletedRows) === 0) return false;
+        const gone = await tx.deleteFrom('links').where('id', '=', id).returning(['user_id', 'click_count', 'bot_clicks']).executeTakeFirst();
+        if (!gone) return false;
+        if (gone.user_id !== null && Number(gone.click_count) > 0) {
+          await tx.updateTable('users').set((eb) => ({
+            deleted_link_clicks: eb('deleted_link_clicks', '+', Number(gone.click_count)),
+            deleted_link_bots: eb('deleted_link_bots', '+', Number(gone.bot_clicks)),
+          })).where('id', '=', gone.user_id).execute();
+        }
         await tx.updateTable('link_codes').set({ retired_at: at, retired_reason: reason }).where('code', '=', code).execute();
         await announce(tx, code);
         return true;

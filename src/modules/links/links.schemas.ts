@@ -48,6 +48,8 @@ export const LinkSchema = Type.Object(
     created_at: Instant,
     updated_at: instant('The last change (= created_at until the first)'),
     click_count: Count('Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS)'),
+    human_clicks: Count('Of click_count, the clicks by people: what the analytics count as clicks (human_clicks in the stats)'),
+    bot_clicks: Count('Of click_count, the clicks by bots, crawlers, link unfurlers and scripts (bot_clicks in the stats)'),
     max_visits: MaxVisits,
     forward_query: ForwardQuery,
     tags: Type.Array(Type.String({ pattern: '^[a-z0-9-]{1,32}$', maxLength: 32 }), { maxItems: MAX_TAGS, description: 'Lower case, in the order given' }),
@@ -62,7 +64,7 @@ export const LinkSchema = Type.Object(
     examples: [
       {
         id: 42, short_code: 'aZ3k9QxB', short_url: 'http://127.0.0.1:3000/aZ3k9QxB', original_url: 'https://example.com/a/long/path?x=1',
-        user_id: 7, expires_at: null, created_at: '2026-11-21T10:15:30.123Z', updated_at: '2026-11-21T10:15:30.123Z', click_count: 0,
+        user_id: 7, expires_at: null, created_at: '2026-11-21T10:15:30.123Z', updated_at: '2026-11-21T10:15:30.123Z', click_count: 0, human_clicks: 0, bot_clicks: 0,
         max_visits: null, forward_query: false, tags: ['spring-campaign'], has_password: false, title: 'Spring campaign',
         disabled: false, disabled_reason: null,
       },
@@ -73,7 +75,9 @@ export type Link = Static<typeof LinkSchema>;
 
 const readOnly = Type.Optional(Type.Unknown({ description: 'Read-only; ignored' }));
 /** Read-only fields a client may echo back from a GET (SPEC §1). */
-const echoed = { id: readOnly, short_url: readOnly, user_id: readOnly, created_at: readOnly, updated_at: readOnly, click_count: readOnly, has_password: readOnly };
+const echoed = {
+  id: readOnly, short_url: readOnly, user_id: readOnly, created_at: readOnly, updated_at: readOnly, click_count: readOnly, human_clicks: readOnly, bot_clicks: readOnly, has_password: readOnly,
+};
 
 export const LinkCreateSchema = Type.Object(
   {

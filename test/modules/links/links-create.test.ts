@@ -27,6 +27,8 @@ describe.each(engines)('link creation on %s', (engine) => {
       created_at: new Date(t.clock.now()).toISOString(),
       updated_at: new Date(t.clock.now()).toISOString(),
       click_count: 0,
+      human_clicks: 0,
+      bot_clicks: 0,
       max_visits: null,
       forward_query: false,
       tags: [],

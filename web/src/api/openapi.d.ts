@@ -34,7 +34,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start an import from Shlink, Kutt, YOURLS, Bitly, Dub or a CSV file (admin); a CSV file may be the body (text/csv, ?source=) */
+        /**
+         * Start an import from Shlink, Kutt, YOURLS, Bitly, Dub or a CSV file (admin); a CSV file may be the body (text/csv, ?source=)
+         * @description Version 1 of the API only: the unversioned path asked for another version answers 404.
+         */
         post: operations["createImport"];
         delete?: never;
         options?: never;
@@ -1281,6 +1284,8 @@ export interface components {
          *       "created_at": "2026-11-21T10:15:30.123Z",
          *       "updated_at": "2026-11-21T10:15:30.123Z",
          *       "click_count": 0,
+         *       "human_clicks": 0,
+         *       "bot_clicks": 0,
          *       "max_visits": null,
          *       "forward_query": false,
          *       "tags": [
@@ -1293,6 +1298,11 @@ export interface components {
          *     }
          */
         Link: {
+            /**
+             * Format: int64
+             * @description Of click_count, the clicks by bots, crawlers, link unfurlers and scripts (bot_clicks in the stats)
+             */
+            bot_clicks: number;
             /**
              * Format: int64
              * @description Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS)
@@ -1313,6 +1323,11 @@ export interface components {
             forward_query: boolean;
             /** @description Read-only: whether visitors need a password */
             has_password: boolean;
+            /**
+             * Format: int64
+             * @description Of click_count, the clicks by people: what the analytics count as clicks (human_clicks in the stats)
+             */
+            human_clicks: number;
             /**
              * Format: int64
              * @description A 64-bit id (at most 2^53-1)
@@ -1391,6 +1406,8 @@ export interface components {
          */
         LinkCreate: {
             /** @description Read-only; ignored */
+            bot_clicks?: unknown;
+            /** @description Read-only; ignored */
             click_count?: unknown;
             /** @description Read-only; ignored */
             created_at?: unknown;
@@ -1400,6 +1417,8 @@ export interface components {
             forward_query?: boolean;
             /** @description Read-only; ignored */
             has_password?: unknown;
+            /** @description Read-only; ignored */
+            human_clicks?: unknown;
             /** @description Read-only; ignored */
             id?: unknown;
             /** @description Human GET visits that are redirected; later visits answer 410 LINK_EXHAUSTED. Bots and HEAD do not count. null: no limit */
@@ -1433,6 +1452,8 @@ export interface components {
          */
         LinkCreateV2: {
             /** @description Read-only; ignored */
+            botClicks?: unknown;
+            /** @description Read-only; ignored */
             clickCount?: unknown;
             /** @description Read-only; ignored */
             createdAt?: unknown;
@@ -1442,6 +1463,8 @@ export interface components {
             forwardQuery?: boolean;
             /** @description Read-only; ignored */
             hasPassword?: unknown;
+            /** @description Read-only; ignored */
+            humanClicks?: unknown;
             /** @description Read-only; ignored */
             id?: unknown;
             /** @description Human GET visits that are redirected; later visits answer 410 LINK_EXHAUSTED. Bots and HEAD do not count. null: no limit */
@@ -1878,6 +1901,8 @@ export interface components {
          *       "createdAt": "2026-11-21T10:15:30.123Z",
          *       "updatedAt": "2026-11-21T10:15:30.123Z",
          *       "clickCount": 0,
+         *       "humanClicks": 0,
+         *       "botClicks": 0,
          *       "maxVisits": null,
          *       "forwardQuery": false,
          *       "tags": [
@@ -1890,6 +1915,11 @@ export interface components {
          *     }
          */
         LinkV2: {
+            /**
+             * Format: int64
+             * @description Of click_count, the clicks by bots, crawlers, link unfurlers and scripts (bot_clicks in the stats)
+             */
+            botClicks: number;
             /**
              * Format: int64
              * @description Clicks recorded so far (written in batches, so it may lag a visit by about CLICK_FLUSH_MS)
@@ -1910,6 +1940,11 @@ export interface components {
             forwardQuery: boolean;
             /** @description Read-only: whether visitors need a password */
             hasPassword: boolean;
+            /**
+             * Format: int64
+             * @description Of click_count, the clicks by people: what the analytics count as clicks (human_clicks in the stats)
+             */
+            humanClicks: number;
             /**
              * Format: int64
              * @description A 64-bit id (at most 2^53-1)
@@ -2190,7 +2225,7 @@ export interface components {
         UserStats: {
             /**
              * Format: int64
-             * @description Lifetime: clicks by bots, crawlers, link unfurlers and scripts (isbot), and visits without a User-Agent
+             * @description Lifetime: clicks by bots on the user's links, those deleted or expired since included
              */
             bot_clicks: number;
             /** @description Clicks made up to this time are counted: the click writer's last completed flush. Later clicks may still be on their way (CLICK_FLUSH_MS). Null when no writer has flushed yet */
@@ -2204,7 +2239,7 @@ export interface components {
             from: string;
             /**
              * Format: int64
-             * @description Lifetime: clicks by people (not recognised as a bot, crawler or unfurler)
+             * @description Lifetime: clicks by people on the user's links, those deleted or expired since included
              */
             human_clicks: number;
             interval: "hour" | "day";
@@ -2212,7 +2247,7 @@ export interface components {
             last_click_at: string | null;
             /**
              * Format: int64
-             * @description The user's links (that exist now; deleted links' clicks are gone with them)
+             * @description The user's links (that exist now)
              */
             links: number;
             /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
@@ -2309,14 +2344,14 @@ export interface components {
             }[];
             /**
              * Format: int64
-             * @description Lifetime: every click record written so far (human_clicks + bot_clicks)
+             * @description Lifetime: every click on the user's links, those deleted or expired since included (human_clicks + bot_clicks)
              */
             total_clicks: number;
             /** @description The time zone the day buckets follow */
             tz: string;
             /**
              * Format: int64
-             * @description Lifetime: distinct human visitors (by client address; with IP_ANONYMIZE, by a salted hash of the address that changes every UTC day)
+             * @description Lifetime: each existing link's distinct human visitors, added up (someone who visited two of the user's links counts twice)
              */
             unique_visitors: number;
             /**
@@ -2408,7 +2443,7 @@ export interface components {
         UserStatsV2: {
             /**
              * Format: int64
-             * @description Lifetime: clicks by bots, crawlers, link unfurlers and scripts (isbot), and visits without a User-Agent
+             * @description Lifetime: clicks by bots on the user's links, those deleted or expired since included
              */
             botClicks: number;
             /** @description Clicks made up to this time are counted: the click writer's last completed flush. Later clicks may still be on their way (CLICK_FLUSH_MS). Null when no writer has flushed yet */
@@ -2422,7 +2457,7 @@ export interface components {
             from: string;
             /**
              * Format: int64
-             * @description Lifetime: clicks by people (not recognised as a bot, crawler or unfurler)
+             * @description Lifetime: clicks by people on the user's links, those deleted or expired since included
              */
             humanClicks: number;
             interval: "hour" | "day";
@@ -2430,7 +2465,7 @@ export interface components {
             lastClickAt: string | null;
             /**
              * Format: int64
-             * @description The user's links (that exist now; deleted links' clicks are gone with them)
+             * @description The user's links (that exist now)
              */
             links: number;
             /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
@@ -2527,14 +2562,14 @@ export interface components {
             }[];
             /**
              * Format: int64
-             * @description Lifetime: every click record written so far (human_clicks + bot_clicks)
+             * @description Lifetime: every click on the user's links, those deleted or expired since included (human_clicks + bot_clicks)
              */
             totalClicks: number;
             /** @description The time zone the day buckets follow */
             tz: string;
             /**
              * Format: int64
-             * @description Lifetime: distinct human visitors (by client address; with IP_ANONYMIZE, by a salted hash of the address that changes every UTC day)
+             * @description Lifetime: each existing link's distinct human visitors, added up (someone who visited two of the user's links counts twice)
              */
             uniqueVisitors: number;
             /**
@@ -3030,6 +3065,20 @@ export interface operations {
             };
             /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
             403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -4312,6 +4361,8 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Read-only; ignored */
+                    bot_clicks?: unknown;
+                    /** @description Read-only; ignored */
                     click_count?: unknown;
                     /** @description Read-only; ignored */
                     created_at?: unknown;
@@ -4325,6 +4376,8 @@ export interface operations {
                     forward_query?: boolean;
                     /** @description Read-only; ignored */
                     has_password?: unknown;
+                    /** @description Read-only; ignored */
+                    human_clicks?: unknown;
                     /** @description Read-only; ignored */
                     id?: unknown;
                     /** @description Human GET visits that are redirected; later visits answer 410 LINK_EXHAUSTED. Bots and HEAD do not count. null: no limit */
@@ -10407,6 +10460,8 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Read-only; ignored */
+                    botClicks?: unknown;
+                    /** @description Read-only; ignored */
                     clickCount?: unknown;
                     /** @description Read-only; ignored */
                     createdAt?: unknown;
@@ -10420,6 +10475,8 @@ export interface operations {
                     forwardQuery?: boolean;
                     /** @description Read-only; ignored */
                     hasPassword?: unknown;
+                    /** @description Read-only; ignored */
+                    humanClicks?: unknown;
                     /** @description Read-only; ignored */
                     id?: unknown;
                     /** @description Human GET visits that are redirected; later visits answer 410 LINK_EXHAUSTED. Bots and HEAD do not count. null: no limit */

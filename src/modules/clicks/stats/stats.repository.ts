@@ -86,22 +86,36 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
       return rows.map((r) => [valueKey(r.kind, r.value), Number(r.clicks)]);
     },
 
-    /** A user's lifetime figures: the sums of their links' counters (one index range of links per user). */
+    /**
+     * A user's lifetime figures: the sums of their links' counters (one index range of links per user), plus
+     * the clicks of their links that are gone (kept on the user's row when a link is deleted or swept), as the
+     * per-user rollups of the window keep them. Visitors are each link's, added up.
+     */
     async userTotals(userId: number): Promise<UserTotals> {
-      const r = await db
-        .selectFrom('links')
-        .select([
-          sql<number>`count(*)`.as('links'),
-          sql<number>`coalesce(sum(click_count), 0)`.as('clicks'),
-          sql<number>`coalesce(sum(bot_clicks), 0)`.as('bots'),
-          sql<number>`coalesce(sum(unique_visitors), 0)`.as('unique_visitors'),
-          sql<number | null>`min(first_click_at)`.as('first_at'),
-          sql<number | null>`max(last_click_at)`.as('last_at'),
-        ])
-        .where('user_id', '=', userId)
-        .executeTakeFirstOrThrow();
+      const [r, gone] = await Promise.all([
+        db
+          .selectFrom('links')
+          .select([
+            sql<number>`count(*)`.as('links'),
+            sql<number>`coalesce(sum(click_count), 0)`.as('clicks'),
+            sql<number>`coalesce(sum(bot_clicks), 0)`.as('bots'),
+            sql<number>`coalesce(sum(unique_visitors), 0)`.as('unique_visitors'),
+            sql<number | null>`min(first_click_at)`.as('first_at'),
+            sql<number | null>`max(last_click_at)`.as('last_at'),
+          ])
+          .where('user_id', '=', userId)
+          .executeTakeFirstOrThrow(),
+        db.selectFrom('users').select(['deleted_link_clicks', 'deleted_link_bots']).where('id', '=', userId).executeTakeFirst(),
+      ]);
       const n = (v: number | null) => (v === null ? null : Number(v));
-      return { links: Number(r.links), clicks: Number(r.clicks), bots: Number(r.bots), uniqueVisitors: Number(r.unique_visitors), firstAt: n(r.first_at), lastAt: n(r.last_at) };
+      return {
+        links: Number(r.links),
+        clicks: Number(r.clicks) + Number(gone?.deleted_link_clicks ?? 0),
+        bots: Number(r.bots) + Number(gone?.deleted_link_bots ?? 0),
+        uniqueVisitors: Number(r.unique_visitors),
+        firstAt: n(r.first_at),
+        lastAt: n(r.last_at),
+      };
     },
 
     /** Which of these codes are links of the user now (top_links leaves out deleted links). */

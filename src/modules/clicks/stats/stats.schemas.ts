@@ -94,8 +94,12 @@ export type LinkStats = Static<typeof LinkStatsSchema>;
 export const UserStatsSchema = Type.Object(
   {
     user_id: Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Whose links these statistics cover' }),
-    links: Count("The user's links (that exist now; deleted links' clicks are gone with them)"),
+    links: Count("The user's links (that exist now)"),
     ...common,
+    total_clicks: Count("Lifetime: every click on the user's links, those deleted or expired since included (human_clicks + bot_clicks)"),
+    human_clicks: Count("Lifetime: clicks by people on the user's links, those deleted or expired since included"),
+    bot_clicks: Count("Lifetime: clicks by bots on the user's links, those deleted or expired since included"),
+    unique_visitors: Count("Lifetime: each existing link's distinct human visitors, added up (someone who visited two of the user's links counts twice)"),
     top_links: Type.Array(
       Type.Object({ short_code: Type.String({ pattern: CODE_PATTERN, maxLength: 8 }), clicks: Count('Human clicks in the window') }, { additionalProperties: false }),
       { maxItems: TOP_VALUES, description: "The user's links with the most human clicks over the whole UTC days of the window, most first (ties by code), at most 10. At most 100 links are kept per user and day, the first ones clicked that day." },
