@@ -6,7 +6,8 @@
  *   node --import tsx bench/load.ts '<LoadSpec as JSON>'
  *
  * Prints one JSON line (LoadResult). Workloads:
- * - `codes`: GET /<code>, a uniformly random code of `codesFile` (one code per line) per request;
+ * - `codes`: GET /<code>, a uniformly random code of `codesFile` (one code per line) per request; a line
+ *   `<code> <host>` sends that Host (a link on a domain of its own);
  * - `path`: GET `path` with `headers` (a hot link, a user read, the stats of one link);
  * - `create-link`: POST /api/v1/links with a new original_url per request;
  * - `create-order`: POST /api/v1/orders with a new Idempotency-Key per request.
@@ -51,9 +52,17 @@ function requestsFor(spec: LoadSpec): NonNullable<Parameters<typeof autocannon>[
   let n = 0;
   switch (spec.workload) {
     case 'codes': {
-      const codes = readFileSync(spec.codesFile!, 'utf8').split('\n').filter(Boolean).map((c) => `/${c}`);
-      const next = spec.amount ? () => codes[n++ % codes.length] : () => codes[Math.floor(Math.random() * codes.length)];
-      return [{ method: 'GET', setupRequest: (req: RawRequest) => ((req.path = next()), req) }];
+      const lines = readFileSync(spec.codesFile!, 'utf8').split('\n').filter(Boolean);
+      const pick = spec.amount ? () => n++ % lines.length : () => Math.floor(Math.random() * lines.length);
+      if (lines[0]?.includes(' ')) {
+        const visits = lines.map((line) => line.split(' ')).map(([code, host]) => ({ path: `/${code}`, host: host! }));
+        return [{ method: 'GET', setupRequest: (req: RawRequest) => {
+          const v = visits[pick()]!;
+          return { ...req, path: v.path, headers: { ...req.headers, host: v.host } };
+        } }];
+      }
+      const codes = lines.map((c) => `/${c}`);
+      return [{ method: 'GET', setupRequest: (req: RawRequest) => ((req.path = codes[pick()]), req) }];
     }
     case 'path':
       return [{ method: 'GET', path: spec.path! }];

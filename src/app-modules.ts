@@ -12,6 +12,8 @@ import { createClickIngest, createClicksModule, createVisitContext, openGeoipDat
 import { createIdempotencyModule } from './modules/idempotency/index.js';
 import { createInstanceModule } from './modules/instance/index.js';
 import { createLinksModule, type BlockedHosts } from './modules/links/index.js';
+import { createDomainsModule } from './modules/domains/index.js';
+import { randomBytes } from 'node:crypto';
 import { createOrdersModule } from './modules/orders/orders.module.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { createTokensModule } from './modules/tokens/tokens.module.js';
@@ -45,11 +47,24 @@ export interface LinkModuleDeps extends ModuleDeps {
   core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
   /** BLOCKED_HOSTS_FILE's list, read before anything else starts */
   blockedHosts: BlockedHosts;
+  /** the port of domain verification's HTTP proof (default 80; tests answer on a port of their own) */
+  domainVerificationHttpPort?: number;
 }
 
-/** Links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the two modules. */
-export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, blockedHosts }: LinkModuleDeps) {
+/**
+ * Domains, links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the
+ * three modules.
+ */
+export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, blockedHosts, domainVerificationHttpPort }: LinkModuleDeps) {
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
+  // This instance's name in the change messages of links and domains (infra/pg-link-cache-bus.ts).
+  const changeOrigin = randomBytes(8).toString('hex');
+  const domainsModule = await createDomainsModule({
+    db: storage.db, dialect: storage.dialect, users: usersRepo, clock, paginator, changeOrigin,
+    defaultHost: new URL(config.publicBaseUrl).hostname.toLowerCase(),
+    dnsServers: config.dnsServers,
+    ...(domainVerificationHttpPort !== undefined ? { httpVerificationPort: domainVerificationHttpPort } : {}),
+  });
   const clickIngest = await createClickIngest({
     config, storage, log, clock,
     redis: shared.redis && shared.redirectTurn ? { client: shared.redis, turn: shared.redirectTurn, prefix: shared.redisPrefix } : null,
@@ -67,9 +82,11 @@ export async function createLinkModules({ config, storage, shared, clock, jwtSec
     blockedHosts,
     // The embedded database is one process's file: no other instance changes links behind the cache's back.
     soleWriter: isEmbedded(storage),
+    changeOrigin,
+    domains: domainsModule.directory,
   });
   const clicksModule = createClicksModule({
     storage, links: linksModule.links, users: usersRepo, paginator, clock, retentionMonths: config.clickRetentionMonths, log,
   });
-  return { clickIngest, linksModule, clicksModule };
+  return { clickIngest, domainsModule, linksModule, clicksModule };
 }

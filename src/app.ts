@@ -61,6 +61,15 @@ export interface AppDeps {
   /** readiness checks besides the database (scale-out adds `redis`) */
   readinessChecks?: Record<string, ReadinessCheck>;
   metrics?: Metrics;
+  /** the port of domain verification's HTTP proof (default 80; tests answer on a port of their own) */
+  domainVerificationHttpPort?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** runs one of the modules' background jobs now, by name */
+    runJob(name: string): Promise<unknown>;
+  }
 }
 
 /**
@@ -103,7 +112,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
   const firstAdminCommand = await core.instanceModule.instance.firstAdminCommand();
   if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
-  const { clickIngest, linksModule, clicksModule } = await createLinkModules({ ...moduleDeps, core, blockedHosts });
+  const { clickIngest, domainsModule, linksModule, clicksModule } = await createLinkModules({
+    ...moduleDeps, core, blockedHosts,
+    ...(deps.domainVerificationHttpPort !== undefined ? { domainVerificationHttpPort: deps.domainVerificationHttpPort } : {}),
+  });
   const importsModule = createImportsModule({
     db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
     writeVisits: clickIngest.writeImported,
@@ -111,13 +123,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   // In the order their routes are registered and their schemas added; closed in reverse.
   const modules: AppModule[] = [
-    core.usersModule, core.tokensModule, core.ordersModule, clickIngest, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
+    core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
     importsModule,
   ];
-  // On PostgreSQL other instances may change links: their changes reach this cache over LISTEN/NOTIFY. On the
-  // embedded engine the CLI may, beside this server: its changes reach the cache through link_changes.
+  // On PostgreSQL other instances may change links and domains: their changes reach this instance over
+  // LISTEN/NOTIFY. On the embedded engine the CLI may change links beside this server: its changes reach the
+  // cache through link_changes.
   const cacheBus = config.databaseUrl
-    ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, log: app.log })
+    ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, domains: domainsModule.domains, log: app.log })
     : storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
   // Read by metrics (depth, dropped) and by tests (flush).
   app.decorate('clickQueue', clickIngest.sink);
@@ -134,11 +147,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(healthRoutes, {
     checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: () => clickIngest.sink.status().stream,
   });
-  await registerDashboard(app, config, clock);
+  // Domains' HTTP proof and TLS `ask` (SPEC §19): root-level, outside the API's hooks.
+  await app.register(domainsModule.publicRoutes);
+  await registerDashboard(app, config, clock, (host) => domainsModule.registry.servedBy(host)?.rootRedirect);
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
   const scheduler = createScheduler(app.log);
   for (const m of modules) for (const job of m.jobs ?? []) scheduler.every(job.name, job.everyMs, job.run);
+  // A job run now rather than at its next tick (a daily re-check that a test or an operator does not wait a day for).
+  const jobs = new Map(modules.flatMap((m) => (m.jobs ?? []).map((j) => [j.name, j.run] as const)));
+  app.decorate('runJob', async (name: string) => {
+    const run = jobs.get(name);
+    if (!run) throw new Error(`no background job ${name}`);
+    return run();
+  });
   app.addHook('onClose', async () => {
     compilers.stop();
     await scheduler.stop();
@@ -227,11 +249,11 @@ async function registerApi(app: FastifyInstance, { config, modules, verifyToken,
 }
 
 /** The dashboard (SPEC §16): GET /, /app and its assets, with their own CSP; not the API, not in the document. */
-async function registerDashboard(app: FastifyInstance, config: Config, clock: Clock): Promise<void> {
+async function registerDashboard(app: FastifyInstance, config: Config, clock: Clock, domainRoot: (host: string) => string | null | undefined): Promise<void> {
   const webDir = config.webDir ?? defaultWebDir();
   const webAssets = findWebAssets(webDir);
   if (!webAssets) app.log.warn({ webDir }, 'the dashboard is not built (no index.html and assets/ there): /app answers 503 until `npm run build`');
-  await app.register(dashboardRoutes, { assets: webAssets, publicBaseUrl: config.publicBaseUrl, clock });
+  await app.register(dashboardRoutes, { assets: webAssets, publicBaseUrl: config.publicBaseUrl, clock, domainRoot });
 }
 
 interface RedirectDeps {

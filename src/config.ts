@@ -122,6 +122,10 @@ export const variables = {
   BLOCKED_HOSTS_FILE: optional(Type.String(), {
     description: 'A file of host names links may not point at, one a line (a name blocks its subdomains; `#` comments); read at start and on SIGHUP. A link to one is 422 `DESTINATION_BLOCKED`',
   }),
+  DNS_SERVERS: Type.Array(Type.String(), {
+    default: [], read: 'dnsServers', documentedDefault: "the system's resolvers",
+    description: 'The DNS servers domain verification asks (TXT records, and the address of the HTTP check), `host[:port]` (port 53 by default), comma-separated',
+  }),
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };

@@ -24,19 +24,19 @@ export async function openMigrated(dataDir: string): Promise<Storage & { sqlite:
  * `count` anonymous links with random 8-character codes (Ferry's generator); returns [code, url] pairs.
  * Inserted in code order, so that the unique index on the code is appended to rather than split at random.
  */
-export function seedLinks(storage: Awaited<ReturnType<typeof openMigrated>>, count: number, now: number): Array<[string, string]> {
+export function seedLinks(storage: Awaited<ReturnType<typeof openMigrated>>, count: number, now: number, domainOf?: (i: number) => number): Array<[string, string]> {
   const codes = new Set<string>();
   while (codes.size < count) codes.add(generateCode());
   const links = [...codes].sort().map((code, i): [string, string] => [code, `https://example.com/articles/${i}?utm_source=bench`]);
   const { sqlite } = storage;
   sqlite.pragma('cache_size = -262144');
-  const claim = sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)');
-  const insert = sqlite.prepare('insert into links (short_code, original_url, user_id, expires_at, created_at) values (?, ?, null, null, ?)');
+  const claim = sqlite.prepare('insert into link_codes (domain_id, code, link_id, retired_at, retired_reason) values (?, ?, ?, null, null)');
+  const insert = sqlite.prepare('insert into links (domain_id, short_code, original_url, user_id, expires_at, created_at) values (?, ?, ?, null, null, ?)');
   const all = sqlite.transaction((rows: Array<[string, string]>) => {
-    for (const [code, url] of rows) {
-      claim.run(code);
-      insert.run(code, url, now);
-    }
+    rows.forEach(([code, url], i) => {
+      const domainId = domainOf?.(i) ?? 0;
+      claim.run(domainId, code, insert.run(domainId, code, url, now).lastInsertRowid);
+    });
   });
   for (let i = 0; i < links.length; i += 100_000) all(links.slice(i, i + 100_000));
   return links;
@@ -53,11 +53,20 @@ export async function seedLinksPortable(db: Kysely<Database>, count: number, now
   for (let i = 0; i < sorted.length; i += 2_000) {
     const part = sorted.slice(i, i + 2_000);
     await db.transaction().execute(async (tx) => {
-      await tx.insertInto('link_codes').values(part.map((code) => ({ code, retired_at: null, retired_reason: null }))).execute();
-      await tx.insertInto('links').values(part.map((code, j) => ({ short_code: code, original_url: `https://example.com/articles/${i + j}?utm_source=bench`, user_id: null, expires_at: null, created_at: now, updated_at: now }))).execute();
+      const rows = await tx.insertInto('links').values(part.map((code, j) => ({ short_code: code, original_url: `https://example.com/articles/${i + j}?utm_source=bench`, user_id: null, expires_at: null, created_at: now, updated_at: now })))
+        .returning(['id', 'short_code']).execute();
+      await tx.insertInto('link_codes').values(rows.map((r) => ({ code: r.short_code, link_id: r.id, retired_at: null, retired_reason: null }))).execute();
     });
   }
   return sorted;
+}
+
+/** `count` verified domains (ids 1..count on a fresh database), d<n>.bench.example; returns their host names in id order. */
+export function seedVerifiedDomains(storage: Awaited<ReturnType<typeof openMigrated>>, count: number, now: number): string[] {
+  const hosts = Array.from({ length: count }, (_, i) => `d${i + 1}.bench.example`);
+  const insert = storage.sqlite.prepare('insert into domains (hostname, owner_id, token, verified_at, created_at, updated_at) values (?, null, ?, ?, ?, ?)');
+  storage.sqlite.transaction(() => hosts.forEach((host, i) => insert.run(host, `benchtoken${i}`, now, now, now)))();
+  return hosts;
 }
 
 export interface StatsSeed {
@@ -80,11 +89,11 @@ export function seedStatsLink(storage: Awaited<ReturnType<typeof openMigrated>>,
   const start = floorTo(now, DAY_MS) - days * DAY_MS;
   const hours = Math.floor((now - start) / HOUR_MS);
   return sqlite.transaction((): StatsSeed => {
-    sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)').run(code);
     // A tenth of the clicks by bots (SPEC §15).
     const linkId = Number(sqlite.prepare(
       'insert into links (short_code, original_url, user_id, expires_at, created_at, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at) values (?, ?, null, null, ?, ?, ?, ?, ?, ?)',
     ).run(code, 'https://example.com/popular', start, totalClicks, Math.floor(totalClicks / 10), Math.min(totalClicks, 2_500_000), start, now - 1).lastInsertRowid);
+    sqlite.prepare('insert into link_codes (code, link_id, retired_at, retired_reason) values (?, ?, null, null)').run(code, linkId);
     const hour = sqlite.prepare('insert into link_click_hourly (link_id, hour_start, clicks, bots) values (?, ?, ?, ?)');
     let left = totalClicks;
     for (let h = 0; h < hours; h += 1) {

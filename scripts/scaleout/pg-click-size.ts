@@ -24,8 +24,8 @@ const storage = createStorage(loadConfig({ DATABASE_URL: url.toString() }));
 const db = storage.db as unknown as Kysely<unknown>;
 try {
   await migrateToLatest(db, storage.dialect);
-  await sql`insert into link_codes (code) select 'c' || g from generate_series(1, ${LINKS}) g`.execute(db);
   await sql`insert into links (short_code, original_url, created_at) select 'c' || g, 'https://example.com/articles/' || g, 0 from generate_series(1, ${LINKS}) g`.execute(db);
+  await sql`insert into link_codes (code, link_id) select short_code, id from links`.execute(db);
   const now = Date.now();
   await sql`insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key)
     select 1 + g % ${LINKS}, 'c' || (1 + g % ${LINKS}), cast(${now} as bigint) - g, '203.0.' || (g / 256 % 256) || '.' || (g % 256),

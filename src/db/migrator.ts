@@ -13,6 +13,8 @@ import * as m012 from './migrations/012-click-journal-marks.js';
 import * as m013 from './migrations/013-click-journal-windows.js';
 import * as m016 from './migrations/016-link-moderation.js';
 import * as m017 from './migrations/017-deleted-link-clicks.js';
+import * as m020 from './migrations/020-domains.js';
+import * as m021 from './migrations/021-api-key-domains.js';
 import * as m025 from './migrations/025-link-titles.js';
 import * as m026 from './migrations/026-imports.js';
 import * as m027 from './migrations/027-link-changes.js';
@@ -34,6 +36,8 @@ const migrations: Record<string, MigrationModule> = {
   '013-click-journal-windows': m013,
   '016-link-moderation': m016,
   '017-deleted-link-clicks': m017,
+  '020-domains': m020,
+  '021-api-key-domains': m021,
   '025-link-titles': m025,
   '026-imports': m026,
   '027-link-changes': m027,
@@ -41,6 +45,13 @@ const migrations: Record<string, MigrationModule> = {
 
 /** Every migration this build knows, in order. */
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
+
+/**
+ * Numbers are reserved per change while several land at once, so a database may have a later number applied
+ * before an earlier one arrives (a build with 025 ran before 020 landed): the earlier one then still runs.
+ * Each migration therefore depends only on what the numbers below 020 made, never on the others' order.
+ */
+const ORDER = { allowUnorderedMigrations: true } as const;
 
 class StaticProvider implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -56,7 +67,7 @@ class StaticProvider implements MigrationProvider {
  * advisory lock on PostgreSQL), so several instances starting at once apply each migration exactly once.
  */
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
+  const migrator = new Migrator({ db, provider: new StaticProvider(dialect), ...ORDER });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
@@ -64,13 +75,13 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
 
 /** Applies pending migrations up to and including `name` (an upgrade tested from an older schema). */
 export async function migrateUpTo(db: Kysely<unknown>, dialect: Dialect, name: string): Promise<void> {
-  const { error } = await new Migrator({ db, provider: new StaticProvider(dialect) }).migrateTo(name);
+  const { error } = await new Migrator({ db, provider: new StaticProvider(dialect), ...ORDER }).migrateTo(name);
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }
 
 /** Names of migrations this build knows that the database has not applied (readiness). */
 export async function pendingMigrations(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
+  const migrator = new Migrator({ db, provider: new StaticProvider(dialect), ...ORDER });
   const all = await migrator.getMigrations();
   return all.filter((m) => !m.executedAt).map((m) => m.name);
 }

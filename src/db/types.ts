@@ -66,9 +66,17 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
-/** Every short code ever issued; a retired row is the tombstone of a deleted or expired link. */
+/**
+ * Every short code ever issued, per domain; a retired row is the tombstone of a deleted or expired link. The
+ * one namespace of a domain's codes (and of other names of a link that come to share it): one lookup by
+ * (domain_id, code) answers a visit.
+ */
 export interface LinkCodesTable {
+  /** 0: the default domain */
+  domain_id: Generated<number>;
   code: string;
+  /** the link this code stands for (kept in a tombstone) */
+  link_id: number | null;
   retired_at: number | null;
   retired_reason: 'deleted' | 'expired' | null;
 }
@@ -76,6 +84,8 @@ export interface LinkCodesTable {
 export interface LinksTable {
   id: Generated<number>;
   short_code: string;
+  /** 0: the default domain (the host of PUBLIC_BASE_URL); otherwise domains.id */
+  domain_id: Generated<number>;
   user_id: number | null;
   original_url: string;
   expires_at: number | null;
@@ -245,6 +255,31 @@ export interface ApiKeysTable {
   created_at: number;
   expires_at: number | null;
   last_used_at: number | null;
+  /** the domains the key is limited to, comma-separated ids (0: the default domain); null: not limited */
+  domains: string | null;
+}
+
+/** SPEC §19: a host name links may live on; `hostname` is stored lower case, without a trailing dot. */
+export interface DomainsTable {
+  id: Generated<number>;
+  hostname: string;
+  owner_id: number | null;
+  /** the verification token: in the TXT record's value and the HTTP path */
+  token: string;
+  verified_at: number | null;
+  /** 'http' | 'https' for short URLs on this domain; null: PUBLIC_BASE_URL's scheme */
+  scheme: string | null;
+  root_redirect: string | null;
+  not_found_redirect: string | null;
+  expired_redirect: string | null;
+  /** the last daily re-check of a verified domain */
+  checked_at: number | null;
+  /** since when re-checks have failed (null: the last one passed); 7 days of it and no new links */
+  failing_since: number | null;
+  check_message: string | null;
+  version: Generated<number>;
+  created_at: number;
+  updated_at: number;
 }
 
 /** Link changes made by another process than the server, for its redirect cache (embedded engine only; migration 027). */
@@ -255,6 +290,7 @@ export interface LinkChangesTable {
 }
 
 export interface Database {
+  domains: DomainsTable;
   users: UsersTable;
   tokens: TokensTable;
   revoked_tokens: RevokedTokensTable;
@@ -288,3 +324,4 @@ export type LinkRow = Selectable<LinksTable>;
 export type NewLinkRow = Insertable<LinksTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ImportJobRow = Selectable<ImportJobsTable>;
+export type DomainRow = Selectable<DomainsTable>;

@@ -23,6 +23,16 @@ export function applyChange(cache: Pick<ChangeFeedCache, 'forget' | 'forgetMisse
   else cache.forget(code);
 }
 
+/** A domain's change (SPEC §19) on the same channel: `<origin> !domain <id>` (no link cache key starts with `!`). */
+const DOMAIN_MARK = '!domain ';
+export const domainChangeMessage = (origin: string, id: number): string => `${origin} ${DOMAIN_MARK}${id}`;
+
+/** What the feed needs of the domain registry (modules/domains): reload one domain, or all of them. */
+export interface ChangeFeedDomains {
+  reload(id: number): Promise<void>;
+  reloadAll(): Promise<void>;
+}
+
 /** What the feed needs of the redirect cache (modules/links/link-cache.ts). */
 export interface ChangeFeedCache {
   forget(code: string): void;
@@ -36,6 +46,8 @@ export interface PgLinkCacheBusOptions {
   /** this instance's origin in change messages (its own changes are not heard again) */
   origin: string;
   cache: ChangeFeedCache;
+  /** the domain registry, told of domains changed elsewhere; none: only links are followed */
+  domains?: ChangeFeedDomains;
   log: FastifyBaseLogger;
   /** how often the listening connection proves that it is alive and caught up */
   heartbeatMs?: number;
@@ -75,6 +87,11 @@ export async function createPgLinkCacheBus(opts: PgLinkCacheBusOptions) {
 
   cache.gate(() => performance.now() - provenAt < trustMs);
 
+  // A failed reload is not fatal: the next reconnection reloads every domain.
+  const reloadDomain = async (id: number): Promise<void> => {
+    await opts.domains?.reload(id).catch((err: unknown) => log.warn({ err, domain: id }, 'could not reload a changed domain'));
+  };
+
   async function listen(): Promise<pg.Client> {
     const c = new pg.Client({ connectionString: opts.connectionString, application_name: 'ferry-link-cache', keepAlive: true, query_timeout: trustMs });
     c.on('error', () => undefined); // a broken connection fails the next heartbeat, which replaces it
@@ -83,7 +100,10 @@ export async function createPgLinkCacheBus(opts: PgLinkCacheBusOptions) {
       const payload = message.payload;
       if (message.channel !== LINK_CHANGES_CHANNEL || !payload || payload.startsWith(own)) return;
       const space = payload.indexOf(' ');
-      if (space > 0) applyChange(cache, payload.slice(space + 1));
+      if (space <= 0) return;
+      const key = payload.slice(space + 1);
+      if (key.startsWith(DOMAIN_MARK)) void reloadDomain(Number(key.slice(DOMAIN_MARK.length)));
+      else applyChange(cache, key);
     });
     try {
       await c.connect();
@@ -93,6 +113,7 @@ export async function createPgLinkCacheBus(opts: PgLinkCacheBusOptions) {
       throw err;
     }
     cache.clear(); // whatever changed before this LISTEN was not heard
+    await opts.domains?.reloadAll();
     return c;
   }
 

@@ -9,7 +9,11 @@ export interface Caller {
   jti: string;
   exp: number;
   /** set when the credential is an API key: it acts as its user, limited to these scopes */
-  apiKey: { id: number; scopes: readonly Scope[] } | null;
+  apiKey: { id: number; scopes: readonly Scope[]; domains?: readonly number[] | null } | null;
 }
+
+/** Whether the caller may act on a link or domain with this domain id: not when its API key is limited to others. */
+export const keyAllowsDomain = (caller: Caller | null, domainId: number): boolean =>
+  !caller?.apiKey?.domains || caller.apiKey.domains.includes(domainId);
 
 export const isAdmin = (caller: Caller | null): boolean => caller?.role === 'admin';

@@ -32,7 +32,7 @@ export const ErrorEnvelopeSchema = Type.Object(
             'NOT_ACCEPTABLE', 'CONFLICT', 'VERSION_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE', 'LINK_EXPIRED',
             'LINK_EXHAUSTED', 'LINK_PASSWORD_REQUIRED',
             'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IDEMPOTENCY_KEY_REUSED',
-            'ACCOUNT_NOT_ACTIVE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
+            'ACCOUNT_NOT_ACTIVE', 'DOMAIN_NOT_VERIFIED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
             // Running an instance for other people (SPEC §18).
             'REGISTRATION_CLOSED', 'LINK_DISABLED', 'DESTINATION_BLOCKED',
             // Faults and abuse (SPEC §17): the last active admin stays one; the data directory's disk is full or read-only.

@@ -10,6 +10,7 @@
  * schema's type does not imply, e.g. an ISO date read as epoch milliseconds) and `documentedDefault` (the
  * default as the docs state it, where the value depends on other variables or on the machine).
  */
+import { isIP } from 'node:net';
 import Type, { type TSchema } from 'typebox';
 
 export interface VariableOptions {
@@ -91,6 +92,17 @@ const readers = {
     }
     return list;
   },
+  /** IP addresses with an optional port (`host[:port]`, IPv6 as `[addr]:port`), comma-separated; a resolver named by a host name would need a resolver first */
+  dnsServers: (raw: string): string[] => {
+    const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    for (const entry of list) {
+      const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+))(?::(\d{1,5}))?$/.exec(entry) ?? /^([0-9a-fA-F:]+)$/.exec(entry);
+      const address = m?.[1] ?? m?.[2];
+      const port = m?.[3] === undefined ? 53 : Number(m[3]);
+      if (!address || isIP(address) === 0 || port < 1 || port > 65535) throw new Error(`be a comma-separated list of IP addresses with an optional port (127.0.0.1:5353, [::1]:53); got ${entry}`);
+    }
+    return list;
+  },
 };
 
 const TRUE = ['1', 'true', 'yes', 'on'];
@@ -122,6 +134,7 @@ const readerRules: Record<keyof typeof readers, string> = {
   headerName: 'an HTTP header name such as CF-IPCountry',
   trustProxy: 'true, false, a hop count, or a comma-separated list of addresses/CIDRs',
   origins: 'a comma-separated list of origins (scheme://host[:port]) or *',
+  dnsServers: 'a comma-separated list of IP addresses with an optional port (127.0.0.1:5353, [::1]:53)',
 };
 
 /** The value `raw` stands for under `schema`; throws an Error whose message is the rule broken ("must …"). */

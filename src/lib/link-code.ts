@@ -11,3 +11,11 @@ export const shortCode = (description = '1-8 of 0-9 a-z A-Z; case-sensitive') =>
   Type.String({ pattern: CODE_PATTERN, minLength: 1, maxLength: 8, description });
 
 export const LinkCodeParams = Type.Object({ code: shortCode() }, { additionalProperties: false });
+
+/**
+ * `?domain=` on every path that names a code (SPEC §19): the domain of the code; absent, the default domain.
+ * Shared like the code itself.
+ */
+export const domainQuery = {
+  domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$', description: 'The domain of the code (absent: the default domain)' })),
+};

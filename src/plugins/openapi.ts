@@ -104,6 +104,7 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
         { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
         { name: 'orders', description: 'Orders with idempotent creation' },
         { name: 'links', description: 'Short links and their statistics' },
+        { name: 'domains', description: 'Host names links live on: verification, fallbacks, certificates on demand' },
         { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
         { name: 'imports', description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only' },
         { name: 'redirect', description: 'Short-code redirects' },

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type ApiResponse, type TestApp } from '../helpers/app.js';
 import { createUser, type CreatedUser } from '../helpers/factories.js';
 import { rawExchange, sendAndReset } from '../helpers/raw-http.js';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 
 /**
  * THE GUARANTEE (SPEC §12): hostile requests against every operation of the served OpenAPI document, the
@@ -35,7 +36,8 @@ const jsonBody = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
   fc.dictionary(fc.constantFrom('original_url', 'short_code', 'expires_at', 'username', 'email', 'password', 'currentPassword', 'role', 'status',
     'name', 'age', 'itemId', 'quantity', 'tags', 'max_visits', 'forward_query', 'links', 'scopes', 'version', 'originalUrl', 'title', 'disabled', 'disabled_reason', 'disabledReason',
-    'source', 'url', 'api_key', 'database', 'table_prefix', 'owner', 'dry_run', 'on_conflict', 'domain_map', 'aliases', '__proto__', 'constructor'),
+    'source', 'url', 'api_key', 'database', 'table_prefix', 'owner', 'dry_run', 'on_conflict', 'domain_map', 'aliases', '__proto__', 'constructor',
+    'hostname', 'owner_id', 'domain', 'root_redirect', 'not_found_redirect', 'expired_redirect', 'scheme', 'ownerId', 'notFoundRedirect'),
   fc.oneof(hostileText, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(hostileText, { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 }))),
 );
 
@@ -75,6 +77,9 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
   let user: CreatedUser;
   let admin: CreatedUser;
   let code: string;
+  let domainId: string;
+  // Domain verification asks this loopback server (never the machine's resolvers): nothing leaves the machine.
+  let dns: TestDnsServer;
   const log = new PassThrough();
   const errors: string[] = [];
   let ops: Operation[];
@@ -83,19 +88,25 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
     log.on('data', (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n')) if (/"level":(5\d|60)/.test(line)) errors.push(line.slice(0, 500));
     });
-    t = await createTestApp(engine, { logStream: log });
+    dns = await startDnsServer();
+    t = await createTestApp(engine, { logStream: log, env: { DNS_SERVERS: dns.address } });
     user = await createUser(t, { status: 'active' });
     admin = await createUser(t, { role: 'admin', status: 'active' });
     const link = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/fuzz' } });
     code = link.body.short_code;
+    const domain = await t.request({ method: 'POST', url: '/api/v1/domains', token: user.token, payload: { hostname: 'fuzz.example.test' } });
+    domainId = String(domain.body.id);
     ops = operationsOf(t.contract.doc as never);
   }, 60_000);
-  afterAll(async () => t.close());
+  afterAll(async () => {
+    await t.close();
+    await dns.close();
+  });
 
   it('when generated requests hit every operation (versioned and unversioned), then no 5xx and every error is the envelope', { timeout: 600_000 }, async () => {
     expect(ops.length).toBeGreaterThan(30);
     const hit = new Set<string>();
-    const param = fc.oneof(hostileText.map(encoded), fc.constantFrom(String(user.id), 'me', code, '1', '999999'));
+    const param = fc.oneof(hostileText.map(encoded), fc.constantFrom(String(user.id), 'me', code, domainId, '1', '999999'));
     const request = fc.record({
       op: fc.constantFrom(...ops),
       params: fc.array(param, { minLength: 4, maxLength: 4 }),

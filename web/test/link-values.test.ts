@@ -6,6 +6,7 @@ const link: Link = {
   id: 1,
   short_code: 'abc',
   short_url: 'http://localhost/abc',
+  domain: null,
   original_url: 'https://example.com/a',
   created_at: '2026-11-23T10:00:00.000Z',
   updated_at: '2026-11-23T10:00:00.000Z',

@@ -6,7 +6,7 @@ type Db = Kysely<Database> | Transaction<Database>;
 type NewApiKey = Omit<ApiKeyRow, 'id' | 'last_used_at'>;
 
 /** A stored key with the current role and status of its user: what authenticating a request needs. */
-export type ApiKeyWithUser = Pick<ApiKeyRow, 'id' | 'user_id' | 'scopes' | 'expires_at' | 'last_used_at'> & Pick<UserRow, 'role' | 'status'>;
+export type ApiKeyWithUser = Pick<ApiKeyRow, 'id' | 'user_id' | 'scopes' | 'expires_at' | 'last_used_at' | 'domains'> & Pick<UserRow, 'role' | 'status'>;
 
 export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;
 
@@ -28,12 +28,19 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
       });
     },
 
+    /** The owners of these domains, by id (a key may be limited only to domains its user may use). */
+    async domainOwners(ids: readonly number[]): Promise<Map<number, number | null>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db.selectFrom('domains').select(['id', 'owner_id']).where('id', 'in', [...ids]).execute();
+      return new Map(rows.map((r) => [Number(r.id), r.owner_id]));
+    },
+
     /** One indexed read per request made with a key: the key and its user's current role and status. */
     async findByHash(keyHash: string, tx: Db = db): Promise<ApiKeyWithUser | undefined> {
       return tx
         .selectFrom('api_keys')
         .innerJoin('users', 'users.id', 'api_keys.user_id')
-        .select(['api_keys.id', 'api_keys.user_id', 'api_keys.scopes', 'api_keys.expires_at', 'api_keys.last_used_at', 'users.role', 'users.status'])
+        .select(['api_keys.id', 'api_keys.user_id', 'api_keys.scopes', 'api_keys.expires_at', 'api_keys.last_used_at', 'api_keys.domains', 'users.role', 'users.status'])
         .where('api_keys.key_hash', '=', keyHash)
         .executeTakeFirst();
     },

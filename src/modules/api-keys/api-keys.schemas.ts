@@ -18,10 +18,13 @@ const record = {
   created_at: Instant(),
   expires_at: Type.Union([Instant(), Type.Null()], { description: 'null: never expires' }),
   last_used_at: Type.Union([Instant(), Type.Null()], { description: 'The latest use, recorded at most once a minute; null before the first use' }),
+  domains: Type.Union([Type.Array(Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), { maxItems: 100, uniqueItems: true }), Type.Null()], {
+    description: 'The domains (ids; 0: the default domain) whose links and domains the key may act on; null: every one its user may',
+  }),
 };
 const example = {
   id: 3, name: 'deploy script', prefix: 'a1B2c3D4', scopes: ['links:read', 'links:write'],
-  created_at: '2026-11-21T10:15:30.123Z', expires_at: null, last_used_at: null,
+  created_at: '2026-11-21T10:15:30.123Z', expires_at: null, last_used_at: null, domains: null,
 };
 
 export const ApiKeySchema = Type.Object(record, { $id: 'ApiKey', additionalProperties: false, examples: [example] });
@@ -51,6 +54,9 @@ export const ApiKeyCreateSchema = Type.Object(
     name: Name,
     scopes: Scopes,
     expires_at: Type.Optional(Type.Union([Instant('A future instant; null or omitted: never'), Type.Null()])),
+    domains: Type.Optional(Type.Union([Type.Array(Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), { maxItems: 100 }), Type.Null()], {
+      description: "Limit the key to these domains (ids of the user's domains; 0: the default domain); null or omitted: not limited",
+    })),
     id: readOnly,
     prefix: readOnly,
     created_at: readOnly,

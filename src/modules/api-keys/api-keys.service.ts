@@ -24,8 +24,12 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     created_at: isoTime(row.created_at),
     expires_at: row.expires_at === null ? null : isoTime(row.expires_at),
     last_used_at: row.last_used_at === null ? null : isoTime(row.last_used_at),
+    domains: domainsOf(row),
   };
 }
+
+/** The domain ids a key is limited to; null: not limited. */
+const domainsOf = (row: Pick<ApiKeyRow, 'domains'>): number[] | null => (row.domains === null ? null : row.domains === '' ? [] : row.domains.split(',').map(Number));
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;
 
@@ -47,6 +51,16 @@ export function createApiKeysService(deps: {
     return at;
   }
 
+  /** A key may be limited to the default domain (0) and to domains its user owns (an admin: any domain). */
+  async function domainsFor(input: ApiKeyCreate, owner: { id: number; role: string }): Promise<string | null> {
+    if (input.domains === undefined || input.domains === null) return null;
+    const ids = [...new Set(input.domains)];
+    const owners = await keys.domainOwners(ids.filter((id) => id !== 0));
+    const bad = ids.filter((id) => id !== 0 && (!owners.has(id) || (owner.role !== 'admin' && owners.get(id) !== owner.id)));
+    if (bad.length) throw validationError([{ field: 'domains', message: `${bad.join(', ')}: not a domain of this user` }], 'Request body is invalid');
+    return ids.join(',');
+  }
+
   return {
     /**
      * A new key for the user; the key itself is in the answer and nowhere else. Only an active account holds
@@ -57,10 +71,11 @@ export function createApiKeysService(deps: {
       const owner = await users.findById(userId);
       if (!owner) throw notFound('User');
       if (owner.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may hold API keys; this one is ${owner.status}`);
+      const domains = await domainsFor(input, owner);
       const { key, prefix } = generateApiKey();
       const scopes = [...new Set(input.scopes)].sort();
       const row = await keys.insertWithin(
-        { user_id: userId, name: input.name, prefix, key_hash: hash(key)!, scopes: scopes.join(' '), created_at: clock.now(), expires_at: expiresAt },
+        { user_id: userId, name: input.name, prefix, key_hash: hash(key)!, scopes: scopes.join(' '), created_at: clock.now(), expires_at: expiresAt, domains },
         MAX_KEYS_PER_USER,
       );
       if (row === 'user-missing') throw notFound('User');
@@ -103,7 +118,7 @@ export function createApiKeysService(deps: {
       lastUsed.note(row.id, now, row.last_used_at);
       return {
         userId: row.user_id, role: row.role, status: row.status, jti: '', exp: row.expires_at === null ? Infinity : Math.floor(row.expires_at / 1000),
-        apiKey: { id: row.id, scopes: row.scopes.split(' ') as Scope[] },
+        apiKey: { id: row.id, scopes: row.scopes.split(' ') as Scope[], domains: domainsOf(row) },
       };
     },
 

@@ -11,6 +11,11 @@ export interface DashboardRoutesOptions {
   assets: WebAssets | null;
   publicBaseUrl: string;
   clock: Clock;
+  /**
+   * What `GET /` means on a request's host (SPEC §19): undefined on the default domain (the dashboard), a URL
+   * on a verified domain with a root_redirect, null on one without
+   */
+  domainRoot?: (host: string) => string | null | undefined;
 }
 
 /** Where the dashboard lives; `app` is a reserved short code for this reason (modules/links/short-code.ts). */
@@ -28,7 +33,12 @@ const ASSET_MAX_AGE = '365d';
  * the API keeps its own headers. None of these routes are in the OpenAPI document: they are not the API.
  */
 export const dashboardRoutes: FastifyPluginAsync<DashboardRoutesOptions> = async (app, opts) => {
-  app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(DASHBOARD_PATH, 302));
+  app.get('/', { schema: { hide: true } }, (request, reply) => {
+    const root = opts.domainRoot?.(request.host);
+    if (root === undefined) return reply.redirect(DASHBOARD_PATH, 302);
+    if (root === null) return sendAppError(reply, new AppError('NOT_FOUND', 'This domain has no page of its own'), opts.clock.now());
+    return reply.header('cache-control', 'private, no-store').redirect(root, 302);
+  });
 
   await app.register(securityHeadersPlugin, { profile: 'app', publicBaseUrl: opts.publicBaseUrl });
   const { assets } = opts;

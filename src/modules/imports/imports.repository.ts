@@ -75,7 +75,7 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
     async takenCodes(tx: Kysely<Database>, codes: readonly string[]): Promise<Set<string>> {
       const taken = new Set<string>();
       for (const part of chunks(codes)) {
-        for (const r of await tx.selectFrom('link_codes').select('code').where('code', 'in', part).execute()) taken.add(r.code);
+        for (const r of await tx.selectFrom('link_codes').select('code').where('domain_id', '=', 0).where('code', 'in', part).execute()) taken.add(r.code);
       }
       return taken;
     },
@@ -97,6 +97,10 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
       for (const part of chunks(links)) {
         const rows = await tx.insertInto('links').values(part.map((l) => l.row)).returning(['id', 'short_code']).execute();
         for (const r of rows) ids.set(r.short_code, Number(r.id));
+        // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
+        await tx.updateTable('link_codes')
+          .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', 0) }))
+          .where('domain_id', '=', 0).where('code', 'in', rows.map((r) => r.short_code)).execute();
         const tags = part.flatMap((l) => (l.row.tags ? String(l.row.tags).split(',') : []).map((tag) => ({ link_id: ids.get(l.row.short_code)!, tag })));
         if (tags.length) await tx.insertInto('link_tags').values(tags).execute();
         await tx.insertInto('import_links')

@@ -30,6 +30,12 @@ export interface LinkCacheOptions {
   negativeTtlMs: number;
 }
 
+/**
+ * A code's key in the cache and in change messages: the code itself on the default domain (as before domains
+ * existed), `code@domainId` on another (codes never contain `@`).
+ */
+export const linkCacheKey = (domainId: number, code: string): string => (domainId === 0 ? code : `${code}@${domainId}`);
+
 export const DEFAULT_LINK_CACHE: LinkCacheOptions = { capacity: 100_000, positiveTtlMs: 30_000, negativeTtlMs: 5_000 };
 
 interface Entry {

@@ -11,7 +11,9 @@ import { isReservedCode } from './short-code.js';
 export interface LinkDraft {
   readonly prepared: true;
   shortCode: string | undefined;
-  fields: Required<Omit<LinkChanges, 'original_url' | 'disabled_at' | 'disabled_reason'>> & { original_url: string };
+  /** the `domain` asked for (its owner is checked at insertion) */
+  domain: string | null | undefined;
+  fields: Required<Omit<LinkChanges, 'original_url' | 'disabled_at' | 'disabled_reason' | 'domain_id'>> & { original_url: string };
 }
 
 /** Lower case, duplicates merged, in the order given; stored comma-separated (tags are a-z 0-9 -). */
@@ -84,6 +86,7 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
       return {
         prepared: true,
         shortCode: input.short_code,
+        domain: input.domain,
         fields: {
           original_url: url,
           expires_at: expiresAt,

@@ -3,7 +3,7 @@ import type { LinkRow, NewLinkRow } from '../../db/types.js';
 
 export type NewCodedLink = NewLinkRow & { short_code: string };
 
-const COLUMNS = ['short_code', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags', 'title'] as const;
+const COLUMNS = ['short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags', 'title'] as const;
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 
 /**
@@ -18,15 +18,16 @@ type Values = { [K in (typeof COLUMNS)[number]]: unknown };
  * is due, the group waits for the next turn.
  */
 export function groupedInsert(sqlite: FastStatements): (row: NewCodedLink) => Promise<LinkRow> {
-  const claim = sqlite.prepare('insert into link_codes (code, retired_at, retired_reason) values (?, null, null)');
+  const claim = sqlite.prepare('insert into link_codes (domain_id, code, link_id, retired_at, retired_reason) values (?, ?, ?, null, null)');
   const insert = sqlite.prepare<Values, LinkRow>(
     `insert into links (${COLUMNS.join(', ')}) values (${COLUMNS.map((c) => `@${c}`).join(', ')}) returning *`,
   );
   const tag = sqlite.prepare('insert into link_tags (link_id, tag) values (?, ?)');
   const one = sqlite.transaction((row: NewCodedLink): LinkRow => {
-    claim.run(row.short_code);
     const values = Object.fromEntries(COLUMNS.map((c) => [c, row[c] ?? null])) as Values;
+    values.domain_id = row.domain_id ?? 0;
     const created = insert.get(values)!;
+    claim.run(created.domain_id, created.short_code, created.id);
     if (created.tags !== '') for (const t of created.tags.split(',')) tag.run(created.id, t);
     return created;
   });

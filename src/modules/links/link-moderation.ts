@@ -12,6 +12,7 @@ import type { LinkCache } from './link-cache.js';
 import { createLinksRepository, type LinkChanges, type LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
 import { linkRecord } from './link-record.js';
+import { linkCacheKey } from './link-cache.js';
 import { hostOf } from './original-url.js';
 
 /** What `ferry links disable-blocked` writes as the reason. */
@@ -67,8 +68,8 @@ export function createLinkModeration(deps: LinkModerationDeps) {
   async function setDisabled(code: string, changes: (row: LinkRow) => LinkChanges): Promise<LinkRow> {
     const row = await links.findByCode(code);
     if (!row || (row.expires_at !== null && row.expires_at <= clock.now())) throw notFound('Link');
-    const updated = await links.update(row.id, changes(row), null, clock.now());
-    cache?.invalidate(code);
+    const updated = await links.update(row, changes(row), null, clock.now());
+    cache?.invalidate(linkCacheKey(row.domain_id, code));
     if (!updated) throw notFound('Link');
     return updated;
   }
@@ -89,8 +90,8 @@ export function createLinkModeration(deps: LinkModerationDeps) {
         for (const row of batch) {
           if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
           const now = clock.now();
-          if (await links.update(row.id, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
-          cache?.invalidate(row.short_code);
+          if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
+          cache?.invalidate(linkCacheKey(row.domain_id, row.short_code));
         }
         if (batch.length < SCAN_BATCH) return disabled;
         after = batch[batch.length - 1]!.id;

@@ -3,11 +3,18 @@ import { isoTime } from '../../lib/common.schemas.js';
 import { tagsOf } from './links.repository.js';
 import type { Link } from './links.schemas.js';
 
+/** Where a link lives (link-domains.ts): its short URL on its domain, and the domain's name (null: the default one). */
+export interface LinkAddress {
+  shortUrl(row: Pick<LinkRow, 'domain_id' | 'short_code'>): string;
+  nameOf(domainId: number): string | null;
+}
+
 /** The API's view of a link row (v1 names; links.v2.ts renames). */
-export const linkRecord = (publicBaseUrl: string) => (row: LinkRow): Link => ({
+export const linkRecord = (publicBaseUrl: string, domains?: LinkAddress) => (row: LinkRow): Link => ({
   id: row.id,
   short_code: row.short_code,
-  short_url: `${publicBaseUrl}/${row.short_code}`,
+  short_url: domains ? domains.shortUrl(row) : `${publicBaseUrl}/${row.short_code}`,
+  domain: domains ? domains.nameOf(row.domain_id) : null,
   original_url: row.original_url,
   user_id: row.user_id,
   expires_at: row.expires_at === null ? null : isoTime(row.expires_at),

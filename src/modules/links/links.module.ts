@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { ClickSink, DescribeVisit } from '../clicks/index.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
+import type { DomainRegistry } from '../domains/index.js';
 import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
 import { NO_BLOCKED_HOSTS, type BlockedHosts } from './blocked-hosts.js';
 import { createLinkModeration } from './link-moderation.js';
@@ -16,9 +17,12 @@ import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
 import { createLinksService } from './links.service.js';
 import { createRedirectFastPath, type RedirectFastPathDeps } from './redirect-fast-path.js';
-import { redirectRoutes } from './redirect.routes.js';
+import { redirectRoutes, type VisitDomains } from './redirect.routes.js';
 import { linkV2Schemas } from './links.v2.js';
 import { createVisitPolicy } from './visit-policy.js';
+import type { LinkDomainsDeps } from './link-domains.js';
+
+type LinkDomainRegistry = LinkDomainsDeps['registry'] & Pick<DomainRegistry, 'servedBy'>;
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { appModule } from '../../app-module.js';
 
@@ -47,6 +51,10 @@ export interface LinksModuleDeps {
    * re-read after DEFAULT_LINK_CACHE.positiveTtlMs.
    */
   soleWriter?: boolean;
+  /** this instance's name in change messages (infra/pg-link-cache-bus.ts); default: a random one */
+  changeOrigin?: string;
+  /** the domains module's registry (SPEC §19); default: only the default domain */
+  domains?: LinkDomainRegistry;
 }
 
 /**
@@ -82,7 +90,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     ...(deps.soleWriter ? { positiveTtlMs: Number.POSITIVE_INFINITY } : {}),
   });
   // This instance's name in link-change messages (infra/pg-link-cache-bus.ts).
-  const changeOrigin = randomBytes(8).toString('hex');
+  const changeOrigin = deps.changeOrigin ?? randomBytes(8).toString('hex');
   const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin);
   const links = createLinksService({
     links: linksRepository,
@@ -96,6 +104,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     passwords: deps.passwords,
     anonymousLinks: config.anonymousLinks,
     blockedHosts,
+    ...(deps.domains ? { domains: deps.domains } : {}),
   });
   const bulk = createLinksBulk(links);
   const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink });
@@ -105,6 +114,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     attempts: deps.passwordAttempts,
   });
   const { clicks } = deps;
+  const visitDomains: VisitDomains = deps.domains ?? { servedBy: () => undefined };
 
   return appModule({
     links,
@@ -119,7 +129,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
      * every redirect must write access-log lines (debug, trace).
      */
     redirectFastPath: (d: Pick<RedirectFastPathDeps, 'limiter' | 'requestId' | 'metrics' | 'underPressure'>) =>
-      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
+      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, domains: visitDomains, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, bulk, moderation, basePath: opts.basePath, version: opts.version });
@@ -132,7 +142,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
       await opts.protect?.(scope);
       awaitDurableClicks(scope, () => clicks.settled());
       await scope.register(redirectRoutes, {
-        links, policy, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, accessLog: redirectAccessLog(config.logLevel),
+        links, domains: visitDomains, policy, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, accessLog: redirectAccessLog(config.logLevel),
       });
     }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>,
   });

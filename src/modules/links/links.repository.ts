@@ -5,6 +5,7 @@ import { changeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-b
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
 import type { LinkStatus } from './links.schemas.js';
+import { linkCacheKey } from './link-cache.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -24,11 +25,15 @@ export interface CodeLookup {
 export type VisitAdmission = 'admitted' | 'exhausted' | 'missing';
 
 /** The fields a PATCH may change (the service has validated them). */
-export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title' | 'disabled_at' | 'disabled_reason'>>;
+export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title' | 'disabled_at' | 'disabled_reason' | 'domain_id'>>;
 
 export interface LinkListFilter {
   tag?: string | undefined;
   q?: string | undefined;
+  /** only the links of this domain (0: the default domain) */
+  domainId?: number | undefined;
+  /** only the links of these domains (an API key limited to them) */
+  domainIds?: readonly number[] | undefined;
 }
 
 /** The admin list's filters (SPEC §18): a user's links, links in one state. */
@@ -42,8 +47,10 @@ type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 export type LinksRepository = ReturnType<typeof createLinksRepository>;
 
 const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash', 'disabled_at'] as const;
+// The namespace of (domain, code) decides: a code names its link by id (link_codes.link_id), so other names of
+// a link can share the lookup.
 const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(', ')}, c.retired_reason as retired_reason
-  from link_codes c left join links l on l.short_code = c.code where c.code = ?`;
+  from link_codes c left join links l on l.id = c.link_id where c.domain_id = ? and c.code = ?`;
 // One statement decides a visit under a limit: the row lock (PostgreSQL) or the single writer (SQLite) makes
 // the check and the increment one step, so concurrent visits on any number of instances admit max_visits.
 const ADMIT_SQL = 'update links set visit_count = visit_count + 1 where id = ? and (max_visits is null or visit_count < max_visits) returning visit_count';
@@ -57,6 +64,8 @@ async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> 
 /** `tag` must be one of the link's, `q` a substring of the URL, the code or the title (any case). */
 function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): LinksQuery {
   let q = base;
+  if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
+  if (filter.domainIds !== undefined) q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
   if (filter.tag !== undefined) {
     const tag = filter.tag;
     q = q.where('id', 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
@@ -79,10 +88,10 @@ function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storag
 export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>, paginator: Paginator, changeOrigin = 'ferry') {
   const { db, dialect } = storage;
   const fast = fastStatements(storage);
-  const lookupStatement: FastStatement<[string], CodeLookup> | null = fast?.prepare<[string], CodeLookup>(LOOKUP_SQL) ?? null;
+  const lookupStatement: FastStatement<[number, string], CodeLookup> | null = fast?.prepare<[number, string], CodeLookup>(LOOKUP_SQL) ?? null;
   const admitStatement: FastStatement<[number], { visit_count: number }> | null = fast?.prepare<[number], { visit_count: number }>(ADMIT_SQL) ?? null;
   const insertGrouped = fast ? groupedInsert(fast) : null;
-  const findStatement: FastStatement<[string], LinkRow> | null = fast?.prepare<[string], LinkRow>('select * from links where short_code = ?') ?? null;
+  const findStatement: FastStatement<[number, string], LinkRow> | null = fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
   // `toAll`: this instance hears it too. For a change inside a caller's transaction, whose commit comes after
   // the service dropped the code from the cache: a visit in between may have cached the state before it.
   /** One page of `base` in the list's order; the total too in page mode. */
@@ -93,7 +102,8 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
       : null;
     return { rows, total };
   }
-  const announce = (tx: Db, code: string, toAll = false) => dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage(toAll ? '*' : changeOrigin, code));
+  const announce = (tx: Db, domainId: number, code: string, toAll = false) =>
+    dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage(toAll ? '*' : changeOrigin, linkCacheKey(domainId, code)));
 
   /** After a visit was refused: was the link exhausted, or is it gone? */
   async function refusal(id: number): Promise<VisitAdmission> {
@@ -103,18 +113,19 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
 
   return {
     /**
-     * Claims the code and inserts the link (and its tags) in one transaction. The primary key of link_codes
-     * is the one arbiter of uniqueness, so a taken (or tombstoned) code surfaces as a unique violation.
+     * Inserts the link (and its tags) and claims its code on its domain in one transaction. The primary key
+     * of link_codes is the one arbiter of uniqueness, so a taken (or tombstoned) code surfaces as a unique
+     * violation.
      */
     async insert(row: NewCodedLink, outer?: Transaction<Database>): Promise<LinkRow> {
       // On the embedded engine, outside a caller's transaction: prepared, committed with the other creations
       // of this event-loop turn (through Kysely, with a commit each, a creation cost about four times as much).
       if (!outer && insertGrouped) return insertGrouped(row);
       const claim = async (tx: Db) => {
-        await tx.insertInto('link_codes').values({ code: row.short_code, retired_at: null, retired_reason: null }).execute();
         const created = await tx.insertInto('links').values(row).returningAll().executeTakeFirstOrThrow();
+        await tx.insertInto('link_codes').values({ domain_id: created.domain_id, code: row.short_code, link_id: created.id, retired_at: null, retired_reason: null }).execute();
         await writeTags(tx, created.id, tagsOf(created));
-        await announce(tx, row.short_code, outer !== undefined); // an instance may hold a cached "missing" for this code
+        await announce(tx, created.domain_id, row.short_code, outer !== undefined); // an instance may hold a cached "missing" for this code
         return created;
       };
       if (!outer) return db.transaction().execute(claim);
@@ -132,17 +143,19 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
       }
     },
 
-    async findByCode(code: string, tx: Db = db): Promise<LinkRow | undefined> {
+    async findByCode(code: string, domainId = 0, tx: Db = db): Promise<LinkRow | undefined> {
       // Prepared on the embedded engine (every stats and link read starts here).
-      if (tx === db && findStatement && fast!.usable()) return findStatement.get(code);
-      return tx.selectFrom('links').selectAll().where('short_code', '=', code).executeTakeFirst();
+      if (tx === db && findStatement && fast!.usable()) return findStatement.get(domainId, code);
+      return tx.selectFrom('links').selectAll().where('domain_id', '=', domainId).where('short_code', '=', code).executeTakeFirst();
     },
 
     /**
      * Applies a PATCH: the version grows by one, tags are rewritten when they changed. With `expectedVersion`
-     * the update is conditional (If-Match); undefined when the link is gone or its version moved on.
+     * the update is conditional (If-Match); undefined when the link is gone or its version moved on. A move
+     * to another domain claims the code there (a unique violation when it is taken) and retires it here.
      */
-    async update(id: number, changes: LinkChanges, expectedVersion: number | null, at: number): Promise<LinkRow | undefined> {
+    async update(link: Pick<LinkRow, 'id' | 'short_code' | 'domain_id'>, changes: LinkChanges, expectedVersion: number | null, at: number): Promise<LinkRow | undefined> {
+      const { id } = link;
       return db.transaction().execute(async (tx) => {
         let q = tx.updateTable('links').set((eb) => ({ ...changes, updated_at: at, version: eb('version', '+', 1) })).where('id', '=', id);
         if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
@@ -152,19 +165,25 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
           await tx.deleteFrom('link_tags').where('link_id', '=', id).execute();
           await writeTags(tx, id, tagsOf(row));
         }
-        await announce(tx, row.short_code);
+        if (row.domain_id !== link.domain_id) {
+          await tx.updateTable('link_codes').set({ link_id: null, retired_at: at, retired_reason: 'deleted' }).where('domain_id', '=', link.domain_id).where('link_id', '=', id).execute();
+          await tx.insertInto('link_codes').values({ domain_id: row.domain_id, code: row.short_code, link_id: id, retired_at: null, retired_reason: null }).execute();
+          await announce(tx, link.domain_id, link.short_code);
+        }
+        await announce(tx, row.domain_id, row.short_code);
         return row;
       });
     },
 
-    /** The redirect's cache miss; undefined when the code was never issued. */
-    lookupCode(code: string): CodeLookup | undefined | Promise<CodeLookup | undefined> {
-      if (lookupStatement) return lookupStatement.get(code);
+    /** The redirect's cache miss; undefined when the code was never issued on that domain. */
+    lookupCode(code: string, domainId = 0): CodeLookup | undefined | Promise<CodeLookup | undefined> {
+      if (lookupStatement) return lookupStatement.get(domainId, code);
       return db
         .selectFrom('link_codes as c')
-        .leftJoin('links as l', 'l.short_code', 'c.code')
+        .leftJoin('links as l', 'l.id', 'c.link_id')
         .select(['l.id as id', 'l.original_url as original_url', 'l.expires_at as expires_at', 'l.max_visits as max_visits',
           'l.forward_query as forward_query', 'l.password_hash as password_hash', 'l.disabled_at as disabled_at', 'c.retired_reason as retired_reason'])
+        .where('c.domain_id', '=', domainId)
         .where('c.code', '=', code)
         .executeTakeFirst();
     },
@@ -194,9 +213,9 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
      * tombstone; its owner's account keeps its click counts (deleted_link_clicks). False when the link was
      * already gone.
      */
-    async retire(id: number, code: string, reason: 'deleted' | 'expired', at: number): Promise<boolean> {
+    async retire(link: Pick<LinkRow, 'id' | 'short_code' | 'domain_id'>, reason: 'deleted' | 'expired', at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
-        const gone = await tx.deleteFrom('links').where('id', '=', id).returning(['user_id', 'click_count', 'bot_clicks']).executeTakeFirst();
+        const gone = await tx.deleteFrom('links').where('id', '=', link.id).returning(['user_id', 'click_count', 'bot_clicks']).executeTakeFirst();
         if (!gone) return false;
         if (gone.user_id !== null && Number(gone.click_count) > 0) {
           await tx.updateTable('users').set((eb) => ({
@@ -204,14 +223,15 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
             deleted_link_bots: eb('deleted_link_bots', '+', Number(gone.bot_clicks)),
           })).where('id', '=', gone.user_id).execute();
         }
-        await tx.updateTable('link_codes').set({ retired_at: at, retired_reason: reason }).where('code', '=', code).execute();
-        await announce(tx, code);
+        // Every name of the link on its domain becomes a tombstone.
+        await tx.updateTable('link_codes').set({ retired_at: at, retired_reason: reason }).where('domain_id', '=', link.domain_id).where('link_id', '=', link.id).execute();
+        await announce(tx, link.domain_id, link.short_code);
         return true;
       });
     },
 
-    async findExpired(now: number, limit: number): Promise<Array<Pick<LinkRow, 'id' | 'short_code'>>> {
-      return db.selectFrom('links').select(['id', 'short_code']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
+    async findExpired(now: number, limit: number): Promise<Array<Pick<LinkRow, 'id' | 'short_code' | 'domain_id'>>> {
+      return db.selectFrom('links').select(['id', 'short_code', 'domain_id']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
     },
 
     /** A user's live links (expired ones are gone from the API); see `filtered` for tag and q. */
@@ -233,8 +253,8 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
     },
 
     /** Links in id order after `afterId` (disable-blocked walks every link in batches). */
-    async scan(afterId: number, limit: number): Promise<Array<Pick<LinkRow, 'id' | 'short_code' | 'original_url' | 'disabled_at'>>> {
-      return db.selectFrom('links').select(['id', 'short_code', 'original_url', 'disabled_at']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    async scan(afterId: number, limit: number): Promise<Array<Pick<LinkRow, 'id' | 'short_code' | 'domain_id' | 'original_url' | 'disabled_at'>>> {
+      return db.selectFrom('links').select(['id', 'short_code', 'domain_id', 'original_url', 'disabled_at']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
     },
   };
 }

@@ -9,11 +9,13 @@ import type { ApiVersion } from '../../plugins/versioning.js';
 import { QR_FORMATS, QR_SIZE, type QrFormat } from './link-qr.js';
 import type { LinkModeration } from './link-moderation.js';
 import type { LinksBulk } from './links.bulk.js';
-import { LinkCodeParams, UserLinksParams, type AllLinksQueryT, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
+import { domainQuery, LinkCodeParams, UserLinksParams, type AllLinksQueryT, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
 import { linkEtag, type LinksService } from './links.service.js';
 import { linkEdges } from './links.v2.js';
 
+const DomainQuery = Type.Object(domainQuery);
 const QrQuery = Type.Object({
+  ...domainQuery,
   size: Type.Optional(Type.Integer({ format: 'int32', minimum: QR_SIZE.min, maximum: QR_SIZE.max, default: QR_SIZE.default, description: `Width and height in pixels (${QR_SIZE.min}-${QR_SIZE.max})` })),
   format: Type.Optional(Type.Union([Type.Literal('svg'), Type.Literal('png')], { description: 'svg or png; wins over Accept' })),
 });
@@ -50,7 +52,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
       description: 'Without a credential only while ANONYMOUS_LINKS is true (otherwise 401). A pending account creates nothing: 422 ACCOUNT_NOT_ACTIVE.',
       body: edge.createBody,
       response: {
-        201: { ...edge.link, description: `The new link (ETag: ${ETAG})`, headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new link: /api/v1/links/{code}' } } },
+        201: { ...edge.link, description: `The new link (ETag: ${ETAG})`, headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The new link: /api/v1/links/{code} (with ?domain= on a domain of its own)' } } },
         ...errorResponses(400, 401, 409, 413, 415, 422, 429),
       },
     },
@@ -59,7 +61,9 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     const draft = await links.prepare(edge.in<LinkCreate>(request.body), request.caller);
     return reply.sendIdempotent(async (tx) => {
       const row = await links.create(draft, request.caller, tx);
-      return { status: 201, headers: { location: `${opts.basePath}/links/${row.short_code}`, etag: linkEtag(row) }, body: edge.out(links.toLink(row)) };
+      const link = links.toLink(row);
+      const location = `${opts.basePath}/links/${row.short_code}${link.domain === null ? '' : `?domain=${link.domain}`}`;
+      return { status: 201, headers: { location, etag: linkEtag(row) }, body: edge.out(link) };
     });
   });
 
@@ -106,10 +110,11 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
       summary: 'A short link: an anonymous one, anyone; an owned one, its owner (or their key with links:read) or an admin',
       description: 'A link with a password or max_visits shows its target to its owner and admins only, even when it has no owner (any more).',
       params: LinkCodeParams,
+      querystring: DomainQuery,
       response: { 200: { ...edge.link, description: `The link (ETag: ${ETAG})` }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
-    const row = await links.get(request.params.code, request.caller);
+    const row = await links.get(request.params.code, request.caller, request.query.domain);
     return reply.header('etag', linkEtag(row)).send(edge.out(links.toLink(row)));
   });
 
@@ -122,11 +127,12 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
         'Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. ' +
         'A target on a blocked host: 422 DESTINATION_BLOCKED.',
       params: LinkCodeParams,
+      querystring: DomainQuery,
       body: edge.patchBody,
       response: { 200: { ...edge.link, description: `The changed link (ETag: ${ETAG})` }, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 422, 429) },
     },
   }, async (request, reply) => {
-    const row = await links.patch(request.params.code, edge.in<LinkPatch>(request.body), { caller: request.caller, ifMatch: request.headers['if-match'] });
+    const row = await links.patch(request.params.code, edge.in<LinkPatch>(request.body), { caller: request.caller, ifMatch: request.headers['if-match'], domain: request.query.domain });
     return reply.header('etag', linkEtag(row)).header('accept-patch', ACCEPT_PATCH).send(edge.out(links.toLink(row)));
   });
 
@@ -136,10 +142,11 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
       operationId: 'deleteLink', tags, summary: 'Delete a link (owner or admin; an anonymous link: admin only). Its code is never issued again.',
       security: securityFor('user'),
       params: LinkCodeParams,
+      querystring: DomainQuery,
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request, reply) => {
-    await links.remove(request.params.code, request.caller);
+    await links.remove(request.params.code, request.caller, request.query.domain);
     return reply.code(204).send(null);
   });
 
@@ -165,7 +172,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     const type = request.query.format ? QR_FORMATS[request.query.format] : negotiate(request.headers.accept, QR_TYPES);
     if (type === null) throw new AppError('NOT_ACCEPTABLE', `This resource is served as ${QR_TYPES.join(' or ')}`, [{ field: 'Accept', message: `must accept ${QR_TYPES.join(' or ')}` }]);
     const format = (Object.keys(QR_FORMATS) as QrFormat[]).find((f) => QR_FORMATS[f] === type)!;
-    const image = await links.qr(request.params.code, request.caller, format, request.query.size ?? QR_SIZE.default);
+    const image = await links.qr(request.params.code, request.caller, format, request.query.size ?? QR_SIZE.default, request.query.domain);
     // (typed as the SVG's string by the type provider; a PNG is a Buffer, which Fastify sends as it is)
     return reply.header('vary', 'Accept').type(type).send(image as string);
   });
@@ -181,7 +188,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     },
   }, async (request, reply) => {
     const query = request.query as LinkListQueryT;
-    const page = await links.listForUser(request.params.id, { ...query, sort: edge.sort(query.sort) as LinkListQueryT['sort'] }, request.url, opts.version === 2);
+    const page = await links.listForUser(request.params.id, { ...query, sort: edge.sort(query.sort) as LinkListQueryT['sort'] }, request.url, opts.version === 2, request.caller?.apiKey?.domains ?? null);
     if (page.link) reply.header('link', page.link);
     return edge.out({ data: page.data, pagination: page.pagination });
   });

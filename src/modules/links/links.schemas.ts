@@ -3,7 +3,7 @@ import { Count, Id, Instant as instant, NO_CONTROL_CHARACTERS } from '../../lib/
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { UserPathParams } from '../../lib/user-path.js';
 import { MAX_URL_LENGTH } from './original-url.js';
-import { LinkCodeParams, shortCode } from '../../lib/link-code.js';
+import { domainQuery, LinkCodeParams, shortCode } from '../../lib/link-code.js';
 
 /** v1 keeps the source document's snake_case names for links (SPEC §6, §9, §13). */
 const Instant = instant();
@@ -36,12 +36,16 @@ const ExpiresAt = Type.Union([Instant, Type.Null()], { description: 'A future in
 export const MAX_DISABLED_REASON_LENGTH = 500;
 const DisabledReason = (description: string) =>
   Type.Union([Type.String({ minLength: 1, maxLength: MAX_DISABLED_REASON_LENGTH, pattern: NO_CONTROL_CHARACTERS }), Type.Null()], { description });
+const DomainName = Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$' }), Type.Null()], {
+  description: "A domain of this service that the caller owns (or any, for an admin), verified or not; null or omitted: the default domain. Only a verified domain serves visits",
+});
 
 export const LinkSchema = Type.Object(
   {
     id: Id(),
     short_code: shortCode('The short code (case-sensitive)'),
-    short_url: Type.String({ format: 'uri', maxLength: 2100, description: 'Absolute public URL of the short link' }),
+    short_url: Type.String({ format: 'uri', maxLength: 2400, description: "Absolute public URL of the short link, on the link's domain" }),
+    domain: Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9.-]+$' }), Type.Null()], { description: 'The host name the link lives on; null: the default domain (the host of PUBLIC_BASE_URL). Codes are unique per domain' }),
     original_url: Type.String({ maxLength: MAX_URL_LENGTH, pattern: '^[hH][tT][tT][pP][sS]?://', description: 'The target, exactly as the redirect sends it in Location' }),
     user_id: Type.Union([Id(), Type.Null()], { description: 'Owner; null for an anonymous link or when the owner was deleted' }),
     expires_at: Type.Union([Instant, Type.Null()], { description: 'null: never expires' }),
@@ -63,7 +67,7 @@ export const LinkSchema = Type.Object(
     additionalProperties: false,
     examples: [
       {
-        id: 42, short_code: 'aZ3k9QxB', short_url: 'http://127.0.0.1:3000/aZ3k9QxB', original_url: 'https://example.com/a/long/path?x=1',
+        id: 42, short_code: 'aZ3k9QxB', short_url: 'http://127.0.0.1:3000/aZ3k9QxB', domain: null, original_url: 'https://example.com/a/long/path?x=1',
         user_id: 7, expires_at: null, created_at: '2026-11-21T10:15:30.123Z', updated_at: '2026-11-21T10:15:30.123Z', click_count: 0, human_clicks: 0, bot_clicks: 0,
         max_visits: null, forward_query: false, tags: ['spring-campaign'], has_password: false, title: 'Spring campaign',
         disabled: false, disabled_reason: null,
@@ -91,6 +95,7 @@ export const LinkCreateSchema = Type.Object(
     tags: Type.Optional(Tags),
     password: Type.Optional(Password),
     title: Type.Optional(Title),
+    domain: Type.Optional(DomainName),
     ...echoed,
   },
   { $id: 'LinkCreate', additionalProperties: false, examples: [{ original_url: 'https://example.com/a/long/path?x=1', short_code: 'promo26', expires_at: '2027-01-01T00:00:00.000Z', tags: ['promo'] }] },
@@ -112,6 +117,9 @@ export const LinkPatchSchema = Type.Object(
     })),
     disabled_reason: Type.Optional(DisabledReason('Admins only: why the link is disabled, with disabled: true or on a disabled link; null: no reason')),
     short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
+    domain: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$' }), Type.Null()], {
+      description: 'Moves the link to another domain (null: the default one) with the same code; its code on the old domain is retired',
+    })),
     ...echoed,
   },
   {
@@ -122,7 +130,7 @@ export const LinkPatchSchema = Type.Object(
 );
 export type LinkPatch = Static<typeof LinkPatchSchema>;
 
-export { LinkCodeParams };
+export { domainQuery, LinkCodeParams };
 
 export const LinkListSchema = Type.Object(
   { data: Type.Array(Type.Ref('Link'), { maxItems: 100 }), pagination: Type.Ref('Pagination') },
@@ -135,6 +143,7 @@ export const LINK_SORT_COLUMNS = { id: 'id', created_at: 'created_at', click_cou
 export const NULL_IS_LAST: readonly string[] = ['expires_at'];
 
 export const linkListFilters = {
+  domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$', description: "Only links on this domain (the default domain's host name for links without one)" })),
   tag: Type.Optional(Type.String({ pattern: TAG_PATTERN, minLength: 1, maxLength: 32, description: 'Only links with this tag (any case)' })),
   q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS, description: 'Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves)' })),
 };

@@ -2,17 +2,18 @@ import type { Dialect } from '../../db/dialect.js';
 import type { Transaction } from 'kysely';
 import type { Database, LinkRow } from '../../db/types.js';
 import { AppError, forbidden, notFound } from '../../lib/app-error.js';
-import { isAdmin, type Caller } from '../../lib/caller.js';
+import { isAdmin, keyAllowsDomain, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import { assertIfMatch } from '../../lib/etag.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
 import type { BlockedHosts } from './blocked-hosts.js';
+import { createLinkDomains, type LinkDomainsDeps } from './link-domains.js';
 import { createLinkInput, type LinkDraft } from './link-input.js';
 import { moderationChanges } from './link-moderation.js';
 import { linkRecord } from './link-record.js';
 import { renderQr, type QrFormat } from './link-qr.js';
-import type { LinkCache, RedirectTarget, VisitRules } from './link-cache.js';
+import { linkCacheKey, type LinkCache, type RedirectTarget, type VisitRules } from './link-cache.js';
 import type { CodeLookup, LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type Link, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
 import { generateCode, isReservedCode } from './short-code.js';
@@ -34,6 +35,8 @@ export interface LinksServiceDeps {
   blockedHosts?: Pick<BlockedHosts, 'isBlocked'>;
   /** the code source; tests pass a rigged one to force collisions */
   generate?: () => string;
+  /** the domains links live on (SPEC §19): names, owners, short URLs; default: none but the default domain */
+  domains?: LinkDomainsDeps['registry'];
 }
 
 /** Attempts before giving up on random codes. At 62^8 codes a second collision in a row is already ~1e-17. */
@@ -66,16 +69,20 @@ const unauthenticated = (): AppError =>
 export interface LinkWriteOptions {
   caller: Caller | null;
   ifMatch?: string | undefined;
+  /** the request's `?domain=` (absent: the default domain) */
+  domain?: string | undefined;
 }
 
 
 export type LinksService = ReturnType<typeof createLinksService>;
 
 const EXPIRED: RedirectTarget = { kind: 'expired' };
+const NO_DOMAINS: LinkDomainsDeps['registry'] = { byIdOf: () => undefined, byHostname: () => undefined, reload: async () => undefined, reloadHostname: async () => undefined };
 
 export function createLinksService(deps: LinksServiceDeps) {
   const { links, users, dialect, clock, paginator, cache, publicBaseUrl } = deps;
   const anonymousLinks = deps.anonymousLinks ?? true;
+  const domains = createLinkDomains({ registry: deps.domains ?? NO_DOMAINS, publicBaseUrl, clock });
   const generate = deps.generate ?? (() => generateCode());
   const input = createLinkInput({
     publicBaseUrl, passwords: deps.passwords, ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
@@ -84,11 +91,15 @@ export function createLinksService(deps: LinksServiceDeps) {
   const checkExpiry = (t: RedirectTarget): RedirectTarget =>
     t.kind === 'link' && t.expiresAt !== null && t.expiresAt <= clock.now() ? EXPIRED : t;
 
-  const toLink = linkRecord(publicBaseUrl);
+  const toLink = linkRecord(publicBaseUrl, domains);
 
-  /** A link as the API sees it: an expired link is gone at once, before the sweep removes its row. */
-  async function findLive(code: string): Promise<LinkRow> {
-    const row = await links.findByCode(code);
+  /**
+   * A link as the API sees it: an expired link is gone at once, before the sweep removes its row. `domain`
+   * is the `?domain=` of the request (absent: the default domain); an unknown one has no links.
+   */
+  async function findLive(code: string, domain?: string): Promise<LinkRow> {
+    const domainId = await domains.idOf(domain);
+    const row = domainId === null ? undefined : await links.findByCode(code, domainId);
     if (!row || isExpired(row, clock.now())) throw notFound('Link');
     return row;
   }
@@ -96,6 +107,7 @@ export function createLinksService(deps: LinksServiceDeps) {
   /** Owner or admin; an anonymous link (or one whose owner was deleted) only an admin (SPEC §6). */
   function assertMayManage(row: LinkRow, caller: Caller | null): void {
     if (!caller) throw unauthenticated();
+    assertKeyDomain(row, caller);
     if (isAdmin(caller) || (row.user_id !== null && row.user_id === caller.userId)) return;
     throw forbidden(row.user_id === null ? 'Only an admin may manage an anonymous link' : 'Only the owner or an admin may manage this link');
   }
@@ -106,7 +118,13 @@ export function createLinksService(deps: LinksServiceDeps) {
    * password or a visit limit never shows it to anyone else, even when nobody owns it (any more): the lookup
    * must not give away what the redirect withholds.
    */
+  /** An API key limited to domains (SPEC §19) acts on their links only. */
+  function assertKeyDomain(row: LinkRow, caller: Caller | null): void {
+    if (!keyAllowsDomain(caller, row.domain_id)) throw forbidden("This API key is limited to other domains than this link's");
+  }
+
   function assertMayRead(row: LinkRow, caller: Caller | null): void {
+    assertKeyDomain(row, caller);
     if (isAdmin(caller) || (row.user_id !== null && row.user_id === caller?.userId)) return;
     if (row.user_id !== null) throw forbidden('Only the owner or an admin may read this link');
     if (row.password_hash !== null || row.max_visits !== null) throw forbidden("Only an admin may read this link: its target is behind a password or a visit limit");
@@ -118,14 +136,15 @@ export function createLinksService(deps: LinksServiceDeps) {
    */
   async function insertDraft(draft: LinkDraft, caller: Caller | null, tx?: Transaction<Database>): Promise<LinkRow> {
     const now = clock.now();
-    const row = { ...draft.fields, user_id: caller?.userId ?? null, created_at: now, updated_at: now };
+    const domainId = await domains.usableBy(draft.domain, caller);
+    const row = { ...draft.fields, domain_id: domainId, user_id: caller?.userId ?? null, created_at: now, updated_at: now };
     for (let attempt = 1; ; attempt += 1) {
       if (attempt > GENERATE_ATTEMPTS) throw new Error(`no free short code after ${GENERATE_ATTEMPTS} attempts`);
       const code = draft.shortCode ?? generate();
       if (draft.shortCode === undefined && isReservedCode(code)) continue;
       try {
         const created = await links.insert({ ...row, short_code: code }, tx);
-        cache.invalidate(code); // drop a cached "missing" answer for this code
+        cache.invalidate(linkCacheKey(domainId, code)); // drop a cached "missing" answer for this code
         return created;
       } catch (err) {
         if (!dialect.isUniqueViolation(err)) throw err;
@@ -170,22 +189,22 @@ export function createLinksService(deps: LinksServiceDeps) {
     },
 
     /** The link for a reader (SPEC §17): see assertMayRead. */
-    async get(code: string, caller: Caller | null): Promise<LinkRow> {
-      const row = await findLive(code);
+    async get(code: string, caller: Caller | null, domain?: string): Promise<LinkRow> {
+      const row = await findLive(code, domain);
       assertMayRead(row, caller);
       return row;
     },
 
     /** The short URL as a QR code (whoever may read the link may have it). */
-    async qr(code: string, caller: Caller | null, format: QrFormat, size: number): Promise<string | Buffer> {
-      const row = await findLive(code);
+    async qr(code: string, caller: Caller | null, format: QrFormat, size: number, domain?: string): Promise<string | Buffer> {
+      const row = await findLive(code, domain);
       assertMayRead(row, caller);
-      return renderQr(`${publicBaseUrl}/${row.short_code}`, format, size);
+      return renderQr(domains.shortUrl(row), format, size);
     },
 
     /** Owner or admin (anonymous links: admin only): what PATCH, DELETE and the click records need. */
-    async getForOwner(code: string, caller: Caller | null): Promise<LinkRow> {
-      const row = await findLive(code);
+    async getForOwner(code: string, caller: Caller | null, domain?: string): Promise<LinkRow> {
+      const row = await findLive(code, domain);
       assertMayManage(row, caller);
       return row;
     },
@@ -197,39 +216,52 @@ export function createLinksService(deps: LinksServiceDeps) {
      * infra/pg-link-cache-bus.ts).
      */
     async patch(code: string, body: LinkPatch, opts: LinkWriteOptions): Promise<LinkRow> {
-      const row = await findLive(code);
+      const row = await findLive(code, opts.domain);
       assertMayManage(row, opts.caller);
       assertIfMatch(opts.ifMatch, linkEtag(row));
       const moderation = moderationChanges(row, body, opts.caller, clock.now());
       const changes = { ...(await input.changes(row, body, clock.now())), ...moderation };
+      if (body.domain !== undefined) {
+        const domainId = await domains.usableBy(body.domain ?? undefined, opts.caller);
+        if (domainId !== row.domain_id) changes.domain_id = domainId;
+      }
       if (Object.keys(changes).length === 0) return row; // nothing to merge: no new version
-      const updated = await links.update(row.id, changes, opts.ifMatch === undefined ? null : row.version, clock.now());
-      cache.invalidate(code);
+      const updated = await links.update(row, changes, opts.ifMatch === undefined ? null : row.version, clock.now()).catch((err: unknown) => {
+        if (!dialect.isUniqueViolation(err)) throw err;
+        throw new AppError('CONFLICT', 'This short code is taken on that domain', [{ field: 'domain', message: 'already has a link (or had one) with this code' }]);
+      });
+      cache.invalidate(linkCacheKey(row.domain_id, code));
+      if (changes.domain_id !== undefined) cache.invalidate(linkCacheKey(changes.domain_id, code));
       if (updated) return updated;
-      const now = await findLive(code); // gone, or changed since it was read
+      const now = await findLive(code, opts.domain); // gone, or changed since it was read
       throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${linkEtag(now)}` }]);
     },
 
-    async remove(code: string, caller: Caller | null): Promise<void> {
-      const row = await findLive(code);
+    async remove(code: string, caller: Caller | null, domain?: string): Promise<void> {
+      const row = await findLive(code, domain);
       assertMayManage(row, caller);
-      const removed = await links.retire(row.id, row.short_code, 'deleted', clock.now());
-      cache.invalidate(code);
+      const removed = await links.retire(row, 'deleted', clock.now());
+      cache.invalidate(linkCacheKey(row.domain_id, code));
       if (!removed) throw notFound('Link');
     },
 
     /** Stats: the owner or an admin; anyone for an anonymous link (SPEC §6). */
-    async getForStats(code: string, caller: Caller | null): Promise<LinkRow> {
-      const row = await findLive(code);
+    async getForStats(code: string, caller: Caller | null, domain?: string): Promise<LinkRow> {
+      const row = await findLive(code, domain);
       if (row.user_id !== null) assertMayManage(row, caller);
       return row;
     },
 
-    async listForUser(userId: number, query: LinkListQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<Link>> {
+    /** `keyDomains`: the domains of the caller's API key, when it is limited to some (only their links are listed). */
+    async listForUser(userId: number, query: LinkListQueryT, requestUrl: string, cursorOnly = false, keyDomains: readonly number[] | null = null): Promise<PageResult<Link>> {
       if (!(await users.findById(userId))) throw notFound('User');
-      const filter = { tag: query.tag?.toLowerCase(), q: query.q };
+      const domainId = query.domain === undefined ? undefined : await domains.idOf(query.domain);
+      const filter = {
+        tag: query.tag?.toLowerCase(), q: query.q, ...(domainId !== undefined ? { domainId: domainId ?? -1 } : {}), ...(keyDomains ? { domainIds: keyDomains } : {}),
+      };
       const list = paginator.resolve(query, LINK_SORT_COLUMNS, { user: userId, ...filter }, cursorOnly, NULL_IS_LAST);
       const { rows, total } = await links.listByUser(userId, clock.now(), list, filter);
+      await domains.ensureKnown(rows);
       const sortValue = (r: LinkRow): number => (r[list.sortColumn as keyof LinkRow] as number | null) ?? list.nullsAs!;
       return paginator.page(rows, list, total, requestUrl, toLink, sortValue);
     },
@@ -239,14 +271,15 @@ export function createLinksService(deps: LinksServiceDeps) {
      * answer, negative ones included. Expiry is judged here on every call against the clock, not by the
      * cache, so a link stops redirecting at its expires_at exactly, sweep or no sweep.
      */
-    resolve(code: string): RedirectTarget | Promise<RedirectTarget> {
-      const hit = cache.get(code);
+    resolve(code: string, domainId = 0): RedirectTarget | Promise<RedirectTarget> {
+      const key = linkCacheKey(domainId, code);
+      const hit = cache.get(key);
       if (hit) return checkExpiry(hit);
       const epoch = cache.epoch();
-      const found = links.lookupCode(code);
+      const found = links.lookupCode(code, domainId);
       const store = (f: CodeLookup | undefined): RedirectTarget => {
         const target = toTarget(code, f);
-        cache.set(code, target, epoch);
+        cache.set(key, target, epoch);
         return checkExpiry(target);
       };
       return found instanceof Promise ? found.then(store) : store(found);
@@ -259,8 +292,8 @@ export function createLinksService(deps: LinksServiceDeps) {
         const now = clock.now();
         const expired = await links.findExpired(now, SWEEP_BATCH);
         for (const row of expired) {
-          if (await links.retire(row.id, row.short_code, 'expired', now)) swept += 1;
-          cache.invalidate(row.short_code);
+          if (await links.retire(row, 'expired', now)) swept += 1;
+          cache.invalidate(linkCacheKey(row.domain_id, row.short_code));
         }
         if (expired.length < SWEEP_BATCH) return swept;
       }

@@ -6,10 +6,13 @@ import type { Clock } from '../../lib/clock.js';
 import type { RedirectLimiter } from '../../plugins/redirect-limit.js';
 import type { LinkCache } from './link-cache.js';
 import { buildClickEvent, type ClickSink, type DescribeVisit } from '../clicks/index.js';
-import { REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL } from './redirect.routes.js';
+import { REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL, type VisitDomains } from './redirect.routes.js';
+import { linkCacheKey } from './link-cache.js';
 
 export interface RedirectFastPathDeps {
   cache: Pick<LinkCache, 'get'>;
+  /** the verified domain a visit's Host names (one Map lookup), or undefined for the default domain */
+  domains: VisitDomains;
   clicks: Pick<ClickSink, 'enqueue' | 'settled'>;
   clock: Clock;
   status: RedirectStatus;
@@ -44,14 +47,16 @@ const CODE_URL = /^\/[0-9a-zA-Z]{1,8}$/;
  * trip, not two.
  */
 export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
-  const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure, describeVisit } = deps;
+  const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure, describeVisit, domains } = deps;
   let enabled = true;
   const handler: RawHandler = (req, res, fallback) => {
     const method = req.method;
     const url = req.url;
     if (!enabled || (method !== 'GET' && method !== 'HEAD') || url === undefined || !CODE_URL.test(url)) return false;
     const started = performance.now();
-    const target = cache.get(url.slice(1));
+    // The host: one Map lookup (domain-registry.ts); without a trusted proxy, Host is the only name there is.
+    const domain = domains.servedBy(req.headers.host);
+    const target = cache.get(domain === undefined ? url.slice(1) : linkCacheKey(domain.id, url.slice(1)));
     // A password, a visit limit or a forwarded query is the visit policy's business (visit-policy.ts).
     if (target === undefined || target.kind !== 'link' || target.rules !== null) return false;
     const now = clock.now();

@@ -23,8 +23,14 @@ const redirect = (status: number, kind: 'get' | 'post') => ({
 
 /** What GET and POST /{code} answer, for the OpenAPI document (the pages and the envelope are alternatives). */
 export function redirectResponses(status: number, kind: 'get' | 'post'): Record<number, unknown> {
+  const fallback = {
+    description: "A domain's fallback (not_found_redirect, expired_redirect) instead of a 404 or 410 (SPEC §19)",
+    headers: { Location: { type: 'string', description: 'The fallback URL' }, 'Cache-Control': { type: 'string', description: 'private, no-store' } },
+    type: 'null',
+  };
   return {
-    [status]: redirect(status, kind),
+    ...(status === 302 ? {} : { 302: fallback }),
+    [status]: status === 302 ? { ...redirect(status, kind), description: `${redirect(status, kind).description}; or ${fallback.description}` } : redirect(status, kind),
     401: envelopeOrPage(
       'LINK_PASSWORD_REQUIRED: the link has a password and none (or a wrong one) was given. Browsers get the password form',
       { 'WWW-Authenticate': { type: 'string', description: 'Basic (send the password as HTTP Basic credentials, any user name); for the HTML form: Form' } },

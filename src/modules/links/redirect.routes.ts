@@ -11,6 +11,7 @@ import { ERROR_PAGE_CSP, passwordPage, prefersHtml, redirectErrorPage, type Erro
 import { redirectResponses } from './redirect.openapi.js';
 import { CODE_PATTERN, RESERVED_CODES } from './short-code.js';
 import type { Visit, VisitDecision, VisitPolicy } from './visit-policy.js';
+import type { DomainEntry } from '../domains/index.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,8 +22,14 @@ declare module 'fastify' {
   }
 }
 
+/** The domain a visit's host names (SPEC §19): a verified domain's entry, or undefined for the default domain. */
+export interface VisitDomains {
+  servedBy(host: string | undefined): Pick<DomainEntry, 'id' | 'notFoundRedirect' | 'expiredRedirect'> | undefined;
+}
+
 export interface RedirectRoutesOptions {
   links: Pick<LinksService, 'resolve'>;
+  domains: VisitDomains;
   policy: Pick<VisitPolicy, 'decide'>;
   clicks: Pick<ClickSink, 'enqueue'>;
   clock: Clock;
@@ -42,6 +49,8 @@ export const REDIRECT_ROUTE_URL = `/:code(${CODE_PATTERN})`;
 const PASSWORD_FORM_URL = `/:code(^(?!(?:${[...RESERVED_CODES].join('|')})$)${CODE_PATTERN.slice(1)})`;
 /** Every visit must reach the service to be counted (SPEC §6). */
 export const REDIRECT_CACHE_CONTROL = 'private, no-store';
+/** A domain's fallback is a temporary redirect: a link made later on that code must be reachable at once. */
+export const FALLBACK_STATUS = 302;
 /** A form with one password field needs no more. */
 const FORM_BODY_LIMIT = 4096;
 const BASIC_REALM = 'Basic realm="Password-protected link", charset="UTF-8"';
@@ -112,8 +121,22 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
       .send(body);
   };
 
-  const answer = (request: FastifyRequest, reply: FastifyReply, linkId: number, code: string, decision: VisitDecision, redirectStatus: number): FastifyReply => {
-    if (decision.kind !== 'redirect') return refuse(request, reply, decision);
+  type Domain = ReturnType<VisitDomains['servedBy']>;
+  /** A domain's fallback instead of a 404 or 410 (SPEC §19); null where it has none. */
+  const fallbackOf = (domain: Domain, decision: VisitDecision): string | null => {
+    if (!domain) return null;
+    if (decision.kind === 'missing') return domain.notFoundRedirect;
+    if (decision.kind === 'expired' || decision.kind === 'exhausted') return domain.expiredRedirect;
+    return null;
+  };
+
+  const answer = (request: FastifyRequest, reply: FastifyReply, target: { linkId: number; code: string; domain: Domain }, decision: VisitDecision, redirectStatus: number): FastifyReply => {
+    const { linkId, code } = target;
+    if (decision.kind !== 'redirect') {
+      const fallback = fallbackOf(target.domain, decision);
+      if (fallback !== null) return reply.code(FALLBACK_STATUS).header('location', fallback).header('cache-control', REDIRECT_CACHE_CONTROL).send();
+      return refuse(request, reply, decision);
+    }
     // HEAD answers the same headers and is not a visit.
     if (request.method !== 'HEAD') {
       // request.ips lists the socket peer and every address it forwarded for, when TRUST_PROXY trusts it.
@@ -128,14 +151,16 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
   const visit = (request: FastifyRequest, reply: FastifyReply, password: string | null, redirectStatus: number): FastifyReply | Promise<FastifyReply> => {
     const code = (request.params as { code: string }).code;
     const v: Visit = { method: request.method, query: queryOf(request.url), password, ip: request.ip, userAgent: request.headers['user-agent'] };
+    // A verified domain's host resolves that domain's codes only; any other host the default domain's.
+    const domain = opts.domains.servedBy(request.host);
     const decideFor = (target: Awaited<ReturnType<typeof links.resolve>>) => {
-      const id = target.kind === 'link' ? target.id : 0;
+      const visited = { linkId: target.kind === 'link' ? target.id : 0, code, domain };
       const decision = policy.decide(target, v);
       return decision instanceof Promise
-        ? decision.then((d) => answer(request, reply, id, code, d, redirectStatus))
-        : answer(request, reply, id, code, decision, redirectStatus);
+        ? decision.then((d) => answer(request, reply, visited, d, redirectStatus))
+        : answer(request, reply, visited, decision, redirectStatus);
     };
-    const target = links.resolve(code);
+    const target = links.resolve(code, domain?.id ?? 0);
     return target instanceof Promise ? target.then(decideFor) : decideFor(target);
   };
 

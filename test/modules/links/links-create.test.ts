@@ -21,6 +21,7 @@ describe.each(engines)('link creation on %s', (engine) => {
       id: expect.any(Number),
       short_code: res.body.short_code,
       short_url: `https://fry.example/${res.body.short_code}`,
+      domain: null,
       original_url: 'https://example.com/a/b?c=d#e',
       user_id: null,
       expires_at: null,

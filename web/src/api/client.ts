@@ -11,6 +11,7 @@ export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 export type ApiKey = components['schemas']['ApiKey'];
 export type ApiKeyCreated = components['schemas']['ApiKeyCreated'];
 export type Scope = ApiKey['scopes'][number];
+export type Domain = components['schemas']['Domain'];
 
 export interface ClientHooks {
   /** the bearer token to send, if any */

@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/.well-known/ferry-verification/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A domain's verification token, answered for the host that names it (the HTTP proof of POST /api/v1/domains/{id}/verify) */
+        get: operations["getDomainVerificationToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/{code}": {
         parameters: {
             query?: never;
@@ -19,6 +36,63 @@ export interface paths {
         put?: never;
         /** Follow a password-protected link with its password (the HTML form's target): 303 to the target */
         post: operations["unlockShortLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's domains (an admin: every domain, or one user's with owner_id), oldest first by default */
+        get: operations["listDomains"];
+        put?: never;
+        /** Add a domain (active users; an admin may name another owner): the answer says how to verify it */
+        post: operations["createDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A domain, with its verification record and re-check state (owner or admin) */
+        get: operations["getDomain"];
+        put?: never;
+        post?: never;
+        /** Delete a domain (owner or admin); one with links: 409, unless an admin sends force=true (its links go too) */
+        delete: operations["deleteDomain"];
+        options?: never;
+        head?: never;
+        /** Change a domain: its fallbacks and scheme (owner or admin; JSON merge patch); an admin may change its owner */
+        patch: operations["updateDomain"];
+        trace?: never;
+    };
+    "/api/v1/domains/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove control of a domain: its DNS TXT record, or the HTTP path answered by this service once the name points here
+         * @description The TXT record _ferry.<hostname> with the value of verification.txt_value is looked up first; then http://<hostname><verification.http_path> (port 80, no redirects followed). 422 DOMAIN_NOT_VERIFIED says what was found (details `dns` and `http`).
+         */
+        post: operations["verifyDomain"];
         delete?: never;
         options?: never;
         head?: never;
@@ -438,6 +512,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's domains (an admin: every domain, or one user's with owner_id), oldest first by default */
+        get: operations["listDomainsV2"];
+        put?: never;
+        /** Add a domain (active users; an admin may name another owner): the answer says how to verify it */
+        post: operations["createDomainV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/domains/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A domain, with its verification record and re-check state (owner or admin) */
+        get: operations["getDomainV2"];
+        put?: never;
+        post?: never;
+        /** Delete a domain (owner or admin); one with links: 409, unless an admin sends force=true (its links go too) */
+        delete: operations["deleteDomainV2"];
+        options?: never;
+        head?: never;
+        /** Change a domain: its fallbacks and scheme (owner or admin; JSON merge patch); an admin may change its owner */
+        patch: operations["updateDomainV2"];
+        trace?: never;
+    };
+    "/api/v2/domains/{id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove control of a domain: its DNS TXT record, or the HTTP path answered by this service once the name points here
+         * @description The TXT record _ferry.<hostname> with the value of verification.txt_value is looked up first; then http://<hostname><verification.http_path> (port 80, no redirects followed). 422 DOMAIN_NOT_VERIFIED says what was found (details `dns` and `http`).
+         */
+        post: operations["verifyDomainV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/instance": {
         parameters: {
             query?: never;
@@ -831,6 +962,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/tls/allowed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether a certificate may be issued for a host: 200 for a verified domain, 404 otherwise (Caddy's on-demand TLS `ask`) */
+        get: operations["isTlsAllowed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -883,7 +1031,8 @@ export interface components {
          *       ],
          *       "created_at": "2026-11-21T10:15:30.123Z",
          *       "expires_at": null,
-         *       "last_used_at": null
+         *       "last_used_at": null,
+         *       "domains": null
          *     }
          */
         ApiKey: {
@@ -892,6 +1041,8 @@ export interface components {
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
              */
             created_at: string;
+            /** @description The domains (ids; 0: the default domain) whose links and domains the key may act on; null: every one its user may */
+            domains: number[] | null;
             /** @description null: never expires */
             expires_at: string | null;
             /**
@@ -920,6 +1071,7 @@ export interface components {
          *       "created_at": "2026-11-21T10:15:30.123Z",
          *       "expires_at": null,
          *       "last_used_at": null,
+         *       "domains": null,
          *       "key": "fry_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0"
          *     }
          */
@@ -929,6 +1081,8 @@ export interface components {
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
              */
             created_at: string;
+            /** @description The domains (ids; 0: the default domain) whose links and domains the key may act on; null: every one its user may */
+            domains: number[] | null;
             /** @description null: never expires */
             expires_at: string | null;
             /**
@@ -959,6 +1113,7 @@ export interface components {
          *       "createdAt": "2026-11-21T10:15:30.123Z",
          *       "expiresAt": null,
          *       "lastUsedAt": null,
+         *       "domains": null,
          *       "key": "fry_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0"
          *     }
          */
@@ -968,6 +1123,8 @@ export interface components {
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
              */
             createdAt: string;
+            /** @description The domains (ids; 0: the default domain) whose links and domains the key may act on; null: every one its user may */
+            domains: number[] | null;
             /** @description null: never expires */
             expiresAt: string | null;
             /**
@@ -1005,7 +1162,8 @@ export interface components {
          *       ],
          *       "createdAt": "2026-11-21T10:15:30.123Z",
          *       "expiresAt": null,
-         *       "lastUsedAt": null
+         *       "lastUsedAt": null,
+         *       "domains": null
          *     }
          */
         ApiKeyV2: {
@@ -1014,6 +1172,8 @@ export interface components {
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
              */
             createdAt: string;
+            /** @description The domains (ids; 0: the default domain) whose links and domains the key may act on; null: every one its user may */
+            domains: number[] | null;
             /** @description null: never expires */
             expiresAt: string | null;
             /**
@@ -1096,6 +1256,244 @@ export interface components {
             /** @description As sent, clipped to 512 characters */
             userAgent: string | null;
         };
+        /**
+         * @example {
+         *       "id": 5,
+         *       "hostname": "go.example.com",
+         *       "owner_id": 7,
+         *       "verified_at": null,
+         *       "verification": {
+         *         "txt_name": "_ferry.go.example.com",
+         *         "txt_value": "ferry-verification=9kQ2xV7pL0aZ3mN8bC4dF6gH1jK5sT2w",
+         *         "http_path": "/.well-known/ferry-verification/9kQ2xV7pL0aZ3mN8bC4dF6gH1jK5sT2w"
+         *       },
+         *       "scheme": null,
+         *       "root_redirect": null,
+         *       "not_found_redirect": null,
+         *       "expired_redirect": null,
+         *       "status": "pending",
+         *       "status_message": null,
+         *       "accepts_links": true,
+         *       "last_checked_at": null,
+         *       "failing_since": null,
+         *       "created_at": "2026-11-21T10:15:30.123Z",
+         *       "updated_at": "2026-11-21T10:15:30.123Z"
+         *     }
+         */
+        Domain: {
+            /** @description Whether new links may be put on it (false once stopped) */
+            accepts_links: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
+             */
+            created_at: string;
+            /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
+            expired_redirect: string | null;
+            /** @description Since when re-checks fail; null: the last one passed */
+            failing_since: string | null;
+            /** @description Lower case (punycode for internationalised names) */
+            hostname: string;
+            /**
+             * Format: int64
+             * @description A 64-bit id (at most 2^53-1)
+             */
+            id: number;
+            /** @description The last daily re-check */
+            last_checked_at: string | null;
+            /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 404 (unknown or deleted code); null: the usual answer */
+            not_found_redirect: string | null;
+            /** @description Who may put links on it (and admins); null when the owner was deleted */
+            owner_id: number | null;
+            /** @description An absolute http(s) URL visitors of this domain are sent to on GET / (the root of the domain); null: the usual answer */
+            root_redirect: string | null;
+            /** @description The scheme of short URLs on this domain; null: PUBLIC_BASE_URL's */
+            scheme: "http" | "https" | null;
+            /** @description pending: not verified yet; active: verified, and its daily re-check passes; failing: verified, re-checks fail (visits are still served); stopped: re-checks have failed for 7 days, so no new links (existing links keep redirecting) */
+            status: "pending" | "active" | "failing" | "stopped";
+            /** @description Why the last re-check failed; null when it passed */
+            status_message: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
+             */
+            updated_at: string;
+            verification: {
+                /** @description Or: http://<hostname><http_path> answers the token (Ferry answers it itself once the name points here) */
+                http_path: string;
+                /** @description The name of a DNS TXT record that proves control: _ferry.<hostname> */
+                txt_name: string;
+                /** @description Its value */
+                txt_value: string;
+            };
+            /** @description When control of the name was proven; null: not yet (the domain serves no visits) */
+            verified_at: string | null;
+        };
+        /**
+         * @example {
+         *       "hostname": "go.example.com"
+         *     }
+         */
+        DomainCreate: {
+            /** @description Read-only; ignored */
+            accepts_links?: unknown;
+            /** @description Read-only; ignored */
+            created_at?: unknown;
+            /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
+            expired_redirect?: string | null;
+            /** @description Read-only; ignored */
+            failing_since?: unknown;
+            /** @description A host name of at least two labels (go.example.com); compared ignoring case, stored lower case; an internationalised name is stored as punycode */
+            hostname: string;
+            /** @description Read-only; ignored */
+            id?: unknown;
+            /** @description Read-only; ignored */
+            last_checked_at?: unknown;
+            /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 404 (unknown or deleted code); null: the usual answer */
+            not_found_redirect?: string | null;
+            /**
+             * Format: int64
+             * @description Admins only: the user the domain is for (default: the caller)
+             */
+            owner_id?: number;
+            /** @description An absolute http(s) URL visitors of this domain are sent to on GET / (the root of the domain); null: the usual answer */
+            root_redirect?: string | null;
+            /** @description The scheme of short URLs on this domain; null: PUBLIC_BASE_URL's */
+            scheme?: "http" | "https" | null;
+            /** @description Read-only; ignored */
+            status?: unknown;
+            /** @description Read-only; ignored */
+            status_message?: unknown;
+            /** @description Read-only; ignored */
+            updated_at?: unknown;
+            /** @description Read-only; ignored */
+            verification?: unknown;
+            /** @description Read-only; ignored */
+            verified_at?: unknown;
+        };
+        /**
+         * @example {
+         *       "hostname": "go.example.com"
+         *     }
+         */
+        DomainCreateV2: {
+            /** @description Read-only; ignored */
+            acceptsLinks?: unknown;
+            /** @description Read-only; ignored */
+            createdAt?: unknown;
+            /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
+            expiredRedirect?: string | null;
+            /** @description Read-only; ignored */
+            failingSince?: unknown;
+            /** @description A host name of at least two labels (go.example.com); compared ignoring case, stored lower case; an internationalised name is stored as punycode */
+            hostname: string;
+            /** @description Read-only; ignored */
+            id?: unknown;
+            /** @description Read-only; ignored */
+            lastCheckedAt?: unknown;
+            /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 404 (unknown or deleted code); null: the usual answer */
+            notFoundRedirect?: string | null;
+            /**
+             * Format: int64
+             * @description Admins only: the user the domain is for (default: the caller)
+             */
+            ownerId?: number;
+            /** @description An absolute http(s) URL visitors of this domain are sent to on GET / (the root of the domain); null: the usual answer */
+            rootRedirect?: string | null;
+            /** @description The scheme of short URLs on this domain; null: PUBLIC_BASE_URL's */
+            scheme?: "http" | "https" | null;
+            /** @description Read-only; ignored */
+            status?: unknown;
+            /** @description Read-only; ignored */
+            statusMessage?: unknown;
+            /** @description Read-only; ignored */
+            updatedAt?: unknown;
+            /** @description Read-only; ignored */
+            verification?: unknown;
+            /** @description Read-only; ignored */
+            verifiedAt?: unknown;
+        };
+        DomainList: {
+            data: components["schemas"]["Domain"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        DomainListV2: {
+            data: components["schemas"]["DomainV2"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "id": 5,
+         *       "hostname": "go.example.com",
+         *       "ownerId": 7,
+         *       "verifiedAt": null,
+         *       "verification": {
+         *         "txtName": "_ferry.go.example.com",
+         *         "txtValue": "ferry-verification=9kQ2xV7pL0aZ3mN8bC4dF6gH1jK5sT2w",
+         *         "httpPath": "/.well-known/ferry-verification/9kQ2xV7pL0aZ3mN8bC4dF6gH1jK5sT2w"
+         *       },
+         *       "scheme": null,
+         *       "rootRedirect": null,
+         *       "notFoundRedirect": null,
+         *       "expiredRedirect": null,
+         *       "status": "pending",
+         *       "statusMessage": null,
+         *       "acceptsLinks": true,
+         *       "lastCheckedAt": null,
+         *       "failingSince": null,
+         *       "createdAt": "2026-11-21T10:15:30.123Z",
+         *       "updatedAt": "2026-11-21T10:15:30.123Z"
+         *     }
+         */
+        DomainV2: {
+            /** @description Whether new links may be put on it (false once stopped) */
+            acceptsLinks: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
+             */
+            createdAt: string;
+            /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
+            expiredRedirect: string | null;
+            /** @description Since when re-checks fail; null: the last one passed */
+            failingSince: string | null;
+            /** @description Lower case (punycode for internationalised names) */
+            hostname: string;
+            /**
+             * Format: int64
+             * @description A 64-bit id (at most 2^53-1)
+             */
+            id: number;
+            /** @description The last daily re-check */
+            lastCheckedAt: string | null;
+            /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 404 (unknown or deleted code); null: the usual answer */
+            notFoundRedirect: string | null;
+            /** @description Who may put links on it (and admins); null when the owner was deleted */
+            ownerId: number | null;
+            /** @description An absolute http(s) URL visitors of this domain are sent to on GET / (the root of the domain); null: the usual answer */
+            rootRedirect: string | null;
+            /** @description The scheme of short URLs on this domain; null: PUBLIC_BASE_URL's */
+            scheme: "http" | "https" | null;
+            /** @description pending: not verified yet; active: verified, and its daily re-check passes; failing: verified, re-checks fail (visits are still served); stopped: re-checks have failed for 7 days, so no new links (existing links keep redirecting) */
+            status: "pending" | "active" | "failing" | "stopped";
+            /** @description Why the last re-check failed; null when it passed */
+            statusMessage: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
+             */
+            updatedAt: string;
+            verification: {
+                /** @description Or: http://<hostname><http_path> answers the token (Ferry answers it itself once the name points here) */
+                httpPath: string;
+                /** @description The name of a DNS TXT record that proves control: _ferry.<hostname> */
+                txtName: string;
+                /** @description Its value */
+                txtValue: string;
+            };
+            /** @description When control of the name was proven; null: not yet (the domain serves no visits) */
+            verifiedAt: string | null;
+        };
         ErrorDetail: {
             /** @description The body field, query parameter or header, named as the client sent it */
             field: string;
@@ -1120,7 +1518,7 @@ export interface components {
          */
         ErrorEnvelope: {
             error: {
-                code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
+                code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
                 /** @description One item per offending field (at most 100) */
                 details: components["schemas"]["ErrorDetail"][];
                 message: string;
@@ -1278,6 +1676,7 @@ export interface components {
          *       "id": 42,
          *       "short_code": "aZ3k9QxB",
          *       "short_url": "http://127.0.0.1:3000/aZ3k9QxB",
+         *       "domain": null,
          *       "original_url": "https://example.com/a/long/path?x=1",
          *       "user_id": 7,
          *       "expires_at": null,
@@ -1317,6 +1716,8 @@ export interface components {
             disabled: boolean;
             /** @description Why an admin disabled the link, for its owner and admins (visitors are not shown it); null: not disabled, or no reason given */
             disabled_reason: string | null;
+            /** @description The host name the link lives on; null: the default domain (the host of PUBLIC_BASE_URL). Codes are unique per domain */
+            domain: string | null;
             /** @description null: never expires */
             expires_at: string | null;
             /** @description Append the visit's query string to the target (utm_* parameters pass through) */
@@ -1341,7 +1742,7 @@ export interface components {
             short_code: string;
             /**
              * Format: uri
-             * @description Absolute public URL of the short link
+             * @description Absolute public URL of the short link, on the link's domain
              */
             short_url: string;
             /** @description Lower case, in the order given */
@@ -1363,7 +1764,7 @@ export interface components {
                 status: 201;
             } | {
                 error: {
-                    code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
+                    code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
                     /** @description One item per offending field (at most 100) */
                     details: components["schemas"]["ErrorDetail"][];
                     message: string;
@@ -1382,7 +1783,7 @@ export interface components {
                 status: 201;
             } | {
                 error: {
-                    code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
+                    code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
                     /** @description One item per offending field (at most 100) */
                     details: components["schemas"]["ErrorDetail"][];
                     message: string;
@@ -1411,6 +1812,8 @@ export interface components {
             click_count?: unknown;
             /** @description Read-only; ignored */
             created_at?: unknown;
+            /** @description A domain of this service that the caller owns (or any, for an admin), verified or not; null or omitted: the default domain. Only a verified domain serves visits */
+            domain?: string | null;
             /** @description A future instant; null: never */
             expires_at?: string | null;
             /** @description Append the visit's query string to the target (utm_* parameters pass through) */
@@ -1457,6 +1860,8 @@ export interface components {
             clickCount?: unknown;
             /** @description Read-only; ignored */
             createdAt?: unknown;
+            /** @description A domain of this service that the caller owns (or any, for an admin), verified or not; null or omitted: the default domain. Only a verified domain serves visits */
+            domain?: string | null;
             /** @description A future instant; null: never */
             expiresAt?: string | null;
             /** @description Append the visit's query string to the target (utm_* parameters pass through) */
@@ -1895,6 +2300,7 @@ export interface components {
          *       "id": 42,
          *       "shortCode": "aZ3k9QxB",
          *       "shortUrl": "http://127.0.0.1:3000/aZ3k9QxB",
+         *       "domain": null,
          *       "originalUrl": "https://example.com/a/long/path?x=1",
          *       "userId": 7,
          *       "expiresAt": null,
@@ -1934,6 +2340,8 @@ export interface components {
             disabled: boolean;
             /** @description Why an admin disabled the link, for its owner and admins (visitors are not shown it); null: not disabled, or no reason given */
             disabledReason: string | null;
+            /** @description The host name the link lives on; null: the default domain (the host of PUBLIC_BASE_URL). Codes are unique per domain */
+            domain: string | null;
             /** @description null: never expires */
             expiresAt: string | null;
             /** @description Append the visit's query string to the target (utm_* parameters pass through) */
@@ -1958,7 +2366,7 @@ export interface components {
             shortCode: string;
             /**
              * Format: uri
-             * @description Absolute public URL of the short link
+             * @description Absolute public URL of the short link, on the link's domain
              */
             shortUrl: string;
             /** @description Lower case, in the order given */
@@ -2604,6 +3012,121 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getDomainVerificationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's verification token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     followShortLink: {
         parameters: {
             query?: never;
@@ -2616,7 +3139,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Redirect to the link's original_url (status set by REDIRECT_STATUS; 302 here) */
+            /** @description Redirect to the link's original_url (status set by REDIRECT_STATUS; 302 here); or A domain's fallback (not_found_redirect, expired_redirect) instead of a 404 or 410 (SPEC §19) */
             302: {
                 headers: {
                     /** @description private, no-store: every visit reaches the service and is counted */
@@ -2789,6 +3312,20 @@ export interface operations {
             };
         };
         responses: {
+            /** @description A domain's fallback (not_found_redirect, expired_redirect) instead of a 404 or 410 (SPEC §19) */
+            302: {
+                headers: {
+                    /** @description private, no-store */
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description The fallback URL */
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description See Other: the password was right; the browser follows to the target with a GET */
             303: {
                 headers: {
@@ -2955,6 +3492,1312 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listDomains: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Sort direction (default asc) */
+                order?: "asc" | "desc";
+                /** @description Admins: only the domains of this user (others always see their own) */
+                owner_id?: number;
+                /** @description Page mode: page number (default 1) */
+                page?: number;
+                /** @description Sort field (default id) */
+                sort?: "id" | "created_at";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of domains */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainList"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainCreate"];
+            };
+        };
+        responses: {
+            /** @description The new domain, not verified yet (ETag: its version, "domain-{id}-v{version}", for If-Match on PATCH) */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description The new domain: /api/v1/domains/{id} */
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target's host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain (ETag: its version, "domain-{id}-v{version}", for If-Match on PATCH) */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteDomain: {
+        parameters: {
+            query?: {
+                /** @description Admins only: delete the domain with its links (their codes on it are retired) */
+                force?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description JSON merge patch (RFC 7396): the fallbacks and the scheme; null clears one */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "not_found_redirect": "https://example.com/"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Read-only; ignored */
+                    accepts_links?: unknown;
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
+                    expired_redirect?: string | null;
+                    /** @description Read-only; ignored */
+                    failing_since?: unknown;
+                    /** @description Cannot change: accepted only with the current value */
+                    hostname?: string;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    /** @description Read-only; ignored */
+                    last_checked_at?: unknown;
+                    /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 404 (unknown or deleted code); null: the usual answer */
+                    not_found_redirect?: string | null;
+                    /**
+                     * Format: int64
+                     * @description Admins only: hand the domain to another user
+                     */
+                    owner_id?: number;
+                    /** @description An absolute http(s) URL visitors of this domain are sent to on GET / (the root of the domain); null: the usual answer */
+                    root_redirect?: string | null;
+                    /** @description The scheme of short URLs on this domain; null: PUBLIC_BASE_URL's */
+                    scheme?: "http" | "https" | null;
+                    /** @description Read-only; ignored */
+                    status?: unknown;
+                    /** @description Read-only; ignored */
+                    status_message?: unknown;
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                    /** @description Read-only; ignored */
+                    verification?: unknown;
+                    /** @description Read-only; ignored */
+                    verified_at?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The changed domain (ETag: its version, "domain-{id}-v{version}", for If-Match on PATCH) */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    verifyDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain, verified */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target's host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3538,6 +5381,8 @@ export interface operations {
             query?: {
                 /** @description Cursor mode: the nextCursor of the previous page */
                 cursor?: string;
+                /** @description Only links on this domain (the default domain's host name for links without one) */
+                domain?: string;
                 /** @description Items per page (default 20) */
                 limit?: number;
                 /** @description Sort direction (default asc) */
@@ -3740,7 +5585,7 @@ export interface operations {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     /** @description Present on a replay: this is the stored response of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The new link: /api/v1/links/{code} */
+                    /** @description The new link: /api/v1/links/{code} (with ?domain= on a domain of its own) */
                     Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3951,7 +5796,10 @@ export interface operations {
     };
     getLink: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
             header?: never;
             path: {
                 /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
@@ -4133,7 +5981,10 @@ export interface operations {
     };
     deleteLink: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
             header?: never;
             path: {
                 /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
@@ -4341,7 +6192,10 @@ export interface operations {
     };
     updateLink: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
             header?: never;
             path: {
                 /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
@@ -4370,6 +6224,8 @@ export interface operations {
                     disabled?: boolean;
                     /** @description Admins only: why the link is disabled, with disabled: true or on a disabled link; null: no reason */
                     disabled_reason?: string | null;
+                    /** @description Moves the link to another domain (null: the default one) with the same code; its code on the old domain is retired */
+                    domain?: string | null;
                     /** @description A future instant; null: never */
                     expires_at?: string | null;
                     /** @description Append the visit's query string to the target (utm_* parameters pass through) */
@@ -4633,6 +6489,8 @@ export interface operations {
             query?: {
                 /** @description JSON: the nextCursor of the previous page (the CSV export is the whole range) */
                 cursor?: string;
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
                 /** @description Only clicks at or after this instant */
                 from?: string;
                 /** @description Items per page (default 20) */
@@ -4823,6 +6681,8 @@ export interface operations {
     getLinkQrCode: {
         parameters: {
             query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
                 /** @description svg or png; wins over Accept */
                 format?: "svg" | "png";
                 /** @description Width and height in pixels (64-1024) */
@@ -5011,6 +6871,8 @@ export interface operations {
     getLinkStats: {
         parameters: {
             query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
                 /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
                 from?: string;
                 /** @description Bucket size of the time series (at most 1000 buckets) */
@@ -7932,6 +9794,8 @@ export interface operations {
                 "application/json": {
                     /** @description Read-only; ignored */
                     created_at?: unknown;
+                    /** @description Limit the key to these domains (ids of the user's domains; 0: the default domain); null or omitted: not limited */
+                    domains?: number[] | null;
                     expires_at?: string | null;
                     /** @description Read-only; ignored */
                     id?: unknown;
@@ -8572,6 +10436,8 @@ export interface operations {
             query?: {
                 /** @description Cursor mode: the nextCursor of the previous page */
                 cursor?: string;
+                /** @description Only links on this domain (the default domain's host name for links without one) */
+                domain?: string;
                 /** @description Items per page (default 20) */
                 limit?: number;
                 /** @description Sort direction (default asc) */
@@ -9499,6 +11365,1310 @@ export interface operations {
             };
         };
     };
+    listDomainsV2: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Sort direction (default asc) */
+                order?: "asc" | "desc";
+                /** @description Admins: only the domains of this user (others always see their own) */
+                owner_id?: number;
+                /** @description Sort field (default id) */
+                sort?: "id" | "createdAt";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of domains */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainListV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createDomainV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainCreateV2"];
+            };
+        };
+        responses: {
+            /** @description The new domain, not verified yet (ETag: its version, "domain-{id}-v{version}", for If-Match on PATCH) */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description The new domain: /api/v1/domains/{id} */
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target's host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDomainV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain (ETag: its version, "domain-{id}-v{version}", for If-Match on PATCH) */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteDomainV2: {
+        parameters: {
+            query?: {
+                /** @description Admins only: delete the domain with its links (their codes on it are retired) */
+                force?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateDomainV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description JSON merge patch (RFC 7396): the fallbacks and the scheme; null clears one */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "notFoundRedirect": "https://example.com/"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Read-only; ignored */
+                    acceptsLinks?: unknown;
+                    /** @description Read-only; ignored */
+                    createdAt?: unknown;
+                    /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
+                    expiredRedirect?: string | null;
+                    /** @description Read-only; ignored */
+                    failingSince?: unknown;
+                    /** @description Cannot change: accepted only with the current value */
+                    hostname?: string;
+                    /** @description Read-only; ignored */
+                    id?: unknown;
+                    /** @description Read-only; ignored */
+                    lastCheckedAt?: unknown;
+                    /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 404 (unknown or deleted code); null: the usual answer */
+                    notFoundRedirect?: string | null;
+                    /**
+                     * Format: int64
+                     * @description Admins only: hand the domain to another user
+                     */
+                    ownerId?: number;
+                    /** @description An absolute http(s) URL visitors of this domain are sent to on GET / (the root of the domain); null: the usual answer */
+                    rootRedirect?: string | null;
+                    /** @description The scheme of short URLs on this domain; null: PUBLIC_BASE_URL's */
+                    scheme?: "http" | "https" | null;
+                    /** @description Read-only; ignored */
+                    status?: unknown;
+                    /** @description Read-only; ignored */
+                    statusMessage?: unknown;
+                    /** @description Read-only; ignored */
+                    updatedAt?: unknown;
+                    /** @description Read-only; ignored */
+                    verification?: unknown;
+                    /** @description Read-only; ignored */
+                    verifiedAt?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The changed domain (ETag: its version, "domain-{id}-v{version}", for If-Match on PATCH) */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    verifyDomainV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A 64-bit id (at most 2^53-1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain, verified */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target's host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getInstanceV2: {
         parameters: {
             query?: never;
@@ -9639,6 +12809,8 @@ export interface operations {
             query?: {
                 /** @description Cursor mode: the nextCursor of the previous page */
                 cursor?: string;
+                /** @description Only links on this domain (the default domain's host name for links without one) */
+                domain?: string;
                 /** @description Items per page (default 20) */
                 limit?: number;
                 /** @description Sort direction (default asc) */
@@ -9839,7 +13011,7 @@ export interface operations {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     /** @description Present on a replay: this is the stored response of an earlier request with the same Idempotency-Key */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The new link: /api/v1/links/{code} */
+                    /** @description The new link: /api/v1/links/{code} (with ?domain= on a domain of its own) */
                     Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10050,7 +13222,10 @@ export interface operations {
     };
     getLinkV2: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
             header?: never;
             path: {
                 /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
@@ -10232,7 +13407,10 @@ export interface operations {
     };
     deleteLinkV2: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
             header?: never;
             path: {
                 /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
@@ -10440,7 +13618,10 @@ export interface operations {
     };
     updateLinkV2: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
             header?: never;
             path: {
                 /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
@@ -10469,6 +13650,8 @@ export interface operations {
                     disabled?: boolean;
                     /** @description Admins only: why the link is disabled, with disabled: true or on a disabled link; null: no reason */
                     disabledReason?: string | null;
+                    /** @description Moves the link to another domain (null: the default one) with the same code; its code on the old domain is retired */
+                    domain?: string | null;
                     /** @description A future instant; null: never */
                     expiresAt?: string | null;
                     /** @description Append the visit's query string to the target (utm_* parameters pass through) */
@@ -10732,6 +13915,8 @@ export interface operations {
             query?: {
                 /** @description JSON: the nextCursor of the previous page (the CSV export is the whole range) */
                 cursor?: string;
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
                 /** @description Only clicks at or after this instant */
                 from?: string;
                 /** @description Items per page (default 20) */
@@ -10922,6 +14107,8 @@ export interface operations {
     getLinkQrCodeV2: {
         parameters: {
             query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
                 /** @description svg or png; wins over Accept */
                 format?: "svg" | "png";
                 /** @description Width and height in pixels (64-1024) */
@@ -11110,6 +14297,8 @@ export interface operations {
     getLinkStatsV2: {
         parameters: {
             query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
                 /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
                 from?: string;
                 /** @description Bucket size of the time series (at most 1000 buckets) */
@@ -14027,6 +17216,8 @@ export interface operations {
                 "application/json": {
                     /** @description Read-only; ignored */
                     createdAt?: unknown;
+                    /** @description Limit the key to these domains (ids of the user's domains; 0: the default domain); null or omitted: not limited */
+                    domains?: number[] | null;
                     expiresAt?: string | null;
                     /** @description Read-only; ignored */
                     id?: unknown;
@@ -14667,6 +17858,8 @@ export interface operations {
             query?: {
                 /** @description Cursor mode: the nextCursor of the previous page */
                 cursor?: string;
+                /** @description Only links on this domain (the default domain's host name for links without one) */
+                domain?: string;
                 /** @description Items per page (default 20) */
                 limit?: number;
                 /** @description Sort direction (default asc) */
@@ -15612,6 +18805,125 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
             400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    isTlsAllowed: {
+        parameters: {
+            query: {
+                /** @description The host name Caddy asks about */
+                domain: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A verified domain */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        allowed: true;
+                        domain: string;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];

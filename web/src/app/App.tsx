@@ -1,6 +1,7 @@
 import type { VNode } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { ApiKeysPage } from '../keys/ApiKeysPage';
+import { DomainsPage } from '../domains/DomainsPage';
 import { CreateLinkPage } from '../links/CreateLinkPage';
 import { EditLinkPage } from '../links/EditLinkPage';
 import { LinksPage } from '../links/LinksPage';
@@ -36,6 +37,7 @@ const ROUTES: Route[] = [
   { pattern: '/links/:code/stats', render: (p) => <LinkStatsPage code={p.code!} /> },
   { pattern: '/account', render: () => <AccountPage /> },
   { pattern: '/api-keys', render: () => <ApiKeysPage /> },
+  { pattern: '/domains', render: () => <DomainsPage /> },
   { pattern: '/users', render: () => <UsersPage /> },
 ];
 

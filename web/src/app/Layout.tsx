@@ -16,6 +16,7 @@ function navItems(isAdmin: boolean): NavItem[] {
     { href: appPath('/links/new'), label: 'New link', prefix: '/links/new' },
     { href: appPath('/account'), label: 'Overview', prefix: '/account' },
     { href: appPath('/api-keys'), label: 'API keys', prefix: '/api-keys' },
+    { href: appPath('/domains'), label: 'Domains', prefix: '/domains' },
   ];
   if (isAdmin) items.push({ href: appPath('/users'), label: 'Users', prefix: '/users' });
   return items;

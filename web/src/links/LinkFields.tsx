@@ -1,9 +1,10 @@
 import { fieldMessage, type Problem } from '../api/problem';
 import { Field } from '../ui/Field';
 import type { LinkValues } from './link-values';
+import { DomainPicker } from './DomainPicker';
 
 /** The form fields the API's messages can name (details[].field), beside which they are shown. */
-export const LINK_FIELDS = ['original_url', 'short_code', 'expires_at', 'max_visits', 'password', 'tags', 'forward_query', 'title'] as const;
+export const LINK_FIELDS = ['original_url', 'short_code', 'expires_at', 'max_visits', 'password', 'tags', 'forward_query', 'title', 'domain'] as const;
 
 interface LinkFieldsProps {
   values: LinkValues;
@@ -29,6 +30,7 @@ export function LinkFields({ values, onChange, problem, editing }: LinkFieldsPro
       <Field label="Title (optional)" hint="What the link is, for you: up to 200 characters, found by the search" error={err('title')}>
         {(a) => <input {...a} name="title" autocomplete="off" maxLength={200} value={values.title} onInput={text('title')} />}
       </Field>
+      <DomainPicker value={values.domain} onChange={(domain) => onChange({ ...values, domain })} error={err('domain')} />
       {editing ? (
         <Field label="Code" hint="A link's code never changes">
           {(a) => <input {...a} name="short_code" readOnly value={values.short_code} />}

@@ -18,6 +18,8 @@ export interface LinkValues {
   tags: string;
   forward_query: boolean;
   title: string;
+  /** the link's domain; '' for the default domain */
+  domain: string;
 }
 
 export const EMPTY_LINK_VALUES: LinkValues = {
@@ -30,6 +32,7 @@ export const EMPTY_LINK_VALUES: LinkValues = {
   tags: '',
   forward_query: false,
   title: '',
+  domain: '',
 };
 
 export function valuesFromLink(link: ShortLink): LinkValues {
@@ -43,6 +46,7 @@ export function valuesFromLink(link: ShortLink): LinkValues {
     tags: link.tags.join(', '),
     forward_query: link.forward_query,
     title: link.title ?? '',
+    domain: link.domain ?? '',
   };
 }
 
@@ -64,6 +68,7 @@ export interface LinkBody {
   tags?: string[];
   forward_query?: boolean;
   title?: string;
+  domain?: string;
 }
 
 /** POST /links: only the fields filled in (the API's defaults for the others). */
@@ -80,6 +85,7 @@ export function createBody(v: LinkValues): LinkBody {
     ...(tags.length ? { tags } : {}),
     ...(v.forward_query ? { forward_query: true } : {}),
     ...(v.title.trim() ? { title: v.title.trim() } : {}),
+    ...(v.domain ? { domain: v.domain } : {}),
   };
 }
 
@@ -91,6 +97,7 @@ export interface LinkPatch {
   tags?: string[] | null;
   forward_query?: boolean;
   title?: string | null;
+  domain?: string | null;
 }
 
 /** PATCH /links/{code}: what differs from the link as it was read; an emptied field is null (cleared). */
@@ -104,6 +111,7 @@ export function patchBody(link: ShortLink, v: LinkValues): LinkPatch {
   if (tags.join(',') !== link.tags.join(',')) patch.tags = tags.length ? tags : null;
   if (v.forward_query !== was.forward_query) patch.forward_query = v.forward_query;
   if (v.title.trim() !== was.title) patch.title = v.title.trim() ? v.title.trim() : null;
+  if (v.domain !== was.domain) patch.domain = v.domain || null;
   if (v.password) patch.password = v.password;
   else if (v.removePassword && link.has_password) patch.password = null;
   return patch;

@@ -2,6 +2,7 @@ import Type, { type Static } from 'typebox';
 import { renameSchemaProperties, toCamel } from '../../../lib/case-mapping.js';
 import { Instant } from '../../../lib/common.schemas.js';
 import { paginationQuery } from '../../../lib/pagination.js';
+import { domainQuery } from '../../../lib/link-code.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
 
 export const ClickRecordSchema = Type.Object(
@@ -18,6 +19,7 @@ export const ClickRecordListSchema = listOf('ClickRecord', 'ClickRecordList');
 export const ClickRecordListV2Schema = listOf('ClickRecordV2', 'ClickRecordListV2');
 
 export const ClickRecordQuery = Type.Object({
+  ...domainQuery,
   from: Type.Optional(Instant('Only clicks at or after this instant')),
   to: Type.Optional(Instant('Only clicks before this instant')),
   limit: paginationQuery.limit,

@@ -38,7 +38,7 @@ export type ClickRecordsService = ReturnType<typeof createClickRecordsService>;
 /** What the click records need of links (clicks/link-access.ts: the links service implements it). */
 export interface RecordLinks {
   /** the link for its click records: its owner or an admin */
-  getForOwner(code: string, caller: Caller | null): Promise<LinkRow>;
+  getForOwner(code: string, caller: Caller | null, domain?: string): Promise<LinkRow>;
 }
 
 /**
@@ -69,7 +69,7 @@ export function createClickRecordsService(deps: { records: ClickRecordsRepositor
   return {
     async page(code: string, query: ClickRecordQueryT, caller: Caller | null, requestUrl: string): Promise<PageResult<ClickRecord>> {
       const range = rangeOf(query);
-      const link = await links.getForOwner(code, caller);
+      const link = await links.getForOwner(code, caller, query.domain);
       const list = listOf(link.id, range, query);
       const rows = await records.page(link.id, range, list);
       return paginator.page(rows, list, null, requestUrl, toRecord, (r) => Number(r.clicked_at));
@@ -78,7 +78,7 @@ export function createClickRecordsService(deps: { records: ClickRecordsRepositor
     /** The CSV export; `header` names the columns as the API version does. Checks access before it starts. */
     async csv(code: string, query: ClickRecordQueryT, caller: Caller | null, header: string[]): Promise<Readable> {
       const range = rangeOf(query);
-      const link = await links.getForOwner(code, caller);
+      const link = await links.getForOwner(code, caller, query.domain);
       return Readable.from(csvRows(link.id, range, header), { objectMode: false });
     },
   };

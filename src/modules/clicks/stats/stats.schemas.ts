@@ -1,7 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { Count, Instant as instant, NO_CONTROL_CHARACTERS } from '../../../lib/common.schemas.js';
 import { renameSchemaProperties, toCamel } from '../../../lib/case-mapping.js';
-import { CODE_PATTERN } from '../../../lib/link-code.js';
+import { CODE_PATTERN, domainQuery } from '../../../lib/link-code.js';
 
 const Instant = instant();
 const Clicks = Count('Clicks');
@@ -32,10 +32,10 @@ const statsQuery = {
   interval: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'day', description: `Bucket size of the time series (at most ${MAX_BUCKETS} buckets)` })),
   tz: Type.Optional(Tz),
 };
-export const LinkStatsQuery = Type.Object(statsQuery);
+export const LinkStatsQuery = Type.Object({ ...statsQuery, ...domainQuery });
 export const UserStatsQuery = Type.Object(statsQuery);
 export type LinkStatsQueryT = Static<typeof LinkStatsQuery>;
-export type StatsQueryT = LinkStatsQueryT;
+export type StatsQueryT = Static<typeof UserStatsQuery>;
 
 /** What a link's and a user's statistics share (SPEC §15): totals, the window's series and top lists, freshness. */
 const common = {

@@ -6,7 +6,7 @@ import type { LinkRow, UserValueKind, ValueKind } from '../../../db/types.js';
 import { INSTANT_RULE, LATEST_INSTANT, parseInstant } from '../../../lib/instant.js';
 import type { UsersRepository } from '../../users/index.js';
 import { DAY_MS, floorTo, HOUR_MS } from '../rollups/rollup-plan.js';
-import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type StatsQueryT, type UserStats } from './stats.schemas.js';
+import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type LinkStatsQueryT, type StatsQueryT, type UserStats } from './stats.schemas.js';
 import { ClosedMonthCache, spans, type Span } from './closed-months.js';
 import { splitValueKey, type StatsRepository, type StatsScope } from './stats.repository.js';
 import { canonicalTimeZone, endOfDay, isTimeZone, nextDay, startOfDay, UTC } from './time-zone.js';
@@ -15,7 +15,7 @@ import { canonicalTimeZone, endOfDay, isTimeZone, nextDay, startOfDay, UTC } fro
 /** What the statistics need of links (clicks/link-access.ts: the links service implements it). */
 export interface StatsLinks {
   /** the link for its statistics: anyone for an anonymous link, else its owner or an admin */
-  getForStats(code: string, caller: Caller | null): Promise<LinkRow>;
+  getForStats(code: string, caller: Caller | null, domain?: string): Promise<LinkRow>;
 }
 
 const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
@@ -213,8 +213,8 @@ export function createStatsService(deps: {
   });
 
   return {
-    async stats(code: string, query: StatsQueryT, caller: Caller | null): Promise<LinkStats> {
-      const link = await links.getForStats(code, caller);
+    async stats(code: string, query: LinkStatsQueryT, caller: Caller | null): Promise<LinkStats> {
+      const link = await links.getForStats(code, caller, query.domain);
       const w = window(query, link.created_at);
       const clicks = Number(link.click_count);
       const first = link.first_click_at === null ? null : Number(link.first_click_at);

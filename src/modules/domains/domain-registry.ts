@@ -1,0 +1,86 @@
+import type { DomainRow } from '../../db/types.js';
+import { requestHostKey } from './hostname.js';
+
+/** A re-check failing this long stops a domain from taking new links (SPEC §19). */
+export const STOP_AFTER_FAILING_MS = 7 * 24 * 3_600_000;
+
+/** What the redirect and the links module need of a domain, held in memory. */
+export interface DomainEntry {
+  id: number;
+  hostname: string;
+  ownerId: number | null;
+  verified: boolean;
+  /** 'http' | 'https', or null: PUBLIC_BASE_URL's */
+  scheme: string | null;
+  rootRedirect: string | null;
+  notFoundRedirect: string | null;
+  expiredRedirect: string | null;
+  failingSince: number | null;
+}
+
+export const toEntry = (row: DomainRow): DomainEntry => ({
+  id: row.id,
+  hostname: row.hostname,
+  ownerId: row.owner_id,
+  verified: row.verified_at !== null,
+  scheme: row.scheme,
+  rootRedirect: row.root_redirect,
+  notFoundRedirect: row.not_found_redirect,
+  expiredRedirect: row.expired_redirect,
+  failingSince: row.failing_since,
+});
+
+/**
+ * Every domain, in memory: a visit resolves its host with one Map lookup (no query), and a link's short URL
+ * needs its domain's name. Filled at start-up, kept current by this instance's own changes and, across
+ * instances, by the change feed (infra/pg-link-cache-bus.ts reloads a domain another instance changed).
+ */
+export class DomainRegistry {
+  private readonly byId = new Map<number, DomainEntry>();
+  private readonly byHost = new Map<string, DomainEntry>();
+  /** verified domains by host: the only ones that serve visits */
+  private readonly served = new Map<string, DomainEntry>();
+
+  put(entry: DomainEntry): void {
+    this.remove(entry.id);
+    this.byId.set(entry.id, entry);
+    this.byHost.set(entry.hostname, entry);
+    if (entry.verified) this.served.set(entry.hostname, entry);
+  }
+
+  remove(id: number): void {
+    const old = this.byId.get(id);
+    if (!old) return;
+    this.byId.delete(id);
+    if (this.byHost.get(old.hostname) === old) this.byHost.delete(old.hostname);
+    if (this.served.get(old.hostname) === old) this.served.delete(old.hostname);
+  }
+
+  replaceAll(entries: DomainEntry[]): void {
+    this.byId.clear();
+    this.byHost.clear();
+    this.served.clear();
+    for (const e of entries) this.put(e);
+  }
+
+  byIdOf(id: number): DomainEntry | undefined {
+    return this.byId.get(id);
+  }
+
+  byHostname(hostname: string): DomainEntry | undefined {
+    return this.byHost.get(hostname);
+  }
+
+  /**
+   * The verified domain a visit's host names, or undefined for the default domain (any other host). The raw
+   * header is tried first: browsers send the bare lower-case name.
+   */
+  servedBy(host: string | undefined): DomainEntry | undefined {
+    if (host === undefined || this.served.size === 0) return undefined;
+    return this.served.get(host) ?? this.served.get(requestHostKey(host));
+  }
+
+  size(): number {
+    return this.byId.size;
+  }
+}

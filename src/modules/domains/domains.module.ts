@@ -1,0 +1,73 @@
+import type { Kysely } from 'kysely';
+import { appModule } from '../../app-module.js';
+import type { Dialect } from '../../db/dialect.js';
+import type { Database } from '../../db/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Paginator } from '../../lib/pagination.js';
+import type { UsersRepository } from '../users/index.js';
+import { DomainRegistry } from './domain-registry.js';
+import { createDomainChecker, type DomainChecker } from './domain-verification.js';
+import { createDomainsRepository } from './domains.repository.js';
+import { domainsPublicRoutes } from './domains.public.routes.js';
+import { domainsRoutes } from './domains.routes.js';
+import { domainSchemas } from './domains.schemas.js';
+import { createDomainsService } from './domains.service.js';
+
+/** How often verified domains due for their daily re-check are looked for. */
+const RECHECK_JOB_EVERY_MS = 3_600_000;
+
+export interface DomainsModuleDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  users: Pick<UsersRepository, 'findById'>;
+  clock: Clock;
+  paginator: Paginator;
+  /** the default domain's host (PUBLIC_BASE_URL's) */
+  defaultHost: string;
+  /** DNS_SERVERS */
+  dnsServers: readonly string[];
+  /** the HTTP proof's port (80; tests pass their own server's) or a whole checker of another kind */
+  httpVerificationPort?: number;
+  checker?: DomainChecker;
+  /** this instance's name in change messages (the links module's, on the same channel) */
+  changeOrigin: string;
+}
+
+/**
+ * Domains (SPEC §19): the resource and its verification, the registry every visit resolves its host in, the
+ * two root-level answers (the HTTP proof, the TLS `ask`), and the daily re-check.
+ */
+export async function createDomainsModule(deps: DomainsModuleDeps) {
+  const registry = new DomainRegistry();
+  const repository = createDomainsRepository(deps.db, deps.dialect, deps.paginator, deps.changeOrigin);
+  const checker = deps.checker ?? createDomainChecker({
+    dnsServers: deps.dnsServers, ...(deps.httpVerificationPort !== undefined ? { httpPort: deps.httpVerificationPort } : {}),
+  });
+  const domains = createDomainsService({
+    domains: repository, registry, users: deps.users, checker, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator, defaultHost: deps.defaultHost,
+  });
+  await domains.reloadAll();
+  return appModule({
+    domains,
+    registry,
+    /** what the links module reads: the registry, and a reload of a domain made elsewhere a moment ago */
+    directory: {
+      byIdOf: (id: number) => registry.byIdOf(id),
+      byHostname: (hostname: string) => registry.byHostname(hostname),
+      servedBy: (host: string | undefined) => registry.servedBy(host),
+      reload: (id: number) => domains.reload(id),
+      reloadHostname: (hostname: string) => domains.reloadHostname(hostname),
+    },
+    schemas: domainSchemas,
+    apiRoutes: async (api, { basePath, version }) => {
+      await api.register(domainsRoutes, { domains, basePath, version });
+    },
+    /** GET /.well-known/ferry-verification/{token} and GET /internal/tls/allowed, at the root */
+    publicRoutes: async (scope: Parameters<typeof domainsPublicRoutes>[0]) => {
+      await scope.register(domainsPublicRoutes, { domains, registry });
+    },
+    jobs: [{ name: 'domain-recheck', everyMs: RECHECK_JOB_EVERY_MS, run: () => domains.recheckDue() }],
+  });
+}
+
+export type DomainsModule = Awaited<ReturnType<typeof createDomainsModule>>;

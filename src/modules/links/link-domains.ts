@@ -1,0 +1,73 @@
+import { AppError } from '../../lib/app-error.js';
+import { isAdmin, keyAllowsDomain, type Caller } from '../../lib/caller.js';
+import type { Clock } from '../../lib/clock.js';
+import { normalizeHostname, STOP_AFTER_FAILING_MS, type DomainRegistry } from '../domains/index.js';
+
+export interface LinkDomainsDeps {
+  /** the domains module's registry, and a reload for a domain made on another instance a moment ago */
+  registry: Pick<DomainRegistry, 'byIdOf' | 'byHostname'> & { reload(id: number): Promise<void>; reloadHostname(hostname: string): Promise<void> };
+  publicBaseUrl: string;
+  clock: Clock;
+}
+
+const domainDetail = (message: string) => [{ field: 'domain', message }];
+
+/**
+ * A link's domain as the links module sees it (SPEC §19): the id behind a `domain` name, whether a caller may
+ * put links on it, and the short URL it gives a link. Domain id 0 is the default domain (PUBLIC_BASE_URL).
+ */
+export function createLinkDomains(deps: LinkDomainsDeps) {
+  const { registry, clock } = deps;
+  const base = new URL(deps.publicBaseUrl);
+  const defaultHost = base.hostname.toLowerCase();
+  const defaultScheme = base.protocol.slice(0, -1);
+
+  /**
+   * The id a `domain` names: 0 for none or the default host, null for a name that is no domain here. A name
+   * the registry lacks is looked for once in the database: another instance may have added it a moment ago.
+   */
+  const lookup = async (domain: string | null | undefined): Promise<number | null> => {
+    if (domain === undefined || domain === null || domain === '') return 0;
+    const hostname = normalizeHostname(domain);
+    if (hostname === null) return domain.toLowerCase() === defaultHost ? 0 : null;
+    if (hostname === defaultHost) return 0;
+    if (!registry.byHostname(hostname)) await registry.reloadHostname(hostname);
+    return registry.byHostname(hostname)?.id ?? null;
+  };
+
+  return {
+    idOf: lookup,
+
+    /** The domain a caller may put a link on (its owner or an admin), verified or not, unless it was stopped. */
+    async usableBy(domain: string | null | undefined, caller: Caller | null): Promise<number> {
+      const id = await lookup(domain);
+      if (id === null) throw new AppError('VALIDATION_ERROR', 'Request body is invalid', domainDetail('is not a domain of this service'));
+      if (!keyAllowsDomain(caller, id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', domainDetail('is not one of the API key\'s domains'));
+      if (id === 0) return 0;
+      const entry = registry.byIdOf(id)!;
+      if (!caller || (!isAdmin(caller) && entry.ownerId !== caller.userId)) {
+        throw new AppError('FORBIDDEN', "Only the domain's owner or an admin may put links on it", domainDetail('is not yours'));
+      }
+      if (entry.failingSince !== null && clock.now() - entry.failingSince >= STOP_AFTER_FAILING_MS) {
+        throw new AppError('DOMAIN_NOT_VERIFIED', 'This domain takes no new links: its re-checks have failed for 7 days (see the domain record)', domainDetail('failed its re-checks'));
+      }
+      return id;
+    },
+
+    nameOf: (domainId: number): string | null => (domainId === 0 ? null : registry.byIdOf(domainId)?.hostname ?? null),
+
+    shortUrl(link: { domain_id: number; short_code: string }): string {
+      if (link.domain_id === 0) return `${deps.publicBaseUrl}/${link.short_code}`;
+      const entry = registry.byIdOf(link.domain_id);
+      if (!entry) return `${deps.publicBaseUrl}/${link.short_code}`;
+      return `${entry.scheme ?? defaultScheme}://${entry.hostname}/${link.short_code}`;
+    },
+
+    /** Loads domains another instance made a moment ago, so that every row maps to its name. */
+    async ensureKnown(rows: ReadonlyArray<{ domain_id: number }>): Promise<void> {
+      for (const id of new Set(rows.map((r) => r.domain_id))) if (id !== 0 && !registry.byIdOf(id)) await registry.reload(id);
+    },
+  };
+}
+
+export type LinkDomains = ReturnType<typeof createLinkDomains>;

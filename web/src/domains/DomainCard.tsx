@@ -1,0 +1,47 @@
+import { useState } from 'preact/hooks';
+import type { Domain } from '../api/client';
+import { outcome } from '../api/outcome';
+import type { Problem } from '../api/problem';
+import { useApi } from '../session/session';
+import { FormError } from '../ui/States';
+import { FallbacksForm } from './FallbacksForm';
+
+const STATUS: Record<Domain['status'], string> = {
+  pending: 'Not verified yet: its links serve no visits',
+  active: 'Verified',
+  failing: 'Verified, but its daily re-check fails (visits are still served)',
+  stopped: 'Stopped: its re-checks have failed for 7 days, so it takes no new links',
+};
+
+/** One domain: its state, the records that prove it is yours, Verify, and its fallbacks. */
+export function DomainCard({ domain, onChanged }: { domain: Domain; onChanged: () => void }) {
+  const api = useApi();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [busy, setBusy] = useState(false);
+  const verify = async () => {
+    setBusy(true);
+    const verified = await outcome(api.POST('/api/v1/domains/{id}/verify', { params: { path: { id: domain.id } } }));
+    setBusy(false);
+    if (!verified.ok) return setProblem(verified.problem);
+    setProblem(null);
+    onChanged();
+  };
+  const v = domain.verification;
+  return (
+    <section class="domain" aria-labelledby={`domain-${domain.id}`}>
+      <h3 id={`domain-${domain.id}`}>{domain.hostname}</h3>
+      <p class="domain-status">{STATUS[domain.status]}{domain.status_message ? `: ${domain.status_message}` : ''}</p>
+      <dl class="verification">
+        <dt>DNS TXT record</dt>
+        <dd><code>{v.txt_name}</code> with the value <code>{v.txt_value}</code></dd>
+        <dt>Or, once the name points here</dt>
+        <dd><code>http://{domain.hostname}{v.http_path}</code> is answered by Ferry itself</dd>
+      </dl>
+      <FormError message={problem ? [problem.message].join('. ') : null} />
+      <button type="button" disabled={busy} onClick={() => void verify()}>
+        {domain.verified_at ? `Check ${domain.hostname} again` : `Verify ${domain.hostname}`}
+      </button>
+      <FallbacksForm domain={domain} onSaved={onChanged} />
+    </section>
+  );
+}
