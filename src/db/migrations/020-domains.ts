@@ -47,7 +47,6 @@ async function upPostgres(db: Kysely<unknown>): Promise<void> {
   await sql`alter table links drop constraint links_short_code_key`.execute(db);
   await sql`alter table links add column domain_id bigint not null default 0`.execute(db);
   await sql`create unique index links_domain_code_idx on links (domain_id, short_code)`.execute(db);
-  await sql`create index links_domain_id_idx on links (domain_id, id)`.execute(db);
 
   await sql`alter table link_codes drop constraint link_codes_pkey`.execute(db);
   await sql`alter table link_codes add column domain_id bigint not null default 0`.execute(db);
@@ -91,7 +90,6 @@ async function upSqlite(db: Kysely<unknown>): Promise<void> {
       await rebuildSqliteTable(db, 'links', linksCreate, `insert into links_new (${columns}) select ${columns} from links`, [
         ...links.indexes,
         'create unique index "links_domain_code_idx" on "links" ("domain_id", "short_code")',
-        'create index "links_domain_id_idx" on "links" ("domain_id", "id")',
       ]);
       await rebuildSqliteTable(
         db,
