@@ -36,7 +36,7 @@ import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
 import pathIdsPlugin from './plugins/path-ids.js';
 import overloadPlugin from './plugins/overload.js';
-import rateLimitPlugin, { type ApiRateLimitOptions, type RateLimitStore } from './plugins/rate-limit.js';
+import rateLimitPlugin, { createCallerLimit, type RateLimitHook, type RateLimitStore } from './plugins/rate-limit.js';
 import { registerRedirectRateLimit, type RedirectLimiter } from './plugins/redirect-limit.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
 import requestMetricsPlugin from './plugins/request-metrics.js';
@@ -137,15 +137,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   metrics.setClickQueueProvider(() => clickIngest.sink.status());
 
   addSchemas(app, modules, compilers);
+  // One budget per caller for the API and the OpenAPI document (plugins/rate-limit.ts).
+  const callerLimit = await createCallerLimit(app, {
+    perMinute: config.rateLimitPerMinute, verifyToken: core.jwt.verify, store: shared.rateLimitStore,
+    apiKeyId: async (request) => (await app.authenticate(request))?.apiKey?.id ?? null,
+  });
   await registerRootPlugins(app, {
-    config, clock, metrics, storageHealth,
+    config, clock, metrics, storageHealth, callerLimit,
     authenticators: { token: (t) => core.tokensModule.tokens.authenticate(t), apiKey: (k) => core.apiKeysModule.apiKeys.authenticate(k) },
     idempotency: core.idempotencyModule.idempotency,
   });
-  await registerApi(app, { config, modules, verifyToken: core.jwt.verify, rateLimitStore: shared.rateLimitStore });
+  await registerApi(app, { config, modules, callerLimit, rateLimitStore: shared.rateLimitStore });
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
   await app.register(healthRoutes, {
     checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: () => clickIngest.sink.status().stream,
+    metricsToken: config.metricsToken,
   });
   // Domains' HTTP proof and TLS `ask` (SPEC §19): root-level, outside the API's hooks.
   await app.register(domainsModule.publicRoutes);
@@ -185,12 +191,13 @@ interface RootPluginDeps {
   clock: Clock;
   metrics: Metrics;
   storageHealth: Pick<StorageHealth, 'failed'>;
+  callerLimit: RateLimitHook;
   authenticators: Authenticators;
   idempotency: IdempotencyService;
 }
 
 /** Root: what every response needs, and cheap enough for the redirect's hot path. */
-async function registerRootPlugins(app: FastifyInstance, { config, clock, metrics, storageHealth, authenticators, idempotency }: RootPluginDeps): Promise<void> {
+async function registerRootPlugins(app: FastifyInstance, { config, clock, metrics, storageHealth, callerLimit, authenticators, idempotency }: RootPluginDeps): Promise<void> {
   await app.register(errorsPlugin, { clock, onStorageFault: () => storageHealth.failed() });
   await app.register(requestIdPlugin);
   app.addHook('onRequest', rejectBadTarget);
@@ -205,7 +212,7 @@ async function registerRootPlugins(app: FastifyInstance, { config, clock, metric
     onShed: (reason) => metrics.recordShed(reason),
   });
   await app.register(methodsPlugin, { clock });
-  await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl });
+  await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl, rateLimit: callerLimit });
   await app.register(authPlugin, { authenticators });
   // Before any route: routes that opt in with config.idempotency are wired as they are added.
   await app.register(idempotencyPlugin, { idempotency });
@@ -214,7 +221,7 @@ async function registerRootPlugins(app: FastifyInstance, { config, clock, metric
 interface ApiDeps {
   config: Config;
   modules: AppModule[];
-  verifyToken: ApiRateLimitOptions['verifyToken'];
+  callerLimit: RateLimitHook;
   rateLimitStore: RateLimitStore;
 }
 
@@ -224,18 +231,12 @@ interface ApiDeps {
  * one set of protections (and rate-limit counters), one service layer; a version is a thin mapping at the edge
  * (SPEC §9). Unversioned /api paths were rewritten to one of them (rewriteUrl).
  */
-async function registerApi(app: FastifyInstance, { config, modules, verifyToken, rateLimitStore }: ApiDeps): Promise<void> {
+async function registerApi(app: FastifyInstance, { config, modules, callerLimit, rateLimitStore }: ApiDeps): Promise<void> {
   await app.register(async (api) => {
     await api.register(versioningPlugin, { policies: config.apiDeprecation });
     await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
     await api.register(securityHeadersPlugin, { profile: 'api', publicBaseUrl: config.publicBaseUrl });
-    await api.register(rateLimitPlugin, {
-      perMinute: config.rateLimitPerMinute,
-      tokenPerMinute: config.tokenRateLimitPerMinute,
-      verifyToken,
-      apiKeyId: async (request) => (await app.authenticate(request))?.apiKey?.id ?? null,
-      store: rateLimitStore,
-    });
+    await api.register(rateLimitPlugin, { perCaller: callerLimit, tokenPerMinute: config.tokenRateLimitPerMinute, store: rateLimitStore });
     await api.register(contentTypePlugin);
     await api.register(conditionalPlugin);
     await api.register(pathIdsPlugin);

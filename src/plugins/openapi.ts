@@ -1,8 +1,11 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
+import conditionalPlugin from './conditional.js';
+import type { RateLimitHook } from './rate-limit.js';
 import { VERSIONS } from './versioning.js';
 import { documentForVersion } from './openapi-versions.js';
 import { declareResponseHeaders, referenceSharedHeaders } from './response-headers.js';
@@ -70,7 +73,24 @@ export function finishDocument(doc: Document): Document {
   return doc;
 }
 
-async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string }): Promise<void> {
+/** A document serialised once, with the ETag of its bytes: it does not change while the process runs. */
+function servedOnce(build: () => unknown): () => { body: string; etag: string } {
+  let served: { body: string; etag: string } | null = null;
+  return () => {
+    if (served === null) {
+      const body = JSON.stringify(build());
+      served = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+    }
+    return served;
+  };
+}
+
+/** Cacheable by anyone for a minute, then revalidated by its ETag (a 304 from plugins/conditional.ts). */
+function sendDocument(reply: FastifyReply, document: { body: string; etag: string }): FastifyReply {
+  return reply.header('cache-control', 'public, max-age=60').header('etag', document.etag).type('application/json; charset=utf-8').send(document.body);
+}
+
+async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string; rateLimit?: onRequestHookHandler | RateLimitHook }): Promise<void> {
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
     if (!schema?.response || schema.hide) return;
@@ -139,18 +159,17 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: Document }).openapiObject) as never,
   });
 
-  // The document and Swagger UI in their own context, with the docs' security headers (CSP for the UI).
+  // The document and Swagger UI in their own context, with the docs' security headers (CSP for the UI), the
+  // caller's rate limit (SPEC §17: the document is half a megabyte) and ETags with If-None-Match.
   await app.register(async (docs) => {
     await docs.register(securityHeadersPlugin, { profile: 'docs', publicBaseUrl: opts.publicBaseUrl });
-    docs.get('/v3/api-docs', { schema: { hide: true } }, async (_request, reply) => {
-      reply.header('cache-control', 'public, max-age=60');
-      return app.swagger();
-    });
+    if (opts.rateLimit) docs.addHook('onRequest', opts.rateLimit);
+    await docs.register(conditionalPlugin);
+    const whole = servedOnce(() => app.swagger());
+    docs.get('/v3/api-docs', { schema: { hide: true } }, async (_request, reply) => sendDocument(reply, whole()));
     for (const version of VERSIONS) {
-      docs.get(`/v3/api-docs/v${version}`, { schema: { hide: true } }, async (_request, reply) => {
-        reply.header('cache-control', 'public, max-age=60');
-        return documentForVersion(app.swagger() as never, version);
-      });
+      const one = servedOnce(() => documentForVersion(app.swagger() as never, version));
+      docs.get(`/v3/api-docs/v${version}`, { schema: { hide: true } }, async (_request, reply) => sendDocument(reply, one()));
     }
     await docs.register(swaggerUi, {
       routePrefix: '/docs',

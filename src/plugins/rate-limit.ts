@@ -136,9 +136,8 @@ function addRouteHook(route: RouteOptions, hook: 'onRequest' | 'preValidation', 
   route[hook] = (existing === undefined ? [fn] : [existing, fn].flat()) as never;
 }
 
-export interface ApiRateLimitOptions {
+export interface CallerLimitOptions {
   perMinute: number;
-  tokenPerMinute: number;
   /** the JWT signature check (modules/tokens/jwt.ts `verify`) */
   verifyToken: (token: string) => Promise<{ user_id: number }>;
   /** the API key a request carries, if it is a real one (plugins/auth.ts `authenticate`) */
@@ -146,10 +145,26 @@ export interface ApiRateLimitOptions {
   store: RateLimitStore;
 }
 
+/**
+ * The per-caller limit (`default`), made once at the root, so that whatever counts against it shares one
+ * budget per caller: every /api route, and the OpenAPI document (SPEC §17: half a megabyte a request).
+ */
+export async function createCallerLimit(scope: FastifyInstance, opts: CallerLimitOptions): Promise<RateLimitHook> {
+  await ensureBase(scope, opts.store);
+  return createLimiter(scope, { name: 'default', max: opts.perMinute, windowMs: WINDOW_MS, key: callerKey(opts.verifyToken, opts.apiKeyId) });
+}
+
+export interface ApiRateLimitOptions {
+  /** the per-caller limit (createCallerLimit) */
+  perCaller: RateLimitHook;
+  tokenPerMinute: number;
+  store: RateLimitStore;
+}
+
 /** For the /api context: the per-caller limit on every route and the `tokens` preset. */
 async function apiRateLimit(api: FastifyInstance, opts: ApiRateLimitOptions): Promise<void> {
   await ensureBase(api, opts.store);
-  const perCaller = createLimiter(api, { name: 'default', max: opts.perMinute, windowMs: WINDOW_MS, key: callerKey(opts.verifyToken, opts.apiKeyId) });
+  const { perCaller } = opts;
   const tokensByIp = createLimiter(api, { name: 'tokens-ip', max: opts.tokenPerMinute, windowMs: WINDOW_MS, key: ipKey });
   // Needs the parsed body, so it runs at preValidation (before the password is checked).
   const tokensByUsername = createLimiter(api, { name: 'tokens-username', max: opts.tokenPerMinute, windowMs: WINDOW_MS, key: usernameKey });

@@ -2,9 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { Metrics } from '../../infra/metrics.js';
 import { AppError } from '../../lib/app-error.js';
-import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { ErrorEnvelopeSchema, errorResponses, ref } from '../../lib/common.schemas.js';
 import { exemptFromOverload } from '../../plugins/overload.js';
 import { HealthSchema, ReadinessSchema } from './health.schemas.js';
+import { requireMetricsToken, sharedRendering } from './metrics-access.js';
 import { runChecks, type ReadinessCheck } from './readiness.js';
 import { isDraining } from '../../infra/http-server.js';
 
@@ -13,6 +14,8 @@ export interface HealthRoutesOptions {
   /** the Redis click stream's backlog and live consumers, shown by /readyz (scale-out); null without it */
   clickStream?: () => { backlog: number; consumers: number } | null;
   metrics: Pick<Metrics, 'render'>;
+  /** METRICS_TOKEN: /metrics needs it as a bearer token; null: /metrics is open */
+  metricsToken?: string | null;
   /** a readiness check that takes longer than this has failed */
   checkTimeoutMs?: number;
 }
@@ -67,19 +70,23 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     return { status: 'ok' as const, checks: Object.fromEntries(results.map((r) => [r.name, 'ok' as const])), ...(stream ? { click_stream: stream } : {}) };
   });
 
+  const render = sharedRendering(() => opts.metrics.render());
   app.get('/metrics', {
     config,
+    ...(opts.metricsToken ? { onRequest: requireMetricsToken(opts.metricsToken) } : {}),
     schema: {
       operationId: 'getMetrics', tags, security: [], summary: 'Prometheus metrics (text exposition format 0.0.4)',
+      description: 'Open unless METRICS_TOKEN is set; then it needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). Rendered at most once a second.',
       response: {
         200: {
           description: 'Request counts and durations by route and status, redirect latency, click queue depth, flush lag and drops, database pool use, process metrics',
           content: { 'text/plain; version=0.0.4': { schema: Type.String() } },
         },
+        401: { ...ref(ErrorEnvelopeSchema), description: 'UNAUTHENTICATED: METRICS_TOKEN is set and the request does not carry it as a bearer token' },
       },
     },
   }, async (_request, reply) => {
-    const { contentType, body } = await opts.metrics.render();
+    const { contentType, body } = await render();
     return reply.header('cache-control', NO_STORE).type(contentType).send(body);
   });
 };

@@ -986,7 +986,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics (text exposition format 0.0.4) */
+        /**
+         * Prometheus metrics (text exposition format 0.0.4)
+         * @description Open unless METRICS_TOKEN is set; then it needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). Rendered at most once a second.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -19027,6 +19030,18 @@ export interface operations {
             400: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: METRICS_TOKEN is set and the request does not carry it as a bearer token */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
