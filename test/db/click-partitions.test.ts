@@ -8,6 +8,7 @@ import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
 import { clickWriterFor } from '../../src/modules/clicks/click-ingest.js';
 import { createTestApp, freshPostgresDatabase, type TestApp } from '../helpers/app.js';
 import { missing, unless } from '../helpers/skip.js';
+import { createLink } from '../helpers/factories.js';
 
 const DAY = 86_400_000;
 
@@ -24,7 +25,7 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'click partit
   }
   const db = (t: TestApp) => t.storage.db as unknown as Kysely<unknown>;
   async function linkWithClicksAt(t: TestApp, times: number[]): Promise<number> {
-    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/p' } })).body;
+    const link = (await createLink(t, { original_url: 'https://example.com/p' }));
     const events: ClickEvent[] = times.map((clickedAt) => ({ linkId: link.id, shortCode: link.short_code, clickedAt, ip: '192.0.2.1', userAgent: null, referrer: null }));
     await clickWriterFor(t.storage).writer.write(events);
     return link.id as number;

@@ -63,6 +63,11 @@ export async function createLink(t: TestApp, payload: Record<string, unknown> = 
   return res.body as CreatedLink;
 }
 
+/** How many links the database holds (deleted and expired ones are gone; their codes stay in link_codes). */
+export async function linkCount(t: Pick<TestApp, 'storage'>): Promise<number> {
+  return Number((await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+}
+
 /**
  * GET /{code} as a person's browser makes it (JSON errors unless `headers` ask for HTML), from `remoteAddress`
  * when given. `code` may carry a query string.

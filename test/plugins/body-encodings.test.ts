@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
+import { type CreatedUser, createUser, linkCount } from '../helpers/factories.js';
 
 /** SPEC §17, "Bodies": a body is read as it arrives and in UTF-8, or refused with 415. */
 describe.each(engines)('content codings and charsets of request bodies on %s', (engine) => {
@@ -14,11 +14,10 @@ describe.each(engines)('content codings and charsets of request bodies on %s', (
   });
   afterAll(async () => t.close());
 
-  const linkCount = async () => Number((await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   const json = (url: string) => JSON.stringify({ original_url: url });
 
   it('when a JSON body comes with a Content-Encoding other than identity, then 415 naming Content-Encoding with Accept-Encoding: identity, and nothing is created', async () => {
-    const before = await linkCount();
+    const before = await linkCount(t);
     for (const [coding, payload] of [['gzip', gzipSync(json('https://example.com/gz'))], ['gzip', json('https://example.com/plain')], ['br', json('https://example.com/br')], ['identity, gzip', json('https://example.com/two')]] as const) {
       const res = await t.app.inject({ method: 'POST', url: '/api/v1/links', headers: { 'content-type': 'application/json', 'content-encoding': coding }, payload });
       const parsed = { status: res.statusCode, headers: res.headers, body: res.json(), text: res.body };
@@ -26,7 +25,7 @@ describe.each(engines)('content codings and charsets of request bodies on %s', (
       expect(res.headers['accept-encoding']).toBe('identity');
       expect(t.contract.check('POST', '/api/v1/links', res.statusCode, res.headers['content-type'] as string, res.body)).toEqual([]);
     }
-    expect(await linkCount()).toBe(before);
+    expect(await linkCount(t)).toBe(before);
     const identity = await t.request({ method: 'POST', url: '/api/v1/links', headers: { 'content-encoding': 'identity' }, payload: { original_url: 'https://example.com/identity' } });
     expect(identity.status).toBe(201);
   });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createUser } from '../helpers/factories.js';
+import { createLink, createUser, visit } from '../helpers/factories.js';
 import { waitFor } from '../helpers/scale-out.js';
 import { missing, unless } from '../helpers/skip.js';
 
@@ -27,9 +27,7 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     await a.close();
   });
 
-  const visit = async (t: TestApp, code: string) => t.app.inject({ url: `/${code}` });
-  const create = async (t: TestApp, payload: Record<string, unknown> = {}) =>
-    (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/shared', ...payload }, token: admin.token })).body as { short_code: string };
+  const create = (t: TestApp, payload: Record<string, unknown> = {}) => createLink(t, { original_url: 'https://example.com/shared', ...payload }, admin.token);
   const patch = async (t: TestApp, code: string, body: Record<string, unknown>) =>
     t.request({ method: 'PATCH', url: `/api/v1/links/${code}`, payload: body, token: admin.token });
   /**
@@ -63,16 +61,16 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     await cachedOn(b, link.short_code, 'https://example.com/shared');
     expect((await a.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status).toBe(204);
     const deletedAt = Date.now();
-    await waitFor('b to forget the deleted link', async () => (await visit(b, link.short_code)).statusCode === 404, 1_000);
+    await waitFor('b to forget the deleted link', async () => (await visit(b, link.short_code)).status === 404, 1_000);
     expect(Date.now() - deletedAt).toBeLessThan(1_000);
-    expect((await visit(a, link.short_code)).statusCode).toBe(404);
+    expect((await visit(a, link.short_code)).status).toBe(404);
   });
 
   it('when one instance creates a custom code the other has cached as missing, then the other redirects it within a second', async () => {
     const code = `c${Math.random().toString(36).slice(2, 8)}`;
-    expect((await visit(b, code)).statusCode).toBe(404); // a cached miss (5 s without a notification)
+    expect((await visit(b, code)).status).toBe(404); // a cached miss (5 s without a notification)
     await create(a, { short_code: code });
-    await waitFor('b to forget its cached miss', async () => (await visit(b, code)).statusCode === 302, 1_000);
+    await waitFor('b to forget its cached miss', async () => (await visit(b, code)).status === 302, 1_000);
   });
 
   it('when one instance PATCHes a link, then it redirects to the new target at once and the other within a second', async () => {
@@ -90,12 +88,12 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     await cachedOn(b, link.short_code, 'https://example.com/moderated');
     expect((await patch(a, link.short_code, { disabled: true, disabled_reason: 'Phishing' })).status).toBe(200);
     const disabledAt = Date.now();
-    expect((await visit(a, link.short_code)).statusCode).toBe(410);
-    await waitFor('b to refuse the disabled link', async () => (await visit(b, link.short_code)).statusCode === 410, 1_000);
+    expect((await visit(a, link.short_code)).status).toBe(410);
+    await waitFor('b to refuse the disabled link', async () => (await visit(b, link.short_code)).status === 410, 1_000);
     expect(Date.now() - disabledAt).toBeLessThan(1_000);
     expect((await patch(a, link.short_code, { disabled: false })).status).toBe(200);
     const enabledAt = Date.now();
-    await waitFor('b to redirect again', async () => (await visit(b, link.short_code)).statusCode === 302, 1_000);
+    await waitFor('b to redirect again', async () => (await visit(b, link.short_code)).status === 302, 1_000);
     expect(Date.now() - enabledAt).toBeLessThan(1_000);
   });
 

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickStreamKeys } from '../../src/modules/clicks/transport/click-stream.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
+import { type CreatedUser, createLink, createUser } from '../helpers/factories.js';
 import { recordCount, scaleOut, startPrivateRedis, waitFor } from '../helpers/scale-out.js';
 import { missing, unless } from '../helpers/skip.js';
 
@@ -28,7 +28,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     t = await createTestApp('postgres', { redisUrl: redis.url, env: { CLICK_FLUSH_MS: '50' }, logStream });
     user = await createUser(t, { status: 'active' });
     link = (await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/outage' } })).body;
-    publicLink = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/anyone' } })).body;
+    publicLink = (await createLink(t, { original_url: 'https://example.com/anyone' }));
   });
   afterAll(async () => {
     await t.close();

@@ -5,6 +5,7 @@ import { createTestApp } from '../helpers/app.js';
 import { recordCount, scaleOut, testRedis, waitFor } from '../helpers/scale-out.js';
 import { startWorker, type WorkerProcess } from '../helpers/worker-process.js';
 import { missing, unless } from '../helpers/skip.js';
+import { createLink } from '../helpers/factories.js';
 
 const workers: WorkerProcess[] = [];
 afterEach(() => {
@@ -24,7 +25,7 @@ describe('the click worker process (npm run worker)', () => {
     const t = await createTestApp('postgres', { env: { CLICK_WORKER_IN_PROCESS: 'false' } });
     const redis = testRedis();
     try {
-      const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/worker' } })).body;
+      const link = (await createLink(t, { original_url: 'https://example.com/worker' }));
       const { stream } = clickStreamKeys(t.redisPrefix);
       const total = 4000;
       const pipeline = redis.pipeline();

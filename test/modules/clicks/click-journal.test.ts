@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { readSegment } from '../../../src/modules/clicks/transport/click-journal-replay.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { createLink, storedClickCounts } from '../../helpers/factories.js';
 
 /**
  * The click journal's exactly-once replay (SPEC §12) without a key per click: each process's journal has an
@@ -17,17 +18,7 @@ const REPLAYED = 'click journal replayed: clicks the database lacked are written
 const line = (position: number | string, linkId: number, code: string, at: number, ip: string): string =>
   JSON.stringify([position, linkId, code, at, ip, UA, null, null, null]);
 
-async function linkOf(t: TestApp): Promise<{ id: number; short_code: string }> {
-  const created = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/journal' } });
-  expect(created.status).toBe(201);
-  return created.body;
-}
-
-const counts = async (t: TestApp, linkId: number) => {
-  const records = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', linkId).executeTakeFirstOrThrow();
-  const link = await t.storage.db.selectFrom('links').select('click_count').where('id', '=', linkId).executeTakeFirstOrThrow();
-  return { records: Number(records.n), clickCount: Number(link.click_count) };
-};
+const linkOf = (t: TestApp) => createLink(t, { original_url: 'https://example.com/journal' });
 
 const marks = (t: TestApp) => t.storage.db.selectFrom('click_journal_marks').selectAll().execute();
 
@@ -56,7 +47,7 @@ describe('the click journal on sqlite (the embedded default)', () => {
       const rows = await marks(t);
       expect(rows).toHaveLength(1);
       expect(Number(rows[0]!.committed)).toBe(10);
-      expect(await counts(t, link.id)).toEqual({ records: 10, clickCount: 10 });
+      expect(await storedClickCounts(t, link.id)).toEqual({ records: 10, clickCount: 10 });
       // No key per click: the mark is the proof of what is committed.
       const keyed = await t.storage.db.selectFrom('clicks').select('click_key').where('link_id', '=', link.id).where('click_key', 'is not', null).execute();
       expect(keyed).toEqual([]);
@@ -67,7 +58,7 @@ describe('the click journal on sqlite (the embedded default)', () => {
       try {
         expect(next.logs.some((l) => l.msg === REPLAYED)).toBe(false);
         expect(await marks(next.app)).toEqual([]);
-        expect(await counts(next.app, link.id)).toEqual({ records: 10, clickCount: 10 });
+        expect(await storedClickCounts(next.app, link.id)).toEqual({ records: 10, clickCount: 10 });
       } finally {
         await next.app.close();
       }
@@ -104,7 +95,7 @@ describe('the click journal on sqlite (the embedded default)', () => {
       again = first.app;
       const replayed = first.logs.find((l) => l.msg === REPLAYED);
       expect(replayed).toMatchObject({ segments: 2, replayed: 3, alreadyCommitted: 3, malformed: 1 });
-      expect(await counts(again, link.id)).toEqual({ records: 6, clickCount: 6 });
+      expect(await storedClickCounts(again, link.id)).toEqual({ records: 6, clickCount: 6 });
       const ips = await again.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).orderBy('ip').execute();
       expect(ips.map((r) => r.ip)).toEqual(['192.0.2.0', '192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.9']);
       expect(await marks(again)).toEqual([]);
@@ -115,7 +106,7 @@ describe('the click journal on sqlite (the embedded default)', () => {
       const second = await restart(t);
       again = second.app;
       expect(second.logs.some((l) => l.msg === REPLAYED)).toBe(false);
-      expect(await counts(again, link.id)).toEqual({ records: 6, clickCount: 6 });
+      expect(await storedClickCounts(again, link.id)).toEqual({ records: 6, clickCount: 6 });
     } finally {
       await again?.close();
       await t.close();
@@ -157,8 +148,8 @@ describe('the click journal on sqlite (the embedded default)', () => {
         (await again!.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', linkId).orderBy('ip').execute()).map((r) => r.ip);
       expect(await ipsOf(a.id)).toEqual(['192.0.2.0', '192.0.2.2', '192.0.2.4', '192.0.2.7']);
       expect(await ipsOf(b.id)).toEqual(['192.0.2.1', '192.0.2.3', '192.0.2.5', '192.0.2.6']);
-      expect(await counts(again, a.id)).toEqual({ records: 4, clickCount: 4 });
-      expect(await counts(again, b.id)).toEqual({ records: 4, clickCount: 4 });
+      expect(await storedClickCounts(again, a.id)).toEqual({ records: 4, clickCount: 4 });
+      expect(await storedClickCounts(again, b.id)).toEqual({ records: 4, clickCount: 4 });
       expect(await marks(again)).toEqual([]);
     } finally {
       await again?.close();
@@ -176,11 +167,11 @@ describe('the click journal on sqlite (the embedded default)', () => {
       await expect(restart(t)).rejects.toThrow(/is in use by another Ferry process: its click journal belongs to one process.*another DATA_DIR/);
       expect(t.app.clickQueue.status().depth).toBe(5);
       await t.app.close();
-      expect(await counts(t, link.id)).toEqual({ records: 5, clickCount: 5 });
+      expect(await storedClickCounts(t, link.id)).toEqual({ records: 5, clickCount: 5 });
       const next = await restart(t);
       again = next.app;
       expect(next.logs.some((l) => l.msg === REPLAYED)).toBe(false);
-      expect(await counts(again, link.id)).toEqual({ records: 5, clickCount: 5 });
+      expect(await storedClickCounts(again, link.id)).toEqual({ records: 5, clickCount: 5 });
     } finally {
       await again?.close();
       await t.close();

@@ -7,6 +7,7 @@ import { clickWriterFor } from '../../../src/modules/clicks/click-ingest.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { recordCount, scaleOut, testRedis, waitFor } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
+import { createLink } from '../../helpers/factories.js';
 
 type Entries = Array<[string, string[]]>;
 
@@ -35,7 +36,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
     createClickStreamConsumer({ redis: redis.duplicate(), prefix: t.redisPrefix, writer: writer(), batchSize: 50, flushMs: 60_000, claimIdleMs, log: t.app.log, clock: t.clock });
 
   async function linkWithVisits(n: number): Promise<{ id: number; short_code: string }> {
-    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/stream' } })).body;
+    const link = (await createLink(t, { original_url: 'https://example.com/stream' }));
     const visits = await Promise.all(Array.from({ length: n }, (_, i) => t.app.inject({ url: `/${link.short_code}`, headers: { 'x-forwarded-for': `203.0.113.${i}`, 'user-agent': `Mozilla/5.0 (ua-${i})` } })));
     expect(visits.every((v) => v.statusCode === 302)).toBe(true);
     return link;
@@ -136,7 +137,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
   it('when the backlog reaches CLICK_QUEUE_LIMIT, then further clicks are dropped and counted, and redirects still answer', async () => {
     const small = await createTestApp('postgres', { env: { CLICK_WORKER_IN_PROCESS: 'false', CLICK_QUEUE_LIMIT: '100' } });
     try {
-      const link = (await small.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/full' } })).body;
+      const link = (await createLink(small, { original_url: 'https://example.com/full' }));
       const visits = await Promise.all(Array.from({ length: 130 }, () => small.app.inject({ url: `/${link.short_code}` })));
       expect(visits.every((v) => v.statusCode === 302)).toBe(true);
       expect(await redis.xlen(clickStreamKeys(small.redisPrefix).stream)).toBe(100);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { startServer, type ServerProcess } from '../../helpers/server-process.js';
+import { storedClickCounts } from '../../helpers/factories.js';
 
 /**
  * SPEC §12: SIGKILL of the single process on the embedded default loses no click whose redirect was
@@ -22,11 +23,6 @@ const env = (t: TestApp, extra: Record<string, string> = {}): Record<string, str
   ...extra,
 });
 
-async function countClicks(t: TestApp, linkId: number): Promise<{ records: number; clickCount: number }> {
-  const records = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', linkId).executeTakeFirstOrThrow();
-  const row = await t.storage.db.selectFrom('links').select('click_count').where('id', '=', linkId).executeTakeFirstOrThrow();
-  return { records: Number(records.n), clickCount: Number(row.click_count) };
-}
 
 /** Visits the link from CONNECTIONS loops; kills the server once enough are answered; counts the answered 302s. */
 async function visitAndKill(server: ServerProcess, code: string): Promise<number> {
@@ -76,7 +72,7 @@ async function scenario(journal: boolean, flushing: Record<string, string> = {})
     const replay = journal ? await replayLog(server) : undefined;
     server.child.kill('SIGTERM');
     await server.exited;
-    return { answered, ...(await countClicks(t, link.id)), replay };
+    return { answered, ...(await storedClickCounts(t, link.id)), replay };
   } finally {
     if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
     await t.close();

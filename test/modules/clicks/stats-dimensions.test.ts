@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createUser, visit, type CreatedUser } from '../../helpers/factories.js';
 import { buildCountryMmdb } from '../../helpers/mmdb.js';
 import { createApiKey } from '../api-keys/api-keys.helpers.js';
 import { createLink } from '../links/links.helpers.js';
@@ -27,9 +27,8 @@ describe.each(engines)('statistics with bots, devices, referrers, countries and 
   afterAll(async () => t.close());
 
   /** A visit through the trusted proxy (X-Forwarded-For names the client), unless `from` says who connects. */
-  const visit = async (code: string, ip: string, headers: Record<string, string>, from?: string) => {
-    const res = await t.app.inject({ url: `/${code}`, headers: { 'x-forwarded-for': ip, ...headers }, ...(from ? { remoteAddress: from } : {}) });
-    expect(res.statusCode).toBe(302);
+  const visitFrom = async (code: string, ip: string, headers: Record<string, string>, from?: string) => {
+    expect((await visit(t, code, { 'x-forwarded-for': ip, ...headers }, from)).status).toBe(302);
   };
   const stats = async (code: string, query = '', token = owner.token) => {
     await t.app.clickQueue.flush();
@@ -41,13 +40,13 @@ describe.each(engines)('statistics with bots, devices, referrers, countries and 
   it('when a Googlebot, a Slackbot and curl visit beside two browsers, then bots are counted apart and never in unique_visitors or the tops', async () => {
     t.clock.ms = T0;
     const link = await createLink(t, {}, owner.token);
-    await visit(link.short_code, '198.51.100.1', { 'user-agent': UA.chromeWindows, referer: 'https://news.example/item?id=7' });
-    await visit(link.short_code, '198.51.100.1', { 'user-agent': UA.chromeWindows, referer: 'https://news.example/other' });
-    await visit(link.short_code, '198.51.100.2', { 'user-agent': UA.safariIphone });
-    await visit(link.short_code, '66.249.66.1', { 'user-agent': UA.googlebot, referer: 'https://bot-referrer.example/' });
-    await visit(link.short_code, '3.3.3.3', { 'user-agent': UA.slackbot });
-    await visit(link.short_code, '4.4.4.4', { 'user-agent': UA.curl });
-    await visit(link.short_code, '5.5.5.5', {}); // inject's own agent, lightMyRequest: a script
+    await visitFrom(link.short_code, '198.51.100.1', { 'user-agent': UA.chromeWindows, referer: 'https://news.example/item?id=7' });
+    await visitFrom(link.short_code, '198.51.100.1', { 'user-agent': UA.chromeWindows, referer: 'https://news.example/other' });
+    await visitFrom(link.short_code, '198.51.100.2', { 'user-agent': UA.safariIphone });
+    await visitFrom(link.short_code, '66.249.66.1', { 'user-agent': UA.googlebot, referer: 'https://bot-referrer.example/' });
+    await visitFrom(link.short_code, '3.3.3.3', { 'user-agent': UA.slackbot });
+    await visitFrom(link.short_code, '4.4.4.4', { 'user-agent': UA.curl });
+    await visitFrom(link.short_code, '5.5.5.5', { 'user-agent': 'lightMyRequest' }); // inject's own agent: a script
 
     const body = await stats(link.short_code, '?interval=hour&from=2026-03-27T12:00:00Z&to=2026-03-27T13:00:00Z');
     expect(body).toMatchObject({ total_clicks: 7, click_count: 7, human_clicks: 3, bot_clicks: 4, unique_visitors: 2 });
@@ -73,13 +72,13 @@ describe.each(engines)('statistics with bots, devices, referrers, countries and 
   it('when visits carry a country header, then it counts only when the request came through the trusted proxy', async () => {
     const link = await createLink(t, {}, owner.token);
     const human = { 'user-agent': UA.chromeWindows };
-    await visit(link.short_code, '198.51.100.10', { ...human, 'cf-ipcountry': 'DE' });
-    await visit(link.short_code, '198.51.100.11', { ...human, 'cf-ipcountry': 'de' });
-    await visit(link.short_code, '198.51.100.12', { ...human, 'cf-ipcountry': 'FR' });
-    await visit(link.short_code, '198.51.100.13', { ...human, 'cf-ipcountry': 'XX' }); // Cloudflare: unknown
+    await visitFrom(link.short_code, '198.51.100.10', { ...human, 'cf-ipcountry': 'DE' });
+    await visitFrom(link.short_code, '198.51.100.11', { ...human, 'cf-ipcountry': 'de' });
+    await visitFrom(link.short_code, '198.51.100.12', { ...human, 'cf-ipcountry': 'FR' });
+    await visitFrom(link.short_code, '198.51.100.13', { ...human, 'cf-ipcountry': 'XX' }); // Cloudflare: unknown
     // Straight from a client that is no trusted proxy: its header is not believed.
-    await visit(link.short_code, '198.51.100.14', { ...human, 'cf-ipcountry': 'US' }, '203.0.113.50');
-    await visit(link.short_code, '198.51.100.15', { 'user-agent': UA.googlebot, 'cf-ipcountry': 'US' });
+    await visitFrom(link.short_code, '198.51.100.14', { ...human, 'cf-ipcountry': 'US' }, '203.0.113.50');
+    await visitFrom(link.short_code, '198.51.100.15', { 'user-agent': UA.googlebot, 'cf-ipcountry': 'US' });
     const body = await stats(link.short_code);
     expect(body.top_countries).toEqual([{ value: '(unknown)', clicks: 2 }, { value: 'DE', clicks: 2 }, { value: 'FR', clicks: 1 }]);
     const records = await t.storage.db.selectFrom('clicks').select(['ip', 'country']).where('link_id', '=', link.id).orderBy('id').execute();
@@ -92,7 +91,7 @@ describe.each(engines)('statistics with bots, devices, referrers, countries and 
     const link = await createLink(t, {}, owner.token);
     const at = async (iso: string, ua = UA.chromeWindows) => {
       t.clock.ms = Date.parse(iso);
-      await visit(link.short_code, '198.51.100.20', { 'user-agent': ua });
+      await visitFrom(link.short_code, '198.51.100.20', { 'user-agent': ua });
     };
     await at('2026-03-28T22:59:00.000Z'); // 23:59 CET, Saturday 28
     await at('2026-03-28T23:00:00.000Z'); // 00:00 CET, Sunday 29 (clocks go forward at 02:00)
@@ -133,10 +132,10 @@ describe.each(engines)('statistics with bots, devices, referrers, countries and 
     const a = await createLink(t, {}, user.token);
     const b = await createLink(t, {}, user.token);
     const gone = await createLink(t, {}, user.token);
-    for (let i = 0; i < 3; i += 1) await visit(a.short_code, `198.51.100.${30 + i}`, { 'user-agent': UA.chromeWindows, referer: 'https://news.example/' });
-    await visit(b.short_code, '198.51.100.30', { 'user-agent': UA.safariIphone });
-    await visit(b.short_code, '198.51.100.40', { 'user-agent': UA.googlebot });
-    for (let i = 0; i < 5; i += 1) await visit(gone.short_code, '198.51.100.50', { 'user-agent': UA.chromeWindows });
+    for (let i = 0; i < 3; i += 1) await visitFrom(a.short_code, `198.51.100.${30 + i}`, { 'user-agent': UA.chromeWindows, referer: 'https://news.example/' });
+    await visitFrom(b.short_code, '198.51.100.30', { 'user-agent': UA.safariIphone });
+    await visitFrom(b.short_code, '198.51.100.40', { 'user-agent': UA.googlebot });
+    for (let i = 0; i < 5; i += 1) await visitFrom(gone.short_code, '198.51.100.50', { 'user-agent': UA.chromeWindows });
     await t.app.clickQueue.flush();
     expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${gone.short_code}`, token: user.token })).status).toBe(204);
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
 import { clickWriterFor } from '../../../src/modules/clicks/click-ingest.js';
 import { createTestApp, engines, TestClock } from '../../helpers/app.js';
+import { createLink } from '../../helpers/factories.js';
 
 const T0 = Date.parse('2026-01-10T08:00:00.000Z');
 const DAY = 86_400_000;
@@ -14,7 +15,7 @@ describe.each(engines)('statistics over closed months on %s', (engine) => {
   it('when a window covers whole past months and partial ones, then series and top lists equal the sums of the rows, twice', async () => {
     const t = await createTestApp(engine, { clock: new TestClock(T0) });
     try {
-      const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/m' } })).body;
+      const link = (await createLink(t, { original_url: 'https://example.com/m' }));
       const events: ClickEvent[] = [];
       // 120 days from Jan 10: every day 1-3 visits, from referrers and agents whose ranking changes over time.
       for (let d = 0; d < 120; d += 1) {

@@ -3,6 +3,7 @@ import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.j
 import { clickWriterFor } from '../../../src/modules/clicks/click-ingest.js';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
 import { UA } from './user-agents.js';
+import { createLink } from '../../helpers/factories.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const DAYS = 30;
@@ -27,7 +28,7 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
 
   beforeAll(async () => {
     t = await createTestApp(engine, { clock: new TestClock(T0) });
-    const create = async () => (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/scale' } })).body;
+    const create = async () => (await createLink(t, { original_url: 'https://example.com/scale' }));
     small = await create();
     big = await create();
     const repository = clickWriterFor(t.storage);

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
-import { HUMAN_UA } from '../links/links.helpers.js';
+import { createLink, createUser, visit, type CreatedUser } from '../../helpers/factories.js';
 
 const T0 = Date.parse('2026-03-10T10:20:00.000Z');
 const HOUR = 3_600_000;
@@ -15,11 +14,9 @@ describe.each(engines)('link statistics on %s', (engine) => {
   });
   afterAll(async () => t.close());
 
-  const create = async (token?: string) =>
-    (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/s' }, ...(token ? { token } : {}) })).body as { id: number; short_code: string };
-  // A person's browser unless the test names another agent (inject's own, lightMyRequest, is a bot).
-  const visit = (code: string, ip: string, headers: Record<string, string> = {}) =>
-    t.app.inject({ url: `/${code}`, headers: { 'x-forwarded-for': ip, 'user-agent': HUMAN_UA, ...headers } });
+  const create = (token?: string) => createLink(t, { original_url: 'https://example.com/s' }, token);
+  // A person's browser through the trusted proxy, unless the test names another agent.
+  const visitFrom = (code: string, ip: string, headers: Record<string, string> = {}) => visit(t, code, { 'x-forwarded-for': ip, ...headers });
   const stats = async (code: string, query = '', token?: string) => {
     await t.app.clickQueue.flush();
     return t.request({ url: `/api/v1/links/${code}/stats${query}`, ...(token ? { token } : {}) });
@@ -39,11 +36,11 @@ describe.each(engines)('link statistics on %s', (engine) => {
   it('when clicks spread over hours and days, then lifetime totals, an hourly and a daily series with empty buckets filled', async () => {
     t.clock.ms = T0;
     const link = await create(owner.token);
-    for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.1']) await visit(link.short_code, ip); // 10:20
+    for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.1']) await visitFrom(link.short_code, ip); // 10:20
     t.clock.ms = T0 + 2 * HOUR - 15 * 60_000; // 12:05
-    for (const ip of ['10.0.0.3', '10.0.0.1']) await visit(link.short_code, ip);
+    for (const ip of ['10.0.0.3', '10.0.0.1']) await visitFrom(link.short_code, ip);
     t.clock.ms = Date.parse('2026-03-11T09:00:00.000Z');
-    await visit(link.short_code, '10.0.0.4');
+    await visitFrom(link.short_code, '10.0.0.4');
 
     const hourly = await stats(link.short_code, '?interval=hour&from=2026-03-10T10:30:00Z&to=2026-03-10T13:00:00Z', owner.token);
     expect(hourly.status).toBe(200);
@@ -79,8 +76,8 @@ describe.each(engines)('link statistics on %s', (engine) => {
       ['https://blog.example/post', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/1', 1],
       ['android-app://com.mail/', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/3', 1],
     ];
-    for (const [referer, ua, n] of plan) for (let i = 0; i < n; i += 1) await visit(link.short_code, '10.1.0.1', { referer, 'user-agent': ua });
-    for (let i = 0; i < 12; i += 1) await visit(link.short_code, '10.1.0.2', { 'user-agent': `Mozilla/5.0 (Z-rare ${i})` });
+    for (const [referer, ua, n] of plan) for (let i = 0; i < n; i += 1) await visitFrom(link.short_code, '10.1.0.1', { referer, 'user-agent': ua });
+    for (let i = 0; i < 12; i += 1) await visitFrom(link.short_code, '10.1.0.2', { 'user-agent': `Mozilla/5.0 (Z-rare ${i})` });
     const res = await stats(link.short_code);
     expect(res.body.top_referrers).toEqual([
       { value: '(direct)', clicks: 12 },
@@ -96,9 +93,9 @@ describe.each(engines)('link statistics on %s', (engine) => {
 
   it('when more than 100 distinct referrers arrive in a day, then the rest is counted as "(other)"', async () => {
     const link = await create();
-    for (let i = 0; i < 100; i += 1) await visit(link.short_code, '10.2.0.1', { referer: `https://r${i}.example/` });
+    for (let i = 0; i < 100; i += 1) await visitFrom(link.short_code, '10.2.0.1', { referer: `https://r${i}.example/` });
     await t.app.clickQueue.flush();
-    for (let i = 100; i < 106; i += 1) await visit(link.short_code, '10.2.0.1', { referer: `https://r${i}.example/` });
+    for (let i = 100; i < 106; i += 1) await visitFrom(link.short_code, '10.2.0.1', { referer: `https://r${i}.example/` });
     const res = await stats(link.short_code);
     expect(res.body.top_referrers[0]).toEqual({ value: '(other)', clicks: 6 });
     expect(res.body.total_clicks).toBe(106);

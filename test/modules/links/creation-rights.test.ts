@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser } from '../../helpers/factories.js';
+import { createUser, linkCount } from '../../helpers/factories.js';
 import { createApiKey } from '../api-keys/api-keys.helpers.js';
 import { postOrder } from '../orders/orders.helpers.js';
 
 /** SPEC §18: a pending account signs in and reads but creates nothing; ANONYMOUS_LINKS=false needs a credential. */
-const countLinks = async (t: TestApp): Promise<number> =>
-  Number((await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-
 describe.each(engines)('who may create on %s', (engine) => {
   describe('a pending account', () => {
     let t: TestApp;
@@ -19,14 +16,14 @@ describe.each(engines)('who may create on %s', (engine) => {
 
     it('when it creates a link, links in bulk (v1 and v2), an API key or an order, then 422 ACCOUNT_NOT_ACTIVE and nothing is stored', async () => {
       const u = await createUser(t, { status: 'pending' });
-      const before = await countLinks(t);
+      const before = await linkCount(t);
       expectEnvelope(await t.request({ method: 'POST', url: '/api/v1/links', token: u.token, payload: { original_url: 'https://example.com/p' } }), 422, 'ACCOUNT_NOT_ACTIVE');
       expectEnvelope(await t.request({ method: 'POST', url: '/api/v2/links', token: u.token, payload: { originalUrl: 'https://example.com/p' } }), 422, 'ACCOUNT_NOT_ACTIVE');
       expectEnvelope(await t.request({ method: 'POST', url: '/api/v1/links/bulk', token: u.token, payload: { links: [{ original_url: 'https://example.com/b' }] } }), 422, 'ACCOUNT_NOT_ACTIVE');
       expectEnvelope(await t.request({ method: 'POST', url: '/api/v2/links/bulk', token: u.token, payload: { links: [{ originalUrl: 'https://example.com/b' }] } }), 422, 'ACCOUNT_NOT_ACTIVE');
       expectEnvelope(await t.request({ method: 'POST', url: `/api/v1/users/${u.id}/api-keys`, token: u.token, payload: { name: 'k', scopes: ['links:read'] } }), 422, 'ACCOUNT_NOT_ACTIVE');
       expectEnvelope(await postOrder(t, u, { itemId: 1, quantity: 1 }), 422, 'ACCOUNT_NOT_ACTIVE');
-      expect(await countLinks(t)).toBe(before);
+      expect(await linkCount(t)).toBe(before);
     });
 
     it('when an admin creates an API key for it, then 422 too: a pending account holds no keys', async () => {
@@ -68,7 +65,7 @@ describe.each(engines)('who may create on %s', (engine) => {
     afterAll(async () => t.close());
 
     it('when a link is created without a credential, single or bulk, v1 or v2, then 401 with a Bearer challenge and nothing is stored', async () => {
-      const before = await countLinks(t);
+      const before = await linkCount(t);
       for (const [url, payload] of [
         ['/api/v1/links', { original_url: 'https://example.com/anon' }],
         ['/api/v2/links', { originalUrl: 'https://example.com/anon' }],
@@ -79,7 +76,7 @@ describe.each(engines)('who may create on %s', (engine) => {
         expectEnvelope(res, 401, 'UNAUTHENTICATED');
         expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
       }
-      expect(await countLinks(t)).toBe(before);
+      expect(await linkCount(t)).toBe(before);
       expect((await t.request({ url: '/api/v1/instance' })).body.anonymous_links).toBe(false);
     });
 

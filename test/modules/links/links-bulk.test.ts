@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser } from '../../helpers/factories.js';
+import { createUser, linkCount } from '../../helpers/factories.js';
 import { createLink, LINKS } from './links.helpers.js';
 
 describe.each(engines)('POST /api/v1/links/bulk on %s', (engine) => {
@@ -14,7 +14,6 @@ describe.each(engines)('POST /api/v1/links/bulk on %s', (engine) => {
 
   const bulk = (links: unknown[], opts: { token?: string; key?: string; version?: number } = {}) =>
     t.request({ method: 'POST', url: `/api/v${opts.version ?? 1}/links/bulk`, payload: { links }, ...(opts.token ? { token: opts.token } : {}), headers: opts.key ? { 'idempotency-key': opts.key } : {} });
-  const countLinks = async () => Number((await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   const fields = (item: { error: { details: Array<{ field: string }> } }) => item.error.details.map((d) => d.field).sort();
 
   it('when every item is good, then 200 with one 201 result per item, in order, each a link that exists', async () => {
@@ -32,7 +31,7 @@ describe.each(engines)('POST /api/v1/links/bulk on %s', (engine) => {
     const u = await createUser(t);
     const taken = await createLink(t, { short_code: `tk${randomUUID().slice(0, 5)}` });
     const dup = `dp${randomUUID().slice(0, 5)}`;
-    const before = await countLinks();
+    const before = await linkCount(t);
     const res = await bulk([
       { original_url: 'https://example.com/ok-1' },
       { original_url: 'javascript:alert(1)' },
@@ -54,7 +53,7 @@ describe.each(engines)('POST /api/v1/links/bulk on %s', (engine) => {
     expect(fields(d[5])).toEqual(['colour', 'max_visits']);
     expect(d[6].link.short_code).toBe(dup);
     expect(d[8].link.has_password).toBe(true);
-    expect(await countLinks()).toBe(before + 3);
+    expect(await linkCount(t)).toBe(before + 3);
   });
 
   it('when the batch is empty, too large or not a batch, then the whole request is a 400', async () => {
@@ -70,13 +69,13 @@ describe.each(engines)('POST /api/v1/links/bulk on %s', (engine) => {
     const taken = await createLink(t, { short_code: `ik${randomUUID().slice(0, 5)}` });
     const items = [{ original_url: 'https://example.com/idem-1' }, { original_url: 'https://example.com/idem-2', short_code: taken.short_code }, { original_url: 'ftp://x' }];
     const first = await bulk(items, { token: u.token, key });
-    const before = await countLinks();
+    const before = await linkCount(t);
     const again = await bulk(items, { token: u.token, key });
     expect(again.status).toBe(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
     expect(first.body.data.map((i: { status: number }) => i.status)).toEqual([201, 409, 400]);
-    expect(await countLinks()).toBe(before);
+    expect(await linkCount(t)).toBe(before);
     expectEnvelope(await bulk([{ original_url: 'https://example.com/other' }], { token: u.token, key }), 422, 'IDEMPOTENCY_KEY_REUSED');
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { createUser } from '../../helpers/factories.js';
+import { createUser, linkCount } from '../../helpers/factories.js';
 
 describe.each(engines)('Idempotency-Key on POST /api/v1/links on %s', (engine) => {
   let t: TestApp;
@@ -9,11 +9,9 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/links on %s', (engine) =
   });
   afterAll(async () => t.close());
 
-  const countLinks = async () => Number((await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-
   it('when a creation is retried with the same key, then the first link is replayed and no second link exists', async () => {
     const u = await createUser(t);
-    const before = await countLinks();
+    const before = await linkCount(t);
     const send = () => t.request({ method: 'POST', url: '/api/v1/links', token: u.token, headers: { 'idempotency-key': 'link-retry-1' }, payload: { original_url: 'https://example.com/once' } });
     const first = await send();
     const again = await send();
@@ -22,7 +20,7 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/links on %s', (engine) =
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
     expect(again.headers.location).toBe(first.headers.location);
-    expect(await countLinks()).toBe(before + 1);
+    expect(await linkCount(t)).toBe(before + 1);
   });
 
   it('when the same key comes with another body, then 422 IDEMPOTENCY_KEY_REUSED; without a key, every POST creates', async () => {

@@ -5,6 +5,7 @@ import { deploymentPaginator } from '../../../src/lib/pagination.js';
 import { openLinkModeration, type LinkModeration } from '../../../src/modules/links/index.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { waitFor } from '../../helpers/scale-out.js';
+import { createLink } from '../../helpers/factories.js';
 
 /**
  * SPEC §18: `ferry links disable` runs in another process than the server, on the same database: its change must
@@ -32,7 +33,7 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
   const visit = async (code: string) => (await fetch(`${base}/${code}`, { redirect: 'manual' })).status;
 
   it('when another process disables a link the server has cached, then the server answers 410 within a second, and redirects again within a second of its enabling', async () => {
-    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/cli' } })).body as { short_code: string };
+    const link = (await createLink(t, { original_url: 'https://example.com/cli' }));
     expect(await visit(link.short_code)).toBe(302);
     expect(await visit(link.short_code)).toBe(302); // served from the cache (the fast path) now
     const disabled = await moderation.disable(link.short_code, 'Reported');
@@ -47,7 +48,7 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
   });
 
   it('when the CLI lists links, then it gets the API\'s records, filtered as the admin list is', async () => {
-    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/listed', tags: ['cli-list'] } })).body as { short_code: string };
+    const link = (await createLink(t, { original_url: 'https://example.com/listed', tags: ['cli-list'] }));
     await moderation.disable(link.short_code, null);
     const page = await moderation.listAll({ tag: 'cli-list', status: 'disabled' as const }, '/api/v1/links');
     expect(page.data).toEqual([expect.objectContaining({ short_code: link.short_code, disabled: true, disabled_reason: null })]);

@@ -6,6 +6,7 @@ import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/transp
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { scaleOut, testRedis } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
+import { clickRecords, createLink } from '../../helpers/factories.js';
 
 /**
  * The redirect's fast path (redirect-fast-path.ts) only exists on a real socket: app.inject() goes straight
@@ -22,13 +23,8 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
   });
   afterAll(async () => t.close());
 
-  const create = async (payload: Record<string, unknown> = {}) =>
-    (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/fast?a=1', ...payload } })).body as { id: number; short_code: string };
+  const create = (payload: Record<string, unknown> = {}) => createLink(t, { original_url: 'https://example.com/fast?a=1', ...payload });
   const overSocket = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { redirect: 'manual', ...init });
-  const clicksOf = async (linkId: number) => {
-    await t.app.clickQueue.flush();
-    return t.storage.db.selectFrom('clicks').selectAll().where('link_id', '=', linkId).orderBy('id').execute();
-  };
   const metric = async (pattern: RegExp): Promise<number> => Number(pattern.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
   const redirectsCounted = () => metric(/^ferry_redirect_duration_seconds_count\{status_code="302"\} (\d+)$/m);
   const fastPathCounted = () => metric(/^ferry_redirect_fast_path_total (\d+)$/m);
@@ -48,7 +44,7 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
     expect(routed.headers.ratelimit).toMatch(/^"redirect";r=4;t=\d+$/);
     expect(fast.headers.get('ratelimit')).toMatch(/^"redirect";r=3;t=\d+$/);
     expect(await fast.text()).toBe('');
-    const clicks = await clicksOf(link.id);
+    const clicks = await clickRecords(t, link.id);
     expect(clicks.map((c) => [c.ip, c.user_agent, c.referrer])).toEqual([['127.0.0.1', 'UA/1', 'https://ref.example/p'], ['127.0.0.1', 'UA/2', 'https://ref.example/q']]);
     expect(await redirectsCounted()).toBe(counted + 2);
     expect(await fastPathCounted()).toBe(fastCounted + 1); // the socket's request did take the fast path
@@ -61,7 +57,7 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
     expect(head.status).toBe(302);
     expect(head.headers.get('location')).toBe('https://example.com/fast?a=1');
     expect(head.headers.get('cache-control')).toBe('private, no-store');
-    expect(await clicksOf(link.id)).toHaveLength(1);
+    expect(await clickRecords(t, link.id)).toHaveLength(1);
     // 127.0.0.1 has used 3 of its 5 so far (this and the previous test): 2 more pass, then 429.
     expect((await overSocket(`/${link.short_code}`)).status).toBe(302);
     expect((await overSocket(`/${link.short_code}`)).status).toBe(302);
@@ -70,7 +66,7 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
     expect(limited.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
     expect(limited.headers.get('x-request-id')).toBeTruthy();
     expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
-    expect(await clicksOf(link.id)).toHaveLength(3);
+    expect(await clickRecords(t, link.id)).toHaveLength(3);
     expect(await fastPathCounted()).toBe(4); // the previous test's, HEAD and two GETs; not the 429
   });
 });
@@ -94,7 +90,7 @@ describe.skipIf(missing.redis !== null).each(engines)(unless(missing.redis, 'red
   });
 
   it('when a cached link is visited over a socket, then the fast path answers on the shared count; past the limit the route answers 429, counted once, with no click', async () => {
-    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/shared' } })).body as { id: number; short_code: string };
+    const link = (await createLink(t, { original_url: 'https://example.com/shared' }));
     const fastPathCounted = async () => Number(/^ferry_redirect_fast_path_total (\d+)$/m.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
     const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1' }); // caches the link
     expect(routed.status).toBe(302);
@@ -138,7 +134,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'redirect fast path counting w
   });
 
   it('when cached visits arrive over a socket, then each is counted and its click added in one script run; past the limit the route answers 429, counted once, with no entry', async () => {
-    const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/counted' } })).body as { id: number; short_code: string };
+    const link = (await createLink(t, { original_url: 'https://example.com/counted' }));
     const counter = `${t.redisPrefix}ratelimit:redirect:ip:127.0.0.1`;
     const stream = clickStreamKeys(t.redisPrefix).stream;
     // What this app sends Redis, as the server runs it: commands of its own (not those its scripts run) that name the counter or add to the stream.
@@ -182,7 +178,7 @@ describe.each(engines)('redirect answers the fast path leaves to the route, on %
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-      const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/p' } })).body;
+      const link = (await createLink(t, { original_url: 'https://example.com/p' }));
       await t.request({ url: `/${link.short_code}` }); // cached
       const res = await fetch(`${base}/${link.short_code}?utm=1`, { redirect: 'manual', headers: { 'x-forwarded-for': '203.0.113.9' } });
       expect(res.status).toBe(302);
@@ -208,7 +204,7 @@ describe.each(engines)('redirect fast path under overload on %s', (engine) => {
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-      const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/o' } })).body;
+      const link = (await createLink(t, { original_url: 'https://example.com/o' }));
       expect((await fetch(`${base}/${link.short_code}`, { redirect: 'manual' })).status).toBe(302);
       let res = await fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
       for (let i = 0; i < 100 && res.status === 302; i += 1) {

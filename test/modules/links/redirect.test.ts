@@ -182,7 +182,7 @@ describe.each(engines)('redirect configuration on %s', (engine) => {
     const plain = await createTestApp(engine);
     try {
       for (const [t, expected] of [[trusting, '203.0.113.7'], [plain, '127.0.0.1']] as const) {
-        const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/p' } })).body;
+        const link = (await createLink(t, { original_url: 'https://example.com/p' }));
         await t.request({ url: `/${link.short_code}`, headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.1' } });
         await t.request({ url: `/${link.short_code}`, headers: { 'x-forwarded-for': 'x'.repeat(100) } });
         await t.app.clickQueue.flush();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { type CreatedUser, createUser, linkCount } from '../../helpers/factories.js';
 import { checkOriginalUrl, isLocalHost } from '../../../src/modules/links/original-url.js';
 
 // SPEC §12: a link may never point at this service, whatever the spelling of its origin.
@@ -46,14 +46,12 @@ describe.each(engines)('self-links on %s', (engine) => {
     await pub.close();
   });
 
-  const count = async (t: TestApp): Promise<number> => Number((await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-
   it.each(LOCAL_BASE_SPELLINGS)('when the default base URL is spelled %s, then creation is 400 on original_url and nothing is stored', async (url) => {
-    const before = await count(local);
+    const before = await linkCount(local);
     const res = await local.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: url } });
     expect(expectEnvelope(res, 400, 'VALIDATION_ERROR')).toEqual(['original_url']);
     expect(res.body.error.details[0].message).toMatch(/this service/);
-    expect(await count(local)).toBe(before);
+    expect(await linkCount(local)).toBe(before);
   });
 
   it.each(PUBLIC_BASE_SPELLINGS)('when an https PUBLIC_BASE_URL is spelled %s, then creation is 400 on original_url', async (url) => {
