@@ -164,7 +164,7 @@ describe('the click journal on sqlite (the embedded default)', () => {
       const link = await linkOf(t);
       for (let i = 0; i < 5; i += 1) expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
       // Five clicks journaled and queued, none written: a second process replaying them would count them twice.
-      await expect(restart(t)).rejects.toThrow(/is in use by another Ferry process: its click journal belongs to one process.*another DATA_DIR/);
+      await expect(restart(t)).rejects.toThrow(/is in use by another Ferry process \(pid \d+\): its click journal belongs to one process.*another DATA_DIR/);
       expect(t.app.clickQueue.status().depth).toBe(5);
       await t.app.close();
       expect(await storedClickCounts(t, link.id)).toEqual({ records: 5, clickCount: 5 });
