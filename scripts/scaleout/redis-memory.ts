@@ -70,7 +70,7 @@ try {
   const cache = new LinkCache({ now: () => 0 }, { capacity: COUNT, positiveTtlMs: 30_000, negativeTtlMs: 5_000 });
   for (let i = 0; i < COUNT; i += 1) {
     const c = code();
-    cache.set(c, { kind: 'link', id: i, code: c, url: `https://example.com/articles/${i}/some-readable-slug`, expiresAt: null, rules: null }, cache.epoch());
+    cache.set(c, { kind: 'link', id: i, code: c, alias: null, url: `https://example.com/articles/${i}/some-readable-slug`, expiresAt: null, rules: null }, cache.epoch());
   }
   globalThis.gc?.();
   const heap = process.memoryUsage().heapUsed - heapBefore;

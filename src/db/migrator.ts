@@ -18,6 +18,7 @@ import * as m021 from './migrations/021-api-key-domains.js';
 import * as m025 from './migrations/025-link-titles.js';
 import * as m026 from './migrations/026-imports.js';
 import * as m027 from './migrations/027-link-changes.js';
+import * as m028 from './migrations/028-link-aliases.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -41,6 +42,7 @@ const migrations: Record<string, MigrationModule> = {
   '025-link-titles': m025,
   '026-imports': m026,
   '027-link-changes': m027,
+  '028-link-aliases': m028,
 };
 
 /** Every migration this build knows, in order. */

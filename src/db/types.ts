@@ -105,6 +105,8 @@ export interface LinksTable {
   tags: Generated<string>;
   /** at most 200 characters; null: none */
   title: Generated<string | null>;
+  /** the live aliases (SPEC §20), comma-separated in the order given (a copy of link_codes for reading) */
+  aliases: Generated<string>;
   /** when an admin disabled the link (visits answer 410 LINK_DISABLED); null: not disabled */
   disabled_at: Generated<number | null>;
   /** the admin's reason, at most 500 characters; null: none given */
@@ -141,6 +143,8 @@ export interface ClicksTable {
   country: string | null;
   /** 1 for a visit brought over by an importer (SPEC §20) */
   imported: Generated<number>;
+  /** the alias the visit came through (SPEC §20); null: through the code */
+  alias: string | null;
 }
 
 export type ImportJobState = 'running' | 'done' | 'failed' | 'interrupted';

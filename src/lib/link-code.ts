@@ -7,6 +7,10 @@ import Type from 'typebox';
  */
 export const CODE_PATTERN = '^[0-9a-zA-Z]{1,8}$';
 
+/** An alias (SPEC §20): 1-64 of 0-9a-zA-Z_-, case-sensitive; a code is one too, so a visit's path is either. */
+export const ALIAS_PATTERN = '^[0-9a-zA-Z_-]{1,64}$';
+export const MAX_ALIAS_LENGTH = 64;
+
 export const shortCode = (description = '1-8 of 0-9 a-z A-Z; case-sensitive') =>
   Type.String({ pattern: CODE_PATTERN, minLength: 1, maxLength: 8, description });
 

@@ -20,6 +20,17 @@ export interface LinkDraft {
 export const tagsText = (tags: readonly string[] | null | undefined): string =>
   [...new Set((tags ?? []).map((t) => t.toLowerCase()))].join(',');
 
+/** Duplicates merged, in the order given (case-sensitive); stored comma-separated (aliases are 0-9a-zA-Z_-). */
+export const aliasesText = (aliases: readonly string[] | null | undefined): string => [...new Set(aliases ?? [])].join(',');
+
+/** SPEC §20: no alias may name a top-level path of the service, nor be the link's own code. */
+function checkAliases(aliases: readonly string[] | null | undefined, code: string | undefined, details: ErrorDetail[]): void {
+  (aliases ?? []).forEach((alias, i) => {
+    if (isReservedCode(alias)) details.push({ field: `aliases.${i}`, message: 'is reserved: it names a path of this service' });
+    else if (alias === code) details.push({ field: `aliases.${i}`, message: "is the link's own code" });
+  });
+}
+
 /** Surrounding white space trimmed; an empty title is no title. */
 export const titleText = (title: string | null | undefined): string | null => {
   const text = (title ?? '').trim();
@@ -80,6 +91,7 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
       if (input.short_code !== undefined && isReservedCode(input.short_code)) {
         details.push({ field: 'short_code', message: 'is reserved: it names a path of this service' });
       }
+      checkAliases(input.aliases, input.short_code, details);
       const expiresAt = checkExpiry(input.expires_at ?? null, now, details);
       if (details.length || url === null) throw validationError(details, 'Request body is invalid');
       assertNotBlocked(url);
@@ -95,6 +107,7 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
           password_hash: await hashOf(input.password ?? null),
           tags: tagsText(input.tags),
           title: titleText(input.title),
+          aliases: aliasesText(input.aliases),
         },
       };
     },
@@ -112,12 +125,14 @@ export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: numb
         if (url !== null) changes.original_url = url;
       }
       if (input.expires_at !== undefined) changes.expires_at = checkExpiry(input.expires_at, now, details);
+      checkAliases(input.aliases, current.short_code, details);
       if (details.length) throw validationError(details, 'Request body is invalid');
       if (changes.original_url !== undefined) assertNotBlocked(changes.original_url);
       if (input.max_visits !== undefined) changes.max_visits = input.max_visits;
       if (input.forward_query !== undefined) changes.forward_query = input.forward_query ? 1 : 0;
       if (input.tags !== undefined) changes.tags = tagsText(input.tags);
       if (input.title !== undefined) changes.title = titleText(input.title);
+      if (input.aliases !== undefined) changes.aliases = aliasesText(input.aliases);
       if (input.password !== undefined) changes.password_hash = await hashOf(input.password);
       return changes;
     },

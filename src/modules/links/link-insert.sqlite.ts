@@ -1,9 +1,10 @@
 import type { FastStatements } from '../../db/database.js';
 import type { LinkRow, NewLinkRow } from '../../db/types.js';
+import { AliasTakenError } from './link-aliases.js';
 
 export type NewCodedLink = NewLinkRow & { short_code: string };
 
-const COLUMNS = ['short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags', 'title'] as const;
+const COLUMNS = ['short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags', 'title', 'aliases'] as const;
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 
 /**
@@ -26,8 +27,18 @@ export function groupedInsert(sqlite: FastStatements): (row: NewCodedLink) => Pr
   const one = sqlite.transaction((row: NewCodedLink): LinkRow => {
     const values = Object.fromEntries(COLUMNS.map((c) => [c, row[c] ?? null])) as Values;
     values.domain_id = row.domain_id ?? 0;
+    values.aliases = row.aliases ?? '';
     const created = insert.get(values)!;
     claim.run(created.domain_id, created.short_code, created.id);
+    if (created.aliases !== '') {
+      for (const alias of created.aliases.split(',')) {
+        try {
+          claim.run(created.domain_id, alias, created.id);
+        } catch (err) {
+          throw (err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT') ? new AliasTakenError(alias) : err;
+        }
+      }
+    }
     if (created.tags !== '') for (const t of created.tags.split(',')) tag.run(created.id, t);
     return created;
   });

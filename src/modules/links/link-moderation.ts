@@ -9,7 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import { loadBlockedHosts, type BlockedHosts } from './blocked-hosts.js';
 import type { LinkCache } from './link-cache.js';
-import { createLinksRepository, type LinkChanges, type LinksRepository } from './links.repository.js';
+import { createLinksRepository, namesOf, type LinkChanges, type LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
 import { linkRecord } from './link-record.js';
 import { linkCacheKey } from './link-cache.js';
@@ -69,7 +69,7 @@ export function createLinkModeration(deps: LinkModerationDeps) {
     const row = await links.findByCode(code);
     if (!row || (row.expires_at !== null && row.expires_at <= clock.now())) throw notFound('Link');
     const updated = await links.update(row, changes(row), null, clock.now());
-    cache?.invalidate(linkCacheKey(row.domain_id, code));
+    for (const name of namesOf(row)) cache?.invalidate(linkCacheKey(row.domain_id, name));
     if (!updated) throw notFound('Link');
     return updated;
   }
@@ -91,7 +91,7 @@ export function createLinkModeration(deps: LinkModerationDeps) {
           if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
           const now = clock.now();
           if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
-          cache?.invalidate(linkCacheKey(row.domain_id, row.short_code));
+          for (const name of namesOf(row)) cache?.invalidate(linkCacheKey(row.domain_id, name));
         }
         if (batch.length < SCAN_BATCH) return disabled;
         after = batch[batch.length - 1]!.id;

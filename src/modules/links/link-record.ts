@@ -1,6 +1,6 @@
 import type { LinkRow } from '../../db/types.js';
 import { isoTime } from '../../lib/common.schemas.js';
-import { tagsOf } from './links.repository.js';
+import { aliasesOf, tagsOf } from './links.repository.js';
 import type { Link } from './links.schemas.js';
 
 /** Where a link lives (link-domains.ts): its short URL on its domain, and the domain's name (null: the default one). */
@@ -28,6 +28,7 @@ export const linkRecord = (publicBaseUrl: string, domains?: LinkAddress) => (row
   tags: tagsOf(row),
   has_password: row.password_hash !== null,
   title: row.title,
+  aliases: aliasesOf(row),
   disabled: row.disabled_at !== null,
   disabled_reason: row.disabled_reason,
 });

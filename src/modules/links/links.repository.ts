@@ -6,6 +6,7 @@ import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
 import type { LinkStatus } from './links.schemas.js';
 import { linkCacheKey } from './link-cache.js';
+import { aliasesOf, claimAliases, namesOf, replaceAliases, type NamedLink } from './link-aliases.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -18,6 +19,8 @@ export interface CodeLookup {
   forward_query: number | null;
   password_hash: string | null;
   disabled_at: number | null;
+  /** the link's own code (the visit came through an alias when it is not the name looked up) */
+  short_code: string | null;
   retired_reason: 'deleted' | 'expired' | null;
 }
 
@@ -25,7 +28,8 @@ export interface CodeLookup {
 export type VisitAdmission = 'admitted' | 'exhausted' | 'missing';
 
 /** The fields a PATCH may change (the service has validated them). */
-export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title' | 'disabled_at' | 'disabled_reason' | 'domain_id'>>;
+export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title' | 'aliases' | 'disabled_at' | 'disabled_reason' | 'domain_id'>>;
+
 
 export interface LinkListFilter {
   tag?: string | undefined;
@@ -46,7 +50,7 @@ type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
 export type LinksRepository = ReturnType<typeof createLinksRepository>;
 
-const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash', 'disabled_at'] as const;
+const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash', 'disabled_at', 'short_code'] as const;
 // The namespace of (domain, code) decides: a code names its link by id (link_codes.link_id), so other names of
 // a link can share the lookup.
 const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(', ')}, c.retired_reason as retired_reason
@@ -124,8 +128,10 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
       const claim = async (tx: Db) => {
         const created = await tx.insertInto('links').values(row).returningAll().executeTakeFirstOrThrow();
         await tx.insertInto('link_codes').values({ domain_id: created.domain_id, code: row.short_code, link_id: created.id, retired_at: null, retired_reason: null }).execute();
+        await claimAliases(tx, created.domain_id, created.id, aliasesOf(created), dialect.isUniqueViolation);
         await writeTags(tx, created.id, tagsOf(created));
-        await announce(tx, created.domain_id, row.short_code, outer !== undefined); // an instance may hold a cached "missing" for this code
+        // an instance may hold a cached "missing" for any of its names
+        for (const name of namesOf(created)) await announce(tx, created.domain_id, name, outer !== undefined);
         return created;
       };
       if (!outer) return db.transaction().execute(claim);
@@ -154,7 +160,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
      * the update is conditional (If-Match); undefined when the link is gone or its version moved on. A move
      * to another domain claims the code there (a unique violation when it is taken) and retires it here.
      */
-    async update(link: Pick<LinkRow, 'id' | 'short_code' | 'domain_id'>, changes: LinkChanges, expectedVersion: number | null, at: number): Promise<LinkRow | undefined> {
+    async update(link: NamedLink, changes: LinkChanges, expectedVersion: number | null, at: number): Promise<LinkRow | undefined> {
       const { id } = link;
       return db.transaction().execute(async (tx) => {
         let q = tx.updateTable('links').set((eb) => ({ ...changes, updated_at: at, version: eb('version', '+', 1) })).where('id', '=', id);
@@ -166,11 +172,16 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
           await writeTags(tx, id, tagsOf(row));
         }
         if (row.domain_id !== link.domain_id) {
-          await tx.updateTable('link_codes').set({ link_id: null, retired_at: at, retired_reason: 'deleted' }).where('domain_id', '=', link.domain_id).where('link_id', '=', id).execute();
+          // Every name moves: retired on the old domain (by name, through the primary key), claimed on the new one.
+          await tx.updateTable('link_codes').set({ link_id: null, retired_at: at, retired_reason: 'deleted' })
+            .where('domain_id', '=', link.domain_id).where('code', 'in', namesOf(link)).where('link_id', '=', id).execute();
           await tx.insertInto('link_codes').values({ domain_id: row.domain_id, code: row.short_code, link_id: id, retired_at: null, retired_reason: null }).execute();
-          await announce(tx, link.domain_id, link.short_code);
+          await claimAliases(tx, row.domain_id, id, aliasesOf(row), dialect.isUniqueViolation);
+          for (const name of namesOf(link)) await announce(tx, link.domain_id, name);
+        } else if (changes.aliases !== undefined) {
+          await replaceAliases(tx, link, aliasesOf(row), at, dialect.isUniqueViolation);
         }
-        await announce(tx, row.domain_id, row.short_code);
+        for (const name of new Set([...namesOf(row), ...aliasesOf(link)])) await announce(tx, row.domain_id, name);
         return row;
       });
     },
@@ -182,7 +193,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
         .selectFrom('link_codes as c')
         .leftJoin('links as l', 'l.id', 'c.link_id')
         .select(['l.id as id', 'l.original_url as original_url', 'l.expires_at as expires_at', 'l.max_visits as max_visits',
-          'l.forward_query as forward_query', 'l.password_hash as password_hash', 'l.disabled_at as disabled_at', 'c.retired_reason as retired_reason'])
+          'l.forward_query as forward_query', 'l.password_hash as password_hash', 'l.disabled_at as disabled_at', 'l.short_code as short_code', 'c.retired_reason as retired_reason'])
         .where('c.domain_id', '=', domainId)
         .where('c.code', '=', code)
         .executeTakeFirst();
@@ -213,7 +224,7 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
      * tombstone; its owner's account keeps its click counts (deleted_link_clicks). False when the link was
      * already gone.
      */
-    async retire(link: Pick<LinkRow, 'id' | 'short_code' | 'domain_id'>, reason: 'deleted' | 'expired', at: number): Promise<boolean> {
+    async retire(link: NamedLink, reason: 'deleted' | 'expired', at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
         const gone = await tx.deleteFrom('links').where('id', '=', link.id).returning(['user_id', 'click_count', 'bot_clicks']).executeTakeFirst();
         if (!gone) return false;
@@ -223,15 +234,17 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
             deleted_link_bots: eb('deleted_link_bots', '+', Number(gone.bot_clicks)),
           })).where('id', '=', gone.user_id).execute();
         }
-        // Every name of the link on its domain becomes a tombstone.
-        await tx.updateTable('link_codes').set({ retired_at: at, retired_reason: reason }).where('domain_id', '=', link.domain_id).where('link_id', '=', link.id).execute();
-        await announce(tx, link.domain_id, link.short_code);
+        // Every name of the link on its domain becomes a tombstone (found by name: the primary key; aliases
+        // removed before are tombstones already).
+        await tx.updateTable('link_codes').set({ retired_at: at, retired_reason: reason })
+          .where('domain_id', '=', link.domain_id).where('code', 'in', namesOf(link)).where('link_id', '=', link.id).execute();
+        for (const name of namesOf(link)) await announce(tx, link.domain_id, name);
         return true;
       });
     },
 
-    async findExpired(now: number, limit: number): Promise<Array<Pick<LinkRow, 'id' | 'short_code' | 'domain_id'>>> {
-      return db.selectFrom('links').select(['id', 'short_code', 'domain_id']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
+    async findExpired(now: number, limit: number): Promise<NamedLink[]> {
+      return db.selectFrom('links').select(['id', 'short_code', 'domain_id', 'aliases']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
     },
 
     /** A user's live links (expired ones are gone from the API); see `filtered` for tag and q. */
@@ -253,10 +266,11 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
     },
 
     /** Links in id order after `afterId` (disable-blocked walks every link in batches). */
-    async scan(afterId: number, limit: number): Promise<Array<Pick<LinkRow, 'id' | 'short_code' | 'domain_id' | 'original_url' | 'disabled_at'>>> {
-      return db.selectFrom('links').select(['id', 'short_code', 'domain_id', 'original_url', 'disabled_at']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    async scan(afterId: number, limit: number): Promise<Array<NamedLink & Pick<LinkRow, 'original_url' | 'disabled_at'>>> {
+      return db.selectFrom('links').select(['id', 'short_code', 'domain_id', 'aliases', 'original_url', 'disabled_at']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
     },
   };
 }
 
-export type { NewCodedLink, NewLinkRow };
+export type { NamedLink, NewCodedLink, NewLinkRow };
+export { AliasTakenError, aliasesOf, namesOf } from './link-aliases.js';

@@ -123,13 +123,14 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     schema: {
       operationId: 'updateLink', tags, security: securityFor('user'),
       summary: 'Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance',
-      description: 'original_url, expires_at, max_visits, forward_query, tags, password and title may change; short_code may not. If-Match with a stale ETag: 412. ' +
+      description: 'original_url, expires_at, max_visits, forward_query, tags, password, title, aliases and domain may change; short_code may not. If-Match with a stale ETag: 412. ' +
+        'An alias (or, moving domains, the code) taken on the domain: 409 CONFLICT. ' +
         'Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. ' +
         'A target on a blocked host: 422 DESTINATION_BLOCKED.',
       params: LinkCodeParams,
       querystring: DomainQuery,
       body: edge.patchBody,
-      response: { 200: { ...edge.link, description: `The changed link (ETag: ${ETAG})` }, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 422, 429) },
+      response: { 200: { ...edge.link, description: `The changed link (ETag: ${ETAG})` }, ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) },
     },
   }, async (request, reply) => {
     const row = await links.patch(request.params.code, edge.in<LinkPatch>(request.body), { caller: request.caller, ifMatch: request.headers['if-match'], domain: request.query.domain });

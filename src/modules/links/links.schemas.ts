@@ -3,7 +3,7 @@ import { Count, Id, Instant as instant, NO_CONTROL_CHARACTERS } from '../../lib/
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { UserPathParams } from '../../lib/user-path.js';
 import { MAX_URL_LENGTH } from './original-url.js';
-import { domainQuery, LinkCodeParams, shortCode } from '../../lib/link-code.js';
+import { ALIAS_PATTERN, domainQuery, LinkCodeParams, MAX_ALIAS_LENGTH, shortCode } from '../../lib/link-code.js';
 
 /** v1 keeps the source document's snake_case names for links (SPEC §6, §9, §13). */
 const Instant = instant();
@@ -32,6 +32,11 @@ export const MAX_TITLE_LENGTH = 200;
 const Title = Type.Union([Type.String({ maxLength: MAX_TITLE_LENGTH, pattern: NO_CONTROL_CHARACTERS }), Type.Null()], {
   description: `What the link is, for people (at most ${MAX_TITLE_LENGTH} characters); searched by q. null: none`,
 });
+export const MAX_ALIASES = 10;
+const Alias = Type.String({ pattern: ALIAS_PATTERN, minLength: 1, maxLength: MAX_ALIAS_LENGTH, description: '1-64 of 0-9 a-z A-Z _ -; case-sensitive', examples: ['summer-sale'] });
+const ALIASES_RULE = `At most ${MAX_ALIASES} further names of the link on its domain (SPEC §20): GET /{alias} redirects exactly like the code and counts for the link. ` +
+  'Unique together with codes per domain (taken: 409 CONFLICT); names of top-level paths (api, docs, v3, healthz, ...) are reserved; duplicates are merged';
+const Aliases = Type.Array(Alias, { maxItems: MAX_ALIASES, description: ALIASES_RULE, examples: [['summer-sale', 'Summer_2026']] });
 const ExpiresAt = Type.Union([Instant, Type.Null()], { description: 'A future instant; null: never' });
 export const MAX_DISABLED_REASON_LENGTH = 500;
 const DisabledReason = (description: string) =>
@@ -59,6 +64,9 @@ export const LinkSchema = Type.Object(
     tags: Type.Array(Type.String({ pattern: '^[a-z0-9-]{1,32}$', maxLength: 32 }), { maxItems: MAX_TAGS, description: 'Lower case, in the order given' }),
     has_password: Type.Boolean({ description: 'Read-only: whether visitors need a password' }),
     title: Title,
+    aliases: Type.Array(Type.String({ pattern: ALIAS_PATTERN, maxLength: MAX_ALIAS_LENGTH }), {
+      maxItems: MAX_ALIASES, description: "Further names of the link on its domain, in the order given: each redirects like the code (its short URL is the short_url's with the alias in place of the code)",
+    }),
     disabled: Type.Boolean({ description: 'Disabled by an admin (SPEC §18): visits answer 410 LINK_DISABLED until an admin enables it again' }),
     disabled_reason: DisabledReason("Why an admin disabled the link, for its owner and admins (visitors are not shown it); null: not disabled, or no reason given"),
   },
@@ -69,7 +77,7 @@ export const LinkSchema = Type.Object(
       {
         id: 42, short_code: 'aZ3k9QxB', short_url: 'http://127.0.0.1:3000/aZ3k9QxB', domain: null, original_url: 'https://example.com/a/long/path?x=1',
         user_id: 7, expires_at: null, created_at: '2026-11-21T10:15:30.123Z', updated_at: '2026-11-21T10:15:30.123Z', click_count: 0, human_clicks: 0, bot_clicks: 0,
-        max_visits: null, forward_query: false, tags: ['spring-campaign'], has_password: false, title: 'Spring campaign',
+        max_visits: null, forward_query: false, tags: ['spring-campaign'], has_password: false, title: 'Spring campaign', aliases: ['spring-sale'],
         disabled: false, disabled_reason: null,
       },
     ],
@@ -95,10 +103,11 @@ export const LinkCreateSchema = Type.Object(
     tags: Type.Optional(Tags),
     password: Type.Optional(Password),
     title: Type.Optional(Title),
+    aliases: Type.Optional(Aliases),
     domain: Type.Optional(DomainName),
     ...echoed,
   },
-  { $id: 'LinkCreate', additionalProperties: false, examples: [{ original_url: 'https://example.com/a/long/path?x=1', short_code: 'promo26', expires_at: '2027-01-01T00:00:00.000Z', tags: ['promo'] }] },
+  { $id: 'LinkCreate', additionalProperties: false, examples: [{ original_url: 'https://example.com/a/long/path?x=1', short_code: 'promo26', expires_at: '2027-01-01T00:00:00.000Z', tags: ['promo'], aliases: ['summer-sale'] }] },
 );
 export type LinkCreate = Static<typeof LinkCreateSchema>;
 
@@ -112,6 +121,10 @@ export const LinkPatchSchema = Type.Object(
     tags: Type.Optional(Type.Unsafe<string[] | null>({ type: ['array', 'null'], items: Tag, maxItems: MAX_TAGS, description: `${TAGS_RULE}; null or [] removes them` })),
     password: Type.Optional(Password),
     title: Type.Optional(Title),
+    aliases: Type.Optional(Type.Unsafe<string[] | null>({
+      type: ['array', 'null'], items: Alias, maxItems: MAX_ALIASES, description: `Replaces the set: ${ALIASES_RULE}. A removed alias is retired for good (it never points at another link; this link may take it back); null or [] removes them all`,
+      examples: [['summer-sale']],
+    })),
     disabled: Type.Optional(Type.Boolean({
       description: 'Admins only: true disables the link (visits answer 410 LINK_DISABLED), false enables it again. Anyone else: accepted only with the current value (otherwise 403)',
     })),
@@ -124,7 +137,7 @@ export const LinkPatchSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password and title',
+    description: 'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title and aliases',
     examples: [{ original_url: 'https://example.com/fixed-typo', max_visits: 100, password: null }],
   },
 );

@@ -14,7 +14,7 @@ import { moderationChanges } from './link-moderation.js';
 import { linkRecord } from './link-record.js';
 import { renderQr, type QrFormat } from './link-qr.js';
 import { linkCacheKey, type LinkCache, type RedirectTarget, type VisitRules } from './link-cache.js';
-import type { CodeLookup, LinksRepository } from './links.repository.js';
+import { AliasTakenError, namesOf, type CodeLookup, type LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type Link, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
 import { generateCode, isReservedCode } from './short-code.js';
 
@@ -55,13 +55,25 @@ const rulesOf = (found: CodeLookup): VisitRules | null =>
 
 const DISABLED: RedirectTarget = { kind: 'disabled' };
 
-const toTarget = (code: string, found: CodeLookup | undefined): RedirectTarget => {
-  if (found?.id != null && found.disabled_at != null) return DISABLED;
-  if (found?.id != null && found.original_url != null) {
-    return { kind: 'link', id: found.id, code, url: found.original_url, expiresAt: found.expires_at, rules: rulesOf(found) };
+/**
+ * `name`: the code or alias visited. A tombstone never redirects, even where it still names a live link (an
+ * alias removed from it).
+ */
+const toTarget = (name: string, found: CodeLookup | undefined): RedirectTarget => {
+  if (found?.id != null && found.retired_reason === null && found.disabled_at != null) return DISABLED;
+  if (found?.id != null && found.retired_reason === null && found.original_url != null && found.short_code != null) {
+    const alias = found.short_code === name ? null : name;
+    return { kind: 'link', id: found.id, code: found.short_code, alias, url: found.original_url, expiresAt: found.expires_at, rules: rulesOf(found) };
   }
   return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };
 };
+
+/** The cache keys of every name of the link on its domain (code and aliases). */
+const cacheKeysOf = (row: Pick<LinkRow, 'domain_id' | 'short_code' | 'aliases'>): string[] => namesOf(row).map((name) => linkCacheKey(row.domain_id, name));
+
+/** A taken alias answers as a taken custom code does (SPEC §6, §20): 409 CONFLICT. */
+const aliasTaken = (err: AliasTakenError): AppError =>
+  new AppError('CONFLICT', 'This alias is taken', [{ field: 'aliases', message: `${JSON.stringify(err.alias)} is already taken on this domain (by a code or an alias, or it was and stays retired)` }]);
 
 const unauthenticated = (): AppError =>
   new AppError('UNAUTHENTICATED', 'A bearer token is required', [], { 'WWW-Authenticate': 'Bearer realm="ferry"' });
@@ -144,9 +156,10 @@ export function createLinksService(deps: LinksServiceDeps) {
       if (draft.shortCode === undefined && isReservedCode(code)) continue;
       try {
         const created = await links.insert({ ...row, short_code: code }, tx);
-        cache.invalidate(linkCacheKey(domainId, code)); // drop a cached "missing" answer for this code
+        for (const key of cacheKeysOf(created)) cache.invalidate(key); // drop cached "missing" answers for its names
         return created;
       } catch (err) {
+        if (err instanceof AliasTakenError) throw aliasTaken(err);
         if (!dialect.isUniqueViolation(err)) throw err;
         if (draft.shortCode !== undefined) {
           throw new AppError('CONFLICT', 'This short code is taken', [{ field: 'short_code', message: 'is already taken' }]);
@@ -227,11 +240,12 @@ export function createLinksService(deps: LinksServiceDeps) {
       }
       if (Object.keys(changes).length === 0) return row; // nothing to merge: no new version
       const updated = await links.update(row, changes, opts.ifMatch === undefined ? null : row.version, clock.now()).catch((err: unknown) => {
+        if (err instanceof AliasTakenError) throw aliasTaken(err);
         if (!dialect.isUniqueViolation(err)) throw err;
         throw new AppError('CONFLICT', 'This short code is taken on that domain', [{ field: 'domain', message: 'already has a link (or had one) with this code' }]);
       });
-      cache.invalidate(linkCacheKey(row.domain_id, code));
-      if (changes.domain_id !== undefined) cache.invalidate(linkCacheKey(changes.domain_id, code));
+      for (const key of cacheKeysOf(row)) cache.invalidate(key);
+      if (updated) for (const key of cacheKeysOf(updated)) cache.invalidate(key);
       if (updated) return updated;
       const now = await findLive(code, opts.domain); // gone, or changed since it was read
       throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${linkEtag(now)}` }]);
@@ -241,7 +255,7 @@ export function createLinksService(deps: LinksServiceDeps) {
       const row = await findLive(code, domain);
       assertMayManage(row, caller);
       const removed = await links.retire(row, 'deleted', clock.now());
-      cache.invalidate(linkCacheKey(row.domain_id, code));
+      for (const key of cacheKeysOf(row)) cache.invalidate(key);
       if (!removed) throw notFound('Link');
     },
 
@@ -272,6 +286,7 @@ export function createLinksService(deps: LinksServiceDeps) {
      * cache, so a link stops redirecting at its expires_at exactly, sweep or no sweep.
      */
     resolve(code: string, domainId = 0): RedirectTarget | Promise<RedirectTarget> {
+      // `code` may be an alias: one namespace, one lookup, one cache entry per name (SPEC §20).
       const key = linkCacheKey(domainId, code);
       const hit = cache.get(key);
       if (hit) return checkExpiry(hit);
@@ -293,7 +308,7 @@ export function createLinksService(deps: LinksServiceDeps) {
         const expired = await links.findExpired(now, SWEEP_BATCH);
         for (const row of expired) {
           if (await links.retire(row, 'expired', now)) swept += 1;
-          cache.invalidate(linkCacheKey(row.domain_id, row.short_code));
+          for (const key of cacheKeysOf(row)) cache.invalidate(key);
         }
         if (expired.length < SWEEP_BATCH) return swept;
       }

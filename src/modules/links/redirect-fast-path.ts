@@ -26,7 +26,8 @@ export interface RedirectFastPathDeps {
   underPressure: () => boolean;
 }
 
-const CODE_URL = /^\/[0-9a-zA-Z]{1,8}$/;
+// A code or an alias (SPEC §20): the same lookup answers both.
+const CODE_URL = /^\/[0-9a-zA-Z_-]{1,64}$/;
 
 /**
  * The redirect's most common answer without Fastify's request machinery: a GET or HEAD of /{code} whose
@@ -79,7 +80,7 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
     let recorded = false;
     const record = method === 'GET'
-      ? () => void (recorded = clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit)))
+      ? () => void (recorded = clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, alias: target.alias, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit)))
       : null;
     const serve = (rateLimit: string): void => {
       const pending = recorded ? clicks.settled() : null;

@@ -9,7 +9,8 @@ import { sendAppError } from '../../plugins/errors.js';
 import type { LinksService } from './links.service.js';
 import { ERROR_PAGE_CSP, passwordPage, prefersHtml, redirectErrorPage, type ErrorPage } from './redirect-page.js';
 import { redirectResponses } from './redirect.openapi.js';
-import { CODE_PATTERN, RESERVED_CODES } from './short-code.js';
+import { RESERVED_CODES } from './short-code.js';
+import { ALIAS_PATTERN } from '../../lib/link-code.js';
 import type { Visit, VisitDecision, VisitPolicy } from './visit-policy.js';
 import type { DomainEntry } from '../domains/index.js';
 
@@ -40,13 +41,18 @@ export interface RedirectRoutesOptions {
   accessLog: boolean;
 }
 
+/**
+ * A visit's path names a code or an alias (SPEC §20): one pattern covers both (a code's 0-9a-zA-Z{1,8} is
+ * within an alias's 0-9a-zA-Z_-{1,64}), and one lookup answers either.
+ */
+const NAME_PATTERN = ALIAS_PATTERN;
 /** The route's template as Fastify reports it (request.routeOptions.url): the metrics' `route` label. */
-export const REDIRECT_ROUTE_URL = `/:code(${CODE_PATTERN})`;
+export const REDIRECT_ROUTE_URL = `/:code(${NAME_PATTERN})`;
 /**
  * The password form's target: a code, but none of the service's own first path segments, so that POST
  * /healthz stays a 405 naming the methods /healthz has.
  */
-const PASSWORD_FORM_URL = `/:code(^(?!(?:${[...RESERVED_CODES].join('|')})$)${CODE_PATTERN.slice(1)})`;
+const PASSWORD_FORM_URL = `/:code(^(?!(?:${[...RESERVED_CODES].join('|')})$)${NAME_PATTERN.slice(1)})`;
 /** Every visit must reach the service to be counted (SPEC §6). */
 export const REDIRECT_CACHE_CONTROL = 'private, no-store';
 /** A domain's fallback is a temporary redirect: a link made later on that code must be reachable at once. */
@@ -130,8 +136,9 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
     return null;
   };
 
-  const answer = (request: FastifyRequest, reply: FastifyReply, target: { linkId: number; code: string; domain: Domain }, decision: VisitDecision, redirectStatus: number): FastifyReply => {
-    const { linkId, code } = target;
+  type Visited = { linkId: number; code: string; alias: string | null; domain: Domain };
+  const answer = (request: FastifyRequest, reply: FastifyReply, target: Visited, decision: VisitDecision, redirectStatus: number): FastifyReply => {
+    const { linkId, code, alias } = target;
     if (decision.kind !== 'redirect') {
       const fallback = fallbackOf(target.domain, decision);
       if (fallback !== null) return reply.code(FALLBACK_STATUS).header('location', fallback).header('cache-control', REDIRECT_CACHE_CONTROL).send();
@@ -141,7 +148,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
     if (request.method !== 'HEAD') {
       // request.ips lists the socket peer and every address it forwarded for, when TRUST_PROXY trusts it.
       const viaTrustedProxy = (request.ips?.length ?? 0) > 1;
-      clicks.enqueue(buildClickEvent({ linkId, shortCode: code, clickedAt: clock.now(), ip: request.ip, headers: request.headers, viaTrustedProxy }, opts.describeVisit));
+      clicks.enqueue(buildClickEvent({ linkId, shortCode: code, alias, clickedAt: clock.now(), ip: request.ip, headers: request.headers, viaTrustedProxy }, opts.describeVisit));
     }
     // Location is the stored URL verbatim (validated at creation: printable ASCII, no CR/LF), or with the
     // visit's query appended, percent-encoded where needed (visit-policy.ts).
@@ -154,7 +161,9 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
     // A verified domain's host resolves that domain's codes only; any other host the default domain's.
     const domain = opts.domains.servedBy(request.host);
     const decideFor = (target: Awaited<ReturnType<typeof links.resolve>>) => {
-      const visited = { linkId: target.kind === 'link' ? target.id : 0, code, domain };
+      const visited: Visited = target.kind === 'link'
+        ? { linkId: target.id, code: target.code, alias: target.alias, domain }
+        : { linkId: 0, code, alias: null, domain };
       const decision = policy.decide(target, v);
       return decision instanceof Promise
         ? decision.then((d) => answer(request, reply, visited, d, redirectStatus))
@@ -173,7 +182,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
       summary: 'Follow a short link (HEAD: the same headers, and no click is recorded)',
       description: 'A password-protected link takes the password as HTTP Basic credentials (any user name); browsers get a form that posts to POST /{code}.',
       security: [],
-      params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, maxLength: 8, description: 'The short code (case-sensitive)' }) }),
+      params: Type.Object({ code: Type.String({ pattern: NAME_PATTERN, maxLength: 64, description: 'The short code or one of its aliases (case-sensitive)' }) }),
       response: redirectResponses(status, 'get'),
     },
   }, (request, reply) => visit(request, reply, basicPassword(request.headers.authorization), status));
@@ -193,7 +202,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
         summary: "Follow a password-protected link with its password (the HTML form's target): 303 to the target",
         security: [],
         consumes: ['application/x-www-form-urlencoded'],
-        params: Type.Object({ code: Type.String({ pattern: CODE_PATTERN, maxLength: 8, description: 'The short code (case-sensitive)' }) }),
+        params: Type.Object({ code: Type.String({ pattern: NAME_PATTERN, maxLength: 64, description: 'The short code or one of its aliases (case-sensitive)' }) }),
         body: Type.Object({ password: Type.Optional(Type.String({ format: 'password', maxLength: 1024, description: "The link's password" })) }, { additionalProperties: false }),
         response: redirectResponses(303, 'post'),
       },

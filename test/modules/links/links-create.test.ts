@@ -35,6 +35,7 @@ describe.each(engines)('link creation on %s', (engine) => {
       tags: [],
       has_password: false,
       title: null,
+      aliases: [],
       disabled: false,
       disabled_reason: null,
     });

@@ -25,12 +25,14 @@ export interface ClickEvent {
   country?: string | null;
   /** with IP_ANONYMIZE: the visitor's daily hash, which unique_visitors counts in place of the (shortened) ip */
   visitor?: string | null;
+  /** the alias the visit came through (SPEC §20); absent or null: through the code */
+  alias?: string | null;
 }
 
 /** Fields kept as numbers (Float64Array columns in a batch). */
 export const CLICK_NUMBER_FIELDS = ['linkId', 'clickedAt'] as const;
 /** Fields kept as text or null (interned per batch: user agents and referrers repeat a lot). */
-export const CLICK_TEXT_FIELDS = ['shortCode', 'ip', 'userAgent', 'referrer', 'key', 'country', 'visitor'] as const;
+export const CLICK_TEXT_FIELDS = ['shortCode', 'ip', 'userAgent', 'referrer', 'key', 'country', 'visitor', 'alias'] as const;
 
 export type ClickNumberField = (typeof CLICK_NUMBER_FIELDS)[number];
 export type ClickTextField = (typeof CLICK_TEXT_FIELDS)[number];
@@ -38,7 +40,7 @@ export type ClickTextField = (typeof CLICK_TEXT_FIELDS)[number];
 // Every field of ClickEvent is in exactly one list: a new field that is in neither fails to compile here.
 type Listed = ClickNumberField | ClickTextField;
 const everyFieldListed: Record<keyof ClickEvent, true> & Record<Listed, true> = {
-  linkId: true, clickedAt: true, shortCode: true, ip: true, userAgent: true, referrer: true, key: true, country: true, visitor: true,
+  linkId: true, clickedAt: true, shortCode: true, ip: true, userAgent: true, referrer: true, key: true, country: true, visitor: true, alias: true,
 };
 void everyFieldListed;
 
@@ -52,6 +54,8 @@ export const clip = (value: string | undefined, max: number): string | null =>
 export interface VisitFacts {
   linkId: number;
   shortCode: string;
+  /** the alias visited; null: the code */
+  alias: string | null;
   clickedAt: number;
   ip: string | undefined;
   headers: IncomingHttpHeaders;
@@ -74,6 +78,7 @@ export function buildClickEvent(v: VisitFacts, describe: DescribeVisit | null): 
     userAgent: clip(v.headers['user-agent'], CLICK_TEXT_LIMITS.userAgent),
     referrer: clip(v.headers.referer, CLICK_TEXT_LIMITS.referrer),
   };
+  if (v.alias !== null) event.alias = v.alias;
   if (describe === null) return event;
   const context = describe({ ip, headers: v.headers, viaTrustedProxy: v.viaTrustedProxy, at: v.clickedAt });
   event.ip = context.ip;

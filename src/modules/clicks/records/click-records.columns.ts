@@ -43,4 +43,9 @@ export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
     schema: Type.Union([Type.String({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2 }), Type.Null()], { description: 'ISO 3166-1 alpha-2, from a trusted proxy\'s COUNTRY_HEADER or GEOIP_DATABASE; null when unknown' }),
     value: asIs('country'),
   },
+  {
+    column: 'alias',
+    schema: Type.Union([Type.String({ pattern: '^[0-9a-zA-Z_-]{1,64}$', maxLength: 64 }), Type.Null()], { description: "The link's alias the visit came through (SPEC §20); null: through its code" }),
+    value: asIs('alias'),
+  },
 ];
