@@ -1,4 +1,4 @@
-import { checkOriginalUrl, CODE_PATTERN, isReservedCode, MAX_TAGS, MAX_TITLE_LENGTH, tagsText } from '../links/index.js';
+import { ALIAS_PATTERN, checkOriginalUrl, CODE_PATTERN, isReservedCode, MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH, tagsText } from '../links/index.js';
 import type { ImportItem, NotImported } from './import-item.js';
 
 /** A source item as the Ferry link it becomes, or why it cannot become one. */
@@ -9,6 +9,8 @@ export interface PlannedLink {
   domain: string | null;
   /** the item's own code when it fits short_code; null: a generated one (the item's code then needs an alias) */
   shortCode: string | null;
+  /** further names on the same domain: the item's own code first when it does not fit short_code, then its aliases */
+  aliases: string[];
   originalUrl: string;
   createdAt: number | null;
   expiresAt: number | null;
@@ -28,6 +30,22 @@ export interface PlanContext {
 }
 
 const FITS_SHORT_CODE = new RegExp(CODE_PATTERN);
+const FITS_ALIAS = new RegExp(ALIAS_PATTERN);
+const fitsAlias = (name: string): boolean => FITS_ALIAS.test(name) && !isReservedCode(name);
+
+/**
+ * The link's aliases (SPEC §20): a code that does not fit short_code becomes the first (the link gets a
+ * generated code), then the item's further codes; those no alias can hold are dropped, said in `notes`.
+ */
+function aliasesOf(item: ImportItem, codeIsAlias: boolean, notes: NotImported[]): string[] {
+  const own = codeIsAlias ? [item.code] : [];
+  // An alias equal to the item's own code (when that is the short code) would only collide with it.
+  const wanted = [...new Set([...own, ...item.aliases.filter((a) => a !== item.code)])];
+  const kept = wanted.filter(fitsAlias);
+  if (kept.length !== wanted.length) notes.push({ field: 'aliases', reason: `codes that are not 1-64 of 0-9a-zA-Z_- (or are reserved) were dropped: ${wanted.filter((a) => !fitsAlias(a)).join(', ')}` });
+  if (kept.length > MAX_ALIASES) notes.push({ field: 'aliases', reason: `only the first ${MAX_ALIASES} aliases were kept` });
+  return kept.slice(0, MAX_ALIASES);
+}
 const TAG = /^[a-z0-9-]{1,32}$/;
 
 /** Where a source's domain lands in Ferry: null for Ferry's default domain, or a host name. */
@@ -46,12 +64,14 @@ export function mapDomain(domain: string | null, ctx: PlanContext): string | nul
 export function planItem(item: ImportItem, ctx: PlanContext): ItemPlan {
   const url = checkOriginalUrl(item.target, ctx.publicBaseUrl);
   if (!url.ok) return { ok: false, reason: `the target ${url.reason}` };
-  if (item.code === '' && item.aliases.length > 0) return { ok: false, reason: 'an item with aliases needs a code' };
   const notes = [...item.notImported];
   const fits = item.code !== '' && FITS_SHORT_CODE.test(item.code) && !isReservedCode(item.code);
-  if (item.code !== '' && !fits) {
-    return { ok: false, reason: `the code ${JSON.stringify(item.code)} does not fit short_code (1-8 of 0-9a-zA-Z, not reserved) and needs an alias` };
+  if (item.code !== '' && !fits && !fitsAlias(item.code)) {
+    return { ok: false, reason: `the code ${JSON.stringify(item.code)} fits neither short_code (1-8 of 0-9a-zA-Z) nor an alias (1-64 of 0-9a-zA-Z_-), or is reserved` };
   }
+  const codeIsAlias = item.code !== '' && !fits;
+  if (codeIsAlias) notes.push({ field: 'code', reason: `${JSON.stringify(item.code)} does not fit short_code (1-8 of 0-9a-zA-Z): it is an alias of a generated code` });
+  const aliases = aliasesOf(item, codeIsAlias, notes);
   const tags = item.tags.map((t) => t.trim().toLowerCase().replace(/[\s_]+/g, '-'));
   const kept = [...new Set(tags.filter((t) => TAG.test(t)))];
   if (kept.length !== new Set(tags).size) notes.push({ field: 'tags', reason: `tags that are not 1-32 of a-z 0-9 - were dropped: ${tags.filter((t) => !TAG.test(t)).join(', ')}` });
@@ -68,6 +88,7 @@ export function planItem(item: ImportItem, ctx: PlanContext): ItemPlan {
     link: {
       domain: mapDomain(item.domain, ctx),
       shortCode: fits ? item.code : null,
+      aliases,
       originalUrl: url.url,
       createdAt: item.createdAt,
       expiresAt: item.expiresAt,

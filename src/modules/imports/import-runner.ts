@@ -109,27 +109,31 @@ async function readPending(entry: SourceEntry, seq: number, ctx: PlanContext): P
   return { seq, ref, sourceDomain, sourceCode, item: entry, plan, visits, more };
 }
 
+/** Every name an item's link claims on its domain: its own code (when it fits short_code) and its aliases. */
+const namesOf = (p: PendingItem): string[] => (p.plan.ok ? [...(p.plan.link.shortCode !== null ? [p.plan.link.shortCode] : []), ...p.plan.link.aliases] : []);
+
 /** Writes one batch (or for a dry run, only decides it) and records what each item came to. */
 async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDeps): Promise<{ counts: JobCounts; stop: RunEnd | null }> {
   const { repo, clock } = deps;
   const created: string[] = [];
   const result = await repo.transaction(async (tx) => {
     const done = await repo.alreadyImported(tx, options.sourceKey, batch.map((p) => ({ domain: p.sourceDomain, code: p.sourceCode })));
-    const own = batch.filter((p) => p.plan.ok && p.plan.link.shortCode !== null).map((p) => (p.plan as { ok: true; link: { shortCode: string } }).link.shortCode);
-    const taken = await repo.takenCodes(tx, own);
+    const taken = await repo.takenCodes(tx, batch.flatMap(namesOf));
     const results: ItemResult[] = [];
     const toCreate: PendingItem[] = [];
     const seen = new Set<string>();
     for (const p of batch) {
-      const own = p.plan.ok ? p.plan.link.shortCode : null;
-      if (own !== null && seen.has(own)) taken.add(own);
-      if (own !== null && !done.has(`${p.sourceDomain}/${p.sourceCode}`)) seen.add(own);
+      const names = namesOf(p);
+      for (const name of names) if (seen.has(name)) taken.add(name);
+      if (!done.has(`${p.sourceDomain}/${p.sourceCode}`)) for (const name of names) seen.add(name);
+      const takenName = names.find((name) => taken.has(name));
       const base = { seq: p.seq, ref: p.ref, shortCode: null, visits: 0 };
       if (!p.plan.ok) results.push({ ...base, outcome: 'failed', message: p.plan.reason });
       else if (p.plan.link.domain !== null) results.push({ ...base, outcome: 'failed', message: `the domain ${p.plan.link.domain} is not Ferry's default domain, and links on other domains cannot be imported yet` });
       else if (done.has(`${p.sourceDomain}/${p.sourceCode}`)) results.push({ ...base, outcome: 'unchanged', message: 'imported from this source before' });
-      else if (p.plan.link.shortCode !== null && taken.has(p.plan.link.shortCode)) {
-        results.push({ ...base, outcome: 'conflict', shortCode: p.plan.link.shortCode, message: 'this code is taken in Ferry by another link (or was, and stays retired)' });
+      else if (takenName !== undefined) {
+        const what = takenName === p.plan.link.shortCode ? 'this code' : `the alias ${takenName}`;
+        results.push({ ...base, outcome: 'conflict', shortCode: p.plan.link.shortCode, message: `${what} is taken in Ferry by another link (or was, and stays retired)` });
       } else toCreate.push(p);
     }
     const conflict = results.find((r) => r.outcome === 'conflict');
@@ -160,12 +164,12 @@ async function createLinks(tx: Transaction<Database>, items: PendingItem[], opti
     const row: NewLinkRow & { short_code: string } = {
       short_code: codes[i]!, user_id: options.ownerId, original_url: link.originalUrl, expires_at: link.expiresAt,
       created_at: link.createdAt ?? now, updated_at: now, max_visits: link.maxVisits, forward_query: link.forwardQuery ? 1 : 0,
-      password_hash: null, tags: link.tags, title: link.title, click_count: p.more === null ? Math.max(0, count - p.visits.length) : 0,
+      password_hash: null, tags: link.tags, title: link.title, aliases: link.aliases.join(','), click_count: p.more === null ? Math.max(0, count - p.visits.length) : 0,
     };
     return { row, sourceDomain: p.sourceDomain, sourceCode: p.sourceCode };
   });
   const ids = await deps.repo.insertLinks(tx, options.sourceKey, rows);
-  created.push(...codes);
+  created.push(...codes, ...items.flatMap((p) => (p.plan.ok ? p.plan.link.aliases : [])));
   const results: ItemResult[] = [];
   let events: ClickEvent[] = [];
   // Awaited only when a chunk is full: a visit costs a few µs to write, and a promise per visit was a tenth of that.

@@ -17,6 +17,20 @@ const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
 
 export type ImportsRepository = ReturnType<typeof createImportsRepository>;
 
+const aliasesOf = (row: NewLinkRow): string[] => (row.aliases ? String(row.aliases).split(',') : []);
+
+/**
+ * The aliases of new links, on the default domain (SPEC §20: rows of link_codes naming their link). The batch
+ * found them free in its transaction; one taken since (a link created meanwhile) fails the batch, as a code does.
+ */
+async function claimAliases(tx: Tx, rows: ReadonlyArray<{ code: string; link_id: number }>): Promise<void> {
+  for (const part of chunks(rows)) {
+    const claimed = await tx.insertInto('link_codes').values(part.map((r) => ({ ...r, retired_at: null, retired_reason: null })))
+      .onConflict((oc) => oc.doNothing()).returning('code').execute();
+    if (claimed.length !== part.length) throw new Error('an alias was taken while the import ran; run it again to go on');
+  }
+}
+
 export interface NewImportLink {
   row: NewLinkRow & { short_code: string };
   sourceDomain: string;
@@ -101,6 +115,7 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
         await tx.updateTable('link_codes')
           .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', 0) }))
           .where('domain_id', '=', 0).where('code', 'in', rows.map((r) => r.short_code)).execute();
+        await claimAliases(tx, part.flatMap((l) => aliasesOf(l.row).map((code) => ({ code, link_id: ids.get(l.row.short_code)! }))));
         const tags = part.flatMap((l) => (l.row.tags ? String(l.row.tags).split(',') : []).map((tag) => ({ link_id: ids.get(l.row.short_code)!, tag })));
         if (tags.length) await tx.insertInto('link_tags').values(tags).execute();
         await tx.insertInto('import_links')

@@ -8,6 +8,7 @@ export { createLinksModule, linksModuleSchemas, type LinksModule, type LinksModu
 export { checkOriginalUrl } from './original-url.js';
 export { CODE_PATTERN, generateCode, isReservedCode } from './short-code.js';
 export { tagsText } from './link-input.js';
-export { MAX_TAGS, MAX_TITLE_LENGTH } from './links.schemas.js';
+export { MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH } from './links.schemas.js';
+export { ALIAS_PATTERN } from '../../lib/link-code.js';
 export { loadBlockedHosts, type BlockedHosts } from './blocked-hosts.js';
 export { createLinkModeration, openLinkModeration, BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';

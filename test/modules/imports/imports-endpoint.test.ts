@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type ApiResponse, type TestApp } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { clickRecords, createUser, linkCount, visit, type CreatedUser } from '../../helpers/factories.js';
 import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
 import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits } from './fixtures/shlink.js';
@@ -79,8 +79,9 @@ describe.each(engines)('admin import jobs on %s', (engine) => {
 
   it('when Kutt is imported as a dry run, then the job says what would happen and no link exists', async () => {
     const job = await finished(await start({ source: 'kutt', url: kutt.url, api_key: KUTT_API_KEY, dry_run: true }));
-    expect(job.progress).toMatchObject({ items: 3, created: 1, failed: 2 });
-    expect(job.items.find((i) => i.source === '/launch-day')).toMatchObject({ outcome: 'failed' });
+    expect(job.progress).toMatchObject({ items: 3, created: 2, failed: 1 });
+    expect(job.items.find((i) => i.source === '/launch-day')).toMatchObject({ outcome: 'would-create', message: expect.stringMatching(/alias of a generated code/) });
+    expect((await t.request({ url: '/launch-day' })).status).toBe(404);
     expect((await t.request({ url: '/api/v1/links/abc123' })).status).toBe(404);
   });
 
@@ -88,7 +89,10 @@ describe.each(engines)('admin import jobs on %s', (engine) => {
     const taken = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/mine', short_code: 'promo' }, token: admin.token });
     expect(taken.status).toBe(201);
     const job = await finished(await start({ source: 'kutt', url: kutt.url, api_key: KUTT_API_KEY, domain_map: { 'l.example.org': 'default' } }));
-    expect(job.progress).toMatchObject({ items: 3, created: 1, conflicts: 1, failed: 1 });
+    expect(job.progress).toMatchObject({ items: 3, created: 2, conflicts: 1, failed: 0 });
+    const launch = job.items.find((i) => i.source === '/launch-day')!;
+    expect((await t.request({ url: `/api/v1/links/${launch.short_code}`, token: admin.token })).body.aliases).toEqual(['launch-day']);
+    expect((await t.request({ url: '/launch-day' })).status).toBe(302);
     expect(job.items.find((i) => i.outcome === 'conflict')).toMatchObject({ source: 'l.example.org/promo', short_code: 'promo' });
     expect((await t.request({ url: '/api/v1/links/abc123', token: admin.token })).body).toMatchObject({ click_count: 42, title: 'Our docs' });
   });
@@ -106,9 +110,32 @@ describe.each(engines)('admin import jobs on %s', (engine) => {
       headers: { 'content-type': 'text/csv' }, token: admin.token,
     });
     const job = await finished(res);
-    expect(job.progress).toMatchObject({ items: 3, created: 2, failed: 1 });
+    expect(job.progress).toMatchObject({ items: 3, created: 3, failed: 0 });
     const gen1 = await t.request({ url: '/api/v1/links/gen1', token: owner.token });
-    expect(gen1.body).toMatchObject({ user_id: owner.id, tags: ['news', 'tech'], title: 'A title, with comma', forward_query: true });
+    expect(gen1.body).toMatchObject({ user_id: owner.id, tags: ['news', 'tech'], title: 'A title, with comma', forward_query: true, aliases: ['gen-one', 'first-link'] });
+    expect((await visit(t, 'first-link')).headers.location).toBe('https://example.com/a');
+    expect((await visit(t, 'very-long-code-from-elsewhere')).headers.location).toBe('https://example.com/c');
+  });
+
+  it('when a CSV keyword does not fit short_code (summer-sale), then it is an alias of a generated code: its old short URL redirects and counts for the link, and a re-run changes nothing', async () => {
+    const keyword = `summer-sale-${Math.random().toString(36).slice(2, 8)}`;
+    const csv = `url,code,tags\r\nhttps://example.com/summer,${keyword},sale\r\n`;
+    const run = async () => finished(await t.request({ method: 'POST', url: '/api/v1/imports?source=csv', payload: csv, headers: { 'content-type': 'text/csv' }, token: admin.token }));
+    const first = await run();
+    expect(first.progress).toMatchObject({ items: 1, created: 1 });
+    const code = first.items[0]!.short_code!;
+    expect(code).toMatch(/^[0-9a-zA-Z]{8}$/);
+    const link = await t.request({ url: `/api/v1/links/${code}`, token: admin.token });
+    expect(link.body).toMatchObject({ aliases: [keyword], tags: ['sale'], original_url: 'https://example.com/summer' });
+    const res = await visit(t, keyword);
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('https://example.com/summer');
+    expect((await clickRecords(t, link.body.id)).map((r) => r.alias)).toEqual([keyword]);
+    const before = await linkCount(t);
+    const again = await run();
+    expect(again.progress).toMatchObject({ items: 1, created: 0, unchanged: 1 });
+    expect(await linkCount(t)).toBe(before);
+    expect((await t.request({ url: `/api/v1/links/${code}`, token: admin.token })).body.aliases).toEqual([keyword]);
   });
 
   it('when someone who is not an admin starts an import, then 403; a bad body is 400 naming the field', async () => {
