@@ -28,9 +28,10 @@ export interface Dashboard {
 
 /**
  * The dashboard as a browser meets it: web/ built as `npm run build` builds it (once per test run, shared by
- * the dashboard suites: sharedDashboardBuild), served by a real app on a free port (SQLite; the first admin from ADMIN_USERNAME), Chromium.
+ * the dashboard suites: sharedDashboardBuild), served by a real app on a free port (SQLite; the first admin from ADMIN_USERNAME
+ * unless `admin: false`), Chromium.
  */
-export async function startDashboard(opts: { env?: Record<string, string> } = {}): Promise<Dashboard> {
+export async function startDashboard(opts: { env?: Record<string, string>; /** false: a fresh install, no admin (SPEC §18 first run) */ admin?: boolean } = {}): Promise<Dashboard> {
   mkdirSync(SHOTS, { recursive: true });
   const { dir: webDir, output: buildOutput } = await sharedDashboardBuild();
   const landing = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Landed</title><p>Landed'));
@@ -44,7 +45,11 @@ export async function startDashboard(opts: { env?: Record<string, string> } = {}
   let browser: Browser;
   try {
     t = await createTestApp('sqlite', {
-      env: { WEB_DIR: webDir, PORT: String(port), PUBLIC_BASE_URL: origin, ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, CLICK_FLUSH_MS: '50', ...opts.env },
+      env: {
+        WEB_DIR: webDir, PORT: String(port), PUBLIC_BASE_URL: origin, CLICK_FLUSH_MS: '50',
+        ...(opts.admin === false ? {} : { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password }),
+        ...opts.env,
+      },
     });
     await t.app.listen({ port, host: '127.0.0.1' });
     browser = await launchChromium();

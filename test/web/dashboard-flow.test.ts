@@ -129,7 +129,8 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     // My links: the link, its click count.
     await user.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'My links' }).click();
     const linkRow = user.page.getByRole('row').filter({ hasText: shortUrl });
-    await expect(linkRow.locator('td[data-label="Clicks"]').textContent()).resolves.toBe('3');
+    await expect(linkRow.locator('td[data-label="People"]').textContent()).resolves.toBe('3');
+    await expect(linkRow.locator('td[data-label="Bots"]').textContent()).resolves.toBe('0');
     await d.shot(user.page, 'links');
 
     // Edit the destination (PATCH with If-Match from the GET's ETag): the redirect follows at once.

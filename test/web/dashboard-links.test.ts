@@ -73,13 +73,14 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await expect.poll(() => codesShown(page)).toEqual([alpha.short_code, beta.short_code]);
     await d.shot(page, 'links-filtered');
 
-    // A malformed tag: the API's message beside the Tag field, nothing listed.
+    // A malformed tag: the API's message, in plain words, beside the Tag field, nothing listed.
     await page.getByLabel('Tag', { exact: true }).fill('Not A Tag!');
     await page.getByRole('button', { name: 'Apply' }).click();
     const refused = await d.t.request({ url: `/api/v1/users/me/links?tag=${encodeURIComponent('Not A Tag!')}`, token: u.token });
     expect(refused.status).toBe(400);
     const tagDetail = (refused.body.error.details as Array<{ field: string; message: string }>).find((x) => x.field === 'tag')!;
-    await expect(errorBeside(page, 'Tag')).resolves.toBe(tagDetail.message);
+    expect(tagDetail.message).toMatch(/^must match pattern/);
+    await expect(errorBeside(page, 'Tag')).resolves.toBe('may contain only letters, digits and hyphens');
     await page.getByRole('button', { name: 'Clear filters' }).click();
     await expect.poll(() => codesShown(page)).toHaveLength(3);
 
@@ -103,7 +104,7 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     expect(await watch.settled()).toEqual([]);
   });
 
-  it('when the link form gets a bad max visits, tags or password, then the API\'s messages stand beside those fields; corrected, the link has them all', async () => {
+  it('when the link form gets a bad max visits, tags or password, then the API\'s messages stand beside those fields in plain words; corrected, the link has them all', async () => {
     const u = await createUser(d.t, { status: 'active' });
     const { page, watch } = await d.open();
     await d.signIn(page, u.username, u.password);
@@ -117,12 +118,17 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
 
     const refused = await d.t.request({ method: 'POST', url: '/api/v1/links', token: u.token, payload: { original_url: d.landingUrl, max_visits: 0, password: 'short', tags: ['good', 'bad', 'tag!'] } });
     expect(refused.status).toBe(400);
-    const byField = new Map<string, string[]>();
-    for (const x of refused.body.error.details as Array<{ field: string; message: string }>) byField.set(x.field.split('.')[0]!, [...(byField.get(x.field.split('.')[0]!) ?? []), x.message]);
-    await expect(errorBeside(page, 'Max visits (optional)')).resolves.toBe(byField.get('max_visits')!.join('; '));
-    await expect(errorBeside(page, 'Password (optional)')).resolves.toBe(byField.get('password')!.join('; '));
-    // An item's message names the item: "2: must match …".
-    await expect(errorBeside(page, 'Tags (optional)')).resolves.toContain(byField.get('tags')![0]);
+    // The API's details, as its validator words them; the page says the same in plain words at each field.
+    expect(refused.body.error.details).toEqual([
+      { field: 'max_visits', message: 'must be >= 1, or null' },
+      { field: 'tags.2', message: 'must match pattern "^[a-zA-Z0-9-]{1,32}$"' },
+      { field: 'password', message: 'must NOT have fewer than 8 characters, or null' },
+    ]);
+    await expect(page.locator('.form-error').textContent()).resolves.toBe('Please correct the 3 fields marked below.');
+    await expect(errorBeside(page, 'Max visits (optional)')).resolves.toBe('must be at least 1, or left empty');
+    await expect(errorBeside(page, 'Password (optional)')).resolves.toBe('must be at least 8 characters long, or left empty');
+    // An item's message names the item, counted from 1.
+    await expect(errorBeside(page, 'Tags (optional)')).resolves.toBe('tag 3: may contain only letters, digits and hyphens');
     await d.shot(page, 'create-link-errors-phase2');
     expect((await d.t.request({ url: '/api/v1/users/me/links', token: u.token })).body.data).toEqual([]);
 
@@ -170,7 +176,7 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     expect(await watch.settled()).toEqual([]);
   });
 
-  it('when an API key is asked for without scopes or a name, then the messages stand beside them and no key is made', async () => {
+  it('when an API key is asked for without scopes or a name, then the messages stand beside them in plain words and no key is made', async () => {
     const u = await createUser(d.t, { status: 'active' });
     const { page, watch } = await d.open();
     await d.signIn(page, u.username, u.password);
@@ -180,9 +186,10 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await page.getByRole('alert').first().waitFor();
     const refused = await d.t.request({ method: 'POST', url: '/api/v1/users/me/api-keys', token: u.token, payload: { name: '', scopes: [] } });
     expect(refused.status).toBe(400);
-    const byField = Object.fromEntries((refused.body.error.details as Array<{ field: string; message: string }>).map((x) => [x.field, x.message]));
-    await expect(errorBeside(page, 'Key name')).resolves.toBe(byField.name);
-    await expect(page.locator('#scopes-error').textContent()).resolves.toBe(byField.scopes);
+    expect(refused.body.error.details).toEqual([{ field: 'name', message: 'must NOT have fewer than 1 characters' }, { field: 'scopes', message: 'must NOT have fewer than 1 items' }]);
+    await expect(errorBeside(page, 'Key name')).resolves.toBe('is required');
+    await expect(page.locator('#scopes-error').textContent()).resolves.toBe('choose at least one');
+    await expect(page.locator('.form-error').textContent()).resolves.toBe('Please correct the 2 fields marked below.');
     await d.shot(page, 'api-keys-errors');
     expect((await d.t.request({ url: '/api/v1/users/me/api-keys', token: (await sessionToken(page))! })).body.data).toEqual([]);
     expect(await watch.settled()).toEqual([]);

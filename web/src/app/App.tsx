@@ -5,6 +5,7 @@ import { DomainsPage } from '../domains/DomainsPage';
 import { CreateLinkPage } from '../links/CreateLinkPage';
 import { EditLinkPage } from '../links/EditLinkPage';
 import { LinksPage } from '../links/LinksPage';
+import { AllLinksPage } from '../moderation/AllLinksPage';
 import { appPath, matchPath, safeReturnPath, useLocation } from '../router/router';
 import { useSession } from '../session/session';
 import { SignInPage } from '../session/SignInPage';
@@ -38,6 +39,7 @@ const ROUTES: Route[] = [
   { pattern: '/account', render: () => <AccountPage /> },
   { pattern: '/api-keys', render: () => <ApiKeysPage /> },
   { pattern: '/domains', render: () => <DomainsPage /> },
+  { pattern: '/all-links', render: () => <AllLinksPage /> },
   { pattern: '/users', render: () => <UsersPage /> },
 ];
 

@@ -18,7 +18,7 @@ function navItems(isAdmin: boolean): NavItem[] {
     { href: appPath('/api-keys'), label: 'API keys', prefix: '/api-keys' },
     { href: appPath('/domains'), label: 'Domains', prefix: '/domains' },
   ];
-  if (isAdmin) items.push({ href: appPath('/users'), label: 'Users', prefix: '/users' });
+  if (isAdmin) items.push({ href: appPath('/all-links'), label: 'All links', prefix: '/all-links' }, { href: appPath('/users'), label: 'Users', prefix: '/users' });
   return items;
 }
 

@@ -1,7 +1,7 @@
 import type { TargetedSubmitEvent } from 'preact';
 import { useState } from 'preact/hooks';
 import { outcome } from '../api/outcome';
-import { fieldMessage, type Problem } from '../api/problem';
+import { fieldMessage, formMessage, type Problem } from '../api/problem';
 import { useApi } from '../session/session';
 import { Field } from '../ui/Field';
 import { FormError } from '../ui/States';
@@ -25,7 +25,7 @@ export function AddDomainForm({ onAdded }: { onAdded: () => void }) {
   return (
     <form onSubmit={submit} noValidate class="link-form" aria-labelledby="add-domain-title">
       <h2 id="add-domain-title">Add a domain</h2>
-      <FormError message={problem && !fieldMessage(problem, 'hostname') ? problem.message : null} />
+      <FormError message={formMessage(problem, ['hostname'])} />
       <Field label="Host name" hint="For example go.example.com" error={fieldMessage(problem, 'hostname')}>
         {(a) => <input {...a} name="hostname" autocomplete="off" autocapitalize="off" spellcheck={false} required value={hostname} onInput={(e) => setHostname(e.currentTarget.value)} />}
       </Field>

@@ -2,7 +2,7 @@ import type { TargetedSubmitEvent } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Domain } from '../api/client';
 import { outcome } from '../api/outcome';
-import { fieldMessage, type Problem } from '../api/problem';
+import { fieldMessage, formMessage, type Problem } from '../api/problem';
 import { useApi } from '../session/session';
 import { Field } from '../ui/Field';
 import { FormError } from '../ui/States';
@@ -33,7 +33,7 @@ export function FallbacksForm({ domain, onSaved }: { domain: Domain; onSaved: ()
   };
   return (
     <form onSubmit={submit} noValidate class="fallbacks" aria-label={`Fallbacks of ${domain.hostname}`}>
-      <FormError message={problem ? problem.message : null} />
+      <FormError message={formMessage(problem, FALLBACKS.map(([f]) => f))} />
       {FALLBACKS.map(([field, label, hint]) => (
         <Field key={field} label={label} hint={hint} error={fieldMessage(problem, field)}>
           {(a) => <input {...a} name={field} type="url" value={values[field]} onInput={(e) => setValues({ ...values, [field]: e.currentTarget.value })} />}

@@ -2,7 +2,7 @@ import type { TargetedSubmitEvent } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import type { ApiKeyCreated, Scope } from '../api/client';
 import { outcome } from '../api/outcome';
-import { fieldMessage, otherFieldMessages, type Problem } from '../api/problem';
+import { fieldMessage, formMessage, type Problem } from '../api/problem';
 import { instantFromLocalInput } from '../links/local-time';
 import { useApi } from '../session/session';
 import { Field } from '../ui/Field';
@@ -39,11 +39,10 @@ export function ApiKeyForm({ onCreated }: { onCreated: (key: ApiKeyCreated) => v
   };
 
   const scopesError = fieldMessage(problem, 'scopes');
-  const others = problem ? otherFieldMessages(problem, FIELDS) : [];
   return (
     <form ref={form} onSubmit={submit} noValidate class="link-form" aria-labelledby="new-key-title">
       <h2 id="new-key-title">Create an API key</h2>
-      <FormError message={problem ? [problem.message, ...others].join('. ') : null} />
+      <FormError message={formMessage(problem, FIELDS)} />
       <Field label="Key name" hint="1 to 64 characters, to tell your keys apart" error={fieldMessage(problem, 'name')}>
         {(a) => <input {...a} name="name" autocomplete="off" required value={name} onInput={(e) => setName(e.currentTarget.value)} />}
       </Field>

@@ -2,7 +2,7 @@ import type { TargetedSubmitEvent } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import type { Link as ShortLink } from '../api/client';
 import { outcome, type Outcome } from '../api/outcome';
-import { otherFieldMessages, type Problem } from '../api/problem';
+import { formMessage, type Problem } from '../api/problem';
 import { useApiData } from '../api/use-api-data';
 import { Link } from '../router/Link';
 import { appPath } from '../router/router';
@@ -75,11 +75,10 @@ function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => vo
   };
 
   const stale = problem?.status === 412;
-  const others = problem && !stale ? otherFieldMessages(problem, LINK_FIELDS) : [];
   const code = encodeURIComponent(current.link.short_code);
   return (
     <form ref={form} onSubmit={submit} noValidate class="link-form">
-      {stale ? <StaleNotice onReload={onReload} /> : <FormError message={problem ? [problem.message, ...others].join('. ') : null} />}
+      {stale ? <StaleNotice onReload={onReload} /> : <FormError message={formMessage(problem, LINK_FIELDS)} />}
       <p class="muted">
         <span class="short-url">{current.link.short_url}</span>
       </p>

@@ -3,7 +3,7 @@ import { useRef, useState } from 'preact/hooks';
 import type { Link as ShortLink } from '../api/client';
 import { newIdempotencyKey } from '../api/idempotency-key';
 import { outcome } from '../api/outcome';
-import { otherFieldMessages, type Problem } from '../api/problem';
+import { formMessage, type Problem } from '../api/problem';
 import { useApi } from '../session/session';
 import { FormError } from '../ui/States';
 import { useFocusFirstInvalid } from '../ui/use-focus-first-invalid';
@@ -39,10 +39,9 @@ export function LinkForm({ onCreated }: { onCreated: (link: ShortLink) => void }
     onCreated(created.data);
   };
 
-  const others = problem ? otherFieldMessages(problem, LINK_FIELDS) : [];
   return (
     <form ref={form} onSubmit={submit} noValidate class="link-form">
-      <FormError message={problem ? [problem.message, ...others].join('. ') : null} />
+      <FormError message={formMessage(problem, LINK_FIELDS)} />
       <LinkFields values={values} onChange={change} problem={problem} />
       <button type="submit" disabled={busy}>
         Create link

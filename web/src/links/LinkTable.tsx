@@ -2,16 +2,22 @@ import type { Link as ShortLink } from '../api/client';
 import { Link } from '../router/Link';
 import { appPath } from '../router/router';
 import { CopyButton } from '../ui/CopyButton';
+import { ClickCounts } from './ClickCounts';
 import { DateTime } from '../ui/DateTime';
 import { TableHead } from '../ui/TableHead';
 import { DeleteLinkButton } from './DeleteLinkButton';
 import { QrCode } from './QrCode';
 
-/** What sets a link apart beyond its target: tags (each a filter of the list), password, limit, query forwarding. */
+/** What sets a link apart beyond its target: disabled by an admin (and why), tags (each a filter of the list), password, limit, query forwarding. */
 function LinkTraits({ link, tagHref }: { link: ShortLink; tagHref: (tag: string) => string }) {
-  if (!link.tags.length && !link.has_password && link.max_visits === null && !link.forward_query) return null;
+  if (!link.tags.length && !link.has_password && link.max_visits === null && !link.forward_query && !link.disabled) return null;
   return (
     <span class="traits">
+      {link.disabled && (
+        <span class="badge badge-suspended" title={link.disabled_reason ?? undefined}>
+          disabled by an admin{link.disabled_reason ? `: ${link.disabled_reason}` : ''}
+        </span>
+      )}
       {link.tags.map((tag) => (
         <Link key={tag} href={tagHref(tag)} class="tag" aria-label={`Links tagged ${tag}`}>
           {tag}
@@ -25,14 +31,15 @@ function LinkTraits({ link, tagHref }: { link: ShortLink; tagHref: (tag: string)
 }
 
 /**
- * The links, one row each: short URL (with copy), destination, clicks, dates, and what can be done with it.
+ * The links, one row each: short URL (with copy), destination, clicks by people and by bots, dates, and what
+ * can be done with it.
  * At phone width the rows become cards (styles.css), each cell labelled by its column.
  */
 export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; onDeleted: () => void; tagHref: (tag: string) => string }) {
   return (
     <table class="table links-table">
       <caption class="visually-hidden">Your short links</caption>
-      <TableHead columns={['Short URL', 'Destination', { label: 'Clicks', numeric: true }, 'Created', 'Expires', { label: 'Actions', hidden: true }]} />
+      <TableHead columns={['Short URL', 'Destination', { label: 'People', numeric: true }, { label: 'Bots', numeric: true }, 'Created', 'Expires', { label: 'Actions', hidden: true }]} />
       <tbody>
         {links.map((link) => (
           <tr key={link.id}>
@@ -46,9 +53,7 @@ export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; o
               </a>
               <LinkTraits link={link} tagHref={tagHref} />
             </td>
-            <td data-label="Clicks" class="num">
-              {link.click_count}
-            </td>
+            <ClickCounts link={link} />
             <td data-label="Created">
               <DateTime iso={link.created_at} />
             </td>

@@ -7,7 +7,7 @@ import { oneOf, positiveInt } from '../ui/query-values';
 export const SORTS = {
   newest: { label: 'Newest first', sort: 'created_at', order: 'desc' },
   oldest: { label: 'Oldest first', sort: 'created_at', order: 'asc' },
-  clicks: { label: 'Most clicks', sort: 'click_count', order: 'desc' },
+  clicks: { label: 'Most clicks (people and bots)', sort: 'click_count', order: 'desc' },
   expiring: { label: 'Expiring soonest', sort: 'expires_at', order: 'asc' },
 } as const;
 export type SortKey = keyof typeof SORTS;

@@ -1,6 +1,6 @@
 import type { TargetedSubmitEvent } from 'preact';
 import { useRef, useState } from 'preact/hooks';
-import type { Problem } from '../api/problem';
+import { formMessage, type Problem } from '../api/problem';
 import { Link } from '../router/Link';
 import { appPath, useLocation } from '../router/router';
 import { Field } from '../ui/Field';
@@ -8,6 +8,7 @@ import { FormError } from '../ui/States';
 import { useFocusFirstInvalid } from '../ui/use-focus-first-invalid';
 import { useTitle } from '../ui/use-title';
 import { useSession, type SignInReason } from './session';
+import { useInstance, type Instance } from './use-instance';
 
 const REASONS: Record<SignInReason, string> = {
   'signed-out': 'You have signed out.',
@@ -15,11 +16,28 @@ const REASONS: Record<SignInReason, string> = {
   'revoke-failed': 'You have signed out here, but the server could not be told: the old token stays valid until it expires.',
 };
 
+/** On a fresh install (no admin yet, SPEC §18 first run): how to make the first admin, as the start-up log says. */
+function FirstRunHint({ instance }: { instance: Instance | null }) {
+  if (!instance?.first_admin_command) return null;
+  return (
+    <p class="notice" role="status" data-testid="first-run">
+      No admin account exists yet. Create the first one on the server with <code>{instance.first_admin_command}</code>, then sign in with it.
+    </p>
+  );
+}
+
+/** After a sign-up: what became of the account, as REGISTRATION decides. */
+const SIGNED_UP = {
+  open: 'Your account was created. You can sign in now.',
+  approval: 'Your account was created. It awaits activation by an admin; you can sign in meanwhile.',
+} as const;
+
 /** Sign in (SPEC §16: fields labelled Username and Password, button Sign in); then back where the user was. */
 export function SignInPage() {
   useTitle('Sign in');
   const session = useSession();
   const location = useLocation();
+  const instance = useInstance();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -36,14 +54,15 @@ export function SignInPage() {
     setProblem(failed);
   };
 
-  const message = problem?.status === 401 ? 'Wrong username or password.' : (problem?.message ?? null);
+  const message = problem?.status === 401 ? 'Wrong username or password.' : formMessage(problem, ['username', 'password']);
   return (
     <main class="narrow" id="main">
       <h1>Sign in</h1>
       {session.ended && !problem && <p class="notice" role="status">{REASONS[session.ended]}</p>}
+      <FirstRunHint instance={instance} />
       {location.query.get('signed-up') && !problem && (
         <p class="notice" role="status">
-          Your account was created. It awaits activation by an admin; you can sign in meanwhile.
+          {instance?.registration === 'open' ? SIGNED_UP.open : SIGNED_UP.approval}
         </p>
       )}
       <form ref={form} onSubmit={submit} noValidate>
@@ -60,9 +79,11 @@ export function SignInPage() {
           Sign in
         </button>
       </form>
-      <p>
-        No account yet? <Link href={appPath('/sign-up')}>Sign up</Link>
-      </p>
+      {instance?.registration !== 'closed' && (
+        <p>
+          No account yet? <Link href={appPath('/sign-up')}>Sign up</Link>
+        </p>
+      )}
     </main>
   );
 }

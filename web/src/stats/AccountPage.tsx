@@ -28,11 +28,11 @@ export default function AccountPage() {
       <p class="muted">
         {user.username} · {user.email} · {user.role} · {user.status}
       </p>
-      <PeriodPicker view={view} problem={stats.state === 'error' ? stats.problem : null} />
+      <PeriodPicker scope="account" view={view} problem={stats.state === 'error' ? stats.problem : null} />
       {stats.state === 'loading' && <Loading what="your analytics" />}
       {stats.state === 'error' && <ErrorState problem={stats.problem} onRetry={stats.reload} />}
       {stats.state === 'ready' && (
-        <StatsBody stats={stats.data} updating={stats.updating} extra={{ label: 'Links', value: formatCount(stats.data.links) }}>
+        <StatsBody stats={stats.data} scope="account" updating={stats.updating} extra={{ label: 'Links', value: formatCount(stats.data.links) }}>
           <TopLinks stats={stats.data} />
         </StatsBody>
       )}

@@ -27,10 +27,10 @@ export default function LinkStatsPage({ code }: { code: string }) {
         Analytics of <span class="code">{code}</span>
       </h1>
       {link.state === 'loading' ? <Loading what="the link" /> : <LinkHeader link={link.data} />}
-      <PeriodPicker view={view} problem={stats.state === 'error' ? stats.problem : null} />
+      <PeriodPicker scope="link" view={view} problem={stats.state === 'error' ? stats.problem : null} />
       {stats.state === 'loading' && <Loading what="analytics" />}
       {stats.state === 'error' && <ErrorState problem={stats.problem} onRetry={stats.reload} />}
-      {stats.state === 'ready' && <StatsBody stats={stats.data} updating={stats.updating} />}
+      {stats.state === 'ready' && <StatsBody stats={stats.data} scope="link" updating={stats.updating} />}
     </>
   );
 }

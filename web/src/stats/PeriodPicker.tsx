@@ -2,7 +2,7 @@ import type { Problem } from '../api/problem';
 import { navigate, useLocation, withQuery } from '../router/router';
 import { Field } from '../ui/Field';
 import { browserZone } from './zoned-time';
-import { INTERVALS, PERIOD_LABELS, PERIODS, type StatsView } from './stats-query';
+import { hourlyFits, INTERVALS, periodLabel, PERIODS, type Period, type StatsScreen, type StatsView } from './stats-query';
 
 /** UTC, the browser's zone and the view's first, then every zone the browser knows. */
 function zoneChoices(current: string): string[] {
@@ -12,20 +12,24 @@ function zoneChoices(current: string): string[] {
 
 /**
  * The date range, bucket size and time zone every panel follows (Plausible's picker). Each change rewrites the URL's
- * query (without a history entry per tweak); the page reloads its data from the URL.
+ * query (without a history entry per tweak); the page reloads its data from the URL. The periods are named for
+ * the screen (`scope`), and "By hour" is offered only where the window's hours fit one answer.
  */
-export function PeriodPicker({ view, problem }: { view: StatsView; problem: Problem | null }) {
+export function PeriodPicker({ view, scope, problem }: { view: StatsView; scope: StatsScreen; problem: Problem | null }) {
   const location = useLocation();
   const change = (changes: Record<string, string | null>) => navigate(withQuery(location, changes), { replace: true });
   const fields = problem?.fields ?? {};
+  // A period too long to show by hour drops a chosen "By hour" from the URL too, so that a shared URL says what is shown.
+  const pickPeriod = (period: Period) =>
+    change({ period, ...(period === 'custom' ? { from: view.from, to: view.to } : { from: null, to: null }), ...(hourlyFits({ ...view, period }) ? {} : { interval: null }) });
   return (
     <form class="period-picker" onSubmit={(e) => e.preventDefault()} aria-label="Date range">
       <Field label="Period" error={view.period === 'custom' ? undefined : (fields.from ?? fields.to)}>
         {(a) => (
-          <select {...a} name="period" value={view.period} onChange={(e) => change({ period: e.currentTarget.value, ...(e.currentTarget.value === 'custom' ? { from: view.from, to: view.to } : { from: null, to: null }) })}>
+          <select {...a} name="period" value={view.period} onChange={(e) => pickPeriod(e.currentTarget.value as Period)}>
             {PERIODS.map((p) => (
               <option key={p} value={p}>
-                {PERIOD_LABELS[p]}
+                {periodLabel(p, scope)}
               </option>
             ))}
           </select>
@@ -44,7 +48,7 @@ export function PeriodPicker({ view, problem }: { view: StatsView; problem: Prob
       <Field label="Interval" error={fields.interval}>
         {(a) => (
           <select {...a} name="interval" value={view.interval} onChange={(e) => change({ interval: e.currentTarget.value })}>
-            {INTERVALS.map((i) => (
+            {INTERVALS.filter((i) => i === 'day' || hourlyFits(view)).map((i) => (
               <option key={i} value={i}>
                 {i === 'hour' ? 'By hour' : 'By day'}
               </option>

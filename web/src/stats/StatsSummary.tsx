@@ -6,9 +6,19 @@ export type SummaryFigures = Pick<LinkStats, 'human_clicks' | 'bot_clicks' | 'un
 
 /**
  * The headline figures: the window's clicks by people and by bots (the sums of its buckets), then the
- * lifetime totals (SPEC §15), and up to when clicks are counted.
+ * lifetime totals (SPEC §15), each named for what it counts, and up to when clicks are counted.
  */
-export function StatsSummary({ stats, extra }: { stats: SummaryFigures; extra?: { label: string; value: string } }) {
+/**
+ * What the API's unique_visitors is on each screen: a link's distinct visitors; over an account, each link's
+ * added up (the API keeps no account-wide visitor set), so one person who visited two links counts twice.
+ */
+const VISITORS = {
+  link: { label: 'Unique visitors, all time', note: null },
+  account: { label: 'Unique visitors per link, added up', note: 'Someone who visited two of your links counts once for each.' },
+} as const;
+export type StatsScope = keyof typeof VISITORS;
+
+export function StatsSummary({ stats, scope, extra }: { stats: SummaryFigures; scope: StatsScope; extra?: { label: string; value: string } }) {
   const people = stats.timeseries.reduce((sum, b) => sum + b.clicks, 0);
   const bots = stats.timeseries.reduce((sum, b) => sum + b.bots, 0);
   return (
@@ -37,14 +47,21 @@ export function StatsSummary({ stats, extra }: { stats: SummaryFigures; extra?: 
           <dd>{formatCount(stats.bot_clicks)}</dd>
         </div>
         <div>
-          <dt>Unique visitors</dt>
-          <dd>{formatCount(stats.unique_visitors)}</dd>
+          <dt>{VISITORS[scope].label}</dt>
+          <dd data-testid="unique-visitors" aria-describedby={VISITORS[scope].note ? 'visitors-note' : undefined}>
+            {formatCount(stats.unique_visitors)}
+          </dd>
         </div>
         <div>
           <dt>Last click</dt>
           <dd>{stats.last_click_at ? <DateTime iso={stats.last_click_at} /> : 'None yet'}</dd>
         </div>
       </dl>
+      {VISITORS[scope].note && (
+        <p class="muted fresh" id="visitors-note">
+          {VISITORS[scope].note}
+        </p>
+      )}
       {stats.data_fresh_as_of && (
         <p class="muted fresh">
           Clicks counted up to <DateTime iso={stats.data_fresh_as_of} />; newer ones may still be on their way.

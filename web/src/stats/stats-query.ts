@@ -12,14 +12,20 @@ export type Period = (typeof PERIODS)[number];
 export const INTERVALS = ['hour', 'day'] as const;
 export type Interval = (typeof INTERVALS)[number];
 
-export const PERIOD_LABELS: Record<Period, string> = {
+/** Where a period menu is: a link's analytics or the account overview ("all" starts at the one's creation). */
+export type StatsScreen = 'link' | 'account';
+
+const PERIOD_LABELS: Record<Exclude<Period, 'all'>, string> = {
   '24h': 'Last 24 hours',
   '7d': 'Last 7 days',
   '30d': 'Last 30 days',
   '90d': 'Last 90 days',
-  all: 'Since the link was created',
   custom: 'Custom dates',
 };
+
+/** The menu's words for a period on a screen: "all" is what the API starts at without `from` there. */
+export const periodLabel = (period: Period, screen: StatsScreen): string =>
+  period === 'all' ? (screen === 'link' ? 'Since the link was created' : 'Since the account was created') : PERIOD_LABELS[period];
 
 export const DEFAULT_PERIOD: Period = '30d';
 
@@ -42,22 +48,33 @@ export interface StatsQuery {
 
 const DAY_MS = 86_400_000;
 const HOURS: Record<Exclude<Period, 'all' | 'custom'>, number> = { '24h': 24, '7d': 24 * 7, '30d': 24 * 30, '90d': 24 * 90 };
+/** The API answers at most this many buckets (MAX_BUCKETS): a longer window by hour is refused or cut. */
+const MAX_HOURS = 1000;
+const daysBetween = (from: string, to: string): number => (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+
+/**
+ * Whether the view's window can be shown by hour: its hours fit in one answer. "Since … was created" may be
+ * any length, so it is by day.
+ */
+export function hourlyFits(view: Pick<StatsView, 'period' | 'from' | 'to'>): boolean {
+  if (view.period === 'all') return false;
+  if (view.period === 'custom') return daysBetween(view.from, view.to) * 24 <= MAX_HOURS;
+  return HOURS[view.period] <= MAX_HOURS;
+}
+
 const isDay = (s: string | null): s is string => s !== null && /^\d{4}-\d\d-\d\d$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`));
 /** `localZone`: the zone when the URL names none (the browser's). */
 export function viewFromQuery(query: URLSearchParams, now: number, localZone = 'UTC'): StatsView {
   const period = oneOf(query.get('period'), PERIODS) ?? DEFAULT_PERIOD;
   const from = query.get('from');
   const to = query.get('to');
-  const interval = oneOf(query.get('interval'), INTERVALS) ?? (period === '24h' ? 'hour' : 'day');
   const asked = query.get('tz');
   const tz = asked && isKnownZone(asked) ? asked : localZone;
-  return {
-    period,
-    from: isDay(from) ? from : zonedDay(now - 7 * DAY_MS, tz),
-    to: isDay(to) ? to : zonedDay(now, tz),
-    interval,
-    tz,
-  };
+  const days = { from: isDay(from) ? from : zonedDay(now - 7 * DAY_MS, tz), to: isDay(to) ? to : zonedDay(now, tz) };
+  const wanted = oneOf(query.get('interval'), INTERVALS) ?? (period === '24h' ? 'hour' : 'day');
+  // By hour only where the window's hours fit one answer (a shared URL from before stays readable).
+  const interval = wanted === 'hour' && !hourlyFits({ period, ...days }) ? 'day' : wanted;
+  return { period, ...days, interval, tz };
 }
 
 /** The API's `from`/`to` (ISO instants; the API rounds them to whole buckets) for a view at a moment. */
