@@ -19,6 +19,7 @@ import * as m025 from './migrations/025-link-titles.js';
 import * as m026 from './migrations/026-imports.js';
 import * as m027 from './migrations/027-link-changes.js';
 import * as m028 from './migrations/028-link-aliases.js';
+import * as m030 from './migrations/030-click-domains.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -43,6 +44,7 @@ const migrations: Record<string, MigrationModule> = {
   '026-imports': m026,
   '027-link-changes': m027,
   '028-link-aliases': m028,
+  '030-click-domains': m030,
 };
 
 /** Every migration this build knows, in order. */

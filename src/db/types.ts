@@ -145,6 +145,8 @@ export interface ClicksTable {
   imported: Generated<number>;
   /** the alias the visit came through (SPEC §20); null: through the code */
   alias: string | null;
+  /** the host name of the domain the visit came in on (SPEC §19); null: the default domain */
+  domain: string | null;
 }
 
 export type ImportJobState = 'running' | 'done' | 'failed' | 'interrupted';

@@ -60,6 +60,22 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     expect((await runFerry(['links', 'disable', 'nosuchcd'], env)).status).toBe(1);
   });
 
+  it("when links are on a domain, then the list prints each short URL on the link's domain, and --domain keeps to one", async () => {
+    const owner = await createUser(t, { status: 'active' });
+    const hostname = `cli-${Math.random().toString(36).slice(2, 8)}.example.test`;
+    expect((await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname } })).status).toBe(201);
+    const made = await t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/on-domain', domain: hostname } });
+    expect(made.status, made.text).toBe(201);
+    const plain = await linkOf(owner.token, 'https://example.com/plain');
+    const listed = await runFerry(['links', 'list', '--user', owner.username], env);
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(`://${hostname}/${made.body.short_code}`);
+    const plainUrl = new RegExp(`://(\\S+)/${plain}\\b`).exec(listed.stdout);
+    expect(plainUrl?.[1]).not.toBe(hostname); // the default domain's
+    const onDomain = await runFerry(['links', 'list', '--domain', hostname, '--json'], env);
+    expect(onDomain.json()).toEqual([expect.objectContaining({ short_code: made.body.short_code, domain: hostname, short_url: made.body.short_url })]);
+  });
+
   it('when disable-blocked runs with a blocked hosts file, then links to those hosts and their subdomains are disabled and counted', async () => {
     const owner = await createUser(t);
     const bad = [await linkOf(owner.token, 'https://evil-blocked.example/a'), await linkOf(owner.token, 'https://www.evil-blocked.example/b')];

@@ -35,14 +35,35 @@ async function seedPreviousRelease(db: Kysely<unknown>, now: number): Promise<nu
   return ids;
 }
 
-async function previousReleaseDatabase(engine: Engine, now: number): Promise<{ ids: number[]; env: { dataDir?: string; databaseUrl?: string }; drop: () => Promise<void> }> {
+/**
+ * A database from before migration 030 (clicks keep their domain): a domain, a link on it and one on the default
+ * domain, each with a click. The upgrade gives each click its link's domain.
+ */
+async function seedBeforeClickDomains(db: Kysely<unknown>, now: number): Promise<number[]> {
+  const domain = (await sql<{ id: number }>`insert into domains (hostname, token, verified_at, created_at, updated_at)
+    values ('before.example.test', 'before-token', ${now - HOUR}, ${now - HOUR}, ${now - HOUR}) returning id`.execute(db)).rows[0]!.id;
+  await sql`insert into link_codes (domain_id, code) values (${domain}, 'dom1'), (0, 'def1')`.execute(db);
+  const ids = (await sql<{ id: number }>`insert into links (short_code, domain_id, original_url, created_at, updated_at, tags, click_count) values
+    ('dom1', ${domain}, 'https://example.com/d', ${now - HOUR}, ${now - HOUR}, '', 1),
+    ('def1', 0, 'https://example.com/e', ${now - HOUR}, ${now - HOUR}, '', 1) returning id`.execute(db)).rows.map((r) => Number(r.id));
+  await sql`update link_codes set link_id = ${ids[0]!} where code = 'dom1'`.execute(db);
+  await sql`update link_codes set link_id = ${ids[1]!} where code = 'def1'`.execute(db);
+  for (const [id, code] of [[ids[0]!, 'dom1'], [ids[1]!, 'def1']] as const) {
+    await sql`insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer) values (${id}, ${code}, ${now - HOUR}, '192.0.2.1', 'curl/8', null)`.execute(db);
+  }
+  return ids;
+}
+
+async function previousReleaseDatabase(
+  engine: Engine, now: number, release = PREVIOUS_RELEASE, seed = seedPreviousRelease,
+): Promise<{ ids: number[]; env: { dataDir?: string; databaseUrl?: string }; drop: () => Promise<void> }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ferry-upgrade-'));
   const fresh = engine === 'postgres' ? await freshPostgresDatabase() : null;
   const storage = createStorage(loadConfig({ DATA_DIR: dataDir, JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long!', ...(fresh ? { DATABASE_URL: fresh.url } : {}) }));
   let ids: number[];
   try {
-    await migrateUpTo(storage.db as unknown as Kysely<unknown>, storage.dialect, PREVIOUS_RELEASE);
-    ids = await seedPreviousRelease(storage.db as unknown as Kysely<unknown>, now);
+    await migrateUpTo(storage.db as unknown as Kysely<unknown>, storage.dialect, release);
+    ids = await seed(storage.db as unknown as Kysely<unknown>, now);
   } finally {
     await storage.close();
   }
@@ -85,6 +106,23 @@ describe.each(engines)('upgrading a database of the previous release on %s', (en
     } finally {
       await t.close();
       await dns.close();
+      await old.drop();
+    }
+  });
+
+  it('when migration 030 runs on clicks made before it, then each click record keeps its link\'s domain', async () => {
+    const now = Date.now();
+    const old = await previousReleaseDatabase(engine, now, '027-link-changes', seedBeforeClickDomains);
+    const t = await createTestApp(engine, { ...old.env, env: { PUBLIC_BASE_URL: 'https://fry.example' } });
+    try {
+      const admin = await createUser(t, { role: 'admin', status: 'active' });
+      const onDomain = await t.request({ url: '/api/v1/links/dom1/clicks?domain=before.example.test', token: admin.token });
+      expect(onDomain.status, onDomain.text).toBe(200);
+      expect(onDomain.body.data.map((c: { domain: string | null }) => c.domain)).toEqual(['before.example.test']);
+      const onDefault = await t.request({ url: '/api/v1/links/def1/clicks', token: admin.token });
+      expect(onDefault.body.data.map((c: { domain: string | null }) => c.domain)).toEqual([null]);
+    } finally {
+      await t.close();
       await old.drop();
     }
   });

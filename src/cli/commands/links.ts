@@ -8,7 +8,7 @@ import type { CommandContext, CommandModule } from '../program.js';
 const STATUSES = ['active', 'expired', 'disabled'] as const;
 const PAGE = 100;
 
-interface ListOptions { q?: string; user?: string; tag?: string; status?: string; limit: string }
+interface ListOptions { q?: string; user?: string; tag?: string; status?: string; domain?: string; limit: string }
 
 async function listLinks(ctx: CommandContext, opts: ListOptions): Promise<void> {
   const limit = Number(opts.limit);
@@ -19,7 +19,7 @@ async function listLinks(ctx: CommandContext, opts: ListOptions): Promise<void> 
   const moderation = await services.moderation();
   const filters = {
     sort: 'created_at', order: 'desc',
-    ...(opts.q ? { q: opts.q } : {}), ...(opts.tag ? { tag: opts.tag } : {}), ...(userId ? { user_id: userId } : {}), ...(opts.status ? { status: opts.status } : {}),
+    ...(opts.q ? { q: opts.q } : {}), ...(opts.tag ? { tag: opts.tag } : {}), ...(opts.domain ? { domain: opts.domain } : {}), ...(userId ? { user_id: userId } : {}), ...(opts.status ? { status: opts.status } : {}),
   };
   const links: Link[] = [];
   let cursor: string | null = null;
@@ -33,7 +33,8 @@ async function listLinks(ctx: CommandContext, opts: ListOptions): Promise<void> 
   const state = (l: Link) => (l.disabled ? 'disabled' : l.expires_at !== null && Date.parse(l.expires_at) <= Date.now() ? 'expired' : 'active');
   const cut = (text: string) => (text.length > 60 ? `${text.slice(0, 59)}…` : text);
   ctx.out.result(links, [
-    ...table(['CODE', 'OWNER', 'CLICKS', 'STATUS', 'TARGET'], links.map((l) => [l.short_code, l.user_id === null ? '-' : String(l.user_id), String(l.click_count), state(l), cut(l.original_url)])),
+    // The short URL, not the bare code: a code names a link only together with its domain (SPEC §19).
+    ...table(['SHORT URL', 'OWNER', 'CLICKS', 'STATUS', 'TARGET'], links.map((l) => [l.short_url, l.user_id === null ? '-' : String(l.user_id), String(l.click_count), state(l), cut(l.original_url)])),
     `${links.length} link${links.length === 1 ? '' : 's'}${more ? ` (more: raise --limit)` : ''}`,
   ]);
 }
@@ -56,6 +57,7 @@ export const linksCommand: CommandModule = (program, cli) => {
     .option('--user <user>', 'only this account\'s links (id or username)')
     .option('--tag <tag>', 'only links with this tag')
     .option('--status <status>', `only links in this state (${STATUSES.join(', ')})`)
+    .option('--domain <host>', "only links on this domain (the default domain's host name for links without one)")
     .option('--limit <n>', 'at most this many', '100')
     .action(cli.action(listLinks));
   links

@@ -5,3 +5,4 @@
 export { createDomainsModule, type DomainsModule, type DomainsModuleDeps } from './domains.module.js';
 export { DomainRegistry, type DomainEntry, STOP_AFTER_FAILING_MS } from './domain-registry.js';
 export { normalizeHostname } from './hostname.js';
+export { openDomainDirectory, type DomainDirectory } from './domain-directory.js';

@@ -54,6 +54,15 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
       return id;
     },
 
+    /**
+     * A list's domain filter (SPEC §19): `domain` (a name that is no domain here has no links), and the domains
+     * of an API key limited to some (the caller then sees only theirs).
+     */
+    async listFilter(domain: string | undefined, keyDomains: readonly number[] | null): Promise<{ domainId?: number; domainIds?: readonly number[] }> {
+      const domainId = domain === undefined ? undefined : (await lookup(domain)) ?? -1;
+      return { ...(domainId !== undefined ? { domainId } : {}), ...(keyDomains ? { domainIds: keyDomains } : {}) };
+    },
+
     nameOf: (domainId: number): string | null => (domainId === 0 ? null : registry.byIdOf(domainId)?.hostname ?? null),
 
     shortUrl(link: { domain_id: number; short_code: string }): string {

@@ -12,6 +12,8 @@ import type { LinkCache } from './link-cache.js';
 import { createLinksRepository, namesOf, type LinkChanges, type LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
 import { linkRecord } from './link-record.js';
+import { createLinkDomains, type LinkDomains } from './link-domains.js';
+import { openDomainDirectory } from '../domains/index.js';
 import { linkCacheKey } from './link-cache.js';
 import { hostOf } from './original-url.js';
 
@@ -52,6 +54,8 @@ export interface LinkModerationDeps {
   clock: Clock;
   paginator: Paginator;
   toLink: (row: LinkRow) => Link;
+  /** the domains links live on: the admin list's `domain` filter, and each row's domain name */
+  domains: Pick<LinkDomains, 'listFilter' | 'ensureKnown'>;
 }
 
 export type LinkModeration = ReturnType<typeof createLinkModeration>;
@@ -63,7 +67,7 @@ export type LinkModeration = ReturnType<typeof createLinkModeration>;
  * forgets the code at once.
  */
 export function createLinkModeration(deps: LinkModerationDeps) {
-  const { links, cache, blockedHosts, clock, paginator, toLink } = deps;
+  const { links, cache, blockedHosts, clock, paginator, toLink, domains } = deps;
 
   async function setDisabled(code: string, changes: (row: LinkRow) => LinkChanges): Promise<LinkRow> {
     const row = await links.findByCode(code);
@@ -98,11 +102,15 @@ export function createLinkModeration(deps: LinkModerationDeps) {
       }
     },
 
-    /** Every link, for admins (SPEC §18): the user's list's sort and filters, plus owner and state. */
-    async listAll(query: AllLinksQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<Link>> {
-      const filter = { tag: query.tag?.toLowerCase(), q: query.q, userId: query.user_id, status: query.status };
+    /**
+     * Every link, for admins (SPEC §18): the user's list's sort and filters, plus owner and state. `keyDomains`:
+     * the domains of the caller's API key when it is limited to some (SPEC §19: only their links are listed).
+     */
+    async listAll(query: AllLinksQueryT, requestUrl: string, cursorOnly = false, keyDomains: readonly number[] | null = null): Promise<PageResult<Link>> {
+      const filter = { tag: query.tag?.toLowerCase(), q: query.q, userId: query.user_id, status: query.status, ...(await domains.listFilter(query.domain, keyDomains)) };
       const list = paginator.resolve(query, LINK_SORT_COLUMNS, { all: true, ...filter }, cursorOnly, NULL_IS_LAST);
       const { rows, total } = await links.listAll(clock.now(), list, filter);
+      await domains.ensureKnown(rows);
       const sortValue = (r: LinkRow): number => (r[list.sortColumn as keyof LinkRow] as number | null) ?? list.nullsAs!;
       return paginator.page(rows, list, total, requestUrl, toLink, sortValue);
     },
@@ -122,12 +130,15 @@ export async function openLinkModeration(deps: {
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 }): Promise<LinkModeration> {
   const blockedHosts = await loadBlockedHosts(deps.config.blockedHostsFile, deps.log);
+  const directory = await openDomainDirectory({ db: deps.storage.db, dialect: deps.storage.dialect, paginator: deps.paginator });
+  const domains = createLinkDomains({ registry: directory, publicBaseUrl: deps.config.publicBaseUrl, clock: deps.clock });
   return createLinkModeration({
     links: createLinksRepository(deps.storage, deps.paginator, randomBytes(8).toString('hex')),
     cache: null,
     blockedHosts,
     clock: deps.clock,
     paginator: deps.paginator,
-    toLink: linkRecord(deps.config.publicBaseUrl),
+    toLink: linkRecord(deps.config.publicBaseUrl, domains),
+    domains,
   });
 }

@@ -107,7 +107,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     ...(deps.domains ? { domains: deps.domains } : {}),
   });
   const bulk = createLinksBulk(links);
-  const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink });
+  const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink, domains: links.domains });
   const policy = createVisitPolicy({
     links: linksRepository,
     passwords: deps.passwords,

@@ -92,13 +92,13 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     schema: {
       operationId: 'listAllLinks', tags, security: securityFor('admin', 'links:read'),
       summary: "Every link, for admins (moderation): anyone's, anonymous, disabled, and expired ones until the sweep removes them",
-      description: 'Sorted and searched as a user\'s list; `user_id` and `status` narrow it further.',
+      description: 'Sorted and searched as a user\'s list (`domain` included; an API key limited to domains lists their links only); `user_id` and `status` narrow it further.',
       querystring: edge.allLinksQuery,
       response: { 200: { ...edge.linkList, description: 'One page of links' }, ...errorResponses(400, 401, 403, 429) },
     },
   }, async (request, reply) => {
     const query = edge.in<AllLinksQueryT>(request.query);
-    const page = await moderation.listAll({ ...query, sort: edge.sort(query.sort) as AllLinksQueryT['sort'] }, request.url, opts.version === 2);
+    const page = await moderation.listAll({ ...query, sort: edge.sort(query.sort) as AllLinksQueryT['sort'] }, request.url, opts.version === 2, request.caller?.apiKey?.domains ?? null);
     if (page.link) reply.header('link', page.link);
     return edge.out({ data: page.data, pagination: page.pagination });
   });

@@ -85,7 +85,6 @@ export interface LinkWriteOptions {
   domain?: string | undefined;
 }
 
-
 export type LinksService = ReturnType<typeof createLinksService>;
 
 const EXPIRED: RedirectTarget = { kind: 'expired' };
@@ -187,6 +186,8 @@ export function createLinksService(deps: LinksServiceDeps) {
 
   return {
     toLink,
+    /** the domains links live on, as the links module sees them (the admin list and the statistics filter by them) */
+    domains,
     assertMayCreate,
 
     /**
@@ -269,10 +270,7 @@ export function createLinksService(deps: LinksServiceDeps) {
     /** `keyDomains`: the domains of the caller's API key, when it is limited to some (only their links are listed). */
     async listForUser(userId: number, query: LinkListQueryT, requestUrl: string, cursorOnly = false, keyDomains: readonly number[] | null = null): Promise<PageResult<Link>> {
       if (!(await users.findById(userId))) throw notFound('User');
-      const domainId = query.domain === undefined ? undefined : await domains.idOf(query.domain);
-      const filter = {
-        tag: query.tag?.toLowerCase(), q: query.q, ...(domainId !== undefined ? { domainId: domainId ?? -1 } : {}), ...(keyDomains ? { domainIds: keyDomains } : {}),
-      };
+      const filter = { tag: query.tag?.toLowerCase(), q: query.q, ...(await domains.listFilter(query.domain, keyDomains)) };
       const list = paginator.resolve(query, LINK_SORT_COLUMNS, { user: userId, ...filter }, cursorOnly, NULL_IS_LAST);
       const { rows, total } = await links.listByUser(userId, clock.now(), list, filter);
       await domains.ensureKnown(rows);

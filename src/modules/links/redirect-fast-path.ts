@@ -80,7 +80,7 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
     let recorded = false;
     const record = method === 'GET'
-      ? () => void (recorded = clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, alias: target.alias, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false }, describeVisit)))
+      ? () => void (recorded = clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, alias: target.alias, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false, domain: domain?.hostname }, describeVisit)))
       : null;
     const serve = (rateLimit: string): void => {
       const pending = recorded ? clicks.settled() : null;

@@ -25,7 +25,7 @@ declare module 'fastify' {
 
 /** The domain a visit's host names (SPEC §19): a verified domain's entry, or undefined for the default domain. */
 export interface VisitDomains {
-  servedBy(host: string | undefined): Pick<DomainEntry, 'id' | 'notFoundRedirect' | 'expiredRedirect'> | undefined;
+  servedBy(host: string | undefined): Pick<DomainEntry, 'id' | 'hostname' | 'notFoundRedirect' | 'expiredRedirect'> | undefined;
 }
 
 export interface RedirectRoutesOptions {
@@ -148,7 +148,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
     if (request.method !== 'HEAD') {
       // request.ips lists the socket peer and every address it forwarded for, when TRUST_PROXY trusts it.
       const viaTrustedProxy = (request.ips?.length ?? 0) > 1;
-      clicks.enqueue(buildClickEvent({ linkId, shortCode: code, alias, clickedAt: clock.now(), ip: request.ip, headers: request.headers, viaTrustedProxy }, opts.describeVisit));
+      clicks.enqueue(buildClickEvent({ linkId, shortCode: code, alias, clickedAt: clock.now(), ip: request.ip, headers: request.headers, viaTrustedProxy, domain: target.domain?.hostname }, opts.describeVisit));
     }
     // Location is the stored URL verbatim (validated at creation: printable ASCII, no CR/LF), or with the
     // visit's query appended, percent-encoded where needed (visit-policy.ts).

@@ -35,7 +35,7 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     expect(all.status, all.text).toBe(200);
     expect(all.body.data).toHaveLength(4);
     expect(all.body.data.map((c: { referrer: string }) => c.referrer)).toEqual([...visits].reverse().map((v) => v.referer));
-    expect(Object.keys(all.body.data[0]).sort()).toEqual(['alias', 'browser', 'clicked_at', 'country', 'device', 'id', 'ip', 'is_bot', 'os', 'referrer', 'user_agent']);
+    expect(Object.keys(all.body.data[0]).sort()).toEqual(['alias', 'browser', 'clicked_at', 'country', 'device', 'domain', 'id', 'ip', 'is_bot', 'os', 'referrer', 'user_agent']);
     expect(all.body.data[3]).toMatchObject({ ip: '127.0.0.1', user_agent: HUMAN_UA, referrer: 'https://news.example/a' });
     expect(all.body.pagination).toEqual({ limit: 20, nextCursor: null });
     const first = await clicks('?limit=3');
@@ -61,11 +61,11 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     expect(res.headers['content-disposition']).toBe(`attachment; filename="${link.short_code}-clicks.csv"`);
     expect(res.headers.vary).toMatch(/Accept/);
     const lines = res.text.split('\r\n');
-    expect(lines[0]).toBe('id,clicked_at,ip,user_agent,referrer,is_bot,browser,os,device,country,alias');
+    expect(lines[0]).toBe('id,clicked_at,ip,user_agent,referrer,is_bot,browser,os,device,country,alias,domain');
     expect(lines.at(-1)).toBe('');
     expect(lines).toHaveLength(6); // header, 4 records (limit and cursor are JSON's), the final CRLF
-    expect(lines[1]).toMatch(/^\d+,\d{4}-[^,]+Z,127\.0\.0\.1,'-2 trick,"https:\/\/x\.example\/a,b",true,,,bot,,$/);
-    expect(lines[2]).toMatch(/,127\.0\.0\.1,'\+1 trick,'@SUM\(A1:A9\),false,,,other,,$/);
+    expect(lines[1]).toMatch(/^\d+,\d{4}-[^,]+Z,127\.0\.0\.1,'-2 trick,"https:\/\/x\.example\/a,b",true,,,bot,,,$/);
+    expect(lines[2]).toMatch(/,127\.0\.0\.1,'\+1 trick,'@SUM\(A1:A9\),false,,,other,,,$/);
     expect(lines[3]).toContain(',127.0.0.1,"Agent, ""quoted""\tand tabbed","\'=HYPERLINK(""https://evil.example"",""click me"")"');
     expect(lines[4]).toContain(`,"${HUMAN_UA}",https://news.example/a,false,Chrome,Linux,desktop,`);
     expect(res.text).not.toMatch(/,[=+\-@]/);
@@ -73,9 +73,9 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
 
   it('when v2 asks, then camelCase records and CSV header', async () => {
     const json = await clicks('', {}, owner.token, 2);
-    expect(Object.keys(json.body.data[0]).sort()).toEqual(['alias', 'browser', 'clickedAt', 'country', 'device', 'id', 'ip', 'isBot', 'os', 'referrer', 'userAgent']);
+    expect(Object.keys(json.body.data[0]).sort()).toEqual(['alias', 'browser', 'clickedAt', 'country', 'device', 'domain', 'id', 'ip', 'isBot', 'os', 'referrer', 'userAgent']);
     const csv = await clicks('', { accept: 'text/csv' }, owner.token, 2);
-    expect(csv.text.split('\r\n')[0]).toBe('id,clickedAt,ip,userAgent,referrer,isBot,browser,os,device,country,alias');
+    expect(csv.text.split('\r\n')[0]).toBe('id,clickedAt,ip,userAgent,referrer,isBot,browser,os,device,country,alias,domain');
   });
 
   it('when someone else, nobody, or an unservable Accept asks, then 403, 401 or 406; an admin may; an anonymous link only an admin', async () => {

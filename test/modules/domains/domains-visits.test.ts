@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { clickRecords, createUser, type CreatedUser } from '../../helpers/factories.js';
 import { HUMAN_UA } from '../links/links.helpers.js';
 import { addDomain, domainTestApp, DOMAINS, verifiedDomain, type CreatedDomain, type DomainTestApp } from './domains.helpers.js';
 
@@ -129,7 +129,7 @@ describe.each(engines)('X-Forwarded-Host and the fast path on %s', (engine) => {
     }
   });
 
-  it('when a cached link on a domain is visited over a socket, then the fast path answers by Host', async () => {
+  it('when a cached link on a domain is visited over a socket, then the fast path answers by Host, and each click keeps its domain', async () => {
     const d = await domainTestApp(engine, { redisUrl: '' });
     try {
       await d.t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -137,8 +137,8 @@ describe.each(engines)('X-Forwarded-Host and the fast path on %s', (engine) => {
       const owner = await createUser(d.t, { status: 'active' });
       const domain = await verifiedDomain(d, owner.token);
       const code = `f${Math.random().toString(36).slice(2, 8)}`;
-      await d.t.request({ method: 'POST', url: LINKS, token: owner.token, payload: { original_url: 'https://example.com/default', short_code: code } });
-      await d.t.request({ method: 'POST', url: LINKS, token: owner.token, payload: { original_url: 'https://example.com/fast', short_code: code, domain: domain.hostname } });
+      const onDefault = await d.t.request({ method: 'POST', url: LINKS, token: owner.token, payload: { original_url: 'https://example.com/default', short_code: code } });
+      const onDomain = await d.t.request({ method: 'POST', url: LINKS, token: owner.token, payload: { original_url: 'https://example.com/fast', short_code: code, domain: domain.hostname } });
       const get = (host: string) => new Promise<string | undefined>((resolve, reject) => {
         httpRequest({ host: '127.0.0.1', port, path: `/${code}`, headers: { host } }, (res) => {
           res.resume();
@@ -149,6 +149,8 @@ describe.each(engines)('X-Forwarded-Host and the fast path on %s', (engine) => {
         expect(await get(domain.hostname)).toBe('https://example.com/fast');
         expect(await get(`127.0.0.1:${port}`)).toBe('https://example.com/default');
       }
+      expect((await clickRecords(d.t, onDomain.body.id)).map((c) => c.domain)).toEqual([domain.hostname, domain.hostname, domain.hostname]);
+      expect((await clickRecords(d.t, onDefault.body.id)).map((c) => c.domain)).toEqual([null, null, null]);
     } finally {
       await d.close();
     }

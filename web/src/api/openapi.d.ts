@@ -162,7 +162,7 @@ export interface paths {
         };
         /**
          * Every link, for admins (moderation): anyone's, anonymous, disabled, and expired ones until the sweep removes them
-         * @description Sorted and searched as a user's list; `user_id` and `status` narrow it further.
+         * @description Sorted and searched as a user's list (`domain` included; an API key limited to domains lists their links only); `user_id` and `status` narrow it further.
          */
         get: operations["listAllLinks"];
         put?: never;
@@ -484,7 +484,7 @@ export interface paths {
         };
         /**
          * Click statistics over all of a user's links (themself or an admin; `me` for the caller)
-         * @description The same figures as a link's statistics, summed over the user's links, plus the links with the most human clicks. Computed from per-user rollups: the cost grows neither with the number of clicks nor with the number of links.
+         * @description The same figures as a link's statistics, summed over the user's links, plus the links with the most human clicks. Computed from per-user rollups: the cost grows neither with the number of clicks nor with the number of links. With `domain` (or through an API key limited to domains: those domains), only the links on it count, summed from their own rollups: the cost then grows with the number of those links, still not with clicks.
          */
         get: operations["getUserStats"];
         put?: never;
@@ -595,7 +595,7 @@ export interface paths {
         };
         /**
          * Every link, for admins (moderation): anyone's, anonymous, disabled, and expired ones until the sweep removes them
-         * @description Sorted and searched as a user's list; `user_id` and `status` narrow it further.
+         * @description Sorted and searched as a user's list (`domain` included; an API key limited to domains lists their links only); `user_id` and `status` narrow it further.
          */
         get: operations["listAllLinksV2"];
         put?: never;
@@ -917,7 +917,7 @@ export interface paths {
         };
         /**
          * Click statistics over all of a user's links (themself or an admin; `me` for the caller)
-         * @description The same figures as a link's statistics, summed over the user's links, plus the links with the most human clicks. Computed from per-user rollups: the cost grows neither with the number of clicks nor with the number of links.
+         * @description The same figures as a link's statistics, summed over the user's links, plus the links with the most human clicks. Computed from per-user rollups: the cost grows neither with the number of clicks nor with the number of links. With `domain` (or through an API key limited to domains: those domains), only the links on it count, summed from their own rollups: the cost then grows with the number of those links, still not with clicks.
          */
         get: operations["getUserStatsV2"];
         put?: never;
@@ -1206,6 +1206,8 @@ export interface components {
             country: string | null;
             /** @description desktop, mobile, tablet, bot or other; null for records older than the analytics */
             device: "desktop" | "mobile" | "tablet" | "bot" | "other" | null;
+            /** @description The domain the visit came in on (its host name); null: the default domain (SPEC §19) */
+            domain: string | null;
             /**
              * Format: int64
              * @description A 64-bit id (at most 2^53-1)
@@ -1243,6 +1245,8 @@ export interface components {
             country: string | null;
             /** @description desktop, mobile, tablet, bot or other; null for records older than the analytics */
             device: "desktop" | "mobile" | "tablet" | "bot" | "other" | null;
+            /** @description The domain the visit came in on (its host name); null: the default domain (SPEC §19) */
+            domain: string | null;
             /**
              * Format: int64
              * @description A 64-bit id (at most 2^53-1)
@@ -11015,6 +11019,8 @@ export interface operations {
     getUserStats: {
         parameters: {
             query?: {
+                /** @description Only the user's links on this domain (the default domain's host name for links without one); deleted links' clicks are then left out */
+                domain?: string;
                 /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
                 from?: string;
                 /** @description Bucket size of the time series (at most 1000 buckets) */
@@ -18433,6 +18439,8 @@ export interface operations {
     getUserStatsV2: {
         parameters: {
             query?: {
+                /** @description Only the user's links on this domain (the default domain's host name for links without one); deleted links' clicks are then left out */
+                domain?: string;
                 /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
                 from?: string;
                 /** @description Bucket size of the time series (at most 1000 buckets) */

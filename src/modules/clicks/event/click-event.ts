@@ -27,12 +27,14 @@ export interface ClickEvent {
   visitor?: string | null;
   /** the alias the visit came through (SPEC §20); absent or null: through the code */
   alias?: string | null;
+  /** the host name of the domain the visit came in on (SPEC §19); absent or null: the default domain */
+  domain?: string | null;
 }
 
 /** Fields kept as numbers (Float64Array columns in a batch). */
 export const CLICK_NUMBER_FIELDS = ['linkId', 'clickedAt'] as const;
 /** Fields kept as text or null (interned per batch: user agents and referrers repeat a lot). */
-export const CLICK_TEXT_FIELDS = ['shortCode', 'ip', 'userAgent', 'referrer', 'key', 'country', 'visitor', 'alias'] as const;
+export const CLICK_TEXT_FIELDS = ['shortCode', 'ip', 'userAgent', 'referrer', 'key', 'country', 'visitor', 'alias', 'domain'] as const;
 
 export type ClickNumberField = (typeof CLICK_NUMBER_FIELDS)[number];
 export type ClickTextField = (typeof CLICK_TEXT_FIELDS)[number];
@@ -40,7 +42,7 @@ export type ClickTextField = (typeof CLICK_TEXT_FIELDS)[number];
 // Every field of ClickEvent is in exactly one list: a new field that is in neither fails to compile here.
 type Listed = ClickNumberField | ClickTextField;
 const everyFieldListed: Record<keyof ClickEvent, true> & Record<Listed, true> = {
-  linkId: true, clickedAt: true, shortCode: true, ip: true, userAgent: true, referrer: true, key: true, country: true, visitor: true, alias: true,
+  linkId: true, clickedAt: true, shortCode: true, ip: true, userAgent: true, referrer: true, key: true, country: true, visitor: true, alias: true, domain: true,
 };
 void everyFieldListed;
 
@@ -61,6 +63,8 @@ export interface VisitFacts {
   headers: IncomingHttpHeaders;
   /** the request came through a proxy TRUST_PROXY trusts (its country header is believed) */
   viaTrustedProxy: boolean;
+  /** the verified domain the host named (SPEC §19); undefined: the default domain */
+  domain?: string | undefined;
 }
 
 /**
@@ -79,6 +83,7 @@ export function buildClickEvent(v: VisitFacts, describe: DescribeVisit | null): 
     referrer: clip(v.headers.referer, CLICK_TEXT_LIMITS.referrer),
   };
   if (v.alias !== null) event.alias = v.alias;
+  if (v.domain !== undefined) event.domain = v.domain;
   if (describe === null) return event;
   const context = describe({ ip, headers: v.headers, viaTrustedProxy: v.viaTrustedProxy, at: v.clickedAt });
   event.ip = context.ip;

@@ -48,4 +48,9 @@ export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
     schema: Type.Union([Type.String({ pattern: '^[0-9a-zA-Z_-]{1,64}$', maxLength: 64 }), Type.Null()], { description: "The link's alias the visit came through (SPEC §20); null: through its code" }),
     value: asIs('alias'),
   },
+  {
+    column: 'domain',
+    schema: Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9.-]+$' }), Type.Null()], { description: 'The domain the visit came in on (its host name); null: the default domain (SPEC §19)' }),
+    value: asIs('domain'),
+  },
 ];

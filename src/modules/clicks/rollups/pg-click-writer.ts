@@ -61,7 +61,7 @@ export function createPgClickWriter(storage: Pick<Storage, 'db' | 'dialect'>): P
         .insertInto('clicks')
         .values(part.map(([e, f]) => ({
           link_id: e.linkId, short_code: e.shortCode, clicked_at: e.clickedAt, ip: e.ip, user_agent: e.userAgent, referrer: e.referrer, click_key: e.key ?? null, alias: e.alias ?? null,
-          is_bot: f.isBot ? 1 : 0, browser: f.browser, os: f.os, device: f.device, country: f.country, ...(imported ? { imported: 1 } : {}),
+          is_bot: f.isBot ? 1 : 0, browser: f.browser, os: f.os, device: f.device, country: f.country, domain: e.domain ?? null, ...(imported ? { imported: 1 } : {}),
         })))
         .execute();
     }

@@ -95,7 +95,7 @@ function prepareStatements(db: BetterSqlite3.Database) {
     return rows;
   }
 
-  const clickRows = insertRows('insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias)', 14);
+  const clickRows = insertRows('insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain)', 15);
   const hourRows = insertRows(
     'insert into link_click_hourly (link_id, hour_start, clicks, bots)', 4,
     'on conflict (link_id, hour_start) do update set clicks = clicks + excluded.clicks, bots = bots + excluded.bots',
@@ -173,7 +173,7 @@ function applyPlan(s: Statements, clicks: readonly ClickEvent[], opts: { importe
   clicks.forEach((e, i) => {
     if (!live.has(e.linkId)) return;
     const f = full.facts[i]!;
-    clickRows.add(e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.key ?? null, f.isBot ? 1 : 0, f.browser, f.os, f.device, f.country, imported, e.alias ?? null);
+    clickRows.add(e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.key ?? null, f.isBot ? 1 : 0, f.browser, f.os, f.device, f.country, imported, e.alias ?? null, e.domain ?? null);
   });
   clickRows.flush();
   for (const h of plan.hours) hourRows.add(h.linkId, h.hourStart, h.clicks, h.bots);

@@ -2,8 +2,15 @@ import { sql, type Kysely } from 'kysely';
 import { fastStatements, type FastStatement, type Storage } from '../../../db/database.js';
 import type { Database, UserValueKind, ValueKind } from '../../../db/types.js';
 
-/** Whose rollups a statistics read looks at: one link's, or the per-user rollups of one user. */
-export type StatsScope = { link: number } | { user: number };
+/**
+ * Whose rollups a statistics read looks at: one link's, the per-user rollups of one user, or, for a user's
+ * links on some domains only (SPEC §19), the link rollups of those links.
+ */
+export type StatsScope = { link: number } | { user: number; domains?: readonly number[] };
+
+/** A user's links on these domains (the user's rollups do not tell domains apart). */
+type OnDomains = { user: number; domains: readonly number[] };
+const onDomains = (scope: StatsScope): scope is OnDomains => 'domains' in scope && scope.domains !== undefined;
 
 export interface UserTotals {
   links: number;
@@ -55,9 +62,43 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
     userValues: prepare<[number, number, number], ValueRow>(valuesSql('user_click_daily_values', 'user_id', USER_KINDS)),
   };
 
+  /**
+   * A user's links on some domains, from the links' own rollups: the cost grows with the number of those links
+   * (one index range of each link's hours or days in the window), still not with the number of clicks.
+   */
+  const linksOn = (scope: OnDomains) =>
+    db.selectFrom('links').select('id').where('user_id', '=', scope.user).where('domain_id', 'in', scope.domains.length ? [...scope.domains] : [-1]);
+
+  async function domainSeries(scope: OnDomains, from: number, to: number, unitMs: number): Promise<Array<[number, [number, number]]>> {
+    const unit = sql.lit(unitMs);
+    const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
+    const rows = await db.selectFrom('link_click_hourly')
+      .select([bucket.as('start'), sql<number>`sum(clicks)`.as('clicks'), sql<number>`sum(bots)`.as('bots')])
+      .where('link_id', 'in', linksOn(scope)).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
+    return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
+  }
+
+  /** The links' top-list values, and the `link` kind (human clicks per code) from their hours. */
+  async function domainValueTotals(scope: OnDomains, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
+    const [values, perLink] = await Promise.all([
+      db.selectFrom('link_click_daily_values').select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
+        .where('link_id', 'in', linksOn(scope)).where('kind', 'in', LINK_KINDS).where('day_start', '>=', fromDay).where('day_start', '<', toDay)
+        .groupBy(['kind', 'value']).execute(),
+      db.selectFrom('link_click_hourly as h').innerJoin('links as l', 'l.id', 'h.link_id')
+        .select(['l.short_code as value', sql<number>`sum(h.clicks - h.bots)`.as('clicks')])
+        .where('h.link_id', 'in', linksOn(scope)).where('h.hour_start', '>=', fromDay).where('h.hour_start', '<', toDay)
+        .groupBy('l.short_code').execute(),
+    ]);
+    return [
+      ...values.map((r): [ValueKey, number] => [valueKey(r.kind, r.value), Number(r.clicks)]),
+      ...perLink.filter((r) => Number(r.clicks) > 0).map((r): [ValueKey, number] => [valueKey('link', r.value), Number(r.clicks)]),
+    ];
+  }
+
   return {
     /** Clicks (all) and bots per bucket of `unitMs` (a whole multiple of an hour) in [from, to). */
     async series(scope: StatsScope, from: number, to: number, unitMs: number): Promise<Array<[number, [number, number]]>> {
+      if (onDomains(scope)) return domainSeries(scope, from, to, unitMs);
       const isLink = 'link' in scope;
       const id = isLink ? scope.link : scope.user;
       const statement = isLink ? statements.linkSeries : statements.userSeries;
@@ -73,6 +114,7 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
 
     /** Clicks per (kind, value) over whole UTC days in [fromDay, toDay), every kind at once, in no particular order. */
     async valueTotals(scope: StatsScope, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
+      if (onDomains(scope)) return domainValueTotals(scope, fromDay, toDay);
       const isLink = 'link' in scope;
       const id = isLink ? scope.link : scope.user;
       const statement = isLink ? statements.linkValues : statements.userValues;
@@ -91,7 +133,7 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
      * the clicks of their links that are gone (kept on the user's row when a link is deleted or swept), as the
      * per-user rollups of the window keep them. Visitors are each link's, added up.
      */
-    async userTotals(userId: number): Promise<UserTotals> {
+    async userTotals(userId: number, domains?: readonly number[]): Promise<UserTotals> {
       const [r, gone] = await Promise.all([
         db
           .selectFrom('links')
@@ -104,8 +146,10 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
             sql<number | null>`max(last_click_at)`.as('last_at'),
           ])
           .where('user_id', '=', userId)
+          .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1]))
           .executeTakeFirstOrThrow(),
-        db.selectFrom('users').select(['deleted_link_clicks', 'deleted_link_bots']).where('id', '=', userId).executeTakeFirst(),
+        // Deleted links' clicks are kept per user, not per domain: a domain's figures leave them out.
+        domains !== undefined ? undefined : db.selectFrom('users').select(['deleted_link_clicks', 'deleted_link_bots']).where('id', '=', userId).executeTakeFirst(),
       ]);
       const n = (v: number | null) => (v === null ? null : Number(v));
       return {
@@ -119,9 +163,10 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
     },
 
     /** Which of these codes are links of the user now (top_links leaves out deleted links). */
-    async userCodes(userId: number, codes: readonly string[]): Promise<Set<string>> {
+    async userCodes(userId: number, codes: readonly string[], domains?: readonly number[]): Promise<Set<string>> {
       if (codes.length === 0) return new Set();
-      const rows = await db.selectFrom('links').select('short_code').where('user_id', '=', userId).where('short_code', 'in', codes).execute();
+      const rows = await db.selectFrom('links').select('short_code').where('user_id', '=', userId).where('short_code', 'in', codes)
+        .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1])).execute();
       return new Set(rows.map((r) => r.short_code));
     },
 

@@ -36,11 +36,11 @@ export const statsRoutes: FastifyPluginAsyncTypebox<{ stats: StatsService; versi
     schema: {
       operationId: 'getUserStats', tags: ['links'],
       summary: "Click statistics over all of a user's links (themself or an admin; `me` for the caller)",
-      description: "The same figures as a link's statistics, summed over the user's links, plus the links with the most human clicks. Computed from per-user rollups: the cost grows neither with the number of clicks nor with the number of links.",
+      description: "The same figures as a link's statistics, summed over the user's links, plus the links with the most human clicks. Computed from per-user rollups: the cost grows neither with the number of clicks nor with the number of links. With `domain` (or through an API key limited to domains: those domains), only the links on it count, summed from their own rollups: the cost then grows with the number of those links, still not with clicks.",
       security: securityFor('selfOrAdmin'),
       params: UserPathParams,
       querystring: UserStatsQuery,
       response: { 200: { ...edge.userStats, description: "Totals, time series and top lists over the user's links" }, ...errorResponses(400, 401, 403, 404, 429) },
     },
-  }, async (request) => edge.out(await opts.stats.userStats(request.params.id, request.query)));
+  }, async (request) => edge.out(await opts.stats.userStats(request.params.id, request.query, request.caller?.apiKey?.domains ?? null)));
 };

@@ -33,7 +33,13 @@ const statsQuery = {
   tz: Type.Optional(Tz),
 };
 export const LinkStatsQuery = Type.Object({ ...statsQuery, ...domainQuery });
-export const UserStatsQuery = Type.Object(statsQuery);
+export const UserStatsQuery = Type.Object({
+  ...statsQuery,
+  domain: Type.Optional(Type.String({
+    minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$',
+    description: "Only the user's links on this domain (the default domain's host name for links without one); deleted links' clicks are then left out",
+  })),
+});
 export type LinkStatsQueryT = Static<typeof LinkStatsQuery>;
 export type StatsQueryT = Static<typeof UserStatsQuery>;
 

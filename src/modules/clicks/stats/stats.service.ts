@@ -1,4 +1,4 @@
-import { notFound, validationError } from '../../../lib/app-error.js';
+import { AppError, notFound, validationError } from '../../../lib/app-error.js';
 import type { Caller } from '../../../lib/caller.js';
 import type { Clock } from '../../../lib/clock.js';
 import { isoTime } from '../../../lib/common.schemas.js';
@@ -16,6 +16,8 @@ import { canonicalTimeZone, endOfDay, isTimeZone, nextDay, startOfDay, UTC } fro
 export interface StatsLinks {
   /** the link for its statistics: anyone for an anonymous link, else its owner or an admin */
   getForStats(code: string, caller: Caller | null, domain?: string): Promise<LinkRow>;
+  /** the id a `domain` names (0: the default domain), null for a name that is no domain here */
+  domains: { idOf(domain: string): Promise<number | null> };
 }
 
 const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
@@ -95,7 +97,7 @@ export function createStatsService(deps: {
     return out;
   }
 
-  const scopeKey = (scope: StatsScope): string => ('link' in scope ? `l${scope.link}` : `u${scope.user}`);
+  const scopeKey = (scope: StatsScope): string => ('link' in scope ? `l${scope.link}` : `u${scope.user}${scope.domains ? `d${scope.domains.join(',')}` : ''}`);
 
   /**
    * [human clicks, bots] per bucket. UTC days and hours are summed by the database; days of another zone are
@@ -212,6 +214,14 @@ export function createStatsService(deps: {
     last_click_at: last === null ? null : isoTime(last),
   });
 
+  /** The domains a user's statistics cover: `domain` (a limited key's only), the key's, or null for every one. */
+  async function domainScope(domain: string | undefined, keyDomains: readonly number[] | null): Promise<readonly number[] | null> {
+    if (domain === undefined) return keyDomains;
+    const id = (await links.domains.idOf(domain)) ?? -1;
+    if (keyDomains && !keyDomains.includes(id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', [{ field: 'domain', message: "is not one of the API key's domains" }]);
+    return [id];
+  }
+
   return {
     async stats(code: string, query: LinkStatsQueryT, caller: Caller | null): Promise<LinkStats> {
       const link = await links.getForStats(code, caller, query.domain);
@@ -227,14 +237,18 @@ export function createStatsService(deps: {
       };
     },
 
-    /** Over all of a user's links (SPEC §15); access (self or admin) is the route's policy. */
-    async userStats(userId: number, query: StatsQueryT): Promise<UserStats> {
+    /**
+     * Over all of a user's links (SPEC §15), or those on `query.domain` (SPEC §19); access (self or admin) is the
+     * route's policy. `keyDomains`: the domains of the caller's API key when it is limited to some.
+     */
+    async userStats(userId: number, query: StatsQueryT, keyDomains: readonly number[] | null = null): Promise<UserStats> {
       const user = await users.findById(userId);
       if (!user) throw notFound('User');
       const w = window(query, Number(user.created_at));
-      const scope = { user: userId };
-      const [totals, { body, links: candidates }] = await Promise.all([stats.userTotals(userId), figures(scope, w)]);
-      const live = await stats.userCodes(userId, candidates.map((c) => c.value));
+      const domains = await domainScope(query.domain, keyDomains);
+      const scope = { user: userId, ...(domains ? { domains } : {}) };
+      const [totals, { body, links: candidates }] = await Promise.all([stats.userTotals(userId, scope.domains), figures(scope, w)]);
+      const live = await stats.userCodes(userId, candidates.map((c) => c.value), scope.domains);
       return {
         user_id: userId,
         links: totals.links,
