@@ -82,7 +82,7 @@ describe.each(engines)('domain verification on %s', (engine) => {
     }
   });
 
-  it('when a verified domain fails its daily re-checks for 7 days, then it takes no new links, says why, and its links still redirect', async () => {
+  it('when a verified domain fails its daily re-checks for 7 days, then it takes no new links, says why, and its links still redirect; a passing re-check restores it', async () => {
     const domain = await verifiedDomain(d, owner.token);
     const link = await d.t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/kept', domain: domain.hostname } });
     expect(link.status, link.text).toBe(201);
@@ -103,8 +103,19 @@ describe.each(engines)('domain verification on %s', (engine) => {
     const refused = await d.t.request({ method: 'POST', url: '/api/v1/links', token: later, payload: { original_url: 'https://example.com/new', domain: domain.hostname } });
     expect(refused.status).toBe(422);
     expect(refused.body.error.code).toBe('DOMAIN_NOT_VERIFIED');
+    expect(refused.body.error.message).toContain('re-checks have failed for 7 days');
     const visit = await d.t.request({ url: `/${link.body.short_code}`, headers: { host: domain.hostname } });
     expect(visit.status).toBe(302);
     expect(visit.headers.location).toBe('https://example.com/kept');
+
+    // The record is back: the next re-check passes, the domain takes links again.
+    d.dns.txt.set(domain.verification.txt_name, [domain.verification.txt_value]);
+    d.t.clock.advance(DAY + 1);
+    expect(await d.t.app.runJob('domain-recheck')).toBeGreaterThanOrEqual(1);
+    const again = await login(d.t, owner.username, owner.password);
+    const restored = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: again });
+    expect(restored.body).toMatchObject({ status: 'active', accepts_links: true, failing_since: null, status_message: null, last_checked_at: new Date(d.t.clock.now()).toISOString() });
+    const taken = await d.t.request({ method: 'POST', url: '/api/v1/links', token: again, payload: { original_url: 'https://example.com/after', domain: domain.hostname } });
+    expect(taken.status, taken.text).toBe(201);
   });
 });
