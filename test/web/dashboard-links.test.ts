@@ -135,12 +135,14 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await page.getByLabel('Max visits (optional)').fill('3');
     await page.getByLabel('Password (optional)').fill('visitor-password');
     await page.getByLabel('Tags (optional)').fill('good, launch');
+    const alias = `launch-day-${Date.now().toString(36)}`;
+    await page.getByLabel('Aliases (optional)').fill(`${alias}, Launch_${Date.now().toString(36)}`);
     await page.getByLabel(/Forward the visit's query string/).check();
     await page.getByRole('button', { name: 'Create link' }).click();
     const shortUrl = (await page.getByLabel('Short URL').textContent())!;
     const code = shortUrl.split('/').pop()!;
     const link = (await d.t.request({ url: `/api/v1/links/${code}`, token: u.token })).body;
-    expect(link).toMatchObject({ original_url: d.landingUrl, max_visits: 3, has_password: true, tags: ['good', 'launch'], forward_query: true });
+    expect(link).toMatchObject({ original_url: d.landingUrl, max_visits: 3, has_password: true, tags: ['good', 'launch'], forward_query: true, aliases: [alias, expect.stringMatching(/^Launch_/)] });
     expect(await watch.settled()).toEqual([]);
   });
 

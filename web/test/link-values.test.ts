@@ -20,6 +20,7 @@ const link: Link = {
   tags: ['one', 'two'],
   has_password: true,
   title: 'The A page',
+  aliases: ['summer-sale'],
   disabled: false,
   disabled_reason: null,
 };
@@ -44,6 +45,10 @@ describe('the link form and the bodies it sends', () => {
     expect(patchBody(link, { ...values, original_url: 'https://example.com/b' })).toEqual({ original_url: 'https://example.com/b' });
     expect(patchBody(link, { ...values, max_visits: '', tags: '' })).toEqual({ max_visits: null, tags: null });
     expect(patchBody(link, { ...values, tags: 'two,one' })).toEqual({ tags: ['two', 'one'] });
+    expect(values.aliases).toBe('summer-sale');
+    expect(patchBody(link, { ...values, aliases: 'summer-sale Winter_2026' })).toEqual({ aliases: ['summer-sale', 'Winter_2026'] });
+    expect(patchBody(link, { ...values, aliases: ' ' })).toEqual({ aliases: null });
+    expect(createBody({ ...EMPTY_LINK_VALUES, original_url: 'https://e.com', aliases: 'a-b, C_d' })).toEqual({ original_url: 'https://e.com', aliases: ['a-b', 'C_d'] });
     expect(values.title).toBe('The A page');
     expect(patchBody(link, { ...values, title: '  ' })).toEqual({ title: null });
     expect(patchBody(link, { ...values, title: 'Renamed ' })).toEqual({ title: 'Renamed' });

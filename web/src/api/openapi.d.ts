@@ -197,7 +197,7 @@ export interface paths {
         head?: never;
         /**
          * Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance
-         * @description original_url, expires_at, max_visits, forward_query, tags, password and title may change; short_code may not. If-Match with a stale ETag: 412. Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. A target on a blocked host: 422 DESTINATION_BLOCKED.
+         * @description original_url, expires_at, max_visits, forward_query, tags, password, title, aliases and domain may change; short_code may not. If-Match with a stale ETag: 412. An alias (or, moving domains, the code) taken on the domain: 409 CONFLICT. Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. A target on a blocked host: 422 DESTINATION_BLOCKED.
          */
         patch: operations["updateLink"];
         trace?: never;
@@ -630,7 +630,7 @@ export interface paths {
         head?: never;
         /**
          * Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance
-         * @description original_url, expires_at, max_visits, forward_query, tags, password and title may change; short_code may not. If-Match with a stale ETag: 412. Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. A target on a blocked host: 422 DESTINATION_BLOCKED.
+         * @description original_url, expires_at, max_visits, forward_query, tags, password, title, aliases and domain may change; short_code may not. If-Match with a stale ETag: 412. An alias (or, moving domains, the code) taken on the domain: 409 CONFLICT. Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. A target on a blocked host: 422 DESTINATION_BLOCKED.
          */
         patch: operations["updateLinkV2"];
         trace?: never;
@@ -1195,6 +1195,8 @@ export interface components {
         };
         /** @description One visit that was redirected */
         ClickRecord: {
+            /** @description The link's alias the visit came through (SPEC §20); null: through its code */
+            alias: string | null;
             /** @description Browser family (ua-parser-js); null when not recognised */
             browser: string | null;
             /**
@@ -1234,6 +1236,8 @@ export interface components {
         };
         /** @description One visit that was redirected */
         ClickRecordV2: {
+            /** @description The link's alias the visit came through (SPEC §20); null: through its code */
+            alias: string | null;
             /** @description Browser family (ua-parser-js); null when not recognised */
             browser: string | null;
             /**
@@ -1699,11 +1703,16 @@ export interface components {
          *       ],
          *       "has_password": false,
          *       "title": "Spring campaign",
+         *       "aliases": [
+         *         "spring-sale"
+         *       ],
          *       "disabled": false,
          *       "disabled_reason": null
          *     }
          */
         Link: {
+            /** @description Further names of the link on its domain, in the order given: each redirects like the code (its short URL is the short_url's with the alias in place of the code) */
+            aliases: string[];
             /**
              * Format: int64
              * @description Of click_count, the clicks by bots, crawlers, link unfurlers and scripts (bot_clicks in the stats)
@@ -1809,10 +1818,21 @@ export interface components {
          *       "expires_at": "2027-01-01T00:00:00.000Z",
          *       "tags": [
          *         "promo"
+         *       ],
+         *       "aliases": [
+         *         "summer-sale"
          *       ]
          *     }
          */
         LinkCreate: {
+            /**
+             * @description At most 10 further names of the link on its domain (SPEC §20): GET /{alias} redirects exactly like the code and counts for the link. Unique together with codes per domain (taken: 409 CONFLICT); names of top-level paths (api, docs, v3, healthz, ...) are reserved; duplicates are merged
+             * @example [
+             *       "summer-sale",
+             *       "Summer_2026"
+             *     ]
+             */
+            aliases?: string[];
             /** @description Read-only; ignored */
             bot_clicks?: unknown;
             /** @description Read-only; ignored */
@@ -1857,10 +1877,21 @@ export interface components {
          *       "expiresAt": "2027-01-01T00:00:00.000Z",
          *       "tags": [
          *         "promo"
+         *       ],
+         *       "aliases": [
+         *         "summer-sale"
          *       ]
          *     }
          */
         LinkCreateV2: {
+            /**
+             * @description At most 10 further names of the link on its domain (SPEC §20): GET /{alias} redirects exactly like the code and counts for the link. Unique together with codes per domain (taken: 409 CONFLICT); names of top-level paths (api, docs, v3, healthz, ...) are reserved; duplicates are merged
+             * @example [
+             *       "summer-sale",
+             *       "Summer_2026"
+             *     ]
+             */
+            aliases?: string[];
             /** @description Read-only; ignored */
             botClicks?: unknown;
             /** @description Read-only; ignored */
@@ -2323,11 +2354,16 @@ export interface components {
          *       ],
          *       "hasPassword": false,
          *       "title": "Spring campaign",
+         *       "aliases": [
+         *         "spring-sale"
+         *       ],
          *       "disabled": false,
          *       "disabledReason": null
          *     }
          */
         LinkV2: {
+            /** @description Further names of the link on its domain, in the order given: each redirects like the code (its short URL is the short_url's with the alias in place of the code) */
+            aliases: string[];
             /**
              * Format: int64
              * @description Of click_count, the clicks by bots, crawlers, link unfurlers and scripts (bot_clicks in the stats)
@@ -3139,7 +3175,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The short code (case-sensitive) */
+                /** @description The short code or one of its aliases (case-sensitive) */
                 code: string;
             };
             cookie?: never;
@@ -3302,7 +3338,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The short code (case-sensitive) */
+                /** @description The short code or one of its aliases (case-sensitive) */
                 code: string;
             };
             cookie?: never;
@@ -6210,7 +6246,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password and title */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title and aliases */
         requestBody: {
             content: {
                 /**
@@ -6221,6 +6257,13 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /**
+                     * @description Replaces the set: At most 10 further names of the link on its domain (SPEC §20): GET /{alias} redirects exactly like the code and counts for the link. Unique together with codes per domain (taken: 409 CONFLICT); names of top-level paths (api, docs, v3, healthz, ...) are reserved; duplicates are merged. A removed alias is retired for good (it never points at another link; this link may take it back); null or [] removes them all
+                     * @example [
+                     *       "summer-sale"
+                     *     ]
+                     */
+                    aliases?: string[] | null;
                     /** @description Read-only; ignored */
                     bot_clicks?: unknown;
                     /** @description Read-only; ignored */
@@ -6353,6 +6396,20 @@ export interface operations {
             };
             /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
             408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -13638,7 +13695,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password and title */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title and aliases */
         requestBody: {
             content: {
                 /**
@@ -13649,6 +13706,13 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /**
+                     * @description Replaces the set: At most 10 further names of the link on its domain (SPEC §20): GET /{alias} redirects exactly like the code and counts for the link. Unique together with codes per domain (taken: 409 CONFLICT); names of top-level paths (api, docs, v3, healthz, ...) are reserved; duplicates are merged. A removed alias is retired for good (it never points at another link; this link may take it back); null or [] removes them all
+                     * @example [
+                     *       "summer-sale"
+                     *     ]
+                     */
+                    aliases?: string[] | null;
                     /** @description Read-only; ignored */
                     botClicks?: unknown;
                     /** @description Read-only; ignored */
@@ -13781,6 +13845,20 @@ export interface operations {
             };
             /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
             408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];

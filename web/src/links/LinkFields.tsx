@@ -4,7 +4,7 @@ import type { LinkValues } from './link-values';
 import { DomainPicker } from './DomainPicker';
 
 /** The form fields the API's messages can name (details[].field), beside which they are shown. */
-export const LINK_FIELDS = ['original_url', 'short_code', 'expires_at', 'max_visits', 'password', 'tags', 'forward_query', 'title', 'domain'] as const;
+export const LINK_FIELDS = ['original_url', 'short_code', 'expires_at', 'max_visits', 'password', 'tags', 'forward_query', 'title', 'domain', 'aliases'] as const;
 
 interface LinkFieldsProps {
   values: LinkValues;
@@ -19,7 +19,7 @@ interface LinkFieldsProps {
  * visits, password, tags and forward query, each with its hint and the API's message for it.
  */
 export function LinkFields({ values, onChange, problem, editing }: LinkFieldsProps) {
-  const text = (field: 'original_url' | 'short_code' | 'expires_at' | 'max_visits' | 'password' | 'tags' | 'title') => (e: { currentTarget: HTMLInputElement }) =>
+  const text = (field: 'original_url' | 'short_code' | 'expires_at' | 'max_visits' | 'password' | 'tags' | 'title' | 'aliases') => (e: { currentTarget: HTMLInputElement }) =>
     onChange({ ...values, [field]: e.currentTarget.value });
   const err = (field: string) => fieldMessage(problem, field);
   return (
@@ -40,6 +40,9 @@ export function LinkFields({ values, onChange, problem, editing }: LinkFieldsPro
           {(a) => <input {...a} name="short_code" autocomplete="off" autocapitalize="off" spellcheck={false} value={values.short_code} onInput={text('short_code')} />}
         </Field>
       )}
+      <Field label="Aliases (optional)" hint="Up to 10 further names that lead here too, separated by commas or spaces: letters, digits, - and _ (e.g. summer-sale)" error={err('aliases')}>
+        {(a) => <input {...a} name="aliases" autocomplete="off" autocapitalize="off" spellcheck={false} value={values.aliases} onInput={text('aliases')} />}
+      </Field>
       <Field label="Expires (optional)" hint="In your time zone; leave empty to keep the link for good" error={err('expires_at')}>
         {(a) => <input {...a} name="expires_at" type="datetime-local" value={values.expires_at} onInput={text('expires_at')} />}
       </Field>

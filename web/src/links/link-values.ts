@@ -20,6 +20,8 @@ export interface LinkValues {
   title: string;
   /** the link's domain; '' for the default domain */
   domain: string;
+  /** further names of the link (SPEC §20), comma- or space-separated */
+  aliases: string;
 }
 
 export const EMPTY_LINK_VALUES: LinkValues = {
@@ -33,6 +35,7 @@ export const EMPTY_LINK_VALUES: LinkValues = {
   forward_query: false,
   title: '',
   domain: '',
+  aliases: '',
 };
 
 export function valuesFromLink(link: ShortLink): LinkValues {
@@ -47,11 +50,14 @@ export function valuesFromLink(link: ShortLink): LinkValues {
     forward_query: link.forward_query,
     title: link.title ?? '',
     domain: link.domain ?? '',
+    aliases: link.aliases.join(', '),
   };
 }
 
 /** "Launch, q4  promo" → ['launch', 'q4', 'promo']; the API checks each tag and says which one is wrong. */
 export const tagsFromText = (text: string): string[] => text.split(/[\s,]+/).filter(Boolean);
+/** Aliases are typed like tags (case kept: aliases are case-sensitive). */
+export const aliasesFromText = tagsFromText;
 
 /** A whole number as typed, or the text itself so that the API's message names what is wrong with it. */
 function visitsFromText(text: string): number | string {
@@ -69,11 +75,13 @@ export interface LinkBody {
   forward_query?: boolean;
   title?: string;
   domain?: string;
+  aliases?: string[];
 }
 
 /** POST /links: only the fields filled in (the API's defaults for the others). */
 export function createBody(v: LinkValues): LinkBody {
   const tags = tagsFromText(v.tags);
+  const aliases = aliasesFromText(v.aliases);
   const visits = v.max_visits.trim() ? visitsFromText(v.max_visits) : undefined;
   return {
     original_url: v.original_url.trim(),
@@ -86,6 +94,7 @@ export function createBody(v: LinkValues): LinkBody {
     ...(v.forward_query ? { forward_query: true } : {}),
     ...(v.title.trim() ? { title: v.title.trim() } : {}),
     ...(v.domain ? { domain: v.domain } : {}),
+    ...(aliases.length ? { aliases } : {}),
   };
 }
 
@@ -98,6 +107,7 @@ export interface LinkPatch {
   forward_query?: boolean;
   title?: string | null;
   domain?: string | null;
+  aliases?: string[] | null;
 }
 
 /** PATCH /links/{code}: what differs from the link as it was read; an emptied field is null (cleared). */
@@ -112,6 +122,8 @@ export function patchBody(link: ShortLink, v: LinkValues): LinkPatch {
   if (v.forward_query !== was.forward_query) patch.forward_query = v.forward_query;
   if (v.title.trim() !== was.title) patch.title = v.title.trim() ? v.title.trim() : null;
   if (v.domain !== was.domain) patch.domain = v.domain || null;
+  const aliases = aliasesFromText(v.aliases);
+  if (aliases.join(',') !== link.aliases.join(',')) patch.aliases = aliases.length ? aliases : null;
   if (v.password) patch.password = v.password;
   else if (v.removePassword && link.has_password) patch.password = null;
   return patch;

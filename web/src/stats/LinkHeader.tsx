@@ -4,13 +4,25 @@ import { appPath } from '../router/router';
 import { CopyButton } from '../ui/CopyButton';
 import { DateTime } from '../ui/DateTime';
 
-/** Which link these figures are about: its short URL (to copy), where it leads, when it expires. */
+/** An alias's short URL: the link's, with the alias in place of the code (SPEC §20). */
+const aliasUrl = (link: ShortLink, alias: string): string => `${link.short_url.slice(0, -link.short_code.length)}${alias}`;
+
+/** Which link these figures are about: its short URL (to copy), its aliases' URLs, where it leads, when it expires. */
 export function LinkHeader({ link }: { link: ShortLink }) {
   return (
     <div class="link-header">
       <p>
         <span class="short-url">{link.short_url}</span> <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
       </p>
+      {link.aliases.length > 0 && (
+        <ul class="link-aliases" aria-label="Aliases">
+          {link.aliases.map((alias) => (
+            <li key={alias}>
+              <span class="short-url">{aliasUrl(link, alias)}</span> <CopyButton text={aliasUrl(link, alias)} label={`Copy ${aliasUrl(link, alias)}`} />
+            </li>
+          ))}
+        </ul>
+      )}
       <p class="muted">
         Leads to{' '}
         <a href={link.original_url} rel="noopener noreferrer" target="_blank" class="destination">
