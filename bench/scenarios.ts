@@ -12,7 +12,7 @@ import { openMigrated, seedLinks, seedStatsLink, seedVerifiedDomains } from './l
 import { summarize } from './profile-summary.js';
 import { SqliteDatabase as Database } from '../src/db/sqlite-driver.js';
 
-type Dataset = 'links100k' | 'links1m' | 'stats' | 'domains1k';
+type Dataset = 'links100k' | 'links1m' | 'stats' | 'domains1k' | 'aliases100k';
 
 export interface BenchContext {
   quick: boolean;
@@ -87,6 +87,19 @@ export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promi
     writeFileSync(codes, shuffle(links.map(([code], i) => `${code} ${hosts[i % DOMAINS]}`)).join('\n'));
     data.files.domains1k = { db: path.join(dir, 'ferry.db'), codes };
     ctx.log(`seeded ${DOMAINS} verified domains and 100,000 links on them in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  if (needs.has('aliases100k')) {
+    const started = performance.now();
+    const dir = path.join(ctx.work, 'aliases100k');
+    const storage = await openMigrated(dir);
+    // A slug such as an importer brings (SPEC §20): longer than a code, hyphenated.
+    const aliasOf = (i: number) => `spring-sale-${i.toString(36)}-2026`;
+    seedLinks(storage, 100_000, now, undefined, aliasOf);
+    await storage.close();
+    const codes = path.join(ctx.work, 'aliases100k.codes');
+    writeFileSync(codes, shuffle(Array.from({ length: 100_000 }, (_, i) => aliasOf(i))).join('\n'));
+    data.files.aliases100k = { db: path.join(dir, 'ferry.db'), codes };
+    ctx.log(`seeded 100,000 links with an alias each in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
   if (needs.has('stats')) {
     const started = performance.now();
@@ -327,6 +340,14 @@ export const SCENARIOS: Scenario[] = [
     needs: ['domains1k'],
     describe: () => 'GET /{code} as `redirect`, the 100,000 links spread over 1,000 verified domains, each visit with its domain as Host',
     run: (ctx) => redirectScenario(ctx, 'redirect-domains', 'domains1k', 'GET /{code}, 100,000 links on 1,000 verified domains, Host of the link\'s domain, random codes, clicks recorded; cache warmed by one pass', {}, 'pass-then-random'),
+  },
+  {
+    // SPEC §20: an alias is a name in the codes' namespace, resolved by the same cached lookup; compare this
+    // row's ratio with `redirect`'s of the same run (`--only=redirect,redirect-alias`).
+    name: 'redirect-alias',
+    needs: ['aliases100k'],
+    describe: () => 'GET /{alias} as `redirect`, 100,000 links with an alias each (spring-sale-<n>-2026), every visit through the alias',
+    run: (ctx) => redirectScenario(ctx, 'redirect-alias', 'aliases100k', 'GET /{alias}, 100,000 links with one alias each, random aliases, clicks recorded (each noting its alias); cache warmed by one pass', {}, 'pass-then-random'),
   },
   {
     name: 'redirect-hot',

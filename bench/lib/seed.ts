@@ -23,22 +23,29 @@ export async function openMigrated(dataDir: string): Promise<Storage & { sqlite:
 /**
  * `count` anonymous links with random 8-character codes (Ferry's generator); returns [code, url] pairs.
  * Inserted in code order, so that the unique index on the code is appended to rather than split at random.
+ * `aliasOf`: one alias per link (SPEC §20), claimed in link_codes beside its code as the API does.
  */
-export function seedLinks(storage: Awaited<ReturnType<typeof openMigrated>>, count: number, now: number, domainOf?: (i: number) => number): Array<[string, string]> {
+export function seedLinks(
+  storage: Awaited<ReturnType<typeof openMigrated>>, count: number, now: number, domainOf?: (i: number) => number, aliasOf?: (i: number) => string,
+): Array<[string, string]> {
   const codes = new Set<string>();
   while (codes.size < count) codes.add(generateCode());
   const links = [...codes].sort().map((code, i): [string, string] => [code, `https://example.com/articles/${i}?utm_source=bench`]);
   const { sqlite } = storage;
   sqlite.pragma('cache_size = -262144');
   const claim = sqlite.prepare('insert into link_codes (domain_id, code, link_id, retired_at, retired_reason) values (?, ?, ?, null, null)');
-  const insert = sqlite.prepare('insert into links (domain_id, short_code, original_url, user_id, expires_at, created_at) values (?, ?, ?, null, null, ?)');
-  const all = sqlite.transaction((rows: Array<[string, string]>) => {
-    rows.forEach(([code, url], i) => {
+  const insert = sqlite.prepare('insert into links (domain_id, short_code, original_url, user_id, expires_at, created_at, aliases) values (?, ?, ?, null, null, ?, ?)');
+  const all = sqlite.transaction((rows: Array<[string, string]>, from: number) => {
+    rows.forEach(([code, url], j) => {
+      const i = from + j;
       const domainId = domainOf?.(i) ?? 0;
-      claim.run(domainId, code, insert.run(domainId, code, url, now).lastInsertRowid);
+      const alias = aliasOf?.(i);
+      const id = insert.run(domainId, code, url, now, alias ?? '').lastInsertRowid;
+      claim.run(domainId, code, id);
+      if (alias !== undefined) claim.run(domainId, alias, id);
     });
   });
-  for (let i = 0; i < links.length; i += 100_000) all(links.slice(i, i + 100_000));
+  for (let i = 0; i < links.length; i += 100_000) all(links.slice(i, i + 100_000), i);
   return links;
 }
 
