@@ -50,8 +50,9 @@ describe.each(engines)('aliases on %s', (engine) => {
     const json = await t.request({ url: `${LINKS}/${link.short_code}/clicks`, token: owner.token });
     expect(json.body.data.map((r: { alias: string | null }) => r.alias)).toEqual([null, a]);
     const csv = await t.request({ url: `${LINKS}/${link.short_code}/clicks`, token: owner.token, headers: { accept: 'text/csv' } });
-    expect(csv.text.split('\r\n')[0]).toMatch(/,alias$/);
-    expect(csv.text).toContain(`,${a}\r\n`);
+    const [header, ...rows] = csv.text.split('\r\n');
+    expect(header!.split(',')).toContain('alias');
+    expect(rows.filter((r) => r.includes(`,${a}`))).toHaveLength(1);
   });
 
   it('when PATCH replaces the aliases, then removed ones stop redirecting and stay retired for other links, and the link may take one back', async () => {
