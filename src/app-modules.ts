@@ -14,6 +14,7 @@ import { createInstanceModule } from './modules/instance/index.js';
 import { createLinksModule, type BlockedHosts } from './modules/links/index.js';
 import { createDomainsModule } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
+import { createHashLanes } from './infra/hash-lanes.js';
 import { createOrdersModule } from './modules/orders/orders.module.js';
 import { createJwt } from './modules/tokens/jwt.js';
 import { createTokensModule } from './modules/tokens/tokens.module.js';
@@ -33,14 +34,16 @@ export interface ModuleDeps {
 export function createCoreModules({ config, storage, shared, clock, jwtSecret, log }: ModuleDeps) {
   const paginator = deploymentPaginator(jwtSecret);
   const jwt = createJwt(jwtSecret, clock);
-  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, registration: config.registration });
+  // Every password hash of the process through one bounded, fair queue (SPEC §17).
+  const hashLanes = createHashLanes();
+  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, hashLanes, registration: config.registration });
   const { repository: usersRepo, passwords } = usersModule;
   const tokensModule = createTokensModule({ db: storage.db, users: usersRepo, passwords, denyList: shared.denyList, jwt, clock, ttlSeconds: config.tokenTtlSeconds });
   const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersRepo, jwtSecret, clock, paginator, log });
   const ordersModule = createOrdersModule({ db: storage.db, users: usersRepo, clock, paginator });
   const idempotencyModule = createIdempotencyModule({ db: storage.db, clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs });
   const instanceModule = createInstanceModule({ config, users: usersRepo });
-  return { paginator, jwt, usersModule, tokensModule, apiKeysModule, ordersModule, idempotencyModule, instanceModule };
+  return { paginator, jwt, hashLanes, usersModule, tokensModule, apiKeysModule, ordersModule, idempotencyModule, instanceModule };
 }
 
 export interface LinkModuleDeps extends ModuleDeps {
@@ -78,7 +81,7 @@ export async function createLinkModules({ config, storage, shared, clock, jwtSec
   });
   const linksModule = createLinksModule({
     config, storage, users: usersRepo, paginator, clock, passwords, clicks: clickIngest.sink, describeVisit,
-    passwordAttempts: shared.passwordAttempts,
+    passwordAttempts: shared.passwordAttempts, passwordHashBudget: shared.passwordHashBudget,
     blockedHosts,
     // The embedded database is one process's file: no other instance changes links behind the cache's back.
     soleWriter: isEmbedded(storage),

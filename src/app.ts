@@ -37,6 +37,7 @@ import openapiPlugin from './plugins/openapi.js';
 import pathIdsPlugin from './plugins/path-ids.js';
 import overloadPlugin from './plugins/overload.js';
 import rateLimitPlugin, { createCallerLimit, type RateLimitHook, type RateLimitStore } from './plugins/rate-limit.js';
+import passwordHashBudgetPlugin, { type PasswordHashBudgetOptions } from './plugins/password-hash-budget.js';
 import { registerRedirectRateLimit, type RedirectLimiter } from './plugins/redirect-limit.js';
 import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
 import requestMetricsPlugin from './plugins/request-metrics.js';
@@ -134,6 +135,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     : storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
   // Read by metrics (depth, dropped) and by tests (flush).
   app.decorate('clickQueue', clickIngest.sink);
+  app.decorate('passwordHashing', core.hashLanes);
   metrics.setClickQueueProvider(() => clickIngest.sink.status());
 
   addSchemas(app, modules, compilers);
@@ -147,7 +149,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     authenticators: { token: (t) => core.tokensModule.tokens.authenticate(t), apiKey: (k) => core.apiKeysModule.apiKeys.authenticate(k) },
     idempotency: core.idempotencyModule.idempotency,
   });
-  await registerApi(app, { config, modules, callerLimit, rateLimitStore: shared.rateLimitStore });
+  await registerApi(app, { config, modules, callerLimit, rateLimitStore: shared.rateLimitStore, hashBudget: { budget: shared.passwordHashBudget, perMinute: config.passwordHashesPerMinute, lanes: core.hashLanes } });
   // Health, readiness and metrics: root-level, outside the API's hooks and limits.
   await app.register(healthRoutes, {
     checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: () => clickIngest.sink.status().stream,
@@ -223,6 +225,7 @@ interface ApiDeps {
   modules: AppModule[];
   callerLimit: RateLimitHook;
   rateLimitStore: RateLimitStore;
+  hashBudget: PasswordHashBudgetOptions;
 }
 
 /**
@@ -231,12 +234,13 @@ interface ApiDeps {
  * one set of protections (and rate-limit counters), one service layer; a version is a thin mapping at the edge
  * (SPEC §9). Unversioned /api paths were rewritten to one of them (rewriteUrl).
  */
-async function registerApi(app: FastifyInstance, { config, modules, callerLimit, rateLimitStore }: ApiDeps): Promise<void> {
+async function registerApi(app: FastifyInstance, { config, modules, callerLimit, rateLimitStore, hashBudget }: ApiDeps): Promise<void> {
   await app.register(async (api) => {
     await api.register(versioningPlugin, { policies: config.apiDeprecation });
     await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
     await api.register(securityHeadersPlugin, { profile: 'api', publicBaseUrl: config.publicBaseUrl });
     await api.register(rateLimitPlugin, { perCaller: callerLimit, tokenPerMinute: config.tokenRateLimitPerMinute, store: rateLimitStore });
+    await api.register(passwordHashBudgetPlugin, hashBudget);
     await api.register(contentTypePlugin);
     await api.register(conditionalPlugin);
     await api.register(pathIdsPlugin);

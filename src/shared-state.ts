@@ -31,6 +31,8 @@ export interface SharedState {
    */
   redirectTurn: RedisTurn | null;
   passwordAttempts: AttemptLimiter;
+  /** password hashes per caller (PASSWORD_HASHES_PER_MINUTE, plugins/password-hash-budget.ts) */
+  passwordHashBudget: AttemptLimiter;
   /** readiness checks the shared state adds (`redis`) */
   readiness: Record<string, ReadinessCheck>;
   /** Closes the connections opened here (after the modules: the click stream's last appends go through them). */
@@ -38,7 +40,7 @@ export interface SharedState {
 }
 
 export interface SharedStateDeps {
-  config: Pick<Config, 'redisKeyPrefix' | 'linkPasswordAttemptsPerMinute' | 'redirectRateLimitPerMinute'>;
+  config: Pick<Config, 'redisKeyPrefix' | 'linkPasswordAttemptsPerMinute' | 'redirectRateLimitPerMinute' | 'passwordHashesPerMinute'>;
   storage: Pick<Storage, 'db'>;
   redis: Redis | null;
   /** tests isolate their keys with a prefix of their own */
@@ -53,6 +55,7 @@ export async function createSharedState(deps: SharedStateDeps): Promise<SharedSt
   const { config, redis, clock, log } = deps;
   const redisPrefix = deps.redisPrefix ?? config.redisKeyPrefix;
   const attempts = { max: config.linkPasswordAttemptsPerMinute, windowMs: 60_000, clock };
+  const hashes = { max: config.passwordHashesPerMinute, windowMs: 60_000, clock };
   let reachable = true;
   if (redis) {
     logRedisConnection(redis, log, 'main');
@@ -87,6 +90,9 @@ export async function createSharedState(deps: SharedStateDeps): Promise<SharedSt
     passwordAttempts: redis
       ? createRedisAttemptLimiter({ redis, prefix: `${redisPrefix}link-password:`, ...attempts, log })
       : createMemoryAttemptLimiter(attempts),
+    passwordHashBudget: redis
+      ? createRedisAttemptLimiter({ redis, prefix: `${redisPrefix}password-hashes:`, ...hashes, log })
+      : createMemoryAttemptLimiter(hashes),
     readiness: redis ? { redis: redisReadiness(redis) } : {},
     async close() {
       await Promise.all([...turns.values()].map((t) => closeRedis(t.redis)));

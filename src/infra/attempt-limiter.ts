@@ -8,8 +8,11 @@ import type { Clock } from '../lib/clock.js';
  * slip past the limit while the slow check runs, and handed back when it succeeded.
  */
 export interface AttemptLimiter {
-  /** Counts an attempt: null while within the limit, otherwise the seconds until the window ends. */
-  take(key: string): Promise<number | null>;
+  /**
+   * Counts `n` attempts (default 1) at once: null while they fit within the limit, otherwise the seconds until
+   * the window ends (and none of them is counted).
+   */
+  take(key: string, n?: number): Promise<number | null>;
   /** Hands back an attempt that succeeded. */
   refund(key: string): Promise<void>;
 }
@@ -25,7 +28,7 @@ const LOCAL_KEYS = 50_000;
 export function createMemoryAttemptLimiter(opts: AttemptLimiterOptions & { clock: Clock }): AttemptLimiter {
   const windows = new Map<string, { count: number; startedAt: number }>();
   return {
-    async take(key) {
+    async take(key, n = 1) {
       const now = opts.clock.now();
       let w = windows.get(key);
       if (w === undefined || w.startedAt + opts.windowMs <= now) {
@@ -34,8 +37,8 @@ export function createMemoryAttemptLimiter(opts: AttemptLimiterOptions & { clock
       }
       windows.delete(key); // re-inserted: the Map's order is the order of last use
       windows.set(key, w);
-      if (w.count >= opts.max) return Math.max(1, Math.ceil((w.startedAt + opts.windowMs - now) / 1000));
-      w.count += 1;
+      if (w.count + n > opts.max) return Math.max(1, Math.ceil((w.startedAt + opts.windowMs - now) / 1000));
+      w.count += n;
       return null;
     },
     async refund(key) {
@@ -45,10 +48,10 @@ export function createMemoryAttemptLimiter(opts: AttemptLimiterOptions & { clock
   };
 }
 
-// INCR and the window's expiry in one step; past the limit the attempt is not counted (the count stays at max).
-const TAKE = `local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-if n > tonumber(ARGV[2]) then redis.call('DECR', KEYS[1]); return redis.call('PTTL', KEYS[1]) end
+// INCRBY and the window's expiry in one step; past the limit the attempts are not counted (the count stays).
+const TAKE = `local n = redis.call('INCRBY', KEYS[1], ARGV[3])
+if n == tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n > tonumber(ARGV[2]) then redis.call('DECRBY', KEYS[1], ARGV[3]); return redis.call('PTTL', KEYS[1]) end
 return -1`;
 // Only while the window lives: a DECR on an expired key would start a window without an expiry.
 const REFUND = `if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
@@ -65,10 +68,10 @@ export function createRedisAttemptLimiter(opts: AttemptLimiterOptions & { redis:
     return run();
   };
   return {
-    take: (key) =>
-      (opts.redis.eval(TAKE, 1, `${opts.prefix}${key}`, opts.windowMs, opts.max) as Promise<number>)
+    take: (key, n = 1) =>
+      (opts.redis.eval(TAKE, 1, `${opts.prefix}${key}`, opts.windowMs, opts.max, n) as Promise<number>)
         .then((pttl) => (pttl < 0 ? null : Math.max(1, Math.ceil(pttl / 1000))))
-        .catch(fallback('take', () => local.take(key))),
+        .catch(fallback('take', () => local.take(key, n))),
     refund: (key) =>
       (opts.redis.eval(REFUND, 1, `${opts.prefix}${key}`) as Promise<unknown>)
         .then(() => undefined)

@@ -113,6 +113,7 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
     TOKEN_RATE_LIMIT_PER_MINUTE: '100000',
+    PASSWORD_HASHES_PER_MINUTE: '100000',
     PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
     // No shedding on event-loop delay: test workers share a few cores, and a synchronous step elsewhere in the
     // process (Ajv compiling a schema, a fuzz run) made unrelated requests answer 503. test/plugins/overload.test.ts

@@ -38,6 +38,8 @@ export interface LinksModuleDeps {
   passwords: Pick<PasswordHasher, 'hash' | 'verify'>;
   /** wrong link passwords per link and address (shared-state.ts: in this process, or in Redis) */
   passwordAttempts: AttemptLimiter;
+  /** password hashes per caller (shared-state.ts); a link unlock is one */
+  passwordHashBudget?: AttemptLimiter;
   /** BLOCKED_HOSTS_FILE's list (loadBlockedHosts); default: nothing blocked */
   blockedHosts?: BlockedHosts;
   /** where the redirect puts clicks (the clicks module's ingest) */
@@ -112,6 +114,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     links: linksRepository,
     passwords: deps.passwords,
     attempts: deps.passwordAttempts,
+    ...(deps.passwordHashBudget ? { hashBudget: deps.passwordHashBudget } : {}),
   });
   const { clicks } = deps;
   const visitDomains: VisitDomains = deps.domains ?? { servedBy: () => undefined };

@@ -5,6 +5,7 @@ import { negotiate } from '../../lib/accept.js';
 import { errorResponses } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
+import { passwordsIn } from '../../plugins/password-hash-budget.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { QR_FORMATS, QR_SIZE, type QrFormat } from './link-qr.js';
 import type { LinkModeration } from './link-moderation.js';
@@ -45,8 +46,8 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
   app.post('/links', {
     onRequest: app.access('optional', 'links:write'),
     // An Idempotency-Key is honoured (plugins/idempotency.ts) but not required: the link and the stored
-    // response commit together.
-    config: { idempotency: 'optional' },
+    // response commit together. A password is a hash from the caller's budget (plugins/password-hash-budget.ts).
+    config: { idempotency: 'optional', passwordHashes: (request) => (request.caller ? passwordsIn(request.body) : 0) },
     schema: {
       operationId: 'createLink', tags, summary: 'Shorten a URL (a token makes you its owner)', security: securityFor('optional'),
       description: 'Without a credential only while ANONYMOUS_LINKS is true (otherwise 401). A pending account creates nothing: 422 ACCOUNT_NOT_ACTIVE.',
@@ -69,7 +70,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
 
   app.post('/links/bulk', {
     onRequest: app.access('optional', 'links:write'),
-    config: { idempotency: 'optional' },
+    config: { idempotency: 'optional', passwordHashes: (request) => (request.caller ? passwordsIn(...(request.body as { links: unknown[] }).links) : 0) },
     schema: {
       operationId: 'createLinks', tags, security: securityFor('optional'),
       summary: 'Shorten up to 100 URLs at once: one result per item, in order (an Idempotency-Key covers the batch)',
@@ -120,6 +121,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
 
   app.patch('/links/:code', {
     onRequest: app.access('user', 'links:write'),
+    config: { passwordHashes: (request) => (request.caller ? passwordsIn(request.body) : 0) },
     schema: {
       operationId: 'updateLink', tags, security: securityFor('user'),
       summary: 'Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance',

@@ -60,6 +60,8 @@ export interface VisitPolicyDeps {
   passwords: Pick<PasswordHasher, 'verify'>;
   /** wrong password attempts per link and client address */
   attempts: AttemptLimiter;
+  /** password hashes per client address (PASSWORD_HASHES_PER_MINUTE, plugins/password-hash-budget.ts); default: none */
+  hashBudget?: AttemptLimiter;
 }
 
 /**
@@ -74,7 +76,11 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
 
   async function checkPassword(linkId: number, hash: string, visit: Visit): Promise<VisitDecision | null> {
     if (visit.password === null) return { kind: 'password', wrong: false };
-    const key = `${linkId}:${normalizeIP(visit.ip)}`;
+    const address = normalizeIP(visit.ip);
+    // The check is a hash from the address's budget (SPEC §17), right or wrong.
+    const overBudget = (await deps.hashBudget?.take(`ip:${address}`)) ?? null;
+    if (overBudget !== null) return { kind: 'throttled', retryAfterSeconds: overBudget };
+    const key = `${linkId}:${address}`;
     const retryAfterSeconds = await attempts.take(key);
     if (retryAfterSeconds !== null) return { kind: 'throttled', retryAfterSeconds };
     if (!(await passwords.verify(visit.password, hash))) return { kind: 'password', wrong: true };

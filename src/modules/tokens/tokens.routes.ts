@@ -11,7 +11,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
 
   app.post('/tokens', {
     // Stricter limits per client IP and per username (plugins/rate-limit.ts): password guessing.
-    config: { rateLimitPreset: 'tokens' },
+    // ... and the password's check is a hash from the address's budget (plugins/password-hash-budget.ts).
+    config: { rateLimitPreset: 'tokens', passwordHashes: () => 1 },
     schema: {
       operationId: 'createToken', tags, summary: 'Exchange username and password for a bearer token', security: [],
       body: TokenCreateBody,

@@ -1,6 +1,7 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import type { HashLanes } from '../../infra/hash-lanes.js';
 
-const scrypt = (password: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
+const scryptNow = (password: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
 
 const KEYLEN = 32;
@@ -21,9 +22,11 @@ export interface PasswordHasher {
 /**
  * scrypt with N = 2^cost, r = 8, p = 1 and a 16-byte salt. The default cost 15 (32 MiB, OWASP's scrypt
  * floor is N=2^17 at 128 MiB; we trade that for 2-core machines) is PASSWORD_HASH_COST. It runs on
- * libuv's thread pool, so hashing does not block the event loop.
+ * libuv's thread pool, so hashing does not block the event loop; with `lanes`, a bounded number at once,
+ * shared fairly between requests (infra/hash-lanes.ts).
  */
-export function createPasswordHasher(cost: number): PasswordHasher {
+export function createPasswordHasher(cost: number, lanes?: Pick<HashLanes, 'schedule'>): PasswordHasher {
+  const scrypt = lanes ? (...args: Parameters<typeof scryptNow>) => lanes.schedule(() => scryptNow(...args)) : scryptNow;
   const params = { N: 2 ** cost, r: 8, p: 1 };
   const maxmem = 256 * params.N * params.r + 1024 * 1024;
   let decoy: Promise<string> | null = null;

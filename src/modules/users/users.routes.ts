@@ -1,10 +1,17 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { UserIdParams, UserListQuery, UserListSchema, UserPatchSchema, UserReplaceSchema, UserCreateSchema, UserSchema } from './users.schemas.js';
 import { toUser, userEtag, type UsersService } from './users.service.js';
+
+/** A password change hashes the new password, and checks the current one when it is given (plugins/password-hash-budget.ts). */
+const passwordChangeHashes = (request: FastifyRequest): number => {
+  const body = request.body as { password?: string; currentPassword?: string };
+  return body.password === undefined ? 0 : body.currentPassword === undefined ? 1 : 2;
+};
 
 /** SPEC §3. Handlers read validated input, call one service method and map the result to HTTP. */
 export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; basePath: string; version: ApiVersion }> = async (app, opts) => {
@@ -14,6 +21,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
 
   app.post('/users', {
     onRequest: app.access('optional'),
+    config: { passwordHashes: () => 1 },
     schema: {
       operationId: 'createUser', tags, summary: 'Sign up (or, with an admin token, create any user)',
       description: 'Without an admin token REGISTRATION decides: `approval` (default) makes a pending account that an admin activates, `open` an active one, `closed` refuses with 403 REGISTRATION_CLOSED. GET /api/v1/instance tells which.',
@@ -63,6 +71,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
 
   app.put('/users/:id', {
     onRequest: app.access('selfOrAdmin'),
+    config: { passwordHashes: passwordChangeHashes },
     schema: {
       operationId: 'replaceUser', tags, summary: 'Replace a user',
       params: UserIdParams, body: UserReplaceSchema,
@@ -75,6 +84,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
 
   app.patch('/users/:id', {
     onRequest: app.access('selfOrAdmin'),
+    config: { passwordHashes: passwordChangeHashes },
     schema: {
       operationId: 'updateUser', tags, summary: 'Change some fields of a user (JSON merge patch)',
       params: UserIdParams, body: UserPatchSchema,
