@@ -44,4 +44,24 @@ describe('SIGHUP', () => {
     expect(await create('https://newly.example/')).toBe(422);
     expect(server.child.exitCode).toBeNull(); // still serving
   });
+
+  it('when the file cannot be read at SIGHUP, then the list read before stays, the log says why, and a listed name still blocks its subdomains', async () => {
+    writeFileSync(file, 'kept.example\n');
+    const hup = async (msg: string) => {
+      const seen = server.logs.length;
+      server.child.kill('SIGHUP');
+      return server.waitFor((e) => (server.logs.indexOf(e) >= seen && e.msg === msg ? e : undefined), msg);
+    };
+    expect(await hup('blocked hosts read')).toMatchObject({ hosts: 1 });
+    expect(await create('https://www.kept.example/')).toBe(422);
+    rmSync(file);
+    try {
+      await hup('BLOCKED_HOSTS_FILE cannot be read; the hosts read before stay blocked');
+      expect(await create('https://www.kept.example/')).toBe(422);
+      expect(await create('https://other.example/')).toBe(201);
+      expect(server.child.exitCode).toBeNull();
+    } finally {
+      writeFileSync(file, 'phish.example\n');
+    }
+  });
 });
