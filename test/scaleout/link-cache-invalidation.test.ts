@@ -73,6 +73,19 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     await waitFor('b to forget its cached miss', async () => (await visit(b, code)).status === 302, 1_000);
   });
 
+  it('when one instance removes an alias that the other has cached, then the other stops redirecting it within a second', async () => {
+    const alias = `shared-${Math.random().toString(36).slice(2, 10)}`;
+    const link = await create(a, { aliases: [alias] });
+    await waitFor('both instances to listen', async () => (await listeners()) >= 2, 5_000);
+    await waitFor('b to redirect the alias', async () => (await visit(b, alias)).status === 302, 1_000);
+    expect((await visit(b, alias)).status).toBe(302); // from b's cache now
+    expect((await patch(a, link.short_code, { aliases: null })).status).toBe(200);
+    const removedAt = Date.now();
+    expect((await visit(a, alias)).status).toBe(404);
+    await waitFor('b to forget the removed alias', async () => (await visit(b, alias)).status === 404, 1_000);
+    expect(Date.now() - removedAt).toBeLessThan(1_000);
+  });
+
   it('when one instance PATCHes a link, then it redirects to the new target at once and the other within a second', async () => {
     const link = await create(a, { original_url: 'https://example.com/before' });
     await cachedOn(b, link.short_code, 'https://example.com/before');

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, type TestApp } from '../../helpers/app.js';
 import { clickCounts, clickRecords, createUser, HUMAN_UA, type CreatedUser } from '../../helpers/factories.js';
 import { domainTestApp, verifiedDomain, type CreatedDomain, type DomainTestApp } from '../domains/domains.helpers.js';
-import { LINKS, patchLink } from './links.helpers.js';
+import { encodeClick, decodeClickJson } from '../../../src/modules/clicks/transport/click-stream.js';
+import { appOnSocket, LINKS, patchLink } from './links.helpers.js';
 
 /** An alias no other test uses (hyphenated, longer than a code may be). */
 const uniqueAlias = (prefix = 'sale'): string => `${prefix}-${randomBytes(5).toString('hex')}`;
@@ -135,6 +136,17 @@ describe.each(engines)('aliases on %s', (engine) => {
     expect((await visit(alias)).status).toBe(302);
   });
 
+  it('when a link moves to another domain, then its aliases move with it and stay retired on the old one', async () => {
+    const alias = uniqueAlias('moved');
+    const link = await created({ aliases: [alias], original_url: 'https://example.com/moving' });
+    expect((await visit(alias)).status).toBe(302);
+    const moved = await patchLink(t, link.short_code, { domain: domain.hostname }, { token: owner.token });
+    expect(moved.status, moved.text).toBe(200);
+    expect((await visit(alias)).status).toBe(404);
+    expect((await visit(alias, domain.hostname)).headers.location).toBe('https://example.com/moving');
+    expect((await create({ aliases: [alias] })).status).toBe(409);
+  });
+
   it('when a bulk creation carries aliases, then each item is created or refused on its own', async () => {
     const [a, b] = [uniqueAlias('bulk'), uniqueAlias('bulk')];
     const res = await t.request({
@@ -145,5 +157,35 @@ describe.each(engines)('aliases on %s', (engine) => {
     expect(res.body.data.map((r: { status: number }) => r.status)).toEqual([201, 409, 201]);
     expect(res.body.data[2].link.aliases).toEqual([b]);
     expect((await visit(b)).headers.location).toBe('https://example.com/3');
+  });
+});
+
+describe.each(engines)('aliases on the redirect fast path on %s', (engine) => {
+  it('when a cached alias is visited over a socket, then the fast path redirects it and the click notes the alias', async () => {
+    const { t, base } = await appOnSocket(engine);
+    try {
+      const alias = uniqueAlias('fast');
+      const res = await t.request({ method: 'POST', url: LINKS, payload: { original_url: 'https://example.com/fast-alias', aliases: [alias] } });
+      expect(res.status, res.text).toBe(201);
+      expect((await t.request({ url: `/${alias}` })).status).toBe(302); // through the route: now cached
+      const fastPath = async () => Number(/^ferry_redirect_fast_path_total (\d+)$/m.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
+      const before = await fastPath();
+      const fast = await fetch(`${base}/${alias}`, { redirect: 'manual', headers: { 'user-agent': HUMAN_UA } });
+      expect(fast.status).toBe(302);
+      expect(fast.headers.get('location')).toBe('https://example.com/fast-alias');
+      expect(await fastPath()).toBe(before + 1);
+      expect((await clickRecords(t, res.body.id)).map((r) => r.alias)).toEqual([alias, alias]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('the click stream and journal encoding', () => {
+  it('when a click came through an alias, then it travels with it; through the code, the entry keeps its 9 items', () => {
+    const click = { key: 'k1', linkId: 7, shortCode: 'abc', clickedAt: 1, ip: null, userAgent: null, referrer: null, country: null, visitor: null };
+    expect(decodeClickJson(encodeClick({ ...click, alias: 'summer-sale' }))).toEqual({ ...click, alias: 'summer-sale' });
+    expect(JSON.parse(encodeClick(click))).toHaveLength(9);
+    expect(decodeClickJson(encodeClick(click))).toEqual(click);
   });
 });

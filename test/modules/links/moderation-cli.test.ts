@@ -32,19 +32,24 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
 
   const visit = async (code: string) => (await fetch(`${base}/${code}`, { redirect: 'manual' })).status;
 
-  it('when another process disables a link the server has cached, then the server answers 410 within a second, and redirects again within a second of its enabling', async () => {
-    const link = (await createLink(t, { original_url: 'https://example.com/cli' }));
+  it('when another process disables a link the server has cached, then the server answers 410 within a second (through its alias too), and redirects again within a second of its enabling', async () => {
+    const alias = `cli-alias-${Math.random().toString(36).slice(2, 8)}`;
+    const link = (await createLink(t, { original_url: 'https://example.com/cli', aliases: [alias] }));
     expect(await visit(link.short_code)).toBe(302);
     expect(await visit(link.short_code)).toBe(302); // served from the cache (the fast path) now
+    expect(await visit(alias)).toBe(302);
+    expect(await visit(alias)).toBe(302);
     const disabled = await moderation.disable(link.short_code, 'Reported');
     expect(disabled.disabled_reason).toBe('Reported');
     const disabledAt = Date.now();
     await waitFor('the server to refuse the disabled link', async () => (await visit(link.short_code)) === 410, 1_000);
     expect(Date.now() - disabledAt).toBeLessThan(1_000);
+    await waitFor('the server to refuse the disabled link through its alias', async () => (await visit(alias)) === 410, 1_000);
     await moderation.enable(link.short_code);
     const enabledAt = Date.now();
     await waitFor('the server to redirect again', async () => (await visit(link.short_code)) === 302, 1_000);
     expect(Date.now() - enabledAt).toBeLessThan(1_000);
+    await waitFor('the server to redirect the alias again', async () => (await visit(alias)) === 302, 1_000);
   });
 
   it('when the CLI lists links, then it gets the API\'s records, filtered as the admin list is', async () => {
