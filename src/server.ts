@@ -9,8 +9,8 @@ import { closeRedis, createRedis } from './infra/redis.js';
 /** After the drain bound, this long is left for the close hooks (click flush) and the database. */
 const CLOSE_GRACE_MS = 5_000;
 
-/** At most this long (and at most half the drain bound) new connections are still accepted after a signal. */
-const LAME_DUCK_MAX_MS = 5_000;
+/** At most this long (and at most half the drain bound) the listener waits to accept what its queue held at the signal. */
+const ACCEPT_QUEUE_MAX_MS = 5_000;
 
 /** Process entry: configuration, the app, listen, graceful shutdown. */
 async function main(): Promise<void> {
@@ -34,9 +34,9 @@ async function main(): Promise<void> {
   const app = await buildApp(config, { storage, redis });
 
   /**
-   * SIGTERM / SIGINT (SPEC §8, §12): readiness fails, every answer from now on says Connection: close, and
-   * new connections are accepted until they stop coming (LAME_DUCK_MAX_MS at most), so each connection ends
-   * after its next answer or at its keep-alive timeout, never under a request (drainConnections); once none is
+   * SIGTERM / SIGINT (SPEC §8, §12, §17): readiness fails, the listener closes (new connections are refused),
+   * and every answer from now on says Connection: close, so each connection ends after its next answer or at
+   * its keep-alive timeout, never under a request (drainConnections); once none is
    * left, app.close() runs the close hooks (background jobs stop, queued clicks are flushed) and the database
    * is closed.
    * Exit 0 when all of that finished in time. If requests are still running after SHUTDOWN_TIMEOUT_MS their
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs);
     drainTimer.unref();
 
-    drainConnections(app.server, Math.min(LAME_DUCK_MAX_MS, config.shutdownTimeoutMs / 2))
+    drainConnections(app.server, Math.min(ACCEPT_QUEUE_MAX_MS, config.shutdownTimeoutMs / 2))
       .then(() => app.close())
       .then(() => storage.close())
       .then(() => dirLock?.release())

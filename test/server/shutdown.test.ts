@@ -225,9 +225,9 @@ describe.each(engines)('SIGTERM under keep-alive load on %s', (engine) => {
       ];
       // 48 keep-alive loops (the agent's sockets); SIGTERM once 150 requests are answered. The loops go on for
       // 2 s after the drain has shown itself (the first Connection: close answer), or until a connection is
-      // refused: however late a loaded server takes the signal, requests cross it. (A client that still opens
-      // connections when the lame-duck period ends, 5 s after the signal, can meet a reset: docs/operating.md, Graceful
-      // shutdown.)
+      // refused: however late a loaded server takes the signal, requests cross it. On a loaded machine dozens of
+      // the agent's first connections still wait in the listener's accept queue at the signal, their requests
+      // sent: they are accepted and answered, never reset (docs/operating.md, Graceful shutdown).
       const outcomes: KeepAliveOutcome[] = [];
       let sent = 0;
       let signalAt = Number.POSITIVE_INFINITY;
@@ -262,7 +262,9 @@ describe.each(engines)('SIGTERM under keep-alive load on %s', (engine) => {
       expect(drainAt).toBeGreaterThanOrEqual(signalAt);
       const sentLater = answered.filter((o) => o.onSocketAt > drainAt);
       const handledLater = answered.filter((o) => o.onSocketAt <= drainAt && o.createdAt !== null && o.createdAt > drainAt);
-      expect(sentLater.length).toBeGreaterThan(10);
+      // Requests crossed the signal (answered with Connection: close), and the connections opened after it were refused.
+      expect(answered.filter((o) => o.connection === 'close').length).toBeGreaterThan(10);
+      expect(outcomes.filter((o) => o.kind === 'refused').length).toBeGreaterThan(0);
       expect([...sentLater, ...handledLater].filter((o) => o.connection !== 'close')).toEqual([]);
       expect(server.logs.map((l) => l.msg)).toContain('shut down');
     } finally {
