@@ -56,7 +56,23 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     const note = await page.getByTestId('unique-visitors').getAttribute('aria-describedby');
     await expect(page.locator(`[id="${note}"]`).textContent()).resolves.toBe('Someone who visited two of your links counts once for each.');
     await expect(page.getByText('Unique visitors', { exact: true }).count()).resolves.toBe(0);
+    await expect(page.locator('.summary dt').allTextContents()).resolves.toEqual(
+      expect.arrayContaining(['Clicks by people in this period', 'Clicks by bots in this period', 'Clicks by people, all time', 'Clicks by bots, all time']),
+    );
     await d.shot(page, 'account-figures');
+
+    // Since the account was created, after one link is deleted: the period's figures and the lifetime's agree.
+    expect((await d.t.request({ method: 'DELETE', url: `/api/v1/links/${y.short_code}`, token: u.token })).status).toBe(204);
+    // "all" asks without `from`: the API starts at the account's creation.
+    const sinceCreated = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/users/me/stats' && !new URL(r.url()).searchParams.has('from'));
+    await page.getByLabel('Period').selectOption('all');
+    await sinceCreated;
+    await expect.poll(() => page.locator('.stats[aria-busy="false"]').count()).toBe(1);
+    const figure = (id: string) => page.getByTestId(id).textContent();
+    await expect(figure('window-clicks')).resolves.toBe('3');
+    await expect(figure('lifetime-clicks')).resolves.toBe('3');
+    await expect(figure('window-bots')).resolves.toBe('1');
+    await expect(figure('lifetime-bots')).resolves.toBe('1');
     expect(await watch.settled()).toEqual([]);
   });
 

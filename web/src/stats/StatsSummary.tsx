@@ -31,20 +31,20 @@ export function StatsSummary({ stats, scope, extra }: { stats: SummaryFigures; s
           </div>
         )}
         <div>
-          <dt>Clicks in this period</dt>
+          <dt>Clicks by people in this period</dt>
           <dd data-testid="window-clicks">{formatCount(people)}</dd>
         </div>
         <div>
-          <dt>Bot clicks in this period</dt>
+          <dt>Clicks by bots in this period</dt>
           <dd data-testid="window-bots">{formatCount(bots)}</dd>
         </div>
         <div>
-          <dt>Clicks, all time</dt>
-          <dd>{formatCount(stats.human_clicks)}</dd>
+          <dt>Clicks by people, all time</dt>
+          <dd data-testid="lifetime-clicks">{formatCount(stats.human_clicks)}</dd>
         </div>
         <div>
-          <dt>Bot clicks, all time</dt>
-          <dd>{formatCount(stats.bot_clicks)}</dd>
+          <dt>Clicks by bots, all time</dt>
+          <dd data-testid="lifetime-bots">{formatCount(stats.bot_clicks)}</dd>
         </div>
         <div>
           <dt>{VISITORS[scope].label}</dt>
