@@ -23,3 +23,9 @@ export function negotiate(accept: string | undefined, offers: readonly string[])
   }
   return best?.offer ?? null;
 }
+
+/** An unversioned path's version Accept (plugins/versioning.ts) asks for JSON. */
+const VENDOR_JSON = /application\/vnd\.ferry\.v[^+;,\s]*\+json/gi;
+
+/** The Accept header with the version's vendor media types read as application/json (for `negotiate`). */
+export const vendorJsonAsJson = (accept: string | undefined): string | undefined => accept?.replace(VENDOR_JSON, 'application/json');

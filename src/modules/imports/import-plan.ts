@@ -1,4 +1,5 @@
 import { ALIAS_PATTERN, checkOriginalUrl, CODE_PATTERN, isReservedCode, MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH, tagsText } from '../links/index.js';
+import { normalizeHostname } from '../domains/index.js';
 import type { ImportItem, NotImported } from './import-item.js';
 
 /** A source item as the Ferry link it becomes, or why it cannot become one. */
@@ -48,12 +49,20 @@ function aliasesOf(item: ImportItem, codeIsAlias: boolean, notes: NotImported[])
 }
 const TAG = /^[a-z0-9-]{1,32}$/;
 
-/** Where a source's domain lands in Ferry: null for Ferry's default domain, or a host name. */
-export function mapDomain(domain: string | null, ctx: PlanContext): string | null {
+/**
+ * Where a source's domain lands in Ferry: null for Ferry's default domain (the source's default, or the host of
+ * PUBLIC_BASE_URL), a host name as Ferry keeps it, or undefined when the name is no host name Ferry can serve
+ * (an address, a port, a single label).
+ */
+export function mapDomain(sourceDomain: string | null, ctx: PlanContext): string | null | undefined {
+  const domain = sourceDomain?.toLowerCase() ?? null;
   const isDefault = domain === null || ctx.sourceDefaults.includes(domain);
   const mapped = (domain !== null ? ctx.domainMap[domain] : undefined) ?? (isDefault ? ctx.domainMap.default : undefined);
-  if (mapped !== undefined) return mapped === 'default' ? null : mapped.toLowerCase();
-  return isDefault ? null : domain;
+  const host = mapped !== undefined ? (mapped === 'default' ? null : mapped) : isDefault ? null : domain;
+  if (host === null) return null;
+  const name = normalizeHostname(host);
+  if (name === null) return undefined;
+  return name === new URL(ctx.publicBaseUrl).hostname.toLowerCase() ? null : name;
 }
 
 /**
@@ -64,6 +73,8 @@ export function mapDomain(domain: string | null, ctx: PlanContext): string | nul
 export function planItem(item: ImportItem, ctx: PlanContext): ItemPlan {
   const url = checkOriginalUrl(item.target, ctx.publicBaseUrl);
   if (!url.ok) return { ok: false, reason: `the target ${url.reason}` };
+  const domain = mapDomain(item.domain, ctx);
+  if (domain === undefined) return { ok: false, reason: `the domain ${JSON.stringify(item.domain)} is not a host name Ferry can serve: map it with --domain-map (domain_map)` };
   const notes = [...item.notImported];
   const fits = item.code !== '' && FITS_SHORT_CODE.test(item.code) && !isReservedCode(item.code);
   if (item.code !== '' && !fits && !fitsAlias(item.code)) {
@@ -86,7 +97,7 @@ export function planItem(item: ImportItem, ctx: PlanContext): ItemPlan {
   return {
     ok: true,
     link: {
-      domain: mapDomain(item.domain, ctx),
+      domain,
       shortCode: fits ? item.code : null,
       aliases,
       originalUrl: url.url,

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Database, NewLinkRow } from '../../db/types.js';
+import type { Database } from '../../db/types.js';
 import type { ClickEvent } from '../clicks/index.js';
 import type { Clock } from '../../lib/clock.js';
 import { generateCode, isReservedCode } from '../links/index.js';
@@ -18,6 +18,8 @@ export interface RunOptions {
   jobId: number;
   sourceKey: string;
   ownerId: number;
+  /** who owns the domains an import creates (the importing admin) */
+  domainOwnerId: number;
   dryRun: boolean;
   onConflict: 'skip' | 'fail';
   plan: PlanContext;
@@ -26,12 +28,18 @@ export interface RunOptions {
   onProgress?: ((counts: JobCounts) => void) | undefined;
 }
 
+/** A code an import created, on its domain (0: the default domain). */
+export interface CreatedCode {
+  domainId: number;
+  code: string;
+}
+
 export interface RunDeps {
   repo: ImportsRepository;
   writeVisits: ImportedClickWriter;
   clock: Clock;
   /** after a batch committed: the codes it created (the in-process link cache may hold "missing" for them) */
-  created?: (codes: readonly string[]) => void;
+  created?: (codes: readonly CreatedCode[]) => void;
 }
 
 export type RunEnd = { state: 'done' | 'interrupted' } | { state: 'failed'; error: string };
@@ -112,30 +120,49 @@ async function readPending(entry: SourceEntry, seq: number, ctx: PlanContext): P
 /** Every name an item's link claims on its domain: its own code (when it fits short_code) and its aliases. */
 const namesOf = (p: PendingItem): string[] => (p.plan.ok ? [...(p.plan.link.shortCode !== null ? [p.plan.link.shortCode] : []), ...p.plan.link.aliases] : []);
 
+/** Ferry's domain id of each planned item (0: the default domain; -1: a domain a dry run would create). */
+async function domainsOf(tx: Transaction<Database>, batch: readonly PendingItem[], options: RunOptions, deps: RunDeps): Promise<Map<number, number>> {
+  const hosts = [...new Set(batch.flatMap((p) => (p.plan.ok && p.plan.link.domain !== null ? [p.plan.link.domain] : [])))];
+  const create = options.dryRun ? null : { ownerId: options.domainOwnerId, at: deps.clock.now() };
+  const ids = await deps.repo.domainIds(tx, hosts, create);
+  return new Map(batch.flatMap((p) => (p.plan.ok ? [[p.seq, p.plan.link.domain === null ? 0 : ids.get(p.plan.link.domain) ?? -1] as const] : [])));
+}
+
+/** What each item of a batch comes to before anything is written: failed, unchanged, a conflict, or to create. */
+async function decide(tx: Transaction<Database>, batch: PendingItem[], domainIds: Map<number, number>, options: RunOptions, repo: ImportsRepository) {
+  const done = await repo.alreadyImported(tx, options.sourceKey, batch.map((p) => ({ domain: p.sourceDomain, code: p.sourceCode })));
+  // Names are keyed "domainId/name": the same code on two domains is two links.
+  const taken = await repo.takenCodes(tx, batch.flatMap((p) => namesOf(p).map((code) => ({ domainId: domainIds.get(p.seq)!, code }))));
+  const results: ItemResult[] = [];
+  const toCreate: PendingItem[] = [];
+  const seen = new Set<string>();
+  for (const p of batch) {
+    const names = namesOf(p);
+    const keys = names.map((name) => `${domainIds.get(p.seq)}/${name}`);
+    const isDone = done.has(`${p.sourceDomain}/${p.sourceCode}`);
+    for (const key of keys) if (seen.has(key)) taken.add(key);
+    if (!isDone) for (const key of keys) seen.add(key);
+    const takenName = names[keys.findIndex((key) => taken.has(key))];
+    const base = { seq: p.seq, ref: p.ref, shortCode: null, visits: 0 };
+    if (!p.plan.ok) results.push({ ...base, outcome: 'failed', message: p.plan.reason });
+    else if (isDone) results.push({ ...base, outcome: 'unchanged', message: 'imported from this source before' });
+    else if (takenName !== undefined) {
+      const what = takenName === p.plan.link.shortCode ? 'this code' : `the alias ${takenName}`;
+      results.push({ ...base, outcome: 'conflict', shortCode: p.plan.link.shortCode, message: `${what} is taken in Ferry by another link (or was, and stays retired)` });
+    } else toCreate.push(p);
+  }
+  return { results, toCreate };
+}
+
+type PlannedOk = Extract<PendingItem['plan'], { ok: true }>;
+
 /** Writes one batch (or for a dry run, only decides it) and records what each item came to. */
 async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDeps): Promise<{ counts: JobCounts; stop: RunEnd | null }> {
   const { repo, clock } = deps;
-  const created: string[] = [];
+  const created: CreatedCode[] = [];
   const result = await repo.transaction(async (tx) => {
-    const done = await repo.alreadyImported(tx, options.sourceKey, batch.map((p) => ({ domain: p.sourceDomain, code: p.sourceCode })));
-    const taken = await repo.takenCodes(tx, batch.flatMap(namesOf));
-    const results: ItemResult[] = [];
-    const toCreate: PendingItem[] = [];
-    const seen = new Set<string>();
-    for (const p of batch) {
-      const names = namesOf(p);
-      for (const name of names) if (seen.has(name)) taken.add(name);
-      if (!done.has(`${p.sourceDomain}/${p.sourceCode}`)) for (const name of names) seen.add(name);
-      const takenName = names.find((name) => taken.has(name));
-      const base = { seq: p.seq, ref: p.ref, shortCode: null, visits: 0 };
-      if (!p.plan.ok) results.push({ ...base, outcome: 'failed', message: p.plan.reason });
-      else if (p.plan.link.domain !== null) results.push({ ...base, outcome: 'failed', message: `the domain ${p.plan.link.domain} is not Ferry's default domain, and links on other domains cannot be imported yet` });
-      else if (done.has(`${p.sourceDomain}/${p.sourceCode}`)) results.push({ ...base, outcome: 'unchanged', message: 'imported from this source before' });
-      else if (takenName !== undefined) {
-        const what = takenName === p.plan.link.shortCode ? 'this code' : `the alias ${takenName}`;
-        results.push({ ...base, outcome: 'conflict', shortCode: p.plan.link.shortCode, message: `${what} is taken in Ferry by another link (or was, and stays retired)` });
-      } else toCreate.push(p);
-    }
+    const domainIds = await domainsOf(tx, batch, options, deps);
+    const { results, toCreate } = await decide(tx, batch, domainIds, options, repo);
     const conflict = results.find((r) => r.outcome === 'conflict');
     if (conflict && options.onConflict === 'fail') {
       const first = results.filter((r) => r.outcome === 'conflict');
@@ -145,7 +172,7 @@ async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDe
     if (options.dryRun) {
       for (const p of toCreate) results.push({ seq: p.seq, ref: p.ref, outcome: 'would-create', shortCode: (p.plan.ok && p.plan.link.shortCode) || null, message: notesMessage(p), visits: p.visits.length });
     } else {
-      results.push(...(await createLinks(tx, toCreate, options, deps, created)));
+      results.push(...(await createLinks(tx, toCreate, domainIds, options, deps, created)));
     }
     results.sort((a, b) => a.seq - b.seq);
     await repo.recordItems(tx, options.jobId, results, countResults(results), clock.now());
@@ -155,21 +182,25 @@ async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDe
   return { counts: countResults(result.results), stop: result.stop };
 }
 
-async function createLinks(tx: Transaction<Database>, items: PendingItem[], options: RunOptions, deps: RunDeps, created: string[]): Promise<ItemResult[]> {
+async function createLinks(
+  tx: Transaction<Database>, items: PendingItem[], domainIds: Map<number, number>, options: RunOptions, deps: RunDeps, created: CreatedCode[],
+): Promise<ItemResult[]> {
   const now = deps.clock.now();
-  const codes = await claimAll(tx, items, deps.repo);
+  const domainOf = items.map((p) => domainIds.get(p.seq)!);
+  const codes = await claimAll(tx, items, domainOf, deps.repo);
   const rows: NewImportLink[] = items.map((p, i) => {
-    const link = (p.plan as Extract<PendingItem['plan'], { ok: true }>).link;
+    const link = (p.plan as PlannedOk).link;
     const count = p.item?.visitCount ?? 0;
-    const row: NewLinkRow & { short_code: string } = {
-      short_code: codes[i]!, user_id: options.ownerId, original_url: link.originalUrl, expires_at: link.expiresAt,
+    const row: NewImportLink['row'] = {
+      short_code: codes[i]!, domain_id: domainOf[i]!, user_id: options.ownerId, original_url: link.originalUrl, expires_at: link.expiresAt,
       created_at: link.createdAt ?? now, updated_at: now, max_visits: link.maxVisits, forward_query: link.forwardQuery ? 1 : 0,
       password_hash: null, tags: link.tags, title: link.title, aliases: link.aliases.join(','), click_count: p.more === null ? Math.max(0, count - p.visits.length) : 0,
     };
     return { row, sourceDomain: p.sourceDomain, sourceCode: p.sourceCode };
   });
   const ids = await deps.repo.insertLinks(tx, options.sourceKey, rows);
-  created.push(...codes, ...items.flatMap((p) => (p.plan.ok ? p.plan.link.aliases : [])));
+  created.push(...codes.map((code, i) => ({ domainId: domainOf[i]!, code })));
+  created.push(...items.flatMap((p, i) => (p.plan.ok ? p.plan.link.aliases.map((code) => ({ domainId: domainOf[i]!, code })) : [])));
   const results: ItemResult[] = [];
   let events: ClickEvent[] = [];
   // Awaited only when a chunk is full: a visit costs a few µs to write, and a promise per visit was a tenth of that.
@@ -180,7 +211,7 @@ async function createLinks(tx: Transaction<Database>, items: PendingItem[], opti
   };
   for (const [i, p] of items.entries()) {
     const code = codes[i]!;
-    const id = ids.get(code)!;
+    const id = ids.get(`${domainOf[i]}/${code}`)!;
     let n = 0;
     for (const v of p.visits) {
       events.push(visitEvent(id, code, v));
@@ -201,18 +232,22 @@ async function createLinks(tx: Transaction<Database>, items: PendingItem[], opti
   return results;
 }
 
-/** Each item's code: its own (checked free in this transaction), or a generated one claimed with retries. */
-async function claimAll(tx: Transaction<Database>, items: PendingItem[], repo: ImportsRepository): Promise<string[]> {
-  const codes = items.map((p) => (p.plan.ok ? p.plan.link.shortCode : null));
-  const own = codes.filter((c): c is string => c !== null);
-  const claimed = await repo.claimCodes(tx, own);
-  if (claimed.size !== own.length) throw new Error('a code was taken while the import ran; run it again to go on');
+/** Each item's code: its own (checked free on its domain in this transaction), or a generated one claimed with retries. */
+async function claimAll(tx: Transaction<Database>, items: PendingItem[], domainOf: readonly number[], repo: ImportsRepository): Promise<string[]> {
+  const own = items.map((p) => (p.plan.ok ? p.plan.link.shortCode : null));
+  const codes: Array<string | null> = own.map(() => null);
+  const claim = async (wanted: ReadonlyArray<string | null>): Promise<void> => {
+    for (const domainId of new Set(domainOf)) {
+      const got = await repo.claimCodes(tx, domainId, wanted.filter((c, i): c is string => c !== null && domainOf[i] === domainId));
+      wanted.forEach((c, i) => { if (c !== null && domainOf[i] === domainId && got.has(c)) codes[i] = c; });
+    }
+  };
+  await claim(own);
+  if (own.some((c, i) => c !== null && codes[i] === null)) throw new Error('a code was taken while the import ran; run it again to go on');
+  const fresh = (): string | null => { const c = generateCode(); return isReservedCode(c) ? null : c; };
   for (let attempt = 0; codes.some((c) => c === null); attempt += 1) {
     if (attempt >= CODE_ATTEMPTS) throw new Error(`no free short code after ${CODE_ATTEMPTS} attempts`);
-    const wanted = codes.map((c) => (c === null ? generateCode() : null));
-    const fresh = wanted.filter((c): c is string => c !== null && !isReservedCode(c));
-    const got = await repo.claimCodes(tx, fresh);
-    wanted.forEach((c, i) => { if (c !== null && got.has(c)) codes[i] = c; });
+    await claim(codes.map((c) => (c === null ? fresh() : null)));
   }
   return codes as string[];
 }

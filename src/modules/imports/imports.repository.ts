@@ -1,7 +1,8 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, ImportJobRow, NewLinkRow } from '../../db/types.js';
-import { changeMessage, CODES_ADDED, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
+import { changeMessage, CODES_ADDED, domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
+import { randomAlphanumeric } from '../../lib/random-text.js';
 import type { ClickEvent } from '../clicks/index.js';
 import type { ItemResult, JobCounts } from './import-batch.js';
 
@@ -15,15 +16,30 @@ const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
   return out;
 };
 
+/** A code on a domain (0: the default domain). */
+export interface DomainCode {
+  domainId: number;
+  code: string;
+}
+
+const byDomain = (codes: readonly DomainCode[]): Map<number, string[]> => {
+  const out = new Map<number, string[]>();
+  for (const c of codes) (out.get(c.domainId) ?? out.set(c.domainId, []).get(c.domainId)!).push(c.code);
+  return out;
+};
+
+/** As the domains module makes them (the TXT record's value and the HTTP path). */
+const DOMAIN_TOKEN_LENGTH = 32;
+
 export type ImportsRepository = ReturnType<typeof createImportsRepository>;
 
 const aliasesOf = (row: NewLinkRow): string[] => (row.aliases ? String(row.aliases).split(',') : []);
 
 /**
- * The aliases of new links, on the default domain (SPEC §20: rows of link_codes naming their link). The batch
+ * The aliases of new links, on their links' domains (SPEC §20: rows of link_codes naming their link). The batch
  * found them free in its transaction; one taken since (a link created meanwhile) fails the batch, as a code does.
  */
-async function claimAliases(tx: Tx, rows: ReadonlyArray<{ code: string; link_id: number }>): Promise<void> {
+async function claimAliases(tx: Tx, rows: ReadonlyArray<{ domain_id: number; code: string; link_id: number }>): Promise<void> {
   for (const part of chunks(rows)) {
     const claimed = await tx.insertInto('link_codes').values(part.map((r) => ({ ...r, retired_at: null, retired_reason: null })))
       .onConflict((oc) => oc.doNothing()).returning('code').execute();
@@ -32,7 +48,7 @@ async function claimAliases(tx: Tx, rows: ReadonlyArray<{ code: string; link_id:
 }
 
 export interface NewImportLink {
-  row: NewLinkRow & { short_code: string };
+  row: NewLinkRow & { short_code: string; domain_id: number };
   sourceDomain: string;
   sourceCode: string;
 }
@@ -85,41 +101,68 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
       return found;
     },
 
-    /** Which of these codes are issued already (live or tombstoned). */
-    async takenCodes(tx: Kysely<Database>, codes: readonly string[]): Promise<Set<string>> {
+    /**
+     * The ids of these host names' domains (SPEC §19). With `create`, a missing one is made, unverified, for
+     * `create.ownerId` (the importing admin) and announced like a domain made through the API; without it
+     * (a dry run) a missing one is absent from the answer.
+     */
+    async domainIds(tx: Tx, hostnames: readonly string[], create: { ownerId: number; at: number } | null): Promise<Map<string, number>> {
+      const ids = new Map<string, number>();
+      if (hostnames.length === 0) return ids;
+      for (const r of await tx.selectFrom('domains').select(['id', 'hostname']).where('hostname', 'in', [...hostnames]).execute()) ids.set(r.hostname, Number(r.id));
+      if (create === null) return ids;
+      for (const hostname of hostnames.filter((h) => !ids.has(h))) {
+        const row = await tx.insertInto('domains').values({
+          hostname, owner_id: create.ownerId, token: randomAlphanumeric(DOMAIN_TOKEN_LENGTH), verified_at: null, scheme: null,
+          root_redirect: null, not_found_redirect: null, expired_redirect: null, checked_at: null, failing_since: null, check_message: null,
+          created_at: create.at, updated_at: create.at,
+        }).returning('id').executeTakeFirstOrThrow();
+        ids.set(hostname, Number(row.id));
+        await dialect.notify(tx, LINK_CHANGES_CHANNEL, domainChangeMessage('*', Number(row.id)));
+      }
+      return ids;
+    },
+
+    /** Which of these codes are issued already on their domains (live or tombstoned): "domainId/code" keys. */
+    async takenCodes(tx: Kysely<Database>, codes: readonly DomainCode[]): Promise<Set<string>> {
       const taken = new Set<string>();
-      for (const part of chunks(codes)) {
-        for (const r of await tx.selectFrom('link_codes').select('code').where('domain_id', '=', 0).where('code', 'in', part).execute()) taken.add(r.code);
+      for (const [domainId, ofDomain] of byDomain(codes)) {
+        for (const part of chunks(ofDomain)) {
+          for (const r of await tx.selectFrom('link_codes').select('code').where('domain_id', '=', domainId).where('code', 'in', part).execute()) taken.add(`${domainId}/${r.code}`);
+        }
       }
       return taken;
     },
 
-    /** Claims the codes that are free; returns those it claimed. */
-    async claimCodes(tx: Tx, codes: readonly string[]): Promise<Set<string>> {
+    /** Claims the codes of a domain that are free; returns those it claimed. */
+    async claimCodes(tx: Tx, domainId: number, codes: readonly string[]): Promise<Set<string>> {
       const claimed = new Set<string>();
       for (const part of chunks(codes)) {
-        const rows = await tx.insertInto('link_codes').values(part.map((code) => ({ code, retired_at: null, retired_reason: null })))
+        const rows = await tx.insertInto('link_codes').values(part.map((code) => ({ domain_id: domainId, code, retired_at: null, retired_reason: null })))
           .onConflict((oc) => oc.doNothing()).returning('code').execute();
         for (const r of rows) claimed.add(r.code);
       }
       return claimed;
     },
 
-    /** Inserts the links, their tags and their import_links rows; returns the new ids by short code. */
+    /** Inserts the links, their tags and their import_links rows; returns the new ids by "domainId/code". */
     async insertLinks(tx: Tx, sourceKey: string, links: readonly NewImportLink[]): Promise<Map<string, number>> {
       const ids = new Map<string, number>();
+      const idOf = (l: NewImportLink) => ids.get(`${l.row.domain_id}/${l.row.short_code}`)!;
       for (const part of chunks(links)) {
-        const rows = await tx.insertInto('links').values(part.map((l) => l.row)).returning(['id', 'short_code']).execute();
-        for (const r of rows) ids.set(r.short_code, Number(r.id));
+        const rows = await tx.insertInto('links').values(part.map((l) => l.row)).returning(['id', 'short_code', 'domain_id']).execute();
+        for (const r of rows) ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
         // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
-        await tx.updateTable('link_codes')
-          .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', 0) }))
-          .where('domain_id', '=', 0).where('code', 'in', rows.map((r) => r.short_code)).execute();
-        await claimAliases(tx, part.flatMap((l) => aliasesOf(l.row).map((code) => ({ code, link_id: ids.get(l.row.short_code)! }))));
-        const tags = part.flatMap((l) => (l.row.tags ? String(l.row.tags).split(',') : []).map((tag) => ({ link_id: ids.get(l.row.short_code)!, tag })));
+        for (const [domainId, codes] of byDomain(rows.map((r) => ({ domainId: Number(r.domain_id), code: r.short_code })))) {
+          await tx.updateTable('link_codes')
+            .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', domainId) }))
+            .where('domain_id', '=', domainId).where('code', 'in', codes).execute();
+        }
+        await claimAliases(tx, part.flatMap((l) => aliasesOf(l.row).map((code) => ({ domain_id: l.row.domain_id, code, link_id: idOf(l) }))));
+        const tags = part.flatMap((l) => (l.row.tags ? String(l.row.tags).split(',') : []).map((tag) => ({ link_id: idOf(l), tag })));
         if (tags.length) await tx.insertInto('link_tags').values(tags).execute();
         await tx.insertInto('import_links')
-          .values(part.map((l) => ({ source_key: sourceKey, source_domain: l.sourceDomain, source_code: l.sourceCode, link_id: ids.get(l.row.short_code)! })))
+          .values(part.map((l) => ({ source_key: sourceKey, source_domain: l.sourceDomain, source_code: l.sourceCode, link_id: idOf(l) })))
           .execute();
       }
       // One message for the batch: other instances (and, beside the CLI, the server) drop the misses they cache.

@@ -3,7 +3,7 @@ import type { Database, ImportJobRow } from '../../db/types.js';
 import { AppError, notFound, validationError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
 import type { JobCounts } from './import-batch.js';
-import { runImport, type RunEnd } from './import-runner.js';
+import { runImport, type CreatedCode, type RunEnd } from './import-runner.js';
 import { findImportOwner, type ImportedClickWriter, type ImportsRepository } from './imports.repository.js';
 import { readSource, SOURCE_DEFAULT_DOMAINS, sourceProblems, type SourceSpec } from './sources/index.js';
 
@@ -22,7 +22,7 @@ export interface ImportsServiceDeps {
   writeVisits: ImportedClickWriter;
   clock: Clock;
   publicBaseUrl: string;
-  created?: (codes: readonly string[]) => void;
+  created?: (codes: readonly CreatedCode[]) => void;
 }
 
 export type ImportsService = ReturnType<typeof createImportsService>;
@@ -72,7 +72,7 @@ export function createImportsService(deps: ImportsServiceDeps) {
 
   async function execute(job: ImportJobRow, request: ImportRequest, signal?: AbortSignal, onProgress?: (c: JobCounts) => void): Promise<RunEnd> {
     const end = await runImport(readSource(request), {
-      jobId: job.id, sourceKey: job.source_key, ownerId: Number(job.owner_id), dryRun: job.dry_run === 1, onConflict: job.on_conflict,
+      jobId: job.id, sourceKey: job.source_key, ownerId: Number(job.owner_id), domainOwnerId: Number(job.created_by ?? job.owner_id), dryRun: job.dry_run === 1, onConflict: job.on_conflict,
       plan: { publicBaseUrl: deps.publicBaseUrl, sourceDefaults: SOURCE_DEFAULT_DOMAINS[request.source], domainMap: request.domainMap ?? {} },
       signal, onProgress,
     }, { repo, writeVisits: deps.writeVisits, clock, ...(deps.created ? { created: deps.created } : {}) });

@@ -13,6 +13,7 @@ import { NO_BLOCKED_HOSTS, type BlockedHosts } from './blocked-hosts.js';
 import { createLinkModeration } from './link-moderation.js';
 import { createLinksBulk } from './links.bulk.js';
 import { createLinksRepository } from './links.repository.js';
+import { createLinksExport } from './links.export.js';
 import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
 import { createLinksService } from './links.service.js';
@@ -109,6 +110,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     ...(deps.domains ? { domains: deps.domains } : {}),
   });
   const bulk = createLinksBulk(links);
+  const exports = createLinksExport({ links: linksRepository, users: deps.users, paginator: deps.paginator, clock, domains: links.domains });
   const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink, domains: links.domains });
   const policy = createVisitPolicy({
     links: linksRepository,
@@ -135,7 +137,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
       redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, domains: visitDomains, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
-      await api.register(linksRoutes, { links, bulk, moderation, basePath: opts.basePath, version: opts.version });
+      await api.register(linksRoutes, { links, bulk, exports, moderation, basePath: opts.basePath, version: opts.version });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
     /**
      * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the

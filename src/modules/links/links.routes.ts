@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../lib/app-error.js';
-import { negotiate } from '../../lib/accept.js';
+import { negotiate, vendorJsonAsJson } from '../../lib/accept.js';
 import { errorResponses } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
@@ -10,6 +10,7 @@ import type { ApiVersion } from '../../plugins/versioning.js';
 import { QR_FORMATS, QR_SIZE, type QrFormat } from './link-qr.js';
 import type { LinkModeration } from './link-moderation.js';
 import type { LinksBulk } from './links.bulk.js';
+import { LINK_CSV_COLUMNS, type LinksExport } from './links.export.js';
 import { domainQuery, LinkCodeParams, UserLinksParams, type AllLinksQueryT, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
 import { linkEtag, type LinksService } from './links.service.js';
 import { linkEdges } from './links.v2.js';
@@ -23,6 +24,9 @@ const QrQuery = Type.Object({
 const QR_TYPES = Object.values(QR_FORMATS);
 /** Far above the largest image (a 40-L symbol at 1,024 px: about 150 kB of PNG rows, 400 kB of SVG path). */
 const QR_MAX_BYTES = 1_000_000;
+const JSON_TYPE = 'application/json';
+const CSV_TYPE = 'text/csv';
+const USER_LINKS_CSV_HEADER = LINK_CSV_COLUMNS.join(',');
 /** The link's ETag, as the responses describe it. */
 const ETAG = 'its version, "link-{id}-v{version}", for If-Match on PATCH';
 
@@ -30,8 +34,8 @@ const ETAG = 'its version, "link-{id}-v{version}", for If-Match on PATCH';
  * SPEC §6 and §13, the JSON side. The redirect itself is in redirect.routes.ts (its own context). The version's
  * edge (links.v2.ts) decides field names; the service is the same for v1 and v2.
  */
-export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk: LinksBulk; moderation: LinkModeration; basePath: string; version: ApiVersion }> = async (app, opts) => {
-  const { links, bulk, moderation } = opts;
+export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk: LinksBulk; exports: LinksExport; moderation: LinkModeration; basePath: string; version: ApiVersion }> = async (app, opts) => {
+  const { links, bulk, exports, moderation } = opts;
   const edge = linkEdges[opts.version];
   const tags = ['links'];
   // The service names fields in v1's words; a v2 client sent camelCase (SPEC §2: as the client sent it).
@@ -184,14 +188,33 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     onRequest: app.access('selfOrAdmin', 'links:read'),
     schema: {
       operationId: 'listUserLinks', tags, security: securityFor('selfOrAdmin'),
-      summary: "A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort",
+      summary: "A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort; or all of them as CSV",
+      description: `With Accept: text/csv the answer streams every link the filters and sort select (page, limit and cursor are the JSON list's) in the generic CSV format of the importer: a header row (${USER_LINKS_CSV_HEADER}), RFC 4180 quoting, several tags or aliases in one cell separated by |; a cell starting with = + - @, tab or CR (after any quotes) gets one quote more, which the importer takes off. The same header on both versions: it is an interchange format.`,
       params: UserLinksParams,
       querystring: edge.listQuery,
-      response: { 200: { ...edge.linkList, description: "One page of the user's links" }, ...errorResponses(400, 401, 403, 404, 429) },
+      response: {
+        200: {
+          description: "One page of the user's links, or all of them as CSV",
+          content: {
+            [JSON_TYPE]: { schema: edge.linkList },
+            [CSV_TYPE]: { schema: Type.String({ pattern: `^${USER_LINKS_CSV_HEADER}\r\n`, description: `A header row (${USER_LINKS_CSV_HEADER}) and one row per link; as long as the list (streamed)` }) },
+          },
+        },
+        ...errorResponses(400, 401, 403, 404, 406, 429),
+      },
     },
   }, async (request, reply) => {
     const query = request.query as LinkListQueryT;
-    const page = await links.listForUser(request.params.id, { ...query, sort: edge.sort(query.sort) as LinkListQueryT['sort'] }, request.url, opts.version === 2, request.caller?.apiKey?.domains ?? null);
+    const type = negotiate(vendorJsonAsJson(request.headers.accept), [JSON_TYPE, CSV_TYPE]);
+    if (type === null) throw new AppError('NOT_ACCEPTABLE', "A user's links are served as application/json or text/csv", [{ field: 'Accept', message: 'must accept application/json or text/csv' }]);
+    reply.header('vary', 'Accept');
+    const sorted = { ...query, sort: edge.sort(query.sort) as LinkListQueryT['sort'] };
+    const keyDomains = request.caller?.apiKey?.domains ?? null;
+    if (type === CSV_TYPE) {
+      const csv = await exports.csvForUser(request.params.id, sorted, keyDomains);
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="links.csv"').send(csv);
+    }
+    const page = await links.listForUser(request.params.id, sorted, request.url, opts.version === 2, keyDomains);
     if (page.link) reply.header('link', page.link);
     return edge.out({ data: page.data, pagination: page.pagination });
   });

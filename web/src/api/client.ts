@@ -36,7 +36,8 @@ export function createApiClient(hooks: ClientHooks) {
       return response;
     },
   };
-  const client = createClient<paths>({ baseUrl: window.location.origin });
+  // The dashboard reads JSON only (a user's links are also served as CSV, which it does not ask for).
+  const client = createClient<paths, 'application/json'>({ baseUrl: window.location.origin });
   client.use(auth);
   return client;
 }

@@ -431,7 +431,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort */
+        /**
+         * A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort; or all of them as CSV
+         * @description With Accept: text/csv the answer streams every link the filters and sort select (page, limit and cursor are the JSON list's) in the generic CSV format of the importer: a header row (url,code,domain,created_at,expires_at,tags,title,max_visits,forward_query,aliases), RFC 4180 quoting, several tags or aliases in one cell separated by |; a cell starting with = + - @, tab or CR (after any quotes) gets one quote more, which the importer takes off. The same header on both versions: it is an interchange format.
+         */
         get: operations["listUserLinks"];
         put?: never;
         post?: never;
@@ -864,7 +867,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort */
+        /**
+         * A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort; or all of them as CSV
+         * @description With Accept: text/csv the answer streams every link the filters and sort select (page, limit and cursor are the JSON list's) in the generic CSV format of the importer: a header row (url,code,domain,created_at,expires_at,tags,title,max_visits,forward_query,aliases), RFC 4180 quoting, several tags or aliases in one cell separated by |; a cell starting with = + - @, tab or CR (after any quotes) gets one quote more, which the importer takes off. The same header on both versions: it is an interchange format.
+         */
         get: operations["listUserLinksV2"];
         put?: never;
         post?: never;
@@ -10524,7 +10530,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of the user's links */
+            /** @description One page of the user's links, or all of them as CSV */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10536,6 +10542,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LinkList"];
+                    "text/csv": string;
                 };
             };
             /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
@@ -17967,7 +17974,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of the user's links */
+            /** @description One page of the user's links, or all of them as CSV */
             200: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -17979,6 +17986,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LinkListV2"];
+                    "text/csv": string;
                 };
             };
             /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { AppError } from '../../../lib/app-error.js';
-import { negotiate } from '../../../lib/accept.js';
+import { negotiate, vendorJsonAsJson } from '../../../lib/accept.js';
 import { renameKeys, toCamel } from '../../../lib/case-mapping.js';
 import { errorResponses } from '../../../lib/common.schemas.js';
 import { securityFor } from '../../../plugins/auth.js';
@@ -13,8 +13,6 @@ import type { ClickRecordsService } from './click-records.service.js';
 
 const JSON_TYPE = 'application/json';
 const CSV_TYPE = 'text/csv';
-/** An unversioned path's version Accept (plugins/versioning.ts) asks for JSON. */
-const VENDOR_JSON = /application\/vnd\.ferry\.v[^+;,\s]*\+json/gi;
 
 /** GET /links/{code}/clicks (SPEC §13): JSON pages, or with Accept: text/csv the whole range as CSV. */
 export const clickRecordsRoutes: FastifyPluginAsyncTypebox<{ records: ClickRecordsService; version: ApiVersion }> = async (app, opts) => {
@@ -42,7 +40,7 @@ export const clickRecordsRoutes: FastifyPluginAsyncTypebox<{ records: ClickRecor
       },
     },
   }, async (request, reply) => {
-    const type = negotiate(request.headers.accept?.replace(VENDOR_JSON, JSON_TYPE), [JSON_TYPE, CSV_TYPE]);
+    const type = negotiate(vendorJsonAsJson(request.headers.accept), [JSON_TYPE, CSV_TYPE]);
     if (type === null) throw new AppError('NOT_ACCEPTABLE', 'Click records are served as application/json or text/csv', [{ field: 'Accept', message: 'must accept application/json or text/csv' }]);
     reply.header('vary', 'Accept');
     if (type === CSV_TYPE) {

@@ -1,11 +1,11 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { LinkRow } from '../../../db/types.js';
 import { validationError, type ErrorDetail } from '../../../lib/app-error.js';
 import { INSTANT_RULE, parseInstant } from '../../../lib/instant.js';
 import type { Caller } from '../../../lib/caller.js';
 import type { PageResult, Paginator, ResolvedList } from '../../../lib/pagination.js';
+import { csvStream, keysetChunks, type CsvCell } from '../../../lib/csv-export.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
-import { csvLine } from './click-records.csv.js';
 import type { ClickRange, ClickRecordRow, ClickRecordsRepository } from './click-records.repository.js';
 import type { ClickRecordQueryT } from './click-records.schemas.js';
 
@@ -44,7 +44,7 @@ export interface RecordLinks {
 /**
  * A link's click records (SPEC §13), for its owner or an admin (an anonymous link's: an admin's; they hold
  * client addresses). JSON pages by cursor, newest first; CSV streams the whole range in keyset chunks of
- * EXPORT_CHUNK rows, each read when the client has taken the previous one (Readable.from pulls on demand),
+ * EXPORT_CHUNK rows, each read when the client has taken the previous one (lib/csv-export.ts),
  * so an export's memory does not grow with its size.
  */
 export function createClickRecordsService(deps: { records: ClickRecordsRepository; links: RecordLinks; paginator: Paginator }) {
@@ -53,17 +53,9 @@ export function createClickRecordsService(deps: { records: ClickRecordsRepositor
   const listOf = (linkId: number, range: ClickRange, query: Pick<ClickRecordQueryT, 'limit' | 'cursor'>): ResolvedList =>
     paginator.resolve({ ...query, sort: 'clicked_at', order: 'desc' }, SORT, { link: linkId, ...range }, true);
 
-  async function* csvRows(linkId: number, range: ClickRange, header: string[]): AsyncGenerator<string> {
-    yield csvLine(header);
-    let list: ResolvedList = { ...listOf(linkId, range, {}), limit: EXPORT_CHUNK };
-    for (;;) {
-      const rows = await records.page(linkId, range, list);
-      const chunk = rows.slice(0, EXPORT_CHUNK);
-      if (chunk.length) yield chunk.map((row) => csvLine(CLICK_RECORD_COLUMNS.map((c) => c.value(row)))).join('');
-      if (rows.length <= EXPORT_CHUNK) return;
-      const last = chunk[chunk.length - 1]!;
-      list = { ...list, after: { value: Number(last.clicked_at), id: Number(last.id) } };
-    }
+  async function* csvRows(linkId: number, range: ClickRange): AsyncGenerator<CsvCell[][]> {
+    const chunks = keysetChunks(listOf(linkId, range, {}), EXPORT_CHUNK, (list) => records.page(linkId, range, list), (row) => Number(row.clicked_at));
+    for await (const chunk of chunks) yield chunk.map((row) => CLICK_RECORD_COLUMNS.map((c) => c.value(row)));
   }
 
   return {
@@ -79,7 +71,7 @@ export function createClickRecordsService(deps: { records: ClickRecordsRepositor
     async csv(code: string, query: ClickRecordQueryT, caller: Caller | null, header: string[]): Promise<Readable> {
       const range = rangeOf(query);
       const link = await links.getForOwner(code, caller, query.domain);
-      return Readable.from(csvRows(link.id, range, header), { objectMode: false });
+      return csvStream(header, csvRows(link.id, range), 'neutralise');
     },
   };
 }
