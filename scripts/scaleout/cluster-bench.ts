@@ -248,7 +248,7 @@ async function main(): Promise<void> {
   };
   const base = {
     DATABASE_URL: databaseUrl, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'ferry-bench-')), JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
-    LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000', REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000', PASSWORD_HASHES_PER_MINUTE: '1000000',
+    LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000', REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000', PASSWORD_HASHES_PER_MINUTE: '100000',
     PASSWORD_HASH_COST: '10', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
   };
   const scaled = { ...base, REDIS_URL: `redis://127.0.0.1:${redisPort}`, REDIS_KEY_PREFIX: PREFIX, CLICK_QUEUE_LIMIT: '10000000' };
