@@ -13,8 +13,9 @@ import { createLinkInput, type LinkDraft } from './link-input.js';
 import { moderationChanges } from './link-moderation.js';
 import { linkRecord } from './link-record.js';
 import { renderQr, type QrFormat } from './link-qr.js';
-import { linkCacheKey, type LinkCache, type RedirectTarget, type VisitRules } from './link-cache.js';
-import { AliasTakenError, namesOf, type CodeLookup, type LinksRepository } from './links.repository.js';
+import { linkCacheKey, type LinkCache, type RedirectTarget } from './link-cache.js';
+import { AliasTakenError, type CodeLookup, type LinksRepository } from './links.repository.js';
+import { cacheKeysOf, toTarget } from './redirect-target.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type Link, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
 import { generateCode, isReservedCode } from './short-code.js';
 
@@ -47,29 +48,6 @@ const SWEEP_BATCH = 500;
 export const linkEtag = (row: Pick<LinkRow, 'id' | 'version'>): string => `"link-${row.id}-v${row.version}"`;
 
 const isExpired = (row: Pick<LinkRow, 'expires_at'>, now: number): boolean => row.expires_at !== null && row.expires_at <= now;
-
-const rulesOf = (found: CodeLookup): VisitRules | null =>
-  found.max_visits === null && !found.forward_query && found.password_hash === null
-    ? null
-    : { maxVisits: found.max_visits === null ? null : Number(found.max_visits), forwardQuery: Boolean(found.forward_query), passwordHash: found.password_hash };
-
-const DISABLED: RedirectTarget = { kind: 'disabled' };
-
-/**
- * `name`: the code or alias visited. A tombstone never redirects, even where it still names a live link (an
- * alias removed from it).
- */
-const toTarget = (name: string, found: CodeLookup | undefined): RedirectTarget => {
-  if (found?.id != null && found.retired_reason === null && found.disabled_at != null) return DISABLED;
-  if (found?.id != null && found.retired_reason === null && found.original_url != null && found.short_code != null) {
-    const alias = found.short_code === name ? null : name;
-    return { kind: 'link', id: found.id, code: found.short_code, alias, url: found.original_url, expiresAt: found.expires_at, rules: rulesOf(found) };
-  }
-  return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };
-};
-
-/** The cache keys of every name of the link on its domain (code and aliases). */
-const cacheKeysOf = (row: Pick<LinkRow, 'domain_id' | 'short_code' | 'aliases'>): string[] => namesOf(row).map((name) => linkCacheKey(row.domain_id, name));
 
 /** A taken alias answers as a taken custom code does (SPEC §6, §20): 409 CONFLICT. */
 const aliasTaken = (err: AliasTakenError): AppError =>

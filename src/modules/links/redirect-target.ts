@@ -1,0 +1,30 @@
+import type { LinkRow } from '../../db/types.js';
+import { linkCacheKey, type RedirectTarget, type VisitRules } from './link-cache.js';
+import { namesOf, type CodeLookup } from './links.repository.js';
+
+/**
+ * What a name (a code or an alias, SPEC §20) resolves to on the redirect path, from the one lookup of
+ * link_codes joined to links, and the cache keys a link's change must drop.
+ */
+const rulesOf = (found: CodeLookup): VisitRules | null =>
+  found.max_visits === null && !found.forward_query && found.password_hash === null
+    ? null
+    : { maxVisits: found.max_visits === null ? null : Number(found.max_visits), forwardQuery: Boolean(found.forward_query), passwordHash: found.password_hash };
+
+const DISABLED: RedirectTarget = { kind: 'disabled' };
+
+/**
+ * `name`: the code or alias visited. A tombstone never redirects, even where it still names a live link (an
+ * alias removed from it).
+ */
+export const toTarget = (name: string, found: CodeLookup | undefined): RedirectTarget => {
+  if (found?.id != null && found.retired_reason === null && found.disabled_at != null) return DISABLED;
+  if (found?.id != null && found.retired_reason === null && found.original_url != null && found.short_code != null) {
+    const alias = found.short_code === name ? null : name;
+    return { kind: 'link', id: found.id, code: found.short_code, alias, url: found.original_url, expiresAt: found.expires_at, rules: rulesOf(found) };
+  }
+  return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };
+};
+
+/** The cache keys of every name of the link on its domain (code and aliases). */
+export const cacheKeysOf = (row: Pick<LinkRow, 'domain_id' | 'short_code' | 'aliases'>): string[] => namesOf(row).map((name) => linkCacheKey(row.domain_id, name));
