@@ -5,10 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../helpers/app.js';
 import { cliEnvFor, runFerry } from '../helpers/cli.js';
-import { createUser } from '../helpers/factories.js';
+import { createUser, type CreatedUser } from '../helpers/factories.js';
 import { createMysqlDatabase, type TestMysqlDatabase } from '../helpers/mysql.js';
 import { waitFor } from '../helpers/scale-out.js';
 import { missing, unless } from '../helpers/skip.js';
+import { startSourceStub, type SourceStub } from '../helpers/source-stub.js';
+import { BITLY_GROUP, BITLY_TOKEN, bitlyLinks, bitlyPage } from '../modules/imports/fixtures/bitly.js';
+import { KUTT_API_KEY, kuttLinks, kuttPage } from '../modules/imports/fixtures/kutt.js';
+import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits } from '../modules/imports/fixtures/shlink.js';
 import { seedYourls } from '../modules/imports/fixtures/yourls-schema.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../modules/imports/fixtures/${name}`, import.meta.url));
@@ -17,12 +21,29 @@ const fixture = (name: string) => fileURLToPath(new URL(`../modules/imports/fixt
 describe.each(engines)('ferry import on %s', (engine) => {
   let t: TestApp;
   let env: Record<string, string>;
+  let admin: CreatedUser;
+  let stubs: SourceStub[] = [];
   beforeAll(async () => {
     t = await createTestApp(engine);
     env = cliEnvFor(t);
-    await createUser(t, { role: 'admin', status: 'active' });
+    admin = await createUser(t, { role: 'admin', status: 'active' });
+    stubs = [
+      await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (p, q) => {
+        if (p === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, Number(q.get('page') ?? 1), Number(q.get('itemsPerPage') ?? 10));
+        const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(p);
+        return m ? shlinkPage('visits', shlinkVisits[decodeURIComponent(m[1]!)] ?? [], Number(q.get('page') ?? 1), 100) : null;
+      }),
+      await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (p, q) => (p === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null)),
+      await startSourceStub({ header: 'Authorization', value: `Bearer ${BITLY_TOKEN}` }, (p, q) =>
+        (p === `/v4/groups/${BITLY_GROUP}/bitlinks` ? bitlyPage(stubs[2]!.url, bitlyLinks, Number(q.get('page') ?? 1), 1) : null)),
+    ];
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    for (const stub of stubs) await stub.close();
+    await t.close();
+  });
+  const [shlink, kutt, bitly] = [() => stubs[0]!, () => stubs[1]!, () => stubs[2]!];
+  const link = (code: string, domain?: string) => t.request({ url: `/api/v1/links/${code}${domain ? `?domain=${domain}` : ''}`, token: admin.token });
 
   it('when a generic CSV is imported as a dry run and then for real, then only the second writes, and a third changes nothing', async () => {
     const dry = await runFerry(['import', 'csv', '--file', fixture('generic.csv'), '--dry-run', '--json'], env);
@@ -52,6 +73,50 @@ describe.each(engines)('ferry import on %s', (engine) => {
   it('when the source is unknown, then exit 2 with the choices', async () => {
     const bad = await runFerry(['import', 'nowhere'], env);
     expect(bad.status).toBe(2);
+  });
+
+  it('when Shlink is imported with a domain map, then its slug on the mapped domain redirects as an alias, visits in the statistics', async () => {
+    const run = await runFerry(['import', 'shlink', '--url', shlink().url, '--api-key', SHLINK_API_KEY, '--domain-map', 'go.example.com=default', '--json'], env);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.json()).toMatchObject({ state: 'done', items: 3, created: 3, failed: 0, visits: 4 });
+    expect((await link('12C18')).body).toMatchObject({ title: 'Welcome to Steam', max_visits: 100, forward_query: true, click_count: 3 });
+    await waitFor('/summer-sale-2024 to redirect', async () => (await t.request({ url: '/summer-sale-2024' })).headers.location === 'https://shop.example.com/sale?x=1', 5_000);
+  });
+
+  it('when Kutt is imported, then a link on its custom domain lands there and the password it cannot bring is said per item', async () => {
+    const run = await runFerry(['import', 'kutt', '--url', kutt().url, '--api-key', KUTT_API_KEY], env);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/3 items, 3 created/);
+    expect(run.stdout).toMatch(/created \/launch-day \(as [0-9a-zA-Z]{8}\): .*password: Kutt's password hash cannot be read by Ferry/);
+    expect((await link('promo', 'l.example.org')).body).toMatchObject({ domain: 'l.example.org', original_url: 'https://example.org/promo' });
+    expect((await link('abc123')).body).toMatchObject({ click_count: 42, title: 'Our docs' });
+  });
+
+  it('when Bitly (CSV export, then API v4) and Dub are imported, then the second Bitly source meets the first: --on-conflict fail is exit 1', async () => {
+    const csv = await runFerry(['import', 'bitly', '--file', fixture('bitly-export.csv'), '--json'], env);
+    expect(csv.status, csv.stderr).toBe(0);
+    expect(csv.json()).toMatchObject({ items: 2, created: 2 });
+    expect((await link('3xYzAbc')).body).toMatchObject({ original_url: 'https://example.com/spring', aliases: ['spring-2022'], tags: ['seasonal', 'promo'] });
+    const api = ['import', 'bitly', '--url', `${bitly().url}/v4/groups/${BITLY_GROUP}`, '--api-key', BITLY_TOKEN, '--json'];
+    const dry = await runFerry([...api, '--dry-run'], env);
+    expect(dry.json()).toMatchObject({ dry_run: true, conflicts: 2 });
+    const fail = await runFerry([...api, '--on-conflict', 'fail'], env);
+    expect(fail.status).toBe(1);
+    expect(fail.json()).toMatchObject({ state: 'failed', conflicts: 2, created: 0 });
+    expect(fail.stderr).toMatch(/conflict on \S*\/3xYzAbc \(--on-conflict fail\)/);
+    const dub = await runFerry(['import', 'dub', '--file', fixture('dub-export.csv'), '--json'], env);
+    expect(dub.status, dub.stderr).toBe(0);
+    expect(dub.json()).toMatchObject({ items: 2, created: 2 });
+    expect((await link('summer')).body).toMatchObject({ click_count: 12, domain: null });
+    expect((await link(dub.json().problems.find((p: { source_ref: string }) => p.source_ref.startsWith('go.brand.example'))?.short_code ?? 'x', 'go.brand.example')).body)
+      .toMatchObject({ domain: 'go.brand.example', aliases: ['docs-v2'] });
+  });
+
+  it('when the usage is wrong, then exit 2 and nothing is imported: a bad --domain-map, a source without its address', async () => {
+    expect((await runFerry(['import', 'csv', '--file', fixture('generic.csv'), '--domain-map', 'nope'], env)).status).toBe(2);
+    const noUrl = await runFerry(['import', 'shlink', '--api-key', 'x', '--json'], env);
+    expect(noUrl.status).toBe(2);
+    expect(noUrl.stderr).toMatch(/shlink needs a url/);
   });
 
   describe.skipIf(missing.mysql !== null)(unless(missing.mysql, 'from YOURLS on MariaDB'), () => {

@@ -78,12 +78,14 @@ export const importCommand: CommandModule = (program, cli) => {
         });
         bar.stop();
         const counts = { items: Number(job.items), created: Number(job.created), unchanged: Number(job.unchanged), conflicts: Number(job.conflicts), failed: Number(job.failed), visits: Number(job.visits) };
-        const problems = await storage.db.selectFrom('import_items').select(['source_ref', 'outcome', 'message'])
-          .where('job_id', '=', job.id).where('outcome', 'in', ['conflict', 'failed']).orderBy('seq').limit(1000).execute();
+        // Conflicts and failures, and items that came over without something (a password, validSince): each says what.
+        const problems = await storage.db.selectFrom('import_items').select(['source_ref', 'outcome', 'short_code', 'message'])
+          .where('job_id', '=', job.id).where((eb) => eb.or([eb('outcome', 'in', ['conflict', 'failed']), eb('message', 'is not', null)]))
+          .orderBy('seq').limit(1000).execute();
         out.result({ job: job.id, state: end.state, owner: owner.username, dry_run: Boolean(opts.dryRun), ...counts, problems }, [
           `import ${job.id} ${end.state}${opts.dryRun ? ' (dry run: nothing written)' : ''}: ${counts.items} items, ${counts.created} ${opts.dryRun ? 'would be created' : 'created'}, ` +
             `${counts.unchanged} unchanged, ${counts.conflicts} conflicts, ${counts.failed} failed, ${counts.visits} visits; owner ${owner.username}`,
-          ...problems.map((p) => `  ${p.outcome} ${p.source_ref}: ${p.message ?? ''}`),
+          ...problems.map((p) => `  ${p.outcome} ${p.source_ref}${p.short_code && !p.source_ref.endsWith(`/${p.short_code}`) ? ` (as ${p.short_code})` : ''}: ${p.message ?? ''}`),
           ...(end.state === 'interrupted' ? ['interrupted: run the same command again to finish the rest'] : []),
         ]);
         if (end.state === 'failed') throw new CliError(`the import failed: ${end.error}`, EXIT.failed);
