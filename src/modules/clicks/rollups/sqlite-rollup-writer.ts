@@ -1,6 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { ClickEvent } from '../event/click-event.js';
-import { DAY_MS, planForLive, planRollups, planUserRollups, type DailyValueGroup, type UserDailyValueGroup, type VisitorPair } from './rollup-plan.js';
+import { DAY_MS, planForLive, planRollups, planUserRollups, type DailyValueGroup, type RollupPlan, type UserDailyValueGroup, type VisitorPair } from './rollup-plan.js';
+import {
+  CLICK_RECORDS, LINK_COUNTERS, LINK_DAILY_VALUES, LINK_HOURLY, upsertColumns, USER_DAILY_VALUES, USER_HOURLY,
+  type CounterMerge, type DailyValuesTable, type RollupUpsert,
+} from './rollup-tables.js';
 import { capDailyGroup, MAX_VALUES_PER_DAY, OTHER_VALUE } from './daily-values.js';
 
 /**
@@ -31,7 +35,8 @@ const ROWS_PER_STATEMENT = 32;
 const rowsSql = (columns: number, rows: number): string => Array(rows).fill(`(${Array(columns).fill('?').join(', ')})`).join(', ');
 
 interface RowWriter {
-  add(...row: unknown[]): void;
+  /** one row's values, in the statement's column order */
+  add(row: readonly unknown[]): void;
   flush(): void;
   /** forgets rows added but not written (a failed transaction) */
   discard(): void;
@@ -59,8 +64,8 @@ function rowWriter(db: BetterSqlite3.Database, columns: number, statement: (valu
   const full = ROWS_PER_STATEMENT * columns;
   let params: unknown[] = [];
   return {
-    add(...values) {
-      for (const v of values) params.push(v);
+    add(row) {
+      for (const v of row) params.push(v);
       if (params.length === full) {
         many.run(params);
         params = [];
@@ -76,15 +81,19 @@ function rowWriter(db: BetterSqlite3.Database, columns: number, statement: (valu
   };
 }
 
-/** The statements of one handle (prepared once: the tables must exist). */
-function prepareStatements(db: BetterSqlite3.Database) {
-  const insertRows = (head: string, columns: number, tail = '') => rowWriter(db, columns, (values) => `${head} values ${values} ${tail}`);
+/** A rollup table's upsert (rollup-tables.ts) with `values` rows. */
+const upsertSql = (t: RollupUpsert<never>) => (values: string): string =>
+  `insert into ${t.table} (${upsertColumns(t).join(', ')}) values ${values} ` +
+  `on conflict (${t.key.join(', ')}) do update set ${t.sums.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
 
+const upsertRows = (db: BetterSqlite3.Database, t: RollupUpsert<never>): RowWriter => rowWriter(db, upsertColumns(t).length, upsertSql(t));
+
+/** Each link's row (its owner, null: anonymous, and its clicks so far) for those that still exist: 32 per statement. */
+function liveLinksReader(db: BetterSqlite3.Database): (ids: readonly number[]) => Map<number, LinkRow> {
   const linkSql = (n: number) => `select id, user_id, click_count from links where id in (${Array(n).fill('?').join(', ')})`;
   const linkOne = db.prepare<[number], LinkRow>(linkSql(1));
   const linkMany = db.prepare<unknown[], LinkRow>(linkSql(ROWS_PER_STATEMENT));
-  /** Each link's row (its owner, null: anonymous, and its clicks so far) for those that still exist: 32 per statement. */
-  function liveLinks(ids: readonly number[]): Map<number, LinkRow> {
+  return (ids) => {
     const rows = new Map<number, LinkRow>();
     let i = 0;
     for (; i + ROWS_PER_STATEMENT <= ids.length; i += ROWS_PER_STATEMENT) for (const r of linkMany.all(ids.slice(i, i + ROWS_PER_STATEMENT))) rows.set(r.id, r);
@@ -93,39 +102,18 @@ function prepareStatements(db: BetterSqlite3.Database) {
       if (r !== undefined) rows.set(r.id, r);
     }
     return rows;
-  }
+  };
+}
 
-  const clickRows = insertRows('insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain)', 15);
-  const hourRows = insertRows(
-    'insert into link_click_hourly (link_id, hour_start, clicks, bots)', 4,
-    'on conflict (link_id, hour_start) do update set clicks = clicks + excluded.clicks, bots = bots + excluded.bots',
-  );
-  // A user's clicks on a UTC day so far (every hour of it): the bound of the values stored for that day.
-  const userDayClicks = db.prepare<[number, number, number], number>(
-    'select coalesce(sum(clicks), 0) from user_click_hourly where user_id = ? and hour_start >= ? and hour_start < ?',
-  ).pluck();
-  const addUserHour = db.prepare<[number, number, number, number]>(
-    'insert into user_click_hourly (user_id, hour_start, clicks, bots) values (?, ?, ?, ?) ' +
-      'on conflict (user_id, hour_start) do update set clicks = clicks + excluded.clicks, bots = bots + excluded.bots',
-  );
-  const countUserValues = db.prepare<[number, string, number, string], number>(
-    'select count(*) from user_click_daily_values where user_id = ? and kind = ? and day_start = ? and value <> ?',
-  ).pluck();
-  const userValueStored = db.prepare<[number, string, number, string], number>(
-    'select 1 from user_click_daily_values where user_id = ? and kind = ? and day_start = ? and value = ?',
-  ).pluck();
-  const userValueRows = insertRows(
-    'insert into user_click_daily_values (user_id, kind, day_start, value, clicks)', 5,
-    'on conflict (user_id, kind, day_start, value) do update set clicks = clicks + excluded.clicks',
-  );
-  /**
-   * A link's new visitors, for `changes` (a visitor already stored changes nothing): one statement per link and
-   * up to 32 visitors, so that `changes` is that link's. (One statement across links with RETURNING measured no
-   * faster than one per visitor: 1.58–1.74 against 1.69–1.82 µs per row.)
-   */
+/**
+ * A link's new visitors, for `changes` (a visitor already stored changes nothing): one statement per link and
+ * up to 32 visitors, so that `changes` is that link's. (One statement across links with RETURNING measured no
+ * faster than one per visitor: 1.58–1.74 against 1.69–1.82 µs per row.)
+ */
+function visitorsWriter(db: BetterSqlite3.Database): (visitors: readonly VisitorPair[], fresh: Map<number, number>) => void {
   const visitorStatements: Array<{ run(params: unknown[]): { changes: number } }> = [];
   const visitorsOf = (n: number) => (visitorStatements[n] ??= db.prepare<unknown[]>(`insert into link_visitors (link_id, ip) values ${rowsSql(2, n)} on conflict do nothing`));
-  function addVisitors(visitors: readonly VisitorPair[], fresh: Map<number, number>): void {
+  return (visitors, fresh) => {
     for (let i = 0; i < visitors.length; ) {
       const linkId = visitors[i]!.linkId;
       const params: unknown[] = [];
@@ -134,74 +122,76 @@ function prepareStatements(db: BetterSqlite3.Database) {
       const added = visitorsOf(n).run(params).changes;
       if (added > 0) fresh.set(linkId, (fresh.get(linkId) ?? 0) + added);
     }
-  }
-  const countValues = db.prepare<[number, string, number, string], number>(
-    'select count(*) from link_click_daily_values where link_id = ? and kind = ? and day_start = ? and value <> ?',
-  ).pluck();
-  const valueStored = db.prepare<[number, string, number, string], number>(
-    'select 1 from link_click_daily_values where link_id = ? and kind = ? and day_start = ? and value = ?',
-  ).pluck();
-  const valueRows = insertRows(
-    'insert into link_click_daily_values (link_id, kind, day_start, value, clicks)', 5,
-    'on conflict (link_id, kind, day_start, value) do update set clicks = clicks + excluded.clicks',
-  );
-  // The links' counters: one UPDATE … FROM (VALUES …) per 32 links (a search by rowid each).
-  const linkRows = rowWriter(db, 6, (values) =>
-    'update links set click_count = click_count + v.column2, bot_clicks = bot_clicks + v.column3, unique_visitors = unique_visitors + v.column4, ' +
-      'first_click_at = min(coalesce(first_click_at, v.column5), v.column5), last_click_at = max(coalesce(last_click_at, v.column6), v.column6) ' +
-      `from (values ${values}) as v where links.id = v.column1`);
+  };
+}
 
-  return { liveLinks, clickRows, hourRows, addVisitors, countValues, valueStored, valueRows, userDayClicks, addUserHour, countUserValues, userValueStored, userValueRows, linkRows };
+/** A table of daily values (a link's or a user's): its rows, and the two reads its cap makes. */
+function dailyValueStatements(db: BetterSqlite3.Database, t: DailyValuesTable) {
+  const where = `${t.key[0]} = ? and kind = ? and day_start = ?`;
+  return {
+    rows: upsertRows(db, t),
+    /** distinct values stored for (owner, kind, day), OTHER_VALUE not included */
+    count: db.prepare<[number, string, number, string], number>(`select count(*) from ${t.table} where ${where} and value <> ?`).pluck(),
+    stored: db.prepare<[number, string, number, string], number>(`select 1 from ${t.table} where ${where} and value = ?`).pluck(),
+  };
+}
+
+/** A link counter (rollup-tables.ts) merged with column `k` of the VALUES. */
+const mergeCounter = (c: string, merge: CounterMerge, k: number): string =>
+  merge === 'add' ? `${c} = ${c} + v.column${k}` : `${c} = ${merge}(coalesce(${c}, v.column${k}), v.column${k})`;
+
+/** The links' counters: one UPDATE … FROM (VALUES …) per 32 links (a search by rowid each); the id, the counters, then the new visitors. */
+function linkCountersWriter(db: BetterSqlite3.Database): RowWriter {
+  const set = [...LINK_COUNTERS.map((c, i) => mergeCounter(c.column, c.merge, i + 2)), mergeCounter('unique_visitors', 'add', LINK_COUNTERS.length + 2)];
+  return rowWriter(db, LINK_COUNTERS.length + 2, (values) => `update links set ${set.join(', ')} from (values ${values}) as v where links.id = v.column1`);
+}
+
+/** The statements of one handle (prepared once: the tables must exist). */
+function prepareStatements(db: BetterSqlite3.Database) {
+  return {
+    liveLinks: liveLinksReader(db),
+    clickRows: rowWriter(db, CLICK_RECORDS.columns.length, (values) => `insert into ${CLICK_RECORDS.table} (${CLICK_RECORDS.columns.join(', ')}) values ${values}`),
+    hourRows: upsertRows(db, LINK_HOURLY),
+    addVisitors: visitorsWriter(db),
+    linkValues: dailyValueStatements(db, LINK_DAILY_VALUES),
+    // A user's clicks on a UTC day so far (every hour of it): the bound of the values stored for that day.
+    userDayClicks: db.prepare<[number, number, number], number>(
+      `select coalesce(sum(clicks), 0) from ${USER_HOURLY.table} where user_id = ? and hour_start >= ? and hour_start < ?`,
+    ).pluck(),
+    addUserHour: db.prepare<unknown[]>(upsertSql(USER_HOURLY)(rowsSql(upsertColumns(USER_HOURLY).length, 1))),
+    userValues: dailyValueStatements(db, USER_DAILY_VALUES),
+    linkRows: linkCountersWriter(db),
+  };
 }
 
 type Statements = ReturnType<typeof prepareStatements>;
+type ValueStatements = Statements['linkValues'];
+type Known = ReadonlyMap<string, number>;
 
-function applyPlan(s: Statements, clicks: readonly ClickEvent[], opts: { imported: boolean; known: ReadonlyMap<string, number> }): DistinctCounts {
-  const { liveLinks, clickRows, hourRows, addVisitors, countValues, valueStored, valueRows, userDayClicks, addUserHour, countUserValues, userValueStored, userValueRows, linkRows } = s;
-  const { known } = opts;
-  const counts: DistinctCounts = new Map();
-  const full = planRollups(clicks);
-  const owners = new Map<number, number | null>();
-  const clicksBefore = new Map<number, number>();
-  for (const row of liveLinks(full.links.map((g) => g.linkId)).values()) {
-    owners.set(row.id, row.user_id);
-    clicksBefore.set(row.id, row.click_count);
+/**
+ * Adds one group's values, capped. `storedAtMost`: a bound on the values stored for the group (its link's or
+ * user's clicks so far; undefined when not at hand). Fewer than the cap leaves room for, even if every value is
+ * new, and the cap cannot be reached: no count, no probes (uniform traffic over many links: most groups). The
+ * distinct count then stays unknown, so it is not remembered; otherwise it is set in `counts` under `id`.
+ */
+function addCapped(
+  s: ValueStatements, t: DailyValuesTable, owner: number, g: DailyValueGroup | UserDailyValueGroup,
+  at: { id: string; storedAtMost: number | undefined; known: Known; counts: DistinctCounts },
+): void {
+  const { kind, dayStart } = g.key;
+  const add = (value: string, n: number) => s.rows.add(t.values(owner, kind, dayStart, value, n));
+  if (at.storedAtMost !== undefined && !at.known.has(at.id) && at.storedAtMost + g.values.size <= MAX_VALUES_PER_DAY) {
+    for (const [value, n] of g.values) add(value, n);
+    return;
   }
-  const live = new Set(owners.keys());
-  const plan = live.size === full.links.length ? full : planForLive(full, live);
-  const imported = opts.imported ? 1 : 0;
-  clicks.forEach((e, i) => {
-    if (!live.has(e.linkId)) return;
-    const f = full.facts[i]!;
-    clickRows.add(e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.key ?? null, f.isBot ? 1 : 0, f.browser, f.os, f.device, f.country, imported, e.alias ?? null, e.domain ?? null);
-  });
-  clickRows.flush();
-  for (const h of plan.hours) hourRows.add(h.linkId, h.hourStart, h.clicks, h.bots);
-  hourRows.flush();
-  const freshVisitors = new Map<number, number>();
-  addVisitors(plan.visitors, freshVisitors);
-  /**
-   * `storedAtMost`: a bound on the values stored for the group (its link's or user's clicks so far; undefined
-   * when not at hand). Fewer than the cap leaves room for, even if every value is new, and the cap cannot be
-   * reached: no count, no probes (uniform traffic over many links: most groups). The distinct count then
-   * stays unknown, so it is not remembered.
-   */
-  const capInto = (g: DailyValueGroup | UserDailyValueGroup, id: string, storedAtMost: number | undefined, count: () => number, stored: (v: string) => boolean, add: (v: string, n: number) => void) => {
-    if (storedAtMost !== undefined && !known.has(id) && storedAtMost + g.values.size <= MAX_VALUES_PER_DAY) {
-      for (const [value, n] of g.values) add(value, n);
-      return;
-    }
-    const capped = capDailyGroup(g, known.get(id) ?? count(), stored);
-    for (const [value, n] of capped.rows) add(value, n);
-    counts.set(id, capped.distinct);
-  };
-  for (const g of plan.daily) {
-    const { linkId, kind, dayStart } = g.key;
-    capInto(g, g.id, clicksBefore.get(linkId), () => countValues.get(linkId, kind, dayStart, OTHER_VALUE)!, (value) => valueStored.get(linkId, kind, dayStart, value) !== undefined,
-      (value, n) => valueRows.add(linkId, kind, dayStart, value, n));
-  }
-  // Each group's cap reads only its own (link, kind, day), which no other group of this plan writes.
-  valueRows.flush();
+  const stored = at.known.get(at.id) ?? s.count.get(owner, kind, dayStart, OTHER_VALUE)!;
+  const capped = capDailyGroup(g, stored, (value) => s.stored.get(owner, kind, dayStart, value) !== undefined);
+  for (const [value, n] of capped.rows) add(value, n);
+  at.counts.set(at.id, capped.distinct);
+}
+
+/** The per-user rollups of a live plan: hours and capped daily values. */
+function applyUserRollups(s: Statements, plan: RollupPlan, owners: ReadonlyMap<number, number | null>, known: Known, counts: DistinctCounts): void {
   const users = planUserRollups(plan, owners);
   // A (user, kind, day) holds at most as many values as the user's clicks that day, read before this
   // transaction adds its hours, for the groups whose distinct count is not remembered.
@@ -209,27 +199,51 @@ function applyPlan(s: Statements, clicks: readonly ClickEvent[], opts: { importe
   for (const g of users.daily) {
     const { userId, dayStart } = g.key;
     const day = `${userId}:${dayStart}`;
-    if (!known.has(`u:${g.id}`) && !userDayBefore.has(day)) userDayBefore.set(day, userDayClicks.get(userId, dayStart, dayStart + DAY_MS)!);
+    if (!known.has(`u:${g.id}`) && !userDayBefore.has(day)) userDayBefore.set(day, s.userDayClicks.get(userId, dayStart, dayStart + DAY_MS)!);
   }
-  for (const h of users.hours) addUserHour.run(h.userId, h.hourStart, h.clicks, h.bots);
+  for (const h of users.hours) s.addUserHour.run(USER_HOURLY.values(h));
   for (const g of users.daily) {
-    const { userId, kind, dayStart } = g.key;
-    capInto(g, `u:${g.id}`, userDayBefore.get(`${userId}:${dayStart}`), () => countUserValues.get(userId, kind, dayStart, OTHER_VALUE)!, (value) => userValueStored.get(userId, kind, dayStart, value) !== undefined,
-      (value, n) => userValueRows.add(userId, kind, dayStart, value, n));
+    const storedAtMost = userDayBefore.get(`${g.key.userId}:${g.key.dayStart}`);
+    addCapped(s.userValues, USER_DAILY_VALUES, g.key.userId, g, { id: `u:${g.id}`, storedAtMost, known, counts });
   }
-  userValueRows.flush();
-  for (const g of plan.links) linkRows.add(g.linkId, g.clicks, g.bots, freshVisitors.get(g.linkId) ?? 0, g.firstAt, g.lastAt);
-  linkRows.flush();
-  return counts;
+  s.userValues.rows.flush();
 }
 
+function applyPlan(s: Statements, clicks: readonly ClickEvent[], opts: { imported: boolean; known: Known }): DistinctCounts {
+  const { known } = opts;
+  const counts: DistinctCounts = new Map();
+  const full = planRollups(clicks);
+  const owners = new Map<number, number | null>();
+  const clicksBefore = new Map<number, number>();
+  for (const row of s.liveLinks(full.links.map((g) => g.linkId)).values()) {
+    owners.set(row.id, row.user_id);
+    clicksBefore.set(row.id, row.click_count);
+  }
+  const live = new Set(owners.keys());
+  const plan = live.size === full.links.length ? full : planForLive(full, live);
+  clicks.forEach((e, i) => {
+    if (live.has(e.linkId)) s.clickRows.add(CLICK_RECORDS.values(e, full.facts[i]!, opts.imported));
+  });
+  s.clickRows.flush();
+  for (const h of plan.hours) s.hourRows.add(LINK_HOURLY.values(h));
+  s.hourRows.flush();
+  const freshVisitors = new Map<number, number>();
+  s.addVisitors(plan.visitors, freshVisitors);
+  for (const g of plan.daily) addCapped(s.linkValues, LINK_DAILY_VALUES, g.key.linkId, g, { id: g.id, storedAtMost: clicksBefore.get(g.key.linkId), known, counts });
+  // Each group's cap reads only its own (link, kind, day), which no other group of this plan writes.
+  s.linkValues.rows.flush();
+  applyUserRollups(s, plan, owners, known, counts);
+  for (const g of plan.links) s.linkRows.add([g.linkId, ...LINK_COUNTERS.map((c) => c.value(g)), freshVisitors.get(g.linkId) ?? 0]);
+  s.linkRows.flush();
+  return counts;
+}
 
 export function createSqliteRollupWriter(db: BetterSqlite3.Database): SqliteRollupWriter {
   const s = prepareStatements(db);
   return {
     apply: (clicks, opts) => applyPlan(s, clicks, opts),
     discard() {
-      for (const rows of [s.clickRows, s.hourRows, s.valueRows, s.userValueRows, s.linkRows]) rows.discard();
+      for (const rows of [s.clickRows, s.hourRows, s.linkValues.rows, s.userValues.rows, s.linkRows]) rows.discard();
     },
   };
 }
