@@ -32,6 +32,102 @@ export function splitValueKey(key: ValueKey): [UserValueKind, string] {
   return [key.slice(0, at) as UserValueKind, key.slice(at + 1)];
 }
 
+type SeriesRow = { start: number; clicks: number; bots: number };
+type ValueRow = { kind: UserValueKind; value: string; clicks: number };
+
+/**
+ * The two frequent reads as prepared statements on the embedded engine (null elsewhere), and whether they can
+ * run now.
+ */
+function preparedReads(storage: Pick<Storage, 'sqlite'>) {
+  const fast = fastStatements(storage);
+  const prepare = <P extends unknown[], R>(text: string): FastStatement<P, R> | null => fast?.prepare<P, R>(text) ?? null;
+  const seriesSql = (table: string, id: string) =>
+    `select (hour_start / cast(? as integer)) * cast(? as integer) as start, sum(clicks) as clicks, sum(bots) as bots from ${table} where ${id} = ? and hour_start >= ? and hour_start < ? group by start`;
+  // Every kind of top list in one statement (one round trip). The kinds are listed: the primary key is
+  // (id, kind, day_start, value), so `kind in (…)` makes one index range per kind over the days; without it the
+  // statement read every day of the link (measured: 12 ms instead of 1 per request at 10 M clicks, bench/).
+  const inList = (kinds: readonly string[]) => kinds.map((k) => `'${k}'`).join(', ');
+  const valuesSql = (table: string, id: string, kinds: readonly string[]) =>
+    `select kind, value, sum(clicks) as clicks from ${table} where ${id} = ? and kind in (${inList(kinds)}) and day_start >= ? and day_start < ? group by kind, value`;
+  return {
+    prepared: (): boolean => fast !== null && fast.usable(),
+    statements: {
+      linkSeries: prepare<[number, number, number, number, number], SeriesRow>(seriesSql('link_click_hourly', 'link_id')),
+      userSeries: prepare<[number, number, number, number, number], SeriesRow>(seriesSql('user_click_hourly', 'user_id')),
+      linkValues: prepare<[number, number, number], ValueRow>(valuesSql('link_click_daily_values', 'link_id', LINK_KINDS)),
+      userValues: prepare<[number, number, number], ValueRow>(valuesSql('user_click_daily_values', 'user_id', USER_KINDS)),
+    },
+  };
+}
+
+/**
+ * A user's links on some domains, from the links' own rollups: the cost grows with the number of those links
+ * (one index range of each link's hours or days in the window), still not with the number of clicks.
+ */
+const linksOn = (db: Kysely<Database>, scope: OnDomains) =>
+  db.selectFrom('links').select('id').where('user_id', '=', scope.user).where('domain_id', 'in', scope.domains.length ? [...scope.domains] : [-1]);
+
+async function domainSeries(db: Kysely<Database>, scope: OnDomains, from: number, to: number, unitMs: number): Promise<Array<[number, [number, number]]>> {
+  const unit = sql.lit(unitMs);
+  const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
+  const rows = await db.selectFrom('link_click_hourly')
+    .select([bucket.as('start'), sql<number>`sum(clicks)`.as('clicks'), sql<number>`sum(bots)`.as('bots')])
+    .where('link_id', 'in', linksOn(db, scope)).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
+  return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
+}
+
+/** The links' top-list values, and the `link` kind (human clicks per code) from their hours. */
+async function domainValueTotals(db: Kysely<Database>, scope: OnDomains, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
+  const [values, perLink] = await Promise.all([
+    db.selectFrom('link_click_daily_values').select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
+      .where('link_id', 'in', linksOn(db, scope)).where('kind', 'in', LINK_KINDS).where('day_start', '>=', fromDay).where('day_start', '<', toDay)
+      .groupBy(['kind', 'value']).execute(),
+    db.selectFrom('link_click_hourly as h').innerJoin('links as l', 'l.id', 'h.link_id')
+      .select(['l.short_code as value', sql<number>`sum(h.clicks - h.bots)`.as('clicks')])
+      .where('h.link_id', 'in', linksOn(db, scope)).where('h.hour_start', '>=', fromDay).where('h.hour_start', '<', toDay)
+      .groupBy('l.short_code').execute(),
+  ]);
+  return [
+    ...values.map((r): [ValueKey, number] => [valueKey(r.kind, r.value), Number(r.clicks)]),
+    ...perLink.filter((r) => Number(r.clicks) > 0).map((r): [ValueKey, number] => [valueKey('link', r.value), Number(r.clicks)]),
+  ];
+}
+
+/**
+ * A user's lifetime figures: the sums of their links' counters (one index range of links per user), plus
+ * the clicks of their links that are gone (kept on the user's row when a link is deleted or swept), as the
+ * per-user rollups of the window keep them. Visitors are each link's, added up.
+ */
+async function readUserTotals(db: Kysely<Database>, userId: number, domains?: readonly number[]): Promise<UserTotals> {
+  const [r, gone] = await Promise.all([
+    db
+      .selectFrom('links')
+      .select([
+        sql<number>`count(*)`.as('links'),
+        sql<number>`coalesce(sum(click_count), 0)`.as('clicks'),
+        sql<number>`coalesce(sum(bot_clicks), 0)`.as('bots'),
+        sql<number>`coalesce(sum(unique_visitors), 0)`.as('unique_visitors'),
+        sql<number | null>`min(first_click_at)`.as('first_at'),
+        sql<number | null>`max(last_click_at)`.as('last_at'),
+      ])
+      .where('user_id', '=', userId)
+      .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1]))
+      .executeTakeFirstOrThrow(),
+    // Deleted links' clicks are kept per user, not per domain: a domain's figures leave them out.
+    domains !== undefined ? undefined : db.selectFrom('users').select(['deleted_link_clicks', 'deleted_link_bots']).where('id', '=', userId).executeTakeFirst(),
+  ]);
+  const n = (v: number | null) => (v === null ? null : Number(v));
+  return {
+    links: Number(r.links),
+    clicks: Number(r.clicks) + Number(gone?.deleted_link_clicks ?? 0),
+    bots: Number(r.bots) + Number(gone?.deleted_link_bots ?? 0),
+    uniqueVisitors: Number(r.unique_visitors),
+    firstAt: n(r.first_at),
+    lastAt: n(r.last_at),
+  };
+}
+
 export type StatsRepository = ReturnType<typeof createStatsRepository>;
 
 /**
@@ -42,63 +138,12 @@ export type StatsRepository = ReturnType<typeof createStatsRepository>;
  */
 export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
   const db: Kysely<Database> = storage.db;
-  const fast = fastStatements(storage);
-  const prepared = () => fast !== null && fast.usable();
-  type SeriesRow = { start: number; clicks: number; bots: number };
-  type ValueRow = { kind: UserValueKind; value: string; clicks: number };
-  const prepare = <P extends unknown[], R>(text: string): FastStatement<P, R> | null => fast?.prepare<P, R>(text) ?? null;
-  const seriesSql = (table: string, id: string) =>
-    `select (hour_start / cast(? as integer)) * cast(? as integer) as start, sum(clicks) as clicks, sum(bots) as bots from ${table} where ${id} = ? and hour_start >= ? and hour_start < ? group by start`;
-  // Every kind of top list in one statement (one round trip). The kinds are listed: the primary key is
-  // (id, kind, day_start, value), so `kind in (…)` makes one index range per kind over the days; without it the
-  // statement read every day of the link (measured: 12 ms instead of 1 per request at 10 M clicks, bench/).
-  const inList = (kinds: readonly string[]) => kinds.map((k) => `'${k}'`).join(', ');
-  const valuesSql = (table: string, id: string, kinds: readonly string[]) =>
-    `select kind, value, sum(clicks) as clicks from ${table} where ${id} = ? and kind in (${inList(kinds)}) and day_start >= ? and day_start < ? group by kind, value`;
-  const statements = {
-    linkSeries: prepare<[number, number, number, number, number], SeriesRow>(seriesSql('link_click_hourly', 'link_id')),
-    userSeries: prepare<[number, number, number, number, number], SeriesRow>(seriesSql('user_click_hourly', 'user_id')),
-    linkValues: prepare<[number, number, number], ValueRow>(valuesSql('link_click_daily_values', 'link_id', LINK_KINDS)),
-    userValues: prepare<[number, number, number], ValueRow>(valuesSql('user_click_daily_values', 'user_id', USER_KINDS)),
-  };
-
-  /**
-   * A user's links on some domains, from the links' own rollups: the cost grows with the number of those links
-   * (one index range of each link's hours or days in the window), still not with the number of clicks.
-   */
-  const linksOn = (scope: OnDomains) =>
-    db.selectFrom('links').select('id').where('user_id', '=', scope.user).where('domain_id', 'in', scope.domains.length ? [...scope.domains] : [-1]);
-
-  async function domainSeries(scope: OnDomains, from: number, to: number, unitMs: number): Promise<Array<[number, [number, number]]>> {
-    const unit = sql.lit(unitMs);
-    const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
-    const rows = await db.selectFrom('link_click_hourly')
-      .select([bucket.as('start'), sql<number>`sum(clicks)`.as('clicks'), sql<number>`sum(bots)`.as('bots')])
-      .where('link_id', 'in', linksOn(scope)).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
-    return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
-  }
-
-  /** The links' top-list values, and the `link` kind (human clicks per code) from their hours. */
-  async function domainValueTotals(scope: OnDomains, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
-    const [values, perLink] = await Promise.all([
-      db.selectFrom('link_click_daily_values').select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
-        .where('link_id', 'in', linksOn(scope)).where('kind', 'in', LINK_KINDS).where('day_start', '>=', fromDay).where('day_start', '<', toDay)
-        .groupBy(['kind', 'value']).execute(),
-      db.selectFrom('link_click_hourly as h').innerJoin('links as l', 'l.id', 'h.link_id')
-        .select(['l.short_code as value', sql<number>`sum(h.clicks - h.bots)`.as('clicks')])
-        .where('h.link_id', 'in', linksOn(scope)).where('h.hour_start', '>=', fromDay).where('h.hour_start', '<', toDay)
-        .groupBy('l.short_code').execute(),
-    ]);
-    return [
-      ...values.map((r): [ValueKey, number] => [valueKey(r.kind, r.value), Number(r.clicks)]),
-      ...perLink.filter((r) => Number(r.clicks) > 0).map((r): [ValueKey, number] => [valueKey('link', r.value), Number(r.clicks)]),
-    ];
-  }
+  const { statements, prepared } = preparedReads(storage);
 
   return {
     /** Clicks (all) and bots per bucket of `unitMs` (a whole multiple of an hour) in [from, to). */
     async series(scope: StatsScope, from: number, to: number, unitMs: number): Promise<Array<[number, [number, number]]>> {
-      if (onDomains(scope)) return domainSeries(scope, from, to, unitMs);
+      if (onDomains(scope)) return domainSeries(db, scope, from, to, unitMs);
       const isLink = 'link' in scope;
       const id = isLink ? scope.link : scope.user;
       const statement = isLink ? statements.linkSeries : statements.userSeries;
@@ -114,7 +159,7 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
 
     /** Clicks per (kind, value) over whole UTC days in [fromDay, toDay), every kind at once, in no particular order. */
     async valueTotals(scope: StatsScope, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
-      if (onDomains(scope)) return domainValueTotals(scope, fromDay, toDay);
+      if (onDomains(scope)) return domainValueTotals(db, scope, fromDay, toDay);
       const isLink = 'link' in scope;
       const id = isLink ? scope.link : scope.user;
       const statement = isLink ? statements.linkValues : statements.userValues;
@@ -128,39 +173,7 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
       return rows.map((r) => [valueKey(r.kind, r.value), Number(r.clicks)]);
     },
 
-    /**
-     * A user's lifetime figures: the sums of their links' counters (one index range of links per user), plus
-     * the clicks of their links that are gone (kept on the user's row when a link is deleted or swept), as the
-     * per-user rollups of the window keep them. Visitors are each link's, added up.
-     */
-    async userTotals(userId: number, domains?: readonly number[]): Promise<UserTotals> {
-      const [r, gone] = await Promise.all([
-        db
-          .selectFrom('links')
-          .select([
-            sql<number>`count(*)`.as('links'),
-            sql<number>`coalesce(sum(click_count), 0)`.as('clicks'),
-            sql<number>`coalesce(sum(bot_clicks), 0)`.as('bots'),
-            sql<number>`coalesce(sum(unique_visitors), 0)`.as('unique_visitors'),
-            sql<number | null>`min(first_click_at)`.as('first_at'),
-            sql<number | null>`max(last_click_at)`.as('last_at'),
-          ])
-          .where('user_id', '=', userId)
-          .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1]))
-          .executeTakeFirstOrThrow(),
-        // Deleted links' clicks are kept per user, not per domain: a domain's figures leave them out.
-        domains !== undefined ? undefined : db.selectFrom('users').select(['deleted_link_clicks', 'deleted_link_bots']).where('id', '=', userId).executeTakeFirst(),
-      ]);
-      const n = (v: number | null) => (v === null ? null : Number(v));
-      return {
-        links: Number(r.links),
-        clicks: Number(r.clicks) + Number(gone?.deleted_link_clicks ?? 0),
-        bots: Number(r.bots) + Number(gone?.deleted_link_bots ?? 0),
-        uniqueVisitors: Number(r.unique_visitors),
-        firstAt: n(r.first_at),
-        lastAt: n(r.last_at),
-      };
-    },
+    userTotals: (userId: number, domains?: readonly number[]): Promise<UserTotals> => readUserTotals(db, userId, domains),
 
     /** Which of these codes are links of the user now (top_links leaves out deleted links). */
     async userCodes(userId: number, codes: readonly string[], domains?: readonly number[]): Promise<Set<string>> {

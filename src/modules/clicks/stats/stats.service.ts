@@ -1,15 +1,15 @@
-import { AppError, notFound, validationError } from '../../../lib/app-error.js';
+import { AppError, notFound } from '../../../lib/app-error.js';
 import type { Caller } from '../../../lib/caller.js';
 import type { Clock } from '../../../lib/clock.js';
 import { isoTime } from '../../../lib/common.schemas.js';
 import type { LinkRow, UserValueKind, ValueKind } from '../../../db/types.js';
-import { INSTANT_RULE, LATEST_INSTANT, parseInstant } from '../../../lib/instant.js';
 import type { UsersRepository } from '../../users/index.js';
 import { DAY_MS, floorTo, HOUR_MS } from '../rollups/rollup-plan.js';
-import { MAX_BUCKETS, TOP_VALUES, type LinkStats, type LinkStatsQueryT, type StatsQueryT, type UserStats } from './stats.schemas.js';
+import { TOP_VALUES, type LinkStats, type LinkStatsQueryT, type StatsQueryT, type UserStats } from './stats.schemas.js';
 import { ClosedMonthCache, spans, type Span } from './closed-months.js';
 import { splitValueKey, type StatsRepository, type StatsScope } from './stats.repository.js';
-import { canonicalTimeZone, endOfDay, isTimeZone, nextDay, startOfDay, UTC } from './time-zone.js';
+import { UTC } from './time-zone.js';
+import { ceilTo, statsWindow, type Window } from './stats-window.js';
 
 
 /** What the statistics need of links (clicks/link-access.ts: the links service implements it). */
@@ -19,8 +19,6 @@ export interface StatsLinks {
   /** the id a `domain` names (0: the default domain), null for a name that is no domain here */
   domains: { idOf(domain: string): Promise<number | null> };
 }
-
-const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
 
 /** Bucket labels repeat from one request to the next: formatting 1,000 dates was a tenth of a request (bench/). */
 const labels = new Map<number, string>();
@@ -44,7 +42,104 @@ const TOPS: Array<[keyof Tops, ValueKind]> = [
 type Tops = Pick<LinkStats, 'top_referrers' | 'top_user_agents' | 'top_browsers' | 'top_os' | 'top_devices' | 'top_countries'>;
 /** Deleted links stay in a user's rollups: more candidates than shown, so that they can be left out. */
 const LINK_CANDIDATES = 3 * TOP_VALUES;
-type Window = { start: number; end: number; unit: number; tz: string; buckets: number[] };
+
+/** What the figures read: the rollups, through the closed months' sums. */
+interface Readers {
+  stats: Pick<StatsRepository, 'series' | 'valueTotals'>;
+  months: ClosedMonthCache;
+}
+
+/**
+ * Sums per key over [from, to): the closed part of the window summed once and remembered as one piece
+ * (from the months' sums, remembered too, so windows that share months share them), and the open part, the
+ * last day or so, read every time. A year-long window thus merges two short lists per request, not 13.
+ */
+async function sumsOf<K, V>(months: ClosedMonthCache, prefix: string, from: number, to: number, now: number, load: (span: Span) => Promise<Array<[K, V]>>, add: (a: V, b: V) => V): Promise<Map<K, V>> {
+  const all = spans(from, to, now);
+  const closed = all.filter((span) => span.closed);
+  const parts: Array<Array<[K, V]>> = [];
+  const merge = (into: Map<K, V>, rows: Array<[K, V]>) => {
+    for (const [key, v] of rows) {
+      const had = into.get(key);
+      into.set(key, had === undefined ? v : add(had, v));
+    }
+  };
+  if (closed.length > 0) {
+    const whole: Span = { from: closed[0]!.from, to: closed[closed.length - 1]!.to, closed: true };
+    parts.push(await months.rows(`${prefix}:${whole.from}-${whole.to}`, whole, now, async () => {
+      const sums = new Map<K, V>();
+      for (const span of closed) merge(sums, await months.rows(`${prefix}:${span.from}-${span.to}`, span, now, () => load(span)));
+      return [...sums];
+    }));
+  }
+  for (const span of all) if (!span.closed) parts.push(await load(span));
+  const out = new Map<K, V>(parts[0]);
+  for (const part of parts.slice(1)) merge(out, part);
+  return out;
+}
+
+const scopeKey = (scope: StatsScope): string => ('link' in scope ? `l${scope.link}` : `u${scope.user}${scope.domains ? `d${scope.domains.join(',')}` : ''}`);
+
+/**
+ * [human clicks, bots] per bucket. UTC days and hours are summed by the database; days of another zone are
+ * summed here from hours (a local midnight is a UTC hour boundary in every zone with a whole-hour offset; in
+ * the few with a half-hour one, an hour counts in the day where it starts).
+ */
+async function seriesOf({ stats, months }: Readers, scope: StatsScope, w: Window, now: number): Promise<Pair[]> {
+  const unit = w.unit === DAY_MS && w.tz !== UTC ? HOUR_MS : w.unit;
+  const sums = await sumsOf(months, `series:${scopeKey(scope)}:${unit}`, w.start, w.end, now, (span) => stats.series(scope, span.from, span.to, unit), addPairs);
+  const out: Pair[] = w.buckets.map(() => [0, 0]);
+  const starts = w.buckets;
+  for (const [at, [all, bots]] of sums) {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    if (at < w.start || at >= w.end) continue;
+    out[lo]![0] += all - bots;
+    out[lo]![1] += bots;
+  }
+  return out;
+}
+
+/**
+ * Every top list of the window, at most `limits[kind]` values each, most clicks first, ties by value. All
+ * kinds are read together (one statement per span) and summed per (kind, value).
+ */
+async function topsOf({ stats, months }: Readers, scope: StatsScope, w: Window, now: number): Promise<Map<UserValueKind, Array<{ value: string; clicks: number }>>> {
+  const fromDay = floorTo(w.start, DAY_MS);
+  const toDay = ceilTo(w.end, DAY_MS);
+  const totals = await sumsOf(months, `values:${scopeKey(scope)}`, fromDay, toDay, now, (span) => stats.valueTotals(scope, span.from, span.to), addNumbers);
+  const byKind = new Map<UserValueKind, Array<[string, number]>>();
+  for (const [key, n] of totals) {
+    const [kind, value] = splitValueKey(key);
+    let list = byKind.get(kind);
+    if (!list) byKind.set(kind, (list = []));
+    list.push([value, n]);
+  }
+  const out = new Map<UserValueKind, Array<{ value: string; clicks: number }>>();
+  for (const [kind, list] of byKind) {
+    out.set(kind, list
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .slice(0, kind === 'link' ? LINK_CANDIDATES : TOP_VALUES)
+      .map(([value, clicks]) => ({ value, clicks })));
+  }
+  return out;
+}
+
+
+/** The lifetime figures of a link or a user, from its counters. */
+const lifetime = (clicks: number, bots: number, unique: number, first: number | null, last: number | null) => ({
+  total_clicks: clicks,
+  human_clicks: clicks - bots,
+  bot_clicks: bots,
+  unique_visitors: unique,
+  first_click_at: first === null ? null : isoTime(first),
+  last_click_at: last === null ? null : isoTime(last),
+});
 
 export type StatsService = ReturnType<typeof createStatsService>;
 
@@ -66,133 +161,11 @@ export function createStatsService(deps: {
   clock: Clock;
 }) {
   const { stats, links, users, clock } = deps;
-  const months = new ClosedMonthCache();
-
-  /**
-   * Sums per key over [from, to): the closed part of the window summed once and remembered as one piece
-   * (from the months' sums, remembered too, so windows that share months share them), and the open part, the
-   * last day or so, read every time. A year-long window thus merges two short lists per request, not 13.
-   */
-  async function sumsOf<K, V>(prefix: string, from: number, to: number, now: number, load: (span: Span) => Promise<Array<[K, V]>>, add: (a: V, b: V) => V): Promise<Map<K, V>> {
-    const all = spans(from, to, now);
-    const closed = all.filter((span) => span.closed);
-    const parts: Array<Array<[K, V]>> = [];
-    const merge = (into: Map<K, V>, rows: Array<[K, V]>) => {
-      for (const [key, v] of rows) {
-        const had = into.get(key);
-        into.set(key, had === undefined ? v : add(had, v));
-      }
-    };
-    if (closed.length > 0) {
-      const whole: Span = { from: closed[0]!.from, to: closed[closed.length - 1]!.to, closed: true };
-      parts.push(await months.rows(`${prefix}:${whole.from}-${whole.to}`, whole, now, async () => {
-        const sums = new Map<K, V>();
-        for (const span of closed) merge(sums, await months.rows(`${prefix}:${span.from}-${span.to}`, span, now, () => load(span)));
-        return [...sums];
-      }));
-    }
-    for (const span of all) if (!span.closed) parts.push(await load(span));
-    const out = new Map<K, V>(parts[0]);
-    for (const part of parts.slice(1)) merge(out, part);
-    return out;
-  }
-
-  const scopeKey = (scope: StatsScope): string => ('link' in scope ? `l${scope.link}` : `u${scope.user}${scope.domains ? `d${scope.domains.join(',')}` : ''}`);
-
-  /**
-   * [human clicks, bots] per bucket. UTC days and hours are summed by the database; days of another zone are
-   * summed here from hours (a local midnight is a UTC hour boundary in every zone with a whole-hour offset; in
-   * the few with a half-hour one, an hour counts in the day where it starts).
-   */
-  async function seriesOf(scope: StatsScope, w: Window, now: number): Promise<Pair[]> {
-    const unit = w.unit === DAY_MS && w.tz !== UTC ? HOUR_MS : w.unit;
-    const sums = await sumsOf(`series:${scopeKey(scope)}:${unit}`, w.start, w.end, now, (span) => stats.series(scope, span.from, span.to, unit), addPairs);
-    const out: Pair[] = w.buckets.map(() => [0, 0]);
-    const starts = w.buckets;
-    for (const [at, [all, bots]] of sums) {
-      let lo = 0;
-      let hi = starts.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (starts[mid]! <= at) lo = mid;
-        else hi = mid - 1;
-      }
-      if (at < w.start || at >= w.end) continue;
-      out[lo]![0] += all - bots;
-      out[lo]![1] += bots;
-    }
-    return out;
-  }
-
-  /**
-   * Every top list of the window, at most `limits[kind]` values each, most clicks first, ties by value. All
-   * kinds are read together (one statement per span) and summed per (kind, value).
-   */
-  async function topsOf(scope: StatsScope, w: Window, now: number): Promise<Map<UserValueKind, Array<{ value: string; clicks: number }>>> {
-    const fromDay = floorTo(w.start, DAY_MS);
-    const toDay = ceilTo(w.end, DAY_MS);
-    const totals = await sumsOf(`values:${scopeKey(scope)}`, fromDay, toDay, now, (span) => stats.valueTotals(scope, span.from, span.to), addNumbers);
-    const byKind = new Map<UserValueKind, Array<[string, number]>>();
-    for (const [key, n] of totals) {
-      const [kind, value] = splitValueKey(key);
-      let list = byKind.get(kind);
-      if (!list) byKind.set(kind, (list = []));
-      list.push([value, n]);
-    }
-    const out = new Map<UserValueKind, Array<{ value: string; clicks: number }>>();
-    for (const [kind, list] of byKind) {
-      out.set(kind, list
-        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-        .slice(0, kind === 'link' ? LINK_CANDIDATES : TOP_VALUES)
-        .map(([value, clicks]) => ({ value, clicks })));
-    }
-    return out;
-  }
-
-  function timeZone(query: StatsQueryT): string {
-    const tz = query.tz ?? UTC;
-    if (!isTimeZone(tz)) throw validationError([{ field: 'tz', message: `unknown time zone "${tz}": an IANA zone such as Europe/Berlin or UTC` }], 'Query parameters are invalid');
-    const canonical = canonicalTimeZone(tz);
-    return canonical === 'Etc/UTC' || canonical === 'Etc/GMT' ? UTC : canonical;
-  }
-
-  function window(query: StatsQueryT, createdAt: number): Window {
-    const tz = timeZone(query);
-    const unit = query.interval === 'hour' ? HOUR_MS : DAY_MS;
-    const from = query.from === undefined ? null : parseInstant(query.from);
-    const to = query.to === undefined ? clock.now() : parseInstant(query.to);
-    const details = [];
-    if (query.from !== undefined && from === null) details.push({ field: 'from', message: INSTANT_RULE });
-    if (to === null) details.push({ field: 'to', message: INSTANT_RULE });
-    if (details.length || to === null) throw validationError(details, 'Query parameters are invalid');
-    if (from !== null && from >= to) throw validationError([{ field: 'from', message: 'must be before to' }], 'Query parameters are invalid');
-    const tooMany = (n: string) =>
-      validationError([{ field: 'from', message: `the window holds ${n} ${query.interval ?? 'day'} buckets; at most ${MAX_BUCKETS} (narrow from/to or use a coarser interval)` }], 'Query parameters are invalid');
-    const floor = (ms: number) => (unit === HOUR_MS ? floorTo(ms, HOUR_MS) : startOfDay(ms, tz));
-    const next = (ms: number) => (unit === HOUR_MS ? ms + HOUR_MS : nextDay(ms, tz));
-    // The window's end is a bucket boundary; the one after 9999-12-31 is not writable (+010000-…): stop before it.
-    const end = Math.min(unit === HOUR_MS ? ceilTo(to, HOUR_MS) : endOfDay(to, tz), floor(LATEST_INSTANT));
-    if (from !== null && floor(from) >= end) throw validationError([{ field: 'from', message: `must be before ${isoTime(end)}, the last bucket boundary before the year 10000` }], 'Query parameters are invalid');
-    // Days are 23 to 25 hours long: a window longer than this has too many buckets whatever the zone.
-    const longest = (MAX_BUCKETS + 1) * (unit === HOUR_MS ? HOUR_MS : DAY_MS + HOUR_MS);
-    let start: number;
-    if (from !== null) {
-      start = floor(from);
-      if (end - start > longest) throw tooMany(`about ${Math.round((end - start) / unit)}`);
-    } else start = floor(Math.max(createdAt, end - longest));
-    const buckets: number[] = [];
-    for (let t = start; t < end; t = next(t)) buckets.push(t);
-    if (buckets.length > MAX_BUCKETS) {
-      if (from !== null) throw tooMany(String(buckets.length));
-      buckets.splice(0, buckets.length - MAX_BUCKETS);
-    }
-    if (buckets.length === 0) buckets.push(floor(end - 1));
-    return { start: buckets[0]!, end, unit, tz, buckets };
-  }
+  const readers: Readers = { stats, months: new ClosedMonthCache() };
 
   async function figures(scope: StatsScope, w: Window) {
     const now = clock.now();
-    const [series, fresh, tops] = await Promise.all([seriesOf(scope, w, now), stats.freshAsOf(), topsOf(scope, w, now)]);
+    const [series, fresh, tops] = await Promise.all([seriesOf(readers, scope, w, now), stats.freshAsOf(), topsOf(readers, scope, w, now)]);
     const out = {
       from: isoTime(w.start),
       to: isoTime(w.end),
@@ -205,15 +178,6 @@ export function createStatsService(deps: {
     return { body: out, links: tops.get('link') ?? [] };
   }
 
-  const lifetime = (clicks: number, bots: number, unique: number, first: number | null, last: number | null) => ({
-    total_clicks: clicks,
-    human_clicks: clicks - bots,
-    bot_clicks: bots,
-    unique_visitors: unique,
-    first_click_at: first === null ? null : isoTime(first),
-    last_click_at: last === null ? null : isoTime(last),
-  });
-
   /** The domains a user's statistics cover: `domain` (a limited key's only), the key's, or null for every one. */
   async function domainScope(domain: string | undefined, keyDomains: readonly number[] | null): Promise<readonly number[] | null> {
     if (domain === undefined) return keyDomains;
@@ -225,7 +189,7 @@ export function createStatsService(deps: {
   return {
     async stats(code: string, query: LinkStatsQueryT, caller: Caller | null): Promise<LinkStats> {
       const link = await links.getForStats(code, caller, query.domain);
-      const w = window(query, link.created_at);
+      const w = statsWindow(query, link.created_at, clock);
       const clicks = Number(link.click_count);
       const first = link.first_click_at === null ? null : Number(link.first_click_at);
       const last = link.last_click_at === null ? null : Number(link.last_click_at);
@@ -244,7 +208,7 @@ export function createStatsService(deps: {
     async userStats(userId: number, query: StatsQueryT, keyDomains: readonly number[] | null = null): Promise<UserStats> {
       const user = await users.findById(userId);
       if (!user) throw notFound('User');
-      const w = window(query, Number(user.created_at));
+      const w = statsWindow(query, Number(user.created_at), clock);
       const domains = await domainScope(query.domain, keyDomains);
       const scope = { user: userId, ...(domains ? { domains } : {}) };
       const [totals, { body, links: candidates }] = await Promise.all([stats.userTotals(userId, scope.domains), figures(scope, w)]);
