@@ -135,68 +135,91 @@ function soleJournal(text: string): string | null {
  * Returns true once every segment is written and deleted.
  */
 export async function replayLeftOver(opts: ReplayOptions, files: readonly string[], stopped: () => boolean = () => false): Promise<boolean> {
-  const progress = new Map<string, JournalProgress>();
-  /** per journal with a window partly written: its uncovered clicks, and how many of the window's link were seen */
-  const windows = new Map<string, { rest: ClickEvent[]; seen: number }>();
-  const progressOf = async (journal: string): Promise<JournalProgress> => {
-    let p = progress.get(journal);
-    if (p === undefined) {
-      progress.set(journal, (p = await opts.committed(journal)));
-      if (p.window !== null) windows.set(journal, { rest: [], seen: 0 });
-    }
-    return p;
-  };
-  let replayed = 0;
-  let skipped = 0;
-  for (const file of files) {
-    const text = readFileSync(file, 'utf8');
-    // A segment as this process writes them (its header first, and only there): its lines are parsed here
-    // only if its journal has a window partly written; the second pass parses every segment.
-    const journal = soleJournal(text);
-    if (journal !== null && (await progressOf(journal)).window === null) continue;
-    for (const run of (await readSegment(text)).runs) {
-      const p = await progressOf(run.journal);
-      const w = p.window;
-      const into = windows.get(run.journal);
-      if (w === null || into === undefined) continue;
-      for (let i = Math.max(0, p.committed - run.first); i < run.clicks.length && run.first + i < w.end; i += 1) {
-        const e = run.clicks[i]!;
-        if (e.linkId < w.link || (e.linkId === w.link && into.seen++ < w.count)) skipped += 1;
-        else into.rest.push(e);
-      }
-    }
-  }
+  const r: Replay = { opts, stopped, progress: new Map(), windows: new Map(), replayed: 0, skipped: 0, malformed: 0 };
+  await gatherWindows(r, files);
   // A window partly written: the rest of its clicks (in whichever runs) is written first, as one window again.
-  for (const [journal, { rest }] of windows) {
+  for (const [journal, { rest }] of r.windows) {
     if (stopped()) return false;
-    const { committed, window: w } = progress.get(journal)!;
+    const { committed, window: w } = r.progress.get(journal)!;
     if (rest.length > 0) await opts.replay(rest, { journal, first: committed, end: w!.end, after: { link: w!.link, count: w!.count } });
-    replayed += rest.length;
+    r.replayed += rest.length;
   }
-  windows.clear();
-  const keyed: KeyedClick[] = [];
-  let malformed = 0;
-  for (const file of files) {
-    const segment = await readSegment(readFileSync(file, 'utf8'));
-    malformed += segment.malformed;
-    keyed.push(...segment.keyed);
-    for (const run of segment.runs) {
-      const { committed, window: w } = progress.get(run.journal)!;
-      const clamp = (at: number) => Math.min(run.clicks.length, Math.max(0, at - run.first));
-      skipped += clamp(committed);
-      for (let i = clamp(Math.max(committed, w?.end ?? 0)); i < run.clicks.length; i += REPLAY_CHUNK) {
-        if (stopped()) return false;
-        const chunk = run.clicks.slice(i, i + REPLAY_CHUNK);
-        await opts.replay(chunk, { journal: run.journal, first: run.first + i, end: run.first + i + chunk.length });
-        replayed += chunk.length;
-      }
-    }
-  }
+  r.windows.clear();
+  const keyed = await writeAfterMarks(r, files);
+  if (keyed === null) return false;
   for (let i = 0; i < keyed.length; i += REPLAY_CHUNK) {
     if (stopped()) return false;
     await opts.replayKeyed(keyed.slice(i, i + REPLAY_CHUNK));
   }
   for (const file of files) unlinkSync(file);
-  opts.log.info({ segments: files.length, replayed: replayed + keyed.length, alreadyCommitted: skipped, malformed }, 'click journal replayed: clicks the database lacked are written');
+  opts.log.info({ segments: files.length, replayed: r.replayed + keyed.length, alreadyCommitted: r.skipped, malformed: r.malformed }, 'click journal replayed: clicks the database lacked are written');
   return true;
+}
+
+/** A replay under way: each journal's progress, the windows partly written, and its counts. */
+interface Replay {
+  opts: ReplayOptions;
+  stopped: () => boolean;
+  progress: Map<string, JournalProgress>;
+  /** per journal with a window partly written: its uncovered clicks, and how many of the window's link were seen */
+  windows: Map<string, { rest: ClickEvent[]; seen: number }>;
+  replayed: number;
+  skipped: number;
+  malformed: number;
+}
+
+async function progressOf(r: Replay, journal: string): Promise<JournalProgress> {
+  let p = r.progress.get(journal);
+  if (p === undefined) {
+    r.progress.set(journal, (p = await r.opts.committed(journal)));
+    if (p.window !== null) r.windows.set(journal, { rest: [], seen: 0 });
+  }
+  return p;
+}
+
+/** The first pass: each journal's mark, and the clicks of a window partly written that are not committed. */
+async function gatherWindows(r: Replay, files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    // A segment as this process writes them (its header first, and only there): its lines are parsed here
+    // only if its journal has a window partly written; the second pass parses every segment.
+    const journal = soleJournal(text);
+    if (journal !== null && (await progressOf(r, journal)).window === null) continue;
+    for (const run of (await readSegment(text)).runs) {
+      const p = await progressOf(r, run.journal);
+      const w = p.window;
+      const into = r.windows.get(run.journal);
+      if (w === null || into === undefined) continue;
+      for (let i = Math.max(0, p.committed - run.first); i < run.clicks.length && run.first + i < w.end; i += 1) {
+        const e = run.clicks[i]!;
+        if (e.linkId < w.link || (e.linkId === w.link && into.seen++ < w.count)) r.skipped += 1;
+        else into.rest.push(e);
+      }
+    }
+  }
+}
+
+/**
+ * The second pass: segment by segment, what follows each journal's mark and window, in chunks. Returns the
+ * keyed clicks met (written last), or null when stopped.
+ */
+async function writeAfterMarks(r: Replay, files: readonly string[]): Promise<KeyedClick[] | null> {
+  const keyed: KeyedClick[] = [];
+  for (const file of files) {
+    const segment = await readSegment(readFileSync(file, 'utf8'));
+    r.malformed += segment.malformed;
+    keyed.push(...segment.keyed);
+    for (const run of segment.runs) {
+      const { committed, window: w } = r.progress.get(run.journal)!;
+      const clamp = (at: number) => Math.min(run.clicks.length, Math.max(0, at - run.first));
+      r.skipped += clamp(committed);
+      for (let i = clamp(Math.max(committed, w?.end ?? 0)); i < run.clicks.length; i += REPLAY_CHUNK) {
+        if (r.stopped()) return null;
+        const chunk = run.clicks.slice(i, i + REPLAY_CHUNK);
+        await r.opts.replay(chunk, { journal: run.journal, first: run.first + i, end: run.first + i + chunk.length });
+        r.replayed += chunk.length;
+      }
+    }
+  }
+  return keyed;
 }

@@ -43,6 +43,162 @@ const TRIM_EVERY_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
 const IDLE_CONSUMER_MS = 24 * 3_600_000;
 
+/** A consumer's mutable state: where its rounds stand, and whether it is stopping. */
+interface ConsumerState {
+  groupReady: boolean;
+  /** its own pending entries are read first (at start and after a failure) */
+  ownPending: boolean;
+  lastClaimAt: number;
+  lastTrimAt: number;
+  lastCleanupAt: number;
+  lastWriteAt: number | null;
+  failures: number;
+  stopping: boolean;
+  /** ends the pause between rounds */
+  wake: (() => void) | null;
+}
+
+interface Consumer {
+  opts: ClickStreamConsumerOptions;
+  keys: ReturnType<typeof clickStreamKeys>;
+  name: string;
+  claimEveryMs: number;
+  state: ConsumerState;
+}
+
+async function writeAndAck(c: Consumer, entries: Entry[]): Promise<number> {
+  if (entries.length === 0) return 0;
+  const { redis, writer, log, clock } = c.opts;
+  const events: KeyedClick[] = [];
+  let malformed = 0;
+  for (const [, fields] of entries) {
+    // null fields: an entry still pending whose content was trimmed away (nothing left to write)
+    const click = fields ? decodeClick(fields) : null;
+    if (click) events.push(click);
+    else malformed += 1;
+  }
+  if (malformed > 0) log.error({ malformed, first: entries[0]![0] }, 'click-stream entries that are not clicks acknowledged without writing');
+  if (events.length > 0) await writer.write(events);
+  await redis.xack(c.keys.stream, CLICK_GROUP, ...entries.map(([id]) => id));
+  if (events.length > 0) {
+    c.state.lastWriteAt = clock.now();
+    await redis.set(c.keys.lastWrite, String(c.state.lastWriteAt));
+  }
+  return entries.length;
+}
+
+const entriesOf = (reply: ReadReply): Entry[] => reply?.[0]?.[1] ?? [];
+const read = async (c: Consumer, from: '0' | '>'): Promise<Entry[]> =>
+  entriesOf((await c.opts.redis.xreadgroup('GROUP', CLICK_GROUP, c.name, 'COUNT', c.opts.batchSize, 'STREAMS', c.keys.stream, from)) as ReadReply);
+
+async function ownPendingRound(c: Consumer): Promise<number> {
+  let n = 0;
+  for (let entries = await read(c, '0'); entries.length > 0; entries = await read(c, '0')) n += await writeAndAck(c, entries);
+  return n;
+}
+
+async function claimRound(c: Consumer): Promise<number> {
+  const { redis, claimIdleMs, batchSize, log } = c.opts;
+  let n = 0;
+  let start = '0-0';
+  do {
+    const [next, entries] = (await redis.xautoclaim(c.keys.stream, CLICK_GROUP, c.name, claimIdleMs, start, 'COUNT', batchSize)) as [string, Entry[]];
+    if (entries.length > 0) log.warn({ claimed: entries.length, consumer: c.name }, 'claimed click-stream entries another consumer left unacknowledged');
+    n += await writeAndAck(c, entries);
+    start = next;
+  } while (start !== '0-0');
+  return n;
+}
+
+/**
+ * Every restart leaves a consumer name behind in the group; names idle for a day with nothing pending are
+ * removed (a live one that was merely idle is recreated by its next read).
+ */
+async function forgetIdleConsumers(c: Consumer): Promise<void> {
+  const { redis } = c.opts;
+  const consumers = (await redis.xinfo('CONSUMERS', c.keys.stream, CLICK_GROUP)) as unknown[][];
+  for (const row of consumers) {
+    const info: Record<string, unknown> = {};
+    for (let i = 0; i + 1 < row.length; i += 2) info[String(row[i])] = row[i + 1];
+    if (info.name !== c.name && info.pending === 0 && Number(info.idle) > IDLE_CONSUMER_MS) await redis.xgroup('DELCONSUMER', c.keys.stream, CLICK_GROUP, String(info.name));
+  }
+}
+
+async function newEntriesRound(c: Consumer): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const entries = await read(c, '>');
+    n += await writeAndAck(c, entries);
+    if (entries.length < c.opts.batchSize || c.state.stopping) return n;
+  }
+}
+
+/** Everything before the oldest entry still pending (or not yet delivered) is written: drop it. */
+async function trim(c: Consumer): Promise<void> {
+  const { redis } = c.opts;
+  const info = await clickGroupInfo(redis, c.keys.stream);
+  if (!info) return;
+  const [count, oldest] = (await redis.xpending(c.keys.stream, CLICK_GROUP)) as [number, string | null];
+  const minId = count > 0 && oldest ? oldest : String(info['last-delivered-id']);
+  await redis.xtrim(c.keys.stream, 'MINID', '~', minId);
+}
+
+/** One round (steps 1 to 4 above); the number of entries it wrote and acknowledged. */
+async function round(c: Consumer): Promise<number> {
+  const { state } = c;
+  if (!state.groupReady) {
+    await ensureClickGroup(c.opts.redis, c.keys.stream);
+    state.groupReady = true;
+  }
+  let n = 0;
+  if (state.ownPending) {
+    n += await ownPendingRound(c);
+    state.ownPending = false;
+  }
+  if (performance.now() - state.lastClaimAt >= c.claimEveryMs) {
+    state.lastClaimAt = performance.now();
+    n += await claimRound(c);
+    if (performance.now() - state.lastCleanupAt >= IDLE_CONSUMER_MS / 24) {
+      state.lastCleanupAt = performance.now();
+      await forgetIdleConsumers(c);
+    }
+  }
+  n += await newEntriesRound(c);
+  if (n > 0 && performance.now() - state.lastTrimAt >= TRIM_EVERY_MS) {
+    state.lastTrimAt = performance.now();
+    await trim(c);
+  }
+  return n;
+}
+
+/** Waits `ms`, or until `state.wake()` is called. */
+const pause = (state: ConsumerState, ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      state.wake = null;
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    state.wake = done;
+  });
+
+/** Rounds until stopped, `flushMs` apart, backing off after failures. */
+async function run(c: Consumer, guardedRound: () => Promise<number>): Promise<void> {
+  const { state, opts } = c;
+  while (!state.stopping) {
+    let wait = opts.flushMs;
+    try {
+      await guardedRound();
+    } catch (err) {
+      wait = Math.min(MAX_BACKOFF_MS, Math.max(opts.flushMs, 100 * 2 ** state.failures));
+      opts.log.error({ err, failures: state.failures, retryInMs: wait }, 'click stream: a round failed; its entries stay pending and are retried');
+    }
+    if (!state.stopping) await pause(state, wait);
+  }
+}
+
 /**
  * Reads the click stream as one consumer of the group and writes what it reads: a batch of at most
  * `batchSize` entries is written in ONE transaction (records, counters, rollups) and then acknowledged
@@ -61,20 +217,19 @@ const IDLE_CONSUMER_MS = 24 * 3_600_000;
  * database or Redis outage delays clicks, it does not lose them.
  */
 export function createClickStreamConsumer(opts: ClickStreamConsumerOptions): ClickStreamConsumer {
-  const { redis, writer, batchSize, log, clock } = opts;
-  const keys = clickStreamKeys(opts.prefix);
-  const name = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const claimEveryMs = Math.max(250, opts.claimIdleMs / 2);
-  let groupReady = false;
-  let ownPending = true;
-  let lastClaimAt = Number.NEGATIVE_INFINITY;
-  let lastTrimAt = Number.NEGATIVE_INFINITY;
-  let lastCleanupAt = Number.NEGATIVE_INFINITY;
-  let lastWriteAt: number | null = null;
-  let failures = 0;
-  let stopping = false;
+  const never = Number.NEGATIVE_INFINITY;
+  const state: ConsumerState = {
+    groupReady: false, ownPending: true, lastClaimAt: never, lastTrimAt: never, lastCleanupAt: never,
+    lastWriteAt: null, failures: 0, stopping: false, wake: null,
+  };
+  const c: Consumer = {
+    opts,
+    keys: clickStreamKeys(opts.prefix),
+    name: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    claimEveryMs: Math.max(250, opts.claimIdleMs / 2),
+    state,
+  };
   let loop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
   let busy: Promise<unknown> = Promise.resolve();
 
   /** One round at a time (the loop, flush() and stop() all go through here). */
@@ -84,162 +239,38 @@ export function createClickStreamConsumer(opts: ClickStreamConsumerOptions): Cli
     return run;
   };
 
-  async function writeAndAck(entries: Entry[]): Promise<number> {
-    if (entries.length === 0) return 0;
-    const events: KeyedClick[] = [];
-    let malformed = 0;
-    for (const [, fields] of entries) {
-      // null fields: an entry still pending whose content was trimmed away (nothing left to write)
-      const click = fields ? decodeClick(fields) : null;
-      if (click) events.push(click);
-      else malformed += 1;
-    }
-    if (malformed > 0) log.error({ malformed, first: entries[0]![0] }, 'click-stream entries that are not clicks acknowledged without writing');
-    if (events.length > 0) await writer.write(events);
-    await redis.xack(keys.stream, CLICK_GROUP, ...entries.map(([id]) => id));
-    if (events.length > 0) {
-      lastWriteAt = clock.now();
-      await redis.set(keys.lastWrite, String(lastWriteAt));
-    }
-    return entries.length;
-  }
-
-  const entriesOf = (reply: ReadReply): Entry[] => reply?.[0]?.[1] ?? [];
-  const read = async (from: '0' | '>'): Promise<Entry[]> =>
-    entriesOf((await redis.xreadgroup('GROUP', CLICK_GROUP, name, 'COUNT', batchSize, 'STREAMS', keys.stream, from)) as ReadReply);
-
-  async function ownPendingRound(): Promise<number> {
-    let n = 0;
-    for (let entries = await read('0'); entries.length > 0; entries = await read('0')) n += await writeAndAck(entries);
-    return n;
-  }
-
-  async function claimRound(): Promise<number> {
-    let n = 0;
-    let start = '0-0';
-    do {
-      const [next, entries] = (await redis.xautoclaim(keys.stream, CLICK_GROUP, name, opts.claimIdleMs, start, 'COUNT', batchSize)) as [string, Entry[]];
-      if (entries.length > 0) log.warn({ claimed: entries.length, consumer: name }, 'claimed click-stream entries another consumer left unacknowledged');
-      n += await writeAndAck(entries);
-      start = next;
-    } while (start !== '0-0');
-    return n;
-  }
-
-  /**
-   * Every restart leaves a consumer name behind in the group; names idle for a day with nothing pending are
-   * removed (a live one that was merely idle is recreated by its next read).
-   */
-  async function forgetIdleConsumers(): Promise<void> {
-    const consumers = (await redis.xinfo('CONSUMERS', keys.stream, CLICK_GROUP)) as unknown[][];
-    for (const c of consumers) {
-      const info: Record<string, unknown> = {};
-      for (let i = 0; i + 1 < c.length; i += 2) info[String(c[i])] = c[i + 1];
-      if (info.name !== name && info.pending === 0 && Number(info.idle) > IDLE_CONSUMER_MS) await redis.xgroup('DELCONSUMER', keys.stream, CLICK_GROUP, String(info.name));
-    }
-  }
-
-  async function newEntriesRound(): Promise<number> {
-    let n = 0;
-    for (;;) {
-      const entries = await read('>');
-      n += await writeAndAck(entries);
-      if (entries.length < batchSize || stopping) return n;
-    }
-  }
-
-  /** Everything before the oldest entry still pending (or not yet delivered) is written: drop it. */
-  async function trim(): Promise<void> {
-    const info = await clickGroupInfo(redis, keys.stream);
-    if (!info) return;
-    const [count, oldest] = (await redis.xpending(keys.stream, CLICK_GROUP)) as [number, string | null];
-    const minId = count > 0 && oldest ? oldest : String(info['last-delivered-id']);
-    await redis.xtrim(keys.stream, 'MINID', '~', minId);
-  }
-
-  async function round(): Promise<number> {
-    if (!groupReady) {
-      await ensureClickGroup(redis, keys.stream);
-      groupReady = true;
-    }
-    let n = 0;
-    if (ownPending) {
-      n += await ownPendingRound();
-      ownPending = false;
-    }
-    if (performance.now() - lastClaimAt >= claimEveryMs) {
-      lastClaimAt = performance.now();
-      n += await claimRound();
-      if (performance.now() - lastCleanupAt >= IDLE_CONSUMER_MS / 24) {
-        lastCleanupAt = performance.now();
-        await forgetIdleConsumers();
-      }
-    }
-    n += await newEntriesRound();
-    if (n > 0 && performance.now() - lastTrimAt >= TRIM_EVERY_MS) {
-      lastTrimAt = performance.now();
-      await trim();
-    }
-    return n;
-  }
-
   const guardedRound = (): Promise<number> =>
     exclusive(async () => {
       try {
-        const n = await round();
-        failures = 0;
+        const n = await round(c);
+        state.failures = 0;
         return n;
       } catch (err) {
-        failures += 1;
-        ownPending = true; // what was read and not acknowledged is read again from our pending list
-        if (/NOGROUP/.test(String((err as Error).message))) groupReady = false; // Redis lost the stream (restart)
+        state.failures += 1;
+        state.ownPending = true; // what was read and not acknowledged is read again from our pending list
+        if (/NOGROUP/.test(String((err as Error).message))) state.groupReady = false; // Redis lost the stream (restart)
         throw err;
       }
     });
 
-  const pause = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      wake = done;
-    });
-
-  async function run(): Promise<void> {
-    while (!stopping) {
-      let wait = opts.flushMs;
-      try {
-        await guardedRound();
-      } catch (err) {
-        wait = Math.min(MAX_BACKOFF_MS, Math.max(opts.flushMs, 100 * 2 ** failures));
-        log.error({ err, failures, retryInMs: wait }, 'click stream: a round failed; its entries stay pending and are retried');
-      }
-      if (!stopping) await pause(wait);
-    }
-  }
-
   return {
-    name,
+    name: c.name,
     start() {
-      loop ??= run();
+      loop ??= run(c, guardedRound);
     },
-    notify: () => wake?.(),
+    notify: () => state.wake?.(),
     drain: guardedRound,
-    lastWriteAt: () => lastWriteAt,
+    lastWriteAt: () => state.lastWriteAt,
     async stop(o = {}) {
-      stopping = true;
-      wake?.();
+      state.stopping = true;
+      state.wake?.();
       await loop;
       if (o.drain) {
-        stopping = false; // one full round: read until a short batch
+        state.stopping = false; // one full round: read until a short batch
         try {
           await guardedRound();
         } finally {
-          stopping = true;
+          state.stopping = true;
         }
       }
     },

@@ -64,32 +64,12 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
   const drops = createDropCounter(log, () => performance.now(), () => ({ backlog: observer.backlog(), limit }), 'click stream backlog at CLICK_QUEUE_LIMIT: clicks dropped');
   const inFlight = appendsInFlight();
   let closed = false;
-  let sinceNotify = 0;
 
   const toFallback = (click: KeyedClick, reason: unknown): boolean => {
     outage.fellBack(reason);
     return fallback.enqueue(click);
   };
-  const append = (click: KeyedClick): void => {
-    observer.added(1);
-    const done: Appended = (id, failure) => {
-      inFlight.done();
-      if (failure) {
-        observer.added(-1);
-        toFallback(click, failure);
-      } else if (id === null) observer.added(-1); // past the limit: not added
-      else {
-        inFlight.landed(id);
-        outage.back();
-      }
-    };
-    turn.append(keys.stream, 2 * limit, CLICK_FIELD, encodeClick(click), done);
-    inFlight.started(turn.whenSent());
-    if (consumer && ++sinceNotify >= opts.batchSize) {
-      sinceNotify = 0;
-      consumer.notify();
-    }
-  };
+  const append = appender({ opts, keys, observer, consumer, inFlight, outage, toFallback });
 
   return {
     enqueue(event) {
@@ -128,6 +108,43 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
         fellBack: outage.count(), stream: { backlog: observer.backlog(), consumers: observer.consumers() }, journalReplaying: false,
       };
     },
+  };
+}
+
+/**
+ * A click appended in the redirect's Redis turn: counted in the backlog at once (uncounted if it is refused past
+ * the limit), sent to the fallback queue if the append fails; the in-process consumer woken per full batch.
+ */
+function appender(p: {
+  opts: RedisClickQueueOptions;
+  keys: ReturnType<typeof clickStreamKeys>;
+  observer: ReturnType<typeof createStreamObserver>;
+  consumer: ReturnType<typeof inProcessConsumer>;
+  inFlight: ReturnType<typeof appendsInFlight>;
+  outage: ReturnType<typeof outageLog>;
+  toFallback(click: KeyedClick, reason: unknown): boolean;
+}): (click: KeyedClick) => void {
+  const { opts, keys, observer, consumer, inFlight } = p;
+  let sinceNotify = 0;
+  return (click) => {
+    observer.added(1);
+    const done: Appended = (id, failure) => {
+      inFlight.done();
+      if (failure) {
+        observer.added(-1);
+        p.toFallback(click, failure);
+      } else if (id === null) observer.added(-1); // past the limit: not added
+      else {
+        inFlight.landed(id);
+        p.outage.back();
+      }
+    };
+    opts.turn.append(keys.stream, 2 * opts.limit, CLICK_FIELD, encodeClick(click), done);
+    inFlight.started(opts.turn.whenSent());
+    if (consumer && ++sinceNotify >= opts.batchSize) {
+      sinceNotify = 0;
+      consumer.notify();
+    }
   };
 }
 
