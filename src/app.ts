@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Kysely } from 'kysely';
 import type { AppModule } from './app-module.js';
 import { createCoreModules, createLinkModules } from './app-modules.js';
+import { closeInOrder, ensureFirstAdmin, followLinkChanges, scheduleJobs } from './app-lifecycle.js';
 import { fastifyOptions } from './app-options.js';
 import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
@@ -10,10 +11,7 @@ import type { RawHandler } from './infra/http-server.js';
 import { connectionLossLogger } from './infra/dependency-faults.js';
 import { createStorageHealth, type StorageHealth } from './infra/storage-health.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
-import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
-import { startSqliteLinkChangeFeed } from './infra/sqlite-link-change-feed.js';
 import type { Redis } from './infra/redis.js';
-import { createScheduler } from './infra/scheduler.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { sharedSchemas } from './lib/common.schemas.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
@@ -46,6 +44,8 @@ import securityHeadersPlugin from './plugins/security-headers.js';
 import { installValidators } from './plugins/validation.js';
 import versioningPlugin, { VERSIONS } from './plugins/versioning.js';
 import { createSharedState } from './shared-state.js';
+
+type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
 
 export interface AppDeps {
   storage: Storage;
@@ -107,12 +107,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const moduleDeps = { config, storage, shared, clock, jwtSecret, log: app.log };
   const core = createCoreModules(moduleDeps);
-  if (config.adminUsername && config.adminPassword) {
-    const outcome = await core.usersModule.users.ensureAdmin(config.adminUsername, config.adminPassword);
-    app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
-  }
-  const firstAdminCommand = await core.instanceModule.instance.firstAdminCommand();
-  if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
+  await ensureFirstAdmin(app, config, core);
   const { clickIngest, domainsModule, linksModule, clicksModule } = await createLinkModules({
     ...moduleDeps, core, blockedHosts,
     ...(deps.domainVerificationHttpPort !== undefined ? { domainVerificationHttpPort: deps.domainVerificationHttpPort } : {}),
@@ -127,12 +122,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
     importsModule,
   ];
-  // On PostgreSQL other instances may change links and domains: their changes reach this instance over
-  // LISTEN/NOTIFY. On the embedded engine the CLI may change links beside this server: its changes reach the
-  // cache through link_changes.
-  const cacheBus = config.databaseUrl
-    ? await createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, domains: domainsModule.domains, log: app.log })
-    : storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
+  const cacheBus = await followLinkChanges(app, config, storage, { linksModule, domainsModule });
   // Read by metrics (depth, dropped) and by tests (flush).
   app.decorate('clickQueue', clickIngest.sink);
   app.decorate('passwordHashing', core.hashLanes);
@@ -150,33 +140,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     idempotency: core.idempotencyModule.idempotency,
   });
   await registerApi(app, { config, modules, callerLimit, rateLimitStore: shared.rateLimitStore, hashBudget: { budget: shared.passwordHashBudget, perMinute: config.passwordHashesPerMinute, lanes: core.hashLanes } });
-  // Health, readiness and metrics: root-level, outside the API's hooks and limits.
-  await app.register(healthRoutes, {
-    checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks }, metrics, clickStream: () => clickIngest.sink.status().stream,
-    metricsToken: config.metricsToken,
+  await registerOutsideApi(app, {
+    config, clock, metrics, clickIngest, domainsModule,
+    checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks },
   });
-  // Domains' HTTP proof and TLS `ask` (SPEC §19): root-level, outside the API's hooks.
-  await app.register(domainsModule.publicRoutes);
-  await registerDashboard(app, config, clock, (host) => domainsModule.registry.servedBy(host)?.rootRedirect);
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
-  const scheduler = createScheduler(app.log);
-  for (const m of modules) for (const job of m.jobs ?? []) scheduler.every(job.name, job.everyMs, job.run);
-  // A job run now rather than at its next tick (a daily re-check that a test or an operator does not wait a day for).
-  const jobs = new Map(modules.flatMap((m) => (m.jobs ?? []).map((j) => [j.name, j.run] as const)));
-  app.decorate('runJob', async (name: string) => {
-    const run = jobs.get(name);
-    if (!run) throw new Error(`no background job ${name}`);
-    return run();
-  });
-  app.addHook('onClose', async () => {
-    compilers.stop();
-    await scheduler.stop();
-    // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
-    for (const m of [...modules].reverse()) await m.close?.();
-    await shared.close();
-    await cacheBus?.close();
-  });
+  const scheduler = scheduleJobs(app, modules);
+  closeInOrder(app, { compilers, scheduler, modules, shared, cacheBus });
   return app;
 }
 
@@ -251,6 +222,22 @@ async function registerApi(app: FastifyInstance, { config, modules, callerLimit,
       }, { prefix: `/v${version}` });
     }
   }, { prefix: '/api' });
+}
+
+/** What stands at the root beside the API, outside its hooks and limits. */
+async function registerOutsideApi(app: FastifyInstance, { config, clock, metrics, clickIngest, domainsModule, checks }: {
+  config: Config;
+  clock: Clock;
+  metrics: Metrics;
+  clickIngest: LinkModules['clickIngest'];
+  domainsModule: LinkModules['domainsModule'];
+  checks: Record<string, ReadinessCheck>;
+}): Promise<void> {
+  // Health, readiness and metrics.
+  await app.register(healthRoutes, { checks, metrics, clickStream: () => clickIngest.sink.status().stream, metricsToken: config.metricsToken });
+  // Domains' HTTP proof and TLS `ask` (SPEC §19).
+  await app.register(domainsModule.publicRoutes);
+  await registerDashboard(app, config, clock, (host) => domainsModule.registry.servedBy(host)?.rootRedirect);
 }
 
 /** The dashboard (SPEC §16): GET /, /app and its assets, with their own CSP; not the API, not in the document. */

@@ -1,0 +1,72 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppModule } from './app-module.js';
+import type { createCoreModules, createLinkModules } from './app-modules.js';
+import type { Config } from './config.js';
+import type { Storage } from './db/database.js';
+import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
+import { createScheduler } from './infra/scheduler.js';
+import { startSqliteLinkChangeFeed } from './infra/sqlite-link-change-feed.js';
+
+/** What buildApp (app.ts) starts beside its routes, and closes: the first admin, the link-change follower, the jobs. */
+
+type CoreModules = ReturnType<typeof createCoreModules>;
+type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
+
+/** ADMIN_USERNAME/ADMIN_PASSWORD's admin, or else a warning naming the command that creates the first one. */
+export async function ensureFirstAdmin(app: FastifyInstance, config: Config, core: CoreModules): Promise<void> {
+  if (config.adminUsername && config.adminPassword) {
+    const outcome = await core.usersModule.users.ensureAdmin(config.adminUsername, config.adminPassword);
+    app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
+  }
+  const firstAdminCommand = await core.instanceModule.instance.firstAdminCommand();
+  if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
+}
+
+/**
+ * On PostgreSQL other instances may change links and domains: their changes reach this instance over
+ * LISTEN/NOTIFY. On the embedded engine the CLI may change links beside this server: its changes reach the
+ * cache through link_changes.
+ */
+export async function followLinkChanges(
+  app: FastifyInstance, config: Config, storage: Storage,
+  { linksModule, domainsModule }: Pick<LinkModules, 'linksModule' | 'domainsModule'>,
+): Promise<{ close(): Promise<void> | void } | null> {
+  if (config.databaseUrl) {
+    return createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, domains: domainsModule.domains, log: app.log });
+  }
+  return storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
+}
+
+/** The modules' background jobs on their schedule, and `app.runJob` to run one now. */
+export function scheduleJobs(app: FastifyInstance, modules: readonly AppModule[]): ReturnType<typeof createScheduler> {
+  const scheduler = createScheduler(app.log);
+  for (const m of modules) for (const job of m.jobs ?? []) scheduler.every(job.name, job.everyMs, job.run);
+  // A job run now rather than at its next tick (a daily re-check that a test or an operator does not wait a day for).
+  const jobs = new Map(modules.flatMap((m) => (m.jobs ?? []).map((j) => [j.name, j.run] as const)));
+  app.decorate('runJob', async (name: string) => {
+    const run = jobs.get(name);
+    if (!run) throw new Error(`no background job ${name}`);
+    return run();
+  });
+  return scheduler;
+}
+
+
+/** On close: compilers and jobs first, then the modules in reverse order, what instances share, the link-change follower. */
+export function closeInOrder(app: FastifyInstance, parts: {
+  compilers: { stop(): void };
+  scheduler: { stop(): Promise<void> };
+  modules: readonly AppModule[];
+  shared: { close(): Promise<void> };
+  cacheBus: { close(): Promise<void> | void } | null;
+}): void {
+  const { compilers, scheduler, modules, shared, cacheBus } = parts;
+  app.addHook('onClose', async () => {
+    compilers.stop();
+    await scheduler.stop();
+    // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
+    for (const m of [...modules].reverse()) await m.close?.();
+    await shared.close();
+    await cacheBus?.close();
+  });
+}
