@@ -20,9 +20,13 @@ const jobView = (job: ImportJobRow, items: Awaited<ReturnType<ImportsService['ge
   finished_at: job.finished_at === null ? null : isoTime(Number(job.finished_at)),
 });
 
+/** `FROM=TO` pairs (`?domain_map=`, repeated; the JSON body's map) as the import's map, in lower case like the source's names. */
+const domainMapOf = (pairs: readonly string[] | undefined): Record<string, string> | undefined =>
+  pairs && Object.fromEntries(pairs.map((pair) => pair.toLowerCase().split('=') as [string, string]));
+
 const fromBody = (b: ImportCreate): ImportRequest => ({
   source: b.source, url: b.url, apiKey: b.api_key, database: b.database, tablePrefix: b.table_prefix, owner: b.owner,
-  dryRun: b.dry_run, onConflict: b.on_conflict, domainMap: b.domain_map,
+  dryRun: b.dry_run, onConflict: b.on_conflict, domainMap: b.domain_map && domainMapOf(Object.entries(b.domain_map).map(([from, to]) => `${from}=${to}`)),
 });
 
 /**
@@ -58,7 +62,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService;
       const upload = await spoolCsvUpload(request.body as unknown as Readable);
       const q = request.query;
       const started = imports.start(
-        { source: q.source ?? 'csv', csv: upload.open(), owner: q.owner, dryRun: q.dry_run, onConflict: q.on_conflict },
+        { source: q.source ?? 'csv', csv: upload.open(), owner: q.owner, dryRun: q.dry_run, onConflict: q.on_conflict, domainMap: domainMapOf(q.domain_map) },
         request.caller!.userId, () => void upload.remove(),
       );
       job = await started.catch(async (error: unknown) => { await upload.remove(); throw error; });

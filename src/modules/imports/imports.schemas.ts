@@ -2,7 +2,8 @@ import Type, { type Static } from 'typebox';
 import { Count, Id, Instant as instant, NO_CONTROL_CHARACTERS } from '../../lib/common.schemas.js';
 
 const Instant = instant();
-const HOST = '^(default|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)$';
+const HOST_NAME = '(default|[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)';
+const HOST = `^${HOST_NAME}$`;
 
 const Source = Type.Union(
   [Type.Literal('shlink'), Type.Literal('kutt'), Type.Literal('yourls'), Type.Literal('bitly'), Type.Literal('dub'), Type.Literal('csv')],
@@ -38,6 +39,9 @@ export const ImportCsvQuery = Type.Object({
   owner: Type.Optional(Text(64, 'For a text/csv body: the owner (default: the oldest active admin)')),
   dry_run: Type.Optional(Type.Boolean({ description: 'For a text/csv body: report only' })),
   on_conflict: Type.Optional(OnConflict),
+  domain_map: Type.Optional(Type.Array(Type.String({ pattern: `^${HOST_NAME}=${HOST_NAME}$`, maxLength: 507 }), {
+    maxItems: 100, description: "For a text/csv body: FROM=TO, repeated, as the JSON body's domain_map (`default` for a default domain)",
+  })),
 });
 
 const Counts = Type.Object({

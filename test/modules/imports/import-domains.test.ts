@@ -96,4 +96,17 @@ describe.each(engines)('imports onto domains on %s', (engine) => {
       await fresh.close();
     }
   });
+
+  it('when a CSV body comes with ?domain_map=, then its rows land on the mapped domains', async () => {
+    const csv = 'url,code,domain\nhttps://example.com/csv1,csv1,Old.Example.com\nhttps://example.com/csv2,csv2,\n';
+    const res = await t.request({
+      method: 'POST', url: '/api/v1/imports?source=csv&domain_map=old.example.com=New.Example.net&domain_map=default=csv-default.example.net',
+      payload: csv, headers: { 'content-type': 'text/csv' }, token: admin.token,
+    });
+    expect((await finished(res)).progress).toMatchObject({ items: 2, created: 2 });
+    expect((await link('csv1', 'new.example.net')).body).toMatchObject({ domain: 'new.example.net' });
+    expect((await link('csv2', 'csv-default.example.net')).body).toMatchObject({ domain: 'csv-default.example.net' });
+    const bad = await t.request({ method: 'POST', url: '/api/v1/imports?source=csv&domain_map=nope', payload: csv, headers: { 'content-type': 'text/csv' }, token: admin.token });
+    expect(bad.status).toBe(400);
+  });
 });

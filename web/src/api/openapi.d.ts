@@ -4861,6 +4861,8 @@ export interface operations {
     createImport: {
         parameters: {
             query?: {
+                /** @description For a text/csv body: FROM=TO, repeated, as the JSON body's domain_map (`default` for a default domain) */
+                domain_map?: string[];
                 /** @description For a text/csv body: report only */
                 dry_run?: boolean;
                 /** @description A code taken in Ferry: skip the item (listed), or stop the import. Default skip */
