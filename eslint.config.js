@@ -23,6 +23,41 @@ export default tseslint.config(
     },
   },
   {
+    // The bar (STYLE, "Small files"): no function over 60 lines (blank lines and comments not counted), no file
+    // over 300 lines. Exceptions go in the block below, each named with a one-line reason.
+    files: ['src/**/*.ts', 'web/src/**/*.ts', 'web/src/**/*.tsx'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+      'max-lines': ['error', { max: 300 }],
+    },
+  },
+  {
+    // Not yet split along their jobs: each warns on every lint run until it is, and the list only shrinks.
+    files: [
+      'src/modules/api-keys/api-keys.service.ts', // createApiKeysService
+      'src/modules/domains/domain-verification.ts', // createDomainChecker
+      'src/modules/domains/domains.repository.ts', // createDomainsRepository
+      'src/modules/domains/domains.routes.ts', // the routes' plugin
+      'src/modules/domains/domains.service.ts', // createDomainsService
+      'src/modules/imports/imports.repository.ts', // createImportsRepository
+      'src/modules/links/link-input.ts', // createLinkInput
+      'src/modules/links/links.repository.ts', // createLinksRepository
+      'src/modules/links/links.routes.ts', // the routes' plugin
+      'src/modules/links/links.service.ts', // createLinksService
+      'src/modules/links/redirect.routes.ts', // the routes' plugin
+      'src/modules/users/users.repository.ts', // createUsersRepository
+      'src/modules/users/users.routes.ts', // the routes' plugin
+      'src/modules/users/users.service.ts', // createUsersService
+      'src/plugins/openapi.ts', // openapiPlugin
+    ],
+    rules: { 'max-lines-per-function': ['warn', { max: 60, skipBlankLines: true, skipComments: true }] },
+  },
+  {
+    // The table types: one interface per table, to be split by module.
+    files: ['src/db/types.ts'],
+    rules: { 'max-lines': ['warn', { max: 300 }] },
+  },
+  {
     // STYLE (The dashboard): web/ imports nothing from the server (web/tsconfig.json's rootDir refuses it too)
     // and runs in the browser only.
     files: ['web/src/**/*.ts', 'web/src/**/*.tsx'],

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createStorage } from './db/database.js';
 import { lockDirectory } from './db/directory-lock.js';
 import { drainConnections } from './infra/http-server.js';
@@ -12,11 +12,10 @@ const CLOSE_GRACE_MS = 5_000;
 /** At most this long (and at most half the drain bound) the listener waits to accept what its queue held at the signal. */
 const ACCEPT_QUEUE_MAX_MS = 5_000;
 
-/** Process entry: configuration, the app, listen, graceful shutdown. */
-async function main(): Promise<void> {
-  let config;
+/** The configuration, or exit 1 with its readable errors. */
+function configOrExit(): Config {
   try {
-    config = loadConfig(process.env);
+    return loadConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -24,6 +23,11 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+}
+
+/** Process entry: configuration, the app, listen, graceful shutdown. */
+async function main(): Promise<void> {
+  const config = configOrExit();
   // One server process per DATA_DIR on the embedded engine, whatever CLICK_JOURNAL says (SPEC §17): two would
   // each cache links and hold clicks of their own over one database file. Held (referenced: the handle would
   // be collected, and the lock with it) until the database is closed at shutdown, or the process ends.

@@ -58,6 +58,41 @@ export interface PgLinkCacheBusOptions {
 const HEARTBEAT_MS = 200;
 const TRUST_MS = 750;
 
+// A failed reload is not fatal: the next reconnection reloads every domain.
+const reloadDomain = async ({ domains, log }: PgLinkCacheBusOptions, id: number): Promise<void> => {
+  await domains?.reload(id).catch((err: unknown) => log.warn({ err, domain: id }, 'could not reload a changed domain'));
+};
+
+/**
+ * A connection listening on the change channel: each change heard from another instance applied to the cache
+ * (or its domain reloaded); the cache cleared and the domains reloaded once it listens.
+ */
+async function listen(opts: PgLinkCacheBusOptions, trustMs: number): Promise<pg.Client> {
+  const { cache } = opts;
+  const c = new pg.Client({ connectionString: opts.connectionString, application_name: 'ferry-link-cache', keepAlive: true, query_timeout: trustMs });
+  c.on('error', () => undefined); // a broken connection fails the next heartbeat, which replaces it
+  const own = `${opts.origin} `;
+  c.on('notification', (message) => {
+    const payload = message.payload;
+    if (message.channel !== LINK_CHANGES_CHANNEL || !payload || payload.startsWith(own)) return;
+    const space = payload.indexOf(' ');
+    if (space <= 0) return;
+    const key = payload.slice(space + 1);
+    if (key.startsWith(DOMAIN_MARK)) void reloadDomain(opts, Number(key.slice(DOMAIN_MARK.length)));
+    else applyChange(cache, key);
+  });
+  try {
+    await c.connect();
+    await c.query(`listen ${LINK_CHANGES_CHANNEL}`);
+  } catch (err) {
+    void c.end().catch(() => undefined);
+    throw err;
+  }
+  cache.clear(); // whatever changed before this LISTEN was not heard
+  await opts.domains?.reloadAll();
+  return c;
+}
+
 /**
  * Link-cache invalidation across instances (SPEC §13: another instance follows a change within 1 s), on
  * PostgreSQL's LISTEN/NOTIFY rather than a side channel, because of two properties a side channel lacks:
@@ -87,39 +122,9 @@ export async function createPgLinkCacheBus(opts: PgLinkCacheBusOptions) {
 
   cache.gate(() => performance.now() - provenAt < trustMs);
 
-  // A failed reload is not fatal: the next reconnection reloads every domain.
-  const reloadDomain = async (id: number): Promise<void> => {
-    await opts.domains?.reload(id).catch((err: unknown) => log.warn({ err, domain: id }, 'could not reload a changed domain'));
-  };
-
-  async function listen(): Promise<pg.Client> {
-    const c = new pg.Client({ connectionString: opts.connectionString, application_name: 'ferry-link-cache', keepAlive: true, query_timeout: trustMs });
-    c.on('error', () => undefined); // a broken connection fails the next heartbeat, which replaces it
-    const own = `${opts.origin} `;
-    c.on('notification', (message) => {
-      const payload = message.payload;
-      if (message.channel !== LINK_CHANGES_CHANNEL || !payload || payload.startsWith(own)) return;
-      const space = payload.indexOf(' ');
-      if (space <= 0) return;
-      const key = payload.slice(space + 1);
-      if (key.startsWith(DOMAIN_MARK)) void reloadDomain(Number(key.slice(DOMAIN_MARK.length)));
-      else applyChange(cache, key);
-    });
-    try {
-      await c.connect();
-      await c.query(`listen ${LINK_CHANGES_CHANNEL}`);
-    } catch (err) {
-      void c.end().catch(() => undefined);
-      throw err;
-    }
-    cache.clear(); // whatever changed before this LISTEN was not heard
-    await opts.domains?.reloadAll();
-    return c;
-  }
-
   async function heartbeat(): Promise<void> {
     try {
-      client ??= await listen();
+      client ??= await listen(opts, trustMs);
       const sentAt = performance.now();
       await client.query('select 1');
       provenAt = sentAt;
