@@ -48,7 +48,6 @@ export default tseslint.config(
       'src/modules/users/users.repository.ts', // createUsersRepository
       'src/modules/users/users.routes.ts', // the routes' plugin
       'src/modules/users/users.service.ts', // createUsersService
-      'src/plugins/openapi.ts', // openapiPlugin
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 60, skipBlankLines: true, skipComments: true }] },
   },

@@ -1,7 +1,8 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, onRequestHookHandler } from 'fastify';
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import type { FastifyInstance, FastifyReply, onRequestHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
 import conditionalPlugin from './conditional.js';
@@ -90,68 +91,76 @@ function sendDocument(reply: FastifyReply, document: { body: string; etag: strin
   return reply.header('cache-control', 'public, max-age=60').header('etag', document.etag).type('application/json; charset=utf-8').send(document.body);
 }
 
-async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string; rateLimit?: onRequestHookHandler | RateLimitHook }): Promise<void> {
-  app.addHook('onRoute', (route) => {
-    const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
-    if (!schema?.response || schema.hide) return;
-    const methods = [route.method].flat();
-    const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE') ? [...ALWAYS, ...WITH_BODY] : [...ALWAYS];
-    // Every API operation is also reachable unversioned (/api/...), where an unknown version is 406 or 400.
-    if (route.url.startsWith('/api/')) statuses.push(406);
-    for (const status of statuses) schema.response[status] ??= ref(ErrorEnvelopeSchema);
-    // 429 (RFC 6585 §4) and 503 (RFC 9110 §10.2.3) always carry Retry-After; 401 always a challenge (RFC 6750).
-    declareResponseHeaders(route, ['Retry-After'], (s) => s === '429' || s === '503');
-    declareResponseHeaders(route, ['WWW-Authenticate'], (s) => s === '401');
-  });
+/** Every documented route's error responses: the envelope for each status any route can answer, and their headers. */
+function declareErrorResponses(route: RouteOptions): void {
+  const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
+  if (!schema?.response || schema.hide) return;
+  const methods = [route.method].flat();
+  const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE') ? [...ALWAYS, ...WITH_BODY] : [...ALWAYS];
+  // Every API operation is also reachable unversioned (/api/...), where an unknown version is 406 or 400.
+  if (route.url.startsWith('/api/')) statuses.push(406);
+  for (const status of statuses) schema.response[status] ??= ref(ErrorEnvelopeSchema);
+  // 429 (RFC 6585 §4) and 503 (RFC 9110 §10.2.3) always carry Retry-After; 401 always a challenge (RFC 6750).
+  declareResponseHeaders(route, ['Retry-After'], (s) => s === '429' || s === '503');
+  declareResponseHeaders(route, ['WWW-Authenticate'], (s) => s === '401');
+}
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Ferry API',
-        version: '1.0.0',
-        description:
-          'User accounts, orders, short links and API keys. Every error uses the ErrorEnvelope component; every response carries X-Request-Id.\n\n' +
-          'Versions: `/api/v1/...` and `/api/v2/...` are described here. v2 differs from v1 only in camelCase link and API-key fields and ' +
-          'cursor-only collections. Every operation is also reachable without the version segment (`/api/...`): the version is then ' +
-          'chosen by `Accept: application/vnd.ferry.vN+json`, else by `?version=N`, else v1; the response Content-Type names it and ' +
-          'carries `Vary: Accept`. An unknown version is 406 (Accept) or 400 (query).',
-        license: { name: 'MIT', identifier: 'MIT' },
-      },
-      servers: [{ url: opts.publicBaseUrl, description: 'This deployment (PUBLIC_BASE_URL; local by default)', 'x-internal': false } as { url: string }],
-      tags: [
-        { name: 'users', description: 'User accounts' },
-        { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
-        { name: 'orders', description: 'Orders with idempotent creation' },
-        { name: 'links', description: 'Short links and their statistics' },
-        { name: 'domains', description: 'Host names links live on: verification, fallbacks, certificates on demand' },
-        { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
-        { name: 'imports', description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only' },
-        { name: 'redirect', description: 'Short-code redirects' },
-        { name: 'operations', description: 'Health, readiness and metrics' },
-        { name: 'instance', description: 'What this instance allows before signing in (sign-up, anonymous links, first run)' },
-      ],
-      components: {
-        securitySchemes: {
-          bearerAuth: {
-            type: 'http',
-            scheme: 'bearer',
-            bearerFormat: 'JWT',
-            description: 'An HS256 JWT from POST /api/v1/tokens, verified as RFC8725 (RFC 8725) recommends: algorithm pinned to HS256, exp checked.',
-          },
-          apiKey: {
-            type: 'http',
-            scheme: 'bearer',
-            bearerFormat: 'fry_ API key',
-            description:
-              'An API key from POST /api/v1/users/{id}/api-keys, sent as `Authorization: Bearer fry_…` (the same header as a JWT). ' +
-              'It acts as its user (never above the user\'s current role and status) and only within its scopes: each operation lists the one ' +
-              'scope it needs; outside it the answer is 403 INSUFFICIENT_SCOPE with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`. ' +
-              'Operations that do not list this scheme take a JWT only.',
-          },
+/** The document's head: info, servers, tags and the security schemes. */
+function documentHead(publicBaseUrl: string): NonNullable<FastifyDynamicSwaggerOptions['openapi']> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Ferry API',
+      version: '1.0.0',
+      description:
+        'User accounts, orders, short links and API keys. Every error uses the ErrorEnvelope component; every response carries X-Request-Id.\n\n' +
+        'Versions: `/api/v1/...` and `/api/v2/...` are described here. v2 differs from v1 only in camelCase link and API-key fields and ' +
+        'cursor-only collections. Every operation is also reachable without the version segment (`/api/...`): the version is then ' +
+        'chosen by `Accept: application/vnd.ferry.vN+json`, else by `?version=N`, else v1; the response Content-Type names it and ' +
+        'carries `Vary: Accept`. An unknown version is 406 (Accept) or 400 (query).',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: publicBaseUrl, description: 'This deployment (PUBLIC_BASE_URL; local by default)', 'x-internal': false } as { url: string }],
+    tags: [
+      { name: 'users', description: 'User accounts' },
+      { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
+      { name: 'orders', description: 'Orders with idempotent creation' },
+      { name: 'links', description: 'Short links and their statistics' },
+      { name: 'domains', description: 'Host names links live on: verification, fallbacks, certificates on demand' },
+      { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
+      { name: 'imports', description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only' },
+      { name: 'redirect', description: 'Short-code redirects' },
+      { name: 'operations', description: 'Health, readiness and metrics' },
+      { name: 'instance', description: 'What this instance allows before signing in (sign-up, anonymous links, first run)' },
+    ],
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'An HS256 JWT from POST /api/v1/tokens, verified as RFC8725 (RFC 8725) recommends: algorithm pinned to HS256, exp checked.',
+        },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'fry_ API key',
+          description:
+            'An API key from POST /api/v1/users/{id}/api-keys, sent as `Authorization: Bearer fry_…` (the same header as a JWT). ' +
+            'It acts as its user (never above the user\'s current role and status) and only within its scopes: each operation lists the one ' +
+            'scope it needs; outside it the answer is 403 INSUFFICIENT_SCOPE with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`. ' +
+            'Operations that do not list this scheme take a JWT only.',
         },
       },
     },
+  };
+}
+
+async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string; rateLimit?: onRequestHookHandler | RateLimitHook }): Promise<void> {
+  app.addHook('onRoute', declareErrorResponses);
+
+  await app.register(swagger, {
+    openapi: documentHead(opts.publicBaseUrl),
     convertConstToEnum: false,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
