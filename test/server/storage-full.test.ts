@@ -10,7 +10,8 @@ import { mountTmpfs, tmpfsMissing } from '../helpers/tmpfs.js';
  * SPEC §17, "Storage full or read-only", on the embedded engine: DATA_DIR on a small tmpfs of the test's own,
  * filled to ENOSPC while a real server runs. Writes answer 503 STORAGE_UNAVAILABLE with Retry-After,
  * /readyz fails naming the storage, reads and redirects keep working, and once space returns everything is
- * as before, nothing answered 500 and the process never stopped.
+ * as before, nothing answered 500, the process never stopped, and every redirect answered (during the full
+ * disk too) is one click written.
  */
 const NO_TMPFS = tmpfsMissing();
 const ADMIN = { username: 'full_admin', password: 'full-admin-password-1' };
@@ -68,7 +69,12 @@ describe.skipIf(NO_TMPFS !== null)(unless(NO_TMPFS, 'when DATA_DIR is on a disk 
       const created = load.count(201);
       await waitFor('writes to succeed again', async () => load.count(201) >= created + 10, 30_000);
       const tally = await load.stop();
-      console.log(`Full disk: ${tally.total} answers ${JSON.stringify(tally.statuses)}, 503 codes ${JSON.stringify(tally.codes)}, /readyz ready ${readyAfterMs} ms after space returned`);
+      // Every redirect answered, during the full disk too, is a click written once (none lost, none twice).
+      const clicks = async () => ((await (await fetch(`${base}/api/v1/links/${code}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { click_count: number }).click_count;
+      await waitFor('every answered redirect to be written', async () => (await clicks()) >= load.count(302), 60_000);
+      const written = await clicks();
+      console.log(`Full disk: ${tally.total} answers ${JSON.stringify(tally.statuses)}, 503 codes ${JSON.stringify(tally.codes)}, /readyz ready ${readyAfterMs} ms after space returned, ${written} clicks written for ${load.count(302)} redirects answered`);
+      expect(written).toBe(load.count(302));
       expect(server.child.exitCode).toBeNull();
       expect(tally.bad).toEqual([]);
       expect(tally.unanswered).toEqual([]);
