@@ -234,7 +234,10 @@ async function registerOutsideApi(app: FastifyInstance, { config, clock, metrics
   checks: Record<string, ReadinessCheck>;
 }): Promise<void> {
   // Health, readiness and metrics.
-  await app.register(healthRoutes, { checks, metrics, clickStream: () => clickIngest.sink.status().stream, metricsToken: config.metricsToken });
+  await app.register(healthRoutes, {
+    checks, metrics, clickStream: () => clickIngest.sink.status().stream, metricsToken: config.metricsToken,
+    clickJournalDegraded: () => clickIngest.sink.status().journalDegraded === true,
+  });
   // Domains' HTTP proof and TLS `ask` (SPEC §19).
   await app.register(domainsModule.publicRoutes);
   await registerDashboard(app, config, clock, (host) => domainsModule.registry.servedBy(host)?.rootRedirect);

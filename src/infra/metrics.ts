@@ -25,6 +25,10 @@ export interface ClickQueueStats {
   stream?: { backlog: number; consumers: number } | null;
   /** the embedded engine's journal: what an earlier process left behind is not all written yet (replaying, or failed) */
   journalReplaying?: boolean;
+  /** the embedded engine's journal: its last write failed (a full disk), clicks held in memory only */
+  journalDegraded?: boolean;
+  /** the embedded engine's journal: clicks whose lines could not be written (cumulative) */
+  unjournaledClicks?: number;
 }
 
 /** Buckets for API requests (seconds): 1 ms to 10 s. */
@@ -59,6 +63,14 @@ const CLICK_SERIES: ClickSeries[] = [
   {
     name: 'ferry_click_journal_replaying', kind: 'gauge', value: (s) => (s.journalReplaying ? 1 : 0),
     help: '1 until the clicks an earlier process left in the click journal are written: the background replay runs, or failed and the next start writes them (statistics lag meanwhile; embedded engine only, else 0)',
+  },
+  {
+    name: 'ferry_click_journal_degraded', kind: 'gauge', value: (s) => (s.journalDegraded ? 1 : 0),
+    help: '1 while the click journal cannot write (a full or failing disk): the clicks since are held in memory only, and a process kill loses them (embedded engine only, else 0)',
+  },
+  {
+    name: 'ferry_clicks_unjournaled_total', kind: 'counter', value: (s) => s.unjournaledClicks ?? 0,
+    help: 'Clicks the click journal could not write (a full or failing disk); they stay queued in memory and are written to the database once it can write',
   },
   {
     name: 'ferry_click_stream_consumers', kind: 'gauge', value: (s) => s.stream?.consumers ?? 0,

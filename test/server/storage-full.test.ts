@@ -57,6 +57,11 @@ describe.skipIf(NO_TMPFS !== null)(unless(NO_TMPFS, 'when DATA_DIR is on a disk 
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('STORAGE_UNAVAILABLE');
       await waitFor('/readyz to name the storage', async () => (await readiness()).failing.includes('storage'), 15_000);
+      // The journal cannot write: the clicks are held in memory, /readyz and /metrics say so.
+      await waitFor('/readyz to say click_journal: degraded', async () => (await readiness()).failing.includes('click_journal'), 15_000);
+      const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? NaN);
+      expect(await metric('ferry_click_journal_degraded')).toBe(1);
+      expect(await metric('ferry_clicks_unjournaled_total')).toBeGreaterThan(0);
       await waitFor('redirects to go on while the disk is full', async () => load.count(302) >= redirectsBefore + 100, 30_000);
       const reads = await fetch(`${base}/api/v1/links/${code}`, { headers: { authorization: `Bearer ${token}` } });
       expect(reads.status).toBe(200);

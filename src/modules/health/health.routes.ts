@@ -18,6 +18,8 @@ export interface HealthRoutesOptions {
   metricsToken?: string | null;
   /** a readiness check that takes longer than this has failed */
   checkTimeoutMs?: number;
+  /** the click journal cannot write (SPEC §17: /readyz says `click_journal: degraded`); default: never */
+  clickJournalDegraded?: () => boolean;
 }
 
 const NO_STORE = 'no-store';
@@ -59,6 +61,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     const results = await runChecks(opts.checks, checkTimeoutMs);
     const failed = results.filter((r) => !r.ok);
     if (draining || isDraining(app.server)) failed.push({ name: 'process', ok: false, message: 'shutting down' });
+    if (opts.clickJournalDegraded?.()) failed.push({ name: 'click_journal', ok: false, message: 'degraded: clicks are held in memory until the journal can write again' });
     if (failed.length) {
       request.log.warn({ failed: failed.map((f) => ({ check: f.name, reason: f.message, err: f.cause })) }, 'not ready');
       throw new AppError('SERVICE_UNAVAILABLE', 'The service is not ready', failed.map((f) => ({ field: f.name, message: f.message ?? 'failed' })), {

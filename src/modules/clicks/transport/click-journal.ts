@@ -57,6 +57,8 @@ export interface ClickJournal {
   replayed(): Promise<void>;
   /** Stops the replay after its current write (shutdown) and resolves once it has stopped. */
   stopReplay(): Promise<void>;
+  /** Whether the last write failed (clicks held in memory only), and how many clicks went unjournaled since start. */
+  health(): { degraded: boolean; unjournaled: number };
 }
 
 export interface OpenClickJournalOptions extends ReplayOptions {
@@ -97,6 +99,7 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
     replaying: replay.behind,
     replayed: () => replay.done,
     stopReplay: replay.stop,
+    health: () => segments.health(),
   };
 }
 
@@ -152,6 +155,9 @@ export function journaledClickQueue(queue: ClickSink, journal: ClickJournal): Cl
       await queue.close();
       journal.close();
     },
-    status: () => ({ ...queue.status(), journalReplaying: journal.replaying() }),
+    status: () => {
+      const { degraded, unjournaled } = journal.health();
+      return { ...queue.status(), journalReplaying: journal.replaying(), journalDegraded: degraded, unjournaledClicks: unjournaled };
+    },
   };
 }

@@ -21,6 +21,10 @@ export interface ClickSinkStatus {
   stream: { backlog: number; consumers: number } | null;
   /** the journal: what earlier processes left in it is not all written yet (false elsewhere) */
   journalReplaying: boolean;
+  /** the journal: its last write failed, so the clicks since are held in memory only (absent elsewhere) */
+  journalDegraded?: boolean;
+  /** the journal: clicks whose lines could not be written since start (absent elsewhere) */
+  unjournaledClicks?: number;
 }
 
 /**

@@ -55,6 +55,12 @@ export class JournalSegments {
   private resolvePending: (() => void) | null = null;
   private closed = false;
   private lastFailureLog = Number.NEGATIVE_INFINITY;
+  /** clicks in this turn's lines */
+  private turnClicks = 0;
+  /** the last write failed (a full disk): the clicks since are held in the queue's memory only */
+  private failing = false;
+  /** clicks whose lines could not be written, since start */
+  private unjournaled = 0;
 
   /** `leftOver`: an earlier process's segments, which this one's numbers follow. */
   constructor(private readonly dir: string, private readonly id: string, leftOver: readonly string[], private readonly log: FastifyBaseLogger) {
@@ -73,6 +79,12 @@ export class JournalSegments {
     }
     this.text += `${encodeClickAs(this.appended, click)}\n`;
     this.appended += 1;
+    this.turnClicks += 1;
+  }
+
+  /** Whether the last write failed, and how many clicks' lines could not be written since start. */
+  health(): { degraded: boolean; unjournaled: number } {
+    return { degraded: this.failing, unjournaled: this.unjournaled };
   }
 
   /** Resolves once every line appended so far is written to the file (never rejects); null when none is pending. */
@@ -112,10 +124,15 @@ export class JournalSegments {
     const resolve = this.resolvePending!;
     this.pending = this.resolvePending = null;
     const out = this.header + this.text;
+    const clicks = this.turnClicks;
     this.text = '';
+    this.turnClicks = 0;
     try {
       this.write(out);
+      this.failing = false;
     } catch (err) {
+      this.failing = true;
+      this.unjournaled += clicks;
       this.failed(err);
     }
     resolve();
