@@ -9,8 +9,6 @@ import { closeRedis, createRedis } from './infra/redis.js';
 /** After the drain bound, this long is left for the close hooks (click flush) and the database. */
 const CLOSE_GRACE_MS = 5_000;
 
-/** At most this long (and at most half the drain bound) the listener waits to accept what its queue held at the signal. */
-const ACCEPT_QUEUE_MAX_MS = 5_000;
 
 /** The configuration, or exit 1 with its readable errors. */
 function configOrExit(): Config {
@@ -69,7 +67,8 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs);
     drainTimer.unref();
 
-    drainConnections(app.server, Math.min(ACCEPT_QUEUE_MAX_MS, config.shutdownTimeoutMs / 2))
+    // The listener waits for what its accept queue held at the signal for half the drain bound at most.
+    drainConnections(app.server, config.shutdownTimeoutMs / 2)
       .then(() => app.close())
       .then(() => storage.close())
       .then(() => dirLock?.release())

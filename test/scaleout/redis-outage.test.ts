@@ -35,6 +35,12 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     await redis.kill();
   });
 
+  /**
+   * Nothing waits for the lost Redis: a command to it would fail only after its 1 s command timeout
+   * (src/infra/redis.ts), so an answer within that shows it was not waited for, however busy the machine.
+   */
+  const NO_WAIT_MS = 1_000;
+
   /** Visits, each answered within `ms`. */
   async function visits(n: number, ms: number): Promise<void> {
     for (let i = 0; i < n; i += 1) {
@@ -46,7 +52,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
   }
 
   it('then redirects keep answering and counting, rate limits fail open, tokens fail closed, readiness says why, and all of it recovers by itself', async () => {
-    await visits(10, 250);
+    await visits(10, NO_WAIT_MS);
     await t.app.clickQueue.flush();
     expect(await recordCount(t, link.id)).toBe(10);
     expect((await t.request({ url: '/readyz' })).body.checks).toEqual({ database: 'ok', storage: 'ok', redis: 'ok' });
@@ -60,14 +66,14 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     await redis.kill();
 
     // Redirects: answered at once; their clicks go to the in-process fallback and are written directly.
-    await visits(20, 250);
+    await visits(20, NO_WAIT_MS);
     await waitFor('the fallback to write the clicks', async () => (await recordCount(t, link.id)) === 30);
     expect((await t.request({ url: '/metrics' })).text).toMatch(/^ferry_clicks_fallback_total 20$/m);
     // Rate limits fail open: anonymous API requests are served, without waiting for Redis.
     const started = performance.now();
     const anonymous = await t.request({ url: `/api/v1/links/${publicLink.short_code}` });
     expect(anonymous.status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(250);
+    expect(performance.now() - started).toBeLessThan(NO_WAIT_MS);
     // Tokens fail closed: a revocation cannot be ruled out, so a token is not accepted; 503, not 401.
     const authed = await t.request({ url: '/api/v1/users/me', token: user.token });
     expect(authed.status).toBe(503);
@@ -84,7 +90,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     await waitFor('readiness to recover', async () => (await t.request({ url: '/readyz' })).status === 200, 15_000);
     await waitFor('tokens to be accepted again', async () => (await t.request({ url: '/api/v1/users/me', token: user.token })).status === 200, 5_000);
     // The stream is back (the restarted server is empty: the consumer group is created again).
-    await visits(15, 250);
+    await visits(15, NO_WAIT_MS);
     await t.app.clickQueue.flush();
     expect(await recordCount(t, link.id)).toBe(45);
     // One warning when the outage began and one line when it ended, not a line per click or per request;

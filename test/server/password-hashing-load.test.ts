@@ -36,7 +36,7 @@ describe.each(engines)('password hashing under load on %s', (engine) => {
   afterEach(async () => t?.close());
   const queued = () => t.app.passwordHashing.status().waiting + t.app.passwordHashing.status().running;
 
-  it('when four callers hash their whole budget at once (and ask for more), then a login beside them takes under 10 times its quiet time', async () => {
+  it('when four callers hash their whole budget at once (and ask for more), then a login beside them takes under 10 times its quiet time', { timeout: 240_000 }, async () => {
     // Near the production cost, so that the hash dominates a login as it does in service.
     t = await createTestApp(engine, { env: { PASSWORD_HASH_COST: '14', PASSWORD_HASHES_PER_MINUTE: String(BULK) } });
     const callers: CreatedUser[] = [];
@@ -67,7 +67,7 @@ describe.each(engines)('password hashing under load on %s', (engine) => {
     expect(ratio, `quiet ${quiet.toFixed(0)} ms, loaded ${loaded.map((ms) => ms.toFixed(0)).join(', ')} ms`).toBeLessThan(MAX_RATIO);
   });
 
-  it('when the client of a bulk creation with passwords goes away while it hashes, then its waiting hashes stop and no link is committed', async () => {
+  it('when the client of a bulk creation with passwords goes away while it hashes, then its waiting hashes stop and no link is committed', { timeout: 240_000 }, async () => {
     t = await createTestApp(engine, { env: { PASSWORD_HASH_COST: '14', PASSWORD_HASHES_PER_MINUTE: '1000' } });
     const u = await createUser(t);
     const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
