@@ -116,9 +116,10 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
       auth: fc.constantFrom('none', 'user', 'admin', 'junk', 'key'),
       body: fc.oneof(jsonBody.map((b) => JSON.stringify(b)), fc.string({ maxLength: 60 }), csvBody, fc.constant(undefined)),
       contentType: fc.constantFrom('application/json', 'application/merge-patch+json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'text/csv', 'text/csv; charset=utf-8',
-        'application/json; charset=utf-16', 'application/json; charset="UTF-8"', 'application/merge-patch+json; charset=utf-8', undefined),
+        'application/json; charset=utf-16', 'application/json; charset="UTF-8"', 'application/merge-patch+json; charset=utf-8', 'application/json;charset=utf8',
+        'application/json; charset=iso-8859-1', 'application/json; charset=utf-8; charset=utf-16', 'text/csv; charset=utf-16le', undefined),
       // SPEC §17: a content coding other than identity is 415, never read as text.
-      contentEncoding: fc.constantFrom(undefined, undefined, 'gzip', 'identity', 'br, identity', 'x-unknown'),
+      contentEncoding: fc.constantFrom(undefined, undefined, 'gzip', 'identity', 'br, identity', 'x-unknown', 'GZIP', 'deflate', 'identity, gzip', 'Identity', ''),
       ifMatch: fc.constantFrom(undefined, '"x"', '*', 'W/"1"'),
       idempotencyKey: fc.constantFrom(undefined, 'k1', '', '\u00ff', 'x'.repeat(300)),
     });
