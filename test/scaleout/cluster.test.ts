@@ -54,7 +54,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'a cluster of two API instance
       TOKEN_RATE_LIMIT_PER_MINUTE: '1000000',
       REDIRECT_RATE_LIMIT_PER_MINUTE: '1000000',
       PASSWORD_HASH_COST: '10',
-      PASSWORD_HASHES_PER_MINUTE: '1000000',
+      PASSWORD_HASHES_PER_MINUTE: '100000',
       CLICK_FLUSH_MS: '100',
       CLICK_BATCH_SIZE: '100',
       CLICK_CLAIM_IDLE_MS: '1500',

@@ -24,6 +24,12 @@ export interface HealthRoutesOptions {
 
 const NO_STORE = 'no-store';
 
+/** Why this process itself is not ready, beside its dependencies: a shutdown, a click journal that cannot write. */
+const processReasons = (shuttingDown: boolean, journalDegraded: boolean): Array<{ name: string; ok: false; message: string }> => [
+  ...(shuttingDown ? [{ name: 'process', ok: false as const, message: 'shutting down' }] : []),
+  ...(journalDegraded ? [{ name: 'click_journal', ok: false as const, message: 'degraded: clicks are held in memory until the journal can write again' }] : []),
+];
+
 /**
  * Operational endpoints, in their own root-level context (no API hooks, no rate limit) and exempt from load
  * shedding: a probe must see the process as it is. SPEC §8.
@@ -60,8 +66,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
   }, async (request, reply) => {
     const results = await runChecks(opts.checks, checkTimeoutMs);
     const failed = results.filter((r) => !r.ok);
-    if (draining || isDraining(app.server)) failed.push({ name: 'process', ok: false, message: 'shutting down' });
-    if (opts.clickJournalDegraded?.()) failed.push({ name: 'click_journal', ok: false, message: 'degraded: clicks are held in memory until the journal can write again' });
+    failed.push(...processReasons(draining || isDraining(app.server), opts.clickJournalDegraded?.() === true));
     if (failed.length) {
       request.log.warn({ failed: failed.map((f) => ({ check: f.name, reason: f.message, err: f.cause })) }, 'not ready');
       throw new AppError('SERVICE_UNAVAILABLE', 'The service is not ready', failed.map((f) => ({ field: f.name, message: f.message ?? 'failed' })), {
