@@ -34,7 +34,6 @@ export default tseslint.config(
   {
     // Not yet split along their jobs: each warns on every lint run until it is, and the list only shrinks.
     files: [
-      'src/modules/api-keys/api-keys.service.ts', // createApiKeysService
       'src/modules/domains/domain-verification.ts', // createDomainChecker
       'src/modules/domains/domains.repository.ts', // createDomainsRepository
       'src/modules/domains/domains.routes.ts', // the routes' plugin
@@ -45,7 +44,6 @@ export default tseslint.config(
       'src/modules/links/links.routes.ts', // the routes' plugin
       'src/modules/links/links.service.ts', // createLinksService
       'src/modules/links/redirect.routes.ts', // the routes' plugin
-      'src/modules/users/users.repository.ts', // createUsersRepository
       'src/modules/users/users.routes.ts', // the routes' plugin
       'src/modules/users/users.service.ts', // createUsersService
     ],

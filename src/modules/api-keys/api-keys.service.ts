@@ -31,6 +31,25 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
 /** The domain ids a key is limited to; null: not limited. */
 const domainsOf = (row: Pick<ApiKeyRow, 'domains'>): number[] | null => (row.domains === null ? null : row.domains === '' ? [] : row.domains.split(',').map(Number));
 
+/** EXPIRES_AT of a new key: in the future, or null for none. */
+function expiryOf(input: ApiKeyCreate, clock: Clock): number | null {
+  if (input.expires_at === undefined || input.expires_at === null) return null;
+  const at = parseInstant(input.expires_at);
+  if (at === null) throw validationError([{ field: 'expires_at', message: INSTANT_RULE }], 'Request body is invalid');
+  if (!(at > clock.now())) throw validationError([{ field: 'expires_at', message: 'must be in the future' }], 'Request body is invalid');
+  return at;
+}
+
+/** A key may be limited to the default domain (0) and to domains its user owns (an admin: any domain). */
+async function domainsFor(keys: Pick<ApiKeysRepository, 'domainOwners'>, input: ApiKeyCreate, owner: { id: number; role: string }): Promise<string | null> {
+  if (input.domains === undefined || input.domains === null) return null;
+  const ids = [...new Set(input.domains)];
+  const owners = await keys.domainOwners(ids.filter((id) => id !== 0));
+  const bad = ids.filter((id) => id !== 0 && (!owners.has(id) || (owner.role !== 'admin' && owners.get(id) !== owner.id)));
+  if (bad.length) throw validationError([{ field: 'domains', message: `${bad.join(', ')}: not a domain of this user` }], 'Request body is invalid');
+  return ids.join(',');
+}
+
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;
 
 export function createApiKeysService(deps: {
@@ -43,35 +62,17 @@ export function createApiKeysService(deps: {
 }) {
   const { keys, users, hash, lastUsed, clock, paginator } = deps;
 
-  function expiryOf(input: ApiKeyCreate): number | null {
-    if (input.expires_at === undefined || input.expires_at === null) return null;
-    const at = parseInstant(input.expires_at);
-    if (at === null) throw validationError([{ field: 'expires_at', message: INSTANT_RULE }], 'Request body is invalid');
-    if (!(at > clock.now())) throw validationError([{ field: 'expires_at', message: 'must be in the future' }], 'Request body is invalid');
-    return at;
-  }
-
-  /** A key may be limited to the default domain (0) and to domains its user owns (an admin: any domain). */
-  async function domainsFor(input: ApiKeyCreate, owner: { id: number; role: string }): Promise<string | null> {
-    if (input.domains === undefined || input.domains === null) return null;
-    const ids = [...new Set(input.domains)];
-    const owners = await keys.domainOwners(ids.filter((id) => id !== 0));
-    const bad = ids.filter((id) => id !== 0 && (!owners.has(id) || (owner.role !== 'admin' && owners.get(id) !== owner.id)));
-    if (bad.length) throw validationError([{ field: 'domains', message: `${bad.join(', ')}: not a domain of this user` }], 'Request body is invalid');
-    return ids.join(',');
-  }
-
   return {
     /**
      * A new key for the user; the key itself is in the answer and nowhere else. Only an active account holds
      * keys (SPEC §18: a pending one creates nothing), whoever asks for it.
      */
     async create(userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> {
-      const expiresAt = expiryOf(input);
+      const expiresAt = expiryOf(input, clock);
       const owner = await users.findById(userId);
       if (!owner) throw notFound('User');
       if (owner.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may hold API keys; this one is ${owner.status}`);
-      const domains = await domainsFor(input, owner);
+      const domains = await domainsFor(keys, input, owner);
       const { key, prefix } = generateApiKey();
       const scopes = [...new Set(input.scopes)].sort();
       const row = await keys.insertWithin(

@@ -17,6 +17,20 @@ export const LAST_ADMIN = Symbol('last active admin');
 
 const keepsAdmin = (changes: UserUpdate): boolean => (changes.role === undefined || changes.role === 'admin') && (changes.status === undefined || changes.status === 'active');
 
+/** Which of the given unique values are already held by another user. */
+async function findTaken(tx: Db, username: string | undefined, email: string | undefined, exceptId: number | null): Promise<{ username: boolean; email: boolean }> {
+  const rows = await tx
+    .selectFrom('users')
+    .select(['id', 'username_lower', 'email_lower'])
+    .where((eb) => eb.or([eb('username_lower', '=', username?.toLowerCase() ?? ''), eb('email_lower', '=', email?.toLowerCase() ?? '')]))
+    .execute();
+  const others = rows.filter((r) => r.id !== exceptId);
+  return {
+    username: username !== undefined && others.some((r) => r.username_lower === username.toLowerCase()),
+    email: email !== undefined && others.some((r) => r.email_lower === email.toLowerCase()),
+  };
+}
+
 /** Plain rows in and out; every method takes an optional transaction. */
 export function createUsersRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows'> = { lockRows: (q) => q }) {
   /**
@@ -47,18 +61,7 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
     },
 
     /** Which of the given unique values are already held by another user. */
-    async findTaken(username: string | undefined, email: string | undefined, exceptId: number | null, tx: Db = db): Promise<{ username: boolean; email: boolean }> {
-      const rows = await tx
-        .selectFrom('users')
-        .select(['id', 'username_lower', 'email_lower'])
-        .where((eb) => eb.or([eb('username_lower', '=', username?.toLowerCase() ?? ''), eb('email_lower', '=', email?.toLowerCase() ?? '')]))
-        .execute();
-      const others = rows.filter((r) => r.id !== exceptId);
-      return {
-        username: username !== undefined && others.some((r) => r.username_lower === username.toLowerCase()),
-        email: email !== undefined && others.some((r) => r.email_lower === email.toLowerCase()),
-      };
-    },
+    findTaken: (username: string | undefined, email: string | undefined, exceptId: number | null, tx: Db = db) => findTaken(tx, username, email, exceptId),
 
     /**
      * Applies the change and bumps `version` in one statement. With `expectedVersion`, only when the row still
