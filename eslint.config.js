@@ -44,7 +44,6 @@ export default tseslint.config(
       'src/modules/links/links.routes.ts', // the routes' plugin
       'src/modules/links/links.service.ts', // createLinksService
       'src/modules/links/redirect.routes.ts', // the routes' plugin
-      'src/modules/users/users.routes.ts', // the routes' plugin
       'src/modules/users/users.service.ts', // createUsersService
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 60, skipBlankLines: true, skipComments: true }] },

@@ -13,12 +13,12 @@ const passwordChangeHashes = (request: FastifyRequest): number => {
   return body.password === undefined ? 0 : body.currentPassword === undefined ? 1 : 2;
 };
 
-/** SPEC §3. Handlers read validated input, call one service method and map the result to HTTP. */
-export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; basePath: string; version: ApiVersion }> = async (app, opts) => {
-  const { users } = opts;
-  const tags = ['users'];
-  const writeErrors = errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429);
+type UsersRoutesOptions = { users: UsersService; basePath: string; version: ApiVersion };
+const tags = ['users'];
 
+/** Sign-up, or an admin's creation of any user. */
+const createRoute: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, opts) => {
+  const { users } = opts;
   app.post('/users', {
     onRequest: app.access('optional'),
     config: { passwordHashes: () => 1 },
@@ -32,7 +32,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     const row = await users.create(request.body, request.caller);
     return reply.code(201).header('location', `${opts.basePath}/users/${row.id}`).header('etag', userEtag(row)).send(toUser(row));
   });
+};
 
+const readRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, opts) => {
+  const { users } = opts;
   app.get('/users', {
     onRequest: app.access('admin', 'users:read'),
     schema: {
@@ -68,7 +71,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     const row = await users.get(request.params.id);
     return reply.header('etag', userEtag(row)).send(toUser(row));
   });
+};
 
+/** Replace, change and delete: each conditional on If-Match when it is sent. */
+const changeRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, opts) => {
+  const { users } = opts;
+  const writeErrors = errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429);
   app.put('/users/:id', {
     onRequest: app.access('selfOrAdmin'),
     config: { passwordHashes: passwordChangeHashes },
@@ -106,4 +114,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; baseP
     await users.remove(request.params.id, request.headers['if-match']);
     return reply.code(204).send(null);
   });
+};
+
+/** SPEC §3. Handlers read validated input, call one service method and map the result to HTTP. */
+export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, opts) => {
+  // Called, not registered: the routes stay in this context, in this order (the document's order).
+  await createRoute(app, opts);
+  await readRoutes(app, opts);
+  await changeRoutes(app, opts);
 };
