@@ -17,7 +17,8 @@
  *
  * Env: LINKS (100000), VISITS (1000000), DURATION (10 s), WARMUP (5 s), CONNECTIONS (10), MYSQL_URL (default:
  * root over the local socket), ONLY (comma-separated row names), TARGET_DATABASE_URL (import into PostgreSQL
- * instead of a fresh SQLite file: an empty database), CLI_FROM_SOURCE=1. Prints a table and one JSON line.
+ * instead of a fresh SQLite file: an empty database), CLI_FROM_SOURCE=1, PROF_DIR (each import's CPU profile, as
+ * PROF_DIR/<row name>.cpuprofile). Prints a table and one JSON line.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -37,6 +38,8 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@localhost/?socketPath=/run/mysqld/mysqld.sock';
 const ONLY = process.env.ONLY?.split(',');
 const TARGET = process.env.TARGET_DATABASE_URL;
+/** each import's CPU profile (node --cpu-prof) in this directory, as <row name>.cpuprofile */
+const PROF_DIR = process.env.PROF_DIR;
 const JWT_SECRET = 'bench-secret-that-is-at-least-32-bytes-long';
 const ADMIN = { ADMIN_USERNAME: 'bench-admin', ADMIN_PASSWORD: 'bench-admin-password' };
 /** The compiled CLI; CLI_FROM_SOURCE=1 runs the sources through tsx (while working on the importer). */
@@ -86,7 +89,8 @@ async function importRow(work: string, name: string, setup: string, args: string
   admin.stdin.end(`${ADMIN.ADMIN_PASSWORD}\n`);
   await once(admin, 'exit');
   const started = performance.now();
-  const child = spawn(process.execPath, [...CLI, 'import', ...args, '--json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROF_DIR, '--cpu-prof-name', `${name}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...profile, ...CLI, 'import', ...args, '--json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   let peak: number | null = null;
