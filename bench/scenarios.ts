@@ -410,7 +410,8 @@ export const SCENARIOS: Scenario[] = [
     needs: [],
     describe: () => "GET /api/v1/users/{id} with an API key of the user's (users:read): user-read with a key instead of a JWT",
     run: (ctx) => apiScenario(ctx, 'user-read-key', null, 'GET /api/v1/users/{id}, API key (self, users:read)', 200, async (server) => {
-      const { id, token } = await createUserAndToken(server);
+      // A pending account creates nothing, keys included (SPEC §18): the admin activates it first.
+      const { id, token } = await createUserAndToken(server, { active: true });
       const res = await fetch(`${server.url}/api/v1/users/${id}/api-keys`, {
         method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'bench', scopes: ['users:read'] }),
       });
