@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, watch, writeFileSync }
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import type { ContractValidator } from './contract.js';
 
 /**
@@ -187,3 +187,12 @@ export const sessionToken = (page: Page): Promise<string | null> =>
     const saved = (globalThis as unknown as PageGlobals).sessionStorage.getItem('ferry.session');
     return (JSON.parse(saved ?? 'null') as { token: string } | null)?.token ?? null;
   });
+
+/** The text of the error message tied to a control (aria-describedby → its `-error` element), once shown. */
+export async function errorBeside(page: Page, label: string): Promise<string | null> {
+  const control = page.getByLabel(label, { exact: true });
+  await expect.poll(() => control.getAttribute('aria-invalid')).toBe('true');
+  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter((id) => id.endsWith('-error'));
+  expect(ids).toHaveLength(1);
+  return page.locator(`[id="${ids[0]}"]`).textContent();
+}

@@ -1,17 +1,9 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBeside } from '../helpers/browser.js';
 import { createUser } from '../helpers/factories.js';
 import { startDashboard, type Dashboard } from './dashboard-fixture.js';
 import { missing, unless } from '../helpers/skip.js';
-
-/** The text of the error message tied to a control (aria-describedby → its `-error` element), once shown. */
-async function errorBeside(page: Page, label: string): Promise<string | null> {
-  const control = page.getByLabel(label, { exact: true });
-  await expect.poll(() => control.getAttribute('aria-invalid')).toBe('true');
-  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter((id) => id.endsWith('-error'));
-  expect(ids).toHaveLength(1);
-  return page.locator(`[id="${ids[0]}"]`).textContent();
-}
 
 /** Nothing on the page shows the envelope's generic message or the validator's own words. */
 async function noValidatorWords(page: Page): Promise<void> {

@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionToken } from '../helpers/browser.js';
+import { errorBeside, sessionToken } from '../helpers/browser.js';
 import { createUser } from '../helpers/factories.js';
 import { startDashboard, type Dashboard } from './dashboard-fixture.js';
 import { missing, unless } from '../helpers/skip.js';
@@ -23,14 +23,6 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
   });
   afterAll(async () => d?.close());
 
-  /** The text of the error message tied to a control (aria-describedby → its `-error` element), once shown. */
-  async function errorBeside(page: Page, label: string): Promise<string | null> {
-    const control = page.getByLabel(label, { exact: true });
-    await expect.poll(() => control.getAttribute('aria-invalid')).toBe('true');
-    const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter((id) => id.endsWith('-error'));
-    expect(ids).toHaveLength(1);
-    return page.locator(`[id="${ids[0]}"]`).textContent();
-  }
 
   /** The short codes of the list's rows, in order. */
   const codesShown = (page: Page) => page.locator('.links-table tbody tr .short-url').evaluateAll((cells) => cells.map((c) => (c.textContent ?? '').split('/').pop()));

@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 import { fieldMessage, type Problem } from '../api/problem';
 import { navigate, useLocation, withQuery } from '../router/router';
 import { Field } from '../ui/Field';
-import { SORT_KEYS, SORTS, type LinkListView } from './link-list-query';
+import type { LinkListView } from './link-list-query';
+import { SortField } from './SortField';
 
 /**
  * Search (`q`), tag filter and sort of My links. Search and tag apply on submit (Enter), sort at once;
@@ -41,17 +42,7 @@ export function LinkFilters({ view, problem }: { view: LinkListView; problem: Pr
           Clear filters
         </button>
       )}
-      <Field label="Sort">
-        {(a) => (
-          <select {...a} name="sort" value={view.sort} onChange={(e) => apply({ sort: e.currentTarget.value === 'newest' ? null : e.currentTarget.value })}>
-            {SORT_KEYS.map((k) => (
-              <option key={k} value={k}>
-                {SORTS[k].label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SortField sort={view.sort} onSort={(sort) => apply({ sort })} />
     </form>
   );
 }

@@ -2,7 +2,7 @@ import type { TargetedSubmitEvent } from 'preact';
 import { useState } from 'preact/hooks';
 import type { User } from '../api/client';
 import { fieldMessage, type Problem } from '../api/problem';
-import { SORT_KEYS, SORTS } from '../links/link-list-query';
+import { SortField } from '../links/SortField';
 import { navigate, useLocation, withQuery } from '../router/router';
 import { Field } from '../ui/Field';
 import { LINK_STATUSES, type AllLinksView } from './all-links-query';
@@ -53,17 +53,7 @@ export function AllLinksFilters({ view, owners, problem }: { view: AllLinksView;
           </select>
         )}
       </Field>
-      <Field label="Sort">
-        {(a) => (
-          <select {...a} name="sort" value={view.sort} onChange={(e) => apply({ sort: e.currentTarget.value === 'newest' ? null : e.currentTarget.value })}>
-            {SORT_KEYS.map((k) => (
-              <option key={k} value={k}>
-                {SORTS[k].label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SortField sort={view.sort} onSort={(sort) => apply({ sort })} />
       {(view.q || view.owner !== null || view.status) && (
         <button type="button" class="link-button" onClick={() => { setQ(''); apply({ q: null, owner: null, status: null }); }}>
           Clear filters
