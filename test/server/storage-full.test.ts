@@ -91,4 +91,47 @@ describe.skipIf(NO_TMPFS !== null)(unless(NO_TMPFS, 'when DATA_DIR is on a disk 
       disk.unmount();
     }
   });
+
+  it('then the clicks held while the journal could not write are journaled by its next write, so a kill right after loses none of them', { timeout: 120_000 }, async () => {
+    const HELD = 25;
+    const disk = mountTmpfs(48);
+    try {
+      // Nothing reaches the database before the kill: every click after the restart comes from the journal.
+      const env = {
+        DATA_DIR: path.join(disk.dir, 'data'), JWT_SECRET: 'storage-full-secret-at-least-32-bytes-long', CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000',
+        RATE_LIMIT_PER_MINUTE: '1000000', REDIRECT_RATE_LIMIT_PER_MINUTE: '1000000', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+      };
+      let server = await startServer(env);
+      servers.push(server);
+      const created = await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ original_url: 'https://example.com/held' }) });
+      expect(created.status).toBe(201);
+      const { short_code: code } = (await created.json()) as { short_code: string };
+      const visit = async (s: ServerProcess) => (await fetch(`${s.baseUrl}/${code}`, { redirect: 'manual', headers: HUMAN })).status;
+      const journalDegraded = async (s: ServerProcess) => {
+        const res = await fetch(`${s.baseUrl}/readyz`);
+        return res.status !== 200 && ((await res.json()) as { error: { details: Array<{ field: string }> } }).error.details.some((d) => d.field === 'click_journal');
+      };
+
+      const filler = disk.fill();
+      for (let i = 0; i < HELD; i += 1) expect(await visit(server)).toBe(302);
+      expect(await journalDegraded(server)).toBe(true);
+      filler.free();
+      expect(await visit(server)).toBe(302);
+      await waitFor('the journal to write again', async () => !(await journalDegraded(server)), 15_000);
+      server.child.kill('SIGKILL');
+      await server.exited;
+
+      server = await startServer(env);
+      servers.push(server);
+      const clicks = async () => ((await (await fetch(`${server.baseUrl}/api/v1/links/${code}`)).json()) as { click_count: number }).click_count;
+      await waitFor('the replay to write every answered redirect', async () => (await clicks()) >= HELD + 1, 30_000);
+      expect(await clicks()).toBe(HELD + 1);
+    } finally {
+      for (const s of servers.splice(0)) {
+        s.child.kill('SIGKILL');
+        await s.exited;
+      }
+      disk.unmount();
+    }
+  });
 });

@@ -48,9 +48,16 @@ export class JournalSegments {
   private seq: number;
   private appended = 0;
   private committed = 0;
-  /** this turn's lines; a new segment's first write starts with its header */
+  /** this turn's lines */
   private text = '';
-  private header = '';
+  /** the current segment has no line yet: its first write starts with its header */
+  private headerDue = false;
+  /**
+   * Turns whose write failed (a full disk), oldest first, with their first position: written ahead of the next
+   * turn once a write succeeds again (SPEC §17: the held clicks are journaled once space returns), dropped as
+   * soon as the database has them. They are consecutive, and end where the next turn starts.
+   */
+  private held: Array<{ first: number; clicks: number; text: string }> = [];
   private pending: Promise<void> | null = null;
   private resolvePending: (() => void) | null = null;
   private closed = false;
@@ -95,6 +102,7 @@ export class JournalSegments {
   /** `n` more clicks, in append order, are committed to the database. */
   written(n: number): void {
     this.committed += n;
+    while (this.held.length > 0 && this.held[0]!.first + this.held[0]!.clicks <= this.committed) this.held.shift();
     this.release();
     // Everything in the current segment is committed: start an empty one.
     if (!this.closed && this.pending === null && this.committed === this.appended && this.current.bytes >= ROTATE_BYTES) this.rotate();
@@ -115,7 +123,7 @@ export class JournalSegments {
     const file = path.join(this.dir, segmentName(this.seq++));
     const s: Segment = { file, fd: openSync(file, 'a'), bytes: 0, end: Number.POSITIVE_INFINITY };
     this.segments.push(s);
-    this.header = `${JSON.stringify({ journal: this.id, first: this.appended })}\n`;
+    this.headerDue = true;
     return s;
   }
 
@@ -123,20 +131,31 @@ export class JournalSegments {
     if (this.pending === null) return;
     const resolve = this.resolvePending!;
     this.pending = this.resolvePending = null;
-    const out = this.header + this.text;
     const clicks = this.turnClicks;
+    const turn = { first: this.appended - clicks, clicks, text: this.text };
     this.text = '';
     this.turnClicks = 0;
     try {
-      this.write(out);
+      // The last write failed and starting a new segment then failed too: start it now, past the fragment.
+      if (this.failing && !this.headerDue) this.rotate();
+      this.write(this.lines(turn));
+      this.held = [];
       this.failing = false;
     } catch (err) {
       this.failing = true;
       this.unjournaled += clicks;
+      this.held.push(turn);
       this.failed(err);
     }
     resolve();
   };
+
+  /** What a write puts in the file: the header of a new segment, the held turns' lines, this turn's. */
+  private lines(turn: { first: number; text: string }): string {
+    const first = this.held[0]?.first ?? turn.first;
+    const header = this.headerDue ? `${JSON.stringify({ journal: this.id, first })}\n` : '';
+    return this.held.length === 0 ? header + turn.text : header + this.held.map((h) => h.text).join('') + turn.text;
+  }
 
   /** A string is written as it is encoded: no Buffer per turn. A short write (rare) writes the rest. */
   private write(out: string): void {
@@ -146,15 +165,16 @@ export class JournalSegments {
       const rest = Buffer.from(out);
       while (wrote < bytes) wrote += writeSync(this.current.fd!, rest, wrote);
     }
-    this.header = '';
+    this.headerDue = false;
     this.current.bytes += bytes;
     if (this.current.bytes >= SEGMENT_BYTES) this.rotate();
   }
 
   /**
    * A full or failing disk: the clicks are still queued in memory and the redirects are answered (as during a
-   * Redis outage); only a process kill before their flush would lose them. The lines are gone, so the positions
-   * in this segment would skip them: the next write starts a new segment with its header.
+   * Redis outage); until a write succeeds again (which writes their lines first), a process kill before their
+   * flush would lose them. A new segment is started, since what was written of the failed lines may be a
+   * fragment.
    */
   private failed(err: unknown): void {
     if (performance.now() - this.lastFailureLog >= FAILURE_LOG_INTERVAL_MS) {
