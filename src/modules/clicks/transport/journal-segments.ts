@@ -139,7 +139,7 @@ export class JournalSegments {
       // The last write failed and starting a new segment then failed too: start it now, past the fragment.
       if (this.failing && !this.headerDue) this.rotate();
       this.write(this.lines(turn));
-      this.held = [];
+      if (this.held.length > 0) this.held = [];
       this.failing = false;
     } catch (err) {
       this.failing = true;
