@@ -11,8 +11,8 @@ describe.each(engines)('API versions on %s', (engine) => {
   });
   afterAll(async () => t.close());
 
-  const v1Keys = ['bot_clicks', 'click_count', 'created_at', 'disabled', 'disabled_reason', 'domain', 'expires_at', 'forward_query', 'has_password', 'human_clicks', 'id', 'max_visits', 'original_url', 'short_code', 'short_url', 'tags', 'title', 'updated_at', 'user_id'];
-  const v2Keys = ['botClicks', 'clickCount', 'createdAt', 'disabled', 'disabledReason', 'domain', 'expiresAt', 'forwardQuery', 'hasPassword', 'humanClicks', 'id', 'maxVisits', 'originalUrl', 'shortCode', 'shortUrl', 'tags', 'title', 'updatedAt', 'userId'];
+  const v1Keys = ['aliases', 'bot_clicks', 'click_count', 'created_at', 'disabled', 'disabled_reason', 'domain', 'expires_at', 'forward_query', 'has_password', 'human_clicks', 'id', 'max_visits', 'original_url', 'short_code', 'short_url', 'tags', 'title', 'updated_at', 'user_id'];
+  const v2Keys = ['aliases', 'botClicks', 'clickCount', 'createdAt', 'disabled', 'disabledReason', 'domain', 'expiresAt', 'forwardQuery', 'hasPassword', 'humanClicks', 'id', 'maxVisits', 'originalUrl', 'shortCode', 'shortUrl', 'tags', 'title', 'updatedAt', 'userId'];
 
   it('when a link is created on /api/v2 with camelCase fields, then it answers in camelCase with a v2 Location', async () => {
     const res = await t.request({ method: 'POST', url: '/api/v2/links', token: owner.token, payload: { originalUrl: 'https://example.com/v2', shortCode: 'v2abc' } });
