@@ -63,8 +63,8 @@ describe.each(engines)('HEAD and OPTIONS on %s', (engine) => {
   });
 
   it('when OPTIONS is sent for an unknown path, then 404 in the envelope', async () => {
-    // (`/nope` would be a short code: GET /{code} exists, so OPTIONS answers for it)
-    for (const url of ['/api/v1/nothing', '/api/v1/users/1/nothing', '/no-such-path', '/a/b']) {
+    // (`/nope` or `/no-such-path` would be a short code or an alias: GET /{code} exists, so OPTIONS answers for it)
+    for (const url of ['/api/v1/nothing', '/api/v1/users/1/nothing', '/no.such.path', '/a/b']) {
       const res = await t.request({ method: 'OPTIONS', url });
       expectEnvelope(res, 404, 'NOT_FOUND');
       expect(res.headers.allow).toBeUndefined();

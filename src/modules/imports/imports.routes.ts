@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import Type from 'typebox';
 import type { ImportJobRow } from '../../db/types.js';
+import { AppError } from '../../lib/app-error.js';
 import { errorResponses, isoTime } from '../../lib/common.schemas.js';
 import { spoolCsvUpload } from './csv-upload.js';
 import { ImportCreateSchema, ImportCsvQuery, ImportJobParams, type ImportCreate, type ImportJob } from './imports.schemas.js';
@@ -24,7 +25,13 @@ const jobView = (job: ImportJobRow, items: Awaited<ReturnType<ImportsService['ge
 const domainMapOf = (pairs: readonly string[] | undefined): Record<string, string> | undefined =>
   pairs && Object.fromEntries(pairs.map((pair) => pair.toLowerCase().split('=') as [string, string]));
 
-const fromBody = (b: ImportCreate): ImportRequest => ({
+/** A JSON request without a body (Content-Type application/json, nothing sent) names what is missing. */
+const fromBody = (b: ImportCreate | undefined): ImportRequest => {
+  if (b === undefined || b === null) throw new AppError('VALIDATION_ERROR', 'An import request needs a body', [{ field: 'body', message: 'must be a JSON import request, or a CSV file with Content-Type text/csv' }]);
+  return fromJson(b);
+};
+
+const fromJson = (b: ImportCreate): ImportRequest => ({
   source: b.source, url: b.url, apiKey: b.api_key, database: b.database, tablePrefix: b.table_prefix, owner: b.owner,
   dryRun: b.dry_run, onConflict: b.on_conflict, domainMap: b.domain_map && domainMapOf(Object.entries(b.domain_map).map(([from, to]) => `${from}=${to}`)),
 });
@@ -67,7 +74,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService;
       );
       job = await started.catch(async (error: unknown) => { await upload.remove(); throw error; });
     } else {
-      job = await imports.start(fromBody(request.body as ImportCreate), request.caller!.userId);
+      job = await imports.start(fromBody(request.body as ImportCreate | undefined), request.caller!.userId);
     }
     return reply.code(202).header('location', `${opts.basePath}/imports/${job.id}`).send(jobView(job));
   });

@@ -150,6 +150,10 @@ describe.each(engines)('admin import jobs on %s', (engine) => {
     expect((await start({ source: 'shlink' })).status).toBe(400);
     const bad = await start({ source: 'nowhere' });
     expect(bad.status).toBe(400);
+    // No body and no Content-Type (the fuzz test's find): 400 naming the body, not a 500.
+    const empty = await t.request({ method: 'POST', url: '/api/v1/imports', token: admin.token });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body' }] });
     expect((await t.request({ url: '/api/v1/imports/999999', token: admin.token })).status).toBe(404);
   });
 });
