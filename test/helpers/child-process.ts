@@ -25,8 +25,8 @@ export interface LoggedChild {
  * Runs one of Ferry's process entries (`node --import tsx src/<entry>.ts`, what `npm start` / `npm run worker`
  * run compiled) with only the given environment, collecting its pino lines as they arrive.
  */
-export function spawnEntry(entry: string, env: Record<string, string>): LoggedChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+export function spawnEntry(entry: string, env: Record<string, string>, nodeArgs: readonly string[] = []): LoggedChild {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
