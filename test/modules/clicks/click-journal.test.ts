@@ -113,6 +113,32 @@ describe('the click journal on sqlite (the embedded default)', () => {
     }
   });
 
+  it('when a segment repeats positions an earlier one holds (a write that failed part way on a full disk, written again once it could), then each click is written once', async () => {
+    const t = await createTestApp('sqlite');
+    let again: TestApp | null = null;
+    try {
+      const link = await linkOf(t);
+      const at = t.clock.now();
+      await t.app.close();
+      const dir = path.join(t.config.dataDir, 'click-journal');
+      mkdirSync(dir, { recursive: true });
+      // Positions 0–2 and a fragment of 3 made it before ENOSPC; the next segment holds 2–4 (the held turn again).
+      writeFileSync(path.join(dir, 'clicks-000000000001.journal'), [
+        JSON.stringify({ journal: 'p2', first: 0 }), line(0, link.id, link.short_code, at, '192.0.2.0'), line(1, link.id, link.short_code, at, '192.0.2.1'), line(2, link.id, link.short_code, at, '192.0.2.2'), '[3,' + String(link.id),
+      ].join('\n'));
+      writeFileSync(path.join(dir, 'clicks-000000000002.journal'), [
+        JSON.stringify({ journal: 'p2', first: 2 }), line(2, link.id, link.short_code, at, '192.0.2.2'), line(3, link.id, link.short_code, at, '192.0.2.3'), line(4, link.id, link.short_code, at, '192.0.2.4'), '',
+      ].join('\n'));
+      const first = await restart(t);
+      again = first.app;
+      expect(first.logs.find((l) => l.msg === REPLAYED)).toMatchObject({ segments: 2, replayed: 5 });
+      expect(await storedClickCounts(again, link.id)).toEqual({ records: 5, clickCount: 5 });
+    } finally {
+      await again?.close();
+      await t.close();
+    }
+  });
+
   it.each([1, 2])('when a process was killed inside a window written link by link (the journal in %i segment(s), read one at a time), then the restart writes exactly the clicks its mark does not cover', async (segments) => {
     const t = await createTestApp('sqlite');
     let again: TestApp | null = null;

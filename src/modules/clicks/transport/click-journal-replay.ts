@@ -219,6 +219,10 @@ async function writeAfterMarks(r: Replay, files: readonly string[]): Promise<Key
         await r.opts.replay(chunk, { journal: run.journal, first: run.first + i, end: run.first + i + chunk.length });
         r.replayed += chunk.length;
       }
+      // The mark moved with those writes: a later segment repeating these positions (the lines of a write that
+      // failed part way on a full disk, written again once it could) skips them.
+      const end = run.first + run.clicks.length;
+      if (end > committed) r.progress.set(run.journal, { committed: end, window: w });
     }
   }
   return keyed;
