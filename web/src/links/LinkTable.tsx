@@ -3,6 +3,7 @@ import { Link } from '../router/Link';
 import { appPath } from '../router/router';
 import { CopyButton } from '../ui/CopyButton';
 import { ClickCounts } from './ClickCounts';
+import { Destination } from './Destination';
 import { DateTime } from '../ui/DateTime';
 import { TableHead } from '../ui/TableHead';
 import { DeleteLinkButton } from './DeleteLinkButton';
@@ -47,10 +48,7 @@ export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; o
               <span class="short-url">{link.short_url}</span> <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
             </td>
             <td data-label="Destination" class="destination">
-              {link.title && <span class="link-title">{link.title}</span>}
-              <a href={link.original_url} rel="noopener noreferrer" target="_blank" title={link.original_url}>
-                {link.original_url}
-              </a>
+              <Destination link={link} />
               <LinkTraits link={link} tagHref={tagHref} />
             </td>
             <ClickCounts link={link} />

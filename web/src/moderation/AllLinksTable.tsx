@@ -1,5 +1,6 @@
 import type { Link as ShortLink, User } from '../api/client';
 import { ClickCounts } from '../links/ClickCounts';
+import { Destination } from '../links/Destination';
 import { Link } from '../router/Link';
 import { appPath } from '../router/router';
 import { DateTime } from '../ui/DateTime';
@@ -52,10 +53,7 @@ export function AllLinksTable({ links, owners, ownerHref, onChanged }: AllLinksT
               <span class="short-url">{link.short_url}</span>
             </td>
             <td data-label="Destination" class="destination">
-              {link.title && <span class="link-title">{link.title}</span>}
-              <a href={link.original_url} rel="noopener noreferrer" target="_blank" title={link.original_url}>
-                {link.original_url}
-              </a>
+              <Destination link={link} />
             </td>
             <td data-label="Owner">
               <Owner link={link} owners={owners} ownerHref={ownerHref} />
