@@ -90,6 +90,41 @@ describe.each(engines)('password-protected links on %s', (engine) => {
     expect(await clickRecords(t, link.id)).toHaveLength(1);
   });
 
+  it('when a protected link is visited through its alias, then the same form, the right password redirects, a wrong one is refused, and one click for the link notes the alias', async () => {
+    const alias = `locked-${Math.random().toString(36).slice(2, 10)}`;
+    const link = await createLink(t, { password: PASSWORD, original_url: 'https://example.com/aliased-secret', aliases: [alias] }, owner.token);
+    const byCode = await visit(t, link.short_code, { accept: BROWSER_ACCEPT });
+    const byAlias = await visit(t, alias, { accept: BROWSER_ACCEPT });
+    expect(byAlias.status).toBe(401);
+    expect(byAlias.text).toBe(byCode.text);
+    for (const header of ['content-type', 'www-authenticate', 'content-security-policy', 'cache-control']) expect(byAlias.headers[header], header).toBe(byCode.headers[header]);
+    expect(byAlias.text).toMatch(/<form method="post">/); // posts back to /{alias}
+    expectEnvelope(await visit(t, alias), 401, 'LINK_PASSWORD_REQUIRED');
+
+    const wrong = await post(alias, 'password=nope-nope', { accept: BROWSER_ACCEPT }, '198.51.100.20');
+    expect(wrong.status).toBe(401);
+    expect(wrong.text).toBe((await post(link.short_code, 'password=nope-nope', { accept: BROWSER_ACCEPT }, '198.51.100.21')).text);
+    expect(wrong.text).toMatch(/That password is not right/);
+    expectEnvelope(await visit(t, alias, basic('not-the-password')), 401, 'LINK_PASSWORD_REQUIRED');
+    // The attempts are the link's, whichever name they came by: two wrong through the alias, one through the code.
+    await post(alias, 'password=nope-again', {}, '198.51.100.20');
+    await post(link.short_code, 'password=nope-and-again', {}, '198.51.100.20');
+    expectEnvelope(await post(alias, `password=${encodeURIComponent(PASSWORD)}`, {}, '198.51.100.20'), 429, 'RATE_LIMITED');
+
+    const ok = await post(alias, `password=${encodeURIComponent(PASSWORD)}`, { accept: BROWSER_ACCEPT });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.location).toBe('https://example.com/aliased-secret');
+    expect(ok.headers['cache-control']).toBe('private, no-store');
+    const records = await clickRecords(t, link.id);
+    expect(records.map((r) => [r.short_code, r.alias])).toEqual([[link.short_code, alias]]);
+    const basicOk = await visit(t, alias, basic(PASSWORD));
+    expect(basicOk.status).toBe(302);
+    expect(basicOk.headers.location).toBe('https://example.com/aliased-secret');
+    expect((await clickRecords(t, link.id)).map((r) => r.alias)).toEqual([alias, alias]);
+    const read = await t.request({ url: `${LINKS}/${link.short_code}`, token: owner.token });
+    expect(read.body.click_count).toBe(2);
+  });
+
   it('when the form post is not a form, too large or has other fields, then 415, 413 or 400', async () => {
     const link = await createLink(t, { password: PASSWORD }, owner.token);
     const json = await t.request({ method: 'POST', url: `/${link.short_code}`, payload: { password: PASSWORD } });
