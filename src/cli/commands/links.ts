@@ -53,7 +53,7 @@ export const linksCommand: CommandModule = (program, cli) => {
   links
     .command('list')
     .description('links of every account, newest first by default')
-    .option('--q <text>', 'only links whose URL, code or title contains this text')
+    .option('--q <text>', 'only links whose URL, code, title or an alias contains this text')
     .option('--user <user>', 'only this account\'s links (id or username)')
     .option('--tag <tag>', 'only links with this tag')
     .option('--status <status>', `only links in this state (${STATUSES.join(', ')})`)

@@ -65,7 +65,11 @@ async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> 
   if (tags.length) await tx.insertInto('link_tags').values(tags.map((tag) => ({ link_id: linkId, tag }))).execute();
 }
 
-/** `tag` must be one of the link's, `q` a substring of the URL, the code or the title (any case). */
+/**
+ * `tag` must be one of the link's, `q` a substring of the URL, the code, the title or an alias (any case; SPEC
+ * §20: an imported link is looked up by its old slug). Aliases are read from the row's comma-separated list;
+ * no alias holds a comma, so a `q` with one would only match across two of them and skips that column.
+ */
 function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): LinksQuery {
   let q = base;
   if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
@@ -76,7 +80,8 @@ function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storag
   }
   if (filter.q !== undefined) {
     const text = filter.q;
-    q = q.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)})`);
+    const inAliases = text.includes(',') ? sql<boolean>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
+    q = q.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)} or ${inAliases})`);
   }
   return q;
 }

@@ -158,7 +158,7 @@ export const NULL_IS_LAST: readonly string[] = ['expires_at'];
 export const linkListFilters = {
   domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$', description: "Only links on this domain (the default domain's host name for links without one)" })),
   tag: Type.Optional(Type.String({ pattern: TAG_PATTERN, minLength: 1, maxLength: 32, description: 'Only links with this tag (any case)' })),
-  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS, description: 'Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves)' })),
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS, description: 'Only links whose original_url, short_code, title or one of whose aliases contains this text (ignoring ASCII case; % and _ match themselves)' })),
 };
 
 export const LinkListQuery = Type.Object({ sort: sortQuery(Object.keys(LINK_SORT_COLUMNS)), ...linkListFilters, ...paginationQuery });

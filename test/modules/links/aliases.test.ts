@@ -147,6 +147,28 @@ describe.each(engines)('aliases on %s', (engine) => {
     expect((await create({ aliases: [alias] })).status).toBe(409);
   });
 
+  it("when q names part of an alias (any case), then the user's list and the admin's list find the link by it, in v1 and v2; a q spanning two aliases finds nothing", async () => {
+    const admin = await createUser(t, { role: 'admin' });
+    const slug = `Old-Slug-${randomBytes(4).toString('hex')}`;
+    const other = uniqueAlias('other');
+    const link = await created({ aliases: [other, slug], original_url: 'https://example.com/imported' });
+    const decoy = await created({ original_url: 'https://example.com/decoy' });
+    const codes = (res: Awaited<ReturnType<typeof t.request>>) => {
+      expect(res.status, res.text).toBe(200);
+      return res.body.data.map((l: { short_code?: string; shortCode?: string }) => l.short_code ?? l.shortCode);
+    };
+    const needle = encodeURIComponent(slug.slice(4).toLowerCase()); // "slug-…": neither the URL, the code nor a title holds it
+    for (const version of [1, 2]) {
+      expect(codes(await t.request({ url: `/api/v${version}/users/me/links?q=${needle}`, token: owner.token }))).toEqual([link.short_code]);
+      expect(codes(await t.request({ url: `/api/v${version}/links?q=${needle}`, token: admin.token }))).toEqual([link.short_code]);
+    }
+    expect(codes(await t.request({ url: `/api/v1/links?q=${encodeURIComponent(other)}&user_id=${owner.id}`, token: admin.token }))).toEqual([link.short_code]);
+    // The record keeps its aliases comma-separated: a q across the seam is no alias.
+    const seam = encodeURIComponent(`${other.slice(-3)},${slug.slice(0, 3)}`);
+    expect(codes(await t.request({ url: `/api/v1/users/me/links?q=${seam}`, token: owner.token }))).toEqual([]);
+    expect(codes(await t.request({ url: `/api/v1/users/me/links?q=decoy`, token: owner.token }))).toEqual([decoy.short_code]);
+  });
+
   it('when a bulk creation carries aliases, then each item is created or refused on its own', async () => {
     const [a, b] = [uniqueAlias('bulk'), uniqueAlias('bulk')];
     const res = await t.request({

@@ -5440,7 +5440,7 @@ export interface operations {
                 order?: "asc" | "desc";
                 /** @description Page mode: page number (default 1) */
                 page?: number;
-                /** @description Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves) */
+                /** @description Only links whose original_url, short_code, title or one of whose aliases contains this text (ignoring ASCII case; % and _ match themselves) */
                 q?: string;
                 /** @description Sort field (default id) */
                 sort?: "id" | "created_at" | "click_count" | "expires_at";
@@ -10516,7 +10516,7 @@ export interface operations {
                 order?: "asc" | "desc";
                 /** @description Page mode: page number (default 1) */
                 page?: number;
-                /** @description Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves) */
+                /** @description Only links whose original_url, short_code, title or one of whose aliases contains this text (ignoring ASCII case; % and _ match themselves) */
                 q?: string;
                 /** @description Sort field (default id) */
                 sort?: "id" | "created_at" | "click_count" | "expires_at";
@@ -12890,7 +12890,7 @@ export interface operations {
                 limit?: number;
                 /** @description Sort direction (default asc) */
                 order?: "asc" | "desc";
-                /** @description Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves) */
+                /** @description Only links whose original_url, short_code, title or one of whose aliases contains this text (ignoring ASCII case; % and _ match themselves) */
                 q?: string;
                 /** @description Sort field (default id) */
                 sort?: "id" | "createdAt" | "clickCount" | "expiresAt";
@@ -17960,7 +17960,7 @@ export interface operations {
                 limit?: number;
                 /** @description Sort direction (default asc) */
                 order?: "asc" | "desc";
-                /** @description Only links whose original_url, short_code or title contains this text (ignoring ASCII case; % and _ match themselves) */
+                /** @description Only links whose original_url, short_code, title or one of whose aliases contains this text (ignoring ASCII case; % and _ match themselves) */
                 q?: string;
                 /** @description Sort field (default id) */
                 sort?: "id" | "createdAt" | "clickCount" | "expiresAt";
