@@ -37,6 +37,75 @@ const dnsFailure = (err: unknown): string => {
 
 const shown = (text: string): string => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 
+/** The name's first IPv4 address, else its first IPv6 one. */
+async function addressOf(resolver: dns.Resolver, hostname: string): Promise<string> {
+  try {
+    const v4 = await resolver.resolve4(hostname);
+    if (v4[0]) return v4[0];
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== 'ENODATA' && code !== 'ENOTFOUND') throw err;
+  }
+  const v6 = await resolver.resolve6(hostname);
+  if (!v6[0]) throw Object.assign(new Error('no address'), { code: 'ENODATA' });
+  return v6[0];
+}
+
+/** One GET to `ip` with `hostname` as Host; the body is cut at MAX_BODY_BYTES, and a cut body still answers. */
+function getVerificationPath(ip: string, port: number, hostname: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: ip, port, path, method: 'GET', agent: false, timeout: HTTP_TIMEOUT_MS, headers: { host: hostname, accept: 'text/plain' } }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= MAX_BODY_BYTES) res.destroy();
+      });
+      const done = () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8') });
+      res.on('end', done);
+      res.on('close', done);
+      res.on('error', done);
+    });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function checkTxtRecord(resolver: dns.Resolver, hostname: string, token: string): Promise<CheckOutcome> {
+  const name = txtNameOf(hostname);
+  const expected = txtValueOf(token);
+  let records: string[];
+  try {
+    records = (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
+  } catch (err) {
+    return { ok: false, found: `TXT ${name}: ${dnsFailure(err)}` };
+  }
+  if (records.includes(expected)) return { ok: true, found: `TXT ${name} has the value` };
+  return { ok: false, found: `TXT ${name}: ${records.length ? records.slice(0, 3).map(shown).join(', ') : 'no value'}, not ${shown(expected)}` };
+}
+
+async function checkHttpPath(resolver: dns.Resolver, port: number, hostname: string, token: string): Promise<CheckOutcome> {
+  const path = httpPathOf(token);
+  const url = `http://${hostname}${path}`;
+  let ip: string;
+  try {
+    ip = await addressOf(resolver, hostname);
+  } catch (err) {
+    return { ok: false, found: `${url}: the name has no address (${dnsFailure(err)})` };
+  }
+  try {
+    const res = await getVerificationPath(ip, port, hostname, path);
+    if (res.status >= 300 && res.status < 400) return { ok: false, found: `${url} answered ${res.status} (redirects are not followed)` };
+    if (res.status !== 200) return { ok: false, found: `${url} answered ${res.status}` };
+    if (res.body.trim() !== token) return { ok: false, found: `${url} answered 200 without the token` };
+    return { ok: true, found: `${url} answered the token` };
+  } catch (err) {
+    return { ok: false, found: `${url}: ${(err as { code?: string }).code ?? 'the request failed'} at ${ip}:${port}` };
+  }
+}
+
 /**
  * The two proofs of control of a domain (SPEC §19), through the system's resolvers or DNS_SERVERS. The HTTP
  * check connects to the address the name resolves to, on port 80, and sends the name as Host: reaching this
@@ -47,73 +116,8 @@ export function createDomainChecker(opts: DomainCheckerOptions): DomainChecker {
   const resolver = new dns.Resolver({ timeout: DNS_TIMEOUT_MS, tries: 2 });
   if (opts.dnsServers.length) resolver.setServers([...opts.dnsServers]);
   const httpPort = opts.httpPort ?? 80;
-
-  async function address(hostname: string): Promise<string> {
-    try {
-      const v4 = await resolver.resolve4(hostname);
-      if (v4[0]) return v4[0];
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code !== 'ENODATA' && code !== 'ENOTFOUND') throw err;
-    }
-    const v6 = await resolver.resolve6(hostname);
-    if (!v6[0]) throw Object.assign(new Error('no address'), { code: 'ENODATA' });
-    return v6[0];
-  }
-
-  function get(ip: string, hostname: string, path: string): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request({ host: ip, port: httpPort, path, method: 'GET', agent: false, timeout: HTTP_TIMEOUT_MS, headers: { host: hostname, accept: 'text/plain' } }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size >= MAX_BODY_BYTES) res.destroy();
-        });
-        const done = () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8') });
-        res.on('end', done);
-        res.on('close', done);
-        res.on('error', done);
-      });
-      req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-      req.on('error', reject);
-      req.end();
-    });
-  }
-
   return {
-    async txt(hostname, token) {
-      const name = txtNameOf(hostname);
-      const expected = txtValueOf(token);
-      let records: string[];
-      try {
-        records = (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
-      } catch (err) {
-        return { ok: false, found: `TXT ${name}: ${dnsFailure(err)}` };
-      }
-      if (records.includes(expected)) return { ok: true, found: `TXT ${name} has the value` };
-      return { ok: false, found: `TXT ${name}: ${records.length ? records.slice(0, 3).map(shown).join(', ') : 'no value'}, not ${shown(expected)}` };
-    },
-
-    async http(hostname, token) {
-      const path = httpPathOf(token);
-      const url = `http://${hostname}${path}`;
-      let ip: string;
-      try {
-        ip = await address(hostname);
-      } catch (err) {
-        return { ok: false, found: `${url}: the name has no address (${dnsFailure(err)})` };
-      }
-      try {
-        const res = await get(ip, hostname, path);
-        if (res.status >= 300 && res.status < 400) return { ok: false, found: `${url} answered ${res.status} (redirects are not followed)` };
-        if (res.status !== 200) return { ok: false, found: `${url} answered ${res.status}` };
-        if (res.body.trim() !== token) return { ok: false, found: `${url} answered 200 without the token` };
-        return { ok: true, found: `${url} answered the token` };
-      } catch (err) {
-        return { ok: false, found: `${url}: ${(err as { code?: string }).code ?? 'the request failed'} at ${ip}:${httpPort}` };
-      }
-    },
+    txt: (hostname, token) => checkTxtRecord(resolver, hostname, token),
+    http: (hostname, token) => checkHttpPath(resolver, httpPort, hostname, token),
   };
 }
