@@ -11,13 +11,8 @@ export type DomainChanges = Omit<Updateable<DomainsTable>, 'id' | 'version' | 'c
 
 export type DomainsRepository = ReturnType<typeof createDomainsRepository>;
 
-/**
- * Plain rows in and out. Every change is announced in its own transaction on the link-change channel
- * (dialect.notify: NOTIFY on PostgreSQL), so every instance's registry follows within the feed's bound.
- */
-export function createDomainsRepository(db: Kysely<Database>, dialect: Dialect, paginator: Paginator, origin: string) {
-  const announce = (tx: Db, id: number) => dialect.notify(tx, LINK_CHANGES_CHANNEL, domainChangeMessage(origin, id));
-
+/** The queries that change nothing, so announce nothing. */
+function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
   return {
     async all(): Promise<DomainRow[]> {
       return db.selectFrom('domains').selectAll().execute();
@@ -35,6 +30,38 @@ export function createDomainsRepository(db: Kysely<Database>, dialect: Dialect, 
       return db.selectFrom('domains').selectAll().where('token', '=', token).executeTakeFirst();
     },
 
+    async dueForCheck(before: number, limit: number): Promise<DomainRow[]> {
+      return db.selectFrom('domains').selectAll()
+        .where('verified_at', 'is not', null)
+        .where((eb) => eb.or([eb('checked_at', 'is', null), eb('checked_at', '<=', before)]))
+        .orderBy('checked_at').limit(limit).execute();
+    },
+
+    async countLinks(id: number): Promise<number> {
+      const row = await db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).where('domain_id', '=', id).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    /** `only`: these ids alone (an API key limited to them). */
+    async list(ownerId: number | null, list: ResolvedList, only: readonly number[] | null = null): Promise<{ rows: DomainRow[]; total: number | null }> {
+      let base = db.selectFrom('domains');
+      if (ownerId !== null) base = base.where('owner_id', '=', ownerId);
+      if (only !== null) base = base.where('id', 'in', [...only, -1]);
+      const rows = await paginator.apply(base.selectAll('domains'), list, 'domains').execute();
+      const total = list.mode === 'page'
+        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+        : null;
+      return { rows, total };
+    },
+  };
+}
+
+/**
+ * Every change is announced in its own transaction on the link-change channel (dialect.notify: NOTIFY on
+ * PostgreSQL), so every instance's registry follows within the feed's bound.
+ */
+function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id: number) => Promise<void>) {
+  return {
     /** A taken host name surfaces as a unique violation (the one arbiter, whatever the case it was sent in). */
     async insert(row: Insertable<DomainsTable>): Promise<DomainRow> {
       return db.transaction().execute(async (tx) => {
@@ -55,23 +82,14 @@ export function createDomainsRepository(db: Kysely<Database>, dialect: Dialect, 
       });
     },
 
-    /** The re-check's claim: only one instance checks a domain per round (the one whose update matched). */
+    /**
+     * The re-check's claim: only one instance checks a domain per round (the one whose update matched). Not
+     * announced: checked_at is no part of what the registry holds.
+     */
     async claimCheck(id: number, seenCheckedAt: number | null, at: number): Promise<boolean> {
       let q = db.updateTable('domains').set({ checked_at: at }).where('id', '=', id);
       q = seenCheckedAt === null ? q.where('checked_at', 'is', null) : q.where('checked_at', '=', seenCheckedAt);
       return Number((await q.executeTakeFirst()).numUpdatedRows) === 1;
-    },
-
-    async dueForCheck(before: number, limit: number): Promise<DomainRow[]> {
-      return db.selectFrom('domains').selectAll()
-        .where('verified_at', 'is not', null)
-        .where((eb) => eb.or([eb('checked_at', 'is', null), eb('checked_at', '<=', before)]))
-        .orderBy('checked_at').limit(limit).execute();
-    },
-
-    async countLinks(id: number): Promise<number> {
-      const row = await db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).where('domain_id', '=', id).executeTakeFirstOrThrow();
-      return Number(row.n);
     },
 
     /**
@@ -90,17 +108,11 @@ export function createDomainsRepository(db: Kysely<Database>, dialect: Dialect, 
         return true;
       });
     },
-
-    /** `only`: these ids alone (an API key limited to them). */
-    async list(ownerId: number | null, list: ResolvedList, only: readonly number[] | null = null): Promise<{ rows: DomainRow[]; total: number | null }> {
-      let base = db.selectFrom('domains');
-      if (ownerId !== null) base = base.where('owner_id', '=', ownerId);
-      if (only !== null) base = base.where('id', 'in', [...only, -1]);
-      const rows = await paginator.apply(base.selectAll('domains'), list, 'domains').execute();
-      const total = list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
-      return { rows, total };
-    },
   };
+}
+
+/** Plain rows in and out: the reads, and the writes that announce each change. */
+export function createDomainsRepository(db: Kysely<Database>, dialect: Dialect, paginator: Paginator, origin: string) {
+  const announce = (tx: Db, id: number) => dialect.notify(tx, LINK_CHANGES_CHANNEL, domainChangeMessage(origin, id));
+  return { ...createDomainRowReads(db, paginator), ...createAnnouncedDomainWrites(db, announce) };
 }
