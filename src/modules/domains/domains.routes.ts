@@ -25,12 +25,13 @@ const edges = {
 
 const ETAG = 'its version, "domain-{id}-v{version}", for If-Match on PATCH';
 
-/** SPEC §19: the domains resource. Reading needs `links:read` from a key, changing `links:write`. */
-export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService; basePath: string; version: ApiVersion }> = async (app, opts) => {
+const tags = ['domains'];
+
+type DomainsRoutesOptions = { domains: DomainsService; basePath: string; version: ApiVersion };
+
+const createRoute: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app, opts) => {
   const { domains } = opts;
   const edge = edges[opts.version];
-  const tags = ['domains'];
-
   app.post('/domains', {
     onRequest: app.access('user', 'links:write'),
     schema: {
@@ -45,7 +46,11 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
     const row = await domains.create(edge.in<DomainCreate>(request.body), request.caller!);
     return reply.code(201).header('location', `${opts.basePath}/domains/${row.id}`).header('etag', domainEtag(row)).send(edge.out(domains.toDomain(row)));
   });
+};
 
+const readRoutes: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app, opts) => {
+  const { domains } = opts;
+  const edge = edges[opts.version];
   app.get('/domains', {
     onRequest: app.access('user', 'links:read'),
     schema: {
@@ -71,7 +76,11 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
     const row = await domains.get(request.params.id, request.caller!);
     return reply.header('etag', domainEtag(row)).send(edge.out(domains.toDomain(row)));
   });
+};
 
+const changeRoutes: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app, opts) => {
+  const { domains } = opts;
+  const edge = edges[opts.version];
   app.patch('/domains/:id', {
     onRequest: app.access('user', 'links:write'),
     schema: {
@@ -97,7 +106,11 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
     await domains.remove(request.params.id, request.caller!, request.query.force === true);
     return reply.code(204).send(null);
   });
+};
 
+const verifyRoute: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app, opts) => {
+  const { domains } = opts;
+  const edge = edges[opts.version];
   app.post('/domains/:id/verify', {
     onRequest: app.access('user', 'links:write'),
     schema: {
@@ -111,4 +124,13 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainsService;
     const row = await domains.verify(request.params.id, request.caller!);
     return reply.header('etag', domainEtag(row)).send(edge.out(domains.toDomain(row)));
   });
+};
+
+/** SPEC §19: the domains resource. Reading needs `links:read` from a key, changing `links:write`. */
+export const domainsRoutes: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app, opts) => {
+  // Called, not registered: the routes stay in this context, in this order (the document's order).
+  await createRoute(app, opts);
+  await readRoutes(app, opts);
+  await changeRoutes(app, opts);
+  await verifyRoute(app, opts);
 };
