@@ -8,7 +8,8 @@ import {
   DomainDeleteQuery, DomainListQuery, DomainListV2Query, DomainParams, DomainPatchSchema,
   type DomainCreate, type DomainListQueryT, type DomainPatch,
 } from './domains.schemas.js';
-import { domainEtag, type DomainsService } from './domains.service.js';
+import { domainEtag } from './domain-record.js';
+import type { DomainsService } from './domains.service.js';
 
 /** What differs between v1 (snake_case) and v2 (camelCase, cursor pages). */
 const edges = {

@@ -1,0 +1,135 @@
+import type { Dialect } from '../../db/dialect.js';
+import type { DomainRow } from '../../db/types.js';
+import { AppError, forbidden, notFound, validationError, type ErrorDetail } from '../../lib/app-error.js';
+import { isAdmin, type Caller } from '../../lib/caller.js';
+import type { Clock } from '../../lib/clock.js';
+import { assertIfMatch } from '../../lib/etag.js';
+import { randomAlphanumeric } from '../../lib/random-text.js';
+import type { UsersRepository } from '../users/index.js';
+import { findManagedDomain } from './domain-access.js';
+import { domainEtag } from './domain-record.js';
+import { toEntry, type DomainRegistry } from './domain-registry.js';
+import type { DomainChanges, DomainsRepository } from './domains.repository.js';
+import type { DomainCreate, DomainPatch } from './domains.schemas.js';
+import { checkFallbackUrl } from './fallback-url.js';
+import { normalizeHostname } from './hostname.js';
+
+const TOKEN_LENGTH = 32;
+
+export interface DomainWritesDeps {
+  domains: Pick<DomainsRepository, 'findById' | 'insert' | 'update' | 'countLinks' | 'remove'>;
+  registry: Pick<DomainRegistry, 'put' | 'remove'>;
+  users: Pick<UsersRepository, 'findById'>;
+  dialect: Pick<Dialect, 'isUniqueViolation'>;
+  clock: Clock;
+  /** the default domain's host (PUBLIC_BASE_URL's): never a domain of its own */
+  defaultHost: string;
+}
+
+/** The fallbacks that were sent: null clears one, a URL must pass checkFallbackUrl (else a detail, not a change). */
+function fallbackChanges(input: Partial<Pick<DomainCreate, 'root_redirect' | 'not_found_redirect' | 'expired_redirect'>>, hostname: string, details: ErrorDetail[]): DomainChanges {
+  const out: DomainChanges = {};
+  for (const field of ['root_redirect', 'not_found_redirect', 'expired_redirect'] as const) {
+    const value = input[field];
+    if (value === undefined) continue;
+    if (value === null) {
+      out[field] = null;
+      continue;
+    }
+    const problem = checkFallbackUrl(value, hostname);
+    if (problem) details.push({ field, message: problem });
+    else out[field] = value;
+  }
+  return out;
+}
+
+/** The new domain's host name, normalized; what makes it unfit goes into `details`. */
+function newHostname(input: string, defaultHost: string, details: ErrorDetail[]): string | null {
+  const hostname = normalizeHostname(input);
+  if (hostname === null) details.push({ field: 'hostname', message: 'must be a host name of at least two labels (letters, digits, hyphens), without port or path' });
+  else if (hostname === defaultHost) details.push({ field: 'hostname', message: 'is the default domain of this service' });
+  return hostname;
+}
+
+/** The new domain's owner: the caller, or (for an admin) the user named, and only from an active account. */
+async function activeOwner(users: Pick<UsersRepository, 'findById'>, caller: Caller, ownerId: number | undefined): Promise<number> {
+  if (ownerId !== undefined && ownerId !== caller.userId && !isAdmin(caller)) {
+    throw new AppError('FORBIDDEN', 'Only an admin may add a domain for another user', [{ field: 'owner_id', message: "must be the caller's own id, or omitted" }]);
+  }
+  const me = await users.findById(caller.userId);
+  if (!me || me.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may add a domain; this one is ${me?.status ?? 'gone'}`);
+  const id = ownerId ?? caller.userId;
+  if (id !== caller.userId && !(await users.findById(id))) {
+    throw validationError([{ field: 'owner_id', message: 'no user has this id' }], 'Request body is invalid');
+  }
+  return id;
+}
+
+/** What a patch changes of `row`; the host name never changes, the owner only by an admin's hand. */
+async function patchChanges(users: Pick<UsersRepository, 'findById'>, row: DomainRow, input: DomainPatch, caller: Caller): Promise<DomainChanges> {
+  const details: ErrorDetail[] = [];
+  if (input.hostname !== undefined && normalizeHostname(input.hostname) !== row.hostname) {
+    details.push({ field: 'hostname', message: 'cannot change: add the new name as a domain of its own' });
+  }
+  if (input.owner_id !== undefined && input.owner_id !== row.owner_id) {
+    if (!isAdmin(caller)) throw new AppError('FORBIDDEN', 'Only an admin may hand a domain to another user', [{ field: 'owner_id', message: 'cannot change' }]);
+    if (!(await users.findById(input.owner_id))) details.push({ field: 'owner_id', message: 'no user has this id' });
+  }
+  const changes = fallbackChanges(input, row.hostname, details);
+  if (details.length) throw validationError(details, 'Request body is invalid');
+  if (input.scheme !== undefined) changes.scheme = input.scheme;
+  if (input.owner_id !== undefined) changes.owner_id = input.owner_id;
+  return changes;
+}
+
+/** Adding, changing and deleting a domain; each change is mirrored in this instance's registry at once. */
+export function createDomainWrites(deps: DomainWritesDeps) {
+  const { domains, registry, users, dialect, clock, defaultHost } = deps;
+  const publish = (row: DomainRow): DomainRow => {
+    registry.put(toEntry(row));
+    return row;
+  };
+
+  return {
+    async create(input: DomainCreate, caller: Caller): Promise<DomainRow> {
+      const ownerId = await activeOwner(users, caller, input.owner_id);
+      const details: ErrorDetail[] = [];
+      const hostname = newHostname(input.hostname, defaultHost, details);
+      const changes = fallbackChanges(input, hostname ?? '', details);
+      if (details.length || hostname === null) throw validationError(details, 'Request body is invalid');
+      const now = clock.now();
+      try {
+        return publish(await domains.insert({
+          hostname, owner_id: ownerId, token: randomAlphanumeric(TOKEN_LENGTH), verified_at: null, scheme: input.scheme ?? null,
+          root_redirect: null, not_found_redirect: null, expired_redirect: null, ...changes,
+          checked_at: null, failing_since: null, check_message: null, created_at: now, updated_at: now,
+        }));
+      } catch (err) {
+        if (!dialect.isUniqueViolation(err)) throw err;
+        throw new AppError('CONFLICT', 'This host name is taken', [{ field: 'hostname', message: 'is already a domain of this service' }]);
+      }
+    },
+
+    async patch(id: number, input: DomainPatch, caller: Caller, ifMatch: string | undefined): Promise<DomainRow> {
+      const row = await findManagedDomain(domains, id, caller);
+      assertIfMatch(ifMatch, domainEtag(row));
+      const changes = await patchChanges(users, row, input, caller);
+      if (Object.keys(changes).length === 0) return row;
+      const updated = await domains.update(id, { ...changes, updated_at: clock.now() }, ifMatch === undefined ? null : row.version);
+      if (updated) return publish(updated);
+      const now = await findManagedDomain(domains, id, caller);
+      throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${domainEtag(now)}` }]);
+    },
+
+    async remove(id: number, caller: Caller, force: boolean): Promise<void> {
+      const row = await findManagedDomain(domains, id, caller);
+      if (force && !isAdmin(caller)) throw forbidden('Only an admin may delete a domain with its links');
+      if (!force && (await domains.countLinks(id)) > 0) {
+        throw new AppError('CONFLICT', 'This domain still has links: delete them first (or an admin may use ?force=true)');
+      }
+      const removed = await domains.remove(row.id, force);
+      registry.remove(row.id);
+      if (!removed) throw notFound('Domain');
+    },
+  };
+}
