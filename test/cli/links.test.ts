@@ -76,6 +76,46 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     expect(onDomain.json()).toEqual([expect.objectContaining({ short_code: made.body.short_code, domain: hostname, short_url: made.body.short_url })]);
   });
 
+  it('when one code is on the default domain and on a custom one, then disable and enable name the custom one with --domain and the default one without; an unknown domain or code fails (exit 1) saying which', async () => {
+    const owner = await createUser(t, { status: 'active' });
+    const hostname = `cli-${Math.random().toString(36).slice(2, 8)}.example.test`;
+    expect((await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname } })).status).toBe(201);
+    const code = `d${Math.random().toString(36).slice(2, 8)}`;
+    for (const domain of [null, hostname]) {
+      const made = await t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/twin', short_code: code, domain } });
+      expect(made.status, made.text).toBe(201);
+    }
+    const disabledOn = async (domain: string | null): Promise<boolean> => {
+      const res = await t.request({ url: `/api/v1/links/${code}${domain ? `?domain=${domain}` : ''}`, token: owner.token });
+      expect(res.status, res.text).toBe(200);
+      return res.body.disabled as boolean;
+    };
+
+    const onDomain = await runFerry(['links', 'disable', code, '--domain', hostname, '--reason', 'spam', '--json'], env);
+    expect(onDomain.status, onDomain.stderr).toBe(0);
+    expect(onDomain.json()).toEqual({ short_code: code, disabled: true, disabled_reason: 'spam' });
+    expect([await disabledOn(hostname), await disabledOn(null)]).toEqual([true, false]);
+    expect((await t.request({ url: `/${code}` })).status).toBe(302); // the default domain's link still redirects
+
+    const onDefault = await runFerry(['links', 'disable', code], env);
+    expect(onDefault.status, onDefault.stderr).toBe(0);
+    expect(await visitsAnswer(code, 410)).toBe(410);
+    const enabled = await runFerry(['links', 'enable', code, '--domain', hostname.toUpperCase()], env);
+    expect(enabled.status, enabled.stderr).toBe(0);
+    expect(enabled.stdout).toBe(`${code} on ${hostname.toUpperCase()} redirects again\n`);
+    expect([await disabledOn(hostname), await disabledOn(null)]).toEqual([false, true]);
+
+    const unknownDomain = await runFerry(['links', 'disable', code, '--domain', 'nowhere.example.test'], env);
+    expect(unknownDomain.status).toBe(1);
+    expect(unknownDomain.stderr).toBe('ferry: nowhere.example.test is not a domain of this service\n');
+    const unknownCode = await runFerry(['links', 'enable', 'zz9zz9', '--domain', hostname, '--json'], env);
+    expect(unknownCode.status).toBe(1);
+    expect(JSON.parse(unknownCode.stderr)).toEqual({ error: { code: 'NOT_FOUND', message: `No link has the code zz9zz9 on ${hostname}`, details: [] } });
+    const notOnDefault = await runFerry(['links', 'enable', 'zz9zz9'], env);
+    expect([notOnDefault.status, notOnDefault.stderr]).toEqual([1, 'ferry: No link has the code zz9zz9 on the default domain\n']);
+    expect([await disabledOn(hostname), await disabledOn(null)]).toEqual([false, true]);
+  });
+
   it('when disable-blocked runs with a blocked hosts file, then links to those hosts and their subdomains are disabled and counted', async () => {
     const owner = await createUser(t);
     const bad = [await linkOf(owner.token, 'https://evil-blocked.example/a'), await linkOf(owner.token, 'https://www.evil-blocked.example/b')];

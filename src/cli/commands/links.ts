@@ -47,6 +47,10 @@ async function moderate<T>(ctx: CommandContext, change: (moderation: LinkModerat
   return change(await (await ctx.services()).moderation());
 }
 
+/** Codes are unique per domain (SPEC §19): the same code on two domains is two links. */
+const DOMAIN_OPTION = 'the domain the code is on (absent: the default domain)';
+const named = (code: string, domain: string | undefined): string => (domain === undefined ? code : `${code} on ${domain}`);
+
 /** `ferry links list|disable|enable|disable-blocked`: moderation (SPEC §18) through the links' moderation service. */
 export const linksCommand: CommandModule = (program, cli) => {
   const links = program.command('links').description('every link: list, disable (visits answer 410), enable, disable those to blocked hosts');
@@ -64,18 +68,20 @@ export const linksCommand: CommandModule = (program, cli) => {
     .command('disable')
     .description('disable a link: its visits answer 410 LINK_DISABLED (a running server sees it within a second or less) until it is enabled again')
     .argument('<code>', 'the short code')
+    .option('--domain <host>', DOMAIN_OPTION)
     .option('--reason <text>', 'why (shown to its owner)')
-    .action(cli.action(async (ctx, code: string, opts: { reason?: string }) => {
-      const row = await moderate(ctx, (m) => m.disable(code, opts.reason ?? null));
-      ctx.out.result({ short_code: row.short_code, disabled: true, disabled_reason: row.disabled_reason }, `${row.short_code} is disabled${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`);
+    .action(cli.action(async (ctx, code: string, opts: { reason?: string; domain?: string }) => {
+      const row = await moderate(ctx, (m) => m.disable(code, opts.reason ?? null, opts.domain));
+      ctx.out.result({ short_code: row.short_code, disabled: true, disabled_reason: row.disabled_reason }, `${named(code, opts.domain)} is disabled${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`);
     }));
   links
     .command('enable')
     .description('let a disabled link redirect again')
     .argument('<code>', 'the short code')
-    .action(cli.action(async (ctx, code: string) => {
-      const row = await moderate(ctx, (m) => m.enable(code));
-      ctx.out.result({ short_code: row.short_code, disabled: false }, `${row.short_code} redirects again`);
+    .option('--domain <host>', DOMAIN_OPTION)
+    .action(cli.action(async (ctx, code: string, opts: { domain?: string }) => {
+      const row = await moderate(ctx, (m) => m.enable(code, opts.domain));
+      ctx.out.result({ short_code: row.short_code, disabled: false }, `${named(code, opts.domain)} redirects again`);
     }));
   links
     .command('disable-blocked')

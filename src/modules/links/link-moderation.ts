@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
 import type { LinkRow } from '../../db/types.js';
-import { AppError, notFound, validationError, type ErrorDetail } from '../../lib/app-error.js';
+import { AppError, validationError, type ErrorDetail } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
@@ -54,8 +54,8 @@ export interface LinkModerationDeps {
   clock: Clock;
   paginator: Paginator;
   toLink: (row: LinkRow) => Link;
-  /** the domains links live on: the admin list's `domain` filter, and each row's domain name */
-  domains: Pick<LinkDomains, 'listFilter' | 'ensureKnown'>;
+  /** the domains links live on: the domain a code is named on, the admin list's `domain` filter, each row's name */
+  domains: Pick<LinkDomains, 'idOf' | 'listFilter' | 'ensureKnown'>;
 }
 
 export type LinkModeration = ReturnType<typeof createLinkModeration>;
@@ -69,22 +69,29 @@ export type LinkModeration = ReturnType<typeof createLinkModeration>;
 export function createLinkModeration(deps: LinkModerationDeps) {
   const { links, cache, blockedHosts, clock, paginator, toLink, domains } = deps;
 
-  async function setDisabled(code: string, changes: (row: LinkRow) => LinkChanges): Promise<LinkRow> {
-    const row = await links.findByCode(code);
-    if (!row || (row.expires_at !== null && row.expires_at <= clock.now())) throw notFound('Link');
+  /**
+   * A code names a link only on its domain (SPEC §19): `domain` is its host name, absent (or the default
+   * domain's host) for the default domain. Each failure says which name was not found where.
+   */
+  async function setDisabled(code: string, domain: string | undefined, changes: (row: LinkRow) => LinkChanges): Promise<LinkRow> {
+    const domainId = await domains.idOf(domain);
+    if (domainId === null) throw new AppError('NOT_FOUND', `${domain} is not a domain of this service`);
+    const missing = () => new AppError('NOT_FOUND', `No link has the code ${code} on ${domainId === 0 ? 'the default domain' : domain}`);
+    const row = await links.findByCode(code, domainId);
+    if (!row || (row.expires_at !== null && row.expires_at <= clock.now())) throw missing();
     const updated = await links.update(row, changes(row), null, clock.now());
     for (const name of namesOf(row)) cache?.invalidate(linkCacheKey(row.domain_id, name));
-    if (!updated) throw notFound('Link');
+    if (!updated) throw missing();
     return updated;
   }
 
   return {
-    /** Disables the link (a disabled one keeps its first time and takes the new reason). */
-    disable: (code: string, reason: string | null): Promise<LinkRow> =>
-      setDisabled(code, (row) => ({ disabled_at: row.disabled_at ?? clock.now(), disabled_reason: reason })),
+    /** Disables the link `code` on `domain` (a disabled one keeps its first time and takes the new reason). */
+    disable: (code: string, reason: string | null, domain?: string): Promise<LinkRow> =>
+      setDisabled(code, domain, (row) => ({ disabled_at: row.disabled_at ?? clock.now(), disabled_reason: reason })),
 
-    /** Lets the link redirect again. */
-    enable: (code: string): Promise<LinkRow> => setDisabled(code, () => ({ disabled_at: null, disabled_reason: null })),
+    /** Lets the link `code` on `domain` redirect again. */
+    enable: (code: string, domain?: string): Promise<LinkRow> => setDisabled(code, domain, () => ({ disabled_at: null, disabled_reason: null })),
 
     /** Disables every link whose target's host is blocked now and was not disabled yet; how many. */
     async disableBlocked(reason: string = BLOCKED_HOST_REASON): Promise<number> {
