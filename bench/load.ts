@@ -56,9 +56,14 @@ function requestsFor(spec: LoadSpec): NonNullable<Parameters<typeof autocannon>[
       const pick = spec.amount ? () => n++ % lines.length : () => Math.floor(Math.random() * lines.length);
       if (lines[0]?.includes(' ')) {
         const visits = lines.map((line) => line.split(' ')).map(([code, host]) => ({ path: `/${code}`, host: host! }));
+        // autocannon's request builder hands each call fresh copies of the request and its headers: set in place.
         return [{ method: 'GET', setupRequest: (req: RawRequest) => {
           const v = visits[pick()]!;
-          return { ...req, path: v.path, headers: { ...req.headers, host: v.host } };
+          req.path = v.path;
+          const headers = req.headers ?? {};
+          headers.host = v.host;
+          req.headers = headers;
+          return req;
         } }];
       }
       const codes = lines.map((c) => `/${c}`);
