@@ -37,50 +37,56 @@ export const titleText = (title: string | null | undefined): string | null => {
   return text === '' ? null : text;
 };
 
+function checkExpiry(raw: string | null, now: number, details: ErrorDetail[]): number | null {
+  if (raw === null) return null;
+  const at = parseInstant(raw);
+  if (at === null) details.push({ field: 'expires_at', message: INSTANT_RULE });
+  else if (at <= now) details.push({ field: 'expires_at', message: 'must be in the future' });
+  return at;
+}
+
+/**
+ * SPEC §17: a password or a visit limit needs someone who can manage it; an anonymous link has nobody (only
+ * an admin may change it), so it may have neither.
+ */
+function checkOwnedRules(anonymous: boolean, input: { password?: string | null; max_visits?: number | null }, details: ErrorDetail[]): void {
+  if (!anonymous) return;
+  if (input.password != null) details.push({ field: 'password', message: 'needs an account: an anonymous link cannot have a password (send a bearer token)' });
+  if (input.max_visits != null) details.push({ field: 'max_visits', message: 'needs an account: an anonymous link cannot have a visit limit (send a bearer token)' });
+}
+
+/** The rules of a link's target that depend on this instance: where it is served, and which hosts it blocks. */
+function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; isBlocked?: (host: string) => boolean }) {
+  const { publicBaseUrl, listenPort } = deps;
+  const isBlocked = deps.isBlocked ?? (() => false);
+  return {
+    checkUrl(raw: string, details: ErrorDetail[]): string | null {
+      const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
+      if (url.ok) return url.url;
+      details.push({ field: 'original_url', message: url.reason });
+      return null;
+    },
+
+    /**
+     * BLOCKED_HOSTS_FILE (SPEC §18): a well-formed target whose host (or a parent domain of it) is listed is
+     * refused as a whole, 422, after every field has been checked and before anything is hashed.
+     */
+    assertNotBlocked(url: string): void {
+      const host = hostOf(new URL(url));
+      if (!isBlocked(host)) return;
+      throw new AppError('DESTINATION_BLOCKED', 'Links to this host are not allowed on this instance', [{ field: 'original_url', message: `points at ${host}, which this instance blocks` }]);
+    },
+  };
+}
+
 /**
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
  */
 export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; isBlocked?: (host: string) => boolean }) {
-  const { publicBaseUrl, listenPort, passwords } = deps;
-  const isBlocked = deps.isBlocked ?? (() => false);
-
-  /**
-   * BLOCKED_HOSTS_FILE (SPEC §18): a well-formed target whose host (or a parent domain of it) is listed is
-   * refused as a whole, 422, after every field has been checked and before anything is hashed.
-   */
-  function assertNotBlocked(url: string): void {
-    const host = hostOf(new URL(url));
-    if (!isBlocked(host)) return;
-    throw new AppError('DESTINATION_BLOCKED', 'Links to this host are not allowed on this instance', [{ field: 'original_url', message: `points at ${host}, which this instance blocks` }]);
-  }
-
-  function checkUrl(raw: string, details: ErrorDetail[]): string | null {
-    const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
-    if (url.ok) return url.url;
-    details.push({ field: 'original_url', message: url.reason });
-    return null;
-  }
-
-  function checkExpiry(raw: string | null, now: number, details: ErrorDetail[]): number | null {
-    if (raw === null) return null;
-    const at = parseInstant(raw);
-    if (at === null) details.push({ field: 'expires_at', message: INSTANT_RULE });
-    else if (at <= now) details.push({ field: 'expires_at', message: 'must be in the future' });
-    return at;
-  }
-
+  const { passwords } = deps;
+  const { checkUrl, assertNotBlocked } = createTargetRules(deps);
   const hashOf = (password: string | null): Promise<string | null> => (password === null ? Promise.resolve(null) : passwords.hash(password));
-
-  /**
-   * SPEC §17: a password or a visit limit needs someone who can manage it; an anonymous link has nobody (only
-   * an admin may change it), so it may have neither.
-   */
-  function checkOwnedRules(anonymous: boolean, input: { password?: string | null; max_visits?: number | null }, details: ErrorDetail[]): void {
-    if (!anonymous) return;
-    if (input.password != null) details.push({ field: 'password', message: 'needs an account: an anonymous link cannot have a password (send a bearer token)' });
-    if (input.max_visits != null) details.push({ field: 'max_visits', message: 'needs an account: an anonymous link cannot have a visit limit (send a bearer token)' });
-  }
 
   return {
     /** `anonymous`: nobody will own the link (no caller). */
