@@ -1,43 +1,44 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../lib/app-error.js';
-import { negotiate, vendorJsonAsJson } from '../../lib/accept.js';
 import { errorResponses } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import { passwordsIn } from '../../plugins/password-hash-budget.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
-import { QR_FORMATS, QR_SIZE, type QrFormat } from './link-qr.js';
+import { registerLinkQrRoute } from './link-qr.routes.js';
 import type { LinkModeration } from './link-moderation.js';
 import type { LinksBulk } from './links.bulk.js';
-import { LINK_CSV_COLUMNS, type LinksExport } from './links.export.js';
-import { domainQuery, LinkCodeParams, UserLinksParams, type AllLinksQueryT, type LinkCreate, type LinkListQueryT, type LinkPatch } from './links.schemas.js';
+import type { LinksExport } from './links.export.js';
+import { domainQuery, LinkCodeParams, type AllLinksQueryT, type LinkCreate, type LinkPatch } from './links.schemas.js';
 import { linkEtag, type LinksService } from './links.service.js';
-import { linkEdges } from './links.v2.js';
+import { linkEdges, type LinkEdge } from './links.v2.js';
+import { registerUserLinksRoute } from './user-links.routes.js';
 
 const DomainQuery = Type.Object(domainQuery);
-const QrQuery = Type.Object({
-  ...domainQuery,
-  size: Type.Optional(Type.Integer({ format: 'int32', minimum: QR_SIZE.min, maximum: QR_SIZE.max, default: QR_SIZE.default, description: `Width and height in pixels (${QR_SIZE.min}-${QR_SIZE.max})` })),
-  format: Type.Optional(Type.Union([Type.Literal('svg'), Type.Literal('png')], { description: 'svg or png; wins over Accept' })),
-});
-const QR_TYPES = Object.values(QR_FORMATS);
-/** Far above the largest image (a 40-L symbol at 1,024 px: about 150 kB of PNG rows, 400 kB of SVG path). */
-const QR_MAX_BYTES = 1_000_000;
-const JSON_TYPE = 'application/json';
-const CSV_TYPE = 'text/csv';
-const USER_LINKS_CSV_HEADER = LINK_CSV_COLUMNS.join(',');
 /** The link's ETag, as the responses describe it. */
 const ETAG = 'its version, "link-{id}-v{version}", for If-Match on PATCH';
+
+export interface LinksRoutesOptions { links: LinksService; bulk: LinksBulk; exports: LinksExport; moderation: LinkModeration; basePath: string; version: ApiVersion }
+
+/** The plugin's instance, its routes typed by their TypeBox schemas. */
+export type LinksApp = Parameters<FastifyPluginAsyncTypebox<LinksRoutesOptions>>[0];
+
+/** What each group of the links routes is registered with. */
+export interface LinkRoutesContext {
+  /** the version's edge: field names in, out and in errors */
+  edge: LinkEdge;
+  tags: string[];
+  opts: LinksRoutesOptions;
+}
 
 /**
  * SPEC §6 and §13, the JSON side. The redirect itself is in redirect.routes.ts (its own context). The version's
  * edge (links.v2.ts) decides field names; the service is the same for v1 and v2.
  */
-export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk: LinksBulk; exports: LinksExport; moderation: LinkModeration; basePath: string; version: ApiVersion }> = async (app, opts) => {
-  const { links, bulk, exports, moderation } = opts;
+export const linksRoutes: FastifyPluginAsyncTypebox<LinksRoutesOptions> = async (app, opts) => {
   const edge = linkEdges[opts.version];
-  const tags = ['links'];
+  const context: LinkRoutesContext = { edge, tags: ['links'], opts };
   // The service names fields in v1's words; a v2 client sent camelCase (SPEC §2: as the client sent it).
   // Thrown on, the error reaches the app's one error handler. (Validation errors are not AppErrors here:
   // they already name what the client sent.)
@@ -47,6 +48,17 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     });
   }
 
+  // Registered in this order, which is the order of the OpenAPI document's paths.
+  registerLinkCreation(app, context);
+  registerAllLinksList(app, context);
+  registerLinkByCode(app, context);
+  registerLinkQrRoute(app, context);
+  registerUserLinksRoute(app, context);
+};
+
+/** POST /links and POST /links/bulk. */
+function registerLinkCreation(app: LinksApp, { edge, tags, opts }: LinkRoutesContext): void {
+  const { links, bulk } = opts;
   app.post('/links', {
     onRequest: app.access('optional', 'links:write'),
     // An Idempotency-Key is honoured (plugins/idempotency.ts) but not required: the link and the stored
@@ -91,7 +103,11 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
       return { status: 200, headers: {}, body: edge.out({ data }) };
     });
   });
+}
 
+/** GET /links: every link, for admins. */
+function registerAllLinksList(app: LinksApp, { edge, tags, opts }: LinkRoutesContext): void {
+  const { moderation } = opts;
   app.get('/links', {
     onRequest: app.access('admin', 'links:read'),
     schema: {
@@ -107,7 +123,11 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     if (page.link) reply.header('link', page.link);
     return edge.out({ data: page.data, pagination: page.pagination });
   });
+}
 
+/** GET, PATCH and DELETE /links/{code}. */
+function registerLinkByCode(app: LinksApp, { edge, tags, opts }: LinkRoutesContext): void {
+  const { links } = opts;
   app.get('/links/:code', {
     onRequest: app.access('optional', 'links:read'),
     schema: {
@@ -156,66 +176,4 @@ export const linksRoutes: FastifyPluginAsyncTypebox<{ links: LinksService; bulk:
     await links.remove(request.params.code, request.caller, request.query.domain);
     return reply.code(204).send(null);
   });
-
-  app.get('/links/:code/qr', {
-    onRequest: app.access('optional', 'links:read'),
-    schema: {
-      operationId: 'getLinkQrCode', tags, security: securityFor('optional', 'links:read'),
-      summary: 'The short URL as a QR code (whoever may read the link): SVG by default, PNG for Accept: image/png or ?format=png',
-      params: LinkCodeParams,
-      querystring: QrQuery,
-      response: {
-        200: {
-          description: 'The QR code of short_url (error correction M, 4-module quiet zone)',
-          content: {
-            [QR_FORMATS.svg]: { schema: Type.String({ maxLength: QR_MAX_BYTES, pattern: '^<svg ', description: 'An SVG document' }) },
-            [QR_FORMATS.png]: { schema: Type.String({ format: 'binary', maxLength: QR_MAX_BYTES, description: 'A PNG image (1-bit grayscale)' }) },
-          },
-        },
-        ...errorResponses(400, 401, 403, 404, 406, 429),
-      },
-    },
-  }, async (request, reply) => {
-    const type = request.query.format ? QR_FORMATS[request.query.format] : negotiate(request.headers.accept, QR_TYPES);
-    if (type === null) throw new AppError('NOT_ACCEPTABLE', `This resource is served as ${QR_TYPES.join(' or ')}`, [{ field: 'Accept', message: `must accept ${QR_TYPES.join(' or ')}` }]);
-    const format = (Object.keys(QR_FORMATS) as QrFormat[]).find((f) => QR_FORMATS[f] === type)!;
-    const image = await links.qr(request.params.code, request.caller, format, request.query.size ?? QR_SIZE.default, request.query.domain);
-    // (typed as the SVG's string by the type provider; a PNG is a Buffer, which Fastify sends as it is)
-    return reply.header('vary', 'Accept').type(type).send(image as string);
-  });
-
-  app.get('/users/:id/links', {
-    onRequest: app.access('selfOrAdmin', 'links:read'),
-    schema: {
-      operationId: 'listUserLinks', tags, security: securityFor('selfOrAdmin'),
-      summary: "A user's links, oldest first by default (themself or an admin; `me` for the caller), with tag, text and sort; or all of them as CSV",
-      description: `With Accept: text/csv the answer streams every link the filters and sort select (page, limit and cursor are the JSON list's) in the generic CSV format of the importer: a header row (${USER_LINKS_CSV_HEADER}), RFC 4180 quoting, several tags or aliases in one cell separated by |; a cell starting with = + - @, tab or CR (after any quotes) gets one quote more, which the importer takes off. The same header on both versions: it is an interchange format.`,
-      params: UserLinksParams,
-      querystring: edge.listQuery,
-      response: {
-        200: {
-          description: "One page of the user's links, or all of them as CSV",
-          content: {
-            [JSON_TYPE]: { schema: edge.linkList },
-            [CSV_TYPE]: { schema: Type.String({ pattern: `^${USER_LINKS_CSV_HEADER}\r\n`, description: `A header row (${USER_LINKS_CSV_HEADER}) and one row per link; as long as the list (streamed)` }) },
-          },
-        },
-        ...errorResponses(400, 401, 403, 404, 406, 429),
-      },
-    },
-  }, async (request, reply) => {
-    const query = request.query as LinkListQueryT;
-    const type = negotiate(vendorJsonAsJson(request.headers.accept), [JSON_TYPE, CSV_TYPE]);
-    if (type === null) throw new AppError('NOT_ACCEPTABLE', "A user's links are served as application/json or text/csv", [{ field: 'Accept', message: 'must accept application/json or text/csv' }]);
-    reply.header('vary', 'Accept');
-    const sorted = { ...query, sort: edge.sort(query.sort) as LinkListQueryT['sort'] };
-    const keyDomains = request.caller?.apiKey?.domains ?? null;
-    if (type === CSV_TYPE) {
-      const csv = await exports.csvForUser(request.params.id, sorted, keyDomains);
-      return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="links.csv"').send(csv);
-    }
-    const page = await links.listForUser(request.params.id, sorted, request.url, opts.version === 2, keyDomains);
-    if (page.link) reply.header('link', page.link);
-    return edge.out({ data: page.data, pagination: page.pagination });
-  });
-};
+}
