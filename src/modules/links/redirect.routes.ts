@@ -88,61 +88,59 @@ const REFUSALS: Record<Exclude<VisitDecision['kind'], 'redirect' | 'password'>, 
   throttled: { page: 'throttled', error: () => new AppError('RATE_LIMITED', 'Too many wrong passwords for this link from your address') },
 };
 
+type Domain = ReturnType<VisitDomains['servedBy']>;
+type Visited = { linkId: number; code: string; alias: string | null; domain: Domain };
+
+/** A visit that gets no redirect: the error envelope, or for a browser the page saying why (SPEC §13). */
+function refuse(request: FastifyRequest, reply: FastifyReply, decision: Exclude<VisitDecision, { kind: 'redirect' }>, clock: Clock): FastifyReply {
+  reply.header('vary', 'Accept');
+  const html = prefersHtml(request.headers.accept);
+  let err: AppError;
+  let body: string;
+  if (decision.kind === 'password') {
+    const message = decision.wrong ? 'The password is not right' : 'This link needs a password (a form post or HTTP Basic credentials)';
+    err = new AppError('LINK_PASSWORD_REQUIRED', message, [], { 'WWW-Authenticate': html ? FORM_REALM : BASIC_REALM });
+    body = passwordPage(decision.wrong);
+  } else {
+    const refusal = REFUSALS[decision.kind];
+    err = refusal.error();
+    if (decision.kind === 'throttled') err.headers['Retry-After'] = String(decision.retryAfterSeconds);
+    body = redirectErrorPage(refusal.page);
+  }
+  if (!html) return sendAppError(reply, err, clock.now());
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  return reply
+    .code(err.status)
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', ERROR_PAGE_CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'no-referrer')
+    .type('text/html; charset=utf-8')
+    .send(body);
+}
+
+/** A domain's fallback instead of a 404 or 410 (SPEC §19); null where it has none. */
+function fallbackOf(domain: Domain, decision: VisitDecision): string | null {
+  if (!domain) return null;
+  if (decision.kind === 'missing') return domain.notFoundRedirect;
+  if (decision.kind === 'expired' || decision.kind === 'exhausted') return domain.expiredRedirect;
+  return null;
+}
+
 /**
- * GET /{code} (SPEC §6, §13), in its own encapsulated context beside the JSON API: none of the API's hooks
- * (CORS, content types, ETag) run here. An ordinary link is one cache lookup (LinksService.resolve,
- * synchronous on a hit), the policy's synchronous "redirect" and one enqueue; a password, a visit limit or a
- * forwarded query are the policy's business (visit-policy.ts). POST /{code} is the password form's target.
- * The code is constrained in the route itself, so anything else falls through to the ordinary 404, and
- * static routes (/docs, /healthz, /v3/api-docs, ...) always win in find-my-way.
+ * Both routes' answer to a visit: the link's lookup, the policy's decision, then the redirect and its click or
+ * the refusal. Its closures are made once, when the routes are registered, not per visit.
  */
-export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (app, opts) => {
-  const { links, policy, clicks, clock, status } = opts;
+function createVisitHandler(opts: RedirectRoutesOptions) {
+  const { links, policy, clicks, clock } = opts;
 
-  const refuse = (request: FastifyRequest, reply: FastifyReply, decision: Exclude<VisitDecision, { kind: 'redirect' }>): FastifyReply => {
-    reply.header('vary', 'Accept');
-    const html = prefersHtml(request.headers.accept);
-    let err: AppError;
-    let body: string;
-    if (decision.kind === 'password') {
-      const message = decision.wrong ? 'The password is not right' : 'This link needs a password (a form post or HTTP Basic credentials)';
-      err = new AppError('LINK_PASSWORD_REQUIRED', message, [], { 'WWW-Authenticate': html ? FORM_REALM : BASIC_REALM });
-      body = passwordPage(decision.wrong);
-    } else {
-      const refusal = REFUSALS[decision.kind];
-      err = refusal.error();
-      if (decision.kind === 'throttled') err.headers['Retry-After'] = String(decision.retryAfterSeconds);
-      body = redirectErrorPage(refusal.page);
-    }
-    if (!html) return sendAppError(reply, err, clock.now());
-    for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-    return reply
-      .code(err.status)
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', ERROR_PAGE_CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('x-frame-options', 'DENY')
-      .header('referrer-policy', 'no-referrer')
-      .type('text/html; charset=utf-8')
-      .send(body);
-  };
-
-  type Domain = ReturnType<VisitDomains['servedBy']>;
-  /** A domain's fallback instead of a 404 or 410 (SPEC §19); null where it has none. */
-  const fallbackOf = (domain: Domain, decision: VisitDecision): string | null => {
-    if (!domain) return null;
-    if (decision.kind === 'missing') return domain.notFoundRedirect;
-    if (decision.kind === 'expired' || decision.kind === 'exhausted') return domain.expiredRedirect;
-    return null;
-  };
-
-  type Visited = { linkId: number; code: string; alias: string | null; domain: Domain };
   const answer = (request: FastifyRequest, reply: FastifyReply, target: Visited, decision: VisitDecision, redirectStatus: number): FastifyReply => {
     const { linkId, code, alias } = target;
     if (decision.kind !== 'redirect') {
       const fallback = fallbackOf(target.domain, decision);
       if (fallback !== null) return reply.code(FALLBACK_STATUS).header('location', fallback).header('cache-control', REDIRECT_CACHE_CONTROL).send();
-      return refuse(request, reply, decision);
+      return refuse(request, reply, decision, clock);
     }
     // HEAD answers the same headers and is not a visit.
     if (request.method !== 'HEAD') {
@@ -155,7 +153,7 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
     return reply.code(redirectStatus).header('location', decision.url).header('cache-control', REDIRECT_CACHE_CONTROL).send();
   };
 
-  const visit = (request: FastifyRequest, reply: FastifyReply, password: string | null, redirectStatus: number): FastifyReply | Promise<FastifyReply> => {
+  return (request: FastifyRequest, reply: FastifyReply, password: string | null, redirectStatus: number): FastifyReply | Promise<FastifyReply> => {
     const code = (request.params as { code: string }).code;
     const v: Visit = { method: request.method, query: queryOf(request.url), password, ip: request.ip, userAgent: request.headers['user-agent'] };
     // A verified domain's host resolves that domain's codes only; any other host the default domain's.
@@ -172,6 +170,19 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
     const target = links.resolve(code, domain?.id ?? 0);
     return target instanceof Promise ? target.then(decideFor) : decideFor(target);
   };
+}
+
+/**
+ * GET /{code} (SPEC §6, §13), in its own encapsulated context beside the JSON API: none of the API's hooks
+ * (CORS, content types, ETag) run here. An ordinary link is one cache lookup (LinksService.resolve,
+ * synchronous on a hit), the policy's synchronous "redirect" and one enqueue; a password, a visit limit or a
+ * forwarded query are the policy's business (visit-policy.ts). POST /{code} is the password form's target.
+ * The code is constrained in the route itself, so anything else falls through to the ordinary 404, and
+ * static routes (/docs, /healthz, /v3/api-docs, ...) always win in find-my-way.
+ */
+export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (app, opts) => {
+  const { status } = opts;
+  const visit = createVisitHandler(opts);
 
   app.get(REDIRECT_ROUTE_URL, {
     // The route url carries a pattern, so it is not the plain `/:code` the metrics recognise: say it.
