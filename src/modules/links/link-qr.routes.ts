@@ -17,8 +17,7 @@ const QR_TYPES = Object.values(QR_FORMATS);
 const QR_MAX_BYTES = 1_000_000;
 
 /** GET /links/{code}/qr: the short URL as an image, in the format asked for. */
-export function registerLinkQrRoute(app: LinksApp, { tags, opts }: LinkRoutesContext): void {
-  const { links } = opts;
+export function registerLinkQrRoute(app: LinksApp, { tags, opts: { links } }: LinkRoutesContext): void {
   app.get('/links/:code/qr', {
     onRequest: app.access('optional', 'links:read'),
     schema: {

@@ -57,8 +57,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<LinksRoutesOptions> = async 
 };
 
 /** POST /links and POST /links/bulk. */
-function registerLinkCreation(app: LinksApp, { edge, tags, opts }: LinkRoutesContext): void {
-  const { links, bulk } = opts;
+function registerLinkCreation(app: LinksApp, { edge, tags, opts: { links, bulk, basePath } }: LinkRoutesContext): void {
   app.post('/links', {
     onRequest: app.access('optional', 'links:write'),
     // An Idempotency-Key is honoured (plugins/idempotency.ts) but not required: the link and the stored
@@ -79,7 +78,7 @@ function registerLinkCreation(app: LinksApp, { edge, tags, opts }: LinkRoutesCon
     return reply.sendIdempotent(async (tx) => {
       const row = await links.create(draft, request.caller, tx);
       const link = links.toLink(row);
-      const location = `${opts.basePath}/links/${row.short_code}${link.domain === null ? '' : `?domain=${link.domain}`}`;
+      const location = `${basePath}/links/${row.short_code}${link.domain === null ? '' : `?domain=${link.domain}`}`;
       return { status: 201, headers: { location, etag: linkEtag(row) }, body: edge.out(link) };
     });
   });
@@ -106,8 +105,7 @@ function registerLinkCreation(app: LinksApp, { edge, tags, opts }: LinkRoutesCon
 }
 
 /** GET /links: every link, for admins. */
-function registerAllLinksList(app: LinksApp, { edge, tags, opts }: LinkRoutesContext): void {
-  const { moderation } = opts;
+function registerAllLinksList(app: LinksApp, { edge, tags, opts: { moderation, version } }: LinkRoutesContext): void {
   app.get('/links', {
     onRequest: app.access('admin', 'links:read'),
     schema: {
@@ -119,15 +117,14 @@ function registerAllLinksList(app: LinksApp, { edge, tags, opts }: LinkRoutesCon
     },
   }, async (request, reply) => {
     const query = edge.in<AllLinksQueryT>(request.query);
-    const page = await moderation.listAll({ ...query, sort: edge.sort(query.sort) as AllLinksQueryT['sort'] }, request.url, opts.version === 2, request.caller?.apiKey?.domains ?? null);
+    const page = await moderation.listAll({ ...query, sort: edge.sort(query.sort) as AllLinksQueryT['sort'] }, request.url, version === 2, request.caller?.apiKey?.domains ?? null);
     if (page.link) reply.header('link', page.link);
     return edge.out({ data: page.data, pagination: page.pagination });
   });
 }
 
 /** GET, PATCH and DELETE /links/{code}. */
-function registerLinkByCode(app: LinksApp, { edge, tags, opts }: LinkRoutesContext): void {
-  const { links } = opts;
+function registerLinkByCode(app: LinksApp, { edge, tags, opts: { links } }: LinkRoutesContext): void {
   app.get('/links/:code', {
     onRequest: app.access('optional', 'links:read'),
     schema: {

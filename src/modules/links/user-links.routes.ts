@@ -12,8 +12,7 @@ const CSV_TYPE = 'text/csv';
 const USER_LINKS_CSV_HEADER = LINK_CSV_COLUMNS.join(',');
 
 /** GET /users/{id}/links: one page of a user's links as JSON, or all of them as CSV. */
-export function registerUserLinksRoute(app: LinksApp, { edge, tags, opts }: LinkRoutesContext): void {
-  const { links, exports } = opts;
+export function registerUserLinksRoute(app: LinksApp, { edge, tags, opts: { links, exports, version } }: LinkRoutesContext): void {
   app.get('/users/:id/links', {
     onRequest: app.access('selfOrAdmin', 'links:read'),
     schema: {
@@ -44,7 +43,7 @@ export function registerUserLinksRoute(app: LinksApp, { edge, tags, opts }: Link
       const csv = await exports.csvForUser(request.params.id, sorted, keyDomains);
       return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="links.csv"').send(csv);
     }
-    const page = await links.listForUser(request.params.id, sorted, request.url, opts.version === 2, keyDomains);
+    const page = await links.listForUser(request.params.id, sorted, request.url, version === 2, keyDomains);
     if (page.link) reply.header('link', page.link);
     return edge.out({ data: page.data, pagination: page.pagination });
   });
