@@ -42,11 +42,6 @@ export default tseslint.config(
     rules: { 'max-lines-per-function': ['warn', { max: 60, skipBlankLines: true, skipComments: true }] },
   },
   {
-    // The table types: one interface per table, to be split by module.
-    files: ['src/db/types.ts'],
-    rules: { 'max-lines': ['warn', { max: 300 }] },
-  },
-  {
     // STYLE (The dashboard): web/ imports nothing from the server (web/tsconfig.json's rootDir refuses it too)
     // and runs in the browser only.
     files: ['web/src/**/*.ts', 'web/src/**/*.tsx'],

@@ -1,0 +1,26 @@
+import type { Generated, Selectable } from 'kysely';
+
+/** SPEC §19: a host name links may live on; `hostname` is stored lower case, without a trailing dot. */
+export interface DomainsTable {
+  id: Generated<number>;
+  hostname: string;
+  owner_id: number | null;
+  /** the verification token: in the TXT record's value and the HTTP path */
+  token: string;
+  verified_at: number | null;
+  /** 'http' | 'https' for short URLs on this domain; null: PUBLIC_BASE_URL's scheme */
+  scheme: string | null;
+  root_redirect: string | null;
+  not_found_redirect: string | null;
+  expired_redirect: string | null;
+  /** the last daily re-check of a verified domain */
+  checked_at: number | null;
+  /** since when re-checks have failed (null: the last one passed); 7 days of it and no new links */
+  failing_since: number | null;
+  check_message: string | null;
+  version: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+export type DomainRow = Selectable<DomainsTable>;

@@ -1,0 +1,69 @@
+import type { Generated, Insertable, Selectable } from 'kysely';
+
+/**
+ * Every short code ever issued, per domain; a retired row is the tombstone of a deleted or expired link. The
+ * one namespace of a domain's codes (and of other names of a link that come to share it): one lookup by
+ * (domain_id, code) answers a visit.
+ */
+export interface LinkCodesTable {
+  /** 0: the default domain */
+  domain_id: Generated<number>;
+  code: string;
+  /** the link this code stands for (kept in a tombstone) */
+  link_id: number | null;
+  retired_at: number | null;
+  retired_reason: 'deleted' | 'expired' | null;
+}
+
+export interface LinksTable {
+  id: Generated<number>;
+  short_code: string;
+  /** 0: the default domain (the host of PUBLIC_BASE_URL); otherwise domains.id */
+  domain_id: Generated<number>;
+  user_id: number | null;
+  original_url: string;
+  expires_at: number | null;
+  created_at: number;
+  /** the last change through the API (= created_at until the first) */
+  updated_at: number;
+  /** +1 on every change: the ETag "link-{id}-v{version}" */
+  version: Generated<number>;
+  /** null: no limit */
+  max_visits: number | null;
+  /** human GET visits redirected so far (the visit limit's counter; not click_count, which is written later) */
+  visit_count: Generated<number>;
+  /** 0 or 1 */
+  forward_query: Generated<number>;
+  password_hash: string | null;
+  /** comma-separated, lower case, in the order given (a copy of link_tags for reading) */
+  tags: Generated<string>;
+  /** at most 200 characters; null: none */
+  title: Generated<string | null>;
+  /** the live aliases (SPEC §20), comma-separated in the order given (a copy of link_codes for reading) */
+  aliases: Generated<string>;
+  /** when an admin disabled the link (visits answer 410 LINK_DISABLED); null: not disabled */
+  disabled_at: Generated<number | null>;
+  /** the admin's reason, at most 500 characters; null: none given */
+  disabled_reason: Generated<string | null>;
+  click_count: Generated<number>;
+  /** of click_count, the clicks by bots (SPEC §15) */
+  bot_clicks: Generated<number>;
+  unique_visitors: Generated<number>;
+  first_click_at: Generated<number | null>;
+  last_click_at: Generated<number | null>;
+}
+
+export interface LinkTagsTable {
+  link_id: number;
+  tag: string;
+}
+
+/** Link changes made by another process than the server, for its redirect cache (embedded engine only; migration 027). */
+export interface LinkChangesTable {
+  seq: Generated<number>;
+  message: string;
+  at: number;
+}
+
+export type LinkRow = Selectable<LinksTable>;
+export type NewLinkRow = Insertable<LinksTable>;
