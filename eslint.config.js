@@ -34,7 +34,6 @@ export default tseslint.config(
   {
     // Not yet split along their jobs: each warns on every lint run until it is, and the list only shrinks.
     files: [
-      'src/modules/imports/imports.repository.ts', // createImportsRepository
       'src/modules/links/links.repository.ts', // createLinksRepository
       'src/modules/links/links.service.ts', // createLinksService
       'src/modules/users/users.service.ts', // createUsersService

@@ -53,13 +53,52 @@ export interface NewImportLink {
   sourceCode: string;
 }
 
-/**
- * The import's own tables and the rows an import adds to links: plain multi-row statements inside the
- * caller's transaction, the same SQL on both engines. Each batch of created links is announced on the
- * link-change channel, on commit (every instance's cache, and beside the CLI the embedded server's, drops the
- * misses it holds), as a link created through the API is.
- */
-export function createImportsRepository(deps: { db: Kysely<Database>; dialect: Dialect }) {
+/** Which of these source codes this source already brought over. */
+async function alreadyImported(tx: Kysely<Database>, sourceKey: string, keys: ReadonlyArray<{ domain: string; code: string }>): Promise<Set<string>> {
+  const found = new Set<string>();
+  // By domain, so that every lookup is a search of the primary key (source_key, source_domain, source_code):
+  // the codes alone left SQLite scanning every row this source brought before, at every batch.
+  const byDomain = new Map<string, string[]>();
+  for (const k of keys) (byDomain.get(k.domain) ?? byDomain.set(k.domain, []).get(k.domain)!).push(k.code);
+  for (const [domain, codes] of byDomain) {
+    for (const part of chunks(codes)) {
+      const rows = await tx.selectFrom('import_links').select('source_code')
+        .where('source_key', '=', sourceKey).where('source_domain', '=', domain).where('source_code', 'in', part).execute();
+      for (const r of rows) found.add(`${domain}/${r.source_code}`);
+    }
+  }
+  return found;
+}
+
+/** Which of these codes are issued already on their domains (live or tombstoned): "domainId/code" keys. */
+async function takenCodes(tx: Kysely<Database>, codes: readonly DomainCode[]): Promise<Set<string>> {
+  const taken = new Set<string>();
+  for (const [domainId, ofDomain] of byDomain(codes)) {
+    for (const part of chunks(ofDomain)) {
+      for (const r of await tx.selectFrom('link_codes').select('code').where('domain_id', '=', domainId).where('code', 'in', part).execute()) taken.add(`${domainId}/${r.code}`);
+    }
+  }
+  return taken;
+}
+
+/** Claims the codes of a domain that are free; returns those it claimed. */
+async function claimCodes(tx: Tx, domainId: number, codes: readonly string[]): Promise<Set<string>> {
+  const claimed = new Set<string>();
+  for (const part of chunks(codes)) {
+    const rows = await tx.insertInto('link_codes').values(part.map((code) => ({ domain_id: domainId, code, retired_at: null, retired_reason: null })))
+      .onConflict((oc) => oc.doNothing()).returning('code').execute();
+    for (const r of rows) claimed.add(r.code);
+  }
+  return claimed;
+}
+
+/** Adds the source's own count where it is more than the visit records brought (YOURLS without its log). */
+async function raiseClickCount(tx: Tx, linkId: number, count: number): Promise<void> {
+  await tx.updateTable('links').set({ click_count: sql`case when click_count < ${count} then ${count} else click_count end` }).where('id', '=', linkId).execute();
+}
+
+/** The import's own tables: the job, its counts and its items' outcomes. */
+function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pick<Dialect, 'preferIndexLookups'> }) {
   const { db, dialect } = deps;
   return {
     transaction: <T>(work: (tx: Tx) => Promise<T>): Promise<T> => db.transaction().execute(async (tx) => {
@@ -84,23 +123,28 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
         .orderBy('seq').limit(limit).execute();
     },
 
-    /** Which of these source codes this source already brought over. */
-    async alreadyImported(tx: Kysely<Database>, sourceKey: string, keys: ReadonlyArray<{ domain: string; code: string }>): Promise<Set<string>> {
-      const found = new Set<string>();
-      // By domain, so that every lookup is a search of the primary key (source_key, source_domain, source_code):
-      // the codes alone left SQLite scanning every row this source brought before, at every batch.
-      const byDomain = new Map<string, string[]>();
-      for (const k of keys) (byDomain.get(k.domain) ?? byDomain.set(k.domain, []).get(k.domain)!).push(k.code);
-      for (const [domain, codes] of byDomain) {
-        for (const part of chunks(codes)) {
-          const rows = await tx.selectFrom('import_links').select('source_code')
-            .where('source_key', '=', sourceKey).where('source_domain', '=', domain).where('source_code', 'in', part).execute();
-          for (const r of rows) found.add(`${domain}/${r.source_code}`);
-        }
+    /** The items' outcomes and the job's counts, in the batch's transaction. */
+    async recordItems(tx: Kysely<Database>, jobId: number, results: readonly ItemResult[], counts: JobCounts, at: number): Promise<void> {
+      for (const part of chunks(results)) {
+        await tx.insertInto('import_items').values(part.map((r) => ({
+          job_id: jobId, seq: r.seq, source_ref: r.ref.slice(0, 600), outcome: r.outcome, short_code: r.shortCode, message: r.message?.slice(0, 1000) ?? null,
+        }))).execute();
       }
-      return found;
+      await tx.updateTable('import_jobs').set((eb) => ({
+        items: eb('items', '+', counts.items), created: eb('created', '+', counts.created), unchanged: eb('unchanged', '+', counts.unchanged),
+        conflicts: eb('conflicts', '+', counts.conflicts), failed: eb('failed', '+', counts.failed), visits: eb('visits', '+', counts.visits), updated_at: at,
+      })).where('id', '=', jobId).execute();
     },
+  };
+}
 
+/**
+ * The domains and links an import adds, announced as the API announces its own: on the link-change channel, on
+ * commit.
+ */
+function createImportedLinkWrites(deps: { dialect: Pick<Dialect, 'notify'> }) {
+  const { dialect } = deps;
+  return {
     /**
      * The ids of these host names' domains (SPEC §19). With `create`, a missing one is made, unverified, for
      * `create.ownerId` (the importing admin) and announced like a domain made through the API; without it
@@ -121,28 +165,6 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
         await dialect.notify(tx, LINK_CHANGES_CHANNEL, domainChangeMessage('*', Number(row.id)));
       }
       return ids;
-    },
-
-    /** Which of these codes are issued already on their domains (live or tombstoned): "domainId/code" keys. */
-    async takenCodes(tx: Kysely<Database>, codes: readonly DomainCode[]): Promise<Set<string>> {
-      const taken = new Set<string>();
-      for (const [domainId, ofDomain] of byDomain(codes)) {
-        for (const part of chunks(ofDomain)) {
-          for (const r of await tx.selectFrom('link_codes').select('code').where('domain_id', '=', domainId).where('code', 'in', part).execute()) taken.add(`${domainId}/${r.code}`);
-        }
-      }
-      return taken;
-    },
-
-    /** Claims the codes of a domain that are free; returns those it claimed. */
-    async claimCodes(tx: Tx, domainId: number, codes: readonly string[]): Promise<Set<string>> {
-      const claimed = new Set<string>();
-      for (const part of chunks(codes)) {
-        const rows = await tx.insertInto('link_codes').values(part.map((code) => ({ domain_id: domainId, code, retired_at: null, retired_reason: null })))
-          .onConflict((oc) => oc.doNothing()).returning('code').execute();
-        for (const r of rows) claimed.add(r.code);
-      }
-      return claimed;
     },
 
     /** Inserts the links, their tags and their import_links rows; returns the new ids by "domainId/code". */
@@ -169,24 +191,23 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
       if (links.length) await dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage('*', CODES_ADDED));
       return ids;
     },
+  };
+}
 
-    /** Adds the source's own count where it is more than the visit records brought (YOURLS without its log). */
-    async raiseClickCount(tx: Tx, linkId: number, count: number): Promise<void> {
-      await tx.updateTable('links').set({ click_count: sql`case when click_count < ${count} then ${count} else click_count end` }).where('id', '=', linkId).execute();
-    },
-
-    /** The items' outcomes and the job's counts, in the batch's transaction. */
-    async recordItems(tx: Kysely<Database>, jobId: number, results: readonly ItemResult[], counts: JobCounts, at: number): Promise<void> {
-      for (const part of chunks(results)) {
-        await tx.insertInto('import_items').values(part.map((r) => ({
-          job_id: jobId, seq: r.seq, source_ref: r.ref.slice(0, 600), outcome: r.outcome, short_code: r.shortCode, message: r.message?.slice(0, 1000) ?? null,
-        }))).execute();
-      }
-      await tx.updateTable('import_jobs').set((eb) => ({
-        items: eb('items', '+', counts.items), created: eb('created', '+', counts.created), unchanged: eb('unchanged', '+', counts.unchanged),
-        conflicts: eb('conflicts', '+', counts.conflicts), failed: eb('failed', '+', counts.failed), visits: eb('visits', '+', counts.visits), updated_at: at,
-      })).where('id', '=', jobId).execute();
-    },
+/**
+ * The import's own tables and the rows an import adds to links: plain multi-row statements inside the
+ * caller's transaction, the same SQL on both engines. Each batch of created links is announced on the
+ * link-change channel, on commit (every instance's cache, and beside the CLI the embedded server's, drops the
+ * misses it holds), as a link created through the API is.
+ */
+export function createImportsRepository(deps: { db: Kysely<Database>; dialect: Dialect }) {
+  return {
+    ...createImportJobRecords(deps),
+    alreadyImported,
+    takenCodes,
+    claimCodes,
+    raiseClickCount,
+    ...createImportedLinkWrites(deps),
   };
 }
 
