@@ -36,7 +36,6 @@ export default tseslint.config(
     files: [
       'src/modules/links/links.repository.ts', // createLinksRepository
       'src/modules/links/links.service.ts', // createLinksService
-      'src/modules/users/users.service.ts', // createUsersService
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 60, skipBlankLines: true, skipComments: true }] },
   },
