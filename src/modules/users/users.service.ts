@@ -31,16 +31,15 @@ export function toUser(row: UserRow): User {
 
 export type UsersService = ReturnType<typeof createUsersService>;
 
-/** Sign-up, an admin's new account, and the configured first admin. */
+/** Sign-up, and an admin's new account. */
 function createAccountCreation(deps: {
-  users: Pick<UsersRepository, 'insert' | 'findByUsername' | 'update'>;
+  users: Pick<UsersRepository, 'insert'>;
   passwords: Pick<PasswordHasher, 'hash'>;
-  dialect: Pick<Dialect, 'isUniqueViolation'>;
   clock: Clock;
   registration: Registration;
   withUniqueness: UniqueWrite;
 }) {
-  const { users, passwords, dialect, clock, registration, withUniqueness } = deps;
+  const { users, passwords, clock, registration, withUniqueness } = deps;
   /** What a sign-up's account is: active at once only when registration is open. */
   const signUpStatus: UserRow['status'] = registration === 'open' ? 'active' : 'pending';
   return {
@@ -74,7 +73,18 @@ function createAccountCreation(deps: {
         }),
       );
     },
+  };
+}
 
+/** The admin ADMIN_USERNAME names, made at start-up. */
+function createFirstAdmin(deps: {
+  users: Pick<UsersRepository, 'insert' | 'findByUsername' | 'update'>;
+  passwords: Pick<PasswordHasher, 'hash'>;
+  dialect: Pick<Dialect, 'isUniqueViolation'>;
+  clock: Clock;
+}) {
+  const { users, passwords, dialect, clock } = deps;
+  return {
     /**
      * Makes sure the configured first admin exists (SPEC §4). Several instances may start at once: the
      * unique index decides, and a loser finds the winner's row. An existing non-admin account with that name
@@ -133,7 +143,8 @@ export function createUsersService(deps: {
   registration?: Registration;
 }) {
   const withUniqueness = createUniquenessGuard(deps);
-  const { create, ensureAdmin } = createAccountCreation({ ...deps, registration: deps.registration ?? 'approval', withUniqueness });
+  const { create } = createAccountCreation({ ...deps, registration: deps.registration ?? 'approval', withUniqueness });
+  const { ensureAdmin } = createFirstAdmin(deps);
   const { get, list } = createUserReads(deps);
   const { replace, patch, remove } = createUserEdits({ ...deps, withUniqueness });
   return { create, get, list, replace, patch, ensureAdmin, remove };
