@@ -34,7 +34,6 @@ export default tseslint.config(
   {
     // Not yet split along their jobs: each warns on every lint run until it is, and the list only shrinks.
     files: [
-      'src/modules/links/links.repository.ts', // createLinksRepository
       'src/modules/links/links.service.ts', // createLinksService
     ],
     rules: { 'max-lines-per-function': ['warn', { max: 60, skipBlankLines: true, skipComments: true }] },

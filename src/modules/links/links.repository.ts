@@ -1,5 +1,5 @@
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
-import { fastStatements, type FastStatement, type Storage } from '../../db/database.js';
+import { fastStatements, type FastStatement, type FastStatements, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import { changeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -7,25 +7,9 @@ import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
 import type { LinkStatus } from './links.schemas.js';
 import { linkCacheKey } from './link-cache.js';
 import { aliasesOf, claimAliases, namesOf, replaceAliases, type NamedLink } from './link-aliases.js';
+import { createRedirectQueries } from './redirect.repository.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
-
-/** A code as the redirect needs it: the link (if it still exists) and the tombstone state of the code. */
-export interface CodeLookup {
-  id: number | null;
-  original_url: string | null;
-  expires_at: number | null;
-  max_visits: number | null;
-  forward_query: number | null;
-  password_hash: string | null;
-  disabled_at: number | null;
-  /** the link's own code (the visit came through an alias when it is not the name looked up) */
-  short_code: string | null;
-  retired_reason: 'deleted' | 'expired' | null;
-}
-
-/** Whether a visit may be redirected under the link's visit limit. */
-export type VisitAdmission = 'admitted' | 'exhausted' | 'missing';
 
 /** The fields a PATCH may change (the service has validated them). */
 export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title' | 'aliases' | 'disabled_at' | 'disabled_reason' | 'domain_id'>>;
@@ -49,15 +33,6 @@ export interface AllLinksFilter extends LinkListFilter {
 type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
 export type LinksRepository = ReturnType<typeof createLinksRepository>;
-
-const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash', 'disabled_at', 'short_code'] as const;
-// The namespace of (domain, code) decides: a code names its link by id (link_codes.link_id), so other names of
-// a link can share the lookup.
-const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(', ')}, c.retired_reason as retired_reason
-  from link_codes c left join links l on l.id = c.link_id where c.domain_id = ? and c.code = ?`;
-// One statement decides a visit under a limit: the row lock (PostgreSQL) or the single writer (SQLite) makes
-// the check and the increment one step, so concurrent visits on any number of instances admit max_visits.
-const ADMIT_SQL = 'update links set visit_count = visit_count + 1 where id = ? and (max_visits is null or visit_count < max_visits) returning visit_count';
 
 export const tagsOf = (row: Pick<LinkRow, 'tags'>): string[] => (row.tags === '' ? [] : row.tags.split(','));
 
@@ -86,40 +61,21 @@ function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storag
   return q;
 }
 
+/** Announces a change of a name on its domain to every instance's link cache (see createLinksRepository). */
+type AnnounceChange = (tx: Db, domainId: number, code: string, toAll?: boolean) => Promise<void>;
+
 /**
- * Plain rows in and out. Two exceptions to "everything through Kysely" on the embedded engine, where a
- * better-sqlite3 prepared statement answers synchronously in a few microseconds: the redirect's cache miss
- * and a visit under a limit; and link creation, group-committed (link-insert.sqlite.ts). PostgreSQL runs the
- * same queries through Kysely. Every change that a redirect could see is announced in its own transaction
- * (dialect.notify: NOTIFY on PostgreSQL, delivered on commit to every instance's link cache), signed with
- * `changeOrigin`, this app instance's name in those messages.
+ * `toAll`: this instance hears it too. For a change inside a caller's transaction, whose commit comes after
+ * the service dropped the code from the cache: a visit in between may have cached the state before it.
  */
-export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>, paginator: Paginator, changeOrigin = 'ferry') {
-  const { db, dialect } = storage;
-  const fast = fastStatements(storage);
-  const lookupStatement: FastStatement<[number, string], CodeLookup> | null = fast?.prepare<[number, string], CodeLookup>(LOOKUP_SQL) ?? null;
-  const admitStatement: FastStatement<[number], { visit_count: number }> | null = fast?.prepare<[number], { visit_count: number }>(ADMIT_SQL) ?? null;
-  const insertGrouped = fast ? groupedInsert(fast) : null;
-  const findStatement: FastStatement<[number, string], LinkRow> | null = fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
-  // `toAll`: this instance hears it too. For a change inside a caller's transaction, whose commit comes after
-  // the service dropped the code from the cache: a visit in between may have cached the state before it.
-  /** One page of `base` in the list's order; the total too in page mode. */
-  async function onePage(base: LinksQuery, list: ResolvedList): Promise<{ rows: LinkRow[]; total: number | null }> {
-    const rows = await paginator.apply(base.selectAll('links'), list, 'links').execute();
-    const total = list.mode === 'page'
-      ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-      : null;
-    return { rows, total };
-  }
-  const announce = (tx: Db, domainId: number, code: string, toAll = false) =>
+function linkChangeAnnouncer(dialect: Pick<Storage['dialect'], 'notify'>, changeOrigin: string): AnnounceChange {
+  return (tx, domainId, code, toAll = false) =>
     dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage(toAll ? '*' : changeOrigin, linkCacheKey(domainId, code)));
+}
 
-  /** After a visit was refused: was the link exhausted, or is it gone? */
-  async function refusal(id: number): Promise<VisitAdmission> {
-    const row = await db.selectFrom('links').select('id').where('id', '=', id).executeTakeFirst();
-    return row ? 'exhausted' : 'missing';
-  }
-
+function createLinkInsertion(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'isUniqueViolation'>; fast: FastStatements | null; announce: AnnounceChange }) {
+  const { db, dialect, fast, announce } = deps;
+  const insertGrouped = fast ? groupedInsert(fast) : null;
   return {
     /**
      * Inserts the link (and its tags) and claims its code on its domain in one transaction. The primary key
@@ -153,13 +109,13 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
         throw err;
       }
     },
+  };
+}
 
-    async findByCode(code: string, domainId = 0, tx: Db = db): Promise<LinkRow | undefined> {
-      // Prepared on the embedded engine (every stats and link read starts here).
-      if (tx === db && findStatement && fast!.usable()) return findStatement.get(domainId, code);
-      return tx.selectFrom('links').selectAll().where('domain_id', '=', domainId).where('short_code', '=', code).executeTakeFirst();
-    },
-
+/** A PATCH and a link's end (deleted or expired), each in its own transaction. */
+function createLinkChanges(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'isUniqueViolation'>; announce: AnnounceChange }) {
+  const { db, dialect, announce } = deps;
+  return {
     /**
      * Applies a PATCH: the version grows by one, tags are rewritten when they changed. With `expectedVersion`
      * the update is conditional (If-Match); undefined when the link is gone or its version moved on. A move
@@ -191,39 +147,6 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
       });
     },
 
-    /** The redirect's cache miss; undefined when the code was never issued on that domain. */
-    lookupCode(code: string, domainId = 0): CodeLookup | undefined | Promise<CodeLookup | undefined> {
-      if (lookupStatement) return lookupStatement.get(domainId, code);
-      return db
-        .selectFrom('link_codes as c')
-        .leftJoin('links as l', 'l.id', 'c.link_id')
-        .select(['l.id as id', 'l.original_url as original_url', 'l.expires_at as expires_at', 'l.max_visits as max_visits',
-          'l.forward_query as forward_query', 'l.password_hash as password_hash', 'l.disabled_at as disabled_at', 'l.short_code as short_code', 'c.retired_reason as retired_reason'])
-        .where('c.domain_id', '=', domainId)
-        .where('c.code', '=', code)
-        .executeTakeFirst();
-    },
-
-    /** Counts one visit against the link's limit if it has visits left (one conditional UPDATE). */
-    admitVisit(id: number): VisitAdmission | Promise<VisitAdmission> {
-      if (admitStatement && fast!.usable()) return admitStatement.get(id) ? 'admitted' : refusal(id);
-      return db
-        .updateTable('links')
-        .set((eb) => ({ visit_count: eb('visit_count', '+', 1) }))
-        .where('id', '=', id)
-        .where((eb) => eb.or([eb('max_visits', 'is', null), eb('visit_count', '<', eb.ref('max_visits'))]))
-        .returning('visit_count')
-        .executeTakeFirst()
-        .then((row) => (row ? 'admitted' : refusal(id)));
-    },
-
-    /** Whether the link has visits left, without counting one (bots, HEAD). */
-    async hasVisitsLeft(id: number): Promise<VisitAdmission> {
-      const row = await db.selectFrom('links').select(['visit_count', 'max_visits']).where('id', '=', id).executeTakeFirst();
-      if (!row) return 'missing';
-      return row.max_visits === null || Number(row.visit_count) < Number(row.max_visits) ? 'admitted' : 'exhausted';
-    },
-
     /**
      * Removes the link (its clicks, rollups and tags go with it by cascade) and leaves the code as a
      * tombstone; its owner's account keeps its click counts (deleted_link_clicks). False when the link was
@@ -246,6 +169,29 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
         for (const name of namesOf(link)) await announce(tx, link.domain_id, name);
         return true;
       });
+    },
+  };
+}
+
+/** Reads of links as the API and the admin tools see them. */
+function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>; fast: FastStatements | null; paginator: Paginator }) {
+  const { db, dialect, fast, paginator } = deps;
+  const findStatement: FastStatement<[number, string], LinkRow> | null = fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
+
+  /** One page of `base` in the list's order; the total too in page mode. */
+  async function onePage(base: LinksQuery, list: ResolvedList): Promise<{ rows: LinkRow[]; total: number | null }> {
+    const rows = await paginator.apply(base.selectAll('links'), list, 'links').execute();
+    const total = list.mode === 'page'
+      ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+      : null;
+    return { rows, total };
+  }
+
+  return {
+    async findByCode(code: string, domainId = 0, tx: Db = db): Promise<LinkRow | undefined> {
+      // Prepared on the embedded engine (every stats and link read starts here).
+      if (tx === db && findStatement && fast!.usable()) return findStatement.get(domainId, code);
+      return tx.selectFrom('links').selectAll().where('domain_id', '=', domainId).where('short_code', '=', code).executeTakeFirst();
     },
 
     async findExpired(now: number, limit: number): Promise<NamedLink[]> {
@@ -277,5 +223,26 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
   };
 }
 
+/**
+ * Plain rows in and out. Two exceptions to "everything through Kysely" on the embedded engine, where a
+ * better-sqlite3 prepared statement answers synchronously in a few microseconds: the redirect's cache miss
+ * and a visit under a limit; and link creation, group-committed (link-insert.sqlite.ts). PostgreSQL runs the
+ * same queries through Kysely. Every change that a redirect could see is announced in its own transaction
+ * (dialect.notify: NOTIFY on PostgreSQL, delivered on commit to every instance's link cache), signed with
+ * `changeOrigin`, this app instance's name in those messages.
+ */
+export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>, paginator: Paginator, changeOrigin = 'ferry') {
+  const { db, dialect } = storage;
+  const fast = fastStatements(storage);
+  const announce = linkChangeAnnouncer(dialect, changeOrigin);
+  return {
+    ...createLinkInsertion({ db, dialect, fast, announce }),
+    ...createLinkChanges({ db, dialect, announce }),
+    ...createRedirectQueries({ db, fast }),
+    ...createLinkQueries({ db, dialect, fast, paginator }),
+  };
+}
+
 export type { NamedLink, NewCodedLink, NewLinkRow };
+export type { CodeLookup, VisitAdmission } from './redirect.repository.js';
 export { AliasTakenError, aliasesOf, namesOf } from './link-aliases.js';

@@ -1,0 +1,77 @@
+import type { Kysely } from 'kysely';
+import type { FastStatement, FastStatements } from '../../db/database.js';
+import type { Database } from '../../db/types.js';
+
+/** A code as the redirect needs it: the link (if it still exists) and the tombstone state of the code. */
+export interface CodeLookup {
+  id: number | null;
+  original_url: string | null;
+  expires_at: number | null;
+  max_visits: number | null;
+  forward_query: number | null;
+  password_hash: string | null;
+  disabled_at: number | null;
+  /** the link's own code (the visit came through an alias when it is not the name looked up) */
+  short_code: string | null;
+  retired_reason: 'deleted' | 'expired' | null;
+}
+
+/** Whether a visit may be redirected under the link's visit limit. */
+export type VisitAdmission = 'admitted' | 'exhausted' | 'missing';
+
+const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash', 'disabled_at', 'short_code'] as const;
+// The namespace of (domain, code) decides: a code names its link by id (link_codes.link_id), so other names of
+// a link can share the lookup.
+const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(', ')}, c.retired_reason as retired_reason
+  from link_codes c left join links l on l.id = c.link_id where c.domain_id = ? and c.code = ?`;
+// One statement decides a visit under a limit: the row lock (PostgreSQL) or the single writer (SQLite) makes
+// the check and the increment one step, so concurrent visits on any number of instances admit max_visits.
+const ADMIT_SQL = 'update links set visit_count = visit_count + 1 where id = ? and (max_visits is null or visit_count < max_visits) returning visit_count';
+
+/** What a visit needs: its code's target and its link's visit limit. */
+export function createRedirectQueries(deps: { db: Kysely<Database>; fast: FastStatements | null }) {
+  const { db, fast } = deps;
+  const lookupStatement: FastStatement<[number, string], CodeLookup> | null = fast?.prepare<[number, string], CodeLookup>(LOOKUP_SQL) ?? null;
+  const admitStatement: FastStatement<[number], { visit_count: number }> | null = fast?.prepare<[number], { visit_count: number }>(ADMIT_SQL) ?? null;
+
+  /** After a visit was refused: was the link exhausted, or is it gone? */
+  async function refusal(id: number): Promise<VisitAdmission> {
+    const row = await db.selectFrom('links').select('id').where('id', '=', id).executeTakeFirst();
+    return row ? 'exhausted' : 'missing';
+  }
+
+  return {
+    /** The redirect's cache miss; undefined when the code was never issued on that domain. */
+    lookupCode(code: string, domainId = 0): CodeLookup | undefined | Promise<CodeLookup | undefined> {
+      if (lookupStatement) return lookupStatement.get(domainId, code);
+      return db
+        .selectFrom('link_codes as c')
+        .leftJoin('links as l', 'l.id', 'c.link_id')
+        .select(['l.id as id', 'l.original_url as original_url', 'l.expires_at as expires_at', 'l.max_visits as max_visits',
+          'l.forward_query as forward_query', 'l.password_hash as password_hash', 'l.disabled_at as disabled_at', 'l.short_code as short_code', 'c.retired_reason as retired_reason'])
+        .where('c.domain_id', '=', domainId)
+        .where('c.code', '=', code)
+        .executeTakeFirst();
+    },
+
+    /** Counts one visit against the link's limit if it has visits left (one conditional UPDATE). */
+    admitVisit(id: number): VisitAdmission | Promise<VisitAdmission> {
+      if (admitStatement && fast!.usable()) return admitStatement.get(id) ? 'admitted' : refusal(id);
+      return db
+        .updateTable('links')
+        .set((eb) => ({ visit_count: eb('visit_count', '+', 1) }))
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('max_visits', 'is', null), eb('visit_count', '<', eb.ref('max_visits'))]))
+        .returning('visit_count')
+        .executeTakeFirst()
+        .then((row) => (row ? 'admitted' : refusal(id)));
+    },
+
+    /** Whether the link has visits left, without counting one (bots, HEAD). */
+    async hasVisitsLeft(id: number): Promise<VisitAdmission> {
+      const row = await db.selectFrom('links').select(['visit_count', 'max_visits']).where('id', '=', id).executeTakeFirst();
+      if (!row) return 'missing';
+      return row.max_visits === null || Number(row.visit_count) < Number(row.max_visits) ? 'admitted' : 'exhausted';
+    },
+  };
+}
