@@ -30,9 +30,10 @@ export async function ensureFirstAdmin(app: FastifyInstance, config: Config, cor
 export async function followLinkChanges(
   app: FastifyInstance, config: Config, storage: Storage,
   { linksModule, domainsModule }: Pick<LinkModules, 'linksModule' | 'domainsModule'>,
+  timing: { heartbeatMs?: number; trustMs?: number } = {},
 ): Promise<{ close(): Promise<void> | void } | null> {
   if (config.databaseUrl) {
-    return createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, domains: domainsModule.domains, log: app.log });
+    return createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, domains: domainsModule.domains, log: app.log, ...timing });
   }
   return storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
 }

@@ -64,6 +64,11 @@ export interface AppDeps {
   metrics?: Metrics;
   /** the port of domain verification's HTTP proof (default 80; tests answer on a port of their own) */
   domainVerificationHttpPort?: number;
+  /**
+   * PostgreSQL's change feed timing (infra/pg-link-cache-bus.ts): a test of something else than the feed may
+   * trust it longer, so that a loaded machine's late heartbeat does not send its visits to the database
+   */
+  linkChangeFeed?: { heartbeatMs?: number; trustMs?: number };
 }
 
 declare module 'fastify' {
@@ -122,7 +127,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
     importsModule,
   ];
-  const cacheBus = await followLinkChanges(app, config, storage, { linksModule, domainsModule });
+  const cacheBus = await followLinkChanges(app, config, storage, { linksModule, domainsModule }, deps.linkChangeFeed);
   // Read by metrics (depth, dropped) and by tests (flush).
   app.decorate('clickQueue', clickIngest.sink);
   app.decorate('passwordHashing', core.hashLanes);

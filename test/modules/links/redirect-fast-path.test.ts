@@ -12,12 +12,19 @@ import { clickRecords, createLink } from '../../helpers/factories.js';
  * The redirect's fast path (redirect-fast-path.ts) only exists on a real socket: app.inject() goes straight
  * to Fastify. These tests send the same requests both ways and expect the same answers, clicks and metrics.
  */
+/**
+ * On PostgreSQL the cache is served only while the change feed's last proof is fresh (pg-link-cache-bus.ts): on a
+ * loaded machine a late heartbeat sent a visit to the route. These tests are of the fast path, not of the feed
+ * (test/scaleout/link-cache-invalidation.test.ts is), so the proof is trusted for a minute here.
+ */
+const steadyFeed = { linkChangeFeed: { trustMs: 60_000 } };
+
 describe.each(engines)('redirect fast path on %s', (engine) => {
   let t: TestApp;
   let base: string;
   beforeAll(async () => {
     // Counters in process, even in the scale-out run; the limit in Redis is the next suite's.
-    t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '5' }, redisUrl: '' });
+    t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '5' }, redisUrl: '', deps: steadyFeed });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
@@ -79,7 +86,7 @@ describe.skipIf(missing.redis !== null).each(engines)(unless(missing.redis, 'red
   beforeAll(async () => {
     redis = new Redis(process.env.TEST_REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     await new Promise((resolve) => redis.once('ready', resolve));
-    t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '3' }, deps: { rateLimitStore: { redis, keyPrefix: prefix } } });
+    t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '3' }, deps: { rateLimitStore: { redis, keyPrefix: prefix }, ...steadyFeed } });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
@@ -123,7 +130,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'redirect fast path counting w
   let base: string;
   let redis: Redis;
   beforeAll(async () => {
-    t = await createTestApp('postgres', { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '4', CLICK_WORKER_IN_PROCESS: 'false' } });
+    t = await createTestApp('postgres', { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '4', CLICK_WORKER_IN_PROCESS: 'false' }, deps: steadyFeed });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     redis = testRedis();
