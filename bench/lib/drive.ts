@@ -61,7 +61,7 @@ async function metricValue(server: Server, prefix: string): Promise<number | nul
 /** The redirects the server has answered (its metrics). */
 export const redirectCount = (server: Server): Promise<number | null> => metricValue(server, 'ferry_redirect_duration_seconds_count{status_code="302"}');
 
-async function queueDrained(server: Server): Promise<void> {
+export async function queueDrained(server: Server): Promise<void> {
   for (let i = 0; i < 600; i += 1) {
     if ((await metricValue(server, 'ferry_click_queue_depth ')) === 0) return;
     await new Promise((r) => setTimeout(r, 100));
