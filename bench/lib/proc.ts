@@ -70,10 +70,32 @@ export interface Server {
   url: string;
 }
 
-/** Starts `node <args>` with only `env` (and PATH) and waits until it accepts connections on its port. */
-export async function startServer(name: string, args: string[], env: Record<string, string>): Promise<Server> {
+/** Resolves once the child's stdout has carried `text` (it keeps reading, so the pipe never fills); rejects if it exits first. */
+function stdoutCarries(child: ChildProcess, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    let found = false;
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (found) return;
+      seen = (seen + chunk).slice(-4 * text.length - 4096);
+      if (seen.includes(text)) {
+        found = true;
+        resolve();
+      }
+    });
+    child.once('exit', (code) => { if (!found) reject(new Error(`exited with ${code} before logging "${text}"`)); });
+  });
+}
+
+/**
+ * Starts `node <args>` with only `env` (and PATH) and waits until it accepts connections on its port, and with
+ * `readyLog`, until its log has said so too (Ferry: "schema compilers warmed", its background compilation done).
+ */
+export async function startServer(name: string, args: string[], env: Record<string, string>, opts: { readyLog?: string } = {}): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', opts.readyLog ? 'pipe' : 'ignore', 'inherit'] });
+  const ready = opts.readyLog ? stdoutCarries(child, opts.readyLog) : Promise.resolve();
+  ready.catch(() => undefined);
   for (let i = 0; i < 600; i += 1) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
     const up = await new Promise<boolean>((resolve) => {
@@ -83,7 +105,10 @@ export async function startServer(name: string, args: string[], env: Record<stri
       });
       socket.on('error', () => resolve(false));
     });
-    if (up) return { child, port, url: `http://127.0.0.1:${port}` };
+    if (up) {
+      await ready;
+      return { child, port, url: `http://127.0.0.1:${port}` };
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');
