@@ -7,7 +7,7 @@
  * JSON file to bench/results/ and copies the table to bench/LATEST.md. See bench/scenarios.ts for what each
  * benchmark does and docs/performance.md for the numbers.
  *
- * --quick: 3 s per measurement (after a 4 s warm-up), smaller click seeds; about 3 minutes in all.
+ * --quick: 3 s per measurement (after a 4 s warm-up), smaller click seeds; about ten minutes in all on a 2-core VM.
  * --profile: Ferry's servers run with --cpu-prof; a summary of the busiest threads is appended.
  * Env: BENCH_DURATION, BENCH_WARMUP (seconds), BENCH_CONNECTIONS, BENCH_ROUNDS (redirect rounds alternating with
  * the baseline), BENCH_FERRY_ENV (JSON: extra variables for Ferry).
