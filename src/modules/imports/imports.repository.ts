@@ -22,9 +22,13 @@ export interface DomainCode {
   code: string;
 }
 
-const byDomain = (codes: readonly DomainCode[]): Map<number, string[]> => {
-  const out = new Map<number, string[]>();
-  for (const c of codes) (out.get(c.domainId) ?? out.set(c.domainId, []).get(c.domainId)!).push(c.code);
+/** The codes grouped by their domain (a source's host name, or Ferry's domain id). */
+const codesByDomain = <T extends { code: string }, D>(items: Iterable<T>, domainOf: (item: T) => D): Map<D, string[]> => {
+  const out = new Map<D, string[]>();
+  for (const item of items) {
+    const domain = domainOf(item);
+    (out.get(domain) ?? out.set(domain, []).get(domain)!).push(item.code);
+  }
   return out;
 };
 
@@ -58,9 +62,7 @@ async function alreadyImported(tx: Kysely<Database>, sourceKey: string, keys: Re
   const found = new Set<string>();
   // By domain, so that every lookup is a search of the primary key (source_key, source_domain, source_code):
   // the codes alone left SQLite scanning every row this source brought before, at every batch.
-  const byDomain = new Map<string, string[]>();
-  for (const k of keys) (byDomain.get(k.domain) ?? byDomain.set(k.domain, []).get(k.domain)!).push(k.code);
-  for (const [domain, codes] of byDomain) {
+  for (const [domain, codes] of codesByDomain(keys, (k) => k.domain)) {
     for (const part of chunks(codes)) {
       const rows = await tx.selectFrom('import_links').select('source_code')
         .where('source_key', '=', sourceKey).where('source_domain', '=', domain).where('source_code', 'in', part).execute();
@@ -73,7 +75,7 @@ async function alreadyImported(tx: Kysely<Database>, sourceKey: string, keys: Re
 /** Which of these codes are issued already on their domains (live or tombstoned): "domainId/code" keys. */
 async function takenCodes(tx: Kysely<Database>, codes: readonly DomainCode[]): Promise<Set<string>> {
   const taken = new Set<string>();
-  for (const [domainId, ofDomain] of byDomain(codes)) {
+  for (const [domainId, ofDomain] of codesByDomain(codes, (c) => c.domainId)) {
     for (const part of chunks(ofDomain)) {
       for (const r of await tx.selectFrom('link_codes').select('code').where('domain_id', '=', domainId).where('code', 'in', part).execute()) taken.add(`${domainId}/${r.code}`);
     }
@@ -175,7 +177,7 @@ function createImportedLinkWrites(deps: { dialect: Pick<Dialect, 'notify'> }) {
         const rows = await tx.insertInto('links').values(part.map((l) => l.row)).returning(['id', 'short_code', 'domain_id']).execute();
         for (const r of rows) ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
         // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
-        for (const [domainId, codes] of byDomain(rows.map((r) => ({ domainId: Number(r.domain_id), code: r.short_code })))) {
+        for (const [domainId, codes] of codesByDomain(rows.map((r) => ({ domainId: Number(r.domain_id), code: r.short_code })), (c) => c.domainId)) {
           await tx.updateTable('link_codes')
             .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', domainId) }))
             .where('domain_id', '=', domainId).where('code', 'in', codes).execute();
