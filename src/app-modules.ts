@@ -60,6 +60,9 @@ export interface LinkModuleDeps extends ModuleDeps {
  */
 export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, blockedHosts, domainVerificationHttpPort }: LinkModuleDeps) {
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
+  // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
+  // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).
+  const geoip = await openGeoipDatabase(config.geoipDatabase);
   // This instance's name in the change messages of links and domains (infra/pg-link-cache-bus.ts).
   const changeOrigin = randomBytes(8).toString('hex');
   const domainsModule = await createDomainsModule({
@@ -75,7 +78,7 @@ export async function createLinkModules({ config, storage, shared, clock, jwtSec
   // What a click learns besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash.
   const describeVisit = createVisitContext({
     countryHeader: config.countryHeader,
-    geoip: await openGeoipDatabase(config.geoipDatabase),
+    geoip,
     anonymize: config.ipAnonymize,
     salt: visitorSalt(jwtSecret),
   });

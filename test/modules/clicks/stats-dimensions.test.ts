@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -227,9 +227,17 @@ describe.each(engines)('GEOIP_DATABASE on %s', (engine) => {
     expect(records.map((r) => r.country)).toEqual(['NL', 'JP', 'BR', null]);
   });
 
-  it('when GEOIP_DATABASE is not a database, then the app refuses to start, naming the variable', async () => {
+  it('when GEOIP_DATABASE is not a database, then the app refuses to start, naming the variable, with nothing left running', async () => {
     const bad = path.join(dir, 'not.mmdb');
     writeFileSync(bad, 'not a database');
-    await expect(createTestApp(engine, { env: { GEOIP_DATABASE: bad } })).rejects.toThrow(/GEOIP_DATABASE/);
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'ferry-geoip-data-'));
+    try {
+      await expect(createTestApp(engine, { dataDir, env: { GEOIP_DATABASE: bad } })).rejects.toThrow(/GEOIP_DATABASE/);
+      // The file is read before the click ingest starts: a writer thread left behind by a failed start kept writing
+      // its journal into DATA_DIR (a removal of the directory then failed with ENOTEMPTY).
+      expect(existsSync(path.join(dataDir, 'click-journal'))).toBe(false);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
