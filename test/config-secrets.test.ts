@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { compiledEntry } from './helpers/child-process.js';
 import { configProblems } from './helpers/config-problems.js';
 
 
@@ -33,7 +34,7 @@ describe('configuration errors keep secrets', () => {
   it('when the real server starts with a bad JWT_SECRET, ADMIN_PASSWORD and DATABASE_URL, then stderr names them and holds no secret', async () => {
     const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'ferry-cfg-')), 'data');
     try {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      const child = spawn(process.execPath, [compiledEntry('src/server.ts')], {
         cwd: path.resolve(import.meta.dirname, '..'),
         env: {
           PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, JWT_SECRET: 'Hunter2x-too-short',

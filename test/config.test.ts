@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { compiledEntry } from './helpers/child-process.js';
 import { configProblems } from './helpers/config-problems.js';
 
 
@@ -79,7 +80,7 @@ describe('configuration', () => {
   it('when the real server starts with a bad PORT, then it exits non-zero with that line on stderr and creates nothing', async () => {
     const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'ferry-cfg-')), 'data');
     try {
-      const child = spawn('npx', ['tsx', 'src/server.ts'], {
+      const child = spawn(process.execPath, [compiledEntry('src/server.ts')], {
         cwd: path.resolve(import.meta.dirname, '..'),
         env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: 'abc', DATA_DIR: dataDir },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,7 +91,7 @@ describe('configuration', () => {
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
       expect(code, stderr).not.toBe(0);
-      const ours = stderr.split('\n').filter((l) => l && !l.startsWith('npm warn'));
+      const ours = stderr.split('\n').filter((l) => l);
       expect(ours).toEqual(['Invalid configuration: PORT="abc": must be an integer between 0 and 65535']);
       expect(stdout).toBe('');
       expect(existsSync(dataDir)).toBe(false);

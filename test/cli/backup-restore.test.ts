@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
+import { compiledEntry } from '../helpers/child-process.js';
 import { runFerry } from '../helpers/cli.js';
 import { ContractValidator, type OpenApiDoc } from '../helpers/contract.js';
 import { unless } from '../helpers/skip.js';
@@ -158,7 +159,7 @@ describe('ferry backup and restore (embedded database, real server processes)', 
     expect((await runFerry(['migrate'], { DATA_DIR: dataDir })).status).toBe(0);
     const atTerminal = (args: string) => new Promise<string>((resolve, reject) => {
       // script(1) gives the command a pseudo-terminal as stdin, stdout and stderr, and copies what it shows.
-      const child = spawn('script', ['-qec', `${process.execPath} --import tsx src/cli/ferry.ts ${args}`, '/dev/null'], {
+      const child = spawn('script', ['-qec', `${process.execPath} ${compiledEntry('src/cli/ferry.ts')} ${args}`, '/dev/null'], {
         cwd: path.resolve(import.meta.dirname, '../..'), env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'],
       });
       let shown = '';

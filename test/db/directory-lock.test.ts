@@ -3,8 +3,10 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DirectoryInUseError, lockDirectory } from '../../src/db/directory-lock.js';
+import { compiledEntry } from '../helpers/child-process.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'ferry-lock-'));
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -12,10 +14,11 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Another process that takes the lock: prints "held" (and keeps it until killed) or "in use", then exits 3. */
 function otherProcess() {
   const script = `
-    const { lockDirectory, DirectoryInUseError } = await import('./src/db/directory-lock.ts');
-    try { lockDirectory(${JSON.stringify(dir)}, 'test'); console.log('held'); setInterval(() => {}, 1000); }
+    const { lockDirectory, DirectoryInUseError } = await import(${JSON.stringify(pathToFileURL(compiledEntry('src/db/directory-lock.ts')).href)});
+    // The lock is kept referenced, as its holders do: a collected lock is a closed connection, and the lock goes.
+    try { const lock = lockDirectory(${JSON.stringify(dir)}, 'test'); console.log('held'); setInterval(() => lock, 1000); }
     catch (err) { console.log(err instanceof DirectoryInUseError ? 'in use' : String(err)); process.exit(3); }`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const said = new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
   return { child, said };
 }

@@ -94,7 +94,7 @@ describe('the systemd units in docs/', () => {
     });
 
     it('when started from its entry with the environment file (a data directory of its own, any free port), then it serves that configuration and SIGTERM ends it cleanly', async () => {
-      // The source of dist/src/server.js, run as its build would run (tsx): the test needs no `npm run build`.
+      // The source of dist/src/server.js, compiled for this run (spawnEntry): the test needs no `npm run build`.
       server = spawnEntry(sourceOf(unit.ExecStart!.split(/\s+/)[1]!), {
         ...envFile, DATA_DIR: path.join(dir, 'data'), HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
       });

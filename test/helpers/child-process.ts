@@ -1,14 +1,32 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** where this run's JavaScript of src/ is (compile-sources.ts): the processes the tests start run it */
+    compiledSources: string;
+  }
+}
 
 /**
- * How long a process may take to start (tsx transforms src/ first). Generous: on a slow or loaded 2-core CI
+ * How long a process may take to start. Generous: on a slow or loaded 2-core CI
  * machine a start took over 20 s while two suites ran side by side.
  */
 const START_TIMEOUT_MS = 60_000;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * The compiled file of a process entry of src/ (`src/server.ts` → `<this run's build>/src/server.js`), built
+ * from the sources when the run started (test/helpers/compile-sources.ts): what `npm start`, `npm run worker`
+ * and the `ferry` bin run from dist/.
+ */
+export function compiledEntry(entry: string): string {
+  if (!/^src\/.+\.ts$/.test(entry)) throw new Error(`not a file of src/: ${entry}`);
+  return path.join(inject('compiledSources'), entry.replace(/\.ts$/, '.js'));
+}
 
 export interface LoggedChild {
   child: ChildProcess;
@@ -22,11 +40,11 @@ export interface LoggedChild {
 }
 
 /**
- * Runs one of Ferry's process entries (`node --import tsx src/<entry>.ts`, what `npm start` / `npm run worker`
- * run compiled) with only the given environment, collecting its pino lines as they arrive.
+ * Runs one of Ferry's process entries (`src/server.ts`, `src/worker.ts`), compiled (compiledEntry), with only the
+ * given environment, collecting its pino lines as they arrive.
  */
 export function spawnEntry(entry: string, env: Record<string, string>, nodeArgs: readonly string[] = []): LoggedChild {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [...nodeArgs, compiledEntry(entry)], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

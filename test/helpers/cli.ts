@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestApp } from './app.js';
+import { compiledEntry } from './child-process.js';
 import { TEST_PASSWORD_HASH_COST } from './server-process.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -15,8 +16,7 @@ export interface FerryRun {
 }
 
 /**
- * Runs the `ferry` command-line tool as a real process (`node --import tsx src/cli/ferry.ts`, what the bin runs
- * compiled) with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal).
+ * Runs the `ferry` command-line tool as a real process (src/cli/ferry.ts compiled, what the bin runs from dist) with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal).
  */
 export function runFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string } = {}): Promise<FerryRun> {
   return startFerry(args, env, opts).done;
@@ -31,7 +31,7 @@ export interface FerryProcess {
 }
 
 export function startFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string } = {}): FerryProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ferry.ts', ...args], {
+  const child = spawn(process.execPath, [compiledEntry('src/cli/ferry.ts'), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { chromiumMissing } from './browser.js';
+import { compileSources } from './compile-sources.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,8 +13,8 @@ declare module 'vitest' {
 }
 
 /**
- * Says once, clearly, which storage engines and services this run covers, and gives the run a directory of its
- * own, removed when it ends.
+ * Says once, clearly, which storage engines and services this run covers, gives the run a directory of its
+ * own, and compiles src/ for the processes the tests start; both are removed when it ends.
  */
 export default function setup(project: TestProject): () => void {
   const lines: string[] = [];
@@ -28,5 +29,11 @@ export default function setup(project: TestProject): () => void {
   for (const l of lines) process.stdout.write(`${l}\n`);
   const runDir = mkdtempSync(path.join(tmpdir(), 'ferry-test-run-'));
   project.provide('testRunDir', runDir);
-  return () => rmSync(runDir, { recursive: true, force: true });
+  const compiled = compileSources();
+  project.provide('compiledSources', compiled.dir);
+  project.onTestsRerun(() => compiled.rebuild());
+  return () => {
+    rmSync(runDir, { recursive: true, force: true });
+    compiled.remove();
+  };
 }

@@ -21,7 +21,7 @@ export interface ServerProcess {
 }
 
 /**
- * Starts the real server (`node --import tsx src/server.ts`, the same entry `npm start` runs compiled) on a
+ * Starts the real server (src/server.ts compiled, the same entry `npm start` runs from dist) on a
  * free port, with only the given environment, and resolves once it listens.
  */
 export async function startServer(env: Record<string, string>, nodeArgs: readonly string[] = []): Promise<ServerProcess> {

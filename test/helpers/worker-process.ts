@@ -9,7 +9,7 @@ export interface WorkerProcess {
 }
 
 /**
- * Starts the real click worker (`node --import tsx src/worker.ts`, what `npm run worker` runs compiled) with
+ * Starts the real click worker (src/worker.ts compiled, what `npm run worker` runs from dist) with
  * only the given environment. `ready` waits for its "click worker started" line; without it, the promise
  * resolves at once (a worker expected to refuse its configuration).
  */
