@@ -18,6 +18,10 @@ export interface OpenApiDoc {
   components?: { schemas?: Record<string, object> };
 }
 
+/** The validators of the documents served lately (fromApp), by the document's bytes. */
+const byDocument = new Map<string, ContractValidator>();
+const DOCUMENTS_KEPT = 16;
+
 /**
  * Every response a test sees is checked against the served OpenAPI document: its status must be declared
  * for the matched operation and its JSON body must match that status's schema. Responses to paths the
@@ -41,10 +45,21 @@ export class ContractValidator {
     this.ops.sort((a, b) => (b.template.match(/\{/g)?.length ?? 0) > (a.template.match(/\{/g)?.length ?? 0) ? -1 : 1);
   }
 
+  /**
+   * The validator of the document `app` serves. Apps of one configuration serve the same bytes: one validator
+   * per document (by its bytes) serves them all, its schemas compiled once per test process instead of once
+   * per app (the suite builds a few hundred apps).
+   */
   static async fromApp(app: FastifyInstance): Promise<ContractValidator> {
     const res = await app.inject({ method: 'GET', url: '/v3/api-docs' });
     if (res.statusCode !== 200) throw new Error(`GET /v3/api-docs answered ${res.statusCode}`);
-    return new ContractValidator(res.json() as OpenApiDoc);
+    let validator = byDocument.get(res.body);
+    if (!validator) {
+      validator = new ContractValidator(res.json() as OpenApiDoc);
+      if (byDocument.size >= DOCUMENTS_KEPT) byDocument.delete(byDocument.keys().next().value!);
+      byDocument.set(res.body, validator);
+    }
+    return validator;
   }
 
   private compile(key: string, schema: object): ValidateFunction {
