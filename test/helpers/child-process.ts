@@ -11,8 +11,8 @@ declare module 'vitest' {
 }
 
 /**
- * How long a process may take to start. Generous: on a slow or loaded 2-core CI
- * machine a start took over 20 s while two suites ran side by side.
+ * How long a process may take to start. Generous: on a slow or loaded 2-core CI machine a start took over 20 s
+ * while two suites ran side by side.
  */
 const START_TIMEOUT_MS = 60_000;
 

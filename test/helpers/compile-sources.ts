@@ -17,8 +17,8 @@ function sourceFiles(dir = 'src'): string[] {
 /**
  * src/ turned into JavaScript file by file, as `npm run build` lays it out (`<dir>/src/server.js`), by esbuild,
  * which is what tsx runs on each file too. A process the tests start (the server, the worker, the `ferry` CLI)
- * then loads plain JavaScript: starting one through tsx's loader cost 2.8–3.3 s of CPU, compiled about 1 s,
- * and the suite starts a few hundred. Built from the sources at the start of every run (and every rerun in
+ * then loads plain JavaScript: starting one through tsx's loader cost 2.8–3.3 s of CPU, compiled about 1 s.
+ * Built from the sources at the start of every run (and every rerun in
  * watch mode), so a test never runs stale code; kept under test-results/ (ignored by git and the linter),
  * inside the project so that node_modules and package.json ("type": "module") are found as from src/.
  */

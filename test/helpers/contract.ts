@@ -48,7 +48,7 @@ export class ContractValidator {
   /**
    * The validator of the document `app` serves. Apps of one configuration serve the same bytes: one validator
    * per document (by its bytes) serves them all, its schemas compiled once per test process instead of once
-   * per app (the suite builds a few hundred apps).
+   * per app (181 places in the tests build an app, some once per test).
    */
   static async fromApp(app: FastifyInstance): Promise<ContractValidator> {
     const res = await app.inject({ method: 'GET', url: '/v3/api-docs' });
