@@ -9,12 +9,13 @@ import type { Clock } from '../../lib/clock.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import { loadBlockedHosts, type BlockedHosts } from './blocked-hosts.js';
 import type { LinkCache } from './link-cache.js';
-import { createLinksRepository, namesOf, type LinkChanges, type LinksRepository } from './links.repository.js';
+import { createLinksRepository, type LinkChanges, type LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
 import { linkRecord } from './link-record.js';
 import { createLinkDomains, type LinkDomains } from './link-domains.js';
 import { openDomainDirectory } from '../domains/index.js';
-import { linkCacheKey } from './link-cache.js';
+import { isExpired } from './link-reads.js';
+import { cacheKeysOf } from './redirect-target.js';
 import { hostOf } from './original-url.js';
 
 /** What `ferry links disable-blocked` writes as the reason. */
@@ -78,9 +79,9 @@ export function createLinkModeration(deps: LinkModerationDeps) {
     if (domainId === null) throw new AppError('NOT_FOUND', `${domain} is not a domain of this service`);
     const missing = () => new AppError('NOT_FOUND', `No link has the code ${code} on ${domainId === 0 ? 'the default domain' : domain}`);
     const row = await links.findByCode(code, domainId);
-    if (!row || (row.expires_at !== null && row.expires_at <= clock.now())) throw missing();
+    if (!row || isExpired(row, clock.now())) throw missing();
     const updated = await links.update(row, changes(row), null, clock.now());
-    for (const name of namesOf(row)) cache?.invalidate(linkCacheKey(row.domain_id, name));
+    for (const key of cacheKeysOf(row)) cache?.invalidate(key);
     if (!updated) throw missing();
     return updated;
   }
@@ -102,7 +103,7 @@ export function createLinkModeration(deps: LinkModerationDeps) {
           if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
           const now = clock.now();
           if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
-          for (const name of namesOf(row)) cache?.invalidate(linkCacheKey(row.domain_id, name));
+          for (const key of cacheKeysOf(row)) cache?.invalidate(key);
         }
         if (batch.length < SCAN_BATCH) return disabled;
         after = batch[batch.length - 1]!.id;

@@ -13,7 +13,8 @@ import { LINK_SORT_COLUMNS, NULL_IS_LAST, type Link, type LinkListQueryT } from 
 /** A live link by code on the request's domain; 404 when there is none (see createLiveLinkFinder). */
 export type FindLiveLink = (code: string, domain?: string) => Promise<LinkRow>;
 
-const isExpired = (row: Pick<LinkRow, 'expires_at'>, now: number): boolean => row.expires_at !== null && row.expires_at <= now;
+/** Expired at `now`: gone for the API at once, before the sweep removes its row. */
+export const isExpired = (row: Pick<LinkRow, 'expires_at'>, now: number): boolean => row.expires_at !== null && row.expires_at <= now;
 
 /**
  * A link as the API sees it: an expired link is gone at once, before the sweep removes its row. `domain`
