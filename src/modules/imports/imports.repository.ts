@@ -3,6 +3,7 @@ import type { Dialect } from '../../db/dialect.js';
 import type { Database, ImportJobRow, NewLinkRow } from '../../db/types.js';
 import { changeMessage, CODES_ADDED, domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import { randomAlphanumeric } from '../../lib/random-text.js';
+import { compiledInsert } from '../../db/compiled-inserts.js';
 import type { ClickEvent } from '../clicks/index.js';
 import type { ItemResult, JobCounts } from './import-batch.js';
 
@@ -15,6 +16,29 @@ const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 };
+
+/** Codes on their domains, those already issued left alone (live or retired): the ones inserted come back. */
+const insertCodes = compiledInsert(['domain_id', 'code', 'link_id'] as const, (db: Kysely<Database>, rows: Array<{ domain_id: number; code: string; link_id: number | null }>) =>
+  db.insertInto('link_codes').values(rows).onConflict((oc) => oc.doNothing()).returning('code'));
+
+const LINK_COLUMNS = [
+  'short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query',
+  'password_hash', 'tags', 'title', 'aliases', 'click_count',
+] as const;
+/** Exactly the columns the statement writes (a property beyond them would not be written). */
+type ImportLinkRow = Pick<NewLinkRow, (typeof LINK_COLUMNS)[number]> & { short_code: string; domain_id: number };
+const insertLinkRows = compiledInsert(LINK_COLUMNS, (db: Kysely<Database>, rows: ImportLinkRow[]) =>
+  db.insertInto('links').values(rows).returning(['id', 'short_code', 'domain_id']));
+
+const insertTags = compiledInsert(['link_id', 'tag'] as const, (db: Kysely<Database>, rows: Array<{ link_id: number; tag: string }>) =>
+  db.insertInto('link_tags').values(rows));
+
+const insertImportLinks = compiledInsert(['source_key', 'source_domain', 'source_code', 'link_id'] as const,
+  (db: Kysely<Database>, rows: Array<{ source_key: string; source_domain: string; source_code: string; link_id: number }>) => db.insertInto('import_links').values(rows));
+
+const insertImportItems = compiledInsert(['job_id', 'seq', 'source_ref', 'outcome', 'short_code', 'message'] as const,
+  (db: Kysely<Database>, rows: Array<{ job_id: number; seq: number; source_ref: string; outcome: ItemResult['outcome']; short_code: string | null; message: string | null }>) =>
+    db.insertInto('import_items').values(rows));
 
 /** A code on a domain (0: the default domain). */
 export interface DomainCode {
@@ -45,14 +69,13 @@ const aliasesOf = (row: NewLinkRow): string[] => (row.aliases ? String(row.alias
  */
 async function claimAliases(tx: Tx, rows: ReadonlyArray<{ domain_id: number; code: string; link_id: number }>): Promise<void> {
   for (const part of chunks(rows)) {
-    const claimed = await tx.insertInto('link_codes').values(part.map((r) => ({ ...r, retired_at: null, retired_reason: null })))
-      .onConflict((oc) => oc.doNothing()).returning('code').execute();
+    const claimed = await insertCodes(tx, part);
     if (claimed.length !== part.length) throw new Error('an alias was taken while the import ran; run it again to go on');
   }
 }
 
 export interface NewImportLink {
-  row: NewLinkRow & { short_code: string; domain_id: number };
+  row: ImportLinkRow;
   sourceDomain: string;
   sourceCode: string;
 }
@@ -87,9 +110,7 @@ async function takenCodes(tx: Kysely<Database>, codes: readonly DomainCode[]): P
 async function claimCodes(tx: Tx, domainId: number, codes: readonly string[]): Promise<Set<string>> {
   const claimed = new Set<string>();
   for (const part of chunks(codes)) {
-    const rows = await tx.insertInto('link_codes').values(part.map((code) => ({ domain_id: domainId, code, retired_at: null, retired_reason: null })))
-      .onConflict((oc) => oc.doNothing()).returning('code').execute();
-    for (const r of rows) claimed.add(r.code);
+    for (const r of await insertCodes(tx, part.map((code) => ({ domain_id: domainId, code, link_id: null })))) claimed.add(r.code);
   }
   return claimed;
 }
@@ -128,9 +149,9 @@ function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pick<Dial
     /** The items' outcomes and the job's counts, in the batch's transaction. */
     async recordItems(tx: Kysely<Database>, jobId: number, results: readonly ItemResult[], counts: JobCounts, at: number): Promise<void> {
       for (const part of chunks(results)) {
-        await tx.insertInto('import_items').values(part.map((r) => ({
+        await insertImportItems(tx, part.map((r) => ({
           job_id: jobId, seq: r.seq, source_ref: r.ref.slice(0, 600), outcome: r.outcome, short_code: r.shortCode, message: r.message?.slice(0, 1000) ?? null,
-        }))).execute();
+        })));
       }
       await tx.updateTable('import_jobs').set((eb) => ({
         items: eb('items', '+', counts.items), created: eb('created', '+', counts.created), unchanged: eb('unchanged', '+', counts.unchanged),
@@ -174,7 +195,7 @@ function createImportedLinkWrites(deps: { dialect: Pick<Dialect, 'notify'> }) {
       const ids = new Map<string, number>();
       const idOf = (l: NewImportLink) => ids.get(`${l.row.domain_id}/${l.row.short_code}`)!;
       for (const part of chunks(links)) {
-        const rows = await tx.insertInto('links').values(part.map((l) => l.row)).returning(['id', 'short_code', 'domain_id']).execute();
+        const rows = await insertLinkRows(tx, part.map((l) => l.row));
         for (const r of rows) ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
         // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
         for (const [domainId, codes] of codesByDomain(rows.map((r) => ({ domainId: Number(r.domain_id), code: r.short_code })), (c) => c.domainId)) {
@@ -184,10 +205,8 @@ function createImportedLinkWrites(deps: { dialect: Pick<Dialect, 'notify'> }) {
         }
         await claimAliases(tx, part.flatMap((l) => aliasesOf(l.row).map((code) => ({ domain_id: l.row.domain_id, code, link_id: idOf(l) }))));
         const tags = part.flatMap((l) => (l.row.tags ? String(l.row.tags).split(',') : []).map((tag) => ({ link_id: idOf(l), tag })));
-        if (tags.length) await tx.insertInto('link_tags').values(tags).execute();
-        await tx.insertInto('import_links')
-          .values(part.map((l) => ({ source_key: sourceKey, source_domain: l.sourceDomain, source_code: l.sourceCode, link_id: idOf(l) })))
-          .execute();
+        for (const some of chunks(tags)) await insertTags(tx, some);
+        await insertImportLinks(tx, part.map((l) => ({ source_key: sourceKey, source_domain: l.sourceDomain, source_code: l.sourceCode, link_id: idOf(l) })));
       }
       // One message for the batch: other instances (and, beside the CLI, the server) drop the misses they cache.
       if (links.length) await dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage('*', CODES_ADDED));
