@@ -8,6 +8,10 @@
  * 2. import-yourls: `ferry import yourls` (the compiled CLI, a fresh DATA_DIR) from a YOURLS database on the
  *    local MariaDB with LINKS links and VISITS log rows (bench/lib/import-sources.ts).
  * 3. import-csv: `ferry import csv --file` of a generic CSV file of LINKS links.
+ * 4. sqlite-floor (after import-yourls): every row the YOURLS import wrote, copied by SQLite alone into an empty
+ *    database of the same schema (one INSERT … SELECT a table, one transaction, WAL as Ferry runs it): no
+ *    JavaScript, no parsing, no binding — the least time the embedded engine takes to store that import, with
+ *    its rates in the same columns.
  *
  * An import's rates are over the job's own time (import_jobs.created_at → finished_at: reading the source,
  * writing the links, their visits and rollups); the process's wall time (start-up and migrations included)
@@ -111,6 +115,34 @@ async function importRow(work: string, name: string, setup: string, args: string
   };
 }
 
+/**
+ * The embedded engine's own floor for an import's rows: `source`'s schema made in an empty file, then each table's
+ * rows copied into it in one transaction, timed from BEGIN to the end of COMMIT.
+ */
+function floorRow(source: string, work: string, of: BenchRow): BenchRow {
+  const file = path.join(work, 'floor.db');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(`attach '${source.replaceAll("'", "''")}' as src`);
+  const schema = db.prepare("select type, name, sql from src.sqlite_master where sql is not null and name not like 'sqlite_%' order by type = 'index', rowid").all() as Array<{ type: string; name: string; sql: string }>;
+  for (const s of schema) db.exec(s.sql);
+  const tables = schema.filter((s) => s.type === 'table').map((s) => s.name);
+  const started = performance.now();
+  db.exec('begin');
+  // Ferry's foreign keys, checked at the commit: a table made by an earlier migration refers to later ones.
+  db.pragma('defer_foreign_keys = on');
+  let rows = 0;
+  for (const t of tables) rows += db.prepare(`insert into main."${t}" select * from src."${t}"`).run().changes;
+  db.exec('commit');
+  const seconds = (performance.now() - started) / 1000;
+  db.close();
+  return {
+    name: 'sqlite-floor', setup: `${fmt(rows)} rows of import-yourls (links, codes, click records, rollups, the job's own) copied by SQLite: INSERT … SELECT, one transaction`,
+    links: of.links, visits: of.visits, seconds, wallSeconds: seconds, cpuSeconds: null, peakRssBytes: null, notes: `${tables.length} tables`,
+  };
+}
+
 function jobSeconds(file: string, job: number): number {
   const db = new Database(file, { readonly: true });
   const row = db.prepare('select created_at, finished_at from import_jobs where id = ?').get(job) as { created_at: number; finished_at: number };
@@ -147,7 +179,9 @@ try {
     log(`YOURLS database of ${fmt(LINKS)} links and ${fmt(VISITS)} visits made in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     try {
       started = performance.now();
-      rows.push(await importRow(work, 'import-yourls', `ferry import yourls: ${fmt(LINKS)} links, ${fmt(VISITS)} visits (MariaDB, local socket)`, ['yourls', '--database', yourls.url]));
+      const row = await importRow(work, 'import-yourls', `ferry import yourls: ${fmt(LINKS)} links, ${fmt(VISITS)} visits (MariaDB, local socket)`, ['yourls', '--database', yourls.url]);
+      rows.push(row);
+      if (!TARGET) rows.push(floorRow(path.join(work, 'import-yourls', 'ferry.db'), work, row));
     } finally {
       await yourls.drop();
     }

@@ -35,7 +35,7 @@ describe.each(engines)('compiled multi-row inserts on %s', (engine) => {
     t = await createTestApp(engine);
     const db = t.storage.db;
     const withConstant = compiledInsert(['domain_id', 'code'] as const, (q: Kysely<Database>, rows: Array<{ domain_id: number; code: string }>) =>
-      q.insertInto('link_codes').values(rows.map((r) => ({ ...r, retired_reason: 'constant' }))));
+      q.insertInto('link_codes').values(rows.map((r) => ({ ...r, retired_reason: 'deleted' as const }))));
     await expect(withConstant(db, [{ domain_id: 0, code: 'zz' }])).rejects.toThrow(/not its rows' values in column order/);
     const reordered = compiledInsert(['code', 'domain_id'] as const, (q: Kysely<Database>, rows: Array<{ domain_id: number; code: string }>) =>
       q.insertInto('link_codes').values(rows.map((r) => ({ domain_id: r.domain_id, code: r.code }))));
