@@ -10,9 +10,8 @@
  * 3. import-csv: `ferry import csv --file` of a generic CSV file of LINKS links.
  * 4. sqlite-floor (after import-yourls): every row the YOURLS import wrote, copied by SQLite alone into an empty
  *    database of the same schema (one INSERT … SELECT … WHERE true a table, one transaction, WAL and foreign keys
- *    as Ferry runs them): no
- *    JavaScript, no parsing, no binding — the least time the embedded engine takes to store that import, with
- *    its rates in the same columns.
+ *    as Ferry runs them): no JavaScript, no parsing, no binding — the least time the embedded engine takes to
+ *    store that import, with its rates in the same columns.
  *
  * An import's rates are over the job's own time (import_jobs.created_at → finished_at: reading the source,
  * writing the links, their visits and rollups); the process's wall time (start-up and migrations included)
