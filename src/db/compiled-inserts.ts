@@ -4,11 +4,12 @@ import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
  * A multi-row INSERT that Kysely builds and compiles once for each number of rows, then runs with the rows'
  * values as its parameters: the same SQL on both engines, without building it again for every chunk. Building
  * it is an object per value (frozen) and a compilation per statement; for the importer's links, codes and
- * bookkeeping rows (hundreds of rows of up to 16 columns a statement) that was a sixth of a CSV import's time.
+ * bookkeeping rows (hundreds of rows of up to 14 columns a statement) that was a sixth of a CSV import's time.
  *
  * `build` is the statement as it would be written for `rows`; it is compiled with a distinct marker in every
  * value, and its parameters must be exactly those markers, row by row in `columns`' order (a statement that
- * adds parameters of its own, or reorders them, is refused the first time it is used, not run wrong).
+ * adds parameters of its own, or reorders them, is refused the first time it is used, not run wrong). Every
+ * row gives every column: a value left out is written as NULL, not as the column's default.
  */
 export function compiledInsert<Row extends object, Result>(
   columns: ReadonlyArray<keyof Row & string>,
