@@ -16,7 +16,8 @@ export interface FerryRun {
 }
 
 /**
- * Runs the `ferry` command-line tool as a real process (src/cli/ferry.ts compiled, what the bin runs from dist) with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal).
+ * Runs the `ferry` command-line tool as a real process (src/cli/ferry.ts compiled, what the bin runs from dist)
+ * with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal).
  */
 export function runFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string } = {}): Promise<FerryRun> {
   return startFerry(args, env, opts).done;
