@@ -20,8 +20,8 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { healthSchemas } from './modules/health/health.schemas.js';
 import { databaseCheck, type ReadinessCheck } from './modules/health/readiness.js';
 import type { IdempotencyService } from './modules/idempotency/index.js';
-import { linkCacheKey, loadBlockedHosts, type LinksModule } from './modules/links/index.js';
-import { createImportsModule } from './modules/imports/index.js';
+import { loadBlockedHosts, type LinksModule } from './modules/links/index.js';
+import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS } from './modules/imports/index.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import authPlugin, { type Authenticators } from './plugins/auth.js';
 import conditionalPlugin from './plugins/conditional.js';
@@ -119,8 +119,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   const importsModule = createImportsModule({
     db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
-    writeVisits: clickIngest.writeImported,
-    created: (codes) => { for (const c of codes) linksModule.cache.invalidate(linkCacheKey(c.domainId, c.code)); },
+    writeVisits: clickIngest.writeImported, links: linksModule.linkImports,
+    limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
   });
   // In the order their routes are registered and their schemas added; closed in reverse.
   const modules: AppModule[] = [

@@ -33,7 +33,7 @@ export interface CliServices {
 export const OPERATOR: Caller = { userId: 0, role: 'admin', status: 'active', jti: '', exp: Number.POSITIVE_INFINITY, apiKey: null };
 
 /** The modules' logger, for what they log outside a request: warnings and errors reach stderr. */
-function warningsLogger(warn: (line: string) => void): FastifyBaseLogger {
+export function warningsLogger(warn: (line: string) => void): FastifyBaseLogger {
   const say = (level: string) => (...args: unknown[]) => {
     const text = args.filter((a) => typeof a === 'string').join(' ');
     const err = args.find((a): a is { err: Error } => typeof a === 'object' && a !== null && (a as { err?: unknown }).err instanceof Error);

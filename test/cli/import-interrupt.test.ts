@@ -3,7 +3,7 @@ import { createTestApp, engines, type TestApp } from '../helpers/app.js';
 import { cliEnvFor, runFerry, startFerry } from '../helpers/cli.js';
 import { createUser } from '../helpers/factories.js';
 import { startSourceStub, type SourceStub } from '../helpers/source-stub.js';
-import { SHLINK_API_KEY, shlinkPage } from '../modules/imports/fixtures/shlink.js';
+import { SHLINK_API_KEY, shlinkPage, shlinkVisitsPage } from '../modules/imports/fixtures/shlink.js';
 
 /** 1,100 short URLs in Shlink's shape (fixtures/shlink.ts), link k with k mod 3 visits. */
 const LINKS = 1_100;
@@ -37,7 +37,7 @@ describe.each(engines)('an interrupted ferry import on %s', (engine) => {
         return shlinkPage('shortUrls', shortUrls, page, Number(q.get('itemsPerPage') ?? 10));
       }
       const m = /^\/rest\/v3\/short-urls\/i(\d+)\/visits$/.exec(path);
-      return m ? shlinkPage('visits', visitsOf(Number(m[1])), page, 100) : null;
+      return m ? shlinkVisitsPage(visitsOf(Number(m[1])), q) : null;
     });
   });
   afterAll(async () => {

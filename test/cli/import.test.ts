@@ -12,7 +12,7 @@ import { missing, unless } from '../helpers/skip.js';
 import { startSourceStub, type SourceStub } from '../helpers/source-stub.js';
 import { BITLY_GROUP, BITLY_TOKEN, bitlyLinks, bitlyPage } from '../modules/imports/fixtures/bitly.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from '../modules/imports/fixtures/kutt.js';
-import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits } from '../modules/imports/fixtures/shlink.js';
+import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits, shlinkVisitsPage } from '../modules/imports/fixtures/shlink.js';
 import { seedYourls } from '../modules/imports/fixtures/yourls-schema.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../modules/imports/fixtures/${name}`, import.meta.url));
@@ -31,7 +31,7 @@ describe.each(engines)('ferry import on %s', (engine) => {
       await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (p, q) => {
         if (p === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, Number(q.get('page') ?? 1), Number(q.get('itemsPerPage') ?? 10));
         const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(p);
-        return m ? shlinkPage('visits', shlinkVisits[decodeURIComponent(m[1]!)] ?? [], Number(q.get('page') ?? 1), 100) : null;
+        return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : null;
       }),
       await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (p, q) => (p === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null)),
       await startSourceStub({ header: 'Authorization', value: `Bearer ${BITLY_TOKEN}` }, (p, q) =>

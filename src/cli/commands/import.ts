@@ -1,13 +1,15 @@
 import { createReadStream } from 'node:fs';
 import { Argument, Option } from 'commander';
 import { importedVisitsWriter } from '../../modules/clicks/index.js';
-import { createImportsRepository, createImportsService, SOURCE_NAMES, type ImportRequest, type SourceName } from '../../modules/imports/index.js';
+import { createImportsRepository, createImportsService, IMPORT_SOURCE_TIMEOUT_MS, SOURCE_NAMES, type ImportRequest, type SourceName } from '../../modules/imports/index.js';
+import { openLinkImports } from '../../modules/links/index.js';
 import { systemClock } from '../../lib/clock.js';
 import { createStorage } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrator.js';
 import type { Kysely } from 'kysely';
 import { CliError, EXIT, usageError } from '../cli-error.js';
 import type { CommandModule } from '../program.js';
+import { warningsLogger } from '../services.js';
 
 interface ImportOptions {
   url?: string;
@@ -71,6 +73,8 @@ export const importCommand: CommandModule = (program, cli) => {
         await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
         const imports = createImportsService({
           db: storage.db, repo: createImportsRepository(storage), writeVisits: importedVisitsWriter(storage), clock: systemClock, publicBaseUrl: config.publicBaseUrl,
+          links: await openLinkImports({ config, storage, clock: systemClock, log: warningsLogger((line) => out.warn(line)) }),
+          limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
         });
         const { end, job, owner } = await imports.run(request, {
           signal: stop.signal,

@@ -1,6 +1,6 @@
 import type { Generated, Selectable } from 'kysely';
 
-export type ImportJobState = 'running' | 'done' | 'failed' | 'interrupted';
+export type ImportJobState = 'running' | 'done' | 'failed' | 'interrupted' | 'cancelled';
 
 export interface ImportJobsTable {
   id: Generated<number>;
@@ -20,7 +20,13 @@ export interface ImportJobsTable {
   conflicts: Generated<number>;
   failed: Generated<number>;
   visits: Generated<number>;
+  /** visits left out: dated outside 1970–9999 */
+  visits_skipped: Generated<number>;
   error: string | null;
+  /** the running job's pulse; null once it ended */
+  heartbeat_at: number | null;
+  /** DELETE asked it to stop (any instance); the one running it stops at its next transaction boundary */
+  cancel_requested_at: number | null;
   created_at: number;
   updated_at: number;
   finished_at: number | null;
@@ -36,6 +42,10 @@ export interface ImportItemsTable {
   outcome: ImportOutcome;
   short_code: string | null;
   message: string | null;
+  /** the error code the API would answer, for a failed item */
+  error_code: string | null;
+  /** visits the item brought in this run */
+  visits: Generated<number>;
 }
 
 export interface ImportLinksTable {
@@ -44,6 +54,10 @@ export interface ImportLinksTable {
   source_domain: string;
   source_code: string;
   link_id: number;
+  /** the item's visits that are in Ferry */
+  visits: Generated<number>;
+  /** the source's mark of the last of them (ImportVisit.key); null: none yet */
+  visits_cursor: string | null;
 }
 
 export type ImportJobRow = Selectable<ImportJobsTable>;

@@ -5,7 +5,12 @@
  * decision per item.
  */
 export interface ImportVisit {
-  /** epoch ms */
+  /**
+   * The source's mark of this visit: visits come in the order of their marks, and a reader asked for the visits
+   * after a mark (a re-run, a run cut off in the middle of a link's history) gives only the later ones.
+   */
+  key: string;
+  /** epoch ms; NaN when the source's date could not be read (the visit is skipped and counted) */
   at: number;
   referrer: string | null;
   userAgent: string | null;
@@ -39,11 +44,14 @@ export interface ImportItem {
   /** the source's own visit count (Kutt, Dub, YOURLS): the link's click_count when it exceeds the records imported */
   visitCount: number | null;
   /**
-   * The source's visit records, read lazily and in order; null when the source has none. A reader may share
-   * one cursor between items (YOURLS): consume an item's visits before asking for the next item.
+   * The source's visit records after the mark `since` (null: all of them), read lazily and in the order of their
+   * marks; null when the source has none. A reader may share one cursor between items (YOURLS): consume an
+   * item's visits before asking for the next item.
    */
-  visits: AsyncIterable<ImportVisit> | null;
+  visits: ((since: string | null) => AsyncIterable<ImportVisit>) | null;
   notImported: NotImported[];
+  /** where in the source, when a code does not say it: a CSV file's line ("line 3") */
+  row?: string;
 }
 
 /** A source item the reader could not even read as a link (a CSV row without a URL, a broken date). */
@@ -75,6 +83,27 @@ export function parseSourceDate(value: string | null | undefined): number | null
   const ms = Date.parse(normalized);
   if (Number.isNaN(ms)) throw new SourceFormatError(`not a date: ${JSON.stringify(value)}`);
   return ms;
+}
+
+/** A visit's date, or NaN when it cannot be read (one bad visit is skipped, never the whole import: SPEC §25). */
+export function visitDate(value: string | null | undefined): number {
+  try {
+    return parseSourceDate(value) ?? Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Reads one source record as an item; a record that cannot be read (a broken date, a missing field) becomes an
+ * unreadable item naming it, so one bad record fails itself and never the import (SPEC §25).
+ */
+export function readItem(at: string, read: () => ImportItem): SourceEntry {
+  try {
+    return read();
+  } catch (error) {
+    return { unreadable: true, at, reason: (error as Error).message };
+  }
 }
 
 /** A source answered something that is not its documented format. */

@@ -3,11 +3,12 @@ import { appModule } from '../../app-module.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
+import type { LinkImports } from '../links/index.js';
 import { createImportsRepository, type ImportedClickWriter } from './imports.repository.js';
-import type { CreatedCode } from './import-runner.js';
 import { importsRoutes } from './imports.routes.js';
 import { importSchemas } from './imports.schemas.js';
-import { createImportsService } from './imports.service.js';
+import { createImportsService, HEARTBEAT_MS } from './imports.service.js';
+import type { SourceLimits } from './sources/index.js';
 
 export interface ImportsModuleDeps {
   db: Kysely<Database>;
@@ -16,16 +17,24 @@ export interface ImportsModuleDeps {
   publicBaseUrl: string;
   /** the clicks module's writer of imported visits (records and rollups, inside the import's transaction) */
   writeVisits: ImportedClickWriter;
-  /** codes created by an import: the link cache drops any "missing" it holds for them */
-  created?: (codes: readonly CreatedCode[]) => void;
+  /** the links module's way in for imported links (SPEC §25: the API's rules, one way to write a link) */
+  links: LinkImports;
+  limits: Omit<SourceLimits, 'signal'>;
+  heartbeatMs?: number;
 }
 
-/** Imports from other link services (SPEC §20): the service (the CLI runs it too) and the admin endpoint (v1). */
+/**
+ * Imports from other link services (SPEC §20, §25): the service (the CLI runs it too), the admin endpoint (v1),
+ * the sweep that shows a job whose process died as `interrupted`, and a shutdown that stops running jobs at
+ * their next transaction boundary.
+ */
 export function createImportsModule(deps: ImportsModuleDeps) {
   const imports = createImportsService({ ...deps, repo: createImportsRepository(deps) });
   return appModule({
     imports,
     schemas: importSchemas,
+    jobs: [{ name: 'sweep-interrupted-imports', everyMs: deps.heartbeatMs ?? HEARTBEAT_MS, run: () => imports.sweepInterrupted() }],
+    close: () => imports.close(),
     apiRoutes: async (api, { basePath, version }) => {
       if (version === 1) await api.register(importsRoutes, { imports, basePath });
     },

@@ -1,11 +1,10 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
-import type { Database, ImportJobRow, NewLinkRow } from '../../db/types.js';
-import { changeMessage, CODES_ADDED, domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
-import { randomAlphanumeric } from '../../lib/random-text.js';
+import type { Database, ImportJobRow, ImportJobState } from '../../db/types.js';
 import { compiledInsert } from '../../db/compiled-inserts.js';
 import type { ClickEvent } from '../clicks/index.js';
-import type { ItemResult, JobCounts } from './import-batch.js';
+import type { ItemResult, JobCounts, PriorImport } from './import-batch.js';
+import { createImportDomains } from './import-domains.js';
 
 type Tx = Transaction<Database>;
 
@@ -17,110 +16,78 @@ const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
   return out;
 };
 
-/** Codes on their domains, those already issued left alone (live or retired): the ones inserted come back. */
-const insertCodes = compiledInsert(['domain_id', 'code', 'link_id'] as const, (db: Kysely<Database>, rows: Array<{ domain_id: number; code: string; link_id: number | null }>) =>
-  db.insertInto('link_codes').values(rows).onConflict((oc) => oc.doNothing()).returning('code'));
+const insertImportLinks = compiledInsert(['source_key', 'source_domain', 'source_code', 'link_id', 'visits'] as const,
+  (db: Kysely<Database>, rows: Array<{ source_key: string; source_domain: string; source_code: string; link_id: number; visits: number }>) =>
+    db.insertInto('import_links').values(rows));
 
-const LINK_COLUMNS = [
-  'short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query',
-  'password_hash', 'tags', 'title', 'aliases', 'click_count',
-] as const;
-/** Exactly the columns the statement writes (a property beyond them would not be written). */
-type ImportLinkRow = Pick<NewLinkRow, (typeof LINK_COLUMNS)[number]> & { short_code: string; domain_id: number };
-const insertLinkRows = compiledInsert(LINK_COLUMNS, (db: Kysely<Database>, rows: ImportLinkRow[]) =>
-  db.insertInto('links').values(rows).returning(['id', 'short_code', 'domain_id']));
-
-const insertTags = compiledInsert(['link_id', 'tag'] as const, (db: Kysely<Database>, rows: Array<{ link_id: number; tag: string }>) =>
-  db.insertInto('link_tags').values(rows));
-
-const insertImportLinks = compiledInsert(['source_key', 'source_domain', 'source_code', 'link_id'] as const,
-  (db: Kysely<Database>, rows: Array<{ source_key: string; source_domain: string; source_code: string; link_id: number }>) => db.insertInto('import_links').values(rows));
-
-const insertImportItems = compiledInsert(['job_id', 'seq', 'source_ref', 'outcome', 'short_code', 'message'] as const,
-  (db: Kysely<Database>, rows: Array<{ job_id: number; seq: number; source_ref: string; outcome: ItemResult['outcome']; short_code: string | null; message: string | null }>) =>
+const insertImportItems = compiledInsert(['job_id', 'seq', 'source_ref', 'outcome', 'short_code', 'message', 'error_code'] as const,
+  (db: Kysely<Database>, rows: Array<{ job_id: number; seq: number; source_ref: string; outcome: ItemResult['outcome']; short_code: string | null; message: string | null; error_code: string | null }>) =>
     db.insertInto('import_items').values(rows));
 
-/** A code on a domain (0: the default domain). */
-export interface DomainCode {
-  domainId: number;
+/** An item of a source: its domain ('' for the source's default) and code. */
+export interface SourceRef {
+  domain: string;
   code: string;
 }
 
-/** The codes grouped by their domain (a source's host name, or Ferry's domain id). */
-const codesByDomain = <T extends { code: string }, D>(items: Iterable<T>, domainOf: (item: T) => D): Map<D, string[]> => {
-  const out = new Map<D, string[]>();
-  for (const item of items) {
-    const domain = domainOf(item);
-    (out.get(domain) ?? out.set(domain, []).get(domain)!).push(item.code);
-  }
-  return out;
-};
-
-/** As the domains module makes them (the TXT record's value and the HTTP path). */
-const DOMAIN_TOKEN_LENGTH = 32;
-
-export type ImportsRepository = ReturnType<typeof createImportsRepository>;
-
-const aliasesOf = (row: NewLinkRow): string[] => (row.aliases ? String(row.aliases).split(',') : []);
-
-/**
- * The aliases of new links, on their links' domains (SPEC §20: rows of link_codes naming their link). The batch
- * found them free in its transaction; one taken since (a link created meanwhile) fails the batch, as a code does.
- */
-async function claimAliases(tx: Tx, rows: ReadonlyArray<{ domain_id: number; code: string; link_id: number }>): Promise<void> {
-  for (const part of chunks(rows)) {
-    const claimed = await insertCodes(tx, part);
-    if (claimed.length !== part.length) throw new Error('an alias was taken while the import ran; run it again to go on');
-  }
-}
-
-export interface NewImportLink {
-  row: ImportLinkRow;
+/** Where an item's visits came to in a chunk: added to its import_links row and its item of this job. */
+export interface VisitProgress {
   sourceDomain: string;
   sourceCode: string;
+  seq: number;
+  added: number;
+  cursor: string | null;
 }
 
-/** Which of these source codes this source already brought over. */
-async function alreadyImported(tx: Kysely<Database>, sourceKey: string, keys: ReadonlyArray<{ domain: string; code: string }>): Promise<Set<string>> {
-  const found = new Set<string>();
-  // By domain, so that every lookup is a search of the primary key (source_key, source_domain, source_code):
-  // the codes alone left SQLite scanning every row this source brought before, at every batch.
-  for (const [domain, codes] of codesByDomain(keys, (k) => k.domain)) {
-    for (const part of chunks(codes)) {
-      const rows = await tx.selectFrom('import_links').select('source_code')
-        .where('source_key', '=', sourceKey).where('source_domain', '=', domain).where('source_code', 'in', part).execute();
-      for (const r of rows) found.add(`${domain}/${r.source_code}`);
-    }
-  }
-  return found;
+const priorOf = (r: { link_id: number; visits: number; visits_cursor: string | null; short_code: string }): PriorImport => ({
+  linkId: Number(r.link_id), shortCode: r.short_code, visits: Number(r.visits), cursor: r.visits_cursor,
+});
+
+/** What this source (for this owner) brought before: import_links, by the item's source domain and code. */
+function createImportedLinks(deps: { db: Kysely<Database> }) {
+  return {
+    /** The earlier imports of these items: "domain/code" → what they brought (in `db`, a transaction, if given). */
+    async priorImports(sourceKey: string, refs: readonly SourceRef[], db: Kysely<Database> = deps.db): Promise<Map<string, PriorImport>> {
+      const found = new Map<string, PriorImport>();
+      const byDomain = new Map<string, string[]>();
+      for (const r of refs) (byDomain.get(r.domain) ?? byDomain.set(r.domain, []).get(r.domain)!).push(r.code);
+      // By domain, so that every lookup is a search of the primary key (source_key, source_domain, source_code).
+      for (const [domain, codes] of byDomain) {
+        for (const part of chunks(codes)) {
+          const rows = await db.selectFrom('import_links').innerJoin('links', 'links.id', 'import_links.link_id')
+            .select(['import_links.source_code', 'import_links.link_id', 'import_links.visits', 'import_links.visits_cursor', 'links.short_code'])
+            .where('import_links.source_key', '=', sourceKey).where('import_links.source_domain', '=', domain).where('import_links.source_code', 'in', part).execute();
+          for (const r of rows) found.set(`${domain}/${r.source_code}`, priorOf(r));
+        }
+      }
+      return found;
+    },
+
+    async recordImportedLinks(tx: Tx, sourceKey: string, rows: ReadonlyArray<SourceRef & { linkId: number; visits: number }>): Promise<void> {
+      for (const part of chunks(rows)) {
+        await insertImportLinks(tx, part.map((r) => ({ source_key: sourceKey, source_domain: r.domain, source_code: r.code, link_id: r.linkId, visits: r.visits })));
+      }
+    },
+
+    /** A source that only counts visits (Kutt): the count this run brought. */
+    async setCountedVisits(tx: Tx, sourceKey: string, ref: SourceRef, visits: number): Promise<void> {
+      await tx.updateTable('import_links').set({ visits }).where('source_key', '=', sourceKey).where('source_domain', '=', ref.domain).where('source_code', '=', ref.code).execute();
+    },
+
+    /** Visits written in a chunk: each item's import_links row and its item of the job move with them. */
+    async advanceVisits(tx: Tx, sourceKey: string, jobId: number, progress: readonly VisitProgress[]): Promise<void> {
+      for (const p of progress) {
+        await tx.updateTable('import_links').set((eb) => ({ visits: eb('visits', '+', p.added), ...(p.cursor !== null ? { visits_cursor: p.cursor } : {}) }))
+          .where('source_key', '=', sourceKey).where('source_domain', '=', p.sourceDomain).where('source_code', '=', p.sourceCode).execute();
+        if (p.added > 0) {
+          await tx.updateTable('import_items').set((eb) => ({ visits: eb('visits', '+', p.added) })).where('job_id', '=', jobId).where('seq', '=', p.seq).execute();
+        }
+      }
+    },
+  };
 }
 
-/** Which of these codes are issued already on their domains (live or tombstoned): "domainId/code" keys. */
-async function takenCodes(tx: Kysely<Database>, codes: readonly DomainCode[]): Promise<Set<string>> {
-  const taken = new Set<string>();
-  for (const [domainId, ofDomain] of codesByDomain(codes, (c) => c.domainId)) {
-    for (const part of chunks(ofDomain)) {
-      for (const r of await tx.selectFrom('link_codes').select('code').where('domain_id', '=', domainId).where('code', 'in', part).execute()) taken.add(`${domainId}/${r.code}`);
-    }
-  }
-  return taken;
-}
-
-/** Claims the codes of a domain that are free; returns those it claimed. */
-async function claimCodes(tx: Tx, domainId: number, codes: readonly string[]): Promise<Set<string>> {
-  const claimed = new Set<string>();
-  for (const part of chunks(codes)) {
-    for (const r of await insertCodes(tx, part.map((code) => ({ domain_id: domainId, code, link_id: null })))) claimed.add(r.code);
-  }
-  return claimed;
-}
-
-/** Adds the source's own count where it is more than the visit records brought (YOURLS without its log). */
-async function raiseClickCount(tx: Tx, linkId: number, count: number): Promise<void> {
-  await tx.updateTable('links').set({ click_count: sql`case when click_count < ${count} then ${count} else click_count end` }).where('id', '=', linkId).execute();
-}
-
-/** The import's own tables: the job, its counts and its items' outcomes. */
+/** The import's own tables: the job, its counts, its pulse and its items' outcomes. */
 function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pick<Dialect, 'preferIndexLookups'> }) {
   const { db, dialect } = deps;
   return {
@@ -129,115 +96,87 @@ function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pick<Dial
       return work(tx);
     }),
 
-    async createJob(row: Omit<ImportJobRow, 'id' | 'items' | 'created' | 'unchanged' | 'conflicts' | 'failed' | 'visits'>): Promise<ImportJobRow> {
+    async createJob(row: Omit<ImportJobRow, 'id' | 'items' | 'created' | 'unchanged' | 'conflicts' | 'failed' | 'visits' | 'visits_skipped' | 'cancel_requested_at'>): Promise<ImportJobRow> {
       return db.insertInto('import_jobs').values(row).returningAll().executeTakeFirstOrThrow();
     },
 
     findJob: (id: number): Promise<ImportJobRow | undefined> => db.selectFrom('import_jobs').selectAll().where('id', '=', id).executeTakeFirst(),
 
-    async finishJob(id: number, state: ImportJobRow['state'], at: number, error: string | null): Promise<void> {
-      await db.updateTable('import_jobs').set({ state, updated_at: at, finished_at: at, error: error?.slice(0, 1000) ?? null }).where('id', '=', id).execute();
+    async finishJob(id: number, state: ImportJobState, at: number, error: string | null): Promise<void> {
+      await db.updateTable('import_jobs').set({ state, updated_at: at, finished_at: at, heartbeat_at: null, error: error?.slice(0, 1000) ?? null })
+        .where('id', '=', id).where('state', '=', 'running').execute();
+    },
+
+    /** The running job's pulse; answers whether someone asked it to stop (DELETE on any instance). */
+    async heartbeat(id: number, at: number): Promise<{ cancelRequested: boolean }> {
+      await db.updateTable('import_jobs').set({ heartbeat_at: at }).where('id', '=', id).where('state', '=', 'running').execute();
+      const row = await db.selectFrom('import_jobs').select('cancel_requested_at').where('id', '=', id).executeTakeFirst();
+      return { cancelRequested: row?.cancel_requested_at != null };
+    },
+
+    /** DELETE: asks a running job to stop; false when it is not running. */
+    async requestCancel(id: number, at: number): Promise<boolean> {
+      const r = await db.updateTable('import_jobs').set({ cancel_requested_at: at }).where('id', '=', id).where('state', '=', 'running').executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    /** Running jobs whose pulse stopped before `before` (their process is gone): interrupted, saying how to go on. */
+    async interruptStale(before: number, at: number, error: string): Promise<number> {
+      const r = await db.updateTable('import_jobs').set({ state: 'interrupted', error, finished_at: at, updated_at: at, heartbeat_at: null })
+        .where('state', '=', 'running').where((eb) => eb.or([eb('heartbeat_at', '<', before), eb('heartbeat_at', 'is', null)])).executeTakeFirst();
+      return Number(r.numUpdatedRows);
     },
 
     /** The items of a job that were not simply created, in source order (the job resource lists them). */
     async problemItems(jobId: number, limit: number) {
-      return db.selectFrom('import_items').select(['seq', 'source_ref', 'outcome', 'short_code', 'message'])
-        .where('job_id', '=', jobId).where((eb) => eb.or([eb('outcome', 'not in', ['created', 'would-create']), eb('message', 'is not', null)]))
+      return db.selectFrom('import_items').select(['seq', 'source_ref', 'outcome', 'short_code', 'message', 'error_code', 'visits'])
+        .where('job_id', '=', jobId)
+        .where((eb) => eb.or([eb('outcome', 'not in', ['created', 'would-create']), eb('message', 'is not', null), eb.and([eb('outcome', '=', 'unchanged'), eb('visits', '>', 0)])]))
         .orderBy('seq').limit(limit).execute();
     },
 
-    /** The items' outcomes and the job's counts, in the batch's transaction. */
-    async recordItems(tx: Kysely<Database>, jobId: number, results: readonly ItemResult[], counts: JobCounts, at: number): Promise<void> {
+    /** The items' outcomes, in the batch's transaction. */
+    async recordItems(tx: Kysely<Database>, jobId: number, results: readonly ItemResult[]): Promise<void> {
       for (const part of chunks(results)) {
         await insertImportItems(tx, part.map((r) => ({
-          job_id: jobId, seq: r.seq, source_ref: r.ref.slice(0, 600), outcome: r.outcome, short_code: r.shortCode, message: r.message?.slice(0, 1000) ?? null,
+          job_id: jobId, seq: r.seq, source_ref: r.ref.slice(0, 600), outcome: r.outcome, short_code: r.shortCode, message: r.message?.slice(0, 1000) ?? null, error_code: r.errorCode,
         })));
       }
+    },
+
+    /** Adds to the job's counts, in the transaction that wrote what they count. */
+    async addCounts(tx: Kysely<Database>, jobId: number, counts: Partial<JobCounts>, at: number): Promise<void> {
+      const n = (k: keyof JobCounts) => counts[k] ?? 0;
       await tx.updateTable('import_jobs').set((eb) => ({
-        items: eb('items', '+', counts.items), created: eb('created', '+', counts.created), unchanged: eb('unchanged', '+', counts.unchanged),
-        conflicts: eb('conflicts', '+', counts.conflicts), failed: eb('failed', '+', counts.failed), visits: eb('visits', '+', counts.visits), updated_at: at,
+        items: eb('items', '+', n('items')), created: eb('created', '+', n('created')), unchanged: eb('unchanged', '+', n('unchanged')),
+        conflicts: eb('conflicts', '+', n('conflicts')), failed: eb('failed', '+', n('failed')), visits: eb('visits', '+', n('visits')),
+        visits_skipped: eb('visits_skipped', '+', n('visitsSkipped')), updated_at: at,
       })).where('id', '=', jobId).execute();
     },
   };
 }
 
-/**
- * The domains and links an import adds, announced as the API announces its own: on the link-change channel, on
- * commit.
- */
-function createImportedLinkWrites(deps: { dialect: Pick<Dialect, 'notify'> }) {
-  const { dialect } = deps;
-  return {
-    /**
-     * The ids of these host names' domains (SPEC §19). With `create`, a missing one is made, unverified, for
-     * `create.ownerId` (the importing admin) and announced like a domain made through the API; without it
-     * (a dry run) a missing one is absent from the answer.
-     */
-    async domainIds(tx: Tx, hostnames: readonly string[], create: { ownerId: number; at: number } | null): Promise<Map<string, number>> {
-      const ids = new Map<string, number>();
-      if (hostnames.length === 0) return ids;
-      for (const r of await tx.selectFrom('domains').select(['id', 'hostname']).where('hostname', 'in', [...hostnames]).execute()) ids.set(r.hostname, Number(r.id));
-      if (create === null) return ids;
-      for (const hostname of hostnames.filter((h) => !ids.has(h))) {
-        const row = await tx.insertInto('domains').values({
-          hostname, owner_id: create.ownerId, token: randomAlphanumeric(DOMAIN_TOKEN_LENGTH), verified_at: null, scheme: null,
-          root_redirect: null, not_found_redirect: null, expired_redirect: null, checked_at: null, failing_since: null, check_message: null,
-          created_at: create.at, updated_at: create.at,
-        }).returning('id').executeTakeFirstOrThrow();
-        ids.set(hostname, Number(row.id));
-        await dialect.notify(tx, LINK_CHANGES_CHANNEL, domainChangeMessage('*', Number(row.id)));
-      }
-      return ids;
-    },
-
-    /** Inserts the links, their tags and their import_links rows; returns the new ids by "domainId/code". */
-    async insertLinks(tx: Tx, sourceKey: string, links: readonly NewImportLink[]): Promise<Map<string, number>> {
-      const ids = new Map<string, number>();
-      const idOf = (l: NewImportLink) => ids.get(`${l.row.domain_id}/${l.row.short_code}`)!;
-      for (const part of chunks(links)) {
-        const rows = await insertLinkRows(tx, part.map((l) => l.row));
-        for (const r of rows) ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
-        // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
-        for (const [domainId, codes] of codesByDomain(rows.map((r) => ({ domainId: Number(r.domain_id), code: r.short_code })), (c) => c.domainId)) {
-          await tx.updateTable('link_codes')
-            .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', domainId) }))
-            .where('domain_id', '=', domainId).where('code', 'in', codes).execute();
-        }
-        await claimAliases(tx, part.flatMap((l) => aliasesOf(l.row).map((code) => ({ domain_id: l.row.domain_id, code, link_id: idOf(l) }))));
-        const tags = part.flatMap((l) => (l.row.tags ? String(l.row.tags).split(',') : []).map((tag) => ({ link_id: idOf(l), tag })));
-        for (const some of chunks(tags)) await insertTags(tx, some);
-        await insertImportLinks(tx, part.map((l) => ({ source_key: sourceKey, source_domain: l.sourceDomain, source_code: l.sourceCode, link_id: idOf(l) })));
-      }
-      // One message for the batch: other instances (and, beside the CLI, the server) drop the misses they cache.
-      if (links.length) await dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage('*', CODES_ADDED));
-      return ids;
-    },
-  };
-}
+export type ImportsRepository = ReturnType<typeof createImportsRepository>;
 
 /**
- * The import's own tables and the rows an import adds to links: plain multi-row statements inside the
- * caller's transaction, the same SQL on both engines. Each batch of created links is announced on the
- * link-change channel, on commit (every instance's cache, and beside the CLI the embedded server's, drops the
- * misses it holds), as a link created through the API is.
+ * The import's own tables — jobs, their items, and which link each source item became (with how far its
+ * visits came) — plus the domains an import puts links on. Plain statements inside the caller's transaction,
+ * the same SQL on both engines; the links themselves are written by the links module (LinkImports).
  */
 export function createImportsRepository(deps: { db: Kysely<Database>; dialect: Dialect }) {
   return {
     ...createImportJobRecords(deps),
-    alreadyImported,
-    takenCodes,
-    claimCodes,
-    raiseClickCount,
-    ...createImportedLinkWrites(deps),
+    ...createImportedLinks(deps),
+    ...createImportDomains(deps),
   };
 }
 
 export type ImportedClickWriter = (tx: Tx, batch: readonly ClickEvent[]) => Promise<void>;
 
 /** The owner of imported links: the named user, or the oldest active admin. */
-export async function findImportOwner(db: Kysely<Database>, username: string | undefined): Promise<{ id: number; username: string } | undefined> {
-  let q = db.selectFrom('users').select(['id', 'username']).where('status', '=', 'active');
+export async function findImportOwner(db: Kysely<Database>, username: string | undefined): Promise<{ id: number; username: string; role: 'user' | 'admin' } | undefined> {
+  let q = db.selectFrom('users').select(['id', 'username', 'role']).where('status', '=', 'active');
   q = username !== undefined ? q.where('username_lower', '=', username.toLowerCase()) : q.where('role', '=', 'admin').orderBy('created_at').orderBy('id');
   const row = await q.limit(1).executeTakeFirst();
-  return row ? { id: Number(row.id), username: row.username } : undefined;
+  return row ? { id: Number(row.id), username: row.username, role: row.role } : undefined;
 }

@@ -13,10 +13,12 @@ const jobView = (job: ImportJobRow, items: Awaited<ReturnType<ImportsService['ge
   owner_id: job.owner_id === null ? null : Number(job.owner_id),
   progress: {
     items: Number(job.items), created: Number(job.created), unchanged: Number(job.unchanged), conflicts: Number(job.conflicts),
-    failed: Number(job.failed), visits: Number(job.visits),
+    failed: Number(job.failed), visits: Number(job.visits), visits_skipped: Number(job.visits_skipped),
   },
   error: job.error,
-  items: items.map((i) => ({ seq: Number(i.seq), source: i.source_ref, outcome: i.outcome, short_code: i.short_code, message: i.message })),
+  items: items.map((i) => ({
+    seq: Number(i.seq), source: i.source_ref, outcome: i.outcome, short_code: i.short_code, message: i.message, error_code: i.error_code, visits: Number(i.visits),
+  })),
   created_at: isoTime(Number(job.created_at)), updated_at: isoTime(Number(job.updated_at)),
   finished_at: job.finished_at === null ? null : isoTime(Number(job.finished_at)),
 });
@@ -79,6 +81,13 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService;
     return reply.code(202).header('location', `${opts.basePath}/imports/${job.id}`).send(jobView(job));
   });
 
+  await jobRoutes(app, opts);
+};
+
+/** A job: its state (GET), and its cancellation (DELETE). */
+const jobRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService }> = async (app, opts) => {
+  const { imports } = opts;
+  const tags = ['imports'];
   app.get('/imports/:id', {
     onRequest: app.access('admin'),
     schema: {
@@ -89,5 +98,22 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService;
   }, async (request, reply) => {
     const { job, items } = await imports.get(request.params.id);
     return reply.header('cache-control', 'private, no-cache').send(jobView(job, items));
+  });
+
+  app.delete('/imports/:id', {
+    onRequest: app.access('admin'),
+    schema: {
+      operationId: 'cancelImport', tags,
+      summary: 'Cancel a running import (admin): it stops at its next transaction boundary, state `cancelled`; what it committed stays, every link whole',
+      params: ImportJobParams,
+      response: {
+        200: { ...Type.Ref('ImportJob'), description: 'The job once it stopped (`cancelled`), or still `running` if another instance has not stopped it within 15 s' },
+        ...errorResponses(400, 401, 403, 404, 409, 429),
+      },
+    },
+  }, async (request, reply) => {
+    const job = await imports.cancel(request.params.id);
+    const { items } = await imports.get(job.id);
+    return reply.header('cache-control', 'no-store').send(jobView(job, items));
   });
 };

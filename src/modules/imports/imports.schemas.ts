@@ -51,6 +51,7 @@ const Counts = Type.Object({
   conflicts: Count('Items whose code is taken in Ferry'),
   failed: Count('Items that cannot become a link'),
   visits: Count('Visit records brought over'),
+  visits_skipped: Count('Visit records left out: dated outside 1970-9999, or with a date that cannot be read'),
 }, { additionalProperties: false });
 
 const ImportItemSchema = Type.Object({
@@ -59,19 +60,25 @@ const ImportItemSchema = Type.Object({
   outcome: Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('failed'), Type.Literal('would-create')]),
   short_code: Type.Union([Type.String({ maxLength: 64, pattern: '^[0-9a-zA-Z_-]{1,64}$' }), Type.Null()], { description: "Ferry's code of the link" }),
   message: Type.Union([Type.String({ maxLength: 1000, pattern: ANY_TEXT }), Type.Null()], { description: 'Why, or what could not come over' }),
+  error_code: Type.Union([Type.String({ maxLength: 32, pattern: '^[A-Z_]+$' }), Type.Null()], {
+    description: 'A failed item or a conflict: the error code the API would answer for the same link (VALIDATION_ERROR, DESTINATION_BLOCKED, DOMAIN_NOT_OWNED, CONFLICT)',
+  }),
+  visits: Count('Visit records (or, for a source that only counts visits, visits counted) this run brought to the link: for an item imported before, the new ones'),
 }, { additionalProperties: false });
 
 export const ImportJobSchema = Type.Object(
   {
     id: Id(),
     source: Source,
-    state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('interrupted')]),
+    state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('interrupted'), Type.Literal('cancelled')], {
+      description: '`interrupted`: the process running it stopped (`error` says how to go on: the same import again); `cancelled`: by DELETE',
+    }),
     dry_run: Type.Boolean(),
     on_conflict: OnConflict,
     owner_id: Type.Union([Id(), Type.Null()]),
     progress: Counts,
-    error: Type.Union([Type.String({ maxLength: 1000, pattern: ANY_TEXT }), Type.Null()], { description: 'Why the import stopped, when it failed' }),
-    items: Type.Array(ImportItemSchema, { maxItems: 1000, description: 'Items that were not simply created, or that lost something (at most 1000, in source order)' }),
+    error: Type.Union([Type.String({ maxLength: 1000, pattern: ANY_TEXT }), Type.Null()], { description: 'Why the import stopped early (failed, interrupted, cancelled), and how to go on' }),
+    items: Type.Array(ImportItemSchema, { maxItems: 1000, description: 'Items that were not simply created, that lost something, or (imported before) that got new visits (at most 1000, in source order)' }),
     created_at: Instant,
     updated_at: Instant,
     finished_at: Type.Union([Instant, Type.Null()]),

@@ -2,10 +2,13 @@ import type { Kysely } from 'kysely';
 import type { Database, ImportJobRow } from '../../db/types.js';
 import { AppError, notFound, validationError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
-import type { JobCounts } from './import-batch.js';
-import { runImport, type CreatedCode, type RunEnd } from './import-runner.js';
+import type { LinkImports } from '../links/index.js';
+import { createJobExecution, RESUME, STALE_AFTER_MS, type RunOpts } from './import-execution.js';
+import type { RunEnd } from './import-runner.js';
 import { findImportOwner, type ImportedClickWriter, type ImportsRepository } from './imports.repository.js';
-import { readSource, SOURCE_DEFAULT_DOMAINS, sourceProblems, type SourceSpec } from './sources/index.js';
+import { sourceProblems, type SourceLimits, type SourceSpec } from './sources/index.js';
+
+export { HEARTBEAT_MS } from './import-execution.js';
 
 /** What an import is asked to do (the CLI's options, the endpoint's body). */
 export interface ImportRequest extends SourceSpec {
@@ -19,15 +22,20 @@ export interface ImportRequest extends SourceSpec {
 export interface ImportsServiceDeps {
   db: Kysely<Database>;
   repo: ImportsRepository;
+  /** the links module's way in: its rules and its writes (SPEC §25) */
+  links: LinkImports;
   writeVisits: ImportedClickWriter;
   clock: Clock;
   publicBaseUrl: string;
-  created?: (codes: readonly CreatedCode[]) => void;
+  /** what one answer of a source may cost (IMPORT_MAX_RESPONSE_BYTES, 30 s) */
+  limits: Omit<SourceLimits, 'signal'>;
+  /** the running job's pulse and how often it looks for a cancellation (default HEARTBEAT_MS) */
+  heartbeatMs?: number;
 }
 
 export type ImportsService = ReturnType<typeof createImportsService>;
 
-/** The source's identity for idempotency: its kind and address, never a key or a password. */
+/** The source's identity for idempotency: its kind and address, never a key or a password (the owner is added per job). */
 export function sourceKeyOf(spec: SourceSpec): string {
   if (spec.csv !== undefined) return `${spec.source}:csv`;
   if (spec.source === 'yourls') {
@@ -50,6 +58,7 @@ function optionsOf(r: ImportRequest): string {
  */
 export function createImportsService(deps: ImportsServiceDeps) {
   const { repo, clock } = deps;
+  const jobs = createJobExecution(deps);
 
   async function prepare(request: ImportRequest, createdBy: number | null) {
     const problems = sourceProblems(request);
@@ -64,34 +73,25 @@ export function createImportsService(deps: ImportsServiceDeps) {
     }
     const now = clock.now();
     const job = await repo.createJob({
-      source: request.source, source_key: sourceKeyOf(request), options: optionsOf(request), owner_id: owner.id, created_by: createdBy,
-      state: 'running', dry_run: request.dryRun ? 1 : 0, on_conflict: request.onConflict ?? 'skip', error: null, created_at: now, updated_at: now, finished_at: null,
+      source: request.source, source_key: `${sourceKeyOf(request)}#owner=${owner.id}`, options: optionsOf(request), owner_id: owner.id, created_by: createdBy,
+      state: 'running', dry_run: request.dryRun ? 1 : 0, on_conflict: request.onConflict ?? 'skip', error: null, created_at: now, updated_at: now,
+      finished_at: null, heartbeat_at: now,
     });
     return { job, owner };
-  }
-
-  async function execute(job: ImportJobRow, request: ImportRequest, signal?: AbortSignal, onProgress?: (c: JobCounts) => void): Promise<RunEnd> {
-    const end = await runImport(readSource(request), {
-      jobId: job.id, sourceKey: job.source_key, ownerId: Number(job.owner_id), domainOwnerId: Number(job.created_by ?? job.owner_id), dryRun: job.dry_run === 1, onConflict: job.on_conflict,
-      plan: { publicBaseUrl: deps.publicBaseUrl, sourceDefaults: SOURCE_DEFAULT_DOMAINS[request.source], domainMap: request.domainMap ?? {} },
-      signal, onProgress,
-    }, { repo, writeVisits: deps.writeVisits, clock, ...(deps.created ? { created: deps.created } : {}) });
-    await repo.finishJob(job.id, end.state, clock.now(), end.state === 'failed' ? end.error : null);
-    return end;
   }
 
   return {
     /** Records the job and runs it in the background; the returned row is the job as it starts. */
     async start(request: ImportRequest, createdBy: number | null, onEnd?: (end: RunEnd) => void): Promise<ImportJobRow> {
-      const { job } = await prepare(request, createdBy);
-      void execute(job, request).then(onEnd, () => undefined);
+      const { job, owner } = await prepare(request, createdBy);
+      void jobs.execute(job, request, owner).then(onEnd, () => undefined);
       return job;
     },
 
-    /** Runs the import to its end (or until `signal`), reporting counts after each batch. */
-    async run(request: ImportRequest, opts: { signal?: AbortSignal; onProgress?: (c: JobCounts) => void } = {}) {
+    /** Runs the import to its end (or until `signal`), reporting counts after each transaction. */
+    async run(request: ImportRequest, opts: RunOpts = {}) {
       const { job, owner } = await prepare(request, null);
-      const end = await execute(job, request, opts.signal, opts.onProgress);
+      const end = await jobs.execute(job, request, owner, opts);
       return { end, job: (await repo.findJob(job.id))!, owner };
     },
 
@@ -100,5 +100,25 @@ export function createImportsService(deps: ImportsServiceDeps) {
       if (!job) throw notFound('Import');
       return { job, items: await repo.problemItems(id, 1000) };
     },
+
+    /**
+     * DELETE /api/v1/imports/{id}: stops a running job at its next transaction boundary (state `cancelled`; what
+     * it committed stays, every link whole). A job of this process stops at once; one of another instance at
+     * its next pulse. A job that has ended: 409.
+     */
+    async cancel(id: number): Promise<ImportJobRow> {
+      const job = await repo.findJob(id);
+      if (!job) throw notFound('Import');
+      if (job.state !== 'running' || !(await repo.requestCancel(id, clock.now()))) {
+        throw new AppError('CONFLICT', `This import has ended (${job.state}); only a running import can be cancelled`);
+      }
+      return jobs.stop(id);
+    },
+
+    /** Jobs whose process stopped without ending them (a crash, a kill): `interrupted`, saying how to go on. */
+    sweepInterrupted: (): Promise<number> => repo.interruptStale(clock.now() - STALE_AFTER_MS, clock.now(), `interrupted (the process running it stopped): ${RESUME}`),
+
+    /** A shutdown: every job of this process stops at its next transaction boundary, `interrupted`. */
+    close: () => jobs.stopAll(),
   };
 }

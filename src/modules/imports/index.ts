@@ -7,3 +7,5 @@ export type { JobCounts } from './import-batch.js';
 export { SOURCE_NAMES, type SourceName } from './sources/index.js';
 export { createImportsService } from './imports.service.js';
 export { createImportsRepository } from './imports.repository.js';
+/** SPEC §25: a source answer slower than this fails the import. */
+export const IMPORT_SOURCE_TIMEOUT_MS = 30_000;

@@ -13,4 +13,7 @@ export { ALIAS_PATTERN } from '../../lib/link-code.js';
 export { LINK_CSV_COLUMNS } from './links.export.js';
 export { linkCacheKey } from './link-cache.js';
 export { loadBlockedHosts, type BlockedHosts } from './blocked-hosts.js';
+export { createLinkImports, openLinkImports, type LinkImports, type NewImportedLink } from './link-imports.js';
+export type { CheckedLink, ImportedLink, ImportedLinkCheck, ImportErrorCode, ImportFailure, ImportNote } from './imported-link-rules.js';
+export type { DomainCode } from './link-batch.repository.js';
 export { createLinkModeration, openLinkModeration, BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';

@@ -5,6 +5,7 @@ import type { PasswordHasher } from '../users/index.js';
 import type { LinkChanges } from './links.repository.js';
 import type { LinkCreate, LinkPatch } from './links.schemas.js';
 import { checkOriginalUrl, hostOf } from './original-url.js';
+import type { TargetCheck } from './imported-link-rules.js';
 import { isReservedCode } from './short-code.js';
 
 /** A creation body that passed every rule, its password already hashed: what the repository inserts. */
@@ -56,7 +57,7 @@ function checkOwnedRules(anonymous: boolean, input: { password?: string | null; 
 }
 
 /** The rules of a link's target that depend on this instance: where it is served, and which hosts it blocks. */
-function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; isBlocked?: (host: string) => boolean }) {
+export function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; isBlocked?: (host: string) => boolean }) {
   const { publicBaseUrl, listenPort } = deps;
   const isBlocked = deps.isBlocked ?? (() => false);
   return {
@@ -72,12 +73,28 @@ function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; i
      * refused as a whole, 422, after every field has been checked and before anything is hashed.
      */
     assertNotBlocked(url: string): void {
-      const host = hostOf(new URL(url));
-      if (!isBlocked(host)) return;
-      throw new AppError('DESTINATION_BLOCKED', 'Links to this host are not allowed on this instance', [{ field: 'original_url', message: `points at ${host}, which this instance blocks` }]);
+      const host = blockedHostOf(url);
+      if (host === null) return;
+      throw new AppError('DESTINATION_BLOCKED', 'Links to this host are not allowed on this instance', [{ field: 'original_url', message: blockedMessage(host) }]);
+    },
+
+    /** The same rules for an importer's item (SPEC §25): the stored URL, or the error code the API would answer. */
+    checkTarget(raw: string): ReturnType<TargetCheck> {
+      const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
+      if (!url.ok) return { ok: false, failure: { code: 'VALIDATION_ERROR', field: 'original_url', message: url.reason } };
+      const host = blockedHostOf(url.url);
+      if (host !== null) return { ok: false, failure: { code: 'DESTINATION_BLOCKED', field: 'original_url', message: blockedMessage(host) } };
+      return url;
     },
   };
+
+  function blockedHostOf(url: string): string | null {
+    const host = hostOf(new URL(url));
+    return isBlocked(host) ? host : null;
+  }
 }
+
+const blockedMessage = (host: string) => `points at ${host}, which this instance blocks`;
 
 /**
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
@@ -85,10 +102,12 @@ function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; i
  */
 export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; isBlocked?: (host: string) => boolean }) {
   const { passwords } = deps;
-  const { checkUrl, assertNotBlocked } = createTargetRules(deps);
+  const { checkUrl, assertNotBlocked, checkTarget } = createTargetRules(deps);
   const hashOf = (password: string | null): Promise<string | null> => (password === null ? Promise.resolve(null) : passwords.hash(password));
 
   return {
+    checkTarget,
+
     /** `anonymous`: nobody will own the link (no caller). */
     async prepare(input: LinkCreate, now: number, anonymous: boolean): Promise<LinkDraft> {
       const details: ErrorDetail[] = [];

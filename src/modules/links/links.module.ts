@@ -21,6 +21,7 @@ import { createRedirectFastPath, type RedirectFastPathDeps } from './redirect-fa
 import { redirectRoutes, type VisitDomains } from './redirect.routes.js';
 import { linkV2Schemas } from './links.v2.js';
 import { createVisitPolicy } from './visit-policy.js';
+import { linkImportsFor } from './link-imports.js';
 import type { LinkDomainsDeps } from './link-domains.js';
 
 type LinkDomainRegistry = LinkDomainsDeps['registry'] & Pick<DomainRegistry, 'servedBy'>;
@@ -110,6 +111,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     ...(deps.domains ? { domains: deps.domains } : {}),
   });
   const bulk = createLinksBulk(links);
+  const linkImports = linkImportsFor({ config, storage, blockedHosts, cache, clock });
   const exports = createLinksExport({ links: linksRepository, users: deps.users, paginator: deps.paginator, clock, domains: links.domains });
   const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink, domains: links.domains });
   const policy = createVisitPolicy({
@@ -123,6 +125,8 @@ export function createLinksModule(deps: LinksModuleDeps) {
 
   return appModule({
     links,
+    /** the importers' way in (SPEC §25: imported links follow the API's rules) */
+    linkImports,
     moderation,
     blockedHosts,
     cache,

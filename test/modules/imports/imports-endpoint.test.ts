@@ -5,7 +5,7 @@ import { createTestApp, engines, type ApiResponse, type TestApp } from '../../he
 import { clickRecords, createUser, linkCount, visit, type CreatedUser } from '../../helpers/factories.js';
 import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
-import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits } from './fixtures/shlink.js';
+import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits, shlinkVisitsPage } from './fixtures/shlink.js';
 
 type Job = { id: number; state: string; progress: Record<string, number>; items: { source: string; outcome: string; short_code: string | null; message: string | null }[]; error: string | null };
 
@@ -23,7 +23,7 @@ describe.each(engines)('admin import jobs on %s', (engine) => {
       const page = Number(q.get('page') ?? 1);
       if (path === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, page, Number(q.get('itemsPerPage') ?? 10));
       const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
-      return m ? shlinkPage('visits', shlinkVisits[decodeURIComponent(m[1]!)] ?? [], page, 100) : null;
+      return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : null;
     });
     kutt = await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (path, q) =>
       path === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null);

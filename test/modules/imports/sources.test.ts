@@ -7,7 +7,7 @@ import { readSource } from '../../../src/modules/imports/sources/index.js';
 import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
 import { BITLY_GROUP, BITLY_TOKEN, bitlyLinks, bitlyPage } from './fixtures/bitly.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
-import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits } from './fixtures/shlink.js';
+import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits, shlinkVisitsPage } from './fixtures/shlink.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -16,7 +16,7 @@ async function collect(entries: AsyncIterable<SourceEntry>): Promise<(ImportItem
   for await (const e of entries) {
     if (isUnreadable(e)) throw new Error(`unreadable: ${e.reason}`);
     const visitList: ImportVisit[] | null = e.visits === null ? null : [];
-    if (e.visits !== null) for await (const v of e.visits) visitList!.push(v);
+    if (e.visits !== null) for await (const v of e.visits(null)) visitList!.push(v);
     out.push({ ...e, visitList });
   }
   return out;
@@ -35,7 +35,7 @@ describe('source readers', () => {
       const size = Number(q.get('itemsPerPage') ?? 10);
       if (path === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, page, size);
       const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
-      return m ? shlinkPage('visits', shlinkVisits[decodeURIComponent(m[1]!)] ?? [], page, 2) : null;
+      return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q, 2) : null;
     });
     const items = await collect(readSource({ source: 'shlink', url: stub.url, apiKey: SHLINK_API_KEY }));
     expect(items.map((i) => [i.domain, i.code])).toEqual([[null, '12C18'], [null, '12Kb3'], ['go.example.com', 'summer-sale-2024']]);

@@ -1,6 +1,6 @@
 import { parseSourceDate, SourceFormatError, type ImportItem, type SourceEntry } from '../import-item.js';
 import { cell, csvRows, splitCell, splitShortLink, type CsvInput, type CsvRow } from './csv-rows.js';
-import { arrayOfObjects, getSourceJson, isObject, stringOrNull } from './source-http.js';
+import { arrayOfObjects, getSourceJson, isObject, stringOrNull, type SourceLimits } from './source-http.js';
 
 /**
  * Bitly, by its API v4 or its links CSV export. The API (Bitly's published v4 description, dev.bitly.com):
@@ -16,6 +16,7 @@ export interface BitlyApiOptions {
   url: string;
   apiKey: string;
   pageSize?: number;
+  limits: SourceLimits;
 }
 
 export async function* readBitlyApi(options: BitlyApiOptions): AsyncGenerator<SourceEntry> {
@@ -26,16 +27,15 @@ export async function* readBitlyApi(options: BitlyApiOptions): AsyncGenerator<So
   }
   first.searchParams.set('size', String(options.pageSize ?? 100));
   for (let next: URL | null = first; next !== null; ) {
-    const body = await getSourceJson(next, headers);
+    const body = await getSourceJson(next, headers, options.limits);
     const rows = arrayOfObjects(body, ['links'], 'Bitly');
-    for (const row of rows) yield* bitlyItems(String(row.link ?? ''), {
-      target: String(row.long_url ?? ''),
-      title: stringOrNull(row.title),
-      createdAt: stringOrNull(row.created_at),
-      tags: Array.isArray(row.tags) ? row.tags.map(String) : [],
-      custom: Array.isArray(row.custom_bitlinks) ? row.custom_bitlinks.map(String) : [],
-      archived: row.archived === true,
-    });
+    for (const row of rows) {
+      try {
+        yield* bitlyItems(String(row.link ?? ''), apiFields(row));
+      } catch (error) {
+        yield { unreadable: true, at: String(row.link ?? '').slice(0, 300), reason: (error as Error).message };
+      }
+    }
     const pagination = isObject(body) && isObject(body.pagination) ? body.pagination : {};
     const nextText = stringOrNull(pagination.next);
     next = rows.length === 0 || nextText === null ? null : new URL(nextText, first);
@@ -45,7 +45,7 @@ export async function* readBitlyApi(options: BitlyApiOptions): AsyncGenerator<So
 export async function* readBitlyCsv(input: CsvInput): AsyncGenerator<SourceEntry> {
   for await (const row of csvRows(input)) {
     try {
-      yield* bitlyItems(cell(row, 'link', 'bitlink', 'Bitlink', 'Short link') ?? '', csvFields(row));
+      for (const item of bitlyItems(cell(row, 'link', 'bitlink', 'Bitlink', 'Short link') ?? '', csvFields(row))) yield { ...item, row: `line ${row.line}` };
     } catch (error) {
       yield { unreadable: true, at: `line ${row.line}`, reason: (error as Error).message };
     }
@@ -60,6 +60,15 @@ interface BitlyFields {
   custom: string[];
   archived: boolean;
 }
+
+const apiFields = (row: Record<string, unknown>): BitlyFields => ({
+  target: String(row.long_url ?? ''),
+  title: stringOrNull(row.title),
+  createdAt: stringOrNull(row.created_at),
+  tags: Array.isArray(row.tags) ? row.tags.map(String) : [],
+  custom: Array.isArray(row.custom_bitlinks) ? row.custom_bitlinks.map(String) : [],
+  archived: row.archived === true,
+});
 
 function csvFields(row: CsvRow): BitlyFields {
   return {

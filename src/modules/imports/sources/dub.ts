@@ -10,7 +10,7 @@ import { cell, csvRows, splitCell, splitShortLink, type CsvInput, type CsvRow } 
 export async function* readDubCsv(input: CsvInput): AsyncGenerator<SourceEntry> {
   for await (const row of csvRows(input)) {
     try {
-      yield dubItem(row);
+      yield { ...dubItem(row), row: `line ${row.line}` };
     } catch (error) {
       yield { unreadable: true, at: `line ${row.line}`, reason: (error as Error).message };
     }

@@ -15,7 +15,7 @@ export const GENERIC_CSV_COLUMNS = LINK_CSV_COLUMNS;
 export async function* readGenericCsv(input: CsvInput): AsyncGenerator<SourceEntry> {
   for await (const row of csvRows(input)) {
     try {
-      yield genericItem(row);
+      yield { ...genericItem(row), row: `line ${row.line}` };
     } catch (error) {
       yield { unreadable: true, at: `line ${row.line}`, reason: (error as Error).message };
     }

@@ -1,5 +1,5 @@
-import { parseSourceDate, type ImportItem, type SourceEntry } from '../import-item.js';
-import { apiUrl, arrayOfObjects, getSourceJson, isObject, stringOrNull } from './source-http.js';
+import { parseSourceDate, readItem, type ImportItem, type SourceEntry } from '../import-item.js';
+import { apiUrl, arrayOfObjects, getSourceJson, isObject, stringOrNull, type SourceLimits } from './source-http.js';
 
 /**
  * Kutt's API v2 (its OpenAPI description: docs/api/api.js in thedevs-network/kutt): GET /api/v2/links with
@@ -12,6 +12,7 @@ export interface KuttOptions {
   url: string;
   apiKey: string;
   pageSize?: number;
+  limits: SourceLimits;
 }
 
 const KUTT_PAGE_LIMIT = 50;
@@ -20,9 +21,9 @@ export async function* readKutt(options: KuttOptions): AsyncGenerator<SourceEntr
   const limit = Math.min(options.pageSize ?? KUTT_PAGE_LIMIT, KUTT_PAGE_LIMIT);
   const headers = { 'X-API-KEY': options.apiKey };
   for (let skip = 0; ; ) {
-    const body = await getSourceJson(apiUrl(options.url, '/api/v2/links', { limit, skip }), headers);
+    const body = await getSourceJson(apiUrl(options.url, '/api/v2/links', { limit, skip }), headers, options.limits);
     const rows = arrayOfObjects(body, ['data'], 'Kutt');
-    for (const row of rows) yield kuttItem(row);
+    for (const row of rows) yield readItem(`${stringOrNull(row.domain) ?? ''}/${String(row.address ?? '')}`, () => kuttItem(row));
     skip += rows.length;
     const total = isObject(body) && typeof body.total === 'number' ? body.total : skip;
     if (rows.length === 0 || skip >= total) return;

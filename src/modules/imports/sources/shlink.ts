@@ -1,5 +1,5 @@
-import { parseSourceDate, type ImportItem, type ImportVisit, type SourceEntry } from '../import-item.js';
-import { apiUrl, arrayOfObjects, getSourceJson, isObject, stringOrNull } from './source-http.js';
+import { parseSourceDate, readItem, visitDate, type ImportItem, type ImportVisit, type SourceEntry } from '../import-item.js';
+import { apiUrl, arrayOfObjects, getSourceJson, isObject, stringOrNull, type SourceLimits } from './source-http.js';
 
 /**
  * Shlink's REST API v3 (its OpenAPI description: docs/swagger/ in shlinkio/shlink). Short URLs come page by page
@@ -11,32 +11,40 @@ export interface ShlinkOptions {
   url: string;
   apiKey: string;
   pageSize?: number;
+  limits: SourceLimits;
 }
 
 const PAGE_SIZE = 100;
 
 export async function* readShlink(options: ShlinkOptions): AsyncGenerator<SourceEntry> {
   const headers = { 'X-Api-Key': options.apiKey };
+  // Visits up to the start of the run: a fixed set, so that pages do not shift while they are read.
+  const until = new Date().toISOString();
   for await (const row of pages(options, headers, '/rest/v3/short-urls', {}, ['shortUrls'])) {
-    yield shlinkItem(row, options, headers);
+    yield readItem(`${stringOrNull(row.domain) ?? ''}/${String(row.shortCode ?? '')}`, () => shlinkItem(row, { ...options, until }, headers));
   }
 }
 
-async function* pages(
-  options: ShlinkOptions, headers: Record<string, string>, path: string, query: Record<string, string | undefined>, key: string[],
-): AsyncGenerator<Record<string, unknown>> {
-  const itemsPerPage = options.pageSize ?? PAGE_SIZE;
-  for (let page = 1; ; page += 1) {
-    const body = await getSourceJson(apiUrl(options.url, path, { ...query, page, itemsPerPage }), headers);
-    const rows = arrayOfObjects(body, [...key, 'data'], 'Shlink');
+type Query = Record<string, string | undefined>;
+
+/** One page of a list: its rows and how many pages the list has. */
+async function page(options: ShlinkOptions, headers: Record<string, string>, path: string, query: Query, key: string, n: number) {
+  const body = await getSourceJson(apiUrl(options.url, path, { ...query, page: n, itemsPerPage: options.pageSize ?? PAGE_SIZE }), headers, options.limits);
+  const rows = arrayOfObjects(body, [key, 'data'], 'Shlink');
+  const pagination = (body as Record<string, Record<string, Record<string, unknown>>>)[key]!.pagination;
+  const pagesCount = isObject(pagination) && typeof pagination.pagesCount === 'number' ? pagination.pagesCount : n;
+  return { rows, pagesCount };
+}
+
+async function* pages(options: ShlinkOptions, headers: Record<string, string>, path: string, query: Query, key: string[]): AsyncGenerator<Record<string, unknown>> {
+  for (let n = 1; ; n += 1) {
+    const { rows, pagesCount } = await page(options, headers, path, query, key[0]!, n);
     yield* rows;
-    const pagination = (body as Record<string, Record<string, Record<string, unknown>>>)[key[0]!]!.pagination;
-    const pagesCount = isObject(pagination) && typeof pagination.pagesCount === 'number' ? pagination.pagesCount : page;
-    if (rows.length === 0 || page >= pagesCount) return;
+    if (rows.length === 0 || n >= pagesCount) return;
   }
 }
 
-function shlinkItem(row: Record<string, unknown>, options: ShlinkOptions, headers: Record<string, string>): ImportItem {
+function shlinkItem(row: Record<string, unknown>, options: ShlinkOptions & { until: string }, headers: Record<string, string>): ImportItem {
   const code = String(row.shortCode ?? '');
   const domain = stringOrNull(row.domain);
   const meta = isObject(row.meta) ? row.meta : {};
@@ -62,21 +70,55 @@ function shlinkItem(row: Record<string, unknown>, options: ShlinkOptions, header
     item.notImported.push({ field: 'redirectRules', reason: 'Ferry has no per-device redirect rules; the link goes to its long URL' });
   }
   const path = `/rest/v3/short-urls/${encodeURIComponent(code)}/visits`;
-  item.visits = visitsOf(options, headers, path, domain ?? undefined);
+  item.visits = (since) => visitsOf(options, headers, path, { domain: domain ?? undefined, since, until: options.until });
   return item;
 }
 
-async function* visitsOf(options: ShlinkOptions, headers: Record<string, string>, path: string, domain?: string): AsyncGenerator<ImportVisit> {
-  for await (const v of pages(options, headers, path, { domain }, ['visits'])) {
-    const location = isObject(v.visitLocation) ? v.visitLocation : {};
-    const country = stringOrNull(location.countryCode);
-    yield {
-      at: parseSourceDate(stringOrNull(v.date)) ?? 0,
-      referrer: stringOrNull(v.referer),
-      userAgent: stringOrNull(v.userAgent),
-      ip: null,
-      country: country !== null && /^[A-Za-z]{2}$/.test(country) ? country.toUpperCase() : null,
-      isBot: typeof v.potentialBot === 'boolean' ? v.potentialBot : null,
-    };
+/** A visit's mark: its date, and its place among the visits of the same second ("2024-06-02T10:00:00.000Z#0"). */
+const markOf = (at: number, tie: number): string => `${new Date(at).toISOString()}#${tie}`;
+const parseMark = (mark: string): { at: number; tie: number } => {
+  const [date, tie] = mark.split('#');
+  return { at: Date.parse(date ?? ''), tie: Number(tie ?? 0) };
+};
+
+/**
+ * A link's visits in the order of their dates, after the mark `since`. Shlink lists visits newest first, so the
+ * pages are read from the last to the first (each reversed), over the visits up to `until` (the run's start: no
+ * page shifts while they are read) and from the date of `since` on (a re-run asks only for the newer ones).
+ */
+async function* visitsOf(
+  options: ShlinkOptions, headers: Record<string, string>, path: string, window: { domain: string | undefined; since: string | null; until: string },
+): AsyncGenerator<ImportVisit> {
+  const after = window.since === null ? null : parseMark(window.since);
+  const query: Query = { domain: window.domain, endDate: window.until, startDate: after === null ? undefined : new Date(after.at).toISOString() };
+  const first = await page(options, headers, path, query, 'visits', 1);
+  let last = Number.NaN;
+  let tie = 0;
+  // A visit whose date cannot be read keeps the mark before it: it is skipped, and the mark never goes back.
+  let mark = window.since ?? '';
+  for (let n = first.pagesCount; n >= 1; n -= 1) {
+    const { rows } = n === 1 ? first : await page(options, headers, path, query, 'visits', n);
+    for (const v of [...rows].reverse()) {
+      const at = visitDate(stringOrNull(v.date));
+      tie = at === last ? tie + 1 : 0;
+      last = at;
+      if (after !== null && (at < after.at || (at === after.at && tie <= after.tie))) continue;
+      if (!Number.isNaN(at)) mark = markOf(at, tie);
+      yield shlinkVisit(v, at, mark);
+    }
   }
+}
+
+function shlinkVisit(v: Record<string, unknown>, at: number, key: string): ImportVisit {
+  const location = isObject(v.visitLocation) ? v.visitLocation : {};
+  const country = stringOrNull(location.countryCode);
+  return {
+    key,
+    at,
+    referrer: stringOrNull(v.referer),
+    userAgent: stringOrNull(v.userAgent),
+    ip: null,
+    country: country !== null && /^[A-Za-z]{2}$/.test(country) ? country.toUpperCase() : null,
+    isBot: typeof v.potentialBot === 'boolean' ? v.potentialBot : null,
+  };
 }

@@ -1,30 +1,73 @@
 import { SourceAccessError, SourceFormatError } from '../import-item.js';
 
-const REQUEST_TIMEOUT_MS = 30_000;
+/** What one answer of a source may cost (SPEC §25): IMPORT_MAX_RESPONSE_BYTES, and 30 s from asking to the last byte. */
+export interface SourceLimits {
+  maxResponseBytes: number;
+  timeoutMs: number;
+  /** the job's: a cancelled or stopped import aborts the request it waits for */
+  signal?: AbortSignal | undefined;
+}
+
+/** SPEC §25's defaults: IMPORT_MAX_RESPONSE_BYTES' 10 MiB, and 30 s an answer. */
+export const DEFAULT_SOURCE_LIMITS: SourceLimits = { maxResponseBytes: 10 * 1024 * 1024, timeoutMs: 30_000 };
+
+/** A source that answered more than the limit, or too slowly: the job fails, saying which. */
+export class SourceLimitError extends SourceAccessError {}
+
+const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+
+/** The body as text, read until `max` bytes; past it the request is aborted (nothing more is read or held). */
+async function boundedText(response: Response, max: number, where: string, abort: () => void): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  const tooLarge = () => new SourceLimitError(`${where} answered more than ${mib(max)} (IMPORT_MAX_RESPONSE_BYTES): ask it for smaller pages, or raise the limit`);
+  if (declared > max) {
+    abort();
+    throw tooLarge();
+  }
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const part of response.body ?? []) {
+    size += part.byteLength;
+    if (size > max) {
+      abort();
+      throw tooLarge();
+    }
+    parts.push(part);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
 
 /**
  * One GET of a source's JSON API. A refused key or an unknown path stops the import with the source's own
- * words (its status and the start of its body); a body that is not JSON is a format error.
+ * words (its status and the start of its body); a body that is not JSON is a format error; an answer larger
+ * than the limit, or not complete within the time limit, stops it with a clear error (SPEC §25).
  */
-export async function getSourceJson(url: URL, headers: Record<string, string>): Promise<unknown> {
-  let response: Response;
+export async function getSourceJson(url: URL, headers: Record<string, string>, limits: SourceLimits = DEFAULT_SOURCE_LIMITS): Promise<unknown> {
+  const where = `${url.origin}${url.pathname}`;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new SourceLimitError(`${where} did not answer within ${limits.timeoutMs / 1000} s`)), limits.timeoutMs);
   try {
-    response = await fetch(url, {
-      headers: { accept: 'application/json', ...headers },
-      redirect: 'error',
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-  } catch (error) {
-    throw new SourceAccessError(`${url.origin} could not be reached: ${(error as Error).message}`);
-  }
-  const text = await response.text();
-  if (!response.ok) {
-    throw new SourceAccessError(`${url.origin}${url.pathname} answered ${response.status}: ${text.slice(0, 200)}`);
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new SourceFormatError(`${url.origin}${url.pathname} did not answer JSON`);
+    let response: Response;
+    try {
+      const signal = limits.signal ? AbortSignal.any([controller.signal, limits.signal]) : controller.signal;
+      response = await fetch(url, { headers: { accept: 'application/json', ...headers }, redirect: 'error', signal });
+    } catch (error) {
+      throw controller.signal.aborted ? controller.signal.reason : new SourceAccessError(`${url.origin} could not be reached: ${(error as Error).message}`);
+    }
+    let text: string;
+    try {
+      text = await boundedText(response, limits.maxResponseBytes, where, () => controller.abort());
+    } catch (error) {
+      throw controller.signal.aborted && !(error instanceof SourceLimitError) ? controller.signal.reason : error;
+    }
+    if (!response.ok) throw new SourceAccessError(`${where} answered ${response.status}: ${text.slice(0, 200)}`);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new SourceFormatError(`${where} did not answer JSON`);
+    }
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -1,5 +1,5 @@
 import mysql, { type Connection, type RowDataPacket } from 'mysql2';
-import { parseSourceDate, SourceFormatError, type ImportItem, type ImportVisit, type SourceEntry } from '../import-item.js';
+import { parseSourceDate, readItem, SourceFormatError, visitDate, type ImportItem, type ImportVisit, type SourceEntry } from '../import-item.js';
 
 /**
  * YOURLS, read from its own MySQL/MariaDB tables (its CREATE TABLE definitions: includes/functions-install.php in
@@ -17,7 +17,7 @@ export interface YourlsOptions {
 }
 
 interface UrlRow extends RowDataPacket { keyword: string; url: string; title: string | null; timestamp: string; clicks: number }
-interface LogRow extends RowDataPacket { click_time: string; shorturl: string; referrer: string; user_agent: string; ip_address: string; country_code: string }
+interface LogRow extends RowDataPacket { click_id: string | number; click_time: string; shorturl: string; referrer: string; user_agent: string; ip_address: string; country_code: string }
 
 export async function* readYourls(options: YourlsOptions): AsyncGenerator<SourceEntry> {
   const prefix = options.tablePrefix ?? 'yourls_';
@@ -28,14 +28,14 @@ export async function* readYourls(options: YourlsOptions): AsyncGenerator<Source
     for (const table of [`${prefix}url`, `${prefix}log`]) await links.promise().query(`SELECT 1 FROM \`${table}\` LIMIT 0`);
     const urlRows = links.query(`SELECT keyword, url, title, timestamp, clicks FROM \`${prefix}url\` ORDER BY keyword`).stream({ highWaterMark: 500 });
     const logStream = log.query(
-      `SELECT click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` ORDER BY shorturl, click_id`,
+      `SELECT click_id, click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` ORDER BY shorturl, click_id`,
     ).stream({ highWaterMark: 2000 });
     // Until the first link asks for visits nobody iterates this stream; its error then surfaces on that read.
     logStream.on('error', () => undefined);
     const logRows = new Peekable<LogRow>(logStream[Symbol.asyncIterator]());
     for await (const row of urlRows as AsyncIterable<UrlRow>) {
       while ((await logRows.peek()) !== undefined && compareBinary(logRows.current!.shorturl, row.keyword) < 0) await logRows.next();
-      yield yourlsItem(row, visitsOf(row.keyword, logRows));
+      yield readItem(`/${row.keyword}`, () => yourlsItem(row, (since) => visitsOf(row.keyword, logRows, since)));
     }
   } finally {
     links.destroy();
@@ -54,7 +54,7 @@ async function connect(uri: string): Promise<Connection> {
   return connection;
 }
 
-function yourlsItem(row: UrlRow, visits: AsyncIterable<ImportVisit>): ImportItem {
+function yourlsItem(row: UrlRow, visits: (since: string | null) => AsyncIterable<ImportVisit>): ImportItem {
   return {
     domain: null,
     code: row.keyword,
@@ -72,12 +72,19 @@ function yourlsItem(row: UrlRow, visits: AsyncIterable<ImportVisit>): ImportItem
   };
 }
 
-async function* visitsOf(keyword: string, log: Peekable<LogRow>): AsyncGenerator<ImportVisit> {
+/**
+ * The log rows of one keyword, in the order of click_id (a visit's mark), after `since`. The rows before it are
+ * read past all the same: the log is one stream shared by every keyword.
+ */
+async function* visitsOf(keyword: string, log: Peekable<LogRow>, since: string | null): AsyncGenerator<ImportVisit> {
+  const after = since === null ? -1 : Number(since);
   while ((await log.peek()) !== undefined && log.current!.shorturl === keyword) {
     const v = log.current!;
     await log.next();
+    if (Number(v.click_id) <= after) continue;
     yield {
-      at: parseSourceDate(v.click_time) ?? 0,
+      key: String(v.click_id),
+      at: visitDate(v.click_time),
       referrer: v.referrer === '' || v.referrer === 'direct' ? null : v.referrer,
       userAgent: v.user_agent === '' ? null : v.user_agent,
       ip: v.ip_address === '' ? null : v.ip_address,

@@ -1,0 +1,129 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/types.js';
+import type { CheckedLink, DomainCode } from '../links/index.js';
+import { countResults, notesMessage, type ItemResult, type PendingItem, type PriorImport } from './import-batch.js';
+import type { RunDeps, RunEnd, RunOptions } from './import-context.js';
+import type { ImportDomain } from './import-domains.js';
+
+type Tx = Transaction<Database>;
+
+/** Where an item's visits go: the link it became (now or in an earlier run). */
+export interface VisitTarget {
+  linkId: number;
+  shortCode: string;
+}
+
+export interface DecidedBatch {
+  /** each item's link, by seq: the items whose visits are written */
+  targets: Map<number, VisitTarget>;
+  /** the names the batch created (for this instance's cache, once committed) */
+  created: DomainCode[];
+  stop: RunEnd | null;
+}
+
+/** Every name an item's link claims on its domain: its own code (when it fits short_code) and its aliases. */
+const namesOf = (link: CheckedLink): string[] => [...(link.shortCode !== null ? [link.shortCode] : []), ...link.aliases];
+
+const failed = (p: PendingItem, errorCode: string, message: string): ItemResult => ({
+  seq: p.seq, ref: p.ref, outcome: 'failed', shortCode: null, message: `${errorCode}: ${message}`.slice(0, 1000), errorCode,
+});
+
+/** Each planned item's domain (0: the default domain; -1: one a dry run would create), or why the owner may not use it. */
+async function domainsOf(tx: Tx, batch: readonly PendingItem[], options: RunOptions, deps: RunDeps): Promise<Map<number, ImportDomain>> {
+  const hosts = [...new Set(batch.flatMap((p) => (p.plan.ok && p.plan.link.domain !== null ? [p.plan.link.domain] : [])))];
+  const found = await deps.repo.domainsFor(tx, hosts, options.owner, options.dryRun ? null : { at: deps.clock.now() });
+  return new Map(batch.flatMap((p) => (p.plan.ok ? [[p.seq, p.plan.link.domain === null ? { id: 0 } : found.get(p.plan.link.domain) ?? { id: -1 }] as const] : [])));
+}
+
+/** The earlier imports of the items not looked up yet (those without visit records). */
+async function priorsOf(tx: Tx, batch: readonly PendingItem[], options: RunOptions, deps: RunDeps): Promise<Map<number, PriorImport | null>> {
+  const unknown = batch.filter((p) => p.prior === undefined);
+  const found = await deps.repo.priorImports(options.sourceKey, unknown.map((p) => ({ domain: p.sourceDomain, code: p.sourceCode })), tx);
+  return new Map(batch.map((p) => [p.seq, p.prior !== undefined ? p.prior : found.get(`${p.sourceDomain}/${p.sourceCode}`) ?? null]));
+}
+
+/** What each item comes to before anything is written: failed, unchanged, a conflict, or to create. */
+async function decide(tx: Tx, batch: readonly PendingItem[], options: RunOptions, deps: RunDeps) {
+  const domains = await domainsOf(tx, batch, options, deps);
+  const priors = await priorsOf(tx, batch, options, deps);
+  const domainId = (p: PendingItem) => { const d = domains.get(p.seq); return d && 'id' in d ? d.id : -1; };
+  const fresh = batch.filter((p) => p.plan.ok && priors.get(p.seq) === null);
+  // Names are keyed "domainId/name": the same code on two domains is two links.
+  const taken = await deps.links.takenNames(tx, fresh.flatMap((p) => (p.plan.ok ? namesOf(p.plan.link).map((code) => ({ domainId: domainId(p), code })) : [])));
+  const results: ItemResult[] = [];
+  const toCreate: PendingItem[] = [];
+  const unchanged: Array<{ p: PendingItem; prior: PriorImport }> = [];
+  for (const p of batch) {
+    const prior = priors.get(p.seq) ?? null;
+    const domain = domains.get(p.seq);
+    if (!p.plan.ok) results.push(failed(p, p.plan.failure.code, `${p.plan.failure.field}: ${p.plan.failure.message}`));
+    else if (domain && 'notOwned' in domain) results.push(failed(p, 'DOMAIN_NOT_OWNED', `domain: ${p.plan.link.domain} belongs to another user`));
+    else if (prior !== null) {
+      results.push({ seq: p.seq, ref: p.ref, outcome: 'unchanged', shortCode: prior.shortCode, message: null, errorCode: null });
+      unchanged.push({ p, prior });
+    } else {
+      const keys = namesOf(p.plan.link).map((name) => `${domainId(p)}/${name}`);
+      const takenName = keys.findIndex((key) => taken.has(key));
+      for (const key of keys) taken.add(key); // a later item of the batch with the same name conflicts with this one
+      if (takenName === -1) toCreate.push(p);
+      else {
+        const what = takenName === 0 && p.plan.link.shortCode !== null ? 'this code' : `the alias ${namesOf(p.plan.link)[takenName]}`;
+        results.push({ seq: p.seq, ref: p.ref, outcome: 'conflict', shortCode: p.plan.link.shortCode, errorCode: 'CONFLICT', message: `${what} is taken in Ferry by another link (or was, and stays retired)` });
+      }
+    }
+  }
+  return { results, toCreate, unchanged, domainId };
+}
+
+/**
+ * Decides a batch and writes its links, in one short transaction: the links (through the links module), which
+ * source item each became, the items' outcomes and the job's counts. Visits come after, a chunk per
+ * transaction (import-visits.ts). A source that only counts visits (Kutt) adds what its count grew since the
+ * last run to the link's click count here.
+ */
+export async function writeLinks(batch: PendingItem[], options: RunOptions, deps: RunDeps): Promise<DecidedBatch> {
+  const { repo, links, clock } = deps;
+  return repo.transaction(async (tx) => {
+    const { results, toCreate, unchanged, domainId } = await decide(tx, batch, options, deps);
+    const targets = new Map<number, VisitTarget>(unchanged.map(({ p, prior }) => [p.seq, { linkId: prior.linkId, shortCode: prior.shortCode }]));
+    const conflicts = results.filter((r) => r.outcome === 'conflict');
+    if (conflicts.length && options.onConflict === 'fail') {
+      await repo.recordItems(tx, options.jobId, conflicts);
+      await repo.addCounts(tx, options.jobId, countResults(conflicts), clock.now());
+      return { targets: new Map(), created: [], stop: { state: 'failed', error: `conflict on ${conflicts[0]!.ref} (--on-conflict fail): nothing of its batch was imported` } };
+    }
+    const created: DomainCode[] = [];
+    if (options.dryRun) {
+      for (const p of toCreate) results.push({ seq: p.seq, ref: p.ref, outcome: 'would-create', shortCode: (p.plan.ok && p.plan.link.shortCode) || null, message: notesMessage(p), errorCode: null });
+    } else {
+      const made = await links.create(tx, toCreate.map((p) => {
+        const link = (p.plan as Extract<PendingItem['plan'], { ok: true }>).link;
+        return { link, domainId: domainId(p), userId: options.owner.id, clickCount: p.item?.visits === null ? p.item.visitCount ?? 0 : 0 };
+      }));
+      toCreate.forEach((p, i) => {
+        const link = (p.plan as Extract<PendingItem['plan'], { ok: true }>).link;
+        targets.set(p.seq, { linkId: made[i]!.id, shortCode: made[i]!.code });
+        created.push(...[made[i]!.code, ...link.aliases].map((code) => ({ domainId: domainId(p), code })));
+        results.push({ seq: p.seq, ref: p.ref, outcome: 'created', shortCode: made[i]!.code, message: notesMessage(p), errorCode: null });
+      });
+      await repo.recordImportedLinks(tx, options.sourceKey, toCreate.map((p) => ({
+        domain: p.sourceDomain, code: p.sourceCode, linkId: targets.get(p.seq)!.linkId, visits: p.item?.visits === null ? p.item.visitCount ?? 0 : 0,
+      })));
+    }
+    results.sort((a, b) => a.seq - b.seq);
+    await repo.recordItems(tx, options.jobId, results);
+    await repo.addCounts(tx, options.jobId, countResults(results), clock.now());
+    if (!options.dryRun) await addCountedVisits(tx, unchanged, options, deps);
+    return { targets, created, stop: null };
+  });
+}
+
+/** A re-run of a source that only counts visits: the count's growth since the last run goes to the link. */
+async function addCountedVisits(tx: Tx, unchanged: ReadonlyArray<{ p: PendingItem; prior: PriorImport }>, options: RunOptions, deps: RunDeps): Promise<void> {
+  for (const { p, prior } of unchanged) {
+    const count = p.item?.visits === null ? p.item.visitCount : null;
+    if (count === null || count === undefined || count <= prior.visits) continue;
+    await deps.links.addClicks(tx, prior.linkId, count - prior.visits);
+    await deps.repo.advanceVisits(tx, options.sourceKey, options.jobId, [{ sourceDomain: p.sourceDomain, sourceCode: p.sourceCode, seq: p.seq, added: count - prior.visits, cursor: null }]);
+  }
+}
