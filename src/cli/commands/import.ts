@@ -1,7 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { Argument, Option } from 'commander';
 import { importedVisitsWriter } from '../../modules/clicks/index.js';
-import { createImportsRepository, createImportsService, IMPORT_SOURCE_TIMEOUT_MS, SOURCE_NAMES, type ImportRequest, type SourceName } from '../../modules/imports/index.js';
+import { createImportsRepository, createImportsService, IMPORT_SOURCE_TIMEOUT_MS, SOURCE_NAMES, type ImportRequest, type ImportsService, type RunEnd, type SourceName } from '../../modules/imports/index.js';
+import type { ImportJobRow } from '../../db/types.js';
+import type { Output } from '../output.js';
 import { openLinkImports } from '../../modules/links/index.js';
 import { systemClock } from '../../lib/clock.js';
 import { createStorage } from '../../db/database.js';
@@ -81,19 +83,9 @@ export const importCommand: CommandModule = (program, cli) => {
           onProgress: (c) => { bar.setTotal(c.items); bar.update(c.items); },
         });
         bar.stop();
-        const counts = { items: Number(job.items), created: Number(job.created), unchanged: Number(job.unchanged), conflicts: Number(job.conflicts), failed: Number(job.failed), visits: Number(job.visits) };
-        // Conflicts and failures, and items that came over without something (a password, validSince): each says what.
-        const problems = await storage.db.selectFrom('import_items').select(['source_ref', 'outcome', 'short_code', 'message'])
-          .where('job_id', '=', job.id).where((eb) => eb.or([eb('outcome', 'in', ['conflict', 'failed']), eb('message', 'is not', null)]))
-          .orderBy('seq').limit(1000).execute();
-        out.result({ job: job.id, state: end.state, owner: owner.username, dry_run: Boolean(opts.dryRun), ...counts, problems }, [
-          `import ${job.id} ${end.state}${opts.dryRun ? ' (dry run: nothing written)' : ''}: ${counts.items} items, ${counts.created} ${opts.dryRun ? 'would be created' : 'created'}, ` +
-            `${counts.unchanged} unchanged, ${counts.conflicts} conflicts, ${counts.failed} failed, ${counts.visits} visits; owner ${owner.username}`,
-          ...problems.map((p) => `  ${p.outcome} ${p.source_ref}${p.short_code && !p.source_ref.endsWith(`/${p.short_code}`) ? ` (as ${p.short_code})` : ''}: ${p.message ?? ''}`),
-          ...(end.state === 'interrupted' ? ['interrupted: run the same command again to finish the rest'] : []),
-        ]);
+        await report(out, imports, { end, job, owner, dryRun: Boolean(opts.dryRun) });
         if (end.state === 'failed') throw new CliError(`the import failed: ${end.error}`, EXIT.failed);
-        if (end.state === 'interrupted') throw new CliError('the import was interrupted', EXIT.failed);
+        if (end.state === 'interrupted' || end.state === 'cancelled') throw new CliError(`the import was ${end.state}`, EXIT.failed);
       } finally {
         bar.stop();
         process.off('SIGINT', onSigint);
@@ -101,3 +93,23 @@ export const importCommand: CommandModule = (program, cli) => {
       }
     }));
 };
+
+/** What the import came to: its counts, then each item that was not simply created, saying why. */
+async function report(out: Output, imports: ImportsService, r: { end: RunEnd; job: ImportJobRow; owner: { username: string }; dryRun: boolean }): Promise<void> {
+  const { end, job, owner, dryRun } = r;
+  const counts = {
+    items: Number(job.items), created: Number(job.created), unchanged: Number(job.unchanged), conflicts: Number(job.conflicts), failed: Number(job.failed),
+    visits: Number(job.visits), visits_skipped: Number(job.visits_skipped),
+  };
+  // Conflicts and failures, items that came over without something (a password, validSince), and items imported
+  // before that got new visits: each says what (the job resource's list).
+  const problems = (await imports.get(job.id)).items.map((i) => ({ ...i, visits: Number(i.visits) }));
+  const what = (p: (typeof problems)[number]) => p.message ?? (p.visits > 0 ? `${p.visits} new visits` : '');
+  out.result({ job: job.id, state: end.state, owner: owner.username, dry_run: dryRun, ...counts, problems }, [
+    `import ${job.id} ${end.state}${dryRun ? ' (dry run: nothing written)' : ''}: ${counts.items} items, ${counts.created} ${dryRun ? 'would be created' : 'created'}, ` +
+      `${counts.unchanged} unchanged, ${counts.conflicts} conflicts, ${counts.failed} failed, ${counts.visits} visits` +
+      `${counts.visits_skipped ? ` (${counts.visits_skipped} skipped: no date within 1970-9999)` : ''}; owner ${owner.username}`,
+    ...problems.map((p) => `  ${p.outcome} ${p.source_ref}${p.short_code && !p.source_ref.endsWith(`/${p.short_code}`) ? ` (as ${p.short_code})` : ''}: ${what(p)}`),
+    ...(end.state === 'interrupted' ? ['interrupted: run the same command again to finish the rest'] : []),
+  ]);
+}

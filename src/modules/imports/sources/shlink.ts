@@ -14,7 +14,9 @@ export interface ShlinkOptions {
   limits: SourceLimits;
 }
 
+/** Short URLs per page, and visits per page: a visit is about 300 bytes of JSON, so a page stays far below 10 MiB. */
 const PAGE_SIZE = 100;
+const VISITS_PAGE_SIZE = 1_000;
 
 export async function* readShlink(options: ShlinkOptions): AsyncGenerator<SourceEntry> {
   const headers = { 'X-Api-Key': options.apiKey };
@@ -29,7 +31,8 @@ type Query = Record<string, string | undefined>;
 
 /** One page of a list: its rows and how many pages the list has. */
 async function page(options: ShlinkOptions, headers: Record<string, string>, path: string, query: Query, key: string, n: number) {
-  const body = await getSourceJson(apiUrl(options.url, path, { ...query, page: n, itemsPerPage: options.pageSize ?? PAGE_SIZE }), headers, options.limits);
+  const size = options.pageSize ?? (key === 'visits' ? VISITS_PAGE_SIZE : PAGE_SIZE);
+  const body = await getSourceJson(apiUrl(options.url, path, { ...query, page: n, itemsPerPage: size }), headers, options.limits);
   const rows = arrayOfObjects(body, [key, 'data'], 'Shlink');
   const pagination = (body as Record<string, Record<string, Record<string, unknown>>>)[key]!.pagination;
   const pagesCount = isObject(pagination) && typeof pagination.pagesCount === 'number' ? pagination.pagesCount : n;

@@ -14,12 +14,12 @@ export const DEFAULT_SOURCE_LIMITS: SourceLimits = { maxResponseBytes: 10 * 1024
 /** A source that answered more than the limit, or too slowly: the job fails, saying which. */
 export class SourceLimitError extends SourceAccessError {}
 
-const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+const sizeOf = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB` : `${bytes} bytes`);
 
 /** The body as text, read until `max` bytes; past it the request is aborted (nothing more is read or held). */
 async function boundedText(response: Response, max: number, where: string, abort: () => void): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  const tooLarge = () => new SourceLimitError(`${where} answered more than ${mib(max)} (IMPORT_MAX_RESPONSE_BYTES): ask it for smaller pages, or raise the limit`);
+  const tooLarge = () => new SourceLimitError(`${where} answered more than ${sizeOf(max)} (IMPORT_MAX_RESPONSE_BYTES): ask it for smaller pages, or raise the limit`);
   if (declared > max) {
     abort();
     throw tooLarge();
