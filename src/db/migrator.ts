@@ -21,6 +21,7 @@ import * as m027 from './migrations/027-link-changes.js';
 import * as m028 from './migrations/028-link-aliases.js';
 import * as m030 from './migrations/030-click-domains.js';
 import * as m032 from './migrations/032-import-hardening.js';
+import * as m033 from './migrations/033-repair-imported-values.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -47,6 +48,7 @@ const migrations: Record<string, MigrationModule> = {
   '028-link-aliases': m028,
   '030-click-domains': m030,
   '032-import-hardening': m032,
+  '033-repair-imported-values': m033,
 };
 
 /** Every migration this build knows, in order. */
