@@ -37,7 +37,8 @@ async function domainsOf(tx: Tx, batch: readonly PendingItem[], options: RunOpti
 
 /** The earlier imports of the items not looked up yet (those without visit records). */
 async function priorsOf(tx: Tx, batch: readonly PendingItem[], options: RunOptions, deps: RunDeps): Promise<Map<number, PriorImport | null>> {
-  const unknown = batch.filter((p) => p.prior === undefined);
+  // Only items that can become a link: a failed one's code may hold anything (a NUL, which PostgreSQL refuses).
+  const unknown = batch.filter((p) => p.prior === undefined && p.plan.ok);
   const found = await deps.repo.priorImports(options.sourceKey, unknown.map((p) => ({ domain: p.sourceDomain, code: p.sourceCode })), tx);
   return new Map(batch.map((p) => [p.seq, p.prior !== undefined ? p.prior : found.get(`${p.sourceDomain}/${p.sourceCode}`) ?? null]));
 }

@@ -26,7 +26,9 @@ const fitsAlias = (name: string): boolean => FITS_ALIAS.test(name) && !isReserve
 export function mapDomain(sourceDomain: string | null, ctx: PlanContext): string | null | undefined {
   const domain = sourceDomain?.toLowerCase() ?? null;
   const isDefault = domain === null || ctx.sourceDefaults.includes(domain);
-  const mapped = (domain !== null ? ctx.domainMap[domain] : undefined) ?? (isDefault ? ctx.domainMap.default : undefined);
+  // Own entries only: a source's domain named `constructor` or `__proto__` must not find Object's members.
+  const mapOf = (name: string): string | undefined => (Object.hasOwn(ctx.domainMap, name) ? ctx.domainMap[name] : undefined);
+  const mapped = (domain !== null ? mapOf(domain) : undefined) ?? (isDefault ? mapOf('default') : undefined);
   const host = mapped !== undefined ? (mapped === 'default' ? null : mapped) : isDefault ? null : domain;
   if (host === null) return null;
   const name = normalizeHostname(host);

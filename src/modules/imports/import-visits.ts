@@ -6,7 +6,8 @@ import { pause, VISITS_PER_TRANSACTION, type RunDeps, type RunOptions } from './
 import type { ImportVisit } from './import-item.js';
 import type { VisitProgress } from './imports.repository.js';
 
-const clip = (v: string | null, max: number) => (v === null ? null : v.length > max ? v.slice(0, max) : v);
+/** A visit's text as a live visit's would be (an HTTP header holds no control character), clipped the same way. */
+const clip = (v: string | null, max: number) => (v === null ? null : (v.length > max ? v.slice(0, max) : v).replace(/\p{Cc}/gu, ' '));
 const datable = (at: number) => Number.isFinite(at) && at >= EARLIEST_INSTANT && at <= LATEST_INSTANT;
 
 /** A visit as the click writer takes it (clipped as a live visit is). */

@@ -8,6 +8,12 @@ import { createImportDomains } from './import-domains.js';
 
 type Tx = Transaction<Database>;
 
+/**
+ * A source's text as the job shows it: control characters as U+FFFD. An item's reference and reason quote the
+ * source (its code, a cell), which may hold anything — a NUL, which PostgreSQL's text refuses.
+ */
+const printable = (text: string): string => text.replace(/\p{Cc}/gu, '\uFFFD');
+
 /** Rows per multi-row statement: well below both engines' limits on bound parameters. */
 const CHUNK = 400;
 const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
@@ -139,7 +145,8 @@ function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pick<Dial
     async recordItems(tx: Kysely<Database>, jobId: number, results: readonly ItemResult[]): Promise<void> {
       for (const part of chunks(results)) {
         await insertImportItems(tx, part.map((r) => ({
-          job_id: jobId, seq: r.seq, source_ref: r.ref.slice(0, 600), outcome: r.outcome, short_code: r.shortCode, message: r.message?.slice(0, 1000) ?? null, error_code: r.errorCode,
+          job_id: jobId, seq: r.seq, source_ref: printable(r.ref).slice(0, 600), outcome: r.outcome, short_code: r.shortCode,
+          message: r.message === null ? null : printable(r.message).slice(0, 1000), error_code: r.errorCode,
         })));
       }
     },

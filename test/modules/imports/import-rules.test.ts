@@ -74,6 +74,11 @@ describe.each(engines)('imported rows meet the API rules on %s', (engine) => {
     }
   });
 
+  it("when a row's domain names a member of every object (constructor, __proto__), then it fails that row, never the job", async () => {
+    const job = await importCsv(t, admin.token, 'url,code,domain\nhttps://a.example/c,obj1,constructor\nhttps://a.example/p,obj2,__proto__\nhttps://a.example/o,obj3,\n');
+    expect(job).toMatchObject({ state: 'done', progress: { items: 3, created: 1, failed: 2 } });
+  });
+
   it('when a row points at this service (its base URL, or loopback on its port), then it fails like the API refuses it', async () => {
     const job = await importCsv(t, admin.token, `url,code\n${t.config.publicBaseUrl}/abc,self1\nhttp://127.0.0.1:${t.config.port}/abc,self2\nhttp://[::ffff:127.0.0.1]:${t.config.port}/x,self3\n`);
     expect(job.progress).toMatchObject({ items: 3, failed: 3 });
