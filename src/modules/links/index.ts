@@ -12,5 +12,4 @@ export { MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH } from './links.schemas.js';
 export { ALIAS_PATTERN } from '../../lib/link-code.js';
 export { LINK_CSV_COLUMNS } from './links.export.js';
 export { linkCacheKey } from './link-cache.js';
-export { loadBlockedHosts, type BlockedHosts } from './blocked-hosts.js';
 export { createLinkModeration, openLinkModeration, BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';

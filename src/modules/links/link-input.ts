@@ -1,10 +1,11 @@
 import type { LinkRow } from '../../db/types.js';
-import { AppError, validationError, type ErrorDetail } from '../../lib/app-error.js';
+import { validationError, type ErrorDetail } from '../../lib/app-error.js';
+import { assertDestinationsAllowed, NOTHING_BLOCKED, type HostBlocklist } from '../../lib/host-blocklist.js';
 import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
 import type { PasswordHasher } from '../users/index.js';
 import type { LinkChanges } from './links.repository.js';
 import type { LinkCreate, LinkPatch } from './links.schemas.js';
-import { checkOriginalUrl, hostOf } from './original-url.js';
+import { checkOriginalUrl } from './original-url.js';
 import { isReservedCode } from './short-code.js';
 
 /** A creation body that passed every rule, its password already hashed: what the repository inserts. */
@@ -56,9 +57,9 @@ function checkOwnedRules(anonymous: boolean, input: { password?: string | null; 
 }
 
 /** The rules of a link's target that depend on this instance: where it is served, and which hosts it blocks. */
-function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; isBlocked?: (host: string) => boolean }) {
+function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; blockedHosts?: HostBlocklist }) {
   const { publicBaseUrl, listenPort } = deps;
-  const isBlocked = deps.isBlocked ?? (() => false);
+  const blockedHosts = deps.blockedHosts ?? NOTHING_BLOCKED;
   return {
     checkUrl(raw: string, details: ErrorDetail[]): string | null {
       const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
@@ -68,13 +69,11 @@ function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; i
     },
 
     /**
-     * BLOCKED_HOSTS_FILE (SPEC §18): a well-formed target whose host (or a parent domain of it) is listed is
-     * refused as a whole, 422, after every field has been checked and before anything is hashed.
+     * BLOCKED_HOSTS_FILE (SPEC §18, §25): a well-formed target whose host (or a parent domain of it) is listed,
+     * in any spelling, is refused as a whole, 422, after every field has been checked and before anything is hashed.
      */
     assertNotBlocked(url: string): void {
-      const host = hostOf(new URL(url));
-      if (!isBlocked(host)) return;
-      throw new AppError('DESTINATION_BLOCKED', 'Links to this host are not allowed on this instance', [{ field: 'original_url', message: `points at ${host}, which this instance blocks` }]);
+      assertDestinationsAllowed(blockedHosts, [{ field: 'original_url', url }], 'Links to this host are not allowed on this instance');
     },
   };
 }
@@ -83,7 +82,7 @@ function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; i
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
  */
-export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; isBlocked?: (host: string) => boolean }) {
+export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; blockedHosts?: HostBlocklist }) {
   const { passwords } = deps;
   const { checkUrl, assertNotBlocked } = createTargetRules(deps);
   const hashOf = (password: string | null): Promise<string | null> => (password === null ? Promise.resolve(null) : passwords.hash(password));
