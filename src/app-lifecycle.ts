@@ -18,7 +18,8 @@ type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
 
 /**
  * BLOCKED_HOSTS_FILE's list, read before anything is opened so that a file that cannot be read stops the start
- * (SPEC §17). SIGHUP (server.ts) reads it again through app.reloadBlockedHosts.
+ * (SPEC §17). SIGHUP (server.ts) reads it again through app.reloadBlockedHosts, and so does a change of the file
+ * once the app is built (its watch() is started last, and closed with the app: closeInOrder).
  */
 export async function loadBlocklist(app: FastifyInstance, config: Config): Promise<BlockedHosts> {
   const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, app.log);
@@ -74,10 +75,13 @@ export function closeInOrder(app: FastifyInstance, parts: {
   modules: readonly AppModule[];
   shared: { close(): Promise<void> };
   cacheBus: { close(): Promise<void> | void } | null;
+  /** BLOCKED_HOSTS_FILE's watch */
+  blockedHosts: { close(): void };
 }): void {
-  const { compilers, scheduler, modules, shared, cacheBus } = parts;
+  const { compilers, scheduler, modules, shared, cacheBus, blockedHosts } = parts;
   app.addHook('onClose', async () => {
     compilers.stop();
+    blockedHosts.close();
     await scheduler.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
     for (const m of [...modules].reverse()) await m.close?.();

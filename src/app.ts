@@ -152,7 +152,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
   const scheduler = scheduleJobs(app, modules);
-  closeInOrder(app, { compilers, scheduler, modules, shared, cacheBus });
+  blockedHosts.watch();
+  closeInOrder(app, { compilers, scheduler, modules, shared, cacheBus, blockedHosts });
   return app;
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,6 +114,12 @@ describe.each(engines)('BLOCKED_HOSTS_FILE on %s', (engine) => {
     expect((await t.request({ url: '/api/v1/links?status=disabled', token: admin.token })).body.data.map((l: { short_code: string }) => l.short_code)).toContain(link.short_code);
   });
 
+  it('when the file is replaced by another (an editor renaming its copy over it), then the new list applies without a signal', async () => {
+    const copy = path.join(dir, '.blocked-hosts.txt.swp');
+    writeFileSync(copy, `${LIST}watched.example\n`);
+    renameSync(copy, file);
+    await expect.poll(async () => (await create('https://watched.example/')).status, { timeout: 10_000 }).toBe(422);
+  });
 });
 
 describe.each(engines)('BLOCKED_HOSTS_FILE at start-up on %s', (engine) => {
