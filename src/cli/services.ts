@@ -71,8 +71,10 @@ export async function openServices(config: Config, warn: (line: string) => void)
     users: usersModule.users,
     usersRepository: usersModule.repository,
     apiKeys: apiKeysModule.apiKeys,
-    moderation: () => (moderation ??= blockedHosts().then((list) => openLinkModeration({ config, storage, paginator, clock, blockedHosts: list }))),
-    clearBlockedFallbacks: async () => clearBlockedFallbacks({ db: storage.db, dialect: storage.dialect, paginator, clock }, await blockedHosts()),
+    moderation: () =>
+      (moderation ??= blockedHosts().then((list) => openLinkModeration({ config, storage, paginator, clock, blockedHosts: list }))),
+    clearBlockedFallbacks: async () =>
+      clearBlockedFallbacks({ db: storage.db, dialect: storage.dialect, paginator, clock }, await blockedHosts()),
     close: async () => {
       await apiKeysModule.close?.();
       await storage.close();

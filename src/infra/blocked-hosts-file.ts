@@ -26,7 +26,9 @@ export type ReloadCause = 'start' | 'SIGHUP' | 'change';
 export const WATCH_DEBOUNCE_MS = 200;
 
 /** No file configured: nothing is blocked. */
-export const NO_BLOCKED_HOSTS: BlockedHosts = { ...NOTHING_BLOCKED, reload: async () => 0, size: () => 0, watch: () => undefined, close: () => undefined };
+export const NO_BLOCKED_HOSTS: BlockedHosts = {
+  ...NOTHING_BLOCKED, reload: async () => 0, size: () => 0, watch: () => undefined, close: () => undefined,
+};
 
 /** What tells one version of the file from another without reading it again. */
 const versionOf = (s: Stats): string => `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
@@ -98,7 +100,9 @@ export async function loadBlockedHosts(file: string | null, log: Log): Promise<B
       throw err;
     }
     const { hosts, problems } = parseBlockedHosts(text);
-    for (const p of problems.slice(0, 10)) log.warn({ file, line: p.line, text: p.text }, 'BLOCKED_HOSTS_FILE: this line names no host; ignored');
+    for (const p of problems.slice(0, 10)) {
+      log.warn({ file, line: p.line, text: p.text }, 'BLOCKED_HOSTS_FILE: this line names no host; ignored');
+    }
     log.info({ file, hosts: hosts.size, by }, 'blocked hosts read');
     return hosts;
   };

@@ -82,7 +82,11 @@ export interface Destination {
  * DESTINATION_BLOCKED naming every field whose URL's host the list blocks. Callers run it once their fields
  * passed the rules of their shape (a URL that does not parse is theirs to refuse, and is passed over here).
  */
-export function assertDestinationsAllowed(list: HostBlocklist, destinations: readonly Destination[], message = 'Visits may not be sent to this host on this instance'): void {
+export function assertDestinationsAllowed(
+  list: HostBlocklist,
+  destinations: readonly Destination[],
+  message = 'Visits may not be sent to this host on this instance',
+): void {
   const details: ErrorDetail[] = [];
   for (const { field, url } of destinations) {
     let host: string;

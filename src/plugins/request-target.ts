@@ -60,7 +60,8 @@ function targetProblem(finder: RouteFinder | undefined, req: IncomingMessage): A
     return new AppError('VALIDATION_ERROR', 'An HTTP/1.1 request needs a Host header', [{ field: 'Host', message: 'is required (RFC 9112 §3.2)' }]);
   }
   if (hasDuplicateHost(req)) {
-    return new AppError('VALIDATION_ERROR', 'The request has more than one Host header', [{ field: 'Host', message: 'must be sent once (RFC 9112 §3.2)' }]);
+    const detail = { field: 'Host', message: 'must be sent once (RFC 9112 §3.2)' };
+    return new AppError('VALIDATION_ERROR', 'The request has more than one Host header', [detail]);
   }
   const malformed = malformedPercentEncoding(url);
   if (!malformed.length) return null;

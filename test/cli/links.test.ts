@@ -121,7 +121,11 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     const bad = [await linkOf(owner.token, 'https://evil-blocked.example/a'), await linkOf(owner.token, 'https://www.evil-blocked.example/b')];
     const good = await linkOf(owner.token, 'https://fine.example/c');
     const hostname = `cli-${Math.random().toString(36).slice(2, 8)}.example.test`;
-    const fallbacks = { root_redirect: 'https://evil-blocked.example/home', not_found_redirect: 'https://fine.example/missing', expired_redirect: 'http://[::ffff:198.51.100.9]/gone' };
+    const fallbacks = {
+      root_redirect: 'https://evil-blocked.example/home',
+      not_found_redirect: 'https://fine.example/missing',
+      expired_redirect: 'http://[::ffff:198.51.100.9]/gone',
+    };
     const domain = await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname, ...fallbacks } });
     expect(domain.status, domain.text).toBe(201);
     const file = path.join(dir, 'blocked.txt');

@@ -33,7 +33,8 @@ function modesUnder(dir: string): Record<string, number> {
   return out;
 }
 
-const octal = (modes: Record<string, number>): Record<string, string> => Object.fromEntries(Object.entries(modes).map(([k, v]) => [k, v.toString(8)]));
+const octal = (modes: Record<string, number>): Record<string, string> =>
+  Object.fromEntries(Object.entries(modes).map(([k, v]) => [k, v.toString(8)]));
 
 /** SPEC §25 "Files are private", issue 35 item 8 and issue 38 item 7, on real processes under umask 000. */
 describe('files Ferry writes are private (embedded engine, real processes)', { timeout: 120_000 }, () => {
@@ -54,13 +55,15 @@ describe('files Ferry writes are private (embedded engine, real processes)', { t
       server.child.kill('SIGTERM');
       await server.exited;
     });
-    const made = await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ original_url: 'https://example.com/private' }) });
+    const body = JSON.stringify({ original_url: 'https://example.com/private' });
+    const made = await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     expect(made.status).toBe(201);
     const code = ((await made.json()) as { short_code: string }).short_code;
     expect((await fetch(`${server.baseUrl}/${code}`, { redirect: 'manual' })).status).toBe(302); // a line in the journal
 
     const modes = modesUnder(dataDir);
-    for (const name of ['ferry.db', 'ferry.db-wal', 'ferry.db-shm', 'jwt-secret', 'lock', 'lock.pid', 'click-journal', 'click-journal/lock']) {
+    const expectedFiles = ['ferry.db', 'ferry.db-wal', 'ferry.db-shm', 'jwt-secret', 'lock', 'lock.pid', 'click-journal', 'click-journal/lock'];
+    for (const name of expectedFiles) {
       expect(Object.keys(modes), name).toContain(name);
     }
     expect(Object.keys(modes).some((n) => /^click-journal\/clicks-\d+\.journal$/.test(n))).toBe(true);

@@ -26,7 +26,8 @@ async function readArchive(file: string): Promise<Entries> {
 function writeArchive(file: string, entries: Entries): void {
   const parts: Buffer[] = [];
   const sums: string[] = [];
-  const add = (name: string, bytes: Buffer) => parts.push(tarHeader({ name, size: bytes.length, mode: 0o600, mtimeMs: Date.now() }), bytes, tarPadding(bytes.length));
+  const add = (name: string, bytes: Buffer) =>
+    parts.push(tarHeader({ name, size: bytes.length, mode: 0o600, mtimeMs: Date.now() }), bytes, tarPadding(bytes.length));
   for (const [name, bytes] of entries) {
     if (name === 'SHA256SUMS') continue;
     add(name, bytes);
@@ -63,8 +64,9 @@ describe('ferry restore refuses an archive whose checksums match but whose conte
     const run = await runFerry(['restore', file], { DATA_DIR: dataDir });
     return { ...run, restored: existsSync(path.join(dataDir, 'ferry.db')) };
   };
-  const withDatabase = (bytes: Buffer): Entries => new Map([...good].map(([k, v]) => [k, k === 'ferry.db' ? bytes : v]));
-  const withManifest = (text: string): Entries => new Map([...good].map(([k, v]) => [k, k === 'ferry-backup.json' ? Buffer.from(text) : v]));
+  const replacing = (name: string, bytes: Buffer): Entries => new Map([...good].map(([k, v]) => [k, k === name ? bytes : v]));
+  const withDatabase = (bytes: Buffer): Entries => replacing('ferry.db', bytes);
+  const withManifest = (text: string): Entries => replacing('ferry-backup.json', Buffer.from(text));
   /** The good database changed by `sql`, as a backup's file (one file, no WAL). */
   const changedDatabase = (sql: string): Buffer => {
     const file = path.join(dir, `db-${(n += 1)}.db`);
@@ -101,7 +103,7 @@ describe('ferry restore refuses an archive whose checksums match but whose conte
       ['drop table kysely_migration', /ferry\.db holds no Ferry schema \(no migration table\)/],
       ['delete from kysely_migration', /ferry\.db holds no Ferry schema \(no migration has run\)/],
       ["insert into kysely_migration (name, timestamp) values ('999_from_the_future', '2030-01-01')", /made by a newer Ferry .*999_from_the_future/],
-      [`delete from kysely_migration where name = '${manifest.database.migrations.at(-1)}'`, /ferry\.db's migrations are not the ones ferry-backup\.json lists/],
+      [`delete from kysely_migration where name = '${manifest.database.migrations.at(-1)}'`, /ferry\.db's migrations are not the ones/],
     ];
     for (const [sql, message] of cases) {
       const run = await restore(withDatabase(changedDatabase(sql)));
@@ -117,7 +119,7 @@ describe('ferry restore refuses an archive whose checksums match but whose conte
       ['[1, 2]', /ferry-backup\.json is not a Ferry backup manifest/],
       ['{"format":"ferry-backup"}', /ferry-backup\.json is not a Ferry backup manifest/],
       [JSON.stringify(rest), /ferry-backup\.json is malformed: database must be an object/],
-      [JSON.stringify({ ...manifest, database: { ...database, migrations: 'all of them' } }), /database\.migrations must be a list of names/],
+      [JSON.stringify({ ...manifest, database: { ...database, migrations: 'all of them' } }), /database\.migrations must be a list/],
       [JSON.stringify({ ...manifest, database: { ...database, users: -1 } }), /database\.users must be a count/],
       [JSON.stringify({ ...manifest, jwt_secret: 'somewhere' }), /jwt_secret must be "file" or "environment"/],
       [JSON.stringify({ ...manifest, click_journal: null }), /click_journal must hold the counts segments and bytes/],

@@ -100,7 +100,8 @@ describe('the systemd units in docs/', () => {
       writeFileSync(blocked, 'phish.example\n');
       // The source of dist/src/server.js, compiled for this run (spawnEntry): the test needs no `npm run build`.
       server = spawnEntry(sourceOf(unit.ExecStart!.split(/\s+/)[1]!), {
-        ...envFile, DATA_DIR: path.join(dir, 'data'), HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, BLOCKED_HOSTS_FILE: blocked,
+        ...envFile, DATA_DIR: path.join(dir, 'data'), HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
+        BLOCKED_HOSTS_FILE: blocked,
       });
       const baseUrl = await server.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
       const contract = new ContractValidator((await (await fetch(`${baseUrl}/v3/api-docs`)).json()) as OpenApiDoc);
@@ -117,7 +118,8 @@ describe('the systemd units in docs/', () => {
       expect((await checked('POST', '/api/v1/links', link)).short_url).toMatch(new RegExp(`^${envFile.PUBLIC_BASE_URL}/`));
       const seen = server.logs.length;
       server.child.kill(`SIG${/^\/bin\/kill -(\w+) \$MAINPID$/.exec(unit.ExecReload!)![1]!}` as NodeJS.Signals);
-      await server.waitFor((e) => (server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP' ? e : undefined), 'read the blocklist again');
+      const reread = (e: Record<string, unknown>) => server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP';
+      await server.waitFor((e) => (reread(e) ? e : undefined), 'read the blocklist again');
       expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
       server.child.kill(unit.KillSignal as NodeJS.Signals);
       await expect(server.exited).resolves.toMatchObject({ code: 0 });

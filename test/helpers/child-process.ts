@@ -52,7 +52,9 @@ export interface LoggedChild {
  * Runs one of Ferry's process entries (`src/server.ts`, `src/worker.ts`), compiled (compiledEntry), with only the
  * given environment (and `opts.umask`, when given), collecting its pino lines as they arrive.
  */
-export function spawnEntry(entry: string, env: Record<string, string>, nodeArgs: readonly string[] = [], opts: { umask?: number } = {}): LoggedChild {
+export function spawnEntry(
+  entry: string, env: Record<string, string>, nodeArgs: readonly string[] = [], opts: { umask?: number } = {},
+): LoggedChild {
   const child = spawn(...underUmask(process.execPath, [...nodeArgs, compiledEntry(entry)], opts.umask), {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },

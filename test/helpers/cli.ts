@@ -20,7 +20,12 @@ export interface FerryRun {
  * with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal); `umask`: the
  * process's file-mode creation mask (default: the test process's).
  */
-export function runFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string; umask?: number } = {}): Promise<FerryRun> {
+export interface FerryOptions {
+  stdin?: string;
+  umask?: number;
+}
+
+export function runFerry(args: readonly string[], env: Record<string, string>, opts: FerryOptions = {}): Promise<FerryRun> {
   return startFerry(args, env, opts).done;
 }
 
@@ -32,7 +37,7 @@ export interface FerryProcess {
   done: Promise<FerryRun>;
 }
 
-export function startFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string; umask?: number } = {}): FerryProcess {
+export function startFerry(args: readonly string[], env: Record<string, string>, opts: FerryOptions = {}): FerryProcess {
   const child = spawn(...underUmask(process.execPath, [compiledEntry('src/cli/ferry.ts'), ...args], opts.umask), {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env },

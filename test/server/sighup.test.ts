@@ -41,7 +41,8 @@ describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
     writeFileSync(file, 'phish.example\n# reported today\nnewly.example\n');
     const seen = server.logs.length;
     server.child.kill('SIGHUP');
-    await server.waitFor((e) => (server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP' ? e : undefined), 'read the list again');
+    const reread = (e: Record<string, unknown>) => server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP';
+    await server.waitFor((e) => (reread(e) ? e : undefined), 'read the list again');
     expect(await create('https://newly.example/')).toBe(422);
     expect(server.child.exitCode).toBeNull(); // still serving
   });
@@ -70,7 +71,9 @@ describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
     const seen = server.logs.length;
     change();
     const msg = hosts === 'failed' ? 'BLOCKED_HOSTS_FILE cannot be read; the hosts read before stay blocked' : 'blocked hosts read';
-    return server.waitFor((e) => (server.logs.indexOf(e) >= seen && e.by === 'change' && e.msg === msg && (hosts === 'failed' || e.hosts === hosts) ? e : undefined), `read ${hosts} after a change`);
+    const read = (e: Record<string, unknown>) =>
+      server.logs.indexOf(e) >= seen && e.by === 'change' && e.msg === msg && (hosts === 'failed' || e.hosts === hosts);
+    return server.waitFor((e) => (read(e) ? e : undefined), `read ${hosts} after a change`);
   };
   const names = (n: number, last: string) => `${Array.from({ length: n - 1 }, (_, i) => `filler-${i}.example`).join('\n')}\n${last}\n`;
 

@@ -154,7 +154,9 @@ export async function backupDataDir(opts: BackupOptions): Promise<BackupOutcome>
     const database = { ...describeDatabase(dbCopy), bytes: statSync(dbCopy).size };
     const files: Staged[] = [{ name: DATABASE, file: dbCopy, size: database.bytes, mode: PRIVATE_FILE_MODE }];
     const secretFile = path.join(opts.dataDir, JWT_SECRET_FILE);
-    if (existsSync(secretFile)) files.push({ name: JWT_SECRET_FILE, file: secretFile, size: statSync(secretFile).size, mode: PRIVATE_FILE_MODE });
+    if (existsSync(secretFile)) {
+      files.push({ name: JWT_SECRET_FILE, file: secretFile, size: statSync(secretFile).size, mode: PRIVATE_FILE_MODE });
+    }
     files.push(...journal);
     const manifest: Manifest = {
       format: FORMAT, version: FORMAT_VERSION, created_at: new Date().toISOString(), ferry_version: opts.ferryVersion, database,

@@ -52,11 +52,14 @@ export function manifestProblem(m: Record<string, unknown>): string | null {
   const db = m.database;
   if (!isRecord(db)) return 'database must be an object';
   if (db.file !== DATABASE) return `database.file must be ${DATABASE}`;
-  if (!Array.isArray(db.migrations) || !db.migrations.every((n) => typeof n === 'string')) return 'database.migrations must be a list of names';
+  const names = db.migrations;
+  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) return 'database.migrations must be a list of names';
   for (const key of ['bytes', 'users', 'links', 'clicks']) if (!isCount(db[key])) return `database.${key} must be a count`;
   if (m.jwt_secret !== 'file' && m.jwt_secret !== 'environment') return 'jwt_secret must be "file" or "environment"';
   const journal = m.click_journal;
-  if (!isRecord(journal) || !isCount(journal.segments) || !isCount(journal.bytes)) return 'click_journal must hold the counts segments and bytes';
+  if (!isRecord(journal) || !isCount(journal.segments) || !isCount(journal.bytes)) {
+    return 'click_journal must hold the counts segments and bytes';
+  }
   return null;
 }
 

@@ -14,7 +14,8 @@ export const unusable = (why: string): CliError => new CliError(`not a usable Fe
 function unknownMigrations(names: readonly string[], ferryVersion: string): CliError | null {
   const unknown = names.filter((n) => !MIGRATION_NAMES.includes(n));
   if (unknown.length === 0) return null;
-  return new CliError(`this backup was made by a newer Ferry (${ferryVersion}: migrations ${unknown.join(', ')} unknown here); restore it with that version or later`);
+  const newer = `this backup was made by a newer Ferry (${ferryVersion}: migrations ${unknown.join(', ')} unknown here)`;
+  return new CliError(`${newer}; restore it with that version or later`);
 }
 
 /** The manifest's bytes, read and checked field by field (a newer format is named as such, not as malformed). */
@@ -28,7 +29,8 @@ export function parseManifest(bytes: Buffer): Manifest {
   if (!isManifestLike(m)) throw unusable(`${MANIFEST} is not a Ferry backup manifest (no format "ferry-backup" with a version)`);
   if (m.version > FORMAT_VERSION) {
     const by = typeof m.ferry_version === 'string' ? `, made by Ferry ${m.ferry_version}` : '';
-    throw new CliError(`this backup is of format ${m.version}${by}; this Ferry reads format ${FORMAT_VERSION}: restore it with that version or later`);
+    const reads = `this Ferry reads format ${FORMAT_VERSION}`;
+    throw new CliError(`this backup is of format ${m.version}${by}; ${reads}: restore it with that version or later`);
   }
   const problem = manifestProblem(m);
   if (problem) throw unusable(`${MANIFEST} is malformed: ${problem}`);

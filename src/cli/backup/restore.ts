@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, createReadStream, existsSync, fsyncSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync, closeSync, createReadStream, existsSync, fsyncSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { makePrivateDir, openPrivate, PRIVATE_FILE_MODE } from '../../lib/private-files.js';

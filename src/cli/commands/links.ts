@@ -85,7 +85,10 @@ export const linksCommand: CommandModule = (program, cli) => {
     }));
   links
     .command('disable-blocked')
-    .description('disable every link whose destination is on BLOCKED_HOSTS_FILE (a name blocks its subdomains), clear every domain fallback to such a host, and print how many of each')
+    .description(
+      'disable every link whose destination is on BLOCKED_HOSTS_FILE (a name blocks its subdomains), '
+      + 'clear every domain fallback to such a host, and print how many of each',
+    )
     .action(cli.action(async (ctx) => {
       if (!ctx.config.blockedHostsFile) throw usageError('BLOCKED_HOSTS_FILE is not set: it names the file of blocked host names, one a line');
       const disabled = await moderate(ctx, (m) => m.disableBlocked());

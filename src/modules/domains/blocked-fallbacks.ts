@@ -28,7 +28,9 @@ function blockedFallbacks(row: DomainRow, blockedHosts: HostBlocklist): DomainCh
 }
 
 /** Clears one domain's blocked fallbacks, conditional on the row it judged (a change made meanwhile is judged again). */
-async function clearOne(domains: Pick<DomainsRepository, 'findById' | 'update'>, first: DomainRow, blockedHosts: HostBlocklist, clock: Clock): Promise<number> {
+async function clearOne(
+  domains: Pick<DomainsRepository, 'findById' | 'update'>, first: DomainRow, blockedHosts: HostBlocklist, clock: Clock,
+): Promise<number> {
   let row: DomainRow | undefined = first;
   for (let attempt = 0; row !== undefined && attempt < ATTEMPTS; attempt += 1) {
     const changes = blockedFallbacks(row, blockedHosts);

@@ -89,7 +89,10 @@ const changeRoutes: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app
       params: DomainParams,
       body: edge.patchBody,
       description: 'A fallback to a host on the blocked hosts list: 422 DESTINATION_BLOCKED naming the field (also on creation).',
-      response: { 200: { ...edge.domain, description: `The changed domain (ETag: ${ETAG})` }, ...errorResponses(400, 401, 404, 412, 413, 415, 422, 429) },
+      response: {
+        200: { ...edge.domain, description: `The changed domain (ETag: ${ETAG})` },
+        ...errorResponses(400, 401, 404, 412, 413, 415, 422, 429),
+      },
     },
   }, async (request, reply) => {
     const row = await domains.patch(request.params.id, edge.in<DomainPatch>(request.body), request.caller!, request.headers['if-match']);

@@ -24,14 +24,17 @@ export function checkFallbackUrl(raw: string, hostname: string): string | null {
 export const FALLBACK_FIELDS = ['root_redirect', 'not_found_redirect', 'expired_redirect'] as const;
 export type FallbackField = (typeof FALLBACK_FIELDS)[number];
 
+type FallbackValues = Partial<Record<FallbackField, string | null | undefined>>;
+
 /** The fallbacks among `values` that send visits to a URL (null and absent send none). */
-export const fallbackDestinations = (values: Partial<Record<FallbackField, string | null | undefined>>): Destination[] =>
+export const fallbackDestinations = (values: FallbackValues): Destination[] =>
   FALLBACK_FIELDS.flatMap((field) => (typeof values[field] === 'string' ? [{ field, url: values[field] }] : []));
 
 /**
  * SPEC §25: a fallback sends visits as a link does, so a blocked host is refused there too: 422
  * DESTINATION_BLOCKED naming each such field, once the fields passed checkFallbackUrl.
  */
-export function assertFallbacksAllowed(values: Partial<Record<FallbackField, string | null | undefined>>, blockedHosts: HostBlocklist = NOTHING_BLOCKED): void {
-  assertDestinationsAllowed(blockedHosts, fallbackDestinations(values), 'Visits on this domain may not be sent to this host on this instance');
+export function assertFallbacksAllowed(values: FallbackValues, blockedHosts: HostBlocklist = NOTHING_BLOCKED): void {
+  const message = 'Visits on this domain may not be sent to this host on this instance';
+  assertDestinationsAllowed(blockedHosts, fallbackDestinations(values), message);
 }

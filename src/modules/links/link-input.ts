@@ -82,7 +82,9 @@ function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; b
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
  */
-export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; blockedHosts?: HostBlocklist }) {
+export function createLinkInput(deps: {
+  publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; blockedHosts?: HostBlocklist;
+}) {
   const { passwords } = deps;
   const { checkUrl, assertNotBlocked } = createTargetRules(deps);
   const hashOf = (password: string | null): Promise<string | null> => (password === null ? Promise.resolve(null) : passwords.hash(password));

@@ -70,22 +70,28 @@ describe.each(engines)('BLOCKED_HOSTS_FILE on %s', (engine) => {
       expect(res.status, url).toBe(422);
       expectEnvelope(res, 422, 'DESTINATION_BLOCKED');
     }
-    for (const url of ['http://203.0.113.8/', 'http://[::ffff:203.0.113.8]/', 'http://[2001:db8::2]/', 'https://bucher.example/']) expect((await create(url)).status, url).toBe(201);
+    for (const url of ['http://203.0.113.8/', 'http://[::ffff:203.0.113.8]/', 'http://[2001:db8::2]/', 'https://bucher.example/']) {
+      expect((await create(url)).status, url).toBe(201);
+    }
   });
 
   it('when a domain is added or changed with a fallback to a listed host, then 422 DESTINATION_BLOCKED names each such field and nothing changes', async () => {
     const hostname = `fallbacks-${Math.random().toString(36).slice(2, 8)}.example.test`;
-    const refused = await t.request({ method: 'POST', url: '/api/v1/domains', token: user.token, payload: { hostname, root_redirect: 'https://login.phish.example/' } });
+    const addDomain = (url: string, payload: Record<string, unknown>) =>
+      t.request({ method: 'POST', url, token: user.token, payload: { hostname, ...payload } });
+    const refused = await addDomain('/api/v1/domains', { root_redirect: 'https://login.phish.example/' });
     expect(expectEnvelope(refused, 422, 'DESTINATION_BLOCKED')).toEqual(['root_redirect']);
-    const v2 = await t.request({ method: 'POST', url: '/api/v2/domains', token: user.token, payload: { hostname, notFoundRedirect: 'http://[::ffff:203.0.113.7]/' } });
+    const v2 = await addDomain('/api/v2/domains', { notFoundRedirect: 'http://[::ffff:203.0.113.7]/' });
     // (v2's domain routes name a field of any error in its v1 spelling: noted, not this test's subject.)
     expectEnvelope(v2, 422, 'DESTINATION_BLOCKED');
-    const made = await t.request({ method: 'POST', url: '/api/v1/domains', token: user.token, payload: { hostname, root_redirect: 'https://fine.example/' } });
+    const made = await addDomain('/api/v1/domains', { root_redirect: 'https://fine.example/' });
     expect(made.status, made.text).toBe(201);
     const url = `/api/v1/domains/${made.body.id}`;
-    const patch = await t.request({ method: 'PATCH', url, token: admin.token, payload: { root_redirect: null, not_found_redirect: 'https://xn--bcher-kva.example/', expired_redirect: 'http://[64:ff9b::cb00:7107]/' } });
+    const payload = { root_redirect: null, not_found_redirect: 'https://xn--bcher-kva.example/', expired_redirect: 'http://[64:ff9b::cb00:7107]/' };
+    const patch = await t.request({ method: 'PATCH', url, token: admin.token, payload });
     expect(expectEnvelope(patch, 422, 'DESTINATION_BLOCKED').sort()).toEqual(['expired_redirect', 'not_found_redirect']);
-    expect((await t.request({ url, token: user.token })).body).toMatchObject({ root_redirect: 'https://fine.example/', not_found_redirect: null, expired_redirect: null });
+    const kept = (await t.request({ url, token: user.token })).body;
+    expect(kept).toMatchObject({ root_redirect: 'https://fine.example/', not_found_redirect: null, expired_redirect: null });
     const ok = await t.request({ method: 'PATCH', url, token: user.token, payload: { expired_redirect: 'https://fine.example/gone' } });
     expect(ok.status, ok.text).toBe(200);
   });
@@ -104,7 +110,8 @@ describe.each(engines)('BLOCKED_HOSTS_FILE on %s', (engine) => {
     // What `ferry links disable-blocked` runs: the service outside any request, on the same storage.
     writeFileSync(file, `${LIST}later.example\n`);
     const moderation = await openLinkModeration({
-      config: t.config, storage: t.storage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock, blockedHosts: await loadBlockedHosts(file, t.app.log),
+      config: t.config, storage: t.storage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock,
+      blockedHosts: await loadBlockedHosts(file, t.app.log),
     });
     const count = await moderation.disableBlocked();
     expect(count).toBeGreaterThanOrEqual(1);

@@ -24,7 +24,9 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     cliStorage = createStorage(t.config, { visitor: true });
-    moderation = await openLinkModeration({ config: t.config, storage: cliStorage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock, blockedHosts: NOTHING_BLOCKED });
+    moderation = await openLinkModeration({
+      config: t.config, storage: cliStorage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock, blockedHosts: NOTHING_BLOCKED,
+    });
   });
   afterAll(async () => {
     await cliStorage.close();
