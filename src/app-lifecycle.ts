@@ -3,14 +3,29 @@ import type { AppModule } from './app-module.js';
 import type { createCoreModules, createLinkModules } from './app-modules.js';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
+import { loadBlockedHosts, type BlockedHosts } from './infra/blocked-hosts-file.js';
 import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
 import { createScheduler } from './infra/scheduler.js';
 import { startSqliteLinkChangeFeed } from './infra/sqlite-link-change-feed.js';
 
-/** What buildApp (app.ts) starts beside its routes, and closes: the first admin, the link-change follower, the jobs. */
+/**
+ * What buildApp (app.ts) starts beside its routes, and closes: the blocked hosts list, the first admin, the
+ * link-change follower, the jobs.
+ */
 
 type CoreModules = ReturnType<typeof createCoreModules>;
 type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
+
+/**
+ * BLOCKED_HOSTS_FILE's list, read before anything is opened so that a file that cannot be read stops the start
+ * (SPEC §17). SIGHUP (server.ts) reads it again through app.reloadBlockedHosts, and so does a change of the file
+ * once the app is built (its watch() is started last, and closed with the app: closeInOrder).
+ */
+export async function loadBlocklist(app: FastifyInstance, config: Config): Promise<BlockedHosts> {
+  const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, app.log);
+  app.decorate('reloadBlockedHosts', () => blockedHosts.reload());
+  return blockedHosts;
+}
 
 /** ADMIN_USERNAME/ADMIN_PASSWORD's admin, or else a warning naming the command that creates the first one. */
 export async function ensureFirstAdmin(app: FastifyInstance, config: Config, core: CoreModules): Promise<void> {
@@ -60,10 +75,13 @@ export function closeInOrder(app: FastifyInstance, parts: {
   modules: readonly AppModule[];
   shared: { close(): Promise<void> };
   cacheBus: { close(): Promise<void> | void } | null;
+  /** BLOCKED_HOSTS_FILE's watch */
+  blockedHosts: { close(): void };
 }): void {
-  const { compilers, scheduler, modules, shared, cacheBus } = parts;
+  const { compilers, scheduler, modules, shared, cacheBus, blockedHosts } = parts;
   app.addHook('onClose', async () => {
     compilers.stop();
+    blockedHosts.close();
     await scheduler.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
     for (const m of [...modules].reverse()) await m.close?.();

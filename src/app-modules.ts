@@ -11,7 +11,8 @@ import { createApiKeysModule } from './modules/api-keys/api-keys.module.js';
 import { createClickIngest, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt } from './modules/clicks/index.js';
 import { createIdempotencyModule } from './modules/idempotency/index.js';
 import { createInstanceModule } from './modules/instance/index.js';
-import { createLinksModule, type BlockedHosts } from './modules/links/index.js';
+import { createLinksModule } from './modules/links/index.js';
+import type { HostBlocklist } from './lib/host-blocklist.js';
 import { createDomainsModule } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
 import { createHashLanes } from './infra/hash-lanes.js';
@@ -48,8 +49,8 @@ export function createCoreModules({ config, storage, shared, clock, jwtSecret, l
 
 export interface LinkModuleDeps extends ModuleDeps {
   core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
-  /** BLOCKED_HOSTS_FILE's list, read before anything else starts */
-  blockedHosts: BlockedHosts;
+  /** BLOCKED_HOSTS_FILE's list, read before anything else starts: link targets and domain fallbacks are checked against it */
+  blockedHosts: HostBlocklist;
   /** the port of domain verification's HTTP proof (default 80; tests answer on a port of their own) */
   domainVerificationHttpPort?: number;
 }
@@ -66,7 +67,7 @@ export async function createLinkModules({ config, storage, shared, clock, jwtSec
   // This instance's name in the change messages of links and domains (infra/pg-link-cache-bus.ts).
   const changeOrigin = randomBytes(8).toString('hex');
   const domainsModule = await createDomainsModule({
-    db: storage.db, dialect: storage.dialect, users: usersRepo, clock, paginator, changeOrigin,
+    db: storage.db, dialect: storage.dialect, users: usersRepo, clock, paginator, changeOrigin, blockedHosts,
     defaultHost: new URL(config.publicBaseUrl).hostname.toLowerCase(),
     dnsServers: config.dnsServers,
     ...(domainVerificationHttpPort !== undefined ? { httpVerificationPort: domainVerificationHttpPort } : {}),

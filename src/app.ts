@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Kysely } from 'kysely';
 import type { AppModule } from './app-module.js';
 import { createCoreModules, createLinkModules } from './app-modules.js';
-import { closeInOrder, ensureFirstAdmin, followLinkChanges, scheduleJobs } from './app-lifecycle.js';
+import { closeInOrder, ensureFirstAdmin, followLinkChanges, loadBlocklist, scheduleJobs } from './app-lifecycle.js';
 import { fastifyOptions } from './app-options.js';
 import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
@@ -20,7 +20,7 @@ import { healthRoutes } from './modules/health/health.routes.js';
 import { healthSchemas } from './modules/health/health.schemas.js';
 import { databaseCheck, type ReadinessCheck } from './modules/health/readiness.js';
 import type { IdempotencyService } from './modules/idempotency/index.js';
-import { loadBlockedHosts, type LinksModule } from './modules/links/index.js';
+import type { LinksModule } from './modules/links/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS } from './modules/imports/index.js';
 import { loadJwtSecret } from './modules/tokens/secret.js';
 import authPlugin, { type Authenticators } from './plugins/auth.js';
@@ -75,6 +75,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** runs one of the modules' background jobs now, by name */
     runJob(name: string): Promise<unknown>;
+    /** Reads BLOCKED_HOSTS_FILE again (server.ts, on SIGHUP); the number of names now blocked. */
+    reloadBlockedHosts(): Promise<number>;
   }
 }
 
@@ -93,10 +95,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}), ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
   }));
 
-  // First, so that a file that cannot be read stops the start before anything is opened (SPEC §17).
-  const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, app.log);
-  // SIGHUP (server.ts) reads the file again.
-  app.decorate('reloadBlockedHosts', () => blockedHosts.reload());
+  // First: an unreadable BLOCKED_HOSTS_FILE stops the start before anything is opened (SPEC §17).
+  const blockedHosts = await loadBlocklist(app, config);
   // A lost database connection is logged here, once an episode; requests that met it answer 503 (SPEC §17).
   storage.onConnectionError(connectionLossLogger(app.log, 'database'));
   await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
@@ -152,7 +152,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
   const scheduler = scheduleJobs(app, modules);
-  closeInOrder(app, { compilers, scheduler, modules, shared, cacheBus });
+  blockedHosts.watch();
+  closeInOrder(app, { compilers, scheduler, modules, shared, cacheBus, blockedHosts });
   return app;
 }
 

@@ -120,7 +120,7 @@ export const variables = {
   }),
   ANONYMOUS_LINKS: flag(true, '`false`: creating a link needs a credential (401 without one)'),
   BLOCKED_HOSTS_FILE: optional(Type.String(), {
-    description: 'A file of host names links may not point at, one a line (a name blocks its subdomains; `#` comments); read at start and on SIGHUP. A link to one is 422 `DESTINATION_BLOCKED`',
+    description: 'A file of host names links may not point at, one a line (a name blocks its subdomains; `#` comments); read at start, when it changes and on SIGHUP. A link or a domain fallback to one is 422 `DESTINATION_BLOCKED`',
   }),
   DNS_SERVERS: Type.Array(Type.String(), {
     default: [], read: 'dnsServers', documentedDefault: "the system's resolvers",

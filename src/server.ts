@@ -1,10 +1,10 @@
-import { mkdirSync } from 'node:fs';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createStorage } from './db/database.js';
 import { lockDirectory } from './db/directory-lock.js';
 import { drainConnections } from './infra/http-server.js';
 import { closeRedis, createRedis } from './infra/redis.js';
+import { makePrivateDir } from './lib/private-files.js';
 
 /** After the drain bound, this long is left for the close hooks (click flush) and the database. */
 const CLOSE_GRACE_MS = 5_000;
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   // One server process per DATA_DIR on the embedded engine, whatever CLICK_JOURNAL says (SPEC §17): two would
   // each cache links and hold clicks of their own over one database file. Held (referenced: the handle would
   // be collected, and the lock with it) until the database is closed at shutdown, or the process ends.
-  if (config.databaseUrl === null) mkdirSync(config.dataDir, { recursive: true });
+  if (config.databaseUrl === null) makePrivateDir(config.dataDir);
   const dirLock = config.databaseUrl === null ? lockDirectory(config.dataDir, 'one server process serves the embedded database in a DATA_DIR') : null;
   const storage = createStorage(config);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : null;

@@ -7,6 +7,8 @@ import type { Caller } from '../lib/caller.js';
 import { systemClock } from '../lib/clock.js';
 import { deploymentPaginator } from '../lib/pagination.js';
 import { createApiKeysModule } from '../modules/api-keys/api-keys.module.js';
+import { loadBlockedHosts, type BlockedHosts } from '../infra/blocked-hosts-file.js';
+import { clearBlockedFallbacks } from '../modules/domains/index.js';
 import { openLinkModeration, type LinkModeration } from '../modules/links/index.js';
 import { loadJwtSecret } from '../modules/tokens/secret.js';
 import { createUsersModule } from '../modules/users/index.js';
@@ -23,6 +25,8 @@ export interface CliServices {
   apiKeys: ReturnType<typeof createApiKeysModule>['apiKeys'];
   /** the links' moderation service, opened on first use (it reads BLOCKED_HOSTS_FILE as a server does) */
   moderation(): Promise<LinkModeration>;
+  /** clears every domain fallback to a host BLOCKED_HOSTS_FILE blocks (SPEC §25); how many */
+  clearBlockedFallbacks(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -60,12 +64,17 @@ export async function openServices(config: Config, warn: (line: string) => void)
   const log = warningsLogger(warn);
   const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersModule.repository, jwtSecret, clock, paginator, log });
   let moderation: Promise<LinkModeration> | null = null;
+  let blocked: Promise<BlockedHosts> | null = null;
+  const blockedHosts = () => (blocked ??= loadBlockedHosts(config.blockedHostsFile, log));
   return {
     storage,
     users: usersModule.users,
     usersRepository: usersModule.repository,
     apiKeys: apiKeysModule.apiKeys,
-    moderation: () => (moderation ??= openLinkModeration({ config, storage, paginator, clock, log })),
+    moderation: () =>
+      (moderation ??= blockedHosts().then((list) => openLinkModeration({ config, storage, paginator, clock, blockedHosts: list }))),
+    clearBlockedFallbacks: async () =>
+      clearBlockedFallbacks({ db: storage.db, dialect: storage.dialect, paginator, clock }, await blockedHosts()),
     close: async () => {
       await apiKeysModule.close?.();
       await storage.close();

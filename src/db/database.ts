@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { createPrivateFile, makePrivateDir } from '../lib/private-files.js';
 import path from 'node:path';
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
@@ -162,8 +162,10 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
     const connections = (): ConnectionStats => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 });
     return { db, dialect: createDialect('postgres'), sqlite: null, pool, connections, onConnectionError: faults.onError, close: () => db.destroy() };
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  makePrivateDir(config.dataDir);
   const file = path.join(config.dataDir, 'ferry.db');
+  // Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database file's mode (SPEC §25).
+  createPrivateFile(file);
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');

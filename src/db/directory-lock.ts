@@ -1,5 +1,6 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { createPrivateFile, writePrivateFile } from '../lib/private-files.js';
 import { SqliteDatabase } from './sqlite-driver.js';
 
 /** A directory one process holds (see lockDirectory); release() gives it up. */
@@ -35,6 +36,7 @@ function holderOf(dir: string): number | null {
  * process is refused too. The pid written beside it only names the holder in the refusal; it locks nothing.
  */
 export function lockDirectory(dir: string, purpose: string): DirectoryLock {
+  createPrivateFile(path.join(dir, 'lock'));
   const db = new SqliteDatabase(path.join(dir, 'lock'), { timeout: 0 });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
@@ -46,7 +48,7 @@ export function lockDirectory(dir: string, purpose: string): DirectoryLock {
   }
   // Written once the lock is held; a holder that died left its pid, which the next holder overwrites.
   try {
-    writeFileSync(path.join(dir, HOLDER_FILE), `${process.pid}\n`);
+    writePrivateFile(path.join(dir, HOLDER_FILE), `${process.pid}\n`, 'w');
   } catch {
     // a full or read-only disk: the lock holds all the same, the refusal just cannot name the pid
   }

@@ -28,7 +28,7 @@ const STORAGE_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM']);
 /** Writes, syncs and removes a small file in `dir`; rejects with the errno of a storage that refuses. */
 async function probeWrite(dir: string): Promise<void> {
   const file = path.join(dir, `.write-probe-${randomBytes(4).toString('hex')}`);
-  const handle = await open(file, 'w');
+  const handle = await open(file, 'w', 0o600);
   try {
     await handle.write(Buffer.alloc(PROBE_BYTES));
     await handle.sync();

@@ -6,8 +6,8 @@ import { malformedPercentEncoding } from '../lib/percent-encoding.js';
 /**
  * Checks of the raw request that must run before routing (SPEC §12), from Fastify's rewriteUrl
  * (plugins/versioning.ts): percent-encoding of the path and of every query parameter, the length of the
- * request target (414), and the Host header of an HTTP/1.1 request (Node's own check answers a bare 400 with
- * no envelope, so it is off in infra/http-server.ts and done here). A failed check is recorded on the raw
+ * request target (414), and the Host header: required in an HTTP/1.1 request (Node's own check answers a bare
+ * 400 with no envelope, so it is off in infra/http-server.ts and done here), and never sent twice. A failed check is recorded on the raw
  * request and answered by the root hook `rejectBadTarget`, or by the framework-error handler when the router
  * itself gave up on the path; either way the envelope, with X-Request-Id.
  */
@@ -34,6 +34,23 @@ function pathParameterNames(finder: RouteFinder | undefined, method: string | un
   }
 }
 
+/**
+ * Whether the request has more than one Host header. Node keeps the first in `headers.host` and drops the rest,
+ * so a proxy that routed by the last one and Ferry would disagree about the request's domain (SPEC §25;
+ * RFC 9112 §3.2: a server must answer 400). The raw list is read: a few header names, compared by length first.
+ */
+export function hasDuplicateHost(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
 function targetProblem(finder: RouteFinder | undefined, req: IncomingMessage): AppError | null {
   const url = req.url ?? '/';
   if (url.length > MAX_TARGET_LENGTH) {
@@ -41,6 +58,10 @@ function targetProblem(finder: RouteFinder | undefined, req: IncomingMessage): A
   }
   if (req.httpVersion === '1.1' && typeof req.headers.host !== 'string') {
     return new AppError('VALIDATION_ERROR', 'An HTTP/1.1 request needs a Host header', [{ field: 'Host', message: 'is required (RFC 9112 §3.2)' }]);
+  }
+  if (hasDuplicateHost(req)) {
+    const detail = { field: 'Host', message: 'must be sent once (RFC 9112 §3.2)' };
+    return new AppError('VALIDATION_ERROR', 'The request has more than one Host header', [detail]);
   }
   const malformed = malformedPercentEncoding(url);
   if (!malformed.length) return null;

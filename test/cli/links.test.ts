@@ -116,17 +116,29 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     expect([await disabledOn(hostname), await disabledOn(null)]).toEqual([false, true]);
   });
 
-  it('when disable-blocked runs with a blocked hosts file, then links to those hosts and their subdomains are disabled and counted', async () => {
+  it('when disable-blocked runs with a blocked hosts file, then links to those hosts and their subdomains are disabled, domain fallbacks to them cleared, and both counted', async () => {
     const owner = await createUser(t);
     const bad = [await linkOf(owner.token, 'https://evil-blocked.example/a'), await linkOf(owner.token, 'https://www.evil-blocked.example/b')];
     const good = await linkOf(owner.token, 'https://fine.example/c');
+    const hostname = `cli-${Math.random().toString(36).slice(2, 8)}.example.test`;
+    const fallbacks = {
+      root_redirect: 'https://evil-blocked.example/home',
+      not_found_redirect: 'https://fine.example/missing',
+      expired_redirect: 'http://[::ffff:198.51.100.9]/gone',
+    };
+    const domain = await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname, ...fallbacks } });
+    expect(domain.status, domain.text).toBe(201);
     const file = path.join(dir, 'blocked.txt');
-    writeFileSync(file, '# phishing\nevil-blocked.example\n');
+    writeFileSync(file, '# phishing\nevil-blocked.example\n198.51.100.9\n');
     const run = await runFerry(['links', 'disable-blocked', '--json'], { ...env, BLOCKED_HOSTS_FILE: file });
     expect(run.status, run.stderr).toBe(0);
-    expect(run.json()).toEqual({ disabled: 2 });
+    expect(run.json()).toEqual({ disabled: 2, fallbacks_cleared: 2 });
     for (const code of bad) expect(await visitsAnswer(code, 410)).toBe(410);
     expect((await t.request({ url: `/${good}` })).status).toBe(302);
+    const after = await t.request({ url: `/api/v1/domains/${domain.body.id}`, token: owner.token });
+    expect(after.body).toMatchObject({ root_redirect: null, not_found_redirect: 'https://fine.example/missing', expired_redirect: null });
+    const again = await runFerry(['links', 'disable-blocked'], { ...env, BLOCKED_HOSTS_FILE: file });
+    expect([again.status, again.stdout]).toEqual([0, 'disabled 0 links to blocked hosts\ncleared 0 domain fallbacks to blocked hosts\n']);
     expect((await runFerry(['links', 'disable-blocked'], env)).status).toBe(2); // no BLOCKED_HOSTS_FILE
   });
 });

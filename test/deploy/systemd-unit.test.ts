@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,8 @@ describe('the systemd units in docs/', () => {
     expect(JSON.parse(read('tsconfig.json').replace(/^\s*\/\/.*$/gm, '')).compilerOptions).toMatchObject({ rootDir: '.', outDir: 'dist' });
     expect(read(sourceOf(entry!))).toContain('buildApp');
     expect(unit.KillSignal).toBe('SIGTERM');
+    // `systemctl reload`: SIGHUP to the main process, which is Node itself (issue 38: sent to npm, it never got there).
+    expect(unit.ExecReload).toBe('/bin/kill -HUP $MAINPID');
   });
 
   it('when the environment file and the units are read, then each variable is one of the configuration\'s and its value is accepted', () => {
@@ -93,10 +95,13 @@ describe('the systemd units in docs/', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('when started from its entry with the environment file (a data directory of its own, any free port), then it serves that configuration and SIGTERM ends it cleanly', async () => {
+    it('when started from its entry with the environment file (a data directory of its own, any free port), then it serves that configuration, ExecReload\'s signal reads the blocklist again, and SIGTERM ends it cleanly', async () => {
+      const blocked = path.join(dir, 'blocked-hosts.txt');
+      writeFileSync(blocked, 'phish.example\n');
       // The source of dist/src/server.js, compiled for this run (spawnEntry): the test needs no `npm run build`.
       server = spawnEntry(sourceOf(unit.ExecStart!.split(/\s+/)[1]!), {
         ...envFile, DATA_DIR: path.join(dir, 'data'), HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
+        BLOCKED_HOSTS_FILE: blocked,
       });
       const baseUrl = await server.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
       const contract = new ContractValidator((await (await fetch(`${baseUrl}/v3/api-docs`)).json()) as OpenApiDoc);
@@ -111,6 +116,11 @@ describe('the systemd units in docs/', () => {
       const link = await fetch(`${baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ original_url: 'https://example.com/' }) });
       expect(link.status).toBe(201);
       expect((await checked('POST', '/api/v1/links', link)).short_url).toMatch(new RegExp(`^${envFile.PUBLIC_BASE_URL}/`));
+      const seen = server.logs.length;
+      server.child.kill(`SIG${/^\/bin\/kill -(\w+) \$MAINPID$/.exec(unit.ExecReload!)![1]!}` as NodeJS.Signals);
+      const reread = (e: Record<string, unknown>) => server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP';
+      await server.waitFor((e) => (reread(e) ? e : undefined), 'read the blocklist again');
+      expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
       server.child.kill(unit.KillSignal as NodeJS.Signals);
       await expect(server.exited).resolves.toMatchObject({ code: 0 });
     });

@@ -28,6 +28,15 @@ export function compiledEntry(entry: string): string {
   return path.join(inject('compiledSources'), entry.replace(/\.ts$/, '.js'));
 }
 
+/**
+ * The command and arguments that run `command` under the file-mode creation mask `umask` (through sh, which
+ * execs it: the process is the same pid), or as they are without one.
+ */
+export function underUmask(command: string, args: readonly string[], umask: number | undefined): [string, string[]] {
+  if (umask === undefined) return [command, [...args]];
+  return ['/bin/sh', ['-c', `umask ${umask.toString(8).padStart(3, '0')} && exec "$0" "$@"`, command, ...args]];
+}
+
 export interface LoggedChild {
   child: ChildProcess;
   /** every log line so far, parsed */
@@ -41,10 +50,12 @@ export interface LoggedChild {
 
 /**
  * Runs one of Ferry's process entries (`src/server.ts`, `src/worker.ts`), compiled (compiledEntry), with only the
- * given environment, collecting its pino lines as they arrive.
+ * given environment (and `opts.umask`, when given), collecting its pino lines as they arrive.
  */
-export function spawnEntry(entry: string, env: Record<string, string>, nodeArgs: readonly string[] = []): LoggedChild {
-  const child = spawn(process.execPath, [...nodeArgs, compiledEntry(entry)], {
+export function spawnEntry(
+  entry: string, env: Record<string, string>, nodeArgs: readonly string[] = [], opts: { umask?: number } = {},
+): LoggedChild {
+  const child = spawn(...underUmask(process.execPath, [...nodeArgs, compiledEntry(entry)], opts.umask), {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

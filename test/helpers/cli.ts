@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestApp } from './app.js';
-import { compiledEntry } from './child-process.js';
+import { compiledEntry, underUmask } from './child-process.js';
 import { TEST_PASSWORD_HASH_COST } from './server-process.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -17,9 +17,15 @@ export interface FerryRun {
 
 /**
  * Runs the `ferry` command-line tool as a real process (src/cli/ferry.ts compiled, what the bin runs from dist)
- * with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal).
+ * with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal); `umask`: the
+ * process's file-mode creation mask (default: the test process's).
  */
-export function runFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string } = {}): Promise<FerryRun> {
+export interface FerryOptions {
+  stdin?: string;
+  umask?: number;
+}
+
+export function runFerry(args: readonly string[], env: Record<string, string>, opts: FerryOptions = {}): Promise<FerryRun> {
   return startFerry(args, env, opts).done;
 }
 
@@ -31,8 +37,8 @@ export interface FerryProcess {
   done: Promise<FerryRun>;
 }
 
-export function startFerry(args: readonly string[], env: Record<string, string>, opts: { stdin?: string } = {}): FerryProcess {
-  const child = spawn(process.execPath, [compiledEntry('src/cli/ferry.ts'), ...args], {
+export function startFerry(args: readonly string[], env: Record<string, string>, opts: FerryOptions = {}): FerryProcess {
+  const child = spawn(...underUmask(process.execPath, [compiledEntry('src/cli/ferry.ts'), ...args], opts.umask), {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -131,6 +131,30 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
     expect(old.status).toBe(200);
   });
 
+  it('when a request has more than one Host header, then 400 names Host, on an API route, a cached link the redirect\'s fast path would answer, and an unknown code', async () => {
+    const body = JSON.stringify({ original_url: 'https://example.com/two-hosts' });
+    const made = await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(made.status).toBe(201);
+    const code = ((await made.json()) as { short_code: string }).short_code;
+    const once = async () => rawExchange(server.baseUrl, `GET /${code} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    expect((await once()).status).toBe(302); // and now cached: the next visit is the fast path's
+    expect((await once()).status).toBe(302);
+    const cases: Array<[string, string]> = [
+      [`/${code}`, 'Host: x\r\nHost: evil.example'], [`/${code}`, 'host: x\r\nHOST: x'],
+      ['/api/v1/links', 'Host: x\r\nHost: y'], ['/zz9zz9zz', 'Host: x\r\nHost: y'],
+    ];
+    for (const [url, hosts] of cases) {
+      const res = await rawExchange(server.baseUrl, `GET ${url} HTTP/1.1\r\n${hosts}\r\nConnection: close\r\n\r\n`);
+      expect(res.status, `${url} ${hosts}`).toBe(400);
+      const answer = JSON.parse(res.body);
+      expect(answer.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'Host', message: expect.any(String) }] });
+      expect(answer.requestId).toBe(res.headers['x-request-id']);
+      expect(res.headers.location).toBeUndefined();
+      expect(contract.check('GET', url, res.status, res.headers['content-type'], res.body)).toEqual([]);
+    }
+    expect((await once()).status).toBe(302);
+  });
+
   it('when clients reset their connections mid-request, then nothing is logged as an error, /metrics shows no 5xx and the service answers', { timeout: 60_000 }, async () => {
     const requests = [
       'GET /api/v1/users/me HTTP/1.1\r\nHost: x\r\n\r\n',

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,11 +6,12 @@ import { spawnEntry, type LoggedChild } from '../helpers/child-process.js';
 import { TEST_PASSWORD_HASH_COST } from '../helpers/server-process.js';
 
 /**
- * SPEC §18: BLOCKED_HOSTS_FILE is read at start and again when the process gets SIGHUP (server.ts). One
- * engine: the signal and the reload do not touch the database (the list's effect is tested on both engines in
- * test/modules/links/blocked-hosts.test.ts).
+ * SPEC §18: BLOCKED_HOSTS_FILE is read at start and again when the process gets SIGHUP (server.ts) or the file
+ * changes (issue 38: a signal sent to `npm start` never reached node). One engine: neither touches the database
+ * (the list's effect is tested on both engines in test/modules/links/blocked-hosts.test.ts). Each step waits for
+ * the log line of its own read (`by`, and a number of names no other step writes), never for time to pass.
  */
-describe('SIGHUP', () => {
+describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
   let dir: string;
   let file: string;
   let server: LoggedChild;
@@ -40,7 +41,8 @@ describe('SIGHUP', () => {
     writeFileSync(file, 'phish.example\n# reported today\nnewly.example\n');
     const seen = server.logs.length;
     server.child.kill('SIGHUP');
-    await server.waitFor((e) => (server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' ? e : undefined), 'read the list again');
+    const reread = (e: Record<string, unknown>) => server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP';
+    await server.waitFor((e) => (reread(e) ? e : undefined), 'read the list again');
     expect(await create('https://newly.example/')).toBe(422);
     expect(server.child.exitCode).toBeNull(); // still serving
   });
@@ -50,7 +52,7 @@ describe('SIGHUP', () => {
     const hup = async (msg: string) => {
       const seen = server.logs.length;
       server.child.kill('SIGHUP');
-      return server.waitFor((e) => (server.logs.indexOf(e) >= seen && e.msg === msg ? e : undefined), msg);
+      return server.waitFor((e) => (server.logs.indexOf(e) >= seen && e.msg === msg && e.by === 'SIGHUP' ? e : undefined), msg);
     };
     expect(await hup('blocked hosts read')).toMatchObject({ hosts: 1 });
     expect(await create('https://www.kept.example/')).toBe(422);
@@ -63,5 +65,47 @@ describe('SIGHUP', () => {
     } finally {
       writeFileSync(file, 'phish.example\n');
     }
+  });
+  /** Does `change` to the file, then waits for the read it causes: `hosts` names read, or `failed`. */
+  const changeRead = async (hosts: number | 'failed', change: () => void) => {
+    const seen = server.logs.length;
+    change();
+    const msg = hosts === 'failed' ? 'BLOCKED_HOSTS_FILE cannot be read; the hosts read before stay blocked' : 'blocked hosts read';
+    const read = (e: Record<string, unknown>) =>
+      server.logs.indexOf(e) >= seen && e.by === 'change' && e.msg === msg && (hosts === 'failed' || e.hosts === hosts);
+    return server.waitFor((e) => (read(e) ? e : undefined), `read ${hosts} after a change`);
+  };
+  const names = (n: number, last: string) => `${Array.from({ length: n - 1 }, (_, i) => `filler-${i}.example`).join('\n')}\n${last}\n`;
+
+  it('when the file is replaced by a rename (as editors save) or written in place, then the new list applies without a signal', async () => {
+    const copy = path.join(dir, '.blocked.txt.swp');
+    writeFileSync(copy, names(3, 'renamed.example'));
+    await changeRead(3, () => renameSync(copy, file));
+    expect(await create('https://renamed.example/')).toBe(422);
+    await changeRead(4, () => writeFileSync(file, names(4, 'edited.example')));
+    expect(await create('https://edited.example/')).toBe(422);
+    expect(await create('https://renamed.example/')).toBe(201);
+  });
+
+  it('when the file is deleted, then the list read before stays and the log says why; when it is back, then it is read', async () => {
+    await changeRead(5, () => writeFileSync(file, names(5, 'kept-too.example')));
+    await changeRead('failed', () => rmSync(file));
+    expect(await create('https://kept-too.example/')).toBe(422);
+    await changeRead(6, () => writeFileSync(file, names(6, 'back.example')));
+    expect(await create('https://back.example/')).toBe(422);
+  });
+
+  it('when the file is a symbolic link into a directory that is swapped (a Kubernetes ConfigMap), then the new list applies', async () => {
+    for (const [version, n] of [['v1', 7], ['v2', 8]] as const) {
+      mkdirSync(path.join(dir, version));
+      writeFileSync(path.join(dir, version, 'blocked.txt'), names(n, `${version}.example`));
+    }
+    symlinkSync('v1', path.join(dir, '..data'));
+    symlinkSync('..data/blocked.txt', path.join(dir, 'link.tmp'));
+    await changeRead(7, () => renameSync(path.join(dir, 'link.tmp'), file));
+    symlinkSync('v2', path.join(dir, '..data_tmp'));
+    await changeRead(8, () => renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data')));
+    expect(await create('https://v2.example/')).toBe(422);
+    expect(await create('https://v1.example/')).toBe(201);
   });
 });

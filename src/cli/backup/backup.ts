@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { SqliteDatabase } from '../../db/sqlite-driver.js';
+import { openPrivate, PRIVATE_FILE_MODE } from '../../lib/private-files.js';
 import { clickJournalDir, isJournalSegment } from '../../modules/clicks/index.js';
 import { CliError } from '../cli-error.js';
 import type { Progress } from '../output.js';
@@ -63,7 +64,7 @@ function copyJournal(dataDir: string, staging: string): Staged[] {
     if (whole.length === 0) continue;
     const file = path.join(staging, `journal-${name}`);
     writeFileSync(file, whole);
-    staged.push({ name: `${JOURNAL_DIR}/${name}`, file, size: whole.length, mode: 0o644 });
+    staged.push({ name: `${JOURNAL_DIR}/${name}`, file, size: whole.length, mode: PRIVATE_FILE_MODE });
   }
   return staged;
 }
@@ -125,7 +126,9 @@ async function writeArchive(file: string, files: readonly Staged[], manifest: Bu
   const partial = `${file}.partial`;
   let done = 0;
   try {
-    await pipeline(Readable.from(archive(files, manifest, (n) => progress.update((done += n)))), createGzip({ level }), createWriteStream(partial));
+    // 0600 whatever the umask, also over a .partial left by an earlier run: the archive holds the JWT secret (SPEC §25).
+    const out = createWriteStream(partial, { fd: openPrivate(partial, 'w', true) });
+    await pipeline(Readable.from(archive(files, manifest, (n) => progress.update((done += n)))), createGzip({ level }), out);
     const fd = openSync(partial, 'r');
     fsyncSync(fd);
     closeSync(fd);
@@ -149,9 +152,11 @@ export async function backupDataDir(opts: BackupOptions): Promise<BackupOutcome>
     const dbCopy = path.join(staging, DATABASE);
     await copyDatabase(dbFile, dbCopy);
     const database = { ...describeDatabase(dbCopy), bytes: statSync(dbCopy).size };
-    const files: Staged[] = [{ name: DATABASE, file: dbCopy, size: database.bytes, mode: 0o644 }];
+    const files: Staged[] = [{ name: DATABASE, file: dbCopy, size: database.bytes, mode: PRIVATE_FILE_MODE }];
     const secretFile = path.join(opts.dataDir, JWT_SECRET_FILE);
-    if (existsSync(secretFile)) files.push({ name: JWT_SECRET_FILE, file: secretFile, size: statSync(secretFile).size, mode: 0o600 });
+    if (existsSync(secretFile)) {
+      files.push({ name: JWT_SECRET_FILE, file: secretFile, size: statSync(secretFile).size, mode: PRIVATE_FILE_MODE });
+    }
     files.push(...journal);
     const manifest: Manifest = {
       format: FORMAT, version: FORMAT_VERSION, created_at: new Date().toISOString(), ferry_version: opts.ferryVersion, database,

@@ -38,3 +38,31 @@ export function isBackupEntry(name: string): boolean {
   const [dir, file, ...rest] = name.split('/');
   return dir === JOURNAL_DIR && file !== undefined && rest.length === 0 && isJournalSegment(file);
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/**
+ * What is wrong with a manifest of this format (version at most FORMAT_VERSION), or null: each field the restore
+ * reads, so that a malformed one is named instead of failing later as a TypeError.
+ */
+export function manifestProblem(m: Record<string, unknown>): string | null {
+  if (typeof m.ferry_version !== 'string') return 'ferry_version must be a string';
+  if (typeof m.created_at !== 'string' || Number.isNaN(Date.parse(m.created_at))) return 'created_at must be a date';
+  const db = m.database;
+  if (!isRecord(db)) return 'database must be an object';
+  if (db.file !== DATABASE) return `database.file must be ${DATABASE}`;
+  const names = db.migrations;
+  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) return 'database.migrations must be a list of names';
+  for (const key of ['bytes', 'users', 'links', 'clicks']) if (!isCount(db[key])) return `database.${key} must be a count`;
+  if (m.jwt_secret !== 'file' && m.jwt_secret !== 'environment') return 'jwt_secret must be "file" or "environment"';
+  const journal = m.click_journal;
+  if (!isRecord(journal) || !isCount(journal.segments) || !isCount(journal.bytes)) {
+    return 'click_journal must hold the counts segments and bytes';
+  }
+  return null;
+}
+
+/** Whether `v` is a manifest's outer shape: an object naming this format and an integer version. */
+export const isManifestLike = (v: unknown): v is Record<string, unknown> & { format: string; version: number } =>
+  isRecord(v) && v.format === FORMAT && typeof v.version === 'number' && Number.isSafeInteger(v.version) && v.version >= 1;

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, createReadStream, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync, closeSync, createReadStream, existsSync, fsyncSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
-import { MIGRATION_NAMES } from '../../db/migrator.js';
+import { makePrivateDir, openPrivate, PRIVATE_FILE_MODE } from '../../lib/private-files.js';
 import { CliError } from '../cli-error.js';
 import type { Progress } from '../output.js';
-import { DATABASE, FORMAT, FORMAT_VERSION, isBackupEntry, JOURNAL_DIR, JWT_SECRET_FILE, MANIFEST, SUMS, type Manifest } from './layout.js';
+import { DATABASE, isBackupEntry, JOURNAL_DIR, JWT_SECRET_FILE, MANIFEST, SUMS, type Manifest } from './layout.js';
+import { checkRestoredDatabase, parseManifest, unusable as bad } from './restore-checks.js';
 import { ByteReader, readTarHeader } from './tar.js';
 
 export interface RestoreOptions {
@@ -33,8 +36,6 @@ function assertEmpty(dataDir: string): void {
   }
 }
 
-const bad = (why: string): CliError => new CliError(`not a usable Ferry backup: ${why}`);
-
 /** A small entry (the manifest, the checksums) read into memory. */
 async function readSmall(reader: ByteReader, size: number, name: string): Promise<Buffer> {
   if (size > 1 << 20) throw bad(`${name} is ${size} bytes`);
@@ -46,7 +47,7 @@ async function readSmall(reader: ByteReader, size: number, name: string): Promis
 /** Copies an entry's bytes into `target`, returning their SHA-256. */
 async function extractFile(reader: ByteReader, size: number, target: string): Promise<string> {
   const hash = createHash('sha256');
-  const fd = openSync(target, 'wx', 0o600);
+  const fd = openPrivate(target, 'wx');
   try {
     for (let left = size; left > 0;) {
       const chunk = await reader.read(Math.min(left, 1 << 20));
@@ -60,20 +61,6 @@ async function extractFile(reader: ByteReader, size: number, target: string): Pr
     closeSync(fd);
   }
   return hash.digest('hex');
-}
-
-function parseManifest(bytes: Buffer): Manifest {
-  let m: Manifest;
-  try {
-    m = JSON.parse(bytes.toString('utf8')) as Manifest;
-  } catch {
-    throw bad(`${MANIFEST} is not JSON`);
-  }
-  if (m.format !== FORMAT) throw bad(`${MANIFEST} is not a Ferry backup manifest`);
-  if (m.version > FORMAT_VERSION) throw new CliError(`this backup is of format ${m.version}, made by Ferry ${m.ferry_version}; this Ferry reads format ${FORMAT_VERSION}: restore it with that version or later`);
-  const unknown = (m.database?.migrations ?? []).filter((n) => !MIGRATION_NAMES.includes(n));
-  if (unknown.length) throw new CliError(`this backup was made by a newer Ferry (${m.ferry_version}: migrations ${unknown.join(', ')} unknown here); restore it with that version or later`);
-  return m;
 }
 
 interface Extracted {
@@ -95,7 +82,7 @@ async function extract(file: string, staging: string, progress: Progress): Promi
   let manifest: Manifest | null = null;
   let sums: string | null = null;
   const hashes = new Map<string, string>();
-  mkdirSync(path.join(staging, JOURNAL_DIR));
+  makePrivateDir(path.join(staging, JOURNAL_DIR));
   for (let entry = await readTarHeader(reader); entry !== null; entry = await readTarHeader(reader)) {
     if (!isBackupEntry(entry.name) || hashes.has(entry.name)) throw bad(`unexpected entry ${entry.name}`);
     if (manifest === null && entry.name !== MANIFEST) throw bad(`it does not start with ${MANIFEST}`);
@@ -128,7 +115,7 @@ function verify({ hashes, sums }: Extracted): void {
 function install(staging: string, dataDir: string, names: readonly string[]): void {
   renameSync(path.join(staging, DATABASE), path.join(dataDir, DATABASE));
   if (names.includes(JWT_SECRET_FILE)) {
-    chmodSync(path.join(staging, JWT_SECRET_FILE), 0o600);
+    chmodSync(path.join(staging, JWT_SECRET_FILE), PRIVATE_FILE_MODE);
     renameSync(path.join(staging, JWT_SECRET_FILE), path.join(dataDir, JWT_SECRET_FILE));
   }
   if (names.some((n) => n.startsWith(`${JOURNAL_DIR}/`))) renameSync(path.join(staging, JOURNAL_DIR), path.join(dataDir, JOURNAL_DIR));
@@ -140,7 +127,7 @@ export async function restoreDataDir(opts: RestoreOptions): Promise<RestoreOutco
   if (!existsSync(opts.file)) throw new CliError(`${opts.file} does not exist`);
   const dataDir = path.resolve(opts.dataDir);
   assertEmpty(dataDir);
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const staging = mkdtempSync(path.join(dataDir, '.ferry-restore-'));
   try {
     const progress = opts.progress(statSync(opts.file).size);
@@ -154,6 +141,7 @@ export async function restoreDataDir(opts: RestoreOptions): Promise<RestoreOutco
       progress.stop();
     }
     verify(extracted);
+    checkRestoredDatabase(path.join(staging, DATABASE), extracted.manifest);
     install(staging, dataDir, [...extracted.hashes.keys()]);
     return { dataDir, ms: Math.round(performance.now() - started), manifest: extracted.manifest };
   } finally {

@@ -4,7 +4,8 @@ import { importedVisitsWriter } from '../../modules/clicks/index.js';
 import { createImportsRepository, createImportsService, IMPORT_SOURCE_TIMEOUT_MS, SOURCE_NAMES, type ImportRequest, type ImportsService, type RunEnd, type SourceName } from '../../modules/imports/index.js';
 import type { ImportJobRow } from '../../db/types.js';
 import type { Output } from '../output.js';
-import { openLinkImports } from '../../modules/links/index.js';
+import { linkImportsFor } from '../../modules/links/index.js';
+import { loadBlockedHosts } from '../../infra/blocked-hosts-file.js';
 import { systemClock } from '../../lib/clock.js';
 import { createStorage } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrator.js';
@@ -75,7 +76,7 @@ export const importCommand: CommandModule = (program, cli) => {
         await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
         const imports = createImportsService({
           db: storage.db, repo: createImportsRepository(storage), writeVisits: importedVisitsWriter(storage), clock: systemClock, publicBaseUrl: config.publicBaseUrl,
-          links: await openLinkImports({ config, storage, clock: systemClock, log: warningsLogger((line) => out.warn(line)) }),
+          links: linkImportsFor({ config, storage, clock: systemClock, blockedHosts: await loadBlockedHosts(config.blockedHostsFile, warningsLogger((line) => out.warn(line))) }),
           limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
         });
         const { end, job, owner } = await imports.run(request, {

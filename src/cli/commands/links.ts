@@ -85,10 +85,18 @@ export const linksCommand: CommandModule = (program, cli) => {
     }));
   links
     .command('disable-blocked')
-    .description('disable every link whose destination is on BLOCKED_HOSTS_FILE (a name blocks its subdomains) and print how many')
+    .description(
+      'disable every link whose destination is on BLOCKED_HOSTS_FILE (a name blocks its subdomains), '
+      + 'clear every domain fallback to such a host, and print how many of each',
+    )
     .action(cli.action(async (ctx) => {
       if (!ctx.config.blockedHostsFile) throw usageError('BLOCKED_HOSTS_FILE is not set: it names the file of blocked host names, one a line');
       const disabled = await moderate(ctx, (m) => m.disableBlocked());
-      ctx.out.result({ disabled }, `disabled ${disabled} link${disabled === 1 ? '' : 's'} to blocked hosts`);
+      const cleared = await (await ctx.services()).clearBlockedFallbacks();
+      const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+      ctx.out.result({ disabled, fallbacks_cleared: cleared }, [
+        `disabled ${plural(disabled, 'link')} to blocked hosts`,
+        `cleared ${plural(cleared, 'domain fallback')} to blocked hosts`,
+      ]);
     }));
 };

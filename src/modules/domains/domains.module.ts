@@ -3,6 +3,7 @@ import { appModule } from '../../app-module.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
+import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { UsersRepository } from '../users/index.js';
 import { DomainRegistry } from './domain-registry.js';
@@ -31,6 +32,8 @@ export interface DomainsModuleDeps {
   checker?: DomainChecker;
   /** this instance's name in change messages (the links module's, on the same channel) */
   changeOrigin: string;
+  /** BLOCKED_HOSTS_FILE's list: fallbacks to a blocked host are refused (SPEC §25); default: nothing blocked */
+  blockedHosts?: HostBlocklist;
 }
 
 /**
@@ -45,6 +48,7 @@ export async function createDomainsModule(deps: DomainsModuleDeps) {
   });
   const domains = createDomainsService({
     domains: repository, registry, users: deps.users, checker, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator, defaultHost: deps.defaultHost,
+    ...(deps.blockedHosts ? { blockedHosts: deps.blockedHosts } : {}),
   });
   await domains.reloadAll();
   return appModule({

@@ -88,7 +88,11 @@ const changeRoutes: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app
       operationId: 'updateDomain', tags, summary: 'Change a domain: its fallbacks and scheme (owner or admin; JSON merge patch); an admin may change its owner',
       params: DomainParams,
       body: edge.patchBody,
-      response: { 200: { ...edge.domain, description: `The changed domain (ETag: ${ETAG})` }, ...errorResponses(400, 401, 404, 412, 413, 415, 429) },
+      description: 'A fallback to a host on the blocked hosts list: 422 DESTINATION_BLOCKED naming the field (also on creation).',
+      response: {
+        200: { ...edge.domain, description: `The changed domain (ETag: ${ETAG})` },
+        ...errorResponses(400, 401, 404, 412, 413, 415, 422, 429),
+      },
     },
   }, async (request, reply) => {
     const row = await domains.patch(request.params.id, edge.in<DomainPatch>(request.body), request.caller!, request.headers['if-match']);

@@ -2,6 +2,7 @@ import type { Dialect } from '../../db/dialect.js';
 import type { DomainRow } from '../../db/types.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
+import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import type { UsersRepository } from '../users/index.js';
 import { findManagedDomain } from './domain-access.js';
@@ -23,6 +24,8 @@ export interface DomainsServiceDeps {
   paginator: Paginator;
   /** the default domain's host (PUBLIC_BASE_URL's): never a domain of its own */
   defaultHost: string;
+  /** BLOCKED_HOSTS_FILE's list (fallbacks are checked against it); default: nothing blocked */
+  blockedHosts?: HostBlocklist;
 }
 
 function createDomainReads(deps: { domains: Pick<DomainsRepository, 'findById' | 'list'>; paginator: Paginator; toDomain: (row: DomainRow) => Domain }) {

@@ -11,7 +11,8 @@ import { domainEtag } from './domain-record.js';
 import { toEntry, type DomainRegistry } from './domain-registry.js';
 import type { DomainChanges, DomainsRepository } from './domains.repository.js';
 import type { DomainCreate, DomainPatch } from './domains.schemas.js';
-import { checkFallbackUrl } from './fallback-url.js';
+import { assertFallbacksAllowed, checkFallbackUrl } from './fallback-url.js';
+import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import { normalizeHostname } from './hostname.js';
 
 const TOKEN_LENGTH = 32;
@@ -24,6 +25,8 @@ export interface DomainWritesDeps {
   clock: Clock;
   /** the default domain's host (PUBLIC_BASE_URL's): never a domain of its own */
   defaultHost: string;
+  /** BLOCKED_HOSTS_FILE's list: no fallback may send visits there (SPEC §25) */
+  blockedHosts?: HostBlocklist;
 }
 
 /** The fallbacks that were sent: null clears one, a URL must pass checkFallbackUrl (else a detail, not a change). */
@@ -97,6 +100,7 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       const hostname = newHostname(input.hostname, defaultHost, details);
       const changes = fallbackChanges(input, hostname ?? '', details);
       if (details.length || hostname === null) throw validationError(details, 'Request body is invalid');
+      assertFallbacksAllowed(changes, deps.blockedHosts);
       const now = clock.now();
       try {
         return publish(await domains.insert({
@@ -114,6 +118,7 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       const row = await findManagedDomain(domains, id, caller);
       assertIfMatch(ifMatch, domainEtag(row));
       const changes = await patchChanges(users, row, input, caller);
+      assertFallbacksAllowed(changes, deps.blockedHosts);
       if (Object.keys(changes).length === 0) return row;
       const updated = await domains.update(id, { ...changes, updated_at: clock.now() }, ifMatch === undefined ? null : row.version);
       if (updated) return publish(updated);

@@ -1,8 +1,9 @@
 /**
  * The domains module's public face (SPEC §19). Links resolve a link's domain and a visit's host through the
- * registry; nothing else of this module crosses its border.
+ * registry; the CLI clears fallbacks to blocked hosts (SPEC §25); nothing else of this module crosses its border.
  */
 export { createDomainsModule, type DomainsModule, type DomainsModuleDeps } from './domains.module.js';
 export { DomainRegistry, type DomainEntry, STOP_AFTER_FAILING_MS } from './domain-registry.js';
 export { normalizeHostname } from './hostname.js';
 export { openDomainDirectory, type DomainDirectory } from './domain-directory.js';
+export { clearBlockedFallbacks } from './blocked-fallbacks.js';

@@ -3,11 +3,10 @@ import type { Database } from '../../db/types.js';
 import { checkImportedLink, type CheckedLink, type ImportedLink, type ImportedLinkCheck, type TargetCheck } from './imported-link-rules.js';
 import type { BatchLinkRow, DomainCode, LinkBatchRepository } from './link-batch.repository.js';
 import { linkCacheKey, type LinkCache } from './link-cache.js';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { loadBlockedHosts, type BlockedHosts } from './blocked-hosts.js';
+import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import { createLinkBatchRepository } from './link-batch.repository.js';
 import { createTargetRules } from './link-input.js';
 import { generateCode, isReservedCode } from './short-code.js';
@@ -107,30 +106,17 @@ export type LinkImports = ReturnType<typeof createLinkImports>;
 export function linkImportsFor(deps: {
   config: Pick<Config, 'publicBaseUrl' | 'port'>;
   storage: Pick<Storage, 'dialect'>;
-  blockedHosts: Pick<BlockedHosts, 'isBlocked'>;
-  cache: Pick<LinkCache, 'invalidate'>;
+  blockedHosts: HostBlocklist;
+  /** this instance's redirect cache; none outside a server (the CLI: servers hear of new names by the change feed) */
+  cache?: Pick<LinkCache, 'invalidate'>;
   clock: Clock;
 }): LinkImports {
   const { config, blockedHosts } = deps;
   return createLinkImports({
     batch: createLinkBatchRepository(deps.storage),
-    checkTarget: createTargetRules({ publicBaseUrl: config.publicBaseUrl, listenPort: config.port, isBlocked: (host) => blockedHosts.isBlocked(host) }).checkTarget,
-    cache: deps.cache,
+    checkTarget: createTargetRules({ publicBaseUrl: config.publicBaseUrl, listenPort: config.port, blockedHosts }).checkTarget,
+    cache: deps.cache ?? { invalidate: () => undefined },
     generate: () => generateCode(),
     clock: deps.clock,
   });
-}
-
-/**
- * The importers' way in outside the app (the CLI's `ferry import`): BLOCKED_HOSTS_FILE read as a server reads it,
- * no redirect cache (the servers' caches hear of new names through the link-change feed, as they do of the API's).
- */
-export async function openLinkImports(deps: {
-  config: Pick<Config, 'publicBaseUrl' | 'blockedHostsFile' | 'port'>;
-  storage: Pick<Storage, 'dialect'>;
-  clock: Clock;
-  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
-}): Promise<LinkImports> {
-  const blockedHosts = await loadBlockedHosts(deps.config.blockedHostsFile, deps.log);
-  return linkImportsFor({ ...deps, blockedHosts, cache: { invalidate: () => undefined } });
 }

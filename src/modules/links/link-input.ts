@@ -1,10 +1,11 @@
 import type { LinkRow } from '../../db/types.js';
 import { AppError, validationError, type ErrorDetail } from '../../lib/app-error.js';
+import { assertDestinationsAllowed, NOTHING_BLOCKED, type HostBlocklist } from '../../lib/host-blocklist.js';
 import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
 import type { PasswordHasher } from '../users/index.js';
 import type { LinkChanges } from './links.repository.js';
 import type { LinkCreate, LinkPatch } from './links.schemas.js';
-import { checkOriginalUrl, hostOf } from './original-url.js';
+import { checkOriginalUrl } from './original-url.js';
 import type { TargetCheck } from './imported-link-rules.js';
 import { isReservedCode } from './short-code.js';
 
@@ -57,9 +58,9 @@ function checkOwnedRules(anonymous: boolean, input: { password?: string | null; 
 }
 
 /** The rules of a link's target that depend on this instance: where it is served, and which hosts it blocks. */
-export function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; isBlocked?: (host: string) => boolean }) {
+export function createTargetRules(deps: { publicBaseUrl: string; listenPort?: number; blockedHosts?: HostBlocklist }) {
   const { publicBaseUrl, listenPort } = deps;
-  const isBlocked = deps.isBlocked ?? (() => false);
+  const blockedHosts = deps.blockedHosts ?? NOTHING_BLOCKED;
   return {
     checkUrl(raw: string, details: ErrorDetail[]): string | null {
       const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
@@ -69,45 +70,40 @@ export function createTargetRules(deps: { publicBaseUrl: string; listenPort?: nu
     },
 
     /**
-     * BLOCKED_HOSTS_FILE (SPEC §18): a well-formed target whose host (or a parent domain of it) is listed is
-     * refused as a whole, 422, after every field has been checked and before anything is hashed.
+     * BLOCKED_HOSTS_FILE (SPEC §18, §25): a well-formed target whose host (or a parent domain of it) is listed,
+     * in any spelling, is refused as a whole, 422, after every field has been checked and before anything is hashed.
      */
     assertNotBlocked(url: string): void {
-      const host = blockedHostOf(url);
-      if (host === null) return;
-      throw new AppError('DESTINATION_BLOCKED', 'Links to this host are not allowed on this instance', [{ field: 'original_url', message: blockedMessage(host) }]);
+      assertDestinationsAllowed(blockedHosts, [{ field: 'original_url', url }], 'Links to this host are not allowed on this instance');
     },
 
     /** The same rules for an importer's item (SPEC §25): the stored URL, or the error code the API would answer. */
     checkTarget(raw: string): ReturnType<TargetCheck> {
       const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
       if (!url.ok) return { ok: false, failure: { code: 'VALIDATION_ERROR', field: 'original_url', message: url.reason } };
-      const host = blockedHostOf(url.url);
-      if (host !== null) return { ok: false, failure: { code: 'DESTINATION_BLOCKED', field: 'original_url', message: blockedMessage(host) } };
+      try {
+        assertDestinationsAllowed(blockedHosts, [{ field: 'original_url', url: url.url }]);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== 'DESTINATION_BLOCKED') throw err;
+        return { ok: false, failure: { code: 'DESTINATION_BLOCKED', field: 'original_url', message: err.details[0]?.message ?? err.message } };
+      }
       return url;
     },
   };
-
-  function blockedHostOf(url: string): string | null {
-    const host = hostOf(new URL(url));
-    return isBlocked(host) ? host : null;
-  }
 }
-
-const blockedMessage = (host: string) => `points at ${host}, which this instance blocks`;
 
 /**
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
  */
-export function createLinkInput(deps: { publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; isBlocked?: (host: string) => boolean }) {
+export function createLinkInput(deps: {
+  publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; blockedHosts?: HostBlocklist;
+}) {
   const { passwords } = deps;
-  const { checkUrl, assertNotBlocked, checkTarget } = createTargetRules(deps);
+  const { checkUrl, assertNotBlocked } = createTargetRules(deps);
   const hashOf = (password: string | null): Promise<string | null> => (password === null ? Promise.resolve(null) : passwords.hash(password));
 
   return {
-    checkTarget,
-
     /** `anonymous`: nobody will own the link (no caller). */
     async prepare(input: LinkCreate, now: number, anonymous: boolean): Promise<LinkDraft> {
       const details: ErrorDetail[] = [];

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
 import type { LinkRow } from '../../db/types.js';
@@ -7,7 +6,7 @@ import { AppError, validationError, type ErrorDetail } from '../../lib/app-error
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
-import { loadBlockedHosts, type BlockedHosts } from './blocked-hosts.js';
+import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import type { LinkCache } from './link-cache.js';
 import { createLinksRepository, type LinkChanges, type LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
@@ -51,7 +50,7 @@ export interface LinkModerationDeps {
   links: Pick<LinksRepository, 'findByCode' | 'update' | 'scan' | 'listAll'>;
   /** this process's redirect cache; null where no redirect is served (the CLI) */
   cache: Pick<LinkCache, 'invalidate'> | null;
-  blockedHosts: Pick<BlockedHosts, 'isBlocked'>;
+  blockedHosts: HostBlocklist;
   clock: Clock;
   paginator: Paginator;
   toLink: (row: LinkRow) => Link;
@@ -128,16 +127,16 @@ export function createLinkModeration(deps: LinkModerationDeps) {
 /**
  * The moderation service outside the app (the CLI's `links list|disable|disable-blocked`): its own repository
  * and no redirect cache. Its changes reach the running servers' caches as the API's do (the repository
- * announces each), and BLOCKED_HOSTS_FILE is read as a server reads it.
+ * announces each); `blockedHosts` is BLOCKED_HOSTS_FILE's list, read as a server reads it.
  */
 export async function openLinkModeration(deps: {
-  config: Pick<Config, 'publicBaseUrl' | 'blockedHostsFile'>;
+  config: Pick<Config, 'publicBaseUrl'>;
   storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
   paginator: Paginator;
   clock: Clock;
-  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+  blockedHosts: HostBlocklist;
 }): Promise<LinkModeration> {
-  const blockedHosts = await loadBlockedHosts(deps.config.blockedHostsFile, deps.log);
+  const { blockedHosts } = deps;
   const directory = await openDomainDirectory({ db: deps.storage.db, dialect: deps.storage.dialect, paginator: deps.paginator });
   const domains = createLinkDomains({ registry: directory, publicBaseUrl: deps.config.publicBaseUrl, clock: deps.clock });
   return createLinkModeration({

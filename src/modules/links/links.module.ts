@@ -9,7 +9,7 @@ import type { ClickSink, DescribeVisit } from '../clicks/index.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
 import type { DomainRegistry } from '../domains/index.js';
 import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
-import { NO_BLOCKED_HOSTS, type BlockedHosts } from './blocked-hosts.js';
+import { NOTHING_BLOCKED, type HostBlocklist } from '../../lib/host-blocklist.js';
 import { createLinkModeration } from './link-moderation.js';
 import { createLinksBulk } from './links.bulk.js';
 import { createLinksRepository } from './links.repository.js';
@@ -42,8 +42,8 @@ export interface LinksModuleDeps {
   passwordAttempts: AttemptLimiter;
   /** password hashes per caller (shared-state.ts); a link unlock is one */
   passwordHashBudget?: AttemptLimiter;
-  /** BLOCKED_HOSTS_FILE's list (loadBlockedHosts); default: nothing blocked */
-  blockedHosts?: BlockedHosts;
+  /** BLOCKED_HOSTS_FILE's list (infra/blocked-hosts-file.ts); default: nothing blocked */
+  blockedHosts?: HostBlocklist;
   /** where the redirect puts clicks (the clicks module's ingest) */
   clicks: ClickSink;
   /** what a click learns besides the request (country, IP_ANONYMIZE); default: nothing */
@@ -87,7 +87,7 @@ const SWEEP_EVERY_MS = 60_000;
 /** Links, wired: the service, the cache, the two route plugins, and the sweep of expired links. */
 export function createLinksModule(deps: LinksModuleDeps) {
   const { config, storage, clock } = deps;
-  const blockedHosts = deps.blockedHosts ?? NO_BLOCKED_HOSTS;
+  const blockedHosts = deps.blockedHosts ?? NOTHING_BLOCKED;
   const cache = new LinkCache(clock, {
     ...DEFAULT_LINK_CACHE,
     capacity: config.linkCacheSize,

@@ -3,7 +3,7 @@ import type { Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
-import type { BlockedHosts } from './blocked-hosts.js';
+import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import { assertMayCreateLink } from './link-access.js';
 import { createLinkDomains, type LinkDomainsDeps } from './link-domains.js';
 import { createLinkInput } from './link-input.js';
@@ -31,7 +31,7 @@ export interface LinksServiceDeps {
   /** ANONYMOUS_LINKS: whether a creation without a credential is allowed (default: yes) */
   anonymousLinks?: boolean;
   /** BLOCKED_HOSTS_FILE's list: targets on these hosts are refused (default: none) */
-  blockedHosts?: Pick<BlockedHosts, 'isBlocked'>;
+  blockedHosts?: HostBlocklist;
   /** the code source; tests pass a rigged one to force collisions */
   generate?: () => string;
   /** the domains links live on (SPEC §19): names, owners, short URLs; default: none but the default domain */
@@ -74,7 +74,7 @@ export function createLinksService(deps: LinksServiceDeps) {
   const domains = createLinkDomains({ registry: deps.domains ?? NO_DOMAINS, publicBaseUrl, clock });
   const input = createLinkInput({
     publicBaseUrl, passwords: deps.passwords, ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
-    ...(deps.blockedHosts ? { isBlocked: (host: string) => deps.blockedHosts!.isBlocked(host) } : {}),
+    ...(deps.blockedHosts ? { blockedHosts: deps.blockedHosts } : {}),
   });
   const toLink = linkRecord(publicBaseUrl, domains);
   const assertMayCreate = (caller: Caller | null): void => assertMayCreateLink(caller, anonymousLinks);

@@ -4,6 +4,7 @@ import type { RawHandler } from '../../infra/http-server.js';
 import type { Metrics } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RedirectLimiter } from '../../plugins/redirect-limit.js';
+import { hasDuplicateHost } from '../../plugins/request-target.js';
 import type { LinkCache } from './link-cache.js';
 import { buildClickEvent, type ClickSink, type DescribeVisit } from '../clicks/index.js';
 import { REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL, type VisitDomains } from './redirect.routes.js';
@@ -39,7 +40,7 @@ const CODE_URL = /^\/[0-9a-zA-Z_-]{1,64}$/;
  * compares the two): X-Request-Id, the redirect's RateLimit-Policy/RateLimit, Location, Cache-Control,
  * an empty body, the click enqueued (GET only), and the same request metrics. Anything else — a miss, an
  * expired or unknown code, a link with visit rules (password, max_visits, forward_query), a limit reached,
- * overload, a query string, another method, a trusted proxy
+ * overload, a query string, another method, more than one Host header, a trusted proxy
  * (TRUST_PROXY), access logging (LOG_LEVEL=debug), shutting down — returns false untouched and takes the
  * ordinary route, which answers it with every hook. With the limit's counters in Redis the verdict comes with
  * the turn's round trip: a request past the limit is then handed to the route (`fallback`) with its verdict.
@@ -54,6 +55,8 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     const method = req.method;
     const url = req.url;
     if (!enabled || (method !== 'GET' && method !== 'HEAD') || url === undefined || !CODE_URL.test(url)) return false;
+    // Two Host headers name no one domain: the route answers 400 (plugins/request-target.ts).
+    if (hasDuplicateHost(req)) return false;
     const started = performance.now();
     // The host: one Map lookup (domain-registry.ts); without a trusted proxy, Host is the only name there is.
     const domain = domains.servedBy(req.headers.host);

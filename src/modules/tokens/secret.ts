@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { makePrivateDir, writePrivateFile } from '../../lib/private-files.js';
 
 /**
  * The HS256 key: JWT_SECRET when configured (at least 32 bytes, checked by config), otherwise a 256-bit
- * random key generated on first start and kept in DATA_DIR/jwt-secret (mode 0600) so that tokens survive a
+ * random key generated on first start and kept in DATA_DIR/jwt-secret (mode 0600 whatever the umask) so that tokens survive a
  * restart. Several instances must share JWT_SECRET (docs/deployment.md).
  */
 export function loadJwtSecret(configured: string | null, dataDir: string): Uint8Array {
@@ -16,11 +17,11 @@ export function loadJwtSecret(configured: string | null, dataDir: string): Uint8
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const secret = randomBytes(32);
   try {
     // 'wx': if another process created it first, use theirs.
-    writeFileSync(file, secret.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    writePrivateFile(file, secret.toString('base64url') + '\n', 'wx');
     return secret;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../../src/db/database.js';
+import { NOTHING_BLOCKED } from '../../../src/lib/host-blocklist.js';
 import { deploymentPaginator } from '../../../src/lib/pagination.js';
 import { openLinkModeration, type LinkModeration } from '../../../src/modules/links/index.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
@@ -23,7 +24,9 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     cliStorage = createStorage(t.config, { visitor: true });
-    moderation = await openLinkModeration({ config: t.config, storage: cliStorage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock, log: t.app.log });
+    moderation = await openLinkModeration({
+      config: t.config, storage: cliStorage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock, blockedHosts: NOTHING_BLOCKED,
+    });
   });
   afterAll(async () => {
     await cliStorage.close();

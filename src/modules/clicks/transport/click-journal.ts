@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { lockDirectory } from '../../../db/directory-lock.js';
+import { makePrivateDir } from '../../../lib/private-files.js';
 import type { ClickEvent } from '../event/click-event.js';
 import { replayLeftOver, type ReplayOptions } from './click-journal-replay.js';
 import type { ClickSink } from './click-sink.js';
@@ -70,7 +70,7 @@ export interface OpenClickJournalOptions extends ReplayOptions {
 /** Opens a new segment, and replays what earlier processes left behind in the background. */
 export async function openClickJournal(opts: OpenClickJournalOptions): Promise<ClickJournal> {
   const { dir } = opts;
-  mkdirSync(dir, { recursive: true });
+  makePrivateDir(dir);
   // One process per journal directory: a second would replay the first one's live segments (counting their
   // clicks twice) and forget its marks. Held until close(); the OS drops it with a killed process.
   const lock = lockDirectory(dir, 'its click journal belongs to one process, which replays what it finds there at start');

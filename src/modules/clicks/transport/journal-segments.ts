@@ -1,7 +1,8 @@
-import { closeSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ClickEvent } from '../event/click-event.js';
+import { openPrivate } from '../../../lib/private-files.js';
 import { encodeClickAs } from './click-stream.js';
 
 const SEGMENT = /^clicks-(\d{12})\.journal$/;
@@ -121,7 +122,7 @@ export class JournalSegments {
 
   private open(): Segment {
     const file = path.join(this.dir, segmentName(this.seq++));
-    const s: Segment = { file, fd: openSync(file, 'a'), bytes: 0, end: Number.POSITIVE_INFINITY };
+    const s: Segment = { file, fd: openPrivate(file, 'a', true), bytes: 0, end: Number.POSITIVE_INFINITY };
     this.segments.push(s);
     this.headerDue = true;
     return s;
