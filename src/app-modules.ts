@@ -58,7 +58,8 @@ export interface LinkModuleDeps extends ModuleDeps {
  * Domains, links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the
  * three modules.
  */
-export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, blockedHosts, domainVerification }: LinkModuleDeps) {
+export async function createLinkModules(deps: LinkModuleDeps) {
+  const { config, storage, shared, clock, jwtSecret, log, core, blockedHosts, domainVerification } = deps;
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
   // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
   // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).

@@ -66,7 +66,8 @@ const ORIGIN_BOUND = new Set(['authorization', 'cookie', 'proxy-authorization'])
 
 /** Never called: the request connects to an IP literal. If Node ever asked, no second lookup may answer. */
 const noSecondLookup: LookupFunction = (hostname, _options, callback) => {
-  callback(Object.assign(new Error(`no lookup of ${hostname}: the address was resolved and checked before`), { code: 'ENOTFOUND' }), '', 4);
+  const err = Object.assign(new Error(`no lookup of ${hostname}: the address was resolved and checked before`), { code: 'ENOTFOUND' });
+  callback(err, '', 4);
 };
 
 function parseTarget(raw: string, base?: URL): URL {
@@ -83,7 +84,9 @@ function parseTarget(raw: string, base?: URL): URL {
 
 /** The reason the signal stopped a request: the caller's stop, or the deadline. */
 const stopped = (signal: AbortSignal, caller: AbortSignal | undefined, where: string): OutboundError =>
-  caller?.aborted ? new OutboundError('cancelled', `${where}: cancelled`) : new OutboundError('timeout', `${where}: the deadline passed`);
+  caller?.aborted
+    ? new OutboundError('cancelled', `${where}: cancelled`)
+    : new OutboundError('timeout', `${where}: the deadline passed`);
 
 /** `work`, or the signal's stop if that comes first (a lookup that cannot be cancelled is left behind). */
 function beforeStop<T>(work: Promise<T>, signal: AbortSignal, onStop: () => OutboundError): Promise<T> {
@@ -106,14 +109,18 @@ interface Hop {
 }
 
 /** Reads the body up to the limit; `finish` settles the exchange (once). */
-function readBody(res: IncomingMessage, hop: Hop, req: OutboundRequest, finish: (r: OutboundResponse | OutboundError) => void): void {
+type Finish = (r: OutboundResponse | OutboundError) => void;
+
+function readBody(res: IncomingMessage, hop: Hop, req: OutboundRequest, finish: Finish): void {
   const base = { status: res.statusCode ?? 0, headers: res.headers, url: hop.url.href };
   if (hop.skipBody(base.status, res.headers)) return finish({ ...base, body: Buffer.alloc(0), truncated: false });
   const chunks: Buffer[] = [];
   let size = 0;
   res.on('data', (chunk: Buffer) => {
     if (size + chunk.length > req.maxBodyBytes) {
-      if (req.onTooLarge !== 'truncate') return finish(new OutboundError('too-large', `${hop.url.host}: more than ${req.maxBodyBytes} bytes`));
+      if (req.onTooLarge !== 'truncate') {
+        return finish(new OutboundError('too-large', `${hop.url.host}: more than ${req.maxBodyBytes} bytes`));
+      }
       chunks.push(chunk.subarray(0, req.maxBodyBytes - size));
       return finish({ ...base, body: Buffer.concat(chunks), truncated: true });
     }
@@ -121,8 +128,9 @@ function readBody(res: IncomingMessage, hop: Hop, req: OutboundRequest, finish: 
     size += chunk.length;
   });
   res.on('end', () => finish({ ...base, body: Buffer.concat(chunks), truncated: false }));
-  res.on('error', (err) => finish(new OutboundError('unreachable', `${hop.address}: the answer was cut off (${describeError(err)})`)));
-  res.on('aborted', () => finish(new OutboundError('unreachable', `${hop.address}: the answer was cut off`)));
+  const cutOff = (why: string) => finish(new OutboundError('unreachable', `${hop.address}: the answer was cut off${why}`));
+  res.on('error', (err) => cutOff(` (${describeError(err)})`));
+  res.on('aborted', () => cutOff(''));
 }
 
 /** One request to the checked address; the signal (deadline or caller) ends it wherever it is. */
@@ -171,12 +179,17 @@ function nextHop(hop: Hop, status: number, next: URL): Pick<Hop, 'method' | 'hea
     if (key === 'host' || (asGet && key === 'content-length')) return false;
     return next.origin === hop.url.origin || !ORIGIN_BOUND.has(key);
   }));
-  return asGet ? { method: hop.method === 'HEAD' ? 'HEAD' : 'GET', headers, body: undefined } : { method: hop.method, headers, body: hop.body };
+  if (!asGet) return { method: hop.method, headers, body: hop.body };
+  return { method: hop.method === 'HEAD' ? 'HEAD' : 'GET', headers, body: undefined };
 }
 
-function requestHeaders(url: URL, headers: Readonly<Record<string, string>>, body: string | Uint8Array | undefined): Record<string, string> {
-  const own = Object.fromEntries(Object.entries(headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k.toLowerCase())));
-  const length: Record<string, string> = body === undefined ? {} : { 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
+/** Headers Ferry sets itself: the URL's Host, the body's length, one request per connection. */
+const OWN_HEADERS = new Set(['host', 'content-length', 'connection']);
+
+function requestHeaders(url: URL, headers: Readonly<Record<string, string>>, body: Hop['body']): Record<string, string> {
+  const own = Object.fromEntries(Object.entries(headers).filter(([k]) => !OWN_HEADERS.has(k.toLowerCase())));
+  const size = body === undefined ? null : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  const length: Record<string, string> = size === null ? {} : { 'content-length': String(size) };
   return { ...own, ...length, host: url.host, connection: 'close' };
 }
 
@@ -191,7 +204,9 @@ export function createOutboundHttp(opts: OutboundHttpOptions = {}): OutboundHttp
   const resolve = opts.resolve ?? createHostResolver({ dnsServers: opts.dnsServers ?? [] });
   const addressOf = async (url: URL, req: OutboundRequest, signal: AbortSignal): Promise<string> => {
     const literal = literalAddress(url.hostname);
-    const addresses = literal !== null ? [literal] : await beforeStop(resolve(url.hostname, signal), signal, () => stopped(signal, req.signal, url.hostname));
+    const addresses = literal !== null
+      ? [literal]
+      : await beforeStop(resolve(url.hostname, signal), signal, () => stopped(signal, req.signal, url.hostname));
     return checkedAddress(url.hostname, addresses, req.allowPrivate === true);
   };
 
@@ -200,14 +215,19 @@ export function createOutboundHttp(opts: OutboundHttpOptions = {}): OutboundHttp
       const deadline = AbortSignal.timeout(req.deadlineMs);
       const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
       const maxRedirects = req.maxRedirects ?? 0;
-      const follows = (status: number, headers: IncomingHttpHeaders) => maxRedirects > 0 && REDIRECTS.has(status) && typeof headers.location === 'string';
+      const follows = (status: number, headers: IncomingHttpHeaders) =>
+        maxRedirects > 0 && REDIRECTS.has(status) && typeof headers.location === 'string';
       let url = parseTarget(req.url);
-      let sent: Pick<Hop, 'method' | 'headers' | 'body'> = { method: req.method ?? 'GET', headers: requestHeaders(url, req.headers ?? {}, req.body), body: req.body };
+      let sent: Pick<Hop, 'method' | 'headers' | 'body'> = {
+        method: req.method ?? 'GET', headers: requestHeaders(url, req.headers ?? {}, req.body), body: req.body,
+      };
       for (let hops = 0; ; hops += 1) {
         const hop: Hop = { url, address: await addressOf(url, req, signal), ...sent, skipBody: follows };
         const res = await exchange(hop, req, signal);
         if (!follows(res.status, res.headers)) return res;
-        if (hops >= maxRedirects) throw new OutboundError('too-many-redirects', `more than ${maxRedirects} redirects, last at ${url.host}`);
+        if (hops >= maxRedirects) {
+          throw new OutboundError('too-many-redirects', `more than ${maxRedirects} redirects, last at ${url.host}`);
+        }
         const next = parseTarget(res.headers.location!, url);
         const carried = nextHop(hop, res.status, next);
         sent = { ...carried, headers: requestHeaders(next, carried.headers, carried.body) };

@@ -48,7 +48,9 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     if (server.silent.has(name)) return;
     const addresses = (map: Map<string, string | string[]>): string[] => [map.get(name) ?? []].flat();
     if (question.type === 'A') for (const data of addresses(server.a)) answers.push({ type: 'A', name: question.name, ttl: 1, data });
-    if (question.type === 'AAAA') for (const data of addresses(server.aaaa)) answers.push({ type: 'AAAA', name: question.name, ttl: 1, data });
+    if (question.type === 'AAAA') {
+      for (const data of addresses(server.aaaa)) answers.push({ type: 'AAAA', name: question.name, ttl: 1, data });
+    }
     const known = server.txt.has(name) || server.a.has(name) || server.aaaa.has(name);
     const reply = dnsPacket.encode({
       id: query.id, type: 'response', flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (known ? 0 : 3), // rcode 3: NXDOMAIN

@@ -11,7 +11,9 @@ import { createOutboundHttp, OutboundError, type OutboundFailure, type OutboundR
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 
 /** A loopback HTTP server that counts the connections it saw. */
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; port: number; connections: () => number; close(): Promise<void> }> {
+interface Served { server: Server; port: number; connections: () => number; close(): Promise<void> }
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Served> {
   let seen = 0;
   const server = createServer(handler);
   server.on('connection', () => { seen += 1; });
@@ -48,12 +50,16 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     await dns.close();
   });
 
-  it('when private addresses are allowed, then a name resolved by DNS_SERVERS is asked with its own Host, method, headers and body', async () => {
+  it('when private addresses are allowed, then a name DNS_SERVERS resolves is asked with its Host, method, headers and body', async () => {
     dns.a.set('echo.example.test', '127.0.0.1');
-    const res = await http.request({ ...base, allowPrivate: true, url: `http://echo.example.test:${echo.port}/p?q=1`, method: 'POST', headers: { authorization: 'Bearer x' }, body: 'hello' });
+    const res = await http.request({
+      ...base, allowPrivate: true, url: `http://echo.example.test:${echo.port}/p?q=1`,
+      method: 'POST', headers: { authorization: 'Bearer x' }, body: 'hello',
+    });
     expect(res.status).toBe(200);
     expect(res.headers['x-seen']).toBe('yes');
-    expect(JSON.parse(res.body.toString())).toEqual({ method: 'POST', url: '/p?q=1', host: `echo.example.test:${echo.port}`, auth: 'Bearer x', body: 'hello' });
+    const seen = JSON.parse(res.body.toString());
+    expect(seen).toEqual({ method: 'POST', url: '/p?q=1', host: `echo.example.test:${echo.port}`, auth: 'Bearer x', body: 'hello' });
     expect(res.truncated).toBe(false);
   });
 
@@ -63,7 +69,7 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     ['the IPv6 loopback', (port: number) => `http://[::1]:${port}/`],
     ['a mapped IPv6 form', (port: number) => `http://[::ffff:127.0.0.1]:${port}/`],
     ['a name DNS points at loopback', (port: number) => `http://loop.example.test:${port}/`],
-  ])('when the target is loopback as %s and private addresses are not allowed, then "address not allowed" and the listener sees no connection', async (_what, url) => {
+  ])('when the target is loopback as %s and private addresses are refused, then it is not allowed, no connection', async (_what, url) => {
     dns.a.set('loop.example.test', '127.0.0.1');
     const before = echo.connections();
     const err = await failure(http.request({ ...base, url: url(echo.port) }));
@@ -197,14 +203,16 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     it('when they are, then they are followed up to the limit, and past it "too-many-redirects"', async () => {
       const res = await http.request({ ...base, allowPrivate: true, maxRedirects: 3, url: at('/3') });
       expect([res.status, res.body.toString(), res.url]).toEqual([200, 'arrived', at('/0')]);
-      expect((await failure(http.request({ ...base, allowPrivate: true, maxRedirects: 2, url: at('/3') }))).failure).toBe('too-many-redirects');
+      const tooMany = await failure(http.request({ ...base, allowPrivate: true, maxRedirects: 2, url: at('/3') }));
+      expect(tooMany.failure).toBe('too-many-redirects');
       expect((await failure(http.request({ ...base, allowPrivate: true, maxRedirects: 2, url: at('/bad') }))).failure).toBe('bad-url');
     });
 
     it('when a redirect leaves the origin, then Authorization stays behind; a 303 after a POST goes on as a GET', async () => {
-      const landed = await http.request({ ...base, allowPrivate: true, maxRedirects: 1, url: at('/other-origin'), headers: { authorization: 'Bearer secret' } });
+      const follow = { ...base, allowPrivate: true, maxRedirects: 1 };
+      const landed = await http.request({ ...follow, url: at('/other-origin'), headers: { authorization: 'Bearer secret' } });
       expect(JSON.parse(landed.body.toString())).toMatchObject({ method: 'GET', url: '/landed', auth: null });
-      const after = await http.request({ ...base, allowPrivate: true, maxRedirects: 1, method: 'POST', body: 'form', url: at('/see-other') });
+      const after = await http.request({ ...follow, method: 'POST', body: 'form', url: at('/see-other') });
       expect(JSON.parse(after.body.toString())).toMatchObject({ method: 'GET', url: '/after-post', body: '' });
     });
   });
@@ -221,7 +229,11 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
       seen = [];
       const credentials = { key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) };
       const context = createSecureContext(credentials);
-      tls = createTlsServer({ ...credentials, SNICallback: (name, cb) => { seen.push(name); cb(null, context); } }, (_req, res) => res.end('secret'));
+      const sni = (name: string, cb: (err: Error | null, ctx: typeof context) => void) => {
+        seen.push(name);
+        cb(null, context);
+      };
+      tls = createTlsServer({ ...credentials, SNICallback: sni }, (_req, res) => res.end('secret'));
       tls.on('tlsClientError', () => undefined);
       await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
       port = (tls.address() as AddressInfo).port;

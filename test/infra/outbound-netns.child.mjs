@@ -35,7 +35,8 @@ dns.on('message', (message, peer) => {
   const q = query.questions[0];
   const record = records[q.name.toLowerCase()];
   const answers = record && record[0] === q.type ? [{ type: q.type, name: q.name, ttl: 1, data: record[1] }] : [];
-  dns.send(dnsPacket.encode({ id: query.id, type: 'response', flags: dnsPacket.RECURSION_AVAILABLE | (record ? 0 : 3), questions: query.questions, answers }), peer.port, peer.address);
+  const flags = dnsPacket.RECURSION_AVAILABLE | (record ? 0 : 3); // rcode 3: NXDOMAIN
+  dns.send(dnsPacket.encode({ id: query.id, type: 'response', flags, questions: query.questions, answers }), peer.port, peer.address);
 });
 await new Promise((resolve) => dns.bind(53, '127.0.0.1', resolve));
 
@@ -51,7 +52,8 @@ const attempt = async (url, allowPrivate) => {
 
 const targets = [
   ...PRIVATE.map((a) => (a.includes(':') ? `http://[${a}]/` : `http://${a}/`)),
-  'http://[::ffff:10.9.9.9]/', 'http://ten.test/', 'http://metadata.test/', 'http://cgnat.test/', 'http://home.test/', 'http://ula.test/', 'http://mapped.test/',
+  'http://[::ffff:10.9.9.9]/',
+  ...['ten', 'metadata', 'cgnat', 'home', 'ula', 'mapped'].map((name) => `http://${name}.test/`),
 ];
 // Through a redirect from a public address: each hop is resolved and checked.
 const redirected = targets.map((t) => `http://public.test/?to=${encodeURIComponent(t)}`);

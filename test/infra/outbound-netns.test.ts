@@ -29,15 +29,18 @@ interface Outcome { url: string; failure?: string; status?: number; body?: strin
  * requests with private addresses allowed reach each one (the listeners would have seen a leak).
  */
 describe.skipIf(noNamespace !== null)(unless(noNamespace, 'outbound requests in a network namespace of their own'), () => {
-  it('when a literal, a DNS answer or a redirect from a public address leads to a private address, then no connection reaches it', async () => {
-    const script = `${SETUP} && exec "${process.execPath}" "${path.join(here, 'outbound-netns.child.mjs')}" "${compiledEntry('src/infra/outbound-http.ts')}"`;
+  it('when a literal, a DNS answer or a public redirect leads to a private address, then no connection reaches it', async () => {
+    const child = path.join(here, 'outbound-netns.child.mjs');
+    const script = `${SETUP} && exec "${process.execPath}" "${child}" "${compiledEntry('src/infra/outbound-http.ts')}"`;
     const out = await new Promise<string>((resolve, reject) => {
       execFile('unshare', ['-n', 'sh', '-c', script], { timeout: 60_000, cwd: path.resolve(here, '../..') }, (err, stdout, stderr) => {
         if (err) reject(new Error(`${err.message}\n${stderr}`));
         else resolve(stdout);
       });
     });
-    const result = JSON.parse(out.trim().split('\n').pop()!) as { refused: Outcome[]; seenWhenRefused: Record<string, number>; control: Outcome[]; seen: Record<string, number> };
+    type Seen = Record<string, number>;
+    type Result = { refused: Outcome[]; seenWhenRefused: Seen; control: Outcome[]; seen: Seen };
+    const result = JSON.parse(out.trim().split('\n').pop()!) as Result;
     const redirects = result.refused.filter((r) => r.url.startsWith('http://public.test/'));
     expect(result.refused.length).toBe(26);
     for (const r of result.refused) expect(r, r.url).toEqual({ url: r.url, failure: 'address-not-allowed' });

@@ -66,7 +66,9 @@ async function checkTxtRecord(opts: DomainCheckerOptions, hostname: string, toke
 const ownerText = (err: OutboundError): string =>
   err.failure === 'address-not-allowed' ? 'address not allowed' : err.failure === 'no-address' ? 'no address' : 'no answer';
 
-async function checkHttpPath(opts: DomainCheckerOptions & { outbound: OutboundHttp }, hostname: string, token: string, deadlineMs: number): Promise<string | null> {
+type CheckerParts = DomainCheckerOptions & { outbound: OutboundHttp };
+
+async function checkHttpPath(opts: CheckerParts, hostname: string, token: string, deadlineMs: number): Promise<string | null> {
   const path = httpPathOf(token);
   const shown = `http://${hostname}${path}`;
   const port = opts.httpPort ?? 80;

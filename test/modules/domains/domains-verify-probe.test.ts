@@ -2,12 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
 import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
 import { freePort, waitFor } from '../../helpers/scale-out.js';
-import { addDomain, domainTestApp, DOMAINS, startDomainWebServer, verifiedDomain, type CreatedDomain, type DomainTestApp } from './domains.helpers.js';
+import {
+  addDomain, domainTestApp, DOMAINS, startDomainWebServer, verifiedDomain, type CreatedDomain, type DomainTestApp,
+} from './domains.helpers.js';
 
 const DAY = 24 * 3_600_000;
 const tokenOf = (domain: CreatedDomain): string => domain.verification.http_path.split('/').pop()!;
 /** What a domain owner must never be shown: an internal address, a port, a system error. */
-const internals = (port: number) => new RegExp(`127\\.0\\.0\\.|::|10\\.0\\.0\\.|169\\.254|fd00|\\b${port}\\b|\\bE[A-Z]{4,}\\b|timed out|socket|refused`);
+const internals = (port: number) =>
+  new RegExp(`127\\.0\\.0\\.|::|10\\.0\\.0\\.|169\\.254|fd00|\\b${port}\\b|\\bE[A-Z]{4,}\\b|timed out|socket|refused`);
 /** The words of a 422: its message and its details' messages. */
 const wordsOf = (body: { error: { message: string; details: Array<{ message: string }> } }): string =>
   [body.error.message, ...body.error.details.map((x) => x.message)].join('\n');
@@ -25,7 +28,7 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
     });
     afterAll(async () => d.close());
 
-    it('when the name points at a loopback server that answers the token, then 422 "address not allowed" and that server sees no connection', async () => {
+    it('when the name points at a loopback server that answers the token, then 422 "address not allowed", no connection', async () => {
       const domain = await addDomain(d.t, owner.token);
       const server = await startDomainWebServer('127.0.0.2', port, (_req, res) => res.end(tokenOf(domain)));
       try {
@@ -64,7 +67,7 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
     });
     afterAll(async () => d.close());
 
-    it('when nothing answers there, then the 422 and the re-check\'s message say "no answer", never an address, port or system error', async () => {
+    it('when nothing answers there, then the 422 and the re-check say "no answer", never an address, port or system error', async () => {
       const token = await login(d.t, owner.username, owner.password);
       const domain = await addDomain(d.t, token);
       d.dns.a.set(domain.hostname, '127.0.0.4'); // nothing listens there
@@ -82,7 +85,8 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
       d.t.clock.advance(DAY + 1);
       await d.t.app.runJob('domain-recheck');
       const record = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: await login(d.t, owner.username, owner.password) });
-      expect(record.body.status_message).toBe(`TXT _ferry.${domain.hostname}: answered without the token; http://${domain.hostname}${domain.verification.http_path}: no answer`);
+      const url = `http://${domain.hostname}${domain.verification.http_path}`;
+      expect(record.body.status_message).toBe(`TXT _ferry.${domain.hostname}: answered without the token; ${url}: no answer`);
     });
 
     it('when the server there sends a byte every 4 s, then the check still ends at its 10 s deadline with "no answer"', async () => {
@@ -114,7 +118,8 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
     let port: number;
     beforeAll(async () => {
       port = await freePort();
-      d = await domainTestApp(engine, { env: { DOMAIN_VERIFY_ALLOW_PRIVATE: 'true' }, deps: { domainVerification: { httpPort: port, deadlineMs: 3_000 } } });
+      const domainVerification = { httpPort: port, deadlineMs: 3_000 };
+      d = await domainTestApp(engine, { env: { DOMAIN_VERIFY_ALLOW_PRIVATE: 'true' }, deps: { domainVerification } });
       owner = await createUser(d.t, { status: 'active' });
     });
     afterAll(async () => d.close());
@@ -135,7 +140,8 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
         let jobDone = false;
         const job = d.t.app.runJob('domain-recheck').finally(() => { jobDone = true; });
         const statusOf = async (id: number) => (await d.t.request({ url: `${DOMAINS}/${id}`, token })).body.status as string;
-        await waitFor('the quick domains to be re-checked', async () => (await Promise.all(others.map((o) => statusOf(o.id)))).every((s) => s === 'failing'), 5_000);
+        const allFailing = async () => (await Promise.all(others.map((o) => statusOf(o.id)))).every((s) => s === 'failing');
+        await waitFor('the quick domains to be re-checked', allFailing, 5_000);
         expect(jobDone).toBe(false);
         expect(silent.open()).toBe(1); // the slow check is still waiting on its server
         expect(await statusOf(slow.id)).toBe('active');

@@ -51,7 +51,9 @@ export interface DomainWebServer {
   close(): Promise<void>;
 }
 
-export async function startDomainWebServer(address: string, port: number, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<DomainWebServer> {
+export async function startDomainWebServer(
+  address: string, port: number, handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<DomainWebServer> {
   const server = createServer(handler);
   let seen = 0;
   let open = 0;
