@@ -20,6 +20,7 @@ import * as m026 from './migrations/026-imports.js';
 import * as m027 from './migrations/027-link-changes.js';
 import * as m028 from './migrations/028-link-aliases.js';
 import * as m030 from './migrations/030-click-domains.js';
+import * as m034 from './migrations/034-domain-claims.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -45,6 +46,7 @@ const migrations: Record<string, MigrationModule> = {
   '027-link-changes': m027,
   '028-link-aliases': m028,
   '030-click-domains': m030,
+  '034-domain-claims': m034,
 };
 
 /** Every migration this build knows, in order. */

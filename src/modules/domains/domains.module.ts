@@ -5,6 +5,7 @@ import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { UsersRepository } from '../users/index.js';
+import type { ClaimViewer } from './domain-claims.js';
 import { DomainRegistry } from './domain-registry.js';
 import { createDomainChecker, type DomainChecker, type DomainCheckerOptions } from './domain-verification.js';
 import { createDomainsRepository } from './domains.repository.js';
@@ -50,7 +51,7 @@ export async function createDomainsModule(deps: DomainsModuleDeps) {
     /** what the links module reads: the registry, and a reload of a domain made elsewhere a moment ago */
     directory: {
       byIdOf: (id: number) => registry.byIdOf(id),
-      byHostname: (hostname: string) => registry.byHostname(hostname),
+      named: (hostname: string, viewer: ClaimViewer | null) => registry.named(hostname, viewer),
       servedBy: (host: string | undefined) => registry.servedBy(host),
       reload: (id: number) => domains.reload(id),
       reloadHostname: (hostname: string) => domains.reloadHostname(hostname),

@@ -1,3 +1,4 @@
+import type { Dialect } from '../../db/dialect.js';
 import type { DomainRow } from '../../db/types.js';
 import { AppError, notFound } from '../../lib/app-error.js';
 import type { Caller } from '../../lib/caller.js';
@@ -13,8 +14,9 @@ const RECHECK_BATCH = 50;
 const RECHECK_CONCURRENCY = 8;
 
 export interface DomainProofsDeps {
-  domains: Pick<DomainsRepository, 'findById' | 'findByToken' | 'update' | 'dueForCheck' | 'claimCheck'>;
-  registry: Pick<DomainRegistry, 'put'>;
+  domains: Pick<DomainsRepository, 'findById' | 'findByToken' | 'update' | 'markVerified' | 'dueForCheck' | 'claimCheck'>;
+  registry: Pick<DomainRegistry, 'put' | 'remove'>;
+  dialect: Pick<Dialect, 'isUniqueViolation'>;
   checker: DomainChecker;
   clock: Clock;
 }
@@ -35,7 +37,7 @@ async function forEachBounded<T>(items: readonly T[], limit: number, work: (item
 
 /** Proofs of control (SPEC §19): the first verification, the daily re-check, and this service's HTTP proof. */
 export function createDomainProofs(deps: DomainProofsDeps) {
-  const { domains, registry, checker, clock } = deps;
+  const { domains, registry, checker, clock, dialect } = deps;
 
   return {
     async verify(id: number, caller: Caller): Promise<DomainRow> {
@@ -48,10 +50,16 @@ export function createDomainProofs(deps: DomainProofsDeps) {
           { field: 'http', message: proof.http },
         ]);
       }
-      const updated = await domains.update(id, { verified_at: row.verified_at ?? now, checked_at: now, failing_since: null, check_message: null, updated_at: now }, null);
-      if (!updated) throw notFound('Domain');
-      registry.put(toEntry(updated));
-      return updated;
+      const changes = { verified_at: row.verified_at ?? now, checked_at: now, failing_since: null, check_message: null, updated_at: now };
+      const verified = await domains.markVerified(id, changes).catch((err: unknown) => {
+        if (!dialect.isUniqueViolation(err)) throw err;
+        const detail = { field: 'hostname', message: 'is a verified domain of another user' };
+        throw new AppError('CONFLICT', 'Another user verified this host name first', [detail]);
+      });
+      if (!verified) throw notFound('Domain'); // removed meanwhile: another claim of the name was verified
+      registry.put(toEntry(verified.row));
+      for (const id of verified.removed) registry.remove(id);
+      return verified.row;
     },
 
     /**
@@ -61,7 +69,8 @@ export function createDomainProofs(deps: DomainProofsDeps) {
     async recheckDue(): Promise<number> {
       const now = clock.now();
       let checked = 0;
-      await forEachBounded(await domains.dueForCheck(now - RECHECK_EVERY_MS, RECHECK_BATCH), RECHECK_CONCURRENCY, async (row) => {
+      const due = await domains.dueForCheck(now - RECHECK_EVERY_MS, RECHECK_BATCH);
+      await forEachBounded(due, RECHECK_CONCURRENCY, async (row) => {
         if (!(await domains.claimCheck(row.id, row.checked_at, now))) return; // another instance has it
         checked += 1;
         const proof = await checker.prove(row.hostname, row.token);
@@ -74,10 +83,14 @@ export function createDomainProofs(deps: DomainProofsDeps) {
       return checked;
     },
 
-    /** The verification token's answer, for the host that names it (GET /.well-known/ferry-verification/{token}). */
+    /**
+     * The verification token's answer (GET /.well-known/ferry-verification/{token}): only a verified domain's,
+     * on its own host, for its re-check. An unverified claim's token is never answered here (SPEC §25): pointing
+     * a name at Ferry must prove nothing, or a squatter's claim would verify the moment the owner did that.
+     */
     async tokenFor(hostname: string, token: string): Promise<string | null> {
       const row = await domains.findByToken(token);
-      return row && row.hostname === hostname ? row.token : null;
+      return row && row.verified_at !== null && row.hostname === hostname ? row.token : null;
     },
   };
 }

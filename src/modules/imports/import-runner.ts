@@ -123,8 +123,7 @@ const namesOf = (p: PendingItem): string[] => (p.plan.ok ? [...(p.plan.link.shor
 /** Ferry's domain id of each planned item (0: the default domain; -1: a domain a dry run would create). */
 async function domainsOf(tx: Transaction<Database>, batch: readonly PendingItem[], options: RunOptions, deps: RunDeps): Promise<Map<number, number>> {
   const hosts = [...new Set(batch.flatMap((p) => (p.plan.ok && p.plan.link.domain !== null ? [p.plan.link.domain] : [])))];
-  const create = options.dryRun ? null : { ownerId: options.domainOwnerId, at: deps.clock.now() };
-  const ids = await deps.repo.domainIds(tx, hosts, create);
+  const ids = await deps.repo.domainIds(tx, hosts, options.domainOwnerId, options.dryRun ? null : { at: deps.clock.now() });
   return new Map(batch.flatMap((p) => (p.plan.ok ? [[p.seq, p.plan.link.domain === null ? 0 : ids.get(p.plan.link.domain) ?? -1] as const] : [])));
 }
 

@@ -1,10 +1,10 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, ImportJobRow, NewLinkRow } from '../../db/types.js';
-import { changeMessage, CODES_ADDED, domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
-import { randomAlphanumeric } from '../../lib/random-text.js';
+import { changeMessage, CODES_ADDED, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import { compiledInsert } from '../../db/compiled-inserts.js';
 import type { ClickEvent } from '../clicks/index.js';
+import { claimDomain, findDomainFor } from '../domains/index.js';
 import type { ItemResult, JobCounts } from './import-batch.js';
 
 type Tx = Transaction<Database>;
@@ -55,9 +55,6 @@ const codesByDomain = <T extends { code: string }, D>(items: Iterable<T>, domain
   }
   return out;
 };
-
-/** As the domains module makes them (the TXT record's value and the HTTP path). */
-const DOMAIN_TOKEN_LENGTH = 32;
 
 export type ImportsRepository = ReturnType<typeof createImportsRepository>;
 
@@ -173,19 +170,17 @@ function createImportedLinkWrites(deps: { dialect: Pick<Dialect, 'notify'> }) {
      * `create.ownerId` (the importing admin) and announced like a domain made through the API; without it
      * (a dry run) a missing one is absent from the answer.
      */
-    async domainIds(tx: Tx, hostnames: readonly string[], create: { ownerId: number; at: number } | null): Promise<Map<string, number>> {
+    /**
+     * The domain of each host name as the importing admin (`ownerId`) sees it (the domains module's rule: the
+     * verified one, their own claim, else the oldest claim); with `create`, a claim of theirs for a name nobody
+     * claimed.
+     */
+    async domainIds(tx: Tx, hostnames: readonly string[], ownerId: number, create: { at: number } | null): Promise<Map<string, number>> {
       const ids = new Map<string, number>();
-      if (hostnames.length === 0) return ids;
-      for (const r of await tx.selectFrom('domains').select(['id', 'hostname']).where('hostname', 'in', [...hostnames]).execute()) ids.set(r.hostname, Number(r.id));
-      if (create === null) return ids;
-      for (const hostname of hostnames.filter((h) => !ids.has(h))) {
-        const row = await tx.insertInto('domains').values({
-          hostname, owner_id: create.ownerId, token: randomAlphanumeric(DOMAIN_TOKEN_LENGTH), verified_at: null, scheme: null,
-          root_redirect: null, not_found_redirect: null, expired_redirect: null, checked_at: null, failing_since: null, check_message: null,
-          created_at: create.at, updated_at: create.at,
-        }).returning('id').executeTakeFirstOrThrow();
-        ids.set(hostname, Number(row.id));
-        await dialect.notify(tx, LINK_CHANGES_CHANNEL, domainChangeMessage('*', Number(row.id)));
+      for (const hostname of hostnames) {
+        const found = await findDomainFor(tx, hostname, { userId: ownerId, admin: true });
+        if (found) ids.set(hostname, found.id);
+        else if (create !== null) ids.set(hostname, (await claimDomain(tx, dialect, { hostname, ownerId, at: create.at })).id);
       }
       return ids;
     },
