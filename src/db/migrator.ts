@@ -21,6 +21,7 @@ import * as m027 from './migrations/027-link-changes.js';
 import * as m028 from './migrations/028-link-aliases.js';
 import * as m030 from './migrations/030-click-domains.js';
 import * as m034 from './migrations/034-domain-claims.js';
+import * as m035 from './migrations/035-domain-retired-codes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -47,6 +48,7 @@ const migrations: Record<string, MigrationModule> = {
   '028-link-aliases': m028,
   '030-click-domains': m030,
   '034-domain-claims': m034,
+  '035-domain-retired-codes': m035,
 };
 
 /** Every migration this build knows, in order. */

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, DomainRow, DomainsTable } from '../../db/types.js';
 import { domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
@@ -69,9 +69,40 @@ export const newClaimRow = (hostname: string, ownerId: number, at: number): Inse
   created_at: at, updated_at: at,
 });
 
-/** Inserts a claim (in the caller's transaction); a second claim of one owner, or of a verified name, is refused by the indexes. */
+/**
+ * Inserts a claim (in the caller's transaction; a second claim of one owner, or a second verified one, is
+ * refused by the indexes). It starts with the codes retired on its name before (SPEC §25): those of a deleted
+ * verified domain, and those of the owner's own earlier claim (retireDomainCodes).
+ */
 export async function insertClaim(tx: Db, row: Insertable<DomainsTable>): Promise<DomainRow> {
-  return tx.insertInto('domains').values(row).returningAll().executeTakeFirstOrThrow();
+  const created = await tx.insertInto('domains').values(row).returningAll().executeTakeFirstOrThrow();
+  await tx.insertInto('link_codes').columns(['domain_id', 'code', 'link_id', 'retired_at', 'retired_reason'])
+    .expression((eb) => eb.selectFrom('retired_domain_codes')
+      .select([sql.lit(Number(created.id)).as('domain_id'), 'code', 'link_id', 'retired_at', 'retired_reason'])
+      .where('hostname', '=', created.hostname).where('scope', 'in', [0, created.owner_id ?? 0]))
+    .onConflict((oc) => oc.doNothing()).execute();
+  return created;
+}
+
+/**
+ * Keeps every code a domain about to be deleted issued (its tombstones, and its live codes as deleted ones) by
+ * host name, for the next claim of it: a verified domain's bind every later claim (they served visits), an
+ * unverified claim's only its owner's (they never did; a squatter's claim must not fill the real owner's
+ * namespace). Then its rows of link_codes go.
+ */
+export type RetiringDomain = Pick<DomainRow, 'id' | 'hostname' | 'owner_id' | 'verified_at'>;
+
+export async function retireDomainCodes(tx: Db, domain: RetiringDomain, at: number): Promise<void> {
+  const scope = domain.verified_at !== null ? 0 : domain.owner_id;
+  if (scope !== null) {
+    await tx.insertInto('retired_domain_codes').columns(['hostname', 'scope', 'code', 'link_id', 'retired_at', 'retired_reason'])
+      .expression((eb) => eb.selectFrom('link_codes').select([
+        sql.lit(domain.hostname).as('hostname'), sql.lit(Number(scope)).as('scope'), 'code', 'link_id',
+        sql<number>`coalesce(retired_at, ${at})`.as('retired_at'), sql<'deleted'>`coalesce(retired_reason, 'deleted')`.as('retired_reason'),
+      ]).where('domain_id', '=', domain.id))
+      .onConflict((oc) => oc.doNothing()).execute();
+  }
+  await tx.deleteFrom('link_codes').where('domain_id', '=', domain.id).execute();
 }
 
 const hostnameDetail = (message: string) => [{ field: 'hostname', message }];

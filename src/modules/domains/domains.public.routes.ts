@@ -6,6 +6,11 @@ import type { DomainRegistry } from './domain-registry.js';
 import type { DomainsService } from './domains.service.js';
 import { requestHostKey } from './hostname.js';
 
+/** SPEC §25: a bare host name (a trailing dot allowed); a port, a path or any other character is 400. */
+const BareHostname = Type.String({
+  minLength: 1, maxLength: 254, pattern: '^[A-Za-z0-9.-]+$',
+  description: 'The host name Caddy asks about: letters, digits, dots and hyphens only (no port, path, or other character)',
+});
 const TOKEN = Type.String({ pattern: '^[0-9a-zA-Z]{1,64}$', maxLength: 64, description: "The domain's verification token" });
 
 /**
@@ -35,7 +40,7 @@ export const domainsPublicRoutes: FastifyPluginAsyncTypebox<{ domains: Pick<Doma
     schema: {
       operationId: 'isTlsAllowed', tags: ['domains'], security: [],
       summary: "Whether a certificate may be issued for a host: 200 for a verified domain, 404 otherwise (Caddy's on-demand TLS `ask`)",
-      querystring: Type.Object({ domain: Type.String({ minLength: 1, maxLength: 260, pattern: '^[^\\s/]+$', description: 'The host name Caddy asks about' }) }),
+      querystring: Type.Object({ domain: BareHostname }),
       response: {
         200: Type.Object({ domain: Type.String({ maxLength: 253, pattern: '^[a-z0-9.-]+$' }), allowed: Type.Literal(true) }, { additionalProperties: false, description: 'A verified domain' }),
         ...errorResponses(400, 404),

@@ -4,7 +4,7 @@ import type { Database, DomainRow, DomainsTable } from '../../db/types.js';
 import { domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import type { Insertable, Updateable } from 'kysely';
-import { claimsOf, insertClaim } from './domain-claims.js';
+import { claimsOf, insertClaim, retireDomainCodes } from './domain-claims.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -117,17 +117,17 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id
     },
 
     /**
-     * Deletes the domain; with `withLinks`, its links (clicks and rollups go with them by cascade) and its
-     * codes first. False when the domain was already gone.
+     * Deletes the domain; with `withLinks`, its links (clicks and rollups go with them by cascade). Its codes
+     * are kept by host name for the next claim of it (retireDomainCodes). False when it was already gone.
      */
-    async remove(id: number, withLinks: boolean): Promise<boolean> {
+    async remove(id: number, withLinks: boolean, at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
-        if (withLinks) {
-          await tx.deleteFrom('links').where('domain_id', '=', id).execute();
-          await tx.deleteFrom('link_codes').where('domain_id', '=', id).execute();
-        }
-        const res = await tx.deleteFrom('domains').where('id', '=', id).executeTakeFirst();
-        if (Number(res.numDeletedRows) === 0) return false;
+        const row = await tx.selectFrom('domains').select(['id', 'hostname', 'owner_id', 'verified_at'])
+          .where('id', '=', id).executeTakeFirst();
+        if (!row) return false;
+        if (withLinks) await tx.deleteFrom('links').where('domain_id', '=', id).execute();
+        await retireDomainCodes(tx, row, at);
+        await tx.deleteFrom('domains').where('id', '=', id).execute();
         await announce(tx, id);
         return true;
       });

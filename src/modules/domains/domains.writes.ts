@@ -94,6 +94,7 @@ export function createDomainWrites(deps: DomainWritesDeps) {
      * name, or a second claim of the same owner, is 409.
      */
     async create(input: DomainCreate, caller: Caller): Promise<DomainRow> {
+      if (caller.apiKey?.domains) throw forbidden('An API key limited to domains cannot add domains');
       const ownerId = await activeOwner(users, caller, input.owner_id);
       const details: ErrorDetail[] = [];
       const hostname = newHostname(input.hostname, defaultHost, details);
@@ -132,7 +133,7 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       if (!force && (await domains.countLinks(id)) > 0) {
         throw new AppError('CONFLICT', 'This domain still has links: delete them first (or an admin may use ?force=true)');
       }
-      const removed = await domains.remove(row.id, force);
+      const removed = await domains.remove(row.id, force, clock.now());
       registry.remove(row.id);
       if (!removed) throw notFound('Domain');
     },
