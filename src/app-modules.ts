@@ -51,15 +51,16 @@ export interface LinkModuleDeps extends ModuleDeps {
   core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
   /** BLOCKED_HOSTS_FILE's list, read before anything else starts: link targets and domain fallbacks are checked against it */
   blockedHosts: HostBlocklist;
-  /** the port of domain verification's HTTP proof (default 80; tests answer on a port of their own) */
-  domainVerificationHttpPort?: number;
+  /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
+  domainVerification?: { httpPort?: number; deadlineMs?: number };
 }
 
 /**
  * Domains, links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the
  * three modules.
  */
-export async function createLinkModules({ config, storage, shared, clock, jwtSecret, log, core, blockedHosts, domainVerificationHttpPort }: LinkModuleDeps) {
+export async function createLinkModules(deps: LinkModuleDeps) {
+  const { config, storage, shared, clock, jwtSecret, log, core, blockedHosts, domainVerification } = deps;
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
   // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
   // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).
@@ -69,8 +70,7 @@ export async function createLinkModules({ config, storage, shared, clock, jwtSec
   const domainsModule = await createDomainsModule({
     db: storage.db, dialect: storage.dialect, users: usersRepo, clock, paginator, changeOrigin, blockedHosts,
     defaultHost: new URL(config.publicBaseUrl).hostname.toLowerCase(),
-    dnsServers: config.dnsServers,
-    ...(domainVerificationHttpPort !== undefined ? { httpVerificationPort: domainVerificationHttpPort } : {}),
+    verification: { dnsServers: config.dnsServers, allowPrivate: config.domainVerifyAllowPrivate, log, ...domainVerification },
   });
   const clickIngest = await createClickIngest({
     config, storage, log, clock,

@@ -62,8 +62,8 @@ export interface AppDeps {
   /** readiness checks besides the database (scale-out adds `redis`) */
   readinessChecks?: Record<string, ReadinessCheck>;
   metrics?: Metrics;
-  /** the port of domain verification's HTTP proof (default 80; tests answer on a port of their own) */
-  domainVerificationHttpPort?: number;
+  /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
+  domainVerification?: { httpPort?: number; deadlineMs?: number };
   /**
    * PostgreSQL's change feed timing (infra/pg-link-cache-bus.ts): a test of something else than the feed may
    * trust it longer, so that a loaded machine's late heartbeat does not send its visits to the database
@@ -115,7 +115,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await ensureFirstAdmin(app, config, core);
   const { clickIngest, domainsModule, linksModule, clicksModule } = await createLinkModules({
     ...moduleDeps, core, blockedHosts,
-    ...(deps.domainVerificationHttpPort !== undefined ? { domainVerificationHttpPort: deps.domainVerificationHttpPort } : {}),
+    ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
   });
   const importsModule = createImportsModule({
     db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,

@@ -22,6 +22,8 @@ import * as m028 from './migrations/028-link-aliases.js';
 import * as m030 from './migrations/030-click-domains.js';
 import * as m032 from './migrations/032-import-hardening.js';
 import * as m033 from './migrations/033-repair-imported-values.js';
+import * as m034 from './migrations/034-domain-claims.js';
+import * as m035 from './migrations/035-domain-retired-codes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -49,6 +51,8 @@ const migrations: Record<string, MigrationModule> = {
   '030-click-domains': m030,
   '032-import-hardening': m032,
   '033-repair-imported-values': m033,
+  '034-domain-claims': m034,
+  '035-domain-retired-codes': m035,
 };
 
 /** Every migration this build knows, in order. */

@@ -3,7 +3,7 @@ import type {
   ClickIngestTable, ClickJournalMarksTable, ClicksTable, LinkClickDailyValuesTable, LinkClickHourlyTable, LinkVisitorsTable,
   UserClickDailyValuesTable, UserClickHourlyTable,
 } from './types/clicks.js';
-import type { DomainsTable } from './types/domains.js';
+import type { DomainsTable, RetiredDomainCodesTable } from './types/domains.js';
 import type { IdempotencyKeysTable } from './types/idempotency.js';
 import type { ImportItemsTable, ImportJobsTable, ImportLinksTable } from './types/imports.js';
 import type { LinkChangesTable, LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
@@ -18,6 +18,7 @@ import type { UsersTable } from './types/users.js';
  */
 export interface Database {
   domains: DomainsTable;
+  retired_domain_codes: RetiredDomainCodesTable;
   users: UsersTable;
   tokens: TokensTable;
   revoked_tokens: RevokedTokensTable;

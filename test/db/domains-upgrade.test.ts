@@ -54,6 +54,27 @@ async function seedBeforeClickDomains(db: Kysely<unknown>, now: number): Promise
   return ids;
 }
 
+/**
+ * A database from before migration 034 (claims of a host name): a verified domain with a link, an unverified
+ * one, and a third that was deleted (its id must not come back).
+ */
+async function seedBeforeClaims(db: Kysely<unknown>, now: number): Promise<number[]> {
+  const add = async (hostname: string, verifiedAt: number | null) => {
+    const token = `token${hostname.split('.')[0]}`;
+    return (await sql<{ id: number }>`insert into domains (hostname, token, verified_at, created_at, updated_at)
+      values (${hostname}, ${token}, ${verifiedAt}, ${now - HOUR}, ${now - HOUR}) returning id`.execute(db)).rows[0]!.id;
+  };
+  const kept = Number(await add('kept.example.test', now - HOUR));
+  const open = Number(await add('open.example.test', null));
+  const gone = Number(await add('gone.example.test', null));
+  await sql`delete from domains where id = ${gone}`.execute(db);
+  await sql`insert into link_codes (domain_id, code) values (${kept}, 'kept1')`.execute(db);
+  const link = (await sql<{ id: number }>`insert into links (short_code, domain_id, original_url, created_at, updated_at, tags, click_count)
+    values ('kept1', ${kept}, 'https://example.com/kept', ${now - HOUR}, ${now - HOUR}, '', 0) returning id`.execute(db)).rows[0]!.id;
+  await sql`update link_codes set link_id = ${link} where domain_id = ${kept} and code = 'kept1'`.execute(db);
+  return [kept, open, gone];
+}
+
 async function previousReleaseDatabase(
   engine: Engine, now: number, release = PREVIOUS_RELEASE, seed = seedPreviousRelease,
 ): Promise<{ ids: number[]; env: { dataDir?: string; databaseUrl?: string }; drop: () => Promise<void> }> {
@@ -121,6 +142,31 @@ describe.each(engines)('upgrading a database of the previous release on %s', (en
       expect(onDomain.body.data.map((c: { domain: string | null }) => c.domain)).toEqual(['before.example.test']);
       const onDefault = await t.request({ url: '/api/v1/links/def1/clicks', token: admin.token });
       expect(onDefault.body.data.map((c: { domain: string | null }) => c.domain)).toEqual([null]);
+    } finally {
+      await t.close();
+      await old.drop();
+    }
+  });
+
+  it('when migration 034 runs on domains made before it, then each keeps its id, token and links; an open name takes claims', async () => {
+    const now = Date.now();
+    const old = await previousReleaseDatabase(engine, now, '030-click-domains', seedBeforeClaims);
+    const [kept, open, gone] = old.ids as [number, number, number];
+    const t = await createTestApp(engine, { ...old.env, env: { PUBLIC_BASE_URL: 'https://fry.example' } });
+    try {
+      const admin = await createUser(t, { role: 'admin', status: 'active' });
+      const user = await createUser(t, { status: 'active' });
+      const record = await t.request({ url: `/api/v1/domains/${kept}`, token: admin.token });
+      expect(record.body).toMatchObject({ hostname: 'kept.example.test', status: 'active' });
+      expect(record.body.verification.txt_value).toBe('ferry-verification=tokenkept');
+      const visit = await t.app.inject({ url: '/kept1', headers: { host: 'kept.example.test' } });
+      expect(visit.headers.location).toBe('https://example.com/kept');
+      const claim = (hostname: string) => t.request({ method: 'POST', url: '/api/v1/domains', token: user.token, payload: { hostname } });
+      expect((await claim('kept.example.test')).status).toBe(409);
+      const second = await claim('open.example.test');
+      expect(second.status, second.text).toBe(201);
+      expect(second.body.id).toBeGreaterThan(gone);
+      expect((await t.request({ url: `/api/v1/domains/${open}`, token: admin.token })).body.hostname).toBe('open.example.test');
     } finally {
       await t.close();
       await old.drop();

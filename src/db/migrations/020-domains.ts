@@ -57,7 +57,7 @@ async function upPostgres(db: Kysely<unknown>): Promise<void> {
 }
 
 /** The CREATE statement and indexes of a table, as SQLite keeps them. */
-async function sqliteDefinition(db: Kysely<unknown>, table: string): Promise<{ create: string; indexes: string[] }> {
+export async function sqliteDefinition(db: Kysely<unknown>, table: string): Promise<{ create: string; indexes: string[] }> {
   const rows = (await sql<{ type: string; sql: string | null }>`select type, sql from sqlite_master where tbl_name = ${table}`.execute(db)).rows;
   const create = rows.find((r) => r.type === 'table')?.sql;
   if (!create) throw new Error(`no table ${table}`);
@@ -65,7 +65,9 @@ async function sqliteDefinition(db: Kysely<unknown>, table: string): Promise<{ c
 }
 
 /** Swaps `table` for a copy made by `create` (the new table's statement, named `${table}_new`) and `copy`. */
-async function rebuildSqliteTable(db: Kysely<unknown>, table: string, create: string, copy: string, indexes: string[]): Promise<void> {
+export async function rebuildSqliteTable(
+  db: Kysely<unknown>, table: string, create: string, copy: string, indexes: string[],
+): Promise<void> {
   const seq = (await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`.execute(db).catch(() => ({ rows: [] }))).rows[0]?.seq;
   await sql.raw(create).execute(db);
   await sql.raw(copy).execute(db);

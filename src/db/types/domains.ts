@@ -24,3 +24,14 @@ export interface DomainsTable {
 }
 
 export type DomainRow = Selectable<DomainsTable>;
+
+/** The codes a deleted domain issued, kept by host name for the next claim of it (SPEC §25; migration 035). */
+export interface RetiredDomainCodesTable {
+  hostname: string;
+  /** 0: every later claim of the name (the domain was verified); else only this user's later claims */
+  scope: number;
+  code: string;
+  link_id: number | null;
+  retired_at: number;
+  retired_reason: 'deleted' | 'expired';
+}

@@ -2,13 +2,14 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Paginator } from '../../lib/pagination.js';
+import type { ClaimViewer } from './domain-claims.js';
 import { DomainRegistry, toEntry, type DomainEntry } from './domain-registry.js';
 import { createDomainsRepository } from './domains.repository.js';
 
 /** What the links module reads of domains: the registry, and a reload of a domain made elsewhere a moment ago. */
 export interface DomainDirectory {
   byIdOf(id: number): DomainEntry | undefined;
-  byHostname(hostname: string): DomainEntry | undefined;
+  named(hostname: string, viewer: ClaimViewer | null): DomainEntry | undefined;
   reload(id: number): Promise<void>;
   reloadHostname(hostname: string): Promise<void>;
 }
@@ -23,14 +24,13 @@ export async function openDomainDirectory(deps: { db: Kysely<Database>; dialect:
   registry.replaceAll((await repository.all()).map(toEntry));
   return {
     byIdOf: (id) => registry.byIdOf(id),
-    byHostname: (hostname) => registry.byHostname(hostname),
+    named: (hostname, viewer) => registry.named(hostname, viewer),
     reload: async (id) => {
       const row = await repository.findById(id);
       if (row) registry.put(toEntry(row));
     },
     reloadHostname: async (hostname) => {
-      const row = await repository.findByHostname(hostname);
-      if (row) registry.put(toEntry(row));
+      for (const row of await repository.claimsOf(hostname)) registry.put(toEntry(row));
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { DomainRow } from '../../db/types.js';
+import { claimNamedFor, type ClaimViewer } from './domain-claims.js';
 import { requestHostKey } from './hostname.js';
 
 /** A re-check failing this long stops a domain from taking new links (SPEC §19). */
@@ -34,17 +35,19 @@ export const toEntry = (row: DomainRow): DomainEntry => ({
  * Every domain, in memory: a visit resolves its host with one Map lookup (no query), and a link's short URL
  * needs its domain's name. Filled at start-up, kept current by this instance's own changes and, across
  * instances, by the change feed (infra/pg-link-cache-bus.ts reloads a domain another instance changed).
+ * A host name may have several claims while it is unverified (SPEC §25); at most one is verified.
  */
 export class DomainRegistry {
   private readonly byId = new Map<number, DomainEntry>();
-  private readonly byHost = new Map<string, DomainEntry>();
+  /** every claim of a host name, verified or not */
+  private readonly claims = new Map<string, DomainEntry[]>();
   /** verified domains by host: the only ones that serve visits */
   private readonly served = new Map<string, DomainEntry>();
 
   put(entry: DomainEntry): void {
     this.remove(entry.id);
     this.byId.set(entry.id, entry);
-    this.byHost.set(entry.hostname, entry);
+    this.claims.set(entry.hostname, [...(this.claims.get(entry.hostname) ?? []), entry]);
     if (entry.verified) this.served.set(entry.hostname, entry);
   }
 
@@ -52,13 +55,15 @@ export class DomainRegistry {
     const old = this.byId.get(id);
     if (!old) return;
     this.byId.delete(id);
-    if (this.byHost.get(old.hostname) === old) this.byHost.delete(old.hostname);
+    const rest = (this.claims.get(old.hostname) ?? []).filter((e) => e !== old);
+    if (rest.length) this.claims.set(old.hostname, rest);
+    else this.claims.delete(old.hostname);
     if (this.served.get(old.hostname) === old) this.served.delete(old.hostname);
   }
 
   replaceAll(entries: DomainEntry[]): void {
     this.byId.clear();
-    this.byHost.clear();
+    this.claims.clear();
     this.served.clear();
     for (const e of entries) this.put(e);
   }
@@ -67,8 +72,10 @@ export class DomainRegistry {
     return this.byId.get(id);
   }
 
-  byHostname(hostname: string): DomainEntry | undefined {
-    return this.byHost.get(hostname);
+  /** The domain `hostname` names for `viewer` (domain-claims.ts: verified, else their own claim, else for an admin the oldest). */
+  named(hostname: string, viewer: ClaimViewer | null): DomainEntry | undefined {
+    const claims = this.claims.get(hostname);
+    return claims ? claimNamedFor(claims, viewer) : undefined;
   }
 
   /**

@@ -1,5 +1,6 @@
-import { promises as dns } from 'node:dns';
-import http from 'node:http';
+import { Resolver } from 'node:dns/promises';
+import type { FastifyBaseLogger } from 'fastify';
+import { createOutboundHttp, OutboundError, type OutboundHttp } from '../../infra/outbound-http.js';
 
 /** The TXT record's value that proves control of a domain. */
 export const txtValueOf = (token: string): string => `ferry-verification=${token}`;
@@ -9,115 +10,101 @@ export const httpPathOf = (token: string): string => `${HTTP_PATH_PREFIX}${token
 
 /** At most this much of the HTTP answer is read (SPEC §19). */
 const MAX_BODY_BYTES = 1024;
-const HTTP_TIMEOUT_MS = 5_000;
+/** One check of a domain, TXT and HTTP together, ends within this (SPEC §25). */
+const CHECK_DEADLINE_MS = 10_000;
 const DNS_TIMEOUT_MS = 3_000;
 
-export interface CheckOutcome {
-  ok: boolean;
-  /** what was found, for the 422 and the record (never more than a short line) */
-  found: string;
-}
+/**
+ * What a check of a domain found: proven, or what each proof saw — in words for the domain's owner ("no TXT
+ * record", "answered without the token", "address not allowed", "no answer", a status code), never an
+ * address, a port or a system error (SPEC §25).
+ */
+export type Proof = { found: true } | { found: false; dns: string; http: string };
 
 export interface DomainChecker {
-  txt(hostname: string, token: string): Promise<CheckOutcome>;
-  http(hostname: string, token: string): Promise<CheckOutcome>;
+  /** The TXT record first; the HTTP path only when the record does not prove control (either proof will do). */
+  prove(hostname: string, token: string): Promise<Proof>;
 }
 
 export interface DomainCheckerOptions {
   /** DNS_SERVERS: `host[:port]` entries; empty: the system's resolvers */
   dnsServers: readonly string[];
+  /** DOMAIN_VERIFY_ALLOW_PRIVATE: the HTTP proof may reach loopback and private addresses (tests, private networks) */
+  allowPrivate: boolean;
   /** the port of the HTTP check: 80 in production (tests pass the port of their own server) */
   httpPort?: number;
+  /** the whole check's deadline (default 10 s; tests shorten it) */
+  deadlineMs?: number;
+  /** the outbound requests (default: one of its own, on DNS_SERVERS) */
+  outbound?: OutboundHttp;
+  /** where what the owner is not told goes (the address tried, the system's error) */
+  log?: Pick<FastifyBaseLogger, 'info'>;
 }
 
-const dnsFailure = (err: unknown): string => {
-  const code = (err as { code?: string }).code ?? 'error';
-  return code === 'ENODATA' || code === 'ENOTFOUND' ? 'no such record' : `the lookup failed (${code})`;
-};
+const NO_RECORD = new Set(['ENODATA', 'ENOTFOUND']);
 
-const shown = (text: string): string => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
-
-/** The name's first IPv4 address, else its first IPv6 one. */
-async function addressOf(resolver: dns.Resolver, hostname: string): Promise<string> {
-  try {
-    const v4 = await resolver.resolve4(hostname);
-    if (v4[0]) return v4[0];
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code !== 'ENODATA' && code !== 'ENOTFOUND') throw err;
-  }
-  const v6 = await resolver.resolve6(hostname);
-  if (!v6[0]) throw Object.assign(new Error('no address'), { code: 'ENODATA' });
-  return v6[0];
-}
-
-/** One GET to `ip` with `hostname` as Host; the body is cut at MAX_BODY_BYTES, and a cut body still answers. */
-function getVerificationPath(ip: string, port: number, hostname: string, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: ip, port, path, method: 'GET', agent: false, timeout: HTTP_TIMEOUT_MS, headers: { host: hostname, accept: 'text/plain' } }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        size += chunk.length;
-        if (size >= MAX_BODY_BYTES) res.destroy();
-      });
-      const done = () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8') });
-      res.on('end', done);
-      res.on('close', done);
-      res.on('error', done);
-    });
-    req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function checkTxtRecord(resolver: dns.Resolver, hostname: string, token: string): Promise<CheckOutcome> {
+async function checkTxtRecord(opts: DomainCheckerOptions, hostname: string, token: string, signal: AbortSignal): Promise<string | null> {
   const name = txtNameOf(hostname);
-  const expected = txtValueOf(token);
-  let records: string[];
+  const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: 2 });
+  if (opts.dnsServers.length) resolver.setServers([...opts.dnsServers]);
+  const cancel = () => resolver.cancel();
+  signal.addEventListener('abort', cancel, { once: true });
   try {
-    records = (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
+    const records = (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
+    return records.includes(txtValueOf(token)) ? null : `TXT ${name}: answered without the token`;
   } catch (err) {
-    return { ok: false, found: `TXT ${name}: ${dnsFailure(err)}` };
+    const code = (err as { code?: string }).code ?? '';
+    if (NO_RECORD.has(code)) return `TXT ${name}: no TXT record`;
+    opts.log?.info({ hostname, code }, 'domain verification: the TXT lookup failed');
+    return `TXT ${name}: no answer`;
+  } finally {
+    signal.removeEventListener('abort', cancel);
   }
-  if (records.includes(expected)) return { ok: true, found: `TXT ${name} has the value` };
-  return { ok: false, found: `TXT ${name}: ${records.length ? records.slice(0, 3).map(shown).join(', ') : 'no value'}, not ${shown(expected)}` };
 }
 
-async function checkHttpPath(resolver: dns.Resolver, port: number, hostname: string, token: string): Promise<CheckOutcome> {
+/** What the owner is told of a failed request. */
+const ownerText = (err: OutboundError): string =>
+  err.failure === 'address-not-allowed' ? 'address not allowed' : err.failure === 'no-address' ? 'no address' : 'no answer';
+
+type CheckerParts = DomainCheckerOptions & { outbound: OutboundHttp };
+
+async function checkHttpPath(opts: CheckerParts, hostname: string, token: string, deadlineMs: number): Promise<string | null> {
   const path = httpPathOf(token);
-  const url = `http://${hostname}${path}`;
-  let ip: string;
+  const shown = `http://${hostname}${path}`;
+  const port = opts.httpPort ?? 80;
   try {
-    ip = await addressOf(resolver, hostname);
+    const res = await opts.outbound.request({
+      url: `http://${hostname}${port === 80 ? '' : `:${port}`}${path}`, headers: { accept: 'text/plain' },
+      deadlineMs, maxBodyBytes: MAX_BODY_BYTES, onTooLarge: 'truncate', allowPrivate: opts.allowPrivate,
+    });
+    if (res.status >= 300 && res.status < 400) return `${shown}: answered ${res.status} (redirects are not followed)`;
+    if (res.status !== 200) return `${shown}: answered ${res.status}`;
+    return res.body.toString('utf8').trim() === token ? null : `${shown}: answered without the token`;
   } catch (err) {
-    return { ok: false, found: `${url}: the name has no address (${dnsFailure(err)})` };
-  }
-  try {
-    const res = await getVerificationPath(ip, port, hostname, path);
-    if (res.status >= 300 && res.status < 400) return { ok: false, found: `${url} answered ${res.status} (redirects are not followed)` };
-    if (res.status !== 200) return { ok: false, found: `${url} answered ${res.status}` };
-    if (res.body.trim() !== token) return { ok: false, found: `${url} answered 200 without the token` };
-    return { ok: true, found: `${url} answered the token` };
-  } catch (err) {
-    return { ok: false, found: `${url}: ${(err as { code?: string }).code ?? 'the request failed'} at ${ip}:${port}` };
+    if (!(err instanceof OutboundError)) throw err;
+    opts.log?.info({ hostname, failure: err.failure, detail: err.detail }, 'domain verification: the HTTP proof failed');
+    return `${shown}: ${ownerText(err)}`;
   }
 }
 
 /**
- * The two proofs of control of a domain (SPEC §19), through the system's resolvers or DNS_SERVERS. The HTTP
- * check connects to the address the name resolves to, on port 80, and sends the name as Host: reaching this
- * very service on loopback is the point, so no address is refused here (and nowhere else). It follows no
- * redirect and reads at most 1 KB.
+ * The two proofs of control of a domain (SPEC §19, §25), through the system's resolvers or DNS_SERVERS. The
+ * HTTP check goes through the outbound module: the name's every address is checked (loopback and private
+ * ones refused unless DOMAIN_VERIFY_ALLOW_PRIVATE), the connection goes to the address checked, no redirect
+ * is followed and at most 1 KB is read; TXT and HTTP together end within 10 s.
  */
-export function createDomainChecker(opts: DomainCheckerOptions): DomainChecker {
-  const resolver = new dns.Resolver({ timeout: DNS_TIMEOUT_MS, tries: 2 });
-  if (opts.dnsServers.length) resolver.setServers([...opts.dnsServers]);
-  const httpPort = opts.httpPort ?? 80;
+export function createDomainChecker(options: DomainCheckerOptions): DomainChecker {
+  const opts = { ...options, outbound: options.outbound ?? createOutboundHttp({ dnsServers: options.dnsServers }) };
+  const deadlineMs = opts.deadlineMs ?? CHECK_DEADLINE_MS;
   return {
-    txt: (hostname, token) => checkTxtRecord(resolver, hostname, token),
-    http: (hostname, token) => checkHttpPath(resolver, httpPort, hostname, token),
+    async prove(hostname, token) {
+      const started = Date.now();
+      const signal = AbortSignal.timeout(deadlineMs);
+      const dns = await checkTxtRecord(opts, hostname, token, signal);
+      if (dns === null) return { found: true };
+      const left = Math.max(1, deadlineMs - (Date.now() - started));
+      const http = await checkHttpPath(opts, hostname, token, left);
+      return http === null ? { found: true } : { found: false, dns, http };
+    },
   };
 }

@@ -6,8 +6,9 @@ import type { Clock } from '../../lib/clock.js';
 import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { UsersRepository } from '../users/index.js';
+import type { ClaimViewer } from './domain-claims.js';
 import { DomainRegistry } from './domain-registry.js';
-import { createDomainChecker, type DomainChecker } from './domain-verification.js';
+import { createDomainChecker, type DomainChecker, type DomainCheckerOptions } from './domain-verification.js';
 import { createDomainsRepository } from './domains.repository.js';
 import { domainsPublicRoutes } from './domains.public.routes.js';
 import { domainsRoutes } from './domains.routes.js';
@@ -25,10 +26,9 @@ export interface DomainsModuleDeps {
   paginator: Paginator;
   /** the default domain's host (PUBLIC_BASE_URL's) */
   defaultHost: string;
-  /** DNS_SERVERS */
-  dnsServers: readonly string[];
-  /** the HTTP proof's port (80; tests pass their own server's) or a whole checker of another kind */
-  httpVerificationPort?: number;
+  /** how domains are checked: DNS_SERVERS, DOMAIN_VERIFY_ALLOW_PRIVATE, the HTTP proof's port and deadline */
+  verification: DomainCheckerOptions;
+  /** a checker of another kind */
   checker?: DomainChecker;
   /** this instance's name in change messages (the links module's, on the same channel) */
   changeOrigin: string;
@@ -43,9 +43,7 @@ export interface DomainsModuleDeps {
 export async function createDomainsModule(deps: DomainsModuleDeps) {
   const registry = new DomainRegistry();
   const repository = createDomainsRepository(deps.db, deps.dialect, deps.paginator, deps.changeOrigin);
-  const checker = deps.checker ?? createDomainChecker({
-    dnsServers: deps.dnsServers, ...(deps.httpVerificationPort !== undefined ? { httpPort: deps.httpVerificationPort } : {}),
-  });
+  const checker = deps.checker ?? createDomainChecker(deps.verification);
   const domains = createDomainsService({
     domains: repository, registry, users: deps.users, checker, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator, defaultHost: deps.defaultHost,
     ...(deps.blockedHosts ? { blockedHosts: deps.blockedHosts } : {}),
@@ -57,7 +55,7 @@ export async function createDomainsModule(deps: DomainsModuleDeps) {
     /** what the links module reads: the registry, and a reload of a domain made elsewhere a moment ago */
     directory: {
       byIdOf: (id: number) => registry.byIdOf(id),
-      byHostname: (hostname: string) => registry.byHostname(hostname),
+      named: (hostname: string, viewer: ClaimViewer | null) => registry.named(hostname, viewer),
       servedBy: (host: string | undefined) => registry.servedBy(host),
       reload: (id: number) => domains.reload(id),
       reloadHostname: (hostname: string) => domains.reloadHostname(hostname),

@@ -4,6 +4,7 @@ import type { Database, DomainRow, DomainsTable } from '../../db/types.js';
 import { domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import type { Insertable, Updateable } from 'kysely';
+import { claimsOf, insertClaim, retireDomainCodes } from './domain-claims.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -22,9 +23,8 @@ function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
       return tx.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
     },
 
-    async findByHostname(hostname: string): Promise<DomainRow | undefined> {
-      return db.selectFrom('domains').selectAll().where('hostname', '=', hostname).executeTakeFirst();
-    },
+    /** Every claim of a host name, verified or not (SPEC §25: several users may claim an unverified name). */
+    claimsOf: (hostname: string): Promise<DomainRow[]> => claimsOf(db, hostname),
 
     async findByToken(token: string): Promise<DomainRow | undefined> {
       return db.selectFrom('domains').selectAll().where('token', '=', token).executeTakeFirst();
@@ -62,12 +62,36 @@ function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
  */
 function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id: number) => Promise<void>) {
   return {
-    /** A taken host name surfaces as a unique violation (the one arbiter, whatever the case it was sent in). */
+    /** A second claim of one owner surfaces as a unique violation (the arbiter when two requests race). */
     async insert(row: Insertable<DomainsTable>): Promise<DomainRow> {
       return db.transaction().execute(async (tx) => {
-        const created = await tx.insertInto('domains').values(row).returningAll().executeTakeFirstOrThrow();
+        const created = await insertClaim(tx, row);
         await announce(tx, created.id);
         return created;
+      });
+    },
+
+    /**
+     * The claim `id` is verified (SPEC §25): the other claims of its host name are removed with their links and
+     * codes, in the same transaction. Their links never served a visit (only a verified domain serves), and
+     * their codes are not retired: a claim that lost leaves nothing on the name it did not own. A verified
+     * claim of the name already there surfaces as a unique violation. Undefined when the claim is gone.
+     */
+    async markVerified(id: number, changes: DomainChanges): Promise<{ row: DomainRow; removed: number[] } | undefined> {
+      return db.transaction().execute(async (tx) => {
+        const row = await tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+          .where('id', '=', id).returningAll().executeTakeFirst();
+        if (!row) return undefined;
+        await announce(tx, id);
+        const others = await tx.selectFrom('domains').select('id').where('hostname', '=', row.hostname).where('id', '!=', id).execute();
+        const removed = others.map((r) => Number(r.id));
+        if (removed.length) {
+          await tx.deleteFrom('links').where('domain_id', 'in', removed).execute();
+          await tx.deleteFrom('link_codes').where('domain_id', 'in', removed).execute();
+          await tx.deleteFrom('domains').where('id', 'in', removed).execute();
+          for (const gone of removed) await announce(tx, gone);
+        }
+        return { row, removed };
       });
     },
 
@@ -93,17 +117,17 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id
     },
 
     /**
-     * Deletes the domain; with `withLinks`, its links (clicks and rollups go with them by cascade) and its
-     * codes first. False when the domain was already gone.
+     * Deletes the domain; with `withLinks`, its links (clicks and rollups go with them by cascade). Its codes
+     * are kept by host name for the next claim of it (retireDomainCodes). False when it was already gone.
      */
-    async remove(id: number, withLinks: boolean): Promise<boolean> {
+    async remove(id: number, withLinks: boolean, at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
-        if (withLinks) {
-          await tx.deleteFrom('links').where('domain_id', '=', id).execute();
-          await tx.deleteFrom('link_codes').where('domain_id', '=', id).execute();
-        }
-        const res = await tx.deleteFrom('domains').where('id', '=', id).executeTakeFirst();
-        if (Number(res.numDeletedRows) === 0) return false;
+        const row = await tx.selectFrom('domains').select(['id', 'hostname', 'owner_id', 'verified_at'])
+          .where('id', '=', id).executeTakeFirst();
+        if (!row) return false;
+        if (withLinks) await tx.deleteFrom('links').where('domain_id', '=', id).execute();
+        await retireDomainCodes(tx, row, at);
+        await tx.deleteFrom('domains').where('id', '=', id).execute();
         await announce(tx, id);
         return true;
       });

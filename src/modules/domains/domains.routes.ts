@@ -36,7 +36,9 @@ const createRoute: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app,
   app.post('/domains', {
     onRequest: app.access('user', 'links:write'),
     schema: {
-      operationId: 'createDomain', tags, summary: 'Add a domain (active users; an admin may name another owner): the answer says how to verify it',
+      operationId: 'createDomain', tags,
+      summary: 'Claim a domain (active users; an admin may name another owner): the answer says how to verify it',
+      description: 'Several users may claim a host name until one of them verifies it. A verified name, or a second claim of yours: 409.',
       body: edge.createBody,
       response: {
         201: { ...edge.domain, description: `The new domain, not verified yet (ETag: ${ETAG})`, headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 64, description: 'The new domain: /api/v1/domains/{id}' } } },
@@ -91,7 +93,7 @@ const changeRoutes: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app
       description: 'A fallback to a host on the blocked hosts list: 422 DESTINATION_BLOCKED naming the field (also on creation).',
       response: {
         200: { ...edge.domain, description: `The changed domain (ETag: ${ETAG})` },
-        ...errorResponses(400, 401, 404, 412, 413, 415, 422, 429),
+        ...errorResponses(400, 401, 404, 409, 412, 413, 415, 422, 429),
       },
     },
   }, async (request, reply) => {
@@ -120,10 +122,16 @@ const verifyRoute: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app,
     onRequest: app.access('user', 'links:write'),
     schema: {
       operationId: 'verifyDomain', tags,
-      summary: 'Prove control of a domain: its DNS TXT record, or the HTTP path answered by this service once the name points here',
-      description: 'The TXT record _ferry.<hostname> with the value of verification.txt_value is looked up first; then http://<hostname><verification.http_path> (port 80, no redirects followed). 422 DOMAIN_NOT_VERIFIED says what was found (details `dns` and `http`).',
+      summary: "Prove control of a domain: its DNS TXT record, or the HTTP path answered by the host's current server",
+      description: [
+        'The TXT record _ferry.<hostname> with the value of verification.txt_value is looked up first; then',
+        'http://<hostname><verification.http_path> (port 80, no redirects followed, private addresses refused unless',
+        'DOMAIN_VERIFY_ALLOW_PRIVATE, 10 s at most). 422 DOMAIN_NOT_VERIFIED says what was found (details `dns` and `http`).',
+        'The first claim of a name to prove it owns it: the other claims are removed with their links; 409 CONFLICT when',
+        'another claim was verified first.',
+      ].join(' '),
       params: DomainParams,
-      response: { 200: { ...edge.domain, description: 'The domain, verified' }, ...errorResponses(400, 401, 404, 422, 429) },
+      response: { 200: { ...edge.domain, description: 'The domain, verified' }, ...errorResponses(400, 401, 404, 409, 422, 429) },
     },
   }, async (request, reply) => {
     const row = await domains.verify(request.params.id, request.caller!);

@@ -32,7 +32,11 @@ export const DomainSchema = Type.Object(
       {
         txt_name: Type.String({ maxLength: 300, pattern: '^_ferry\\.[a-z0-9.-]+$', description: 'The name of a DNS TXT record that proves control: _ferry.<hostname>' }),
         txt_value: Type.String({ maxLength: 128, pattern: '^ferry-verification=[0-9a-zA-Z]+$', description: 'Its value' }),
-        http_path: Type.String({ maxLength: 128, pattern: '^/\\.well-known/ferry-verification/', description: 'Or: http://<hostname><http_path> answers the token (Ferry answers it itself once the name points here)' }),
+        http_path: Type.String({
+          maxLength: 128, pattern: '^/\\.well-known/ferry-verification/',
+          description: "Or: http://<hostname><http_path> answers the token, served by the host's current server "
+            + "(Ferry answers it only for a verified domain's re-check)",
+        }),
       },
       { additionalProperties: false },
     ),

@@ -44,7 +44,10 @@ function createDomainReads(deps: { domains: Pick<DomainsRepository, 'findById' |
 }
 
 /** The registry following the table: at start-up, and after changes this instance did not make. */
-function createRegistryReloads(deps: { domains: Pick<DomainsRepository, 'all' | 'findById' | 'findByHostname'>; registry: Pick<DomainRegistry, 'replaceAll' | 'put' | 'remove'> }) {
+function createRegistryReloads(deps: {
+  domains: Pick<DomainsRepository, 'all' | 'findById' | 'claimsOf'>;
+  registry: Pick<DomainRegistry, 'replaceAll' | 'put' | 'remove'>;
+}) {
   const { domains, registry } = deps;
   const reloads = new Map<number, number>();
   return {
@@ -53,10 +56,9 @@ function createRegistryReloads(deps: { domains: Pick<DomainsRepository, 'all' | 
       registry.replaceAll((await domains.all()).map(toEntry));
     },
 
-    /** A domain another instance added a moment ago, before its change message arrived here. */
+    /** The claims of a name another instance added a moment ago, before their change messages arrived here. */
     async reloadHostname(hostname: string): Promise<void> {
-      const row = await domains.findByHostname(hostname);
-      if (row) registry.put(toEntry(row));
+      for (const row of await domains.claimsOf(hostname)) registry.put(toEntry(row));
     },
 
     /** Follows a change another instance made. */

@@ -4,9 +4,9 @@ import { AppError, forbidden, notFound, validationError, type ErrorDetail } from
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { assertIfMatch } from '../../lib/etag.js';
-import { randomAlphanumeric } from '../../lib/random-text.js';
 import type { UsersRepository } from '../users/index.js';
 import { findManagedDomain } from './domain-access.js';
+import { alreadyClaimed, hostnameTaken, newClaimRow } from './domain-claims.js';
 import { domainEtag } from './domain-record.js';
 import { toEntry, type DomainRegistry } from './domain-registry.js';
 import type { DomainChanges, DomainsRepository } from './domains.repository.js';
@@ -15,10 +15,8 @@ import { assertFallbacksAllowed, checkFallbackUrl } from './fallback-url.js';
 import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import { normalizeHostname } from './hostname.js';
 
-const TOKEN_LENGTH = 32;
-
 export interface DomainWritesDeps {
-  domains: Pick<DomainsRepository, 'findById' | 'insert' | 'update' | 'countLinks' | 'remove'>;
+  domains: Pick<DomainsRepository, 'findById' | 'claimsOf' | 'insert' | 'update' | 'countLinks' | 'remove'>;
   registry: Pick<DomainRegistry, 'put' | 'remove'>;
   users: Pick<UsersRepository, 'findById'>;
   dialect: Pick<Dialect, 'isUniqueViolation'>;
@@ -94,23 +92,26 @@ export function createDomainWrites(deps: DomainWritesDeps) {
   };
 
   return {
+    /**
+     * A claim of a host name (SPEC §25): several users may claim a name until one verifies it; a verified
+     * name, or a second claim of the same owner, is 409.
+     */
     async create(input: DomainCreate, caller: Caller): Promise<DomainRow> {
+      if (caller.apiKey?.domains) throw forbidden('An API key limited to domains cannot add domains');
       const ownerId = await activeOwner(users, caller, input.owner_id);
       const details: ErrorDetail[] = [];
       const hostname = newHostname(input.hostname, defaultHost, details);
       const changes = fallbackChanges(input, hostname ?? '', details);
       if (details.length || hostname === null) throw validationError(details, 'Request body is invalid');
       assertFallbacksAllowed(changes, deps.blockedHosts);
-      const now = clock.now();
+      const claims = await domains.claimsOf(hostname);
+      if (claims.some((c) => c.verified_at !== null)) throw hostnameTaken();
+      if (claims.some((c) => c.owner_id === ownerId)) throw alreadyClaimed();
       try {
-        return publish(await domains.insert({
-          hostname, owner_id: ownerId, token: randomAlphanumeric(TOKEN_LENGTH), verified_at: null, scheme: input.scheme ?? null,
-          root_redirect: null, not_found_redirect: null, expired_redirect: null, ...changes,
-          checked_at: null, failing_since: null, check_message: null, created_at: now, updated_at: now,
-        }));
+        return publish(await domains.insert({ ...newClaimRow(hostname, ownerId, clock.now()), scheme: input.scheme ?? null, ...changes }));
       } catch (err) {
         if (!dialect.isUniqueViolation(err)) throw err;
-        throw new AppError('CONFLICT', 'This host name is taken', [{ field: 'hostname', message: 'is already a domain of this service' }]);
+        throw alreadyClaimed(); // the same owner's two requests at once
       }
     },
 
@@ -120,7 +121,12 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       const changes = await patchChanges(users, row, input, caller);
       assertFallbacksAllowed(changes, deps.blockedHosts);
       if (Object.keys(changes).length === 0) return row;
-      const updated = await domains.update(id, { ...changes, updated_at: clock.now() }, ifMatch === undefined ? null : row.version);
+      const expected = ifMatch === undefined ? null : row.version;
+      const updated = await domains.update(id, { ...changes, updated_at: clock.now() }, expected).catch((err: unknown) => {
+        if (!dialect.isUniqueViolation(err)) throw err; // the new owner holds a claim of this name already
+        const detail = { field: 'owner_id', message: 'holds a claim of this host name' };
+        throw new AppError('CONFLICT', 'That user has claimed this host name already', [detail]);
+      });
       if (updated) return publish(updated);
       const now = await findManagedDomain(domains, id, caller);
       throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${domainEtag(now)}` }]);
@@ -132,7 +138,7 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       if (!force && (await domains.countLinks(id)) > 0) {
         throw new AppError('CONFLICT', 'This domain still has links: delete them first (or an admin may use ?force=true)');
       }
-      const removed = await domains.remove(row.id, force);
+      const removed = await domains.remove(row.id, force, clock.now());
       registry.remove(row.id);
       if (!removed) throw notFound('Domain');
     },

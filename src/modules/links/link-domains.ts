@@ -1,16 +1,22 @@
 import { AppError } from '../../lib/app-error.js';
 import { isAdmin, keyAllowsDomain, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
-import { normalizeHostname, STOP_AFTER_FAILING_MS, type DomainRegistry } from '../domains/index.js';
+import { normalizeHostname, STOP_AFTER_FAILING_MS, SYSTEM_VIEWER, type ClaimViewer, type DomainRegistry } from '../domains/index.js';
 
 export interface LinkDomainsDeps {
   /** the domains module's registry, and a reload for a domain made on another instance a moment ago */
-  registry: Pick<DomainRegistry, 'byIdOf' | 'byHostname'> & { reload(id: number): Promise<void>; reloadHostname(hostname: string): Promise<void> };
+  registry: Pick<DomainRegistry, 'byIdOf' | 'named'> & {
+    reload(id: number): Promise<void>;
+    reloadHostname(hostname: string): Promise<void>;
+  };
   publicBaseUrl: string;
   clock: Clock;
 }
 
 const domainDetail = (message: string) => [{ field: 'domain', message }];
+
+/** Whose view of a host name a caller has (SPEC §25: a user's own unverified claim is the one their links use). */
+export const viewerOf = (caller: Caller | null): ClaimViewer | null => (caller ? { userId: caller.userId, admin: isAdmin(caller) } : null);
 
 /**
  * A link's domain as the links module sees it (SPEC §19): the id behind a `domain` name, whether a caller may
@@ -23,16 +29,17 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
   const defaultScheme = base.protocol.slice(0, -1);
 
   /**
-   * The id a `domain` names: 0 for none or the default host, null for a name that is no domain here. A name
-   * the registry lacks is looked for once in the database: another instance may have added it a moment ago.
+   * The id a `domain` names for `viewer` (domain-claims.ts): 0 for none or the default host, null for a name
+   * that is no domain here (or only someone else's unverified claim). A name the registry lacks is looked for
+   * once in the database: another instance may have added it a moment ago.
    */
-  const lookup = async (domain: string | null | undefined): Promise<number | null> => {
+  const lookup = async (domain: string | null | undefined, viewer: ClaimViewer | null = SYSTEM_VIEWER): Promise<number | null> => {
     if (domain === undefined || domain === null || domain === '') return 0;
     const hostname = normalizeHostname(domain);
     if (hostname === null) return domain.toLowerCase() === defaultHost ? 0 : null;
     if (hostname === defaultHost) return 0;
-    if (!registry.byHostname(hostname)) await registry.reloadHostname(hostname);
-    return registry.byHostname(hostname)?.id ?? null;
+    if (!registry.named(hostname, viewer)) await registry.reloadHostname(hostname);
+    return registry.named(hostname, viewer)?.id ?? null;
   };
 
   return {
@@ -40,7 +47,7 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
 
     /** The domain a caller may put a link on (its owner or an admin), verified or not, unless it was stopped. */
     async usableBy(domain: string | null | undefined, caller: Caller | null): Promise<number> {
-      const id = await lookup(domain);
+      const id = await lookup(domain, viewerOf(caller));
       if (id === null) throw new AppError('VALIDATION_ERROR', 'Request body is invalid', domainDetail('is not a domain of this service'));
       if (!keyAllowsDomain(caller, id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', domainDetail('is not one of the API key\'s domains'));
       if (id === 0) return 0;
@@ -58,8 +65,10 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
      * A list's domain filter (SPEC §19): `domain` (a name that is no domain here has no links), and the domains
      * of an API key limited to some (the caller then sees only theirs).
      */
-    async listFilter(domain: string | undefined, keyDomains: readonly number[] | null): Promise<{ domainId?: number; domainIds?: readonly number[] }> {
-      const domainId = domain === undefined ? undefined : (await lookup(domain)) ?? -1;
+    async listFilter(
+      domain: string | undefined, keyDomains: readonly number[] | null, viewer: ClaimViewer | null = SYSTEM_VIEWER,
+    ): Promise<{ domainId?: number; domainIds?: readonly number[] }> {
+      const domainId = domain === undefined ? undefined : (await lookup(domain, viewer)) ?? -1;
       return { ...(domainId !== undefined ? { domainId } : {}), ...(keyDomains ? { domainIds: keyDomains } : {}) };
     },
 

@@ -114,7 +114,9 @@ export function createLinkModeration(deps: LinkModerationDeps) {
      * the domains of the caller's API key when it is limited to some (SPEC §19: only their links are listed).
      */
     async listAll(query: AllLinksQueryT, requestUrl: string, cursorOnly = false, keyDomains: readonly number[] | null = null): Promise<PageResult<Link>> {
-      const filter = { tag: query.tag?.toLowerCase(), q: query.q, userId: query.user_id, status: query.status, ...(await domains.listFilter(query.domain, keyDomains)) };
+      // An unverified name names the listed user's claim, else the oldest (domain-claims.ts).
+      const byDomain = await domains.listFilter(query.domain, keyDomains, { userId: query.user_id ?? null, admin: true });
+      const filter = { tag: query.tag?.toLowerCase(), q: query.q, userId: query.user_id, status: query.status, ...byDomain };
       const list = paginator.resolve(query, LINK_SORT_COLUMNS, { all: true, ...filter }, cursorOnly, NULL_IS_LAST);
       const { rows, total } = await links.listAll(clock.now(), list, filter);
       await domains.ensureKnown(rows);

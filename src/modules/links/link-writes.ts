@@ -115,7 +115,7 @@ export function createLinkEditing(deps: LinkWriteContext & {
      * infra/pg-link-cache-bus.ts).
      */
     async patch(code: string, body: LinkPatch, opts: LinkWriteOptions): Promise<LinkRow> {
-      const row = await findLive(code, opts.domain);
+      const row = await findLive(code, opts.domain, opts.caller);
       assertMayManage(row, opts.caller);
       assertIfMatch(opts.ifMatch, linkEtag(row));
       const moderation = moderationChanges(row, body, opts.caller, clock.now());
@@ -133,7 +133,7 @@ export function createLinkEditing(deps: LinkWriteContext & {
       dropCachedNames(cache, row);
       if (updated) dropCachedNames(cache, updated);
       if (updated) return updated;
-      const now = await findLive(code, opts.domain); // gone, or changed since it was read
+      const now = await findLive(code, opts.domain, opts.caller); // gone, or changed since it was read
       throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${linkEtag(now)}` }]);
     },
   };
@@ -149,7 +149,7 @@ export function createLinkRetirement(deps: {
   const { links, clock, cache, findLive } = deps;
   return {
     async remove(code: string, caller: Caller | null, domain?: string): Promise<void> {
-      const row = await findLive(code, domain);
+      const row = await findLive(code, domain, caller);
       assertMayManage(row, caller);
       const removed = await links.retire(row, 'deleted', clock.now());
       dropCachedNames(cache, row);

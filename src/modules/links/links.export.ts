@@ -65,7 +65,7 @@ export function createLinksExport(deps: LinksExportDeps) {
     /** Checks the user and the filters before the first byte; `keyDomains`: the caller's API key's domains, when limited. */
     async csvForUser(userId: number, query: LinkListQueryT, keyDomains: readonly number[] | null): Promise<Readable> {
       if (!(await users.findById(userId))) throw notFound('User');
-      const domainId = query.domain === undefined ? undefined : await domains.idOf(query.domain);
+      const domainId = query.domain === undefined ? undefined : await domains.idOf(query.domain, { userId, admin: false });
       const filter = {
         tag: query.tag?.toLowerCase(), q: query.q, ...(domainId !== undefined ? { domainId: domainId ?? -1 } : {}), ...(keyDomains ? { domainIds: keyDomains } : {}),
       };

@@ -41,7 +41,9 @@ export interface LinksServiceDeps {
 export type LinksService = ReturnType<typeof createLinksService>;
 
 const EXPIRED: RedirectTarget = { kind: 'expired' };
-const NO_DOMAINS: LinkDomainsDeps['registry'] = { byIdOf: () => undefined, byHostname: () => undefined, reload: async () => undefined, reloadHostname: async () => undefined };
+const NO_DOMAINS: LinkDomainsDeps['registry'] = {
+  byIdOf: () => undefined, named: () => undefined, reload: async () => undefined, reloadHostname: async () => undefined,
+};
 
 /**
  * The redirect's lookup: the cache answers synchronously; a miss asks the database once and caches the

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
-import { addDomain, domainTestApp, DOMAINS, uniqueHost, type DomainTestApp } from './domains.helpers.js';
+import { addDomain, domainTestApp, DOMAINS, uniqueHost, verifiedDomain, type DomainTestApp } from './domains.helpers.js';
 
 describe.each(engines)('the domains resource on %s', (engine) => {
   let d: DomainTestApp;
@@ -28,12 +28,14 @@ describe.each(engines)('the domains resource on %s', (engine) => {
     });
   });
 
-  it('when a host name is taken (in any case, by anyone), then 409 CONFLICT', async () => {
-    const first = await addDomain(d.t, owner.token);
+  it('when a verified host name is claimed (in any case, by anyone, its owner too), then 409 CONFLICT', async () => {
+    const first = await verifiedDomain(d, owner.token);
     const other = await createUser(d.t, { status: 'active' });
-    const res = await d.t.request({ method: 'POST', url: DOMAINS, token: other.token, payload: { hostname: `${first.hostname.toUpperCase()}.` } });
-    expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe('CONFLICT');
+    for (const token of [other.token, owner.token, admin.token]) {
+      const res = await d.t.request({ method: 'POST', url: DOMAINS, token, payload: { hostname: `${first.hostname.toUpperCase()}.` } });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('CONFLICT');
+    }
   });
 
   it('when the name is no host name or is the default domain, then 400 naming hostname', async () => {

@@ -1,9 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
 import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
 import { freePort } from '../../helpers/scale-out.js';
-import { addDomain, domainTestApp, DOMAINS, verifiedDomain, type DomainTestApp } from './domains.helpers.js';
+import { addDomain, domainTestApp, DOMAINS, startDomainWebServer, verifiedDomain, type DomainTestApp } from './domains.helpers.js';
 
 const DAY = 24 * 3_600_000;
 
@@ -14,11 +13,13 @@ describe.each(engines)('domain verification on %s', (engine) => {
   beforeAll(async () => {
     // The HTTP proof reaches this very app: it listens on the port the check connects to.
     port = await freePort();
-    d = await domainTestApp(engine, { deps: { domainVerificationHttpPort: port } });
+    d = await domainTestApp(engine, { env: { DOMAIN_VERIFY_ALLOW_PRIVATE: 'true' }, deps: { domainVerification: { httpPort: port } } });
     await d.t.app.listen({ port, host: '127.0.0.1' });
     owner = await createUser(d.t, { status: 'active' });
   });
   afterAll(async () => d.close());
+  // Some tests move the clock on by days: each starts with a token that is valid now.
+  beforeEach(async () => { owner.token = await login(d.t, owner.username, owner.password); });
 
   const verify = (id: number) => d.t.request({ method: 'POST', url: `${DOMAINS}/${id}/verify`, token: owner.token });
 
@@ -39,29 +40,56 @@ describe.each(engines)('domain verification on %s', (engine) => {
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('DOMAIN_NOT_VERIFIED');
     const byField = Object.fromEntries(res.body.error.details.map((x: { field: string; message: string }) => [x.field, x.message]));
-    expect(byField.dns).toContain('ferry-verification=somebody-elses');
-    expect(byField.http).toContain('no address');
+    expect(byField.dns).toBe(`TXT _ferry.${domain.hostname}: answered without the token`);
+    expect(byField.http).toBe(`http://${domain.hostname}${domain.verification.http_path}: no address`);
     expect((await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: owner.token })).body.verified_at).toBeNull();
   });
 
-  it('when the name points at this service, then the HTTP proof passes: Ferry answers its own token', async () => {
+  it('when the name points at this service, then an unverified claim\'s HTTP proof fails: Ferry does not answer its token', async () => {
     const domain = await addDomain(d.t, owner.token);
     d.dns.a.set(domain.hostname, '127.0.0.1');
     const res = await verify(domain.id);
-    expect(res.status, res.text).toBe(200);
-    expect(res.body.status).toBe('active');
+    expect(res.status).toBe(422);
+    expect(res.body.error.details[1].message).toBe(`http://${domain.hostname}${domain.verification.http_path}: answered 404`);
   });
 
-  it('when another host asks for the token, then 404; the TLS ask answers 200 only for a verified domain', async () => {
+  it("when the host's current server answers the token, then the HTTP proof passes", async () => {
+    const domain = await addDomain(d.t, owner.token);
+    const token = domain.verification.http_path.split('/').pop()!;
+    const server = await startDomainWebServer('127.0.0.3', port, (req, res) => {
+      if (req.url === domain.verification.http_path && req.headers.host === `${domain.hostname}:${port}`) res.end(`${token}\n`);
+      else res.writeHead(404).end();
+    });
+    try {
+      d.dns.a.set(domain.hostname, '127.0.0.3');
+      const res = await verify(domain.id);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.status).toBe('active');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('when a verified domain points at this service, then Ferry answers its token and its re-check passes without TXT', async () => {
+    const domain = await verifiedDomain(d, owner.token);
+    d.dns.txt.delete(domain.verification.txt_name);
+    d.dns.a.set(domain.hostname, '127.0.0.1');
+    d.t.clock.advance(DAY + 1);
+    expect(await d.t.app.runJob('domain-recheck')).toBeGreaterThanOrEqual(1);
+    const record = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: await login(d.t, owner.username, owner.password) });
+    expect(record.body).toMatchObject({ status: 'active', failing_since: null, last_checked_at: new Date(d.t.clock.now()).toISOString() });
+  });
+
+  it("when Ferry is asked for a token, then it answers only a verified domain's, on its own host; so does the TLS ask", async () => {
     const pending = await addDomain(d.t, owner.token);
-    const token = pending.verification.http_path.split('/').pop()!;
-    const own = await d.t.request({ url: pending.verification.http_path, headers: { host: pending.hostname } });
-    expect(own.status).toBe(200);
-    expect(own.text).toBe(token);
-    expect((await d.t.request({ url: pending.verification.http_path, headers: { host: 'other.example.test' } })).status).toBe(404);
+    expect((await d.t.request({ url: pending.verification.http_path, headers: { host: pending.hostname } })).status).toBe(404);
     expect((await d.t.request({ url: `/internal/tls/allowed?domain=${pending.hostname}` })).status).toBe(404);
     expect((await d.t.request({ url: '/internal/tls/allowed?domain=fry.example' })).status).toBe(404);
     const verified = await verifiedDomain(d, owner.token);
+    const own = await d.t.request({ url: verified.verification.http_path, headers: { host: verified.hostname } });
+    expect(own.status).toBe(200);
+    expect(own.text).toBe(verified.verification.http_path.split('/').pop());
+    expect((await d.t.request({ url: verified.verification.http_path, headers: { host: 'other.example.test' } })).status).toBe(404);
     const allowed = await d.t.request({ url: `/internal/tls/allowed?domain=${verified.hostname.toUpperCase()}` });
     expect(allowed.status).toBe(200);
     expect(allowed.body).toEqual({ domain: verified.hostname, allowed: true });
@@ -69,8 +97,9 @@ describe.each(engines)('domain verification on %s', (engine) => {
 
   it('when the HTTP proof answers a redirect, then it is not followed and the 422 says so', async () => {
     // Another server on the port the check uses, on another loopback address the DNS names.
-    const server: Server = createServer((_req, res) => res.writeHead(302, { location: 'http://127.0.0.1/' }).end());
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.2', resolve));
+    const server = await startDomainWebServer('127.0.0.2', port, (_req, res) => {
+      res.writeHead(302, { location: 'http://127.0.0.1/' }).end();
+    });
     try {
       const domain = await addDomain(d.t, owner.token);
       d.dns.a.set(domain.hostname, '127.0.0.2');
@@ -78,7 +107,7 @@ describe.each(engines)('domain verification on %s', (engine) => {
       expect(res.status).toBe(422);
       expect(res.body.error.details.find((x: { field: string }) => x.field === 'http').message).toContain('302 (redirects are not followed)');
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { expect } from 'vitest';
 import { createTestApp, type ApiResponse, type Engine, type TestApp, type TestAppOptions } from '../../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
@@ -40,4 +41,31 @@ export async function verifiedDomain(d: DomainTestApp, token: string, payload: R
   const res: ApiResponse = await d.t.request({ method: 'POST', url: `${DOMAINS}/${domain.id}/verify`, token });
   expect(res.status, res.text).toBe(200);
   return domain;
+}
+
+/** A web server at a loopback address of its own, standing for a domain's current server (the HTTP proof's target). */
+export interface DomainWebServer {
+  /** connections accepted so far, and those still open */
+  connections(): number;
+  open(): number;
+  close(): Promise<void>;
+}
+
+export async function startDomainWebServer(
+  address: string, port: number, handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<DomainWebServer> {
+  const server = createServer(handler);
+  let seen = 0;
+  let open = 0;
+  server.on('connection', (socket) => {
+    seen += 1;
+    open += 1;
+    socket.on('close', () => { open -= 1; });
+  });
+  await new Promise<void>((resolve) => server.listen(port, address, resolve));
+  return {
+    connections: () => seen,
+    open: () => open,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
 }

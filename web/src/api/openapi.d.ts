@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A domain's verification token, answered for the host that names it (the HTTP proof of POST /api/v1/domains/{id}/verify) */
+        /** A verified domain's token, answered on its own host for its daily re-check (an unverified claim's token: 404) */
         get: operations["getDomainVerificationToken"];
         put?: never;
         post?: never;
@@ -52,7 +52,10 @@ export interface paths {
         /** The caller's domains (an admin: every domain, or one user's with owner_id), oldest first by default */
         get: operations["listDomains"];
         put?: never;
-        /** Add a domain (active users; an admin may name another owner): the answer says how to verify it */
+        /**
+         * Claim a domain (active users; an admin may name another owner): the answer says how to verify it
+         * @description Several users may claim a host name until one of them verifies it. A verified name, or a second claim of yours: 409.
+         */
         post: operations["createDomain"];
         delete?: never;
         options?: never;
@@ -89,8 +92,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Prove control of a domain: its DNS TXT record, or the HTTP path answered by this service once the name points here
-         * @description The TXT record _ferry.<hostname> with the value of verification.txt_value is looked up first; then http://<hostname><verification.http_path> (port 80, no redirects followed). 422 DOMAIN_NOT_VERIFIED says what was found (details `dns` and `http`).
+         * Prove control of a domain: its DNS TXT record, or the HTTP path answered by the host's current server
+         * @description The TXT record _ferry.<hostname> with the value of verification.txt_value is looked up first; then http://<hostname><verification.http_path> (port 80, no redirects followed, private addresses refused unless DOMAIN_VERIFY_ALLOW_PRIVATE, 10 s at most). 422 DOMAIN_NOT_VERIFIED says what was found (details `dns` and `http`). The first claim of a name to prove it owns it: the other claims are removed with their links; 409 CONFLICT when another claim was verified first.
          */
         post: operations["verifyDomain"];
         delete?: never;
@@ -525,7 +528,10 @@ export interface paths {
         /** The caller's domains (an admin: every domain, or one user's with owner_id), oldest first by default */
         get: operations["listDomainsV2"];
         put?: never;
-        /** Add a domain (active users; an admin may name another owner): the answer says how to verify it */
+        /**
+         * Claim a domain (active users; an admin may name another owner): the answer says how to verify it
+         * @description Several users may claim a host name until one of them verifies it. A verified name, or a second claim of yours: 409.
+         */
         post: operations["createDomainV2"];
         delete?: never;
         options?: never;
@@ -562,8 +568,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Prove control of a domain: its DNS TXT record, or the HTTP path answered by this service once the name points here
-         * @description The TXT record _ferry.<hostname> with the value of verification.txt_value is looked up first; then http://<hostname><verification.http_path> (port 80, no redirects followed). 422 DOMAIN_NOT_VERIFIED says what was found (details `dns` and `http`).
+         * Prove control of a domain: its DNS TXT record, or the HTTP path answered by the host's current server
+         * @description The TXT record _ferry.<hostname> with the value of verification.txt_value is looked up first; then http://<hostname><verification.http_path> (port 80, no redirects followed, private addresses refused unless DOMAIN_VERIFY_ALLOW_PRIVATE, 10 s at most). 422 DOMAIN_NOT_VERIFIED says what was found (details `dns` and `http`). The first claim of a name to prove it owns it: the other claims are removed with their links; 409 CONFLICT when another claim was verified first.
          */
         post: operations["verifyDomainV2"];
         delete?: never;
@@ -1336,7 +1342,7 @@ export interface components {
              */
             updated_at: string;
             verification: {
-                /** @description Or: http://<hostname><http_path> answers the token (Ferry answers it itself once the name points here) */
+                /** @description Or: http://<hostname><http_path> answers the token, served by the host's current server (Ferry answers it only for a verified domain's re-check) */
                 http_path: string;
                 /** @description The name of a DNS TXT record that proves control: _ferry.<hostname> */
                 txt_name: string;
@@ -1501,7 +1507,7 @@ export interface components {
              */
             updatedAt: string;
             verification: {
-                /** @description Or: http://<hostname><http_path> answers the token (Ferry answers it itself once the name points here) */
+                /** @description Or: http://<hostname><http_path> answers the token, served by the host's current server (Ferry answers it only for a verified domain's re-check) */
                 httpPath: string;
                 /** @description The name of a DNS TXT record that proves control: _ferry.<hostname> */
                 txtName: string;
@@ -4522,6 +4528,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description PRECONDITION_FAILED: If-Match does not match the current ETag */
             412: {
                 headers: {
@@ -4734,6 +4754,20 @@ export interface operations {
             };
             /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
             408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -12408,6 +12442,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description PRECONDITION_FAILED: If-Match does not match the current ETag */
             412: {
                 headers: {
@@ -12620,6 +12668,20 @@ export interface operations {
             };
             /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
             408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -18986,7 +19048,7 @@ export interface operations {
     isTlsAllowed: {
         parameters: {
             query: {
-                /** @description The host name Caddy asks about */
+                /** @description The host name Caddy asks about: letters, digits, dots and hyphens only (no port, path, or other character) */
                 domain: string;
             };
             header?: never;

@@ -34,8 +34,11 @@ export function DomainCard({ domain, onChanged }: { domain: Domain; onChanged: (
       <dl class="verification">
         <dt>DNS TXT record</dt>
         <dd><code>{v.txt_name}</code> with the value <code>{v.txt_value}</code></dd>
-        <dt>Or, once the name points here</dt>
-        <dd><code>http://{domain.hostname}{v.http_path}</code> is answered by Ferry itself</dd>
+        <dt>Or, on the name's current web server</dt>
+        <dd>
+          <code>http://{domain.hostname}{v.http_path}</code> answering the last part of that path (pointing the name at
+          Ferry proves nothing by itself)
+        </dd>
       </dl>
       <FormError message={problem ? [problem.message].join('. ') : null} />
       <button type="button" disabled={busy} onClick={() => void verify()}>

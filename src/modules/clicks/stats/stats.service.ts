@@ -16,8 +16,8 @@ import { ceilTo, statsWindow, type Window } from './stats-window.js';
 export interface StatsLinks {
   /** the link for its statistics: anyone for an anonymous link, else its owner or an admin */
   getForStats(code: string, caller: Caller | null, domain?: string): Promise<LinkRow>;
-  /** the id a `domain` names (0: the default domain), null for a name that is no domain here */
-  domains: { idOf(domain: string): Promise<number | null> };
+  /** the id a `domain` names for a user (0: the default domain), null for a name that is no domain of theirs here */
+  domains: { idOf(domain: string, viewer: { userId: number; admin: boolean }): Promise<number | null> };
 }
 
 /** Bucket labels repeat from one request to the next: formatting 1,000 dates was a tenth of a request (bench/). */
@@ -32,6 +32,8 @@ const label = (ms: number): string => {
 };
 
 type Pair = [number, number];
+/** Domain ids a user's statistics cover; null: every one. */
+type DomainIds = readonly number[] | null;
 const addNumbers = (a: number, b: number): number => a + b;
 const addPairs = (a: Pair, b: Pair): Pair => [a[0] + b[0], a[1] + b[1]];
 /** The top lists every statistics answer has, by the rollup kind they read. */
@@ -179,9 +181,10 @@ export function createStatsService(deps: {
   }
 
   /** The domains a user's statistics cover: `domain` (a limited key's only), the key's, or null for every one. */
-  async function domainScope(domain: string | undefined, keyDomains: readonly number[] | null): Promise<readonly number[] | null> {
+  async function domainScope(userId: number, domain: string | undefined, keyDomains: DomainIds): Promise<DomainIds> {
     if (domain === undefined) return keyDomains;
-    const id = (await links.domains.idOf(domain)) ?? -1;
+    // The user's own claim of an unverified name is the one their links are on (SPEC §25).
+    const id = (await links.domains.idOf(domain, { userId, admin: false })) ?? -1;
     if (keyDomains && !keyDomains.includes(id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', [{ field: 'domain', message: "is not one of the API key's domains" }]);
     return [id];
   }
@@ -209,7 +212,7 @@ export function createStatsService(deps: {
       const user = await users.findById(userId);
       if (!user) throw notFound('User');
       const w = statsWindow(query, Number(user.created_at), clock);
-      const domains = await domainScope(query.domain, keyDomains);
+      const domains = await domainScope(userId, query.domain, keyDomains);
       const scope = { user: userId, ...(domains ? { domains } : {}) };
       const [totals, { body, links: candidates }] = await Promise.all([stats.userTotals(userId, scope.domains), figures(scope, w)]);
       const live = await stats.userCodes(userId, candidates.map((c) => c.value), scope.domains);
