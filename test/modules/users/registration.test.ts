@@ -32,13 +32,13 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
     it('when no admin exists yet, then the first account signed up is still an ordinary pending user: admins come from the CLI or ADMIN_USERNAME', async () => {
       const fresh = await createTestApp(engine);
       try {
-        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create');
+        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create <username>');
         expectEnvelope(await signUp(fresh, { role: 'admin', status: 'active' }), 403, 'FORBIDDEN');
         const first = await signUp(fresh);
         expect(first.body).toMatchObject({ role: 'user', status: 'pending' });
         const token = await login(fresh, first.body.username, 'correct-horse-battery');
         expectEnvelope(await fresh.request({ method: 'PATCH', url: `/api/v1/users/${first.body.id}`, token, payload: { role: 'admin' } }), 403, 'FORBIDDEN');
-        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create');
+        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create <username>');
       } finally {
         await fresh.close();
       }

@@ -1668,8 +1668,8 @@ export interface components {
         Instance: {
             /** @description Whether links may be created without a credential (ANONYMOUS_LINKS) */
             anonymous_links: boolean;
-            /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin. null otherwise */
-            first_admin_command: "npx ferry admin create" | null;
+            /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin (`<username>` stands for the name to give it). null otherwise */
+            first_admin_command: string | null;
             /** @description Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts) */
             registration: "approval" | "open" | "closed";
         };
@@ -1683,8 +1683,8 @@ export interface components {
         InstanceV2: {
             /** @description Whether links may be created without a credential (ANONYMOUS_LINKS) */
             anonymousLinks: boolean;
-            /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin. null otherwise */
-            firstAdminCommand: "npx ferry admin create" | null;
+            /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin (`<username>` stands for the name to give it). null otherwise */
+            firstAdminCommand: string | null;
             /** @description Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts) */
             registration: "approval" | "open" | "closed";
         };
