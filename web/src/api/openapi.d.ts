@@ -1221,6 +1221,8 @@ export interface components {
              * @description A 64-bit id (at most 2^53-1)
              */
             id: number;
+            /** @description Brought over from another service by an import (SPEC §20), on the visit's own date; false: a visit this instance redirected */
+            imported: boolean;
             /** @description The client address (TRUST_PROXY-aware) */
             ip: string | null;
             /** @description A bot, crawler, link unfurler or script (isbot), or no User-Agent */
@@ -1262,6 +1264,8 @@ export interface components {
              * @description A 64-bit id (at most 2^53-1)
              */
             id: number;
+            /** @description Brought over from another service by an import (SPEC §20), on the visit's own date; false: a visit this instance redirected */
+            imported: boolean;
             /** @description The client address (TRUST_PROXY-aware) */
             ip: string | null;
             /** @description A bot, crawler, link unfurler or script (isbot), or no User-Agent */

@@ -53,4 +53,9 @@ export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
     schema: Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9.-]+$' }), Type.Null()], { description: 'The domain the visit came in on (its host name); null: the default domain (SPEC §19)' }),
     value: asIs('domain'),
   },
+  {
+    column: 'imported',
+    schema: Type.Boolean({ description: 'Brought over from another service by an import (SPEC §20), on the visit\'s own date; false: a visit this instance redirected' }),
+    value: (row) => Number(row.imported) === 1,
+  },
 ];
