@@ -149,6 +149,8 @@ type Plain = Omit<Values, Derived>;
 export type Config = { [K in keyof Plain as CamelCase<K>]: Plain[K] } & {
   /** PUBLIC_BASE_URL, or http://HOST:PORT */
   publicBaseUrl: string;
+  /** whether PUBLIC_BASE_URL was set: the CLI serves on no port, so without it the default domain's URL is unknown there */
+  publicBaseUrlSet: boolean;
   /** CLICK_QUEUE_LIMIT, or its engine's default */
   clickQueueLimit: number;
   /** Deprecation signals per API version (SPEC §9); null where the version is not deprecated. */
@@ -208,8 +210,9 @@ export function loadConfig(env: Env = {}): Config {
   for (const [name, value] of Object.entries(v)) if (!derived.includes(name)) plain[camelCase(name)] = value;
   const displayHost = v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST === '0.0.0.0' ? '127.0.0.1' : v.HOST;
   return Object.freeze({
-    ...(plain as Omit<Config, 'publicBaseUrl' | 'clickQueueLimit' | 'apiDeprecation'>),
+    ...(plain as Omit<Config, 'publicBaseUrl' | 'publicBaseUrlSet' | 'clickQueueLimit' | 'apiDeprecation'>),
     publicBaseUrl: v.PUBLIC_BASE_URL ?? `http://${displayHost}:${v.PORT}`,
+    publicBaseUrlSet: v.PUBLIC_BASE_URL !== null,
     // The engine decides, as it decides the queue (modules/clicks/click-ingest.ts): SQLite with REDIS_URL still journals
     // its clicks and writes them in windows.
     clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null ? EMBEDDED_QUEUE_LIMIT : QUEUE_LIMIT),
