@@ -90,6 +90,8 @@ export const importCommand: CommandModule = (program, cli) => {
         ]);
         if (end.state === 'failed') throw new CliError(`the import failed: ${end.error}`, EXIT.failed);
         if (end.state === 'interrupted') throw new CliError('the import was interrupted', EXIT.failed);
+        // The others are in; the failed ones are listed above, and a run after fixing them brings only them.
+        if (counts.failed > 0) throw new CliError(`${counts.failed} of ${counts.items} items failed`, EXIT.failed);
       } finally {
         bar.stop();
         process.off('SIGINT', onSigint);
