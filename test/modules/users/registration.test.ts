@@ -81,6 +81,16 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
       expect((await t.request({ url: '/api/v1/instance' })).body).toEqual({ registration: 'closed', anonymous_links: true, first_admin_command: null });
     });
 
+    it('when an admin creates an account without a status, then it is active; with "status": "pending", pending', async () => {
+      const admin = await login(t, 'root', 'root-password-1');
+      const made = await signUp(t, {}, admin);
+      expect(made.status, made.text).toBe(201);
+      expect(made.body.status).toBe('active');
+      await login(t, made.body.username, 'correct-horse-battery');
+      const waiting = await signUp(t, { status: 'pending' }, admin);
+      expect(waiting.body.status).toBe('pending');
+    });
+
     it("when a signed-in non-admin creates an account, then 403 REGISTRATION_CLOSED; an admin's creation is 201", async () => {
       const admin = await login(t, 'root', 'root-password-1');
       const made = await signUp(t, { status: 'active' }, admin);
