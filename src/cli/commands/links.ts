@@ -56,8 +56,10 @@ function printLinks(ctx: CommandContext, links: readonly Link[], owners: Readonl
   if (!baseKnown && links.some((l) => l.domain === null)) ctx.out.warn(BASE_UNKNOWN);
   ctx.out.result(records, [
     // The short URL, not the bare code: a code names a link only together with its domain (SPEC §19).
-    ...table(['SHORT URL', 'OWNER', 'CLICKS', 'STATUS', 'TARGET'], links.map((l) => [
-      shortUrl(l) ?? `/${l.short_code}`, l.user_id === null ? '-' : owner(l) ?? `#${l.user_id}`, String(l.click_count), state(l), cut(l.original_url),
+    // Aliases beside it: the slugs people know a link by (SPEC §20), often not its code.
+    ...table(['SHORT URL', 'ALIASES', 'OWNER', 'CLICKS', 'STATUS', 'TARGET'], links.map((l) => [
+      shortUrl(l) ?? `/${l.short_code}`, l.aliases.join(',') || '-', l.user_id === null ? '-' : owner(l) ?? `#${l.user_id}`, String(l.click_count), state(l),
+      cut(l.original_url),
     ])),
     `${links.length} link${links.length === 1 ? '' : 's'}${more ? ` (more: raise --limit)` : ''}`,
   ]);
