@@ -21,8 +21,9 @@ const nullableName = (description: string) => Type.Union([Type.String({ maxLengt
 const asIs = (column: keyof ClicksTable) => (row: Row) => (row[column] ?? null) as string | number | boolean | null;
 
 /**
- * What a click record exports (GET /links/{code}/clicks, JSON and CSV), in this order. One line per column:
- * the JSON schema, the CSV header and the SELECT list all come from here.
+ * What a click record exports (GET /links/{code}/clicks, JSON and CSV), in this order (a new column goes before
+ * `domain`, which readers of the CSV take as the last). One line per column: the JSON schema, the CSV header
+ * and the SELECT list all come from here.
  */
 export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
   { column: 'id', schema: Id(), value: asIs('id') },
@@ -49,13 +50,13 @@ export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
     value: asIs('alias'),
   },
   {
-    column: 'domain',
-    schema: Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9.-]+$' }), Type.Null()], { description: 'The domain the visit came in on (its host name); null: the default domain (SPEC §19)' }),
-    value: asIs('domain'),
-  },
-  {
     column: 'imported',
     schema: Type.Boolean({ description: 'Brought over from another service by an import (SPEC §20), on the visit\'s own date; false: a visit this instance redirected' }),
     value: (row) => Number(row.imported) === 1,
+  },
+  {
+    column: 'domain',
+    schema: Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9.-]+$' }), Type.Null()], { description: 'The domain the visit came in on (its host name); null: the default domain (SPEC §19)' }),
+    value: asIs('domain'),
   },
 ];
