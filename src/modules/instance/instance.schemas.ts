@@ -18,7 +18,7 @@ export const InstanceSchema = Type.Object(
       description: 'Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts)',
     }),
     anonymous_links: Type.Boolean({ description: 'Whether links may be created without a credential (ANONYMOUS_LINKS)' }),
-    first_admin_command: Type.Union([Type.String({ examples: ['npx ferry admin create <username>'] }), Type.Null()], {
+    first_admin_command: Type.Union([Type.String({ maxLength: 140, pattern: '^[A-Za-z0-9 ./_<>-]+$', examples: ['npx ferry admin create <username>'] }), Type.Null()], {
       description: 'While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin '
         + '(`<username>` stands for the name to give it). null otherwise',
     }),
