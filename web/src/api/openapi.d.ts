@@ -2045,11 +2045,12 @@ export interface components {
              * @description Lifetime: clicks by people (not recognised as a bot, crawler or unfurler)
              */
             human_clicks: number;
-            interval: "hour" | "day";
+            /** @description The bucket size of the time series: the one asked for, or the one chosen for the window */
+            interval: "hour" | "day" | "week" | "month";
             /** @description Lifetime; null before the first click */
             last_click_at: string | null;
             short_code: string;
-            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday's, a month bucket at the first's */
             timeseries: {
                 /**
                  * Format: int64
@@ -2137,7 +2138,7 @@ export interface components {
              * @description Lifetime: every click record written so far (human_clicks + bot_clicks)
              */
             total_clicks: number;
-            /** @description The time zone the day buckets follow */
+            /** @description The time zone the day, week and month buckets follow */
             tz: string;
             /**
              * Format: int64
@@ -2243,11 +2244,12 @@ export interface components {
              * @description Lifetime: clicks by people (not recognised as a bot, crawler or unfurler)
              */
             humanClicks: number;
-            interval: "hour" | "day";
+            /** @description The bucket size of the time series: the one asked for, or the one chosen for the window */
+            interval: "hour" | "day" | "week" | "month";
             /** @description Lifetime; null before the first click */
             lastClickAt: string | null;
             shortCode: string;
-            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday's, a month bucket at the first's */
             timeseries: {
                 /**
                  * Format: int64
@@ -2335,7 +2337,7 @@ export interface components {
              * @description Lifetime: every click record written so far (human_clicks + bot_clicks)
              */
             totalClicks: number;
-            /** @description The time zone the day buckets follow */
+            /** @description The time zone the day, week and month buckets follow */
             tz: string;
             /**
              * Format: int64
@@ -2703,7 +2705,8 @@ export interface components {
              * @description Lifetime: clicks by people on the user's links, those deleted or expired since included
              */
             human_clicks: number;
-            interval: "hour" | "day";
+            /** @description The bucket size of the time series: the one asked for, or the one chosen for the window */
+            interval: "hour" | "day" | "week" | "month";
             /** @description Lifetime; null before the first click */
             last_click_at: string | null;
             /**
@@ -2711,7 +2714,7 @@ export interface components {
              * @description The user's links (that exist now)
              */
             links: number;
-            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday's, a month bucket at the first's */
             timeseries: {
                 /**
                  * Format: int64
@@ -2808,7 +2811,7 @@ export interface components {
              * @description Lifetime: every click on the user's links, those deleted or expired since included (human_clicks + bot_clicks)
              */
             total_clicks: number;
-            /** @description The time zone the day buckets follow */
+            /** @description The time zone the day, week and month buckets follow */
             tz: string;
             /**
              * Format: int64
@@ -2921,7 +2924,8 @@ export interface components {
              * @description Lifetime: clicks by people on the user's links, those deleted or expired since included
              */
             humanClicks: number;
-            interval: "hour" | "day";
+            /** @description The bucket size of the time series: the one asked for, or the one chosen for the window */
+            interval: "hour" | "day" | "week" | "month";
             /** @description Lifetime; null before the first click */
             lastClickAt: string | null;
             /**
@@ -2929,7 +2933,7 @@ export interface components {
              * @description The user's links (that exist now)
              */
             links: number;
-            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday's, a month bucket at the first's */
             timeseries: {
                 /**
                  * Format: int64
@@ -3026,7 +3030,7 @@ export interface components {
              * @description Lifetime: every click on the user's links, those deleted or expired since included (human_clicks + bot_clicks)
              */
             totalClicks: number;
-            /** @description The time zone the day buckets follow */
+            /** @description The time zone the day, week and month buckets follow */
             tz: string;
             /**
              * Format: int64
@@ -6949,13 +6953,13 @@ export interface operations {
             query?: {
                 /** @description The domain of the code (absent: the default domain) */
                 domain?: string;
-                /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
+                /** @description Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows */
                 from?: string;
-                /** @description Bucket size of the time series (at most 1000 buckets) */
-                interval?: "hour" | "day";
-                /** @description Window end, exclusive, rounded up to a whole hour / local day. Default: now */
+                /** @description Bucket size of the time series, at most 1000 buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window (so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records */
+                interval?: "hour" | "day" | "week" | "month";
+                /** @description Window end, exclusive, rounded up to the end of its bucket. Default: now */
                 to?: string;
-                /** @description IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
+                /** @description IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
                 tz?: string;
             };
             header?: never;
@@ -11091,13 +11095,13 @@ export interface operations {
             query?: {
                 /** @description Only the user's links on this domain (the default domain's host name for links without one); deleted links' clicks are then left out */
                 domain?: string;
-                /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
+                /** @description Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows */
                 from?: string;
-                /** @description Bucket size of the time series (at most 1000 buckets) */
-                interval?: "hour" | "day";
-                /** @description Window end, exclusive, rounded up to a whole hour / local day. Default: now */
+                /** @description Bucket size of the time series, at most 1000 buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window (so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records */
+                interval?: "hour" | "day" | "week" | "month";
+                /** @description Window end, exclusive, rounded up to the end of its bucket. Default: now */
                 to?: string;
-                /** @description IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
+                /** @description IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
                 tz?: string;
             };
             header?: never;
@@ -14399,13 +14403,13 @@ export interface operations {
             query?: {
                 /** @description The domain of the code (absent: the default domain) */
                 domain?: string;
-                /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
+                /** @description Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows */
                 from?: string;
-                /** @description Bucket size of the time series (at most 1000 buckets) */
-                interval?: "hour" | "day";
-                /** @description Window end, exclusive, rounded up to a whole hour / local day. Default: now */
+                /** @description Bucket size of the time series, at most 1000 buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window (so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records */
+                interval?: "hour" | "day" | "week" | "month";
+                /** @description Window end, exclusive, rounded up to the end of its bucket. Default: now */
                 to?: string;
-                /** @description IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
+                /** @description IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
                 tz?: string;
             };
             header?: never;
@@ -18533,13 +18537,13 @@ export interface operations {
             query?: {
                 /** @description Only the user's links on this domain (the default domain's host name for links without one); deleted links' clicks are then left out */
                 domain?: string;
-                /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
+                /** @description Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows */
                 from?: string;
-                /** @description Bucket size of the time series (at most 1000 buckets) */
-                interval?: "hour" | "day";
-                /** @description Window end, exclusive, rounded up to a whole hour / local day. Default: now */
+                /** @description Bucket size of the time series, at most 1000 buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window (so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records */
+                interval?: "hour" | "day" | "week" | "month";
+                /** @description Window end, exclusive, rounded up to the end of its bucket. Default: now */
                 to?: string;
-                /** @description IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
+                /** @description IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
                 tz?: string;
             };
             header?: never;
