@@ -119,6 +119,10 @@ export const variables = {
     description: 'Who may sign up: `approval` (accounts are pending until an admin activates them), `open` (active at once), `closed` (only an admin creates accounts; others get 403 `REGISTRATION_CLOSED`)',
   }),
   ANONYMOUS_LINKS: flag(true, '`false`: creating a link needs a credential (401 without one)'),
+  CLI_COMMAND: Type.String({
+    default: 'npx ferry', pattern: '^[A-Za-z0-9 ./_-]{1,100}$', must: 'be 1-100 characters of A-Z a-z 0-9 space . / _ -',
+    description: 'How the first-run hint (start-up log, sign-in page) names the `ferry` tool where the server runs: `npx ferry` in a checkout; the container image sets `ferry`, on its PATH',
+  }),
   BLOCKED_HOSTS_FILE: optional(Type.String(), {
     description: 'A file of host names links may not point at, one a line (a name blocks its subdomains; `#` comments); read at start, when it changes and on SIGHUP. A link or a domain fallback to one is 422 `DESTINATION_BLOCKED`',
   }),
@@ -149,6 +153,8 @@ type Plain = Omit<Values, Derived>;
 export type Config = { [K in keyof Plain as CamelCase<K>]: Plain[K] } & {
   /** PUBLIC_BASE_URL, or http://HOST:PORT */
   publicBaseUrl: string;
+  /** whether PUBLIC_BASE_URL was set: the CLI serves on no port, so without it the default domain's URL is unknown there */
+  publicBaseUrlSet: boolean;
   /** CLICK_QUEUE_LIMIT, or its engine's default */
   clickQueueLimit: number;
   /** Deprecation signals per API version (SPEC §9); null where the version is not deprecated. */
@@ -208,8 +214,9 @@ export function loadConfig(env: Env = {}): Config {
   for (const [name, value] of Object.entries(v)) if (!derived.includes(name)) plain[camelCase(name)] = value;
   const displayHost = v.HOST.includes(':') ? `[${v.HOST}]` : v.HOST === '0.0.0.0' ? '127.0.0.1' : v.HOST;
   return Object.freeze({
-    ...(plain as Omit<Config, 'publicBaseUrl' | 'clickQueueLimit' | 'apiDeprecation'>),
+    ...(plain as Omit<Config, 'publicBaseUrl' | 'publicBaseUrlSet' | 'clickQueueLimit' | 'apiDeprecation'>),
     publicBaseUrl: v.PUBLIC_BASE_URL ?? `http://${displayHost}:${v.PORT}`,
+    publicBaseUrlSet: v.PUBLIC_BASE_URL !== null,
     // The engine decides, as it decides the queue (modules/clicks/click-ingest.ts): SQLite with REDIS_URL still journals
     // its clicks and writes them in windows.
     clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null ? EMBEDDED_QUEUE_LIMIT : QUEUE_LIMIT),

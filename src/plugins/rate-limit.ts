@@ -1,4 +1,5 @@
-import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
+import { createRequire } from 'node:module';
+import fastifyRateLimit, { normalizeIP, type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
@@ -58,6 +59,25 @@ export const WINDOW_MS = 60_000;
 /** distinct keys remembered per limiter in memory (least recently used are forgotten first) */
 export const LOCAL_KEYS = 50_000;
 
+/** @fastify/rate-limit's own Redis store (one atomic script per count); its package exports no name for it. */
+const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as new (
+  continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string,
+) => FastifyRateLimitStore;
+
+/**
+ * The plugin's Redis store with keys `<prefix>ratelimit:<policy>:<caller>`. The plugin's child store puts the
+ * limiter's route (method and URL) before the key, and a limiter made by createRateLimit, as all of Ferry's
+ * are, has none: `ratelimit:undefinedundefined-default:ip:…`. Ferry's keys name their policy already, and a
+ * policy counts across routes, so one store serves every limiter.
+ */
+function policyKeyedRedisStore(redis: Redis, nameSpace: string): FastifyRateLimitStoreCtor {
+  const counters = new RedisStore(false, false, redis, nameSpace);
+  const store: FastifyRateLimitStore = { incr: (key, callback, timeWindow, max) => counters.incr(key, callback, timeWindow, max), child: () => store };
+  return function PolicyKeyedRedisStore() {
+    return store;
+  } as unknown as FastifyRateLimitStoreCtor;
+}
+
 async function ensureBase(scope: FastifyInstance, store: RateLimitStore): Promise<void> {
   if (!scope.hasRequestDecorator('rateLimitStates')) scope.decorateRequest('rateLimitStates', null);
   if (scope.hasDecorator('createRateLimit')) return;
@@ -67,7 +87,7 @@ async function ensureBase(scope: FastifyInstance, store: RateLimitStore): Promis
     addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     // A broken shared store must not take the API down with it: fail open and let the log show it.
     skipOnError: true,
-    ...(store.redis ? { redis: store.redis, nameSpace: `${store.keyPrefix ?? 'ferry:'}ratelimit:` } : {}),
+    ...(store.redis ? { store: policyKeyedRedisStore(store.redis, `${store.keyPrefix ?? 'ferry:'}ratelimit:`) } : {}),
   });
 }
 

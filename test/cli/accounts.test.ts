@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../helpers/app.js';
 import { cliEnvFor, runFerry } from '../helpers/cli.js';
@@ -93,5 +94,23 @@ describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (e
     const nobody = await runFerry(['users', 'suspend', 'no-such-account'], env);
     expect(nobody.status).toBe(1);
     expect(nobody.stderr).toMatch(/no account/);
+  });
+
+  it('when the first-run hint is run as printed in a checkout (its <username> filled in), then that admin exists and the hint is gone', async () => {
+    const fresh = await createTestApp(engine);
+    try {
+      const hint = (await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command as string;
+      // `npx ferry` in a checkout runs package.json's bin, which runs the compiled tool runFerry starts.
+      const [npx, tool, ...args] = hint.split(' ');
+      expect([npx, tool]).toEqual(['npx', 'ferry']);
+      expect((JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin.ferry).toBe('bin/ferry.mjs');
+      const username = uniqueName('first');
+      const made = await runFerry(args.map((a) => (a === '<username>' ? username : a)), cliEnvFor(fresh), { stdin: 'first-admin-password\n' });
+      expect(made.status, made.stderr).toBe(0);
+      await login(fresh, username, 'first-admin-password');
+      expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBeNull();
+    } finally {
+      await fresh.close();
+    }
   });
 });

@@ -119,6 +119,19 @@ describe.each(engines)('ferry import on %s', (engine) => {
     expect(noUrl.stderr).toMatch(/shlink needs a url/);
   });
 
+  it('when some items fail, then the import keeps the others, prints the counts and exits 1', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'ferry-import-failed-')), 'links.csv');
+    writeFileSync(file, 'url,code\nhttps://example.com/kept,keptok1\nnot a url,brokn1\njavascript:alert(1),brokn2\n');
+    const run = await runFerry(['import', 'csv', '--file', file], env);
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stdout).toMatch(/: 3 items, 1 created, 0 unchanged, 0 conflicts, 2 failed, 0 visits;/);
+    expect(run.stderr).toMatch(/2 of 3 items failed/);
+    expect((await t.request({ url: '/keptok1' })).status).toBe(302);
+    const json = await runFerry(['import', 'csv', '--file', file, '--json'], env);
+    expect(json.status).toBe(1);
+    expect(json.json()).toMatchObject({ state: 'done', items: 3, unchanged: 1, failed: 2 });
+  });
+
   describe.skipIf(missing.mysql !== null)(unless(missing.mysql, 'from YOURLS on MariaDB'), () => {
     let db: TestMysqlDatabase;
     beforeAll(async () => {

@@ -70,10 +70,39 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     const listed = await runFerry(['links', 'list', '--user', owner.username], env);
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toContain(`://${hostname}/${made.body.short_code}`);
-    const plainUrl = new RegExp(`://(\\S+)/${plain}\\b`).exec(listed.stdout);
-    expect(plainUrl?.[1]).not.toBe(hostname); // the default domain's
+    // No PUBLIC_BASE_URL here: the default domain's link by its path (see the next test).
+    expect(listed.stdout).toMatch(new RegExp(`^/${plain} `, 'm'));
     const onDomain = await runFerry(['links', 'list', '--domain', hostname, '--json'], env);
     expect(onDomain.json()).toEqual([expect.objectContaining({ short_code: made.body.short_code, domain: hostname, short_url: made.body.short_url })]);
+  });
+
+  it('when links are listed, then their short URLs are on PUBLIC_BASE_URL (unset: paths, and a warning saying the base is unknown) and owners are named by username', async () => {
+    const owner = await createUser(t, { status: 'active' });
+    const code = await linkOf(owner.token, 'https://example.com/named-owner');
+    const withBase = await runFerry(['links', 'list', '--user', owner.username], { ...env, PUBLIC_BASE_URL: 'https://go.example.test' });
+    expect(withBase.status, withBase.stderr).toBe(0);
+    expect(withBase.stdout).toMatch(new RegExp(`^https://go\\.example\\.test/${code} +- +${owner.username} +0 +active +https://example\\.com/named-owner$`, 'm'));
+    expect(withBase.stderr).toBe('');
+    const json = await runFerry(['links', 'list', '--user', owner.username, '--json'], { ...env, PUBLIC_BASE_URL: 'https://go.example.test' });
+    expect(json.json()).toEqual([expect.objectContaining({ short_code: code, short_url: `https://go.example.test/${code}`, user_id: owner.id, owner_username: owner.username })]);
+
+    const withoutBase = await runFerry(['links', 'list', '--user', owner.username], env);
+    expect(withoutBase.status, withoutBase.stderr).toBe(0);
+    expect(withoutBase.stdout).toMatch(new RegExp(`^/${code} +- +${owner.username} `, 'm'));
+    expect(withoutBase.stdout).not.toContain('127.0.0.1');
+    expect(withoutBase.stderr).toMatch(/PUBLIC_BASE_URL is not set, so the default domain's address is unknown here/);
+    const jsonWithout = await runFerry(['links', 'list', '--user', owner.username, '--json'], env);
+    expect(jsonWithout.json()).toEqual([expect.objectContaining({ short_code: code, short_url: null })]);
+  });
+
+  it('when a link has aliases, then its row lists them beside its short URL', async () => {
+    const owner = await createUser(t, { status: 'active' });
+    const made = await t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/sale', aliases: ['summer-sale-2024', 'ss24'] } });
+    expect(made.status, made.text).toBe(201);
+    const listed = await runFerry(['links', 'list', '--user', owner.username], { ...env, PUBLIC_BASE_URL: 'https://go.example.test' });
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^SHORT URL +ALIASES +OWNER /m);
+    expect(listed.stdout).toMatch(new RegExp(`^https://go\\.example\\.test/${made.body.short_code} +summer-sale-2024,ss24 +${owner.username} `, 'm'));
   });
 
   it('when one code is on the default domain and on a custom one, then disable and enable name the custom one with --domain and the default one without; an unknown domain or code fails (exit 1) saying which', async () => {

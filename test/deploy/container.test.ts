@@ -83,7 +83,11 @@ describe('the container image (Containerfile), built and run with podman', () =>
     // Production: no dev dependencies, no sources, no compiler; a user without privileges.
     await podman(['exec', name, 'sh', '-c', 'test ! -e node_modules/typescript && test ! -e node_modules/vite && test ! -e src && ! command -v cc && ! command -v gcc && ! command -v make && test "$(id -u)" != 0']);
 
-    await podman(['exec', '-i', name, 'ferry', 'admin', 'create', 'boss'], 'container-password\n');
+    // The first-run hint is a command that runs in the container as printed (its <username> filled in).
+    const hint = ((await (await fetch(`${baseUrl}/api/v1/instance`)).json()) as { first_admin_command: string }).first_admin_command;
+    expect(hint).toBe('ferry admin create <username>');
+    expect(await podman(['logs', name])).toContain('create the first one on this machine with `ferry admin create <username>`');
+    await podman(['exec', '-i', name, ...hint.replace('<username>', 'boss').split(' ')], 'container-password\n');
     const contract = new ContractValidator((await (await fetch(`${baseUrl}/v3/api-docs`)).json()) as OpenApiDoc);
     const call = async (method: string, url: string, opts: { token?: string; body?: unknown } = {}) => {
       const res = await fetch(`${baseUrl}${url}`, {

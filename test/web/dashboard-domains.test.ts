@@ -1,4 +1,6 @@
+import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { horizontalOverflow } from '../helpers/browser.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { createUser } from '../helpers/factories.js';
 import { missing, unless } from '../helpers/skip.js';
@@ -51,6 +53,49 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await page.getByLabel('Domain').selectOption(hostname);
     await page.getByRole('button', { name: 'Create link' }).click();
     await page.getByText(new RegExp(`^http://${hostname.replace(/\./g, '\\.')}/[0-9a-zA-Z]{8}$`)).waitFor();
+    expect(await watch.settled()).toEqual([]);
+  });
+
+  /** A box's top and bottom on the page. */
+  const box = async (l: Locator) => {
+    const b = (await l.boundingBox())!;
+    return { top: b.y, bottom: b.y + b.height };
+  };
+
+  it('when the Domains screen is shown at 375 and 1280 px, then nothing scrolls sideways, each domain is a card, its steps go once verified and the fallbacks stand apart from Check again', async () => {
+    const u = await createUser(d.t, { status: 'active' });
+    // A long name: its TXT record name and verification URL are longer than a phone is wide.
+    const hostname = `links-of-the-spring-campaign-${Date.now().toString(36)}.shop.example.test`;
+    const added = await d.t.request({ method: 'POST', url: '/api/v1/domains', token: u.token, payload: { hostname } });
+    expect(added.status, added.text).toBe(201);
+
+    const { page, watch } = await d.open({ width: 375, height: 800 });
+    await d.signIn(page, u.username, u.password);
+    await page.goto(`${d.origin}/app/domains`);
+    const card = page.getByRole('region', { name: hostname });
+    await card.getByText(added.body.verification.txt_value).waitFor();
+    expect(await horizontalOverflow(page)).toBe(0);
+    await d.shot(page, 'phone-domains');
+
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const style = await card.evaluate((el) => {
+      const s = (globalThis as unknown as { getComputedStyle(e: unknown): { borderTopWidth: string; backgroundColor: string } }).getComputedStyle(el);
+      return { border: s.borderTopWidth, background: s.backgroundColor };
+    });
+    expect(style).toEqual({ border: '1px', background: 'rgb(255, 255, 255)' }); // the cards and panels of the other screens
+    await expect(card.getByText(`_ferry.${hostname}`).isVisible()).resolves.toBe(true);
+
+    dns.txt.set(added.body.verification.txt_name, [added.body.verification.txt_value]);
+    await card.getByRole('button', { name: `Verify ${hostname}` }).click();
+    const again = card.getByRole('button', { name: `Check ${hostname} again` });
+    await again.waitFor();
+    // Verified: the steps are done, out of the way (still there to read, folded).
+    await expect(card.getByText(`_ferry.${hostname}`).isVisible()).resolves.toBe(false);
+    const fallbacks = card.getByRole('form', { name: `Fallbacks of ${hostname}` });
+    expect((await box(fallbacks)).top - (await box(again)).bottom).toBeGreaterThanOrEqual(16);
+    await d.shot(page, 'domains-verified-1280');
+    await page.setViewportSize({ width: 375, height: 800 });
+    expect(await horizontalOverflow(page)).toBe(0);
     expect(await watch.settled()).toEqual([]);
   });
 });

@@ -94,17 +94,19 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     expect(linkPeriods).toContain('Since the link was created');
     expect(linkPeriods).not.toContain('Since the account was created');
 
-    // Last 7 days: by hour or by day. Last 90 days (2,160 hours): by day only, and a chosen "by hour" goes.
+    // Last 7 days: by hour too. Last 90 days (2,160 hours): not by hour, and a chosen "by hour" goes. Since the
+    // link was created: automatic unless asked (the API answers by day, week or month, as the window needs).
     await page.getByLabel('Period').selectOption('7d');
     await page.getByLabel('Interval').selectOption('hour');
     await page.waitForURL(/interval=hour/);
-    await expect(options(page, 'Interval')).resolves.toEqual(['By hour', 'By day']);
+    await expect(options(page, 'Interval')).resolves.toEqual(['Automatic', 'By hour', 'By day', 'By week', 'By month']);
     await page.getByLabel('Period').selectOption('90d');
     await page.waitForURL((u) => u.searchParams.get('period') === '90d' && !u.searchParams.has('interval'));
-    await expect.poll(() => options(page, 'Interval')).toEqual(['By day']);
+    await expect.poll(() => options(page, 'Interval')).toEqual(['Automatic', 'By day', 'By week', 'By month']);
     await expect(page.getByLabel('Interval').inputValue()).resolves.toBe('day');
     await page.getByLabel('Period').selectOption('all');
-    await expect.poll(() => options(page, 'Interval')).toEqual(['By day']);
+    await expect.poll(() => options(page, 'Interval')).toEqual(['Automatic', 'By day', 'By week', 'By month']);
+    await expect(page.getByLabel('Interval').inputValue()).resolves.toBe('auto');
 
     // A shared URL that asks for 90 days by hour is shown by day, not refused.
     const asked: string[] = [];

@@ -14,7 +14,7 @@ async function noValidatorWords(page: Page): Promise<void> {
 /**
  * Form errors at their fields in plain words (issue 28): sign-up, sign-in and the domain form (the link and
  * key forms: dashboard-links.test.ts), each message from the envelope's details, said as a person would.
- * And the first run (SPEC §18): a fresh install's sign-in page names `npx ferry admin create`.
+ * And the first run (SPEC §18): a fresh install's sign-in page names `npx ferry admin create <username>`.
  * SQLite only, like the other browser tests (see dashboard-flow.test.ts).
  */
 describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboard in Chromium: form errors'), () => {
@@ -89,12 +89,12 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
   });
   afterAll(async () => d?.close());
 
-  it('when no admin exists yet, then the sign-in page says to run npx ferry admin create, and once one exists it does not', async () => {
+  it('when no admin exists yet, then the sign-in page says to run npx ferry admin create <username>, and once one exists it does not', async () => {
     const { page, watch } = await d.open();
     await page.goto(`${d.origin}/app/sign-in`);
     const hint = page.getByTestId('first-run');
-    await expect(hint.textContent()).resolves.toBe('No admin account exists yet. Create the first one on the server with npx ferry admin create, then sign in with it.');
-    await expect(hint.locator('code').textContent()).resolves.toBe('npx ferry admin create');
+    await expect(hint.textContent()).resolves.toBe('No admin account exists yet. Create the first one on the server with npx ferry admin create <username>, then sign in with it.');
+    await expect(hint.locator('code').textContent()).resolves.toBe('npx ferry admin create <username>');
     await d.shot(page, 'sign-in-first-run');
     // REGISTRATION=open: sign-up says accounts work at once, and after it the sign-in page says so too.
     await page.getByRole('link', { name: 'Sign up' }).click();

@@ -126,13 +126,16 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).count()).resolves.toBe(0);
   });
 
-  it('when each main screen is shown at phone width (375 px), then nothing scrolls sideways and every control has an accessible name', async () => {
+  it('when every screen is shown at phone width (375 px), then nothing scrolls sideways and every control has an accessible name', async () => {
     const { page, watch } = await d.open({ width: 375, height: 740 });
     const check = async (name: string) => {
       expect(await horizontalOverflow(page), name).toBeLessThanOrEqual(0);
       expect(await unlabelledControls(page), name).toEqual([]);
       await d.shot(page, `phone-${name}`);
     };
+    await page.goto(`${d.origin}/app/sign-in`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await check('sign-in');
     await page.goto(`${d.origin}/app/sign-up`);
     await page.getByRole('heading', { name: 'Sign up' }).waitFor();
     await check('sign-up');
@@ -168,10 +171,19 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('row').filter({ hasText: 'phone key' }).waitFor();
     await check('api-keys');
+    // A long host name: its verification record and URL are wider than the phone.
+    const hostname = `a-rather-long-name-for-a-shop-${Date.now().toString(36)}.example.test`;
+    expect((await d.t.request({ method: 'POST', url: '/api/v1/domains', token, payload: { hostname } })).status).toBe(201);
+    await page.goto(`${d.origin}/app/domains`);
+    await page.getByRole('region', { name: hostname }).getByText(`_ferry.${hostname}`).waitFor();
+    await check('domains');
     await page.goto(`${d.origin}/app/account`);
     await page.getByRole('heading', { name: 'Account overview' }).waitFor();
     await page.locator('.stats, .state-error').first().waitFor();
     await check('account');
+    await page.goto(`${d.origin}/app/no-such-screen`);
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    await check('not-found');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await check('sign-in');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hourlyFits, periodLabel, queryFromView, viewFromQuery } from '../src/stats/stats-query';
+import { hourlyFits, intervalChoices, periodLabel, queryFromView, viewFromQuery } from '../src/stats/stats-query';
 
 const NOW = Date.parse('2026-11-23T15:30:00.000Z');
 const view = (search: string) => viewFromQuery(new URLSearchParams(search), NOW);
@@ -16,16 +16,23 @@ describe('the analytics view in the URL', () => {
     expect(queryFromView(view('period=24h'), NOW).from).toBe('2026-11-22T15:30:00.000Z');
   });
 
-  it('when the period is since creation, then no from/to: the API starts at the link\'s (or account\'s) creation, by day', () => {
-    expect(queryFromView(view('period=all'), NOW)).toEqual({ interval: 'day', tz: 'UTC' });
+  it('when the period is since creation, then no from/to and no interval: the API starts at the link\'s (or account\'s) creation and chooses the bucket size', () => {
+    expect(view('period=all').interval).toBe('auto');
+    expect(queryFromView(view('period=all'), NOW)).toEqual({ tz: 'UTC' });
+    expect(queryFromView(view('period=all&interval=month'), NOW)).toEqual({ interval: 'month', tz: 'UTC' });
+    expect(queryFromView(view('period=30d&interval=auto'), NOW)).toEqual({ from: '2026-10-24T15:30:00.000Z', to: '2026-11-23T15:30:00.000Z', tz: 'UTC' });
     expect(periodLabel('all', 'link')).toBe('Since the link was created');
     expect(periodLabel('all', 'account')).toBe('Since the account was created');
   });
 
-  it('when a window has more hours than one answer holds, then it is by day whatever the URL says', () => {
+  it('when a window has more hours (or days) than one answer holds, then it is by day (or automatic) whatever the URL says', () => {
     expect(view('period=30d&interval=hour').interval).toBe('hour');
     expect(view('period=90d&interval=hour').interval).toBe('day');
-    expect(view('period=all&interval=hour').interval).toBe('day');
+    expect(view('period=all&interval=hour').interval).toBe('auto');
+    expect(view('period=custom&from=2020-01-01&to=2026-11-01').interval).toBe('auto');
+    expect(view('period=custom&from=2020-01-01&to=2026-11-01&interval=week').interval).toBe('week');
+    expect(intervalChoices({ period: 'custom', from: '2020-01-01', to: '2026-11-01' })).toEqual(['auto', 'week', 'month']);
+    expect(intervalChoices({ period: '7d', from: '', to: '' })).toEqual(['auto', 'hour', 'day', 'week', 'month']);
     expect(view('period=custom&from=2026-10-01&to=2026-11-10&interval=hour').interval).toBe('hour'); // 41 days: 984 hours
     expect(view('period=custom&from=2026-10-01&to=2026-11-11&interval=hour').interval).toBe('day');
     expect(hourlyFits({ period: '7d', from: '', to: '' })).toBe(true);

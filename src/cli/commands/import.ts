@@ -84,9 +84,11 @@ export const importCommand: CommandModule = (program, cli) => {
           onProgress: (c) => { bar.setTotal(c.items); bar.update(c.items); },
         });
         bar.stop();
-        await report(out, imports, { end, job, owner, dryRun: Boolean(opts.dryRun) });
+        const counts = await report(out, imports, { end, job, owner, dryRun: Boolean(opts.dryRun) });
         if (end.state === 'failed') throw new CliError(`the import failed: ${end.error}`, EXIT.failed);
         if (end.state === 'interrupted' || end.state === 'cancelled') throw new CliError(`the import was ${end.state}`, EXIT.failed);
+        // The others are in; the failed ones are listed above, and a run after fixing them brings only them.
+        if (counts.failed > 0) throw new CliError(`${counts.failed} of ${counts.items} items failed`, EXIT.failed);
       } finally {
         bar.stop();
         process.off('SIGINT', onSigint);
@@ -96,7 +98,7 @@ export const importCommand: CommandModule = (program, cli) => {
 };
 
 /** What the import came to: its counts, then each item that was not simply created, saying why. */
-async function report(out: Output, imports: ImportsService, r: { end: RunEnd; job: ImportJobRow; owner: { username: string }; dryRun: boolean }): Promise<void> {
+async function report(out: Output, imports: ImportsService, r: { end: RunEnd; job: ImportJobRow; owner: { username: string }; dryRun: boolean }) {
   const { end, job, owner, dryRun } = r;
   const counts = {
     items: Number(job.items), created: Number(job.created), unchanged: Number(job.unchanged), conflicts: Number(job.conflicts), failed: Number(job.failed),
@@ -113,4 +115,5 @@ async function report(out: Output, imports: ImportsService, r: { end: RunEnd; jo
     ...problems.map((p) => `  ${p.outcome} ${p.source_ref}${p.short_code && !p.source_ref.endsWith(`/${p.short_code}`) ? ` (as ${p.short_code})` : ''}: ${what(p)}`),
     ...(end.state === 'interrupted' ? ['interrupted: run the same command again to finish the rest'] : []),
   ]);
+  return counts;
 }

@@ -4,6 +4,7 @@ import { findAccount } from '../accounts.js';
 import { usageError } from '../cli-error.js';
 import { table } from '../output.js';
 import type { CommandContext, CommandModule } from '../program.js';
+import type { CliServices } from '../services.js';
 
 const STATUSES = ['active', 'expired', 'disabled'] as const;
 const PAGE = 100;
@@ -29,12 +30,37 @@ async function listLinks(ctx: CommandContext, opts: ListOptions): Promise<void> 
     links.push(...page.data);
     cursor = page.pagination.nextCursor;
   } while (cursor && links.length < limit);
-  const more = cursor !== null;
+  printLinks(ctx, links, await ownerNames(services, links), cursor !== null);
+}
+
+/** Each owner's username, looked up once. */
+async function ownerNames(services: CliServices, links: readonly Link[]): Promise<Map<number, string>> {
+  const names = new Map<number, string>();
+  for (const id of new Set(links.flatMap((l) => (l.user_id === null ? [] : [l.user_id])))) {
+    const user = await services.usersRepository.findById(id);
+    if (user) names.set(id, user.username);
+  }
+  return names;
+}
+
+const BASE_UNKNOWN = "PUBLIC_BASE_URL is not set, so the default domain's address is unknown here: its links show their path (/CODE)";
+
+function printLinks(ctx: CommandContext, links: readonly Link[], owners: ReadonlyMap<number, string>, more: boolean): void {
+  // The CLI listens on no port: without PUBLIC_BASE_URL, http://HOST:PORT would be its own defaults, not the server's.
+  const baseKnown = ctx.config.publicBaseUrlSet;
+  const shortUrl = (l: Link) => (baseKnown || l.domain !== null ? l.short_url : null);
+  const owner = (l: Link) => (l.user_id === null ? null : owners.get(l.user_id) ?? null);
   const state = (l: Link) => (l.disabled ? 'disabled' : l.expires_at !== null && Date.parse(l.expires_at) <= Date.now() ? 'expired' : 'active');
   const cut = (text: string) => (text.length > 60 ? `${text.slice(0, 59)}…` : text);
-  ctx.out.result(links, [
+  const records = links.map((l) => ({ ...l, short_url: shortUrl(l), owner_username: owner(l) }));
+  if (!baseKnown && links.some((l) => l.domain === null)) ctx.out.warn(BASE_UNKNOWN);
+  ctx.out.result(records, [
     // The short URL, not the bare code: a code names a link only together with its domain (SPEC §19).
-    ...table(['SHORT URL', 'OWNER', 'CLICKS', 'STATUS', 'TARGET'], links.map((l) => [l.short_url, l.user_id === null ? '-' : String(l.user_id), String(l.click_count), state(l), cut(l.original_url)])),
+    // Aliases beside it: the slugs people know a link by (SPEC §20), often not its code.
+    ...table(['SHORT URL', 'ALIASES', 'OWNER', 'CLICKS', 'STATUS', 'TARGET'], links.map((l) => [
+      shortUrl(l) ?? `/${l.short_code}`, l.aliases.join(',') || '-', l.user_id === null ? '-' : owner(l) ?? `#${l.user_id}`, String(l.click_count), state(l),
+      cut(l.original_url),
+    ])),
     `${links.length} link${links.length === 1 ? '' : 's'}${more ? ` (more: raise --limit)` : ''}`,
   ]);
 }

@@ -1,3 +1,2 @@
 /** The instance module's public face: app.ts builds it and logs the first-run hint it gives. */
 export { createInstanceModule } from './instance.module.js';
-export { FIRST_ADMIN_COMMAND } from './instance.schemas.js';

@@ -7,7 +7,7 @@ import { createInstanceService } from './instance.service.js';
 
 /** The instance's public description (GET /instance) and the first-run hint. */
 export function createInstanceModule(deps: {
-  config: Pick<Config, 'registration' | 'anonymousLinks' | 'adminUsername'>;
+  config: Pick<Config, 'registration' | 'anonymousLinks' | 'adminUsername' | 'cliCommand'>;
   users: Pick<UsersRepository, 'hasActiveAdmin'>;
 }) {
   const instance = createInstanceService(deps);

@@ -2,8 +2,14 @@ import Type from 'typebox';
 import { renameSchemaProperties, toCamel } from '../../lib/case-mapping.js';
 import { REGISTRATION_MODES } from '../../config.js';
 
-/** The command that creates the first admin on the server (the `ferry` CLI, SPEC §18). */
-export const FIRST_ADMIN_COMMAND = 'npx ferry admin create';
+/**
+ * The command that creates the first admin on the server (the `ferry` CLI, SPEC §18), as it runs there: the tool
+ * as CLI_COMMAND names it (`npx ferry` in a checkout, `ferry` in the container image) and the one argument the
+ * command requires.
+ */
+export function firstAdminCommand(cliCommand: string): string {
+  return `${cliCommand} admin create <username>`;
+}
 
 /** What anyone may know of this instance before signing in: what the sign-in and sign-up screens need. */
 export const InstanceSchema = Type.Object(
@@ -12,8 +18,9 @@ export const InstanceSchema = Type.Object(
       description: 'Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts)',
     }),
     anonymous_links: Type.Boolean({ description: 'Whether links may be created without a credential (ANONYMOUS_LINKS)' }),
-    first_admin_command: Type.Union([Type.Literal(FIRST_ADMIN_COMMAND), Type.Null()], {
-      description: 'While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin. null otherwise',
+    first_admin_command: Type.Union([Type.String({ maxLength: 140, pattern: '^[A-Za-z0-9 ./_<>-]+$', examples: ['npx ferry admin create <username>'] }), Type.Null()], {
+      description: 'While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin '
+        + '(`<username>` stands for the name to give it). null otherwise',
     }),
   },
   {

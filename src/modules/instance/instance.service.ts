@@ -1,11 +1,11 @@
 import type { Config } from '../../config.js';
 import type { UsersRepository } from '../users/index.js';
-import { FIRST_ADMIN_COMMAND } from './instance.schemas.js';
+import { firstAdminCommand } from './instance.schemas.js';
 
 export interface InstanceInfo {
   registration: Config['registration'];
   anonymous_links: boolean;
-  first_admin_command: typeof FIRST_ADMIN_COMMAND | null;
+  first_admin_command: string | null;
 }
 
 export type InstanceService = ReturnType<typeof createInstanceService>;
@@ -15,15 +15,15 @@ export type InstanceService = ReturnType<typeof createInstanceService>;
  * closed, and on a fresh install that the first admin is made on the server, never through the API.
  */
 export function createInstanceService(deps: {
-  config: Pick<Config, 'registration' | 'anonymousLinks' | 'adminUsername'>;
+  config: Pick<Config, 'registration' | 'anonymousLinks' | 'adminUsername' | 'cliCommand'>;
   users: Pick<UsersRepository, 'hasActiveAdmin'>;
 }) {
   const { config, users } = deps;
   return {
     /** The command that makes the first admin, while there is none and ADMIN_USERNAME will not make one. */
-    async firstAdminCommand(): Promise<typeof FIRST_ADMIN_COMMAND | null> {
+    async firstAdminCommand(): Promise<string | null> {
       if (config.adminUsername !== null) return null;
-      return (await users.hasActiveAdmin()) ? null : FIRST_ADMIN_COMMAND;
+      return (await users.hasActiveAdmin()) ? null : firstAdminCommand(config.cliCommand);
     },
 
     async info(): Promise<InstanceInfo> {

@@ -45,7 +45,8 @@ function createAccountCreation(deps: {
   return {
     /**
      * Sign-up, or an admin creating an account. Without an admin's credential REGISTRATION decides: closed
-     * refuses, open makes the account active, approval leaves it pending. Nobody becomes an admin here without
+     * refuses, open makes the account active, approval leaves it pending. An admin's account is active unless
+     * the admin asks for `pending` (SPEC §18), whatever REGISTRATION says. Nobody becomes an admin here without
      * an admin's credential, not even the first account while no admin exists: that one is made by the CLI
      * or ADMIN_USERNAME.
      */
@@ -54,6 +55,7 @@ function createAccountCreation(deps: {
         if (registration === 'closed') throw new AppError('REGISTRATION_CLOSED', 'Sign-up is closed on this instance: only an admin creates accounts');
         assertAdministrativeFields(caller, { role: 'user', status: signUpStatus }, input);
       }
+      const status = input.status ?? (isAdmin(caller) ? 'active' : signUpStatus);
       const passwordHash = await passwords.hash(input.password);
       const now = clock.now();
       return withUniqueness(input.username, input.email, null, () =>
@@ -64,7 +66,7 @@ function createAccountCreation(deps: {
           email_lower: input.email.toLowerCase(),
           password_hash: passwordHash,
           role: input.role ?? 'user',
-          status: input.status ?? signUpStatus,
+          status,
           name: input.name ?? null,
           age: input.age ?? null,
           version: 1,

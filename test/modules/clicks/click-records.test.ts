@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importedVisitsWriter } from '../../../src/modules/clicks/index.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
@@ -35,7 +36,7 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     expect(all.status, all.text).toBe(200);
     expect(all.body.data).toHaveLength(4);
     expect(all.body.data.map((c: { referrer: string }) => c.referrer)).toEqual([...visits].reverse().map((v) => v.referer));
-    expect(Object.keys(all.body.data[0]).sort()).toEqual(['alias', 'browser', 'clicked_at', 'country', 'device', 'domain', 'id', 'ip', 'is_bot', 'os', 'referrer', 'user_agent']);
+    expect(Object.keys(all.body.data[0]).sort()).toEqual(['alias', 'browser', 'clicked_at', 'country', 'device', 'domain', 'id', 'imported', 'ip', 'is_bot', 'os', 'referrer', 'user_agent']);
     expect(all.body.data[3]).toMatchObject({ ip: '127.0.0.1', user_agent: HUMAN_UA, referrer: 'https://news.example/a' });
     expect(all.body.pagination).toEqual({ limit: 20, nextCursor: null });
     const first = await clicks('?limit=3');
@@ -61,11 +62,11 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     expect(res.headers['content-disposition']).toBe(`attachment; filename="${link.short_code}-clicks.csv"`);
     expect(res.headers.vary).toMatch(/Accept/);
     const lines = res.text.split('\r\n');
-    expect(lines[0]).toBe('id,clicked_at,ip,user_agent,referrer,is_bot,browser,os,device,country,alias,domain');
+    expect(lines[0]).toBe('id,clicked_at,ip,user_agent,referrer,is_bot,browser,os,device,country,alias,imported,domain');
     expect(lines.at(-1)).toBe('');
     expect(lines).toHaveLength(6); // header, 4 records (limit and cursor are JSON's), the final CRLF
-    expect(lines[1]).toMatch(/^\d+,\d{4}-[^,]+Z,127\.0\.0\.1,'-2 trick,"https:\/\/x\.example\/a,b",true,,,bot,,,$/);
-    expect(lines[2]).toMatch(/,127\.0\.0\.1,'\+1 trick,'@SUM\(A1:A9\),false,,,other,,,$/);
+    expect(lines[1]).toMatch(/^\d+,\d{4}-[^,]+Z,127\.0\.0\.1,'-2 trick,"https:\/\/x\.example\/a,b",true,,,bot,,,false,$/);
+    expect(lines[2]).toMatch(/,127\.0\.0\.1,'\+1 trick,'@SUM\(A1:A9\),false,,,other,,,false,$/);
     expect(lines[3]).toContain(',127.0.0.1,"Agent, ""quoted""\tand tabbed","\'=HYPERLINK(""https://evil.example"",""click me"")"');
     expect(lines[4]).toContain(`,"${HUMAN_UA}",https://news.example/a,false,Chrome,Linux,desktop,`);
     expect(res.text).not.toMatch(/,[=+\-@]/);
@@ -73,9 +74,9 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
 
   it('when v2 asks, then camelCase records and CSV header', async () => {
     const json = await clicks('', {}, owner.token, 2);
-    expect(Object.keys(json.body.data[0]).sort()).toEqual(['alias', 'browser', 'clickedAt', 'country', 'device', 'domain', 'id', 'ip', 'isBot', 'os', 'referrer', 'userAgent']);
+    expect(Object.keys(json.body.data[0]).sort()).toEqual(['alias', 'browser', 'clickedAt', 'country', 'device', 'domain', 'id', 'imported', 'ip', 'isBot', 'os', 'referrer', 'userAgent']);
     const csv = await clicks('', { accept: 'text/csv' }, owner.token, 2);
-    expect(csv.text.split('\r\n')[0]).toBe('id,clickedAt,ip,userAgent,referrer,isBot,browser,os,device,country,alias,domain');
+    expect(csv.text.split('\r\n')[0]).toBe('id,clickedAt,ip,userAgent,referrer,isBot,browser,os,device,country,alias,imported,domain');
   });
 
   it('when someone else, nobody, or an unservable Accept asks, then 403, 401 or 406; an admin may; an anonymous link only an admin', async () => {
@@ -90,5 +91,25 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     expectEnvelope(await t.request({ url: `/api/v1/links/${anonymous.short_code}/clicks`, token: owner.token }), 403, 'FORBIDDEN');
     expect((await t.request({ url: `/api/v1/links/${anonymous.short_code}/clicks`, token: admin.token })).body.data).toEqual([]);
     expectEnvelope(await t.request({ url: '/api/v1/links/nOsUch33/clicks', token: admin.token }), 404, 'NOT_FOUND');
+  });
+
+  it('when a link\'s earlier visits were imported, then their records say imported: true (JSON and CSV), the redirected ones false', async () => {
+    const moved = await createLink(t, { original_url: 'https://example.com/moved' }, owner.token);
+    const at = Date.parse('2021-03-04T05:06:07.000Z');
+    // As an importer writes them (SPEC §20): in its transaction, through the engine's imported-visits writer.
+    await t.storage.db.transaction().execute((tx) => importedVisitsWriter(t.storage)(tx, [0, 1].map((i) => ({
+      linkId: moved.id, shortCode: moved.short_code, clickedAt: at + i * 1000, ip: `198.51.100.${i}`, userAgent: HUMAN_UA, referrer: null, country: 'DE',
+    }))));
+    expect((await visit(t, moved.short_code, { 'user-agent': HUMAN_UA })).status).toBe(302);
+    await t.app.clickQueue.flush();
+    const url = `/api/v1/links/${moved.short_code}/clicks`;
+    const json = await t.request({ url, token: owner.token });
+    expect(json.status, json.text).toBe(200);
+    expect(json.body.data.map((c: { imported: boolean; clicked_at: string }) => [c.clicked_at.slice(0, 4), c.imported])).toEqual([
+      [expect.stringMatching(/^20[2-9]\d$/), false], ['2021', true], ['2021', true],
+    ]);
+    expect((await t.request({ url: url.replace('/v1/', '/v2/'), token: owner.token })).body.data.map((c: { imported: boolean }) => c.imported)).toEqual([false, true, true]);
+    const csv = (await t.request({ url, token: owner.token, headers: { accept: 'text/csv' } })).text.split('\r\n');
+    expect(csv.slice(1, 4).map((line) => line.split(',').at(-2))).toEqual(['false', 'true', 'true']);
   });
 });

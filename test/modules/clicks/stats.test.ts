@@ -123,9 +123,10 @@ describe.each(engines)('link statistics on %s', (engine) => {
     ['from after to', '?from=2026-03-10T00:00:00Z&to=2026-03-09T00:00:00Z', 'from'],
     ['from equal to to', '?from=2026-03-10T00:00:00Z&to=2026-03-10T00:00:00Z', 'from'],
     ['not a date-time', '?from=yesterday', 'from'],
-    ['a bad interval', '?interval=week', 'interval'],
+    ['a bad interval', '?interval=year', 'interval'],
     ['too many hourly buckets', '?interval=hour&from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z', 'from'],
-    ['too many daily buckets', '?from=2020-01-01T00:00:00Z&to=2026-03-01T00:00:00Z', 'from'],
+    ['too many daily buckets', '?interval=day&from=2020-01-01T00:00:00Z&to=2026-03-01T00:00:00Z', 'from'],
+    ['too many monthly buckets', '?from=1900-01-01T00:00:00Z&to=2026-03-01T00:00:00Z', 'from'],
   ])('when the query has %s, then 400 VALIDATION_ERROR naming it', async (_label, query, field) => {
     const link = await create();
     const res = await stats(link.short_code, query);
@@ -134,13 +135,17 @@ describe.each(engines)('link statistics on %s', (engine) => {
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
   });
 
-  it('when the link is old, then the default window is as long as the bucket limit allows', async () => {
+  it('when the link is old, then by an interval asked for the default window is as long as the bucket limit allows; unasked, all of its life by week', async () => {
+    t.clock.ms = T0; // a Tuesday: 1,500 days later is in the 215th ISO week counted from the one holding it
     const link = await create();
     t.clock.advance(1500 * 24 * HOUR);
-    const res = await stats(link.short_code);
+    const res = await stats(link.short_code, '?interval=day');
     expect(res.status).toBe(200);
     expect(res.body.timeseries).toHaveLength(1000);
     const hourly = await stats(link.short_code, '?interval=hour');
     expect(hourly.body.timeseries).toHaveLength(1000);
+    const unasked = await stats(link.short_code);
+    expect(unasked.body.interval).toBe('week');
+    expect(unasked.body.timeseries).toHaveLength(215);
   });
 });

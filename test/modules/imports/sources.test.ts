@@ -93,6 +93,15 @@ describe('source readers', () => {
     ]);
   });
 
+  it('when a Bitly CSV names its back-halves under Custom Link, then they are aliases or links of their own domain as under the other headers', async () => {
+    const items = await collect(readSource({ source: 'bitly', csv: createReadStream(fixture('bitly-export-custom-link.csv')) }));
+    expect(items.map((i) => [i.domain, i.code, i.target, i.aliases])).toEqual([
+      ['bit.ly', '3xYzAbc', 'https://example.com/spring', ['spring-2022', 'spring']],
+      ['go.brand.example', 'spring-sale', 'https://example.com/spring', []],
+      ['bit.ly', '4aB', 'https://example.com/winter', []],
+    ]);
+  });
+
   it('when a Dub CSV export is read, then short link, destination, clicks, creation and tags come over', async () => {
     const items = await collect(readSource({ source: 'dub', csv: createReadStream(fixture('dub-export.csv')) }));
     expect(items.map((i) => [i.domain, i.code, i.target, i.visitCount, i.tags])).toEqual([

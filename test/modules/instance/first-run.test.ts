@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestApp, engines } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
 
-const HINT = /No admin account exists yet: create the first one on this machine with `npx ferry admin create`/;
+const HINT = /No admin account exists yet: create the first one on this machine with `npx ferry admin create <username>`/;
 
 /** Collects the app's log lines (JSON) as they are written. */
 function logLines(): { stream: PassThrough; messages: () => string[] } {
@@ -23,11 +23,24 @@ describe.each(engines)('first run on %s', (engine) => {
       const info = await t.request({ url: '/api/v1/instance' });
       expect(info.status).toBe(200);
       expect(info.headers['cache-control']).toBe('private, no-cache');
-      expect(info.body).toEqual({ registration: 'approval', anonymous_links: true, first_admin_command: 'npx ferry admin create' });
-      expect((await t.request({ url: '/api/v2/instance' })).body).toEqual({ registration: 'approval', anonymousLinks: true, firstAdminCommand: 'npx ferry admin create' });
+      const command = 'npx ferry admin create <username>';
+      expect(info.body).toEqual({ registration: 'approval', anonymous_links: true, first_admin_command: command });
+      expect((await t.request({ url: '/api/v2/instance' })).body).toEqual({ registration: 'approval', anonymousLinks: true, firstAdminCommand: command });
       // Once an admin exists (made by the CLI, here through the repository), the hint is gone.
       await createUser(t, { role: 'admin' });
       expect((await t.request({ url: '/api/v1/instance' })).body.first_admin_command).toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('when CLI_COMMAND names the tool as the container image does, then the hint is the command that runs there', async () => {
+    const log = logLines();
+    const t = await createTestApp(engine, { logStream: log.stream, env: { CLI_COMMAND: 'ferry' } });
+    try {
+      const lines = log.messages().filter((m) => m.startsWith('No admin account exists yet'));
+      expect(lines).toEqual(['No admin account exists yet: create the first one on this machine with `ferry admin create <username>` (or set ADMIN_USERNAME and ADMIN_PASSWORD)']);
+      expect((await t.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('ferry admin create <username>');
     } finally {
       await t.close();
     }

@@ -32,13 +32,13 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
     it('when no admin exists yet, then the first account signed up is still an ordinary pending user: admins come from the CLI or ADMIN_USERNAME', async () => {
       const fresh = await createTestApp(engine);
       try {
-        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create');
+        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create <username>');
         expectEnvelope(await signUp(fresh, { role: 'admin', status: 'active' }), 403, 'FORBIDDEN');
         const first = await signUp(fresh);
         expect(first.body).toMatchObject({ role: 'user', status: 'pending' });
         const token = await login(fresh, first.body.username, 'correct-horse-battery');
         expectEnvelope(await fresh.request({ method: 'PATCH', url: `/api/v1/users/${first.body.id}`, token, payload: { role: 'admin' } }), 403, 'FORBIDDEN');
-        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create');
+        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create <username>');
       } finally {
         await fresh.close();
       }
@@ -79,6 +79,16 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
       const after = await t.storage.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n));
       expect((await t.request({ url: '/api/v1/instance' })).body).toEqual({ registration: 'closed', anonymous_links: true, first_admin_command: null });
+    });
+
+    it('when an admin creates an account without a status, then it is active; with "status": "pending", pending', async () => {
+      const admin = await login(t, 'root', 'root-password-1');
+      const made = await signUp(t, {}, admin);
+      expect(made.status, made.text).toBe(201);
+      expect(made.body.status).toBe('active');
+      await login(t, made.body.username, 'correct-horse-battery');
+      const waiting = await signUp(t, { status: 'pending' }, admin);
+      expect(waiting.body.status).toBe('pending');
     });
 
     it("when a signed-in non-admin creates an account, then 403 REGISTRATION_CLOSED; an admin's creation is 201", async () => {

@@ -1227,6 +1227,8 @@ export interface components {
              * @description A 64-bit id (at most 2^53-1)
              */
             id: number;
+            /** @description Brought over from another service by an import (SPEC §20), on the visit's own date; false: a visit this instance redirected */
+            imported: boolean;
             /** @description The client address (TRUST_PROXY-aware) */
             ip: string | null;
             /** @description A bot, crawler, link unfurler or script (isbot), or no User-Agent */
@@ -1268,6 +1270,8 @@ export interface components {
              * @description A 64-bit id (at most 2^53-1)
              */
             id: number;
+            /** @description Brought over from another service by an import (SPEC §20), on the visit's own date; false: a visit this instance redirected */
+            imported: boolean;
             /** @description The client address (TRUST_PROXY-aware) */
             ip: string | null;
             /** @description A bot, crawler, link unfurler or script (isbot), or no User-Agent */
@@ -1674,8 +1678,8 @@ export interface components {
         Instance: {
             /** @description Whether links may be created without a credential (ANONYMOUS_LINKS) */
             anonymous_links: boolean;
-            /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin. null otherwise */
-            first_admin_command: "npx ferry admin create" | null;
+            /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin (`<username>` stands for the name to give it). null otherwise */
+            first_admin_command: string | null;
             /** @description Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts) */
             registration: "approval" | "open" | "closed";
         };
@@ -1689,8 +1693,8 @@ export interface components {
         InstanceV2: {
             /** @description Whether links may be created without a credential (ANONYMOUS_LINKS) */
             anonymousLinks: boolean;
-            /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin. null otherwise */
-            firstAdminCommand: "npx ferry admin create" | null;
+            /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin (`<username>` stands for the name to give it). null otherwise */
+            firstAdminCommand: string | null;
             /** @description Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts) */
             registration: "approval" | "open" | "closed";
         };
@@ -2047,11 +2051,12 @@ export interface components {
              * @description Lifetime: clicks by people (not recognised as a bot, crawler or unfurler)
              */
             human_clicks: number;
-            interval: "hour" | "day";
+            /** @description The bucket size of the time series: the one asked for, or the one chosen for the window */
+            interval: "hour" | "day" | "week" | "month";
             /** @description Lifetime; null before the first click */
             last_click_at: string | null;
             short_code: string;
-            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday's, a month bucket at the first's */
             timeseries: {
                 /**
                  * Format: int64
@@ -2139,7 +2144,7 @@ export interface components {
              * @description Lifetime: every click record written so far (human_clicks + bot_clicks)
              */
             total_clicks: number;
-            /** @description The time zone the day buckets follow */
+            /** @description The time zone the day, week and month buckets follow */
             tz: string;
             /**
              * Format: int64
@@ -2245,11 +2250,12 @@ export interface components {
              * @description Lifetime: clicks by people (not recognised as a bot, crawler or unfurler)
              */
             humanClicks: number;
-            interval: "hour" | "day";
+            /** @description The bucket size of the time series: the one asked for, or the one chosen for the window */
+            interval: "hour" | "day" | "week" | "month";
             /** @description Lifetime; null before the first click */
             lastClickAt: string | null;
             shortCode: string;
-            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday's, a month bucket at the first's */
             timeseries: {
                 /**
                  * Format: int64
@@ -2337,7 +2343,7 @@ export interface components {
              * @description Lifetime: every click record written so far (human_clicks + bot_clicks)
              */
             totalClicks: number;
-            /** @description The time zone the day buckets follow */
+            /** @description The time zone the day, week and month buckets follow */
             tz: string;
             /**
              * Format: int64
@@ -2705,7 +2711,8 @@ export interface components {
              * @description Lifetime: clicks by people on the user's links, those deleted or expired since included
              */
             human_clicks: number;
-            interval: "hour" | "day";
+            /** @description The bucket size of the time series: the one asked for, or the one chosen for the window */
+            interval: "hour" | "day" | "week" | "month";
             /** @description Lifetime; null before the first click */
             last_click_at: string | null;
             /**
@@ -2713,7 +2720,7 @@ export interface components {
              * @description The user's links (that exist now)
              */
             links: number;
-            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday's, a month bucket at the first's */
             timeseries: {
                 /**
                  * Format: int64
@@ -2810,7 +2817,7 @@ export interface components {
              * @description Lifetime: every click on the user's links, those deleted or expired since included (human_clicks + bot_clicks)
              */
             total_clicks: number;
-            /** @description The time zone the day buckets follow */
+            /** @description The time zone the day, week and month buckets follow */
             tz: string;
             /**
              * Format: int64
@@ -2923,7 +2930,8 @@ export interface components {
              * @description Lifetime: clicks by people on the user's links, those deleted or expired since included
              */
             humanClicks: number;
-            interval: "hour" | "day";
+            /** @description The bucket size of the time series: the one asked for, or the one chosen for the window */
+            interval: "hour" | "day" | "week" | "month";
             /** @description Lifetime; null before the first click */
             lastClickAt: string | null;
             /**
@@ -2931,7 +2939,7 @@ export interface components {
              * @description The user's links (that exist now)
              */
             links: number;
-            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change) */
+            /** @description One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday's, a month bucket at the first's */
             timeseries: {
                 /**
                  * Format: int64
@@ -3028,7 +3036,7 @@ export interface components {
              * @description Lifetime: every click on the user's links, those deleted or expired since included (human_clicks + bot_clicks)
              */
             totalClicks: number;
-            /** @description The time zone the day buckets follow */
+            /** @description The time zone the day, week and month buckets follow */
             tz: string;
             /**
              * Format: int64
@@ -6979,13 +6987,13 @@ export interface operations {
             query?: {
                 /** @description The domain of the code (absent: the default domain) */
                 domain?: string;
-                /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
+                /** @description Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows */
                 from?: string;
-                /** @description Bucket size of the time series (at most 1000 buckets) */
-                interval?: "hour" | "day";
-                /** @description Window end, exclusive, rounded up to a whole hour / local day. Default: now */
+                /** @description Bucket size of the time series, at most 1000 buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window (so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records */
+                interval?: "hour" | "day" | "week" | "month";
+                /** @description Window end, exclusive, rounded up to the end of its bucket. Default: now */
                 to?: string;
-                /** @description IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
+                /** @description IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
                 tz?: string;
             };
             header?: never;
@@ -11121,13 +11129,13 @@ export interface operations {
             query?: {
                 /** @description Only the user's links on this domain (the default domain's host name for links without one); deleted links' clicks are then left out */
                 domain?: string;
-                /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
+                /** @description Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows */
                 from?: string;
-                /** @description Bucket size of the time series (at most 1000 buckets) */
-                interval?: "hour" | "day";
-                /** @description Window end, exclusive, rounded up to a whole hour / local day. Default: now */
+                /** @description Bucket size of the time series, at most 1000 buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window (so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records */
+                interval?: "hour" | "day" | "week" | "month";
+                /** @description Window end, exclusive, rounded up to the end of its bucket. Default: now */
                 to?: string;
-                /** @description IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
+                /** @description IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
                 tz?: string;
             };
             header?: never;
@@ -14457,13 +14465,13 @@ export interface operations {
             query?: {
                 /** @description The domain of the code (absent: the default domain) */
                 domain?: string;
-                /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
+                /** @description Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows */
                 from?: string;
-                /** @description Bucket size of the time series (at most 1000 buckets) */
-                interval?: "hour" | "day";
-                /** @description Window end, exclusive, rounded up to a whole hour / local day. Default: now */
+                /** @description Bucket size of the time series, at most 1000 buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window (so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records */
+                interval?: "hour" | "day" | "week" | "month";
+                /** @description Window end, exclusive, rounded up to the end of its bucket. Default: now */
                 to?: string;
-                /** @description IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
+                /** @description IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
                 tz?: string;
             };
             header?: never;
@@ -18591,13 +18599,13 @@ export interface operations {
             query?: {
                 /** @description Only the user's links on this domain (the default domain's host name for links without one); deleted links' clicks are then left out */
                 domain?: string;
-                /** @description Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows */
+                /** @description Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows */
                 from?: string;
-                /** @description Bucket size of the time series (at most 1000 buckets) */
-                interval?: "hour" | "day";
-                /** @description Window end, exclusive, rounded up to a whole hour / local day. Default: now */
+                /** @description Bucket size of the time series, at most 1000 buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window (so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records */
+                interval?: "hour" | "day" | "week" | "month";
+                /** @description Window end, exclusive, rounded up to the end of its bucket. Default: now */
                 to?: string;
-                /** @description IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
+                /** @description IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`. */
                 tz?: string;
             };
             header?: never;

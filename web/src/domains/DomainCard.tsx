@@ -13,7 +13,11 @@ const STATUS: Record<Domain['status'], string> = {
   stopped: 'Stopped: its re-checks have failed for 7 days, so it takes no new links',
 };
 
-/** One domain: its state, the records that prove it is yours, Verify, and its fallbacks. */
+/**
+ * One domain, a card: its state, the records that prove it is yours (folded away once it is verified: done, but
+ * still there to read while the daily re-check looks for them), Verify or Check again, and apart from them its
+ * fallbacks.
+ */
 export function DomainCard({ domain, onChanged }: { domain: Domain; onChanged: () => void }) {
   const api = useApi();
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -27,23 +31,33 @@ export function DomainCard({ domain, onChanged }: { domain: Domain; onChanged: (
     onChanged();
   };
   const v = domain.verification;
+  const steps = (
+    <dl class="verification">
+      <dt>DNS TXT record</dt>
+      <dd><code>{v.txt_name}</code> with the value <code>{v.txt_value}</code></dd>
+      <dt>Or, on the name's current web server</dt>
+      <dd>
+        <code>http://{domain.hostname}{v.http_path}</code> answering the last part of that path (pointing the name at
+        Ferry proves nothing by itself)
+      </dd>
+    </dl>
+  );
   return (
     <section class="domain" aria-labelledby={`domain-${domain.id}`}>
       <h3 id={`domain-${domain.id}`}>{domain.hostname}</h3>
       <p class="domain-status">{STATUS[domain.status]}{domain.status_message ? `: ${domain.status_message}` : ''}</p>
-      <dl class="verification">
-        <dt>DNS TXT record</dt>
-        <dd><code>{v.txt_name}</code> with the value <code>{v.txt_value}</code></dd>
-        <dt>Or, on the name's current web server</dt>
-        <dd>
-          <code>http://{domain.hostname}{v.http_path}</code> answering the last part of that path (pointing the name at
-          Ferry proves nothing by itself)
-        </dd>
-      </dl>
+      {domain.status === 'active' ? (
+        <details class="verification-done">
+          <summary>How it was verified</summary>
+          {steps}
+        </details>
+      ) : steps}
       <FormError message={problem ? [problem.message].join('. ') : null} />
-      <button type="button" disabled={busy} onClick={() => void verify()}>
-        {domain.verified_at ? `Check ${domain.hostname} again` : `Verify ${domain.hostname}`}
-      </button>
+      <p class="domain-actions">
+        <button type="button" disabled={busy} onClick={() => void verify()}>
+          {domain.verified_at ? `Check ${domain.hostname} again` : `Verify ${domain.hostname}`}
+        </button>
+      </p>
       <FallbacksForm domain={domain} onSaved={onChanged} />
     </section>
   );

@@ -2,8 +2,10 @@ import type { Link as ShortLink } from '../api/client';
 import { Link } from '../router/Link';
 import { appPath } from '../router/router';
 import { CopyButton } from '../ui/CopyButton';
+import { ShortUrl } from '../ui/ShortUrl';
 import { ClickCounts } from './ClickCounts';
 import { Destination } from './Destination';
+import { LinkAliases } from './LinkAliases';
 import { DateTime } from '../ui/DateTime';
 import { TableHead } from '../ui/TableHead';
 import { DeleteLinkButton } from './DeleteLinkButton';
@@ -32,8 +34,8 @@ function LinkTraits({ link, tagHref }: { link: ShortLink; tagHref: (tag: string)
 }
 
 /**
- * The links, one row each: short URL (with copy), destination, clicks by people and by bots, dates, and what
- * can be done with it.
+ * The links, one row each: short URL (with copy) and aliases, destination, clicks by people and by bots, dates,
+ * and what can be done with it.
  * At phone width the rows become cards (styles.css), each cell labelled by its column.
  */
 export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; onDeleted: () => void; tagHref: (tag: string) => string }) {
@@ -45,7 +47,8 @@ export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; o
         {links.map((link) => (
           <tr key={link.id}>
             <td data-label="Short URL">
-              <span class="short-url">{link.short_url}</span> <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
+              <ShortUrl url={link.short_url} /> <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
+              <LinkAliases link={link} />
             </td>
             <td data-label="Destination" class="destination">
               <Destination link={link} />

@@ -1,9 +1,11 @@
 import type { Link as ShortLink, User } from '../api/client';
 import { ClickCounts } from '../links/ClickCounts';
 import { Destination } from '../links/Destination';
+import { LinkAliases } from '../links/LinkAliases';
 import { Link } from '../router/Link';
 import { appPath } from '../router/router';
 import { DateTime } from '../ui/DateTime';
+import { ShortUrl } from '../ui/ShortUrl';
 import { TableHead } from '../ui/TableHead';
 import { ModerationAction } from './ModerationAction';
 
@@ -40,7 +42,7 @@ function Owner({ link, owners, ownerHref }: Pick<AllLinksTableProps, 'owners' | 
   );
 }
 
-/** Every link, one row each: short URL, destination, owner (a filter of the list), clicks, state, and the admin's action. */
+/** Every link, one row each: short URL and aliases, destination, owner (a filter of the list), clicks, state, and the admin's action. */
 export function AllLinksTable({ links, owners, ownerHref, onChanged }: AllLinksTableProps) {
   return (
     <table class="table links-table all-links-table">
@@ -50,7 +52,8 @@ export function AllLinksTable({ links, owners, ownerHref, onChanged }: AllLinksT
         {links.map((link) => (
           <tr key={link.id} data-code={link.short_code}>
             <td data-label="Short URL">
-              <span class="short-url">{link.short_url}</span>
+              <ShortUrl url={link.short_url} />
+              <LinkAliases link={link} />
             </td>
             <td data-label="Destination" class="destination">
               <Destination link={link} />

@@ -2,13 +2,14 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { LinkStats } from '../api/client';
+import { bucketName } from './bucket-label';
 import type { Interval } from './stats-query';
 
 type Bucket = LinkStats['timeseries'][number];
 
 const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8, 1e9];
 
-/** Day buckets start at midnight in the view's zone (SPEC §15), so the axis reads in that zone too. */
+/** Day, week and month buckets start at midnight in the view's zone (SPEC §15), so the axis reads in that zone too. */
 const inZone = (tz: string) => (seconds: number): Date => uPlot.tzDate(new Date(seconds * 1000), tz === 'UTC' ? 'Etc/UTC' : tz);
 
 function chartOptions(width: number, interval: Interval, tz: string): uPlot.Options {
@@ -18,9 +19,9 @@ function chartOptions(width: number, interval: Interval, tz: string): uPlot.Opti
     tzDate: inZone(tz),
     scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
     // Clicks are whole numbers: no 0.2-click ticks on a quiet link.
-    axes: [{}, { label: interval === 'hour' ? 'Clicks per hour' : 'Clicks per day', size: 50, incrs: WHOLE_STEPS }],
+    axes: [{}, { label: `Clicks per ${interval}`, size: 50, incrs: WHOLE_STEPS }],
     series: [
-      { label: `${interval === 'hour' ? 'Hour' : 'Day'} (${tz})` },
+      { label: `${bucketName(interval)} (${tz})` },
       { label: 'People', stroke: '#2563eb', fill: 'rgba(37, 99, 235, 0.12)', width: 2, points: { show: true, size: 5 } },
       // Bots apart (SPEC §15): their own dashed line, never added to the people's.
       { label: 'Bots', stroke: '#b45309', dash: [6, 4], width: 1.5, points: { show: true, size: 4 } },

@@ -1,12 +1,12 @@
 import type { LinkStats } from '../api/client';
 import { formatCount } from '../ui/format';
 import { TableHead } from '../ui/TableHead';
-import { bucketLabel } from './bucket-label';
+import { bucketLabel, bucketName } from './bucket-label';
 import type { Interval } from './stats-query';
 
 /** The chart's numbers as a table (the accessible form of ClicksChart), folded away by default. */
 export function ClicksTable({ timeseries, interval, tz }: { timeseries: LinkStats['timeseries']; interval: Interval; tz: string }) {
-  const unit = `${interval === 'hour' ? 'Hour' : 'Day'} (${tz})`;
+  const unit = `${bucketName(interval)} (${tz})`;
   return (
     <details class="chart-data">
       <summary>Chart data</summary>

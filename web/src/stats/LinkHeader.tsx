@@ -1,24 +1,23 @@
 import type { Link as ShortLink } from '../api/client';
 import { Link } from '../router/Link';
 import { appPath } from '../router/router';
+import { aliasUrl } from '../links/link-names';
 import { CopyButton } from '../ui/CopyButton';
 import { DateTime } from '../ui/DateTime';
-
-/** An alias's short URL: the link's, with the alias in place of the code (SPEC §20). */
-const aliasUrl = (link: ShortLink, alias: string): string => `${link.short_url.slice(0, -link.short_code.length)}${alias}`;
+import { ShortUrl } from '../ui/ShortUrl';
 
 /** Which link these figures are about: its short URL (to copy), its aliases' URLs, where it leads, when it expires. */
 export function LinkHeader({ link }: { link: ShortLink }) {
   return (
     <div class="link-header">
       <p>
-        <span class="short-url">{link.short_url}</span> <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
+        <ShortUrl url={link.short_url} /> <CopyButton text={link.short_url} label={`Copy ${link.short_url}`} />
       </p>
       {link.aliases.length > 0 && (
         <ul class="link-aliases" aria-label="Aliases">
           {link.aliases.map((alias) => (
             <li key={alias}>
-              <span class="short-url">{aliasUrl(link, alias)}</span> <CopyButton text={aliasUrl(link, alias)} label={`Copy ${aliasUrl(link, alias)}`} />
+              <ShortUrl url={aliasUrl(link, alias)} /> <CopyButton text={aliasUrl(link, alias)} label={`Copy ${aliasUrl(link, alias)}`} />
             </li>
           ))}
         </ul>

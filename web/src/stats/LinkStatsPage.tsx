@@ -1,4 +1,5 @@
 import { outcome } from '../api/outcome';
+import { linkName } from '../links/link-names';
 import { useApiData } from '../api/use-api-data';
 import { useApi } from '../session/session';
 import { ErrorState, Loading } from '../ui/States';
@@ -14,17 +15,19 @@ import { useStatsView } from './use-stats-view';
  * ranked panels. The view lives in the URL, so it can be shared. Loaded on demand (its own chunk, with uPlot).
  */
 export default function LinkStatsPage({ code }: { code: string }) {
-  useTitle(`Analytics of ${code}`);
   const api = useApi();
   const { view, query, key } = useStatsView();
   const link = useApiData(() => outcome(api.GET('/api/v1/links/{code}', { params: { path: { code } } })), [code]);
+  // Named as people know it (its title or first alias) once it is loaded; its code until then.
+  const name = link.state === 'ready' ? linkName(link.data) : { text: code, isCode: true };
+  useTitle(`Analytics of ${name.text}`);
   const stats = useApiData(() => outcome(api.GET('/api/v1/links/{code}/stats', { params: { path: { code }, query } })), [code, key]);
 
   if (link.state === 'error') return <ErrorState problem={link.problem} onRetry={link.reload} />;
   return (
     <>
       <h1>
-        Analytics of <span class="code">{code}</span>
+        Analytics of {name.isCode ? <span class="code">{name.text}</span> : name.text}
       </h1>
       {link.state === 'loading' ? <Loading what="the link" /> : <LinkHeader link={link.data} />}
       <PeriodPicker scope="link" view={view} problem={stats.state === 'error' ? stats.problem : null} />

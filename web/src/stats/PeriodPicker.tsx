@@ -2,7 +2,9 @@ import type { Problem } from '../api/problem';
 import { navigate, useLocation, withQuery } from '../router/router';
 import { Field } from '../ui/Field';
 import { browserZone } from './zoned-time';
-import { hourlyFits, INTERVALS, periodLabel, PERIODS, type Period, type StatsScreen, type StatsView } from './stats-query';
+import { intervalChoices, periodLabel, PERIODS, type IntervalChoice, type Period, type StatsScreen, type StatsView } from './stats-query';
+
+const INTERVAL_LABELS: Record<IntervalChoice, string> = { auto: 'Automatic', hour: 'By hour', day: 'By day', week: 'By week', month: 'By month' };
 
 /** UTC, the browser's zone and the view's first, then every zone the browser knows. */
 function zoneChoices(current: string): string[] {
@@ -13,15 +15,16 @@ function zoneChoices(current: string): string[] {
 /**
  * The date range, bucket size and time zone every panel follows (Plausible's picker). Each change rewrites the URL's
  * query (without a history entry per tweak); the page reloads its data from the URL. The periods are named for
- * the screen (`scope`), and "By hour" is offered only where the window's hours fit one answer.
+ * the screen (`scope`); "By hour" and "By day" are offered only where the window's buckets fit one answer, "By
+ * week" and "By month" always, and "Automatic" leaves the choice to the API (which says in its answer).
  */
 export function PeriodPicker({ view, scope, problem }: { view: StatsView; scope: StatsScreen; problem: Problem | null }) {
   const location = useLocation();
   const change = (changes: Record<string, string | null>) => navigate(withQuery(location, changes), { replace: true });
   const fields = problem?.fields ?? {};
-  // A period too long to show by hour drops a chosen "By hour" from the URL too, so that a shared URL says what is shown.
+  // A period too long for the chosen bucket size drops it from the URL too, so that a shared URL says what is shown.
   const pickPeriod = (period: Period) =>
-    change({ period, ...(period === 'custom' ? { from: view.from, to: view.to } : { from: null, to: null }), ...(hourlyFits({ ...view, period }) ? {} : { interval: null }) });
+    change({ period, ...(period === 'custom' ? { from: view.from, to: view.to } : { from: null, to: null }), ...(intervalChoices({ ...view, period }).includes(view.interval) ? {} : { interval: null }) });
   return (
     <form class="period-picker" onSubmit={(e) => e.preventDefault()} aria-label="Date range">
       <Field label="Period" error={view.period === 'custom' ? undefined : (fields.from ?? fields.to)}>
@@ -48,9 +51,9 @@ export function PeriodPicker({ view, scope, problem }: { view: StatsView; scope:
       <Field label="Interval" error={fields.interval}>
         {(a) => (
           <select {...a} name="interval" value={view.interval} onChange={(e) => change({ interval: e.currentTarget.value })}>
-            {INTERVALS.filter((i) => i === 'day' || hourlyFits(view)).map((i) => (
+            {intervalChoices(view).map((i) => (
               <option key={i} value={i}>
-                {i === 'hour' ? 'By hour' : 'By day'}
+                {INTERVAL_LABELS[i]}
               </option>
             ))}
           </select>

@@ -2,7 +2,10 @@ import type { Interval } from './stats-query';
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 
-/** A bucket's start as its day (`2026-11-23`) or hour (`2026-11-23 14:00`) in the view's zone. */
+/**
+ * A bucket's start in the view's zone: its hour (`2026-11-23 14:00`), its day or its week's Monday
+ * (`2026-11-23`), or its month (`2026-11`).
+ */
 export function bucketLabel(iso: string, interval: Interval, tz: string): string {
   const key = `${interval} ${tz}`;
   let f = formats.get(key);
@@ -13,5 +16,9 @@ export function bucketLabel(iso: string, interval: Interval, tz: string): string
   const parts: Record<string, string> = {};
   for (const p of f.formatToParts(new Date(iso))) parts[p.type] = p.value;
   const day = `${parts.year}-${parts.month}-${parts.day}`;
+  if (interval === 'month') return `${parts.year}-${parts.month}`;
   return interval === 'hour' ? `${day} ${parts.hour}:${parts.minute}` : day;
 }
+
+/** The column's or series' name for a bucket: Hour, Day, Week (of its Monday), Month. */
+export const bucketName = (interval: Interval): string => ({ hour: 'Hour', day: 'Day', week: 'Week of', month: 'Month' })[interval];

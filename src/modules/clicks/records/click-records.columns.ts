@@ -21,8 +21,9 @@ const nullableName = (description: string) => Type.Union([Type.String({ maxLengt
 const asIs = (column: keyof ClicksTable) => (row: Row) => (row[column] ?? null) as string | number | boolean | null;
 
 /**
- * What a click record exports (GET /links/{code}/clicks, JSON and CSV), in this order. One line per column:
- * the JSON schema, the CSV header and the SELECT list all come from here.
+ * What a click record exports (GET /links/{code}/clicks, JSON and CSV), in this order (a new column goes before
+ * `domain`, which readers of the CSV take as the last). One line per column: the JSON schema, the CSV header
+ * and the SELECT list all come from here.
  */
 export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
   { column: 'id', schema: Id(), value: asIs('id') },
@@ -47,6 +48,11 @@ export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
     column: 'alias',
     schema: Type.Union([Type.String({ pattern: '^[0-9a-zA-Z_-]{1,64}$', maxLength: 64 }), Type.Null()], { description: "The link's alias the visit came through (SPEC §20); null: through its code" }),
     value: asIs('alias'),
+  },
+  {
+    column: 'imported',
+    schema: Type.Boolean({ description: 'Brought over from another service by an import (SPEC §20), on the visit\'s own date; false: a visit this instance redirected' }),
+    value: (row) => Number(row.imported) === 1,
   },
   {
     column: 'domain',

@@ -22,6 +22,9 @@ export interface Span {
   closed: boolean;
 }
 
+/** The end of the last closed day at `now`: rows before it do not change any more. */
+export const closedBefore = (now: number): number => Math.floor((now - GRACE_MS) / DAY_MS) * DAY_MS;
+
 const nextMonth = (ms: number): number => {
   const d = new Date(ms);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
@@ -35,7 +38,7 @@ export function spans(from: number, to: number, now: number): Span[] {
   const bounds = [from];
   for (let at = nextMonth(from); at < to; at = nextMonth(at)) bounds.push(at);
   bounds.push(to);
-  const cut = Math.floor((now - GRACE_MS) / DAY_MS) * DAY_MS;
+  const cut = closedBefore(now);
   const out: Span[] = [];
   for (let i = 1; i < bounds.length; i += 1) {
     const [a, b] = [bounds[i - 1]!, bounds[i]!];

@@ -10,6 +10,11 @@ const Clicks = Count('Clicks');
 export const MAX_BUCKETS = 1000;
 export const TOP_VALUES = 10;
 
+/** Bucket sizes of the time series: UTC hours; days, ISO weeks (from Monday) and calendar months in `tz`. */
+export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+export type Interval = (typeof INTERVALS)[number];
+const IntervalSchema = (description: string) => Type.Union(INTERVALS.map((i) => Type.Literal(i)), { description });
+
 const valueCount = (what: string) =>
   Type.Object(
     { value: Type.String({ maxLength: 2048, pattern: NO_CONTROL_CHARACTERS, description: what }), clicks: Clicks },
@@ -23,13 +28,21 @@ const Tz = Type.String({
   minLength: 1,
   maxLength: 64,
   pattern: '^[A-Za-z0-9_+/-]+$',
-  description: 'IANA time zone (e.g. `Europe/Berlin`): day buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`.',
+  description: 'IANA time zone (e.g. `Europe/Berlin`): day, week and month buckets start at local midnight. Default `UTC`. An unknown zone is 400 naming `tz`.',
 });
 
 const statsQuery = {
-  from: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: 'Window start (ISO 8601), rounded down to a whole hour / local day. Default: the first creation, or as far back as the bucket limit allows' })),
-  to: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: 'Window end, exclusive, rounded up to a whole hour / local day. Default: now' })),
-  interval: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { default: 'day', description: `Bucket size of the time series (at most ${MAX_BUCKETS} buckets)` })),
+  from: Type.Optional(Type.String({
+    format: 'date-time', maxLength: 35,
+    description: 'Window start (ISO 8601), rounded down to the start of its bucket (hour; local day, Monday or first of the month). '
+      + "Default: all time, from the creation (or the first click, when imported history is older), or as far back as the bucket limit allows",
+  })),
+  to: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: 'Window end, exclusive, rounded up to the end of its bucket. Default: now' })),
+  interval: Type.Optional(IntervalSchema(
+    `Bucket size of the time series, at most ${MAX_BUCKETS} buckets: hour (UTC hours), day, week (ISO, from Monday) or month (calendar), `
+      + 'each from local midnight in `tz`. Absent: `day`, or the finest coarser one, `week` then `month`, whose buckets hold the whole window '
+      + '(so a window of years is answered by week or month instead of refused). Weeks and months are sums of the rollups, never of click records',
+  )),
   tz: Type.Optional(Tz),
 };
 export const LinkStatsQuery = Type.Object({ ...statsQuery, ...domainQuery });
@@ -53,14 +66,14 @@ const common = {
   last_click_at: Type.Union([Instant, Type.Null()], { description: 'Lifetime; null before the first click' }),
   from: Type.String({ format: 'date-time', maxLength: 35, description: 'Start of the window the time series and top lists cover (a bucket boundary)' }),
   to: Type.String({ format: 'date-time', maxLength: 35, description: 'End of that window, exclusive (a bucket boundary)' }),
-  interval: Type.Union([Type.Literal('hour'), Type.Literal('day')]),
-  tz: Type.String({ minLength: 1, maxLength: 64, pattern: NO_CONTROL_CHARACTERS, description: 'The time zone the day buckets follow' }),
+  interval: IntervalSchema('The bucket size of the time series: the one asked for, or the one chosen for the window'),
+  tz: Type.String({ minLength: 1, maxLength: 64, pattern: NO_CONTROL_CHARACTERS, description: 'The time zone the day, week and month buckets follow' }),
   timeseries: Type.Array(
     Type.Object(
       { start: Instant, clicks: Count('Human clicks in the bucket'), bots: Count('Bot clicks in the bucket') },
       { additionalProperties: false },
     ),
-    { maxItems: MAX_BUCKETS, description: 'One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change)' },
+    { maxItems: MAX_BUCKETS, description: 'One entry per bucket of the window, oldest first; buckets without clicks have 0. A day bucket starts at midnight in `tz` (23 or 25 hours long across a daylight-saving change); a week bucket at Monday\'s, a month bucket at the first\'s' },
   ),
   top_referrers: top('A referrer origin, or (direct) for visits that sent none', ' Visits without a Referer count as "(direct)".'),
   top_user_agents: top('A User-Agent header as sent (clipped at 255 characters)'),

@@ -4,12 +4,13 @@ import type { Clock } from '../../../lib/clock.js';
 import { isoTime } from '../../../lib/common.schemas.js';
 import type { LinkRow, UserValueKind, ValueKind } from '../../../db/types.js';
 import type { UsersRepository } from '../../users/index.js';
-import { DAY_MS, floorTo, HOUR_MS } from '../rollups/rollup-plan.js';
+import { DAY_MS, floorTo } from '../rollups/rollup-plan.js';
 import { TOP_VALUES, type LinkStats, type LinkStatsQueryT, type StatsQueryT, type UserStats } from './stats.schemas.js';
-import { ClosedMonthCache, spans, type Span } from './closed-months.js';
+import { ClosedMonthCache } from './closed-months.js';
 import { splitValueKey, type StatsRepository, type StatsScope } from './stats.repository.js';
-import { UTC } from './time-zone.js';
+import { seriesOf } from './stats-series.js';
 import { ceilTo, statsWindow, type Window } from './stats-window.js';
+import { scopeKey, sumsOf, type Readers } from './window-sums.js';
 
 
 /** What the statistics need of links (clicks/link-access.ts: the links service implements it). */
@@ -31,11 +32,7 @@ const label = (ms: number): string => {
   return s;
 };
 
-type Pair = [number, number];
-/** Domain ids a user's statistics cover; null: every one. */
-type DomainIds = readonly number[] | null;
 const addNumbers = (a: number, b: number): number => a + b;
-const addPairs = (a: Pair, b: Pair): Pair => [a[0] + b[0], a[1] + b[1]];
 /** The top lists every statistics answer has, by the rollup kind they read. */
 const TOPS: Array<[keyof Tops, ValueKind]> = [
   ['top_referrers', 'referrer'], ['top_user_agents', 'user_agent'], ['top_browsers', 'browser'],
@@ -44,68 +41,6 @@ const TOPS: Array<[keyof Tops, ValueKind]> = [
 type Tops = Pick<LinkStats, 'top_referrers' | 'top_user_agents' | 'top_browsers' | 'top_os' | 'top_devices' | 'top_countries'>;
 /** Deleted links stay in a user's rollups: more candidates than shown, so that they can be left out. */
 const LINK_CANDIDATES = 3 * TOP_VALUES;
-
-/** What the figures read: the rollups, through the closed months' sums. */
-interface Readers {
-  stats: Pick<StatsRepository, 'series' | 'valueTotals'>;
-  months: ClosedMonthCache;
-}
-
-/**
- * Sums per key over [from, to): the closed part of the window summed once and remembered as one piece
- * (from the months' sums, remembered too, so windows that share months share them), and the open part, the
- * last day or so, read every time. A year-long window thus merges two short lists per request, not 13.
- */
-async function sumsOf<K, V>(months: ClosedMonthCache, prefix: string, from: number, to: number, now: number, load: (span: Span) => Promise<Array<[K, V]>>, add: (a: V, b: V) => V): Promise<Map<K, V>> {
-  const all = spans(from, to, now);
-  const closed = all.filter((span) => span.closed);
-  const parts: Array<Array<[K, V]>> = [];
-  const merge = (into: Map<K, V>, rows: Array<[K, V]>) => {
-    for (const [key, v] of rows) {
-      const had = into.get(key);
-      into.set(key, had === undefined ? v : add(had, v));
-    }
-  };
-  if (closed.length > 0) {
-    const whole: Span = { from: closed[0]!.from, to: closed[closed.length - 1]!.to, closed: true };
-    parts.push(await months.rows(`${prefix}:${whole.from}-${whole.to}`, whole, now, async () => {
-      const sums = new Map<K, V>();
-      for (const span of closed) merge(sums, await months.rows(`${prefix}:${span.from}-${span.to}`, span, now, () => load(span)));
-      return [...sums];
-    }));
-  }
-  for (const span of all) if (!span.closed) parts.push(await load(span));
-  const out = new Map<K, V>(parts[0]);
-  for (const part of parts.slice(1)) merge(out, part);
-  return out;
-}
-
-const scopeKey = (scope: StatsScope): string => ('link' in scope ? `l${scope.link}` : `u${scope.user}${scope.domains ? `d${scope.domains.join(',')}` : ''}`);
-
-/**
- * [human clicks, bots] per bucket. UTC days and hours are summed by the database; days of another zone are
- * summed here from hours (a local midnight is a UTC hour boundary in every zone with a whole-hour offset; in
- * the few with a half-hour one, an hour counts in the day where it starts).
- */
-async function seriesOf({ stats, months }: Readers, scope: StatsScope, w: Window, now: number): Promise<Pair[]> {
-  const unit = w.unit === DAY_MS && w.tz !== UTC ? HOUR_MS : w.unit;
-  const sums = await sumsOf(months, `series:${scopeKey(scope)}:${unit}`, w.start, w.end, now, (span) => stats.series(scope, span.from, span.to, unit), addPairs);
-  const out: Pair[] = w.buckets.map(() => [0, 0]);
-  const starts = w.buckets;
-  for (const [at, [all, bots]] of sums) {
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    if (at < w.start || at >= w.end) continue;
-    out[lo]![0] += all - bots;
-    out[lo]![1] += bots;
-  }
-  return out;
-}
 
 /**
  * Every top list of the window, at most `limits[kind]` values each, most clicks first, ties by value. All
@@ -143,6 +78,15 @@ const lifetime = (clicks: number, bots: number, unique: number, first: number | 
   last_click_at: last === null ? null : isoTime(last),
 });
 
+/** The domains a user's statistics cover: `domain` (a limited key's only), the key's, or null for every one. */
+async function domainScope(links: StatsLinks, userId: number, domain: string | undefined, keyDomains: readonly number[] | null): Promise<readonly number[] | null> {
+  if (domain === undefined) return keyDomains;
+  // The user's own claim of an unverified name is the one their links are on (SPEC §25).
+  const id = (await links.domains.idOf(domain, { userId, admin: false })) ?? -1;
+  if (keyDomains && !keyDomains.includes(id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', [{ field: 'domain', message: "is not one of the API key's domains" }]);
+  return [id];
+}
+
 export type StatsService = ReturnType<typeof createStatsService>;
 
 /**
@@ -150,7 +94,8 @@ export type StatsService = ReturnType<typeof createStatsService>;
  * on the window and not on the number of clicks:
  * - lifetime figures (total/bot clicks, unique_visitors, first/last click) are columns of the link's own row,
  *   maintained in the same transaction as the click records (a user's: the sums over their links' rows);
- * - the time series reads at most 24 hourly rows per day of the window (clicks and bots);
+ * - the time series reads at most 24 hourly rows per day of the window (clicks and bots), summed by the
+ *   database into days where weeks and months need no finer (stats-series.ts);
  * - each top list reads at most 101 rows per day (the cap in rollup-plan.ts), humans only;
  * - whole months of the window that are over are summed once and remembered (closed-months.ts), so a long
  *   window reads only the days at its ends.
@@ -171,7 +116,7 @@ export function createStatsService(deps: {
     const out = {
       from: isoTime(w.start),
       to: isoTime(w.end),
-      interval: w.unit === HOUR_MS ? ('hour' as const) : ('day' as const),
+      interval: w.interval,
       tz: w.tz,
       timeseries: w.buckets.map((t, i) => ({ start: label(t), clicks: series[i]![0], bots: series[i]![1] })),
       data_fresh_as_of: fresh === null ? null : isoTime(fresh),
@@ -180,22 +125,14 @@ export function createStatsService(deps: {
     return { body: out, links: tops.get('link') ?? [] };
   }
 
-  /** The domains a user's statistics cover: `domain` (a limited key's only), the key's, or null for every one. */
-  async function domainScope(userId: number, domain: string | undefined, keyDomains: DomainIds): Promise<DomainIds> {
-    if (domain === undefined) return keyDomains;
-    // The user's own claim of an unverified name is the one their links are on (SPEC §25).
-    const id = (await links.domains.idOf(domain, { userId, admin: false })) ?? -1;
-    if (keyDomains && !keyDomains.includes(id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', [{ field: 'domain', message: "is not one of the API key's domains" }]);
-    return [id];
-  }
-
   return {
     async stats(code: string, query: LinkStatsQueryT, caller: Caller | null): Promise<LinkStats> {
       const link = await links.getForStats(code, caller, query.domain);
-      const w = statsWindow(query, link.created_at, clock);
       const clicks = Number(link.click_count);
       const first = link.first_click_at === null ? null : Number(link.first_click_at);
       const last = link.last_click_at === null ? null : Number(link.last_click_at);
+      // All time: since the creation, or since the first click when an import brought older history.
+      const w = statsWindow(query, Math.min(Number(link.created_at), first ?? Number.POSITIVE_INFINITY), clock);
       return {
         short_code: link.short_code,
         click_count: clicks,
@@ -211,10 +148,12 @@ export function createStatsService(deps: {
     async userStats(userId: number, query: StatsQueryT, keyDomains: readonly number[] | null = null): Promise<UserStats> {
       const user = await users.findById(userId);
       if (!user) throw notFound('User');
-      const w = statsWindow(query, Number(user.created_at), clock);
-      const domains = await domainScope(userId, query.domain, keyDomains);
+      const domains = await domainScope(links, userId, query.domain, keyDomains);
       const scope = { user: userId, ...(domains ? { domains } : {}) };
-      const [totals, { body, links: candidates }] = await Promise.all([stats.userTotals(userId, scope.domains), figures(scope, w)]);
+      const totals = await stats.userTotals(userId, scope.domains);
+      // All time: since the account's creation, or its links' first click when imported history is older.
+      const w = statsWindow(query, Math.min(Number(user.created_at), totals.firstAt ?? Number.POSITIVE_INFINITY), clock);
+      const { body, links: candidates } = await figures(scope, w);
       const live = await stats.userCodes(userId, candidates.map((c) => c.value), scope.domains);
       return {
         user_id: userId,

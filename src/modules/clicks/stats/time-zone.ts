@@ -1,5 +1,6 @@
 /**
- * Day buckets in an IANA time zone (SPEC §15: "day buckets start at local midnight"). Offsets come from Intl
+ * Day, ISO week and calendar month buckets in an IANA time zone (SPEC §15: "day buckets start at local
+ * midnight"; weeks on Monday, months on the first, at local midnight too). Offsets come from Intl
  * (the ICU data Node ships), so daylight-saving changes make 23- and 25-hour days. UTC takes the arithmetic
  * path. Hour buckets stay UTC hours: every zone with a whole-hour offset shares them.
  */
@@ -70,3 +71,34 @@ export function endOfDay(ms: number, tz: string): number {
   const start = startOfDay(ms, tz);
   return start === ms ? ms : nextDay(start, tz);
 }
+
+/** The wall-clock date of `ms` in the zone, as the UTC midnight of that date. */
+const wallDayOf = (ms: number, tz: string): number => Math.floor((tz === UTC ? ms : wallClock(ms, tz)) / DAY_MS) * DAY_MS;
+/** The instant a wall-clock date (a UTC midnight of that date) begins in the zone. */
+const midnightOf = (wallDay: number, tz: string): number => (tz === UTC ? wallDay : localMidnight(wallDay, tz));
+
+/** The date's ISO week's Monday (ISO 8601: weeks start on Monday), as a wall-clock date. */
+const mondayOf = (wallDay: number): number => wallDay - ((new Date(wallDay).getUTCDay() + 6) % 7) * DAY_MS;
+/** The first of the date's month, as a wall-clock date; `add` months later. */
+const firstOfMonth = (wallDay: number, add = 0): number => {
+  const d = new Date(wallDay);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + add, 1);
+};
+
+/** Local midnight of the Monday of the ISO week holding `ms` (at or before it). */
+export function startOfWeek(ms: number, tz: string): number {
+  const day = startOfDay(ms, tz);
+  return midnightOf(mondayOf(wallDayOf(day, tz)), tz);
+}
+
+/** Local midnight of the Monday after the week that starts at `weekStart`. */
+export const nextWeek = (weekStart: number, tz: string): number => midnightOf(mondayOf(wallDayOf(weekStart, tz)) + 7 * DAY_MS, tz);
+
+/** Local midnight of the first of the calendar month holding `ms` (at or before it). */
+export function startOfMonth(ms: number, tz: string): number {
+  const day = startOfDay(ms, tz);
+  return midnightOf(firstOfMonth(wallDayOf(day, tz)), tz);
+}
+
+/** Local midnight of the first of the month after the one that starts at `monthStart`. */
+export const nextMonth = (monthStart: number, tz: string): number => midnightOf(firstOfMonth(wallDayOf(monthStart, tz), 1), tz);

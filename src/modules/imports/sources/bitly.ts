@@ -70,13 +70,16 @@ const apiFields = (row: Record<string, unknown>): BitlyFields => ({
   archived: row.archived === true,
 });
 
+/** Where exports and migration guides put the custom back-halves: each column read, a back-half taken once. */
+const CUSTOM_COLUMNS = ['custom_bitlinks', 'Custom back-halves', 'Custom back-half', 'Custom Link'];
+
 function csvFields(row: CsvRow): BitlyFields {
   return {
     target: (cell(row, 'long_url', 'Long URL', 'Destination URL') ?? '').trim(),
     title: (cell(row, 'title', 'Title') ?? '').trim() || null,
     createdAt: (cell(row, 'created_at', 'Created', 'Date created', 'created') ?? '').trim() || null,
     tags: splitCell(cell(row, 'tags', 'Tags'), /[|,]/),
-    custom: splitCell(cell(row, 'custom_bitlinks', 'Custom back-halves', 'Custom back-half'), /[|,\s]+/),
+    custom: [...new Set(CUSTOM_COLUMNS.flatMap((name) => splitCell(cell(row, name), /[|,\s]+/)))],
     archived: /^(true|yes)$/i.test((cell(row, 'archived', 'Archived') ?? '').trim()),
   };
 }
