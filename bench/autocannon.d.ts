@@ -21,6 +21,8 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     amount?: number;
+    /** requests per second over all connections */
+    overallRate?: number;
     pipelining?: number;
     headers?: Record<string, string>;
     requests?: Array<{ method?: string; path?: string; setupRequest?: (req: RawRequest) => RawRequest }>;

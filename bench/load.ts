@@ -23,6 +23,8 @@ export interface LoadSpec {
   duration: number;
   /** instead of a duration: this many requests; with `codes`, each code once in file order (a cache warm-up pass) */
   amount?: number;
+  /** requests per second over all connections (an open load at a steady rate); default: as fast as answered */
+  rate?: number;
   workload: 'codes' | 'path' | 'create-link' | 'create-order';
   codesFile?: string;
   path?: string;
@@ -100,7 +102,8 @@ async function main(): Promise<void> {
   const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
   const from = monotonicUs();
   const length = spec.amount ? { amount: spec.amount } : { duration: spec.duration };
-  const instance = autocannon({ url: spec.url, connections: spec.connections, ...length, headers, requests: requestsFor(spec) });
+  const rate = spec.rate ? { overallRate: spec.rate } : {};
+  const instance = autocannon({ url: spec.url, connections: spec.connections, ...length, ...rate, headers, requests: requestsFor(spec) });
   instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
     if (count === latencies.length) {
       const bigger = new Float64Array(latencies.length * 2);
