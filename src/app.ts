@@ -119,7 +119,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   const importsModule = createImportsModule({
     db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
-    writeVisits: clickIngest.writeImported, links: linksModule.linkImports,
+    writeVisits: clickIngest.writeImported, links: linksModule.linkImports, visitsWritten: () => clicksModule.stats.forgetRemembered(),
     limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
   });
   // In the order their routes are registered and their schemas added; closed in reverse.

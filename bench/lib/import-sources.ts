@@ -33,6 +33,8 @@ const elt = (index: string, values: readonly string[]) => `elt(1 + ${index}, ${v
 
 export interface YourlsBenchDatabase {
   url: string;
+  /** `count` more log rows, after every row there is, spread over the links (their `clicks` follow) */
+  addVisits(count: number): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -66,6 +68,20 @@ export async function createYourlsDatabase(serverUrl: string, links: number, vis
   }
   return {
     url: url.toString(),
+    addVisits: async (count) => {
+      const more = await mysql.createConnection({ uri: url.toString() });
+      try {
+        await more.query(
+          `insert into yourls_log (click_time, shorturl, referrer, user_agent, ip_address, country_code)
+           select from_unixtime(${EPOCH_S} + 400 * ${DAY_S} + seq * 61), ${keywordSql(`(seq * 7 % ${links})`)}, 'direct', ${elt(`seq % ${agents.length}`, agents)},
+                  concat('203.0.113.', seq % 250), 'NL'
+           from seq_0_to_${count - 1}`,
+        );
+        await more.query(`update yourls_url u join (select shorturl, count(*) as n from yourls_log group by shorturl) l on l.shorturl = u.keyword set u.clicks = l.n`);
+      } finally {
+        await more.end();
+      }
+    },
     drop: async () => {
       await admin.query(`drop database if exists \`${name}\``);
       await admin.end();

@@ -24,6 +24,7 @@ import * as m032 from './migrations/032-import-hardening.js';
 import * as m033 from './migrations/033-repair-imported-values.js';
 import * as m034 from './migrations/034-domain-claims.js';
 import * as m035 from './migrations/035-domain-retired-codes.js';
+import * as m036 from './migrations/036-import-sources.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -53,6 +54,7 @@ const migrations: Record<string, MigrationModule> = {
   '033-repair-imported-values': m033,
   '034-domain-claims': m034,
   '035-domain-retired-codes': m035,
+  '036-import-sources': m036,
 };
 
 /** Every migration this build knows, in order. */

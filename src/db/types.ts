@@ -5,7 +5,7 @@ import type {
 } from './types/clicks.js';
 import type { DomainsTable, RetiredDomainCodesTable } from './types/domains.js';
 import type { IdempotencyKeysTable } from './types/idempotency.js';
-import type { ImportItemsTable, ImportJobsTable, ImportLinksTable } from './types/imports.js';
+import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSourcesTable } from './types/imports.js';
 import type { LinkChangesTable, LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
 import type { OrdersTable } from './types/orders.js';
 import type { RevokedTokensTable, TokensTable } from './types/tokens.js';
@@ -39,6 +39,7 @@ export interface Database {
   import_jobs: ImportJobsTable;
   import_items: ImportItemsTable;
   import_links: ImportLinksTable;
+  import_sources: ImportSourcesTable;
   link_changes: LinkChangesTable;
 }
 

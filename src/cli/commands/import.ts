@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { Argument, Option } from 'commander';
 import { importedVisitsWriter } from '../../modules/clicks/index.js';
-import { createImportsRepository, createImportsService, IMPORT_SOURCE_TIMEOUT_MS, SOURCE_NAMES, type ImportRequest, type ImportsService, type RunEnd, type SourceName } from '../../modules/imports/index.js';
+import { CLI_PACE, createImportsRepository, createImportsService, IMPORT_SOURCE_TIMEOUT_MS, SOURCE_NAMES, type ImportRequest, type ImportsService, type RunEnd, type SourceName } from '../../modules/imports/index.js';
 import type { ImportJobRow } from '../../db/types.js';
 import type { Output } from '../output.js';
 import { linkImportsFor } from '../../modules/links/index.js';
@@ -78,6 +78,7 @@ export const importCommand: CommandModule = (program, cli) => {
           db: storage.db, repo: createImportsRepository(storage), writeVisits: importedVisitsWriter(storage), clock: systemClock, publicBaseUrl: config.publicBaseUrl,
           links: linkImportsFor({ config, storage, clock: systemClock, blockedHosts: await loadBlockedHosts(config.blockedHostsFile, warningsLogger((line) => out.warn(line))) }),
           limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
+          pace: CLI_PACE,
         });
         const { end, job, owner } = await imports.run(request, {
           signal: stop.signal,

@@ -61,3 +61,11 @@ export interface ImportLinksTable {
 }
 
 export type ImportJobRow = Selectable<ImportJobsTable>;
+
+export interface ImportSourcesTable {
+  /** as import_links.source_key: the source and the owner */
+  source_key: string;
+  /** the mark of the source's visit log its last whole run read through */
+  visits_through: string;
+  updated_at: number;
+}

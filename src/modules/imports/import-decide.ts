@@ -7,10 +7,11 @@ import type { ImportDomain } from './import-domains.js';
 
 type Tx = Transaction<Database>;
 
-/** Where an item's visits go: the link it became (now or in an earlier run). */
+/** Where an item's visits go: the link it became (now or in an earlier run), and what the item came to. */
 export interface VisitTarget {
   linkId: number;
   shortCode: string;
+  outcome: 'created' | 'unchanged';
 }
 
 export interface DecidedBatch {
@@ -86,7 +87,7 @@ export async function writeLinks(batch: PendingItem[], options: RunOptions, deps
   const { repo, links, clock } = deps;
   return repo.transaction(async (tx) => {
     const { results, toCreate, unchanged, domainId } = await decide(tx, batch, options, deps);
-    const targets = new Map<number, VisitTarget>(unchanged.map(({ p, prior }) => [p.seq, { linkId: prior.linkId, shortCode: prior.shortCode }]));
+    const targets = new Map<number, VisitTarget>(unchanged.map(({ p, prior }) => [p.seq, { linkId: prior.linkId, shortCode: prior.shortCode, outcome: 'unchanged' }]));
     const conflicts = results.filter((r) => r.outcome === 'conflict');
     if (conflicts.length && options.onConflict === 'fail') {
       await repo.recordItems(tx, options.jobId, conflicts);
@@ -103,7 +104,7 @@ export async function writeLinks(batch: PendingItem[], options: RunOptions, deps
       }));
       toCreate.forEach((p, i) => {
         const link = (p.plan as Extract<PendingItem['plan'], { ok: true }>).link;
-        targets.set(p.seq, { linkId: made[i]!.id, shortCode: made[i]!.code });
+        targets.set(p.seq, { linkId: made[i]!.id, shortCode: made[i]!.code, outcome: 'created' });
         created.push(...[made[i]!.code, ...link.aliases].map((code) => ({ domainId: domainId(p), code })));
         results.push({ seq: p.seq, ref: p.ref, outcome: 'created', shortCode: made[i]!.code, message: notesMessage(p), errorCode: null });
       });
@@ -112,7 +113,9 @@ export async function writeLinks(batch: PendingItem[], options: RunOptions, deps
       })));
     }
     results.sort((a, b) => a.seq - b.seq);
-    await repo.recordItems(tx, options.jobId, results);
+    // An item imported before is counted, and listed only once it gets new visits (a re-run of a large source
+    // would otherwise write a row for each of its items).
+    await repo.recordItems(tx, options.jobId, results.filter((r) => r.outcome !== 'unchanged'));
     await repo.addCounts(tx, options.jobId, countResults(results), clock.now());
     if (!options.dryRun) await addCountedVisits(tx, unchanged, options, deps);
     return { targets, created, stop: null };
@@ -125,6 +128,7 @@ async function addCountedVisits(tx: Tx, unchanged: ReadonlyArray<{ p: PendingIte
     const count = p.item?.visits === null ? p.item.visitCount : null;
     if (count === null || count === undefined || count <= prior.visits) continue;
     await deps.links.addClicks(tx, prior.linkId, count - prior.visits);
-    await deps.repo.advanceVisits(tx, options.sourceKey, options.jobId, [{ sourceDomain: p.sourceDomain, sourceCode: p.sourceCode, seq: p.seq, added: count - prior.visits, cursor: null }]);
+    const item = { ref: p.ref, outcome: 'unchanged' as const, shortCode: prior.shortCode };
+    await deps.repo.advanceVisits(tx, options.sourceKey, options.jobId, [{ sourceDomain: p.sourceDomain, sourceCode: p.sourceCode, linkId: prior.linkId, seq: p.seq, added: count - prior.visits, cursor: null, item }]);
   }
 }

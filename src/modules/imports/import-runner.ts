@@ -1,5 +1,5 @@
-import { addCounts, emptyCounts, type JobCounts, type PendingItem } from './import-batch.js';
-import { pause, type RunDeps, type RunEnd, type RunOptions, type StopReason } from './import-context.js';
+import { addCounts, emptyCounts, type JobCounts, type PendingItem, type PriorImport } from './import-batch.js';
+import { pause, SERVER_PACE, type RunDeps, type RunEnd, type RunOptions, type StopReason } from './import-context.js';
 import { writeLinks, type VisitTarget } from './import-decide.js';
 import { isUnreadable, type SourceEntry } from './import-item.js';
 import { planItem } from './import-plan.js';
@@ -7,8 +7,7 @@ import { VisitWriter } from './import-visits.js';
 
 export { type RunDeps, type RunEnd, type RunOptions } from './import-context.js';
 
-/** Items per batch of links, and visits a batch holds in memory before it is written. */
-export const BATCH_ITEMS = 500;
+/** Visits a batch holds in memory before it is written (its items: the pace's links per transaction). */
 export const BATCH_VISITS = 50_000;
 
 /** The run's end when its signal stopped it: a cancelled job, or one cut off by a shutdown. */
@@ -30,6 +29,7 @@ export async function runImport(entries: AsyncIterable<SourceEntry>, options: Ru
     options.onProgress?.({ ...totals });
   };
   const visits = new VisitWriter(options, deps, progressed);
+  const batchItems = (deps.pace ?? SERVER_PACE).linksPerTransaction;
   let pending: PendingItem[] = [];
   let pendingVisits = 0;
   let seq = 0;
@@ -41,13 +41,14 @@ export async function runImport(entries: AsyncIterable<SourceEntry>, options: Ru
     return batch.length ? writeBatch(batch, options, deps, visits, progressed) : null;
   };
   try {
+    const priors = await knownPriors(options, deps);
     for await (const entry of entries) {
       if (aborted()) return stoppedBy(options.signal!);
       seq += 1;
-      const p = await readPending(entry, seq, options, deps, BATCH_VISITS - pendingVisits);
+      const p = await readPending(entry, seq, { options, deps, priors }, BATCH_VISITS - pendingVisits);
       pending.push(p);
       pendingVisits += p.visits.length;
-      if (p.more !== null || pending.length >= BATCH_ITEMS || pendingVisits >= BATCH_VISITS) {
+      if (p.more !== null || pending.length >= batchItems || pendingVisits >= BATCH_VISITS) {
         const stop = await flush();
         if (stop) return stop;
         if (aborted()) return stoppedBy(options.signal!);
@@ -61,11 +62,31 @@ export async function runImport(entries: AsyncIterable<SourceEntry>, options: Ru
   }
 }
 
+/** Items a run reads all at once of what the same source and owner brought before (about 150 bytes each). */
+const PRIORS_AT_ONCE = 200_000;
+
+/**
+ * What the same source and owner brought before, read at once when there is little of it (none, on a first
+ * run): then no item needs a lookup of its own. Else null, and items are looked up as they come.
+ */
+async function knownPriors(options: RunOptions, deps: RunDeps): Promise<Map<string, PriorImport> | null> {
+  const count = await deps.repo.priorCount(options.sourceKey);
+  if (count === 0) return new Map();
+  return count <= PRIORS_AT_ONCE ? deps.repo.allPriors(options.sourceKey) : null;
+}
+
+interface ReadContext {
+  options: RunOptions;
+  deps: RunDeps;
+  priors: Map<string, PriorImport> | null;
+}
+
 /**
  * One source item with its plan, and for an item with visit records: what an earlier run brought of it (so that
  * the source is asked only for the visits after those) and up to `room` of its visits.
  */
-async function readPending(entry: SourceEntry, seq: number, options: RunOptions, deps: RunDeps, room: number): Promise<PendingItem> {
+async function readPending(entry: SourceEntry, seq: number, ctx: ReadContext, room: number): Promise<PendingItem> {
+  const { options, deps, priors } = ctx;
   if (isUnreadable(entry)) {
     const failure = { code: 'VALIDATION_ERROR' as const, field: 'source', message: entry.reason };
     return { seq, ref: entry.at, sourceDomain: '', sourceCode: '', item: null, plan: { ok: false, failure }, prior: null, visits: [], more: null };
@@ -74,10 +95,11 @@ async function readPending(entry: SourceEntry, seq: number, options: RunOptions,
   const sourceDomain = entry.domain ?? '';
   const sourceCode = entry.code !== '' ? entry.code : `url:${entry.target}`.slice(0, 300);
   const ref = `${entry.domain ?? ''}/${entry.code || entry.target}`.slice(0, 580) + (entry.row ? ` (${entry.row})` : '');
-  const p: PendingItem = { seq, ref, sourceDomain, sourceCode, item: entry, plan, prior: undefined, visits: [], more: null };
+  const key = `${sourceDomain}/${sourceCode}`;
+  const p: PendingItem = { seq, ref, sourceDomain, sourceCode, item: entry, plan, prior: priors && plan.ok ? priors.get(key) ?? null : undefined, visits: [], more: null };
   // An item that cannot become a link has no visits read: a reader that shares one cursor (YOURLS) skips them.
   if (entry.visits === null || !plan.ok) return p;
-  p.prior = (await deps.repo.priorImports(options.sourceKey, [{ domain: sourceDomain, code: sourceCode }])).get(`${sourceDomain}/${sourceCode}`) ?? null;
+  if (p.prior === undefined) p.prior = (await deps.repo.priorImports(options.sourceKey, [{ domain: sourceDomain, code: sourceCode }])).get(key) ?? null;
   const it = entry.visits(p.prior?.cursor ?? null)[Symbol.asyncIterator]();
   for (;;) {
     if (p.visits.length >= Math.max(room, 1)) {

@@ -2,7 +2,7 @@ import type { ClickEvent } from '../clicks/index.js';
 import { EARLIEST_INSTANT, LATEST_INSTANT } from '../../lib/instant.js';
 import type { JobCounts, PendingItem } from './import-batch.js';
 import type { VisitTarget } from './import-decide.js';
-import { pause, VISITS_PER_TRANSACTION, type RunDeps, type RunOptions } from './import-context.js';
+import { pause, SERVER_PACE, type RunDeps, type RunOptions } from './import-context.js';
 import type { ImportVisit } from './import-item.js';
 import type { VisitProgress } from './imports.repository.js';
 
@@ -28,12 +28,13 @@ export class VisitWriter {
   private readonly size: number;
 
   constructor(private readonly options: RunOptions, private readonly deps: RunDeps, private readonly onWritten: (counts: Partial<JobCounts>) => void) {
-    this.size = deps.visitsPerTransaction ?? VISITS_PER_TRANSACTION;
+    this.size = (deps.pace ?? SERVER_PACE).visitsPerTransaction;
   }
 
   /** Adds a visit of item `p`, going to `target`; a full chunk is written before this returns. */
   async add(p: PendingItem, target: VisitTarget, v: ImportVisit): Promise<void> {
-    const progress = this.progress.get(p.seq) ?? { sourceDomain: p.sourceDomain, sourceCode: p.sourceCode, seq: p.seq, added: 0, cursor: null };
+    const item = { ref: p.ref, outcome: target.outcome, shortCode: target.shortCode };
+    const progress = this.progress.get(p.seq) ?? { sourceDomain: p.sourceDomain, sourceCode: p.sourceCode, linkId: target.linkId, seq: p.seq, added: 0, cursor: null, item };
     this.progress.set(p.seq, progress);
     if (v.key !== '') progress.cursor = v.key;
     if (!datable(v.at)) this.skipped += 1;
@@ -60,6 +61,7 @@ export class VisitWriter {
       }
       await repo.addCounts(tx, this.options.jobId, counts, clock.now());
     });
+    if (events.length && !this.options.dryRun) this.deps.visitsWritten?.();
     this.onWritten(counts);
     await pause();
   }

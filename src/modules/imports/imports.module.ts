@@ -21,6 +21,8 @@ export interface ImportsModuleDeps {
   links: LinkImports;
   limits: Omit<SourceLimits, 'signal'>;
   heartbeatMs?: number;
+  /** the clicks module's statistics forget the sums they remember for past days (imported visits land there) */
+  visitsWritten?: () => void;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { LinkImports } from '../links/index.js';
 import { createJobExecution, RESUME, STALE_AFTER_MS, type RunOpts } from './import-execution.js';
 import type { RunEnd } from './import-runner.js';
+import type { ImportPace } from './import-context.js';
 import { findImportOwner, type ImportedClickWriter, type ImportsRepository } from './imports.repository.js';
 import { sourceProblems, type SourceLimits, type SourceSpec } from './sources/index.js';
 
@@ -31,6 +32,10 @@ export interface ImportsServiceDeps {
   limits: Omit<SourceLimits, 'signal'>;
   /** the running job's pulse and how often it looks for a cancellation (default HEARTBEAT_MS) */
   heartbeatMs?: number;
+  /** how much one transaction writes (default SERVER_PACE: short, for a process that also serves) */
+  pace?: ImportPace;
+  /** after visits were written: the statistics this process remembers for past days are stale */
+  visitsWritten?: () => void;
 }
 
 export type ImportsService = ReturnType<typeof createImportsService>;

@@ -4,7 +4,7 @@
 export { createImportsModule, type ImportsModuleDeps } from './imports.module.js';
 export type { ImportRequest, ImportsService } from './imports.service.js';
 export type { JobCounts } from './import-batch.js';
-export type { RunEnd } from './import-context.js';
+export { CLI_PACE, SERVER_PACE, type ImportPace, type RunEnd } from './import-context.js';
 export { SOURCE_NAMES, type SourceName } from './sources/index.js';
 export { createImportsService } from './imports.service.js';
 export { createImportsRepository } from './imports.repository.js';

@@ -46,6 +46,12 @@ describe.each(engines)('a second import on %s', (engine) => {
     const shlinkRun = () => run({ source: 'shlink', url: shlink.url, api_key: SHLINK_API_KEY });
     expect((await shlinkRun()).progress).toMatchObject({ created: 3, visits: 4 });
     expect(await totalClicks('12C18')).toBe(3);
+    // Read once, so that the server remembers the sums of these closed days.
+    const august = async () => {
+      const res = await t.request({ url: '/api/v1/links/12C18/stats?from=2015-08-01T00:00:00Z&to=2015-09-01T00:00:00Z', token: admin.token });
+      return (res.body.timeseries as Array<{ clicks: number; bots: number }>).reduce((n, b) => n + b.clicks + b.bots, 0);
+    };
+    expect(await august()).toBe(3);
     // Two new visits, one at the very second of the last one imported (a tie the mark must tell apart).
     const last = (visits['12C18']![2] as { date: string }).date;
     const fresh = { ...(visits['12C18']![0] as object), referer: 'https://new.example/' };
@@ -54,6 +60,7 @@ describe.each(engines)('a second import on %s', (engine) => {
     expect(second.progress).toMatchObject({ created: 0, unchanged: 3, visits: 2 });
     expect(itemOf(second, '/12C18')).toMatchObject({ outcome: 'unchanged', visits: 2 });
     expect(await totalClicks('12C18')).toBe(5);
+    expect(await august()).toBe(4);
     const referrers = await t.storage.db.selectFrom('clicks').select('referrer').where('short_code', '=', '12C18').execute();
     expect(referrers.filter((r) => r.referrer === 'https://new.example/')).toHaveLength(2);
     const third = await shlinkRun();
@@ -91,13 +98,22 @@ describe.each(engines)('a second YOURLS import on %s', (engine) => {
 
   it.skipIf(missing.mysql !== null)('when YOURLS logged new clicks since the last import, then the next one brings those (by click_id) and no other', async () => {
     const yourlsRun = async () => finishedJob(t, await t.request({ method: 'POST', url: '/api/v1/imports', token: admin.token, payload: { source: 'yourls', database: db!.url, table_prefix: 'rr_' } }), admin.token);
-    expect((await yourlsRun()).progress).toMatchObject({ created: 4, visits: 4 });
+    // A keyword whose target Ferry refuses in the first run, with a click logged then.
+    await db!.query("INSERT INTO `rr_url` (keyword, url, title, timestamp, ip, clicks) VALUES ('late', 'javascript:alert(1)', NULL, '2020-01-01 00:00:00', '127.0.0.1', 1)");
+    await db!.query("INSERT INTO `rr_log` (click_time, shorturl, referrer, user_agent, ip_address, country_code) VALUES ('2020-01-09 00:00:00', 'late', 'direct', 'Mozilla/5.0', '198.51.100.8', 'FR')");
+    const first = await yourlsRun();
+    expect(first.progress).toMatchObject({ created: 4, failed: 1, visits: 4 });
     await db!.query("INSERT INTO `rr_log` (click_time, shorturl, referrer, user_agent, ip_address, country_code) VALUES ('2020-03-01 00:00:00', 'abc', 'direct', 'Mozilla/5.0', '198.51.100.7', 'NL')");
     await db!.query('UPDATE `rr_url` SET clicks = clicks + 1 WHERE keyword = ?', ['abc']);
+    // Fixed in the source: the next run brings the link with its click from before the first run.
+    await db!.query("UPDATE `rr_url` SET url = 'https://example.com/late' WHERE keyword = 'late'");
     const second = await yourlsRun();
-    expect(second.progress).toMatchObject({ unchanged: 4, visits: 1 });
+    expect(second.progress).toMatchObject({ created: 1, unchanged: 4, visits: 2 });
     expect(itemOf(second, '/abc')).toMatchObject({ visits: 1 });
+    expect((await t.request({ url: '/api/v1/links/late', token: admin.token })).body).toMatchObject({ original_url: 'https://example.com/late', click_count: 1 });
     const link = await t.request({ url: '/api/v1/links/abc', token: admin.token });
     expect(link.body.click_count).toBe(4);
+    const third = await yourlsRun();
+    expect(third.progress).toMatchObject({ created: 0, unchanged: 5, visits: 0 });
   });
 });

@@ -68,6 +68,12 @@ export class ClosedMonthCache {
     return rows;
   }
 
+  /** Forgets every remembered sum: rows of closed days changed (an import brought visits on their dates). */
+  clear(): void {
+    this.entries.clear();
+    this.size = 0;
+  }
+
   private forget(key: string): void {
     const old = this.entries.get(key);
     if (!old) return;

@@ -126,6 +126,12 @@ export function createStatsService(deps: {
   }
 
   return {
+    /**
+     * Visits were written on past dates (an import in this process): the sums remembered for closed days are
+     * stale. (An import by another process is seen within the cache's lifetime, closed-months.ts.)
+     */
+    forgetRemembered: (): void => readers.months.clear(),
+
     async stats(code: string, query: LinkStatsQueryT, caller: Caller | null): Promise<LinkStats> {
       const link = await links.getForStats(code, caller, query.domain);
       const clicks = Number(link.click_count);

@@ -6,9 +6,9 @@ import { readGenericCsv } from './generic-csv.js';
 import { readKutt } from './kutt.js';
 import { readShlink } from './shlink.js';
 import { readYourls } from './yourls.js';
-import { DEFAULT_SOURCE_LIMITS, type SourceLimits } from './source-http.js';
+import { DEFAULT_SOURCE_LIMITS, type SourceLimits, type SourceMarks } from './source-http.js';
 
-export { DEFAULT_SOURCE_LIMITS, type SourceLimits } from './source-http.js';
+export { DEFAULT_SOURCE_LIMITS, type SourceLimits, type SourceMarks } from './source-http.js';
 
 export const SOURCE_NAMES = ['shlink', 'kutt', 'yourls', 'bitly', 'dub', 'csv'] as const;
 export type SourceName = (typeof SOURCE_NAMES)[number];
@@ -49,14 +49,14 @@ export function sourceProblems(spec: Omit<SourceSpec, 'csv'> & { csv?: unknown }
 }
 
 /** The source's items, streamed. Call sourceProblems first. */
-export function readSource(spec: SourceSpec, limits: SourceLimits = DEFAULT_SOURCE_LIMITS): AsyncIterable<SourceEntry> {
+export function readSource(spec: SourceSpec, limits: SourceLimits = DEFAULT_SOURCE_LIMITS, marks?: SourceMarks): AsyncIterable<SourceEntry> {
   switch (spec.source) {
     case 'shlink':
       return readShlink({ url: spec.url!, apiKey: spec.apiKey!, limits });
     case 'kutt':
       return readKutt({ url: spec.url!, apiKey: spec.apiKey!, limits });
     case 'yourls':
-      return readYourls({ database: spec.database!, tablePrefix: spec.tablePrefix });
+      return readYourls({ database: spec.database!, tablePrefix: spec.tablePrefix, ...(marks ? { marks } : {}) });
     case 'bitly':
       return spec.csv ? readBitlyCsv(spec.csv) : readBitlyApi({ url: spec.url!, apiKey: spec.apiKey!, limits });
     case 'dub':

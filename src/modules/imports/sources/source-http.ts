@@ -11,6 +11,16 @@ export interface SourceLimits {
 /** SPEC §25's defaults: IMPORT_MAX_RESPONSE_BYTES' 10 MiB, and 30 s an answer. */
 export const DEFAULT_SOURCE_LIMITS: SourceLimits = { maxResponseBytes: 10 * 1024 * 1024, timeoutMs: 30_000 };
 
+/**
+ * A source's marks of its visits, for sources with one log of them all (YOURLS): `after` the last whole run's
+ * (only later visits need reading, besides the history of items not imported then), and `through` what this
+ * run reads (set by the reader as it starts; kept once the run is done).
+ */
+export interface SourceMarks {
+  after: string | null;
+  through: string | null;
+}
+
 /** A source that answered more than the limit, or too slowly: the job fails, saying which. */
 export class SourceLimitError extends SourceAccessError {}
 
