@@ -1,4 +1,4 @@
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 import { adminCommand } from './admin.js';
 import { backupCommands } from './backup.js';
 import { importCommand } from './import.js';
