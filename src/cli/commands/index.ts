@@ -8,7 +8,7 @@ import { migrateCommand } from './migrate.js';
 import { usersCommand } from './users.js';
 
 /**
- * Every command of `ferry`, each a module that adds itself to the program (program.ts, CommandModule). A new
+ * Every command of `ferry`, each a module that adds itself to the program (command.ts, CommandModule). A new
  * command is a file beside this one and one entry here.
  */
 export const commandModules: readonly CommandModule[] = [
