@@ -6,11 +6,11 @@ import { migrateToLatest } from '../db/migrator.js';
 import type { Caller } from '../lib/caller.js';
 import { systemClock } from '../lib/clock.js';
 import { deploymentPaginator } from '../lib/pagination.js';
-import { createApiKeysModule } from '../modules/api-keys/api-keys.module.js';
+import { createApiKeysModule } from '../modules/api-keys/index.js';
 import { loadBlockedHosts, type BlockedHosts } from '../infra/blocked-hosts-file.js';
 import { clearBlockedFallbacks } from '../modules/domains/index.js';
 import { openLinkModeration, type LinkModeration } from '../modules/links/index.js';
-import { loadJwtSecret } from '../modules/tokens/secret.js';
+import { loadJwtSecret } from '../modules/tokens/index.js';
 import { createUsersModule } from '../modules/users/index.js';
 
 /**

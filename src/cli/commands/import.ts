@@ -11,7 +11,7 @@ import { createStorage } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrator.js';
 import type { Kysely } from 'kysely';
 import { CliError, EXIT, usageError } from '../cli-error.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 import { warningsLogger } from '../services.js';
 
 interface ImportOptions {

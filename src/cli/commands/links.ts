@@ -1,9 +1,8 @@
-import type { LinkModeration } from '../../modules/links/index.js';
-import type { Link } from '../../modules/links/links.schemas.js';
+import type { Link, LinkModeration } from '../../modules/links/index.js';
 import { findAccount } from '../accounts.js';
 import { usageError } from '../cli-error.js';
 import { table } from '../output.js';
-import type { CommandContext, CommandModule } from '../program.js';
+import type { CommandContext, CommandModule } from '../command.js';
 import type { CliServices } from '../services.js';
 
 const STATUSES = ['active', 'expired', 'disabled'] as const;

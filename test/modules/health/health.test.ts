@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics, type ClickQueueStats } from '../../../src/infra/metrics.js';
-import { NotReadyError } from '../../../src/modules/health/readiness.js';
+import { NotReadyError } from '../../../src/lib/readiness-check.js';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
 
 /** The value of one sample line of the Prometheus text, or undefined. */
