@@ -86,18 +86,18 @@ export function scheduleJobs(
 /** On close: compilers and jobs first, then the modules in reverse order, what instances share, the link-change follower. */
 export function closeInOrder(app: FastifyInstance, parts: {
   compilers: { stop(): void };
-  scheduler: { stop(): Promise<void> };
+  jobs: { stop(): Promise<void> };
   modules: readonly AppModule[];
   shared: { close(): Promise<void> };
   cacheBus: { close(): Promise<void> | void } | null;
   /** BLOCKED_HOSTS_FILE's watch */
   blockedHosts: { close(): void };
 }): void {
-  const { compilers, scheduler, modules, shared, cacheBus, blockedHosts } = parts;
+  const { compilers, jobs, modules, shared, cacheBus, blockedHosts } = parts;
   app.addHook('onClose', async () => {
     compilers.stop();
     blockedHosts.close();
-    await scheduler.stop();
+    await jobs.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
     for (const m of [...modules].reverse()) await m.close?.();
     await shared.close();

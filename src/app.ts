@@ -158,9 +158,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
-  const scheduler = scheduleJobs(app, modules, { storage, clock, metrics, options: deps.jobRunner ?? {} });
+  const jobs = scheduleJobs(app, modules, { storage, clock, metrics, options: deps.jobRunner ?? {} });
   blockedHosts.watch();
-  closeInOrder(app, { compilers, scheduler, modules, shared, cacheBus, blockedHosts });
+  closeInOrder(app, { compilers, jobs, modules, shared, cacheBus, blockedHosts });
   return app;
 }
 

@@ -53,10 +53,10 @@ async function main(): Promise<void> {
   if (!(await whenRedisReady(redis))) log.warn('redis is not reachable yet; the worker retries until it is');
 
   // The API instances' click-partitions job, in the same turns (job_leases): once per period among them all.
-  const scheduler = createJobRunner({ leases: createJobLeases(storage.db), log, clock: systemClock });
+  const jobs = createJobRunner({ leases: createJobLeases(storage.db), log, clock: systemClock });
   const maintainPartitions = () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, systemClock.now(), config.clickRetentionMonths, log);
   await maintainPartitions();
-  scheduler.every({ name: 'click-partitions', everyMs: CLICK_PARTITIONS_EVERY_MS, run: maintainPartitions });
+  jobs.every({ name: 'click-partitions', everyMs: CLICK_PARTITIONS_EVERY_MS, run: maintainPartitions });
   // The clicks module's consumer of the stream, writing as an API instance's in-process one does.
   const consumer = startClickWorker({ config, storage, redis: { client: redis, prefix: config.redisKeyPrefix }, log, clock: systemClock });
   log.info({ consumer: consumer.name, prefix: config.redisKeyPrefix, batchSize: config.clickBatchSize }, 'click worker started');
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     bound.unref();
     consumer
       .stop()
-      .then(() => scheduler.stop())
+      .then(() => jobs.stop())
       .then(() => storage.close())
       .then(() => closeRedis(redis))
       .then(() => {
