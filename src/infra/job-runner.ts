@@ -173,8 +173,9 @@ function createRun(
       const result = await job.run();
       const ms = Math.round(performance.now() - t0);
       const ran = { job: job.name, ms, ...(typeof result === 'number' ? { result } : {}) };
-      // A job of every instance (every few seconds) would fill the log: its runs show at debug only.
-      if (job.perInstance) log.debug(ran, 'background job ran');
+      // Runs that found nothing to do (a count of 0) and a job of every instance (every few seconds) would fill the
+      // log: they show at debug only; job_leases says who ran each job last either way.
+      if (job.perInstance || result === 0) log.debug(ran, 'background job ran');
       else log.info(ran, 'background job ran');
     } catch (err) {
       outcome = 'failed';
