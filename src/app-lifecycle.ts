@@ -5,7 +5,10 @@ import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { loadBlockedHosts, type BlockedHosts } from './infra/blocked-hosts-file.js';
 import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
-import { createScheduler } from './infra/scheduler.js';
+import { createJobLeases } from './infra/job-leases.js';
+import { createJobRunner, type JobRunner, type JobRunnerDeps } from './infra/job-runner.js';
+import type { Metrics } from './infra/metrics.js';
+import type { Clock } from './lib/clock.js';
 import { startSqliteLinkChangeFeed } from './infra/sqlite-link-change-feed.js';
 
 /**
@@ -53,36 +56,48 @@ export async function followLinkChanges(
   return storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
 }
 
-/** The modules' background jobs on their schedule, and `app.runJob` to run one now. */
-export function scheduleJobs(app: FastifyInstance, modules: readonly AppModule[]): ReturnType<typeof createScheduler> {
-  const scheduler = createScheduler(app.log);
-  for (const m of modules) for (const job of m.jobs ?? []) scheduler.every(job.name, job.everyMs, job.run);
-  // A job run now rather than at its next tick (a daily re-check that a test or an operator does not wait a day for).
+/** The job runner's timing and name for this instance (tests shorten the lease, or name the instance). */
+export type JobRunnerOptions = Pick<JobRunnerDeps, 'holder' | 'leaseMs' | 'heartbeatMs'>;
+
+/**
+ * The modules' background jobs on their schedule, each in its turn among the instances that share the database
+ * (infra/job-runner.ts); `app.jobs` to try a turn now, and `app.runJob` to run one now, outside any turn.
+ */
+export function scheduleJobs(
+  app: FastifyInstance, modules: readonly AppModule[],
+  deps: { storage: Storage; clock: Clock; metrics: Pick<Metrics, 'recordJobRun'>; options?: JobRunnerOptions },
+): JobRunner {
+  const runner = createJobRunner({
+    ...deps.options, leases: createJobLeases(deps.storage.db), log: app.log, clock: deps.clock,
+    onRun: (job, outcome) => deps.metrics.recordJobRun(job, outcome),
+  });
+  for (const m of modules) for (const job of m.jobs ?? []) runner.every(job);
+  app.decorate('jobs', runner);
+  // A job run now rather than at its next turn (a daily re-check that a test or an operator does not wait a day for).
   const jobs = new Map(modules.flatMap((m) => (m.jobs ?? []).map((j) => [j.name, j.run] as const)));
   app.decorate('runJob', async (name: string) => {
     const run = jobs.get(name);
     if (!run) throw new Error(`no background job ${name}`);
     return run();
   });
-  return scheduler;
+  return runner;
 }
-
 
 /** On close: compilers and jobs first, then the modules in reverse order, what instances share, the link-change follower. */
 export function closeInOrder(app: FastifyInstance, parts: {
   compilers: { stop(): void };
-  scheduler: { stop(): Promise<void> };
+  jobs: { stop(): Promise<void> };
   modules: readonly AppModule[];
   shared: { close(): Promise<void> };
   cacheBus: { close(): Promise<void> | void } | null;
   /** BLOCKED_HOSTS_FILE's watch */
   blockedHosts: { close(): void };
 }): void {
-  const { compilers, scheduler, modules, shared, cacheBus, blockedHosts } = parts;
+  const { compilers, jobs, modules, shared, cacheBus, blockedHosts } = parts;
   app.addHook('onClose', async () => {
     compilers.stop();
     blockedHosts.close();
-    await scheduler.stop();
+    await jobs.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
     for (const m of [...modules].reverse()) await m.close?.();
     await shared.close();

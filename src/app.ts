@@ -2,12 +2,15 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Kysely } from 'kysely';
 import type { AppModule } from './app-module.js';
 import { createCoreModules, createLinkModules } from './app-modules.js';
-import { closeInOrder, ensureFirstAdmin, followLinkChanges, loadBlocklist, scheduleJobs } from './app-lifecycle.js';
+import {
+  closeInOrder, ensureFirstAdmin, followLinkChanges, loadBlocklist, scheduleJobs, type JobRunnerOptions,
+} from './app-lifecycle.js';
 import { fastifyOptions } from './app-options.js';
 import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
 import type { RawHandler } from './infra/http-server.js';
+import type { JobRunner } from './infra/job-runner.js';
 import { connectionLossLogger } from './infra/dependency-faults.js';
 import { createStorageHealth, type StorageHealth } from './infra/storage-health.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
@@ -67,12 +70,16 @@ export interface AppDeps {
    * trust it longer, so that a loaded machine's late heartbeat does not send its visits to the database
    */
   linkChangeFeed?: { heartbeatMs?: number; trustMs?: number };
+  /** the background jobs' lease and heartbeat, and this instance's name among the holders (infra/job-runner.ts) */
+  jobRunner?: JobRunnerOptions;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** runs one of the modules' background jobs now, by name */
     runJob(name: string): Promise<unknown>;
+    /** the modules' background jobs in their turns among the instances (infra/job-runner.ts) */
+    jobs: JobRunner;
     /** Reads BLOCKED_HOSTS_FILE again (server.ts, on SIGHUP); the number of names now blocked. */
     reloadBlockedHosts(): Promise<number>;
   }
@@ -149,9 +156,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
-  const scheduler = scheduleJobs(app, modules);
+  const jobs = scheduleJobs(app, modules, { storage, clock, metrics, options: deps.jobRunner ?? {} });
   blockedHosts.watch();
-  closeInOrder(app, { compilers, scheduler, modules, shared, cacheBus, blockedHosts });
+  closeInOrder(app, { compilers, jobs, modules, shared, cacheBus, blockedHosts });
   return app;
 }
 

@@ -44,7 +44,10 @@ export function createApiKeysModule(deps: {
     apiRoutes: async (api, { basePath, version }) => {
       await api.register(apiKeysRoutes, { apiKeys, basePath, version });
     },
-    jobs: [{ name: 'api-key-last-used', everyMs: LAST_USED_EVERY_MS, run: () => apiKeys.flushLastUsed() }],
+    // The last uses this process remembers: every instance flushes its own.
+    jobs: [{
+      name: 'api-key-last-used', everyMs: LAST_USED_EVERY_MS, run: () => apiKeys.flushLastUsed(), perInstance: true,
+    }],
     close: async () => {
       await apiKeys.flushLastUsed().catch((err: unknown) => deps.log.error({ err }, 'could not record the last use of API keys'));
     },
