@@ -11,8 +11,8 @@ import { createLink } from '../../helpers/factories.js';
 /**
  * SPEC §18: `ferry links disable` runs in another process than the server, on the same database: its change must
  * reach the running server's redirect cache within a second (PostgreSQL: NOTIFY; SQLite, where the server
- * otherwise keeps a link in its cache for good: the outbox, read every 250 ms). The CLI's services are built here as the CLI
- * builds them, on a storage of their own.
+ * otherwise keeps a link in its cache for good: the outbox, read every 250 ms). The CLI's services are built
+ * here as the CLI builds them, on a storage of their own.
  */
 describe.each(engines)('moderation from outside the server on %s', (engine) => {
   let t: TestApp;
