@@ -99,11 +99,13 @@ export interface OutboxCursor {
  * Ids are handed out when a row is written, not when it commits: on PostgreSQL a transaction may commit an id
  * lower than one already read. So an id skipped between two read ones is a hole, looked for again by each read
  * until HOLE_WAIT_MS has passed (a rolled-back transaction's id never comes). SQLite writes one transaction at a
- * time: no holes there.
+ * time: no holes there (`lateCommits: false` looks for none; the gaps it sees are swept rows).
  */
 export async function openOutboxCursor(
-  db: Kysely<Database>, from: 'end' | { after: number }, now: () => number = Date.now,
+  db: Kysely<Database>, from: 'end' | { after: number }, opts: { lateCommits?: boolean; now?: () => number } = {},
 ): Promise<OutboxCursor> {
+  const now = opts.now ?? Date.now;
+  const lookBack = opts.lateCommits === false ? 0 : LOOK_BACK;
   const holes = new Map<number, number>(); // id → when first missed
   let last = 0;
   const addHoles = (fromId: number, toId: number) => {
@@ -113,9 +115,9 @@ export async function openOutboxCursor(
     const max = await db.selectFrom('outbox').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
     last = Number(max?.id ?? 0);
     // The ids just before the end that are not visible yet may belong to transactions still running.
-    const recent = await db.selectFrom('outbox').select('id').where('id', '>', last - LOOK_BACK).execute();
+    const recent = await db.selectFrom('outbox').select('id').where('id', '>', last - lookBack).execute();
     const seen = new Set(recent.map((r) => Number(r.id)));
-    for (let id = Math.max(1, last - LOOK_BACK + 1); id < last; id++) if (!seen.has(id)) holes.set(id, now());
+    for (let id = Math.max(1, last - lookBack + 1); id < last; id++) if (!seen.has(id)) holes.set(id, now());
   } else {
     last = from.after;
   }
@@ -134,7 +136,7 @@ export async function openOutboxCursor(
         if (holes.delete(id)) {
           // filled late
         } else if (id > last) {
-          addHoles(last + 1, id);
+          if (lookBack > 0) addHoles(last + 1, id);
           last = id;
         } else {
           continue;

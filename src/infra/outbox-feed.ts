@@ -184,7 +184,8 @@ const INTERVAL_MS = 250;
  * sees uncommitted rows. Nothing to restart: the consumer starts empty, with the cursor at the end.
  */
 export async function startSqliteOutboxFeed(opts: SqliteOutboxFeedOptions): Promise<{ close(): Promise<void> }> {
-  const cursor = await openOutboxCursor(opts.db, 'end');
+  // One writer at a time: an id is committed before any later one is handed out.
+  const cursor = await openOutboxCursor(opts.db, 'end', { lateCommits: false });
   let failing = false;
   let closed = false;
   let reading: Promise<void> = Promise.resolve();
