@@ -66,7 +66,7 @@ export interface AppDeps {
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
   /**
-   * PostgreSQL's change feed timing (infra/pg-link-cache-bus.ts): a test of something else than the feed may
+   * PostgreSQL's outbox feed timing (infra/outbox-feed.ts): a test of something else than the feed may
    * trust it longer, so that a loaded machine's late heartbeat does not send its visits to the database
    */
   linkChangeFeed?: { heartbeatMs?: number; trustMs?: number };
@@ -130,7 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // In the order their routes are registered and their schemas added; closed in reverse.
   const modules: AppModule[] = [
     core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
-    importsModule,
+    importsModule, core.outboxModule,
   ];
   const cacheBus = await followLinkChanges(app, config, storage, { linksModule, domainsModule }, deps.linkChangeFeed);
   // Read by metrics (depth, dropped) and by tests (flush).

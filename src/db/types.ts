@@ -7,8 +7,9 @@ import type { DomainsTable, RetiredDomainCodesTable } from './types/domains.js';
 import type { IdempotencyKeysTable } from './types/idempotency.js';
 import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSourcesTable } from './types/imports.js';
 import type { JobLeasesTable } from './types/jobs.js';
-import type { LinkChangesTable, LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
+import type { LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
 import type { OrdersTable } from './types/orders.js';
+import type { OutboxTable } from './types/outbox.js';
 import type { RevokedTokensTable, TokensTable } from './types/tokens.js';
 import type { UsersTable } from './types/users.js';
 
@@ -41,8 +42,8 @@ export interface Database {
   import_items: ImportItemsTable;
   import_links: ImportLinksTable;
   import_sources: ImportSourcesTable;
-  link_changes: LinkChangesTable;
   job_leases: JobLeasesTable;
+  outbox: OutboxTable;
 }
 
 export type * from './types/api-keys.js';

@@ -62,7 +62,7 @@ export const importCommand: CommandModule = (program, cli) => {
         dryRun: opts.dryRun, onConflict: opts.onConflict, domainMap: domainMapOf(opts.domainMap),
         csv: opts.file !== undefined ? createReadStream(opts.file) : undefined,
       };
-      const storage = createStorage(config, { visitor: true });
+      const storage = createStorage(config);
       const stop = new AbortController();
       // The first Ctrl-C stops after the batch being written (its transaction commits or never began); a
       // second one ends the process at once, which loses nothing committed either.

@@ -16,3 +16,4 @@ export { createLinkImports, linkImportsFor, type LinkImports, type NewImportedLi
 export type { CheckedLink, ImportedLink, ImportedLinkCheck, ImportErrorCode, ImportFailure, ImportNote } from './imported-link-rules.js';
 export type { DomainCode } from './link-batch.repository.js';
 export { createLinkModeration, openLinkModeration, BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';
+export { forgetChangedLinks } from './link-cache-events.js';
