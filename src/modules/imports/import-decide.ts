@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/types.js';
 import type { CheckedLink, DomainCode } from '../links/index.js';
-import { countResults, notesMessage, type ItemResult, type PendingItem, type PriorImport } from './import-batch.js';
+import { countResults, notesMessage, type ItemResult, type JobCounts, type PendingItem, type PriorImport } from './import-batch.js';
 import type { RunDeps, RunEnd, RunOptions } from './import-context.js';
 import type { ImportDomain } from './import-domains.js';
 import type { ItemPlan } from './import-plan.js';
@@ -21,6 +21,8 @@ export interface DecidedBatch {
   /** the names the batch created (for this instance's cache, once committed) */
   created: DomainCode[];
   stop: RunEnd | null;
+  /** the counts of a batch that needed no transaction (every item imported before), for the next one to write */
+  carried?: JobCounts;
 }
 
 /** Every name an item's link claims on its domain: its own code (when it fits short_code) and its aliases. */
@@ -88,6 +90,7 @@ async function decide(tx: Tx, batch: readonly PendingItem[], options: RunOptions
  * last run to the link's click count here.
  */
 export async function writeLinks(batch: PendingItem[], options: RunOptions, deps: RunDeps): Promise<DecidedBatch> {
+  if (batch.every(importedBefore)) return knownBatch(batch);
   const { repo, links, clock } = deps;
   return repo.transaction(async (tx) => {
     const { results, toCreate, unchanged, domainId } = await decide(tx, batch, options, deps);
@@ -124,6 +127,19 @@ export async function writeLinks(batch: PendingItem[], options: RunOptions, deps
     if (!options.dryRun) await addCountedVisits(tx, unchanged, options, deps);
     return { targets, created, stop: null };
   });
+}
+
+/** An item imported before that has visit records (a source that only counts them, Kutt, adds to its link). */
+const importedBefore = (p: PendingItem) => p.plan === null && p.item?.visits !== null;
+
+/**
+ * A batch of items imported before: their links exist and nothing of theirs is written, so no transaction is
+ * opened (a re-run of a large source would otherwise commit one per batch); its counts go with the next write.
+ */
+function knownBatch(batch: readonly PendingItem[]): DecidedBatch {
+  const targets = new Map<number, VisitTarget>(batch.map((p) => [p.seq, { linkId: p.prior!.linkId, shortCode: p.prior!.shortCode, outcome: 'unchanged' }]));
+  const carried = countResults(batch.map((p) => ({ seq: p.seq, ref: p.ref, outcome: 'unchanged', shortCode: p.prior!.shortCode, message: null, errorCode: null })));
+  return { targets, created: [], stop: null, carried };
 }
 
 /** A re-run of a source that only counts visits: the count's growth since the last run goes to the link. */

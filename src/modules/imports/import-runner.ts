@@ -34,6 +34,11 @@ export async function runImport(entries: AsyncIterable<SourceEntry>, options: Ru
   let pendingVisits = 0;
   let seq = 0;
   const aborted = () => options.signal?.aborted === true;
+  /** A stop lands between transactions: the visits read so far are written, and the run ends. */
+  const stopped = async (): Promise<RunEnd> => {
+    await visits.flush();
+    return stoppedBy(options.signal!);
+  };
   const flush = async (): Promise<RunEnd | null> => {
     const batch = pending;
     pending = [];
@@ -43,7 +48,7 @@ export async function runImport(entries: AsyncIterable<SourceEntry>, options: Ru
   try {
     const priors = await knownPriors(options, deps);
     for await (const entry of entries) {
-      if (aborted()) return stoppedBy(options.signal!);
+      if (aborted()) return await stopped();
       seq += 1;
       const p = await readPending(entry, seq, { options, deps, priors }, BATCH_VISITS - pendingVisits);
       pending.push(p);
@@ -51,13 +56,16 @@ export async function runImport(entries: AsyncIterable<SourceEntry>, options: Ru
       if (p.more !== null || pending.length >= batchItems || pendingVisits >= BATCH_VISITS) {
         const stop = await flush();
         if (stop) return stop;
-        if (aborted()) return stoppedBy(options.signal!);
+        if (aborted()) return await stopped();
       }
     }
-    if (aborted()) return stoppedBy(options.signal!);
-    return (await flush()) ?? { state: 'done' };
+    if (aborted()) return await stopped();
+    const end = (await flush()) ?? { state: 'done' };
+    await visits.flush();
+    return end;
   } catch (error) {
-    if (aborted()) return stoppedBy(options.signal!);
+    // A stop aborts the source's request in flight: what was read before it is still written.
+    if (aborted()) return await stopped().catch(() => stoppedBy(options.signal!));
     return { state: 'failed', error: (error as Error).message };
   }
 }
@@ -122,8 +130,12 @@ async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDe
   const decided = await writeLinks(batch, options, deps);
   deps.links.committed(decided.created);
   progressed({});
-  if (decided.stop) return decided.stop;
-  await pause();
+  if (decided.stop) {
+    await visits.flush(); // the earlier batches' visits, held for a whole chunk
+    return decided.stop;
+  }
+  if (decided.carried) await visits.carry(decided.carried);
+  else await pause();
   const written = new Map<number, number>();
   for (const p of batch) {
     const target = decided.targets.get(p.seq);
@@ -140,17 +152,28 @@ async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDe
     }
     written.set(p.seq, n);
   }
-  await visits.flush();
-  if (options.signal?.aborted) return stoppedBy(options.signal);
-  await raiseCounts(batch, decided.targets, written, options, deps);
+  // Visits wait in the writer for a whole chunk, across batches (a re-run's few new visits are spread over many
+  // items); they are written first when a source's own count must be raised above them.
+  if (options.signal?.aborted) {
+    await visits.flush();
+    return stoppedBy(options.signal);
+  }
+  const short = shortOfCount(batch, decided.targets, written, options);
+  if (short.length) {
+    await visits.flush();
+    await raiseCounts(short, decided.targets, deps);
+  }
   return null;
 }
 
-/** A source's own count beyond the visit records it gave (YOURLS's `clicks`) becomes the link's click count. */
-async function raiseCounts(batch: readonly PendingItem[], targets: ReadonlyMap<number, VisitTarget>, written: ReadonlyMap<number, number>, options: RunOptions, deps: RunDeps) {
-  if (options.dryRun) return;
-  const short = batch.filter((p) => p.item?.visits != null && targets.has(p.seq) && (p.item.visitCount ?? 0) > (p.prior?.visits ?? 0) + (written.get(p.seq) ?? 0));
-  if (short.length === 0) return;
+/** The items whose source counts more visits (YOURLS's `clicks`) than the records it gave. */
+function shortOfCount(batch: readonly PendingItem[], targets: ReadonlyMap<number, VisitTarget>, written: ReadonlyMap<number, number>, options: RunOptions): PendingItem[] {
+  if (options.dryRun) return [];
+  return batch.filter((p) => p.item?.visits != null && targets.has(p.seq) && (p.item.visitCount ?? 0) > (p.prior?.visits ?? 0) + (written.get(p.seq) ?? 0));
+}
+
+/** A source's own count beyond the visit records it gave becomes the link's click count. */
+async function raiseCounts(short: readonly PendingItem[], targets: ReadonlyMap<number, VisitTarget>, deps: RunDeps) {
   await deps.repo.transaction(async (tx) => {
     for (const p of short) await deps.links.raiseClickCount(tx, targets.get(p.seq)!.linkId, p.item!.visitCount!);
   });

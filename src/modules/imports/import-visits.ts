@@ -1,10 +1,13 @@
 import type { ClickEvent } from '../clicks/index.js';
 import { EARLIEST_INSTANT, LATEST_INSTANT } from '../../lib/instant.js';
-import type { JobCounts, PendingItem } from './import-batch.js';
+import { addCounts, emptyCounts, type JobCounts, type PendingItem } from './import-batch.js';
 import type { VisitTarget } from './import-decide.js';
 import { pause, SERVER_PACE, type RunDeps, type RunOptions } from './import-context.js';
 import type { ImportVisit } from './import-item.js';
 import type { VisitProgress } from './imports.repository.js';
+
+/** Items whose counts a writer carries before it writes them without a chunk of visits. */
+const CARRIED_ITEMS = 5_000;
 
 /** A visit's text as a live visit's would be (an HTTP header holds no control character), clipped the same way. */
 const clip = (v: string | null, max: number) => (v === null ? null : (v.length > max ? v.slice(0, max) : v).replace(/\p{Cc}/gu, ' '));
@@ -25,6 +28,9 @@ export class VisitWriter {
   private events: ClickEvent[] = [];
   private progress = new Map<number, VisitProgress>();
   private skipped = 0;
+  /** the counts of batches that wrote nothing of their own (items imported before), for the next transaction */
+  private carried = emptyCounts();
+  private carriedItems = 0;
   private readonly size: number;
 
   constructor(private readonly options: RunOptions, private readonly deps: RunDeps, private readonly onWritten: (counts: Partial<JobCounts>) => void) {
@@ -45,21 +51,34 @@ export class VisitWriter {
     if (this.events.length + this.skipped >= this.size) await this.flush();
   }
 
+  /**
+   * The counts of a batch that needed no transaction of its own (every item imported before): written with the
+   * next chunk, or once they stand for CARRIED_ITEMS items, so that a re-run's progress still moves.
+   */
+  async carry(counts: Partial<JobCounts>): Promise<void> {
+    addCounts(this.carried, counts);
+    this.carriedItems += counts.items ?? 0;
+    if (this.carriedItems >= CARRIED_ITEMS) await this.flush();
+  }
+
   /** Writes what is held, in one transaction, then lets other work run. */
   async flush(): Promise<void> {
-    if (this.progress.size === 0) return;
-    const [events, progress, skipped] = [this.events, [...this.progress.values()], this.skipped];
+    if (this.progress.size === 0 && this.carriedItems === 0) return;
+    const [events, progress, skipped, carried] = [this.events, [...this.progress.values()], this.skipped, this.carried];
     this.events = [];
     this.progress = new Map();
     this.skipped = 0;
+    this.carried = emptyCounts();
+    this.carriedItems = 0;
     const counts = { visits: events.length, visitsSkipped: skipped };
     const { repo, writeVisits, clock } = this.deps;
     await repo.transaction(async (tx) => {
       if (!this.options.dryRun) {
         if (events.length) await writeVisits(tx, events);
-        await repo.advanceVisits(tx, this.options.sourceKey, this.options.jobId, progress);
+        if (progress.length) await repo.advanceVisits(tx, this.options.sourceKey, this.options.jobId, progress);
       }
-      await repo.addCounts(tx, this.options.jobId, counts, clock.now());
+      addCounts(carried, counts);
+      await repo.addCounts(tx, this.options.jobId, carried, clock.now());
     });
     if (events.length && !this.options.dryRun) this.deps.visitsWritten?.();
     this.onWritten(counts);
