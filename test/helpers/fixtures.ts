@@ -44,22 +44,32 @@ function filledLater<T extends object>(what: string, get: () => T | undefined): 
  * A test that restarts or replaces the app keeps calling createTestApp itself.
  */
 export function useTestApp(engine: Engine, opts: TestAppOptions = {}): TestApp {
-  let app: TestApp | undefined;
-  beforeAll(async () => {
-    app = await createTestApp(engine, opts);
-  });
-  afterAll(async () => app?.close());
-  return filledLater('useTestApp', () => app);
+  return useBeforeAll('useTestApp', () => createTestApp(engine, opts), (t) => t.close());
 }
 
 /**
- * A user of the block's app (see useTestApp), signed up and logged in by a beforeAll with
- * `createUser(t, opts)`: active and of role user unless `opts` says otherwise. Register it after useTestApp.
+ * The same for any fixture a block starts once and closes at its end (e.g. the domains' app with its DNS server,
+ * test/modules/domains/domains.helpers.ts): `create` runs in a beforeAll, `close` in an afterAll, and the
+ * returned stand-in is the created value once the beforeAll has run.
  */
-export function useUser(t: TestApp, opts: Parameters<typeof createUser>[1] = {}): CreatedUser {
-  let user: CreatedUser | undefined;
+export function useBeforeAll<T extends object>(
+  what: string,
+  create: () => Promise<T>,
+  close?: (value: T) => Promise<void>,
+): T {
+  let value: T | undefined;
   beforeAll(async () => {
-    user = await createUser(t, opts);
+    value = await create();
   });
-  return filledLater('useUser', () => user);
+  if (close) afterAll(async () => (value === undefined ? undefined : close(value)));
+  return filledLater(what, () => value);
+}
+
+/**
+ * A user of the block's app (see useTestApp; or of a fixture holding it as `t`), signed up and logged in by a
+ * beforeAll with `createUser(t, opts)`: active and of role user unless `opts` says otherwise. Register it after
+ * the app.
+ */
+export function useUser(app: TestApp | { t: TestApp }, opts: Parameters<typeof createUser>[1] = {}): CreatedUser {
+  return useBeforeAll('useUser', () => createUser('t' in app ? app.t : app, opts));
 }
