@@ -4,9 +4,12 @@ import type { createCoreModules, createLinkModules } from './app-modules.js';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { loadBlockedHosts, type BlockedHosts } from './infra/blocked-hosts-file.js';
-import { createPgLinkCacheBus } from './infra/pg-link-cache-bus.js';
-import { createScheduler } from './infra/scheduler.js';
-import { startSqliteLinkChangeFeed } from './infra/sqlite-link-change-feed.js';
+import { createJobLeases } from './infra/job-leases.js';
+import { createJobRunner, type JobRunner, type JobRunnerDeps } from './infra/job-runner.js';
+import type { Metrics } from './infra/metrics.js';
+import { createPgOutboxFeed, startSqliteOutboxFeed, type OutboxFeedConsumer } from './infra/outbox-feed.js';
+import type { Clock } from './lib/clock.js';
+import { forgetChangedLinks } from './modules/links/index.js';
 
 /**
  * What buildApp (app.ts) starts beside its routes, and closes: the blocked hosts list, the first admin, the
@@ -38,51 +41,84 @@ export async function ensureFirstAdmin(app: FastifyInstance, config: Config, cor
 }
 
 /**
- * On PostgreSQL other instances may change links and domains: their changes reach this instance over
- * LISTEN/NOTIFY. On the embedded engine the CLI may change links beside this server: its changes reach the
- * cache through link_changes.
+ * The outbox's first consumer (db/outbox.ts): the redirect cache and the domain registry follow the changes of
+ * links and domains that other instances (PostgreSQL) or a CLI beside the server (either engine) commit. This
+ * instance's own changes are applied by itself as it makes them.
  */
-export async function followLinkChanges(
-  app: FastifyInstance, config: Config, storage: Storage,
-  { linksModule, domainsModule }: Pick<LinkModules, 'linksModule' | 'domainsModule'>,
-  timing: { heartbeatMs?: number; trustMs?: number } = {},
-): Promise<{ close(): Promise<void> | void } | null> {
-  if (config.databaseUrl) {
-    return createPgLinkCacheBus({ connectionString: config.databaseUrl, origin: linksModule.changeOrigin, cache: linksModule.cache, domains: domainsModule.domains, log: app.log, ...timing });
-  }
-  return storage.sqlite ? startSqliteLinkChangeFeed({ sqlite: storage.sqlite, cache: linksModule.cache, log: app.log }) : null;
+function cacheConsumer(
+  app: FastifyInstance, { linksModule, domainsModule }: Pick<LinkModules, 'linksModule' | 'domainsModule'>,
+): OutboxFeedConsumer {
+  const { cache } = linksModule;
+  const { domains } = domainsModule;
+  return {
+    apply({ event }) {
+      if (!event.type.startsWith('domain.')) return forgetChangedLinks(cache, event);
+      const id = (event.data as { domain_id: number }).domain_id;
+      // A failed reload is not fatal: the next restart of the feed reloads every domain.
+      void domains.reload(id)
+        .catch((err: unknown) => app.log.warn({ err, domain: id }, 'could not reload a changed domain'));
+    },
+    async restart() {
+      cache.clear(); // whatever changed before the feed (re)started was not heard
+      await domains.reloadAll();
+    },
+    gate: (isTrusted) => cache.gate(isTrusted),
+  };
 }
 
-/** The modules' background jobs on their schedule, and `app.runJob` to run one now. */
-export function scheduleJobs(app: FastifyInstance, modules: readonly AppModule[]): ReturnType<typeof createScheduler> {
-  const scheduler = createScheduler(app.log);
-  for (const m of modules) for (const job of m.jobs ?? []) scheduler.every(job.name, job.everyMs, job.run);
-  // A job run now rather than at its next tick (a daily re-check that a test or an operator does not wait a day for).
+/** The outbox's feed: LISTEN/NOTIFY as its wake-up on PostgreSQL, a read every 250 ms on the embedded engine. */
+export async function followLinkChanges(
+  app: FastifyInstance, config: Config, storage: Storage, modules: Pick<LinkModules, 'linksModule' | 'domainsModule'>,
+  timing: { heartbeatMs?: number; trustMs?: number } = {},
+): Promise<{ close(): Promise<void> | void }> {
+  const origin = modules.linksModule.changeOrigin;
+  const feed = { db: storage.db, origin, consumer: cacheConsumer(app, modules), log: app.log };
+  if (config.databaseUrl) return createPgOutboxFeed({ ...feed, connectionString: config.databaseUrl, ...timing });
+  return startSqliteOutboxFeed(feed);
+}
+
+/** The job runner's timing and name for this instance (tests shorten the lease, or name the instance). */
+export type JobRunnerOptions = Pick<JobRunnerDeps, 'holder' | 'leaseMs' | 'heartbeatMs'>;
+
+/**
+ * The modules' background jobs on their schedule, each in its turn among the instances that share the database
+ * (infra/job-runner.ts); `app.jobs` to try a turn now, and `app.runJob` to run one now, outside any turn.
+ */
+export function scheduleJobs(
+  app: FastifyInstance, modules: readonly AppModule[],
+  deps: { storage: Storage; clock: Clock; metrics: Pick<Metrics, 'recordJobRun'>; options?: JobRunnerOptions },
+): JobRunner {
+  const runner = createJobRunner({
+    ...deps.options, leases: createJobLeases(deps.storage.db), log: app.log, clock: deps.clock,
+    onRun: (job, outcome) => deps.metrics.recordJobRun(job, outcome),
+  });
+  for (const m of modules) for (const job of m.jobs ?? []) runner.every(job);
+  app.decorate('jobs', runner);
+  // A job run now rather than at its next turn (a daily re-check that a test or an operator does not wait a day for).
   const jobs = new Map(modules.flatMap((m) => (m.jobs ?? []).map((j) => [j.name, j.run] as const)));
   app.decorate('runJob', async (name: string) => {
     const run = jobs.get(name);
     if (!run) throw new Error(`no background job ${name}`);
     return run();
   });
-  return scheduler;
+  return runner;
 }
-
 
 /** On close: compilers and jobs first, then the modules in reverse order, what instances share, the link-change follower. */
 export function closeInOrder(app: FastifyInstance, parts: {
   compilers: { stop(): void };
-  scheduler: { stop(): Promise<void> };
+  jobs: { stop(): Promise<void> };
   modules: readonly AppModule[];
   shared: { close(): Promise<void> };
   cacheBus: { close(): Promise<void> | void } | null;
   /** BLOCKED_HOSTS_FILE's watch */
   blockedHosts: { close(): void };
 }): void {
-  const { compilers, scheduler, modules, shared, cacheBus, blockedHosts } = parts;
+  const { compilers, jobs, modules, shared, cacheBus, blockedHosts } = parts;
   app.addHook('onClose', async () => {
     compilers.stop();
     blockedHosts.close();
-    await scheduler.stop();
+    await jobs.stop();
     // After in-flight requests, before the caller closes the database: no queued click is lost (clicks).
     for (const m of [...modules].reverse()) await m.close?.();
     await shared.close();

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { PeriodicJob } from './infra/job-runner.js';
 import type { ApiVersion } from './plugins/versioning.js';
 
 /**
@@ -12,8 +13,11 @@ export interface AppModule {
   schemas: readonly TSchema[];
   /** its JSON routes, registered inside each /api/v{n} context */
   apiRoutes?: FastifyPluginAsync<{ basePath: string; version: ApiVersion }>;
-  /** its background jobs (infra/scheduler.ts: one run at a time, errors logged) */
-  jobs?: ReadonlyArray<{ name: string; everyMs: number; run: () => Promise<unknown> }>;
+  /**
+   * its background jobs (infra/job-runner.ts: once per period among the instances, one run at a time, errors
+   * logged; `perInstance` for a job whose work is the process's own)
+   */
+  jobs?: readonly PeriodicJob[];
   /** after in-flight requests and the jobs have stopped, before the database closes; in reverse module order */
   close?: () => Promise<void>;
 }

@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
 import { deploymentPaginator } from './lib/pagination.js';
-import { createApiKeysModule } from './modules/api-keys/api-keys.module.js';
+import { createApiKeysModule } from './modules/api-keys/index.js';
 import { createClickIngest, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt } from './modules/clicks/index.js';
 import { createIdempotencyModule } from './modules/idempotency/index.js';
 import { createInstanceModule } from './modules/instance/index.js';
@@ -16,9 +16,9 @@ import type { HostBlocklist } from './lib/host-blocklist.js';
 import { createDomainsModule } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
 import { createHashLanes } from './infra/hash-lanes.js';
-import { createOrdersModule } from './modules/orders/orders.module.js';
-import { createJwt } from './modules/tokens/jwt.js';
-import { createTokensModule } from './modules/tokens/tokens.module.js';
+import { createOrdersModule } from './modules/orders/index.js';
+import { createOutboxModule } from './modules/outbox/index.js';
+import { createJwt, createTokensModule } from './modules/tokens/index.js';
 import { createUsersModule } from './modules/users/index.js';
 import type { SharedState } from './shared-state.js';
 
@@ -31,7 +31,7 @@ export interface ModuleDeps {
   log: FastifyBaseLogger;
 }
 
-/** Accounts, tokens, API keys, orders and idempotency: what the links and clicks are built on. */
+/** Accounts, tokens, API keys, orders, idempotency and the outbox's upkeep: what the links and clicks are built on. */
 export function createCoreModules({ config, storage, shared, clock, jwtSecret, log }: ModuleDeps) {
   const paginator = deploymentPaginator(jwtSecret);
   const jwt = createJwt(jwtSecret, clock);
@@ -40,11 +40,17 @@ export function createCoreModules({ config, storage, shared, clock, jwtSecret, l
   const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, hashLanes, registration: config.registration });
   const { repository: usersRepo, passwords } = usersModule;
   const tokensModule = createTokensModule({ db: storage.db, users: usersRepo, passwords, denyList: shared.denyList, jwt, clock, ttlSeconds: config.tokenTtlSeconds });
-  const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersRepo, jwtSecret, clock, paginator, log });
+  const apiKeysModule = createApiKeysModule({
+    db: storage.db, dialect: storage.dialect, users: usersRepo, jwtSecret, clock, paginator, log,
+  });
   const ordersModule = createOrdersModule({ db: storage.db, users: usersRepo, clock, paginator });
   const idempotencyModule = createIdempotencyModule({ db: storage.db, clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs });
   const instanceModule = createInstanceModule({ config, users: usersRepo });
-  return { paginator, jwt, hashLanes, usersModule, tokensModule, apiKeysModule, ordersModule, idempotencyModule, instanceModule };
+  const outboxModule = createOutboxModule({ db: storage.db, clock });
+  return {
+    paginator, jwt, hashLanes, usersModule, tokensModule, apiKeysModule, ordersModule, idempotencyModule,
+    instanceModule, outboxModule,
+  };
 }
 
 export interface LinkModuleDeps extends ModuleDeps {
@@ -65,7 +71,7 @@ export async function createLinkModules(deps: LinkModuleDeps) {
   // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
   // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).
   const geoip = await openGeoipDatabase(config.geoipDatabase);
-  // This instance's name in the change messages of links and domains (infra/pg-link-cache-bus.ts).
+  // This instance's name in the outbox's events of links and domains (db/outbox.ts, infra/outbox-feed.ts).
   const changeOrigin = randomBytes(8).toString('hex');
   const domainsModule = await createDomainsModule({
     db: storage.db, dialect: storage.dialect, users: usersRepo, clock, paginator, changeOrigin, blockedHosts,

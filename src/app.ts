@@ -2,27 +2,28 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Kysely } from 'kysely';
 import type { AppModule } from './app-module.js';
 import { createCoreModules, createLinkModules } from './app-modules.js';
-import { closeInOrder, ensureFirstAdmin, followLinkChanges, loadBlocklist, scheduleJobs } from './app-lifecycle.js';
+import {
+  closeInOrder, ensureFirstAdmin, followLinkChanges, loadBlocklist, scheduleJobs, type JobRunnerOptions,
+} from './app-lifecycle.js';
 import { fastifyOptions } from './app-options.js';
 import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
 import type { RawHandler } from './infra/http-server.js';
+import type { JobRunner } from './infra/job-runner.js';
 import { connectionLossLogger } from './infra/dependency-faults.js';
 import { createStorageHealth, type StorageHealth } from './infra/storage-health.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
 import type { Redis } from './infra/redis.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { sharedSchemas } from './lib/common.schemas.js';
-import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
-import { defaultWebDir, findWebAssets } from './modules/dashboard/web-assets.js';
-import { healthRoutes } from './modules/health/health.routes.js';
-import { healthSchemas } from './modules/health/health.schemas.js';
-import { databaseCheck, type ReadinessCheck } from './modules/health/readiness.js';
+import type { ReadinessCheck } from './lib/readiness-check.js';
+import { dashboardRoutes, defaultWebDir, findWebAssets } from './modules/dashboard/index.js';
+import { databaseCheck, healthRoutes, healthSchemas } from './modules/health/index.js';
 import type { IdempotencyService } from './modules/idempotency/index.js';
 import type { LinksModule } from './modules/links/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS } from './modules/imports/index.js';
-import { loadJwtSecret } from './modules/tokens/secret.js';
+import { loadJwtSecret } from './modules/tokens/index.js';
 import authPlugin, { type Authenticators } from './plugins/auth.js';
 import conditionalPlugin from './plugins/conditional.js';
 import contentTypePlugin from './plugins/content-type.js';
@@ -65,16 +66,20 @@ export interface AppDeps {
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
   /**
-   * PostgreSQL's change feed timing (infra/pg-link-cache-bus.ts): a test of something else than the feed may
+   * PostgreSQL's outbox feed timing (infra/outbox-feed.ts): a test of something else than the feed may
    * trust it longer, so that a loaded machine's late heartbeat does not send its visits to the database
    */
   linkChangeFeed?: { heartbeatMs?: number; trustMs?: number };
+  /** the background jobs' lease and heartbeat, and this instance's name among the holders (infra/job-runner.ts) */
+  jobRunner?: JobRunnerOptions;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** runs one of the modules' background jobs now, by name */
     runJob(name: string): Promise<unknown>;
+    /** the modules' background jobs in their turns among the instances (infra/job-runner.ts) */
+    jobs: JobRunner;
     /** Reads BLOCKED_HOSTS_FILE again (server.ts, on SIGHUP); the number of names now blocked. */
     reloadBlockedHosts(): Promise<number>;
   }
@@ -125,7 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // In the order their routes are registered and their schemas added; closed in reverse.
   const modules: AppModule[] = [
     core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
-    importsModule,
+    importsModule, core.outboxModule,
   ];
   const cacheBus = await followLinkChanges(app, config, storage, { linksModule, domainsModule }, deps.linkChangeFeed);
   // Read by metrics (depth, dropped) and by tests (flush).
@@ -151,9 +156,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
-  const scheduler = scheduleJobs(app, modules);
+  const jobs = scheduleJobs(app, modules, { storage, clock, metrics, options: deps.jobRunner ?? {} });
   blockedHosts.watch();
-  closeInOrder(app, { compilers, scheduler, modules, shared, cacheBus, blockedHosts });
+  closeInOrder(app, { compilers, jobs, modules, shared, cacheBus, blockedHosts });
   return app;
 }
 

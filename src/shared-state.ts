@@ -5,9 +5,9 @@ import { createMemoryAttemptLimiter, createRedisAttemptLimiter, type AttemptLimi
 import { closeRedis, logRedisConnection, whenRedisReady, type Redis } from './infra/redis.js';
 import { RedisTurn } from './infra/redis-turn.js';
 import type { Clock } from './lib/clock.js';
-import { redisReadiness, type ReadinessCheck } from './modules/health/readiness.js';
-import { createRedisDenyList } from './modules/tokens/redis-deny-list.js';
-import { createSqlDenyList, type TokenDenyList } from './modules/tokens/tokens.repository.js';
+import type { ReadinessCheck } from './lib/readiness-check.js';
+import { redisReadiness } from './modules/health/index.js';
+import { createRedisDenyList, createSqlDenyList, type TokenDenyList } from './modules/tokens/index.js';
 import type { RateLimitStore } from './plugins/rate-limit.js';
 import { LocalIpLimiter, SharedIpLimiter, type RedirectLimiter } from './plugins/redirect-limit.js';
 

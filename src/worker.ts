@@ -6,7 +6,8 @@ import { createStorage } from './db/database.js';
 import { migrateToLatest } from './db/migrator.js';
 import { connectionLossLogger } from './infra/dependency-faults.js';
 import { closeRedis, createRedis, logRedisConnection, whenRedisReady } from './infra/redis.js';
-import { createScheduler } from './infra/scheduler.js';
+import { createJobLeases } from './infra/job-leases.js';
+import { createJobRunner } from './infra/job-runner.js';
 import { systemClock } from './lib/clock.js';
 import { startClickWorker } from './modules/clicks/index.js';
 
@@ -51,10 +52,11 @@ async function main(): Promise<void> {
   logRedisConnection(redis, log, 'click-consumer');
   if (!(await whenRedisReady(redis))) log.warn('redis is not reachable yet; the worker retries until it is');
 
-  const scheduler = createScheduler(log);
+  // The API instances' click-partitions job, in the same turns (job_leases): once per period among them all.
+  const jobs = createJobRunner({ leases: createJobLeases(storage.db), log, clock: systemClock });
   const maintainPartitions = () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, systemClock.now(), config.clickRetentionMonths, log);
   await maintainPartitions();
-  scheduler.every('click-partitions', CLICK_PARTITIONS_EVERY_MS, maintainPartitions);
+  jobs.every({ name: 'click-partitions', everyMs: CLICK_PARTITIONS_EVERY_MS, run: maintainPartitions });
   // The clicks module's consumer of the stream, writing as an API instance's in-process one does.
   const consumer = startClickWorker({ config, storage, redis: { client: redis, prefix: config.redisKeyPrefix }, log, clock: systemClock });
   log.info({ consumer: consumer.name, prefix: config.redisKeyPrefix, batchSize: config.clickBatchSize }, 'click worker started');
@@ -74,7 +76,7 @@ async function main(): Promise<void> {
     bound.unref();
     consumer
       .stop()
-      .then(() => scheduler.stop())
+      .then(() => jobs.stop())
       .then(() => storage.close())
       .then(() => closeRedis(redis))
       .then(() => {

@@ -1,5 +1,5 @@
 import { usageError } from './cli-error.js';
-import type { CommandContext } from './program.js';
+import type { CommandContext } from './command.js';
 
 /**
  * A new password for an account: asked for twice, without echo, at a terminal; otherwise the first line of

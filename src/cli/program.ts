@@ -1,32 +1,11 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { AppError } from '../lib/app-error.js';
 import { CliError, EXIT, usageError, type ExitStatus } from './cli-error.js';
 import { commandModules } from './commands/index.js';
-import { createOutput, type Output, type OutputStreams } from './output.js';
+import type { Cli, CommandContext } from './command.js';
+import { createOutput, type OutputStreams } from './output.js';
 import { openServices, type CliServices } from './services.js';
-
-/** What a command's action is given besides its arguments. */
-export interface CommandContext {
-  out: Output;
-  /** the configuration, read from the environment as the server reads it */
-  config: Config;
-  /** the database and the services, opened (and migrated) on first use and closed when the command ends */
-  services(): Promise<CliServices>;
-  /** where passwords are read from when it is not a terminal */
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
-}
-
-/** Turns a command's function into a commander action: context, exit status, resources closed. */
-export interface Cli {
-  action<A extends unknown[]>(run: (ctx: CommandContext, ...args: A) => Promise<void>): (...args: A) => Promise<void>;
-}
-
-/**
- * A command module: adds its command (with its subcommands, options and help) to the program. The list of
- * modules is commands/index.ts; a new command is a file there and one line in that list.
- */
-export type CommandModule = (program: Command, cli: Cli) => void;
 
 export interface CliEnvironment extends OutputStreams {
   argv: readonly string[];

@@ -6,11 +6,11 @@ import { migrateToLatest } from '../db/migrator.js';
 import type { Caller } from '../lib/caller.js';
 import { systemClock } from '../lib/clock.js';
 import { deploymentPaginator } from '../lib/pagination.js';
-import { createApiKeysModule } from '../modules/api-keys/api-keys.module.js';
+import { createApiKeysModule } from '../modules/api-keys/index.js';
 import { loadBlockedHosts, type BlockedHosts } from '../infra/blocked-hosts-file.js';
 import { clearBlockedFallbacks } from '../modules/domains/index.js';
 import { openLinkModeration, type LinkModeration } from '../modules/links/index.js';
-import { loadJwtSecret } from '../modules/tokens/secret.js';
+import { loadJwtSecret } from '../modules/tokens/index.js';
 import { createUsersModule } from '../modules/users/index.js';
 
 /**
@@ -50,7 +50,7 @@ export function warningsLogger(warn: (line: string) => void): FastifyBaseLogger 
 
 /** Opens the configured database, brings its schema up to date (as a server start does) and builds the services. */
 export async function openServices(config: Config, warn: (line: string) => void): Promise<CliServices> {
-  const storage = createStorage(config, { visitor: true });
+  const storage = createStorage(config);
   try {
     await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
   } catch (err) {
@@ -62,7 +62,9 @@ export async function openServices(config: Config, warn: (line: string) => void)
   const clock = systemClock;
   const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, registration: config.registration });
   const log = warningsLogger(warn);
-  const apiKeysModule = createApiKeysModule({ db: storage.db, users: usersModule.repository, jwtSecret, clock, paginator, log });
+  const apiKeysModule = createApiKeysModule({
+    db: storage.db, dialect: storage.dialect, users: usersModule.repository, jwtSecret, clock, paginator, log,
+  });
   let moderation: Promise<LinkModeration> | null = null;
   let blocked: Promise<BlockedHosts> | null = null;
   const blockedHosts = () => (blocked ??= loadBlockedHosts(config.blockedHostsFile, log));

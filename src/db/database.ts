@@ -146,10 +146,10 @@ class ClientWithConnectTimeout extends pg.Client {
 }
 
 /**
- * `visitor`: this process is a tool beside the server that holds the embedded database (the CLI): its link
- * changes are announced in `link_changes` for that server's redirect cache (db/dialect.ts `notify`).
+ * The database of DATABASE_URL, or else DATA_DIR's embedded one. A tool beside the server (the CLI) opens it
+ * the same way: its changes reach the server's caches through the outbox (db/outbox.ts).
  */
-export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>, opts: { visitor?: boolean } = {}): Storage {
+export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>): Storage {
   if (config.databaseUrl) {
     // The connect timeout is the client's own, not the pool's: pg-pool applies its connectionTimeoutMillis to a
     // wait for a busy pool as well, which turned a burst of requests queued behind DB_POOL_MAX healthy
@@ -179,5 +179,8 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
     await checkpointer.stop();
     await db.destroy(); // the last connection to close folds the remaining log into the database file
   };
-  return { db, dialect: createDialect('sqlite', opts), sqlite, pool: null, connections: () => SQLITE_CONNECTIONS, onConnectionError: () => undefined, close };
+  return {
+    db, dialect: createDialect('sqlite'), sqlite, pool: null, connections: () => SQLITE_CONNECTIONS,
+    onConnectionError: () => undefined, close,
+  };
 }

@@ -38,9 +38,8 @@ export interface Dialect {
   containsIgnoringCase(column: string, needle: string): RawBuilder<SqlBool>;
   /**
    * A message to every instance listening on `channel`, sent when (and only if) the surrounding transaction
-   * commits: PostgreSQL's NOTIFY (infra/pg-link-cache-bus.ts). SQLite has one server process, which makes its
-   * own changes: nothing to do there; a tool's process beside it (`visitor`) leaves the message in
-   * `link_changes` for the server to read (infra/sqlite-link-change-feed.ts).
+   * commits: PostgreSQL's NOTIFY, the outbox's wake-up (db/outbox.ts). SQLite has no such thing: its
+   * consumers read the outbox every few hundred milliseconds (infra/outbox-feed.ts).
    */
   notify(db: Kysely<any>, channel: string, payload: string): Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
   /**
@@ -61,15 +60,7 @@ export interface Dialect {
 /** A LIKE pattern that finds `needle` anywhere, its wildcards escaped (used with `escape '\\'`). */
 const containsPattern = (needle: string): string => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/** How long a message stays in `link_changes`: far longer than the server takes to read it. */
-export const LINK_CHANGES_KEPT_MS = 10 * 60_000;
-
-/**
- * `visitor`: this process works on an embedded database that a server process may hold (the CLI), so its link
- * changes are left in `link_changes` for that server (see `notify`). Messages older than LINK_CHANGES_KEPT_MS are
- * dropped by the same transaction, so the table stays a few rows long.
- */
-export function createDialect(name: DialectName, opts: { visitor?: boolean } = {}): Dialect {
+export function createDialect(name: DialectName): Dialect {
   if (name === 'postgres') {
     return {
       name,
@@ -110,13 +101,7 @@ export function createDialect(name: DialectName, opts: { visitor?: boolean } = {
     rangePartitioning: false,
     // SQLite's LIKE ignores ASCII case unless told otherwise (PRAGMA case_sensitive_like, never set here).
     containsIgnoringCase: (column, needle) => sql<SqlBool>`${sql.ref(column)} like ${containsPattern(needle)} escape '\\'`,
-    notify: opts.visitor
-      ? async (db, _channel, payload) => {
-        const now = Date.now();
-        await sql`delete from link_changes where at < ${now - LINK_CHANGES_KEPT_MS}`.execute(db);
-        await sql`insert into link_changes (message, at) values (${payload}, ${now})`.execute(db);
-      }
-      : async () => undefined,
+    notify: async () => undefined,
     preferIndexLookups: async () => undefined,
     lockRows: (query) => query,
   };

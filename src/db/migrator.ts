@@ -25,6 +25,8 @@ import * as m033 from './migrations/033-repair-imported-values.js';
 import * as m034 from './migrations/034-domain-claims.js';
 import * as m035 from './migrations/035-domain-retired-codes.js';
 import * as m036 from './migrations/036-import-sources.js';
+import * as m037 from './migrations/037-job-leases.js';
+import * as m038 from './migrations/038-outbox.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -55,6 +57,8 @@ const migrations: Record<string, MigrationModule> = {
   '034-domain-claims': m034,
   '035-domain-retired-codes': m035,
   '036-import-sources': m036,
+  '037-job-leases': m037,
+  '038-outbox': m038,
 };
 
 /** Every migration this build knows, in order. */

@@ -6,8 +6,10 @@ import type {
 import type { DomainsTable, RetiredDomainCodesTable } from './types/domains.js';
 import type { IdempotencyKeysTable } from './types/idempotency.js';
 import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSourcesTable } from './types/imports.js';
-import type { LinkChangesTable, LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
+import type { JobLeasesTable } from './types/jobs.js';
+import type { LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
 import type { OrdersTable } from './types/orders.js';
+import type { OutboxTable } from './types/outbox.js';
 import type { RevokedTokensTable, TokensTable } from './types/tokens.js';
 import type { UsersTable } from './types/users.js';
 
@@ -40,7 +42,8 @@ export interface Database {
   import_items: ImportItemsTable;
   import_links: ImportLinksTable;
   import_sources: ImportSourcesTable;
-  link_changes: LinkChangesTable;
+  job_leases: JobLeasesTable;
+  outbox: OutboxTable;
 }
 
 export type * from './types/api-keys.js';
@@ -48,6 +51,7 @@ export type * from './types/clicks.js';
 export type * from './types/domains.js';
 export type * from './types/idempotency.js';
 export type * from './types/imports.js';
+export type * from './types/jobs.js';
 export type * from './types/links.js';
 export type * from './types/orders.js';
 export type * from './types/tokens.js';

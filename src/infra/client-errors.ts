@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError, type ErrorDetail } from '../lib/app-error.js';
-import { buildEnvelope } from '../plugins/errors.js';
-import { MAX_TARGET_LENGTH } from '../plugins/request-target.js';
+import { buildEnvelope } from '../lib/error-envelope.js';
+import { MAX_TARGET_LENGTH } from '../lib/http-limits.js';
 
 /**
  * Fastify's `clientErrorHandler` (the server's 'clientError' event): what Node's HTTP parser refuses before

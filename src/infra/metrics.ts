@@ -98,6 +98,12 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     labelNames: ['reason'] as const,
     registers,
   });
+  const jobRuns = new Counter({
+    name: 'ferry_job_runs_total',
+    help: 'Background job runs this instance made (in its turn among the instances), by job and outcome',
+    labelNames: ['job', 'outcome'] as const,
+    registers,
+  });
 
   return {
     registry,
@@ -107,6 +113,10 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     observeFastRedirect: http.observeFastRedirect,
     recordShed(reason: string): void {
       shed.inc({ reason });
+    },
+    /** a background job's run ended here (infra/job-runner.ts) */
+    recordJobRun(job: string, outcome: 'ok' | 'failed'): void {
+      jobRuns.inc({ job, outcome });
     },
     setClickQueueProvider(provider: () => ClickQueueStats): void {
       clickQueue = provider;

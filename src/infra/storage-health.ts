@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { NotReadyError, type ReadinessCheck } from '../modules/health/readiness.js';
+import { NotReadyError, type ReadinessCheck } from '../lib/readiness-check.js';
 
 /**
  * Whether the storage takes writes (SPEC §17: a full or read-only disk is `/readyz` failing, naming the

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { dependencyError } from '../infra/dependency-faults.js';
 import { AppError, type ErrorDetail } from '../lib/app-error.js';
 import type { Clock } from '../lib/clock.js';
-import { MAX_ERROR_DETAILS, MAX_FIELD_LENGTH, MAX_MESSAGE_LENGTH } from '../lib/common.schemas.js';
+import { buildEnvelope } from '../lib/error-envelope.js';
 import { INSTANT_RULE } from '../lib/instant.js';
 import { ACCEPT_PATCH } from './content-type.js';
 
@@ -123,25 +123,6 @@ export function toAppError(err: unknown): AppError {
   if (status === 503) return new AppError('SERVICE_UNAVAILABLE', 'Service unavailable', [], { 'Retry-After': '5' });
   if (status >= 400 && status < 500) return new AppError('VALIDATION_ERROR', e.message || 'Bad request');
   return new AppError('INTERNAL_ERROR', 'Internal server error');
-}
-
-/**
- * Text of the envelope within the bounds its schema publishes: control characters (a client may name a field
- * with one) shown as `\uXXXX`, and at most `max` characters (a framework message may echo a long URL).
- */
-function bounded(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
-  const visible = text.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return visible.length > max ? `${visible.slice(0, max - 1)}…` : visible;
-}
-
-export function buildEnvelope(err: AppError, requestId: string, now: number): object {
-  const details = err.details.slice(0, MAX_ERROR_DETAILS).map((d) => ({ field: bounded(d.field, MAX_FIELD_LENGTH), message: bounded(d.message, MAX_MESSAGE_LENGTH) }));
-  return {
-    error: { code: err.code, message: bounded(err.message, MAX_MESSAGE_LENGTH), details },
-    requestId,
-    timestamp: new Date(now).toISOString(),
-  };
 }
 
 export function sendAppError(reply: FastifyReply, err: AppError, now: number): FastifyReply {

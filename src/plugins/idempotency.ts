@@ -4,7 +4,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../db/types.js';
 import { validationError } from '../lib/app-error.js';
 import { ErrorEnvelopeSchema, ref } from '../lib/common.schemas.js';
-import { requestFingerprint, type IdempotencyClaim, type IdempotencyService, type StoredResponse } from '../modules/idempotency/index.js';
+import { requestFingerprint } from '../lib/request-fingerprint.js';
 
 /**
  * Idempotent POSTs (SPEC §5; IETF draft-ietf-httpapi-idempotency-key-header; Stripe's practice). A route
@@ -20,7 +20,8 @@ import { requestFingerprint, type IdempotencyClaim, type IdempotencyService, typ
  * - preHandler (added last to the route): claims the key for the caller's scope (`user:{id}`; anonymous
  *   callers of optional routes: `ip:{client ip}`, proxy-aware). The claim is an INSERT decided by the primary
  *   key; a known key is replayed (stored status, Location and body, `Idempotent-Replayed: true`), refused
- *   with 422 (other request) or 409 + Retry-After (in flight). See IdempotencyService.claim.
+ *   with 422 (other request) or 409 + Retry-After (in flight). See IdempotencyKeys.claim
+ *   (modules/idempotency/idempotency.service.ts implements it).
  * - handler: `reply.sendIdempotent(work)` runs `work(tx)` in one database transaction and, in that same
  *   transaction, stores the response `work` returns. The work and its stored result commit together: a crash
  *   anywhere leaves either both or neither. The handler passes `tx` to its service; services take an
@@ -34,6 +35,43 @@ import { requestFingerprint, type IdempotencyClaim, type IdempotencyService, typ
  *   then starts a new request) and a background job purges them (app.ts).
  */
 export type IdempotencyMode = 'required' | 'optional';
+
+/** What a completed request answered; stored with its key and replayed for a retry. */
+export interface StoredResponse {
+  status: number;
+  /** only the headers that matter to a retrying client (Location) */
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A key this request holds: the caller's scope, the key, and the lock that proves the hold. */
+export interface IdempotencyClaim {
+  scope: string;
+  key: string;
+  lockId: string;
+}
+
+export interface ClaimRequest {
+  scope: string;
+  key: string;
+  userId: number | null;
+  fingerprint: string;
+}
+
+export type ClaimOutcome = { kind: 'claimed'; claim: IdempotencyClaim } | { kind: 'replay'; response: StoredResponse };
+
+/**
+ * What this plugin needs of the keys' store: the port modules/idempotency implements and app.ts hands in, so
+ * that the HTTP layer knows no module (layers: plugins <- modules).
+ */
+export interface IdempotencyKeys {
+  claim(req: ClaimRequest): Promise<ClaimOutcome>;
+  completeWith(
+    claim: IdempotencyClaim,
+    work: (tx: Transaction<Database>) => Promise<StoredResponse>,
+  ): Promise<StoredResponse>;
+  release(claim: IdempotencyClaim): Promise<void>;
+}
 
 /**
  * The work of an idempotent request: do it with `tx` and say what to answer. `tx` is undefined when the
@@ -109,7 +147,7 @@ function keyFieldCount(request: FastifyRequest): number {
   return n;
 }
 
-async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: IdempotencyService }): Promise<void> {
+async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: IdempotencyKeys }): Promise<void> {
   const { idempotency } = opts;
   const claimKey = keyClaimer(idempotency);
   const releaseUnsettled = unsettledReleaser(idempotency);
@@ -134,7 +172,7 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: Idem
 }
 
 /** The preHandler of an idempotent route: claims the request's key, or answers the stored response. */
-function keyClaimer(idempotency: IdempotencyService) {
+function keyClaimer(idempotency: IdempotencyKeys) {
   return async function claimKey(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return undefined; // an optional route called without a key (a required key is enforced by the schema)
@@ -159,7 +197,7 @@ function keyClaimer(idempotency: IdempotencyService) {
 }
 
 /** Safety net: a handler that failed before its work ran (or never called sendIdempotent) frees the key. */
-function unsettledReleaser(idempotency: IdempotencyService) {
+function unsettledReleaser(idempotency: IdempotencyKeys) {
   return async function releaseUnsettled(request: FastifyRequest): Promise<void> {
     const claim = request.idempotencyClaim;
     if (!claim || claim.settled) return;
@@ -169,7 +207,7 @@ function unsettledReleaser(idempotency: IdempotencyService) {
 }
 
 /** reply.sendIdempotent(work): runs the work (with the key: in the transaction that stores its answer) and sends it. */
-function idempotentSender(idempotency: IdempotencyService, releaseUnsettled: (request: FastifyRequest) => Promise<void>) {
+function idempotentSender(idempotency: IdempotencyKeys, releaseUnsettled: (request: FastifyRequest) => Promise<void>) {
   return async function sendIdempotent(this: FastifyReply, work: IdempotentWork): Promise<FastifyReply> {
     const request = this.request;
     if (!request.routeOptions.config.idempotency) {

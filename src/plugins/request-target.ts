@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { HTTPMethods } from 'fastify';
 import { AppError } from '../lib/app-error.js';
+import { MAX_TARGET_LENGTH } from '../lib/http-limits.js';
 import { malformedPercentEncoding } from '../lib/percent-encoding.js';
 
 /**
@@ -11,9 +12,6 @@ import { malformedPercentEncoding } from '../lib/percent-encoding.js';
  * request and answered by the root hook `rejectBadTarget`, or by the framework-error handler when the router
  * itself gave up on the path; either way the envelope, with X-Request-Id.
  */
-
-/** Longer request targets are 414 (RFC 9112 §3 recommends supporting at least 8000 octets). */
-export const MAX_TARGET_LENGTH = 8192;
 
 const kBadTarget = Symbol('ferry.badRequestTarget');
 type RawWithCheck = IncomingMessage & { [kBadTarget]?: AppError };

@@ -66,7 +66,7 @@ describe.each(engines)('ferry import on %s', (engine) => {
     expect((await t.request({ url: `/${code}` })).status).toBe(404);
     const run = await runFerry(['import', 'csv', '--file', file], env);
     expect(run.status, run.stderr).toBe(0);
-    // The server reads the CLI's announcement every 250 ms (infra/sqlite-link-change-feed.ts; PostgreSQL: NOTIFY).
+    // The server reads the CLI's event in the outbox every 250 ms (infra/outbox-feed.ts; PostgreSQL: woken by NOTIFY).
     await waitFor(`/${code} to redirect`, async () => (await t.request({ url: `/${code}` })).status === 302, 5_000);
   });
 

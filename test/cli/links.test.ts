@@ -23,8 +23,8 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
 
   /**
    * The status visits get once the CLI's change reached the app's redirect cache: at once on PostgreSQL
-   * (LISTEN/NOTIFY), within about 250 ms on the embedded engine (link_changes). Visits are retried
-   * until they answer `status`, for at most 10 s.
+   * (the outbox, woken by NOTIFY), within about 250 ms on the embedded engine (the outbox, read every 250 ms).
+   * Visits are retried until they answer `status`, for at most 10 s.
    */
   const visitsAnswer = async (code: string, status: number): Promise<number> => {
     const until = Date.now() + 10_000;

@@ -9,7 +9,7 @@ const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, lik
 
 /**
  * Two API instances on PostgreSQL and Redis (SPEC §19): a domain verified, changed or deleted on one is served
- * accordingly by the other within a second, over the link-change feed (infra/pg-link-cache-bus.ts).
+ * accordingly by the other within a second, over the outbox feed (infra/outbox-feed.ts).
  */
 describe.runIf(missing.scaleOut === null)(unless(missing.scaleOut, 'domains across instances'), () => {
   let a: TestApp;

@@ -7,8 +7,8 @@ import { missing, unless } from '../helpers/skip.js';
 
 /**
  * Two API instances on one PostgreSQL database: what one changes, the other follows within a second (SPEC §13),
- * over LISTEN/NOTIFY (infra/pg-link-cache-bus.ts) — also when the notification is lost because the listening
- * connection broke.
+ * through the outbox woken by LISTEN/NOTIFY (infra/outbox-feed.ts) — also when the notification is lost because
+ * the listening connection broke.
  */
 describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cache across instances'), () => {
   let a: TestApp;

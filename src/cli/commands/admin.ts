@@ -1,8 +1,7 @@
-import { UserCreateSchema } from '../../modules/users/users.schemas.js';
-import { toUser } from '../../modules/users/users.service.js';
+import { toUser, UserCreateSchema } from '../../modules/users/index.js';
 import { checkInput } from '../accounts.js';
 import { readNewPassword } from '../password-input.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 import { OPERATOR } from '../services.js';
 
 /**

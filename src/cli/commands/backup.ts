@@ -4,7 +4,7 @@ import { restoreDataDir } from '../backup/restore.js';
 import type { Manifest } from '../backup/layout.js';
 import { usageError } from '../cli-error.js';
 import { packageVersion } from '../package-info.js';
-import type { CommandContext, CommandModule } from '../program.js';
+import type { CommandContext, CommandModule } from '../command.js';
 
 const MiB = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
 

@@ -11,7 +11,7 @@ import { createStorage } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrator.js';
 import type { Kysely } from 'kysely';
 import { CliError, EXIT, usageError } from '../cli-error.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 import { warningsLogger } from '../services.js';
 
 interface ImportOptions {
@@ -62,7 +62,7 @@ export const importCommand: CommandModule = (program, cli) => {
         dryRun: opts.dryRun, onConflict: opts.onConflict, domainMap: domainMapOf(opts.domainMap),
         csv: opts.file !== undefined ? createReadStream(opts.file) : undefined,
       };
-      const storage = createStorage(config, { visitor: true });
+      const storage = createStorage(config);
       const stop = new AbortController();
       // The first Ctrl-C stops after the batch being written (its transaction commits or never began); a
       // second one ends the process at once, which loses nothing committed either.

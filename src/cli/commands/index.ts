@@ -1,4 +1,4 @@
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 import { adminCommand } from './admin.js';
 import { backupCommands } from './backup.js';
 import { importCommand } from './import.js';
@@ -8,7 +8,7 @@ import { migrateCommand } from './migrate.js';
 import { usersCommand } from './users.js';
 
 /**
- * Every command of `ferry`, each a module that adds itself to the program (program.ts, CommandModule). A new
+ * Every command of `ferry`, each a module that adds itself to the program (command.ts, CommandModule). A new
  * command is a file beside this one and one entry here.
  */
 export const commandModules: readonly CommandModule[] = [

@@ -1,9 +1,9 @@
-import { ApiKeyCreateSchema, type ApiKey } from '../../modules/api-keys/api-keys.schemas.js';
+import { ApiKeyCreateSchema, type ApiKey } from '../../modules/api-keys/index.js';
 import { SCOPES } from '../../lib/scopes.js';
 import { checkInput, findAccount } from '../accounts.js';
 import { usageError } from '../cli-error.js';
 import { table } from '../output.js';
-import type { CommandContext, CommandModule } from '../program.js';
+import type { CommandContext, CommandModule } from '../command.js';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
 

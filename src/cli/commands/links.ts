@@ -1,9 +1,8 @@
-import type { LinkModeration } from '../../modules/links/index.js';
-import type { Link } from '../../modules/links/links.schemas.js';
+import type { Link, LinkModeration } from '../../modules/links/index.js';
 import { findAccount } from '../accounts.js';
 import { usageError } from '../cli-error.js';
 import { table } from '../output.js';
-import type { CommandContext, CommandModule } from '../program.js';
+import type { CommandContext, CommandModule } from '../command.js';
 import type { CliServices } from '../services.js';
 
 const STATUSES = ['active', 'expired', 'disabled'] as const;
@@ -66,8 +65,8 @@ function printLinks(ctx: CommandContext, links: readonly Link[], owners: Readonl
 }
 
 /**
- * A moderation change through the service. The CLI's storage is a visitor's: on the embedded engine each change
- * leaves a row in link_changes for a running server's redirect cache (db/dialect.ts), as NOTIFY does on PostgreSQL.
+ * A moderation change through the service. Each change writes its event to the outbox in its transaction
+ * (db/outbox.ts): a running server's redirect cache follows it, on either engine.
  */
 async function moderate<T>(ctx: CommandContext, change: (moderation: LinkModeration) => Promise<T>): Promise<T> {
   return change(await (await ctx.services()).moderation());

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { createStorage } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrator.js';
-import type { CommandModule } from '../program.js';
+import type { CommandModule } from '../command.js';
 
 /** `ferry migrate`: applies the pending migrations (a server start does the same) and exits. */
 export const migrateCommand: CommandModule = (program, cli) => {

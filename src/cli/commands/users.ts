@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
-import { UserPatchSchema, type User, type UserPatch } from '../../modules/users/users.schemas.js';
-import { toUser } from '../../modules/users/users.service.js';
+import { toUser, UserPatchSchema, type User, type UserPatch } from '../../modules/users/index.js';
 import { checkInput, findAccount } from '../accounts.js';
 import { usageError } from '../cli-error.js';
 import { table } from '../output.js';
 import { readNewPassword } from '../password-input.js';
-import type { Cli, CommandContext, CommandModule } from '../program.js';
+import type { Cli, CommandContext, CommandModule } from '../command.js';
 import { OPERATOR } from '../services.js';
 
 const STATUSES = ['pending', 'active', 'suspended'];

@@ -58,12 +58,5 @@ export interface LinkTagsTable {
   tag: string;
 }
 
-/** Link changes made by another process than the server, for its redirect cache (embedded engine only; migration 027). */
-export interface LinkChangesTable {
-  seq: Generated<number>;
-  message: string;
-  at: number;
-}
-
 export type LinkRow = Selectable<LinksTable>;
 export type NewLinkRow = Insertable<LinksTable>;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { appModule } from '../../app-module.js';
+import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
@@ -23,13 +24,14 @@ const LAST_USED_EVERY_MS = 10_000;
  */
 export function createApiKeysModule(deps: {
   db: Kysely<Database>;
+  dialect: Pick<Dialect, 'notify'>;
   users: Pick<UsersRepository, 'findById'>;
   jwtSecret: Uint8Array;
   clock: Clock;
   paginator: Paginator;
   log: FastifyBaseLogger;
 }) {
-  const repository = createApiKeysRepository(deps.db, deps.paginator);
+  const repository = createApiKeysRepository(deps.db, deps.paginator, deps.dialect);
   const apiKeys = createApiKeysService({
     keys: repository,
     users: deps.users,
@@ -44,7 +46,10 @@ export function createApiKeysModule(deps: {
     apiRoutes: async (api, { basePath, version }) => {
       await api.register(apiKeysRoutes, { apiKeys, basePath, version });
     },
-    jobs: [{ name: 'api-key-last-used', everyMs: LAST_USED_EVERY_MS, run: () => apiKeys.flushLastUsed() }],
+    // The last uses this process remembers: every instance flushes its own.
+    jobs: [{
+      name: 'api-key-last-used', everyMs: LAST_USED_EVERY_MS, run: () => apiKeys.flushLastUsed(), perInstance: true,
+    }],
     close: async () => {
       await apiKeys.flushLastUsed().catch((err: unknown) => deps.log.error({ err }, 'could not record the last use of API keys'));
     },

@@ -1,4 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { Dialect } from '../../db/dialect.js';
+import { inTransaction, recordEvent, type ApiKeyEvent } from '../../db/outbox.js';
 import type { ApiKeyRow, Database, UserRow } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 
@@ -10,8 +12,10 @@ export type ApiKeyWithUser = Pick<ApiKeyRow, 'id' | 'user_id' | 'scopes' | 'expi
 
 export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;
 
-/** Plain rows in and out. */
-export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginator) {
+/** Plain rows in and out; a key created or revoked writes its event to the outbox in its transaction (db/outbox.ts). */
+export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'notify'>) {
+  const announce = (tx: Db, type: ApiKeyEvent['type'], key: Pick<ApiKeyRow, 'id' | 'user_id'>) =>
+    recordEvent(tx, dialect, { type, data: { api_key_id: Number(key.id), user_id: Number(key.user_id) } });
   return {
     /**
      * Inserts the key unless its user already has `max` keys; undefined when the user does not exist. The
@@ -24,7 +28,9 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
         if (Number(locked.numUpdatedRows) === 0) return 'user-missing';
         const { n } = await tx.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', row.user_id).executeTakeFirstOrThrow();
         if (Number(n) >= max) return 'full';
-        return tx.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+        const created = await tx.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+        await announce(tx, 'api_key.created', created);
+        return created;
       });
     },
 
@@ -59,8 +65,13 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
     },
 
     async deleteForUser(userId: number, keyId: number, tx: Db = db): Promise<boolean> {
-      const res = await tx.deleteFrom('api_keys').where('id', '=', keyId).where('user_id', '=', userId).executeTakeFirst();
-      return Number(res.numDeletedRows) > 0;
+      return inTransaction(tx, async (t) => {
+        const res = await t.deleteFrom('api_keys').where('id', '=', keyId).where('user_id', '=', userId)
+          .executeTakeFirst();
+        const deleted = Number(res.numDeletedRows) > 0;
+        if (deleted) await announce(t, 'api_key.revoked', { id: keyId, user_id: userId });
+        return deleted;
+      });
     },
 
     /** Moves last_used_at forward (never back: another instance may have written a later use). */

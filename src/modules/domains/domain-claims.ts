@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, DomainRow, DomainsTable } from '../../db/types.js';
-import { domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
+import { recordEvent } from '../../db/outbox.js';
 import { AppError } from '../../lib/app-error.js';
 import { randomAlphanumeric } from '../../lib/random-text.js';
 
@@ -123,6 +123,6 @@ export async function claimDomain(
   if (existing.some((c) => c.verified_at !== null)) throw hostnameTaken();
   if (existing.some((c) => c.owner_id === claim.ownerId)) throw alreadyClaimed();
   const row = await insertClaim(tx, newClaimRow(claim.hostname, claim.ownerId, claim.at));
-  await dialect.notify(tx, LINK_CHANGES_CHANNEL, domainChangeMessage('*', row.id));
+  await recordEvent(tx, dialect, { type: 'domain.created', data: { domain_id: Number(row.id) } }, { at: claim.at });
   return row;
 }

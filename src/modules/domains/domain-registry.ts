@@ -34,7 +34,7 @@ export const toEntry = (row: DomainRow): DomainEntry => ({
 /**
  * Every domain, in memory: a visit resolves its host with one Map lookup (no query), and a link's short URL
  * needs its domain's name. Filled at start-up, kept current by this instance's own changes and, across
- * instances, by the change feed (infra/pg-link-cache-bus.ts reloads a domain another instance changed).
+ * instances, by the outbox feed (infra/outbox-feed.ts: a domain another instance changed is reloaded).
  * A host name may have several claims while it is unverified (SPEC §25); at most one is verified.
  */
 export class DomainRegistry {

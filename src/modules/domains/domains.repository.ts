@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, DomainRow, DomainsTable } from '../../db/types.js';
-import { domainChangeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
+import { recordEvent, type DomainEvent } from '../../db/outbox.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import type { Insertable, Updateable } from 'kysely';
 import { claimsOf, insertClaim, retireDomainCodes } from './domain-claims.js';
@@ -57,16 +57,18 @@ function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
 }
 
 /**
- * Every change is announced in its own transaction on the link-change channel (dialect.notify: NOTIFY on
- * PostgreSQL), so every instance's registry follows within the feed's bound.
+ * Every change writes its event to the outbox in its own transaction (db/outbox.ts), so every instance's registry
+ * follows within the feed's bound.
  */
-function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id: number) => Promise<void>) {
+type AnnounceDomain = (tx: Db, type: DomainEvent['type'], id: number) => Promise<void>;
+
+function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDomain) {
   return {
     /** A second claim of one owner surfaces as a unique violation (the arbiter when two requests race). */
     async insert(row: Insertable<DomainsTable>): Promise<DomainRow> {
       return db.transaction().execute(async (tx) => {
         const created = await insertClaim(tx, row);
-        await announce(tx, created.id);
+        await announce(tx, 'domain.created', created.id);
         return created;
       });
     },
@@ -82,14 +84,14 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id
         const row = await tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
           .where('id', '=', id).returningAll().executeTakeFirst();
         if (!row) return undefined;
-        await announce(tx, id);
+        await announce(tx, 'domain.verified', id);
         const others = await tx.selectFrom('domains').select('id').where('hostname', '=', row.hostname).where('id', '!=', id).execute();
         const removed = others.map((r) => Number(r.id));
         if (removed.length) {
           await tx.deleteFrom('links').where('domain_id', 'in', removed).execute();
           await tx.deleteFrom('link_codes').where('domain_id', 'in', removed).execute();
           await tx.deleteFrom('domains').where('id', 'in', removed).execute();
-          for (const gone of removed) await announce(tx, gone);
+          for (const gone of removed) await announce(tx, 'domain.deleted', gone);
         }
         return { row, removed };
       });
@@ -101,7 +103,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id
         let q = tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) })).where('id', '=', id);
         if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
         const row = await q.returningAll().executeTakeFirst();
-        if (row) await announce(tx, id);
+        if (row) await announce(tx, 'domain.updated', id);
         return row;
       });
     },
@@ -128,7 +130,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id
         if (withLinks) await tx.deleteFrom('links').where('domain_id', '=', id).execute();
         await retireDomainCodes(tx, row, at);
         await tx.deleteFrom('domains').where('id', '=', id).execute();
-        await announce(tx, id);
+        await announce(tx, 'domain.deleted', id);
         return true;
       });
     },
@@ -137,6 +139,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id
 
 /** Plain rows in and out: the reads, and the writes that announce each change. */
 export function createDomainsRepository(db: Kysely<Database>, dialect: Dialect, paginator: Paginator, origin: string) {
-  const announce = (tx: Db, id: number) => dialect.notify(tx, LINK_CHANGES_CHANNEL, domainChangeMessage(origin, id));
+  const announce: AnnounceDomain = (tx, type, id) =>
+    recordEvent(tx, dialect, { type, data: { domain_id: Number(id) } }, { origin });
   return { ...createDomainRowReads(db, paginator), ...createAnnouncedDomainWrites(db, announce) };
 }

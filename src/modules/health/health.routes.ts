@@ -6,7 +6,8 @@ import { ErrorEnvelopeSchema, errorResponses, ref } from '../../lib/common.schem
 import { exemptFromOverload } from '../../plugins/overload.js';
 import { HealthSchema, ReadinessSchema } from './health.schemas.js';
 import { requireMetricsToken, sharedRendering } from './metrics-access.js';
-import { runChecks, type ReadinessCheck } from './readiness.js';
+import type { ReadinessCheck } from '../../lib/readiness-check.js';
+import { runChecks } from './readiness.js';
 import { isDraining } from '../../infra/http-server.js';
 
 export interface HealthRoutesOptions {

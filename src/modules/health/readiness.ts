@@ -1,17 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Storage } from '../../db/database.js';
 import { pendingMigrations } from '../../db/migrator.js';
-
-/**
- * Readiness checks (GET /readyz). A check resolves when its dependency can serve traffic and rejects with a
- * message safe to publish otherwise. app.ts passes a record of them, so the scale-out setup adds `redis`
- * beside `database` without touching this module.
- */
-export type ReadinessCheck = () => Promise<void>;
-
-export class NotReadyError extends Error {
-  override name = 'NotReadyError';
-}
+import { NotReadyError, type ReadinessCheck } from '../../lib/readiness-check.js';
 
 /** The database answers a query and has every migration this build knows. */
 export function databaseCheck(storage: Pick<Storage, 'db' | 'dialect'>): ReadinessCheck {

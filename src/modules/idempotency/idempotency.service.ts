@@ -3,26 +3,8 @@ import type { Transaction } from 'kysely';
 import type { Database, IdempotencyKeyRow } from '../../db/types.js';
 import { AppError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
-import type { IdempotencyRepository, KeyId } from './idempotency.repository.js';
-
-/** What a completed request answered; stored with its key and replayed for a retry. */
-export interface StoredResponse {
-  status: number;
-  /** only the headers that matter to a retrying client (Location) */
-  headers: Record<string, string>;
-  body: unknown;
-}
-
-export interface IdempotencyClaim extends KeyId {
-  lockId: string;
-}
-
-export type ClaimOutcome = { kind: 'claimed'; claim: IdempotencyClaim } | { kind: 'replay'; response: StoredResponse };
-
-export interface ClaimRequest extends KeyId {
-  userId: number | null;
-  fingerprint: string;
-}
+import type { ClaimOutcome, ClaimRequest, IdempotencyClaim, StoredResponse } from '../../plugins/idempotency.js';
+import type { IdempotencyRepository } from './idempotency.repository.js';
 
 /** A request that died while holding a key gives it up after this long (Brandur uses 90 s, Stripe ~60 s). */
 export const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
@@ -45,6 +27,7 @@ interface ClaimDeps {
   lockTimeoutMs: number;
 }
 
+/** Idempotency keys in the database: the port plugins/idempotency.ts needs (IdempotencyKeys), and the purge. */
 export function createIdempotencyService(deps: { repo: IdempotencyRepository; clock: Clock; ttlSeconds: number; lockTimeoutMs?: number }) {
   const { repo, clock } = deps;
   const claimDeps: ClaimDeps = { repo, clock, ttlMs: deps.ttlSeconds * 1000, lockTimeoutMs: deps.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };

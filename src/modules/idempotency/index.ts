@@ -1,5 +1,7 @@
-/** The idempotency module's public face: the HTTP plugin (plugins/idempotency.ts) and the wiring import from here. */
-export { requestFingerprint } from './fingerprint.js';
+/**
+ * The idempotency module's public face, for the wiring: its service implements the HTTP plugin's port
+ * (plugins/idempotency.ts, IdempotencyKeys), which app.ts hands it to.
+ */
 export { createIdempotencyRepository } from './idempotency.repository.js';
-export { createIdempotencyService, type IdempotencyClaim, type IdempotencyService, type StoredResponse } from './idempotency.service.js';
+export { createIdempotencyService, type IdempotencyService } from './idempotency.service.js';
 export { createIdempotencyModule } from './idempotency.module.js';

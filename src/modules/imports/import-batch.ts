@@ -20,7 +20,8 @@ export interface PendingItem {
   sourceDomain: string;
   sourceCode: string;
   item: ImportItem | null;
-  plan: ItemPlan;
+  /** null: imported before by the same source and owner (`prior` says what it became): not planned again */
+  plan: ItemPlan | null;
   /** what an earlier run brought of it; undefined: not looked up yet (items without visit records) */
   prior: PriorImport | null | undefined;
   visits: ImportVisit[];
@@ -70,4 +71,4 @@ export function countResults(results: readonly ItemResult[]): JobCounts {
 
 /** The notes of an item (what it could not bring as it was) as one message. */
 export const notesMessage = (p: PendingItem): string | null =>
-  p.plan.ok && p.plan.link.notes.length > 0 ? p.plan.link.notes.map((n) => `${n.field}: ${n.reason}`).join('; ').slice(0, 1000) : null;
+  p.plan?.ok && p.plan.link.notes.length > 0 ? p.plan.link.notes.map((n) => `${n.field}: ${n.reason}`).join('; ').slice(0, 1000) : null;

@@ -1,9 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { LinkImports } from '../links/index.js';
 import type { ImportOwner } from './import-domains.js';
 import type { PlanContext } from './import-plan.js';
 import type { ImportedClickWriter, ImportsRepository } from './imports.repository.js';
 import type { JobCounts } from './import-batch.js';
+import type { SourceLimits, SourceSpec } from './sources/index.js';
+
+/** What an import is asked to do (the CLI's options, the endpoint's body). */
+export interface ImportRequest extends SourceSpec {
+  owner?: string | undefined;
+  dryRun?: boolean | undefined;
+  onConflict?: 'skip' | 'fail' | undefined;
+  /** FROM → TO host names; `default` stands for a default domain on either side */
+  domainMap?: Record<string, string> | undefined;
+}
+
+/** What the imports service is built with; its job execution (import-execution.ts) runs with the same. */
+export interface ImportsServiceDeps {
+  db: Kysely<Database>;
+  repo: ImportsRepository;
+  /** the links module's way in: its rules and its writes (SPEC §25) */
+  links: LinkImports;
+  writeVisits: ImportedClickWriter;
+  clock: Clock;
+  publicBaseUrl: string;
+  /** what one answer of a source may cost (IMPORT_MAX_RESPONSE_BYTES, 30 s) */
+  limits: Omit<SourceLimits, 'signal'>;
+  /** the running job's pulse and how often it looks for a cancellation (default HEARTBEAT_MS) */
+  heartbeatMs?: number;
+  /** how much one transaction writes (default SERVER_PACE: short, for a process that also serves) */
+  pace?: ImportPace;
+  /** after visits were written: the statistics this process remembers for past days are stale */
+  visitsWritten?: () => void;
+}
 
 /** Why a run stops early: the job was cancelled (DELETE), or the process is going away (SIGTERM, Ctrl-C). */
 export type StopReason = 'cancel' | 'shutdown';

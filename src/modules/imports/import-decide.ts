@@ -4,6 +4,7 @@ import type { CheckedLink, DomainCode } from '../links/index.js';
 import { countResults, notesMessage, type ItemResult, type PendingItem, type PriorImport } from './import-batch.js';
 import type { RunDeps, RunEnd, RunOptions } from './import-context.js';
 import type { ImportDomain } from './import-domains.js';
+import type { ItemPlan } from './import-plan.js';
 
 type Tx = Transaction<Database>;
 
@@ -31,15 +32,15 @@ const failed = (p: PendingItem, errorCode: string, message: string): ItemResult 
 
 /** Each planned item's domain (0: the default domain; -1: one a dry run would create), or why the owner may not use it. */
 async function domainsOf(tx: Tx, batch: readonly PendingItem[], options: RunOptions, deps: RunDeps): Promise<Map<number, ImportDomain>> {
-  const hosts = [...new Set(batch.flatMap((p) => (p.plan.ok && p.plan.link.domain !== null ? [p.plan.link.domain] : [])))];
+  const hosts = [...new Set(batch.flatMap((p) => (p.plan?.ok && p.plan.link.domain !== null ? [p.plan.link.domain] : [])))];
   const found = await deps.repo.domainsFor(tx, hosts, options.owner, options.dryRun ? null : { at: deps.clock.now() });
-  return new Map(batch.flatMap((p) => (p.plan.ok ? [[p.seq, p.plan.link.domain === null ? { id: 0 } : found.get(p.plan.link.domain) ?? { id: -1 }] as const] : [])));
+  return new Map(batch.flatMap((p) => (p.plan?.ok ? [[p.seq, p.plan.link.domain === null ? { id: 0 } : found.get(p.plan.link.domain) ?? { id: -1 }] as const] : [])));
 }
 
 /** The earlier imports of the items not looked up yet (those without visit records). */
 async function priorsOf(tx: Tx, batch: readonly PendingItem[], options: RunOptions, deps: RunDeps): Promise<Map<number, PriorImport | null>> {
   // Only items that can become a link: a failed one's code may hold anything (a NUL, which PostgreSQL refuses).
-  const unknown = batch.filter((p) => p.prior === undefined && p.plan.ok);
+  const unknown = batch.filter((p) => p.prior === undefined && p.plan?.ok);
   const found = await deps.repo.priorImports(options.sourceKey, unknown.map((p) => ({ domain: p.sourceDomain, code: p.sourceCode })), tx);
   return new Map(batch.map((p) => [p.seq, p.prior !== undefined ? p.prior : found.get(`${p.sourceDomain}/${p.sourceCode}`) ?? null]));
 }
@@ -49,21 +50,24 @@ async function decide(tx: Tx, batch: readonly PendingItem[], options: RunOptions
   const domains = await domainsOf(tx, batch, options, deps);
   const priors = await priorsOf(tx, batch, options, deps);
   const domainId = (p: PendingItem) => { const d = domains.get(p.seq); return d && 'id' in d ? d.id : -1; };
-  const fresh = batch.filter((p) => p.plan.ok && priors.get(p.seq) === null);
+  const fresh = batch.filter((p) => p.plan?.ok && priors.get(p.seq) === null);
   // Names are keyed "domainId/name": the same code on two domains is two links.
-  const taken = await deps.links.takenNames(tx, fresh.flatMap((p) => (p.plan.ok ? namesOf(p.plan.link).map((code) => ({ domainId: domainId(p), code })) : [])));
+  const taken = await deps.links.takenNames(tx, fresh.flatMap((p) => (p.plan?.ok ? namesOf(p.plan.link).map((code) => ({ domainId: domainId(p), code })) : [])));
   const results: ItemResult[] = [];
   const toCreate: PendingItem[] = [];
   const unchanged: Array<{ p: PendingItem; prior: PriorImport }> = [];
+  const keep = (p: PendingItem, prior: PriorImport) => {
+    results.push({ seq: p.seq, ref: p.ref, outcome: 'unchanged', shortCode: prior.shortCode, message: null, errorCode: null });
+    unchanged.push({ p, prior });
+  };
   for (const p of batch) {
     const prior = priors.get(p.seq) ?? null;
     const domain = domains.get(p.seq);
-    if (!p.plan.ok) results.push(failed(p, p.plan.failure.code, `${p.plan.failure.field}: ${p.plan.failure.message}`));
+    if (p.plan === null) keep(p, prior!); // imported before, found before planning: not planned again
+    else if (!p.plan.ok) results.push(failed(p, p.plan.failure.code, `${p.plan.failure.field}: ${p.plan.failure.message}`));
     else if (domain && 'notOwned' in domain) results.push(failed(p, 'DOMAIN_NOT_OWNED', `domain: ${p.plan.link.domain} belongs to another user`));
-    else if (prior !== null) {
-      results.push({ seq: p.seq, ref: p.ref, outcome: 'unchanged', shortCode: prior.shortCode, message: null, errorCode: null });
-      unchanged.push({ p, prior });
-    } else {
+    else if (prior !== null) keep(p, prior);
+    else {
       const keys = namesOf(p.plan.link).map((name) => `${domainId(p)}/${name}`);
       const takenName = keys.findIndex((key) => taken.has(key));
       for (const key of keys) taken.add(key); // a later item of the batch with the same name conflicts with this one
@@ -96,14 +100,14 @@ export async function writeLinks(batch: PendingItem[], options: RunOptions, deps
     }
     const created: DomainCode[] = [];
     if (options.dryRun) {
-      for (const p of toCreate) results.push({ seq: p.seq, ref: p.ref, outcome: 'would-create', shortCode: (p.plan.ok && p.plan.link.shortCode) || null, message: notesMessage(p), errorCode: null });
+      for (const p of toCreate) results.push({ seq: p.seq, ref: p.ref, outcome: 'would-create', shortCode: (p.plan?.ok && p.plan.link.shortCode) || null, message: notesMessage(p), errorCode: null });
     } else {
       const made = await links.create(tx, toCreate.map((p) => {
-        const link = (p.plan as Extract<PendingItem['plan'], { ok: true }>).link;
+        const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
         return { link, domainId: domainId(p), userId: options.owner.id, clickCount: p.item?.visits === null ? p.item.visitCount ?? 0 : 0 };
       }));
       toCreate.forEach((p, i) => {
-        const link = (p.plan as Extract<PendingItem['plan'], { ok: true }>).link;
+        const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
         targets.set(p.seq, { linkId: made[i]!.id, shortCode: made[i]!.code, outcome: 'created' });
         created.push(...[made[i]!.code, ...link.aliases].map((code) => ({ domainId: domainId(p), code })));
         results.push({ seq: p.seq, ref: p.ref, outcome: 'created', shortCode: made[i]!.code, message: notesMessage(p), errorCode: null });

@@ -1,9 +1,8 @@
 import type { ImportJobRow } from '../../db/types.js';
 import type { JobCounts } from './import-batch.js';
-import type { StopReason } from './import-context.js';
+import type { ImportRequest, ImportsServiceDeps, StopReason } from './import-context.js';
 import type { ImportOwner } from './import-domains.js';
 import { runImport, type RunEnd } from './import-runner.js';
-import type { ImportRequest, ImportsServiceDeps } from './imports.service.js';
 import { readSource, SOURCE_DEFAULT_DOMAINS } from './sources/index.js';
 
 /** How often a running job shows it is alive, and after how long without a pulse it counts as interrupted. */

@@ -91,14 +91,18 @@ async function readPending(entry: SourceEntry, seq: number, ctx: ReadContext, ro
     const failure = { code: 'VALIDATION_ERROR' as const, field: 'source', message: entry.reason };
     return { seq, ref: entry.at, sourceDomain: '', sourceCode: '', item: null, plan: { ok: false, failure }, prior: null, visits: [], more: null };
   }
-  const plan = planItem(entry, options.plan);
   const sourceDomain = entry.domain ?? '';
   const sourceCode = entry.code !== '' ? entry.code : `url:${entry.target}`.slice(0, 300);
   const ref = `${entry.domain ?? ''}/${entry.code || entry.target}`.slice(0, 580) + (entry.row ? ` (${entry.row})` : '');
   const key = `${sourceDomain}/${sourceCode}`;
-  const p: PendingItem = { seq, ref, sourceDomain, sourceCode, item: entry, plan, prior: priors && plan.ok ? priors.get(key) ?? null : undefined, visits: [], more: null };
+  // An item the same source and owner brought before is a link already: planning it again (the API's rules,
+  // its URL parsed and checked) would be most of what a re-run of a large source costs.
+  const known = priors?.get(key);
+  const plan = known ? null : planItem(entry, options.plan);
+  const prior = known ?? (priors && plan?.ok ? null : undefined);
+  const p: PendingItem = { seq, ref, sourceDomain, sourceCode, item: entry, plan, prior, visits: [], more: null };
   // An item that cannot become a link has no visits read: a reader that shares one cursor (YOURLS) skips them.
-  if (entry.visits === null || !plan.ok) return p;
+  if (entry.visits === null || (plan !== null && !plan.ok)) return p;
   if (p.prior === undefined) p.prior = (await deps.repo.priorImports(options.sourceKey, [{ domain: sourceDomain, code: sourceCode }])).get(key) ?? null;
   const it = entry.visits(p.prior?.cursor ?? null)[Symbol.asyncIterator]();
   for (;;) {

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
+import { recordEvents } from '../../db/outbox.js';
 import type { Database, ImportJobRow, ImportJobState } from '../../db/types.js';
 import { compiledInsert } from '../../db/compiled-inserts.js';
 import type { ClickEvent } from '../clicks/index.js';
@@ -139,6 +140,40 @@ function createImportedLinks(deps: { db: Kysely<Database> }) {
   };
 }
 
+/** A job's end (done, failed, cancelled, interrupted), with its `import.completed` event in the same transaction. */
+function createImportJobEnds(deps: { db: Kysely<Database>; dialect: Pick<Dialect, 'notify'> }) {
+  const { db, dialect } = deps;
+  /** A run's end as an event (db/outbox.ts), in the transaction that records it. */
+  type Ended = Pick<ImportJobRow, 'id' | 'owner_id' | 'state'>;
+  const announceEnd = (tx: Kysely<Database>, rows: readonly Ended[], at: number) =>
+    recordEvents(tx, dialect, rows.map((r) => ({
+      type: 'import.completed' as const, data: { import_id: Number(r.id), owner_id: r.owner_id, state: r.state },
+    })), { at });
+  return {
+    async finishJob(id: number, state: ImportJobState, at: number, error: string | null): Promise<void> {
+      await db.transaction().execute(async (tx) => {
+        const rows = await tx.updateTable('import_jobs')
+          .set({ state, updated_at: at, finished_at: at, heartbeat_at: null, error: error?.slice(0, 1000) ?? null })
+          .where('id', '=', id).where('state', '=', 'running').returning(['id', 'owner_id', 'state']).execute();
+        await announceEnd(tx, rows, at);
+      });
+    },
+
+    /** Running jobs whose pulse stopped before `before` (their process is gone): interrupted, saying how to go on. */
+    async interruptStale(before: number, at: number, error: string): Promise<number> {
+      return db.transaction().execute(async (tx) => {
+        const rows = await tx.updateTable('import_jobs')
+          .set({ state: 'interrupted', error, finished_at: at, updated_at: at, heartbeat_at: null })
+          .where('state', '=', 'running')
+          .where((eb) => eb.or([eb('heartbeat_at', '<', before), eb('heartbeat_at', 'is', null)]))
+          .returning(['id', 'owner_id', 'state']).execute();
+        await announceEnd(tx, rows, at);
+        return rows.length;
+      });
+    },
+  };
+}
+
 /** The import's own tables: the job, its counts, its pulse and its items' outcomes. */
 function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pick<Dialect, 'preferIndexLookups'> }) {
   const { db, dialect } = deps;
@@ -154,11 +189,6 @@ function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pick<Dial
 
     findJob: (id: number): Promise<ImportJobRow | undefined> => db.selectFrom('import_jobs').selectAll().where('id', '=', id).executeTakeFirst(),
 
-    async finishJob(id: number, state: ImportJobState, at: number, error: string | null): Promise<void> {
-      await db.updateTable('import_jobs').set({ state, updated_at: at, finished_at: at, heartbeat_at: null, error: error?.slice(0, 1000) ?? null })
-        .where('id', '=', id).where('state', '=', 'running').execute();
-    },
-
     /** The running job's pulse; answers whether someone asked it to stop (DELETE on any instance). */
     async heartbeat(id: number, at: number): Promise<{ cancelRequested: boolean }> {
       await db.updateTable('import_jobs').set({ heartbeat_at: at }).where('id', '=', id).where('state', '=', 'running').execute();
@@ -170,13 +200,6 @@ function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pick<Dial
     async requestCancel(id: number, at: number): Promise<boolean> {
       const r = await db.updateTable('import_jobs').set({ cancel_requested_at: at }).where('id', '=', id).where('state', '=', 'running').executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
-    },
-
-    /** Running jobs whose pulse stopped before `before` (their process is gone): interrupted, saying how to go on. */
-    async interruptStale(before: number, at: number, error: string): Promise<number> {
-      const r = await db.updateTable('import_jobs').set({ state: 'interrupted', error, finished_at: at, updated_at: at, heartbeat_at: null })
-        .where('state', '=', 'running').where((eb) => eb.or([eb('heartbeat_at', '<', before), eb('heartbeat_at', 'is', null)])).executeTakeFirst();
-      return Number(r.numUpdatedRows);
     },
 
     /** The items of a job that were not simply created, in source order (the job resource lists them). */
@@ -219,6 +242,7 @@ export type ImportsRepository = ReturnType<typeof createImportsRepository>;
 export function createImportsRepository(deps: { db: Kysely<Database>; dialect: Dialect }) {
   return {
     ...createImportJobRecords(deps),
+    ...createImportJobEnds(deps),
     ...createImportedLinks(deps),
     ...createImportDomains(deps),
   };

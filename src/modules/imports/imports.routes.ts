@@ -6,7 +6,8 @@ import { AppError } from '../../lib/app-error.js';
 import { errorResponses, isoTime } from '../../lib/common.schemas.js';
 import { spoolCsvUpload } from './csv-upload.js';
 import { ImportCreateSchema, ImportCsvQuery, ImportJobParams, type ImportCreate, type ImportJob } from './imports.schemas.js';
-import type { ImportRequest, ImportsService } from './imports.service.js';
+import type { ImportRequest } from './import-context.js';
+import type { ImportsService } from './imports.service.js';
 
 const jobView = (job: ImportJobRow, items: Awaited<ReturnType<ImportsService['get']>>['items'] = []): ImportJob => ({
   id: Number(job.id), source: job.source as ImportJob['source'], state: job.state, dry_run: job.dry_run === 1, on_conflict: job.on_conflict,

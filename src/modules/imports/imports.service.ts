@@ -1,42 +1,12 @@
-import type { Kysely } from 'kysely';
-import type { Database, ImportJobRow } from '../../db/types.js';
+import type { ImportJobRow } from '../../db/types.js';
 import { AppError, notFound, validationError } from '../../lib/app-error.js';
-import type { Clock } from '../../lib/clock.js';
-import type { LinkImports } from '../links/index.js';
 import { createJobExecution, RESUME, STALE_AFTER_MS, type RunOpts } from './import-execution.js';
 import type { RunEnd } from './import-runner.js';
-import type { ImportPace } from './import-context.js';
-import { findImportOwner, type ImportedClickWriter, type ImportsRepository } from './imports.repository.js';
-import { sourceProblems, type SourceLimits, type SourceSpec } from './sources/index.js';
+import type { ImportRequest, ImportsServiceDeps } from './import-context.js';
+import { findImportOwner, type ImportsRepository } from './imports.repository.js';
+import { sourceProblems, type SourceSpec } from './sources/index.js';
 
 export { HEARTBEAT_MS } from './import-execution.js';
-
-/** What an import is asked to do (the CLI's options, the endpoint's body). */
-export interface ImportRequest extends SourceSpec {
-  owner?: string | undefined;
-  dryRun?: boolean | undefined;
-  onConflict?: 'skip' | 'fail' | undefined;
-  /** FROM → TO host names; `default` stands for a default domain on either side */
-  domainMap?: Record<string, string> | undefined;
-}
-
-export interface ImportsServiceDeps {
-  db: Kysely<Database>;
-  repo: ImportsRepository;
-  /** the links module's way in: its rules and its writes (SPEC §25) */
-  links: LinkImports;
-  writeVisits: ImportedClickWriter;
-  clock: Clock;
-  publicBaseUrl: string;
-  /** what one answer of a source may cost (IMPORT_MAX_RESPONSE_BYTES, 30 s) */
-  limits: Omit<SourceLimits, 'signal'>;
-  /** the running job's pulse and how often it looks for a cancellation (default HEARTBEAT_MS) */
-  heartbeatMs?: number;
-  /** how much one transaction writes (default SERVER_PACE: short, for a process that also serves) */
-  pace?: ImportPace;
-  /** after visits were written: the statistics this process remembers for past days are stale */
-  visitsWritten?: () => void;
-}
 
 export type ImportsService = ReturnType<typeof createImportsService>;
 

@@ -2,7 +2,8 @@
  * The imports module's public face (SPEC §20): app.ts wires the module; the CLI runs the same service.
  */
 export { createImportsModule, type ImportsModuleDeps } from './imports.module.js';
-export type { ImportRequest, ImportsService } from './imports.service.js';
+export type { ImportsService } from './imports.service.js';
+export type { ImportRequest } from './import-context.js';
 export type { JobCounts } from './import-batch.js';
 export { CLI_PACE, SERVER_PACE, type ImportPace, type RunEnd } from './import-context.js';
 export { SOURCE_NAMES, type SourceName } from './sources/index.js';

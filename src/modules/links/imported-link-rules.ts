@@ -1,6 +1,6 @@
 import { EARLIEST_INSTANT, INSTANT_RULE, LATEST_INSTANT } from '../../lib/instant.js';
 import { ALIAS_PATTERN, CODE_PATTERN } from '../../lib/link-code.js';
-import { tagsText } from './link-input.js';
+import { tagsText } from './link-lists.js';
 import { MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH } from './links.schemas.js';
 import { isReservedCode } from './short-code.js';
 

@@ -7,8 +7,8 @@ export { createLinksModule, linksModuleSchemas, type LinksModule, type LinksModu
 /** The rules a link's fields follow, for importers that bring links from elsewhere (modules/imports). */
 export { checkOriginalUrl } from './original-url.js';
 export { CODE_PATTERN, generateCode, isReservedCode } from './short-code.js';
-export { tagsText } from './link-input.js';
-export { MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH } from './links.schemas.js';
+export { tagsText } from './link-lists.js';
+export { MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH, type Link } from './links.schemas.js';
 export { ALIAS_PATTERN } from '../../lib/link-code.js';
 export { LINK_CSV_COLUMNS } from './links.export.js';
 export { linkCacheKey } from './link-cache.js';
@@ -16,3 +16,4 @@ export { createLinkImports, linkImportsFor, type LinkImports, type NewImportedLi
 export type { CheckedLink, ImportedLink, ImportedLinkCheck, ImportErrorCode, ImportFailure, ImportNote } from './imported-link-rules.js';
 export type { DomainCode } from './link-batch.repository.js';
 export { createLinkModeration, openLinkModeration, BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';
+export { forgetChangedLinks } from './link-cache-events.js';

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, NewLinkRow } from '../../db/types.js';
 import { compiledInsert } from '../../db/compiled-inserts.js';
-import { changeMessage, CODES_ADDED, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
+import { recordEvent } from '../../db/outbox.js';
 
 type Tx = Transaction<Database>;
 
@@ -50,8 +50,9 @@ const aliasesOf = (row: BatchLinkRow): string[] => (row.aliases ? String(row.ali
 
 /**
  * Links written many at a time (the importers', SPEC §20): plain multi-row statements inside the caller's
- * transaction, the same SQL on both engines, announced on the link-change channel on commit as a link created
- * through the API is (every instance's cache, and beside the CLI the embedded server's, drops the misses it holds).
+ * transaction, the same SQL on both engines, announced in the outbox (db/outbox.ts) in the same transaction as a
+ * link created through the API is (every instance's cache, and beside the CLI the embedded server's, drops the
+ * misses it holds).
  */
 export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify'> }) {
   const { dialect } = deps;
@@ -97,8 +98,10 @@ export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify
         const tags = part.flatMap((r) => (r.tags ? String(r.tags).split(',') : []).map((tag) => ({ link_id: idOf(r), tag })));
         for (const some of chunks(tags)) await insertTags(tx, some);
       }
-      // One message for the batch: other instances (and, beside the CLI, the server) drop the misses they cache.
-      if (rows.length) await dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage('*', CODES_ADDED));
+      // One event for the batch: every instance (and, beside the CLI, the server) drops the misses it caches.
+      const domainIds = [...new Set(rows.map((r) => r.domain_id))];
+      const imported = { type: 'links.imported', data: { count: rows.length, domain_ids: domainIds } } as const;
+      if (rows.length) await recordEvent(tx, dialect, imported);
       return ids;
     },
 

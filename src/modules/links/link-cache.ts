@@ -56,7 +56,7 @@ interface Entry {
  * `expiresAt`, and the caller compares it with the clock on every hit.
  *
  * Within one process, writes invalidate explicitly (create, patch, delete, sweep). Across instances (PostgreSQL)
- * the change feed (infra/pg-link-cache-bus.ts) forgets changed codes and holds a gate: while it cannot vouch
+ * the change feed (infra/outbox-feed.ts) forgets changed codes and holds a gate: while it cannot vouch
  * that it has seen every change up to a moment ago, the cache answers nothing and every visit reads the
  * database. A lookup that started before an invalidation must not put its (possibly stale) answer back
  * afterwards: `epoch()` is taken before reading the database and `set` ignores answers from an older epoch.

@@ -5,6 +5,7 @@ import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
 import type { PasswordHasher } from '../users/index.js';
 import type { LinkChanges } from './links.repository.js';
 import type { LinkCreate, LinkPatch } from './links.schemas.js';
+import { aliasesText, tagsText } from './link-lists.js';
 import { checkOriginalUrl } from './original-url.js';
 import type { TargetCheck } from './imported-link-rules.js';
 import { isReservedCode } from './short-code.js';
@@ -17,13 +18,6 @@ export interface LinkDraft {
   domain: string | null | undefined;
   fields: Required<Omit<LinkChanges, 'original_url' | 'disabled_at' | 'disabled_reason' | 'domain_id'>> & { original_url: string };
 }
-
-/** Lower case, duplicates merged, in the order given; stored comma-separated (tags are a-z 0-9 -). */
-export const tagsText = (tags: readonly string[] | null | undefined): string =>
-  [...new Set((tags ?? []).map((t) => t.toLowerCase()))].join(',');
-
-/** Duplicates merged, in the order given (case-sensitive); stored comma-separated (aliases are 0-9a-zA-Z_-). */
-export const aliasesText = (aliases: readonly string[] | null | undefined): string => [...new Set(aliases ?? [])].join(',');
 
 /** SPEC §20: no alias may name a top-level path of the service, nor be the link's own code. */
 function checkAliases(aliases: readonly string[] | null | undefined, code: string | undefined, details: ErrorDetail[]): void {

@@ -63,7 +63,7 @@ export type LinkModeration = ReturnType<typeof createLinkModeration>;
 /**
  * What an admin does to other people's links (SPEC §18), as plain service calls: the API's admin list, and
  * the CLI's `links list|disable|disable-blocked`. Every change goes through the repository's update, which
- * announces it to the other instances' redirect caches (infra/pg-link-cache-bus.ts); this process's cache
+ * announces it to the other instances' redirect caches (infra/outbox-feed.ts); this process's cache
  * forgets the code at once.
  */
 export function createLinkModeration(deps: LinkModerationDeps) {

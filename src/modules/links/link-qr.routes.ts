@@ -4,7 +4,7 @@ import { negotiate } from '../../lib/accept.js';
 import { errorResponses } from '../../lib/common.schemas.js';
 import { securityFor } from '../../plugins/auth.js';
 import { QR_FORMATS, QR_SIZE, type QrFormat } from './link-qr.js';
-import type { LinkRoutesContext, LinksApp } from './links.routes.js';
+import type { LinkRoutesContext, LinksApp } from './links.routes-context.js';
 import { domainQuery, LinkCodeParams } from './links.schemas.js';
 
 const QrQuery = Type.Object({

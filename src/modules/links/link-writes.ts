@@ -112,7 +112,7 @@ export function createLinkEditing(deps: LinkWriteContext & {
      * PATCH (JSON merge patch, SPEC §13; `disabled` by admins only, SPEC §18). With If-Match the update is conditional on the version read, so a
      * change that lands in between is a 412, never a lost update. The cache entry is dropped before the
      * answer: from then on this instance redirects to the new target (others within a second, see
-     * infra/pg-link-cache-bus.ts).
+     * infra/outbox-feed.ts).
      */
     async patch(code: string, body: LinkPatch, opts: LinkWriteOptions): Promise<LinkRow> {
       const row = await findLive(code, opts.domain, opts.caller);

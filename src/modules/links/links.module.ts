@@ -51,11 +51,11 @@ export interface LinksModuleDeps {
   /**
    * This process is the only one that changes links (the embedded database): every change passes through
    * this cache's invalidation, so a cached link needs no time limit. Otherwise other instances may change
-   * links: their changes arrive over the change feed (infra/pg-link-cache-bus.ts), and an entry is also
+   * links: their changes arrive over the outbox feed (infra/outbox-feed.ts), and an entry is also
    * re-read after DEFAULT_LINK_CACHE.positiveTtlMs.
    */
   soleWriter?: boolean;
-  /** this instance's name in change messages (infra/pg-link-cache-bus.ts); default: a random one */
+  /** this instance's name in the outbox (db/outbox.ts, infra/outbox-feed.ts); default: a random one */
   changeOrigin?: string;
   /** the domains module's registry (SPEC §19); default: only the default domain */
   domains?: LinkDomainRegistry;
@@ -93,7 +93,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     capacity: config.linkCacheSize,
     ...(deps.soleWriter ? { positiveTtlMs: Number.POSITIVE_INFINITY } : {}),
   });
-  // This instance's name in link-change messages (infra/pg-link-cache-bus.ts).
+  // This instance's name in the outbox (infra/outbox-feed.ts).
   const changeOrigin = deps.changeOrigin ?? randomBytes(8).toString('hex');
   const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin);
   const links = createLinksService({

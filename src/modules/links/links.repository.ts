@@ -1,11 +1,10 @@
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import { fastStatements, type FastStatement, type FastStatements, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
-import { changeMessage, LINK_CHANGES_CHANNEL } from '../../infra/pg-link-cache-bus.js';
+import { recordEvent, type LinkField, type OutboxEvent } from '../../db/outbox.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
 import type { LinkStatus } from './links.schemas.js';
-import { linkCacheKey } from './link-cache.js';
 import { aliasesOf, claimAliases, namesOf, replaceAliases, type NamedLink } from './link-aliases.js';
 import { createRedirectQueries } from './redirect.repository.js';
 
@@ -34,6 +33,9 @@ type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
 export type LinksRepository = ReturnType<typeof createLinksRepository>;
 
+/** A link's names for its events (db/outbox-events.ts). */
+const linkNames = (link: NamedLink) => ({ link_id: Number(link.id), domain_id: link.domain_id, names: namesOf(link) });
+
 export const tagsOf = (row: Pick<LinkRow, 'tags'>): string[] => (row.tags === '' ? [] : row.tags.split(','));
 
 async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> {
@@ -61,21 +63,24 @@ function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storag
   return q;
 }
 
-/** Announces a change of a name on its domain to every instance's link cache (see createLinksRepository). */
-type AnnounceChange = (tx: Db, domainId: number, code: string, toAll?: boolean) => Promise<void>;
-
 /**
- * `toAll`: this instance hears it too. For a change inside a caller's transaction, whose commit comes after
- * the service dropped the code from the cache: a visit in between may have cached the state before it.
+ * Writes a change's event to the outbox in its transaction (db/outbox.ts): every instance's link cache, and beside
+ * the CLI the embedded server's, forgets the names it names. `toAll`: this instance hears it too, for a change
+ * inside a caller's transaction, whose commit comes after the service dropped the names from the cache: a visit in
+ * between may have cached the state before it.
  */
-function linkChangeAnnouncer(dialect: Pick<Storage['dialect'], 'notify'>, changeOrigin: string): AnnounceChange {
-  return (tx, domainId, code, toAll = false) =>
-    dialect.notify(tx, LINK_CHANGES_CHANNEL, changeMessage(toAll ? '*' : changeOrigin, linkCacheKey(domainId, code)));
+type Announce = (tx: Db, event: OutboxEvent, at: number, toAll?: boolean) => Promise<void>;
+
+function linkChangeAnnouncer(dialect: Pick<Storage['dialect'], 'notify'>, changeOrigin: string): Announce {
+  return (tx, event, at, toAll = false) => recordEvent(tx, dialect, event, { origin: toAll ? null : changeOrigin, at });
 }
 
-function createLinkInsertion(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'isUniqueViolation'>; fast: FastStatements | null; announce: AnnounceChange }) {
+function createLinkInsertion(deps: {
+  db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'isUniqueViolation'>; fast: FastStatements | null;
+  announce: Announce; origin: string;
+}) {
   const { db, dialect, fast, announce } = deps;
-  const insertGrouped = fast ? groupedInsert(fast) : null;
+  const insertGrouped = fast ? groupedInsert(fast, deps.origin) : null;
   return {
     /**
      * Inserts the link (and its tags) and claims its code on its domain in one transaction. The primary key
@@ -92,7 +97,8 @@ function createLinkInsertion(deps: { db: Kysely<Database>; dialect: Pick<Storage
         await claimAliases(tx, created.domain_id, created.id, aliasesOf(created), dialect.isUniqueViolation);
         await writeTags(tx, created.id, tagsOf(created));
         // an instance may hold a cached "missing" for any of its names
-        for (const name of namesOf(created)) await announce(tx, created.domain_id, name, outer !== undefined);
+        const event = { type: 'link.created', data: { ...linkNames(created), user_id: created.user_id } } as const;
+        await announce(tx, event, created.created_at, outer !== undefined);
         return created;
       };
       if (!outer) return db.transaction().execute(claim);
@@ -113,7 +119,9 @@ function createLinkInsertion(deps: { db: Kysely<Database>; dialect: Pick<Storage
 }
 
 /** A PATCH and a link's end (deleted or expired), each in its own transaction. */
-function createLinkChanges(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'isUniqueViolation'>; announce: AnnounceChange }) {
+function createLinkChanges(deps: {
+  db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'isUniqueViolation'>; announce: Announce;
+}) {
   const { db, dialect, announce } = deps;
   return {
     /**
@@ -138,11 +146,12 @@ function createLinkChanges(deps: { db: Kysely<Database>; dialect: Pick<Storage['
             .where('domain_id', '=', link.domain_id).where('code', 'in', namesOf(link)).where('link_id', '=', id).execute();
           await tx.insertInto('link_codes').values({ domain_id: row.domain_id, code: row.short_code, link_id: id, retired_at: null, retired_reason: null }).execute();
           await claimAliases(tx, row.domain_id, id, aliasesOf(row), dialect.isUniqueViolation);
-          for (const name of namesOf(link)) await announce(tx, link.domain_id, name);
         } else if (changes.aliases !== undefined) {
           await replaceAliases(tx, link, aliasesOf(row), at, dialect.isUniqueViolation);
         }
-        for (const name of new Set([...namesOf(row), ...aliasesOf(link)])) await announce(tx, row.domain_id, name);
+        const changed = Object.keys(changes) as LinkField[];
+        const before = { domain_id: link.domain_id, names: namesOf(link) };
+        await announce(tx, { type: 'link.updated', data: { ...linkNames(row), changed, before } }, at);
         return row;
       });
     },
@@ -166,7 +175,7 @@ function createLinkChanges(deps: { db: Kysely<Database>; dialect: Pick<Storage['
         // removed before are tombstones already).
         await tx.updateTable('link_codes').set({ retired_at: at, retired_reason: reason })
           .where('domain_id', '=', link.domain_id).where('code', 'in', namesOf(link)).where('link_id', '=', link.id).execute();
-        for (const name of namesOf(link)) await announce(tx, link.domain_id, name);
+        await announce(tx, { type: 'link.deleted', data: { ...linkNames(link), reason } }, at);
         return true;
       });
     },
@@ -228,15 +237,15 @@ function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['
  * better-sqlite3 prepared statement answers synchronously in a few microseconds: the redirect's cache miss
  * and a visit under a limit; and link creation, group-committed (link-insert.sqlite.ts). PostgreSQL runs the
  * same queries through Kysely. Every change that a redirect could see is announced in its own transaction
- * (dialect.notify: NOTIFY on PostgreSQL, delivered on commit to every instance's link cache), signed with
- * `changeOrigin`, this app instance's name in those messages.
+ * (an event in the outbox, db/outbox.ts: read by every instance's link cache), signed with `changeOrigin`,
+ * this app instance's name in the outbox.
  */
 export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>, paginator: Paginator, changeOrigin = 'ferry') {
   const { db, dialect } = storage;
   const fast = fastStatements(storage);
   const announce = linkChangeAnnouncer(dialect, changeOrigin);
   return {
-    ...createLinkInsertion({ db, dialect, fast, announce }),
+    ...createLinkInsertion({ db, dialect, fast, announce, origin: changeOrigin }),
     ...createLinkChanges({ db, dialect, announce }),
     ...createRedirectQueries({ db, fast }),
     ...createLinkQueries({ db, dialect, fast, paginator }),

@@ -6,32 +6,16 @@ import { sendPage } from '../../lib/pagination.js';
 import { securityFor } from '../../plugins/auth.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import { passwordsIn } from '../../plugins/password-hash-budget.js';
-import type { ApiVersion } from '../../plugins/versioning.js';
 import { registerLinkQrRoute } from './link-qr.routes.js';
-import type { LinkModeration } from './link-moderation.js';
-import type { LinksBulk } from './links.bulk.js';
-import type { LinksExport } from './links.export.js';
 import { domainQuery, LinkCodeParams, type AllLinksQueryT, type LinkCreate, type LinkPatch } from './links.schemas.js';
-import { linkEtag, type LinksService } from './links.service.js';
-import { linkEdges, type LinkEdge } from './links.v2.js';
+import type { LinkRoutesContext, LinksApp, LinksRoutesOptions } from './links.routes-context.js';
+import { linkEtag } from './links.service.js';
+import { linkEdges } from './links.v2.js';
 import { registerUserLinksRoute } from './user-links.routes.js';
 
 const DomainQuery = Type.Object(domainQuery);
 /** The link's ETag, as the responses describe it. */
 const ETAG = 'its version, "link-{id}-v{version}", for If-Match on PATCH';
-
-export interface LinksRoutesOptions { links: LinksService; bulk: LinksBulk; exports: LinksExport; moderation: LinkModeration; basePath: string; version: ApiVersion }
-
-/** The plugin's instance, its routes typed by their TypeBox schemas. */
-export type LinksApp = Parameters<FastifyPluginAsyncTypebox<LinksRoutesOptions>>[0];
-
-/** What each group of the links routes is registered with. */
-export interface LinkRoutesContext {
-  /** the version's edge: field names in, out and in errors */
-  edge: LinkEdge;
-  tags: string[];
-  opts: LinksRoutesOptions;
-}
 
 /**
  * SPEC §6 and §13, the JSON side. The redirect itself is in redirect.routes.ts (its own context). The version's

@@ -5,7 +5,7 @@ import { errorResponses } from '../../lib/common.schemas.js';
 import { sendPage } from '../../lib/pagination.js';
 import { securityFor } from '../../plugins/auth.js';
 import { LINK_CSV_COLUMNS } from './links.export.js';
-import type { LinkRoutesContext, LinksApp } from './links.routes.js';
+import type { LinkRoutesContext, LinksApp } from './links.routes-context.js';
 import { UserLinksParams, type LinkListQueryT } from './links.schemas.js';
 
 const JSON_TYPE = 'application/json';

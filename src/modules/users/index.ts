@@ -7,3 +7,6 @@
 export type { PasswordHasher } from './password.js';
 export type { UsersRepository } from './users.repository.js';
 export { createUsersModule } from './users.module.js';
+/** For the CLI (`ferry admin`, `ferry users`): the account as the API shows it, and the shapes it checks input with. */
+export { toUser } from './users.service.js';
+export { UserCreateSchema, UserPatchSchema, type User, type UserPatch } from './users.schemas.js';

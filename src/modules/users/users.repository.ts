@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
+import { inTransaction, recordEvent, type UserEvent } from '../../db/outbox.js';
 import type { Database, NewUserRow, UserRow, UserUpdate } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 
@@ -31,8 +32,58 @@ async function findTaken(tx: Db, username: string | undefined, email: string | u
   };
 }
 
-/** Plain rows in and out; every method takes an optional transaction. */
-export function createUsersRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows'> = { lockRows: (q) => q }) {
+/** The writes of a user row, each with its event in the same transaction (db/outbox.ts). */
+function createUserWrites(db: Kysely<Database>, dialect: Pick<Dialect, 'notify'>) {
+  const announce = (tx: Db, type: UserEvent['type'], id: number) =>
+    recordEvent(tx, dialect, { type, data: { user_id: Number(id) } });
+  return {
+    async insert(row: NewUserRow, tx: Db = db): Promise<UserRow> {
+      return inTransaction(tx, async (t) => {
+        const created = await t.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
+        await announce(t, 'user.created', created.id);
+        return created;
+      });
+    },
+
+    /**
+     * Applies the change and bumps `version` in one statement. With `expectedVersion`, only when the row still
+     * has it (optimistic concurrency): undefined means the row is gone or was changed meanwhile.
+     */
+    async update(
+      id: number, changes: UserUpdate, expectedVersion: number | null, tx: Db = db,
+    ): Promise<UserRow | undefined> {
+      return inTransaction(tx, async (t) => {
+        let q = t
+          .updateTable('users')
+          .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+          .where('id', '=', id);
+        if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
+        const row = await q.returningAll().executeTakeFirst();
+        if (row) await announce(t, 'user.updated', id);
+        return row;
+      });
+    },
+
+    async delete(id: number, tx: Db = db): Promise<boolean> {
+      return inTransaction(tx, async (t) => {
+        const res = await t.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+        const deleted = Number(res.numDeletedRows) > 0;
+        if (deleted) await announce(t, 'user.deleted', id);
+        return deleted;
+      });
+    },
+  };
+}
+
+const NO_DIALECT: Pick<Dialect, 'lockRows' | 'notify'> = { lockRows: (q) => q, notify: async () => undefined };
+
+/**
+ * Plain rows in and out; every method takes an optional transaction. Each change writes its event to the outbox
+ * (db/outbox.ts) in its transaction.
+ */
+export function createUsersRepository(
+  db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows' | 'notify'> = NO_DIALECT,
+) {
   /**
    * Runs `write` on user `id` unless it would take away the last active admin: the active admins are read
    * (and on PostgreSQL locked) in the write's own transaction, so of two admins demoting each other at once,
@@ -48,10 +99,7 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
   }
 
   const repository = {
-    async insert(row: NewUserRow, tx: Db = db): Promise<UserRow> {
-      return tx.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
-    },
-
+    ...createUserWrites(db, dialect),
     async findById(id: number, tx: Db = db): Promise<UserRow | undefined> {
       return tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
     },
@@ -62,19 +110,6 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
 
     /** Which of the given unique values are already held by another user. */
     findTaken: (username: string | undefined, email: string | undefined, exceptId: number | null, tx: Db = db) => findTaken(tx, username, email, exceptId),
-
-    /**
-     * Applies the change and bumps `version` in one statement. With `expectedVersion`, only when the row still
-     * has it (optimistic concurrency): undefined means the row is gone or was changed meanwhile.
-     */
-    async update(id: number, changes: UserUpdate, expectedVersion: number | null, tx: Db = db): Promise<UserRow | undefined> {
-      let q = tx
-        .updateTable('users')
-        .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
-        .where('id', '=', id);
-      if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
-      return q.returningAll().executeTakeFirst();
-    },
 
     /**
      * A rehash at the current cost (a login, tokens.service.ts): only if the hash is still the one that was
@@ -89,11 +124,6 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
     async hasActiveAdmin(tx: Db = db): Promise<boolean> {
       const row = await tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active').limit(1).executeTakeFirst();
       return row !== undefined;
-    },
-
-    async delete(id: number, tx: Db = db): Promise<boolean> {
-      const res = await tx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-      return Number(res.numDeletedRows) > 0;
     },
 
     /** update(), refused with LAST_ADMIN when it would demote or suspend the last active admin. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics, type ClickQueueStats } from '../../../src/infra/metrics.js';
-import { NotReadyError } from '../../../src/modules/health/readiness.js';
+import { NotReadyError } from '../../../src/lib/readiness-check.js';
 import { createTestApp, engines, TestClock } from '../../helpers/app.js';
 import { useTestApp } from '../../helpers/fixtures.js';
 

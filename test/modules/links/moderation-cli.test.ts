@@ -11,8 +11,8 @@ import { createLink } from '../../helpers/factories.js';
 /**
  * SPEC §18: `ferry links disable` runs in another process than the server, on the same database: its change must
  * reach the running server's redirect cache within a second (PostgreSQL: NOTIFY; SQLite, where the server
- * otherwise keeps a link in its cache for good: link_changes). The CLI's services are built here as the CLI
- * builds them, on a storage of their own.
+ * otherwise keeps a link in its cache for good: the outbox, read every 250 ms). The CLI's services are built
+ * here as the CLI builds them, on a storage of their own.
  */
 describe.each(engines)('moderation from outside the server on %s', (engine) => {
   let t: TestApp;
@@ -23,7 +23,7 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
     t = await createTestApp(engine, { redisUrl: '' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    cliStorage = createStorage(t.config, { visitor: true });
+    cliStorage = createStorage(t.config);
     moderation = await openLinkModeration({
       config: t.config, storage: cliStorage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock, blockedHosts: NOTHING_BLOCKED,
     });

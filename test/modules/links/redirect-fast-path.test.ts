@@ -14,7 +14,7 @@ import { clickRecords, createLink } from '../../helpers/factories.js';
  * to Fastify. These tests send the same requests both ways and expect the same answers, clicks and metrics.
  */
 /**
- * On PostgreSQL the cache is served only while the change feed's last proof is fresh (pg-link-cache-bus.ts): on a
+ * On PostgreSQL the cache is served only while the outbox feed's last proof is fresh (outbox-feed.ts): on a
  * loaded machine a late heartbeat sent a visit to the route. These tests are of the fast path, not of the feed
  * (test/scaleout/link-cache-invalidation.test.ts is), so the proof is trusted for a minute here.
  */

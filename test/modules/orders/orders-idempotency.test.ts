@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createIdempotencyRepository } from '../../../src/modules/idempotency/idempotency.repository.js';
 import { createIdempotencyService, DEFAULT_LOCK_TIMEOUT_MS } from '../../../src/modules/idempotency/idempotency.service.js';
-import { requestFingerprint } from '../../../src/modules/idempotency/fingerprint.js';
+import { requestFingerprint } from '../../../src/lib/request-fingerprint.js';
 import { createTestApp, engines } from '../../helpers/app.js';
 import { useTestApp } from '../../helpers/fixtures.js';
 import { createUser } from '../../helpers/factories.js';
