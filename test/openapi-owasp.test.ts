@@ -4,8 +4,8 @@ import { Document, Ruleset, Spectral, type ISpectralDiagnostic, type RulesetDefi
 import { Json } from '@stoplight/spectral-parsers';
 import owasp from '@stoplight/spectral-owasp-ruleset';
 import { parse } from '@stoplight/yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from './helpers/fixtures.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const SEVERITY = ['error', 'warning', 'info', 'hint'];
@@ -35,11 +35,7 @@ function describeFinding(d: ISpectralDiagnostic, doc: { paths: Record<string, Re
  * On SQLite only: the document does not depend on the engine.
  */
 describe('the OpenAPI document and the OWASP API Security Top 10 ruleset', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp('sqlite');
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp('sqlite');
 
   it('when linted, then nothing is found', async () => {
     const res = await t.request({ url: '/v3/api-docs' });

@@ -1,6 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from './helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { engines } from './helpers/app.js';
+import { useTestApp } from './helpers/fixtures.js';
 import { createUser, login } from './helpers/factories.js';
 
 interface Operation {
@@ -45,18 +46,16 @@ const hidden = (route: string): boolean =>
   /^(HEAD|OPTIONS) /.test(route) || / \/(docs|v3\/api-docs|app)(\/|\*|$)/.test(route) || / \/$/.test(route) || / \*$/.test(route);
 
 describe.each(engines)('the OpenAPI document on %s', (engine) => {
-  let t: TestApp;
   let doc: Doc;
   let operations: Array<[string, string, Operation]>;
+  const t = useTestApp(engine);
   beforeAll(async () => {
-    t = await createTestApp(engine);
     const res = await t.request({ url: '/v3/api-docs' });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     doc = res.body as Doc;
     operations = Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([m, op]) => [m.toUpperCase(), p, op] as [string, string, Operation]));
   });
-  afterAll(async () => t.close());
 
   it('when fetched, then it is OpenAPI 3.1 that passes the strict 3.1 schema validator', async () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import Type from 'typebox';
 import { AppError } from './app-error.js';
@@ -56,6 +57,15 @@ export interface PageResult<T> {
   pagination: { page?: number; limit: number; total?: number; totalPages?: number; nextCursor: string | null };
   /** RFC 8288 Link header value, or null when there is no relation to give */
   link: string | null;
+}
+
+/**
+ * What every list route answers with one page: the page's RFC 8288 `Link` header (next/prev/first/last), when
+ * it has a relation to give, set on `reply`, and the body `{ data, pagination }` returned for the route to send.
+ */
+export function sendPage<T>(reply: Pick<FastifyReply, 'header'>, page: PageResult<T>): Pick<PageResult<T>, 'data' | 'pagination'> {
+  if (page.link) reply.header('link', page.link);
+  return { data: page.data, pagination: page.pagination };
 }
 
 export class Paginator {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, engines } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 import { cliEnvFor, runFerry } from '../helpers/cli.js';
 import { createUser, login, uniqueName } from '../helpers/factories.js';
 
@@ -9,13 +10,11 @@ import { createUser, login, uniqueName } from '../helpers/factories.js';
  * their effect seen through the app's HTTP API (every response checked against the OpenAPI document).
  */
 describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (engine) => {
-  let t: TestApp;
   let env: Record<string, string>;
+  const t = useTestApp(engine);
   beforeAll(async () => {
-    t = await createTestApp(engine);
     env = cliEnvFor(t);
   });
-  afterAll(() => t.close());
 
   /** The app's clock follows the wall clock the CLI's changes are stamped with (token revocation). */
   const catchUp = () => {

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
 import { missing, unless } from '../helpers/skip.js';
 import { CONNECT_TIMEOUT_MS } from '../../src/db/pg-connection-faults.js';
+import { useTestApp } from '../helpers/fixtures.js';
 
 /**
  * A request queued behind busy but healthy connections waits its turn: only failing to connect is "the database
@@ -10,11 +10,7 @@ import { CONNECT_TIMEOUT_MS } from '../../src/db/pg-connection-faults.js';
  * burst of creations on a loaded machine answer 503.
  */
 describe.runIf(missing.postgres === null)(unless(missing.postgres, 'a PostgreSQL pool that is busy, not broken'), () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp('postgres', { env: { DB_POOL_MAX: '1' } });
-  });
-  afterAll(async () => t?.close());
+  const t = useTestApp('postgres', { env: { DB_POOL_MAX: '1' } });
 
   it('when the only connection is busy for longer than the connect timeout, then a request waits for it and succeeds', async () => {
     // Hold the pool's single connection past CONNECT_TIMEOUT_MS; the request below queues behind it.

@@ -1,18 +1,14 @@
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
-import { type CreatedUser, createUser, linkCount } from '../helpers/factories.js';
+import { linkCount } from '../helpers/factories.js';
 
 /** SPEC §17, "Bodies": a body is read as it arrives and in UTF-8, or refused with 415. */
 describe.each(engines)('content codings and charsets of request bodies on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    owner = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const owner = useUser(t);
 
   const json = (url: string) => JSON.stringify({ original_url: url });
 

@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 import { ISO_UTC } from '../helpers/db-state.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
 import { createUser } from '../helpers/factories.js';
 
 /** SPEC §1/§3: ETag on GETs, If-None-Match 304, If-Match 412, Cache-Control fitting the data. */
 describe.each(engines)('conditional requests on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   it('when a per-user record is read, then ETag and Cache-Control private, ISO timestamps and a safe integer id', async () => {
     const u = await createUser(t);

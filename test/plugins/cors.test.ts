@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createTestApp, engines } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
 import { createUser } from '../helpers/factories.js';
 
@@ -10,11 +11,7 @@ const methodsOf = (header: unknown): string[] => String(header).split(',').map((
 
 /** SPEC §1: CORS preflights are answered for the configured origins (CORS_ORIGINS), with the path's methods. */
 describe.each(engines)('CORS on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { CORS_ORIGINS: `${ALLOWED},${OTHER}` } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { CORS_ORIGINS: `${ALLOWED},${OTHER}` } });
 
   const preflight = (url: string, origin: string, method: string, headers = 'authorization, content-type') =>
     t.request({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers } });

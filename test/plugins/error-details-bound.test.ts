@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 
 describe.each(engines)('the error envelope is bounded on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   it('when a body has thousands of unknown fields, then 400 lists the first 100 (as the document bounds it) and nothing is created', async () => {
     const payload: Record<string, unknown> = { username: 'bounded', email: 'bounded@example.com', password: 'long enough pw' };

@@ -1,17 +1,14 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createTestApp, engines } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 import { logCapture, usersFingerprint } from '../helpers/db-state.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
 import { createUser, uniqueName } from '../helpers/factories.js';
 
 /** SPEC §2: every error kind leaves as the one envelope. */
 describe.each(engines)('error envelope on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { BODY_LIMIT_BYTES: '1024' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { BODY_LIMIT_BYTES: '1024' } });
 
   const newUser = () => {
     const username = uniqueName();

@@ -1,8 +1,9 @@
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createTestApp, engines } from '../helpers/app.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
+import { createUser } from '../helpers/factories.js';
 import { createLazyCompilers } from '../../src/plugins/lazy-compilers.js';
 
 /**
@@ -12,13 +13,8 @@ import { createLazyCompilers } from '../../src/plugins/lazy-compilers.js';
  * serialized as before, whichever comes first — a request or the warm-up.
  */
 describe.each(engines)('lazy schema compilers on %s', (engine) => {
-  let t: TestApp;
-  let user: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    user = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const user = useUser(t);
 
   it('when requests come before the warm-up, then they are validated and serialized as the document says', async () => {
     const bad = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/x', max_visits: 'ten' } });

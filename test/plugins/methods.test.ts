@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type ApiResponse, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines, type ApiResponse } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
 import { createUser } from '../helpers/factories.js';
 
@@ -9,11 +10,7 @@ const stable = (res: ApiResponse) => Object.fromEntries(Object.entries(res.heade
 
 /** SPEC §1: HEAD works wherever GET does; OPTIONS answers with Allow; unknown paths 404. */
 describe.each(engines)('HEAD and OPTIONS on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   it('when HEAD is sent for a record, then the same status and headers as GET and no body', async () => {
     const u = await createUser(t);

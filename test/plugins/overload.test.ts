@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type ApiResponse, type TestApp } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { engines, type ApiResponse, type TestApp } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -23,15 +24,11 @@ function expect503(res: ApiResponse, retryAfter: string): void {
 
 describe.each(engines)('overload on %s', (engine) => {
   describe('when the heap is past its bound', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      // A 1 MiB heap bound is always exceeded: the real sampler, with a bound no process can meet. (The delay
-      // bound is off so that the heap is the one reason.)
-      t = await createTestApp(engine, {
-        env: { OVERLOAD_MAX_HEAP_BYTES: String(1024 * 1024), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '100' },
-      });
+    // A 1 MiB heap bound is always exceeded: the real sampler, with a bound no process can meet. (The delay
+    // bound is off so that the heap is the one reason.)
+    const t = useTestApp(engine, {
+      env: { OVERLOAD_MAX_HEAP_BYTES: String(1024 * 1024), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '100' },
     });
-    afterAll(async () => t.close());
 
     it('then the API and the docs answer 503 SERVICE_UNAVAILABLE with Retry-After before doing any work', async () => {
       const res = await eventually(t, '/api/v1/users/1', (r) => r.status === 503);
@@ -64,12 +61,10 @@ describe.each(engines)('overload on %s', (engine) => {
   }
 
   describe('when the event loop is delayed', () => {
-    let t: TestApp;
+    const t = useTestApp(engine, { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '15', OVERLOAD_SAMPLE_INTERVAL_MS: '100' } });
     beforeAll(async () => {
-      t = await createTestApp(engine, { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '15', OVERLOAD_SAMPLE_INTERVAL_MS: '100' } });
       await sleep(300); // armed after two samples
     });
-    afterAll(async () => t.close());
 
     it('then requests are shed while the delay lasts and served again once it is gone', async () => {
       // Precondition: served (the set-up of the test itself may have kept the loop busy for a sample or two).
@@ -82,12 +77,10 @@ describe.each(engines)('overload on %s', (engine) => {
   });
 
   describe('when the event loop is saturated', () => {
-    let t: TestApp;
+    const t = useTestApp(engine, { env: { OVERLOAD_MAX_ELU: '0.5', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '100' } });
     beforeAll(async () => {
-      t = await createTestApp(engine, { env: { OVERLOAD_MAX_ELU: '0.5', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '100' } });
       await sleep(300);
     });
-    afterAll(async () => t.close());
 
     it('then requests are shed while utilisation is past the bound and served again after', async () => {
       // Precondition: served (the set-up of the test itself may have kept the loop busy for a sample or two).
@@ -100,11 +93,7 @@ describe.each(engines)('overload on %s', (engine) => {
   });
 
   describe('with the default bounds', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp(engine);
-    });
-    afterAll(async () => t.close());
+    const t = useTestApp(engine);
 
     it('when the process is healthy, then nothing is shed', async () => {
       await sleep(50);
@@ -114,11 +103,7 @@ describe.each(engines)('overload on %s', (engine) => {
 });
 
 describe.each(engines)('maintenance mode on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { MAINTENANCE_MODE: 'true' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { MAINTENANCE_MODE: 'true' } });
 
   it('when MAINTENANCE_MODE is on, then every /api path answers 503 with Retry-After', async () => {
     expect503(await t.request({ url: '/api/v1/users/1' }), '60');

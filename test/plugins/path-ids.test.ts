@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
 
 /** SPEC §17: ids in paths are canonical decimal integers. */
 describe.each(engines)('ids in paths on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  let user: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-    user = await createUser(t, { status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
+  const user = useUser(t, { status: 'active' });
 
   const NON_CANONICAL = ['01', '0x1', '1e0', '1.0', '+1', '%2B1', '1%20', '0b1', ' 1'];
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
 import { malformedPercentEncoding } from '../../src/lib/percent-encoding.js';
 
 // SPEC §12: malformed percent-encoding anywhere in the request target is a 400 naming the parameter.
@@ -21,13 +21,8 @@ describe('malformedPercentEncoding', () => {
 });
 
 describe.each(engines)('malformed percent-encoding on %s', (engine) => {
-  let t: TestApp;
-  let user: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    user = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const user = useUser(t);
 
   it.each(BAD)('when ?version=%s is sent to an unversioned path, then 400 names version and the service still answers', async (bad) => {
     const res = await t.request({ url: `/api/users/me?version=${bad}`, token: user.token });

@@ -1,14 +1,11 @@
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, engines } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 import { uniqueName } from '../helpers/factories.js';
 
 describe.each(engines)('security headers and request limits on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { BODY_LIMIT_BYTES: '2048' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { BODY_LIMIT_BYTES: '2048' } });
 
   it('when the API answers (success or error), then it sends a JSON API CSP, nosniff, no framing, no referrer, and no HSTS on http', async () => {
     const username = uniqueName();
@@ -72,14 +69,12 @@ describe('security headers behind TLS', () => {
 });
 
 describe('slow clients', () => {
-  let t: TestApp;
   let port: number;
+  const t = useTestApp('sqlite', { env: { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000' } });
   beforeAll(async () => {
-    t = await createTestApp('sqlite', { env: { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000' } });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as net.AddressInfo).port;
   });
-  afterAll(async () => t.close());
 
   it('when a client trickles its headers (slow loris), then the server answers 408 and closes the connection after HEADERS_TIMEOUT_MS', async () => {
     const started = Date.now();

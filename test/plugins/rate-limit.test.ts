@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type ApiResponse, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines, type ApiResponse, type TestApp } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 import { uniqueName } from '../helpers/factories.js';
 
 /** Parses an RFC 9651 List of Items with integer parameters: `"a";q=1;w=2, "b";q=3` → { a: { q: 1, w: 2 }, b: { q: 3 } }. */
@@ -32,11 +33,7 @@ function expectRateLimited(res: ApiResponse, policy: string): void {
 }
 
 describe.each(engines)('rate limits on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { RATE_LIMIT_PER_MINUTE: '5', TOKEN_RATE_LIMIT_PER_MINUTE: '3' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { RATE_LIMIT_PER_MINUTE: '5', TOKEN_RATE_LIMIT_PER_MINUTE: '3' } });
 
   // Every test uses its own client addresses, so buckets never leak between tests.
   let n = 0;
@@ -155,11 +152,7 @@ describe.each(engines)('rate limits on %s', (engine) => {
 });
 
 describe.each(engines)('rate limits behind a trusted proxy on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '127.0.0.1' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '127.0.0.1' } });
 
   it('when requests come through the proxy, then each client address named in X-Forwarded-For has its own bucket', async () => {
     const via = (client: string) => t.request({ url: '/api/v1/users/1', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': client } });

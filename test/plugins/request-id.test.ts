@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 import { logCapture } from '../helpers/db-state.js';
 import { createUser } from '../helpers/factories.js';
 
@@ -7,12 +8,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 /** SPEC §1: every response carries X-Request-Id; the same id is in error bodies and in the log. */
 describe.each(engines)('request ids on %s', (engine) => {
-  let t: TestApp;
   const log = logCapture();
-  beforeAll(async () => {
-    t = await createTestApp(engine, { logStream: log.stream });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { logStream: log.stream });
 
   it('when the client sends no id, then each response gets a fresh UUID', async () => {
     const a = await t.request({ url: '/api/v1/nothing' });

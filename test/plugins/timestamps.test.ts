@@ -1,23 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
 import { keysUrl } from '../modules/api-keys/api-keys.helpers.js';
 
 // SPEC §12: timestamps anywhere in the API lie between 1970 and 9999; from/to outside are 400.
 const FOUR_DIGIT_YEAR = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe.each(engines)('timestamps between 1970 and 9999 on %s', (engine) => {
-  let t: TestApp;
-  let user: CreatedUser;
   let code: string;
+  const t = useTestApp(engine);
+  const user = useUser(t);
   beforeAll(async () => {
-    t = await createTestApp(engine);
-    user = await createUser(t);
     const link = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/ts' } });
     code = link.body.short_code;
   });
-  afterAll(async () => t.close());
 
   it('when stats are asked up to the last instant of 9999, then every timestamp in the answer has a four-digit year', async () => {
     for (const interval of ['day', 'hour']) {

@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
 
 // SPEC §12: every validation message names what is allowed (formats with an example, enumerations with their values).
 describe.each(engines)('validation messages name what is allowed on %s', (engine) => {
-  let t: TestApp;
-  let user: CreatedUser;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    user = await createUser(t);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const user = useUser(t);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   const messageOf = (res: { body: { error: { details: Array<{ field: string; message: string }> } } }, field: string): string =>
     res.body.error.details.find((d) => d.field === field)?.message ?? '';

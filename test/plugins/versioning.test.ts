@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 
 describe.each(engines)('API versions on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    owner = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const owner = useUser(t);
 
   const v1Keys = ['aliases', 'bot_clicks', 'click_count', 'created_at', 'disabled', 'disabled_reason', 'domain', 'expires_at', 'forward_query', 'has_password', 'human_clicks', 'id', 'max_visits', 'original_url', 'short_code', 'short_url', 'tags', 'title', 'updated_at', 'user_id'];
   const v2Keys = ['aliases', 'botClicks', 'clickCount', 'createdAt', 'disabled', 'disabledReason', 'domain', 'expiresAt', 'forwardQuery', 'hasPassword', 'humanClicks', 'id', 'maxVisits', 'originalUrl', 'shortCode', 'shortUrl', 'tags', 'title', 'updatedAt', 'userId'];
@@ -97,13 +92,9 @@ describe.each(engines)('API versions on %s', (engine) => {
 });
 
 describe('deprecation signals', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp('sqlite', {
-      env: { API_V1_DEPRECATED_AT: '2026-12-01T00:00:00Z', API_V1_SUNSET_AT: '2027-06-30T23:59:59Z', API_V1_DEPRECATION_LINK: 'https://docs.example/ferry/v1-deprecation' },
-    });
+  const t = useTestApp('sqlite', {
+    env: { API_V1_DEPRECATED_AT: '2026-12-01T00:00:00Z', API_V1_SUNSET_AT: '2027-06-30T23:59:59Z', API_V1_DEPRECATION_LINK: 'https://docs.example/ferry/v1-deprecation' },
   });
-  afterAll(async () => t.close());
 
   it('when v1 is configured as deprecated, then its responses carry Deprecation, a deprecation Link and Sunset; v2 does not', async () => {
     const v1 = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/d' } });

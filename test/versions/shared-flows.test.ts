@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toCamel } from '../../src/lib/case-mapping.js';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
+import { engines } from '../helpers/app.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
+import { createUser } from '../helpers/factories.js';
 
 /**
  * The user, order and link flows written once and run against every API version on every engine (SPEC §9:
@@ -11,20 +12,13 @@ import { createUser, type CreatedUser } from '../helpers/factories.js';
 const matrix = engines.flatMap((engine) => ([1, 2] as const).map((version) => ({ engine, version })));
 
 describe.each(matrix)('shared flows on $engine, API v$version', ({ engine, version }) => {
-  let t: TestApp;
-  let alice: CreatedUser;
-  let bob: CreatedUser;
-  let admin: CreatedUser;
   const base = `/api/v${version}`;
   const f = (snake: string): string => (version === 2 ? toCamel(snake) : snake);
 
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    alice = await createUser(t, { status: 'active' });
-    bob = await createUser(t, { status: 'active' });
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const alice = useUser(t, { status: 'active' });
+  const bob = useUser(t, { status: 'active' });
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   it('when a user reads, patches and deletes their account, then each step answers as the contract says', async () => {
     const u = await createUser(t);

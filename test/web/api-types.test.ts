@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { API_TYPES_FILE, renderApiTypes } from '../../web/build/api-types.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 
 /**
  * The dashboard calls the API only through types generated from the served OpenAPI document. When the
@@ -10,11 +10,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
  * (The document is the same on either engine: one run is enough.)
  */
 describe('the dashboard\'s API types', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp('sqlite');
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp('sqlite');
 
   it('when generated again from the document the app serves, then they equal the checked-in web/src/api/openapi.d.ts', async () => {
     const served = await t.request({ url: '/v3/api-docs' });

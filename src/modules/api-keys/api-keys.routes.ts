@@ -2,7 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { renameKeys, renameSchemaProperties, toCamel, toSnake } from '../../lib/case-mapping.js';
 import { errorResponses } from '../../lib/common.schemas.js';
-import { sortQuery, paginationQuery } from '../../lib/pagination.js';
+import { sendPage, sortQuery, paginationQuery } from '../../lib/pagination.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { API_KEY_SORT_COLUMNS, ApiKeyCreateSchema, ApiKeyListQuery, UserApiKeyParams, UserApiKeysParams, type ApiKeyCreate, type ApiKeyListQueryT } from './api-keys.schemas.js';
 import type { ApiKeysService } from './api-keys.service.js';
@@ -57,8 +57,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService;
   }, async (request, reply) => {
     const query = request.query as ApiKeyListQueryT;
     const page = await apiKeys.list(request.params.id, { ...query, sort: edge.sort(query.sort) as ApiKeyListQueryT['sort'] }, request.url, opts.version === 2);
-    if (page.link) reply.header('link', page.link);
-    return edge.out({ data: page.data, pagination: page.pagination });
+    return edge.out(sendPage(reply, page));
   });
 
   app.get('/users/:id/api-keys/:key_id', {

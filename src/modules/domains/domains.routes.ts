@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { renameKeys, renameSchemaProperties, toCamel, toSnake } from '../../lib/case-mapping.js';
 import { errorResponses } from '../../lib/common.schemas.js';
+import { sendPage } from '../../lib/pagination.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import {
@@ -64,8 +65,7 @@ const readRoutes: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app, 
   }, async (request, reply) => {
     const query = request.query as DomainListQueryT;
     const page = await domains.list(request.caller!, { ...query, sort: edge.sort(query.sort) as DomainListQueryT['sort'] }, request.url, opts.version === 2);
-    if (page.link) reply.header('link', page.link);
-    return edge.out({ data: page.data, pagination: page.pagination });
+    return edge.out(sendPage(reply, page));
   });
 
   app.get('/domains/:id', {

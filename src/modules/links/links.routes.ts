@@ -2,6 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../lib/app-error.js';
 import { errorResponses } from '../../lib/common.schemas.js';
+import { sendPage } from '../../lib/pagination.js';
 import { securityFor } from '../../plugins/auth.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import { passwordsIn } from '../../plugins/password-hash-budget.js';
@@ -102,8 +103,7 @@ function registerAllLinksList(app: LinksApp, { edge, tags, opts: { moderation, v
   }, async (request, reply) => {
     const query = edge.in<AllLinksQueryT>(request.query);
     const page = await moderation.listAll({ ...query, sort: edge.sort(query.sort) as AllLinksQueryT['sort'] }, request.url, version === 2, request.caller?.apiKey?.domains ?? null);
-    if (page.link) reply.header('link', page.link);
-    return edge.out({ data: page.data, pagination: page.pagination });
+    return edge.out(sendPage(reply, page));
   });
 }
 

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { AppError } from '../../lib/app-error.js';
 import { negotiate, vendorJsonAsJson } from '../../lib/accept.js';
 import { errorResponses } from '../../lib/common.schemas.js';
+import { sendPage } from '../../lib/pagination.js';
 import { securityFor } from '../../plugins/auth.js';
 import { LINK_CSV_COLUMNS } from './links.export.js';
 import type { LinkRoutesContext, LinksApp } from './links.routes-context.js';
@@ -44,7 +45,6 @@ export function registerUserLinksRoute(app: LinksApp, { edge, tags, opts: { link
       return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="links.csv"').send(csv);
     }
     const page = await links.listForUser(request.params.id, sorted, request.url, version === 2, keyDomains);
-    if (page.link) reply.header('link', page.link);
-    return edge.out({ data: page.data, pagination: page.pagination });
+    return edge.out(sendPage(reply, page));
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { sendPage } from '../../lib/pagination.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { OrderCreateSchema, OrderListQuery, OrderListSchema, OrderSchema, UserOrderParams, UserOrdersParams } from './orders.schemas.js';
 import { toOrder, type OrdersService } from './orders.service.js';
@@ -38,8 +39,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; ba
     },
   }, async (request, reply) => {
     const page = await orders.list(request.params.id, request.query, request.url, opts.version === 2);
-    if (page.link) reply.header('link', page.link);
-    return { data: page.data, pagination: page.pagination };
+    return sendPage(reply, page);
   });
 
   app.get('/users/:id/orders/:order_id', {

@@ -2,6 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
+import { sendPage } from '../../lib/pagination.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
 import { UserIdParams, UserListQuery, UserListSchema, UserPatchSchema, UserReplaceSchema, UserCreateSchema, UserSchema } from './users.schemas.js';
@@ -45,8 +46,7 @@ const readRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, op
     },
   }, async (request, reply) => {
     const page = await users.list(request.query, request.url, opts.version === 2);
-    if (page.link) reply.header('link', page.link);
-    return { data: page.data, pagination: page.pagination };
+    return sendPage(reply, page);
   });
 
   app.get('/users/me', {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../../../src/lib/scopes.js';
 import { createUser } from '../../helpers/factories.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { createApiKey } from './api-keys.helpers.js';
 
 const ALL: string[] = [...SCOPES];
@@ -14,11 +14,7 @@ type Security = Array<Record<string, string[]>>;
  * every key (403 FORBIDDEN). On SQLite only: the document is the same on both engines.
  */
 describe('API keys and the operations the document says they may call', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp('sqlite');
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp('sqlite');
 
   it('when each operation is called with a key with and without its scope, then the app does what its security says', async () => {
     const admin = await createUser(t, { role: 'admin', status: 'active' });

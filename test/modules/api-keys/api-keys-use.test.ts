@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { SCOPES } from '../../../src/lib/scopes.js';
 import { createUser } from '../../helpers/factories.js';
 import { postOrder } from '../orders/orders.helpers.js';
@@ -8,11 +9,7 @@ import { createApiKey, keysUrl } from './api-keys.helpers.js';
 const ALL: string[] = [...SCOPES];
 
 describe.each(engines)('using an API key on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   it('when a key is sent as a bearer credential, then it acts as its user', async () => {
     const u = await createUser(t, { status: 'active' });
@@ -132,11 +129,7 @@ describe.each(engines)('using an API key on %s', (engine) => {
 });
 
 describe.each(engines)('rate limits with API keys on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { RATE_LIMIT_PER_MINUTE: '5' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { RATE_LIMIT_PER_MINUTE: '5' } });
 
   it("when one key has used up its quota, then that key gets 429 while the user's other key and JWT keep theirs", async () => {
     const u = await createUser(t, { status: 'active' }); // sign-up and login count against the address

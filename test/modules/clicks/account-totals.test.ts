@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { createUser } from '../../helpers/factories.js';
 import { UA } from './user-agents.js';
 
@@ -9,11 +10,7 @@ import { UA } from './user-agents.js';
  * as the per-user rollups behind "this period" do, so a period never shows more than all time.
  */
 describe.each(engines)('link and account click totals on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   const create = async (token: string) => (await t.request({ method: 'POST', url: '/api/v1/links', token, payload: { original_url: 'https://example.com/totals' } })).body as { short_code: string };
   const visit = (code: string, ua: string) => t.app.inject({ url: `/${code}`, headers: { 'user-agent': ua } });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -8,6 +8,7 @@ import { journaledClickQueue, openClickJournal, type OpenClickJournalOptions } f
 import type { JournalMark } from '../../../src/modules/clicks/rollups/click-writer.js';
 import { createMemoryClickQueue } from '../../../src/modules/clicks/transport/memory-click-queue.js';
 import { TestClock } from '../../helpers/app.js';
+import { journalLine, writeJournalSegment } from '../../helpers/click-journal.js';
 
 /**
  * The journal's start-up replay runs in the background (click-journal.ts): the journal is open for this
@@ -21,12 +22,13 @@ const fakeLog = () => {
   return log as typeof log & FastifyBaseLogger;
 };
 
-const line = (position: number): string => JSON.stringify([position, 1, 'abc', 1_700_000_000_000 + position, '192.0.2.1', 'curl/8', null, null, null]);
+const line = (position: number): string =>
+  journalLine(position, { linkId: 1, shortCode: 'abc', clickedAt: 1_700_000_000_000 + position, ip: '192.0.2.1', userAgent: 'curl/8' });
 
 /** Journal "p1", positions 0-8 in three segments of three. */
 function leaveSegments(dir: string): void {
   for (let s = 0; s < 3; s += 1) {
-    writeFileSync(path.join(dir, `clicks-00000000000${s + 1}.journal`), [JSON.stringify({ journal: 'p1', first: 3 * s }), line(3 * s), line(3 * s + 1), line(3 * s + 2), ''].join('\n'));
+    writeJournalSegment(dir, s + 1, { journal: 'p1', first: 3 * s }, [line(3 * s), line(3 * s + 1), line(3 * s + 2)]);
   }
 }
 

@@ -1,9 +1,12 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { readSegment } from '../../../src/modules/clicks/transport/click-journal-replay.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
+import {
+  journalDir, journalLine, seedClickRecords, seedJournalMark, writeJournalSegment,
+} from '../../helpers/click-journal.js';
 import { createLink, storedClickCounts } from '../../helpers/factories.js';
 
 /**
@@ -16,7 +19,7 @@ const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132
 const REPLAYED = 'click journal replayed: clicks the database lacked are written';
 
 const line = (position: number | string, linkId: number, code: string, at: number, ip: string): string =>
-  JSON.stringify([position, linkId, code, at, ip, UA, null, null, null]);
+  journalLine(position, { linkId, shortCode: code, clickedAt: at, ip, userAgent: UA });
 
 const linkOf = (t: TestApp) => createLink(t, { original_url: 'https://example.com/journal' });
 
@@ -76,20 +79,14 @@ describe('the click journal on sqlite (the embedded default)', () => {
       await t.app.close();
       // An earlier process: journal "p1" wrote positions 0–4 over two segments, and the database has its first 3;
       // a line of the earlier (keyed) format, and a torn last line.
-      await t.storage.db.insertInto('click_journal_marks').values({ journal: 'p1', committed: 3 }).execute();
-      for (let i = 0; i < 3; i += 1) {
-        await t.storage.db.insertInto('clicks').values({ link_id: link.id, short_code: link.short_code, clicked_at: at, ip: `192.0.2.${i}`, user_agent: UA, referrer: null, click_key: null, is_bot: 0, browser: null, os: null, device: null, country: null }).execute();
-      }
-      await t.storage.db.updateTable('links').set({ click_count: 3 }).where('id', '=', link.id).execute();
-      const dir = path.join(t.config.dataDir, 'click-journal');
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(path.join(dir, 'clicks-000000000001.journal'), [
-        JSON.stringify({ journal: 'p1', first: 0 }), line(0, link.id, link.short_code, at, '192.0.2.0'), line(1, link.id, link.short_code, at, '192.0.2.1'), line(2, link.id, link.short_code, at, '192.0.2.2'), '',
-      ].join('\n'));
-      writeFileSync(path.join(dir, 'clicks-000000000002.journal'), [
-        JSON.stringify({ journal: 'p1', first: 3 }), line(3, link.id, link.short_code, at, '192.0.2.3'), line(4, link.id, link.short_code, at, '192.0.2.4'),
-        line('legacy-key-1', link.id, link.short_code, at, '192.0.2.9'), '[5,' + String(link.id),
-      ].join('\n'));
+      await seedJournalMark(t, { journal: 'p1', committed: 3 });
+      await seedClickRecords(t, link, at, UA, ['192.0.2.0', '192.0.2.1', '192.0.2.2']);
+      const dir = journalDir(t);
+      const click = (p: number | string, ip: string) => line(p, link.id, link.short_code, at, ip);
+      const firstLines = [click(0, '192.0.2.0'), click(1, '192.0.2.1'), click(2, '192.0.2.2')];
+      writeJournalSegment(dir, 1, { journal: 'p1', first: 0 }, firstLines);
+      const secondLines = [click(3, '192.0.2.3'), click(4, '192.0.2.4'), click('legacy-key-1', '192.0.2.9')];
+      writeJournalSegment(dir, 2, { journal: 'p1', first: 3 }, secondLines, '[5,' + String(link.id));
 
       const first = await restart(t);
       again = first.app;
@@ -120,15 +117,11 @@ describe('the click journal on sqlite (the embedded default)', () => {
       const link = await linkOf(t);
       const at = t.clock.now();
       await t.app.close();
-      const dir = path.join(t.config.dataDir, 'click-journal');
-      mkdirSync(dir, { recursive: true });
+      const dir = journalDir(t);
+      const click = (p: number) => line(p, link.id, link.short_code, at, `192.0.2.${p}`);
       // Positions 0–2 and a fragment of 3 made it before ENOSPC; the next segment holds 2–4 (the held turn again).
-      writeFileSync(path.join(dir, 'clicks-000000000001.journal'), [
-        JSON.stringify({ journal: 'p2', first: 0 }), line(0, link.id, link.short_code, at, '192.0.2.0'), line(1, link.id, link.short_code, at, '192.0.2.1'), line(2, link.id, link.short_code, at, '192.0.2.2'), '[3,' + String(link.id),
-      ].join('\n'));
-      writeFileSync(path.join(dir, 'clicks-000000000002.journal'), [
-        JSON.stringify({ journal: 'p2', first: 2 }), line(2, link.id, link.short_code, at, '192.0.2.2'), line(3, link.id, link.short_code, at, '192.0.2.3'), line(4, link.id, link.short_code, at, '192.0.2.4'), '',
-      ].join('\n'));
+      writeJournalSegment(dir, 1, { journal: 'p2', first: 0 }, [click(0), click(1), click(2)], '[3,' + String(link.id));
+      writeJournalSegment(dir, 2, { journal: 'p2', first: 2 }, [click(2), click(3), click(4)]);
       const first = await restart(t);
       again = first.app;
       expect(first.logs.find((l) => l.msg === REPLAYED)).toMatchObject({ segments: 2, replayed: 5 });
@@ -151,20 +144,16 @@ describe('the click journal on sqlite (the embedded default)', () => {
       // Journal "p2": positions 0-5 alternate a, b and were one window; sorted by link, its first transaction
       // committed a's first two clicks (positions 0 and 2). Positions 6 and 7 came after the window.
       const order = [a, b, a, b, a, b, b, a];
-      await t.storage.db.insertInto('click_journal_marks').values({ journal: 'p2', committed: 0, window_end: 6, window_link: a.id, window_count: 2 }).execute();
-      for (const p of [0, 2]) {
-        await t.storage.db.insertInto('clicks').values({ link_id: a.id, short_code: a.short_code, clicked_at: at, ip: `192.0.2.${p}`, user_agent: UA, referrer: null, click_key: null, is_bot: 0, browser: null, os: null, device: null, country: null }).execute();
-      }
-      await t.storage.db.updateTable('links').set({ click_count: 2 }).where('id', '=', a.id).execute();
-      const dir = path.join(t.config.dataDir, 'click-journal');
-      mkdirSync(dir, { recursive: true });
+      await seedJournalMark(t, { journal: 'p2', committed: 0, window_end: 6, window_link: a.id, window_count: 2 });
+      await seedClickRecords(t, a, at, UA, ['192.0.2.0', '192.0.2.2']);
+      const dir = journalDir(t);
       // Two segments: the window's clicks span both (positions 0-3 and 4-5), and 6-7 follow it in the second.
       const cut = segments === 1 ? order.length : 4;
       for (const [seq, from, to] of [[1, 0, cut], [2, cut, order.length]] as const) {
         if (from === to) continue;
-        writeFileSync(path.join(dir, `clicks-00000000000${seq}.journal`), [
-          JSON.stringify({ journal: 'p2', first: from }), ...order.slice(from, to).map((l, i) => line(from + i, l.id, l.short_code, at, `192.0.2.${from + i}`)), '',
-        ].join('\n'));
+        const clicks = order.slice(from, to)
+          .map((l, i) => line(from + i, l.id, l.short_code, at, `192.0.2.${from + i}`));
+        writeJournalSegment(dir, seq, { journal: 'p2', first: from }, clicks);
       }
 
       const first = await restart(t);
@@ -209,7 +198,7 @@ describe('the click journal on sqlite (the embedded default)', () => {
     try {
       const link = await linkOf(t);
       for (let i = 0; i < 3; i += 1) expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
-      const dir = path.join(t.config.dataDir, 'click-journal');
+      const dir = journalDir(t);
       // The segments (the directory also holds the journal's lock: src/db/directory-lock.ts).
       const texts = readdirSync(dir).filter((f) => f.endsWith('.journal')).map((f) => readFileSync(path.join(dir, f), 'utf8')).filter(Boolean);
       expect(texts).toHaveLength(1);

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { importedVisitsWriter } from '../../../src/modules/clicks/index.js';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createUser } from '../../helpers/factories.js';
 import { createLink, HUMAN_UA, visit, type CreatedLink } from '../links/links.helpers.js';
 
 describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
   let link: CreatedLink;
   const visits = [
     { 'user-agent': HUMAN_UA, referer: 'https://news.example/a' },
@@ -15,9 +14,9 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     { 'user-agent': '+1 trick', referer: '@SUM(A1:A9)' },
     { 'user-agent': '-2 trick', referer: 'https://x.example/a,b' },
   ];
+  const t = useTestApp(engine);
+  const owner = useUser(t);
   beforeAll(async () => {
-    t = await createTestApp(engine);
-    owner = await createUser(t);
     link = await createLink(t, { original_url: 'https://example.com/counted' }, owner.token);
     for (const headers of visits) {
       const res = await visit(t, link.short_code, headers);
@@ -26,7 +25,6 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     }
     await t.app.clickQueue.flush();
   });
-  afterAll(async () => t.close());
 
   const clicks = (query = '', headers: Record<string, string> = {}, token: string | null = owner.token, version = 1) =>
     t.request({ url: `/api/v${version}/links/${link.short_code}/clicks${query}`, headers, ...(token ? { token } : {}) });

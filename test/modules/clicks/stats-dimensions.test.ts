@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, visit, type CreatedUser } from '../../helpers/factories.js';
+import { createUser, visit } from '../../helpers/factories.js';
 import { buildCountryMmdb } from '../../helpers/mmdb.js';
 import { createApiKey } from '../api-keys/api-keys.helpers.js';
 import { createLink } from '../links/links.helpers.js';
@@ -14,17 +15,12 @@ const T0 = Date.parse('2026-03-27T12:00:00.000Z');
 const HOUR = 3_600_000;
 
 describe.each(engines)('statistics with bots, devices, referrers, countries and time zones on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine, {
-      clock: new TestClock(T0),
-      // inject's socket address is 127.0.0.1: the one trusted proxy here
-      env: { TRUST_PROXY: '127.0.0.1', COUNTRY_HEADER: 'CF-IPCountry', TOKEN_TTL_SECONDS: '2592000' },
-    });
-    owner = await createUser(t);
+  const t = useTestApp(engine, {
+    clock: new TestClock(T0),
+    // inject's socket address is 127.0.0.1: the one trusted proxy here
+    env: { TRUST_PROXY: '127.0.0.1', COUNTRY_HEADER: 'CF-IPCountry', TOKEN_TTL_SECONDS: '2592000' },
   });
-  afterAll(async () => t.close());
+  const owner = useUser(t);
 
   /** A visit through the trusted proxy (X-Forwarded-For names the client), unless `from` says who connects. */
   const visitFrom = async (code: string, ip: string, headers: Record<string, string>, from?: string) => {
@@ -170,11 +166,7 @@ describe.each(engines)('statistics with bots, devices, referrers, countries and 
 });
 
 describe.each(engines)('IP_ANONYMIZE on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { clock: new TestClock(T0), env: { TRUST_PROXY: 'true', IP_ANONYMIZE: 'true' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { clock: new TestClock(T0), env: { TRUST_PROXY: 'true', IP_ANONYMIZE: 'true' } });
 
   it('when addresses are anonymized, then records keep IPv4 /24 and IPv6 /48, and unique visitors come from a daily hash of the full address', async () => {
     const link = await createLink(t);

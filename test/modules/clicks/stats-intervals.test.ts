@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { importedVisitsWriter } from '../../../src/modules/clicks/index.js';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
-import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
-import { createUser, uniqueName, type CreatedUser } from '../../helpers/factories.js';
+import { engines, TestClock } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { uniqueName } from '../../helpers/factories.js';
 
 const HUMAN = 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0';
 const BOT = 'Googlebot/2.1 (+http://www.google.com/bot.html)';
@@ -20,13 +21,8 @@ const sum = (series: Bucket[]) => series.reduce((n, b) => [n[0]! + b.clicks, n[1
  * the rollups only.
  */
 describe.each(engines)('statistics by week and month on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { clock: new TestClock(NOW), env: { TOKEN_TTL_SECONDS: '2592000' } });
-    owner = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { clock: new TestClock(NOW), env: { TOKEN_TTL_SECONDS: '2592000' } });
+  const owner = useUser(t);
 
   /** A link made at `createdAt` with visits at these instants (a bot where `bots` says), brought in as imported history. */
   async function linkWithHistory(createdAt: number, visits: Array<{ at: number; bot?: boolean }>): Promise<{ code: string; id: number }> {

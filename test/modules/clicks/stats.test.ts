@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
-import { createLink, createUser, visit, type CreatedUser } from '../../helpers/factories.js';
+import { describe, expect, it } from 'vitest';
+import { engines, TestClock } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { createLink, createUser, visit } from '../../helpers/factories.js';
 
 const T0 = Date.parse('2026-03-10T10:20:00.000Z');
 const HOUR = 3_600_000;
 
 describe.each(engines)('link statistics on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { clock: new TestClock(T0), env: { TRUST_PROXY: 'true', TOKEN_TTL_SECONDS: '2592000' } });
-    owner = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { clock: new TestClock(T0), env: { TRUST_PROXY: 'true', TOKEN_TTL_SECONDS: '2592000' } });
+  const owner = useUser(t);
 
   const create = (token?: string) => createLink(t, { original_url: 'https://example.com/s' }, token);
   // A person's browser through the trusted proxy, unless the test names another agent.

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
-import { createUser, HUMAN_UA, type CreatedUser } from '../../helpers/factories.js';
-import { domainTestApp, DOMAINS, uniqueHost, type CreatedDomain, type DomainTestApp } from './domains.helpers.js';
+import { useUser } from '../../helpers/fixtures.js';
+import { createUser, HUMAN_UA } from '../../helpers/factories.js';
+import { DOMAINS, uniqueHost, type CreatedDomain, useDomainTestApp } from './domains.helpers.js';
 
 const LINKS = '/api/v1/links';
 
 /** SPEC §25 "Nobody can squat a domain". */
 describe.each(engines)('claims of a host name on %s', (engine) => {
-  let d: DomainTestApp;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    d = await domainTestApp(engine);
-    admin = await createUser(d.t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => d.close());
+  const d = useDomainTestApp(engine);
+  const admin = useUser(d, { role: 'admin', status: 'active' });
 
   const claim = (token: string, hostname: string) => d.t.request({ method: 'POST', url: DOMAINS, token, payload: { hostname } });
   const link = async (token: string, payload: Record<string, unknown>) => {

@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
-import { addDomain, domainTestApp, DOMAINS, uniqueHost, verifiedDomain, type DomainTestApp } from './domains.helpers.js';
+import { useUser } from '../../helpers/fixtures.js';
+import { createUser } from '../../helpers/factories.js';
+import { addDomain, DOMAINS, uniqueHost, verifiedDomain, useDomainTestApp } from './domains.helpers.js';
 
 describe.each(engines)('the domains resource on %s', (engine) => {
-  let d: DomainTestApp;
-  let owner: CreatedUser;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    d = await domainTestApp(engine);
-    owner = await createUser(d.t, { status: 'active' });
-    admin = await createUser(d.t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => d.close());
+  const d = useDomainTestApp(engine);
+  const owner = useUser(d, { status: 'active' });
+  const admin = useUser(d, { role: 'admin', status: 'active' });
 
   it('when an active user adds a domain, then 201 with Location, the record and how to verify it', async () => {
     const hostname = uniqueHost();

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
-import { addDomain, domainTestApp, DOMAINS, uniqueHost, verifiedDomain, type DomainTestApp } from './domains.helpers.js';
+import { useUser } from '../../helpers/fixtures.js';
+import { createUser } from '../../helpers/factories.js';
+import { addDomain, DOMAINS, uniqueHost, verifiedDomain, useDomainTestApp } from './domains.helpers.js';
 
 const LINKS = '/api/v1/links';
 
 /** SPEC §25 "Small holes closed", for domains. */
 describe.each(engines)('small holes around domains on %s', (engine) => {
-  let d: DomainTestApp;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    d = await domainTestApp(engine);
-    admin = await createUser(d.t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => d.close());
+  const d = useDomainTestApp(engine);
+  const admin = useUser(d, { role: 'admin', status: 'active' });
 
   const createLink = (token: string, payload: Record<string, unknown>) =>
     d.t.request({ method: 'POST', url: LINKS, token, payload: { original_url: 'https://example.com/new', ...payload } });

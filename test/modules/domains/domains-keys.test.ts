@@ -1,19 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
-import { addDomain, domainTestApp, DOMAINS, type CreatedDomain, type DomainTestApp } from './domains.helpers.js';
+import { useUser } from '../../helpers/fixtures.js';
+import { createUser } from '../../helpers/factories.js';
+import { addDomain, DOMAINS, type CreatedDomain, useDomainTestApp } from './domains.helpers.js';
 
 const LINKS = '/api/v1/links';
 
 describe.each(engines)('API keys limited to domains on %s', (engine) => {
-  let d: DomainTestApp;
-  let owner: CreatedUser;
   let mine: CreatedDomain;
   let other: CreatedDomain;
   let key: string;
+  const d = useDomainTestApp(engine);
+  const owner = useUser(d, { status: 'active' });
   beforeAll(async () => {
-    d = await domainTestApp(engine);
-    owner = await createUser(d.t, { status: 'active' });
     mine = await addDomain(d.t, owner.token);
     other = await addDomain(d.t, owner.token);
     const made = await d.t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/api-keys`, token: owner.token, payload: { name: 'one domain', scopes: ['links:read', 'links:write'], domains: [mine.id] } });
@@ -21,7 +20,6 @@ describe.each(engines)('API keys limited to domains on %s', (engine) => {
     expect(made.body.domains).toEqual([mine.id]);
     key = made.body.key;
   });
-  afterAll(async () => d.close());
 
   const create = (token: string, domain?: string) => d.t.request({ method: 'POST', url: LINKS, token, payload: { original_url: 'https://example.com/k', ...(domain ? { domain } : {}) } });
 

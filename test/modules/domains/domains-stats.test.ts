@@ -1,24 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
+import { useUser } from '../../helpers/fixtures.js';
 import { createLink, createUser, login, visit, type CreatedLink, type CreatedUser } from '../../helpers/factories.js';
-import { domainTestApp, verifiedDomain, type CreatedDomain, type DomainTestApp } from './domains.helpers.js';
+import { domainTestApp, verifiedDomain, type CreatedDomain, type DomainTestApp, useDomainTestApp } from './domains.helpers.js';
 
 const DEFAULT_HOST = 'fry.example';
 
 /** SPEC §19 "Keys and statistics": click records keep the domain; lists, stats and exports filter by it; limited keys see their domains only. */
 describe.each(engines)('statistics, exports and lists by domain on %s', (engine) => {
-  let d: DomainTestApp;
-  let owner: CreatedUser;
-  let admin: CreatedUser;
   let a: CreatedDomain;
   let b: CreatedDomain;
   let onA: CreatedLink;
   let onB: CreatedLink;
   let onDefault: CreatedLink;
+  const d = useDomainTestApp(engine);
+  const owner = useUser(d, { status: 'active' });
+  const admin = useUser(d, { role: 'admin', status: 'active' });
   beforeAll(async () => {
-    d = await domainTestApp(engine);
-    owner = await createUser(d.t, { status: 'active' });
-    admin = await createUser(d.t, { role: 'admin', status: 'active' });
     a = await verifiedDomain(d, owner.token);
     b = await verifiedDomain(d, owner.token);
     onA = await createLink(d.t, { domain: a.hostname }, owner.token);
@@ -29,7 +27,6 @@ describe.each(engines)('statistics, exports and lists by domain on %s', (engine)
     }
     await d.t.app.clickQueue.flush();
   });
-  afterAll(async () => d.close());
 
   const get = (url: string, token: string, headers: Record<string, string> = {}) => d.t.request({ url, token, headers });
   const codes = (body: { data: Array<{ short_code: string }> }) => body.data.map((l) => l.short_code).sort();

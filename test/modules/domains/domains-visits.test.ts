@@ -1,22 +1,20 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
-import { clickRecords, createUser, type CreatedUser } from '../../helpers/factories.js';
+import { useUser } from '../../helpers/fixtures.js';
+import { clickRecords, createUser } from '../../helpers/factories.js';
 import { HUMAN_UA } from '../links/links.helpers.js';
-import { addDomain, domainTestApp, DOMAINS, verifiedDomain, type CreatedDomain, type DomainTestApp } from './domains.helpers.js';
+import { addDomain, domainTestApp, DOMAINS, verifiedDomain, type CreatedDomain, useDomainTestApp } from './domains.helpers.js';
 
 const LINKS = '/api/v1/links';
 
 describe.each(engines)('visits by host on %s', (engine) => {
-  let d: DomainTestApp;
-  let owner: CreatedUser;
   let domain: CreatedDomain;
+  const d = useDomainTestApp(engine);
+  const owner = useUser(d, { status: 'active' });
   beforeAll(async () => {
-    d = await domainTestApp(engine);
-    owner = await createUser(d.t, { status: 'active' });
     domain = await verifiedDomain(d, owner.token);
   });
-  afterAll(async () => d.close());
 
   const create = async (payload: Record<string, unknown>) => {
     const res = await d.t.request({ method: 'POST', url: LINKS, token: owner.token, payload: { original_url: 'https://example.com/x', ...payload } });

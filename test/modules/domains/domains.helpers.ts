@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { expect } from 'vitest';
 import { createTestApp, type ApiResponse, type Engine, type TestApp, type TestAppOptions } from '../../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
+import { useBeforeAll } from '../../helpers/fixtures.js';
 
 export const DOMAINS = '/api/v1/domains';
 
@@ -20,6 +21,11 @@ export async function domainTestApp(engine: Engine, opts: TestAppOptions = {}): 
   const dns = await startDnsServer();
   const t = await createTestApp(engine, { ...opts, env: { PUBLIC_BASE_URL: 'https://fry.example', DNS_SERVERS: dns.address, ...opts.env } });
   return { t, dns, close: async () => { await t.close(); await dns.close(); } };
+}
+
+/** domainTestApp as the app of a describe block: started in a beforeAll, closed in an afterAll (see useTestApp). */
+export function useDomainTestApp(engine: Engine, opts: TestAppOptions = {}): DomainTestApp {
+  return useBeforeAll('useDomainTestApp', () => domainTestApp(engine, opts), (d) => d.close());
 }
 
 export interface CreatedDomain {

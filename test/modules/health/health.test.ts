@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMetrics, type ClickQueueStats } from '../../../src/infra/metrics.js';
 import { NotReadyError } from '../../../src/lib/readiness-check.js';
-import { createTestApp, engines, TestClock, type TestApp } from '../../helpers/app.js';
+import { createTestApp, engines, TestClock } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 
 /** The value of one sample line of the Prometheus text, or undefined. */
 function sample(text: string, name: string, labels = ''): number | undefined {
@@ -10,11 +11,7 @@ function sample(text: string, name: string, labels = ''): number | undefined {
 }
 
 describe.each(engines)('health, readiness and metrics on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   it('when the process is up, then GET /healthz is 200 {status: ok}, never cached, and HEAD answers too', async () => {
     const res = await t.request({ url: '/healthz' });

@@ -1,6 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestApp, engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { createUser } from '../../helpers/factories.js';
 import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
 import { SHLINK_API_KEY, shlinkPage, shlinkVisitsPage } from './fixtures/shlink.js';
@@ -45,19 +46,12 @@ function holdableShlink(links: () => Array<ReturnType<typeof shortUrl>>, visits:
 }
 
 describe.each(engines)('import jobs on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
   let stub: SourceStub | undefined;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
   afterEach(async () => {
     await stub?.close();
     stub = undefined;
-  });
-  afterAll(async () => {
-    await t?.close();
   });
   const startShlink = (url: string) => t.request({ method: 'POST', url: '/api/v1/imports', token: admin.token, payload: { source: 'shlink', url, api_key: SHLINK_API_KEY } });
 

@@ -1,9 +1,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { createUser, visit, type CreatedUser } from '../../helpers/factories.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { visit } from '../../helpers/factories.js';
 import { importCsv, itemOf } from './imports.helpers.js';
 
 /** The blocklist of the hostile rows below: a name (and its subdomains), an IPv4 address, an IPv6 address, an IDN. */
@@ -18,15 +19,8 @@ function blockedHostsFile(): string {
  * read answer 500. Each row below once went in as it was (and broke reads, or escaped a rule).
  */
 describe.each(engines)('imported rows meet the API rules on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { BLOCKED_HOSTS_FILE: blockedHostsFile() } });
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const t = useTestApp(engine, { env: { BLOCKED_HOSTS_FILE: blockedHostsFile() } });
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   it('when a title has line breaks and tabs, then it is stored with spaces, and every read of the link and its owner answers', async () => {
     const job = await importCsv(t, admin.token, 'url,code,title\nhttps://a.example/x,ttl1,"Scraped\r\ntitle\twith\u0007controls"\n');
@@ -105,19 +99,10 @@ describe.each(engines)('imported rows meet the API rules on %s', (engine) => {
  * "imported before" is per owner, so another owner's import of the same rows creates their links.
  */
 describe.each(engines)('imports and who owns what on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  let alice: CreatedUser;
-  let bob: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-    alice = await createUser(t);
-    bob = await createUser(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
+  const alice = useUser(t);
+  const bob = useUser(t);
 
   it("when bob's import has a row on alice's domain, then it fails DOMAIN_NOT_OWNED; an admin owner may use it", async () => {
     const domain = await t.request({ method: 'POST', url: '/api/v1/domains', token: alice.token, payload: { hostname: 'go.alice.test' } });

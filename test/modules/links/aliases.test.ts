@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { engines, type TestApp } from '../../helpers/app.js';
 import { clickCounts, clickRecords, createUser, HUMAN_UA, type CreatedUser } from '../../helpers/factories.js';
-import { domainTestApp, verifiedDomain, type CreatedDomain, type DomainTestApp } from '../domains/domains.helpers.js';
+import { verifiedDomain, type CreatedDomain, useDomainTestApp } from '../domains/domains.helpers.js';
 import { encodeClick, decodeClickJson } from '../../../src/modules/clicks/transport/click-stream.js';
 import { appOnSocket, LINKS, patchLink } from './links.helpers.js';
 
@@ -10,17 +10,15 @@ import { appOnSocket, LINKS, patchLink } from './links.helpers.js';
 const uniqueAlias = (prefix = 'sale'): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 
 describe.each(engines)('aliases on %s', (engine) => {
-  let d: DomainTestApp;
   let t: TestApp;
   let owner: CreatedUser;
   let domain: CreatedDomain;
+  const d = useDomainTestApp(engine);
   beforeAll(async () => {
-    d = await domainTestApp(engine);
     t = d.t;
     owner = await createUser(t);
     domain = await verifiedDomain(d, owner.token);
   });
-  afterAll(async () => d.close());
 
   const create = (payload: Record<string, unknown>, url = LINKS) =>
     t.request({ method: 'POST', url, token: owner.token, payload: { original_url: 'https://example.com/target', ...payload } });

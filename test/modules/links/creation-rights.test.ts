@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, linkCount } from '../../helpers/factories.js';
 import { createApiKey } from '../api-keys/api-keys.helpers.js';
@@ -8,11 +9,7 @@ import { postOrder } from '../orders/orders.helpers.js';
 /** SPEC §18: a pending account signs in and reads but creates nothing; ANONYMOUS_LINKS=false needs a credential. */
 describe.each(engines)('who may create on %s', (engine) => {
   describe('a pending account', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp(engine);
-    });
-    afterAll(async () => t.close());
+    const t = useTestApp(engine);
 
     it('when it creates a link, links in bulk (v1 and v2), an API key or an order, then 422 ACCOUNT_NOT_ACTIVE and nothing is stored', async () => {
       const u = await createUser(t, { status: 'pending' });
@@ -58,11 +55,7 @@ describe.each(engines)('who may create on %s', (engine) => {
   });
 
   describe('ANONYMOUS_LINKS=false', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp(engine, { env: { ANONYMOUS_LINKS: 'false' } });
-    });
-    afterAll(async () => t.close());
+    const t = useTestApp(engine, { env: { ANONYMOUS_LINKS: 'false' } });
 
     it('when a link is created without a credential, single or bulk, v1 or v2, then 401 with a Bearer challenge and nothing is stored', async () => {
       const before = await linkCount(t);
@@ -88,11 +81,7 @@ describe.each(engines)('who may create on %s', (engine) => {
   });
 
   describe('ANONYMOUS_LINKS unset', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp(engine);
-    });
-    afterAll(async () => t.close());
+    const t = useTestApp(engine);
 
     it('when a link is created without a credential, then 201 (the default allows it)', async () => {
       expect((await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/anon' } })).status).toBe(201);

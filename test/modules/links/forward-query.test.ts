@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { withForwardedQuery } from '../../../src/modules/links/visit-policy.js';
 import { createLink, visit } from './links.helpers.js';
 
@@ -21,11 +22,7 @@ describe('forwarded query strings', () => {
 });
 
 describe.each(engines)('forward_query on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   it('when a forward_query link is visited with campaign parameters, then they are appended before the fragment', async () => {
     const link = await createLink(t, { original_url: 'https://example.com/landing?ref=ferry#pricing', forward_query: true });

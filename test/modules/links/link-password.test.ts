@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
 import { BROWSER_ACCEPT, clickRecords, createLink, HUMAN_UA, LINKS, patchLink, visit } from './links.helpers.js';
 
 const PASSWORD = 'Tr0ub4dor&3-open';
@@ -10,17 +10,12 @@ const basic = (password: string, user = 'anyone') => ({ authorization: `Basic ${
 const formHeaders = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/x-www-form-urlencoded', 'user-agent': HUMAN_UA, ...extra });
 
 describe.each(engines)('password-protected links on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
   const logLines: string[] = [];
-  beforeAll(async () => {
-    const logStream = new PassThrough();
-    logStream.on('data', (chunk: Buffer) => logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-    t = await createTestApp(engine, { env: { LINK_PASSWORD_ATTEMPTS_PER_MINUTE: '3' }, logStream });
-    // A password needs an owner (SPEC §17: an anonymous link cannot have one).
-    owner = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const logStream = new PassThrough();
+  logStream.on('data', (chunk: Buffer) => logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+  const t = useTestApp(engine, { env: { LINK_PASSWORD_ATTEMPTS_PER_MINUTE: '3' }, logStream });
+  // A password needs an owner (SPEC §17: an anonymous link cannot have one).
+  const owner = useUser(t);
 
   const post = (code: string, body: string, headers: Record<string, string> = {}, remoteAddress?: string) =>
     t.request({ method: 'POST', url: `/${code}`, payload: body, headers: formHeaders(headers), ...(remoteAddress ? { remoteAddress } : {}) });

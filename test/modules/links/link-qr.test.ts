@@ -1,7 +1,8 @@
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type ApiResponse, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines, type ApiResponse } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createLink, LINKS } from './links.helpers.js';
 
@@ -46,11 +47,7 @@ function svgGrid(svg: string): boolean[][] {
 }
 
 describe.each(engines)('GET /api/v1/links/{code}/qr on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { PUBLIC_BASE_URL: 'https://fry.example' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { PUBLIC_BASE_URL: 'https://fry.example' } });
 
   const qr = (code: string, query = '', headers: Record<string, string> = {}, version = 1): Promise<ApiResponse & { raw: Buffer }> =>
     t.app.inject({ url: `/api/v${version}/links/${code}/qr${query}`, headers }).then(async (res) => {

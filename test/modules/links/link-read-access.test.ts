@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createUser } from '../../helpers/factories.js';
 import { createApiKey } from '../api-keys/api-keys.helpers.js';
 import { createLink, LINKS } from './links.helpers.js';
 
 /** SPEC §17, "Who may read a link", and what an anonymous link may not have. */
 describe.each(engines)('who may read a link on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
-  let other: CreatedUser;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    owner = await createUser(t, { status: 'active' });
-    other = await createUser(t, { status: 'active' });
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const owner = useUser(t, { status: 'active' });
+  const other = useUser(t, { status: 'active' });
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   const read = (code: string, token?: string, version = 1) => t.request({ url: `/api/v${version}/links/${code}`, ...(token ? { token } : {}) });
   const qr = (code: string, token?: string) => t.request({ url: `${LINKS}/${code}/qr`, ...(token ? { token } : {}) });

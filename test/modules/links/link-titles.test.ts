@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { createUser } from '../../helpers/factories.js';
 import { createLink, LINKS, patchLink } from './links.helpers.js';
 
 describe.each(engines)('link titles on %s', (engine) => {
-  let t: TestApp;
-  let u: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    u = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const u = useUser(t);
 
   it('when a link is created with a title, then the record carries it trimmed, and without one it is null', async () => {
     const titled = await createLink(t, { title: '  Spring campaign  ' }, u.token);

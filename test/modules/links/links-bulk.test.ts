@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, linkCount } from '../../helpers/factories.js';
 import { createLink, LINKS } from './links.helpers.js';
 
 describe.each(engines)('POST /api/v1/links/bulk on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   const bulk = (links: unknown[], opts: { token?: string; key?: string; version?: number } = {}) =>
     t.request({ method: 'POST', url: `/api/v${opts.version ?? 1}/links/bulk`, payload: { links }, ...(opts.token ? { token: opts.token } : {}), headers: opts.key ? { 'idempotency-key': opts.key } : {} });

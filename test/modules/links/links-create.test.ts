@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { createUser } from '../../helpers/factories.js';
 
 describe.each(engines)('link creation on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { PUBLIC_BASE_URL: 'https://fry.example' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { PUBLIC_BASE_URL: 'https://fry.example' } });
 
   const create = (payload: unknown, token?: string) => t.request({ method: 'POST', url: '/api/v1/links', payload, ...(token ? { token } : {}) });
   const fields = (res: { body: { error: { details: Array<{ field: string }> } } }) => res.body.error.details.map((d) => d.field).sort();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { Paginator } from '../../../src/lib/pagination.js';
 import { LinkCache } from '../../../src/modules/links/link-cache.js';
@@ -6,17 +6,13 @@ import { createLinksRepository } from '../../../src/modules/links/links.reposito
 import { createLinksService } from '../../../src/modules/links/links.service.js';
 import { createPasswordHasher } from '../../../src/modules/users/password.js';
 import { createUsersRepository } from '../../../src/modules/users/users.repository.js';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { createUser } from '../../helpers/factories.js';
 
 describe.each(engines)('link lookup, deletion and listing on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   const create = async (payload: Record<string, unknown> = {}, token?: string) => {
     const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/x', ...payload }, ...(token ? { token } : {}) });

@@ -1,7 +1,8 @@
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type ApiResponse, type TestApp } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { createUser } from '../../helpers/factories.js';
 
 const HEADER = 'url,code,domain,created_at,expires_at,tags,title,max_visits,forward_query,aliases';
 /** What an export must carry over (SPEC §20): the fields a link record and the generic CSV share. */
@@ -14,11 +15,9 @@ const carried = (links: LinkRecord[]) =>
 
 /** SPEC §20: GET /users/{id}/links with Accept: text/csv, in the generic CSV format the csv importer reads. */
 describe.each(engines)('the links CSV export on %s', (engine) => {
-  let from: TestApp;
-  let owner: CreatedUser;
+  const from = useTestApp(engine);
+  const owner = useUser(from, { status: 'active' });
   beforeAll(async () => {
-    from = await createTestApp(engine);
-    owner = await createUser(from, { status: 'active' });
     const domain = await from.request({ method: 'POST', url: '/api/v1/domains', payload: { hostname: 'go.example.com' }, token: owner.token });
     expect(domain.status, domain.text).toBe(201);
     const links = [
@@ -33,7 +32,6 @@ describe.each(engines)('the links CSV export on %s', (engine) => {
       expect(res.status, res.text).toBe(201);
     }
   });
-  afterAll(() => from?.close());
 
   const exportOf = (query = '', accept = 'text/csv', token = owner.token) =>
     from.request({ url: `/api/v1/users/me/links${query}`, headers: { accept }, token });

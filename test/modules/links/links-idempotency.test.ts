@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { createUser, linkCount } from '../../helpers/factories.js';
 
 describe.each(engines)('Idempotency-Key on POST /api/v1/links on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   it('when a creation is retried with the same key, then the first link is replayed and no second link exists', async () => {
     const u = await createUser(t);

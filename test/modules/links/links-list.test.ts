@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createUser } from '../../helpers/factories.js';
 import { createLink, type CreatedLink } from './links.helpers.js';
 
 describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) => {
-  let t: TestApp;
-  let u: CreatedUser;
   const links: CreatedLink[] = [];
+  const t = useTestApp(engine);
+  const u = useUser(t);
   beforeAll(async () => {
-    t = await createTestApp(engine);
-    u = await createUser(t);
     const specs: Array<Record<string, unknown>> = [
       { original_url: 'https://shop.example/100%_off', tags: ['promo', 'Spring'], expires_at: new Date(t.clock.now() + 3 * 86_400_000).toISOString() },
       { original_url: 'https://blog.example/post', tags: ['blog'] },
@@ -27,7 +26,6 @@ describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) =
     for (const [i, n] of [5, 0, 9, 5, 2].entries()) await t.storage.db.updateTable('links').set({ click_count: n }).where('id', '=', links[i]!.id).execute();
     await createLink(t, { original_url: 'https://shop.example/other-user', tags: ['promo'] }, (await createUser(t)).token);
   });
-  afterAll(async () => t.close());
 
   const list = (query: string, token = u.token, version = 1) => t.request({ url: `/api/v${version}/users/${u.id}/links${query}`, token });
   const codes = (res: { body: { data: Array<{ short_code?: string; shortCode?: string }> } }) => res.body.data.map((l) => l.short_code ?? l.shortCode);

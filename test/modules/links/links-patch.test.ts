@@ -1,19 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { engines, type TestApp } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createUser } from '../../helpers/factories.js';
 import { appOnSocket, createLink, LINKS, patchLink, visit } from './links.helpers.js';
 
 describe.each(engines)('PATCH /api/v1/links/{code} on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    owner = await createUser(t);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const owner = useUser(t);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   it('when the owner changes the target, tags and limits, then 200 with the record, a new version ETag and updated_at, and GET agrees', async () => {
     const link = await createLink(t, { original_url: 'https://example.com/typo' }, owner.token);

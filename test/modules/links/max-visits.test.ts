@@ -1,18 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { engines, type TestApp } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createUser } from '../../helpers/factories.js';
 import { appOnSocket, BOT_UA, BROWSER_ACCEPT, clickRecords, createLink, HUMAN_UA, LINKS, patchLink, visit } from './links.helpers.js';
 
 describe.each(engines)('max_visits on %s', (engine) => {
-  let t: TestApp;
   // A visit limit needs an owner (SPEC §17: an anonymous link cannot have one).
-  let owner: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    owner = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const owner = useUser(t);
 
   it('when a link allows 3 visits, then visits 1-3 are redirected and later ones answer 410 LINK_EXHAUSTED (a page for browsers), with no click', async () => {
     const link = await createLink(t, { max_visits: 3 }, owner.token);

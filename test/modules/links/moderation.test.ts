@@ -1,22 +1,20 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { createUser } from '../../helpers/factories.js';
 
 /** SPEC §18 moderation: the admin's list of every link, and disabled links (410 LINK_DISABLED). */
 describe.each(engines)('moderation on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
   let base: string;
   let tagSeq = 0;
+  const t = useTestApp(engine, { redisUrl: '' });
+  const admin = useUser(t, { role: 'admin' });
   beforeAll(async () => {
-    t = await createTestApp(engine, { redisUrl: '' });
-    admin = await createUser(t, { role: 'admin' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
-  afterAll(async () => t.close());
 
   /** A tag no other test uses: the admin list holds every test's links. */
   const freshTag = () => `m${(tagSeq += 1)}-${Math.random().toString(36).slice(2, 8)}`;

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/transport/click-stream.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { scaleOut, testRedis } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
 import { clickRecords, createLink } from '../../helpers/factories.js';
@@ -20,15 +21,13 @@ import { clickRecords, createLink } from '../../helpers/factories.js';
 const steadyFeed = { linkChangeFeed: { trustMs: 60_000 } };
 
 describe.each(engines)('redirect fast path on %s', (engine) => {
-  let t: TestApp;
   let base: string;
+  // Counters in process, even in the scale-out run; the limit in Redis is the next suite's.
+  const t = useTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '5' }, redisUrl: '', deps: steadyFeed });
   beforeAll(async () => {
-    // Counters in process, even in the scale-out run; the limit in Redis is the next suite's.
-    t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '5' }, redisUrl: '', deps: steadyFeed });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
-  afterAll(async () => t.close());
 
   const create = (payload: Record<string, unknown> = {}) => createLink(t, { original_url: 'https://example.com/fast?a=1', ...payload });
   const overSocket = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { redirect: 'manual', ...init });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMemoryAttemptLimiter } from '../../../src/infra/attempt-limiter.js';
 import { Paginator } from '../../../src/lib/pagination.js';
 import { DEFAULT_LINK_CACHE, LinkCache } from '../../../src/modules/links/link-cache.js';
@@ -7,17 +7,14 @@ import { createLinksRepository } from '../../../src/modules/links/links.reposito
 import { createLinksService } from '../../../src/modules/links/links.service.js';
 import { createPasswordHasher } from '../../../src/modules/users/password.js';
 import { createUsersRepository } from '../../../src/modules/users/users.repository.js';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { createTestApp, engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { clickRecords, createLink, createUser } from '../../helpers/factories.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';
 
 describe.each(engines)('redirect GET /{code} on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { CORS_ORIGINS: '*' } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { CORS_ORIGINS: '*' } });
 
 
   it('when a code is visited, then 302 to exactly the stored URL with Cache-Control private, no-store, and no body', async () => {

@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { createUser } from '../../helpers/factories.js';
 import { countKeys, countOrders, ORDERS, postOrder } from './orders.helpers.js';
 
 describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   it('when an active user orders, then 201 with Location and the record, owned by the caller', async () => {
     const u = await createUser(t, { status: 'active' });

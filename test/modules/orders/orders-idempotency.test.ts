@@ -1,20 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createIdempotencyRepository } from '../../../src/modules/idempotency/idempotency.repository.js';
 import { createIdempotencyService, DEFAULT_LOCK_TIMEOUT_MS } from '../../../src/modules/idempotency/idempotency.service.js';
 import { requestFingerprint } from '../../../src/lib/request-fingerprint.js';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { createTestApp, engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { createUser } from '../../helpers/factories.js';
 import { countKeys, countOrders, ORDERS, postOrder } from './orders.helpers.js';
 
 const TTL_SECONDS = 600;
 
 describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS) } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS) } });
 
   /** The layer's own service, on the app's database and clock: stands in for another process holding a key. */
   const otherProcess = () => createIdempotencyService({ repo: createIdempotencyRepository(t.storage.db), clock: t.clock, ttlSeconds: TTL_SECONDS });

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
 import { postOrder } from './orders.helpers.js';
 
 describe.each(engines)('GET /api/v1/users/{id}/orders on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   /** Places orders with the given item ids and quantities, one clock tick apart. */
   async function placeOrders(u: CreatedUser, items: Array<[itemId: number, quantity: number]>): Promise<number[]> {

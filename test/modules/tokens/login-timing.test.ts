@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { createUser } from '../../helpers/factories.js';
 import { createPasswordHasher } from '../../../src/modules/users/password.js';
 
 const TRIES = 15;
@@ -16,14 +17,9 @@ const median = (xs: number[]): number => {
  * (tens of milliseconds), a ratio far outside 0.5–2.
  */
 describe.each(engines)('login timing on %s', (engine) => {
-  let t: TestApp;
-  let u: CreatedUser;
-  beforeAll(async () => {
-    // The production hash cost (the test default is cheaper), so that the hash dominates as it does in service.
-    t = await createTestApp(engine, { env: { PASSWORD_HASH_COST: '15' } });
-    u = await createUser(t);
-  });
-  afterAll(async () => t.close());
+  // The production hash cost (the test default is cheaper), so that the hash dominates as it does in service.
+  const t = useTestApp(engine, { env: { PASSWORD_HASH_COST: '15' } });
+  const u = useUser(t);
 
   async function timeLogin(username: string): Promise<number> {
     const start = performance.now();

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { countRows, ISO_UTC, usersFingerprint } from '../../helpers/db-state.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser } from '../../helpers/factories.js';
@@ -9,11 +10,7 @@ const TTL = 900;
 
 /** SPEC §4: POST /api/v1/tokens. */
 describe.each(engines)('token issuance on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { TOKEN_TTL_SECONDS: String(TTL) } });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { TOKEN_TTL_SECONDS: String(TTL) } });
 
   const issue = (username: string, password: string) => t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username, password } });
 

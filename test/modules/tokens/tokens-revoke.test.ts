@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, login } from '../../helpers/factories.js';
 import { decodeJwt } from '../../helpers/jwt.js';
@@ -8,11 +9,7 @@ const jtiOf = (token: string): string => String(decodeJwt(token).payload.jti);
 
 /** SPEC §4: revocation is a deny list of jti; DELETE /tokens/{jti} (owner or admin) and /tokens/current. */
 describe.each(engines)('token revocation on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   const revoke = (jti: string, token: string) => t.request({ method: 'DELETE', url: `/api/v1/tokens/${jti}`, token });
   const me = (token: string) => t.request({ url: '/api/v1/users/me', token });

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type ApiResponse, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines, type ApiResponse } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, login } from '../../helpers/factories.js';
 import { decodeJwt, forgeJwt, withHeader, withPayload } from '../../helpers/jwt.js';
@@ -15,11 +16,7 @@ function expectRejected(res: ApiResponse, tokenSent: boolean, why = ''): void {
 
 /** SPEC §4 / RFC 8725: verification pins HS256 and checks revocation and the user's current state. */
 describe.each(engines)('token verification on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   const me = (token: string) => t.request({ url: '/api/v1/users/me', token });
   const meWith = (authorization: string) => t.request({ url: '/api/v1/users/me', headers: { authorization } });

@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
 
 /** SPEC §17: the last active admin cannot be demoted, suspended or deleted (409 LAST_ADMIN), races included. */
 describe.each(engines)('the last active admin on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   const activeAdmins = async () => (await t.storage.db.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active').execute()).map((r) => r.id);
   const patch = (who: CreatedUser, id: number | 'me', payload: object) => t.request({ method: 'PATCH', url: `/api/v1/users/${id}`, token: who.token, payload });

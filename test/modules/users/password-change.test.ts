@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
+import { createUser, login } from '../../helpers/factories.js';
 import { createApiKey } from '../api-keys/api-keys.helpers.js';
 import { createPasswordHasher } from '../../../src/modules/users/password.js';
 import { TEST_PASSWORD_HASH_COST } from '../../helpers/server-process.js';
@@ -9,13 +10,8 @@ import { TEST_PASSWORD_HASH_COST } from '../../helpers/server-process.js';
 // SPEC §12: changing one's own password needs the current one; a password, role or status change revokes
 // every token issued before it (API keys follow the user's current state, SPEC §14); a login rehashes.
 describe.each(engines)('password changes and token revocation on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   const me = (token: string) => t.request({ url: '/api/v1/users/me', token });
   const hashOf = async (id: number): Promise<string> => (await t.storage.db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirstOrThrow()).password_hash;

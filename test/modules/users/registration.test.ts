@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { login, uniqueName } from '../../helpers/factories.js';
 
@@ -11,11 +12,7 @@ const signUp = (t: TestApp, extra: Record<string, unknown> = {}, token?: string)
 
 describe.each(engines)('REGISTRATION on %s', (engine) => {
   describe('approval (the default)', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp(engine);
-    });
-    afterAll(async () => t.close());
+    const t = useTestApp(engine);
 
     it('when someone signs up, then the account is pending and the instance says sign-up needs approval', async () => {
       const res = await signUp(t);
@@ -46,11 +43,7 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
   });
 
   describe('open', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp(engine, { env: { REGISTRATION: 'open' } });
-    });
-    afterAll(async () => t.close());
+    const t = useTestApp(engine, { env: { REGISTRATION: 'open' } });
 
     it('when someone signs up, then the account is active at once and may create links', async () => {
       const res = await signUp(t);
@@ -67,11 +60,7 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
   });
 
   describe('closed', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp(engine, { env: { REGISTRATION: 'closed', ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' } });
-    });
-    afterAll(async () => t.close());
+    const t = useTestApp(engine, { env: { REGISTRATION: 'closed', ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' } });
 
     it('when someone without an admin token signs up, then 403 REGISTRATION_CLOSED and no account exists', async () => {
       const before = await t.storage.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();

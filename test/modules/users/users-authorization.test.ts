@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { usersFingerprint } from '../../helpers/db-state.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
+import { createUser, login } from '../../helpers/factories.js';
 
 /** SPEC §3's authorization rules and SPEC §4's 401-versus-403 on the users routes. */
 describe.each(engines)('who may do what with users on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   const MISSING = 987_654_321;
   const record = (id: number) => t.storage.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { createUser, uniqueName } from '../../helpers/factories.js';
 
 describe.each(engines)('users CRUD on %s', (engine) => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine);
 
   const signUp = (over: Record<string, unknown> = {}) => {
     const username = uniqueName();

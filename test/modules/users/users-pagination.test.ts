@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
 
 type Role = 'user' | 'admin';
 type Status = 'pending' | 'active' | 'suspended';
@@ -13,16 +13,11 @@ interface Seed { username: string; role?: Role; status?: Status; createdAt?: num
  * directly (no scrypt per row) because listing is what is under test here.
  */
 describe.each(engines)('users collection on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
   beforeEach(async () => {
     await t.storage.db.deleteFrom('users').where('id', '!=', admin.id).execute();
   });
-  afterAll(async () => t.close());
 
   const base = 1_800_000_000_000;
   async function seed(rows: Seed[]): Promise<number[]> {

@@ -7,6 +7,7 @@ import { errorResponses } from '../../../lib/common.schemas.js';
 import { securityFor } from '../../../plugins/auth.js';
 import type { ApiVersion } from '../../../plugins/versioning.js';
 import { LinkCodeParams } from '../../../lib/link-code.js';
+import { sendPage } from '../../../lib/pagination.js';
 import { CLICK_RECORD_COLUMNS } from './click-records.columns.js';
 import { ClickRecordQuery } from './click-records.schemas.js';
 import type { ClickRecordsService } from './click-records.service.js';
@@ -51,8 +52,7 @@ export const clickRecordsRoutes: FastifyPluginAsyncTypebox<{ records: ClickRecor
         .send(csv);
     }
     const page = await records.page(request.params.code, request.query, request.caller, request.url);
-    if (page.link) reply.header('link', page.link);
-    const body = { data: page.data, pagination: page.pagination };
+    const body = sendPage(reply, page);
     return v2 ? renameKeys(body, toCamel) : body;
   });
 };
