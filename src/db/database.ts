@@ -125,6 +125,19 @@ class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
+
+  /**
+   * SQLite ends a transaction itself on some errors (SQLITE_FULL, an I/O error: "automatically rolled back"); a
+   * ROLLBACK then fails with "no transaction is active", which would stand in for the error that ended it (a
+   * full disk's 503 became a 500).
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await connection.executeQuery(CompiledQuery.raw('rollback'));
+    } catch (err) {
+      if (!/no transaction is active/.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
