@@ -7,24 +7,14 @@ export type NewCodedLink = NewLinkRow & { short_code: string };
 const COLUMNS = ['short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags', 'title', 'aliases'] as const;
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 
-/**
- * Link creation on the embedded engine with better-sqlite3 prepared statements, group-committed: the inserts
- * asked for during one turn of the event loop are written at the next (setImmediate) in one transaction, each
- * under its own savepoint (better-sqlite3 nests a transaction as a savepoint), so a taken code fails its own
- * insert only. A commit costs per page it writes to the WAL (the links table, its indexes, link_codes), and
- * concurrent creations share most of those pages; each caller still hears of its link only once it is
- * committed.
- *
- * Only outside Kysely's transactions (FastStatements.usable): if one holds the connection when the group
- * is due, the group waits for the next turn.
- */
-export function groupedInsert(sqlite: FastStatements): (row: NewCodedLink) => Promise<LinkRow> {
+/** One link's insert, its code's and aliases' claims and its tags, as one transaction (a savepoint when nested). */
+function insertOne(sqlite: FastStatements): (row: NewCodedLink) => LinkRow {
   const claim = sqlite.prepare('insert into link_codes (domain_id, code, link_id, retired_at, retired_reason) values (?, ?, ?, null, null)');
   const insert = sqlite.prepare<Values, LinkRow>(
     `insert into links (${COLUMNS.join(', ')}) values (${COLUMNS.map((c) => `@${c}`).join(', ')}) returning *`,
   );
   const tag = sqlite.prepare('insert into link_tags (link_id, tag) values (?, ?)');
-  const one = sqlite.transaction((row: NewCodedLink): LinkRow => {
+  return sqlite.transaction((row: NewCodedLink): LinkRow => {
     const values = Object.fromEntries(COLUMNS.map((c) => [c, row[c] ?? null])) as Values;
     values.domain_id = row.domain_id ?? 0;
     values.aliases = row.aliases ?? '';
@@ -42,6 +32,21 @@ export function groupedInsert(sqlite: FastStatements): (row: NewCodedLink) => Pr
     if (created.tags !== '') for (const t of created.tags.split(',')) tag.run(created.id, t);
     return created;
   });
+}
+
+/**
+ * Link creation on the embedded engine with better-sqlite3 prepared statements, group-committed: the inserts
+ * asked for during one turn of the event loop are written at the next (setImmediate) in one transaction, each
+ * under its own savepoint (better-sqlite3 nests a transaction as a savepoint), so a taken code fails its own
+ * insert only. A commit costs per page it writes to the WAL (the links table, its indexes, link_codes), and
+ * concurrent creations share most of those pages; each caller still hears of its link only once it is
+ * committed.
+ *
+ * Only outside Kysely's transactions (FastStatements.usable): if one holds the connection when the group
+ * is due, the group waits for the next turn.
+ */
+export function groupedInsert(sqlite: FastStatements): (row: NewCodedLink) => Promise<LinkRow> {
+  const one = insertOne(sqlite);
   type Waiting = { row: NewCodedLink; resolve: (row: LinkRow) => void; reject: (err: unknown) => void };
   let waiting: Waiting[] = [];
   const group = sqlite.transaction((batch: Waiting[]) =>
