@@ -56,6 +56,28 @@ function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
   };
 }
 
+/** markVerified's transaction: the claim verified, the name's other claims removed with their links and codes. */
+async function verifyClaim(
+  tx: Db,
+  id: number,
+  changes: DomainChanges,
+  announce: (tx: Db, id: number) => Promise<void>,
+): Promise<{ row: DomainRow; removed: number[] } | undefined> {
+  const row = await tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('id', '=', id).returningAll().executeTakeFirst();
+  if (!row) return undefined;
+  await announce(tx, id);
+  const others = await tx.selectFrom('domains').select('id').where('hostname', '=', row.hostname).where('id', '!=', id).execute();
+  const removed = others.map((r) => Number(r.id));
+  if (removed.length) {
+    await tx.deleteFrom('links').where('domain_id', 'in', removed).execute();
+    await tx.deleteFrom('link_codes').where('domain_id', 'in', removed).execute();
+    await tx.deleteFrom('domains').where('id', 'in', removed).execute();
+    for (const gone of removed) await announce(tx, gone);
+  }
+  return { row, removed };
+}
+
 /**
  * Every change is announced in its own transaction on the link-change channel (dialect.notify: NOTIFY on
  * PostgreSQL), so every instance's registry follows within the feed's bound.
@@ -78,21 +100,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: (tx: Db, id
      * claim of the name already there surfaces as a unique violation. Undefined when the claim is gone.
      */
     async markVerified(id: number, changes: DomainChanges): Promise<{ row: DomainRow; removed: number[] } | undefined> {
-      return db.transaction().execute(async (tx) => {
-        const row = await tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
-          .where('id', '=', id).returningAll().executeTakeFirst();
-        if (!row) return undefined;
-        await announce(tx, id);
-        const others = await tx.selectFrom('domains').select('id').where('hostname', '=', row.hostname).where('id', '!=', id).execute();
-        const removed = others.map((r) => Number(r.id));
-        if (removed.length) {
-          await tx.deleteFrom('links').where('domain_id', 'in', removed).execute();
-          await tx.deleteFrom('link_codes').where('domain_id', 'in', removed).execute();
-          await tx.deleteFrom('domains').where('id', 'in', removed).execute();
-          for (const gone of removed) await announce(tx, gone);
-        }
-        return { row, removed };
-      });
+      return db.transaction().execute((tx) => verifyClaim(tx, id, changes, announce));
     },
 
     /** With `expectedVersion` the update is conditional (If-Match); undefined when gone or moved on. */

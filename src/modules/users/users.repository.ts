@@ -31,27 +31,29 @@ async function findTaken(tx: Db, username: string | undefined, email: string | u
   };
 }
 
-/** Plain rows in and out; every method takes an optional transaction. */
-export function createUsersRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows'> = { lockRows: (q) => q }) {
-  /**
-   * Runs `write` on user `id` unless it would take away the last active admin: the active admins are read
-   * (and on PostgreSQL locked) in the write's own transaction, so of two admins demoting each other at once,
-   * the second sees the first's change and is refused.
-   */
-  async function unlessLastAdmin<T>(id: number, demotes: boolean, write: (tx: Db) => Promise<T>): Promise<T | typeof LAST_ADMIN> {
-    if (!demotes) return write(db);
-    return db.transaction().execute(async (tx) => {
-      const admins = await dialect.lockRows(tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active')).execute();
-      if (admins.some((a) => a.id === id) && admins.length === 1) return LAST_ADMIN;
-      return write(tx);
-    });
-  }
+/**
+ * Runs `write` on user `id` unless it would take away the last active admin: the active admins are read
+ * (and on PostgreSQL locked) in the write's own transaction, so of two admins demoting each other at once,
+ * the second sees the first's change and is refused.
+ */
+async function lastAdminGuarded<T>(
+  db: Kysely<Database>,
+  dialect: Pick<Dialect, 'lockRows'>,
+  id: number,
+  demotes: boolean,
+  write: (tx: Db) => Promise<T>,
+): Promise<T | typeof LAST_ADMIN> {
+  if (!demotes) return write(db);
+  return db.transaction().execute(async (tx) => {
+    const admins = await dialect.lockRows(tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active')).execute();
+    if (admins.some((a) => a.id === id) && admins.length === 1) return LAST_ADMIN;
+    return write(tx);
+  });
+}
 
-  const repository = {
-    async insert(row: NewUserRow, tx: Db = db): Promise<UserRow> {
-      return tx.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
-    },
-
+/** Users as read: by id or name, the unique values taken, whether an admin is left, a page of them. */
+function createUserReads(db: Kysely<Database>, paginator: Paginator) {
+  return {
     async findById(id: number, tx: Db = db): Promise<UserRow | undefined> {
       return tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
     },
@@ -62,6 +64,37 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
 
     /** Which of the given unique values are already held by another user. */
     findTaken: (username: string | undefined, email: string | undefined, exceptId: number | null, tx: Db = db) => findTaken(tx, username, email, exceptId),
+
+    /** Whether any active admin exists (the first-run hint, modules/instance). */
+    async hasActiveAdmin(tx: Db = db): Promise<boolean> {
+      const row = await tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active').limit(1).executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async list(filters: UserFilters, list: ResolvedList, tx: Db = db): Promise<{ rows: UserRow[]; total: number | null }> {
+      let base = tx.selectFrom('users');
+      if (filters.role) base = base.where('role', '=', filters.role);
+      if (filters.status) base = base.where('status', '=', filters.status);
+      const rows = await paginator.apply(base.selectAll('users'), list, 'users').execute();
+      const total = list.mode === 'page'
+        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+        : null;
+      return { rows, total };
+    },
+  };
+}
+
+/** Plain rows in and out; every method takes an optional transaction. */
+export function createUsersRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows'> = { lockRows: (q) => q }) {
+  const unlessLastAdmin = <T>(id: number, demotes: boolean, write: (tx: Db) => Promise<T>) =>
+    lastAdminGuarded(db, dialect, id, demotes, write);
+
+  const repository = {
+    ...createUserReads(db, paginator),
+
+    async insert(row: NewUserRow, tx: Db = db): Promise<UserRow> {
+      return tx.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
+    },
 
     /**
      * Applies the change and bumps `version` in one statement. With `expectedVersion`, only when the row still
@@ -85,12 +118,6 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
       await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', id).where('password_hash', '=', expectedHash).execute();
     },
 
-    /** Whether any active admin exists (the first-run hint, modules/instance). */
-    async hasActiveAdmin(tx: Db = db): Promise<boolean> {
-      const row = await tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active').limit(1).executeTakeFirst();
-      return row !== undefined;
-    },
-
     async delete(id: number, tx: Db = db): Promise<boolean> {
       const res = await tx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       return Number(res.numDeletedRows) > 0;
@@ -104,17 +131,6 @@ export function createUsersRepository(db: Kysely<Database>, paginator: Paginator
     /** delete(), refused with LAST_ADMIN when the user is the last active admin. */
     async deleteKeepingAnAdmin(id: number): Promise<boolean | typeof LAST_ADMIN> {
       return unlessLastAdmin(id, true, (tx) => repository.delete(id, tx));
-    },
-
-    async list(filters: UserFilters, list: ResolvedList, tx: Db = db): Promise<{ rows: UserRow[]; total: number | null }> {
-      let base = tx.selectFrom('users');
-      if (filters.role) base = base.where('role', '=', filters.role);
-      if (filters.status) base = base.where('status', '=', filters.status);
-      const rows = await paginator.apply(base.selectAll('users'), list, 'users').execute();
-      const total = list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
-      return { rows, total };
     },
   };
   return repository;
