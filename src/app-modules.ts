@@ -61,23 +61,29 @@ export interface LinkModuleDeps extends ModuleDeps {
   domainVerification?: { httpPort?: number; deadlineMs?: number };
 }
 
+/** The domains module, announcing its changes under this instance's `changeOrigin`. */
+function domainsModuleFor(deps: LinkModuleDeps, changeOrigin: string) {
+  const { config, storage, clock, log, core, blockedHosts, domainVerification } = deps;
+  return createDomainsModule({
+    db: storage.db, dialect: storage.dialect, users: core.usersModule.repository, clock, paginator: core.paginator, changeOrigin, blockedHosts,
+    defaultHost: new URL(config.publicBaseUrl).hostname.toLowerCase(),
+    verification: { dnsServers: config.dnsServers, allowPrivate: config.domainVerifyAllowPrivate, log, ...domainVerification },
+  });
+}
+
 /**
  * Domains, links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the
  * three modules.
  */
 export async function createLinkModules(deps: LinkModuleDeps) {
-  const { config, storage, shared, clock, jwtSecret, log, core, blockedHosts, domainVerification } = deps;
+  const { config, storage, shared, clock, jwtSecret, log, core, blockedHosts } = deps;
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
   // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
   // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).
   const geoip = await openGeoipDatabase(config.geoipDatabase);
   // This instance's name in the outbox's events of links and domains (db/outbox.ts, infra/outbox-feed.ts).
   const changeOrigin = randomBytes(8).toString('hex');
-  const domainsModule = await createDomainsModule({
-    db: storage.db, dialect: storage.dialect, users: usersRepo, clock, paginator, changeOrigin, blockedHosts,
-    defaultHost: new URL(config.publicBaseUrl).hostname.toLowerCase(),
-    verification: { dnsServers: config.dnsServers, allowPrivate: config.domainVerifyAllowPrivate, log, ...domainVerification },
-  });
+  const domainsModule = await domainsModuleFor(deps, changeOrigin);
   const clickIngest = await createClickIngest({
     config, storage, log, clock,
     redis: shared.redis && shared.redirectTurn ? { client: shared.redis, turn: shared.redirectTurn, prefix: shared.redisPrefix } : null,

@@ -23,28 +23,24 @@ function configOrExit(): Config {
   }
 }
 
-/** Process entry: configuration, the app, listen, graceful shutdown. */
-async function main(): Promise<void> {
-  const config = configOrExit();
-  // One server process per DATA_DIR on the embedded engine, whatever CLICK_JOURNAL says (SPEC §17): two would
-  // each cache links and hold clicks of their own over one database file. Held (referenced: the handle would
-  // be collected, and the lock with it) until the database is closed at shutdown, or the process ends.
-  if (config.databaseUrl === null) makePrivateDir(config.dataDir);
-  const dirLock = config.databaseUrl === null ? lockDirectory(config.dataDir, 'one server process serves the embedded database in a DATA_DIR') : null;
-  const storage = createStorage(config);
-  const redis = config.redisUrl ? createRedis(config.redisUrl) : null;
-  const app = await buildApp(config, { storage, redis });
-
-  /**
-   * SIGTERM / SIGINT (SPEC §8, §12, §17): readiness fails, the listener closes (new connections are refused),
-   * and every answer from now on says Connection: close, so each connection ends after its next answer or at
-   * its keep-alive timeout, never under a request (drainConnections); once none is
-   * left, app.close() runs the close hooks (background jobs stop, queued clicks are flushed) and the database
-   * is closed.
-   * Exit 0 when all of that finished in time. If requests are still running after SHUTDOWN_TIMEOUT_MS their
-   * connections are cut so the flush and the database close can still happen, and the exit code is 1; if
-   * even that hangs, exit 1 after a further grace period. A second signal exits at once.
-   */
+/**
+ * SIGTERM / SIGINT (SPEC §8, §12, §17): readiness fails, the listener closes (new connections are refused),
+ * and every answer from now on says Connection: close, so each connection ends after its next answer or at
+ * its keep-alive timeout, never under a request (drainConnections); once none is
+ * left, app.close() runs the close hooks (background jobs stop, queued clicks are flushed) and the database
+ * is closed.
+ * Exit 0 when all of that finished in time. If requests are still running after SHUTDOWN_TIMEOUT_MS their
+ * connections are cut so the flush and the database close can still happen, and the exit code is 1; if
+ * even that hangs, exit 1 after a further grace period. A second signal exits at once.
+ */
+function shutdownOnSignals(parts: {
+  app: Awaited<ReturnType<typeof buildApp>>;
+  config: Config;
+  storage: ReturnType<typeof createStorage>;
+  redis: ReturnType<typeof createRedis> | null;
+  dirLock: ReturnType<typeof lockDirectory> | null;
+}): void {
+  const { app, config, storage, redis, dirLock } = parts;
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) {
@@ -85,6 +81,21 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+}
+
+/** Process entry: configuration, the app, listen, graceful shutdown. */
+async function main(): Promise<void> {
+  const config = configOrExit();
+  // One server process per DATA_DIR on the embedded engine, whatever CLICK_JOURNAL says (SPEC §17): two would
+  // each cache links and hold clicks of their own over one database file. Held (referenced: the handle would
+  // be collected, and the lock with it) until the database is closed at shutdown, or the process ends.
+  if (config.databaseUrl === null) makePrivateDir(config.dataDir);
+  const dirLock = config.databaseUrl === null ? lockDirectory(config.dataDir, 'one server process serves the embedded database in a DATA_DIR') : null;
+  const storage = createStorage(config);
+  const redis = config.redisUrl ? createRedis(config.redisUrl) : null;
+  const app = await buildApp(config, { storage, redis });
+
+  shutdownOnSignals({ app, config, storage, redis, dirLock });
   // SIGHUP: BLOCKED_HOSTS_FILE is read again (SPEC §18); the reload logs what it read, or why it kept the old list.
   process.on('SIGHUP', () => {
     void app.reloadBlockedHosts();

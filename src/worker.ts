@@ -1,4 +1,4 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { CLICK_PARTITIONS_EVERY_MS, maintainClickPartitions } from './db/click-partitions.js';
@@ -61,6 +61,20 @@ async function main(): Promise<void> {
   const consumer = startClickWorker({ config, storage, redis: { client: redis, prefix: config.redisKeyPrefix }, log, clock: systemClock });
   log.info({ consumer: consumer.name, prefix: config.redisKeyPrefix, batchSize: config.clickBatchSize }, 'click worker started');
 
+  stopOnSignals({ config, log, consumer, jobs, storage, redis });
+}
+
+
+/** SIGTERM / SIGINT: the batch in progress finishes, then the job runner, the database and Redis close; bounded. */
+function stopOnSignals(parts: {
+  config: Config;
+  log: FastifyBaseLogger;
+  consumer: ReturnType<typeof startClickWorker>;
+  jobs: ReturnType<typeof createJobRunner>;
+  storage: ReturnType<typeof createStorage>;
+  redis: ReturnType<typeof createRedis>;
+}): void {
+  const { config, log, consumer, jobs, storage, redis } = parts;
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (stopping) {

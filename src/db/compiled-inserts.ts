@@ -1,5 +1,8 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 
+/** Any schema: the statement is built and compiled the same whatever the tables. */
+type AnyKysely = Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
 /**
  * A multi-row INSERT that Kysely builds and compiles once for each number of rows, then runs with the rows'
  * values as its parameters: the same SQL on both engines, without building it again for every chunk. Building
@@ -13,11 +16,11 @@ import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
  */
 export function compiledInsert<Row extends object, Result>(
   columns: ReadonlyArray<keyof Row & string>,
-  build: (db: Kysely<any>, rows: Row[]) => Compilable<Result>, // eslint-disable-line @typescript-eslint/no-explicit-any
-): (db: Kysely<any>, rows: readonly Row[]) => Promise<Result[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  build: (db: AnyKysely, rows: Row[]) => Compilable<Result>,
+): (db: AnyKysely, rows: readonly Row[]) => Promise<Result[]> {
   // By engine (a Kysely instance's adapter, which its transactions share) and number of rows.
   const byEngine = new WeakMap<object, Map<number, string>>();
-  const textFor = (db: Kysely<any>, n: number): string => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const textFor = (db: AnyKysely, n: number): string => {
     let texts = byEngine.get(db.getExecutor().adapter);
     if (texts === undefined) byEngine.set(db.getExecutor().adapter, (texts = new Map()));
     let text = texts.get(n);

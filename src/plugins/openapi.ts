@@ -105,6 +105,20 @@ function declareErrorResponses(route: RouteOptions): void {
   declareResponseHeaders(route, ['WWW-Authenticate'], (s) => s === '401');
 }
 
+/** The document's tags, in the order the docs show them. */
+const TAGS = [
+  { name: 'users', description: 'User accounts' },
+  { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
+  { name: 'orders', description: 'Orders with idempotent creation' },
+  { name: 'links', description: 'Short links and their statistics' },
+  { name: 'domains', description: 'Host names links live on: verification, fallbacks, certificates on demand' },
+  { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
+  { name: 'imports', description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only' },
+  { name: 'redirect', description: 'Short-code redirects' },
+  { name: 'operations', description: 'Health, readiness and metrics' },
+  { name: 'instance', description: 'What this instance allows before signing in (sign-up, anonymous links, first run)' },
+];
+
 /** The document's head: info, servers, tags and the security schemes. */
 function documentHead(publicBaseUrl: string): NonNullable<FastifyDynamicSwaggerOptions['openapi']> {
   return {
@@ -121,18 +135,7 @@ function documentHead(publicBaseUrl: string): NonNullable<FastifyDynamicSwaggerO
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: publicBaseUrl, description: 'This deployment (PUBLIC_BASE_URL; local by default)', 'x-internal': false } as { url: string }],
-    tags: [
-      { name: 'users', description: 'User accounts' },
-      { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
-      { name: 'orders', description: 'Orders with idempotent creation' },
-      { name: 'links', description: 'Short links and their statistics' },
-      { name: 'domains', description: 'Host names links live on: verification, fallbacks, certificates on demand' },
-      { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
-      { name: 'imports', description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only' },
-      { name: 'redirect', description: 'Short-code redirects' },
-      { name: 'operations', description: 'Health, readiness and metrics' },
-      { name: 'instance', description: 'What this instance allows before signing in (sign-up, anonymous links, first run)' },
-    ],
+    tags: TAGS,
     components: {
       securitySchemes: {
         bearerAuth: {

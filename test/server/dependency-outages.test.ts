@@ -20,7 +20,8 @@ afterEach(() => {
   for (const s of servers.splice(0)) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
 });
 
-async function json(res: Response): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function json(res: Response): Promise<Record<string, any>> {
   return (await res.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 

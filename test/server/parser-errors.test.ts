@@ -9,6 +9,9 @@ import { ContractValidator, type OpenApiDoc } from '../helpers/contract.js';
 import { parseResponse, rawExchange, sendAndReset, type RawResponse } from '../helpers/raw-http.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 
+/** A parsed error envelope. */
+type Envelope = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
 /**
  * SPEC §12 on a real socket: what Node's HTTP parser refuses is answered with its 4xx, the error envelope,
  * X-Request-Id and Connection: close; a client that resets mid-request leaves no error behind.
@@ -39,7 +42,7 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
   afterAll(async () => cleanup());
 
   /** The answer is the envelope with this status and code, its requestId equal to X-Request-Id, and the connection closed. */
-  function expectParserEnvelope(res: RawResponse, status: number, code: string, method = 'GET', url = '/'): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  function expectParserEnvelope(res: RawResponse, status: number, code: string, method = 'GET', url = '/'): Envelope {
     expect(res.status, res.text.slice(0, 300)).toBe(status);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers.connection).toBe('close');

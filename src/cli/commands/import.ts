@@ -11,7 +11,7 @@ import { createStorage } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrator.js';
 import type { Kysely } from 'kysely';
 import { CliError, EXIT, usageError } from '../cli-error.js';
-import type { CommandModule } from '../command.js';
+import type { CommandContext, CommandModule } from '../command.js';
 import { warningsLogger } from '../services.js';
 
 interface ImportOptions {
@@ -37,6 +37,59 @@ function domainMapOf(pairs: readonly string[]): Record<string, string> {
   return map;
 }
 
+/** The import's request from the command's arguments. */
+function requestOf(source: SourceName, opts: ImportOptions): ImportRequest {
+  return {
+    source, url: opts.url, apiKey: opts.apiKey, database: opts.database, tablePrefix: opts.tablePrefix, owner: opts.owner,
+    dryRun: opts.dryRun, onConflict: opts.onConflict, domainMap: domainMapOf(opts.domainMap),
+    csv: opts.file !== undefined ? createReadStream(opts.file) : undefined,
+  };
+}
+
+/** The imports service over the CLI's storage, at the CLI's pace, with BLOCKED_HOSTS_FILE's list. */
+async function cliImportsService(config: CommandContext['config'], storage: ReturnType<typeof createStorage>, out: Output) {
+  const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, warningsLogger((line) => out.warn(line)));
+  return createImportsService({
+    db: storage.db, repo: createImportsRepository(storage), writeVisits: importedVisitsWriter(storage), clock: systemClock, publicBaseUrl: config.publicBaseUrl,
+    links: linkImportsFor({ config, storage, clock: systemClock, blockedHosts }),
+    limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
+    pace: CLI_PACE,
+  });
+}
+
+/** Runs the import to its end, or to the first Ctrl-C; reports it, and exits non-zero unless every item came over. */
+async function runImport({ out, config }: CommandContext, source: SourceName, opts: ImportOptions): Promise<void> {
+  const request = requestOf(source, opts);
+  const storage = createStorage(config);
+  const stop = new AbortController();
+  // The first Ctrl-C stops after the batch being written (its transaction commits or never began); a
+  // second one ends the process at once, which loses nothing committed either.
+  const onSigint = () => {
+    stop.abort();
+    out.warn('interrupted: stopping after the batch being written (Ctrl-C again to stop at once); run the same command again to finish the rest');
+  };
+  process.once('SIGINT', onSigint);
+  const bar = out.progress(`import ${source}`, 0, 'items');
+  try {
+    await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+    const imports = await cliImportsService(config, storage, out);
+    const { end, job, owner } = await imports.run(request, {
+      signal: stop.signal,
+      onProgress: (c) => { bar.setTotal(c.items); bar.update(c.items); },
+    });
+    bar.stop();
+    const counts = await report(out, imports, { end, job, owner, dryRun: Boolean(opts.dryRun) });
+    if (end.state === 'failed') throw new CliError(`the import failed: ${end.error}`, EXIT.failed);
+    if (end.state === 'interrupted' || end.state === 'cancelled') throw new CliError(`the import was ${end.state}`, EXIT.failed);
+    // The others are in; the failed ones are listed above, and a run after fixing them brings only them.
+    if (counts.failed > 0) throw new CliError(`${counts.failed} of ${counts.items} items failed`, EXIT.failed);
+  } finally {
+    bar.stop();
+    process.off('SIGINT', onSigint);
+    await storage.close();
+  }
+}
+
 /**
  * `ferry import <source>` (SPEC §20): the same import as the admin endpoint, run in this process against the
  * configured database, with a progress bar at a terminal. Ctrl-C stops it between two batches; running the
@@ -56,46 +109,7 @@ export const importCommand: CommandModule = (program, cli) => {
     .option('--dry-run', 'report what would happen; change nothing')
     .addOption(new Option('--on-conflict <policy>', 'a code taken in Ferry: skip the item or stop').choices(['skip', 'fail']).default('skip'))
     .option('--domain-map <FROM=TO...>', "map a source domain to a Ferry domain ('default' for a default domain)", [])
-    .action(cli.action(async ({ out, config }, source: SourceName, opts: ImportOptions) => {
-      const request: ImportRequest = {
-        source, url: opts.url, apiKey: opts.apiKey, database: opts.database, tablePrefix: opts.tablePrefix, owner: opts.owner,
-        dryRun: opts.dryRun, onConflict: opts.onConflict, domainMap: domainMapOf(opts.domainMap),
-        csv: opts.file !== undefined ? createReadStream(opts.file) : undefined,
-      };
-      const storage = createStorage(config);
-      const stop = new AbortController();
-      // The first Ctrl-C stops after the batch being written (its transaction commits or never began); a
-      // second one ends the process at once, which loses nothing committed either.
-      const onSigint = () => {
-        stop.abort();
-        out.warn('interrupted: stopping after the batch being written (Ctrl-C again to stop at once); run the same command again to finish the rest');
-      };
-      process.once('SIGINT', onSigint);
-      const bar = out.progress(`import ${source}`, 0, 'items');
-      try {
-        await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
-        const imports = createImportsService({
-          db: storage.db, repo: createImportsRepository(storage), writeVisits: importedVisitsWriter(storage), clock: systemClock, publicBaseUrl: config.publicBaseUrl,
-          links: linkImportsFor({ config, storage, clock: systemClock, blockedHosts: await loadBlockedHosts(config.blockedHostsFile, warningsLogger((line) => out.warn(line))) }),
-          limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
-          pace: CLI_PACE,
-        });
-        const { end, job, owner } = await imports.run(request, {
-          signal: stop.signal,
-          onProgress: (c) => { bar.setTotal(c.items); bar.update(c.items); },
-        });
-        bar.stop();
-        const counts = await report(out, imports, { end, job, owner, dryRun: Boolean(opts.dryRun) });
-        if (end.state === 'failed') throw new CliError(`the import failed: ${end.error}`, EXIT.failed);
-        if (end.state === 'interrupted' || end.state === 'cancelled') throw new CliError(`the import was ${end.state}`, EXIT.failed);
-        // The others are in; the failed ones are listed above, and a run after fixing them brings only them.
-        if (counts.failed > 0) throw new CliError(`${counts.failed} of ${counts.items} items failed`, EXIT.failed);
-      } finally {
-        bar.stop();
-        process.off('SIGINT', onSigint);
-        await storage.close();
-      }
-    }));
+    .action(cli.action(runImport));
 };
 
 /** What the import came to: its counts, then each item that was not simply created, saying why. */

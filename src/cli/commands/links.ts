@@ -72,6 +72,18 @@ async function moderate<T>(ctx: CommandContext, change: (moderation: LinkModerat
   return change(await (await ctx.services()).moderation());
 }
 
+/** Disables the links to blocked hosts and clears the domain fallbacks to them; prints how many of each. */
+async function disableBlocked(ctx: CommandContext): Promise<void> {
+  if (!ctx.config.blockedHostsFile) throw usageError('BLOCKED_HOSTS_FILE is not set: it names the file of blocked host names, one a line');
+  const disabled = await moderate(ctx, (m) => m.disableBlocked());
+  const cleared = await (await ctx.services()).clearBlockedFallbacks();
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  ctx.out.result({ disabled, fallbacks_cleared: cleared }, [
+    `disabled ${plural(disabled, 'link')} to blocked hosts`,
+    `cleared ${plural(cleared, 'domain fallback')} to blocked hosts`,
+  ]);
+}
+
 /** Codes are unique per domain (SPEC §19): the same code on two domains is two links. */
 const DOMAIN_OPTION = 'the domain the code is on (absent: the default domain)';
 const named = (code: string, domain: string | undefined): string => (domain === undefined ? code : `${code} on ${domain}`);
@@ -114,14 +126,5 @@ export const linksCommand: CommandModule = (program, cli) => {
       'disable every link whose destination is on BLOCKED_HOSTS_FILE (a name blocks its subdomains), '
       + 'clear every domain fallback to such a host, and print how many of each',
     )
-    .action(cli.action(async (ctx) => {
-      if (!ctx.config.blockedHostsFile) throw usageError('BLOCKED_HOSTS_FILE is not set: it names the file of blocked host names, one a line');
-      const disabled = await moderate(ctx, (m) => m.disableBlocked());
-      const cleared = await (await ctx.services()).clearBlockedFallbacks();
-      const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-      ctx.out.result({ disabled, fallbacks_cleared: cleared }, [
-        `disabled ${plural(disabled, 'link')} to blocked hosts`,
-        `cleared ${plural(cleared, 'domain fallback')} to blocked hosts`,
-      ]);
-    }));
+    .action(cli.action(disableBlocked));
 };

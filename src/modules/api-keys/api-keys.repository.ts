@@ -12,6 +12,34 @@ export type ApiKeyWithUser = Pick<ApiKeyRow, 'id' | 'user_id' | 'scopes' | 'expi
 
 export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;
 
+/** A user's keys as read: by hash (authentication), by id, a page of them. */
+function createApiKeyReads(db: Kysely<Database>, paginator: Paginator) {
+  return {
+    /** One indexed read per request made with a key: the key and its user's current role and status. */
+    async findByHash(keyHash: string, tx: Db = db): Promise<ApiKeyWithUser | undefined> {
+      return tx
+        .selectFrom('api_keys')
+        .innerJoin('users', 'users.id', 'api_keys.user_id')
+        .select(['api_keys.id', 'api_keys.user_id', 'api_keys.scopes', 'api_keys.expires_at', 'api_keys.last_used_at', 'api_keys.domains', 'users.role', 'users.status'])
+        .where('api_keys.key_hash', '=', keyHash)
+        .executeTakeFirst();
+    },
+
+    async findForUser(userId: number, keyId: number, tx: Db = db): Promise<ApiKeyRow | undefined> {
+      return tx.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('user_id', '=', userId).executeTakeFirst();
+    },
+
+    async listForUser(userId: number, list: ResolvedList, tx: Db = db): Promise<{ rows: ApiKeyRow[]; total: number | null }> {
+      const base = tx.selectFrom('api_keys').where('user_id', '=', userId);
+      const rows = await paginator.apply(base.selectAll('api_keys'), list, 'api_keys').execute();
+      const total = list.mode === 'page'
+        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+        : null;
+      return { rows, total };
+    },
+  };
+}
+
 /** Plain rows in and out; a key created or revoked writes its event to the outbox in its transaction (db/outbox.ts). */
 export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'notify'>) {
   const announce = (tx: Db, type: ApiKeyEvent['type'], key: Pick<ApiKeyRow, 'id' | 'user_id'>) =>
@@ -41,29 +69,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
       return new Map(rows.map((r) => [Number(r.id), r.owner_id]));
     },
 
-    /** One indexed read per request made with a key: the key and its user's current role and status. */
-    async findByHash(keyHash: string, tx: Db = db): Promise<ApiKeyWithUser | undefined> {
-      return tx
-        .selectFrom('api_keys')
-        .innerJoin('users', 'users.id', 'api_keys.user_id')
-        .select(['api_keys.id', 'api_keys.user_id', 'api_keys.scopes', 'api_keys.expires_at', 'api_keys.last_used_at', 'api_keys.domains', 'users.role', 'users.status'])
-        .where('api_keys.key_hash', '=', keyHash)
-        .executeTakeFirst();
-    },
-
-    async findForUser(userId: number, keyId: number, tx: Db = db): Promise<ApiKeyRow | undefined> {
-      return tx.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('user_id', '=', userId).executeTakeFirst();
-    },
-
-    async listForUser(userId: number, list: ResolvedList, tx: Db = db): Promise<{ rows: ApiKeyRow[]; total: number | null }> {
-      const base = tx.selectFrom('api_keys').where('user_id', '=', userId);
-      const rows = await paginator.apply(base.selectAll('api_keys'), list, 'api_keys').execute();
-      const total = list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
-      return { rows, total };
-    },
-
+    ...createApiKeyReads(db, paginator),
     async deleteForUser(userId: number, keyId: number, tx: Db = db): Promise<boolean> {
       return inTransaction(tx, async (t) => {
         const res = await t.deleteFrom('api_keys').where('id', '=', keyId).where('user_id', '=', userId)

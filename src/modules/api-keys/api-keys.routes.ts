@@ -8,6 +8,12 @@ import { API_KEY_SORT_COLUMNS, ApiKeyCreateSchema, ApiKeyListQuery, UserApiKeyPa
 import type { ApiKeysService } from './api-keys.service.js';
 
 /** What differs between v1 (snake_case, as SPEC §14 names the fields) and v2 (camelCase, cursor pages). */
+interface ApiKeysRoutesOptions {
+  apiKeys: ApiKeysService;
+  basePath: string;
+  version: ApiVersion;
+}
+
 const edges = {
   1: {
     key: Type.Ref('ApiKey'), created: Type.Ref('ApiKeyCreated'), list: Type.Ref('ApiKeyList'),
@@ -23,30 +29,28 @@ const edges = {
   },
 } as const;
 
-/**
- * SPEC §14: a user's API keys. Creating and revoking keys take a JWT (a key never makes or revokes keys:
- * a leaked key must not be able to make itself permanent); reading them takes `users:read`.
- */
-export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService; basePath: string; version: ApiVersion }> = async (app, opts) => {
+/** Revoking a key (its user or an admin). */
+const apiKeyRevocationRoute: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = async (app, opts) => {
+  const { apiKeys } = opts;
+  const tags = ['api-keys'];
+  app.delete('/users/:id/api-keys/:key_id', {
+    onRequest: app.access('selfOrAdmin'),
+    schema: {
+      operationId: 'revokeApiKey', tags, summary: 'Revoke an API key (themself or an admin, with a JWT): it is refused at once on every instance',
+      params: UserApiKeyParams,
+      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404, 429) },
+    },
+  }, async (request, reply) => {
+    await apiKeys.revoke(request.params.id, request.params.key_id);
+    return reply.code(204).send(null);
+  });
+};
+
+/** A user's keys: the list, and one key (`users:read`). */
+const apiKeyReadRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = async (app, opts) => {
   const { apiKeys } = opts;
   const edge = edges[opts.version];
   const tags = ['api-keys'];
-
-  app.post('/users/:id/api-keys', {
-    onRequest: app.access('selfOrAdmin'),
-    schema: {
-      operationId: 'createApiKey', tags, summary: 'Create an API key for a user (themself or an admin, with a JWT); the key is shown this once',
-      params: UserApiKeysParams, body: edge.body,
-      response: {
-        201: { ...edge.created, description: 'The key record and, this once, the key itself', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 128, description: 'The new key: /api/v1/users/{id}/api-keys/{key_id}' } } },
-        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 429),
-      },
-    },
-  }, async (request, reply) => {
-    const created = await apiKeys.create(request.params.id, edge.in(request.body));
-    return reply.code(201).header('location', `${opts.basePath}/users/${request.params.id}/api-keys/${created.id}`).send(edge.out(created));
-  });
-
   app.get('/users/:id/api-keys', {
     onRequest: app.access('selfOrAdmin', 'users:read'),
     schema: {
@@ -68,16 +72,33 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService;
       response: { 200: { ...edge.key, description: 'The key record' }, ...errorResponses(400, 401, 403, 404, 429) },
     },
   }, async (request) => edge.out(await apiKeys.get(request.params.id, request.params.key_id)));
+};
 
-  app.delete('/users/:id/api-keys/:key_id', {
+/**
+ * SPEC §14: a user's API keys. Creating and revoking keys take a JWT (a key never makes or revokes keys:
+ * a leaked key must not be able to make itself permanent); reading them takes `users:read`.
+ */
+export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = async (app, opts) => {
+  const { apiKeys } = opts;
+  const edge = edges[opts.version];
+  const tags = ['api-keys'];
+
+  app.post('/users/:id/api-keys', {
     onRequest: app.access('selfOrAdmin'),
     schema: {
-      operationId: 'revokeApiKey', tags, summary: 'Revoke an API key (themself or an admin, with a JWT): it is refused at once on every instance',
-      params: UserApiKeyParams,
-      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404, 429) },
+      operationId: 'createApiKey', tags, summary: 'Create an API key for a user (themself or an admin, with a JWT); the key is shown this once',
+      params: UserApiKeysParams, body: edge.body,
+      response: {
+        201: { ...edge.created, description: 'The key record and, this once, the key itself', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 128, description: 'The new key: /api/v1/users/{id}/api-keys/{key_id}' } } },
+        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 429),
+      },
     },
   }, async (request, reply) => {
-    await apiKeys.revoke(request.params.id, request.params.key_id);
-    return reply.code(204).send(null);
+    const created = await apiKeys.create(request.params.id, edge.in(request.body));
+    return reply.code(201).header('location', `${opts.basePath}/users/${request.params.id}/api-keys/${created.id}`).send(edge.out(created));
   });
+
+  // Called, not registered: the routes stay in this context, in this order (the document's order).
+  await apiKeyReadRoutes(app, opts);
+  await apiKeyRevocationRoute(app, opts);
 };

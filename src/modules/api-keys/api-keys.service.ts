@@ -50,39 +50,61 @@ async function domainsFor(keys: Pick<ApiKeysRepository, 'domainOwners'>, input: 
   return ids.join(',');
 }
 
+/** create(): the key, generated, hashed and stored within the user's limit. */
+async function createKey(deps: ApiKeysDeps, userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> {
+  const { keys, users, hash, clock } = deps;
+  const expiresAt = expiryOf(input, clock);
+  const owner = await users.findById(userId);
+  if (!owner) throw notFound('User');
+  if (owner.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may hold API keys; this one is ${owner.status}`);
+  const domains = await domainsFor(keys, input, owner);
+  const { key, prefix } = generateApiKey();
+  const scopes = [...new Set(input.scopes)].sort();
+  const row = await keys.insertWithin(
+    { user_id: userId, name: input.name, prefix, key_hash: hash(key)!, scopes: scopes.join(' '), created_at: clock.now(), expires_at: expiresAt, domains },
+    MAX_KEYS_PER_USER,
+  );
+  if (row === 'user-missing') throw notFound('User');
+  if (row === 'full') throw new AppError('CONFLICT', `A user may hold at most ${MAX_KEYS_PER_USER} API keys; revoke one first`);
+  return { ...toApiKey(row), key };
+}
+
+/** authenticate(): the caller a key stands for, or InvalidTokenError. */
+async function authenticateKey(deps: ApiKeysDeps, key: string): Promise<Caller> {
+  const { keys, hash, lastUsed, clock } = deps;
+  const keyHash = hash(key);
+  const row = keyHash === null ? undefined : await keys.findByHash(keyHash);
+  if (!row) throw new InvalidTokenError('The API key is invalid or has been revoked');
+  const now = clock.now();
+  if (row.expires_at !== null && row.expires_at <= now) throw new InvalidTokenError('The API key has expired');
+  if (row.status === 'suspended') throw new InvalidTokenError('The account is suspended');
+  lastUsed.note(row.id, now, row.last_used_at);
+  return {
+    userId: row.user_id, role: row.role, status: row.status, jti: '', exp: row.expires_at === null ? Infinity : Math.floor(row.expires_at / 1000),
+    apiKey: { id: row.id, scopes: row.scopes.split(' ') as Scope[], domains: domainsOf(row) },
+  };
+}
+
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;
 
-export function createApiKeysService(deps: {
+interface ApiKeysDeps {
   keys: ApiKeysRepository;
   users: Pick<UsersRepository, 'findById'>;
   hash: ApiKeyHasher;
   lastUsed: LastUsedTracker;
   clock: Clock;
   paginator: Paginator;
-}) {
-  const { keys, users, hash, lastUsed, clock, paginator } = deps;
+}
+
+export function createApiKeysService(deps: ApiKeysDeps) {
+  const { keys, users, lastUsed, paginator } = deps;
 
   return {
     /**
      * A new key for the user; the key itself is in the answer and nowhere else. Only an active account holds
      * keys (SPEC §18: a pending one creates nothing), whoever asks for it.
      */
-    async create(userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> {
-      const expiresAt = expiryOf(input, clock);
-      const owner = await users.findById(userId);
-      if (!owner) throw notFound('User');
-      if (owner.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may hold API keys; this one is ${owner.status}`);
-      const domains = await domainsFor(keys, input, owner);
-      const { key, prefix } = generateApiKey();
-      const scopes = [...new Set(input.scopes)].sort();
-      const row = await keys.insertWithin(
-        { user_id: userId, name: input.name, prefix, key_hash: hash(key)!, scopes: scopes.join(' '), created_at: clock.now(), expires_at: expiresAt, domains },
-        MAX_KEYS_PER_USER,
-      );
-      if (row === 'user-missing') throw notFound('User');
-      if (row === 'full') throw new AppError('CONFLICT', `A user may hold at most ${MAX_KEYS_PER_USER} API keys; revoke one first`);
-      return { ...toApiKey(row), key };
-    },
+    create: (userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> => createKey(deps, userId, input),
 
     async list(userId: number, query: ApiKeyListQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<ApiKey>> {
       const list = paginator.resolve(query, API_KEY_SORT_COLUMNS, {}, cursorOnly);
@@ -109,19 +131,8 @@ export function createApiKeysService(deps: {
      * The caller a key stands for: its user, with the user's current role and status (never more), limited
      * to the key's scopes. Unknown, revoked or expired keys and keys of suspended users are refused.
      */
-    async authenticate(key: string): Promise<Caller> {
-      const keyHash = hash(key);
-      const row = keyHash === null ? undefined : await keys.findByHash(keyHash);
-      if (!row) throw new InvalidTokenError('The API key is invalid or has been revoked');
-      const now = clock.now();
-      if (row.expires_at !== null && row.expires_at <= now) throw new InvalidTokenError('The API key has expired');
-      if (row.status === 'suspended') throw new InvalidTokenError('The account is suspended');
-      lastUsed.note(row.id, now, row.last_used_at);
-      return {
-        userId: row.user_id, role: row.role, status: row.status, jti: '', exp: row.expires_at === null ? Infinity : Math.floor(row.expires_at / 1000),
-        apiKey: { id: row.id, scopes: row.scopes.split(' ') as Scope[], domains: domainsOf(row) },
-      };
-    },
+    authenticate: (key: string): Promise<Caller> => authenticateKey(deps, key),
+
 
     flushLastUsed: (): Promise<void> => lastUsed.flush(),
   };

@@ -56,12 +56,34 @@ function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
   };
 }
 
+type AnnounceDomain = (tx: Db, type: DomainEvent['type'], id: number) => Promise<void>;
+
+/** markVerified's transaction: the claim verified, the name's other claims removed with their links and codes. */
+async function verifyClaim(
+  tx: Db,
+  id: number,
+  changes: DomainChanges,
+  announce: AnnounceDomain,
+): Promise<{ row: DomainRow; removed: number[] } | undefined> {
+  const row = await tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('id', '=', id).returningAll().executeTakeFirst();
+  if (!row) return undefined;
+  await announce(tx, 'domain.verified', id);
+  const others = await tx.selectFrom('domains').select('id').where('hostname', '=', row.hostname).where('id', '!=', id).execute();
+  const removed = others.map((r) => Number(r.id));
+  if (removed.length) {
+    await tx.deleteFrom('links').where('domain_id', 'in', removed).execute();
+    await tx.deleteFrom('link_codes').where('domain_id', 'in', removed).execute();
+    await tx.deleteFrom('domains').where('id', 'in', removed).execute();
+    for (const gone of removed) await announce(tx, 'domain.deleted', gone);
+  }
+  return { row, removed };
+}
+
 /**
  * Every change writes its event to the outbox in its own transaction (db/outbox.ts), so every instance's registry
  * follows within the feed's bound.
  */
-type AnnounceDomain = (tx: Db, type: DomainEvent['type'], id: number) => Promise<void>;
-
 function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDomain) {
   return {
     /** A second claim of one owner surfaces as a unique violation (the arbiter when two requests race). */
@@ -80,21 +102,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
      * claim of the name already there surfaces as a unique violation. Undefined when the claim is gone.
      */
     async markVerified(id: number, changes: DomainChanges): Promise<{ row: DomainRow; removed: number[] } | undefined> {
-      return db.transaction().execute(async (tx) => {
-        const row = await tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
-          .where('id', '=', id).returningAll().executeTakeFirst();
-        if (!row) return undefined;
-        await announce(tx, 'domain.verified', id);
-        const others = await tx.selectFrom('domains').select('id').where('hostname', '=', row.hostname).where('id', '!=', id).execute();
-        const removed = others.map((r) => Number(r.id));
-        if (removed.length) {
-          await tx.deleteFrom('links').where('domain_id', 'in', removed).execute();
-          await tx.deleteFrom('link_codes').where('domain_id', 'in', removed).execute();
-          await tx.deleteFrom('domains').where('id', 'in', removed).execute();
-          for (const gone of removed) await announce(tx, 'domain.deleted', gone);
-        }
-        return { row, removed };
-      });
+      return db.transaction().execute((tx) => verifyClaim(tx, id, changes, announce));
     },
 
     /** With `expectedVersion` the update is conditional (If-Match); undefined when gone or moved on. */

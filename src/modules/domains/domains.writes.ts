@@ -83,6 +83,24 @@ async function patchChanges(users: Pick<UsersRepository, 'findById'>, row: Domai
   return changes;
 }
 
+/** Deletes a domain (with its links only when `force`, an admin's), and forgets it in this instance's registry. */
+async function removeDomain(
+  deps: Pick<DomainWritesDeps, 'domains' | 'registry' | 'clock'>,
+  id: number,
+  caller: Caller,
+  force: boolean,
+): Promise<void> {
+  const { domains, registry, clock } = deps;
+  const row = await findManagedDomain(domains, id, caller);
+  if (force && !isAdmin(caller)) throw forbidden('Only an admin may delete a domain with its links');
+  if (!force && (await domains.countLinks(id)) > 0) {
+    throw new AppError('CONFLICT', 'This domain still has links: delete them first (or an admin may use ?force=true)');
+  }
+  const removed = await domains.remove(row.id, force, clock.now());
+  registry.remove(row.id);
+  if (!removed) throw notFound('Domain');
+}
+
 /** Adding, changing and deleting a domain; each change is mirrored in this instance's registry at once. */
 export function createDomainWrites(deps: DomainWritesDeps) {
   const { domains, registry, users, dialect, clock, defaultHost } = deps;
@@ -132,15 +150,6 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${domainEtag(now)}` }]);
     },
 
-    async remove(id: number, caller: Caller, force: boolean): Promise<void> {
-      const row = await findManagedDomain(domains, id, caller);
-      if (force && !isAdmin(caller)) throw forbidden('Only an admin may delete a domain with its links');
-      if (!force && (await domains.countLinks(id)) > 0) {
-        throw new AppError('CONFLICT', 'This domain still has links: delete them first (or an admin may use ?force=true)');
-      }
-      const removed = await domains.remove(row.id, force, clock.now());
-      registry.remove(row.id);
-      if (!removed) throw notFound('Domain');
-    },
+    remove: (id: number, caller: Caller, force: boolean): Promise<void> => removeDomain(deps, id, caller, force),
   };
 }

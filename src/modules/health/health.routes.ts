@@ -31,6 +31,47 @@ const processReasons = (shuttingDown: boolean, journalDegraded: boolean): Array<
   ...(journalDegraded ? [{ name: 'click_journal', ok: false as const, message: 'degraded: clicks are held in memory until the journal can write again' }] : []),
 ];
 
+/** Prometheus metrics, behind METRICS_TOKEN when it is set, rendered at most once a second. */
+const metricsRoute: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, opts) => {
+  const tags = ['operations'];
+  const config = { ...exemptFromOverload };
+  const render = sharedRendering(() => opts.metrics.render());
+  app.get('/metrics', {
+    config,
+    ...(opts.metricsToken ? { onRequest: requireMetricsToken(opts.metricsToken) } : {}),
+    schema: {
+      operationId: 'getMetrics', tags, security: [], summary: 'Prometheus metrics (text exposition format 0.0.4)',
+      description: 'Open unless METRICS_TOKEN is set; then it needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). Rendered at most once a second.',
+      response: {
+        200: {
+          description: 'Request counts and durations by route and status, redirect latency, click queue depth, flush lag and drops, database pool use, process metrics',
+          content: { 'text/plain; version=0.0.4': { schema: Type.String() } },
+        },
+        401: { ...ref(ErrorEnvelopeSchema), description: 'UNAUTHENTICATED: METRICS_TOKEN is set and the request does not carry it as a bearer token' },
+      },
+    },
+  }, async (_request, reply) => {
+    const { contentType, body } = await render();
+    return reply.header('cache-control', NO_STORE).type(contentType).send(body);
+  });
+};
+
+/** Liveness: the process is up and its event loop turns. */
+const livenessRoute: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app) => {
+  const tags = ['operations'];
+  const config = { ...exemptFromOverload };
+  app.get('/healthz', {
+    config,
+    schema: {
+      operationId: 'getHealth', tags, security: [], summary: 'Liveness: the process is up and its event loop turns',
+      response: { 200: ref(HealthSchema) },
+    },
+  }, async (_request, reply) => {
+    reply.header('cache-control', NO_STORE);
+    return { status: 'ok' as const };
+  });
+};
+
 /**
  * Operational endpoints, in their own root-level context (no API hooks, no rate limit) and exempt from load
  * shedding: a probe must see the process as it is. SPEC §8.
@@ -45,16 +86,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     draining = true;
   });
 
-  app.get('/healthz', {
-    config,
-    schema: {
-      operationId: 'getHealth', tags, security: [], summary: 'Liveness: the process is up and its event loop turns',
-      response: { 200: ref(HealthSchema) },
-    },
-  }, async (_request, reply) => {
-    reply.header('cache-control', NO_STORE);
-    return { status: 'ok' as const };
-  });
+  // Called, not registered: the routes stay in this context, in this order (the document's order).
+  await livenessRoute(app, opts);
 
   app.get('/readyz', {
     config,
@@ -79,23 +112,6 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     return { status: 'ok' as const, checks: Object.fromEntries(results.map((r) => [r.name, 'ok' as const])), ...(stream ? { click_stream: stream } : {}) };
   });
 
-  const render = sharedRendering(() => opts.metrics.render());
-  app.get('/metrics', {
-    config,
-    ...(opts.metricsToken ? { onRequest: requireMetricsToken(opts.metricsToken) } : {}),
-    schema: {
-      operationId: 'getMetrics', tags, security: [], summary: 'Prometheus metrics (text exposition format 0.0.4)',
-      description: 'Open unless METRICS_TOKEN is set; then it needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). Rendered at most once a second.',
-      response: {
-        200: {
-          description: 'Request counts and durations by route and status, redirect latency, click queue depth, flush lag and drops, database pool use, process metrics',
-          content: { 'text/plain; version=0.0.4': { schema: Type.String() } },
-        },
-        401: { ...ref(ErrorEnvelopeSchema), description: 'UNAUTHENTICATED: METRICS_TOKEN is set and the request does not carry it as a bearer token' },
-      },
-    },
-  }, async (_request, reply) => {
-    const { contentType, body } = await render();
-    return reply.header('cache-control', NO_STORE).type(contentType).send(body);
-  });
+  // Called, not registered: the routes stay in this context, in this order (the document's order).
+  await metricsRoute(app, opts);
 };

@@ -83,6 +83,34 @@ async function decide(tx: Tx, batch: readonly PendingItem[], options: RunOptions
   return { results, toCreate, unchanged, domainId };
 }
 
+/** The batch's new links, through the links module: each one's target and result noted, their names returned. */
+async function createLinks(
+  tx: Tx,
+  toCreate: readonly PendingItem[],
+  domainId: (p: PendingItem) => number,
+  into: { targets: Map<number, VisitTarget>; results: ItemResult[] },
+  options: RunOptions,
+  deps: RunDeps,
+): Promise<DomainCode[]> {
+  const { repo, links } = deps;
+  const { targets, results } = into;
+  const created: DomainCode[] = [];
+  const made = await links.create(tx, toCreate.map((p) => {
+    const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
+    return { link, domainId: domainId(p), userId: options.owner.id, clickCount: p.item?.visits === null ? p.item.visitCount ?? 0 : 0 };
+  }));
+  toCreate.forEach((p, i) => {
+    const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
+    targets.set(p.seq, { linkId: made[i]!.id, shortCode: made[i]!.code, outcome: 'created' });
+    created.push(...[made[i]!.code, ...link.aliases].map((code) => ({ domainId: domainId(p), code })));
+    results.push({ seq: p.seq, ref: p.ref, outcome: 'created', shortCode: made[i]!.code, message: notesMessage(p), errorCode: null });
+  });
+  await repo.recordImportedLinks(tx, options.sourceKey, toCreate.map((p) => ({
+    domain: p.sourceDomain, code: p.sourceCode, linkId: targets.get(p.seq)!.linkId, visits: p.item?.visits === null ? p.item.visitCount ?? 0 : 0,
+  })));
+  return created;
+}
+
 /**
  * Decides a batch and writes its links, in one short transaction: the links (through the links module), which
  * source item each became, the items' outcomes and the job's counts. Visits come after, a chunk per
@@ -91,7 +119,7 @@ async function decide(tx: Tx, batch: readonly PendingItem[], options: RunOptions
  */
 export async function writeLinks(batch: PendingItem[], options: RunOptions, deps: RunDeps): Promise<DecidedBatch> {
   if (batch.every(importedBefore)) return knownBatch(batch);
-  const { repo, links, clock } = deps;
+  const { repo, clock } = deps;
   return repo.transaction(async (tx) => {
     const { results, toCreate, unchanged, domainId } = await decide(tx, batch, options, deps);
     const targets = new Map<number, VisitTarget>(unchanged.map(({ p, prior }) => [p.seq, { linkId: prior.linkId, shortCode: prior.shortCode, outcome: 'unchanged' }]));
@@ -105,19 +133,7 @@ export async function writeLinks(batch: PendingItem[], options: RunOptions, deps
     if (options.dryRun) {
       for (const p of toCreate) results.push({ seq: p.seq, ref: p.ref, outcome: 'would-create', shortCode: (p.plan?.ok && p.plan.link.shortCode) || null, message: notesMessage(p), errorCode: null });
     } else {
-      const made = await links.create(tx, toCreate.map((p) => {
-        const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
-        return { link, domainId: domainId(p), userId: options.owner.id, clickCount: p.item?.visits === null ? p.item.visitCount ?? 0 : 0 };
-      }));
-      toCreate.forEach((p, i) => {
-        const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
-        targets.set(p.seq, { linkId: made[i]!.id, shortCode: made[i]!.code, outcome: 'created' });
-        created.push(...[made[i]!.code, ...link.aliases].map((code) => ({ domainId: domainId(p), code })));
-        results.push({ seq: p.seq, ref: p.ref, outcome: 'created', shortCode: made[i]!.code, message: notesMessage(p), errorCode: null });
-      });
-      await repo.recordImportedLinks(tx, options.sourceKey, toCreate.map((p) => ({
-        domain: p.sourceDomain, code: p.sourceCode, linkId: targets.get(p.seq)!.linkId, visits: p.item?.visits === null ? p.item.visitCount ?? 0 : 0,
-      })));
+      created.push(...(await createLinks(tx, toCreate, domainId, { targets, results }, options, deps)));
     }
     results.sort((a, b) => a.seq - b.seq);
     // An item imported before is counted, and listed only once it gets new visits (a re-run of a large source

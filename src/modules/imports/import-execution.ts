@@ -24,46 +24,55 @@ export interface RunOpts {
   onProgress?: ((c: JobCounts) => void) | undefined;
 }
 
+/** One job's run, with its pulse; its end recorded on the job. */
+async function runJob(
+  deps: ImportsServiceDeps,
+  job: ImportJobRow,
+  request: ImportRequest,
+  owner: ImportOwner,
+  stop: AbortController,
+  opts: RunOpts,
+): Promise<RunEnd> {
+  const { repo, clock } = deps;
+  const pulse = setInterval(() => {
+    repo.heartbeat(job.id, clock.now()).then(({ cancelRequested }) => {
+      if (cancelRequested) stop.abort('cancel' satisfies StopReason);
+    }, () => undefined);
+  }, deps.heartbeatMs ?? HEARTBEAT_MS);
+  try {
+    const marks = { after: await repo.visitsMark(job.source_key), through: null as string | null };
+    const end = await runImport(readSource(request, { ...deps.limits, signal: stop.signal }, marks), {
+      jobId: job.id, sourceKey: job.source_key, owner, dryRun: job.dry_run === 1, onConflict: job.on_conflict,
+      plan: { publicBaseUrl: deps.publicBaseUrl, sourceDefaults: SOURCE_DEFAULT_DOMAINS[request.source], domainMap: request.domainMap ?? {}, check: deps.links.check },
+      signal: stop.signal, onProgress: opts.onProgress,
+    }, { repo, links: deps.links, writeVisits: deps.writeVisits, clock, ...(deps.pace ? { pace: deps.pace } : {}), ...(deps.visitsWritten ? { visitsWritten: deps.visitsWritten } : {}) });
+    // Only a whole run moves the mark: one cut off may have left items whose visits stop short of it.
+    if (end.state === 'done' && job.dry_run !== 1 && marks.through !== null) await repo.setVisitsMark(job.source_key, marks.through, clock.now());
+    await repo.finishJob(job.id, end.state, clock.now(), stopMessage(end));
+    return end;
+  } finally {
+    clearInterval(pulse);
+  }
+}
+
+/** Waits until the job is no longer running (another instance stops it at its next pulse), or the wait is over. */
+async function settled(repo: ImportsServiceDeps['repo'], id: number): Promise<ImportJobRow> {
+  const until = Date.now() + CANCEL_WAIT_MS;
+  for (;;) {
+    const job = (await repo.findJob(id))!;
+    if (job.state !== 'running' || Date.now() >= until) return job;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /**
  * Running recorded jobs in this process: each with its pulse (import_jobs.heartbeat_at, so that a job whose
  * process died is shown `interrupted`, never `running` forever), and stopped on request — by a DELETE on any
  * instance (seen on the pulse), or by a shutdown — at the next transaction boundary.
  */
 export function createJobExecution(deps: ImportsServiceDeps) {
-  const { repo, clock } = deps;
+  const { repo } = deps;
   const running = new Map<number, { stop: AbortController; end: Promise<RunEnd> }>();
-
-  async function run(job: ImportJobRow, request: ImportRequest, owner: ImportOwner, stop: AbortController, opts: RunOpts): Promise<RunEnd> {
-    const pulse = setInterval(() => {
-      repo.heartbeat(job.id, clock.now()).then(({ cancelRequested }) => {
-        if (cancelRequested) stop.abort('cancel' satisfies StopReason);
-      }, () => undefined);
-    }, deps.heartbeatMs ?? HEARTBEAT_MS);
-    try {
-      const marks = { after: await repo.visitsMark(job.source_key), through: null as string | null };
-      const end = await runImport(readSource(request, { ...deps.limits, signal: stop.signal }, marks), {
-        jobId: job.id, sourceKey: job.source_key, owner, dryRun: job.dry_run === 1, onConflict: job.on_conflict,
-        plan: { publicBaseUrl: deps.publicBaseUrl, sourceDefaults: SOURCE_DEFAULT_DOMAINS[request.source], domainMap: request.domainMap ?? {}, check: deps.links.check },
-        signal: stop.signal, onProgress: opts.onProgress,
-      }, { repo, links: deps.links, writeVisits: deps.writeVisits, clock, ...(deps.pace ? { pace: deps.pace } : {}), ...(deps.visitsWritten ? { visitsWritten: deps.visitsWritten } : {}) });
-      // Only a whole run moves the mark: one cut off may have left items whose visits stop short of it.
-      if (end.state === 'done' && job.dry_run !== 1 && marks.through !== null) await repo.setVisitsMark(job.source_key, marks.through, clock.now());
-      await repo.finishJob(job.id, end.state, clock.now(), stopMessage(end));
-      return end;
-    } finally {
-      clearInterval(pulse);
-    }
-  }
-
-  /** Waits until the job is no longer running (another instance stops it at its next pulse), or the wait is over. */
-  async function settled(id: number): Promise<ImportJobRow> {
-    const until = Date.now() + CANCEL_WAIT_MS;
-    for (;;) {
-      const job = (await repo.findJob(id))!;
-      if (job.state !== 'running' || Date.now() >= until) return job;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
 
   return {
     /** Runs the job to its end; `opts.signal` (Ctrl-C) stops it as a shutdown does. */
@@ -71,7 +80,7 @@ export function createJobExecution(deps: ImportsServiceDeps) {
       const stop = new AbortController();
       const onOuter = () => stop.abort('shutdown' satisfies StopReason);
       opts.signal?.addEventListener('abort', onOuter, { once: true });
-      const end = run(job, request, owner, stop, opts).finally(() => {
+      const end = runJob(deps, job, request, owner, stop, opts).finally(() => {
         running.delete(job.id);
         opts.signal?.removeEventListener('abort', onOuter);
       });
@@ -86,7 +95,7 @@ export function createJobExecution(deps: ImportsServiceDeps) {
         local.stop.abort('cancel' satisfies StopReason);
         await local.end.catch(() => undefined);
       }
-      return settled(id);
+      return settled(repo, id);
     },
 
     /** A shutdown: every job of this process stops at its next transaction boundary, `interrupted`. */

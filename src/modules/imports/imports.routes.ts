@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { ImportJobRow } from '../../db/types.js';
 import { AppError } from '../../lib/app-error.js';
 import { errorResponses, isoTime } from '../../lib/common.schemas.js';
@@ -39,6 +39,21 @@ const fromJson = (b: ImportCreate): ImportRequest => ({
   dryRun: b.dry_run, onConflict: b.on_conflict, domainMap: b.domain_map && domainMapOf(Object.entries(b.domain_map).map(([from, to]) => `${from}=${to}`)),
 });
 
+/** A CSV body, spooled to disk: its file is removed when the job ends, or at once if the job does not start. */
+async function startCsvImport(
+  imports: ImportsService,
+  body: Readable,
+  q: Static<typeof ImportCsvQuery>,
+  userId: number,
+): Promise<ImportJobRow> {
+  const upload = await spoolCsvUpload(body);
+  const started = imports.start(
+    { source: q.source ?? 'csv', csv: upload.open(), owner: q.owner, dryRun: q.dry_run, onConflict: q.on_conflict, domainMap: domainMapOf(q.domain_map) },
+    userId, () => void upload.remove(),
+  );
+  return started.catch(async (error: unknown) => { await upload.remove(); throw error; });
+}
+
 /**
  * SPEC §20: the admin's import jobs. An admin may import from a private or loopback address (the source is
  * usually on the admin's own network); nobody else may start one. A CSV file comes as the body itself
@@ -69,13 +84,7 @@ export const importsRoutes: FastifyPluginAsyncTypebox<{ imports: ImportsService;
     const isCsv = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === 'text/csv';
     let job: ImportJobRow;
     if (isCsv) {
-      const upload = await spoolCsvUpload(request.body as unknown as Readable);
-      const q = request.query;
-      const started = imports.start(
-        { source: q.source ?? 'csv', csv: upload.open(), owner: q.owner, dryRun: q.dry_run, onConflict: q.on_conflict, domainMap: domainMapOf(q.domain_map) },
-        request.caller!.userId, () => void upload.remove(),
-      );
-      job = await started.catch(async (error: unknown) => { await upload.remove(); throw error; });
+      job = await startCsvImport(imports, request.body as unknown as Readable, request.query, request.caller!.userId);
     } else {
       job = await imports.start(fromBody(request.body as ImportCreate | undefined), request.caller!.userId);
     }

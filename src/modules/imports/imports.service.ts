@@ -26,6 +26,28 @@ function optionsOf(r: ImportRequest): string {
   return JSON.stringify({ url: r.url, database, table_prefix: r.tablePrefix, owner: r.owner, domain_map: r.domainMap, csv: r.csv !== undefined || undefined });
 }
 
+/** The request checked (its source, its owner) and its job recorded, `running`. */
+async function prepareJob(deps: ImportsServiceDeps, request: ImportRequest, createdBy: number | null) {
+  const { repo, clock } = deps;
+  const problems = sourceProblems(request);
+  for (const target of [request.url, request.database]) {
+    if (target !== undefined && !URL.canParse(target)) problems.push(`${target} is not a URL`);
+  }
+  if (problems.length) throw validationError(problems.map((message) => ({ field: 'source', message })), 'The import cannot start');
+  const owner = await findImportOwner(deps.db, request.owner);
+  if (!owner) {
+    throw new AppError('VALIDATION_ERROR', request.owner ? `No active user ${request.owner}` : 'No active admin owns the imported links: name --owner',
+      [{ field: 'owner', message: 'must name an active user' }]);
+  }
+  const now = clock.now();
+  const job = await repo.createJob({
+    source: request.source, source_key: `${sourceKeyOf(request)}#owner=${owner.id}`, options: optionsOf(request), owner_id: owner.id, created_by: createdBy,
+    state: 'running', dry_run: request.dryRun ? 1 : 0, on_conflict: request.onConflict ?? 'skip', error: null, created_at: now, updated_at: now,
+    finished_at: null, heartbeat_at: now,
+  });
+  return { job, owner };
+}
+
 /**
  * Import jobs (SPEC §20): `start` checks the request, records the job and returns it while the import runs
  * (the admin endpoint); `run` does the same and waits for the end (the CLI). Either way the job row says
@@ -35,25 +57,7 @@ export function createImportsService(deps: ImportsServiceDeps) {
   const { repo, clock } = deps;
   const jobs = createJobExecution(deps);
 
-  async function prepare(request: ImportRequest, createdBy: number | null) {
-    const problems = sourceProblems(request);
-    for (const target of [request.url, request.database]) {
-      if (target !== undefined && !URL.canParse(target)) problems.push(`${target} is not a URL`);
-    }
-    if (problems.length) throw validationError(problems.map((message) => ({ field: 'source', message })), 'The import cannot start');
-    const owner = await findImportOwner(deps.db, request.owner);
-    if (!owner) {
-      throw new AppError('VALIDATION_ERROR', request.owner ? `No active user ${request.owner}` : 'No active admin owns the imported links: name --owner',
-        [{ field: 'owner', message: 'must name an active user' }]);
-    }
-    const now = clock.now();
-    const job = await repo.createJob({
-      source: request.source, source_key: `${sourceKeyOf(request)}#owner=${owner.id}`, options: optionsOf(request), owner_id: owner.id, created_by: createdBy,
-      state: 'running', dry_run: request.dryRun ? 1 : 0, on_conflict: request.onConflict ?? 'skip', error: null, created_at: now, updated_at: now,
-      finished_at: null, heartbeat_at: now,
-    });
-    return { job, owner };
-  }
+  const prepare = (request: ImportRequest, createdBy: number | null) => prepareJob(deps, request, createdBy);
 
   return {
     /** Records the job and runs it in the background; the returned row is the job as it starts. */

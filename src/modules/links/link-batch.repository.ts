@@ -48,6 +48,40 @@ const codesByDomain = <T extends { code: string }, D>(items: Iterable<T>, domain
 
 const aliasesOf = (row: BatchLinkRow): string[] => (row.aliases ? String(row.aliases).split(',') : []);
 
+/** One chunk of links: their rows, their claimed codes pointed at them, their aliases and tags; ids into `ids`. */
+async function insertLinkPart(tx: Tx, part: readonly BatchLinkRow[], ids: Map<string, number>): Promise<void> {
+  const idOf = (r: BatchLinkRow) => ids.get(`${r.domain_id}/${r.short_code}`)!;
+  for (const r of await insertLinkRows(tx, part)) ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
+  // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
+  for (const [domainId, codes] of codesByDomain(part.map((r) => ({ domainId: r.domain_id, code: r.short_code })), (c) => c.domainId)) {
+    await tx.updateTable('link_codes')
+      .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', domainId) }))
+      .where('domain_id', '=', domainId).where('code', 'in', codes).execute();
+  }
+  // The aliases were found free in this transaction; one taken since (a link created meanwhile) fails the batch.
+  for (const some of chunks(part.flatMap((r) => aliasesOf(r).map((code) => ({ domain_id: r.domain_id, code, link_id: idOf(r) }))))) {
+    const claimed = await insertCodes(tx, some);
+    if (claimed.length !== some.length) throw new Error('an alias was taken while the import ran; run it again to go on');
+  }
+  const tags = part.flatMap((r) => (r.tags ? String(r.tags).split(',') : []).map((tag) => ({ link_id: idOf(r), tag })));
+  for (const some of chunks(tags)) await insertTags(tx, some);
+}
+
+/** An imported link's click count: raised to the source's count, or added to. */
+function importedClickCounts() {
+  return {
+    /** Raises a link's click count to what a source counted beyond the records it gave (YOURLS without its log). */
+    async raiseClickCount(tx: Tx, linkId: number, count: number): Promise<void> {
+      await tx.updateTable('links').set({ click_count: sql`case when click_count < ${count} then ${count} else click_count end` }).where('id', '=', linkId).execute();
+    },
+
+    /** Adds to a link's click count the visits a source only counts (a re-run of Kutt: the count's growth). */
+    async addClicks(tx: Tx, linkId: number, count: number): Promise<void> {
+      await tx.updateTable('links').set((eb) => ({ click_count: eb('click_count', '+', count) })).where('id', '=', linkId).execute();
+    },
+  };
+}
+
 /**
  * Links written many at a time (the importers', SPEC §20): plain multi-row statements inside the caller's
  * transaction, the same SQL on both engines, announced in the outbox (db/outbox.ts) in the same transaction as a
@@ -57,6 +91,8 @@ const aliasesOf = (row: BatchLinkRow): string[] => (row.aliases ? String(row.ali
 export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify'> }) {
   const { dialect } = deps;
   return {
+    ...importedClickCounts(),
+
     /** Which of these codes are issued already on their domains (live or tombstoned): "domainId/code" keys. */
     async takenCodes(tx: Kysely<Database>, codes: readonly DomainCode[]): Promise<Set<string>> {
       const taken = new Set<string>();
@@ -81,38 +117,12 @@ export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify
     /** Inserts links whose codes are claimed, their aliases and tags; the new ids by "domainId/code". */
     async insertLinks(tx: Tx, rows: readonly BatchLinkRow[]): Promise<Map<string, number>> {
       const ids = new Map<string, number>();
-      const idOf = (r: BatchLinkRow) => ids.get(`${r.domain_id}/${r.short_code}`)!;
-      for (const part of chunks(rows)) {
-        for (const r of await insertLinkRows(tx, part)) ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
-        // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
-        for (const [domainId, codes] of codesByDomain(part.map((r) => ({ domainId: r.domain_id, code: r.short_code })), (c) => c.domainId)) {
-          await tx.updateTable('link_codes')
-            .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', domainId) }))
-            .where('domain_id', '=', domainId).where('code', 'in', codes).execute();
-        }
-        // The aliases were found free in this transaction; one taken since (a link created meanwhile) fails the batch.
-        for (const some of chunks(part.flatMap((r) => aliasesOf(r).map((code) => ({ domain_id: r.domain_id, code, link_id: idOf(r) }))))) {
-          const claimed = await insertCodes(tx, some);
-          if (claimed.length !== some.length) throw new Error('an alias was taken while the import ran; run it again to go on');
-        }
-        const tags = part.flatMap((r) => (r.tags ? String(r.tags).split(',') : []).map((tag) => ({ link_id: idOf(r), tag })));
-        for (const some of chunks(tags)) await insertTags(tx, some);
-      }
+      for (const part of chunks(rows)) await insertLinkPart(tx, part, ids);
       // One event for the batch: every instance (and, beside the CLI, the server) drops the misses it caches.
       const domainIds = [...new Set(rows.map((r) => r.domain_id))];
       const imported = { type: 'links.imported', data: { count: rows.length, domain_ids: domainIds } } as const;
       if (rows.length) await recordEvent(tx, dialect, imported);
       return ids;
-    },
-
-    /** Raises a link's click count to what a source counted beyond the records it gave (YOURLS without its log). */
-    async raiseClickCount(tx: Tx, linkId: number, count: number): Promise<void> {
-      await tx.updateTable('links').set({ click_count: sql`case when click_count < ${count} then ${count} else click_count end` }).where('id', '=', linkId).execute();
-    },
-
-    /** Adds to a link's click count the visits a source only counts (a re-run of Kutt: the count's growth). */
-    async addClicks(tx: Tx, linkId: number, count: number): Promise<void> {
-      await tx.updateTable('links').set((eb) => ({ click_count: eb('click_count', '+', count) })).where('id', '=', linkId).execute();
     },
   };
 }

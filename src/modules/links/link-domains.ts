@@ -18,12 +18,23 @@ const domainDetail = (message: string) => [{ field: 'domain', message }];
 /** Whose view of a host name a caller has (SPEC §25: a user's own unverified claim is the one their links use). */
 export const viewerOf = (caller: Caller | null): ClaimViewer | null => (caller ? { userId: caller.userId, admin: isAdmin(caller) } : null);
 
+/** A domain takes its owner's (or an admin's) links, unless its re-checks have failed for 7 days. */
+function assertUsableDomain(deps: Pick<LinkDomainsDeps, 'registry' | 'clock'>, id: number, caller: Caller | null): void {
+  const entry = deps.registry.byIdOf(id)!;
+  if (!caller || (!isAdmin(caller) && entry.ownerId !== caller.userId)) {
+    throw new AppError('FORBIDDEN', "Only the domain's owner or an admin may put links on it", domainDetail('is not yours'));
+  }
+  if (entry.failingSince !== null && deps.clock.now() - entry.failingSince >= STOP_AFTER_FAILING_MS) {
+    throw new AppError('DOMAIN_NOT_VERIFIED', 'This domain takes no new links: its re-checks have failed for 7 days (see the domain record)', domainDetail('failed its re-checks'));
+  }
+}
+
 /**
  * A link's domain as the links module sees it (SPEC §19): the id behind a `domain` name, whether a caller may
  * put links on it, and the short URL it gives a link. Domain id 0 is the default domain (PUBLIC_BASE_URL).
  */
 export function createLinkDomains(deps: LinkDomainsDeps) {
-  const { registry, clock } = deps;
+  const { registry } = deps;
   const base = new URL(deps.publicBaseUrl);
   const defaultHost = base.hostname.toLowerCase();
   const defaultScheme = base.protocol.slice(0, -1);
@@ -50,14 +61,7 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
       const id = await lookup(domain, viewerOf(caller));
       if (id === null) throw new AppError('VALIDATION_ERROR', 'Request body is invalid', domainDetail('is not a domain of this service'));
       if (!keyAllowsDomain(caller, id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', domainDetail('is not one of the API key\'s domains'));
-      if (id === 0) return 0;
-      const entry = registry.byIdOf(id)!;
-      if (!caller || (!isAdmin(caller) && entry.ownerId !== caller.userId)) {
-        throw new AppError('FORBIDDEN', "Only the domain's owner or an admin may put links on it", domainDetail('is not yours'));
-      }
-      if (entry.failingSince !== null && clock.now() - entry.failingSince >= STOP_AFTER_FAILING_MS) {
-        throw new AppError('DOMAIN_NOT_VERIFIED', 'This domain takes no new links: its re-checks have failed for 7 days (see the domain record)', domainDetail('failed its re-checks'));
-      }
+      if (id !== 0) assertUsableDomain(deps, id, caller);
       return id;
     },
 

@@ -25,6 +25,37 @@ export interface NewImportedLink {
   clickCount: number;
 }
 
+/** Each link's code: its own (claimed free on its domain in this transaction), or a generated one, with retries. */
+async function claimAll(
+  deps: { batch: Pick<LinkBatchRepository, 'claimCodes'>; generate: () => string },
+  tx: Tx,
+  links: readonly NewImportedLink[],
+): Promise<string[]> {
+  const { batch, generate } = deps;
+  const codes: Array<string | null> = links.map(() => null);
+  const claim = async (wanted: ReadonlyArray<string | null>): Promise<void> => {
+    for (const domainId of new Set(links.map((l) => l.domainId))) {
+      const ofDomain = wanted.filter((c, i): c is string => c !== null && links[i]!.domainId === domainId);
+      const got = await batch.claimCodes(tx, domainId, ofDomain);
+      wanted.forEach((c, i) => {
+        if (c !== null && links[i]!.domainId === domainId && got.has(c)) codes[i] = c;
+      });
+    }
+  };
+  const own = links.map((l) => l.link.shortCode);
+  await claim(own);
+  if (own.some((c, i) => c !== null && codes[i] === null)) throw new Error('a code was taken while the import ran; run it again to go on');
+  const fresh = (): string | null => {
+    const c = generate();
+    return isReservedCode(c) ? null : c;
+  };
+  for (let attempt = 0; codes.some((c) => c === null); attempt += 1) {
+    if (attempt >= CODE_ATTEMPTS) throw new Error(`no free short code after ${CODE_ATTEMPTS} attempts`);
+    await claim(codes.map((c) => (c === null ? fresh() : null)));
+  }
+  return codes as string[];
+}
+
 /**
  * The links module's one way in for links made elsewhere (SPEC §20, §25): an importer plans items from its
  * source, and the links module checks them by the API's own rules and writes them many at a time. Codes and
@@ -38,34 +69,7 @@ export function createLinkImports(deps: {
   generate: () => string;
   clock: Clock;
 }) {
-  const { batch, checkTarget, cache, generate, clock } = deps;
-
-  /** Each link's code: its own (claimed free on its domain in this transaction), or a generated one, with retries. */
-  async function claimAll(tx: Tx, links: readonly NewImportedLink[]): Promise<string[]> {
-    const codes: Array<string | null> = links.map(() => null);
-    const claim = async (wanted: ReadonlyArray<string | null>): Promise<void> => {
-      for (const domainId of new Set(links.map((l) => l.domainId))) {
-        const ofDomain = wanted.filter((c, i): c is string => c !== null && links[i]!.domainId === domainId);
-        const got = await batch.claimCodes(tx, domainId, ofDomain);
-        wanted.forEach((c, i) => {
-          if (c !== null && links[i]!.domainId === domainId && got.has(c)) codes[i] = c;
-        });
-      }
-    };
-    const own = links.map((l) => l.link.shortCode);
-    await claim(own);
-    if (own.some((c, i) => c !== null && codes[i] === null)) throw new Error('a code was taken while the import ran; run it again to go on');
-    const fresh = (): string | null => {
-      const c = generate();
-      return isReservedCode(c) ? null : c;
-    };
-    for (let attempt = 0; codes.some((c) => c === null); attempt += 1) {
-      if (attempt >= CODE_ATTEMPTS) throw new Error(`no free short code after ${CODE_ATTEMPTS} attempts`);
-      await claim(codes.map((c) => (c === null ? fresh() : null)));
-    }
-    return codes as string[];
-  }
-
+  const { batch, checkTarget, cache, clock } = deps;
   return {
     /** The API's rules for one link (SPEC §25): what it becomes, or the error code and field that refuse it. */
     check: (link: ImportedLink): ImportedLinkCheck => checkImportedLink(link, checkTarget),
@@ -77,7 +81,7 @@ export function createLinkImports(deps: {
     async create(tx: Tx, links: readonly NewImportedLink[]): Promise<Array<{ id: number; code: string }>> {
       if (links.length === 0) return [];
       const now = clock.now();
-      const codes = await claimAll(tx, links);
+      const codes = await claimAll(deps, tx, links);
       const rows: BatchLinkRow[] = links.map(({ link, domainId, userId, clickCount }, i) => ({
         short_code: codes[i]!, domain_id: domainId, user_id: userId, original_url: link.originalUrl, expires_at: link.expiresAt,
         created_at: link.createdAt ?? now, updated_at: now, max_visits: link.maxVisits, forward_query: link.forwardQuery ? 1 : 0,

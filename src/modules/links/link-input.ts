@@ -86,6 +86,29 @@ export function createTargetRules(deps: { publicBaseUrl: string; listenPort?: nu
   };
 }
 
+/** The patched fields that need no check beyond their schema, into `changes`. */
+function copyPlainChanges(input: LinkPatch, changes: LinkChanges): void {
+  if (input.max_visits !== undefined) changes.max_visits = input.max_visits;
+  if (input.forward_query !== undefined) changes.forward_query = input.forward_query ? 1 : 0;
+  if (input.tags !== undefined) changes.tags = tagsText(input.tags);
+  if (input.title !== undefined) changes.title = titleText(input.title);
+  if (input.aliases !== undefined) changes.aliases = aliasesText(input.aliases);
+}
+
+/** A new link's columns from its checked input. */
+function draftFields(input: LinkCreate, url: string, expiresAt: number | null, passwordHash: string | null): LinkDraft['fields'] {
+  return {
+    original_url: url,
+    expires_at: expiresAt,
+    max_visits: input.max_visits ?? null,
+    forward_query: input.forward_query ? 1 : 0,
+    password_hash: passwordHash,
+    tags: tagsText(input.tags),
+    title: titleText(input.title),
+    aliases: aliasesText(input.aliases),
+  };
+}
+
 /**
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
@@ -114,16 +137,7 @@ export function createLinkInput(deps: {
         prepared: true,
         shortCode: input.short_code,
         domain: input.domain,
-        fields: {
-          original_url: url,
-          expires_at: expiresAt,
-          max_visits: input.max_visits ?? null,
-          forward_query: input.forward_query ? 1 : 0,
-          password_hash: await hashOf(input.password ?? null),
-          tags: tagsText(input.tags),
-          title: titleText(input.title),
-          aliases: aliasesText(input.aliases),
-        },
+        fields: draftFields(input, url, expiresAt, await hashOf(input.password ?? null)),
       };
     },
 
@@ -143,11 +157,7 @@ export function createLinkInput(deps: {
       checkAliases(input.aliases, current.short_code, details);
       if (details.length) throw validationError(details, 'Request body is invalid');
       if (changes.original_url !== undefined) assertNotBlocked(changes.original_url);
-      if (input.max_visits !== undefined) changes.max_visits = input.max_visits;
-      if (input.forward_query !== undefined) changes.forward_query = input.forward_query ? 1 : 0;
-      if (input.tags !== undefined) changes.tags = tagsText(input.tags);
-      if (input.title !== undefined) changes.title = titleText(input.title);
-      if (input.aliases !== undefined) changes.aliases = aliasesText(input.aliases);
+      copyPlainChanges(input, changes);
       if (input.password !== undefined) changes.password_hash = await hashOf(input.password);
       return changes;
     },

@@ -58,6 +58,26 @@ export interface LinkModerationDeps {
   domains: Pick<LinkDomains, 'idOf' | 'listFilter' | 'ensureKnown'>;
 }
 
+/** Disables every link whose target's host is blocked now and was not disabled yet; how many. */
+async function disableBlockedLinks(
+  deps: Pick<LinkModerationDeps, 'links' | 'cache' | 'blockedHosts' | 'clock'>,
+  reason: string,
+): Promise<number> {
+  const { links, cache, blockedHosts, clock } = deps;
+  let disabled = 0;
+  for (let after = 0; ;) {
+    const batch = await links.scan(after, SCAN_BATCH);
+    for (const row of batch) {
+      if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
+      const now = clock.now();
+      if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
+      for (const key of cacheKeysOf(row)) cache?.invalidate(key);
+    }
+    if (batch.length < SCAN_BATCH) return disabled;
+    after = batch[batch.length - 1]!.id;
+  }
+}
+
 export type LinkModeration = ReturnType<typeof createLinkModeration>;
 
 /**
@@ -67,7 +87,7 @@ export type LinkModeration = ReturnType<typeof createLinkModeration>;
  * forgets the code at once.
  */
 export function createLinkModeration(deps: LinkModerationDeps) {
-  const { links, cache, blockedHosts, clock, paginator, toLink, domains } = deps;
+  const { links, cache, clock, paginator, toLink, domains } = deps;
 
   /**
    * A code names a link only on its domain (SPEC §19): `domain` is its host name, absent (or the default
@@ -94,20 +114,7 @@ export function createLinkModeration(deps: LinkModerationDeps) {
     enable: (code: string, domain?: string): Promise<LinkRow> => setDisabled(code, domain, () => ({ disabled_at: null, disabled_reason: null })),
 
     /** Disables every link whose target's host is blocked now and was not disabled yet; how many. */
-    async disableBlocked(reason: string = BLOCKED_HOST_REASON): Promise<number> {
-      let disabled = 0;
-      for (let after = 0; ;) {
-        const batch = await links.scan(after, SCAN_BATCH);
-        for (const row of batch) {
-          if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
-          const now = clock.now();
-          if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
-          for (const key of cacheKeysOf(row)) cache?.invalidate(key);
-        }
-        if (batch.length < SCAN_BATCH) return disabled;
-        after = batch[batch.length - 1]!.id;
-      }
-    },
+    disableBlocked: (reason: string = BLOCKED_HOST_REASON): Promise<number> => disableBlockedLinks(deps, reason),
 
     /**
      * Every link, for admins (SPEC §18): the user's list's sort and filters, plus owner and state. `keyDomains`:

@@ -12,11 +12,11 @@ import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
 import { NOTHING_BLOCKED, type HostBlocklist } from '../../lib/host-blocklist.js';
 import { createLinkModeration } from './link-moderation.js';
 import { createLinksBulk } from './links.bulk.js';
-import { createLinksRepository } from './links.repository.js';
+import { createLinksRepository, type LinksRepository } from './links.repository.js';
 import { createLinksExport } from './links.export.js';
 import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
-import { createLinksService } from './links.service.js';
+import { createLinksService, type LinksService } from './links.service.js';
 import { createRedirectFastPath, type RedirectFastPathDeps } from './redirect-fast-path.js';
 import { redirectRoutes, type VisitDomains } from './redirect.routes.js';
 import { linkV2Schemas } from './links.v2.js';
@@ -84,23 +84,23 @@ function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void>
 /** How often links past their expiry are swept (their codes stay blocked; SPEC §6). */
 const SWEEP_EVERY_MS = 60_000;
 
-/** Links, wired: the service, the cache, the two route plugins, and the sweep of expired links. */
-export function createLinksModule(deps: LinksModuleDeps) {
-  const { config, storage, clock } = deps;
-  const blockedHosts = deps.blockedHosts ?? NOTHING_BLOCKED;
-  const cache = new LinkCache(clock, {
-    ...DEFAULT_LINK_CACHE,
-    capacity: config.linkCacheSize,
-    ...(deps.soleWriter ? { positiveTtlMs: Number.POSITIVE_INFINITY } : {}),
-  });
-  // This instance's name in the outbox (infra/outbox-feed.ts).
-  const changeOrigin = deps.changeOrigin ?? randomBytes(8).toString('hex');
-  const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin);
-  const links = createLinksService({
+/** The cache's time limit: none where this process is the only writer (LinksModuleDeps.soleWriter). */
+const positiveTtlOf = (deps: Pick<LinksModuleDeps, 'soleWriter'>) =>
+  deps.soleWriter ? { positiveTtlMs: Number.POSITIVE_INFINITY } : {};
+
+/** The links service over this module's repository and cache. */
+function linksServiceFor(
+  deps: LinksModuleDeps,
+  linksRepository: LinksRepository,
+  cache: LinkCache,
+  blockedHosts: HostBlocklist,
+) {
+  const { config, storage } = deps;
+  return createLinksService({
     links: linksRepository,
     users: deps.users,
     dialect: storage.dialect,
-    clock,
+    clock: deps.clock,
     paginator: deps.paginator,
     cache,
     publicBaseUrl: config.publicBaseUrl,
@@ -110,17 +110,48 @@ export function createLinksModule(deps: LinksModuleDeps) {
     blockedHosts,
     ...(deps.domains ? { domains: deps.domains } : {}),
   });
-  const bulk = createLinksBulk(links);
-  const linkImports = linkImportsFor({ config, storage, blockedHosts, cache, clock });
-  const exports = createLinksExport({ links: linksRepository, users: deps.users, paginator: deps.paginator, clock, domains: links.domains });
-  const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink, domains: links.domains });
+}
+
+/**
+ * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the
+ * redirect's own protections to this context before the route (e.g. its rate limit).
+ */
+function redirectPluginOf(
+  deps: LinksModuleDeps,
+  links: LinksService,
+  linksRepository: LinksRepository,
+  visitDomains: VisitDomains,
+) {
+  const { config, clicks } = deps;
   const policy = createVisitPolicy({
     links: linksRepository,
     passwords: deps.passwords,
     attempts: deps.passwordAttempts,
     ...(deps.passwordHashBudget ? { hashBudget: deps.passwordHashBudget } : {}),
   });
-  const { clicks } = deps;
+  return (async (scope, opts) => {
+    await opts.protect?.(scope);
+    awaitDurableClicks(scope, () => clicks.settled());
+    await scope.register(redirectRoutes, {
+      links, domains: visitDomains, policy, clicks, clock: deps.clock, status: config.redirectStatus,
+      describeVisit: deps.describeVisit ?? null, accessLog: redirectAccessLog(config.logLevel),
+    });
+  }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>;
+}
+
+/** Links, wired: the service, the cache, the two route plugins, and the sweep of expired links. */
+export function createLinksModule(deps: LinksModuleDeps) {
+  const { config, storage, clock, clicks } = deps;
+  const blockedHosts = deps.blockedHosts ?? NOTHING_BLOCKED;
+  const cache = new LinkCache(clock, { ...DEFAULT_LINK_CACHE, capacity: config.linkCacheSize, ...positiveTtlOf(deps) });
+  // This instance's name in the outbox (infra/outbox-feed.ts).
+  const changeOrigin = deps.changeOrigin ?? randomBytes(8).toString('hex');
+  const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin);
+  const links = linksServiceFor(deps, linksRepository, cache, blockedHosts);
+  const bulk = createLinksBulk(links);
+  const linkImports = linkImportsFor({ config, storage, blockedHosts, cache, clock });
+  const exports = createLinksExport({ links: linksRepository, users: deps.users, paginator: deps.paginator, clock, domains: links.domains });
+  const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink, domains: links.domains });
   const visitDomains: VisitDomains = deps.domains ?? { servedBy: () => undefined };
 
   return appModule({
@@ -143,17 +174,8 @@ export function createLinksModule(deps: LinksModuleDeps) {
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, bulk, exports, moderation, basePath: opts.basePath, version: opts.version });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
-    /**
-     * GET /{code}: registered at the root, as a sibling of the /api/v1 context. `protect` adds the
-     * redirect's own protections to this context before the route (e.g. its rate limit).
-     */
-    redirectRoutes: (async (scope, opts) => {
-      await opts.protect?.(scope);
-      awaitDurableClicks(scope, () => clicks.settled());
-      await scope.register(redirectRoutes, {
-        links, domains: visitDomains, policy, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, accessLog: redirectAccessLog(config.logLevel),
-      });
-    }) as FastifyPluginAsync<{ protect?: (scope: FastifyInstance) => Promise<void> }>,
+    /** GET /{code}, registered at the root (redirectPluginOf) */
+    redirectRoutes: redirectPluginOf(deps, links, linksRepository, visitDomains),
   });
 }
 

@@ -35,14 +35,16 @@ export const linksRoutes: FastifyPluginAsyncTypebox<LinksRoutesOptions> = async 
 
   // Registered in this order, which is the order of the OpenAPI document's paths.
   registerLinkCreation(app, context);
+  registerBulkCreation(app, context);
   registerAllLinksList(app, context);
   registerLinkByCode(app, context);
+  registerLinkChanges(app, context);
   registerLinkQrRoute(app, context);
   registerUserLinksRoute(app, context);
 };
 
-/** POST /links and POST /links/bulk. */
-function registerLinkCreation(app: LinksApp, { edge, tags, opts: { links, bulk, basePath } }: LinkRoutesContext): void {
+/** POST /links. */
+function registerLinkCreation(app: LinksApp, { edge, tags, opts: { links, basePath } }: LinkRoutesContext): void {
   app.post('/links', {
     onRequest: app.access('optional', 'links:write'),
     // An Idempotency-Key is honoured (plugins/idempotency.ts) but not required: the link and the stored
@@ -67,7 +69,10 @@ function registerLinkCreation(app: LinksApp, { edge, tags, opts: { links, bulk, 
       return { status: 201, headers: { location, etag: linkEtag(row) }, body: edge.out(link) };
     });
   });
+}
 
+/** POST /links/bulk. */
+function registerBulkCreation(app: LinksApp, { edge, tags, opts: { links, bulk } }: LinkRoutesContext): void {
   app.post('/links/bulk', {
     onRequest: app.access('optional', 'links:write'),
     config: { idempotency: 'optional', passwordHashes: (request) => (request.caller ? passwordsIn(...(request.body as { links: unknown[] }).links) : 0) },
@@ -107,7 +112,7 @@ function registerAllLinksList(app: LinksApp, { edge, tags, opts: { moderation, v
   });
 }
 
-/** GET, PATCH and DELETE /links/{code}. */
+/** GET /links/{code}. */
 function registerLinkByCode(app: LinksApp, { edge, tags, opts: { links } }: LinkRoutesContext): void {
   app.get('/links/:code', {
     onRequest: app.access('optional', 'links:read'),
@@ -123,7 +128,10 @@ function registerLinkByCode(app: LinksApp, { edge, tags, opts: { links } }: Link
     const row = await links.get(request.params.code, request.caller, request.query.domain);
     return reply.header('etag', linkEtag(row)).send(edge.out(links.toLink(row)));
   });
+}
 
+/** PATCH and DELETE /links/{code}. */
+function registerLinkChanges(app: LinksApp, { edge, tags, opts: { links } }: LinkRoutesContext): void {
   app.patch('/links/:code', {
     onRequest: app.access('user', 'links:write'),
     config: { passwordHashes: (request) => (request.caller ? passwordsIn(request.body) : 0) },

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RedirectStatus } from '../../config.js';
 import type { RawHandler } from '../../infra/http-server.js';
 import type { Metrics } from '../../infra/metrics.js';
@@ -30,6 +30,28 @@ export interface RedirectFastPathDeps {
 // A code or an alias (SPEC §20): the same lookup answers both.
 const CODE_URL = /^\/[0-9a-zA-Z_-]{1,64}$/;
 
+/** The redirect's answer as the route writes it (headers in its order, an empty body), and its request metrics. */
+function writeRedirect(
+  deps: Pick<RedirectFastPathDeps, 'status' | 'limiter' | 'requestId' | 'metrics'>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  location: string,
+  started: number,
+  rateLimit: string,
+): void {
+  const { status } = deps;
+  res.writeHead(status, [
+    'x-request-id', deps.requestId(req),
+    'ratelimit-policy', deps.limiter.policy,
+    'ratelimit', rateLimit,
+    'location', location,
+    'cache-control', REDIRECT_CACHE_CONTROL,
+    'content-length', '0',
+  ]);
+  res.end();
+  deps.metrics.observeFastRedirect(req.method!, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
+}
+
 /**
  * The redirect's most common answer without Fastify's request machinery: a GET or HEAD of /{code} whose
  * link is in the cache and live, from a client under its rate limit, while the service is not under
@@ -49,7 +71,7 @@ const CODE_URL = /^\/[0-9a-zA-Z_-]{1,64}$/;
  * trip, not two.
  */
 export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
-  const { cache, clicks, clock, status, limiter, requestId, metrics, underPressure, describeVisit, domains } = deps;
+  const { cache, clicks, clock, limiter, underPressure, describeVisit, domains } = deps;
   let enabled = true;
   const handler: RawHandler = (req, res, fallback) => {
     const method = req.method;
@@ -68,18 +90,7 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     if (underPressure()) return false;
     const ip = req.socket.remoteAddress;
     if (ip === undefined) return false;
-    const answer = (rateLimit: string): void => {
-      res.writeHead(status, [
-        'x-request-id', requestId(req),
-        'ratelimit-policy', limiter.policy,
-        'ratelimit', rateLimit,
-        'location', target.url,
-        'cache-control', REDIRECT_CACHE_CONTROL,
-        'content-length', '0',
-      ]);
-      res.end();
-      metrics.observeFastRedirect(method, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
-    };
+    const answer = (rateLimit: string): void => writeRedirect(deps, req, res, target.url, started, rateLimit);
     // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
     let recorded = false;
     const record = method === 'GET'

@@ -2,12 +2,10 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { RedirectStatus } from '../../config.js';
 import { buildClickEvent, type ClickSink, type DescribeVisit } from '../clicks/index.js';
-import { AppError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
 import { assertPlainBody } from '../../plugins/content-type.js';
-import { sendAppError } from '../../plugins/errors.js';
 import type { LinksService } from './links.service.js';
-import { ERROR_PAGE_CSP, passwordPage, prefersHtml, redirectErrorPage, type ErrorPage } from './redirect-page.js';
+import { refuse } from './redirect-refusal.js';
 import { redirectResponses } from './redirect.openapi.js';
 import { RESERVED_CODES } from './short-code.js';
 import { ALIAS_PATTERN } from '../../lib/link-code.js';
@@ -59,12 +57,6 @@ export const REDIRECT_CACHE_CONTROL = 'private, no-store';
 export const FALLBACK_STATUS = 302;
 /** A form with one password field needs no more. */
 const FORM_BODY_LIMIT = 4096;
-const BASIC_REALM = 'Basic realm="Password-protected link", charset="UTF-8"';
-/**
- * The HTML password page is a 401 too (RFC 9110 §15.5.2: with a challenge). A Basic challenge would make the
- * browser show its own login dialog over the page, so the page names a scheme browsers do not act on.
- */
-const FORM_REALM = 'Form realm="Password-protected link"';
 
 /** The password of HTTP Basic credentials (any user name, SPEC §13); null when none or malformed. */
 export function basicPassword(header: string | undefined): string | null {
@@ -80,45 +72,8 @@ const queryOf = (url: string): string => {
   return q === -1 ? '' : url.slice(q + 1);
 };
 
-const REFUSALS: Record<Exclude<VisitDecision['kind'], 'redirect' | 'password'>, { page: ErrorPage; error: () => AppError }> = {
-  missing: { page: 'missing', error: () => new AppError('NOT_FOUND', 'No link has this code') },
-  expired: { page: 'expired', error: () => new AppError('LINK_EXPIRED', 'This link has expired') },
-  disabled: { page: 'disabled', error: () => new AppError('LINK_DISABLED', 'This link has been disabled by the administrators of this service') },
-  exhausted: { page: 'exhausted', error: () => new AppError('LINK_EXHAUSTED', 'This link has been followed as many times as it allows') },
-  throttled: { page: 'throttled', error: () => new AppError('RATE_LIMITED', 'Too many wrong passwords for this link from your address') },
-};
-
 type Domain = ReturnType<VisitDomains['servedBy']>;
 type Visited = { linkId: number; code: string; alias: string | null; domain: Domain };
-
-/** A visit that gets no redirect: the error envelope, or for a browser the page saying why (SPEC §13). */
-function refuse(request: FastifyRequest, reply: FastifyReply, decision: Exclude<VisitDecision, { kind: 'redirect' }>, clock: Clock): FastifyReply {
-  reply.header('vary', 'Accept');
-  const html = prefersHtml(request.headers.accept);
-  let err: AppError;
-  let body: string;
-  if (decision.kind === 'password') {
-    const message = decision.wrong ? 'The password is not right' : 'This link needs a password (a form post or HTTP Basic credentials)';
-    err = new AppError('LINK_PASSWORD_REQUIRED', message, [], { 'WWW-Authenticate': html ? FORM_REALM : BASIC_REALM });
-    body = passwordPage(decision.wrong);
-  } else {
-    const refusal = REFUSALS[decision.kind];
-    err = refusal.error();
-    if (decision.kind === 'throttled') err.headers['Retry-After'] = String(decision.retryAfterSeconds);
-    body = redirectErrorPage(refusal.page);
-  }
-  if (!html) return sendAppError(reply, err, clock.now());
-  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  return reply
-    .code(err.status)
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', ERROR_PAGE_CSP)
-    .header('x-content-type-options', 'nosniff')
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
-    .type('text/html; charset=utf-8')
-    .send(body);
-}
 
 /** A domain's fallback instead of a 404 or 410 (SPEC §19); null where it has none. */
 function fallbackOf(domain: Domain, decision: VisitDecision): string | null {
@@ -128,30 +83,41 @@ function fallbackOf(domain: Domain, decision: VisitDecision): string | null {
   return null;
 }
 
+/** A visit's answer once decided: the redirect and its click, the domain's fallback, or the refusal. */
+function answerVisit(
+  opts: Pick<RedirectRoutesOptions, 'clicks' | 'clock' | 'describeVisit'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  target: Visited,
+  decision: VisitDecision,
+  redirectStatus: number,
+): FastifyReply {
+  const { clicks, clock } = opts;
+  const { linkId, code, alias } = target;
+  if (decision.kind !== 'redirect') {
+    const fallback = fallbackOf(target.domain, decision);
+    if (fallback !== null) return reply.code(FALLBACK_STATUS).header('location', fallback).header('cache-control', REDIRECT_CACHE_CONTROL).send();
+    return refuse(request, reply, decision, clock);
+  }
+  // HEAD answers the same headers and is not a visit.
+  if (request.method !== 'HEAD') {
+    // request.ips lists the socket peer and every address it forwarded for, when TRUST_PROXY trusts it.
+    const viaTrustedProxy = (request.ips?.length ?? 0) > 1;
+    clicks.enqueue(buildClickEvent({ linkId, shortCode: code, alias, clickedAt: clock.now(), ip: request.ip, headers: request.headers, viaTrustedProxy, domain: target.domain?.hostname }, opts.describeVisit));
+  }
+  // Location is the stored URL verbatim (validated at creation: printable ASCII, no CR/LF), or with the
+  // visit's query appended, percent-encoded where needed (visit-policy.ts).
+  return reply.code(redirectStatus).header('location', decision.url).header('cache-control', REDIRECT_CACHE_CONTROL).send();
+}
+
 /**
  * Both routes' answer to a visit: the link's lookup, the policy's decision, then the redirect and its click or
  * the refusal. Its closures are made once, when the routes are registered, not per visit.
  */
 function createVisitHandler(opts: RedirectRoutesOptions) {
-  const { links, policy, clicks, clock } = opts;
-
-  const answer = (request: FastifyRequest, reply: FastifyReply, target: Visited, decision: VisitDecision, redirectStatus: number): FastifyReply => {
-    const { linkId, code, alias } = target;
-    if (decision.kind !== 'redirect') {
-      const fallback = fallbackOf(target.domain, decision);
-      if (fallback !== null) return reply.code(FALLBACK_STATUS).header('location', fallback).header('cache-control', REDIRECT_CACHE_CONTROL).send();
-      return refuse(request, reply, decision, clock);
-    }
-    // HEAD answers the same headers and is not a visit.
-    if (request.method !== 'HEAD') {
-      // request.ips lists the socket peer and every address it forwarded for, when TRUST_PROXY trusts it.
-      const viaTrustedProxy = (request.ips?.length ?? 0) > 1;
-      clicks.enqueue(buildClickEvent({ linkId, shortCode: code, alias, clickedAt: clock.now(), ip: request.ip, headers: request.headers, viaTrustedProxy, domain: target.domain?.hostname }, opts.describeVisit));
-    }
-    // Location is the stored URL verbatim (validated at creation: printable ASCII, no CR/LF), or with the
-    // visit's query appended, percent-encoded where needed (visit-policy.ts).
-    return reply.code(redirectStatus).header('location', decision.url).header('cache-control', REDIRECT_CACHE_CONTROL).send();
-  };
+  const { links, policy } = opts;
+  const answer = (request: FastifyRequest, reply: FastifyReply, target: Visited, decision: VisitDecision, status: number) =>
+    answerVisit(opts, request, reply, target, decision, status);
 
   return (request: FastifyRequest, reply: FastifyReply, password: string | null, redirectStatus: number): FastifyReply | Promise<FastifyReply> => {
     const code = (request.params as { code: string }).code;
@@ -171,6 +137,38 @@ function createVisitHandler(opts: RedirectRoutesOptions) {
     return target instanceof Promise ? target.then(decideFor) : decideFor(target);
   };
 }
+
+/** POST /{code}: the password form's target, parsing forms and nothing else. */
+interface PasswordFormOptions {
+  accessLog: boolean;
+  visit: ReturnType<typeof createVisitHandler>;
+}
+
+const passwordFormRoute: FastifyPluginAsync<PasswordFormOptions> = async (form, opts) => {
+  const { visit } = opts;
+  form.removeAllContentTypeParsers();
+  form.addHook('preParsing', async (request) => assertPlainBody(request));
+  form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  form.post(PASSWORD_FORM_URL, {
+    config: { accessLog: opts.accessLog, redirect: true },
+    schema: {
+      operationId: 'unlockShortLink',
+      tags: ['redirect'],
+      summary: "Follow a password-protected link with its password (the HTML form's target): 303 to the target",
+      security: [],
+      consumes: ['application/x-www-form-urlencoded'],
+      params: Type.Object({ code: Type.String({ pattern: NAME_PATTERN, maxLength: 64, description: 'The short code or one of its aliases (case-sensitive)' }) }),
+      body: Type.Object({ password: Type.Optional(Type.String({ format: 'password', maxLength: 1024, description: "The link's password" })) }, { additionalProperties: false }),
+      response: redirectResponses(303, 'post'),
+    },
+  }, (request, reply) => {
+    const password = (request.body as { password?: string } | undefined)?.password;
+    // See Other: the browser follows with a GET, and a reload does not post the password again.
+    return visit(request, reply, password ? password : null, 303);
+  });
+};
 
 /**
  * GET /{code} (SPEC §6, §13), in its own encapsulated context beside the JSON API: none of the API's hooks
@@ -199,28 +197,5 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
   }, (request, reply) => visit(request, reply, basicPassword(request.headers.authorization), status));
 
   // The password form's answer, in a context of its own that parses forms and nothing else.
-  await app.register(async (form) => {
-    form.removeAllContentTypeParsers();
-    form.addHook('preParsing', async (request) => assertPlainBody(request));
-    form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
-    });
-    form.post(PASSWORD_FORM_URL, {
-      config: { accessLog: opts.accessLog, redirect: true },
-      schema: {
-        operationId: 'unlockShortLink',
-        tags: ['redirect'],
-        summary: "Follow a password-protected link with its password (the HTML form's target): 303 to the target",
-        security: [],
-        consumes: ['application/x-www-form-urlencoded'],
-        params: Type.Object({ code: Type.String({ pattern: NAME_PATTERN, maxLength: 64, description: 'The short code or one of its aliases (case-sensitive)' }) }),
-        body: Type.Object({ password: Type.Optional(Type.String({ format: 'password', maxLength: 1024, description: "The link's password" })) }, { additionalProperties: false }),
-        response: redirectResponses(303, 'post'),
-      },
-    }, (request, reply) => {
-      const password = (request.body as { password?: string } | undefined)?.password;
-      // See Other: the browser follows with a GET, and a reload does not post the password again.
-      return visit(request, reply, password ? password : null, 303);
-    });
-  });
+  await app.register(passwordFormRoute, { accessLog: opts.accessLog, visit });
 };

@@ -4,25 +4,10 @@ import { errorResponses, ref } from '../../lib/common.schemas.js';
 import { TokenCreateBody, TokenParams, TokenSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
-/** SPEC §4. */
-export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string }> = async (app, opts) => {
+/** Revoking a token: the one this request carries, or one named by its jti. */
+const revocationRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string }> = async (app, opts) => {
   const { tokens } = opts;
   const tags = ['tokens'];
-
-  app.post('/tokens', {
-    // Stricter limits per client IP and per username (plugins/rate-limit.ts): password guessing.
-    // ... and the password's check is a hash from the address's budget (plugins/password-hash-budget.ts).
-    config: { rateLimitPreset: 'tokens', passwordHashes: () => 1 },
-    schema: {
-      operationId: 'createToken', tags, summary: 'Exchange username and password for a bearer token', security: [],
-      body: TokenCreateBody,
-      response: { 201: { ...ref(TokenSchema), description: 'A new bearer token', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The token, by its jti: DELETE it to revoke it' } } }, ...errorResponses(400, 401, 403, 413, 415, 429) },
-    },
-  }, async (request, reply) => {
-    const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);
-    return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
-  });
-
   app.delete('/tokens/current', {
     onRequest: app.access('user'),
     schema: {
@@ -45,4 +30,27 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
     await tokens.revoke(request.params.jti, request.caller!);
     return reply.code(204).send(null);
   });
+};
+
+/** SPEC §4. */
+export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string }> = async (app, opts) => {
+  const { tokens } = opts;
+  const tags = ['tokens'];
+
+  app.post('/tokens', {
+    // Stricter limits per client IP and per username (plugins/rate-limit.ts): password guessing.
+    // ... and the password's check is a hash from the address's budget (plugins/password-hash-budget.ts).
+    config: { rateLimitPreset: 'tokens', passwordHashes: () => 1 },
+    schema: {
+      operationId: 'createToken', tags, summary: 'Exchange username and password for a bearer token', security: [],
+      body: TokenCreateBody,
+      response: { 201: { ...ref(TokenSchema), description: 'A new bearer token', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The token, by its jti: DELETE it to revoke it' } } }, ...errorResponses(400, 401, 403, 413, 415, 429) },
+    },
+  }, async (request, reply) => {
+    const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);
+    return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
+  });
+
+  // Called, not registered: the routes stay in this context, in this order (the document's order).
+  await revocationRoutes(app, opts);
 };

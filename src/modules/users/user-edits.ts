@@ -87,6 +87,25 @@ function createVersionedUserWrites(deps: { users: Pick<UsersRepository, 'findByI
   };
 }
 
+/**
+ * SPEC §12: changing one's own password needs the current one (a stolen token alone cannot take the
+ * account over); an admin changing another user's does not.
+ */
+async function assertCurrentPassword(
+  passwords: Pick<PasswordHasher, 'verify'>,
+  caller: Caller,
+  row: UserRow,
+  input: { password?: string; currentPassword?: string },
+): Promise<void> {
+  if (input.password === undefined || caller.userId !== row.id) return;
+  if (input.currentPassword === undefined) {
+    throw validationError([{ field: 'currentPassword', message: 'is required to change your own password' }], 'Request body is invalid');
+  }
+  if (!(await passwords.verify(input.currentPassword, row.password_hash))) {
+    throw new AppError('FORBIDDEN', 'The current password is not correct', [{ field: 'currentPassword', message: 'does not match your current password' }]);
+  }
+}
+
 /** PUT, PATCH and DELETE of a user. */
 export function createUserEdits(deps: {
   users: Pick<UsersRepository, 'findById' | 'updateKeepingAnAdmin' | 'deleteKeepingAnAdmin'>;
@@ -97,23 +116,9 @@ export function createUserEdits(deps: {
   const { users, passwords, clock, withUniqueness } = deps;
   const { loadForWrite, applyUpdate } = createVersionedUserWrites({ users, clock });
 
-  /**
-   * SPEC §12: changing one's own password needs the current one (a stolen token alone cannot take the
-   * account over); an admin changing another user's does not.
-   */
-  async function assertCurrentPassword(caller: Caller, row: UserRow, input: { password?: string; currentPassword?: string }): Promise<void> {
-    if (input.password === undefined || caller.userId !== row.id) return;
-    if (input.currentPassword === undefined) {
-      throw validationError([{ field: 'currentPassword', message: 'is required to change your own password' }], 'Request body is invalid');
-    }
-    if (!(await passwords.verify(input.currentPassword, row.password_hash))) {
-      throw new AppError('FORBIDDEN', 'The current password is not correct', [{ field: 'currentPassword', message: 'does not match your current password' }]);
-    }
-  }
-
   /** What PUT and PATCH share once their changes are built: the password, the tokens it revokes, uniqueness. */
   async function saveChanges(id: number, loaded: LoadedForWrite, changes: UserUpdate, input: UserPatch, opts: WriteOptions): Promise<UserRow> {
-    await assertCurrentPassword(opts.caller, loaded.row, input);
+    await assertCurrentPassword(passwords, opts.caller, loaded.row, input);
     if (input.password !== undefined) changes.password_hash = await passwords.hash(input.password);
     revokeEarlierTokens(loaded.row, changes, clock.now());
     return withUniqueness(input.username, input.email, id, () => applyUpdate(id, changes, loaded.expected, opts, input.version));

@@ -78,28 +78,28 @@ function createUserWrites(db: Kysely<Database>, dialect: Pick<Dialect, 'notify'>
 const NO_DIALECT: Pick<Dialect, 'lockRows' | 'notify'> = { lockRows: (q) => q, notify: async () => undefined };
 
 /**
- * Plain rows in and out; every method takes an optional transaction. Each change writes its event to the outbox
- * (db/outbox.ts) in its transaction.
+ * Runs `write` on user `id` unless it would take away the last active admin: the active admins are read
+ * (and on PostgreSQL locked) in the write's own transaction, so of two admins demoting each other at once,
+ * the second sees the first's change and is refused.
  */
-export function createUsersRepository(
-  db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows' | 'notify'> = NO_DIALECT,
-) {
-  /**
-   * Runs `write` on user `id` unless it would take away the last active admin: the active admins are read
-   * (and on PostgreSQL locked) in the write's own transaction, so of two admins demoting each other at once,
-   * the second sees the first's change and is refused.
-   */
-  async function unlessLastAdmin<T>(id: number, demotes: boolean, write: (tx: Db) => Promise<T>): Promise<T | typeof LAST_ADMIN> {
-    if (!demotes) return write(db);
-    return db.transaction().execute(async (tx) => {
-      const admins = await dialect.lockRows(tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active')).execute();
-      if (admins.some((a) => a.id === id) && admins.length === 1) return LAST_ADMIN;
-      return write(tx);
-    });
-  }
+async function lastAdminGuarded<T>(
+  db: Kysely<Database>,
+  dialect: Pick<Dialect, 'lockRows'>,
+  id: number,
+  demotes: boolean,
+  write: (tx: Db) => Promise<T>,
+): Promise<T | typeof LAST_ADMIN> {
+  if (!demotes) return write(db);
+  return db.transaction().execute(async (tx) => {
+    const admins = await dialect.lockRows(tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active')).execute();
+    if (admins.some((a) => a.id === id) && admins.length === 1) return LAST_ADMIN;
+    return write(tx);
+  });
+}
 
-  const repository = {
-    ...createUserWrites(db, dialect),
+/** Users as read: by id or name, the unique values taken, whether an admin is left, a page of them. */
+function createUserReads(db: Kysely<Database>, paginator: Paginator) {
+  return {
     async findById(id: number, tx: Db = db): Promise<UserRow | undefined> {
       return tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
     },
@@ -111,29 +111,10 @@ export function createUsersRepository(
     /** Which of the given unique values are already held by another user. */
     findTaken: (username: string | undefined, email: string | undefined, exceptId: number | null, tx: Db = db) => findTaken(tx, username, email, exceptId),
 
-    /**
-     * A rehash at the current cost (a login, tokens.service.ts): only if the hash is still the one that was
-     * checked, so a password change that raced the login wins. Not a change of the representation: neither
-     * `version` nor `updated_at` moves, and tokens stay valid.
-     */
-    async setPasswordHash(id: number, expectedHash: string, hash: string, tx: Db = db): Promise<void> {
-      await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', id).where('password_hash', '=', expectedHash).execute();
-    },
-
     /** Whether any active admin exists (the first-run hint, modules/instance). */
     async hasActiveAdmin(tx: Db = db): Promise<boolean> {
       const row = await tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active').limit(1).executeTakeFirst();
       return row !== undefined;
-    },
-
-    /** update(), refused with LAST_ADMIN when it would demote or suspend the last active admin. */
-    async updateKeepingAnAdmin(id: number, changes: UserUpdate, expectedVersion: number | null): Promise<UserRow | undefined | typeof LAST_ADMIN> {
-      return unlessLastAdmin(id, !keepsAdmin(changes), (tx) => repository.update(id, changes, expectedVersion, tx));
-    },
-
-    /** delete(), refused with LAST_ADMIN when the user is the last active admin. */
-    async deleteKeepingAnAdmin(id: number): Promise<boolean | typeof LAST_ADMIN> {
-      return unlessLastAdmin(id, true, (tx) => repository.delete(id, tx));
     },
 
     async list(filters: UserFilters, list: ResolvedList, tx: Db = db): Promise<{ rows: UserRow[]; total: number | null }> {
@@ -145,6 +126,41 @@ export function createUsersRepository(
         ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
         : null;
       return { rows, total };
+    },
+  };
+}
+
+/**
+ * Plain rows in and out; every method takes an optional transaction. Each change writes its event to the outbox
+ * (db/outbox.ts) in its transaction.
+ */
+export function createUsersRepository(
+  db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows' | 'notify'> = NO_DIALECT,
+) {
+  const unlessLastAdmin = <T>(id: number, demotes: boolean, write: (tx: Db) => Promise<T>) =>
+    lastAdminGuarded(db, dialect, id, demotes, write);
+
+  const repository = {
+    ...createUserReads(db, paginator),
+    ...createUserWrites(db, dialect),
+
+    /**
+     * A rehash at the current cost (a login, tokens.service.ts): only if the hash is still the one that was
+     * checked, so a password change that raced the login wins. Not a change of the representation: neither
+     * `version` nor `updated_at` moves, and tokens stay valid.
+     */
+    async setPasswordHash(id: number, expectedHash: string, hash: string, tx: Db = db): Promise<void> {
+      await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', id).where('password_hash', '=', expectedHash).execute();
+    },
+
+    /** update(), refused with LAST_ADMIN when it would demote or suspend the last active admin. */
+    async updateKeepingAnAdmin(id: number, changes: UserUpdate, expectedVersion: number | null): Promise<UserRow | undefined | typeof LAST_ADMIN> {
+      return unlessLastAdmin(id, !keepsAdmin(changes), (tx) => repository.update(id, changes, expectedVersion, tx));
+    },
+
+    /** delete(), refused with LAST_ADMIN when the user is the last active admin. */
+    async deleteKeepingAnAdmin(id: number): Promise<boolean | typeof LAST_ADMIN> {
+      return unlessLastAdmin(id, true, (tx) => repository.delete(id, tx));
     },
   };
   return repository;

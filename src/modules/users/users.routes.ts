@@ -73,7 +73,7 @@ const readRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, op
   });
 };
 
-/** Replace, change and delete: each conditional on If-Match when it is sent. */
+/** Replace and change: each conditional on If-Match when it is sent. */
 const changeRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, opts) => {
   const { users } = opts;
   const writeErrors = errorResponses(400, 401, 403, 404, 409, 412, 413, 415, 429);
@@ -102,7 +102,11 @@ const changeRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, 
     const row = await users.patch(request.params.id, request.body, { caller: request.caller!, ifMatch: request.headers['if-match'] });
     return reply.header('etag', userEtag(row)).header('accept-patch', ACCEPT_PATCH).send(toUser(row));
   });
+};
 
+/** Delete, conditional on If-Match when it is sent. */
+const deleteRoute: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, opts) => {
+  const { users } = opts;
   app.delete('/users/:id', {
     onRequest: app.access('selfOrAdmin'),
     schema: {
@@ -122,4 +126,5 @@ export const usersRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async 
   await createRoute(app, opts);
   await readRoutes(app, opts);
   await changeRoutes(app, opts);
+  await deleteRoute(app, opts);
 };

@@ -12,8 +12,8 @@ import { SCOPE_LABELS, SCOPES } from './scopes';
 
 const FIELDS = ['name', 'scopes', 'expires_at'];
 
-/** Create an API key (POST /users/me/api-keys): a name, its scopes, an optional expiry. */
-export function ApiKeyForm({ onCreated }: { onCreated: (key: ApiKeyCreated) => void }) {
+/** The new key's fields, and its POST: the fields are cleared once the key is created. */
+function useApiKeyCreation(onCreated: (key: ApiKeyCreated) => void) {
   const api = useApi();
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>([]);
@@ -38,7 +38,40 @@ export function ApiKeyForm({ onCreated }: { onCreated: (key: ApiKeyCreated) => v
     onCreated(created.data);
   };
 
-  const scopesError = fieldMessage(problem, 'scopes');
+  return { name, setName, scopes, toggle, expires, setExpires, problem, busy, form, submit };
+}
+
+/** The key's scopes, one checkbox each, with the API's message for them. */
+function ScopesField(props: {
+  scopes: Scope[];
+  toggle: (scope: Scope, on: boolean) => void;
+  error: string | undefined;
+}) {
+  const { scopes, toggle, error } = props;
+  return (
+  <fieldset class={error ? 'scopes field-invalid' : 'scopes'} aria-describedby={error ? 'scopes-error' : undefined}>
+    <legend>Scopes</legend>
+    {SCOPES.map((scope) => (
+      <label class="check" key={scope}>
+        <input type="checkbox" name="scopes" value={scope} checked={scopes.includes(scope)} aria-invalid={Boolean(error)} onChange={(e) => toggle(scope, e.currentTarget.checked)} />
+        <span>
+          <code>{scope}</code> {SCOPE_LABELS[scope]}
+        </span>
+      </label>
+    ))}
+    {error && (
+      <p class="field-error" id="scopes-error">
+        {error}
+      </p>
+    )}
+  </fieldset>
+  );
+}
+
+/** Create an API key (POST /users/me/api-keys): a name, its scopes, an optional expiry. */
+export function ApiKeyForm({ onCreated }: { onCreated: (key: ApiKeyCreated) => void }) {
+  const { name, setName, scopes, toggle, expires, setExpires, problem, busy, form, submit } = useApiKeyCreation(onCreated);
+
   return (
     <form ref={form} onSubmit={submit} noValidate class="link-form" aria-labelledby="new-key-title">
       <h2 id="new-key-title">Create an API key</h2>
@@ -46,22 +79,7 @@ export function ApiKeyForm({ onCreated }: { onCreated: (key: ApiKeyCreated) => v
       <Field label="Key name" hint="1 to 64 characters, to tell your keys apart" error={fieldMessage(problem, 'name')}>
         {(a) => <input {...a} name="name" autocomplete="off" required value={name} onInput={(e) => setName(e.currentTarget.value)} />}
       </Field>
-      <fieldset class={scopesError ? 'scopes field-invalid' : 'scopes'} aria-describedby={scopesError ? 'scopes-error' : undefined}>
-        <legend>Scopes</legend>
-        {SCOPES.map((scope) => (
-          <label class="check" key={scope}>
-            <input type="checkbox" name="scopes" value={scope} checked={scopes.includes(scope)} aria-invalid={Boolean(scopesError)} onChange={(e) => toggle(scope, e.currentTarget.checked)} />
-            <span>
-              <code>{scope}</code> {SCOPE_LABELS[scope]}
-            </span>
-          </label>
-        ))}
-        {scopesError && (
-          <p class="field-error" id="scopes-error">
-            {scopesError}
-          </p>
-        )}
-      </fieldset>
+      <ScopesField scopes={scopes} toggle={toggle} error={fieldMessage(problem, 'scopes')} />
       <Field label="Expires (optional)" hint="In your time zone; leave empty for a key that does not expire" error={fieldMessage(problem, 'expires_at')}>
         {(a) => <input {...a} name="expires_at" type="datetime-local" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />}
       </Field>

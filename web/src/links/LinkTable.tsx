@@ -33,6 +33,22 @@ function LinkTraits({ link, tagHref }: { link: ShortLink; tagHref: (tag: string)
   );
 }
 
+/** The row's actions: analytics, edit, QR code, delete. */
+function LinkActions({ link, onDeleted }: { link: ShortLink; onDeleted: () => void }) {
+  return (
+    <td class="actions">
+      <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/stats`)} aria-label={`Analytics of ${link.short_code}`}>
+        Analytics
+      </Link>
+      <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/edit`)} aria-label={`Edit ${link.short_code}`}>
+        Edit
+      </Link>
+      <QrCode code={link.short_code} shortUrl={link.short_url} />
+      <DeleteLinkButton code={link.short_code} onDeleted={onDeleted} />
+    </td>
+  );
+}
+
 /**
  * The links, one row each: short URL (with copy) and aliases, destination, clicks by people and by bots, dates,
  * and what can be done with it.
@@ -59,16 +75,7 @@ export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; o
               <DateTime iso={link.created_at} />
             </td>
             <td data-label="Expires">{link.expires_at ? <DateTime iso={link.expires_at} /> : 'Never'}</td>
-            <td class="actions">
-              <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/stats`)} aria-label={`Analytics of ${link.short_code}`}>
-                Analytics
-              </Link>
-              <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/edit`)} aria-label={`Edit ${link.short_code}`}>
-                Edit
-              </Link>
-              <QrCode code={link.short_code} shortUrl={link.short_url} />
-              <DeleteLinkButton code={link.short_code} onDeleted={onDeleted} />
-            </td>
+            <LinkActions link={link} onDeleted={onDeleted} />
           </tr>
         ))}
       </tbody>

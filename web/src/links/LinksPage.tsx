@@ -11,6 +11,23 @@ import { LinkTable } from './LinkTable';
 
 const PAGE_SIZE = 20;
 
+/** What an empty list says: nothing matches the filters, the page is past the end, or no link yet. */
+function EmptyLinks({ view }: { view: ReturnType<typeof linkListView> }) {
+  const location = useLocation();
+  const filtered = Boolean(view.q || view.tag);
+  return filtered ? (
+    <p>No link matches {view.q && view.tag ? 'this search and tag' : view.q ? 'this search' : 'this tag'}.</p>
+  ) : view.page > 1 ? (
+    <p>
+      No links on this page. <Link href={withQuery(location, { page: null })}>Go to the first page</Link>
+    </p>
+  ) : (
+    <p>
+      You have no links yet. <Link href={appPath('/links/new')}>Create your first link</Link>
+    </p>
+  );
+}
+
 /**
  * My links (GET /users/{id}/links): searched, filtered by tag, sorted and paged, all in the URL (so a view
  * can be shared), with click counts, copy, QR, edit and analytics.
@@ -22,20 +39,8 @@ export function LinksPage() {
   const location = useLocation();
   const search = location.query.toString();
   const view = linkListView(location.query);
-  const { page } = view;
   const links = useApiData(() => outcome(api.GET('/api/v1/users/{id}/links', { params: { path: { id: user.id }, query: linkListQuery(view, PAGE_SIZE) } })), [user.id, search]);
-  const filtered = Boolean(view.q || view.tag);
-  const empty = filtered ? (
-    <p>No link matches {view.q && view.tag ? 'this search and tag' : view.q ? 'this search' : 'this tag'}.</p>
-  ) : page > 1 ? (
-      <p>
-        No links on this page. <Link href={withQuery(location, { page: null })}>Go to the first page</Link>
-      </p>
-    ) : (
-      <p>
-        You have no links yet. <Link href={appPath('/links/new')}>Create your first link</Link>
-      </p>
-    );
+  const empty = <EmptyLinks view={view} />;
 
   return (
     <>

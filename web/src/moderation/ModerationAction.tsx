@@ -7,11 +7,8 @@ import { useApi } from '../session/session';
 import { Field } from '../ui/Field';
 import { FormError } from '../ui/States';
 
-/**
- * An admin's action on one link (PATCH /links/{code}, SPEC §18): a link that redirects can be disabled, with
- * an optional reason its owner sees (a small form opens in the row); a disabled one can be enabled again.
- */
-export function ModerationAction({ link, onChanged }: { link: ShortLink; onChanged: (message: string) => void }) {
+/** The row's form state, and the PATCH that disables or enables the link (the form closes once it is done). */
+function useModeration(link: ShortLink, onChanged: (message: string) => void) {
   const api = useApi();
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState('');
@@ -29,20 +26,37 @@ export function ModerationAction({ link, onChanged }: { link: ShortLink; onChang
     setReason('');
     onChanged(done);
   };
+  return { open, setOpen, reason, setReason, problem, busy, patch };
+}
+
+/** A disabled link's one action: enable it again. */
+function EnableAgain(props: { code: string; busy: boolean; problem: Problem | null; onEnable: () => void }) {
+  const { code, busy, problem, onEnable } = props;
+  return (
+    <span class="moderation">
+      <button type="button" class="link-button" disabled={busy} onClick={onEnable} aria-label={`Enable ${code} again`}>
+        Enable again
+      </button>
+      <FormError message={problem?.message ?? null} />
+    </span>
+  );
+}
+
+/**
+ * An admin's action on one link (PATCH /links/{code}, SPEC §18): a link that redirects can be disabled, with
+ * an optional reason its owner sees (a small form opens in the row); a disabled one can be enabled again.
+ */
+export function ModerationAction({ link, onChanged }: { link: ShortLink; onChanged: (message: string) => void }) {
+  const { open, setOpen, reason, setReason, problem, busy, patch } = useModeration(link, onChanged);
+  const code = link.short_code;
   const submit = (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
     void patch({ disabled: true, disabled_reason: reason.trim() || null }, `${code} disabled.`);
   };
 
   if (link.disabled) {
-    return (
-      <span class="moderation">
-        <button type="button" class="link-button" disabled={busy} onClick={() => void patch({ disabled: false }, `${code} enabled again.`)} aria-label={`Enable ${code} again`}>
-          Enable again
-        </button>
-        <FormError message={problem?.message ?? null} />
-      </span>
-    );
+    const enable = () => void patch({ disabled: false }, `${code} enabled again.`);
+    return <EnableAgain code={code} busy={busy} problem={problem} onEnable={enable} />;
   }
   if (!open) {
     return (

@@ -32,11 +32,37 @@ const SIGNED_UP = {
   approval: 'Your account was created. It awaits activation by an admin; you can sign in meanwhile.',
 } as const;
 
+/** Above the form, until a sign-in fails: why the session ended, the first-run hint, what a sign-up made. */
+function SignInNotices({ instance, failed }: { instance: Instance | null; failed: boolean }) {
+  const session = useSession();
+  const location = useLocation();
+  return (
+    <>
+      {session.ended && !failed && <p class="notice" role="status">{REASONS[session.ended]}</p>}
+      <FirstRunHint instance={instance} />
+      {location.query.get('signed-up') && !failed && (
+        <p class="notice" role="status">
+          {instance?.registration === 'open' ? SIGNED_UP.open : SIGNED_UP.approval}
+        </p>
+      )}
+    </>
+  );
+}
+
+/** Below the form: the way to sign up, unless sign-ups are closed. */
+function SignUpInvite({ instance }: { instance: Instance | null }) {
+  if (instance?.registration === 'closed') return null;
+  return (
+    <p>
+      No account yet? <Link href={appPath('/sign-up')}>Sign up</Link>
+    </p>
+  );
+}
+
 /** Sign in (SPEC §16: fields labelled Username and Password, button Sign in); then back where the user was. */
 export function SignInPage() {
   useTitle('Sign in');
   const session = useSession();
-  const location = useLocation();
   const instance = useInstance();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
@@ -58,13 +84,7 @@ export function SignInPage() {
   return (
     <main class="narrow" id="main">
       <h1>Sign in</h1>
-      {session.ended && !problem && <p class="notice" role="status">{REASONS[session.ended]}</p>}
-      <FirstRunHint instance={instance} />
-      {location.query.get('signed-up') && !problem && (
-        <p class="notice" role="status">
-          {instance?.registration === 'open' ? SIGNED_UP.open : SIGNED_UP.approval}
-        </p>
-      )}
+      <SignInNotices instance={instance} failed={problem !== null} />
       <form ref={form} onSubmit={submit} noValidate>
         <FormError message={message} />
         <Field label="Username" error={problem?.fields.username}>
@@ -79,11 +99,7 @@ export function SignInPage() {
           Sign in
         </button>
       </form>
-      {instance?.registration !== 'closed' && (
-        <p>
-          No account yet? <Link href={appPath('/sign-up')}>Sign up</Link>
-        </p>
-      )}
+      <SignUpInvite instance={instance} />
     </main>
   );
 }

@@ -20,6 +20,30 @@ const REGISTRATION = {
   closed: 'Sign-ups are closed on this instance: an admin creates accounts.',
 } as const;
 
+type SignUpForm = Record<(typeof FIELDS)[number], string>;
+
+/** The account's fields, each with its rule and its error. */
+function SignUpFields(props: {
+  form: SignUpForm;
+  problem: Problem | null;
+  set: (field: (typeof FIELDS)[number]) => (e: { currentTarget: HTMLInputElement }) => void;
+}) {
+  const { form, problem, set } = props;
+  return (
+    <>
+      <Field label="Username" hint="3 to 32 of letters, digits, . _ -" error={problem?.fields.username}>
+        {(a) => <input {...a} name="username" autocomplete="username" required value={form.username} onInput={set('username')} />}
+      </Field>
+      <Field label="Email" error={problem?.fields.email}>
+        {(a) => <input {...a} name="email" type="email" autocomplete="email" required value={form.email} onInput={set('email')} />}
+      </Field>
+      <Field label="Password" hint="8 to 128 characters" error={problem?.fields.password}>
+        {(a) => <input {...a} name="password" type="password" autocomplete="new-password" required value={form.password} onInput={set('password')} />}
+      </Field>
+    </>
+  );
+}
+
 /** Sign up (POST /users): the screen says what becomes of the account (pending until an admin activates it, by default). */
 export function SignUpPage() {
   useTitle('Sign up');
@@ -48,15 +72,7 @@ export function SignUpPage() {
       {instance?.registration !== 'closed' && (
         <form ref={formRef} onSubmit={submit} noValidate>
           <FormError message={formMessage(problem, FIELDS)} />
-          <Field label="Username" hint="3 to 32 of letters, digits, . _ -" error={problem?.fields.username}>
-            {(a) => <input {...a} name="username" autocomplete="username" required value={form.username} onInput={set('username')} />}
-          </Field>
-          <Field label="Email" error={problem?.fields.email}>
-            {(a) => <input {...a} name="email" type="email" autocomplete="email" required value={form.email} onInput={set('email')} />}
-          </Field>
-          <Field label="Password" hint="8 to 128 characters" error={problem?.fields.password}>
-            {(a) => <input {...a} name="password" type="password" autocomplete="new-password" required value={form.password} onInput={set('password')} />}
-          </Field>
+          <SignUpFields form={form} problem={problem} set={set} />
           <button type="submit" disabled={busy}>
             Sign up
           </button>

@@ -12,6 +12,40 @@ function zoneChoices(current: string): string[] {
   return [...new Set(['UTC', browserZone(), current, ...known])];
 }
 
+type ChangeQuery = (changes: Record<string, string | null>) => void;
+type FieldErrors = NonNullable<Problem['fields']>;
+
+/** A custom period's two dates, each bounded by the other. */
+function CustomRange({ view, fields, change }: { view: StatsView; fields: FieldErrors; change: ChangeQuery }) {
+  return (
+    <>
+      <Field label="From" error={fields.from}>
+        {(a) => <input {...a} name="from" type="date" value={view.from} max={view.to} onChange={(e) => e.currentTarget.value && change({ from: e.currentTarget.value })} />}
+      </Field>
+      <Field label="To" error={fields.to}>
+        {(a) => <input {...a} name="to" type="date" value={view.to} min={view.from} onChange={(e) => e.currentTarget.value && change({ to: e.currentTarget.value })} />}
+      </Field>
+    </>
+  );
+}
+
+/** The time zone the buckets and dates are in. */
+function ZoneField({ tz, error, change }: { tz: string; error: string | undefined; change: ChangeQuery }) {
+  return (
+    <Field label="Time zone" error={error}>
+      {(a) => (
+        <select {...a} name="tz" value={tz} onChange={(e) => change({ tz: e.currentTarget.value })}>
+          {zoneChoices(tz).map((z) => (
+            <option key={z} value={z}>
+              {z}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
 /**
  * The date range, bucket size and time zone every panel follows (Plausible's picker). Each change rewrites the URL's
  * query (without a history entry per tweak); the page reloads its data from the URL. The periods are named for
@@ -38,16 +72,7 @@ export function PeriodPicker({ view, scope, problem }: { view: StatsView; scope:
           </select>
         )}
       </Field>
-      {view.period === 'custom' && (
-        <>
-          <Field label="From" error={fields.from}>
-            {(a) => <input {...a} name="from" type="date" value={view.from} max={view.to} onChange={(e) => e.currentTarget.value && change({ from: e.currentTarget.value })} />}
-          </Field>
-          <Field label="To" error={fields.to}>
-            {(a) => <input {...a} name="to" type="date" value={view.to} min={view.from} onChange={(e) => e.currentTarget.value && change({ to: e.currentTarget.value })} />}
-          </Field>
-        </>
-      )}
+      {view.period === 'custom' && <CustomRange view={view} fields={fields} change={change} />}
       <Field label="Interval" error={fields.interval}>
         {(a) => (
           <select {...a} name="interval" value={view.interval} onChange={(e) => change({ interval: e.currentTarget.value })}>
@@ -59,17 +84,7 @@ export function PeriodPicker({ view, scope, problem }: { view: StatsView; scope:
           </select>
         )}
       </Field>
-      <Field label="Time zone" error={fields.tz}>
-        {(a) => (
-          <select {...a} name="tz" value={view.tz} onChange={(e) => change({ tz: e.currentTarget.value })}>
-            {zoneChoices(view.tz).map((z) => (
-              <option key={z} value={z}>
-                {z}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <ZoneField tz={view.tz} error={fields.tz} change={change} />
     </form>
   );
 }

@@ -5,12 +5,8 @@ import { useApi } from '../session/session';
 
 type Change = Partial<Pick<User, 'status' | 'role'>>;
 
-/**
- * Activate, suspend, change role. Each sends the row's `version` (SPEC §3): if the user changed since the
- * list was read, the API answers 409 and the list is read again instead of overwriting that change.
- * An admin's own row has no actions (a self-suspension would lock the only admin out).
- */
-export function UserActions({ user, onChanged }: { user: User; onChanged: (message: string) => void }) {
+/** A PATCH of the user's status or role, conditional on the row's version; busy while it runs, its error if any. */
+function useUserChange(user: User, onChanged: (message: string) => void) {
   const api = useApi();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -24,6 +20,16 @@ export function UserActions({ user, onChanged }: { user: User; onChanged: (messa
     if (patched.problem.code === 'VERSION_CONFLICT') return onChanged(`${user.username} was changed meanwhile; the list was read again.`);
     setError(patched.problem.message);
   };
+  return { busy, error, apply };
+}
+
+/**
+ * Activate, suspend, change role. Each sends the row's `version` (SPEC §3): if the user changed since the
+ * list was read, the API answers 409 and the list is read again instead of overwriting that change.
+ * An admin's own row has no actions (a self-suspension would lock the only admin out).
+ */
+export function UserActions({ user, onChanged }: { user: User; onChanged: (message: string) => void }) {
+  const { busy, error, apply } = useUserChange(user, onChanged);
 
   const otherRole = user.role === 'admin' ? 'user' : 'admin';
   return (

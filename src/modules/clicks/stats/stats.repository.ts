@@ -2,6 +2,9 @@ import { sql, type Kysely } from 'kysely';
 import { fastStatements, type FastStatement, type Storage } from '../../../db/database.js';
 import type { Database, UserValueKind, ValueKind } from '../../../db/types.js';
 import { DAY_MS, HOUR_MS } from '../rollups/rollup-plan.js';
+import { createAccountReads } from './stats-account.repository.js';
+
+export type { UserTotals } from './stats-account.repository.js';
 
 /**
  * Whose rollups a statistics read looks at: one link's, the per-user rollups of one user, or, for a user's
@@ -12,15 +15,6 @@ export type StatsScope = { link: number } | { user: number; domains?: readonly n
 /** A user's links on these domains (the user's rollups do not tell domains apart). */
 type OnDomains = { user: number; domains: readonly number[] };
 const onDomains = (scope: StatsScope): scope is OnDomains => 'domains' in scope && scope.domains !== undefined;
-
-export interface UserTotals {
-  links: number;
-  clicks: number;
-  bots: number;
-  uniqueVisitors: number;
-  firstAt: number | null;
-  lastAt: number | null;
-}
 
 const LINK_KINDS: readonly ValueKind[] = ['referrer', 'user_agent', 'browser', 'os', 'device', 'country'];
 const USER_KINDS: readonly UserValueKind[] = [...LINK_KINDS, 'link'];
@@ -102,38 +96,27 @@ async function domainValueTotals(db: Kysely<Database>, scope: OnDomains, fromDay
   ];
 }
 
-/**
- * A user's lifetime figures: the sums of their links' counters (one index range of links per user), plus
- * the clicks of their links that are gone (kept on the user's row when a link is deleted or swept), as the
- * per-user rollups of the window keep them. Visitors are each link's, added up.
- */
-async function readUserTotals(db: Kysely<Database>, userId: number, domains?: readonly number[]): Promise<UserTotals> {
-  const [r, gone] = await Promise.all([
-    db
-      .selectFrom('links')
-      .select([
-        sql<number>`count(*)`.as('links'),
-        sql<number>`coalesce(sum(click_count), 0)`.as('clicks'),
-        sql<number>`coalesce(sum(bot_clicks), 0)`.as('bots'),
-        sql<number>`coalesce(sum(unique_visitors), 0)`.as('unique_visitors'),
-        sql<number | null>`min(first_click_at)`.as('first_at'),
-        sql<number | null>`max(last_click_at)`.as('last_at'),
-      ])
-      .where('user_id', '=', userId)
-      .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1]))
-      .executeTakeFirstOrThrow(),
-    // Deleted links' clicks are kept per user, not per domain: a domain's figures leave them out.
-    domains !== undefined ? undefined : db.selectFrom('users').select(['deleted_link_clicks', 'deleted_link_bots']).where('id', '=', userId).executeTakeFirst(),
-  ]);
-  const n = (v: number | null) => (v === null ? null : Number(v));
-  return {
-    links: Number(r.links),
-    clicks: Number(r.clicks) + Number(gone?.deleted_link_clicks ?? 0),
-    bots: Number(r.bots) + Number(gone?.deleted_link_bots ?? 0),
-    uniqueVisitors: Number(r.unique_visitors),
-    firstAt: n(r.first_at),
-    lastAt: n(r.last_at),
-  };
+/** Clicks (all) and bots per bucket of `unitMs` (a whole multiple of an hour) in [from, to). */
+async function readSeries(
+  db: Kysely<Database>,
+  { statements, prepared }: ReturnType<typeof preparedReads>,
+  scope: StatsScope,
+  from: number,
+  to: number,
+  unitMs: number,
+): Promise<Array<[number, [number, number]]>> {
+  if (onDomains(scope)) return domainSeries(db, scope, from, to, unitMs);
+  const isLink = 'link' in scope;
+  const id = isLink ? scope.link : scope.user;
+  const statement = isLink ? statements.linkSeries : statements.userSeries;
+  if (statement && prepared()) return statement.all(unitMs, unitMs, id, from, to).map((r) => [r.start, [r.clicks, r.bots]]);
+  const unit = sql.lit(unitMs);
+  const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
+  const select = [bucket.as('start'), sql<number>`sum(clicks)`.as('clicks'), sql<number>`sum(bots)`.as('bots')] as const;
+  const rows = isLink
+    ? await db.selectFrom('link_click_hourly').select(select).where('link_id', '=', id).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute()
+    : await db.selectFrom('user_click_hourly').select(select).where('user_id', '=', id).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
+  return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
 }
 
 export type StatsRepository = ReturnType<typeof createStatsRepository>;
@@ -146,24 +129,14 @@ export type StatsRepository = ReturnType<typeof createStatsRepository>;
  */
 export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
   const db: Kysely<Database> = storage.db;
-  const { statements, prepared } = preparedReads(storage);
+  const reads = preparedReads(storage);
+  const { statements, prepared } = reads;
 
   return {
+    ...createAccountReads(db),
+
     /** Clicks (all) and bots per bucket of `unitMs` (a whole multiple of an hour) in [from, to). */
-    async series(scope: StatsScope, from: number, to: number, unitMs: number): Promise<Array<[number, [number, number]]>> {
-      if (onDomains(scope)) return domainSeries(db, scope, from, to, unitMs);
-      const isLink = 'link' in scope;
-      const id = isLink ? scope.link : scope.user;
-      const statement = isLink ? statements.linkSeries : statements.userSeries;
-      if (statement && prepared()) return statement.all(unitMs, unitMs, id, from, to).map((r) => [r.start, [r.clicks, r.bots]]);
-      const unit = sql.lit(unitMs);
-      const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
-      const select = [bucket.as('start'), sql<number>`sum(clicks)`.as('clicks'), sql<number>`sum(bots)`.as('bots')] as const;
-      const rows = isLink
-        ? await db.selectFrom('link_click_hourly').select(select).where('link_id', '=', id).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute()
-        : await db.selectFrom('user_click_hourly').select(select).where('user_id', '=', id).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
-      return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
-    },
+    series: (scope: StatsScope, from: number, to: number, unitMs: number) => readSeries(db, reads, scope, from, to, unitMs),
 
     /** Clicks per (kind, value) over whole UTC days in [fromDay, toDay), every kind at once, in no particular order. */
     async valueTotals(scope: StatsScope, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
@@ -179,22 +152,6 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
           : await db.selectFrom('user_click_daily_values').select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
             .where('user_id', '=', id).where('kind', 'in', USER_KINDS).where('day_start', '>=', fromDay).where('day_start', '<', toDay).groupBy(['kind', 'value']).execute();
       return rows.map((r) => [valueKey(r.kind, r.value), Number(r.clicks)]);
-    },
-
-    userTotals: (userId: number, domains?: readonly number[]): Promise<UserTotals> => readUserTotals(db, userId, domains),
-
-    /** Which of these codes are links of the user now (top_links leaves out deleted links). */
-    async userCodes(userId: number, codes: readonly string[], domains?: readonly number[]): Promise<Set<string>> {
-      if (codes.length === 0) return new Set();
-      const rows = await db.selectFrom('links').select('short_code').where('user_id', '=', userId).where('short_code', 'in', codes)
-        .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1])).execute();
-      return new Set(rows.map((r) => r.short_code));
-    },
-
-    /** The latest completed flush of any click writer (`data_fresh_as_of`), null before the first. */
-    async freshAsOf(): Promise<number | null> {
-      const r = await db.selectFrom('click_ingest').select(sql<number | null>`max(fresh_as_of)`.as('at')).executeTakeFirst();
-      return r?.at === null || r?.at === undefined ? null : Number(r.at);
     },
   };
 }

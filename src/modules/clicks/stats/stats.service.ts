@@ -87,6 +87,27 @@ async function domainScope(links: StatsLinks, userId: number, domain: string | u
   return [id];
 }
 
+/** The window's figures: the time series, the top lists and the data's freshness (and the candidates for top_links). */
+async function figuresOf(
+  deps: { readers: Readers; stats: Pick<StatsRepository, 'freshAsOf'>; clock: Clock },
+  scope: StatsScope,
+  w: Window,
+) {
+  const { readers, stats, clock } = deps;
+  const now = clock.now();
+  const [series, fresh, tops] = await Promise.all([seriesOf(readers, scope, w, now), stats.freshAsOf(), topsOf(readers, scope, w, now)]);
+  const out = {
+    from: isoTime(w.start),
+    to: isoTime(w.end),
+    interval: w.interval,
+    tz: w.tz,
+    timeseries: w.buckets.map((t, i) => ({ start: label(t), clicks: series[i]![0], bots: series[i]![1] })),
+    data_fresh_as_of: fresh === null ? null : isoTime(fresh),
+  } as Pick<LinkStats, 'from' | 'to' | 'interval' | 'tz' | 'timeseries' | 'data_fresh_as_of'> & Tops;
+  for (const [name, kind] of TOPS) out[name] = tops.get(kind) ?? [];
+  return { body: out, links: tops.get('link') ?? [] };
+}
+
 export type StatsService = ReturnType<typeof createStatsService>;
 
 /**
@@ -110,20 +131,7 @@ export function createStatsService(deps: {
   const { stats, links, users, clock } = deps;
   const readers: Readers = { stats, months: new ClosedMonthCache() };
 
-  async function figures(scope: StatsScope, w: Window) {
-    const now = clock.now();
-    const [series, fresh, tops] = await Promise.all([seriesOf(readers, scope, w, now), stats.freshAsOf(), topsOf(readers, scope, w, now)]);
-    const out = {
-      from: isoTime(w.start),
-      to: isoTime(w.end),
-      interval: w.interval,
-      tz: w.tz,
-      timeseries: w.buckets.map((t, i) => ({ start: label(t), clicks: series[i]![0], bots: series[i]![1] })),
-      data_fresh_as_of: fresh === null ? null : isoTime(fresh),
-    } as Pick<LinkStats, 'from' | 'to' | 'interval' | 'tz' | 'timeseries' | 'data_fresh_as_of'> & Tops;
-    for (const [name, kind] of TOPS) out[name] = tops.get(kind) ?? [];
-    return { body: out, links: tops.get('link') ?? [] };
-  }
+  const figures = (scope: StatsScope, w: Window) => figuresOf({ readers, stats, clock }, scope, w);
 
   return {
     /**

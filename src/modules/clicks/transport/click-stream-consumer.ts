@@ -1,40 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { FastifyBaseLogger } from 'fastify';
-import type { Redis } from 'ioredis';
-import type { Clock } from '../../../lib/clock.js';
-import type { ClickWriter } from '../rollups/click-writer.js';
+import type { ClickStreamConsumer, ClickStreamConsumerOptions, Consumer, ConsumerState } from './click-stream-consumer.types.js';
 import { CLICK_GROUP, clickGroupInfo, clickStreamKeys, decodeClick, ensureClickGroup, type KeyedClick } from './click-stream.js';
 
-export interface ClickStreamConsumerOptions {
-  /** a connection of its own (its replies can be large; the API's commands must not queue behind them) */
-  redis: Redis;
-  prefix: string;
-  /** the replay-safe writer (modules/clicks/replay-safe-click-writer.ts) */
-  writer: ClickWriter;
-  /** CLICK_BATCH_SIZE: entries read (and written in one transaction) at most at once */
-  batchSize: number;
-  /** CLICK_FLUSH_MS: the pause between rounds when the last round left the stream empty */
-  flushMs: number;
-  /** CLICK_CLAIM_IDLE_MS: entries another consumer has held unacknowledged this long are taken over */
-  claimIdleMs: number;
-  log: FastifyBaseLogger;
-  clock: Clock;
-}
-
-export interface ClickStreamConsumer {
-  readonly name: string;
-  start(): void;
-  /** Starts a round now instead of at the end of the pause (a full batch is waiting). */
-  notify(): void;
-  /** One round now, after the one in progress; rejects if it fails (the entries stay pending and are retried). */
-  drain(): Promise<number>;
-  /** clock time of the last committed batch, null before the first */
-  lastWriteAt(): number | null;
-  /** Stops after the batch in progress is written and acknowledged; `drain` adds one last full round. */
-  stop(opts?: { drain?: boolean }): Promise<void>;
-}
+export type { ClickStreamConsumer, ClickStreamConsumerOptions } from './click-stream-consumer.types.js';
 
 type Entry = [id: string, fields: string[] | null];
 type ReadReply = Array<[stream: string, entries: Entry[]]> | null;
@@ -42,29 +12,6 @@ type ReadReply = Array<[stream: string, entries: Entry[]]> | null;
 const TRIM_EVERY_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
 const IDLE_CONSUMER_MS = 24 * 3_600_000;
-
-/** A consumer's mutable state: where its rounds stand, and whether it is stopping. */
-interface ConsumerState {
-  groupReady: boolean;
-  /** its own pending entries are read first (at start and after a failure) */
-  ownPending: boolean;
-  lastClaimAt: number;
-  lastTrimAt: number;
-  lastCleanupAt: number;
-  lastWriteAt: number | null;
-  failures: number;
-  stopping: boolean;
-  /** ends the pause between rounds */
-  wake: (() => void) | null;
-}
-
-interface Consumer {
-  opts: ClickStreamConsumerOptions;
-  keys: ReturnType<typeof clickStreamKeys>;
-  name: string;
-  claimEveryMs: number;
-  state: ConsumerState;
-}
 
 async function writeAndAck(c: Consumer, entries: Entry[]): Promise<number> {
   if (entries.length === 0) return 0;
@@ -200,6 +147,36 @@ async function run(c: Consumer, guardedRound: () => Promise<number>): Promise<vo
 }
 
 /**
+ * The consumer's rounds, one at a time (the loop, flush() and stop() all go through here); a failed round
+ * counts towards the back-off and has the next round read this consumer's pending entries first.
+ */
+function guardedRounds(c: Consumer): () => Promise<number> {
+  const { state } = c;
+  let busy: Promise<unknown> = Promise.resolve();
+
+  /** One round at a time (the loop, flush() and stop() all go through here). */
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = busy.then(fn, fn);
+    busy = run.catch(() => undefined);
+    return run;
+  };
+
+  return (): Promise<number> =>
+    exclusive(async () => {
+      try {
+        const n = await round(c);
+        state.failures = 0;
+        return n;
+      } catch (err) {
+        state.failures += 1;
+        state.ownPending = true; // what was read and not acknowledged is read again from our pending list
+        if (/NOGROUP/.test(String((err as Error).message))) state.groupReady = false; // Redis lost the stream (restart)
+        throw err;
+      }
+    });
+}
+
+/**
  * Reads the click stream as one consumer of the group and writes what it reads: a batch of at most
  * `batchSize` entries is written in ONE transaction (records, counters, rollups) and then acknowledged
  * (XACK). A round:
@@ -230,28 +207,7 @@ export function createClickStreamConsumer(opts: ClickStreamConsumerOptions): Cli
     state,
   };
   let loop: Promise<void> | null = null;
-  let busy: Promise<unknown> = Promise.resolve();
-
-  /** One round at a time (the loop, flush() and stop() all go through here). */
-  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = busy.then(fn, fn);
-    busy = run.catch(() => undefined);
-    return run;
-  };
-
-  const guardedRound = (): Promise<number> =>
-    exclusive(async () => {
-      try {
-        const n = await round(c);
-        state.failures = 0;
-        return n;
-      } catch (err) {
-        state.failures += 1;
-        state.ownPending = true; // what was read and not acknowledged is read again from our pending list
-        if (/NOGROUP/.test(String((err as Error).message))) state.groupReady = false; // Redis lost the stream (restart)
-        throw err;
-      }
-    });
+  const guardedRound = guardedRounds(c);
 
   return {
     name: c.name,

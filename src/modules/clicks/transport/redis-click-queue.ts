@@ -61,7 +61,7 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
   consumer?.start();
   turn.carryAppends();
   const outage = outageLog(log);
-  const drops = createDropCounter(log, () => performance.now(), () => ({ backlog: observer.backlog(), limit }), 'click stream backlog at CLICK_QUEUE_LIMIT: clicks dropped');
+  const drops = backlogDrops(log, observer, limit);
   const inFlight = appendsInFlight();
   let closed = false;
 
@@ -89,25 +89,49 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
     },
     async close() {
       closed = true;
-      observer.stop();
-      await inFlight.latest();
-      await fallback.close();
-      if (!consumer) return;
-      try {
-        await consumer.stop({ drain: true });
-      } catch (err) {
-        log.error({ err }, 'click stream: the last round before shutdown failed; its clicks stay in the stream for the next consumer');
-      }
-      await closeRedis(consumer.redis);
+      await closeQueue({ observer, inFlight, fallback, consumer, log });
     },
-    status() {
-      const f = fallback.status();
-      const times = [consumer?.lastWriteAt() ?? null, observer.lastWrite(), f.lastFlushAt].filter((t): t is number => t !== null);
-      return {
-        depth: observer.backlog() + f.depth, dropped: drops.count() + f.dropped, lastFlushAt: times.length ? Math.max(...times) : null,
-        fellBack: outage.count(), stream: { backlog: observer.backlog(), consumers: observer.consumers() }, journalReplaying: false,
-      };
-    },
+    status: () => queueStatus({ observer, fallback, consumer, drops, outage }),
+  };
+}
+
+/** The clicks dropped while the stream's backlog is at CLICK_QUEUE_LIMIT, counted and logged. */
+const backlogDrops = (log: RedisClickQueueOptions['log'], observer: ReturnType<typeof createStreamObserver>, limit: number) =>
+  createDropCounter(log, () => performance.now(), () => ({ backlog: observer.backlog(), limit }), 'click stream backlog at CLICK_QUEUE_LIMIT: clicks dropped');
+
+type QueueParts = {
+  observer: ReturnType<typeof createStreamObserver>;
+  inFlight: ReturnType<typeof appendsInFlight>;
+  fallback: ReturnType<typeof createMemoryClickQueue>;
+  consumer: ReturnType<typeof inProcessConsumer>;
+  log: RedisClickQueueOptions['log'];
+  drops: ReturnType<typeof createDropCounter>;
+  outage: ReturnType<typeof outageLog>;
+};
+
+/** A shutdown: the appends in flight and the fallback's clicks written, then the in-process consumer's last round. */
+async function closeQueue(p: Pick<QueueParts, 'observer' | 'inFlight' | 'fallback' | 'consumer' | 'log'>): Promise<void> {
+  const { observer, inFlight, fallback, consumer, log } = p;
+  observer.stop();
+  await inFlight.latest();
+  await fallback.close();
+  if (!consumer) return;
+  try {
+    await consumer.stop({ drain: true });
+  } catch (err) {
+    log.error({ err }, 'click stream: the last round before shutdown failed; its clicks stay in the stream for the next consumer');
+  }
+  await closeRedis(consumer.redis);
+}
+
+/** Both paths' figures; lastFlushAt is the last batch any consumer committed (the cluster's flush lag). */
+function queueStatus(p: Pick<QueueParts, 'observer' | 'fallback' | 'consumer' | 'drops' | 'outage'>) {
+  const { observer, fallback, consumer, drops, outage } = p;
+  const f = fallback.status();
+  const times = [consumer?.lastWriteAt() ?? null, observer.lastWrite(), f.lastFlushAt].filter((t): t is number => t !== null);
+  return {
+    depth: observer.backlog() + f.depth, dropped: drops.count() + f.dropped, lastFlushAt: times.length ? Math.max(...times) : null,
+    fellBack: outage.count(), stream: { backlog: observer.backlog(), consumers: observer.consumers() }, journalReplaying: false,
   };
 }
 
