@@ -78,30 +78,16 @@ export async function rebuildSqliteTable(
   if (seq !== undefined) await sql`update sqlite_sequence set seq = max(seq, ${seq}) where name = ${table}`.execute(db);
 }
 
-async function upSqlite(db: Kysely<unknown>): Promise<void> {
-  const links = await sqliteDefinition(db, 'links');
-  const withoutUnique = links.create.replace(/"short_code" varchar\(8\) collate binary not null unique references "link_codes" \("code"\)/, '"short_code" varchar(8) collate binary not null');
-  if (withoutUnique === links.create) throw new Error('links: unexpected definition of short_code');
-  const columns = (await sql<{ name: string }>`select name from pragma_table_info('links')`.execute(db)).rows.map((r) => `"${r.name}"`).join(', ');
-  const linksCreate = withoutUnique.replace(/^CREATE TABLE "links" \(/, 'CREATE TABLE "links_new" (').replace(/\)$/, ', "domain_id" integer default 0 not null)');
-
+/**
+ * Runs `rebuild` (its tables swapped by rebuildSqliteTable) as SQLite asks of a schema change it cannot ALTER:
+ * foreign keys off, one immediate transaction, every foreign key checked before the commit.
+ */
+export async function inSqliteRebuild(db: Kysely<unknown>, rebuild: () => Promise<void>): Promise<void> {
   await sql`pragma foreign_keys = off`.execute(db);
   try {
     await sql`begin immediate`.execute(db);
     try {
-      await rebuildSqliteTable(db, 'links', linksCreate, `insert into links_new (${columns}) select ${columns} from links`, [
-        ...links.indexes,
-        'create unique index "links_domain_code_idx" on "links" ("domain_id", "short_code")',
-      ]);
-      await rebuildSqliteTable(
-        db,
-        'link_codes',
-        'create table "link_codes_new" ("domain_id" integer default 0 not null, "code" varchar(64) collate binary not null, "link_id" integer, ' +
-          '"retired_at" integer, "retired_reason" varchar(16), primary key ("domain_id", "code")) without rowid',
-        'insert into link_codes_new (domain_id, code, link_id, retired_at, retired_reason) ' +
-          'select 0, c.code, l.id, c.retired_at, c.retired_reason from link_codes c left join links l on l.short_code = c.code',
-        [],
-      );
+      await rebuild();
       const broken = (await sql`pragma foreign_key_check`.execute(db)).rows;
       if (broken.length) throw new Error(`foreign keys broken by the rebuild: ${JSON.stringify(broken.slice(0, 5))}`);
       await sql`commit`.execute(db);
@@ -112,4 +98,28 @@ async function upSqlite(db: Kysely<unknown>): Promise<void> {
   } finally {
     await sql`pragma foreign_keys = on`.execute(db);
   }
+}
+
+async function upSqlite(db: Kysely<unknown>): Promise<void> {
+  const links = await sqliteDefinition(db, 'links');
+  const withoutUnique = links.create.replace(/"short_code" varchar\(8\) collate binary not null unique references "link_codes" \("code"\)/, '"short_code" varchar(8) collate binary not null');
+  if (withoutUnique === links.create) throw new Error('links: unexpected definition of short_code');
+  const columns = (await sql<{ name: string }>`select name from pragma_table_info('links')`.execute(db)).rows.map((r) => `"${r.name}"`).join(', ');
+  const linksCreate = withoutUnique.replace(/^CREATE TABLE "links" \(/, 'CREATE TABLE "links_new" (').replace(/\)$/, ', "domain_id" integer default 0 not null)');
+
+  await inSqliteRebuild(db, async () => {
+    await rebuildSqliteTable(db, 'links', linksCreate, `insert into links_new (${columns}) select ${columns} from links`, [
+      ...links.indexes,
+      'create unique index "links_domain_code_idx" on "links" ("domain_id", "short_code")',
+    ]);
+    await rebuildSqliteTable(
+      db,
+      'link_codes',
+      'create table "link_codes_new" ("domain_id" integer default 0 not null, "code" varchar(64) collate binary not null, "link_id" integer, ' +
+        '"retired_at" integer, "retired_reason" varchar(16), primary key ("domain_id", "code")) without rowid',
+      'insert into link_codes_new (domain_id, code, link_id, retired_at, retired_reason) ' +
+        'select 0, c.code, l.id, c.retired_at, c.retired_reason from link_codes c left join links l on l.short_code = c.code',
+      [],
+    );
+  });
 }

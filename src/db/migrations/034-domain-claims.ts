@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
-import { rebuildSqliteTable, sqliteDefinition } from './020-domains.js';
+import { inSqliteRebuild, rebuildSqliteTable, sqliteDefinition } from './020-domains.js';
 
 /**
  * Claims of a host name (SPEC §25 "Nobody can squat a domain"): until a name is verified, several users may
@@ -30,19 +30,5 @@ async function upSqlite(db: Kysely<unknown>): Promise<void> {
   const names = (await sql<{ name: string }>`select name from pragma_table_info('domains')`.execute(db)).rows;
   const columns = names.map((r) => `"${r.name}"`).join(', ');
   const copy = `insert into domains_new (${columns}) select ${columns} from domains`;
-  await sql`pragma foreign_keys = off`.execute(db);
-  try {
-    await sql`begin immediate`.execute(db);
-    try {
-      await rebuildSqliteTable(db, 'domains', create, copy, domains.indexes);
-      const broken = (await sql`pragma foreign_key_check`.execute(db)).rows;
-      if (broken.length) throw new Error(`foreign keys broken by the rebuild: ${JSON.stringify(broken.slice(0, 5))}`);
-      await sql`commit`.execute(db);
-    } catch (err) {
-      await sql`rollback`.execute(db);
-      throw err;
-    }
-  } finally {
-    await sql`pragma foreign_keys = on`.execute(db);
-  }
+  await inSqliteRebuild(db, () => rebuildSqliteTable(db, 'domains', create, copy, domains.indexes));
 }
