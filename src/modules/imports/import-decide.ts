@@ -28,6 +28,12 @@ export interface DecidedBatch {
 /** Every name an item's link claims on its domain: its own code (when it fits short_code) and its aliases. */
 const namesOf = (link: CheckedLink): string[] => [...(link.shortCode !== null ? [link.shortCode] : []), ...link.aliases];
 
+/** An item imported before: its link, and what the item came to. */
+const unchangedTarget = (prior: PriorImport): VisitTarget => ({ linkId: prior.linkId, shortCode: prior.shortCode, outcome: 'unchanged' });
+const unchangedResult = (p: PendingItem, prior: PriorImport): ItemResult => ({
+  seq: p.seq, ref: p.ref, outcome: 'unchanged', shortCode: prior.shortCode, message: null, errorCode: null,
+});
+
 const failed = (p: PendingItem, errorCode: string, message: string): ItemResult => ({
   seq: p.seq, ref: p.ref, outcome: 'failed', shortCode: null, message: `${errorCode}: ${message}`.slice(0, 1000), errorCode,
 });
@@ -59,7 +65,7 @@ async function decide(tx: Tx, batch: readonly PendingItem[], options: RunOptions
   const toCreate: PendingItem[] = [];
   const unchanged: Array<{ p: PendingItem; prior: PriorImport }> = [];
   const keep = (p: PendingItem, prior: PriorImport) => {
-    results.push({ seq: p.seq, ref: p.ref, outcome: 'unchanged', shortCode: prior.shortCode, message: null, errorCode: null });
+    results.push(unchangedResult(p, prior));
     unchanged.push({ p, prior });
   };
   for (const p of batch) {
@@ -122,7 +128,7 @@ export async function writeLinks(batch: PendingItem[], options: RunOptions, deps
   const { repo, clock } = deps;
   return repo.transaction(async (tx) => {
     const { results, toCreate, unchanged, domainId } = await decide(tx, batch, options, deps);
-    const targets = new Map<number, VisitTarget>(unchanged.map(({ p, prior }) => [p.seq, { linkId: prior.linkId, shortCode: prior.shortCode, outcome: 'unchanged' }]));
+    const targets = new Map<number, VisitTarget>(unchanged.map(({ p, prior }) => [p.seq, unchangedTarget(prior)]));
     const conflicts = results.filter((r) => r.outcome === 'conflict');
     if (conflicts.length && options.onConflict === 'fail') {
       await repo.recordItems(tx, options.jobId, conflicts);
@@ -153,8 +159,8 @@ const importedBefore = (p: PendingItem) => p.plan === null && p.item?.visits !==
  * opened (a re-run of a large source would otherwise commit one per batch); its counts go with the next write.
  */
 function knownBatch(batch: readonly PendingItem[]): DecidedBatch {
-  const targets = new Map<number, VisitTarget>(batch.map((p) => [p.seq, { linkId: p.prior!.linkId, shortCode: p.prior!.shortCode, outcome: 'unchanged' }]));
-  const carried = countResults(batch.map((p) => ({ seq: p.seq, ref: p.ref, outcome: 'unchanged', shortCode: p.prior!.shortCode, message: null, errorCode: null })));
+  const targets = new Map<number, VisitTarget>(batch.map((p) => [p.seq, unchangedTarget(p.prior!)]));
+  const carried = countResults(batch.map((p) => unchangedResult(p, p.prior!)));
   return { targets, created: [], stop: null, carried };
 }
 
