@@ -30,7 +30,6 @@ export class VisitWriter {
   private skipped = 0;
   /** the counts of batches that wrote nothing of their own (items imported before), for the next transaction */
   private carried = emptyCounts();
-  private carriedItems = 0;
   private readonly size: number;
 
   constructor(private readonly options: RunOptions, private readonly deps: RunDeps, private readonly onWritten: (counts: Partial<JobCounts>) => void) {
@@ -57,19 +56,17 @@ export class VisitWriter {
    */
   async carry(counts: Partial<JobCounts>): Promise<void> {
     addCounts(this.carried, counts);
-    this.carriedItems += counts.items ?? 0;
-    if (this.carriedItems >= CARRIED_ITEMS) await this.flush();
+    if (this.carried.items >= CARRIED_ITEMS) await this.flush();
   }
 
   /** Writes what is held, in one transaction, then lets other work run. */
   async flush(): Promise<void> {
-    if (this.progress.size === 0 && this.carriedItems === 0) return;
+    if (this.progress.size === 0 && this.carried.items === 0) return;
     const [events, progress, skipped, carried] = [this.events, [...this.progress.values()], this.skipped, this.carried];
     this.events = [];
     this.progress = new Map();
     this.skipped = 0;
     this.carried = emptyCounts();
-    this.carriedItems = 0;
     const counts = { visits: events.length, visitsSkipped: skipped };
     const { repo, writeVisits, clock } = this.deps;
     await repo.transaction(async (tx) => {
