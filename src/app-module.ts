@@ -14,6 +14,11 @@ export interface AppModule {
   /** its JSON routes, registered inside each /api/v{n} context */
   apiRoutes?: FastifyPluginAsync<{ basePath: string; version: ApiVersion }>;
   /**
+   * its routes outside the API, in the root context (health, the dashboard, the domains' proofs, the redirect):
+   * registered after the API, in module order, each with only the hooks it adds itself
+   */
+  rootRoutes?: FastifyPluginAsync;
+  /**
    * its background jobs (infra/job-runner.ts: once per period among the instances, one run at a time, errors
    * logged; `perInstance` for a job whose work is the process's own)
    */

@@ -154,6 +154,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     config, clock, metrics, clickIngest, domainsModule,
     checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks },
   });
+  for (const m of modules) if (m.rootRoutes) await app.register(m.rootRoutes);
   redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
 
   const jobs = scheduleJobs(app, modules, { storage, clock, metrics, options: deps.jobRunner ?? {} });
