@@ -31,6 +31,8 @@ const RANKS = ['lib', 'db and infra', 'plugins', 'modules', 'the roots'];
 const ROOT_FILES_IN_LAYERS = { 'config.ts': 'db and infra', 'app-module.ts': 'plugins' };
 const FOLDER_LAYERS = {
   lib: 'lib', types: 'lib', db: 'db and infra', infra: 'db and infra', plugins: 'plugins', modules: 'modules',
+  // config.ts's sections of variables sit where config.ts does.
+  config: 'db and infra',
 };
 
 const tsFiles = (dir) => readdirSync(dir).sort().flatMap((n) => {

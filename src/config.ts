@@ -1,20 +1,20 @@
 /**
  * Every environment variable Ferry reads, declared once (SPEC §11): a TypeBox schema of its value with its
  * default, bounds, description and, for a secret, `secret: true` (the options are explained in
- * src/lib/env-variables.ts). Read once at start-up into a typed, frozen object that is passed down; nothing
- * else in src/ touches process.env.
+ * src/lib/env-variables.ts). Some sections are declared in src/config/ and spread here in their place, so the
+ * order below is the order of the docs' table. Read once at start-up into a typed, frozen object that is passed
+ * down; nothing else in src/ touches process.env.
  *
  * From `variables` come the typed Config (each NAME_LIKE_THIS becomes `nameLikeThis`), the start-up errors
  * (one line per bad variable) and the table in docs/configuration.md: after adding or changing a variable,
  * run `npm run docs:config` (test/config-docs.test.ts fails while the table and this file disagree).
  */
-import { getHeapStatistics } from 'node:v8';
 import Type, { type Static, type TSchema } from 'typebox';
-import { optional, readVariable, shownValue } from './lib/env-variables.js';
-
-const int = (defaultValue: number, minimum: number, maximum: number, description: string) =>
-  Type.Integer({ default: defaultValue, minimum, maximum, description });
-const flag = (defaultValue: boolean, description: string) => Type.Boolean({ default: defaultValue, description });
+import { hardeningVariables } from './config/hardening.variables.js';
+import { loadVariables } from './config/load.variables.js';
+import { openInstanceVariables } from './config/open-instance.variables.js';
+import { versioningVariables } from './config/versioning.variables.js';
+import { flag, int, optional, readVariable, shownValue } from './lib/env-variables.js';
 
 /**
  * CLICK_QUEUE_LIMIT's defaults. On the embedded engine (no DATABASE_URL, with or without REDIS_URL) the clicks waiting are
@@ -82,27 +82,8 @@ export const variables = {
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level' }),
   DB_POOL_MAX: int(10, 1, 1000, 'PostgreSQL pool size per instance'),
   PASSWORD_HASH_COST: int(15, 10, 20, 'scrypt cost as log2 N; stored with each hash; a changed cost applies to new passwords and to each existing one at its next good login (rehash)'),
-  API_V1_DEPRECATED_AT: optional(Type.Integer({ read: 'instant' }), { description: 'From this date API v1\'s responses carry `Deprecation: @<epoch>` (RFC 9745)' }),
-  API_V1_SUNSET_AT: optional(Type.Integer({ read: 'instant' }), { description: 'After this date API v1 may be gone: `Sunset` (RFC 8594); not before `API_V1_DEPRECATED_AT`' }),
-  API_V1_DEPRECATION_LINK: optional(Type.String({ read: 'httpUrl' }), { description: 'Page explaining v1\'s deprecation: `Link: <…>; rel="deprecation"`' }),
-  API_V2_DEPRECATED_AT: optional(Type.Integer({ read: 'instant' }), { description: 'From this date API v2\'s responses carry `Deprecation: @<epoch>` (RFC 9745)' }),
-  API_V2_SUNSET_AT: optional(Type.Integer({ read: 'instant' }), { description: 'After this date API v2 may be gone: `Sunset` (RFC 8594); not before `API_V2_DEPRECATED_AT`' }),
-  API_V2_DEPRECATION_LINK: optional(Type.String({ read: 'httpUrl' }), { description: 'Page explaining v2\'s deprecation: `Link: <…>; rel="deprecation"`' }),
-  // Overload bounds (plugins/overload.ts); 0 disables one. Event-loop utilisation is off by default: a loop that
-  // is busy but still answers fast (a benchmark) runs near 1.0, so delay and heap are the default signals.
-  OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: int(500, 0, 60_000, 'Mean event-loop delay over a sample above which requests are shed with 503 (`0`: off)'),
-  OVERLOAD_MAX_ELU: Type.Number({
-    default: 0, minimum: 0, maximum: 1, must: 'be a number between 0 and 1 (0 disables)',
-    description: 'Event-loop utilisation above which requests are shed, e.g. `0.98` (`0`: off)',
-  }),
-  OVERLOAD_MAX_HEAP_BYTES: Type.Integer({
-    default: Math.floor(getHeapStatistics().heap_size_limit * 0.9), minimum: 0, maximum: Number.MAX_SAFE_INTEGER,
-    documentedDefault: '90 % of V8\'s heap limit', description: 'Used heap above which requests are shed (`0`: off)',
-  }),
-  OVERLOAD_SAMPLE_INTERVAL_MS: int(1000, 100, 60_000, 'How often the overload bounds are sampled'),
-  SHUTDOWN_TIMEOUT_MS: int(25_000, 100, 600_000, 'How long SIGTERM/SIGINT waits for in-flight requests before cutting them'),
-  HEADERS_TIMEOUT_MS: int(10_000, 500, 600_000, 'A request\'s headers must arrive within this (slow-loris protection); at most `REQUEST_TIMEOUT_MS`'),
-  REQUEST_TIMEOUT_MS: int(30_000, 500, 3_600_000, 'A whole request (headers and body) must arrive within this'),
+  ...versioningVariables,
+  ...loadVariables,
   WEB_DIR: optional(Type.String(), {
     documentedDefault: '`dist/web` of this package', description: 'The built dashboard (`index.html` and `assets/`) served at `/app`; not built there: `/app` answers 503',
   }),
@@ -113,32 +94,8 @@ export const variables = {
     description: 'Path of an offline MaxMind `.mmdb` (GeoLite2/GeoIP2 Country or City) for the country when no trusted header gives one; nothing is downloaded',
   }),
   IP_ANONYMIZE: flag(false, '`true`: click records keep IPv4 /24 and IPv6 /48 only; unique visitors come from a salted daily hash of the full address'),
-  // Running an instance for other people (SPEC §18, docs/moderation.md).
-  REGISTRATION: Type.Enum(['approval', 'open', 'closed'], {
-    default: 'approval',
-    description: 'Who may sign up: `approval` (accounts are pending until an admin activates them), `open` (active at once), `closed` (only an admin creates accounts; others get 403 `REGISTRATION_CLOSED`)',
-  }),
-  ANONYMOUS_LINKS: flag(true, '`false`: creating a link needs a credential (401 without one)'),
-  CLI_COMMAND: Type.String({
-    default: 'npx ferry', pattern: '^[A-Za-z0-9 ./_-]{1,100}$', must: 'be 1-100 characters of A-Z a-z 0-9 space . / _ -',
-    description: 'How the first-run hint (start-up log, sign-in page) names the `ferry` tool where the server runs: `npx ferry` in a checkout; the container image sets `ferry`, on its PATH',
-  }),
-  BLOCKED_HOSTS_FILE: optional(Type.String(), {
-    description: 'A file of host names links may not point at, one a line (a name blocks its subdomains; `#` comments); read at start, when it changes and on SIGHUP. A link or a domain fallback to one is 422 `DESTINATION_BLOCKED`',
-  }),
-  DNS_SERVERS: Type.Array(Type.String(), {
-    default: [], read: 'dnsServers', documentedDefault: "the system's resolvers",
-    description: 'The DNS servers domain verification asks (TXT records, and the address of the HTTP check), `host[:port]` (port 53 by default), comma-separated',
-  }),
-  // Imports that cannot hurt an instance (SPEC §25, docs/migrating.md).
-  IMPORT_MAX_RESPONSE_BYTES: int(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'Largest answer an importer reads from a source API (Shlink, Kutt, Bitly); a larger one fails the import with a clear error, as does one slower than 30 s'),
-  DOMAIN_VERIFY_ALLOW_PRIVATE: flag(false, '`true`: the HTTP proof of a domain may connect to loopback, private, link-local, CGNAT '
-    + 'and multicast addresses (tests, instances on a private network). `false`: such an address is refused ("address not allowed")'),
-  // Faults and abuse (SPEC §17, docs/operating.md).
-  PASSWORD_HASHES_PER_MINUTE: int(30, 1, 100_000, 'Password hashes (scrypt) a caller (user, API key, or client address without a token) may cause per minute: sign-up, login, password changes, link passwords, link unlocks. Past it 429 `RATE_LIMITED`, before any hashing; shared in Redis with `REDIS_URL`'),
-  METRICS_TOKEN: optional(Type.String({ minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', must: 'be 16-256 printable ASCII characters without spaces' }), {
-    secret: true, description: 'Set: `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). Unset: `/metrics` is open',
-  }),
+  ...openInstanceVariables,
+  ...hardeningVariables,
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };

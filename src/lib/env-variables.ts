@@ -43,6 +43,13 @@ export function optional<T extends TSchema>(schema: T, options: VariableOptions)
   return Type.Union([schema, Type.Null()], { ...options, default: null });
 }
 
+/** An integer variable with its default and bounds. */
+export const int = (defaultValue: number, minimum: number, maximum: number, description: string) =>
+  Type.Integer({ default: defaultValue, minimum, maximum, description });
+
+/** A boolean variable with its default. */
+export const flag = (defaultValue: boolean, description: string) => Type.Boolean({ default: defaultValue, description });
+
 /** Spellings a schema's type does not imply; each returns the value or throws the rule after "must". */
 const readers = {
   /** an absolute http(s) URL, kept without its trailing slashes */
