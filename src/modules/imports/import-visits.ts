@@ -4,7 +4,7 @@ import { addCounts, emptyCounts, type JobCounts, type PendingItem } from './impo
 import type { VisitTarget } from './import-decide.js';
 import { pause, SERVER_PACE, type RunDeps, type RunOptions } from './import-context.js';
 import type { ImportVisit } from './import-item.js';
-import type { VisitProgress } from './imports.repository.js';
+import type { VisitProgress } from './imported-links.js';
 
 /** Items whose counts a writer carries before it writes them without a chunk of visits. */
 const CARRIED_ITEMS = 5_000;
