@@ -1,49 +1,18 @@
+/**
+ * The link resource as v1 shows it, and its collections' queries; the fields it shares with the requests are in
+ * link-fields.schemas.ts, the request bodies in link-requests.schemas.ts.
+ */
 import Type, { type Static } from 'typebox';
 import { Count, Id, Instant as instant, NO_CONTROL_CHARACTERS } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { UserPathParams } from '../../lib/user-path.js';
 import { MAX_URL_LENGTH } from './original-url.js';
 import { ALIAS_PATTERN, domainQuery, LinkCodeParams, MAX_ALIAS_LENGTH, shortCode } from '../../lib/link-code.js';
+import { DisabledReason, ForwardQuery, Instant, MAX_ALIASES, MAX_TAGS, MaxVisits, TAG_PATTERN, Title } from './link-fields.schemas.js';
+import { LinkCreateSchema } from './link-requests.schemas.js';
 
-/** v1 keeps the source document's snake_case names for links (SPEC §6, §9, §13). */
-const Instant = instant();
-
-export const MAX_TAGS = 10;
-const TAG_PATTERN = '^[a-zA-Z0-9-]{1,32}$';
-const Tag = Type.String({ pattern: TAG_PATTERN, minLength: 1, maxLength: 32, description: '1-32 of a-z 0-9 -; stored lower case' });
-const TAGS_RULE = `At most ${MAX_TAGS} distinct tags, stored lower case in the order given (duplicates are merged)`;
-const Tags = Type.Array(Tag, { maxItems: MAX_TAGS, description: TAGS_RULE });
-const MaxVisits = Type.Union([Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()], {
-  description: 'Human GET visits that are redirected; later visits answer 410 LINK_EXHAUSTED. Bots and HEAD do not count. null: no limit',
-});
-const ForwardQuery = Type.Boolean({ description: "Append the visit's query string to the target (utm_* parameters pass through)" });
-const Password = Type.Union([Type.String({ format: 'password', minLength: 8, maxLength: 128 }), Type.Null()], {
-  description: 'Write-only: visitors must give it (form or HTTP Basic) to be redirected. Stored as a salted scrypt hash. null: no password',
-});
-const OriginalUrl = Type.String({
-  minLength: 1,
-  pattern: NO_CONTROL_CHARACTERS,
-  maxLength: MAX_URL_LENGTH,
-  description:
-    'Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. ' +
-    'An internationalised URL is stored in its ASCII (punycode / percent-encoded) form.',
-});
-export const MAX_TITLE_LENGTH = 200;
-const Title = Type.Union([Type.String({ maxLength: MAX_TITLE_LENGTH, pattern: NO_CONTROL_CHARACTERS }), Type.Null()], {
-  description: `What the link is, for people (at most ${MAX_TITLE_LENGTH} characters); searched by q. null: none`,
-});
-export const MAX_ALIASES = 10;
-const Alias = Type.String({ pattern: ALIAS_PATTERN, minLength: 1, maxLength: MAX_ALIAS_LENGTH, description: '1-64 of 0-9 a-z A-Z _ -; case-sensitive', examples: ['summer-sale'] });
-const ALIASES_RULE = `At most ${MAX_ALIASES} further names of the link on its domain (SPEC §20): GET /{alias} redirects exactly like the code and counts for the link. ` +
-  'Unique together with codes per domain (taken: 409 CONFLICT); names of top-level paths (api, docs, v3, healthz, ...) are reserved; duplicates are merged';
-const Aliases = Type.Array(Alias, { maxItems: MAX_ALIASES, description: ALIASES_RULE, examples: [['summer-sale', 'Summer_2026']] });
-const ExpiresAt = Type.Union([Instant, Type.Null()], { description: 'A future instant; null: never' });
-export const MAX_DISABLED_REASON_LENGTH = 500;
-const DisabledReason = (description: string) =>
-  Type.Union([Type.String({ minLength: 1, maxLength: MAX_DISABLED_REASON_LENGTH, pattern: NO_CONTROL_CHARACTERS }), Type.Null()], { description });
-const DomainName = Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$' }), Type.Null()], {
-  description: "A domain of this service that the caller owns (or any, for an admin), verified or not; null or omitted: the default domain. Only a verified domain serves visits",
-});
+export { MAX_ALIASES, MAX_DISABLED_REASON_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from './link-fields.schemas.js';
+export { LinkCreateSchema, LinkPatchSchema, type LinkCreate, type LinkPatch } from './link-requests.schemas.js';
 
 export const LinkSchema = Type.Object(
   {
@@ -85,63 +54,6 @@ export const LinkSchema = Type.Object(
 );
 export type Link = Static<typeof LinkSchema>;
 
-const readOnly = Type.Optional(Type.Unknown({ description: 'Read-only; ignored' }));
-/** Read-only fields a client may echo back from a GET (SPEC §1). */
-const echoed = {
-  id: readOnly, short_url: readOnly, user_id: readOnly, created_at: readOnly, updated_at: readOnly, click_count: readOnly, human_clicks: readOnly, bot_clicks: readOnly, has_password: readOnly,
-};
-
-export const LinkCreateSchema = Type.Object(
-  {
-    original_url: OriginalUrl,
-    short_code: Type.Optional(shortCode(
-      'A custom code (1-8 of 0-9 a-z A-Z, case-sensitive). Names of top-level paths (api, docs, v3, healthz, ...) are reserved. Omitted: a random 8-character code.',
-    )),
-    expires_at: Type.Optional(ExpiresAt),
-    max_visits: Type.Optional(MaxVisits),
-    forward_query: Type.Optional(ForwardQuery),
-    tags: Type.Optional(Tags),
-    password: Type.Optional(Password),
-    title: Type.Optional(Title),
-    aliases: Type.Optional(Aliases),
-    domain: Type.Optional(DomainName),
-    ...echoed,
-  },
-  { $id: 'LinkCreate', additionalProperties: false, examples: [{ original_url: 'https://example.com/a/long/path?x=1', short_code: 'promo26', expires_at: '2027-01-01T00:00:00.000Z', tags: ['promo'], aliases: ['summer-sale'] }] },
-);
-export type LinkCreate = Static<typeof LinkCreateSchema>;
-
-export const LinkPatchSchema = Type.Object(
-  {
-    original_url: Type.Optional(OriginalUrl),
-    expires_at: Type.Optional(ExpiresAt),
-    max_visits: Type.Optional(MaxVisits),
-    forward_query: Type.Optional(ForwardQuery),
-    // One schema with `type: [array, null]` rather than a union: a bad tag is then reported once, as tags.N.
-    tags: Type.Optional(Type.Unsafe<string[] | null>({ type: ['array', 'null'], items: Tag, maxItems: MAX_TAGS, description: `${TAGS_RULE}; null or [] removes them` })),
-    password: Type.Optional(Password),
-    title: Type.Optional(Title),
-    aliases: Type.Optional(Type.Unsafe<string[] | null>({
-      type: ['array', 'null'], items: Alias, maxItems: MAX_ALIASES, description: `Replaces the set: ${ALIASES_RULE}. A removed alias is retired for good (it never points at another link; this link may take it back); null or [] removes them all`,
-      examples: [['summer-sale']],
-    })),
-    disabled: Type.Optional(Type.Boolean({
-      description: 'Admins only: true disables the link (visits answer 410 LINK_DISABLED), false enables it again. Anyone else: accepted only with the current value (otherwise 403)',
-    })),
-    disabled_reason: Type.Optional(DisabledReason('Admins only: why the link is disabled, with disabled: true or on a disabled link; null: no reason')),
-    short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
-    domain: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$' }), Type.Null()], {
-      description: 'Moves the link to another domain (null: the default one) with the same code; its code on the old domain is retired',
-    })),
-    ...echoed,
-  },
-  {
-    additionalProperties: false,
-    description: 'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title and aliases',
-    examples: [{ original_url: 'https://example.com/fixed-typo', max_visits: 100, password: null }],
-  },
-);
-export type LinkPatch = Static<typeof LinkPatchSchema>;
 
 export { domainQuery, LinkCodeParams };
 
