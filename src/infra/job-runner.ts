@@ -158,6 +158,30 @@ function createTurns(deps: Pick<JobRunnerDeps, 'leases' | 'clock'> & {
   };
 }
 
+/** A job's run, timed and logged (a failure logged, not thrown), and reported to onRun. */
+async function executeJob(
+  job: PeriodicJob,
+  deps: Pick<JobRunnerDeps, 'onRun'> & { log: FastifyBaseLogger },
+): Promise<JobOutcome> {
+  const { log } = deps;
+  const t0 = performance.now();
+  let outcome: JobOutcome = 'ok';
+  try {
+    const result = await job.run();
+    const ms = Math.round(performance.now() - t0);
+    const ran = { job: job.name, ms, ...(typeof result === 'number' ? { result } : {}) };
+    // Runs that found nothing to do (a count of 0) and a job of every instance (every few seconds) would fill the
+    // log: they show at debug only; job_leases says who ran each job last either way.
+    if (job.perInstance || result === 0) log.debug(ran, 'background job ran');
+    else log.info(ran, 'background job ran');
+  } catch (err) {
+    outcome = 'failed';
+    log.error({ err, job: job.name }, 'background job failed');
+  }
+  deps.onRun?.(job.name, outcome);
+  return outcome;
+}
+
 /** One run of a job: executed and logged, and for a claimed run its lease renewed while it lasts, then let go. */
 function createRun(
   deps: JobRunnerDeps & { log: FastifyBaseLogger; holder: string; leaseMs: number; heartbeatMs: number },
@@ -166,24 +190,7 @@ function createRun(
   /** jobs whose lease could not be let go after their run (a database error): stop() tries again */
   const unreleased = new Set<string>();
 
-  async function execute(job: PeriodicJob): Promise<JobOutcome> {
-    const t0 = performance.now();
-    let outcome: JobOutcome = 'ok';
-    try {
-      const result = await job.run();
-      const ms = Math.round(performance.now() - t0);
-      const ran = { job: job.name, ms, ...(typeof result === 'number' ? { result } : {}) };
-      // Runs that found nothing to do (a count of 0) and a job of every instance (every few seconds) would fill the
-      // log: they show at debug only; job_leases says who ran each job last either way.
-      if (job.perInstance || result === 0) log.debug(ran, 'background job ran');
-      else log.info(ran, 'background job ran');
-    } catch (err) {
-      outcome = 'failed';
-      log.error({ err, job: job.name }, 'background job failed');
-    }
-    deps.onRun?.(job.name, outcome);
-    return outcome;
-  }
+  const execute = (job: PeriodicJob) => executeJob(job, deps);
 
   async function held(job: PeriodicJob, startedAt: number): Promise<JobOutcome> {
     unreleased.add(job.name);
