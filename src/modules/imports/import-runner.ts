@@ -1,6 +1,7 @@
 import { addCounts, emptyCounts, type JobCounts, type PendingItem, type PriorImport } from './import-batch.js';
 import { pause, SERVER_PACE, type RunDeps, type RunEnd, type RunOptions, type StopReason } from './import-context.js';
-import { writeLinks, type VisitTarget } from './import-decide.js';
+import type { VisitTarget } from './import-decide.js';
+import { writeLinks } from './import-write.js';
 import { isUnreadable, type SourceEntry } from './import-item.js';
 import { planItem } from './import-plan.js';
 import { VisitWriter } from './import-visits.js';
@@ -16,7 +17,7 @@ const stoppedBy = (signal: AbortSignal): RunEnd => ({ state: (signal.reason as S
 /**
  * Runs an import (SPEC §20, §25): reads the source's items in order, plans each one by the links module's
  * rules, and writes them a batch at a time. No transaction is ever open while the source is asked for
- * anything: a batch is read first, then its links are written in one short transaction (import-decide.ts) and
+ * anything: a batch is read first, then its links are written in one short transaction (import-write.ts) and
  * its visits a chunk per transaction (import-visits.ts); an item with more visits than a batch holds goes on,
  * a chunk read and then a chunk written. Between transactions other work runs. A run stopped at any point
  * (cancelled, a shutdown, a crash) leaves every link whole, and running the same import again goes on where it
