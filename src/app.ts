@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { AppModule } from './app-module.js';
+import { registerContexts } from './app-contexts.js';
 import { createModules } from './app-modules.js';
 import {
   closeInOrder, ensureFirstAdmin, followLinkChanges, loadBlocklist, scheduleJobs, type JobRunnerOptions,
@@ -12,36 +12,18 @@ import { migrateToLatest } from './db/migrator.js';
 import type { RawHandler } from './infra/http-server.js';
 import type { JobRunner } from './infra/job-runner.js';
 import { connectionLossLogger } from './infra/dependency-faults.js';
-import { createStorageHealth, type StorageHealth } from './infra/storage-health.js';
+import { createStorageHealth } from './infra/storage-health.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
 import type { Redis } from './infra/redis.js';
 import { systemClock, type Clock } from './lib/clock.js';
-import { sharedSchemas } from './lib/common.schemas.js';
 import type { ReadinessCheck } from './lib/readiness-check.js';
 import { databaseCheck } from './modules/health/index.js';
-import type { IdempotencyService } from './modules/idempotency/index.js';
 import type { LinksModule } from './modules/links/index.js';
 import { loadJwtSecret } from './modules/tokens/index.js';
-import authPlugin, { type Authenticators } from './plugins/auth.js';
-import conditionalPlugin from './plugins/conditional.js';
-import contentTypePlugin from './plugins/content-type.js';
-import corsPlugin from './plugins/cors.js';
-import errorsPlugin from './plugins/errors.js';
-import idempotencyPlugin from './plugins/idempotency.js';
-import { createLazyCompilers, type LazyCompilers } from './plugins/lazy-compilers.js';
-import methodsPlugin from './plugins/methods.js';
-import openapiPlugin from './plugins/openapi.js';
-import pathIdsPlugin from './plugins/path-ids.js';
-import overloadPlugin from './plugins/overload.js';
-import rateLimitPlugin, { createCallerLimit, type RateLimitHook, type RateLimitStore } from './plugins/rate-limit.js';
-import passwordHashBudgetPlugin, { type PasswordHashBudgetOptions } from './plugins/password-hash-budget.js';
+import { createLazyCompilers } from './plugins/lazy-compilers.js';
+import type { RateLimitStore } from './plugins/rate-limit.js';
 import { registerRedirectRateLimit, type RedirectLimiter } from './plugins/redirect-limit.js';
-import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
-import requestMetricsPlugin from './plugins/request-metrics.js';
-import { rejectBadTarget } from './plugins/request-target.js';
-import securityHeadersPlugin from './plugins/security-headers.js';
-import { installValidators } from './plugins/validation.js';
-import versioningPlugin, { VERSIONS } from './plugins/versioning.js';
+import { requestIdFrom } from './plugins/request-id.js';
 import { createSharedState } from './shared-state.js';
 
 export interface AppDeps {
@@ -127,98 +109,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('passwordHashing', modules.hashLanes);
   metrics.setClickQueueProvider(() => sink.status());
 
-  addSchemas(app, modules.list, compilers);
-  // One budget per caller for the API and the OpenAPI document (plugins/rate-limit.ts).
-  const callerLimit = await createCallerLimit(app, {
-    perMinute: config.rateLimitPerMinute, verifyToken: modules.jwt.verify, store: shared.rateLimitStore,
-    apiKeyId: async (request) => (await app.authenticate(request))?.apiKey?.id ?? null,
-  });
-  await registerRootPlugins(app, {
-    config, clock, metrics, storageHealth, callerLimit,
-    authenticators: { token: (t) => modules.tokensModule.tokens.authenticate(t), apiKey: (k) => modules.apiKeysModule.apiKeys.authenticate(k) },
-    idempotency: modules.idempotencyModule.idempotency,
-  });
-  await registerApi(app, { config, modules: modules.list, callerLimit, rateLimitStore: shared.rateLimitStore, hashBudget: { budget: shared.passwordHashBudget, perMinute: config.passwordHashesPerMinute, lanes: modules.hashLanes } });
-  for (const m of modules.list) if (m.rootRoutes) await app.register(m.rootRoutes);
+  await registerContexts(app, { config, clock, metrics, storageHealth, shared, modules, compilers });
   redirectFastPath = await registerRedirect(app, { config, linksModule: modules.linksModule, limiter: shared.redirectLimiter, metrics });
 
   const jobs = scheduleJobs(app, modules.list, { storage, clock, metrics, options: deps.jobRunner ?? {} });
   blockedHosts.watch();
   closeInOrder(app, { compilers, jobs, modules: modules.list, shared, cacheBus, blockedHosts });
   return app;
-}
-
-/** Every module's schemas (and the shared ones) with their $id: validation, and the OpenAPI components. */
-function addSchemas(app: FastifyInstance, modules: AppModule[], compilers: LazyCompilers): void {
-  const schemas = [...sharedSchemas, ...modules.flatMap((m) => m.schemas)];
-  for (const s of schemas) app.addSchema(s);
-  installValidators(app, schemas, compilers);
-  app.decorate('compilers', compilers);
-}
-
-interface RootPluginDeps {
-  config: Config;
-  clock: Clock;
-  metrics: Metrics;
-  storageHealth: Pick<StorageHealth, 'failed'>;
-  callerLimit: RateLimitHook;
-  authenticators: Authenticators;
-  idempotency: IdempotencyService;
-}
-
-/** Root: what every response needs, and cheap enough for the redirect's hot path. */
-async function registerRootPlugins(app: FastifyInstance, { config, clock, metrics, storageHealth, callerLimit, authenticators, idempotency }: RootPluginDeps): Promise<void> {
-  await app.register(errorsPlugin, { clock, onStorageFault: () => storageHealth.failed() });
-  await app.register(requestIdPlugin);
-  app.addHook('onRequest', rejectBadTarget);
-  await app.register(requestMetricsPlugin, { metrics });
-  await app.register(overloadPlugin, {
-    maxEventLoopDelayMs: config.overloadMaxEventLoopDelayMs,
-    maxEventLoopUtilization: config.overloadMaxElu,
-    maxHeapUsedBytes: config.overloadMaxHeapBytes,
-    sampleIntervalMs: config.overloadSampleIntervalMs,
-    maintenanceMode: config.maintenanceMode,
-    clock,
-    onShed: (reason) => metrics.recordShed(reason),
-  });
-  await app.register(methodsPlugin, { clock });
-  await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl, rateLimit: callerLimit });
-  await app.register(authPlugin, { authenticators });
-  // Before any route: routes that opt in with config.idempotency are wired as they are added.
-  await app.register(idempotencyPlugin, { idempotency });
-}
-
-interface ApiDeps {
-  config: Config;
-  modules: AppModule[];
-  callerLimit: RateLimitHook;
-  rateLimitStore: RateLimitStore;
-  hashBudget: PasswordHashBudgetOptions;
-}
-
-/**
- * The JSON API: an encapsulated context with the protections and HTTP semantics of SPEC §1. The redirect and
- * the operational endpoints live in sibling contexts and do not pay for these hooks. Both versions share it:
- * one set of protections (and rate-limit counters), one service layer; a version is a thin mapping at the edge
- * (SPEC §9). Unversioned /api paths were rewritten to one of them (rewriteUrl).
- */
-async function registerApi(app: FastifyInstance, { config, modules, callerLimit, rateLimitStore, hashBudget }: ApiDeps): Promise<void> {
-  await app.register(async (api) => {
-    await api.register(versioningPlugin, { policies: config.apiDeprecation });
-    await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
-    await api.register(securityHeadersPlugin, { profile: 'api', publicBaseUrl: config.publicBaseUrl });
-    await api.register(rateLimitPlugin, { perCaller: callerLimit, tokenPerMinute: config.tokenRateLimitPerMinute, store: rateLimitStore });
-    await api.register(passwordHashBudgetPlugin, hashBudget);
-    await api.register(contentTypePlugin);
-    await api.register(conditionalPlugin);
-    await api.register(pathIdsPlugin);
-    for (const version of VERSIONS) {
-      const basePath = `/api/v${version}`;
-      await api.register(async (v) => {
-        for (const m of modules) if (m.apiRoutes) await v.register(m.apiRoutes, { basePath, version });
-      }, { prefix: `/v${version}` });
-    }
-  }, { prefix: '/api' });
 }
 
 interface RedirectDeps {
