@@ -8,18 +8,23 @@ import { isEmbedded, type Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
 import { deploymentPaginator } from './lib/pagination.js';
 import { createApiKeysModule } from './modules/api-keys/index.js';
-import { createClickIngest, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt } from './modules/clicks/index.js';
+import {
+  createAddressRecorder, createClickIngest, createClicksModule, createCountryLookup, openGeoipDatabase, visitorSalt,
+  type ClickSink,
+} from './modules/clicks/index.js';
 import { createIdempotencyModule } from './modules/idempotency/index.js';
 import { createInstanceModule } from './modules/instance/index.js';
 import { createLinksModule } from './modules/links/index.js';
+import type { Metrics } from './infra/metrics.js';
+import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
-import { createDomainsModule } from './modules/domains/index.js';
+import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
 import { createHashLanes } from './infra/hash-lanes.js';
 import { createOrdersModule } from './modules/orders/index.js';
 import { createOutboxModule } from './modules/outbox/index.js';
 import { createJwt, createTokensModule } from './modules/tokens/index.js';
-import { createUsersModule } from './modules/users/index.js';
+import { createUsersModule, type PasswordHasher } from './modules/users/index.js';
 import type { SharedState } from './shared-state.js';
 
 export interface ModuleDeps {
@@ -59,6 +64,8 @@ export interface LinkModuleDeps extends ModuleDeps {
   blockedHosts: HostBlocklist;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
+  /** the fast path's request metrics */
+  metrics: Pick<Metrics, 'observeFastRedirect'>;
 }
 
 /** The domains module, announcing its changes under this instance's `changeOrigin`. */
@@ -71,12 +78,41 @@ function domainsModuleFor(deps: LinkModuleDeps, changeOrigin: string) {
   });
 }
 
+/** What the redirect module is built from besides the modules' common dependencies. */
+interface RedirectWiring {
+  sink: ClickSink;
+  /** the domains module's directory: the domain a visit's host names */
+  domains: DomainDirectory;
+  passwords: Pick<PasswordHasher, 'verify'>;
+  /** an opened GEOIP_DATABASE, or null */
+  geoip: Parameters<typeof createCountryLookup>[0]['geoip'];
+  metrics: Pick<Metrics, 'observeFastRedirect'>;
+}
+
 /**
- * Domains, links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the
- * three modules.
+ * The visit (modules/redirect): its routes, fast path, link cache and visit policy, and what a visit tells
+ * besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash of the address.
+ */
+export function createRedirectModuleFor(deps: ModuleDeps & RedirectWiring) {
+  const { config, storage, shared, clock, jwtSecret } = deps;
+  return createRedirectModule({
+    config, storage, clock, domains: deps.domains, clicks: deps.sink, passwords: deps.passwords,
+    passwordAttempts: shared.passwordAttempts, passwordHashBudget: shared.passwordHashBudget,
+    country: createCountryLookup({ countryHeader: config.countryHeader, geoip: deps.geoip }),
+    recordAddress: createAddressRecorder({ anonymize: config.ipAnonymize, salt: visitorSalt(jwtSecret) }),
+    // The embedded database is one process's file: no other instance changes links behind the cache's back.
+    soleWriter: isEmbedded(storage),
+    limiter: shared.redirectLimiter,
+    metrics: deps.metrics,
+  });
+}
+
+/**
+ * Domains, links and their clicks, and the visit: how clicks travel (the clicks module's choice), the four
+ * modules. The redirect is built before links: its cache is the links module's VisitCache.
  */
 export async function createLinkModules(deps: LinkModuleDeps) {
-  const { config, storage, shared, clock, jwtSecret, log, core, blockedHosts } = deps;
+  const { config, storage, shared, clock, log, core, blockedHosts } = deps;
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
   // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
   // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).
@@ -88,24 +124,15 @@ export async function createLinkModules(deps: LinkModuleDeps) {
     config, storage, log, clock,
     redis: shared.redis && shared.redirectTurn ? { client: shared.redis, turn: shared.redirectTurn, prefix: shared.redisPrefix } : null,
   });
-  // What a click learns besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash.
-  const describeVisit = createVisitContext({
-    countryHeader: config.countryHeader,
-    geoip,
-    anonymize: config.ipAnonymize,
-    salt: visitorSalt(jwtSecret),
+  const redirectModule = createRedirectModuleFor({
+    ...deps, sink: clickIngest.sink, domains: domainsModule.directory, passwords, geoip, metrics: deps.metrics,
   });
   const linksModule = createLinksModule({
-    config, storage, users: usersRepo, paginator, clock, passwords, clicks: clickIngest.sink, describeVisit,
-    passwordAttempts: shared.passwordAttempts, passwordHashBudget: shared.passwordHashBudget,
-    blockedHosts,
-    // The embedded database is one process's file: no other instance changes links behind the cache's back.
-    soleWriter: isEmbedded(storage),
-    changeOrigin,
-    domains: domainsModule.directory,
+    config, storage, users: usersRepo, paginator, clock, passwords, blockedHosts, changeOrigin,
+    cache: redirectModule.cache, domains: domainsModule.directory,
   });
   const clicksModule = createClicksModule({
     storage, links: linksModule.links, users: usersRepo, paginator, clock, retentionMonths: config.clickRetentionMonths, log,
   });
-  return { clickIngest, domainsModule, linksModule, clicksModule };
+  return { clickIngest, domainsModule, linksModule, redirectModule, clicksModule };
 }

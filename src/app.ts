@@ -21,7 +21,6 @@ import type { ReadinessCheck } from './lib/readiness-check.js';
 import { dashboardRoutes, defaultWebDir, findWebAssets } from './modules/dashboard/index.js';
 import { databaseCheck, healthRoutes, healthSchemas } from './modules/health/index.js';
 import type { IdempotencyService } from './modules/idempotency/index.js';
-import type { LinksModule } from './modules/links/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS } from './modules/imports/index.js';
 import { loadJwtSecret } from './modules/tokens/index.js';
 import authPlugin, { type Authenticators } from './plugins/auth.js';
@@ -37,8 +36,7 @@ import pathIdsPlugin from './plugins/path-ids.js';
 import overloadPlugin from './plugins/overload.js';
 import rateLimitPlugin, { createCallerLimit, type RateLimitHook, type RateLimitStore } from './plugins/rate-limit.js';
 import passwordHashBudgetPlugin, { type PasswordHashBudgetOptions } from './plugins/password-hash-budget.js';
-import { registerRedirectRateLimit, type RedirectLimiter } from './plugins/redirect-limit.js';
-import requestIdPlugin, { requestIdFrom } from './plugins/request-id.js';
+import requestIdPlugin from './plugins/request-id.js';
 import requestMetricsPlugin from './plugins/request-metrics.js';
 import { rejectBadTarget } from './plugins/request-target.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
@@ -92,7 +90,7 @@ declare module 'fastify' {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const { storage } = deps;
-  // The redirect's fast path (modules/links/redirect-fast-path.ts), set once its route and limiter exist.
+  // The redirect's fast path (modules/redirect/redirect-fast-path.ts), set once its routes are registered.
   let redirectFastPath: RawHandler | null = null;
   const compilers = createLazyCompilers();
   const app = Fastify(fastifyOptions({
@@ -118,8 +116,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const moduleDeps = { config, storage, shared, clock, jwtSecret, log: app.log };
   const core = createCoreModules(moduleDeps);
   await ensureFirstAdmin(app, config, core);
-  const { clickIngest, domainsModule, linksModule, clicksModule } = await createLinkModules({
-    ...moduleDeps, core, blockedHosts,
+  const { clickIngest, domainsModule, linksModule, redirectModule, clicksModule } = await createLinkModules({
+    ...moduleDeps, core, blockedHosts, metrics,
     ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
   });
   const importsModule = createImportsModule({
@@ -130,9 +128,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // In the order their routes are registered and their schemas added; closed in reverse.
   const modules: AppModule[] = [
     core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
-    importsModule, core.outboxModule,
+    importsModule, core.outboxModule, redirectModule,
   ];
-  const cacheBus = await followLinkChanges(app, config, storage, { linksModule, domainsModule }, deps.linkChangeFeed);
+  const cacheBus = await followLinkChanges(app, config, storage, { linksModule, domainsModule, redirectModule }, deps.linkChangeFeed);
   // Read by metrics (depth, dropped) and by tests (flush).
   app.decorate('clickQueue', clickIngest.sink);
   app.decorate('passwordHashing', core.hashLanes);
@@ -151,11 +149,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   await registerApi(app, { config, modules, callerLimit, rateLimitStore: shared.rateLimitStore, hashBudget: { budget: shared.passwordHashBudget, perMinute: config.passwordHashesPerMinute, lanes: core.hashLanes } });
   await registerOutsideApi(app, {
-    config, clock, metrics, clickIngest, domainsModule,
+    config, clock, metrics, clickIngest, domainsModule, domainRoot: redirectModule.domainRoot,
     checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks },
   });
   for (const m of modules) if (m.rootRoutes) await app.register(m.rootRoutes);
-  redirectFastPath = await registerRedirect(app, { config, linksModule, limiter: shared.redirectLimiter, metrics });
+  redirectFastPath = redirectModule.fastPath(app);
 
   const jobs = scheduleJobs(app, modules, { storage, clock, metrics, options: deps.jobRunner ?? {} });
   blockedHosts.watch();
@@ -237,12 +235,14 @@ async function registerApi(app: FastifyInstance, { config, modules, callerLimit,
 }
 
 /** What stands at the root beside the API, outside its hooks and limits. */
-async function registerOutsideApi(app: FastifyInstance, { config, clock, metrics, clickIngest, domainsModule, checks }: {
+async function registerOutsideApi(app: FastifyInstance, { config, clock, metrics, clickIngest, domainsModule, domainRoot, checks }: {
   config: Config;
   clock: Clock;
   metrics: Metrics;
   clickIngest: LinkModules['clickIngest'];
   domainsModule: LinkModules['domainsModule'];
+  /** what GET / means on a host (the redirect module's visit policy decides) */
+  domainRoot: (host: string) => string | null | undefined;
   checks: Record<string, ReadinessCheck>;
 }): Promise<void> {
   // Health, readiness and metrics.
@@ -252,7 +252,7 @@ async function registerOutsideApi(app: FastifyInstance, { config, clock, metrics
   });
   // Domains' HTTP proof and TLS `ask` (SPEC §19).
   await app.register(domainsModule.publicRoutes);
-  await registerDashboard(app, config, clock, (host) => domainsModule.registry.servedBy(host)?.rootRedirect);
+  await registerDashboard(app, config, clock, domainRoot);
 }
 
 /** The dashboard (SPEC §16): GET /, /app and its assets, with their own CSP; not the API, not in the document. */
@@ -261,33 +261,4 @@ async function registerDashboard(app: FastifyInstance, config: Config, clock: Cl
   const webAssets = findWebAssets(webDir);
   if (!webAssets) app.log.warn({ webDir }, 'the dashboard is not built (no index.html and assets/ there): /app answers 503 until `npm run build`');
   await app.register(dashboardRoutes, { assets: webAssets, publicBaseUrl: config.publicBaseUrl, clock, domainRoot });
-}
-
-interface RedirectDeps {
-  config: Config;
-  linksModule: LinksModule;
-  /** one limiter (in process, or in Redis with REDIS_URL) for the route's hook and the fast path */
-  limiter: RedirectLimiter;
-  metrics: Metrics;
-}
-
-/**
- * GET /{code}: a sibling of the API context with only what it needs (its own per-IP limit), none of the API's
- * hooks. See modules/links/redirect.routes.ts for the route and redirect-fast-path.ts for cache hits. Returns
- * the fast path, or null where it cannot apply.
- */
-async function registerRedirect(app: FastifyInstance, { config, linksModule, limiter, metrics }: RedirectDeps): Promise<RawHandler | null> {
-  await app.register(linksModule.redirectRoutes, {
-    protect: async (scope: FastifyInstance) => registerRedirectRateLimit(scope, limiter),
-  });
-  // Cache hits skip Fastify's hooks: only where the fast path can apply every protection itself (the rate
-  // limit, client IP from the socket); from the first shutdown step on, everything goes through Fastify.
-  if (config.trustProxy !== false) return null;
-  const fastPath = linksModule.redirectFastPath({ limiter, requestId: requestIdFrom, metrics, underPressure: () => app.shedding() });
-  if (!fastPath) return null;
-  app.addHook('preClose', (done) => {
-    fastPath.disable();
-    done();
-  });
-  return fastPath;
 }

@@ -6,10 +6,16 @@ import type { ClaimViewer } from './domain-claims.js';
 import { DomainRegistry, toEntry, type DomainEntry } from './domain-registry.js';
 import { createDomainsRepository } from './domains.repository.js';
 
-/** What the links module reads of domains: the registry, and a reload of a domain made elsewhere a moment ago. */
+/**
+ * What other modules read of domains, the one shape of it (the app's, domains.module.ts; the CLI's,
+ * openDomainDirectory): the registry — links name a link's domain with it, the redirect the domain a visit's
+ * host names — and a reload of a domain made elsewhere a moment ago.
+ */
 export interface DomainDirectory {
   byIdOf(id: number): DomainEntry | undefined;
   named(hostname: string, viewer: ClaimViewer | null): DomainEntry | undefined;
+  /** the verified domain a visit's host names (one Map lookup), or undefined for the default domain */
+  servedBy(host: string | undefined): DomainEntry | undefined;
   reload(id: number): Promise<void>;
   reloadHostname(hostname: string): Promise<void>;
 }
@@ -25,6 +31,7 @@ export async function openDomainDirectory(deps: { db: Kysely<Database>; dialect:
   return {
     byIdOf: (id) => registry.byIdOf(id),
     named: (hostname, viewer) => registry.named(hostname, viewer),
+    servedBy: (host) => registry.servedBy(host),
     reload: async (id) => {
       const row = await repository.findById(id);
       if (row) registry.put(toEntry(row));
