@@ -4,7 +4,6 @@
  * click-ingest.ts), what a batch writes (rollups/), and the reads: statistics (stats/) and click records
  * (records/).
  */
-export { isBotUserAgent } from './event/bot.js';
 export { buildClickEvent, CLICK_TEXT_LIMITS, type ClickEvent, type VisitFacts, type VisitorFacts } from './event/click-event.js';
 export { UserAgentCache, type UserAgentFacts } from './event/user-agent.js';
 export {

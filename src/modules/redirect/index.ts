@@ -5,5 +5,3 @@
  * their index.ts. Nothing depends on it but the wiring: links drops changed names through its VisitCache port.
  */
 export { createRedirectModule, type RedirectModule, type RedirectModuleDeps } from './redirect.module.js';
-export { LinkCache, linkCacheKey, type RedirectTarget } from './link-cache.js';
-export { forgetChangedLinks } from './link-cache-events.js';
