@@ -4,10 +4,14 @@ import { CLICK_TEXT_LIMITS, UserAgentCache, type CountryLookup, type UserAgentFa
 /**
  * What a visit tells of its visitor, worked out once per visit and only when something asks: the visit's rules
  * (a bot does not use up a visit; SPEC §21's rules will read the device, the country, the languages) and its
- * click (the clicks module's VisitorFacts) read the same answers, so the user agent is described once. The
- * route and the fast path each make one per visit (visitContexts).
+ * click (the clicks module's VisitorFacts) read the same answers, so the user agent is described once. A visit
+ * whose rules ask nothing of it leaves it to the writer (off the request path: a parse costs tens of µs, a
+ * cache hit about a microsecond of the event loop); one whose rules did hands its description to the click.
+ * The route and the fast path each make one per visit (visitContexts).
  */
 export interface VisitContext extends VisitorFacts {
+  /** the user agent described: device, browser, OS, bot (on first read) */
+  readonly agent: UserAgentFacts;
   /** the request came through a proxy TRUST_PROXY trusts (its forwarded headers are believed) */
   readonly viaTrustedProxy: boolean;
   /** Accept-Language's language ranges, most preferred first (`*` and q=0 left out), lower case */
@@ -50,6 +54,10 @@ class RequestVisitContext implements VisitContext {
 
   get referrer(): string | undefined {
     return this.headers.referer;
+  }
+
+  get agentIfDescribed(): UserAgentFacts | null {
+    return this.#agent ?? null;
   }
 
   get agent(): UserAgentFacts {

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { clickFacts } from '../../../src/modules/clicks/rollups/rollup-plan.js';
 import { acceptedLanguages, visitContexts } from '../../../src/modules/redirect/visit-context.js';
 import { engines } from '../../helpers/app.js';
-import { useTestApp } from '../../helpers/fixtures.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { UA } from '../clicks/user-agents.js';
 import { clickRecords, createLink } from '../links/links.helpers.js';
 
@@ -11,7 +11,9 @@ describe('a visit context', () => {
     const country = vi.fn(() => 'DE');
     const context = visitContexts(country)('203.0.113.7', { 'user-agent': UA.chromeWindows, 'accept-language': 'de' }, true);
     expect(country).not.toHaveBeenCalled();
+    expect(context.agentIfDescribed).toBeNull();
     const agent = context.agent;
+    expect(context.agentIfDescribed).toBe(agent);
     expect(agent).toEqual({ isBot: false, browser: 'Chrome', os: 'Windows', device: 'desktop' });
     expect(context.agent).toBe(agent);
     expect([context.country, context.country]).toEqual(['DE', 'DE']);
@@ -43,9 +45,10 @@ describe('a visit context', () => {
 
 describe.each(engines)('the visit context of a redirect on %s', (engine) => {
   const t = useTestApp(engine);
+  const owner = useUser(t);
 
-  it('when a link is visited, then its click event carries the user agent described once at the visit, and the record says so', async () => {
-    const link = await createLink(t);
+  it('when a visit limit asked whether the visitor is a bot, then the click carries that description and the record says the same', async () => {
+    const link = await createLink(t, { max_visits: 5 }, owner.token);
     const enqueue = vi.spyOn(t.app.clickQueue, 'enqueue');
     try {
       await t.request({ url: `/${link.short_code}`, headers: { 'user-agent': UA.safariIphone } });
@@ -54,5 +57,17 @@ describe.each(engines)('the visit context of a redirect on %s', (engine) => {
       enqueue.mockRestore();
     }
     expect(await clickRecords(t, link.id)).toEqual([expect.objectContaining({ device: 'mobile', browser: 'Mobile Safari', os: 'iOS' })]);
+  });
+
+  it('when nothing at the visit asked about the user agent, then the click leaves it to the writer, which describes it once', async () => {
+    const link = await createLink(t);
+    const enqueue = vi.spyOn(t.app.clickQueue, 'enqueue');
+    try {
+      await t.request({ url: `/${link.short_code}`, headers: { 'user-agent': UA.chromeWindows } });
+      expect(enqueue).toHaveBeenCalledWith(expect.not.objectContaining({ device: expect.anything() }));
+    } finally {
+      enqueue.mockRestore();
+    }
+    expect(await clickRecords(t, link.id)).toEqual([expect.objectContaining({ device: 'desktop', browser: 'Chrome', os: 'Windows' })]);
   });
 });

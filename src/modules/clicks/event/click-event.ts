@@ -31,9 +31,9 @@ export interface ClickEvent {
   /** the host name of the domain the visit came in on (SPEC §19); absent or null: the default domain */
   domain?: string | null;
   /**
-   * The user agent as the redirect described it (user-agent.ts: a bot is the device `bot`). Absent where no one
-   * has described it yet (imported visits, clicks read back from the journal or the Redis stream, which do not
-   * carry it): the writer describes those itself (rollup-plan.ts clickFacts).
+   * The user agent as the visit described it (user-agent.ts: a bot is the device `bot`), where its rules needed
+   * it. Absent where no one has described it yet — most visits, imported ones, clicks read back from the journal
+   * or the Redis stream, which do not carry it: the writer describes those itself (rollup-plan.ts clickFacts).
    */
   device?: Device;
   browser?: string | null;
@@ -66,15 +66,16 @@ export const clip = (value: string | undefined, max: number): string | null =>
 
 /**
  * What the redirect learned of the visitor, once per visit (modules/redirect/visit-context.ts): the same facts
- * serve the visit's rules and its click, so the user agent is described once.
+ * serve the visit's rules and its click, so the user agent is described once — at the visit where its rules
+ * needed it (a bot does not use up a visit), else by the writer, off the request path.
  */
 export interface VisitorFacts {
   /** the client address as TRUST_PROXY resolves it */
   readonly ip: string | undefined;
   readonly userAgent: string | undefined;
   readonly referrer: string | undefined;
-  /** the user agent described: device, browser, OS, bot */
-  readonly agent: UserAgentFacts;
+  /** the user agent's description if the visit made one (device, browser, OS, bot); null: the writer describes it */
+  readonly agentIfDescribed: UserAgentFacts | null;
   /** from a trusted proxy's COUNTRY_HEADER or GEOIP_DATABASE; null if unknown */
   readonly country: string | null;
 }
@@ -93,13 +94,13 @@ export interface VisitFacts {
 
 /**
  * The click event of a visit: the redirect route and its fast path both build it here, from the visitor's facts
- * as the visit described them (the user agent is not described again by the writer). `recordAddress`
- * (IP_ANONYMIZE) shortens the address and adds the visitor's daily hash.
+ * as the visit found them; a description of the user agent the visit made travels with the click, so the writer
+ * does not describe it again. `recordAddress` (IP_ANONYMIZE) shortens the address and adds the visitor's daily
+ * hash.
  */
 export function buildClickEvent(v: VisitFacts, recordAddress: RecordAddress | null): ClickEvent {
   const { visitor } = v;
   const ip = clip(visitor.ip, CLICK_TEXT_LIMITS.ip);
-  const { agent } = visitor;
   const event: ClickEvent = {
     linkId: v.linkId,
     shortCode: v.shortCode,
@@ -108,10 +109,13 @@ export function buildClickEvent(v: VisitFacts, recordAddress: RecordAddress | nu
     userAgent: clip(visitor.userAgent, CLICK_TEXT_LIMITS.userAgent),
     referrer: clip(visitor.referrer, CLICK_TEXT_LIMITS.referrer),
     country: visitor.country,
-    device: agent.device,
-    browser: agent.browser,
-    os: agent.os,
   };
+  const agent = visitor.agentIfDescribed;
+  if (agent !== null) {
+    event.device = agent.device;
+    event.browser = agent.browser;
+    event.os = agent.os;
+  }
   if (v.alias !== null) event.alias = v.alias;
   if (v.domain !== undefined) event.domain = v.domain;
   if (recordAddress === null) return event;
