@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppModule } from './app-module.js';
-import type { createCoreModules, createLinkModules } from './app-modules.js';
+import type { Modules } from './app-modules.js';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { loadBlockedHosts, type BlockedHosts } from './infra/blocked-hosts-file.js';
@@ -15,8 +15,6 @@ import type { Clock } from './lib/clock.js';
  * link-change follower, the jobs.
  */
 
-type CoreModules = ReturnType<typeof createCoreModules>;
-type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
 
 /**
  * BLOCKED_HOSTS_FILE's list, read before anything is opened so that a file that cannot be read stops the start
@@ -30,7 +28,7 @@ export async function loadBlocklist(app: FastifyInstance, config: Config): Promi
 }
 
 /** ADMIN_USERNAME/ADMIN_PASSWORD's admin, or else a warning naming the command that creates the first one. */
-export async function ensureFirstAdmin(app: FastifyInstance, config: Config, core: CoreModules): Promise<void> {
+export async function ensureFirstAdmin(app: FastifyInstance, config: Config, core: Pick<Modules, 'usersModule' | 'instanceModule'>): Promise<void> {
   if (config.adminUsername && config.adminPassword) {
     const outcome = await core.usersModule.users.ensureAdmin(config.adminUsername, config.adminPassword);
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
@@ -41,13 +39,15 @@ export async function ensureFirstAdmin(app: FastifyInstance, config: Config, cor
 
 /** The outbox's feed: LISTEN/NOTIFY as its wake-up on PostgreSQL, a read every 250 ms on the embedded engine. */
 export async function followLinkChanges(
-  app: FastifyInstance, config: Config, storage: Storage, modules: Pick<LinkModules, 'linksModule' | 'domainsModule' | 'redirectModule'>,
+  app: FastifyInstance, config: Config, storage: Storage,
+  modules: Pick<Modules, 'linksModule' | 'domainsModule' | 'redirectModule'>,
   timing: { heartbeatMs?: number; trustMs?: number } = {},
 ): Promise<{ close(): Promise<void> | void }> {
   const origin = modules.linksModule.changeOrigin;
   // The outbox's first consumer (db/outbox.ts): what visits read in memory, the link cache and the domain
   // registry (modules/redirect/link-cache-events.ts).
-  const consumer = modules.redirectModule.changeConsumer(modules.domainsModule.domains, app.log);
+  // A serving process always has the visit (createModules builds it whenever `server` is given).
+  const consumer = modules.redirectModule!.changeConsumer(modules.domainsModule.domains, app.log);
   const feed = { db: storage.db, origin, consumer, log: app.log };
   if (config.databaseUrl) return createPgOutboxFeed({ ...feed, connectionString: config.databaseUrl, ...timing });
   return startSqliteOutboxFeed(feed);
