@@ -2,9 +2,9 @@ import type { ClaimViewer } from './domain-claims.js';
 import type { DomainEntry } from './domain-registry.js';
 
 /**
- * What other modules read of domains, the one shape of it (the app's, domains.module.ts; the CLI's,
- * openDomainDirectory): the registry — links name a link's domain with it, the redirect the domain a visit's
- * host names — and a reload of a domain made elsewhere a moment ago.
+ * What other modules read of domains, the one shape of it (domains.module.ts `directory`): the registry — links
+ * name a link's domain with it, the redirect the domain a visit's host names — and a reload of a domain made
+ * elsewhere a moment ago.
  */
 export interface DomainDirectory {
   byIdOf(id: number): DomainEntry | undefined;
