@@ -7,9 +7,8 @@ import { loadBlockedHosts, type BlockedHosts } from './infra/blocked-hosts-file.
 import { createJobLeases } from './infra/job-leases.js';
 import { createJobRunner, type JobRunner, type JobRunnerDeps } from './infra/job-runner.js';
 import type { Metrics } from './infra/metrics.js';
-import { createPgOutboxFeed, startSqliteOutboxFeed, type OutboxFeedConsumer } from './infra/outbox-feed.js';
+import { createPgOutboxFeed, startSqliteOutboxFeed } from './infra/outbox-feed.js';
 import type { Clock } from './lib/clock.js';
-import { forgetChangedLinks } from './modules/links/index.js';
 
 /**
  * What buildApp (app.ts) starts beside its routes, and closes: the blocked hosts list, the first admin, the
@@ -38,39 +37,18 @@ export async function ensureFirstAdmin(app: FastifyInstance, config: Config, cor
   if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
 }
 
-/**
- * The outbox's first consumer (db/outbox.ts): the redirect cache and the domain registry follow the changes of
- * links and domains that other instances (PostgreSQL) or a CLI beside the server (either engine) commit. This
- * instance's own changes are applied by itself as it makes them.
- */
-function cacheConsumer(
-  app: FastifyInstance, { linksModule, domainsModule }: Pick<Modules, 'linksModule' | 'domainsModule'>,
-): OutboxFeedConsumer {
-  const { cache } = linksModule;
-  const { domains } = domainsModule;
-  return {
-    apply({ event }) {
-      if (!event.type.startsWith('domain.')) return forgetChangedLinks(cache, event);
-      const id = (event.data as { domain_id: number }).domain_id;
-      // A failed reload is not fatal: the next restart of the feed reloads every domain.
-      void domains.reload(id)
-        .catch((err: unknown) => app.log.warn({ err, domain: id }, 'could not reload a changed domain'));
-    },
-    async restart() {
-      cache.clear(); // whatever changed before the feed (re)started was not heard
-      await domains.reloadAll();
-    },
-    gate: (isTrusted) => cache.gate(isTrusted),
-  };
-}
-
 /** The outbox's feed: LISTEN/NOTIFY as its wake-up on PostgreSQL, a read every 250 ms on the embedded engine. */
 export async function followLinkChanges(
-  app: FastifyInstance, config: Config, storage: Storage, modules: Pick<Modules, 'linksModule' | 'domainsModule'>,
+  app: FastifyInstance, config: Config, storage: Storage,
+  modules: Pick<Modules, 'linksModule' | 'domainsModule' | 'redirectModule'>,
   timing: { heartbeatMs?: number; trustMs?: number } = {},
 ): Promise<{ close(): Promise<void> | void }> {
   const origin = modules.linksModule.changeOrigin;
-  const feed = { db: storage.db, origin, consumer: cacheConsumer(app, modules), log: app.log };
+  // The outbox's first consumer (db/outbox.ts): what visits read in memory, the link cache and the domain
+  // registry (modules/redirect/link-cache-events.ts).
+  // A serving process always has the visit (createModules builds it whenever `server` is given).
+  const consumer = modules.redirectModule!.changeConsumer(modules.domainsModule.domains, app.log);
+  const feed = { db: storage.db, origin, consumer, log: app.log };
   if (config.databaseUrl) return createPgOutboxFeed({ ...feed, connectionString: config.databaseUrl, ...timing });
   return startSqliteOutboxFeed(feed);
 }

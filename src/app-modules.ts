@@ -12,21 +12,25 @@ import type { Clock } from './lib/clock.js';
 import type { ReadinessCheck } from './lib/readiness-check.js';
 import { deploymentPaginator } from './lib/pagination.js';
 import { createApiKeysModule } from './modules/api-keys/index.js';
-import { createClickIngest, createClicksModule, createVisitContext, importedVisitsWriter, openGeoipDatabase, visitorSalt } from './modules/clicks/index.js';
+import {
+  createAddressRecorder, createClickIngest, createClicksModule, createCountryLookup, importedVisitsWriter, openGeoipDatabase,
+  visitorSalt, type ClickSink,
+} from './modules/clicks/index.js';
 import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
 import { createIdempotencyModule } from './modules/idempotency/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createInstanceModule } from './modules/instance/index.js';
 import { createLinksModule } from './modules/links/index.js';
+import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
-import { createDomainsModule } from './modules/domains/index.js';
+import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
 import { createHashLanes } from './infra/hash-lanes.js';
 import { createOrdersModule } from './modules/orders/index.js';
 import { createOutboxModule } from './modules/outbox/index.js';
 import { createJwt, createTokensModule } from './modules/tokens/index.js';
-import { createUsersModule } from './modules/users/index.js';
+import { createUsersModule, type PasswordHasher } from './modules/users/index.js';
 import type { SharedState } from './shared-state.js';
 
 export interface ModuleDeps {
@@ -104,12 +108,41 @@ function clickIngestFor({ config, storage, shared, clock, log, server }: LinkMod
   });
 }
 
+/** What the redirect module is built from besides the modules' common dependencies. */
+interface RedirectWiring {
+  sink: ClickSink;
+  /** the domains module's directory: the domain a visit's host names */
+  domains: DomainDirectory;
+  passwords: Pick<PasswordHasher, 'verify'>;
+  /** an opened GEOIP_DATABASE, or null */
+  geoip: Parameters<typeof createCountryLookup>[0]['geoip'];
+  metrics: Pick<Metrics, 'observeFastRedirect'>;
+}
+
 /**
- * Domains, links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the
- * three modules.
+ * The visit (modules/redirect): its routes, fast path, link cache and visit policy, and what a visit tells
+ * besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash of the address.
+ */
+export function createRedirectModuleFor(deps: ModuleDeps & RedirectWiring) {
+  const { config, storage, shared, clock, jwtSecret } = deps;
+  return createRedirectModule({
+    config, storage, clock, domains: deps.domains, clicks: deps.sink, passwords: deps.passwords,
+    passwordAttempts: shared.passwordAttempts, passwordHashBudget: shared.passwordHashBudget,
+    country: createCountryLookup({ countryHeader: config.countryHeader, geoip: deps.geoip }),
+    recordAddress: createAddressRecorder({ anonymize: config.ipAnonymize, salt: visitorSalt(jwtSecret) }),
+    // The embedded database is one process's file: no other instance changes links behind the cache's back.
+    soleWriter: isEmbedded(storage),
+    limiter: shared.redirectLimiter,
+    metrics: deps.metrics,
+  });
+}
+
+/**
+ * Domains, links and their clicks, and (for a server) the visit: how clicks travel (the clicks module's choice),
+ * the modules. The redirect is built before links: its cache is the links module's VisitCache.
  */
 async function createLinkModules(deps: LinkModuleDeps) {
-  const { config, storage, shared, clock, jwtSecret, log, core, blockedHosts } = deps;
+  const { config, storage, clock, log, core, blockedHosts, server } = deps;
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
   // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
   // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).
@@ -118,26 +151,18 @@ async function createLinkModules(deps: LinkModuleDeps) {
   const changeOrigin = randomBytes(8).toString('hex');
   const domainsModule = await domainsModuleFor(deps, changeOrigin);
   const clickIngest = await clickIngestFor(deps);
-  // What a click learns besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash.
-  const describeVisit = createVisitContext({
-    countryHeader: config.countryHeader,
-    geoip,
-    anonymize: config.ipAnonymize,
-    salt: visitorSalt(jwtSecret),
-  });
+  // The CLI serves no visit: no redirect module, no cache for links to drop names from.
+  const redirectModule = server && clickIngest.sink ? createRedirectModuleFor({
+    ...deps, sink: clickIngest.sink, domains: domainsModule.directory, passwords, geoip, metrics: server.metrics,
+  }) : null;
   const linksModule = createLinksModule({
-    config, storage, users: usersRepo, paginator, clock, passwords, clicks: clickIngest.sink, describeVisit,
-    passwordAttempts: shared.passwordAttempts, passwordHashBudget: shared.passwordHashBudget,
-    blockedHosts,
-    // The embedded database is one process's file: no other instance changes links behind the cache's back.
-    soleWriter: isEmbedded(storage),
-    changeOrigin,
-    domains: domainsModule.directory,
+    config, storage, users: usersRepo, paginator, clock, passwords, blockedHosts, changeOrigin, domains: domainsModule.directory,
+    ...(redirectModule ? { cache: redirectModule.cache } : {}),
   });
   const clicksModule = createClicksModule({
     storage, links: linksModule.links, users: usersRepo, paginator, clock, retentionMonths: config.clickRetentionMonths, log,
   });
-  return { clickIngest, domainsModule, linksModule, clicksModule };
+  return { clickIngest, domainsModule, linksModule, redirectModule, clicksModule };
 }
 
 type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
@@ -153,7 +178,7 @@ function importsModuleFor({ config, storage, clock, importPace }: ModulesDeps, {
 }
 
 /** What stands at the root beside the API, outside its hooks and limits: health, readiness and metrics; the dashboard. */
-function serverModules({ config, clock, log }: ModulesDeps, server: ServerParts, { clickIngest, domainsModule }: LinkModules) {
+function serverModules({ config, clock, log }: ModulesDeps, server: ServerParts, { clickIngest, redirectModule }: LinkModules) {
   const sink = clickIngest.sink;
   return [
     createHealthModule({
@@ -161,7 +186,8 @@ function serverModules({ config, clock, log }: ModulesDeps, server: ServerParts,
       clickStream: () => sink?.status().stream ?? null,
       clickJournalDegraded: () => sink?.status().journalDegraded === true,
     }),
-    createDashboardModule({ config, clock, log, domainRoot: (host) => domainsModule.registry.servedBy(host)?.rootRedirect }),
+    // What GET / means on a host: the visit policy's answer (a domain's root_redirect).
+    createDashboardModule({ config, clock, log, domainRoot: (host) => redirectModule?.domainRoot(host) }),
   ];
 }
 
@@ -178,6 +204,7 @@ export async function createModules(deps: ModulesDeps) {
   const list: AppModule[] = [
     core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
     importsModule, core.outboxModule, ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
+    ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];
   return { ...core, ...linkModules, importsModule, list };
 }

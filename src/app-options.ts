@@ -17,7 +17,7 @@ export interface FastifyOptionsDeps {
   /** pino options or a logger instance (AppDeps) */
   logger?: FastifyServerOptions['logger'];
   loggerInstance?: FastifyServerOptions['loggerInstance'];
-  /** the redirect's fast path once its route and limiter exist (modules/links/redirect-fast-path.ts) */
+  /** the redirect's fast path once its route and limiter exist (modules/redirect/redirect-fast-path.ts) */
   fastPath: () => RawHandler | null;
 }
 

@@ -18,12 +18,9 @@ import type { Redis } from './infra/redis.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import type { ReadinessCheck } from './lib/readiness-check.js';
 import { databaseCheck } from './modules/health/index.js';
-import type { LinksModule } from './modules/links/index.js';
 import { loadJwtSecret } from './modules/tokens/index.js';
 import { createLazyCompilers } from './plugins/lazy-compilers.js';
 import type { RateLimitStore } from './plugins/rate-limit.js';
-import { registerRedirectRateLimit, type RedirectLimiter } from './plugins/redirect-limit.js';
-import { requestIdFrom } from './plugins/request-id.js';
 import { createSharedState } from './shared-state.js';
 
 export interface AppDeps {
@@ -70,7 +67,7 @@ declare module 'fastify' {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const { storage } = deps;
-  // The redirect's fast path (modules/links/redirect-fast-path.ts), set once its route and limiter exist.
+  // The redirect's fast path (modules/redirect/redirect-fast-path.ts), set once its routes are registered.
   let redirectFastPath: RawHandler | null = null;
   const compilers = createLazyCompilers();
   const app = Fastify(fastifyOptions({
@@ -110,39 +107,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   metrics.setClickQueueProvider(() => sink.status());
 
   await registerContexts(app, { config, clock, metrics, storageHealth, shared, modules, compilers });
-  redirectFastPath = await registerRedirect(app, { config, linksModule: modules.linksModule, limiter: shared.redirectLimiter, metrics });
+  redirectFastPath = modules.redirectModule?.fastPath(app) ?? null;
 
   const jobs = scheduleJobs(app, modules.list, { storage, clock, metrics, options: deps.jobRunner ?? {} });
   blockedHosts.watch();
   closeInOrder(app, { compilers, jobs, modules: modules.list, shared, cacheBus, blockedHosts });
   return app;
-}
-
-interface RedirectDeps {
-  config: Config;
-  linksModule: LinksModule;
-  /** one limiter (in process, or in Redis with REDIS_URL) for the route's hook and the fast path */
-  limiter: RedirectLimiter;
-  metrics: Metrics;
-}
-
-/**
- * GET /{code}: a sibling of the API context with only what it needs (its own per-IP limit), none of the API's
- * hooks. See modules/links/redirect.routes.ts for the route and redirect-fast-path.ts for cache hits. Returns
- * the fast path, or null where it cannot apply.
- */
-async function registerRedirect(app: FastifyInstance, { config, linksModule, limiter, metrics }: RedirectDeps): Promise<RawHandler | null> {
-  await app.register(linksModule.redirectRoutes, {
-    protect: async (scope: FastifyInstance) => registerRedirectRateLimit(scope, limiter),
-  });
-  // Cache hits skip Fastify's hooks: only where the fast path can apply every protection itself (the rate
-  // limit, client IP from the socket); from the first shutdown step on, everything goes through Fastify.
-  if (config.trustProxy !== false) return null;
-  const fastPath = linksModule.redirectFastPath({ limiter, requestId: requestIdFrom, metrics, underPressure: () => app.shedding() });
-  if (!fastPath) return null;
-  app.addHook('preClose', (done) => {
-    fastPath.disable();
-    done();
-  });
-  return fastPath;
 }

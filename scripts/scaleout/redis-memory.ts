@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { CLICK_FIELD, encodeClick } from '../../src/modules/clicks/transport/click-stream.js';
-import { LinkCache } from '../../src/modules/links/link-cache.js';
+import { LinkCache } from '../../src/modules/redirect/link-cache.js';
 
 const COUNT = Number(process.argv[2] ?? 1_000_000);
 const PIPELINE = 10_000;

@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock.js';
 
 /**
  * Counts attempts per key in fixed windows, where only failed attempts should count (a link password:
- * modules/links/visit-policy.ts). An attempt is taken before it is tried, so concurrent attempts cannot
+ * modules/redirect/visit-policy.ts). An attempt is taken before it is tried, so concurrent attempts cannot
  * slip past the limit while the slow check runs, and handed back when it succeeded.
  */
 export interface AttemptLimiter {

@@ -150,7 +150,7 @@ function createHttpSeries(registers: Registry[]) {
     buckets: REDIRECT_BUCKETS,
     registers,
   });
-  // Redirects answered by the fast path (modules/links/redirect-fast-path.ts): counted in a plain number,
+  // Redirects answered by the fast path (modules/redirect/redirect-fast-path.ts): counted in a plain number,
   // read at scrape time, so the hot path pays nothing for it.
   let fastRedirects = 0;
   new Counter({

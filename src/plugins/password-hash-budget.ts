@@ -11,7 +11,7 @@ import { rateLimited } from './rate-limit.headers.js';
  * whole count is taken from the caller's PASSWORD_HASHES_PER_MINUTE, or the request is 429 `RATE_LIMITED`
  * with nothing hashed: a bulk creation over the budget hashes none of its passwords. The rest of the request then
  * runs in a lane of its own (infra/hash-lanes.ts), so its hashes take their fair turn beside other callers', and
- * stop when the client goes away. A link unlock is counted where it happens (modules/links/visit-policy.ts).
+ * stop when the client goes away. A link unlock is counted where it happens (modules/redirect/visit-policy.ts).
  */
 
 declare module 'fastify' {

@@ -7,7 +7,7 @@ import { rateLimited } from './rate-limit.headers.js';
 
 /**
  * The redirect's own, higher limit per client IP (REDIRECT_RATE_LIMIT_PER_MINUTE, SPEC §8): one counter per
- * address, shared by the redirect route's hook and its fast path (modules/links/redirect-fast-path.ts).
+ * address, shared by the redirect route's hook and its fast path (modules/redirect/redirect-fast-path.ts).
  * In process (LocalIpLimiter) without Redis; in Redis (SharedIpLimiter) in the scale-out setup, so that
  * instances draw on one quota. Both keep the same fixed windows, keys, headers and 429 as the API's limits
  * (rate-limit.ts): a window opens at an address's first request and lasts a minute.

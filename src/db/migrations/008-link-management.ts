@@ -8,7 +8,7 @@ import type { Dialect } from '../dialect.js';
  *   If-Match be a conditional UPDATE; `updated_at` is the time of the last change.
  * - `max_visits` and `visit_count`: visit_count counts the human GET visits that were redirected; a visit is
  *   admitted by one conditional UPDATE (`visit_count < max_visits`), so concurrent visits on any number of
- *   instances never admit more than max_visits (modules/links/visit-policy.ts).
+ *   instances never admit more than max_visits (modules/redirect/visit-policy.ts).
  * - `forward_query`: 0 or 1 on both engines.
  * - `password_hash`: the scrypt hash of users' passwords (modules/users/password.ts), null without a password.
  * - `tags`: the link's tags as one comma-separated text (tags are `a-z 0-9 -`), so that reading a link stays

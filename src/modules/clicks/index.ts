@@ -4,9 +4,11 @@
  * click-ingest.ts), what a batch writes (rollups/), and the reads: statistics (stats/) and click records
  * (records/).
  */
-export { isBotUserAgent } from './event/bot.js';
-export { buildClickEvent, type ClickEvent, type VisitFacts } from './event/click-event.js';
-export { createVisitContext, openGeoipDatabase, visitorSalt, type DescribeVisit } from './event/visit-context.js';
+export { buildClickEvent, CLICK_TEXT_LIMITS, type ClickEvent, type VisitFacts, type VisitorFacts } from './event/click-event.js';
+export { UserAgentCache, type UserAgentFacts } from './event/user-agent.js';
+export {
+  createAddressRecorder, createCountryLookup, openGeoipDatabase, visitorSalt, type CountryLookup, type RecordAddress,
+} from './event/visit-context.js';
 export type { ClickSink, ClickSinkStatus } from './transport/click-sink.js';
 export { clickJournalDir, isJournalSegment } from './transport/journal-segments.js';
 export { createClickIngest, importedVisitsWriter, startClickWorker, type ClickIngest, type ClickIngestDeps } from './click-ingest.js';

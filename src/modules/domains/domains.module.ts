@@ -7,7 +7,7 @@ import { NOTHING_BLOCKED, type HostBlocklist } from '../../lib/host-blocklist.js
 import type { Paginator } from '../../lib/pagination.js';
 import type { UsersRepository } from '../users/index.js';
 import { clearBlockedFallbacks } from './blocked-fallbacks.js';
-import type { ClaimViewer } from './domain-claims.js';
+import type { DomainDirectory } from './domain-directory.js';
 import { DomainRegistry } from './domain-registry.js';
 import { createDomainChecker, type DomainChecker, type DomainCheckerOptions } from './domain-verification.js';
 import { createDomainsRepository } from './domains.repository.js';
@@ -53,14 +53,14 @@ export async function createDomainsModule(deps: DomainsModuleDeps) {
   return appModule({
     domains,
     registry,
-    /** what the links module reads: the registry, and a reload of a domain made elsewhere a moment ago */
+    /** what the links and redirect modules read: the registry, and a reload of a domain made elsewhere a moment ago */
     directory: {
-      byIdOf: (id: number) => registry.byIdOf(id),
-      named: (hostname: string, viewer: ClaimViewer | null) => registry.named(hostname, viewer),
-      servedBy: (host: string | undefined) => registry.servedBy(host),
-      reload: (id: number) => domains.reload(id),
-      reloadHostname: (hostname: string) => domains.reloadHostname(hostname),
-    },
+      byIdOf: (id) => registry.byIdOf(id),
+      named: (hostname, viewer) => registry.named(hostname, viewer),
+      servedBy: (host) => registry.servedBy(host),
+      reload: (id) => domains.reload(id),
+      reloadHostname: (hostname) => domains.reloadHostname(hostname),
+    } satisfies DomainDirectory as DomainDirectory,
     schemas: domainSchemas,
     apiRoutes: async (api, { basePath, version }) => {
       await api.register(domainsRoutes, { domains, basePath, version });

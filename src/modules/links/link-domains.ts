@@ -1,14 +1,11 @@
 import { AppError } from '../../lib/app-error.js';
 import { isAdmin, keyAllowsDomain, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
-import { normalizeHostname, STOP_AFTER_FAILING_MS, SYSTEM_VIEWER, type ClaimViewer, type DomainRegistry } from '../domains/index.js';
+import { normalizeHostname, STOP_AFTER_FAILING_MS, SYSTEM_VIEWER, type ClaimViewer, type DomainDirectory } from '../domains/index.js';
 
 export interface LinkDomainsDeps {
-  /** the domains module's registry, and a reload for a domain made on another instance a moment ago */
-  registry: Pick<DomainRegistry, 'byIdOf' | 'named'> & {
-    reload(id: number): Promise<void>;
-    reloadHostname(hostname: string): Promise<void>;
-  };
+  /** the domains module's directory: the registry, and a reload for a domain made on another instance a moment ago */
+  registry: Pick<DomainDirectory, 'byIdOf' | 'named' | 'reload' | 'reloadHostname'>;
   publicBaseUrl: string;
   clock: Clock;
 }

@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/types.js';
 import { checkImportedLink, type CheckedLink, type ImportedLink, type ImportedLinkCheck, type TargetCheck } from './imported-link-rules.js';
 import type { BatchLinkRow, DomainCode, LinkBatchRepository } from './link-batch.repository.js';
-import { linkCacheKey, type LinkCache } from './link-cache.js';
+import { NO_VISIT_CACHE, type VisitCache } from './visit-cache.js';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
@@ -65,7 +65,7 @@ async function claimAll(
 export function createLinkImports(deps: {
   batch: LinkBatchRepository;
   checkTarget: TargetCheck;
-  cache: Pick<LinkCache, 'invalidate'>;
+  cache: VisitCache;
   generate: () => string;
   clock: Clock;
 }) {
@@ -99,7 +99,7 @@ export function createLinkImports(deps: {
 
     /** After the transaction committed: this instance's cache forgets what it held for these names. */
     committed(names: readonly DomainCode[]): void {
-      for (const n of names) cache.invalidate(linkCacheKey(n.domainId, n.code));
+      for (const n of names) cache.forgetNames(n.domainId, [n.code]);
     },
   };
 }
@@ -112,14 +112,14 @@ export function linkImportsFor(deps: {
   storage: Pick<Storage, 'dialect'>;
   blockedHosts: HostBlocklist;
   /** this instance's redirect cache; none outside a server (the CLI: servers hear of new names by the change feed) */
-  cache?: Pick<LinkCache, 'invalidate'>;
+  cache?: VisitCache;
   clock: Clock;
 }): LinkImports {
   const { config, blockedHosts } = deps;
   return createLinkImports({
     batch: createLinkBatchRepository(deps.storage),
     checkTarget: createTargetRules({ publicBaseUrl: config.publicBaseUrl, listenPort: config.port, blockedHosts }).checkTarget,
-    cache: deps.cache ?? { invalidate: () => undefined },
+    cache: deps.cache ?? NO_VISIT_CACHE,
     generate: () => generateCode(),
     clock: deps.clock,
   });

@@ -4,12 +4,11 @@ import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import type { HostBlocklist } from '../../lib/host-blocklist.js';
-import type { LinkCache } from './link-cache.js';
-import type { LinkChanges, LinksRepository } from './links.repository.js';
+import { namesOf, type LinkChanges, type LinksRepository } from './links.repository.js';
+import type { VisitCache } from './visit-cache.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
 import type { LinkDomains } from './link-domains.js';
 import { isExpired } from './link-reads.js';
-import { cacheKeysOf } from './redirect-target.js';
 import { hostOf } from './original-url.js';
 
 /** What `ferry links disable-blocked` writes as the reason. */
@@ -44,7 +43,7 @@ export function moderationChanges(current: Pick<LinkRow, 'disabled_at' | 'disabl
 export interface LinkModerationDeps {
   links: Pick<LinksRepository, 'findByCode' | 'update' | 'scan' | 'listAll'>;
   /** this process's redirect cache; null where no redirect is served (the CLI) */
-  cache: Pick<LinkCache, 'invalidate'> | null;
+  cache: VisitCache | null;
   blockedHosts: HostBlocklist;
   clock: Clock;
   paginator: Paginator;
@@ -66,7 +65,7 @@ async function disableBlockedLinks(
       if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
       const now = clock.now();
       if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
-      for (const key of cacheKeysOf(row)) cache?.invalidate(key);
+      cache?.forgetNames(row.domain_id, namesOf(row));
     }
     if (batch.length < SCAN_BATCH) return disabled;
     after = batch[batch.length - 1]!.id;
@@ -95,7 +94,7 @@ export function createLinkModeration(deps: LinkModerationDeps) {
     const row = await links.findByCode(code, domainId);
     if (!row || isExpired(row, clock.now())) throw missing();
     const updated = await links.update(row, changes(row), null, clock.now());
-    for (const key of cacheKeysOf(row)) cache?.invalidate(key);
+    cache?.forgetNames(row.domain_id, namesOf(row));
     if (!updated) throw missing();
     return updated;
   }

@@ -6,14 +6,13 @@ import type { Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { assertIfMatch } from '../../lib/etag.js';
 import { assertMayManage } from './link-access.js';
-import type { LinkCache } from './link-cache.js';
 import type { LinkDomains } from './link-domains.js';
 import type { LinkDraft, LinkInput } from './link-input.js';
 import { moderationChanges } from './link-moderation.js';
 import type { FindLiveLink } from './link-reads.js';
-import { AliasTakenError, type LinksRepository } from './links.repository.js';
+import { AliasTakenError, namesOf, type LinksRepository } from './links.repository.js';
 import type { LinkCreate, LinkPatch } from './links.schemas.js';
-import { cacheKeysOf } from './redirect-target.js';
+import type { VisitCache } from './visit-cache.js';
 import { isReservedCode } from './short-code.js';
 
 /** Attempts before giving up on random codes. At 62^8 codes a second collision in a row is already ~1e-17. */
@@ -35,15 +34,15 @@ const aliasTaken = (err: AliasTakenError): AppError =>
   new AppError('CONFLICT', 'This alias is taken', [{ field: 'aliases', message: `${JSON.stringify(err.alias)} is already taken on this domain (by a code or an alias, or it was and stays retired)` }]);
 
 /** Every name of the link leaves this instance's cache, found or "missing" alike. */
-const dropCachedNames = (cache: Pick<LinkCache, 'invalidate'>, row: Pick<LinkRow, 'domain_id' | 'short_code' | 'aliases'>): void => {
-  for (const key of cacheKeysOf(row)) cache.invalidate(key);
+const dropCachedNames = (cache: VisitCache, row: Pick<LinkRow, 'domain_id' | 'short_code' | 'aliases'>): void => {
+  cache.forgetNames(row.domain_id, namesOf(row));
 };
 
 /** What creating and editing a link both need beside their repository method and their part of the input. */
 interface LinkWriteContext {
   dialect: Pick<Dialect, 'isUniqueViolation'>;
   clock: Clock;
-  cache: Pick<LinkCache, 'invalidate'>;
+  cache: VisitCache;
   domains: Pick<LinkDomains, 'usableBy'>;
 }
 
@@ -143,7 +142,7 @@ export function createLinkEditing(deps: LinkWriteContext & {
 export function createLinkRetirement(deps: {
   links: Pick<LinksRepository, 'retire' | 'findExpired'>;
   clock: Clock;
-  cache: Pick<LinkCache, 'invalidate'>;
+  cache: VisitCache;
   findLive: FindLiveLink;
 }) {
   const { links, clock, cache, findLive } = deps;

@@ -6,7 +6,6 @@ import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
 import type { LinkStatus } from './links.schemas.js';
 import { aliasesOf, claimAliases, namesOf, replaceAliases, type NamedLink } from './link-aliases.js';
-import { createRedirectQueries } from './redirect.repository.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -232,9 +231,9 @@ function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['
 }
 
 /**
- * Plain rows in and out. Two exceptions to "everything through Kysely" on the embedded engine, where a
- * better-sqlite3 prepared statement answers synchronously in a few microseconds: the redirect's cache miss
- * and a visit under a limit; and link creation, group-committed (link-insert.sqlite.ts). PostgreSQL runs the
+ * Plain rows in and out. One exception to "everything through Kysely" on the embedded engine, where a
+ * better-sqlite3 prepared statement answers synchronously in a few microseconds: link creation, group-committed
+ * (link-insert.sqlite.ts); the visit's reads are the redirect module's (redirect.repository.ts). PostgreSQL runs the
  * same queries through Kysely. Every change that a redirect could see is announced in its own transaction
  * (an event in the outbox, db/outbox.ts: read by every instance's link cache), signed with `changeOrigin`,
  * this app instance's name in the outbox.
@@ -246,11 +245,9 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
   return {
     ...createLinkInsertion({ db, fast, announce, origin: changeOrigin }),
     ...createLinkChanges({ db, announce }),
-    ...createRedirectQueries({ db, fast }),
     ...createLinkQueries({ db, dialect, fast, paginator }),
   };
 }
 
 export type { NamedLink, NewCodedLink, NewLinkRow };
-export type { CodeLookup, VisitAdmission } from './redirect.repository.js';
 export { AliasTakenError, aliasesOf, namesOf } from './link-aliases.js';

@@ -10,9 +10,8 @@ import { createLinkInput } from './link-input.js';
 import { createLinkReads, createLiveLinkFinder } from './link-reads.js';
 import { linkRecord } from './link-record.js';
 import { createLinkCreation, createLinkEditing, createLinkRetirement } from './link-writes.js';
-import { linkCacheKey, type LinkCache, type RedirectTarget } from './link-cache.js';
-import type { CodeLookup, LinksRepository } from './links.repository.js';
-import { toTarget } from './redirect-target.js';
+import type { LinksRepository } from './links.repository.js';
+import type { VisitCache } from './visit-cache.js';
 import { generateCode } from './short-code.js';
 
 export { linkEtag, type LinkWriteOptions } from './link-writes.js';
@@ -23,7 +22,8 @@ export interface LinksServiceDeps {
   dialect: Pick<Dialect, 'isUniqueViolation'>;
   clock: Clock;
   paginator: Paginator;
-  cache: LinkCache;
+  /** this instance's redirect cache (modules/redirect): a changed link's names leave it */
+  cache: VisitCache;
   publicBaseUrl: string;
   /** the port the service listens on: a loopback URL on it is this service (original-url.ts) */
   listenPort?: number;
@@ -40,35 +40,9 @@ export interface LinksServiceDeps {
 
 export type LinksService = ReturnType<typeof createLinksService>;
 
-const EXPIRED: RedirectTarget = { kind: 'expired' };
 const NO_DOMAINS: LinkDomainsDeps['registry'] = {
   byIdOf: () => undefined, named: () => undefined, reload: async () => undefined, reloadHostname: async () => undefined,
 };
-
-/**
- * The redirect's lookup: the cache answers synchronously; a miss asks the database once and caches the
- * answer, negative ones included. Expiry is judged here on every call against the clock, not by the
- * cache, so a link stops redirecting at its expires_at exactly, sweep or no sweep.
- */
-function createRedirectResolver(deps: { links: Pick<LinksRepository, 'lookupCode'>; cache: Pick<LinkCache, 'get' | 'set' | 'epoch'>; clock: Clock }) {
-  const { links, cache, clock } = deps;
-  const checkExpiry = (t: RedirectTarget): RedirectTarget =>
-    t.kind === 'link' && t.expiresAt !== null && t.expiresAt <= clock.now() ? EXPIRED : t;
-  return (code: string, domainId = 0): RedirectTarget | Promise<RedirectTarget> => {
-    // `code` may be an alias: one namespace, one lookup, one cache entry per name (SPEC §20).
-    const key = linkCacheKey(domainId, code);
-    const hit = cache.get(key);
-    if (hit) return checkExpiry(hit);
-    const epoch = cache.epoch();
-    const found = links.lookupCode(code, domainId);
-    const store = (f: CodeLookup | undefined): RedirectTarget => {
-      const target = toTarget(code, f);
-      cache.set(key, target, epoch);
-      return checkExpiry(target);
-    };
-    return found instanceof Promise ? found.then(store) : store(found);
-  };
-}
 
 export function createLinksService(deps: LinksServiceDeps) {
   const { links, users, dialect, clock, paginator, cache, publicBaseUrl } = deps;
@@ -101,7 +75,6 @@ export function createLinksService(deps: LinksServiceDeps) {
     remove,
     getForStats,
     listForUser,
-    resolve: createRedirectResolver({ links, cache, clock }),
     sweepExpired,
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { Paginator } from '../../../src/lib/pagination.js';
-import { LinkCache } from '../../../src/modules/links/link-cache.js';
+import { LinkCache } from '../../../src/modules/redirect/link-cache.js';
 import { createLinksRepository } from '../../../src/modules/links/links.repository.js';
 import { createLinksService } from '../../../src/modules/links/links.service.js';
 import { createPasswordHasher } from '../../../src/modules/users/password.js';

@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { DescribeVisit } from './visit-context.js';
+import type { Device } from './dimensions.js';
+import type { UserAgentFacts } from './user-agent.js';
+import type { RecordAddress } from './visit-context.js';
 
 /**
  * One visit, as the redirect saw it (SPEC §6, §15). To add a field: add it here, to one of the field lists
@@ -29,12 +30,22 @@ export interface ClickEvent {
   alias?: string | null;
   /** the host name of the domain the visit came in on (SPEC §19); absent or null: the default domain */
   domain?: string | null;
+  /**
+   * The user agent as the visit described it (user-agent.ts: a bot is the device `bot`), where its rules needed
+   * it. Absent where no one has described it yet — most visits, imported ones, clicks read back from the journal
+   * or the Redis stream, which do not carry it: the writer describes those itself (rollup-plan.ts clickFacts).
+   */
+  device?: Device;
+  browser?: string | null;
+  os?: string | null;
 }
 
 /** Fields kept as numbers (Float64Array columns in a batch). */
 export const CLICK_NUMBER_FIELDS = ['linkId', 'clickedAt'] as const;
 /** Fields kept as text or null (interned per batch: user agents and referrers repeat a lot). */
-export const CLICK_TEXT_FIELDS = ['shortCode', 'ip', 'userAgent', 'referrer', 'key', 'country', 'visitor', 'alias', 'domain'] as const;
+export const CLICK_TEXT_FIELDS = [
+  'shortCode', 'ip', 'userAgent', 'referrer', 'key', 'country', 'visitor', 'alias', 'domain', 'device', 'browser', 'os',
+] as const;
 
 export type ClickNumberField = (typeof CLICK_NUMBER_FIELDS)[number];
 export type ClickTextField = (typeof CLICK_TEXT_FIELDS)[number];
@@ -43,6 +54,7 @@ export type ClickTextField = (typeof CLICK_TEXT_FIELDS)[number];
 type Listed = ClickNumberField | ClickTextField;
 const everyFieldListed: Record<keyof ClickEvent, true> & Record<Listed, true> = {
   linkId: true, clickedAt: true, shortCode: true, ip: true, userAgent: true, referrer: true, key: true, country: true, visitor: true, alias: true, domain: true,
+  device: true, browser: true, os: true,
 };
 void everyFieldListed;
 
@@ -52,42 +64,63 @@ export const CLICK_TEXT_LIMITS = { ip: 45, userAgent: 512, referrer: 2048 } as c
 export const clip = (value: string | undefined, max: number): string | null =>
   value === undefined || value === '' ? null : value.length > max ? value.slice(0, max) : value;
 
-/** What the redirect knows of a visit: the link, the time, the client address and the request's headers. */
+/**
+ * What the redirect learned of the visitor, once per visit (modules/redirect/visit-context.ts): the same facts
+ * serve the visit's rules and its click, so the user agent is described once — at the visit where its rules
+ * needed it (a bot does not use up a visit), else by the writer, off the request path.
+ */
+export interface VisitorFacts {
+  /** the client address as TRUST_PROXY resolves it */
+  readonly ip: string | undefined;
+  readonly userAgent: string | undefined;
+  readonly referrer: string | undefined;
+  /** the user agent's description if the visit made one (device, browser, OS, bot); null: the writer describes it */
+  readonly agentIfDescribed: UserAgentFacts | null;
+  /** from a trusted proxy's COUNTRY_HEADER or GEOIP_DATABASE; null if unknown */
+  readonly country: string | null;
+}
+
+/** What the redirect knows of a visit: the link, the name visited, its domain, the time and the visitor. */
 export interface VisitFacts {
   linkId: number;
   shortCode: string;
   /** the alias visited; null: the code */
   alias: string | null;
   clickedAt: number;
-  ip: string | undefined;
-  headers: IncomingHttpHeaders;
-  /** the request came through a proxy TRUST_PROXY trusts (its country header is believed) */
-  viaTrustedProxy: boolean;
   /** the verified domain the host named (SPEC §19); undefined: the default domain */
   domain?: string | undefined;
+  visitor: VisitorFacts;
 }
 
 /**
- * The click event of a visit: the redirect route and its fast path both build it here. `describe` adds the
- * country and, with IP_ANONYMIZE, shortens the address and adds the visitor's daily hash (visit-context.ts);
- * the user agent is described later, by the writer (rollup-plan.ts), off the request path.
+ * The click event of a visit: the redirect route and its fast path both build it here, from the visitor's facts
+ * as the visit found them; a description of the user agent the visit made travels with the click, so the writer
+ * does not describe it again. `recordAddress` (IP_ANONYMIZE) shortens the address and adds the visitor's daily
+ * hash.
  */
-export function buildClickEvent(v: VisitFacts, describe: DescribeVisit | null): ClickEvent {
-  const ip = clip(v.ip, CLICK_TEXT_LIMITS.ip);
+export function buildClickEvent(v: VisitFacts, recordAddress: RecordAddress | null): ClickEvent {
+  const { visitor } = v;
+  const ip = clip(visitor.ip, CLICK_TEXT_LIMITS.ip);
   const event: ClickEvent = {
     linkId: v.linkId,
     shortCode: v.shortCode,
     clickedAt: v.clickedAt,
     ip,
-    userAgent: clip(v.headers['user-agent'], CLICK_TEXT_LIMITS.userAgent),
-    referrer: clip(v.headers.referer, CLICK_TEXT_LIMITS.referrer),
+    userAgent: clip(visitor.userAgent, CLICK_TEXT_LIMITS.userAgent),
+    referrer: clip(visitor.referrer, CLICK_TEXT_LIMITS.referrer),
+    country: visitor.country,
   };
+  const agent = visitor.agentIfDescribed;
+  if (agent !== null) {
+    event.device = agent.device;
+    event.browser = agent.browser;
+    event.os = agent.os;
+  }
   if (v.alias !== null) event.alias = v.alias;
   if (v.domain !== undefined) event.domain = v.domain;
-  if (describe === null) return event;
-  const context = describe({ ip, headers: v.headers, viaTrustedProxy: v.viaTrustedProxy, at: v.clickedAt });
-  event.ip = context.ip;
-  event.country = context.country;
-  if (context.visitor !== undefined) event.visitor = context.visitor;
+  if (recordAddress === null) return event;
+  const recorded = recordAddress(ip, v.clickedAt);
+  event.ip = recorded.ip;
+  if (recorded.visitor !== undefined) event.visitor = recorded.visitor;
   return event;
 }

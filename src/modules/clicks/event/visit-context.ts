@@ -5,37 +5,24 @@ import { Reader, type CountryResponse } from 'maxmind';
 import { anonymizeIp, countryCode, dailyVisitorHash } from './visitor.js';
 
 /**
- * What the redirect adds to a click besides what it saw (SPEC §15): the country, and with IP_ANONYMIZE the
- * shortened address and the visitor's daily hash. Done at the redirect because only there is the full
- * address known; the user agent is parsed later, by the writer (user-agent.ts), off the request path.
+ * What a click learns besides the request (SPEC §15), in two parts. The country is a fact of the visit: the
+ * redirect asks for it once per visit (modules/redirect/visit-context.ts). IP_ANONYMIZE's shortened address and
+ * daily hash are how the click records its visitor, added when the click event is built (click-event.ts).
  */
-export interface VisitContext {
+
+/** COUNTRY_HEADER from a trusted proxy, else GEOIP_DATABASE's answer for the address; null if unknown. */
+export type CountryLookup = (ip: string | null, headers: IncomingHttpHeaders, viaTrustedProxy: boolean) => string | null;
+
+/** The address a click records and, with IP_ANONYMIZE, who counts as a unique visitor in its place. */
+export interface RecordedAddress {
   /** the address to record: as seen, or shortened (IP_ANONYMIZE) */
   ip: string | null;
-  country: string | null;
   /** with IP_ANONYMIZE: who counts as a unique visitor, in place of the address */
   visitor?: string;
 }
 
-export interface VisitInput {
-  ip: string | null;
-  headers: IncomingHttpHeaders;
-  /** the request reached us through a proxy that TRUST_PROXY trusts (its forwarded headers are believed) */
-  viaTrustedProxy: boolean;
-  at: number;
-}
-
-export type DescribeVisit = (v: VisitInput) => VisitContext;
-
-export interface VisitContextOptions {
-  /** COUNTRY_HEADER, lower case */
-  countryHeader: string | null;
-  /** an opened GEOIP_DATABASE */
-  geoip: Pick<Reader<CountryResponse>, 'get'> | null;
-  anonymize: boolean;
-  /** the daily hash's key (derived from the service's secret: every instance computes the same hash) */
-  salt: Buffer;
-}
+/** IP_ANONYMIZE's shortening and daily hash of a visit's address at its time. */
+export type RecordAddress = (ip: string | null, at: number) => RecordedAddress;
 
 export const visitorSalt = (secret: string | Uint8Array): Buffer => createHash('sha256').update('ferry-visitor:').update(secret).digest();
 
@@ -53,8 +40,10 @@ export async function openGeoipDatabase(path: string | null): Promise<Reader<Cou
   }
 }
 
-export function createVisitContext(opts: VisitContextOptions): DescribeVisit {
-  const { countryHeader, geoip, anonymize, salt } = opts;
+/** COUNTRY_HEADER (lower case) and an opened GEOIP_DATABASE; null when neither is configured. */
+export function createCountryLookup(opts: { countryHeader: string | null; geoip: Pick<Reader<CountryResponse>, 'get'> | null }): CountryLookup | null {
+  const { countryHeader, geoip } = opts;
+  if (countryHeader === null && geoip === null) return null;
   const lookup = (ip: string | null): string | null => {
     if (!geoip || !ip) return null;
     try {
@@ -65,11 +54,16 @@ export function createVisitContext(opts: VisitContextOptions): DescribeVisit {
       return null; // not an address the database understands
     }
   };
-  return (v) => {
+  return (ip, headers, viaTrustedProxy) => {
     // A header only counts when a trusted proxy set it: a client talking to us directly could send any.
-    const fromHeader = countryHeader !== null && v.viaTrustedProxy ? countryCode(v.headers[countryHeader]) : null;
-    const country = fromHeader ?? lookup(v.ip);
-    if (!anonymize) return { ip: v.ip, country };
-    return { ip: anonymizeIp(v.ip), country, ...(v.ip ? { visitor: dailyVisitorHash(salt, v.ip, v.at) } : {}) };
+    const fromHeader = countryHeader !== null && viaTrustedProxy ? countryCode(headers[countryHeader]) : null;
+    return fromHeader ?? lookup(ip);
   };
+}
+
+/** IP_ANONYMIZE (SPEC §15): the /24 or /48 of the address, and a daily hash of the full one; null when off. */
+export function createAddressRecorder(opts: { anonymize: boolean; salt: Buffer }): RecordAddress | null {
+  const { anonymize, salt } = opts;
+  if (!anonymize) return null;
+  return (ip, at) => ({ ip: anonymizeIp(ip), ...(ip ? { visitor: dailyVisitorHash(salt, ip, at) } : {}) });
 }

@@ -29,7 +29,7 @@ export function eventsOfMessage(m: ClickBatchMessage, indexes: ArrayLike<number>
 }
 
 /** Fields a click may leave out: absent (or null) comes back absent. */
-const OPTIONAL_TEXT = new Set<ClickTextField>(['key', 'country', 'visitor', 'alias', 'domain']);
+const OPTIONAL_TEXT = new Set<ClickTextField>(['key', 'country', 'visitor', 'alias', 'domain', 'device', 'browser', 'os']);
 
 function eventAt(numbers: Record<ClickNumberField, Float64Array>, text: Record<ClickTextField, Int32Array>, values: readonly string[], i: number): ClickEvent {
   const e: Record<string, unknown> = {};

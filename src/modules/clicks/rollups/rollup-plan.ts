@@ -110,13 +110,21 @@ export function referrerValue(referrer: string): string {
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Parsed user agents, per process (each writer thread and worker has its own). */
+/**
+ * Parsed user agents, per process (each writer thread and worker has its own), for the clicks the redirect did
+ * not describe: imported visits, and clicks read back from the journal or the Redis stream.
+ */
 const userAgents = new UserAgentCache();
 
-/** The record's facts of one click: the user agent described (cached), the country as the redirect found it. */
+/**
+ * The record's facts of one click: the user agent as the redirect described it (a bot is the device `bot`), or
+ * described here when the click does not carry it; the country as the redirect found it.
+ */
 export function clickFacts(e: ClickEvent): ClickFacts {
+  const country = e.country ?? null;
+  if (e.device != null) return { isBot: e.device === 'bot', browser: e.browser ?? null, os: e.os ?? null, device: e.device, country };
   const ua = userAgents.describe(e.userAgent);
-  return { isBot: ua.isBot, browser: ua.browser, os: ua.os, device: ua.device, country: e.country ?? null };
+  return { isBot: ua.isBot, browser: ua.browser, os: ua.os, device: ua.device, country };
 }
 
 /** A link's day in a plan, with its groups of daily values by kind. */

@@ -111,6 +111,11 @@ export class LinkCache {
     this.forget(code);
   }
 
+  /** The links module's VisitCache: every name of a changed link, on its domain, before the change is answered. */
+  forgetNames(domainId: number, names: readonly string[]): void {
+    for (const name of names) this.invalidate(linkCacheKey(domainId, name));
+  }
+
   /** Scale-out: entries are served only while `isTrusted()` says the change feed is current. */
   gate(isTrusted: () => boolean): void {
     this.trusted = isTrusted;

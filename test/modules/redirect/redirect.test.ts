@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createMemoryAttemptLimiter } from '../../../src/infra/attempt-limiter.js';
 import { Paginator } from '../../../src/lib/pagination.js';
-import { DEFAULT_LINK_CACHE, LinkCache } from '../../../src/modules/links/link-cache.js';
+import { DEFAULT_LINK_CACHE, LinkCache } from '../../../src/modules/redirect/link-cache.js';
 import { createLinksRepository } from '../../../src/modules/links/links.repository.js';
 import { createLinksService } from '../../../src/modules/links/links.service.js';
 import { createPasswordHasher } from '../../../src/modules/users/password.js';
@@ -195,30 +195,28 @@ describe.each(engines)('redirect configuration on %s', (engine) => {
 });
 
 describe('redirect context seam', () => {
-  it("when the module's redirect plugin is given protections, then they run for the redirect only", async () => {
+  it("when the redirect module's root routes are registered, then its rate limit runs for the redirect only", async () => {
     const t = await createTestApp('sqlite');
     const Fastify = (await import('fastify')).default;
-    const { createLinksModule } = await import('../../../src/modules/links/links.module.js');
-    const paginator = new Paginator(createHash('sha256').update('x').digest());
+    const { createRedirectModule } = await import('../../../src/modules/redirect/redirect.module.js');
+    const { LocalIpLimiter } = await import('../../../src/plugins/redirect-limit.js');
     const { sharedSchemas } = await import('../../../src/lib/common.schemas.js');
     const app = Fastify();
     for (const schema of sharedSchemas) app.addSchema(schema);
-    const module = createLinksModule({
-      config: t.config, storage: t.storage, users: createUsersRepository(t.storage.db, paginator), paginator, clock: t.clock,
-      passwords: createPasswordHasher(10), clicks: t.app.clickQueue, passwordAttempts: createMemoryAttemptLimiter({ max: 10, windowMs: 60_000, clock: t.clock }),
+    const module = createRedirectModule({
+      config: t.config, storage: t.storage, clock: t.clock, passwords: createPasswordHasher(10), clicks: t.app.clickQueue,
+      passwordAttempts: createMemoryAttemptLimiter({ max: 10, windowMs: 60_000, clock: t.clock }),
+      limiter: new LocalIpLimiter('redirect', 100), metrics: { observeFastRedirect: () => undefined },
     });
     try {
-      const link = await module.links.create({ original_url: 'https://example.com/seam' }, null);
-      await app.register(module.redirectRoutes, {
-        protect: async (scope) => {
-          scope.addHook('onRequest', async (_request, reply) => void reply.header('x-protected', 'yes'));
-        },
-      });
+      const link = await createLink(t, { original_url: 'https://example.com/seam' });
+      await app.register(module.rootRoutes);
       app.get('/elsewhere', async () => 'ok');
       const res = await app.inject({ url: `/${link.short_code}` });
       expect(res.statusCode).toBe(302);
-      expect(res.headers['x-protected']).toBe('yes');
-      expect((await app.inject({ url: '/elsewhere' })).headers['x-protected']).toBeUndefined();
+      expect(res.headers.location).toBe('https://example.com/seam');
+      expect(res.headers['ratelimit-policy']).toBeDefined();
+      expect((await app.inject({ url: '/elsewhere' })).headers['ratelimit-policy']).toBeUndefined();
     } finally {
       await app.close();
       await t.close();

@@ -3,8 +3,8 @@ import net, { type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
 import { useTestApp } from '../../helpers/fixtures.js';
-import { withForwardedQuery } from '../../../src/modules/links/visit-policy.js';
-import { createLink, visit } from './links.helpers.js';
+import { withForwardedQuery } from '../../../src/modules/redirect/visit-policy.js';
+import { createLink, visit } from '../links/links.helpers.js';
 
 describe('forwarded query strings', () => {
   it.each([

@@ -1,10 +1,9 @@
-import type { LinkRow } from '../../db/types.js';
-import { linkCacheKey, type RedirectTarget, type VisitRules } from './link-cache.js';
-import { namesOf, type CodeLookup } from './links.repository.js';
+import type { RedirectTarget, VisitRules } from './link-cache.js';
+import type { CodeLookup } from './redirect.repository.js';
 
 /**
  * What a name (a code or an alias, SPEC §20) resolves to on the redirect path, from the one lookup of
- * link_codes joined to links, and the cache keys a link's change must drop.
+ * link_codes joined to links.
  */
 const rulesOf = (found: CodeLookup): VisitRules | null =>
   found.max_visits === null && !found.forward_query && found.password_hash === null
@@ -26,5 +25,3 @@ export const toTarget = (name: string, found: CodeLookup | undefined): RedirectT
   return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };
 };
 
-/** The cache keys of every name of the link on its domain (code and aliases). */
-export const cacheKeysOf = (row: Pick<LinkRow, 'domain_id' | 'short_code' | 'aliases'>): string[] => namesOf(row).map((name) => linkCacheKey(row.domain_id, name));

@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { FastStatement, FastStatements } from '../../db/database.js';
-import type { Database } from '../../db/types.js';
+import { fastStatements, type FastStatement, type Storage } from '../../db/database.js';
 
 /** A code as the redirect needs it: the link (if it still exists) and the tombstone state of the code. */
 export interface CodeLookup {
@@ -28,9 +26,15 @@ const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(',
 // the check and the increment one step, so concurrent visits on any number of instances admit max_visits.
 const ADMIT_SQL = 'update links set visit_count = visit_count + 1 where id = ? and (max_visits is null or visit_count < max_visits) returning visit_count';
 
-/** What a visit needs: its code's target and its link's visit limit. */
-export function createRedirectQueries(deps: { db: Kysely<Database>; fast: FastStatements | null }) {
-  const { db, fast } = deps;
+/**
+ * What a visit reads and counts of links, in a repository of its own (the links module keeps the writes): its
+ * name's target and its link's visit limit. On the embedded engine a better-sqlite3 prepared statement answers
+ * synchronously in a few microseconds (the cache miss, and a visit under a limit); PostgreSQL runs the same
+ * queries through Kysely.
+ */
+export function createRedirectQueries(storage: Pick<Storage, 'db' | 'sqlite'>) {
+  const { db } = storage;
+  const fast = fastStatements(storage);
   const lookupStatement: FastStatement<[number, string], CodeLookup> | null = fast?.prepare<[number, string], CodeLookup>(LOOKUP_SQL) ?? null;
   const admitStatement: FastStatement<[number], { visit_count: number }> | null = fast?.prepare<[number], { visit_count: number }>(ADMIT_SQL) ?? null;
 
@@ -75,3 +79,5 @@ export function createRedirectQueries(deps: { db: Kysely<Database>; fast: FastSt
     },
   };
 }
+
+export type RedirectQueries = ReturnType<typeof createRedirectQueries>;

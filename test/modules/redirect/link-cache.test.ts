@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LinkCache, type RedirectTarget } from '../../../src/modules/links/link-cache.js';
+import { LinkCache, type RedirectTarget } from '../../../src/modules/redirect/link-cache.js';
 import { TestClock } from '../../helpers/app.js';
 
 const link = (id: number): RedirectTarget => ({ kind: 'link', id, code: `c${id}`, alias: null, url: `https://example.com/${id}`, expiresAt: null, rules: null });

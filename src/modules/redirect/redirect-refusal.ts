@@ -4,7 +4,7 @@ import { AppError } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
 import { sendAppError } from '../../plugins/errors.js';
 import { ERROR_PAGE_CSP, passwordPage, prefersHtml, redirectErrorPage, type ErrorPage } from './redirect-page.js';
-import type { VisitDecision } from './visit-policy.js';
+import type { Refusal } from './visit-policy.js';
 
 const BASIC_REALM = 'Basic realm="Password-protected link", charset="UTF-8"';
 /**
@@ -13,7 +13,7 @@ const BASIC_REALM = 'Basic realm="Password-protected link", charset="UTF-8"';
  */
 const FORM_REALM = 'Form realm="Password-protected link"';
 
-const REFUSALS: Record<Exclude<VisitDecision['kind'], 'redirect' | 'password'>, { page: ErrorPage; error: () => AppError }> = {
+const REFUSALS: Record<Exclude<Refusal['kind'], 'password'>, { page: ErrorPage; error: () => AppError }> = {
   missing: { page: 'missing', error: () => new AppError('NOT_FOUND', 'No link has this code') },
   expired: { page: 'expired', error: () => new AppError('LINK_EXPIRED', 'This link has expired') },
   disabled: { page: 'disabled', error: () => new AppError('LINK_DISABLED', 'This link has been disabled by the administrators of this service') },
@@ -22,7 +22,7 @@ const REFUSALS: Record<Exclude<VisitDecision['kind'], 'redirect' | 'password'>, 
 };
 
 /** A visit that gets no redirect: the error envelope, or for a browser the page saying why (SPEC §13). */
-export function refuse(request: FastifyRequest, reply: FastifyReply, decision: Exclude<VisitDecision, { kind: 'redirect' }>, clock: Clock): FastifyReply {
+export function refuse(request: FastifyRequest, reply: FastifyReply, decision: Refusal, clock: Clock): FastifyReply {
   reply.header('vary', 'Accept');
   const html = prefersHtml(request.headers.accept);
   let err: AppError;

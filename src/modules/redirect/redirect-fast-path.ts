@@ -1,24 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RedirectStatus } from '../../config.js';
 import type { RawHandler } from '../../infra/http-server.js';
 import type { Metrics } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RedirectLimiter } from '../../plugins/redirect-limit.js';
 import { hasDuplicateHost } from '../../plugins/request-target.js';
-import type { LinkCache } from './link-cache.js';
-import { buildClickEvent, type ClickSink, type DescribeVisit } from '../clicks/index.js';
-import { REDIRECT_CACHE_CONTROL, REDIRECT_ROUTE_URL, type VisitDomains } from './redirect.routes.js';
-import { linkCacheKey } from './link-cache.js';
+import { buildClickEvent, type ClickSink, type RecordAddress } from '../clicks/index.js';
+import { REDIRECT_ROUTE_URL } from './redirect.routes.js';
+import type { VisitContexts } from './visit-context.js';
+import type { Redirect, VisitPolicy } from './visit-policy.js';
 
 export interface RedirectFastPathDeps {
-  cache: Pick<LinkCache, 'get'>;
-  /** the verified domain a visit's Host names (one Map lookup), or undefined for the default domain */
-  domains: VisitDomains;
+  /** the redirect a visit gets when memory alone decides it (visit-policy.ts decideFromCache) */
+  policy: Pick<VisitPolicy, 'decideFromCache'>;
+  contexts: VisitContexts;
   clicks: Pick<ClickSink, 'enqueue' | 'settled'>;
   clock: Clock;
-  status: RedirectStatus;
-  /** country and anonymisation of a click (clicks/visit-context.ts); null: neither */
-  describeVisit: DescribeVisit | null;
+  /** IP_ANONYMIZE's shortening and daily hash of a click's address; null: addresses as seen */
+  recordAddress: RecordAddress | null;
   /** the redirect's limiter (in process, or in Redis), shared with the route's hook */
   limiter: Pick<RedirectLimiter, 'admit' | 'policy'>;
   requestId: (req: IncomingMessage) => string;
@@ -32,20 +30,20 @@ const CODE_URL = /^\/[0-9a-zA-Z_-]{1,64}$/;
 
 /** The redirect's answer as the route writes it (headers in its order, an empty body), and its request metrics. */
 function writeRedirect(
-  deps: Pick<RedirectFastPathDeps, 'status' | 'limiter' | 'requestId' | 'metrics'>,
+  deps: Pick<RedirectFastPathDeps, 'limiter' | 'requestId' | 'metrics'>,
   req: IncomingMessage,
   res: ServerResponse,
-  location: string,
+  decision: Redirect,
   started: number,
   rateLimit: string,
 ): void {
-  const { status } = deps;
+  const { status, headers } = decision;
   res.writeHead(status, [
     'x-request-id', deps.requestId(req),
     'ratelimit-policy', deps.limiter.policy,
     'ratelimit', rateLimit,
-    'location', location,
-    'cache-control', REDIRECT_CACHE_CONTROL,
+    'location', headers.location,
+    'cache-control', headers['cache-control'],
     'content-length', '0',
   ]);
   res.end();
@@ -58,9 +56,9 @@ function writeRedirect(
  * pressure. Measured (bench/, 2-core VM): the route through Fastify's hooks cost about 29 µs of the event
  * loop per redirect against 16 µs for a bare Fastify route; this path costs about as much as the bare route.
  *
- * It answers exactly what the route would (redirect.routes.ts; test/modules/links/redirect-fast-path.test.ts
- * compares the two): X-Request-Id, the redirect's RateLimit-Policy/RateLimit, Location, Cache-Control,
- * an empty body, the click enqueued (GET only), and the same request metrics. Anything else — a miss, an
+ * It answers exactly what the route would, from the same decision of the visit policy (redirect.routes.ts;
+ * test/modules/redirect/redirect-fast-path.test.ts compares the two): X-Request-Id, the redirect's
+ * RateLimit-Policy/RateLimit, the decision's Location and Cache-Control, an empty body, the click enqueued (GET only), and the same request metrics. Anything else — a miss, an
  * expired or unknown code, a link with visit rules (password, max_visits, forward_query), a limit reached,
  * overload, a query string, another method, more than one Host header, a trusted proxy
  * (TRUST_PROXY), access logging (LOG_LEVEL=debug), shutting down — returns false untouched and takes the
@@ -71,7 +69,7 @@ function writeRedirect(
  * trip, not two.
  */
 export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
-  const { cache, clicks, clock, limiter, underPressure, describeVisit, domains } = deps;
+  const { policy, contexts, clicks, clock, limiter, underPressure, recordAddress } = deps;
   let enabled = true;
   const handler: RawHandler = (req, res, fallback) => {
     const method = req.method;
@@ -80,21 +78,22 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     // Two Host headers name no one domain: the route answers 400 (plugins/request-target.ts).
     if (hasDuplicateHost(req)) return false;
     const started = performance.now();
-    // The host: one Map lookup (domain-registry.ts); without a trusted proxy, Host is the only name there is.
-    const domain = domains.servedBy(req.headers.host);
-    const target = cache.get(domain === undefined ? url.slice(1) : linkCacheKey(domain.id, url.slice(1)));
-    // A password, a visit limit or a forwarded query is the visit policy's business (visit-policy.ts).
-    if (target === undefined || target.kind !== 'link' || target.rules !== null) return false;
-    const now = clock.now();
-    if (target.expiresAt !== null && target.expiresAt <= now) return false;
-    if (underPressure()) return false;
+    // Without a trusted proxy, Host is the only name there is. A password, a visit limit, a forwarded query,
+    // a miss or a refusal is decided by the route (visit-policy.ts).
+    const decision = policy.decideFromCache(req.headers.host, url.slice(1));
+    if (decision === undefined || underPressure()) return false;
     const ip = req.socket.remoteAddress;
     if (ip === undefined) return false;
-    const answer = (rateLimit: string): void => writeRedirect(deps, req, res, target.url, started, rateLimit);
+    const link = decision.link!;
+    const now = clock.now();
+    const answer = (rateLimit: string): void => writeRedirect(deps, req, res, decision, started, rateLimit);
     // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
     let recorded = false;
     const record = method === 'GET'
-      ? () => void (recorded = clicks.enqueue(buildClickEvent({ linkId: target.id, shortCode: target.code, alias: target.alias, clickedAt: now, ip, headers: req.headers, viaTrustedProxy: false, domain: domain?.hostname }, describeVisit)))
+      ? () => {
+        const facts = { linkId: link.id, shortCode: link.code, alias: link.alias, clickedAt: now, domain: decision.domain, visitor: contexts(ip, req.headers, false) };
+        recorded = clicks.enqueue(buildClickEvent(facts, recordAddress));
+      }
       : null;
     const serve = (rateLimit: string): void => {
       const pending = recorded ? clicks.settled() : null;
