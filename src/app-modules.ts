@@ -5,6 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
+import { warnWithoutSearchIndex } from './db/link-search.js';
 import type { Clock } from './lib/clock.js';
 import { deploymentPaginator } from './lib/pagination.js';
 import { createApiKeysModule } from './modules/api-keys/index.js';
@@ -83,6 +84,8 @@ export async function createLinkModules(deps: LinkModuleDeps) {
   const geoip = await openGeoipDatabase(config.geoipDatabase);
   // This instance's name in the outbox's events of links and domains (db/outbox.ts, infra/outbox-feed.ts).
   const changeOrigin = randomBytes(8).toString('hex');
+  // PostgreSQL without pg_trgm: the link search scans (db/link-search.ts); said once a start.
+  await warnWithoutSearchIndex(storage, (msg) => log.warn(msg));
   const domainsModule = await domainsModuleFor(deps, changeOrigin);
   const clickIngest = await createClickIngest({
     config, storage, log, clock,

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import { fastStatements, type FastStatement, type FastStatements, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
+import { searchCandidates } from '../../db/link-search.js';
 import { recordEvent, type LinkField, type OutboxEvent } from '../../db/outbox.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
@@ -45,9 +46,11 @@ async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> 
 /**
  * `tag` must be one of the link's, `q` a substring of the URL, the code, the title or an alias (any case; SPEC
  * §20: an imported link is looked up by its old slug). Aliases are read from the row's comma-separated list;
- * no alias holds a comma, so a `q` with one would only match across two of them and skips that column.
+ * no alias holds a comma, so a `q` with one would only match across two of them and skips that column. On
+ * SQLite the search index (db/link-search.ts) first narrows `q` to the links that may match, then the same LIKEs
+ * decide, so the answers stay the scan's; PostgreSQL's planner takes its trigram indexes for the ilikes itself.
  */
-function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): LinksQuery {
+function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>): LinksQuery {
   let q = base;
   if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
   if (filter.domainIds !== undefined) q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
@@ -58,6 +61,8 @@ function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storag
   if (filter.q !== undefined) {
     const text = filter.q;
     const inAliases = text.includes(',') ? sql<boolean>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
+    const candidates = searchCandidates(dialect, text);
+    if (candidates) q = q.where(() => candidates);
     q = q.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)} or ${inAliases})`);
   }
   return q;
@@ -183,7 +188,7 @@ function createLinkChanges(deps: {
 }
 
 /** Reads of links as the API and the admin tools see them. */
-function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>; fast: FastStatements | null; paginator: Paginator }) {
+function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>; fast: FastStatements | null; paginator: Paginator }) {
   const { db, dialect, fast, paginator } = deps;
   const findStatement: FastStatement<[number, string], LinkRow> | null = fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
 

@@ -1,0 +1,98 @@
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import type { Storage } from './database.js';
+import type { Dialect } from './dialect.js';
+
+/**
+ * The index behind the link lists' `q` (SPEC §13, §18, §20: a substring of the URL, the code, the title or an
+ * alias, ignoring ASCII case), so that a search among a million links reads the few that match instead of all of
+ * them (migration 039). Both engines index trigrams, which serve patterns of three characters or more; a shorter
+ * `q` is answered by the scan it always was.
+ *
+ * - SQLite: `link_search`, an FTS5 table with the trigram tokenizer (case folded), one row per link (rowid = the
+ *   link's id) with its title, code, aliases and URL. Contentless (the text stays in `links` only) with
+ *   contentless_delete, and kept by triggers on `links`, so every write path (the API's grouped insert, PATCH,
+ *   delete, the expiry sweep, imports' batch inserts, bulk) updates it in its own transaction without knowing.
+ *   It only narrows: the list still applies the LIKE of the scan to the candidates, so the answers are the
+ *   scan's exactly (FTS5 folds more than ASCII case, and a phrase may match across an alias's comma).
+ * - PostgreSQL: `pg_trgm`'s GIN indexes on the four columns, which serve the same `ilike` the scan ran (the
+ *   planner picks them and rechecks every candidate), so the query does not change. Creating the extension
+ *   needs a privilege the database owner may lack: then the migration leaves it out, the search keeps scanning
+ *   and the start-up says so once (warnWithoutSearchIndex).
+ */
+
+/** The columns searched, in `links`. */
+const COLUMNS = ['title', 'short_code', 'aliases', 'original_url'] as const;
+
+const searchRow = (row: 'new' | 'old') => sql.raw(
+  `insert into link_search (rowid, title, short_code, aliases, original_url) values (${row}.id, coalesce(${row}.title, ''), ${row}.short_code, ${row}.aliases, ${row}.original_url)`,
+);
+
+/**
+ * The SQLite index and its triggers, filled from the links there are. A migration that rebuilds `links`
+ * (copy, drop, rename) drops the triggers with the old table: it must call this again.
+ */
+export async function createSqliteLinkSearch(db: Kysely<unknown>): Promise<void> {
+  await sql`create virtual table if not exists link_search using fts5(title, short_code, aliases, original_url,
+    content = '', contentless_delete = 1, tokenize = 'trigram', detail = full)`.execute(db);
+  await sql`drop trigger if exists links_search_insert`.execute(db);
+  await sql`drop trigger if exists links_search_update`.execute(db);
+  await sql`drop trigger if exists links_search_delete`.execute(db);
+  await sql`create trigger links_search_insert after insert on links begin ${searchRow('new')}; end`.execute(db);
+  // Only a change of a searched column: the click writer's counter updates do not touch the index.
+  await sql`create trigger links_search_update after update of title, short_code, aliases, original_url on links begin
+    delete from link_search where rowid = old.id; ${searchRow('new')}; end`.execute(db);
+  await sql`create trigger links_search_delete after delete on links begin delete from link_search where rowid = old.id; end`.execute(db);
+  await sql`delete from link_search`.execute(db);
+  await sql`insert into link_search (rowid, title, short_code, aliases, original_url)
+    select id, coalesce(title, ''), short_code, aliases, original_url from links`.execute(db);
+}
+
+const TRIGRAM_INDEX = (column: string) => `links_${column}_trgm`;
+
+/**
+ * `pg_trgm` and its four GIN indexes; false (nothing changed, the transaction usable) when the extension cannot
+ * be created here. Under a savepoint: a refused CREATE EXTENSION would otherwise abort the migration's
+ * transaction and with it the start.
+ */
+export async function createPostgresLinkSearch(db: Kysely<unknown>): Promise<boolean> {
+  await sql`savepoint link_search_extension`.execute(db);
+  try {
+    await sql`create extension if not exists pg_trgm`.execute(db);
+    await sql`release savepoint link_search_extension`.execute(db);
+  } catch {
+    await sql`rollback to savepoint link_search_extension`.execute(db);
+    return false;
+  }
+  for (const column of COLUMNS) {
+    await sql`create index if not exists ${sql.id(TRIGRAM_INDEX(column))} on links using gin (${sql.id(column)} gin_trgm_ops)`.execute(db);
+  }
+  return true;
+}
+
+/**
+ * On PostgreSQL without the trigram indexes (the extension could not be created when migration 039 ran), one
+ * warning at start-up: every `q` search reads every link. Nothing on SQLite, whose index always exists.
+ */
+export async function warnWithoutSearchIndex(storage: Pick<Storage, 'db' | 'dialect'>, warn: (msg: string) => void): Promise<void> {
+  if (storage.dialect.name !== 'postgres') return;
+  const index = TRIGRAM_INDEX('original_url');
+  const found = await sql<{ n: number }>`select count(*)::int as n from pg_indexes where indexname = ${index}`.execute(storage.db);
+  if (Number(found.rows[0]?.n ?? 0) > 0) return;
+  warn('link search without an index: the pg_trgm extension could not be created (CREATE EXTENSION needs a privilege this '
+    + 'role lacks), so every `q` search of the link lists reads every link; see docs/operating.md, "Link search"');
+}
+
+/** Patterns shorter than this (in characters) have no trigram to look up: the scan answers them. */
+export const TRIGRAM = 3;
+
+/**
+ * On SQLite, the links whose searched text may contain `needle` (a superset the caller's LIKE narrows), as a
+ * condition on `links.id`; null where no index narrows (PostgreSQL, whose planner uses its own, or a needle
+ * shorter than a trigram).
+ */
+export function searchCandidates(dialect: Pick<Dialect, 'name'>, needle: string): RawBuilder<SqlBool> | null {
+  if (dialect.name !== 'sqlite' || [...needle].length < TRIGRAM) return null;
+  // An FTS5 string: everything literal but the double quote, doubled; the trigram tokenizer makes it a phrase.
+  const phrase = `"${needle.replace(/"/g, '""')}"`;
+  return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${phrase})`;
+}
