@@ -20,7 +20,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { ROOT, startServer, stopServer, type Server } from './lib/proc.js';
 import { MILLION, seedMillion } from './lib/million-seed.js';
-import { ENDPOINTS, requestRows, type Endpoint, type Target } from './lib/million-requests.js';
+import { ENDPOINTS, requestRows, type Endpoint, type Sample, type Target } from './lib/million-requests.js';
 
 const LINKS = Number(process.env.MILLION_LINKS ?? 1_000_000);
 const SAMPLES = Number(process.env.MILLION_SAMPLES ?? 100);
@@ -89,7 +89,7 @@ async function prepareMillion(inst: Instance): Promise<Target> {
   return { userId, code: MILLION.codeOf(LINKS / 2) };
 }
 
-async function measure(inst: Instance, target: Target, endpoints: Endpoint[]): Promise<Map<string, number[]>> {
+async function measure(inst: Instance, target: Target, endpoints: Endpoint[]): Promise<Map<string, Sample[]>> {
   const server = await start(inst);
   try {
     const t = await tokens(server, false);
@@ -99,7 +99,8 @@ async function measure(inst: Instance, target: Target, endpoints: Endpoint[]): P
   }
 }
 
-const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)] ?? NaN;
+/** A percentile of the samples' times (shed ones included: their time is what the client waited). */
+const pct = (xs: Sample[], q: number) => xs.map((x) => x.ms).sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)] ?? NaN;
 
 async function pgDatabases(): Promise<{ urls: [string, string]; drop: () => Promise<void> }> {
   const names = [`ferry_million_${process.pid}_empty`, `ferry_million_${process.pid}_full`];
@@ -130,13 +131,14 @@ async function main(): Promise<void> {
     const engine = PG_URL ? 'PostgreSQL' : 'SQLite';
     const rows = ENDPOINTS.map((e) => {
       const [a, b] = [before.get(e.name)!, after.get(e.name)!];
-      return { name: e.name, emptyP50: pct(a, 0.5), emptyP99: pct(a, 0.99), p50: pct(b, 0.5), p99: pct(b, 0.99), ratioP99: pct(b, 0.99) / pct(a, 0.99), budgetMs: e.budgetMs };
+      const shed = b.filter((x) => !x.ok).length + a.filter((x) => !x.ok).length;
+      return { name: e.name, emptyP50: pct(a, 0.5), emptyP99: pct(a, 0.99), p50: pct(b, 0.5), p99: pct(b, 0.99), ratioP99: pct(b, 0.99) / pct(a, 0.99), budgetMs: e.budgetMs, shed };
     });
     const f = (n: number) => n.toFixed(1);
     const table = [
       `${engine}, ${LINKS.toLocaleString('en-US')} links of one user against an empty instance, ${SAMPLES} requests a row one at a time (ms)`,
-      '', '| request | empty p50 | empty p99 | million p50 | million p99 | p99 × empty | budget |', '|---|---:|---:|---:|---:|---:|---|',
-      ...rows.map((r) => `| ${r.name} | ${f(r.emptyP50)} | ${f(r.emptyP99)} | ${f(r.p50)} | ${f(r.p99)} | ${r.ratioP99.toFixed(1)} | ${r.p99 < r.budgetMs ? 'met' : 'MISSED'} (< ${r.budgetMs}) |`),
+      '', '| request | empty p50 | empty p99 | million p50 | million p99 | p99 × empty | budget | shed (503) |', '|---|---:|---:|---:|---:|---:|---|---:|',
+      ...rows.map((r) => `| ${r.name} | ${f(r.emptyP50)} | ${f(r.emptyP99)} | ${f(r.p50)} | ${f(r.p99)} | ${r.ratioP99.toFixed(1)} | ${r.p99 < r.budgetMs && r.shed === 0 ? 'met' : 'MISSED'} (< ${r.budgetMs}) | ${r.shed} |`),
     ].join('\n');
     process.stdout.write(`${table}\n${JSON.stringify({ engine, links: LINKS, samples: SAMPLES, rows })}\n`);
   } finally {
