@@ -10,7 +10,9 @@
  *
  * Env: DATABASE_URL (a PostgreSQL server: two databases ferry_million_<pid>_{empty,full} are created on it and
  * dropped at the end; default: SQLite in temporary DATA_DIRs), MILLION_LINKS (default 1,000,000),
- * MILLION_SAMPLES (requests per row, default 100; 30 cursor pages are walked that many / 30 times, ≥ 3).
+ * MILLION_SAMPLES (requests per row, default 100; 30 cursor pages are walked that many / 30 times, ≥ 3),
+ * MILLION_FERRY_ENV (JSON: more variables for both servers, e.g. {"OVERLOAD_MAX_EVENT_LOOP_DELAY_MS":"0"} to time
+ * every request of a build whose slow ones make the overload guard shed the rest).
  * Prints a Markdown table and, last, one JSON line.
  */
 import { execSync } from 'node:child_process';
@@ -46,7 +48,7 @@ async function call(server: Server, method: string, p: string, body: unknown, to
 
 /** Measured once the routes' schemas are compiled (the server compiles them in the background after it listens). */
 const start = (inst: Instance) => startServer('ferry', ['dist/src/server.js'], {
-  ...ENV, DATA_DIR: inst.dataDir, ...(inst.databaseUrl ? { DATABASE_URL: inst.databaseUrl } : {}),
+  ...ENV, ...(JSON.parse(process.env.MILLION_FERRY_ENV ?? '{}') as Record<string, string>), DATA_DIR: inst.dataDir, ...(inst.databaseUrl ? { DATABASE_URL: inst.databaseUrl } : {}),
 }, { readyLog: 'schema compilers warmed' });
 
 /** The admin's and the user's tokens, the user (active) created on first use. */

@@ -12,8 +12,10 @@ import type { Dialect } from './dialect.js';
  *   link's id) with its title, code, aliases and URL. Contentless (the text stays in `links` only) with
  *   contentless_delete, and kept by triggers on `links`, so every write path (the API's grouped insert, PATCH,
  *   delete, the expiry sweep, imports' batch inserts, bulk) updates it in its own transaction without knowing.
+ *   detail=none (which documents hold a trigram, not where): a third of the size of detail=full (about 130 MB
+ *   against 390 MB a million links); a search asks for links holding all of the pattern's trigrams, wherever.
  *   It only narrows: the list still applies the LIKE of the scan to the candidates, so the answers are the
- *   scan's exactly (FTS5 folds more than ASCII case, and a phrase may match across an alias's comma).
+ *   scan's exactly (FTS5 folds more than ASCII case, and the trigrams may lie apart or in different columns).
  * - PostgreSQL: `pg_trgm`'s GIN indexes on the four columns, which serve the same `ilike` the scan ran (the
  *   planner picks them and rechecks every candidate), so the query does not change. Creating the extension
  *   needs a privilege the database owner may lack: then the migration leaves it out, the search keeps scanning
@@ -33,7 +35,7 @@ const searchRow = (row: 'new' | 'old') => sql.raw(
  */
 export async function createSqliteLinkSearch(db: Kysely<unknown>): Promise<void> {
   await sql`create virtual table if not exists link_search using fts5(title, short_code, aliases, original_url,
-    content = '', contentless_delete = 1, tokenize = 'trigram', detail = full)`.execute(db);
+    content = '', contentless_delete = 1, tokenize = 'trigram', detail = none)`.execute(db);
   await sql`drop trigger if exists links_search_insert`.execute(db);
   await sql`drop trigger if exists links_search_update`.execute(db);
   await sql`drop trigger if exists links_search_delete`.execute(db);
@@ -84,6 +86,18 @@ export async function warnWithoutSearchIndex(storage: Pick<Storage, 'db' | 'dial
 
 /** Patterns shorter than this (in characters) have no trigram to look up: the scan answers them. */
 export const TRIGRAM = 3;
+/** More trigrams narrow little more and cost a posting list each; any subset still finds every match. */
+const MAX_TRIGRAMS = 16;
+
+/** The distinct trigrams of `needle`, by code point as FTS5's tokenizer cuts them, at most MAX_TRIGRAMS spread over it. */
+function trigramsOf(needle: string): string[] {
+  const chars = [...needle];
+  const all = new Set<string>();
+  for (let i = 0; i + TRIGRAM <= chars.length; i += 1) all.add(chars.slice(i, i + TRIGRAM).join(''));
+  const list = [...all];
+  if (list.length <= MAX_TRIGRAMS) return list;
+  return Array.from({ length: MAX_TRIGRAMS }, (_, i) => list[Math.round((i * (list.length - 1)) / (MAX_TRIGRAMS - 1))]!);
+}
 
 /**
  * On SQLite, the links whose searched text may contain `needle` (a superset the caller's LIKE narrows), as a
@@ -91,8 +105,10 @@ export const TRIGRAM = 3;
  * shorter than a trigram).
  */
 export function searchCandidates(dialect: Pick<Dialect, 'name'>, needle: string): RawBuilder<SqlBool> | null {
-  if (dialect.name !== 'sqlite' || [...needle].length < TRIGRAM) return null;
-  // An FTS5 string: everything literal but the double quote, doubled; the trigram tokenizer makes it a phrase.
-  const phrase = `"${needle.replace(/"/g, '""')}"`;
-  return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${phrase})`;
+  if (dialect.name !== 'sqlite') return null;
+  const grams = trigramsOf(needle);
+  if (grams.length === 0) return null;
+  // Each trigram an FTS5 string (everything literal but the double quote, doubled) of exactly one token.
+  const query = grams.map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ');
+  return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${query})`;
 }
