@@ -41,7 +41,12 @@ interface Instance { dataDir: string; databaseUrl: string | null }
 async function call(server: Server, method: string, p: string, body: unknown, token?: string): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(`${server.url}${p}`, { method, headers, body: JSON.stringify(body) });
+  let res = await fetch(`${server.url}${p}`, { method, headers, body: JSON.stringify(body) });
+  // Setting up: a busy machine's start-up may trip the overload guard for a sample or two.
+  for (let retry = 0; res.status === 503 && retry < 20; retry += 1) {
+    await new Promise((r) => setTimeout(r, 1000));
+    res = await fetch(`${server.url}${p}`, { method, headers, body: JSON.stringify(body) });
+  }
   if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<Record<string, unknown>>;
 }
