@@ -6,7 +6,7 @@ import type { Dialect } from './dialect.js';
  * The index behind the link lists' `q` (SPEC §13, §18, §20: a substring of the URL, the code, the title or an
  * alias, ignoring ASCII case), so that a search among a million links reads the few that match instead of all of
  * them (migration 039). Both engines index trigrams, which serve patterns of three characters or more; a shorter
- * `q` is answered by the scan it always was.
+ * `q` is answered by the scan it always was, and so is one whose trigrams more than MAX_CANDIDATES links hold.
  *
  * - SQLite: `link_search`, an FTS5 table with the trigram tokenizer (case folded), one row per link (rowid = the
  *   link's id) with its title, code, aliases and URL. Contentless (the text stays in `links` only) with
@@ -100,15 +100,25 @@ function trigramsOf(needle: string): string[] {
 }
 
 /**
- * On SQLite, the links whose searched text may contain `needle` (a superset the caller's LIKE narrows), as a
- * condition on `links.id`; null where no index narrows (PostgreSQL, whose planner uses its own, or a needle
- * shorter than a trigram).
+ * Beyond this many candidates the index stops paying: reading and sorting them costs more than the scan, which
+ * walks the list's own order and meets a broad pattern's matches at once (a page-mode total counts them either
+ * way). Measured at a million links: 1,000 candidates in a few milliseconds, a million in seconds.
  */
-export function searchCandidates(dialect: Pick<Dialect, 'name'>, needle: string): RawBuilder<SqlBool> | null {
+export const MAX_CANDIDATES = 20_000;
+
+/**
+ * On SQLite, the links whose searched text may contain `needle` (a superset the caller's LIKE narrows), as a
+ * condition on `links.id`; null where no index narrows: PostgreSQL (whose planner uses its own), a needle
+ * shorter than a trigram, or one so common that more than MAX_CANDIDATES links hold its trigrams (found by
+ * asking for one more than that: FTS5 walks an AND of trigrams lazily, so the probe stops there).
+ */
+export async function searchCandidates(db: Kysely<any>, dialect: Pick<Dialect, 'name'>, needle: string): Promise<RawBuilder<SqlBool> | null> { // eslint-disable-line @typescript-eslint/no-explicit-any
   if (dialect.name !== 'sqlite') return null;
   const grams = trigramsOf(needle);
   if (grams.length === 0) return null;
   // Each trigram an FTS5 string (everything literal but the double quote, doubled) of exactly one token.
   const query = grams.map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ');
+  const probe = await sql<{ n: number }>`select count(*) as n from (select rowid from link_search where link_search match ${query} limit ${MAX_CANDIDATES + 1})`.execute(db);
+  if (Number(probe.rows[0]?.n ?? 0) > MAX_CANDIDATES) return null;
   return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${query})`;
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool, type Transaction } from 'kysely';
 import { fastStatements, type FastStatement, type FastStatements, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import { searchCandidates } from '../../db/link-search.js';
@@ -50,7 +50,7 @@ async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> 
  * SQLite the search index (db/link-search.ts) first narrows `q` to the links that may match, then the same LIKEs
  * decide, so the answers stay the scan's; PostgreSQL's planner takes its trigram indexes for the ilikes itself.
  */
-function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>): LinksQuery {
+function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>, candidates: RawBuilder<SqlBool> | null): LinksQuery {
   let q = base;
   if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
   if (filter.domainIds !== undefined) q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
@@ -61,7 +61,6 @@ function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storag
   if (filter.q !== undefined) {
     const text = filter.q;
     const inAliases = text.includes(',') ? sql<boolean>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
-    const candidates = searchCandidates(dialect, text);
     if (candidates) q = q.where(() => candidates);
     q = q.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)} or ${inAliases})`);
   }
@@ -190,6 +189,7 @@ function createLinkChanges(deps: {
 /** Reads of links as the API and the admin tools see them. */
 function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>; fast: FastStatements | null; paginator: Paginator }) {
   const { db, dialect, fast, paginator } = deps;
+  const candidatesOf = (filter: LinkListFilter) => (filter.q === undefined ? null : searchCandidates(db, dialect, filter.q));
   const findStatement: FastStatement<[number, string], LinkRow> | null = fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
 
   /** One page of `base` in the list's order; the total too in page mode. */
@@ -215,12 +215,12 @@ function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['
     /** A user's live links (expired ones are gone from the API); see `filtered` for tag and q. */
     async listByUser(userId: number, now: number, list: ResolvedList, filter: LinkListFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
       const base = db.selectFrom('links').where('user_id', '=', userId).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      return onePage(filtered(base, filter, dialect), list);
+      return onePage(filtered(base, filter, dialect, await candidatesOf(filter)), list);
     },
 
     /** Every link, for admins: expired ones until the sweep removes them, disabled ones, anonymous ones. */
     async listAll(now: number, list: ResolvedList, filter: AllLinksFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
-      let base = filtered(db.selectFrom('links'), filter, dialect);
+      let base = filtered(db.selectFrom('links'), filter, dialect, await candidatesOf(filter));
       if (filter.userId !== undefined) base = base.where('user_id', '=', filter.userId);
       if (filter.status === 'disabled') base = base.where('disabled_at', 'is not', null);
       if (filter.status === 'expired') base = base.where('expires_at', '<=', now);
