@@ -6,14 +6,14 @@ import type { Dialect } from './dialect.js';
  * The index behind the link lists' `q` (SPEC §13, §18, §20: a substring of the URL, the code, the title or an
  * alias, ignoring ASCII case), so that a search among a million links reads the few that match instead of all of
  * them (migration 039). Both engines index trigrams, which serve patterns of three characters or more; a shorter
- * `q` is answered by the scan it always was, and so is one whose trigrams more than MAX_CANDIDATES links hold.
+ * `q` is answered by the scan it always was, and so is one whose every trigram more than RARE_TRIGRAM links hold.
  *
  * - SQLite: `link_search`, an FTS5 table with the trigram tokenizer (case folded), one row per link (rowid = the
  *   link's id) with its title, code, aliases and URL. Contentless (the text stays in `links` only) with
  *   contentless_delete, and kept by triggers on `links`, so every write path (the API's grouped insert, PATCH,
  *   delete, the expiry sweep, imports' batch inserts, bulk) updates it in its own transaction without knowing.
  *   detail=none (which documents hold a trigram, not where): a third of the size of detail=full (about 130 MB
- *   against 390 MB a million links); a search asks for links holding all of the pattern's trigrams, wherever.
+ *   against 390 MB a million links); a search asks for the links holding all of the pattern's rare trigrams.
  *   It only narrows: the list still applies the LIKE of the scan to the candidates, so the answers are the
  *   scan's exactly (FTS5 folds more than ASCII case, and the trigrams may lie apart or in different columns).
  * - PostgreSQL: `pg_trgm`'s GIN indexes on the four columns, which serve the same `ilike` the scan ran (the
@@ -100,25 +100,29 @@ function trigramsOf(needle: string): string[] {
 }
 
 /**
- * Beyond this many candidates the index stops paying: reading and sorting them costs more than the scan, which
- * walks the list's own order and meets a broad pattern's matches at once (a page-mode total counts them either
- * way). Measured at a million links: 1,000 candidates in a few milliseconds, a million in seconds.
+ * A trigram more links than this hold narrows too little to pay (measured at a million links: an AND over
+ * trigrams that every title holds read their whole posting lists, over 100 ms, where the rare ones alone take
+ * under a millisecond). Each trigram is probed for one more than this (FTS5 streams a single term's links, so a
+ * probe stops there); only the rare ones are asked for. When none is rare, the scan answers: it walks the list's
+ * own order and meets a broad pattern's matches at once (a page-mode total counts them either way).
  */
-export const MAX_CANDIDATES = 20_000;
+export const RARE_TRIGRAM = 5_000;
+
+/** An FTS5 string of exactly one token: everything literal but the double quote, doubled. */
+const ftsString = (gram: string) => `"${gram.replace(/"/g, '""')}"`;
 
 /**
  * On SQLite, the links whose searched text may contain `needle` (a superset the caller's LIKE narrows), as a
- * condition on `links.id`; null where no index narrows: PostgreSQL (whose planner uses its own), a needle
- * shorter than a trigram, or one so common that more than MAX_CANDIDATES links hold its trigrams (found by
- * asking for one more than that: FTS5 walks an AND of trigrams lazily, so the probe stops there).
+ * condition on `links.id`: those holding every rare trigram of it. Null where no index narrows: PostgreSQL
+ * (whose planner uses its own), a needle shorter than a trigram, or one whose trigrams are all common.
  */
 export async function searchCandidates(db: Kysely<any>, dialect: Pick<Dialect, 'name'>, needle: string): Promise<RawBuilder<SqlBool> | null> { // eslint-disable-line @typescript-eslint/no-explicit-any
   if (dialect.name !== 'sqlite') return null;
-  const grams = trigramsOf(needle);
-  if (grams.length === 0) return null;
-  // Each trigram an FTS5 string (everything literal but the double quote, doubled) of exactly one token.
-  const query = grams.map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ');
-  const probe = await sql<{ n: number }>`select count(*) as n from (select rowid from link_search where link_search match ${query} limit ${MAX_CANDIDATES + 1})`.execute(db);
-  if (Number(probe.rows[0]?.n ?? 0) > MAX_CANDIDATES) return null;
-  return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${query})`;
+  const rare: string[] = [];
+  for (const gram of trigramsOf(needle)) {
+    const probe = await sql<{ n: number }>`select count(*) as n from (select rowid from link_search where link_search match ${ftsString(gram)} limit ${RARE_TRIGRAM + 1})`.execute(db);
+    if (Number(probe.rows[0]?.n ?? 0) <= RARE_TRIGRAM) rare.push(ftsString(gram));
+  }
+  if (rare.length === 0) return null;
+  return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${rare.join(' AND ')})`;
 }
