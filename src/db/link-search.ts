@@ -17,7 +17,7 @@ import type { Dialect } from './dialect.js';
  *   It only narrows: the list still applies the LIKE of the scan to the candidates, so the answers are the
  *   scan's exactly (FTS5 folds more than ASCII case, and the trigrams may lie apart or in different columns).
  * - PostgreSQL: `pg_trgm`'s GIN indexes on the four columns, which serve the same `ilike` the scan ran (the
- *   planner picks them and rechecks every candidate), so the query does not change. Creating the extension
+ *   planner rechecks every candidate), asked first for the matching ids (postgresCandidates). Creating the extension
  *   needs a privilege the database owner may lack: then the migration leaves it out, the search keeps scanning
  *   and the start-up says so once (warnWithoutSearchIndex).
  */
@@ -112,12 +112,27 @@ export const RARE_TRIGRAM = 5_000;
 const ftsString = (gram: string) => `"${gram.replace(/"/g, '""')}"`;
 
 /**
- * On SQLite, the links whose searched text may contain `needle` (a superset the caller's LIKE narrows), as a
- * condition on `links.id`: those holding every rare trigram of it. Null where no index narrows: PostgreSQL
- * (whose planner uses its own), a needle shorter than a trigram, or one whose trigrams are all common.
+ * On PostgreSQL, the links `matches` (the list's ilikes) selects, found first and on their own (OFFSET 0 keeps
+ * the planner from merging the subquery into the list): left to itself with the list's `order by id limit 21`,
+ * it estimated a few hundred matches for any pattern, walked the primary key in order testing each link and,
+ * for a pattern one link matched, read all million (5 s) where the trigram indexes answer in milliseconds. The
+ * price: a pattern most links match is collected whole before the page is cut (about 2 s at a million links).
+ * Null for a needle shorter than a trigram, which no index serves.
  */
-export async function searchCandidates(db: Kysely<any>, dialect: Pick<Dialect, 'name'>, needle: string): Promise<RawBuilder<SqlBool> | null> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (dialect.name !== 'sqlite') return null;
+function postgresCandidates(needle: string, matches: RawBuilder<SqlBool>): RawBuilder<SqlBool> | null {
+  if ([...needle].length < TRIGRAM) return null;
+  return sql<SqlBool>`links.id in (select links.id from links where ${matches} offset 0)`;
+}
+
+/**
+ * The links whose searched text may contain `needle`, as a condition on `links.id`. On SQLite a superset the
+ * caller's LIKE (`matches`) narrows: those holding every rare trigram of it; on PostgreSQL postgresCandidates.
+ * Null where no index narrows: a needle shorter than a trigram, or on SQLite one whose trigrams are all common.
+ */
+export async function searchCandidates(
+  db: Kysely<any>, dialect: Pick<Dialect, 'name'>, needle: string, matches: RawBuilder<SqlBool>, // eslint-disable-line @typescript-eslint/no-explicit-any
+): Promise<RawBuilder<SqlBool> | null> {
+  if (dialect.name === 'postgres') return postgresCandidates(needle, matches);
   const rare: string[] = [];
   for (const gram of trigramsOf(needle)) {
     const probe = await sql<{ n: number }>`select count(*) as n from (select rowid from link_search where link_search match ${ftsString(gram)} limit ${RARE_TRIGRAM + 1})`.execute(db);

@@ -43,12 +43,18 @@ async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> 
   if (tags.length) await tx.insertInto('link_tags').values(tags.map((tag) => ({ link_id: linkId, tag }))).execute();
 }
 
+/** The scan's test of `q` (see `filtered`). */
+function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): RawBuilder<SqlBool> {
+  const inAliases = text.includes(',') ? sql<SqlBool>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
+  return sql<SqlBool>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)} or ${inAliases})`;
+}
+
 /**
  * `tag` must be one of the link's, `q` a substring of the URL, the code, the title or an alias (any case; SPEC
  * §20: an imported link is looked up by its old slug). Aliases are read from the row's comma-separated list;
  * no alias holds a comma, so a `q` with one would only match across two of them and skips that column. On
  * SQLite the search index (db/link-search.ts) first narrows `q` to the links that may match, then the same LIKEs
- * decide, so the answers stay the scan's; PostgreSQL's planner takes its trigram indexes for the ilikes itself.
+ * decide, so the answers stay the scan's; on PostgreSQL the ilikes are asked first on their own (trigram indexes).
  */
 function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>, candidates: RawBuilder<SqlBool> | null): LinksQuery {
   let q = base;
@@ -60,9 +66,8 @@ function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storag
   }
   if (filter.q !== undefined) {
     const text = filter.q;
-    const inAliases = text.includes(',') ? sql<boolean>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
     if (candidates) q = q.where(() => candidates);
-    q = q.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)} or ${inAliases})`);
+    q = q.where(() => textMatches(text, dialect));
   }
   return q;
 }
@@ -189,7 +194,7 @@ function createLinkChanges(deps: {
 /** Reads of links as the API and the admin tools see them. */
 function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>; fast: FastStatements | null; paginator: Paginator }) {
   const { db, dialect, fast, paginator } = deps;
-  const candidatesOf = (filter: LinkListFilter) => (filter.q === undefined ? null : searchCandidates(db, dialect, filter.q));
+  const candidatesOf = (filter: LinkListFilter) => (filter.q === undefined ? null : searchCandidates(db, dialect, filter.q, textMatches(filter.q, dialect)));
   const findStatement: FastStatement<[number, string], LinkRow> | null = fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
 
   /** One page of `base` in the list's order; the total too in page mode. */
