@@ -56,13 +56,16 @@ function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIg
  * SQLite the search index (db/link-search.ts) first narrows `q` to the links that may match, then the same LIKEs
  * decide, so the answers stay the scan's; on PostgreSQL the ilikes are asked first on their own (trigram indexes).
  */
-function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>, candidates: RawBuilder<SqlBool> | null): LinksQuery {
+function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>, candidates: RawBuilder<SqlBool> | null): LinksQuery {
   let q = base;
   if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
   if (filter.domainIds !== undefined) q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
   if (filter.tag !== undefined) {
     const tag = filter.tag;
-    q = q.where('id', 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
+    // Beside the search index's candidates (at most a few thousand on SQLite), the tag only filters them: `+id`
+    // keeps SQLite from probing the id index for every pair of the two lists (10,000 × 5,000: 11 s, against 10 ms).
+    const id = candidates && dialect.name === 'sqlite' ? sql<number>`+links.id` : sql<number>`links.id`;
+    q = q.where(id, 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
   }
   if (filter.q !== undefined) {
     const text = filter.q;
