@@ -1,5 +1,6 @@
 /**
  * npm run bench [-- --quick] [-- --only=redirect,stats] [-- --profile]
+ * (`--only=million`: the opt-in million-link lists and searches, bench/million.ts, about ten minutes)
  *
  * Every benchmark, in sequence, on the embedded default (SQLite), each server and each load
  * generator in its own process (servers: `node dist/src/server.js` as in production, and the bare Fastify
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
   try {
     log('building Ferry (npm run build) ...');
     execSync('npm run build --silent', { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.name));
+    const scenarios = SCENARIOS.filter((s) => (!only && !s.optIn) || only?.includes(s.name));
     ctx.data = await prepareData(ctx, new Set(scenarios.flatMap((s) => s.needs)));
     const rows: Row[] = [];
     const profiles: string[] = [];

@@ -43,6 +43,8 @@ export interface Scenario {
   describe(ctx: BenchContext): string;
   /** `more`: rows measured alongside `row` in the same rounds (redirect-nojournal: the journaled twin) */
   run(ctx: BenchContext): Promise<{ row: Row; more?: Row[]; profile?: string }>;
+  /** run only when named in --only (a long benchmark with its own data) */
+  optIn?: boolean;
 }
 
 const STATS_DAYS = 365;
@@ -530,6 +532,22 @@ export const SCENARIOS: Scenario[] = [
       };
     },
   })),
+  {
+    name: 'million',
+    needs: [],
+    optIn: true,
+    describe: () => 'bench/million.ts: every list, search and statistics request with 1,000,000 links of one user, against an empty instance',
+    async run(ctx) {
+      type MillionRow = { name: string; emptyP99: number; p50: number; p99: number; ratioP99: number; budgetMs: number; shed: number };
+      const { result } = await runJson<{ engine: string; rows: MillionRow[] }>(['--import', 'tsx', 'bench/million.ts'], { MILLION_SAMPLES: ctx.quick ? '30' : '100' });
+      const rows = result.rows.map((r): Row => ({
+        name: `million: ${r.name}`, setup: `${result.engine}, 1,000,000 links of one user, one request at a time`, perSecond: 1000 / r.p50, unit: 'req/s',
+        latencyMs: { p50: r.p50, p99: r.p99, p999: r.p99 }, errors: r.shed, cpuUsPerRequest: null, cpuCores: null, mainCpuUsPerRequest: null, peakRssBytes: null,
+        notes: `p99 ${r.ratioP99.toFixed(1)} x the empty instance's (${r.emptyP99.toFixed(1)} ms); budget ${r.budgetMs} ms ${r.p99 < r.budgetMs ? 'met' : 'MISSED'}`,
+      }));
+      return { row: rows[0]!, more: rows.slice(1) };
+    },
+  },
 ];
 
 export function targetsOf(rows: Row[]): Target[] {

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppModule } from './app-module.js';
 import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
+import { warnWithoutSearchIndex } from './db/link-search.js';
 import type { Metrics } from './infra/metrics.js';
 import type { Clock } from './lib/clock.js';
 import type { ReadinessCheck } from './lib/readiness-check.js';
@@ -149,6 +150,8 @@ async function createLinkModules(deps: LinkModuleDeps) {
   const geoip = deps.server ? await openGeoipDatabase(config.geoipDatabase) : null;
   // This instance's name in the outbox's events of links and domains (db/outbox.ts, infra/outbox-feed.ts).
   const changeOrigin = randomBytes(8).toString('hex');
+  // PostgreSQL without pg_trgm: the link search scans (db/link-search.ts); said once a server start.
+  if (deps.server) await warnWithoutSearchIndex(storage, (msg) => log.warn(msg));
   const domainsModule = await domainsModuleFor(deps, changeOrigin);
   const clickIngest = await clickIngestFor(deps);
   // The CLI serves no visit: no redirect module, no cache for links to drop names from.

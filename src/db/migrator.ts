@@ -27,6 +27,7 @@ import * as m035 from './migrations/035-domain-retired-codes.js';
 import * as m036 from './migrations/036-import-sources.js';
 import * as m037 from './migrations/037-job-leases.js';
 import * as m038 from './migrations/038-outbox.js';
+import * as m039 from './migrations/039-link-search.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -59,6 +60,7 @@ const migrations: Record<string, MigrationModule> = {
   '036-import-sources': m036,
   '037-job-leases': m037,
   '038-outbox': m038,
+  '039-link-search': m039,
 };
 
 /** Every migration this build knows, in order. */

@@ -1,6 +1,7 @@
-import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool, type Transaction } from 'kysely';
 import { fastStatements, type FastStatement, type FastStatements, type Storage } from '../../db/database.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
+import { searchCandidates } from '../../db/link-search.js';
 import { recordEvent, type LinkField, type OutboxEvent } from '../../db/outbox.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
@@ -41,23 +42,34 @@ async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> 
   if (tags.length) await tx.insertInto('link_tags').values(tags.map((tag) => ({ link_id: linkId, tag }))).execute();
 }
 
+/** The scan's test of `q` (see `filtered`). */
+function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): RawBuilder<SqlBool> {
+  const inAliases = text.includes(',') ? sql<SqlBool>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
+  return sql<SqlBool>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)} or ${inAliases})`;
+}
+
 /**
  * `tag` must be one of the link's, `q` a substring of the URL, the code, the title or an alias (any case; SPEC
  * §20: an imported link is looked up by its old slug). Aliases are read from the row's comma-separated list;
- * no alias holds a comma, so a `q` with one would only match across two of them and skips that column.
+ * no alias holds a comma, so a `q` with one would only match across two of them and skips that column. On
+ * SQLite the search index (db/link-search.ts) first narrows `q` to the links that may match, then the same LIKEs
+ * decide, so the answers stay the scan's; on PostgreSQL the ilikes are asked first on their own (trigram indexes).
  */
-function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): LinksQuery {
+function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>, candidates: RawBuilder<SqlBool> | null): LinksQuery {
   let q = base;
   if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
   if (filter.domainIds !== undefined) q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
   if (filter.tag !== undefined) {
     const tag = filter.tag;
-    q = q.where('id', 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
+    // Beside the search index's candidates (at most a few thousand on SQLite), the tag only filters them: `+id`
+    // keeps SQLite from probing the id index for every pair of the two lists (10,000 × 5,000: 11 s, against 10 ms).
+    const id = candidates && dialect.name === 'sqlite' ? sql<number>`+links.id` : sql<number>`links.id`;
+    q = q.where(id, 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
   }
   if (filter.q !== undefined) {
     const text = filter.q;
-    const inAliases = text.includes(',') ? sql<boolean>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
-    q = q.where(() => sql<boolean>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)} or ${inAliases})`);
+    if (candidates) q = q.where(() => candidates);
+    q = q.where(() => textMatches(text, dialect));
   }
   return q;
 }
@@ -181,8 +193,9 @@ function createLinkChanges(deps: {
 }
 
 /** Reads of links as the API and the admin tools see them. */
-function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>; fast: FastStatements | null; paginator: Paginator }) {
+function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>; fast: FastStatements | null; paginator: Paginator }) {
   const { db, dialect, fast, paginator } = deps;
+  const candidatesOf = (filter: LinkListFilter) => (filter.q === undefined ? null : searchCandidates(db, dialect, filter.q, textMatches(filter.q, dialect)));
   const findStatement: FastStatement<[number, string], LinkRow> | null = fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
 
   /** One page of `base` in the list's order; the total too in page mode. */
@@ -208,12 +221,12 @@ function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['
     /** A user's live links (expired ones are gone from the API); see `filtered` for tag and q. */
     async listByUser(userId: number, now: number, list: ResolvedList, filter: LinkListFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
       const base = db.selectFrom('links').where('user_id', '=', userId).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      return onePage(filtered(base, filter, dialect), list);
+      return onePage(filtered(base, filter, dialect, await candidatesOf(filter)), list);
     },
 
     /** Every link, for admins: expired ones until the sweep removes them, disabled ones, anonymous ones. */
     async listAll(now: number, list: ResolvedList, filter: AllLinksFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
-      let base = filtered(db.selectFrom('links'), filter, dialect);
+      let base = filtered(db.selectFrom('links'), filter, dialect, await candidatesOf(filter));
       if (filter.userId !== undefined) base = base.where('user_id', '=', filter.userId);
       if (filter.status === 'disabled') base = base.where('disabled_at', 'is not', null);
       if (filter.status === 'expired') base = base.where('expires_at', '<=', now);
