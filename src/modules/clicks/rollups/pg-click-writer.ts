@@ -175,6 +175,7 @@ export function createPgClickWriter(storage: Pick<Storage, 'db' | 'dialect'>, op
   // This writer's row in click_ingest (data_fresh_as_of).
   const writerName = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
   return {
+    skipsRecordedKeys: sets,
     /** One transaction per batch: a crash loses a batch whole or not at all. */
     async write(batch) {
       if (batch.length === 0) return;

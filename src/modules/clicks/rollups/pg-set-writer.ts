@@ -76,6 +76,24 @@ async function stage(tx: Tx, batch: readonly ClickEvent[]): Promise<void> {
 }
 
 /**
+ * Drops from click_stage the clicks whose key is already recorded (a redelivered stream entry): the replay-safe
+ * writer's filter, inside the transaction and without sending the keys again. The batch's time range lets
+ * PostgreSQL probe only its months' partitions. A copy that races this one still meets the unique index.
+ */
+async function dropRecorded(tx: Tx, batch: readonly ClickEvent[]): Promise<void> {
+  let from = Number.POSITIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
+  for (const e of batch) {
+    if (e.key === undefined) continue;
+    if (e.clickedAt < from) from = e.clickedAt;
+    if (e.clickedAt > to) to = e.clickedAt;
+  }
+  if (from > to) return;
+  await sql`delete from click_stage s using clicks c where c.click_key = s.click_key and c.clicked_at = s.clicked_at
+    and c.clicked_at >= ${from} and c.clicked_at <= ${to}`.execute(tx);
+}
+
+/**
  * Locks the batch's links in id order and returns those that still exist with their owners; clicks of a link
  * deleted meanwhile leave the staging table (they are dropped with their link, as a delete's cascade drops them).
  */
@@ -109,11 +127,12 @@ async function bumpLinks(tx: Tx): Promise<void> {
     from v left join visitors on visitors.link_id = v.link_id where links.id = v.link_id`.execute(tx);
 }
 
-async function addHours(tx: Tx): Promise<void> {
+async function addHours(tx: Tx, owned: boolean): Promise<void> {
   const hour = sql`(s.clicked_at / ${HOUR_MS}) * ${HOUR_MS}`;
   await sql`insert into link_click_hourly (link_id, hour_start, clicks, bots)
     select s.link_id, ${hour}, count(*), sum(s.is_bot) from click_stage s group by 1, 2 order by 1, 2
     on conflict (link_id, hour_start) do update set clicks = link_click_hourly.clicks + excluded.clicks, bots = link_click_hourly.bots + excluded.bots`.execute(tx);
+  if (!owned) return;
   await sql`insert into user_click_hourly (user_id, hour_start, clicks, bots)
     select l.user_id, ${hour}, count(*), sum(s.is_bot) from click_stage s join links l on l.id = s.link_id
     where l.user_id is not null group by 1, 2 order by 1, 2
@@ -151,10 +170,11 @@ async function mergeValues(tx: Tx, table: 'link_click_daily_values' | 'user_clic
     on conflict (${o}, kind, day_start, value) do update set clicks = ${t}.clicks + excluded.clicks`.execute(tx);
 }
 
-async function addDailyValues(tx: Tx): Promise<void> {
+async function addDailyValues(tx: Tx, owned: boolean): Promise<void> {
   const day = (alias: string) => sql`(${sql.ref(`${alias}.clicked_at`)} / ${DAY_MS}) * ${DAY_MS}`;
   await mergeValues(tx, 'link_click_daily_values', 'link_id', sql`select h.link_id, h.kind, ${day('h')} as day_start, h.value,
     count(*) as clicks, min(h.seq) as first from ${HUMAN_VALUES} group by 1, 2, 3, 4`);
+  if (!owned) return;
   // A user's groups see the values of their links in link order, each link's in its first-seen order, then a
   // day's human clicks per short code (kind `link`): rollup-plan.ts's planUserRollups.
   await mergeValues(tx, 'user_click_daily_values', 'user_id', sql`select user_id, kind, day_start, value, sum(clicks) as clicks, min(first) as first from (
@@ -167,16 +187,19 @@ async function addDailyValues(tx: Tx): Promise<void> {
 }
 
 /**
- * Writes a batch of live clicks inside `tx` as sets (see above); returns whether any of its links still
- * exists. The caller marks data_fresh_as_of.
+ * Writes a batch of live clicks inside `tx` as sets (see above), but those whose key is recorded already;
+ * returns whether any of its links still exists. The caller marks data_fresh_as_of.
  */
 export async function writeSetsIn(tx: Tx, batch: readonly ClickEvent[]): Promise<boolean> {
   await stage(tx, batch);
+  await dropRecorded(tx, batch);
   const live = await lockLinks(tx);
   if (live.size === 0) return false;
+  // Anonymous links only: the per-user rollups have nothing to add (three statements saved).
+  const owned = [...live.values()].some((user) => user !== null);
   await insertRecords(tx);
   await bumpLinks(tx);
-  await addHours(tx);
-  await addDailyValues(tx);
+  await addHours(tx, owned);
+  await addDailyValues(tx, owned);
   return true;
 }
