@@ -13,8 +13,8 @@
  *
  * WORKERS=1,2 (with DATABASE_URL and REDIS_URL): the scale-out path instead, once per figure in the list: CLICKS
  * visits (200,000 by default) put in the Redis click stream, then drained by that many click workers
- * (bench/lib/stream-drain.ts); one JSON line per figure: { workers, clicks, records, counted, seconds,
- * clicksPerSecond, workerCpuSeconds, peakRssBytes }.
+ * (bench/lib/stream-drain.ts); one JSON line { runs: [...] }, a run per figure: { workers, clicks, records,
+ * counted, seconds, clicksPerSecond, workerCpuSeconds, peakRssBytes }.
  *
  * Env: DATA_DIR (seeded with links), or DATABASE_URL (PostgreSQL, an empty database: SEED_LINKS links are
  * created first, 100,000 by default), DURATION (s), MIX (`uniform`: every link equally likely, the worst
@@ -92,11 +92,13 @@ function visit(): ClickEvent {
 
 if (process.env.WORKERS) {
   if (config.databaseUrl === null || config.redisUrl === null) throw new Error('WORKERS needs DATABASE_URL and REDIS_URL');
+  const runs = [];
   for (const workers of process.env.WORKERS.split(',').map(Number)) {
     const env = { DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, LOG_LEVEL: 'warn' };
-    const r = await drainStream({ db: storage.db, redisUrl: config.redisUrl, prefix: `bench-ingest-${process.pid}:`, workers, clicks: Number(process.env.CLICKS ?? 200_000), visit, env });
-    process.stdout.write(`${JSON.stringify(r)}\n`);
+    runs.push(await drainStream({ db: storage.db, redisUrl: config.redisUrl, prefix: `bench-ingest-${process.pid}:`, workers, clicks: Number(process.env.CLICKS ?? 200_000), visit, env }));
+    process.stderr.write(`${JSON.stringify(runs.at(-1))}\n`);
   }
+  process.stdout.write(`${JSON.stringify({ runs })}\n`);
   await storage.close();
   process.exit(0);
 }

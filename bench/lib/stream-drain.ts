@@ -30,6 +30,11 @@ export interface DrainResult {
   clicksPerSecond: number;
   /** the workers' CPU over the drain (all their threads), and their largest peak RSS */
   workerCpuSeconds: number;
+  /**
+   * the CPU of the PostgreSQL backends serving this database over the drain (Linux, server on this machine; 0
+   * elsewhere): with the workers', what a click costs whatever else the machine runs
+   */
+  pgCpuSeconds: number;
   peakRssBytes: number | null;
 }
 
@@ -41,8 +46,10 @@ async function fill(redis: Redis, stream: string, clicks: number, visit: () => C
   }
 }
 
+/** WORKER_ROOT: another checkout's worker (before/after a change, on the same database and stream). */
 function startWorker(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const root = process.env.WORKER_ROOT ?? ROOT;
+  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** Polls the group until `test` holds of its entries-read and backlog (pending + lag); when it did. */
@@ -77,15 +84,17 @@ export async function drainStream(opts: {
   try {
     const started = await until(redis, stream, (read) => read > 0, workers);
     const cpuAtStart = workers.map((w) => cpuSeconds(w.pid) ?? 0);
+    const pgAtStart = await backendCpu(opts.db);
     const ended = await until(redis, stream, (_, backlog) => backlog === 0, workers);
     const cpu = workers.reduce((sum, w, i) => sum + (cpuSeconds(w.pid) ?? 0) - cpuAtStart[i]!, 0);
+    const pgCpu = [...(await backendCpu(opts.db))].reduce((sum, [pid, s]) => sum + s - (pgAtStart.get(pid) ?? 0), 0);
     const rss = Math.max(...workers.map((w) => peakRssBytes(w.pid) ?? 0));
     const after = await totals(opts.db);
     const seconds = (ended - started) / 1000;
     const records = after.records - before.records;
     return {
       workers: opts.workers, clicks: opts.clicks, records, counted: after.counted - before.counted, seconds,
-      clicksPerSecond: records / seconds, workerCpuSeconds: cpu, peakRssBytes: rss || null,
+      clicksPerSecond: records / seconds, workerCpuSeconds: cpu, pgCpuSeconds: pgCpu, peakRssBytes: rss || null,
     };
   } finally {
     await Promise.all(workers.map(stop));
@@ -99,6 +108,14 @@ async function stop(child: ChildProcess): Promise<void> {
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
   await exited;
+}
+
+/** CPU seconds so far of each PostgreSQL backend connected to this database, but the one asking. */
+async function backendCpu(db: Kysely<Database>): Promise<Map<number, number>> {
+  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`.execute(db);
+  const out = new Map<number, number>();
+  for (const { pid } of rows) out.set(pid, cpuSeconds(pid) ?? 0);
+  return out;
 }
 
 async function totals(db: Kysely<Database>): Promise<{ records: number; counted: number }> {
