@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppModule } from './app-module.js';
-import type { createCoreModules, createLinkModules } from './app-modules.js';
+import type { Modules } from './app-modules.js';
 import type { Config } from './config.js';
 import type { Storage } from './db/database.js';
 import { loadBlockedHosts, type BlockedHosts } from './infra/blocked-hosts-file.js';
@@ -16,8 +16,6 @@ import { forgetChangedLinks } from './modules/links/index.js';
  * link-change follower, the jobs.
  */
 
-type CoreModules = ReturnType<typeof createCoreModules>;
-type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
 
 /**
  * BLOCKED_HOSTS_FILE's list, read before anything is opened so that a file that cannot be read stops the start
@@ -31,7 +29,7 @@ export async function loadBlocklist(app: FastifyInstance, config: Config): Promi
 }
 
 /** ADMIN_USERNAME/ADMIN_PASSWORD's admin, or else a warning naming the command that creates the first one. */
-export async function ensureFirstAdmin(app: FastifyInstance, config: Config, core: CoreModules): Promise<void> {
+export async function ensureFirstAdmin(app: FastifyInstance, config: Config, core: Pick<Modules, 'usersModule' | 'instanceModule'>): Promise<void> {
   if (config.adminUsername && config.adminPassword) {
     const outcome = await core.usersModule.users.ensureAdmin(config.adminUsername, config.adminPassword);
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
@@ -46,7 +44,7 @@ export async function ensureFirstAdmin(app: FastifyInstance, config: Config, cor
  * instance's own changes are applied by itself as it makes them.
  */
 function cacheConsumer(
-  app: FastifyInstance, { linksModule, domainsModule }: Pick<LinkModules, 'linksModule' | 'domainsModule'>,
+  app: FastifyInstance, { linksModule, domainsModule }: Pick<Modules, 'linksModule' | 'domainsModule'>,
 ): OutboxFeedConsumer {
   const { cache } = linksModule;
   const { domains } = domainsModule;
@@ -68,7 +66,7 @@ function cacheConsumer(
 
 /** The outbox's feed: LISTEN/NOTIFY as its wake-up on PostgreSQL, a read every 250 ms on the embedded engine. */
 export async function followLinkChanges(
-  app: FastifyInstance, config: Config, storage: Storage, modules: Pick<LinkModules, 'linksModule' | 'domainsModule'>,
+  app: FastifyInstance, config: Config, storage: Storage, modules: Pick<Modules, 'linksModule' | 'domainsModule'>,
   timing: { heartbeatMs?: number; trustMs?: number } = {},
 ): Promise<{ close(): Promise<void> | void }> {
   const origin = modules.linksModule.changeOrigin;

@@ -1,15 +1,22 @@
 /**
- * The modules (src/app-module.ts), each built once from what it needs; app.ts lists them and wires them all by
- * the same loops. A new module is built here (or in a function of its own beside these) and added to that list.
+ * The composition root: createModules builds every module once from what it needs, for the server (app.ts),
+ * the CLI (cli/services.ts) and, through the clicks module, the worker. A new module is built here (or in a
+ * function of its own beside these) and added to createModules' list.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { AppModule } from './app-module.js';
 import type { Config } from './config.js';
 import { isEmbedded, type Storage } from './db/database.js';
+import type { Metrics } from './infra/metrics.js';
 import type { Clock } from './lib/clock.js';
+import type { ReadinessCheck } from './lib/readiness-check.js';
 import { deploymentPaginator } from './lib/pagination.js';
 import { createApiKeysModule } from './modules/api-keys/index.js';
-import { createClickIngest, createClicksModule, createVisitContext, openGeoipDatabase, visitorSalt } from './modules/clicks/index.js';
+import { createClickIngest, createClicksModule, createVisitContext, importedVisitsWriter, openGeoipDatabase, visitorSalt } from './modules/clicks/index.js';
+import { createDashboardModule } from './modules/dashboard/index.js';
+import { createHealthModule } from './modules/health/index.js';
 import { createIdempotencyModule } from './modules/idempotency/index.js';
+import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createInstanceModule } from './modules/instance/index.js';
 import { createLinksModule } from './modules/links/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
@@ -53,21 +60,47 @@ export function createCoreModules({ config, storage, shared, clock, jwtSecret, l
   };
 }
 
-export interface LinkModuleDeps extends ModuleDeps {
-  core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
-  /** BLOCKED_HOSTS_FILE's list, read before anything else starts: link targets and domain fallbacks are checked against it */
-  blockedHosts: HostBlocklist;
+/** What only a serving process has: the CLI builds the modules without it (no HTTP, no click pipeline). */
+export interface ServerParts {
+  metrics: Metrics;
+  /** readiness checks: the database, the storage, what the shared state adds, a test's own */
+  checks: Record<string, ReadinessCheck>;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
 }
 
+export interface ModulesDeps extends ModuleDeps {
+  /** BLOCKED_HOSTS_FILE's list, read before anything else starts: link targets and domain fallbacks are checked against it */
+  blockedHosts: HostBlocklist;
+  /** null for the CLI: no click pipeline (its journal is the server's), no routes outside the API */
+  server: ServerParts | null;
+  /** links and visits per transaction of an import (the CLI's own; default: a server's) */
+  importPace?: ImportPace;
+}
+
+interface LinkModuleDeps extends ModulesDeps {
+  core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
+}
+
 /** The domains module, announcing its changes under this instance's `changeOrigin`. */
 function domainsModuleFor(deps: LinkModuleDeps, changeOrigin: string) {
-  const { config, storage, clock, log, core, blockedHosts, domainVerification } = deps;
+  const { config, storage, clock, log, core, blockedHosts, server } = deps;
   return createDomainsModule({
     db: storage.db, dialect: storage.dialect, users: core.usersModule.repository, clock, paginator: core.paginator, changeOrigin, blockedHosts,
     defaultHost: new URL(config.publicBaseUrl).hostname.toLowerCase(),
-    verification: { dnsServers: config.dnsServers, allowPrivate: config.domainVerifyAllowPrivate, log, ...domainVerification },
+    verification: { dnsServers: config.dnsServers, allowPrivate: config.domainVerifyAllowPrivate, log, ...server?.domainVerification },
+  });
+}
+
+/**
+ * How clicks travel (the clicks module's choice) for a server; for the CLI only the writer of imported visits,
+ * inside the import's transaction (nothing is queued: the CLI never serves a visit).
+ */
+function clickIngestFor({ config, storage, shared, clock, log, server }: LinkModuleDeps) {
+  if (!server) return Promise.resolve({ schemas: [], sink: null, writeImported: importedVisitsWriter(storage) });
+  return createClickIngest({
+    config, storage, log, clock,
+    redis: shared.redis && shared.redirectTurn ? { client: shared.redis, turn: shared.redirectTurn, prefix: shared.redisPrefix } : null,
   });
 }
 
@@ -75,19 +108,16 @@ function domainsModuleFor(deps: LinkModuleDeps, changeOrigin: string) {
  * Domains, links and their clicks: how clicks travel (the clicks module's choice), what a visit tells, the
  * three modules.
  */
-export async function createLinkModules(deps: LinkModuleDeps) {
+async function createLinkModules(deps: LinkModuleDeps) {
   const { config, storage, shared, clock, jwtSecret, log, core, blockedHosts } = deps;
   const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
   // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
   // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).
-  const geoip = await openGeoipDatabase(config.geoipDatabase);
+  const geoip = deps.server ? await openGeoipDatabase(config.geoipDatabase) : null;
   // This instance's name in the outbox's events of links and domains (db/outbox.ts, infra/outbox-feed.ts).
   const changeOrigin = randomBytes(8).toString('hex');
   const domainsModule = await domainsModuleFor(deps, changeOrigin);
-  const clickIngest = await createClickIngest({
-    config, storage, log, clock,
-    redis: shared.redis && shared.redirectTurn ? { client: shared.redis, turn: shared.redirectTurn, prefix: shared.redisPrefix } : null,
-  });
+  const clickIngest = await clickIngestFor(deps);
   // What a click learns besides the request (SPEC §15): the country, and IP_ANONYMIZE's shortening and hash.
   const describeVisit = createVisitContext({
     countryHeader: config.countryHeader,
@@ -109,3 +139,47 @@ export async function createLinkModules(deps: LinkModuleDeps) {
   });
   return { clickIngest, domainsModule, linksModule, clicksModule };
 }
+
+type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
+
+/** Imports from other services (SPEC §20), writing links through the links module and visits through the clicks'. */
+function importsModuleFor({ config, storage, clock, importPace }: ModulesDeps, { clickIngest, linksModule, clicksModule }: LinkModules) {
+  return createImportsModule({
+    db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
+    writeVisits: clickIngest.writeImported, links: linksModule.linkImports, visitsWritten: () => clicksModule.stats.forgetRemembered(),
+    limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
+    ...(importPace ? { pace: importPace } : {}),
+  });
+}
+
+/** What stands at the root beside the API, outside its hooks and limits: health, readiness and metrics; the dashboard. */
+function serverModules({ config, clock, log }: ModulesDeps, server: ServerParts, { clickIngest, domainsModule }: LinkModules) {
+  const sink = clickIngest.sink;
+  return [
+    createHealthModule({
+      checks: server.checks, metrics: server.metrics, metricsToken: config.metricsToken,
+      clickStream: () => sink?.status().stream ?? null,
+      clickJournalDegraded: () => sink?.status().journalDegraded === true,
+    }),
+    createDashboardModule({ config, clock, log, domainRoot: (host) => domainsModule.registry.servedBy(host)?.rootRedirect }),
+  ];
+}
+
+/**
+ * Every module, built once, for the server (`server` given) and the CLI (null). `list` is what app.ts wires,
+ * in the order their routes are registered and their schemas added (and closed in reverse); the named ones are
+ * the services a process uses directly.
+ */
+export async function createModules(deps: ModulesDeps) {
+  const core = createCoreModules(deps);
+  const linkModules = await createLinkModules({ ...deps, core });
+  const { clickIngest, domainsModule, linksModule, clicksModule } = linkModules;
+  const importsModule = importsModuleFor(deps, linkModules);
+  const list: AppModule[] = [
+    core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
+    importsModule, core.outboxModule, ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
+  ];
+  return { ...core, ...linkModules, importsModule, list };
+}
+
+export type Modules = Awaited<ReturnType<typeof createModules>>;

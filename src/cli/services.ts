@@ -1,30 +1,30 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { createModules, type Modules } from '../app-modules.js';
 import type { Config } from '../config.js';
 import { createStorage, type Storage } from '../db/database.js';
 import { migrateToLatest } from '../db/migrator.js';
+import { loadBlockedHosts } from '../infra/blocked-hosts-file.js';
 import type { Caller } from '../lib/caller.js';
 import { systemClock } from '../lib/clock.js';
-import { deploymentPaginator } from '../lib/pagination.js';
-import { createApiKeysModule } from '../modules/api-keys/index.js';
-import { loadBlockedHosts, type BlockedHosts } from '../infra/blocked-hosts-file.js';
-import { clearBlockedFallbacks } from '../modules/domains/index.js';
-import { openLinkModeration, type LinkModeration } from '../modules/links/index.js';
+import { CLI_PACE } from '../modules/imports/index.js';
 import { loadJwtSecret } from '../modules/tokens/index.js';
-import { createUsersModule } from '../modules/users/index.js';
+import { createSharedState } from '../shared-state.js';
 
 /**
- * The services the CLI works through, built as app.ts builds them (the same factories, the same
- * configuration), so that every rule the API enforces holds for the operator too. No HTTP server, no click
- * pipeline: the CLI changes accounts, keys and links, and never serves a visit.
+ * The services the CLI works through: the server's modules, built by the same function (app-modules.ts
+ * createModules) from the same configuration, so that every rule the API enforces holds for the operator too.
+ * Without what only a server has: no HTTP, no click pipeline (the CLI never serves a visit), no Redis, no jobs.
  */
 export interface CliServices {
   storage: Storage;
-  users: ReturnType<typeof createUsersModule>['users'];
-  usersRepository: ReturnType<typeof createUsersModule>['repository'];
-  apiKeys: ReturnType<typeof createApiKeysModule>['apiKeys'];
-  /** the links' moderation service, opened on first use (it reads BLOCKED_HOSTS_FILE as a server does) */
-  moderation(): Promise<LinkModeration>;
+  users: Modules['usersModule']['users'];
+  usersRepository: Modules['usersModule']['repository'];
+  apiKeys: Modules['apiKeysModule']['apiKeys'];
+  /** the links' moderation service */
+  moderation: Modules['linksModule']['moderation'];
+  /** the imports service, at the CLI's pace (CLI_PACE) */
+  imports: Modules['importsModule']['imports'];
   /** clears every domain fallback to a host BLOCKED_HOSTS_FILE blocks (SPEC §25); how many */
   clearBlockedFallbacks(): Promise<number>;
   close(): Promise<void>;
@@ -48,8 +48,13 @@ export function warningsLogger(warn: (line: string) => void): FastifyBaseLogger 
   return logger as unknown as FastifyBaseLogger;
 }
 
-/** Opens the configured database, brings its schema up to date (as a server start does) and builds the services. */
+/**
+ * Opens the configured database, brings its schema up to date (as a server start does) and builds the modules.
+ * BLOCKED_HOSTS_FILE is read as a server reads it: a file that cannot be read stops the command.
+ */
 export async function openServices(config: Config, warn: (line: string) => void): Promise<CliServices> {
+  const log = warningsLogger(warn);
+  const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, log);
   const storage = createStorage(config);
   try {
     await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
@@ -57,28 +62,22 @@ export async function openServices(config: Config, warn: (line: string) => void)
     await storage.close();
     throw err;
   }
-  const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
-  const paginator = deploymentPaginator(jwtSecret);
   const clock = systemClock;
-  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, registration: config.registration });
-  const log = warningsLogger(warn);
-  const apiKeysModule = createApiKeysModule({
-    db: storage.db, dialect: storage.dialect, users: usersModule.repository, jwtSecret, clock, paginator, log,
-  });
-  let moderation: Promise<LinkModeration> | null = null;
-  let blocked: Promise<BlockedHosts> | null = null;
-  const blockedHosts = () => (blocked ??= loadBlockedHosts(config.blockedHostsFile, log));
+  const shared = await createSharedState({ config, storage, redis: null, clock, log });
+  const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
+  const modules = await createModules({ config, storage, shared, clock, jwtSecret, log, blockedHosts, server: null, importPace: CLI_PACE });
   return {
     storage,
-    users: usersModule.users,
-    usersRepository: usersModule.repository,
-    apiKeys: apiKeysModule.apiKeys,
-    moderation: () =>
-      (moderation ??= blockedHosts().then((list) => openLinkModeration({ config, storage, paginator, clock, blockedHosts: list }))),
-    clearBlockedFallbacks: async () =>
-      clearBlockedFallbacks({ db: storage.db, dialect: storage.dialect, paginator, clock }, await blockedHosts()),
+    users: modules.usersModule.users,
+    usersRepository: modules.usersModule.repository,
+    apiKeys: modules.apiKeysModule.apiKeys,
+    moderation: modules.linksModule.moderation,
+    imports: modules.importsModule.imports,
+    clearBlockedFallbacks: () => modules.domainsModule.clearBlockedFallbacks(),
     close: async () => {
-      await apiKeysModule.close?.();
+      for (const m of [...modules.list].reverse()) await m.close?.();
+      await shared.close();
+      blockedHosts.close();
       await storage.close();
     },
   };

@@ -1,18 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { Argument, Option } from 'commander';
-import { importedVisitsWriter } from '../../modules/clicks/index.js';
-import { CLI_PACE, createImportsRepository, createImportsService, IMPORT_SOURCE_TIMEOUT_MS, SOURCE_NAMES, type ImportRequest, type ImportsService, type RunEnd, type SourceName } from '../../modules/imports/index.js';
+import { SOURCE_NAMES, type ImportRequest, type ImportsService, type RunEnd, type SourceName } from '../../modules/imports/index.js';
 import type { ImportJobRow } from '../../db/types.js';
 import type { Output } from '../output.js';
-import { linkImportsFor } from '../../modules/links/index.js';
-import { loadBlockedHosts } from '../../infra/blocked-hosts-file.js';
-import { systemClock } from '../../lib/clock.js';
-import { createStorage } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrator.js';
-import type { Kysely } from 'kysely';
 import { CliError, EXIT, usageError } from '../cli-error.js';
 import type { CommandContext, CommandModule } from '../command.js';
-import { warningsLogger } from '../services.js';
 
 interface ImportOptions {
   url?: string;
@@ -46,21 +38,9 @@ function requestOf(source: SourceName, opts: ImportOptions): ImportRequest {
   };
 }
 
-/** The imports service over the CLI's storage, at the CLI's pace, with BLOCKED_HOSTS_FILE's list. */
-async function cliImportsService(config: CommandContext['config'], storage: ReturnType<typeof createStorage>, out: Output) {
-  const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, warningsLogger((line) => out.warn(line)));
-  return createImportsService({
-    db: storage.db, repo: createImportsRepository(storage), writeVisits: importedVisitsWriter(storage), clock: systemClock, publicBaseUrl: config.publicBaseUrl,
-    links: linkImportsFor({ config, storage, clock: systemClock, blockedHosts }),
-    limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
-    pace: CLI_PACE,
-  });
-}
-
 /** Runs the import to its end, or to the first Ctrl-C; reports it, and exits non-zero unless every item came over. */
-async function runImport({ out, config }: CommandContext, source: SourceName, opts: ImportOptions): Promise<void> {
+async function runImport({ out, services }: CommandContext, source: SourceName, opts: ImportOptions): Promise<void> {
   const request = requestOf(source, opts);
-  const storage = createStorage(config);
   const stop = new AbortController();
   // The first Ctrl-C stops after the batch being written (its transaction commits or never began); a
   // second one ends the process at once, which loses nothing committed either.
@@ -71,8 +51,7 @@ async function runImport({ out, config }: CommandContext, source: SourceName, op
   process.once('SIGINT', onSigint);
   const bar = out.progress(`import ${source}`, 0, 'items');
   try {
-    await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
-    const imports = await cliImportsService(config, storage, out);
+    const { imports } = await services();
     const { end, job, owner } = await imports.run(request, {
       signal: stop.signal,
       onProgress: (c) => { bar.setTotal(c.items); bar.update(c.items); },
@@ -86,7 +65,6 @@ async function runImport({ out, config }: CommandContext, source: SourceName, op
   } finally {
     bar.stop();
     process.off('SIGINT', onSigint);
-    await storage.close();
   }
 }
 

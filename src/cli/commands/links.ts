@@ -16,7 +16,7 @@ async function listLinks(ctx: CommandContext, opts: ListOptions): Promise<void> 
   if (opts.status !== undefined && !(STATUSES as readonly string[]).includes(opts.status)) throw usageError(`--status must be one of ${STATUSES.join(', ')}`);
   const services = await ctx.services();
   const userId = opts.user === undefined ? undefined : (await findAccount(services, opts.user)).id;
-  const moderation = await services.moderation();
+  const { moderation } = services;
   const filters = {
     sort: 'created_at', order: 'desc',
     ...(opts.q ? { q: opts.q } : {}), ...(opts.tag ? { tag: opts.tag } : {}), ...(opts.domain ? { domain: opts.domain } : {}), ...(userId ? { user_id: userId } : {}), ...(opts.status ? { status: opts.status } : {}),
@@ -69,7 +69,7 @@ function printLinks(ctx: CommandContext, links: readonly Link[], owners: Readonl
  * (db/outbox.ts): a running server's redirect cache follows it, on either engine.
  */
 async function moderate<T>(ctx: CommandContext, change: (moderation: LinkModeration) => Promise<T>): Promise<T> {
-  return change(await (await ctx.services()).moderation());
+  return change((await ctx.services()).moderation);
 }
 
 /** Disables the links to blocked hosts and clears the domain fallbacks to them; prints how many of each. */

@@ -1,3 +1,2 @@
-/** The dashboard module's public face, for app.ts: its routes and where its built assets are found. */
-export { dashboardRoutes } from './dashboard.routes.js';
-export { defaultWebDir, findWebAssets } from './web-assets.js';
+/** The dashboard module's public face, for the wiring (app-modules.ts): the module serving /app and its assets. */
+export { createDashboardModule } from './dashboard.module.js';

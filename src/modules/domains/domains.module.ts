@@ -3,9 +3,10 @@ import { appModule } from '../../app-module.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
-import type { HostBlocklist } from '../../lib/host-blocklist.js';
+import { NOTHING_BLOCKED, type HostBlocklist } from '../../lib/host-blocklist.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { UsersRepository } from '../users/index.js';
+import { clearBlockedFallbacks } from './blocked-fallbacks.js';
 import type { ClaimViewer } from './domain-claims.js';
 import { DomainRegistry } from './domain-registry.js';
 import { createDomainChecker, type DomainChecker, type DomainCheckerOptions } from './domain-verification.js';
@@ -65,9 +66,11 @@ export async function createDomainsModule(deps: DomainsModuleDeps) {
       await api.register(domainsRoutes, { domains, basePath, version });
     },
     /** GET /.well-known/ferry-verification/{token} and GET /internal/tls/allowed, at the root */
-    publicRoutes: async (scope: Parameters<typeof domainsPublicRoutes>[0]) => {
+    rootRoutes: async (scope: Parameters<typeof domainsPublicRoutes>[0]) => {
       await scope.register(domainsPublicRoutes, { domains, registry });
     },
+    /** clears every fallback to a host BLOCKED_HOSTS_FILE blocks (SPEC §25; `ferry admin`); how many */
+    clearBlockedFallbacks: () => clearBlockedFallbacks(deps, deps.blockedHosts ?? NOTHING_BLOCKED),
     jobs: [{ name: 'domain-recheck', everyMs: RECHECK_JOB_EVERY_MS, run: () => domains.recheckDue() }],
   });
 }

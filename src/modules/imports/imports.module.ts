@@ -9,6 +9,7 @@ import { importsRoutes } from './imports.routes.js';
 import { importSchemas } from './imports.schemas.js';
 import { createImportsService, HEARTBEAT_MS } from './imports.service.js';
 import type { SourceLimits } from './sources/index.js';
+import type { ImportPace } from './import-context.js';
 
 export interface ImportsModuleDeps {
   db: Kysely<Database>;
@@ -23,6 +24,8 @@ export interface ImportsModuleDeps {
   heartbeatMs?: number;
   /** the clicks module's statistics forget the sums they remember for past days (imported visits land there) */
   visitsWritten?: () => void;
+  /** links and visits per transaction: a server's (default) keeps its redirects fast; the CLI's (CLI_PACE) is faster */
+  pace?: ImportPace;
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The imports module's public face (SPEC §20): app.ts wires the module; the CLI runs the same service.
+ * The imports module's public face (SPEC §20): built by app-modules.ts for the server and the CLI alike.
  */
 export { createImportsModule, type ImportsModuleDeps } from './imports.module.js';
 export type { ImportsService } from './imports.service.js';
@@ -7,7 +7,5 @@ export type { ImportRequest } from './import-context.js';
 export type { JobCounts } from './import-batch.js';
 export { CLI_PACE, SERVER_PACE, type ImportPace, type RunEnd } from './import-context.js';
 export { SOURCE_NAMES, type SourceName } from './sources/index.js';
-export { createImportsService } from './imports.service.js';
-export { createImportsRepository } from './imports.repository.js';
 /** SPEC §25: a source answer slower than this fails the import. */
 export const IMPORT_SOURCE_TIMEOUT_MS = 30_000;

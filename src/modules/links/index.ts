@@ -12,8 +12,8 @@ export { MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH, type Link } from './links.sche
 export { ALIAS_PATTERN } from '../../lib/link-code.js';
 export { LINK_CSV_COLUMNS } from './links.export.js';
 export { linkCacheKey } from './link-cache.js';
-export { createLinkImports, linkImportsFor, type LinkImports, type NewImportedLink } from './link-imports.js';
+export type { LinkImports, NewImportedLink } from './link-imports.js';
 export type { CheckedLink, ImportedLink, ImportedLinkCheck, ImportErrorCode, ImportFailure, ImportNote } from './imported-link-rules.js';
 export type { DomainCode } from './link-batch.repository.js';
-export { createLinkModeration, openLinkModeration, BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';
+export { BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';
 export { forgetChangedLinks } from './link-cache-events.js';

@@ -3,6 +3,7 @@ import type { Dialect } from '../../db/dialect.js';
 import type { Database, NewLinkRow } from '../../db/types.js';
 import { compiledInsert } from '../../db/compiled-inserts.js';
 import { recordEvent } from '../../db/outbox.js';
+import { claimNames } from './link-aliases.js';
 
 type Tx = Transaction<Database>;
 
@@ -14,9 +15,6 @@ export const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
   return out;
 };
 
-/** Codes on their domains, those already issued left alone (live or retired): the ones inserted come back. */
-const insertCodes = compiledInsert(['domain_id', 'code', 'link_id'] as const, (db: Kysely<Database>, rows: Array<{ domain_id: number; code: string; link_id: number | null }>) =>
-  db.insertInto('link_codes').values(rows).onConflict((oc) => oc.doNothing()).returning('code'));
 
 const LINK_COLUMNS = [
   'short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query',
@@ -60,7 +58,7 @@ async function insertLinkPart(tx: Tx, part: readonly BatchLinkRow[], ids: Map<st
   }
   // The aliases were found free in this transaction; one taken since (a link created meanwhile) fails the batch.
   for (const some of chunks(part.flatMap((r) => aliasesOf(r).map((code) => ({ domain_id: r.domain_id, code, link_id: idOf(r) }))))) {
-    const claimed = await insertCodes(tx, some);
+    const claimed = await claimNames(tx, some);
     if (claimed.length !== some.length) throw new Error('an alias was taken while the import ran; run it again to go on');
   }
   const tags = part.flatMap((r) => (r.tags ? String(r.tags).split(',') : []).map((tag) => ({ link_id: idOf(r), tag })));
@@ -109,7 +107,7 @@ export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify
     async claimCodes(tx: Tx, domainId: number, codes: readonly string[]): Promise<Set<string>> {
       const claimed = new Set<string>();
       for (const part of chunks(codes)) {
-        for (const r of await insertCodes(tx, part.map((code) => ({ domain_id: domainId, code, link_id: null })))) claimed.add(r.code);
+        for (const r of await claimNames(tx, part.map((code) => ({ domain_id: domainId, code, link_id: null })))) claimed.add(r.code);
       }
       return claimed;
     },

@@ -1,6 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import type { Config } from '../../config.js';
-import type { Storage } from '../../db/database.js';
 import type { LinkRow } from '../../db/types.js';
 import { AppError, validationError, type ErrorDetail } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
@@ -8,11 +5,9 @@ import type { Clock } from '../../lib/clock.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import type { LinkCache } from './link-cache.js';
-import { createLinksRepository, type LinkChanges, type LinksRepository } from './links.repository.js';
+import type { LinkChanges, LinksRepository } from './links.repository.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
-import { linkRecord } from './link-record.js';
-import { createLinkDomains, type LinkDomains } from './link-domains.js';
-import { openDomainDirectory } from '../domains/index.js';
+import type { LinkDomains } from './link-domains.js';
 import { isExpired } from './link-reads.js';
 import { cacheKeysOf } from './redirect-target.js';
 import { hostOf } from './original-url.js';
@@ -131,30 +126,4 @@ export function createLinkModeration(deps: LinkModerationDeps) {
       return paginator.page(rows, list, total, requestUrl, toLink, sortValue);
     },
   };
-}
-
-/**
- * The moderation service outside the app (the CLI's `links list|disable|disable-blocked`): its own repository
- * and no redirect cache. Its changes reach the running servers' caches as the API's do (the repository
- * announces each); `blockedHosts` is BLOCKED_HOSTS_FILE's list, read as a server reads it.
- */
-export async function openLinkModeration(deps: {
-  config: Pick<Config, 'publicBaseUrl'>;
-  storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
-  paginator: Paginator;
-  clock: Clock;
-  blockedHosts: HostBlocklist;
-}): Promise<LinkModeration> {
-  const { blockedHosts } = deps;
-  const directory = await openDomainDirectory({ db: deps.storage.db, dialect: deps.storage.dialect, paginator: deps.paginator });
-  const domains = createLinkDomains({ registry: directory, publicBaseUrl: deps.config.publicBaseUrl, clock: deps.clock });
-  return createLinkModeration({
-    links: createLinksRepository(deps.storage, deps.paginator, randomBytes(8).toString('hex')),
-    cache: null,
-    blockedHosts,
-    clock: deps.clock,
-    paginator: deps.paginator,
-    toLink: linkRecord(deps.config.publicBaseUrl, domains),
-    domains,
-  });
 }

@@ -44,8 +44,8 @@ export interface LinksModuleDeps {
   passwordHashBudget?: AttemptLimiter;
   /** BLOCKED_HOSTS_FILE's list (infra/blocked-hosts-file.ts); default: nothing blocked */
   blockedHosts?: HostBlocklist;
-  /** where the redirect puts clicks (the clicks module's ingest) */
-  clicks: ClickSink;
+  /** where the redirect puts clicks (the clicks module's ingest); null where no visit is served (the CLI) */
+  clicks: ClickSink | null;
   /** what a click learns besides the request (country, IP_ANONYMIZE); default: nothing */
   describeVisit?: DescribeVisit;
   /**
@@ -79,6 +79,12 @@ function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void>
     if (pending) void pending.then(() => done(null, payload));
     else done(null, payload);
   });
+}
+
+/** The click sink of a serving process: the redirect is never built without one. */
+function servingSink({ clicks }: Pick<LinksModuleDeps, 'clicks'>): ClickSink {
+  if (!clicks) throw new Error('the redirect is served only by a process with a click sink (a server\'s modules)');
+  return clicks;
 }
 
 /** How often links past their expiry are swept (their codes stay blocked; SPEC §6). */
@@ -122,7 +128,7 @@ function redirectPluginOf(
   linksRepository: LinksRepository,
   visitDomains: VisitDomains,
 ) {
-  const { config, clicks } = deps;
+  const { config } = deps;
   const policy = createVisitPolicy({
     links: linksRepository,
     passwords: deps.passwords,
@@ -130,6 +136,7 @@ function redirectPluginOf(
     ...(deps.passwordHashBudget ? { hashBudget: deps.passwordHashBudget } : {}),
   });
   return (async (scope, opts) => {
+    const clicks = servingSink(deps);
     await opts.protect?.(scope);
     awaitDurableClicks(scope, () => clicks.settled());
     await scope.register(redirectRoutes, {
@@ -141,7 +148,7 @@ function redirectPluginOf(
 
 /** Links, wired: the service, the cache, the two route plugins, and the sweep of expired links. */
 export function createLinksModule(deps: LinksModuleDeps) {
-  const { config, storage, clock, clicks } = deps;
+  const { config, storage, clock } = deps;
   const blockedHosts = deps.blockedHosts ?? NOTHING_BLOCKED;
   const cache = new LinkCache(clock, { ...DEFAULT_LINK_CACHE, capacity: config.linkCacheSize, ...positiveTtlOf(deps) });
   // This instance's name in the outbox (infra/outbox-feed.ts).
@@ -169,7 +176,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
      * every redirect must write access-log lines (debug, trace).
      */
     redirectFastPath: (d: Pick<RedirectFastPathDeps, 'limiter' | 'requestId' | 'metrics' | 'underPressure'>) =>
-      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, domains: visitDomains, clicks, clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
+      redirectAccessLog(config.logLevel) ? null : createRedirectFastPath({ cache, domains: visitDomains, clicks: servingSink(deps), clock, status: config.redirectStatus, describeVisit: deps.describeVisit ?? null, ...d }),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, { links, bulk, exports, moderation, basePath: opts.basePath, version: opts.version });

@@ -76,10 +76,9 @@ function linkChangeAnnouncer(dialect: Pick<Storage['dialect'], 'notify'>, change
 }
 
 function createLinkInsertion(deps: {
-  db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'isUniqueViolation'>; fast: FastStatements | null;
-  announce: Announce; origin: string;
+  db: Kysely<Database>; fast: FastStatements | null; announce: Announce; origin: string;
 }) {
-  const { db, dialect, fast, announce } = deps;
+  const { db, fast, announce } = deps;
   const insertGrouped = fast ? groupedInsert(fast, deps.origin) : null;
   return {
     /**
@@ -94,7 +93,7 @@ function createLinkInsertion(deps: {
       const claim = async (tx: Db) => {
         const created = await tx.insertInto('links').values(row).returningAll().executeTakeFirstOrThrow();
         await tx.insertInto('link_codes').values({ domain_id: created.domain_id, code: row.short_code, link_id: created.id, retired_at: null, retired_reason: null }).execute();
-        await claimAliases(tx, created.domain_id, created.id, aliasesOf(created), dialect.isUniqueViolation);
+        await claimAliases(tx, created.domain_id, created.id, aliasesOf(created));
         await writeTags(tx, created.id, tagsOf(created));
         // an instance may hold a cached "missing" for any of its names
         const event = { type: 'link.created', data: { ...linkNames(created), user_id: created.user_id } } as const;
@@ -120,9 +119,9 @@ function createLinkInsertion(deps: {
 
 /** A PATCH and a link's end (deleted or expired), each in its own transaction. */
 function createLinkChanges(deps: {
-  db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'isUniqueViolation'>; announce: Announce;
+  db: Kysely<Database>; announce: Announce;
 }) {
-  const { db, dialect, announce } = deps;
+  const { db, announce } = deps;
   return {
     /**
      * Applies a PATCH: the version grows by one, tags are rewritten when they changed. With `expectedVersion`
@@ -145,9 +144,9 @@ function createLinkChanges(deps: {
           await tx.updateTable('link_codes').set({ link_id: null, retired_at: at, retired_reason: 'deleted' })
             .where('domain_id', '=', link.domain_id).where('code', 'in', namesOf(link)).where('link_id', '=', id).execute();
           await tx.insertInto('link_codes').values({ domain_id: row.domain_id, code: row.short_code, link_id: id, retired_at: null, retired_reason: null }).execute();
-          await claimAliases(tx, row.domain_id, id, aliasesOf(row), dialect.isUniqueViolation);
+          await claimAliases(tx, row.domain_id, id, aliasesOf(row));
         } else if (changes.aliases !== undefined) {
-          await replaceAliases(tx, link, aliasesOf(row), at, dialect.isUniqueViolation);
+          await replaceAliases(tx, link, aliasesOf(row), at);
         }
         const changed = Object.keys(changes) as LinkField[];
         const before = { domain_id: link.domain_id, names: namesOf(link) };
@@ -245,8 +244,8 @@ export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | '
   const fast = fastStatements(storage);
   const announce = linkChangeAnnouncer(dialect, changeOrigin);
   return {
-    ...createLinkInsertion({ db, dialect, fast, announce, origin: changeOrigin }),
-    ...createLinkChanges({ db, dialect, announce }),
+    ...createLinkInsertion({ db, fast, announce, origin: changeOrigin }),
+    ...createLinkChanges({ db, announce }),
     ...createRedirectQueries({ db, fast }),
     ...createLinkQueries({ db, dialect, fast, paginator }),
   };

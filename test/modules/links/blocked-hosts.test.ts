@@ -2,9 +2,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deploymentPaginator } from '../../../src/lib/pagination.js';
-import { openLinkModeration } from '../../../src/modules/links/index.js';
-import { loadBlockedHosts } from '../../../src/infra/blocked-hosts-file.js';
+import { openServices } from '../../../src/cli/services.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
@@ -109,13 +107,14 @@ describe.each(engines)('BLOCKED_HOSTS_FILE on %s', (engine) => {
 
     // What `ferry links disable-blocked` runs: the service outside any request, on the same storage.
     writeFileSync(file, `${LIST}later.example\n`);
-    const moderation = await openLinkModeration({
-      config: t.config, storage: t.storage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock,
-      blockedHosts: await loadBlockedHosts(file, t.app.log),
-    });
-    const count = await moderation.disableBlocked();
-    expect(count).toBeGreaterThanOrEqual(1);
-    expect(await moderation.disableBlocked()).toBe(0); // already disabled
+    const cli = await openServices({ ...t.config, blockedHostsFile: file }, (line) => { throw new Error(`the CLI warned: ${line}`); });
+    try {
+      const count = await cli.moderation.disableBlocked();
+      expect(count).toBeGreaterThanOrEqual(1);
+      expect(await cli.moderation.disableBlocked()).toBe(0); // already disabled
+    } finally {
+      await cli.close();
+    }
     const record = await t.request({ url: `/api/v1/links/${link.short_code}`, token: admin.token });
     expect(record.body).toMatchObject({ disabled: true, disabled_reason: 'Its destination is on the blocked hosts list' });
     expect((await t.request({ url: '/api/v1/links?status=disabled', token: admin.token })).body.data.map((l: { short_code: string }) => l.short_code)).toContain(link.short_code);

@@ -1,9 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStorage, type Storage } from '../../../src/db/database.js';
-import { NOTHING_BLOCKED } from '../../../src/lib/host-blocklist.js';
-import { deploymentPaginator } from '../../../src/lib/pagination.js';
-import { openLinkModeration, type LinkModeration } from '../../../src/modules/links/index.js';
+import { openServices, type CliServices } from '../../../src/cli/services.js';
+import type { LinkModeration } from '../../../src/modules/links/index.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { waitFor } from '../../helpers/scale-out.js';
 import { createLink } from '../../helpers/factories.js';
@@ -11,25 +9,23 @@ import { createLink } from '../../helpers/factories.js';
 /**
  * SPEC §18: `ferry links disable` runs in another process than the server, on the same database: its change must
  * reach the running server's redirect cache within a second (PostgreSQL: NOTIFY; SQLite, where the server
- * otherwise keeps a link in its cache for good: the outbox, read every 250 ms). The CLI's services are built
- * here as the CLI builds them, on a storage of their own.
+ * otherwise keeps a link in its cache for good: the outbox, read every 250 ms). The CLI's services are opened
+ * here as the CLI opens them (cli/services.ts), on a storage of their own.
  */
 describe.each(engines)('moderation from outside the server on %s', (engine) => {
   let t: TestApp;
-  let cliStorage: Storage;
+  let cli: CliServices;
   let moderation: LinkModeration;
   let base: string;
   beforeAll(async () => {
     t = await createTestApp(engine, { redisUrl: '' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    cliStorage = createStorage(t.config);
-    moderation = await openLinkModeration({
-      config: t.config, storage: cliStorage, paginator: deploymentPaginator(new Uint8Array(32)), clock: t.clock, blockedHosts: NOTHING_BLOCKED,
-    });
+    cli = await openServices(t.config, (line) => { throw new Error(`the CLI warned: ${line}`); });
+    moderation = cli.moderation;
   });
   afterAll(async () => {
-    await cliStorage.close();
+    await cli.close();
     await t.close();
   });
 
