@@ -11,6 +11,11 @@
  * Prints one JSON line: { clicks, records, dropped, seconds, clicksPerSecond, cpuSeconds, writerCpuSeconds (on
  * SQLite and Linux, the writer thread's; null on PostgreSQL), peakRssBytes }.
  *
+ * WORKERS=1,2 (with DATABASE_URL and REDIS_URL): the scale-out path instead, once per figure in the list: CLICKS
+ * visits (200,000 by default) put in the Redis click stream, then drained by that many click workers
+ * (bench/lib/stream-drain.ts); one JSON line { runs: [...] }, a run per figure: { workers, clicks, records,
+ * counted, seconds, clicksPerSecond, workerCpuSeconds, peakRssBytes }.
+ *
  * Env: DATA_DIR (seeded with links), or DATABASE_URL (PostgreSQL, an empty database: SEED_LINKS links are
  * created first, 100,000 by default), DURATION (s), MIX (`uniform`: every link equally likely, the worst
  * case for the rollups; `zipf`: the link of popularity rank k with probability ∝ 1/k, as web traffic
@@ -28,6 +33,7 @@ import { systemClock } from '../src/lib/clock.js';
 import { clickWriterFor } from '../src/modules/clicks/click-ingest.js';
 import { peakRssBytes, threadCpuSeconds } from './lib/proc.js';
 import { seedLinksPortable } from './lib/seed.js';
+import { drainStream } from './lib/stream-drain.js';
 
 const config = loadConfig(process.env);
 const duration = Number(process.env.DURATION ?? 5) * 1000;
@@ -82,6 +88,19 @@ function visit(): ClickEvent {
     linkId: linkIds[i]!, shortCode: codes[i]!, clickedAt: Date.now(), ip: pick(ips), userAgent: process.env.BOTS ? null : pick(agents),
     referrer: Math.random() < 0.2 ? null : pick(referrers),
   };
+}
+
+if (process.env.WORKERS) {
+  if (config.databaseUrl === null || config.redisUrl === null) throw new Error('WORKERS needs DATABASE_URL and REDIS_URL');
+  const runs = [];
+  for (const workers of process.env.WORKERS.split(',').map(Number)) {
+    const env = { DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, LOG_LEVEL: 'warn' };
+    runs.push(await drainStream({ db: storage.db, redisUrl: config.redisUrl, prefix: `bench-ingest-${process.pid}:`, workers, clicks: Number(process.env.CLICKS ?? 200_000), visit, env }));
+    process.stderr.write(`${JSON.stringify(runs.at(-1))}\n`);
+  }
+  process.stdout.write(`${JSON.stringify({ runs })}\n`);
+  await storage.close();
+  process.exit(0);
 }
 
 const cpuBefore = process.cpuUsage();

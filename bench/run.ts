@@ -80,6 +80,9 @@ async function main(): Promise<void> {
         log(`   ${r.name}: ${Math.round(r.perSecond)} ${r.unit}, p99 ${r.latencyMs?.p99.toFixed(2) ?? '-'} ms, errors ${r.errors}, ${r.notes}`);
       }
     }
+    // The scale-out click path against the embedded writer of the same run (bench/ingest-scaleout.ts).
+    const embeddedIngest = rows.find((r) => r.name === 'ingest-uniform');
+    for (const row of rows) if (row.name.startsWith('ingest-pg-') && embeddedIngest && row.perSecond > 0) row.baselinePerSecond = embeddedIngest.perSecond;
     const { row: baseline, profile: baselineProfile } = await finishBaseline(ctx);
     for (const row of rows) if (!row.baselinePerSecond) row.runBaselinePerSecond = baseline.perSecond;
     rows.unshift(baseline);

@@ -23,11 +23,15 @@ import { flag, int, optional, readVariable, shownValue } from './lib/env-variabl
  * click waiting takes about 65 bytes of heap and columns (measured: 100 bytes of RSS), so 1,000,000 is about
  * 100 MB, held only while the writer is behind; the journal holds the same clicks on disk. Elsewhere 100,000:
  * the PostgreSQL writer and the stream's consumers write batches of CLICK_BATCH_SIZE, which gain nothing from a
- * longer queue, and a shutdown flushes the in-process queue within SHUTDOWN_TIMEOUT_MS (about 230 bytes per
- * entry in Redis, docs/deployment.md).
+ * longer queue, and a shutdown flushes the in-process queue within SHUTDOWN_TIMEOUT_MS. With PostgreSQL and
+ * Redis (the stream) 4,000,000: a worker outage of two minutes at 30,000 clicks/s (issue 37: the rate the
+ * workers are held to, above the redirect of one instance on this machine) loses nothing; it costs Redis
+ * about 293 bytes per entry waiting (MEMORY USAGE, docs/deployment.md), 1.1 GiB when full, nothing once the
+ * workers are back (the stream is trimmed to its backlog).
  */
 const EMBEDDED_QUEUE_LIMIT = 1_000_000;
 const QUEUE_LIMIT = 100_000;
+const STREAM_QUEUE_LIMIT = 4_000_000;
 
 export const variables = {
   PORT: int(3000, 0, 65535, 'TCP port'),
@@ -70,8 +74,8 @@ export const variables = {
   CLICK_JOURNAL: flag(true, 'Embedded engine: a redirect answers only once its click is appended to the journal in `DATA_DIR/click-journal` (survives a process kill). `false`: clicks wait in memory only'),
   CLICK_BATCH_SIZE: int(1000, 1, 100_000, 'Clicks written per batch at most (PostgreSQL writer, stream consumer); the embedded engine\'s writer thread takes windows of up to 500,000 instead'),
   CLICK_QUEUE_LIMIT: optional(Type.Integer({ minimum: 100, maximum: 10_000_000 }), {
-    documentedDefault: '`1000000` on the embedded engine (with or without `REDIS_URL`), `100000` with `DATABASE_URL`',
-    description: 'Click queue bound: the in-process queue, or with Redis the stream\'s backlog (beyond it clicks are dropped and counted). On the embedded engine it also bounds the writer\'s windows: about 100 bytes of memory per click waiting, held only while the writer is behind',
+    documentedDefault: '`1000000` on the embedded engine (with or without `REDIS_URL`), `4000000` with `DATABASE_URL` and `REDIS_URL`, `100000` with `DATABASE_URL` alone',
+    description: 'Click queue bound: the in-process queue, or with Redis the stream\'s backlog (beyond it clicks are dropped and counted). On the embedded engine it also bounds the writer\'s windows: about 100 bytes of memory per click waiting, held only while the writer is behind. The stream\'s default rides out a two-minute worker outage at 30,000 clicks/s: about 293 bytes of Redis per click waiting (1.1 GiB when full)',
   }),
   CLICK_WORKER_IN_PROCESS: flag(true, 'With `REDIS_URL`: API processes also consume the Redis click stream, so `npm start` alone counts every click; `false` leaves it to `npm run worker`'),
   CLICK_CLAIM_IDLE_MS: int(30_000, 500, 3_600_000, 'Click-stream entries a consumer held unacknowledged this long are claimed by another'),
@@ -176,7 +180,7 @@ export function loadConfig(env: Env = {}): Config {
     publicBaseUrlSet: v.PUBLIC_BASE_URL !== null,
     // The engine decides, as it decides the queue (modules/clicks/click-ingest.ts): SQLite with REDIS_URL still journals
     // its clicks and writes them in windows.
-    clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null ? EMBEDDED_QUEUE_LIMIT : QUEUE_LIMIT),
+    clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null ? EMBEDDED_QUEUE_LIMIT : v.REDIS_URL === null ? QUEUE_LIMIT : STREAM_QUEUE_LIMIT),
     apiDeprecation: {
       1: { deprecatedAt: v.API_V1_DEPRECATED_AT, sunsetAt: v.API_V1_SUNSET_AT, link: v.API_V1_DEPRECATION_LINK },
       2: { deprecatedAt: v.API_V2_DEPRECATED_AT, sunsetAt: v.API_V2_SUNSET_AT, link: v.API_V2_DEPRECATION_LINK },

@@ -20,10 +20,10 @@ describe('configuration', () => {
     });
   });
 
-  it('when CLICK_QUEUE_LIMIT is unset, then the embedded engine\'s queue may hold a backlog of whole writer windows, the PostgreSQL and Redis queues keep 100,000; a value set wins', () => {
+  it('when CLICK_QUEUE_LIMIT is unset, then the embedded engine\'s queue may hold a backlog of whole writer windows, the Redis stream of PostgreSQL two minutes at 30,000 clicks/s, the PostgreSQL in-process queue 100,000; a value set wins', () => {
     expect(loadConfig({}).clickQueueLimit).toBe(1_000_000);
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).clickQueueLimit).toBe(100_000);
-    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(100_000);
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(4_000_000);
     // SQLite with Redis (shared limits): its clicks still go through the journal to the writer's windows
     expect(loadConfig({ REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(1_000_000);
     expect(loadConfig({ REDIS_URL: 'redis://h:6379', CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);

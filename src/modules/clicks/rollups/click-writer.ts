@@ -30,4 +30,9 @@ export interface ClickWriter {
    * dropped what it committed from the batch (ClickBatch.dropWritten), which is then written again alone.
    */
   window?: number;
+  /**
+   * The writer leaves out, in its own transaction, the clicks whose key is recorded already (the PostgreSQL set
+   * writer); the replay-safe writer then skips its own lookup of the batch's keys.
+   */
+  skipsRecordedKeys?: boolean;
 }

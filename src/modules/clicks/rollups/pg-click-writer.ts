@@ -11,6 +11,7 @@ import {
   type CounterMerge, type DailyValuesTable, type RollupUpsert,
 } from './rollup-tables.js';
 import { capDailyGroup, OTHER_VALUE, type ValueCounts } from './daily-values.js';
+import { writeSetsIn } from './pg-set-writer.js';
 
 type Tx = Transaction<Database>;
 
@@ -160,21 +161,29 @@ export interface PgClickWriter extends ClickWriter {
   writeImported(tx: Transaction<Database>, batch: readonly ClickEvent[]): Promise<void>;
 }
 
+/** The latest click of a batch: data_fresh_as_of once it is written (rollup-plan.ts's freshAsOf). */
+const latestOf = (batch: readonly ClickEvent[]): number => batch.reduce((at, e) => (e.clickedAt > at ? e.clickedAt : at), 0);
+
 /**
- * The PostgreSQL writer: a batch's click records and rollups through Kysely, in one transaction. (The
- * embedded engine writes the same rows in a worker thread: sqlite-click-writer.ts, see there why; this writer
- * runs on SQLite too, where tests compare the two.)
+ * The PostgreSQL writer: a batch's click records and rollups in one transaction. Live batches on PostgreSQL
+ * are written as sets (pg-set-writer.ts); imported visits, and every batch on SQLite (where tests compare this
+ * writer with the embedded engine's thread, sqlite-click-writer.ts), through rollup-plan.ts's plan row by row.
  */
-export function createPgClickWriter(storage: Pick<Storage, 'db' | 'dialect'>): PgClickWriter {
+export function createPgClickWriter(storage: Pick<Storage, 'db' | 'dialect'>, opts: { sets?: boolean } = {}): PgClickWriter {
+  // `sets: false`: the plan row by row on PostgreSQL too (the test that holds the two to the same rows).
+  const sets = storage.dialect.name === 'postgres' && opts.sets !== false;
   // This writer's row in click_ingest (data_fresh_as_of).
   const writerName = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
   return {
+    skipsRecordedKeys: sets,
     /** One transaction per batch: a crash loses a batch whole or not at all. */
     async write(batch) {
       if (batch.length === 0) return;
       await storage.db.transaction().execute(async (tx) => {
         await storage.dialect.preferIndexLookups(tx);
-        await writeIn(tx, batch, writerName);
+        if (!sets) return writeIn(tx, batch, writerName);
+        await writeSetsIn(tx, batch);
+        await markFresh(tx, writerName, latestOf(batch));
       });
     },
     /**

@@ -23,6 +23,9 @@ const ATTEMPTS = 3;
  * Why the click table itself rather than a separate processed-ids table: the record is the proof, it is
  * already written in that transaction, and a separate table would need a second index write per click and
  * its own expiry job. Its cost is the index, and only for keyed clicks (measured in docs/deployment.md).
+ *
+ * The PostgreSQL set writer (pg-set-writer.ts) filters the recorded keys itself, in its transaction, from its
+ * staging table (`skipsRecordedKeys`): the guard is the same index; only the lookup moved.
  */
 export function createReplaySafeClickWriter(deps: { db: Kysely<Database>; dialect: Pick<Dialect, 'isUniqueViolation'>; writer: ClickWriter }): ClickWriter {
   const { db, dialect, writer } = deps;
@@ -50,9 +53,9 @@ export function createReplaySafeClickWriter(deps: { db: Kysely<Database>; dialec
     return known;
   }
 
-  /** The batch without recorded keys, each key once. */
+  /** The batch without recorded keys (unless the writer leaves them out itself), each key once. */
   async function unrecorded(batch: readonly ClickEvent[]): Promise<ClickEvent[]> {
-    const known = await recordedKeys(batch);
+    const known = writer.skipsRecordedKeys ? new Set<string>() : await recordedKeys(batch);
     return batch.filter((e) => {
       if (e.key === undefined) return true;
       if (known.has(e.key)) return false;

@@ -28,6 +28,12 @@ export interface RedisClickQueueOptions extends MemoryClickQueueOptions {
   inProcessConsumer: boolean;
 }
 
+/**
+ * The in-process fallback's own bound, under CLICK_QUEUE_LIMIT: the stream's default is sized for Redis memory
+ * (millions of entries, config.ts), which the heap of one instance must not take on while Redis is away.
+ */
+const FALLBACK_LIMIT = 100_000;
+
 /** flush() waits this long (plus CLICK_CLAIM_IDLE_MS, for a dead consumer's entries) for the consumers */
 const FLUSH_WAIT_MS = 10_000;
 
@@ -54,7 +60,9 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
   const { log, limit, turn } = opts;
   const keys = clickStreamKeys(opts.prefix);
   const observer = createStreamObserver(turn.redis, keys, opts.flushMs);
-  const fallback = createMemoryClickQueue({ writer: opts.writer, flushMs: opts.flushMs, batchSize: opts.batchSize, limit, log: log.child({ component: 'click-fallback' }), clock: opts.clock });
+  const fallback = createMemoryClickQueue({
+    writer: opts.writer, flushMs: opts.flushMs, batchSize: opts.batchSize, limit: Math.min(limit, FALLBACK_LIMIT), log: log.child({ component: 'click-fallback' }), clock: opts.clock,
+  });
   const consumer = inProcessConsumer(opts);
   await Promise.all([whenRedisReady(turn.redis), consumer && whenRedisReady(consumer.redis)]);
   await observer.observe();
