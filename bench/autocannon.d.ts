@@ -29,7 +29,10 @@ declare module 'autocannon' {
   }
   /** The run in progress: a promise of the result that also emits per-response events. */
   export interface Instance extends Promise<Result> {
-    on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this;
+    on(
+      event: 'response',
+      listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void,
+    ): this;
   }
   export interface Result {
     requests: Histogram;

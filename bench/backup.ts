@@ -31,11 +31,17 @@ async function seed(dir: string): Promise<string[]> {
   const storage = await openMigrated(dir);
   const now = Date.now();
   const links = seedLinks(storage, LINKS, now);
-  const ids = storage.sqlite.prepare('select id, short_code from links').all() as Array<{ id: number; short_code: string }>;
+  const ids = storage.sqlite.prepare('select id, short_code from links').all() as Array<{
+    id: number;
+    short_code: string;
+  }>;
   await storage.close();
   writeLeftOverJournal(dir, CLICKS, (i) => ({
-    linkId: ids[i % ids.length]!.id, shortCode: ids[i % ids.length]!.short_code, clickedAt: now - 30 * 86_400_000 + i * 2_000,
-    ip: `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, userAgent: `Mozilla/5.0 (X11; Linux x86_64) Chrome/${100 + (i % 30)}.0`,
+    linkId: ids[i % ids.length]!.id,
+    shortCode: ids[i % ids.length]!.short_code,
+    clickedAt: now - 30 * 86_400_000 + i * 2_000,
+    ip: `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+    userAgent: `Mozilla/5.0 (X11; Linux x86_64) Chrome/${100 + (i % 30)}.0`,
     referrer: i % 3 === 0 ? 'https://news.example/' : null,
   }));
   return links.map(([code]) => code);
@@ -44,7 +50,11 @@ async function seed(dir: string): Promise<string[]> {
 /** Runs the compiled CLI and measures it from spawn to exit (asynchronously: the visits go on meanwhile). */
 async function ferry(args: string[], env: Record<string, string>): Promise<{ ms: number; out: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['dist/src/cli/ferry.js', ...args, '--json'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/src/cli/ferry.js', ...args, '--json'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -76,32 +86,60 @@ try {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const server = spawn(process.execPath, ['dist/src/server.js'], {
-    cwd: ROOT, env: { PATH: process.env.PATH, DATA_DIR: data, PORT: String(port), LOG_LEVEL: 'info', REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000' }, stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      DATA_DIR: data,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await new Promise<void>((resolve) => createInterface({ input: server.stdout! }).on('line', (line) => line.includes(REPLAYED) && resolve()));
+  await new Promise<void>((resolve) =>
+    createInterface({ input: server.stdout! }).on('line', (line) => line.includes(REPLAYED) && resolve()),
+  );
 
   const copyStarted = performance.now();
   copyFileSync(path.join(data, 'ferry.db'), path.join(dir, 'copy.db'));
   const copyMs = performance.now() - copyStarted;
   const dbBytes = statSync(path.join(dir, 'copy.db')).size;
 
-  const rows: Array<{ what: string; ms: number; bytes: number; visits?: number }> = [{ what: 'cp ferry.db (baseline)', ms: copyMs, bytes: dbBytes }];
+  const rows: Array<{ what: string; ms: number; bytes: number; visits?: number }> = [
+    { what: 'cp ferry.db (baseline)', ms: copyMs, bytes: dbBytes },
+  ];
   let manifest: { database: { clicks: number } } | null = null;
   for (const level of ['1', '6']) {
     const load = visit(url, codes);
     const file = path.join(dir, `backup-${level}.tar.gz`);
     const run = await ferry(['backup', file, '--level', level], { DATA_DIR: data });
     manifest ??= (JSON.parse(run.out) as { manifest: { database: { clicks: number } } }).manifest;
-    rows.push({ what: `ferry backup --level ${level}`, ms: run.ms, bytes: statSync(file).size, visits: await load.stop() });
+    rows.push({
+      what: `ferry backup --level ${level}`,
+      ms: run.ms,
+      bytes: statSync(file).size,
+      visits: await load.stop(),
+    });
   }
-  const restored = await ferry(['restore', path.join(dir, 'backup-1.tar.gz')], { DATA_DIR: path.join(dir, 'restored') });
-  rows.push({ what: 'ferry restore (level 1 file)', ms: restored.ms, bytes: statSync(path.join(dir, 'restored', 'ferry.db')).size });
+  const restored = await ferry(['restore', path.join(dir, 'backup-1.tar.gz')], {
+    DATA_DIR: path.join(dir, 'restored'),
+  });
+  rows.push({
+    what: 'ferry restore (level 1 file)',
+    ms: restored.ms,
+    bytes: statSync(path.join(dir, 'restored', 'ferry.db')).size,
+  });
   server.kill('SIGTERM');
 
   const mib = (b: number) => (b / 1048576).toFixed(1);
   process.stdout.write(`database: ${manifest?.database.clicks} clicks over ${LINKS} links, ${mib(dbBytes)} MiB\n`);
-  process.stdout.write(`${'what'.padEnd(30)} ${'seconds'.padStart(8)} ${'MiB'.padStart(8)} ${'× cp'.padStart(6)} visits answered meanwhile\n`);
-  for (const r of rows) process.stdout.write(`${r.what.padEnd(30)} ${(r.ms / 1000).toFixed(2).padStart(8)} ${mib(r.bytes).padStart(8)} ${(r.ms / copyMs).toFixed(1).padStart(6)} ${r.visits ?? ''}\n`);
+  process.stdout.write(
+    `${'what'.padEnd(30)} ${'seconds'.padStart(8)} ${'MiB'.padStart(8)} ${'× cp'.padStart(6)} visits answered meanwhile\n`,
+  );
+  for (const r of rows)
+    process.stdout.write(
+      `${r.what.padEnd(30)} ${(r.ms / 1000).toFixed(2).padStart(8)} ${mib(r.bytes).padStart(8)} ${(r.ms / copyMs).toFixed(1).padStart(6)} ${r.visits ?? ''}\n`,
+    );
   process.stdout.write(`${JSON.stringify({ clicks: manifest?.database.clicks, links: LINKS, dbBytes, rows })}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,9 @@ import Fastify from 'fastify';
  * The baseline of bench/redirect.ts: the least a Fastify redirect can do. No logging, no hooks, no schema,
  * no click recording; a Map from code to URL. Ferry's redirect is measured against this in the same run.
  */
-const links = new Map<string, string>(JSON.parse(readFileSync(process.env.CODES_FILE!, 'utf8')) as Array<[string, string]>);
+const links = new Map<string, string>(
+  JSON.parse(readFileSync(process.env.CODES_FILE!, 'utf8')) as Array<[string, string]>,
+);
 const app = Fastify({ logger: false });
 
 app.get('/:code', (request, reply) => {

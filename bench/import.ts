@@ -71,7 +71,12 @@ async function linkCreateRow(work: string): Promise<BenchRow> {
   const dataDir = path.join(work, 'link-create');
   mkdirSync(dataDir);
   const server = await startServer('link-create', ['dist/src/server.js'], {
-    HOST: '127.0.0.1', LOG_LEVEL: 'warn', JWT_SECRET, RATE_LIMIT_PER_MINUTE: '1000000', DATA_DIR: dataDir, ...ADMIN,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    JWT_SECRET,
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    DATA_DIR: dataDir,
+    ...ADMIN,
   });
   const ctx = { connections: CONNECTIONS, warmup: WARMUP, duration: DURATION, rounds: 1 };
   try {
@@ -79,8 +84,15 @@ async function linkCreateRow(work: string): Promise<BenchRow> {
     const result = await load(ctx, server, { workload: 'create-link' }, DURATION);
     const created = result.statuses['201'] ?? 0;
     return {
-      name: 'link-create', setup: `POST /api/v1/links, anonymous, generated code, ${CONNECTIONS} connections`, links: created, visits: 0,
-      seconds: result.seconds, wallSeconds: result.seconds, cpuSeconds: null, peakRssBytes: peakRssBytes(server.child.pid), notes: `${result.errors} errors`,
+      name: 'link-create',
+      setup: `POST /api/v1/links, anonymous, generated code, ${CONNECTIONS} connections`,
+      links: created,
+      visits: 0,
+      seconds: result.seconds,
+      wallSeconds: result.seconds,
+      cpuSeconds: null,
+      peakRssBytes: peakRssBytes(server.child.pid),
+      notes: `${result.errors} errors`,
     };
   } finally {
     await stopServer(server.child);
@@ -90,16 +102,31 @@ async function linkCreateRow(work: string): Promise<BenchRow> {
 /** Runs the compiled `ferry import …` on a fresh target (or, with `again`, on `again`'s) and measures it. */
 async function importRow(work: string, name: string, setup: string, args: string[], again?: string): Promise<BenchRow> {
   const dataDir = path.join(work, again ?? name);
-  const env = { PATH: process.env.PATH, DATA_DIR: dataDir, JWT_SECRET, LOG_LEVEL: 'warn', ...ADMIN, ...(TARGET ? { DATABASE_URL: TARGET } : {}) };
+  const env = {
+    PATH: process.env.PATH,
+    DATA_DIR: dataDir,
+    JWT_SECRET,
+    LOG_LEVEL: 'warn',
+    ...ADMIN,
+    ...(TARGET ? { DATABASE_URL: TARGET } : {}),
+  };
   if (again === undefined) {
     mkdirSync(dataDir);
-    const admin = spawn(process.execPath, [...CLI, 'admin', 'create', ADMIN.ADMIN_USERNAME], { cwd: ROOT, env, stdio: ['pipe', 'ignore', 'inherit'] });
+    const admin = spawn(process.execPath, [...CLI, 'admin', 'create', ADMIN.ADMIN_USERNAME], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
     admin.stdin.end(`${ADMIN.ADMIN_PASSWORD}\n`);
     await once(admin, 'exit');
   }
   const started = performance.now();
   const profile = PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROF_DIR, '--cpu-prof-name', `${name}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...profile, ...CLI, 'import', ...args, '--json'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, ...CLI, 'import', ...args, '--json'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   let peak: number | null = null;
@@ -112,11 +139,25 @@ async function importRow(work: string, name: string, setup: string, args: string
   clearInterval(poll);
   const wallSeconds = (performance.now() - started) / 1000;
   // Exit 1 with the job done: some items failed (the generated keywords include reserved words), the rest came in.
-  const result = (code === 0 || code === 1 ? JSON.parse(out) : null) as { job: number; created: number; failed: number; visits: number; state: string } | null;
-  if (result === null || result.state !== 'done') throw new Error(`ferry import ${args.join(' ')}: exit ${code}\n${out}`);
+  const result = (code === 0 || code === 1 ? JSON.parse(out) : null) as {
+    job: number;
+    created: number;
+    failed: number;
+    visits: number;
+    state: string;
+  } | null;
+  if (result === null || result.state !== 'done')
+    throw new Error(`ferry import ${args.join(' ')}: exit ${code}\n${out}`);
   const seconds = TARGET ? wallSeconds : jobSeconds(path.join(dataDir, 'ferry.db'), result.job);
   return {
-    name, setup, links: result.created, visits: result.visits, seconds, wallSeconds, cpuSeconds: cpu, peakRssBytes: peak,
+    name,
+    setup,
+    links: result.created,
+    visits: result.visits,
+    seconds,
+    wallSeconds,
+    cpuSeconds: cpu,
+    peakRssBytes: peak,
     notes: `${result.state}; ${result.created} created, ${result.failed} failed${TARGET ? '; PostgreSQL target, rates over wall time' : ''}`,
   };
 }
@@ -131,7 +172,11 @@ function floorRow(source: string, work: string, of: BenchRow): BenchRow {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec(`attach '${source.replaceAll("'", "''")}' as src`);
-  const schema = db.prepare("select type, name, sql from src.sqlite_master where sql is not null and name not like 'sqlite_%' order by type = 'index', rowid").all() as Array<{ type: string; name: string; sql: string }>;
+  const schema = db
+    .prepare(
+      "select type, name, sql from src.sqlite_master where sql is not null and name not like 'sqlite_%' order by type = 'index', rowid",
+    )
+    .all() as Array<{ type: string; name: string; sql: string }>;
   for (const s of schema) db.exec(s.sql);
   const tables = schema.filter((s) => s.type === 'table').map((s) => s.name);
   const started = performance.now();
@@ -141,19 +186,30 @@ function floorRow(source: string, work: string, of: BenchRow): BenchRow {
   let rows = 0;
   // `where true`: each row through SQLite's insert path (encoded, placed in its B-trees and indexes, its keys and
   // foreign keys checked), not the transfer optimization's copy of stored records.
-  for (const t of tables) rows += db.prepare(`insert into main."${t}" select * from src."${t}" where true`).run().changes;
+  for (const t of tables)
+    rows += db.prepare(`insert into main."${t}" select * from src."${t}" where true`).run().changes;
   db.exec('commit');
   const seconds = (performance.now() - started) / 1000;
   db.close();
   return {
-    name: 'sqlite-floor', setup: `${fmt(rows)} rows of import-yourls (links, codes, click records, rollups, the job's own) copied by SQLite: INSERT … SELECT, one transaction`,
-    links: of.links, visits: of.visits, seconds, wallSeconds: seconds, cpuSeconds: null, peakRssBytes: null, notes: `${tables.length} tables`,
+    name: 'sqlite-floor',
+    setup: `${fmt(rows)} rows of import-yourls (links, codes, click records, rollups, the job's own) copied by SQLite: INSERT … SELECT, one transaction`,
+    links: of.links,
+    visits: of.visits,
+    seconds,
+    wallSeconds: seconds,
+    cpuSeconds: null,
+    peakRssBytes: null,
+    notes: `${tables.length} tables`,
   };
 }
 
 function jobSeconds(file: string, job: number): number {
   const db = new Database(file, { readonly: true });
-  const row = db.prepare('select created_at, finished_at from import_jobs where id = ?').get(job) as { created_at: number; finished_at: number };
+  const row = db.prepare('select created_at, finished_at from import_jobs where id = ?').get(job) as {
+    created_at: number;
+    finished_at: number;
+  };
   db.close();
   return (row.finished_at - row.created_at) / 1000;
 }
@@ -168,9 +224,11 @@ function print(rows: BenchRow[]): void {
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows.map((r) => {
       const rate = r.links / r.seconds;
-      return `| ${r.name} | ${r.setup} | ${fmt(rate)} | ${baseRate ? (rate / baseRate).toFixed(1) : ''} | ${r.visits ? fmt(r.visits / r.seconds) : ''} | ` +
+      return (
+        `| ${r.name} | ${r.setup} | ${fmt(rate)} | ${baseRate ? (rate / baseRate).toFixed(1) : ''} | ${r.visits ? fmt(r.visits / r.seconds) : ''} | ` +
         `${r.seconds.toFixed(1)} (${r.wallSeconds.toFixed(1)}) | ${r.cpuSeconds?.toFixed(1) ?? ''} | ${r.cpuSeconds ? `${fmt(r.links / r.cpuSeconds)}, ${fmt(r.visits / r.cpuSeconds)}` : ''} | ` +
-        `${r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0)} | ${r.notes} |`;
+        `${r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0)} | ${r.notes} |`
+      );
     }),
   ];
   process.stdout.write(`${lines.join('\n')}\n${JSON.stringify({ links: LINKS, visits: VISITS, rows })}\n`);
@@ -184,16 +242,32 @@ try {
   if (wanted('import-yourls')) {
     let started = performance.now();
     const yourls = await createYourlsDatabase(MYSQL_URL, LINKS, VISITS);
-    log(`YOURLS database of ${fmt(LINKS)} links and ${fmt(VISITS)} visits made in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    log(
+      `YOURLS database of ${fmt(LINKS)} links and ${fmt(VISITS)} visits made in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
     try {
       started = performance.now();
-      const row = await importRow(work, 'import-yourls', `ferry import yourls: ${fmt(LINKS)} links, ${fmt(VISITS)} visits (MariaDB, local socket)`, ['yourls', '--database', yourls.url]);
+      const row = await importRow(
+        work,
+        'import-yourls',
+        `ferry import yourls: ${fmt(LINKS)} links, ${fmt(VISITS)} visits (MariaDB, local socket)`,
+        ['yourls', '--database', yourls.url],
+      );
       rows.push(row);
       if (!TARGET) rows.push(floorRow(path.join(work, 'import-yourls', 'ferry.db'), work, row));
       // The import again just before the switch (docs/migrating.md): the source gained NEW_VISITS visits since.
       await yourls.addVisits(NEW_VISITS);
-      const again = await importRow(work, 'import-yourls-again', `the same import again, ${fmt(NEW_VISITS)} visits newer in the source`, ['yourls', '--database', yourls.url], 'import-yourls');
-      rows.push({ ...again, notes: `${again.notes}; ${((again.seconds / row.seconds) * 100).toFixed(1)} % of the first run's time` });
+      const again = await importRow(
+        work,
+        'import-yourls-again',
+        `the same import again, ${fmt(NEW_VISITS)} visits newer in the source`,
+        ['yourls', '--database', yourls.url],
+        'import-yourls',
+      );
+      rows.push({
+        ...again,
+        notes: `${again.notes}; ${((again.seconds / row.seconds) * 100).toFixed(1)} % of the first run's time`,
+      });
     } finally {
       await yourls.drop();
     }
@@ -201,7 +275,13 @@ try {
   if (wanted('import-csv')) {
     const file = path.join(work, 'links.csv');
     await writeGenericCsv(file, LINKS);
-    rows.push(await importRow(work, 'import-csv', `ferry import csv: ${fmt(LINKS)} links (generic CSV file)`, ['csv', '--file', file]));
+    rows.push(
+      await importRow(work, 'import-csv', `ferry import csv: ${fmt(LINKS)} links (generic CSV file)`, [
+        'csv',
+        '--file',
+        file,
+      ]),
+    );
   }
   print(rows);
 } finally {

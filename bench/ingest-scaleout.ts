@@ -54,21 +54,38 @@ async function redisMissing(): Promise<string | null> {
 const rowOf = (r: DrainResult): Row => ({
   name: `ingest-pg-${r.workers}w`,
   setup: `uniformly random links of 100,000, browsers; Redis stream drained by ${r.workers} click worker${r.workers > 1 ? 's' : ''} into PostgreSQL; × baseline: over ingest-uniform (embedded writer)`,
-  perSecond: r.clicksPerSecond, unit: 'clicks/s', latencyMs: null, errors: r.clicks - r.records + Math.abs(r.clicks - r.counted),
-  cpuUsPerRequest: (r.workerCpuSeconds * 1e6) / r.records, cpuCores: r.workerCpuSeconds / r.seconds, mainCpuUsPerRequest: null, peakRssBytes: r.peakRssBytes,
-  notes: `${r.clicks} in the stream, ${r.records} records, click_count sum ${r.counted}, ${r.seconds.toFixed(1)} s to drain; CPU column: the workers'; `
-    + `with PostgreSQL's backends ${(((r.workerCpuSeconds + r.pgCpuSeconds) * 1e6) / r.records).toFixed(0)} µs per click`,
+  perSecond: r.clicksPerSecond,
+  unit: 'clicks/s',
+  latencyMs: null,
+  errors: r.clicks - r.records + Math.abs(r.clicks - r.counted),
+  cpuUsPerRequest: (r.workerCpuSeconds * 1e6) / r.records,
+  cpuCores: r.workerCpuSeconds / r.seconds,
+  mainCpuUsPerRequest: null,
+  peakRssBytes: r.peakRssBytes,
+  notes:
+    `${r.clicks} in the stream, ${r.records} records, click_count sum ${r.counted}, ${r.seconds.toFixed(1)} s to drain; CPU column: the workers'; ` +
+    `with PostgreSQL's backends ${(((r.workerCpuSeconds + r.pgCpuSeconds) * 1e6) / r.records).toFixed(0)} µs per click`,
 });
 
 const skipped = (why: string): Row => ({
-  name: 'ingest-pg-2w', setup: 'not measured', perSecond: 0, unit: 'clicks/s', latencyMs: null, errors: 0,
-  cpuUsPerRequest: null, cpuCores: null, mainCpuUsPerRequest: null, peakRssBytes: null, notes: why,
+  name: 'ingest-pg-2w',
+  setup: 'not measured',
+  perSecond: 0,
+  unit: 'clicks/s',
+  latencyMs: null,
+  errors: 0,
+  cpuUsPerRequest: null,
+  cpuCores: null,
+  mainCpuUsPerRequest: null,
+  peakRssBytes: null,
+  notes: why,
 });
 
 export const ingestScaleOut: Scenario = {
   name: 'ingest-pg',
   needs: [],
-  describe: () => 'click stream → 1 and 2 click workers → PostgreSQL, the visits of ingest-uniform; records counted after the drain',
+  describe: () =>
+    'click stream → 1 and 2 click workers → PostgreSQL, the visits of ingest-uniform; records counted after the drain',
   async run(ctx: BenchContext) {
     const missing = await redisMissing();
     const db = missing === null ? await freshDatabase() : missing;
@@ -76,7 +93,12 @@ export const ingestScaleOut: Scenario = {
     try {
       const clicks = String(Math.max(60_000, 20_000 * ctx.duration));
       const { result } = await runJson<{ runs: DrainResult[] }>(['--import', 'tsx', 'bench/ingest.ts'], {
-        DATABASE_URL: db.url, REDIS_URL, WORKERS: '1,2', CLICKS: clicks, MIX: 'uniform', LOG_LEVEL: 'warn',
+        DATABASE_URL: db.url,
+        REDIS_URL,
+        WORKERS: '1,2',
+        CLICKS: clicks,
+        MIX: 'uniform',
+        LOG_LEVEL: 'warn',
       });
       const [one, ...more] = result.runs.map(rowOf);
       return { row: one!, more };

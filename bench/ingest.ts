@@ -63,7 +63,10 @@ const queue = createMemoryClickQueue({
 
 // A realistic mix: 20,000 client addresses, 30 user agents, 60 referrer origins (a fifth of visits have none).
 const ips = Array.from({ length: 20_000 }, (_, i) => `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
-const agents = Array.from({ length: 30 }, (_, i) => `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0 Safari/537.36`);
+const agents = Array.from(
+  { length: 30 },
+  (_, i) => `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0 Safari/537.36`,
+);
 const referrers = Array.from({ length: 60 }, (_, i) => `https://site${i}.example/some/page?id=${i}`);
 const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
 
@@ -85,17 +88,32 @@ function zipfRank(): number {
 function visit(): ClickEvent {
   const i = mix === 'hot' ? 0 : mix === 'zipf' ? zipfRank() : Math.floor(Math.random() * codes.length);
   return {
-    linkId: linkIds[i]!, shortCode: codes[i]!, clickedAt: Date.now(), ip: pick(ips), userAgent: process.env.BOTS ? null : pick(agents),
+    linkId: linkIds[i]!,
+    shortCode: codes[i]!,
+    clickedAt: Date.now(),
+    ip: pick(ips),
+    userAgent: process.env.BOTS ? null : pick(agents),
     referrer: Math.random() < 0.2 ? null : pick(referrers),
   };
 }
 
 if (process.env.WORKERS) {
-  if (config.databaseUrl === null || config.redisUrl === null) throw new Error('WORKERS needs DATABASE_URL and REDIS_URL');
+  if (config.databaseUrl === null || config.redisUrl === null)
+    throw new Error('WORKERS needs DATABASE_URL and REDIS_URL');
   const runs = [];
   for (const workers of process.env.WORKERS.split(',').map(Number)) {
     const env = { DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, LOG_LEVEL: 'warn' };
-    runs.push(await drainStream({ db: storage.db, redisUrl: config.redisUrl, prefix: `bench-ingest-${process.pid}:`, workers, clicks: Number(process.env.CLICKS ?? 200_000), visit, env }));
+    runs.push(
+      await drainStream({
+        db: storage.db,
+        redisUrl: config.redisUrl,
+        prefix: `bench-ingest-${process.pid}:`,
+        workers,
+        clicks: Number(process.env.CLICKS ?? 200_000),
+        visit,
+        env,
+      }),
+    );
     process.stderr.write(`${JSON.stringify(runs.at(-1))}\n`);
   }
   process.stdout.write(`${JSON.stringify({ runs })}\n`);
@@ -108,7 +126,10 @@ const threadsBefore = threadCpuSeconds();
 const started = performance.now();
 let enqueued = 0;
 // A few writes' worth waiting: batches, or for a window writer (the embedded engine's thread) a window.
-const highWater = Math.min(config.clickQueueLimit / 2, Math.max(4 * config.clickBatchSize, 2 * (repository.writer.window ?? 0)));
+const highWater = Math.min(
+  config.clickQueueLimit / 2,
+  Math.max(4 * config.clickBatchSize, 2 * (repository.writer.window ?? 0)),
+);
 while (performance.now() - started < duration) {
   while (queue.depth() < highWater) {
     if (queue.enqueue(visit())) enqueued += 1;
@@ -121,14 +142,44 @@ const cpu = process.cpuUsage(cpuBefore);
 // On SQLite, the writer thread: of the threads but the main one (the producer), the one that used the most
 // CPU during the run. Read before the queue closes it.
 const threadsAfter = threadCpuSeconds();
-const writerCpuSeconds = config.databaseUrl !== null ? null
-  : Math.max(0, ...[...threadsAfter].filter(([tid]) => tid !== process.pid).map(([tid, s]) => s - (threadsBefore.get(tid) ?? 0)));
-const records = Number((await storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-const counted = Number((await storage.db.selectFrom('links').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('click_count'), eb.lit(0)).as('n')).executeTakeFirstOrThrow()).n);
+const writerCpuSeconds =
+  config.databaseUrl !== null
+    ? null
+    : Math.max(
+        0,
+        ...[...threadsAfter]
+          .filter(([tid]) => tid !== process.pid)
+          .map(([tid, s]) => s - (threadsBefore.get(tid) ?? 0)),
+      );
+const records = Number(
+  (
+    await storage.db
+      .selectFrom('clicks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+  ).n,
+);
+const counted = Number(
+  (
+    await storage.db
+      .selectFrom('links')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('click_count'), eb.lit(0)).as('n'))
+      .executeTakeFirstOrThrow()
+  ).n,
+);
 await queue.close();
 await repository.close();
 await storage.close();
-process.stdout.write(`${JSON.stringify({
-  clicks: enqueued, records, counted, dropped: queue.status().dropped, seconds, clicksPerSecond: records / seconds,
-  cpuSeconds: (cpu.user + cpu.system) / 1e6, writerCpuSeconds, peakRssBytes: peakRssBytes(process.pid),
-})}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    clicks: enqueued,
+    records,
+    counted,
+    dropped: queue.status().dropped,
+    seconds,
+    clicksPerSecond: records / seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    writerCpuSeconds,
+    peakRssBytes: peakRssBytes(process.pid),
+  })}\n`,
+);

@@ -38,13 +38,27 @@ try {
   const storage = await openMigrated(dir);
   const now = Date.now();
   const links = seedLinks(storage, LINKS, now);
-  const ids = (storage.sqlite.prepare('select id, short_code from links').all() as Array<{ id: number; short_code: string }>);
+  const ids = storage.sqlite.prepare('select id, short_code from links').all() as Array<{
+    id: number;
+    short_code: string;
+  }>;
   await storage.close();
-  const agents = Array.from({ length: 30 }, (_, i) => `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0 Safari/537.36`);
+  const agents = Array.from(
+    { length: 30 },
+    (_, i) =>
+      `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0 Safari/537.36`,
+  );
   writeLeftOverJournal(dir, CLICKS, (i) => {
     const link = ids[Math.floor(Math.random() * ids.length)]!;
     const ip = `198.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
-    return { linkId: link.id, shortCode: link.short_code, clickedAt: now - 60_000 + Math.floor(i / 100), ip, userAgent: agents[i % 30]!, referrer: null };
+    return {
+      linkId: link.id,
+      shortCode: link.short_code,
+      clickedAt: now - 60_000 + Math.floor(i / 100),
+      ip,
+      userAgent: agents[i % 30]!,
+      referrer: null,
+    };
   });
   const codesFile = path.join(dir, 'codes.txt');
   writeFileSync(codesFile, links.map(([code]) => code).join('\n'));
@@ -55,7 +69,13 @@ try {
   const started = performance.now();
   const child = spawn(process.execPath, [SERVER], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'info', REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000' },
+    env: {
+      PATH: process.env.PATH,
+      DATA_DIR: dir,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let replayedAt: number | null = null;
@@ -102,21 +122,37 @@ try {
   const worstP99 = during.length === 0 ? null : Math.max(...during.map((r) => r.latencyMs.p99));
   const duringLatency = latencyOf(during.map((r) => r.histogram));
   const summary = {
-    links: LINKS, leftBehind: CLICKS,
-    firstRedirectMs: ms(answeredAt), replayEndedMs: ms(replayedAt), replay: replayLog,
-    duringReqPerSec: Math.round(duringRate), duringP50Ms: duringLatency.p50, duringP99Ms: duringLatency.p99, duringWorstP99Ms: worstP99,
-    afterReqPerSec: Math.round(after.reqPerSec), afterP99Ms: after.latencyMs.p99,
+    links: LINKS,
+    leftBehind: CLICKS,
+    firstRedirectMs: ms(answeredAt),
+    replayEndedMs: ms(replayedAt),
+    replay: replayLog,
+    duringReqPerSec: Math.round(duringRate),
+    duringP50Ms: duringLatency.p50,
+    duringP99Ms: duringLatency.p99,
+    duringWorstP99Ms: worstP99,
+    afterReqPerSec: Math.round(after.reqPerSec),
+    afterP99Ms: after.latencyMs.p99,
     duringOverAfter: Number((duringRate / after.reqPerSec).toFixed(2)),
-    answered, records, counted, exact: records === CLICKS + answered && counted === records,
+    answered,
+    records,
+    counted,
+    exact: records === CLICKS + answered && counted === records,
     peakRssMb: rss === null ? null : Math.round(rss / 2 ** 20),
   };
   process.stdout.write(`${CLICKS} clicks left behind over ${LINKS} links; restart of ${SERVER}\n`);
   process.stdout.write(`  first redirect answered   ${summary.firstRedirectMs} ms after the spawn\n`);
   process.stdout.write(`  replay ended              ${summary.replayEndedMs} ms after the spawn\n`);
-  process.stdout.write(`  redirects during replay   ${summary.duringReqPerSec} req/s, p50 ${summary.duringP50Ms} ms, p99 ${summary.duringP99Ms} ms, worst 2-s p99 ${worstP99} ms (${during.length} slices)\n`);
+  process.stdout.write(
+    `  redirects during replay   ${summary.duringReqPerSec} req/s, p50 ${summary.duringP50Ms} ms, p99 ${summary.duringP99Ms} ms, worst 2-s p99 ${worstP99} ms (${during.length} slices)\n`,
+  );
   process.stdout.write(`  p99 per 2-s slice during  ${during.map((r) => r.latencyMs.p99).join(' ')} ms\n`);
-  process.stdout.write(`  redirects after it        ${summary.afterReqPerSec} req/s, p99 ${summary.afterP99Ms} ms  (during/after ${summary.duringOverAfter} x)\n`);
-  process.stdout.write(`  click records             ${records} = ${CLICKS} left behind + ${answered} answered: ${summary.exact ? 'exact' : 'NOT EXACT'}; peak RSS ${summary.peakRssMb} MB\n`);
+  process.stdout.write(
+    `  redirects after it        ${summary.afterReqPerSec} req/s, p99 ${summary.afterP99Ms} ms  (during/after ${summary.duringOverAfter} x)\n`,
+  );
+  process.stdout.write(
+    `  click records             ${records} = ${CLICKS} left behind + ${answered} answered: ${summary.exact ? 'exact' : 'NOT EXACT'}; peak RSS ${summary.peakRssMb} MB\n`,
+  );
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   if (!summary.exact) process.exitCode = 1;
 } finally {

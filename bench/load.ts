@@ -59,14 +59,19 @@ function requestsFor(spec: LoadSpec): NonNullable<Parameters<typeof autocannon>[
       if (lines[0]?.includes(' ')) {
         const visits = lines.map((line) => line.split(' ')).map(([code, host]) => ({ path: `/${code}`, host: host! }));
         // autocannon's request builder hands each call fresh copies of the request and its headers: set in place.
-        return [{ method: 'GET', setupRequest: (req: RawRequest) => {
-          const v = visits[pick()]!;
-          req.path = v.path;
-          const headers = req.headers ?? {};
-          headers.host = v.host;
-          req.headers = headers;
-          return req;
-        } }];
+        return [
+          {
+            method: 'GET',
+            setupRequest: (req: RawRequest) => {
+              const v = visits[pick()]!;
+              req.path = v.path;
+              const headers = req.headers ?? {};
+              headers.host = v.host;
+              req.headers = headers;
+              return req;
+            },
+          },
+        ];
       }
       const codes = lines.map((c) => `/${c}`);
       return [{ method: 'GET', setupRequest: (req: RawRequest) => ((req.path = codes[pick()]), req) }];
@@ -74,21 +79,28 @@ function requestsFor(spec: LoadSpec): NonNullable<Parameters<typeof autocannon>[
     case 'path':
       return [{ method: 'GET', path: spec.path! }];
     case 'create-link':
-      return [{
-        method: 'POST',
-        path: '/api/v1/links',
-        setupRequest: (req: RawRequest) => ({ ...req, body: JSON.stringify({ original_url: `https://example.com/bench/${tag}/${n++}` }) }),
-      }];
+      return [
+        {
+          method: 'POST',
+          path: '/api/v1/links',
+          setupRequest: (req: RawRequest) => ({
+            ...req,
+            body: JSON.stringify({ original_url: `https://example.com/bench/${tag}/${n++}` }),
+          }),
+        },
+      ];
     case 'create-order':
-      return [{
-        method: 'POST',
-        path: '/api/v1/orders',
-        setupRequest: (req: RawRequest) => ({
-          ...req,
-          headers: { ...req.headers, 'idempotency-key': `bench-${tag}-${n++}` },
-          body: JSON.stringify({ itemId: 1 + (n % 1000), quantity: 1 + (n % 5) }),
-        }),
-      }];
+      return [
+        {
+          method: 'POST',
+          path: '/api/v1/orders',
+          setupRequest: (req: RawRequest) => ({
+            ...req,
+            headers: { ...req.headers, 'idempotency-key': `bench-${tag}-${n++}` },
+            body: JSON.stringify({ itemId: 1 + (n % 1000), quantity: 1 + (n % 5) }),
+          }),
+        },
+      ];
   }
 }
 
@@ -103,7 +115,14 @@ async function main(): Promise<void> {
   const from = monotonicUs();
   const length = spec.amount ? { amount: spec.amount } : { duration: spec.duration };
   const rate = spec.rate ? { overallRate: spec.rate } : {};
-  const instance = autocannon({ url: spec.url, connections: spec.connections, ...length, ...rate, headers, requests: requestsFor(spec) });
+  const instance = autocannon({
+    url: spec.url,
+    connections: spec.connections,
+    ...length,
+    ...rate,
+    headers,
+    requests: requestsFor(spec),
+  });
   instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
     if (count === latencies.length) {
       const bigger = new Float64Array(latencies.length * 2);

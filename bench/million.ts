@@ -31,15 +31,32 @@ const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const ENV = {
-  HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
-  RATE_LIMIT_PER_MINUTE: '1000000', REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000', PASSWORD_HASHES_PER_MINUTE: '100000',
-  PASSWORD_HASH_COST: '10', ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password,
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'info',
+  JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000',
+  PASSWORD_HASHES_PER_MINUTE: '100000',
+  PASSWORD_HASH_COST: '10',
+  ADMIN_USERNAME: ADMIN.username,
+  ADMIN_PASSWORD: ADMIN.password,
 };
 
-interface Instance { dataDir: string; databaseUrl: string | null }
+interface Instance {
+  dataDir: string;
+  databaseUrl: string | null;
+}
 
-async function call(server: Server, method: string, p: string, body: unknown, token?: string): Promise<Record<string, unknown>> {
-  const headers: Record<string, string> = { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' };
+async function call(
+  server: Server,
+  method: string,
+  p: string,
+  body: unknown,
+  token?: string,
+): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = {
+    'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+  };
   if (token) headers.authorization = `Bearer ${token}`;
   let res = await fetch(`${server.url}${p}`, { method, headers, body: JSON.stringify(body) });
   // Setting up: a busy machine's start-up may trip the overload guard for a sample or two.
@@ -52,19 +69,34 @@ async function call(server: Server, method: string, p: string, body: unknown, to
 }
 
 /** Measured once the routes' schemas are compiled (the server compiles them in the background after it listens). */
-const start = (inst: Instance) => startServer('ferry', ['dist/src/server.js'], {
-  ...ENV, ...(JSON.parse(process.env.MILLION_FERRY_ENV ?? '{}') as Record<string, string>), DATA_DIR: inst.dataDir, ...(inst.databaseUrl ? { DATABASE_URL: inst.databaseUrl } : {}),
-}, { readyLog: 'schema compilers warmed' });
+const start = (inst: Instance) =>
+  startServer(
+    'ferry',
+    ['dist/src/server.js'],
+    {
+      ...ENV,
+      ...(JSON.parse(process.env.MILLION_FERRY_ENV ?? '{}') as Record<string, string>),
+      DATA_DIR: inst.dataDir,
+      ...(inst.databaseUrl ? { DATABASE_URL: inst.databaseUrl } : {}),
+    },
+    { readyLog: 'schema compilers warmed' },
+  );
 
 /** The admin's and the user's tokens, the user (active) created on first use. */
 async function tokens(server: Server, create: boolean): Promise<{ admin: string; user: string; userId: number }> {
   const admin = String((await call(server, 'POST', '/api/v1/tokens', ADMIN)).accessToken);
   if (create) {
-    const u = await call(server, 'POST', '/api/v1/users', { username: 'bench', email: 'bench@example.com', password: 'bench-password' });
+    const u = await call(server, 'POST', '/api/v1/users', {
+      username: 'bench',
+      email: 'bench@example.com',
+      password: 'bench-password',
+    });
     await call(server, 'PATCH', `/api/v1/users/${String(u.id)}`, { status: 'active' }, admin);
   }
   const login = await call(server, 'POST', '/api/v1/tokens', { username: 'bench', password: 'bench-password' });
-  const me = await fetch(`${server.url}/api/v1/users/me`, { headers: { authorization: `Bearer ${String(login.accessToken)}` } });
+  const me = await fetch(`${server.url}/api/v1/users/me`, {
+    headers: { authorization: `Bearer ${String(login.accessToken)}` },
+  });
   return { admin, user: String(login.accessToken), userId: Number(((await me.json()) as { id: number }).id) };
 }
 
@@ -73,9 +105,27 @@ async function prepareEmpty(inst: Instance): Promise<Target> {
   const server = await start(inst);
   try {
     const t = await tokens(server, true);
-    await call(server, 'POST', '/api/v1/links', { original_url: 'https://example.com/articles/1?utm_source=bench', title: 'Article 1 about topic1' }, t.user);
-    await call(server, 'POST', '/api/v1/links', { original_url: 'https://example.com/articles/100', aliases: [MILLION.aliasOf(100)], tags: ['common', 'rare'] }, t.user);
-    const link = await call(server, 'POST', '/api/v1/links', { original_url: 'https://example.com/articles/2', short_code: MILLION.codeOf(LINKS / 2) }, t.user);
+    await call(
+      server,
+      'POST',
+      '/api/v1/links',
+      { original_url: 'https://example.com/articles/1?utm_source=bench', title: 'Article 1 about topic1' },
+      t.user,
+    );
+    await call(
+      server,
+      'POST',
+      '/api/v1/links',
+      { original_url: 'https://example.com/articles/100', aliases: [MILLION.aliasOf(100)], tags: ['common', 'rare'] },
+      t.user,
+    );
+    const link = await call(
+      server,
+      'POST',
+      '/api/v1/links',
+      { original_url: 'https://example.com/articles/2', short_code: MILLION.codeOf(LINKS / 2) },
+      t.user,
+    );
     return { userId: t.userId, code: String(link.short_code) };
   } finally {
     await stopServer(server.child);
@@ -107,7 +157,8 @@ async function measure(inst: Instance, target: Target, endpoints: Endpoint[]): P
 }
 
 /** A percentile of the samples' times (shed ones included: their time is what the client waited). */
-const pct = (xs: Sample[], q: number) => xs.map((x) => x.ms).sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)] ?? NaN;
+const pct = (xs: Sample[], q: number) =>
+  xs.map((x) => x.ms).sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)] ?? NaN;
 
 async function pgDatabases(): Promise<{ urls: [string, string]; drop: () => Promise<void> }> {
   const names = [`ferry_million_${process.pid}_empty`, `ferry_million_${process.pid}_full`];
@@ -139,13 +190,27 @@ async function main(): Promise<void> {
     const rows = ENDPOINTS.map((e) => {
       const [a, b] = [before.get(e.name)!, after.get(e.name)!];
       const shed = b.filter((x) => !x.ok).length + a.filter((x) => !x.ok).length;
-      return { name: e.name, emptyP50: pct(a, 0.5), emptyP99: pct(a, 0.99), p50: pct(b, 0.5), p99: pct(b, 0.99), ratioP99: pct(b, 0.99) / pct(a, 0.99), budgetMs: e.budgetMs, shed };
+      return {
+        name: e.name,
+        emptyP50: pct(a, 0.5),
+        emptyP99: pct(a, 0.99),
+        p50: pct(b, 0.5),
+        p99: pct(b, 0.99),
+        ratioP99: pct(b, 0.99) / pct(a, 0.99),
+        budgetMs: e.budgetMs,
+        shed,
+      };
     });
     const f = (n: number) => n.toFixed(1);
     const table = [
       `${engine}, ${LINKS.toLocaleString('en-US')} links of one user against an empty instance, ${SAMPLES} requests a row one at a time (ms)`,
-      '', '| request | empty p50 | empty p99 | million p50 | million p99 | p99 × empty | budget | shed (503) |', '|---|---:|---:|---:|---:|---:|---|---:|',
-      ...rows.map((r) => `| ${r.name} | ${f(r.emptyP50)} | ${f(r.emptyP99)} | ${f(r.p50)} | ${f(r.p99)} | ${r.ratioP99.toFixed(1)} | ${r.p99 < r.budgetMs && r.shed === 0 ? 'met' : 'MISSED'} (< ${r.budgetMs}) | ${r.shed} |`),
+      '',
+      '| request | empty p50 | empty p99 | million p50 | million p99 | p99 × empty | budget | shed (503) |',
+      '|---|---:|---:|---:|---:|---:|---|---:|',
+      ...rows.map(
+        (r) =>
+          `| ${r.name} | ${f(r.emptyP50)} | ${f(r.emptyP99)} | ${f(r.p50)} | ${f(r.p99)} | ${r.ratioP99.toFixed(1)} | ${r.p99 < r.budgetMs && r.shed === 0 ? 'met' : 'MISSED'} (< ${r.budgetMs}) | ${r.shed} |`,
+      ),
     ].join('\n');
     process.stdout.write(`${table}\n${JSON.stringify({ engine, links: LINKS, samples: SAMPLES, rows })}\n`);
   } finally {

@@ -58,14 +58,18 @@ export function summarize(file: string, top = 25, steady?: Steady): { text: stri
     perFunction.set(key, (perFunction.get(key) ?? 0) + us);
   }
   const perRequest = steady && steady.requests > 0 ? steady.requests : null;
-  const scope = steady ? ` in the measured runs${perRequest ? ` (${perRequest} requests: ${(busy / perRequest).toFixed(1)} µs busy per request)` : ''}` : '';
+  const scope = steady
+    ? ` in the measured runs${perRequest ? ` (${perRequest} requests: ${(busy / perRequest).toFixed(1)} µs busy per request)` : ''}`
+    : '';
   const lines = [
     `${path.basename(file)}: busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s${scope}`,
     `| self % | self ms |${perRequest ? ' µs/req |' : ''} function |`,
     `|---:|---:|${perRequest ? '---:|' : ''}---|`,
   ];
   for (const [key, us] of [...perFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    lines.push(`| ${((100 * us) / busy).toFixed(1)} | ${(us / 1000).toFixed(0)} |${perRequest ? ` ${(us / perRequest).toFixed(2)} |` : ''} ${key.replace(/\|/g, '\\|')} |`);
+    lines.push(
+      `| ${((100 * us) / busy).toFixed(1)} | ${(us / 1000).toFixed(0)} |${perRequest ? ` ${(us / perRequest).toFixed(2)} |` : ''} ${key.replace(/\|/g, '\\|')} |`,
+    );
   }
   return { text: lines.join('\n'), busyMs: busy / 1000 };
 }

@@ -43,7 +43,10 @@ function cpuProbeMs(): number {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
-  const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  const only = args
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',');
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const resultsDir = path.join(ROOT, 'bench/results');
   mkdirSync(resultsDir, { recursive: true });
@@ -77,12 +80,16 @@ async function main(): Promise<void> {
       if (profile) profiles.push(`### ${scenario.name}\n\n${profile}`);
       for (const r of [row, ...more]) {
         rows.push(r);
-        log(`   ${r.name}: ${Math.round(r.perSecond)} ${r.unit}, p99 ${r.latencyMs?.p99.toFixed(2) ?? '-'} ms, errors ${r.errors}, ${r.notes}`);
+        log(
+          `   ${r.name}: ${Math.round(r.perSecond)} ${r.unit}, p99 ${r.latencyMs?.p99.toFixed(2) ?? '-'} ms, errors ${r.errors}, ${r.notes}`,
+        );
       }
     }
     // The scale-out click path against the embedded writer of the same run (bench/ingest-scaleout.ts).
     const embeddedIngest = rows.find((r) => r.name === 'ingest-uniform');
-    for (const row of rows) if (row.name.startsWith('ingest-pg-') && embeddedIngest && row.perSecond > 0) row.baselinePerSecond = embeddedIngest.perSecond;
+    for (const row of rows)
+      if (row.name.startsWith('ingest-pg-') && embeddedIngest && row.perSecond > 0)
+        row.baselinePerSecond = embeddedIngest.perSecond;
     const { row: baseline, profile: baselineProfile } = await finishBaseline(ctx);
     for (const row of rows) if (!row.baselinePerSecond) row.runBaselinePerSecond = baseline.perSecond;
     rows.unshift(baseline);
@@ -95,9 +102,27 @@ async function main(): Promise<void> {
       `Node ${process.version}, embedded SQLite, LOG_LEVEL=info. Whole run: ${seconds.toFixed(0)} s. CPU probe (bench/run.ts`,
       `cpuProbeMs, a fixed JavaScript loop, best of 3; lower is a faster machine): ${probeMs.toFixed(0)} ms.`,
     ].join('\n');
-    const md = markdown(rows, targetsOf(rows), header) + (profiles.length ? `\n## CPU profiles (self time)\n\n${profiles.join('\n\n')}\n` : '');
+    const md =
+      markdown(rows, targetsOf(rows), header) +
+      (profiles.length ? `\n## CPU profiles (self time)\n\n${profiles.join('\n\n')}\n` : '');
     writeFileSync(path.join(resultsDir, `bench-${stamp}.md`), md);
-    writeFileSync(path.join(resultsDir, `bench-${stamp}.json`), JSON.stringify({ date: new Date().toISOString(), quick, cpuProbeMs: probeMs, duration: ctx.duration, warmup: ctx.warmup, connections: ctx.connections, node: process.version, rows }, null, 2));
+    writeFileSync(
+      path.join(resultsDir, `bench-${stamp}.json`),
+      JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          quick,
+          cpuProbeMs: probeMs,
+          duration: ctx.duration,
+          warmup: ctx.warmup,
+          connections: ctx.connections,
+          node: process.version,
+          rows,
+        },
+        null,
+        2,
+      ),
+    );
     copyFileSync(path.join(resultsDir, `bench-${stamp}.md`), path.join(ROOT, 'bench/LATEST.md'));
     process.stdout.write(`\n${md}`);
     log(`\nwritten: bench/results/bench-${stamp}.{md,json} and bench/LATEST.md (${seconds.toFixed(0)} s)`);

@@ -5,7 +5,17 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { clickCheck, drive, load, queueDrained, redirectCount, rowOf, slice, type Slice, type Workload } from './lib/drive.js';
+import {
+  clickCheck,
+  drive,
+  load,
+  queueDrained,
+  redirectCount,
+  rowOf,
+  slice,
+  type Slice,
+  type Workload,
+} from './lib/drive.js';
 import { peakRssBytes, runJson, startServer, stopServer, type Server } from './lib/proc.js';
 import type { Row, Target } from './lib/report.js';
 import { openMigrated, seedLinks, seedStatsLink, seedVerifiedDomains } from './lib/seed.js';
@@ -52,7 +62,8 @@ const STATS_DAYS = 365;
 /** redirect-domains: verified domains the 100,000 links are spread over */
 const DOMAINS = 1_000;
 /** A person's browser (isbot: human), for visits that count against a limit. */
-const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
+const BROWSER_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
 
 function shuffle<T>(items: T[]): T[] {
   for (let i = items.length - 1; i > 0; i -= 1) {
@@ -67,7 +78,10 @@ export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promi
   const data: Data = { files: {}, pairs: path.join(ctx.work, 'pairs.json'), stats: null };
   const now = Date.now();
   const pairs: Array<[string, string]> = [];
-  for (const [name, count] of [['links100k', 100_000], ['links1m', 1_000_000]] as const) {
+  for (const [name, count] of [
+    ['links100k', 100_000],
+    ['links1m', 1_000_000],
+  ] as const) {
     if (!needs.has(name) && name !== 'links100k') continue; // links100k: the baseline's data, always
     const started = performance.now();
     const dir = path.join(ctx.work, name);
@@ -92,7 +106,9 @@ export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promi
     const codes = path.join(ctx.work, 'domains1k.codes');
     writeFileSync(codes, shuffle(links.map(([code], i) => `${code} ${hosts[i % DOMAINS]}`)).join('\n'));
     data.files.domains1k = { db: path.join(dir, 'ferry.db'), codes };
-    ctx.log(`seeded ${DOMAINS} verified domains and 100,000 links on them in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    ctx.log(
+      `seeded ${DOMAINS} verified domains and 100,000 links on them in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
   if (needs.has('aliases100k')) {
     const started = performance.now();
@@ -117,7 +133,9 @@ export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promi
     await storage.close();
     data.files.stats = { db: path.join(dir, 'ferry.db'), codes: '' };
     data.stats = { code: seeded.code, totalClicks: seeded.totalClicks, rawClicks, days: STATS_DAYS };
-    ctx.log(`seeded the stats link (10,000,000 clicks in rollups, ${rawClicks.toLocaleString('en-US')} raw records) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    ctx.log(
+      `seeded the stats link (10,000,000 clicks in rollups, ${rawClicks.toLocaleString('en-US')} raw records) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
   writeFileSync(data.pairs, JSON.stringify(pairs));
   return data;
@@ -139,7 +157,13 @@ const FERRY_ENV = {
   ADMIN_PASSWORD: ADMIN.password,
 };
 
-async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | null, env: Record<string, string> = {}, prepare?: (dbFile: string) => void): Promise<Server & { dataDir: string }> {
+async function startFerry(
+  ctx: BenchContext,
+  name: string,
+  dataset: Dataset | null,
+  env: Record<string, string> = {},
+  prepare?: (dbFile: string) => void,
+): Promise<Server & { dataDir: string }> {
   const dataDir = path.join(ctx.work, `run-${name}`);
   mkdirSync(dataDir, { recursive: true });
   if (dataset) copyFileSync(ctx.data.files[dataset]!.db, path.join(dataDir, 'ferry.db'));
@@ -151,7 +175,12 @@ async function startFerry(ctx: BenchContext, name: string, dataset: Dataset | nu
   // (plugins/lazy-compilers.ts), which a 3-second run of an API route otherwise measured as the route's cost.
   const serverEnv = { ...FERRY_ENV, ...env, ...extra, DATA_DIR: dataDir };
   const logsInfo = ['info', 'debug', 'trace'].includes(serverEnv.LOG_LEVEL ?? 'info');
-  const server = await startServer(name, [...prof, 'dist/src/server.js'], serverEnv, logsInfo ? { readyLog: 'schema compilers warmed' } : {});
+  const server = await startServer(
+    name,
+    [...prof, 'dist/src/server.js'],
+    serverEnv,
+    logsInfo ? { readyLog: 'schema compilers warmed' } : {},
+  );
   return { ...server, dataDir };
 }
 
@@ -163,21 +192,32 @@ function profileOf(ctx: BenchContext, name: string, slices?: Slice[]): string | 
   // One file per thread: the main thread and the busiest other thread (the click writer).
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread.
   const thread = (f: string) => Number(f.split('.')[4]);
-  const steady = slices && { windows: slices.map((s) => s.result.window), requests: slices.reduce((n, s) => n + s.result.requests, 0) };
-  const summaries = readdirSync(dir).sort((a, b) => thread(a) - thread(b)).map((f) => summarize(path.join(dir, f), 25, steady));
+  const steady = slices && {
+    windows: slices.map((s) => s.result.window),
+    requests: slices.reduce((n, s) => n + s.result.requests, 0),
+  };
+  const summaries = readdirSync(dir)
+    .sort((a, b) => thread(a) - thread(b))
+    .map((f) => summarize(path.join(dir, f), 25, steady));
   const busy = (s: { busyMs: number }) => s.busyMs;
   const [main, ...others] = summaries;
-  return [main, others.sort((a, b) => busy(b) - busy(a))[0]].filter((s) => s !== undefined).map((s) => s.text).join('\n\n');
+  return [main, others.sort((a, b) => busy(b) - busy(a))[0]]
+    .filter((s) => s !== undefined)
+    .map((s) => s.text)
+    .join('\n\n');
 }
 
 /** The datasets whose names (and URLs) the baseline server answers. */
 const BASELINE_NAMES = new Set<Dataset>(['links100k', 'domains1k', 'aliases100k']);
-const BASELINE_SETUP = 'bare Fastify 5, one route: 302 from a Map (every dataset\'s names), the paired run\'s requests; measured between the redirect runs (or once, without them)';
+const BASELINE_SETUP =
+  "bare Fastify 5, one route: 302 from a Map (every dataset's names), the paired run's requests; measured between the redirect runs (or once, without them)";
 
 async function baselineOf(ctx: BenchContext): Promise<{ server: Server; slices: Slice[] }> {
   if (!ctx.baseline) {
     const prof = ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ctx.profileDir, 'baseline')}`] : [];
-    const server = await startServer('baseline', [...prof, '--import', 'tsx', 'bench/baseline-server.ts'], { CODES_FILE: ctx.data.pairs });
+    const server = await startServer('baseline', [...prof, '--import', 'tsx', 'bench/baseline-server.ts'], {
+      CODES_FILE: ctx.data.pairs,
+    });
     await load(ctx, server, { workload: 'codes', codesFile: ctx.data.files.links100k!.codes }, ctx.warmup);
     ctx.baseline = { server, slices: [] };
   }
@@ -190,10 +230,21 @@ async function baselineOf(ctx: BenchContext): Promise<{ server: Server; slices: 
  */
 export async function finishBaseline(ctx: BenchContext): Promise<{ row: Row; profile?: string }> {
   const baseline = await baselineOf(ctx);
-  if (baseline.slices.length === 0) baseline.slices.push(await slice(ctx, baseline.server, { workload: 'codes', codesFile: ctx.data.files.links100k!.codes }, ctx.duration));
+  if (baseline.slices.length === 0)
+    baseline.slices.push(
+      await slice(
+        ctx,
+        baseline.server,
+        { workload: 'codes', codesFile: ctx.data.files.links100k!.codes },
+        ctx.duration,
+      ),
+    );
   await stopServer(baseline.server.child);
   const profile = profileOf(ctx, 'baseline', baseline.slices);
-  return { row: rowOf('baseline', BASELINE_SETUP, baseline.slices, { expected: 302, notes: [], peakRss: null }), ...(profile ? { profile } : {}) };
+  return {
+    row: rowOf('baseline', BASELINE_SETUP, baseline.slices, { expected: 302, notes: [], peakRss: null }),
+    ...(profile ? { profile } : {}),
+  };
 }
 
 /**
@@ -202,24 +253,60 @@ export async function finishBaseline(ctx: BenchContext): Promise<{ row: Row; pro
  * what the cache does not hold is a miss.
  */
 async function redirectScenario(
-  ctx: BenchContext, name: string, dataset: Dataset, setup: string, env: Record<string, string>, mode: 'random' | 'hot' | 'pass-then-random',
+  ctx: BenchContext,
+  name: string,
+  dataset: Dataset,
+  setup: string,
+  env: Record<string, string>,
+  mode: 'random' | 'hot' | 'pass-then-random',
   hot: { prepare?: (dbFile: string, code: string) => void; headers?: Record<string, string> } = {},
 ) {
   const baseline = await baselineOf(ctx);
   const codes = ctx.data.files[dataset]!.codes;
-  const server = await startFerry(ctx, name, dataset, env, hot.prepare && ((dbFile) => hot.prepare!(dbFile, firstCode(codes))));
+  const server = await startFerry(
+    ctx,
+    name,
+    dataset,
+    env,
+    hot.prepare && ((dbFile) => hot.prepare!(dbFile, firstCode(codes))),
+  );
   const headers = hot.headers ? { headers: hot.headers } : {};
-  const spec: Workload = mode === 'hot' ? { workload: 'path', path: `/${firstCode(codes)}`, ...headers } : { workload: 'codes', codesFile: codes, ...headers };
-  const pass: Workload | undefined = mode === 'pass-then-random' ? { workload: 'codes', codesFile: codes, amount: lineCount(codes) } : undefined;
+  const spec: Workload =
+    mode === 'hot'
+      ? { workload: 'path', path: `/${firstCode(codes)}`, ...headers }
+      : { workload: 'codes', codesFile: codes, ...headers };
+  const pass: Workload | undefined =
+    mode === 'pass-then-random' ? { workload: 'codes', codesFile: codes, amount: lineCount(codes) } : undefined;
   // The baseline's rounds send the same requests (the same names, Host and headers) where it knows the names:
   // the load generator shares the machine, so a costlier request to build (a Host per visit, a longer alias)
   // would otherwise count against Ferry alone. A hot link, or 1,000,000 links, are compared with random codes.
-  const baselineSpec: Workload = mode !== 'hot' && BASELINE_NAMES.has(dataset) ? spec : { workload: 'codes', codesFile: ctx.data.files.links100k!.codes };
-  const m = await drive(ctx, server, spec, { countRedirects: true, paired: { server: baseline.server, spec: baselineSpec }, ...(pass ? { pass } : {}) });
+  const baselineSpec: Workload =
+    mode !== 'hot' && BASELINE_NAMES.has(dataset)
+      ? spec
+      : { workload: 'codes', codesFile: ctx.data.files.links100k!.codes };
+  const m = await drive(ctx, server, spec, {
+    countRedirects: true,
+    paired: { server: baseline.server, spec: baselineSpec },
+    ...(pass ? { pass } : {}),
+  });
   baseline.slices.push(...m.paired);
   const notes = [clickCheck(server.dataDir, m.redirectsServed)];
-  if (Object.keys(env).length) notes.push(Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' '));
-  return { row: rowOf(name, setup, m.slices, { expected: 302, notes, peakRss: m.peakRss, exitCode: m.exitCode, baseline: m.paired }), profile: profileOf(ctx, name, m.slices) };
+  if (Object.keys(env).length)
+    notes.push(
+      Object.entries(env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' '),
+    );
+  return {
+    row: rowOf(name, setup, m.slices, {
+      expected: 302,
+      notes,
+      peakRss: m.peakRss,
+      exitCode: m.exitCode,
+      baseline: m.paired,
+    }),
+    profile: profileOf(ctx, name, m.slices),
+  };
 }
 
 /**
@@ -234,14 +321,36 @@ async function journalCostScenario(ctx: BenchContext): Promise<{ row: Row; more:
   await load(ctx, journaled, pass, 0);
   await load(ctx, journaled, spec, ctx.warmup);
   const off = await startFerry(ctx, 'redirect-nojournal', 'links100k', { CLICK_JOURNAL: 'false' });
-  const m = await drive({ ...ctx, rounds: ctx.rounds * 2, duration: ctx.duration * 2 }, off, spec, { countRedirects: true, pass, paired: { server: journaled, spec, ferry: true } });
+  const m = await drive({ ...ctx, rounds: ctx.rounds * 2, duration: ctx.duration * 2 }, off, spec, {
+    countRedirects: true,
+    pass,
+    paired: { server: journaled, spec, ferry: true },
+  });
   const served = await redirectCount(journaled);
   const exitCode = await stopServer(journaled.child);
   const setup = 'GET /{code}, 100,000 links, random codes, clicks recorded; rounds alternating with redirect-journal';
   return {
-    row: rowOf('redirect-nojournal', `${setup.replace('; rounds', ', no journal; rounds')}`, m.slices, { expected: 302, notes: [clickCheck(off.dataDir, m.redirectsServed), 'CLICK_JOURNAL=false'], peakRss: m.peakRss, exitCode: m.exitCode }),
-    more: [rowOf('redirect-journal', 'as redirect-nojournal, with the journal (the default), in the rounds between', m.paired, { expected: 302, notes: [clickCheck(journaled.dataDir, served)], peakRss: null, exitCode })],
-    ...(ctx.profileDir ? { profile: ['redirect-nojournal', 'redirect-journal'].map((name) => `#### ${name}\n\n${profileOf(ctx, name) ?? ''}`).join('\n\n') } : {}),
+    row: rowOf('redirect-nojournal', `${setup.replace('; rounds', ', no journal; rounds')}`, m.slices, {
+      expected: 302,
+      notes: [clickCheck(off.dataDir, m.redirectsServed), 'CLICK_JOURNAL=false'],
+      peakRss: m.peakRss,
+      exitCode: m.exitCode,
+    }),
+    more: [
+      rowOf(
+        'redirect-journal',
+        'as redirect-nojournal, with the journal (the default), in the rounds between',
+        m.paired,
+        { expected: 302, notes: [clickCheck(journaled.dataDir, served)], peakRss: null, exitCode },
+      ),
+    ],
+    ...(ctx.profileDir
+      ? {
+          profile: ['redirect-nojournal', 'redirect-journal']
+            .map((name) => `#### ${name}\n\n${profileOf(ctx, name) ?? ''}`)
+            .join('\n\n'),
+        }
+      : {}),
   };
 }
 
@@ -254,11 +363,27 @@ async function journalCostScenario(ctx: BenchContext): Promise<{ row: Row; more:
  */
 async function namesCostScenario(ctx: BenchContext): Promise<{ row: Row; more: Row[] }> {
   const cases = [
-    { name: 'names-code', dataset: 'links100k' as const, setup: 'GET /{code}, 100,000 links on the default domain; rounds alternating with names-domain and names-alias' },
-    { name: 'names-domain', dataset: 'domains1k' as const, setup: 'GET /{code}, 100,000 links on 1,000 verified domains, Host of the link\'s domain; × names-code of the same rounds' },
-    { name: 'names-alias', dataset: 'aliases100k' as const, setup: 'GET /{alias}, 100,000 links with an alias each, every visit through the alias; × names-code of the same rounds' },
+    {
+      name: 'names-code',
+      dataset: 'links100k' as const,
+      setup: 'GET /{code}, 100,000 links on the default domain; rounds alternating with names-domain and names-alias',
+    },
+    {
+      name: 'names-domain',
+      dataset: 'domains1k' as const,
+      setup:
+        "GET /{code}, 100,000 links on 1,000 verified domains, Host of the link's domain; × names-code of the same rounds",
+    },
+    {
+      name: 'names-alias',
+      dataset: 'aliases100k' as const,
+      setup:
+        'GET /{alias}, 100,000 links with an alias each, every visit through the alias; × names-code of the same rounds',
+    },
   ];
-  const running: Array<(typeof cases)[number] & { server: Server & { dataDir: string }; spec: Workload; slices: Slice[] }> = [];
+  const running: Array<
+    (typeof cases)[number] & { server: Server & { dataDir: string }; spec: Workload; slices: Slice[] }
+  > = [];
   for (const c of cases) {
     const codes = ctx.data.files[c.dataset]!.codes;
     const spec: Workload = { workload: 'codes', codesFile: codes };
@@ -283,7 +408,15 @@ async function namesCostScenario(ctx: BenchContext): Promise<{ row: Row; more: R
     const served = await redirectCount(c.server);
     const exitCode = await stopServer(c.server.child);
     const baseline = c.name === 'names-code' ? {} : { baseline: running[0]!.slices };
-    rows.push(rowOf(c.name, c.setup, c.slices, { expected: 302, notes: [clickCheck(c.server.dataDir, served)], peakRss, exitCode, ...baseline }));
+    rows.push(
+      rowOf(c.name, c.setup, c.slices, {
+        expected: 302,
+        notes: [clickCheck(c.server.dataDir, served)],
+        peakRss,
+        exitCode,
+        ...baseline,
+      }),
+    );
   }
   return { row: rows[0]!, more: rows.slice(1) };
 }
@@ -298,13 +431,19 @@ const lineCount = (file: string): number => readFileSync(file, 'utf8').split('\n
  */
 async function createUserAndToken(server: Server, { active = false } = {}): Promise<{ id: number; token: string }> {
   const call = async (method: string, p: string, body: unknown, token?: string) => {
-    const headers: Record<string, string> = { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+    };
     if (token) headers.authorization = `Bearer ${token}`;
     const res = await fetch(`${server.url}${p}`, { method, headers, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<Record<string, unknown>>;
   };
-  const user = await call('POST', '/api/v1/users', { username: 'bench', email: 'bench@example.com', password: 'bench-password' });
+  const user = await call('POST', '/api/v1/users', {
+    username: 'bench',
+    email: 'bench@example.com',
+    password: 'bench-password',
+  });
   if (active) {
     const admin = await call('POST', '/api/v1/tokens', ADMIN);
     await call('PATCH', `/api/v1/users/${String(user.id)}`, { status: 'active' }, String(admin.accessToken));
@@ -314,12 +453,23 @@ async function createUserAndToken(server: Server, { active = false } = {}): Prom
 }
 
 /** `connections`: other than the run's (e.g. 1, for the latency of one request at a time). */
-async function apiScenario(ctx: BenchContext, name: string, dataset: Dataset | null, setup: string, expected: number, specOf: (server: Server) => Promise<Workload>, connections = ctx.connections) {
+async function apiScenario(
+  ctx: BenchContext,
+  name: string,
+  dataset: Dataset | null,
+  setup: string,
+  expected: number,
+  specOf: (server: Server) => Promise<Workload>,
+  connections = ctx.connections,
+) {
   const server = await startFerry(ctx, name, dataset);
   const m = await drive({ ...ctx, connections }, server, await specOf(server));
   const notes = [`RATE_LIMIT_PER_MINUTE=${FERRY_ENV.RATE_LIMIT_PER_MINUTE}`];
   if (connections !== ctx.connections) notes.unshift(`${connections} connection${connections === 1 ? '' : 's'}`);
-  return { row: rowOf(name, setup, m.slices, { expected, notes, peakRss: m.peakRss, exitCode: m.exitCode }), profile: profileOf(ctx, name, m.slices) };
+  return {
+    row: rowOf(name, setup, m.slices, { expected, notes, peakRss: m.peakRss, exitCode: m.exitCode }),
+    profile: profileOf(ctx, name, m.slices),
+  };
 }
 
 const MIX = {
@@ -336,7 +486,8 @@ const MIX = {
  */
 async function startupScenario(ctx: BenchContext): Promise<{ row: Row }> {
   const rounds = ctx.quick ? 5 : 10;
-  const bare = "const app = require('fastify')(); app.get('/healthz', async () => ({ status: 'ok' })); app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });";
+  const bare =
+    "const app = require('fastify')(); app.get('/healthz', async () => ({ status: 'ok' })); app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });";
   const ferryMs: number[] = [];
   const bareMs: number[] = [];
   const timed = async (start: () => Promise<Server>): Promise<number> => {
@@ -349,16 +500,26 @@ async function startupScenario(ctx: BenchContext): Promise<{ row: Row }> {
   for (let round = 0; round < rounds; round += 1) {
     const dataDir = path.join(ctx.work, `startup-${round}`);
     mkdirSync(dataDir, { recursive: true });
-    ferryMs.push(await timed(() => startServer('startup', ['dist/src/server.js'], { ...FERRY_ENV, DATA_DIR: dataDir })));
+    ferryMs.push(
+      await timed(() => startServer('startup', ['dist/src/server.js'], { ...FERRY_ENV, DATA_DIR: dataDir })),
+    );
     bareMs.push(await timed(() => startServer('startup-baseline', ['-e', bare], {})));
   }
-  const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+  const pct = (xs: number[], p: number) =>
+    [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
   const median = (xs: number[]) => pct(xs, 0.5);
   return {
     row: {
-      name: 'startup', setup: `node dist/src/server.js on a fresh DATA_DIR until it accepts connections; ${rounds} starts alternating with a bare Fastify process`,
-      perSecond: 1000 / median(ferryMs), unit: 'starts/s', latencyMs: { p50: median(ferryMs), p99: pct(ferryMs, 0.99), p999: pct(ferryMs, 0.999) },
-      errors: 0, cpuUsPerRequest: null, cpuCores: null, mainCpuUsPerRequest: null, peakRssBytes: null,
+      name: 'startup',
+      setup: `node dist/src/server.js on a fresh DATA_DIR until it accepts connections; ${rounds} starts alternating with a bare Fastify process`,
+      perSecond: 1000 / median(ferryMs),
+      unit: 'starts/s',
+      latencyMs: { p50: median(ferryMs), p99: pct(ferryMs, 0.99), p999: pct(ferryMs, 0.999) },
+      errors: 0,
+      cpuUsPerRequest: null,
+      cpuCores: null,
+      mainCpuUsPerRequest: null,
+      peakRssBytes: null,
       notes: `bare Fastify start: median ${median(bareMs).toFixed(0)} ms; Ferry ${(median(ferryMs) / median(bareMs)).toFixed(1)} x that`,
       baselinePerSecond: 1000 / median(bareMs),
     },
@@ -376,15 +537,33 @@ export const SCENARIOS: Scenario[] = [
     name: 'redirect',
     needs: ['links100k'],
     describe: () => 'GET /{code}, 100,000 links, uniformly random codes, clicks recorded',
-    run: (ctx) => redirectScenario(ctx, 'redirect', 'links100k', 'GET /{code}, 100,000 links, random codes, clicks recorded; cache warmed by one pass over every code', {}, 'pass-then-random'),
+    run: (ctx) =>
+      redirectScenario(
+        ctx,
+        'redirect',
+        'links100k',
+        'GET /{code}, 100,000 links, random codes, clicks recorded; cache warmed by one pass over every code',
+        {},
+        'pass-then-random',
+      ),
   },
   {
     // The load generator sends no User-Agent, so `redirect`'s clicks are bots (SPEC §15): counted and recorded,
     // but no visitor or top-list rows. The same with a browser's: every click is a human's, as most are.
     name: 'redirect-browser',
     needs: ['links100k'],
-    describe: () => 'GET /{code} as `redirect`, every visit with a browser User-Agent (human clicks: visitors and top lists too)',
-    run: (ctx) => redirectScenario(ctx, 'redirect-browser', 'links100k', 'as redirect, visits with a browser User-Agent (human clicks: visitor and six top-list rows each)', {}, 'pass-then-random', { headers: { 'user-agent': BROWSER_UA } }),
+    describe: () =>
+      'GET /{code} as `redirect`, every visit with a browser User-Agent (human clicks: visitors and top lists too)',
+    run: (ctx) =>
+      redirectScenario(
+        ctx,
+        'redirect-browser',
+        'links100k',
+        'as redirect, visits with a browser User-Agent (human clicks: visitor and six top-list rows each)',
+        {},
+        'pass-then-random',
+        { headers: { 'user-agent': BROWSER_UA } },
+      ),
   },
   {
     // SPEC §12: what the click journal costs (target: under 5 % of throughput). Two servers on the same
@@ -399,15 +578,25 @@ export const SCENARIOS: Scenario[] = [
     // SPEC §19: resolving a visit's Host is one Map lookup; compare this row's ratio with `redirect`'s of the same run.
     name: 'redirect-domains',
     needs: ['domains1k'],
-    describe: () => 'GET /{code} as `redirect`, the 100,000 links spread over 1,000 verified domains, each visit with its domain as Host',
-    run: (ctx) => redirectScenario(ctx, 'redirect-domains', 'domains1k', 'GET /{code}, 100,000 links on 1,000 verified domains, Host of the link\'s domain, random codes, clicks recorded; cache warmed by one pass', {}, 'pass-then-random'),
+    describe: () =>
+      'GET /{code} as `redirect`, the 100,000 links spread over 1,000 verified domains, each visit with its domain as Host',
+    run: (ctx) =>
+      redirectScenario(
+        ctx,
+        'redirect-domains',
+        'domains1k',
+        "GET /{code}, 100,000 links on 1,000 verified domains, Host of the link's domain, random codes, clicks recorded; cache warmed by one pass",
+        {},
+        'pass-then-random',
+      ),
   },
   {
     // SPEC §19, §20: the domain's and the alias's visit against the code's, in alternating rounds (the rows above
     // are each paired with the bare baseline only, minutes apart).
     name: 'redirect-names',
     needs: ['links100k', 'domains1k', 'aliases100k'],
-    describe: () => 'GET /{code} on the default domain, on 1,000 domains (Host) and through aliases: three servers in alternating rounds',
+    describe: () =>
+      'GET /{code} on the default domain, on 1,000 domains (Host) and through aliases: three servers in alternating rounds',
     run: namesCostScenario,
   },
   {
@@ -415,87 +604,150 @@ export const SCENARIOS: Scenario[] = [
     // row's ratio with `redirect`'s of the same run (`--only=redirect,redirect-alias`).
     name: 'redirect-alias',
     needs: ['aliases100k'],
-    describe: () => 'GET /{alias} as `redirect`, 100,000 links with an alias each (spring-sale-<n>-2026), every visit through the alias',
-    run: (ctx) => redirectScenario(ctx, 'redirect-alias', 'aliases100k', 'GET /{alias}, 100,000 links with one alias each, random aliases, clicks recorded (each noting its alias); cache warmed by one pass', {}, 'pass-then-random'),
+    describe: () =>
+      'GET /{alias} as `redirect`, 100,000 links with an alias each (spring-sale-<n>-2026), every visit through the alias',
+    run: (ctx) =>
+      redirectScenario(
+        ctx,
+        'redirect-alias',
+        'aliases100k',
+        'GET /{alias}, 100,000 links with one alias each, random aliases, clicks recorded (each noting its alias); cache warmed by one pass',
+        {},
+        'pass-then-random',
+      ),
   },
   {
     name: 'redirect-hot',
     needs: ['links100k'],
     describe: () => 'GET /{code}, always the same link, clicks recorded',
-    run: (ctx) => redirectScenario(ctx, 'redirect-hot', 'links100k', 'GET /{code}, one hot link, clicks recorded', {}, 'hot'),
+    run: (ctx) =>
+      redirectScenario(ctx, 'redirect-hot', 'links100k', 'GET /{code}, one hot link, clicks recorded', {}, 'hot'),
   },
   {
     name: 'redirect-limited',
     needs: ['links100k'],
-    describe: () => 'GET /{code}, one link with max_visits (never reached), visits by a browser: each is counted by a conditional UPDATE',
-    run: (ctx) => redirectScenario(ctx, 'redirect-limited', 'links100k', 'GET /{code}, one link with max_visits, human visits (a counting UPDATE each; no fast path)', {}, 'hot', {
-      prepare: (dbFile, code) => {
-        const db = new Database(dbFile);
-        db.prepare('update links set max_visits = ? where short_code = ?').run(Number.MAX_SAFE_INTEGER, code);
-        db.close();
-      },
-      headers: { 'user-agent': BROWSER_UA },
-    }),
+    describe: () =>
+      'GET /{code}, one link with max_visits (never reached), visits by a browser: each is counted by a conditional UPDATE',
+    run: (ctx) =>
+      redirectScenario(
+        ctx,
+        'redirect-limited',
+        'links100k',
+        'GET /{code}, one link with max_visits, human visits (a counting UPDATE each; no fast path)',
+        {},
+        'hot',
+        {
+          prepare: (dbFile, code) => {
+            const db = new Database(dbFile);
+            db.prepare('update links set max_visits = ? where short_code = ?').run(Number.MAX_SAFE_INTEGER, code);
+            db.close();
+          },
+          headers: { 'user-agent': BROWSER_UA },
+        },
+      ),
   },
   {
     name: 'redirect-cold',
     needs: ['links100k'],
     describe: () => 'GET /{code}, 100,000 links, random codes, link cache off (every visit reads SQLite)',
-    run: (ctx) => redirectScenario(ctx, 'redirect-cold', 'links100k', 'GET /{code}, cache off: every visit a SQLite lookup', { LINK_CACHE_SIZE: '0' }, 'random'),
+    run: (ctx) =>
+      redirectScenario(
+        ctx,
+        'redirect-cold',
+        'links100k',
+        'GET /{code}, cache off: every visit a SQLite lookup',
+        { LINK_CACHE_SIZE: '0' },
+        'random',
+      ),
   },
   {
     name: 'redirect-1m',
     needs: ['links1m'],
     describe: () => 'GET /{code}, 1,000,000 links, random codes (cache holds 100,000): peak RSS',
-    run: (ctx) => redirectScenario(ctx, 'redirect-1m', 'links1m', 'GET /{code}, 1,000,000 links, random codes, clicks recorded (cache: 100,000 entries)', {}, 'random'),
+    run: (ctx) =>
+      redirectScenario(
+        ctx,
+        'redirect-1m',
+        'links1m',
+        'GET /{code}, 1,000,000 links, random codes, clicks recorded (cache: 100,000 entries)',
+        {},
+        'random',
+      ),
   },
   {
     name: 'link-create',
     needs: [],
     describe: () => 'POST /api/v1/links, anonymous, a new URL per request',
-    run: (ctx) => apiScenario(ctx, 'link-create', null, 'POST /api/v1/links (anonymous, generated code)', 201, async () => ({ workload: 'create-link' })),
+    run: (ctx) =>
+      apiScenario(ctx, 'link-create', null, 'POST /api/v1/links (anonymous, generated code)', 201, async () => ({
+        workload: 'create-link',
+      })),
   },
   {
     name: 'order-create',
     needs: [],
     describe: () => 'POST /api/v1/orders with a token and a new Idempotency-Key per request',
-    run: (ctx) => apiScenario(ctx, 'order-create', null, 'POST /api/v1/orders, bearer token, new Idempotency-Key each', 201, async (server) => {
-      const { token } = await createUserAndToken(server, { active: true });
-      return { workload: 'create-order', headers: { authorization: `Bearer ${token}` } };
-    }),
+    run: (ctx) =>
+      apiScenario(
+        ctx,
+        'order-create',
+        null,
+        'POST /api/v1/orders, bearer token, new Idempotency-Key each',
+        201,
+        async (server) => {
+          const { token } = await createUserAndToken(server, { active: true });
+          return { workload: 'create-order', headers: { authorization: `Bearer ${token}` } };
+        },
+      ),
   },
   {
     name: 'user-read',
     needs: [],
-    describe: () => 'GET /api/v1/users/{id} with the user\'s own token',
-    run: (ctx) => apiScenario(ctx, 'user-read', null, 'GET /api/v1/users/{id}, bearer token (self)', 200, async (server) => {
-      const { id, token } = await createUserAndToken(server);
-      return { workload: 'path', path: `/api/v1/users/${id}`, headers: { authorization: `Bearer ${token}` } };
-    }),
+    describe: () => "GET /api/v1/users/{id} with the user's own token",
+    run: (ctx) =>
+      apiScenario(ctx, 'user-read', null, 'GET /api/v1/users/{id}, bearer token (self)', 200, async (server) => {
+        const { id, token } = await createUserAndToken(server);
+        return { workload: 'path', path: `/api/v1/users/${id}`, headers: { authorization: `Bearer ${token}` } };
+      }),
   },
   {
     name: 'user-read-key',
     needs: [],
-    describe: () => "GET /api/v1/users/{id} with an API key of the user's (users:read): user-read with a key instead of a JWT",
-    run: (ctx) => apiScenario(ctx, 'user-read-key', null, 'GET /api/v1/users/{id}, API key (self, users:read)', 200, async (server) => {
-      // A pending account creates nothing, keys included (SPEC §18): the admin activates it first.
-      const { id, token } = await createUserAndToken(server, { active: true });
-      const res = await fetch(`${server.url}/api/v1/users/${id}/api-keys`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'bench', scopes: ['users:read'] }),
-      });
-      if (res.status !== 201) throw new Error(`POST api-keys: ${res.status} ${await res.text()}`);
-      const { key } = (await res.json()) as { key: string };
-      return { workload: 'path', path: `/api/v1/users/${id}`, headers: { authorization: `Bearer ${key}` } };
-    }),
+    describe: () =>
+      "GET /api/v1/users/{id} with an API key of the user's (users:read): user-read with a key instead of a JWT",
+    run: (ctx) =>
+      apiScenario(
+        ctx,
+        'user-read-key',
+        null,
+        'GET /api/v1/users/{id}, API key (self, users:read)',
+        200,
+        async (server) => {
+          // A pending account creates nothing, keys included (SPEC §18): the admin activates it first.
+          const { id, token } = await createUserAndToken(server, { active: true });
+          const res = await fetch(`${server.url}/api/v1/users/${id}/api-keys`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            body: JSON.stringify({ name: 'bench', scopes: ['users:read'] }),
+          });
+          if (res.status !== 201) throw new Error(`POST api-keys: ${res.status} ${await res.text()}`);
+          const { key } = (await res.json()) as { key: string };
+          return { workload: 'path', path: `/api/v1/users/${id}`, headers: { authorization: `Bearer ${key}` } };
+        },
+      ),
   },
   {
     name: 'stats',
     needs: ['stats'],
-    describe: () => `GET /api/v1/links/{code}/stats, a link with 10,000,000 clicks over ${STATS_DAYS} days (default window: its whole life by day)`,
+    describe: () =>
+      `GET /api/v1/links/{code}/stats, a link with 10,000,000 clicks over ${STATS_DAYS} days (default window: its whole life by day)`,
     run: (ctx) => {
       const s = ctx.data.stats!;
       const setup = `GET /links/{code}/stats, 10M clicks over ${s.days} days in rollups (${s.rawClicks.toLocaleString('en-US')} raw records), whole life by day`;
-      return apiScenario(ctx, 'stats', 'stats', setup, 200, async () => ({ workload: 'path', path: `/api/v1/links/${s.code}/stats` }));
+      return apiScenario(ctx, 'stats', 'stats', setup, 200, async () => ({
+        workload: 'path',
+        path: `/api/v1/links/${s.code}/stats`,
+      }));
     },
   },
   {
@@ -505,7 +757,15 @@ export const SCENARIOS: Scenario[] = [
     run: (ctx) => {
       const s = ctx.data.stats!;
       const setup = `as stats, one request at a time (1 connection)`;
-      return apiScenario(ctx, 'stats-1c', 'stats', setup, 200, async () => ({ workload: 'path', path: `/api/v1/links/${s.code}/stats` }), 1);
+      return apiScenario(
+        ctx,
+        'stats-1c',
+        'stats',
+        setup,
+        200,
+        async () => ({ workload: 'path', path: `/api/v1/links/${s.code}/stats` }),
+        1,
+      );
     },
   },
   ...(['uniform', 'zipf', 'hot'] as const).map((mix): Scenario => ({
@@ -516,18 +776,34 @@ export const SCENARIOS: Scenario[] = [
       const dataDir = path.join(ctx.work, `run-ingest-${mix}`);
       mkdirSync(dataDir, { recursive: true });
       copyFileSync(ctx.data.files.links100k!.db, path.join(dataDir, 'ferry.db'));
-      const { result: r } = await runJson<{ clicks: number; records: number; counted: number; dropped: number; seconds: number; clicksPerSecond: number; cpuSeconds: number; writerCpuSeconds: number | null; peakRssBytes: number | null }>(
-        ['--import', 'tsx', 'bench/ingest.ts'], { DATA_DIR: dataDir, DURATION: String(ctx.duration), MIX: mix },
-      );
+      const { result: r } = await runJson<{
+        clicks: number;
+        records: number;
+        counted: number;
+        dropped: number;
+        seconds: number;
+        clicksPerSecond: number;
+        cpuSeconds: number;
+        writerCpuSeconds: number | null;
+        peakRssBytes: number | null;
+      }>(['--import', 'tsx', 'bench/ingest.ts'], { DATA_DIR: dataDir, DURATION: String(ctx.duration), MIX: mix });
       const lost = r.clicks - r.records;
       const writerUs = r.writerCpuSeconds === null ? null : (r.writerCpuSeconds * 1e6) / r.records;
       return {
         row: {
-          name: `ingest-${mix}`, setup: `${MIX[mix]}; in-process queue + writer thread, default settings`,
-          perSecond: r.clicksPerSecond, unit: 'clicks/s', latencyMs: null, errors: lost + r.dropped,
-          cpuUsPerRequest: (r.cpuSeconds * 1e6) / r.records, cpuCores: r.cpuSeconds / r.seconds, mainCpuUsPerRequest: null, peakRssBytes: r.peakRssBytes,
+          name: `ingest-${mix}`,
+          setup: `${MIX[mix]}; in-process queue + writer thread, default settings`,
+          perSecond: r.clicksPerSecond,
+          unit: 'clicks/s',
+          latencyMs: null,
+          errors: lost + r.dropped,
+          cpuUsPerRequest: (r.cpuSeconds * 1e6) / r.records,
+          cpuCores: r.cpuSeconds / r.seconds,
+          mainCpuUsPerRequest: null,
+          peakRssBytes: r.peakRssBytes,
           ...(writerUs === null ? {} : { writerCpuUsPerClick: writerUs }),
-          notes: `${r.clicks} enqueued, ${r.records} records, click_count sum ${r.counted}, ${r.dropped} dropped, ${r.seconds.toFixed(1)} s to the last write` +
+          notes:
+            `${r.clicks} enqueued, ${r.records} records, click_count sum ${r.counted}, ${r.dropped} dropped, ${r.seconds.toFixed(1)} s to the last write` +
             (writerUs === null ? '' : `; writer thread ${writerUs.toFixed(1)} µs of CPU per click`),
         },
       };
@@ -537,13 +813,33 @@ export const SCENARIOS: Scenario[] = [
     name: 'million',
     needs: [],
     optIn: true,
-    describe: () => 'bench/million.ts: every list, search and statistics request with 1,000,000 links of one user, against an empty instance',
+    describe: () =>
+      'bench/million.ts: every list, search and statistics request with 1,000,000 links of one user, against an empty instance',
     async run(ctx) {
-      type MillionRow = { name: string; emptyP99: number; p50: number; p99: number; ratioP99: number; budgetMs: number; shed: number };
-      const { result } = await runJson<{ engine: string; rows: MillionRow[] }>(['--import', 'tsx', 'bench/million.ts'], { MILLION_SAMPLES: ctx.quick ? '30' : '100' });
+      type MillionRow = {
+        name: string;
+        emptyP99: number;
+        p50: number;
+        p99: number;
+        ratioP99: number;
+        budgetMs: number;
+        shed: number;
+      };
+      const { result } = await runJson<{ engine: string; rows: MillionRow[] }>(
+        ['--import', 'tsx', 'bench/million.ts'],
+        { MILLION_SAMPLES: ctx.quick ? '30' : '100' },
+      );
       const rows = result.rows.map((r): Row => ({
-        name: `million: ${r.name}`, setup: `${result.engine}, 1,000,000 links of one user, one request at a time`, perSecond: 1000 / r.p50, unit: 'req/s',
-        latencyMs: { p50: r.p50, p99: r.p99, p999: r.p99 }, errors: r.shed, cpuUsPerRequest: null, cpuCores: null, mainCpuUsPerRequest: null, peakRssBytes: null,
+        name: `million: ${r.name}`,
+        setup: `${result.engine}, 1,000,000 links of one user, one request at a time`,
+        perSecond: 1000 / r.p50,
+        unit: 'req/s',
+        latencyMs: { p50: r.p50, p99: r.p99, p999: r.p99 },
+        errors: r.shed,
+        cpuUsPerRequest: null,
+        cpuCores: null,
+        mainCpuUsPerRequest: null,
+        peakRssBytes: null,
         notes: `p99 ${r.ratioP99.toFixed(1)} x the empty instance's (${r.emptyP99.toFixed(1)} ms); budget ${r.budgetMs} ms ${r.p99 < r.budgetMs ? 'met' : 'MISSED'}`,
       }));
       return { row: rows[0]!, more: rows.slice(1) };
@@ -556,12 +852,25 @@ export function targetsOf(rows: Row[]): Target[] {
   const get = (name: string) => rows.find((r) => r.name === name);
   const out: Target[] = [];
   const startup = get('startup');
-  if (startup?.latencyMs) out.push({ name: 'start-up < 3 s once built (median of fresh starts)', met: startup.latencyMs.p50 < 3_000, detail: `${(startup.latencyMs.p50 / 1000).toFixed(2)} s; ${startup.notes}` });
+  if (startup?.latencyMs)
+    out.push({
+      name: 'start-up < 3 s once built (median of fresh starts)',
+      met: startup.latencyMs.p50 < 3_000,
+      detail: `${(startup.latencyMs.p50 / 1000).toFixed(2)} s; ${startup.notes}`,
+    });
   const redirect = get('redirect');
   if (redirect?.baselinePerSecond) {
     const ratio = redirect.perSecond / redirect.baselinePerSecond;
-    out.push({ name: 'redirect throughput >= 0.85 x baseline (10 connections)', met: ratio >= 0.85, detail: `${ratio.toFixed(2)} x` });
-    out.push({ name: 'redirect p99 <= 2 ms', met: redirect.latencyMs!.p99 <= 2, detail: `${redirect.latencyMs!.p99.toFixed(2)} ms` });
+    out.push({
+      name: 'redirect throughput >= 0.85 x baseline (10 connections)',
+      met: ratio >= 0.85,
+      detail: `${ratio.toFixed(2)} x`,
+    });
+    out.push({
+      name: 'redirect p99 <= 2 ms',
+      met: redirect.latencyMs!.p99 <= 2,
+      detail: `${redirect.latencyMs!.p99.toFixed(2)} ms`,
+    });
   }
   const noJournal = get('redirect-nojournal');
   const journaled = get('redirect-journal');
@@ -570,29 +879,62 @@ export function targetsOf(rows: Row[]): Target[] {
     // minutes apart differs by far more than 5 %, while the work per request does not.
     const cost = journaled.cpuUsPerRequest / noJournal.cpuUsPerRequest - 1;
     const rate = journaled.perSecond / noJournal.perSecond - 1;
-    out.push({ name: 'click journal costs < 5 % (server CPU per redirect, redirect-journal vs redirect-nojournal, alternating rounds)', met: cost < 0.05, detail: `${(cost * 100).toFixed(1)} % (${journaled.cpuUsPerRequest.toFixed(1)} vs ${noJournal.cpuUsPerRequest.toFixed(1)} µs); throughput ${(rate * 100).toFixed(1)} %` });
+    out.push({
+      name: 'click journal costs < 5 % (server CPU per redirect, redirect-journal vs redirect-nojournal, alternating rounds)',
+      met: cost < 0.05,
+      detail: `${(cost * 100).toFixed(1)} % (${journaled.cpuUsPerRequest.toFixed(1)} vs ${noJournal.cpuUsPerRequest.toFixed(1)} µs); throughput ${(rate * 100).toFixed(1)} %`,
+    });
   }
   const code = get('names-code');
-  for (const [name, what] of [['names-domain', 'a visit on a domain of its own (1,000 domains)'], ['names-alias', 'a visit through an alias']] as const) {
+  for (const [name, what] of [
+    ['names-domain', 'a visit on a domain of its own (1,000 domains)'],
+    ['names-alias', 'a visit through an alias'],
+  ] as const) {
     const row = get(name);
     if (!row?.baselinePerSecond || !code?.cpuUsPerRequest || !row.cpuUsPerRequest) continue;
     const ratio = row.perSecond / row.baselinePerSecond;
     const cpu = row.cpuUsPerRequest / code.cpuUsPerRequest - 1;
-    out.push({ name: `${what} within 5 % of the code's (names-code, alternating rounds)`, met: ratio >= 0.95, detail: `${ratio.toFixed(2)} x; server CPU ${(cpu * 100).toFixed(1)} % (${row.cpuUsPerRequest.toFixed(1)} vs ${code.cpuUsPerRequest.toFixed(1)} µs)` });
+    out.push({
+      name: `${what} within 5 % of the code's (names-code, alternating rounds)`,
+      met: ratio >= 0.95,
+      detail: `${ratio.toFixed(2)} x; server CPU ${(cpu * 100).toFixed(1)} % (${row.cpuUsPerRequest.toFixed(1)} vs ${code.cpuUsPerRequest.toFixed(1)} µs)`,
+    });
   }
   const redirects = rows.filter((r) => r.name.startsWith('redirect') || r.name.startsWith('names-'));
-  if (redirects.length) out.push({ name: 'no click lost', met: redirects.every((r) => r.notes.startsWith('no click lost')), detail: redirects.map((r) => `${r.name}: ${r.notes.split(':')[0]}`).join(', ') });
+  if (redirects.length)
+    out.push({
+      name: 'no click lost',
+      met: redirects.every((r) => r.notes.startsWith('no click lost')),
+      detail: redirects.map((r) => `${r.name}: ${r.notes.split(':')[0]}`).join(', '),
+    });
   const hot = get('redirect-hot');
-  if (hot?.baselinePerSecond) out.push({ name: 'redirect, one hot link >= 0.9 x baseline', met: hot.perSecond / hot.baselinePerSecond >= 0.9, detail: `${(hot.perSecond / hot.baselinePerSecond).toFixed(2)} x` });
+  if (hot?.baselinePerSecond)
+    out.push({
+      name: 'redirect, one hot link >= 0.9 x baseline',
+      met: hot.perSecond / hot.baselinePerSecond >= 0.9,
+      detail: `${(hot.perSecond / hot.baselinePerSecond).toFixed(2)} x`,
+    });
   const ingest = get('ingest-uniform');
   const scaleOut = get('ingest-pg-2w');
   if (scaleOut && scaleOut.perSecond > 0) {
     out.push({
-      name: 'scale-out click writing, two workers on PostgreSQL >= 30,000 clicks/s (issue 37)', met: scaleOut.perSecond >= 30_000 && scaleOut.errors === 0,
-      detail: rows.filter((r) => r.name.startsWith('ingest-pg-')).map((r) => `${r.name}: ${Math.round(r.perSecond)}/s`).join(', '),
+      name: 'scale-out click writing, two workers on PostgreSQL >= 30,000 clicks/s (issue 37)',
+      met: scaleOut.perSecond >= 30_000 && scaleOut.errors === 0,
+      detail: rows
+        .filter((r) => r.name.startsWith('ingest-pg-'))
+        .map((r) => `${r.name}: ${Math.round(r.perSecond)}/s`)
+        .join(', '),
     });
   }
-  if (ingest) out.push({ name: 'click ingestion >= 30,000 clicks/s persisted', met: ingest.perSecond >= 30_000 && ingest.errors === 0, detail: rows.filter((r) => r.name.startsWith('ingest')).map((r) => `${r.name}: ${Math.round(r.perSecond)}/s`).join(', ') });
+  if (ingest)
+    out.push({
+      name: 'click ingestion >= 30,000 clicks/s persisted',
+      met: ingest.perSecond >= 30_000 && ingest.errors === 0,
+      detail: rows
+        .filter((r) => r.name.startsWith('ingest'))
+        .map((r) => `${r.name}: ${Math.round(r.perSecond)}/s`)
+        .join(', '),
+    });
   if (ingest?.writerCpuUsPerClick !== undefined) {
     out.push({
       name: 'click ingestion, uniform over 100,000 links: >= 50,000 clicks/s, writer CPU < 10 µs per click',
@@ -606,11 +948,25 @@ export function targetsOf(rows: Row[]): Target[] {
   const loaded = get('stats');
   if (stats) {
     const detail = `${stats.latencyMs!.p99.toFixed(2)} ms one at a time${loaded ? `; ${loaded.latencyMs!.p99.toFixed(1)} ms with the run's connections (row stats)` : ''}`;
-    out.push({ name: 'stats p99 < 20 ms at 10M clicks (one request at a time)', met: stats.latencyMs!.p99 < 20, detail });
+    out.push({
+      name: 'stats p99 < 20 ms at 10M clicks (one request at a time)',
+      met: stats.latencyMs!.p99 < 20,
+      detail,
+    });
   }
   const create = get('link-create');
-  if (create) out.push({ name: 'link creation >= 5,000/s', met: create.perSecond >= 5000, detail: `${Math.round(create.perSecond)}/s` });
+  if (create)
+    out.push({
+      name: 'link creation >= 5,000/s',
+      met: create.perSecond >= 5000,
+      detail: `${Math.round(create.perSecond)}/s`,
+    });
   const big = get('redirect-1m');
-  if (big?.peakRssBytes) out.push({ name: 'peak RSS < 250 MB with 1,000,000 links', met: big.peakRssBytes < 250 * 1048576, detail: `${(big.peakRssBytes / 1048576).toFixed(0)} MB` });
+  if (big?.peakRssBytes)
+    out.push({
+      name: 'peak RSS < 250 MB with 1,000,000 links',
+      met: big.peakRssBytes < 250 * 1048576,
+      detail: `${(big.peakRssBytes / 1048576).toFixed(0)} MB`,
+    });
   return out;
 }

@@ -33,7 +33,10 @@ function* files(dir) {
 
 function sourceHash() {
   const hash = createHash('sha256');
-  const inputs = [...INPUT_DIRS.flatMap((d) => [...files(path.join(root, d))]), ...INPUT_FILES.map((f) => path.join(root, f)).filter((f) => existsSync(f) && statSync(f).isFile())];
+  const inputs = [
+    ...INPUT_DIRS.flatMap((d) => [...files(path.join(root, d))]),
+    ...INPUT_FILES.map((f) => path.join(root, f)).filter((f) => existsSync(f) && statSync(f).isFile()),
+  ];
   for (const file of inputs) {
     hash.update(path.relative(root, file));
     hash.update('\0');
@@ -61,11 +64,20 @@ const built = existsSync(STAMP) ? readFileSync(STAMP, 'utf8').trim() : null;
 if (built === wanted && complete) process.exit(0);
 // A checkout installed for production (npm ci --omit=dev) whose sources differ from the build: the build
 // needs TypeScript and Vite, which are dev dependencies.
-if (!existsSync(path.join(root, 'node_modules', 'typescript')) || !existsSync(path.join(root, 'node_modules', 'vite'))) {
-  process.stderr.write('ferry: the build in dist/ is missing or older than the sources, and TypeScript or Vite is not installed (npm ci --omit=dev?): build where the dev dependencies are (npm ci && npm run build), then copy or keep dist/\n');
+if (
+  !existsSync(path.join(root, 'node_modules', 'typescript')) ||
+  !existsSync(path.join(root, 'node_modules', 'vite'))
+) {
+  process.stderr.write(
+    'ferry: the build in dist/ is missing or older than the sources, and TypeScript or Vite is not installed (npm ci --omit=dev?): build where the dev dependencies are (npm ci && npm run build), then copy or keep dist/\n',
+  );
   process.exit(1);
 }
 
-process.stderr.write(built === null || !complete ? 'ferry: no build yet; building (npm run build)\n' : 'ferry: sources changed since the last build; building (npm run build)\n');
+process.stderr.write(
+  built === null || !complete
+    ? 'ferry: no build yet; building (npm run build)\n'
+    : 'ferry: sources changed since the last build; building (npm run build)\n',
+);
 const result = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -30,20 +30,29 @@ const RANKS = ['lib', 'db and infra', 'plugins', 'modules', 'the roots'];
  */
 const ROOT_FILES_IN_LAYERS = { 'config.ts': 'db and infra', 'app-module.ts': 'plugins' };
 const FOLDER_LAYERS = {
-  lib: 'lib', types: 'lib', db: 'db and infra', infra: 'db and infra', plugins: 'plugins', modules: 'modules',
+  lib: 'lib',
+  types: 'lib',
+  db: 'db and infra',
+  infra: 'db and infra',
+  plugins: 'plugins',
+  modules: 'modules',
   // config.ts's sections of variables sit where config.ts does.
   config: 'db and infra',
 };
 
-const tsFiles = (dir) => readdirSync(dir).sort().flatMap((n) => {
-  const p = join(dir, n);
-  return statSync(p).isDirectory() ? tsFiles(p) : /\.tsx?$/.test(n) ? [p] : [];
-});
+const tsFiles = (dir) =>
+  readdirSync(dir)
+    .sort()
+    .flatMap((n) => {
+      const p = join(dir, n);
+      return statSync(p).isDirectory() ? tsFiles(p) : /\.tsx?$/.test(n) ? [p] : [];
+    });
 
 /** Every relative import of `file`, static, dynamic, re-exported or type-only, as the .ts file it names. */
 function importsOf(file) {
   const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-  return importedFiles.filter((i) => i.fileName.startsWith('.'))
+  return importedFiles
+    .filter((i) => i.fileName.startsWith('.'))
     .map((i) => ({ spec: i.fileName, target: resolve(dirname(file), i.fileName).replace(/\.js$/, '.ts') }));
 }
 
@@ -54,13 +63,18 @@ export function checkImports(src) {
   const rel = (p) => relative(root, p).split(sep).join('/');
   const layerOf = (p) => {
     const parts = rel(p).split('/');
-    return parts.length === 1 ? ROOT_FILES_IN_LAYERS[parts[0]] ?? 'the roots' : FOLDER_LAYERS[parts[0]] ?? 'the roots';
+    return parts.length === 1
+      ? (ROOT_FILES_IN_LAYERS[parts[0]] ?? 'the roots')
+      : (FOLDER_LAYERS[parts[0]] ?? 'the roots');
   };
   const moduleOf = (p) => (p.startsWith(modules + sep) ? relative(modules, p).split(sep)[0] : null);
   const problems = [];
   const fileEdges = new Map();
   const moduleEdges = new Map();
-  const add = (graph, from, to) => { if (!graph.has(from)) graph.set(from, new Set()); graph.get(from).add(to); };
+  const add = (graph, from, to) => {
+    if (!graph.has(from)) graph.set(from, new Set());
+    graph.get(from).add(to);
+  };
 
   for (const file of tsFiles(root)) {
     fileEdges.set(file, new Set());
@@ -74,7 +88,10 @@ export function checkImports(src) {
       }
       const [fromModule, toModule] = [moduleOf(file), moduleOf(target)];
       if (toModule === null) continue;
-      if (fromModule === toModule) { checkLayer(modules, file, target, spec, problems); continue; }
+      if (fromModule === toModule) {
+        checkLayer(modules, file, target, spec, problems);
+        continue;
+      }
       if (relative(join(modules, toModule), target) !== 'index.ts') {
         problems.push(`${where}: reach the module ${toModule} through src/modules/${toModule}/index.ts only`);
       }
@@ -121,12 +138,17 @@ function circles(graph) {
     low.set(v, index.get(v));
     stack.push(v);
     for (const w of graph.get(v) ?? []) {
-      if (!index.has(w)) { visit(w); low.set(v, Math.min(low.get(v), low.get(w))); }
-      else if (stack.includes(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v), index.get(w)));
     }
     if (low.get(v) !== index.get(v)) return;
     const group = [];
-    for (let w = stack.pop(); ; w = stack.pop()) { group.push(w); if (w === v) break; }
+    for (let w = stack.pop(); ; w = stack.pop()) {
+      group.push(w);
+      if (w === v) break;
+    }
     if (group.length > 1 || graph.get(v)?.has(v)) groups.push(group);
   };
   for (const v of graph.keys()) if (!index.has(v)) visit(v);

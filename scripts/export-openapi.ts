@@ -24,7 +24,11 @@ writeFileSync(out, res.body);
 const validator = new Validator();
 const result = await validator.validate(JSON.parse(res.body) as Record<string, unknown>);
 if (!result.valid) {
-  process.stderr.write(`OpenAPI document is not valid OpenAPI ${validator.version}:\n${JSON.stringify(result.errors, null, 2)}\n`);
+  process.stderr.write(
+    `OpenAPI document is not valid OpenAPI ${validator.version}:\n${JSON.stringify(result.errors, null, 2)}\n`,
+  );
   process.exit(1);
 }
-process.stdout.write(`OpenAPI ${validator.version} document written to ${out}: valid against the official OpenAPI 3.1 JSON Schema\n`);
+process.stdout.write(
+  `OpenAPI ${validator.version} document written to ${out}: valid against the official OpenAPI 3.1 JSON Schema\n`,
+);

@@ -6,7 +6,11 @@
  */
 import { spawnSync } from 'node:child_process';
 
-const arg = (name: string): string | undefined => process.argv.slice(2).find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const arg = (name: string): string | undefined =>
+  process.argv
+    .slice(2)
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.slice(name.length + 3);
 const count = arg('count') ?? '20000';
 const imports = arg('imports') ?? '10000';
 if (!/^\d+$/.test(count) || !/^\d+$/.test(imports)) {

@@ -32,29 +32,51 @@ import type { SharedState } from './shared-state.js';
  * The app's HTTP contexts, in the order buildApp (app.ts) registers them: the schemas, the root's plugins, the
  * JSON API's context with every module's apiRoutes per version, then every module's rootRoutes beside it.
  */
-export async function registerContexts(app: FastifyInstance, deps: {
-  config: Config;
-  clock: Clock;
-  metrics: Metrics;
-  storageHealth: Pick<StorageHealth, 'failed'>;
-  shared: Pick<SharedState, 'rateLimitStore' | 'passwordHashBudget'>;
-  modules: Pick<Modules, 'list' | 'jwt' | 'tokensModule' | 'apiKeysModule' | 'idempotencyModule' | 'hashLanes'>;
-  compilers: LazyCompilers;
-}): Promise<void> {
+export async function registerContexts(
+  app: FastifyInstance,
+  deps: {
+    config: Config;
+    clock: Clock;
+    metrics: Metrics;
+    storageHealth: Pick<StorageHealth, 'failed'>;
+    shared: Pick<SharedState, 'rateLimitStore' | 'passwordHashBudget'>;
+    modules: Pick<Modules, 'list' | 'jwt' | 'tokensModule' | 'apiKeysModule' | 'idempotencyModule' | 'hashLanes'>;
+    compilers: LazyCompilers;
+  },
+): Promise<void> {
   const { config, clock, metrics, storageHealth, shared, modules } = deps;
   addSchemas(app, modules.list, deps.compilers);
   // One budget per caller for the API and the OpenAPI document (plugins/rate-limit.ts).
   const callerLimit = await createCallerLimit(app, {
-    perMinute: config.rateLimitPerMinute, verifyToken: modules.jwt.verify, store: shared.rateLimitStore,
+    perMinute: config.rateLimitPerMinute,
+    verifyToken: modules.jwt.verify,
+    store: shared.rateLimitStore,
     apiKeyId: async (request) => (await app.authenticate(request))?.apiKey?.id ?? null,
   });
   await registerRootPlugins(app, {
-    config, clock, metrics, storageHealth, callerLimit,
-    authenticators: { token: (t) => modules.tokensModule.tokens.authenticate(t), apiKey: (k) => modules.apiKeysModule.apiKeys.authenticate(k) },
+    config,
+    clock,
+    metrics,
+    storageHealth,
+    callerLimit,
+    authenticators: {
+      token: (t) => modules.tokensModule.tokens.authenticate(t),
+      apiKey: (k) => modules.apiKeysModule.apiKeys.authenticate(k),
+    },
     idempotency: modules.idempotencyModule.idempotency,
   });
-  const hashBudget = { budget: shared.passwordHashBudget, perMinute: config.passwordHashesPerMinute, lanes: modules.hashLanes };
-  await registerApi(app, { config, modules: modules.list, callerLimit, rateLimitStore: shared.rateLimitStore, hashBudget });
+  const hashBudget = {
+    budget: shared.passwordHashBudget,
+    perMinute: config.passwordHashesPerMinute,
+    lanes: modules.hashLanes,
+  };
+  await registerApi(app, {
+    config,
+    modules: modules.list,
+    callerLimit,
+    rateLimitStore: shared.rateLimitStore,
+    hashBudget,
+  });
   for (const m of modules.list) if (m.rootRoutes) await app.register(m.rootRoutes);
 }
 
@@ -77,7 +99,10 @@ interface RootPluginDeps {
 }
 
 /** Root: what every response needs, and cheap enough for the redirect's hot path. */
-async function registerRootPlugins(app: FastifyInstance, { config, clock, metrics, storageHealth, callerLimit, authenticators, idempotency }: RootPluginDeps): Promise<void> {
+async function registerRootPlugins(
+  app: FastifyInstance,
+  { config, clock, metrics, storageHealth, callerLimit, authenticators, idempotency }: RootPluginDeps,
+): Promise<void> {
   await app.register(errorsPlugin, { clock, onStorageFault: () => storageHealth.failed() });
   await app.register(requestIdPlugin);
   app.addHook('onRequest', rejectBadTarget);
@@ -112,21 +137,34 @@ interface ApiDeps {
  * one set of protections (and rate-limit counters), one service layer; a version is a thin mapping at the edge
  * (SPEC §9). Unversioned /api paths were rewritten to one of them (rewriteUrl).
  */
-async function registerApi(app: FastifyInstance, { config, modules, callerLimit, rateLimitStore, hashBudget }: ApiDeps): Promise<void> {
-  await app.register(async (api) => {
-    await api.register(versioningPlugin, { policies: config.apiDeprecation });
-    await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
-    await api.register(securityHeadersPlugin, { profile: 'api', publicBaseUrl: config.publicBaseUrl });
-    await api.register(rateLimitPlugin, { perCaller: callerLimit, tokenPerMinute: config.tokenRateLimitPerMinute, store: rateLimitStore });
-    await api.register(passwordHashBudgetPlugin, hashBudget);
-    await api.register(contentTypePlugin);
-    await api.register(conditionalPlugin);
-    await api.register(pathIdsPlugin);
-    for (const version of VERSIONS) {
-      const basePath = `/api/v${version}`;
-      await api.register(async (v) => {
-        for (const m of modules) if (m.apiRoutes) await v.register(m.apiRoutes, { basePath, version });
-      }, { prefix: `/v${version}` });
-    }
-  }, { prefix: '/api' });
+async function registerApi(
+  app: FastifyInstance,
+  { config, modules, callerLimit, rateLimitStore, hashBudget }: ApiDeps,
+): Promise<void> {
+  await app.register(
+    async (api) => {
+      await api.register(versioningPlugin, { policies: config.apiDeprecation });
+      await api.register(corsPlugin, { corsOrigins: config.corsOrigins });
+      await api.register(securityHeadersPlugin, { profile: 'api', publicBaseUrl: config.publicBaseUrl });
+      await api.register(rateLimitPlugin, {
+        perCaller: callerLimit,
+        tokenPerMinute: config.tokenRateLimitPerMinute,
+        store: rateLimitStore,
+      });
+      await api.register(passwordHashBudgetPlugin, hashBudget);
+      await api.register(contentTypePlugin);
+      await api.register(conditionalPlugin);
+      await api.register(pathIdsPlugin);
+      for (const version of VERSIONS) {
+        const basePath = `/api/v${version}`;
+        await api.register(
+          async (v) => {
+            for (const m of modules) if (m.apiRoutes) await v.register(m.apiRoutes, { basePath, version });
+          },
+          { prefix: `/v${version}` },
+        );
+      }
+    },
+    { prefix: '/api' },
+  );
 }

@@ -15,7 +15,6 @@ import type { Clock } from './lib/clock.js';
  * link-change follower, the jobs.
  */
 
-
 /**
  * BLOCKED_HOSTS_FILE's list, read before anything is opened so that a file that cannot be read stops the start
  * (SPEC §17). SIGHUP (server.ts) reads it again through app.reloadBlockedHosts, and so does a change of the file
@@ -28,18 +27,27 @@ export async function loadBlocklist(app: FastifyInstance, config: Config): Promi
 }
 
 /** ADMIN_USERNAME/ADMIN_PASSWORD's admin, or else a warning naming the command that creates the first one. */
-export async function ensureFirstAdmin(app: FastifyInstance, config: Config, core: Pick<Modules, 'usersModule' | 'instanceModule'>): Promise<void> {
+export async function ensureFirstAdmin(
+  app: FastifyInstance,
+  config: Config,
+  core: Pick<Modules, 'usersModule' | 'instanceModule'>,
+): Promise<void> {
   if (config.adminUsername && config.adminPassword) {
     const outcome = await core.usersModule.users.ensureAdmin(config.adminUsername, config.adminPassword);
     app.log.info({ admin: config.adminUsername, outcome }, 'first admin ensured');
   }
   const firstAdminCommand = await core.instanceModule.instance.firstAdminCommand();
-  if (firstAdminCommand) app.log.warn(`No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`);
+  if (firstAdminCommand)
+    app.log.warn(
+      `No admin account exists yet: create the first one on this machine with \`${firstAdminCommand}\` (or set ADMIN_USERNAME and ADMIN_PASSWORD)`,
+    );
 }
 
 /** The outbox's feed: LISTEN/NOTIFY as its wake-up on PostgreSQL, a read every 250 ms on the embedded engine. */
 export async function followLinkChanges(
-  app: FastifyInstance, config: Config, storage: Storage,
+  app: FastifyInstance,
+  config: Config,
+  storage: Storage,
   modules: Pick<Modules, 'linksModule' | 'domainsModule' | 'redirectModule'>,
   timing: { heartbeatMs?: number; trustMs?: number } = {},
 ): Promise<{ close(): Promise<void> | void }> {
@@ -61,11 +69,15 @@ export type JobRunnerOptions = Pick<JobRunnerDeps, 'holder' | 'leaseMs' | 'heart
  * (infra/job-runner.ts); `app.jobs` to try a turn now, and `app.runJob` to run one now, outside any turn.
  */
 export function scheduleJobs(
-  app: FastifyInstance, modules: readonly AppModule[],
+  app: FastifyInstance,
+  modules: readonly AppModule[],
   deps: { storage: Storage; clock: Clock; metrics: Pick<Metrics, 'recordJobRun'>; options?: JobRunnerOptions },
 ): JobRunner {
   const runner = createJobRunner({
-    ...deps.options, leases: createJobLeases(deps.storage.db), log: app.log, clock: deps.clock,
+    ...deps.options,
+    leases: createJobLeases(deps.storage.db),
+    log: app.log,
+    clock: deps.clock,
     onRun: (job, outcome) => deps.metrics.recordJobRun(job, outcome),
   });
   for (const m of modules) for (const job of m.jobs ?? []) runner.every(job);
@@ -81,15 +93,18 @@ export function scheduleJobs(
 }
 
 /** On close: compilers and jobs first, then the modules in reverse order, what instances share, the link-change follower. */
-export function closeInOrder(app: FastifyInstance, parts: {
-  compilers: { stop(): void };
-  jobs: { stop(): Promise<void> };
-  modules: readonly AppModule[];
-  shared: { close(): Promise<void> };
-  cacheBus: { close(): Promise<void> | void } | null;
-  /** BLOCKED_HOSTS_FILE's watch */
-  blockedHosts: { close(): void };
-}): void {
+export function closeInOrder(
+  app: FastifyInstance,
+  parts: {
+    compilers: { stop(): void };
+    jobs: { stop(): Promise<void> };
+    modules: readonly AppModule[];
+    shared: { close(): Promise<void> };
+    cacheBus: { close(): Promise<void> | void } | null;
+    /** BLOCKED_HOSTS_FILE's watch */
+    blockedHosts: { close(): void };
+  },
+): void {
   const { compilers, jobs, modules, shared, cacheBus, blockedHosts } = parts;
   app.addHook('onClose', async () => {
     compilers.stop();

@@ -14,8 +14,14 @@ import type { ReadinessCheck } from './lib/readiness-check.js';
 import { deploymentPaginator } from './lib/pagination.js';
 import { createApiKeysModule } from './modules/api-keys/index.js';
 import {
-  createAddressRecorder, createClickIngest, createClicksModule, createCountryLookup, importedVisitsWriter, openGeoipDatabase,
-  visitorSalt, type ClickSink,
+  createAddressRecorder,
+  createClickIngest,
+  createClicksModule,
+  createCountryLookup,
+  importedVisitsWriter,
+  openGeoipDatabase,
+  visitorSalt,
+  type ClickSink,
 } from './modules/clicks/index.js';
 import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
@@ -49,19 +55,54 @@ export function createCoreModules({ config, storage, shared, clock, jwtSecret, l
   const jwt = createJwt(jwtSecret, clock);
   // Every password hash of the process through one bounded, fair queue (SPEC §17).
   const hashLanes = createHashLanes();
-  const usersModule = createUsersModule({ db: storage.db, dialect: storage.dialect, paginator, clock, passwordHashCost: config.passwordHashCost, hashLanes, registration: config.registration });
+  const usersModule = createUsersModule({
+    db: storage.db,
+    dialect: storage.dialect,
+    paginator,
+    clock,
+    passwordHashCost: config.passwordHashCost,
+    hashLanes,
+    registration: config.registration,
+  });
   const { repository: usersRepo, passwords } = usersModule;
-  const tokensModule = createTokensModule({ db: storage.db, users: usersRepo, passwords, denyList: shared.denyList, jwt, clock, ttlSeconds: config.tokenTtlSeconds });
+  const tokensModule = createTokensModule({
+    db: storage.db,
+    users: usersRepo,
+    passwords,
+    denyList: shared.denyList,
+    jwt,
+    clock,
+    ttlSeconds: config.tokenTtlSeconds,
+  });
   const apiKeysModule = createApiKeysModule({
-    db: storage.db, dialect: storage.dialect, users: usersRepo, jwtSecret, clock, paginator, log,
+    db: storage.db,
+    dialect: storage.dialect,
+    users: usersRepo,
+    jwtSecret,
+    clock,
+    paginator,
+    log,
   });
   const ordersModule = createOrdersModule({ db: storage.db, users: usersRepo, clock, paginator });
-  const idempotencyModule = createIdempotencyModule({ db: storage.db, clock, ttlSeconds: config.idempotencyTtlSeconds, lockTimeoutMs: config.idempotencyLockTimeoutMs });
+  const idempotencyModule = createIdempotencyModule({
+    db: storage.db,
+    clock,
+    ttlSeconds: config.idempotencyTtlSeconds,
+    lockTimeoutMs: config.idempotencyLockTimeoutMs,
+  });
   const instanceModule = createInstanceModule({ config, users: usersRepo });
   const outboxModule = createOutboxModule({ db: storage.db, clock });
   return {
-    paginator, jwt, hashLanes, usersModule, tokensModule, apiKeysModule, ordersModule, idempotencyModule,
-    instanceModule, outboxModule,
+    paginator,
+    jwt,
+    hashLanes,
+    usersModule,
+    tokensModule,
+    apiKeysModule,
+    ordersModule,
+    idempotencyModule,
+    instanceModule,
+    outboxModule,
   };
 }
 
@@ -91,9 +132,20 @@ interface LinkModuleDeps extends ModulesDeps {
 function domainsModuleFor(deps: LinkModuleDeps, changeOrigin: string) {
   const { config, storage, clock, log, core, blockedHosts, server } = deps;
   return createDomainsModule({
-    db: storage.db, dialect: storage.dialect, users: core.usersModule.repository, clock, paginator: core.paginator, changeOrigin, blockedHosts,
+    db: storage.db,
+    dialect: storage.dialect,
+    users: core.usersModule.repository,
+    clock,
+    paginator: core.paginator,
+    changeOrigin,
+    blockedHosts,
     defaultHost: new URL(config.publicBaseUrl).hostname.toLowerCase(),
-    verification: { dnsServers: config.dnsServers, allowPrivate: config.domainVerifyAllowPrivate, log, ...server?.domainVerification },
+    verification: {
+      dnsServers: config.dnsServers,
+      allowPrivate: config.domainVerifyAllowPrivate,
+      log,
+      ...server?.domainVerification,
+    },
   });
 }
 
@@ -104,8 +156,14 @@ function domainsModuleFor(deps: LinkModuleDeps, changeOrigin: string) {
 function clickIngestFor({ config, storage, shared, clock, log, server }: LinkModuleDeps) {
   if (!server) return Promise.resolve({ schemas: [], sink: null, writeImported: importedVisitsWriter(storage) });
   return createClickIngest({
-    config, storage, log, clock,
-    redis: shared.redis && shared.redirectTurn ? { client: shared.redis, turn: shared.redirectTurn, prefix: shared.redisPrefix } : null,
+    config,
+    storage,
+    log,
+    clock,
+    redis:
+      shared.redis && shared.redirectTurn
+        ? { client: shared.redis, turn: shared.redirectTurn, prefix: shared.redisPrefix }
+        : null,
   });
 }
 
@@ -127,8 +185,14 @@ interface RedirectWiring {
 export function createRedirectModuleFor(deps: ModuleDeps & RedirectWiring) {
   const { config, storage, shared, clock, jwtSecret } = deps;
   return createRedirectModule({
-    config, storage, clock, domains: deps.domains, clicks: deps.sink, passwords: deps.passwords,
-    passwordAttempts: shared.passwordAttempts, passwordHashBudget: shared.passwordHashBudget,
+    config,
+    storage,
+    clock,
+    domains: deps.domains,
+    clicks: deps.sink,
+    passwords: deps.passwords,
+    passwordAttempts: shared.passwordAttempts,
+    passwordHashBudget: shared.passwordHashBudget,
     country: createCountryLookup({ countryHeader: config.countryHeader, geoip: deps.geoip }),
     recordAddress: createAddressRecorder({ anonymize: config.ipAnonymize, salt: visitorSalt(jwtSecret) }),
     // The embedded database is one process's file: no other instance changes links behind the cache's back.
@@ -144,7 +208,10 @@ export function createRedirectModuleFor(deps: ModuleDeps & RedirectWiring) {
  */
 async function createLinkModules(deps: LinkModuleDeps) {
   const { config, storage, clock, log, core, blockedHosts, server } = deps;
-  const { paginator, usersModule: { repository: usersRepo, passwords } } = core;
+  const {
+    paginator,
+    usersModule: { repository: usersRepo, passwords },
+  } = core;
   // Read before anything below starts threads or files: a GEOIP_DATABASE that is not a database stops the start-up
   // with nothing left running (the click ingest's writer thread and journal are never closed by a failed start).
   const geoip = deps.server ? await openGeoipDatabase(config.geoipDatabase) : null;
@@ -155,15 +222,37 @@ async function createLinkModules(deps: LinkModuleDeps) {
   const domainsModule = await domainsModuleFor(deps, changeOrigin);
   const clickIngest = await clickIngestFor(deps);
   // The CLI serves no visit: no redirect module, no cache for links to drop names from.
-  const redirectModule = server && clickIngest.sink ? createRedirectModuleFor({
-    ...deps, sink: clickIngest.sink, domains: domainsModule.directory, passwords, geoip, metrics: server.metrics,
-  }) : null;
+  const redirectModule =
+    server && clickIngest.sink
+      ? createRedirectModuleFor({
+          ...deps,
+          sink: clickIngest.sink,
+          domains: domainsModule.directory,
+          passwords,
+          geoip,
+          metrics: server.metrics,
+        })
+      : null;
   const linksModule = createLinksModule({
-    config, storage, users: usersRepo, paginator, clock, passwords, blockedHosts, changeOrigin, domains: domainsModule.directory,
+    config,
+    storage,
+    users: usersRepo,
+    paginator,
+    clock,
+    passwords,
+    blockedHosts,
+    changeOrigin,
+    domains: domainsModule.directory,
     ...(redirectModule ? { cache: redirectModule.cache } : {}),
   });
   const clicksModule = createClicksModule({
-    storage, links: linksModule.links, users: usersRepo, paginator, clock, retentionMonths: config.clickRetentionMonths, log,
+    storage,
+    links: linksModule.links,
+    users: usersRepo,
+    paginator,
+    clock,
+    retentionMonths: config.clickRetentionMonths,
+    log,
   });
   return { clickIngest, domainsModule, linksModule, redirectModule, clicksModule };
 }
@@ -171,21 +260,35 @@ async function createLinkModules(deps: LinkModuleDeps) {
 type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
 
 /** Imports from other services (SPEC §20), writing links through the links module and visits through the clicks'. */
-function importsModuleFor({ config, storage, clock, importPace }: ModulesDeps, { clickIngest, linksModule, clicksModule }: LinkModules) {
+function importsModuleFor(
+  { config, storage, clock, importPace }: ModulesDeps,
+  { clickIngest, linksModule, clicksModule }: LinkModules,
+) {
   return createImportsModule({
-    db: storage.db, dialect: storage.dialect, clock, publicBaseUrl: config.publicBaseUrl,
-    writeVisits: clickIngest.writeImported, links: linksModule.linkImports, visitsWritten: () => clicksModule.stats.forgetRemembered(),
+    db: storage.db,
+    dialect: storage.dialect,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    writeVisits: clickIngest.writeImported,
+    links: linksModule.linkImports,
+    visitsWritten: () => clicksModule.stats.forgetRemembered(),
     limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
     ...(importPace ? { pace: importPace } : {}),
   });
 }
 
 /** What stands at the root beside the API, outside its hooks and limits: health, readiness and metrics; the dashboard. */
-function serverModules({ config, clock, log }: ModulesDeps, server: ServerParts, { clickIngest, redirectModule }: LinkModules) {
+function serverModules(
+  { config, clock, log }: ModulesDeps,
+  server: ServerParts,
+  { clickIngest, redirectModule }: LinkModules,
+) {
   const sink = clickIngest.sink;
   return [
     createHealthModule({
-      checks: server.checks, metrics: server.metrics, metricsToken: config.metricsToken,
+      checks: server.checks,
+      metrics: server.metrics,
+      metricsToken: config.metricsToken,
       clickStream: () => sink?.status().stream ?? null,
       clickJournalDegraded: () => sink?.status().journalDegraded === true,
     }),
@@ -205,8 +308,19 @@ export async function createModules(deps: ModulesDeps) {
   const { clickIngest, domainsModule, linksModule, clicksModule } = linkModules;
   const importsModule = importsModuleFor(deps, linkModules);
   const list: AppModule[] = [
-    core.usersModule, core.tokensModule, core.ordersModule, clickIngest, domainsModule, linksModule, clicksModule, core.apiKeysModule, core.idempotencyModule, core.instanceModule,
-    importsModule, core.outboxModule, ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
+    core.usersModule,
+    core.tokensModule,
+    core.ordersModule,
+    clickIngest,
+    domainsModule,
+    linksModule,
+    clicksModule,
+    core.apiKeysModule,
+    core.idempotencyModule,
+    core.instanceModule,
+    importsModule,
+    core.outboxModule,
+    ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];
   return { ...core, ...linkModules, importsModule, list };

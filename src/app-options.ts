@@ -41,19 +41,26 @@ export function fastifyOptions(deps: FastifyOptionsDeps): FastifyHttpOptions<Ser
   return {
     schemaController: { compilersFactory: { buildSerializer: deps.compilers.serializerFactory } },
     serverFactory: serverWithFastPath(deps.fastPath) as FastifyHttpOptions<Server>['serverFactory'],
-    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? { level: config.logLevel } }),
+    ...(deps.loggerInstance
+      ? { loggerInstance: deps.loggerInstance }
+      : { logger: deps.logger ?? { level: config.logLevel } }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: trustedProxies(config.trustProxy),
     genReqId: requestIdFrom,
     logController: new LogController({
       requestIdLogLabel: 'requestId',
       // A route may opt out of the per-request lines with `config: { accessLog: false }` (the redirect does).
-      disableRequestLogging: (req: object) => (req as { routeOptions?: { config?: { accessLog?: boolean } } }).routeOptions?.config?.accessLog === false,
+      disableRequestLogging: (req: object) =>
+        (req as { routeOptions?: { config?: { accessLog?: boolean } } }).routeOptions?.config?.accessLog === false,
     }),
     // Slow-loris protection: headers must arrive within HEADERS_TIMEOUT_MS (10 s) and the whole request within
     // REQUEST_TIMEOUT_MS (30 s), checked every few seconds (Node's default check runs every 30 s); a socket
     // with no traffic for 60 s is closed; idle keep-alive sockets close after 5 s.
-    http: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(5_000, config.headersTimeoutMs) },
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(5_000, config.headersTimeoutMs),
+    },
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: 5_000,
     connectionTimeout: 60_000,

@@ -3,7 +3,12 @@ import type { Kysely } from 'kysely';
 import { registerContexts } from './app-contexts.js';
 import { createModules } from './app-modules.js';
 import {
-  closeInOrder, ensureFirstAdmin, followLinkChanges, loadBlocklist, scheduleJobs, type JobRunnerOptions,
+  closeInOrder,
+  ensureFirstAdmin,
+  followLinkChanges,
+  loadBlocklist,
+  scheduleJobs,
+  type JobRunnerOptions,
 } from './app-lifecycle.js';
 import { fastifyOptions } from './app-options.js';
 import type { Config } from './config.js';
@@ -70,10 +75,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // The redirect's fast path (modules/redirect/redirect-fast-path.ts), set once its routes are registered.
   let redirectFastPath: RawHandler | null = null;
   const compilers = createLazyCompilers();
-  const app = Fastify(fastifyOptions({
-    config, clock, compilers, fastPath: () => redirectFastPath,
-    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}), ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
-  }));
+  const app = Fastify(
+    fastifyOptions({
+      config,
+      clock,
+      compilers,
+      fastPath: () => redirectFastPath,
+      ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : {}),
+      ...(deps.logger !== undefined ? { logger: deps.logger } : {}),
+    }),
+  );
 
   // First: an unreadable BLOCKED_HOSTS_FILE stops the start before anything is opened (SPEC §17).
   const blockedHosts = await loadBlocklist(app, config);
@@ -82,8 +93,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
   // Redis or not, decided once: what instances share (shared-state.ts).
   const shared = await createSharedState({
-    config, storage, redis: deps.redis ?? null, clock, log: app.log,
-    ...(deps.redisPrefix ? { redisPrefix: deps.redisPrefix } : {}), ...(deps.rateLimitStore ? { rateLimitStore: deps.rateLimitStore } : {}),
+    config,
+    storage,
+    redis: deps.redis ?? null,
+    clock,
+    log: app.log,
+    ...(deps.redisPrefix ? { redisPrefix: deps.redisPrefix } : {}),
+    ...(deps.rateLimitStore ? { rateLimitStore: deps.rateLimitStore } : {}),
   });
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
   const metrics = deps.metrics ?? createMetrics({ storage, clock });
@@ -91,10 +107,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const storageHealth = createStorageHealth({ dataDir: isEmbedded(storage) ? config.dataDir : null });
 
   const modules = await createModules({
-    config, storage, shared, clock, jwtSecret, log: app.log, blockedHosts,
+    config,
+    storage,
+    shared,
+    clock,
+    jwtSecret,
+    log: app.log,
+    blockedHosts,
     server: {
       metrics,
-      checks: { database: databaseCheck(storage), storage: storageHealth.check, ...shared.readiness, ...deps.readinessChecks },
+      checks: {
+        database: databaseCheck(storage),
+        storage: storageHealth.check,
+        ...shared.readiness,
+        ...deps.readinessChecks,
+      },
       ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
     },
   });

@@ -36,79 +36,168 @@ const STREAM_QUEUE_LIMIT = 4_000_000;
 export const variables = {
   PORT: int(3000, 0, 65535, 'TCP port'),
   HOST: Type.String({ default: '127.0.0.1', description: 'Listen address' }),
-  DATA_DIR: Type.String({ default: './data', description: 'SQLite database, click journal and the generated JWT secret (created if missing)' }),
+  DATA_DIR: Type.String({
+    default: './data',
+    description: 'SQLite database, click journal and the generated JWT secret (created if missing)',
+  }),
   PUBLIC_BASE_URL: optional(Type.String({ read: 'httpUrl' }), {
-    description: 'Absolute base of `short_url` and the OpenAPI `servers` entry', documentedDefault: '`http://HOST:PORT`',
+    description: 'Absolute base of `short_url` and the OpenAPI `servers` entry',
+    documentedDefault: '`http://HOST:PORT`',
   }),
-  DATABASE_URL: optional(Type.String({ pattern: '^postgres(ql)?://', must: 'be a postgres:// URL (or unset for the embedded SQLite database)' }), {
-    description: 'A `postgres://` URL switches storage to PostgreSQL',
-  }),
+  DATABASE_URL: optional(
+    Type.String({
+      pattern: '^postgres(ql)?://',
+      must: 'be a postgres:// URL (or unset for the embedded SQLite database)',
+    }),
+    {
+      description: 'A `postgres://` URL switches storage to PostgreSQL',
+    },
+  ),
   REDIS_URL: optional(Type.String({ pattern: '^rediss?://', must: 'be a redis:// or rediss:// URL' }), {
     description: 'A `redis://` URL moves rate limits, caches and the click queue to Redis',
   }),
   REDIS_KEY_PREFIX: Type.String({
-    default: 'ferry:', pattern: '^[A-Za-z0-9:._-]{1,64}$', must: 'be 1-64 characters of A-Z a-z 0-9 : . _ -',
+    default: 'ferry:',
+    pattern: '^[A-Za-z0-9:._-]{1,64}$',
+    must: 'be 1-64 characters of A-Z a-z 0-9 : . _ -',
     description: 'Prefix of every Redis key and channel (several deployments can share one Redis)',
   }),
   JWT_SECRET: optional(Type.String({ minBytes: 32 }), {
-    secret: true, documentedDefault: 'generated',
-    description: 'HS256 key. Unset: a random key is generated on first start and kept in `DATA_DIR/jwt-secret`. Several instances must share one.',
+    secret: true,
+    documentedDefault: 'generated',
+    description:
+      'HS256 key. Unset: a random key is generated on first start and kept in `DATA_DIR/jwt-secret`. Several instances must share one.',
   }),
   TOKEN_TTL_SECONDS: int(3600, 60, 60 * 60 * 24 * 30, 'Access-token lifetime in seconds'),
-  ADMIN_USERNAME: optional(Type.String({ pattern: '^[A-Za-z0-9._-]{3,32}$', must: 'be 3-32 characters of A-Z a-z 0-9 . _ -' }), {
-    description: 'With `ADMIN_PASSWORD` (set both or neither): this active admin exists after start-up',
+  ADMIN_USERNAME: optional(
+    Type.String({ pattern: '^[A-Za-z0-9._-]{3,32}$', must: 'be 3-32 characters of A-Z a-z 0-9 . _ -' }),
+    {
+      description: 'With `ADMIN_PASSWORD` (set both or neither): this active admin exists after start-up',
+    },
+  ),
+  ADMIN_PASSWORD: optional(Type.String({ minLength: 8, maxLength: 128 }), {
+    secret: true,
+    description: 'The password of `ADMIN_USERNAME`',
   }),
-  ADMIN_PASSWORD: optional(Type.String({ minLength: 8, maxLength: 128 }), { secret: true, description: 'The password of `ADMIN_USERNAME`' }),
-  REDIRECT_STATUS: Type.Enum([301, 302, 307, 308], { default: 302, description: 'Status of the redirect `GET /{code}`' }),
+  REDIRECT_STATUS: Type.Enum([301, 302, 307, 308], {
+    default: 302,
+    description: 'Status of the redirect `GET /{code}`',
+  }),
   RATE_LIMIT_PER_MINUTE: int(600, 1, 1_000_000, 'Requests per caller per minute'),
   TOKEN_RATE_LIMIT_PER_MINUTE: int(10, 1, 1_000_000, '`POST /api/v1/tokens` per IP and username per minute'),
   REDIRECT_RATE_LIMIT_PER_MINUTE: int(6000, 1, 10_000_000, 'Redirects per client IP per minute'),
   TRUST_PROXY: Type.Union([Type.Boolean(), Type.Integer(), Type.String()], {
-    default: false, read: 'trustProxy', description: 'The proxies whose `X-Forwarded-For` gives the client address',
+    default: false,
+    read: 'trustProxy',
+    description: 'The proxies whose `X-Forwarded-For` gives the client address',
   }),
-  CORS_ORIGINS: Type.Array(Type.String(), { default: [], read: 'origins', description: 'Origins allowed by CORS (`*` for any)' }),
+  CORS_ORIGINS: Type.Array(Type.String(), {
+    default: [],
+    read: 'origins',
+    description: 'Origins allowed by CORS (`*` for any)',
+  }),
   BODY_LIMIT_BYTES: int(65536, 1024, 100 * 1024 * 1024, 'Largest request body; larger is 413'),
   IDEMPOTENCY_TTL_SECONDS: int(86400, 1, 60 * 60 * 24 * 30, 'How long `Idempotency-Key`s are remembered'),
-  IDEMPOTENCY_LOCK_TIMEOUT_MS: int(60_000, 1_000, 3_600_000, 'A key held by a request that died (instance killed) can be taken over after this'),
+  IDEMPOTENCY_LOCK_TIMEOUT_MS: int(
+    60_000,
+    1_000,
+    3_600_000,
+    'A key held by a request that died (instance killed) can be taken over after this',
+  ),
   CLICK_FLUSH_MS: int(1000, 10, 60_000, 'Click batch interval'),
-  CLICK_JOURNAL: flag(true, 'Embedded engine: a redirect answers only once its click is appended to the journal in `DATA_DIR/click-journal` (survives a process kill). `false`: clicks wait in memory only'),
-  CLICK_BATCH_SIZE: int(1000, 1, 100_000, 'Clicks written per batch at most (PostgreSQL writer, stream consumer); the embedded engine\'s writer thread takes windows of up to 500,000 instead'),
+  CLICK_JOURNAL: flag(
+    true,
+    'Embedded engine: a redirect answers only once its click is appended to the journal in `DATA_DIR/click-journal` (survives a process kill). `false`: clicks wait in memory only',
+  ),
+  CLICK_BATCH_SIZE: int(
+    1000,
+    1,
+    100_000,
+    "Clicks written per batch at most (PostgreSQL writer, stream consumer); the embedded engine's writer thread takes windows of up to 500,000 instead",
+  ),
   CLICK_QUEUE_LIMIT: optional(Type.Integer({ minimum: 100, maximum: 10_000_000 }), {
-    documentedDefault: '`1000000` on the embedded engine (with or without `REDIS_URL`), `4000000` with `DATABASE_URL` and `REDIS_URL`, `100000` with `DATABASE_URL` alone',
-    description: 'Click queue bound: the in-process queue, or with Redis the stream\'s backlog (beyond it clicks are dropped and counted). On the embedded engine it also bounds the writer\'s windows: about 100 bytes of memory per click waiting, held only while the writer is behind. The stream\'s default rides out a two-minute worker outage at 30,000 clicks/s: about 293 bytes of Redis per click waiting (1.1 GiB when full)',
+    documentedDefault:
+      '`1000000` on the embedded engine (with or without `REDIS_URL`), `4000000` with `DATABASE_URL` and `REDIS_URL`, `100000` with `DATABASE_URL` alone',
+    description:
+      "Click queue bound: the in-process queue, or with Redis the stream's backlog (beyond it clicks are dropped and counted). On the embedded engine it also bounds the writer's windows: about 100 bytes of memory per click waiting, held only while the writer is behind. The stream's default rides out a two-minute worker outage at 30,000 clicks/s: about 293 bytes of Redis per click waiting (1.1 GiB when full)",
   }),
-  CLICK_WORKER_IN_PROCESS: flag(true, 'With `REDIS_URL`: API processes also consume the Redis click stream, so `npm start` alone counts every click; `false` leaves it to `npm run worker`'),
-  CLICK_CLAIM_IDLE_MS: int(30_000, 500, 3_600_000, 'Click-stream entries a consumer held unacknowledged this long are claimed by another'),
-  CLICK_RETENTION_MONTHS: int(0, 0, 1200, 'PostgreSQL: monthly click partitions older than this are dropped (statistics stay); `0` keeps them all'),
-  LINK_CACHE_SIZE: int(100_000, 0, 10_000_000, 'Short codes the redirect keeps in memory (`0`: no cache, every visit reads the database)'),
-  LINK_PASSWORD_ATTEMPTS_PER_MINUTE: int(5, 1, 1000, 'Wrong passwords per password-protected link and client address per minute (then 429); shared in Redis with `REDIS_URL`'),
+  CLICK_WORKER_IN_PROCESS: flag(
+    true,
+    'With `REDIS_URL`: API processes also consume the Redis click stream, so `npm start` alone counts every click; `false` leaves it to `npm run worker`',
+  ),
+  CLICK_CLAIM_IDLE_MS: int(
+    30_000,
+    500,
+    3_600_000,
+    'Click-stream entries a consumer held unacknowledged this long are claimed by another',
+  ),
+  CLICK_RETENTION_MONTHS: int(
+    0,
+    0,
+    1200,
+    'PostgreSQL: monthly click partitions older than this are dropped (statistics stay); `0` keeps them all',
+  ),
+  LINK_CACHE_SIZE: int(
+    100_000,
+    0,
+    10_000_000,
+    'Short codes the redirect keeps in memory (`0`: no cache, every visit reads the database)',
+  ),
+  LINK_PASSWORD_ATTEMPTS_PER_MINUTE: int(
+    5,
+    1,
+    1000,
+    'Wrong passwords per password-protected link and client address per minute (then 429); shared in Redis with `REDIS_URL`',
+  ),
   MAINTENANCE_MODE: flag(false, '`true`: the API answers 503; redirects keep working'),
-  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level' }),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    default: 'info',
+    description: 'pino level',
+  }),
   DB_POOL_MAX: int(10, 1, 1000, 'PostgreSQL pool size per instance'),
-  PASSWORD_HASH_COST: int(15, 10, 20, 'scrypt cost as log2 N; stored with each hash; a changed cost applies to new passwords and to each existing one at its next good login (rehash)'),
+  PASSWORD_HASH_COST: int(
+    15,
+    10,
+    20,
+    'scrypt cost as log2 N; stored with each hash; a changed cost applies to new passwords and to each existing one at its next good login (rehash)',
+  ),
   ...versioningVariables,
   ...loadVariables,
   WEB_DIR: optional(Type.String(), {
-    documentedDefault: '`dist/web` of this package', description: 'The built dashboard (`index.html` and `assets/`) served at `/app`; not built there: `/app` answers 503',
+    documentedDefault: '`dist/web` of this package',
+    description:
+      'The built dashboard (`index.html` and `assets/`) served at `/app`; not built there: `/app` answers 503',
   }),
   COUNTRY_HEADER: optional(Type.String({ read: 'headerName' }), {
-    description: 'Request header holding the visitor\'s country, set by a trusted proxy (e.g. `CF-IPCountry`); believed only from a proxy `TRUST_PROXY` trusts',
+    description:
+      "Request header holding the visitor's country, set by a trusted proxy (e.g. `CF-IPCountry`); believed only from a proxy `TRUST_PROXY` trusts",
   }),
   GEOIP_DATABASE: optional(Type.String(), {
-    description: 'Path of an offline MaxMind `.mmdb` (GeoLite2/GeoIP2 Country or City) for the country when no trusted header gives one; nothing is downloaded',
+    description:
+      'Path of an offline MaxMind `.mmdb` (GeoLite2/GeoIP2 Country or City) for the country when no trusted header gives one; nothing is downloaded',
   }),
-  IP_ANONYMIZE: flag(false, '`true`: click records keep IPv4 /24 and IPv6 /48 only; unique visitors come from a salted daily hash of the full address'),
+  IP_ANONYMIZE: flag(
+    false,
+    '`true`: click records keep IPv4 /24 and IPv6 /48 only; unique visitors come from a salted daily hash of the full address',
+  ),
   ...openInstanceVariables,
   ...hardeningVariables,
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };
 /** NAME_LIKE_THIS → nameLikeThis, the key of a variable's value in Config. */
-type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${Lowercase<H>}${Capitalize<CamelCase<T>>}` : Lowercase<S>;
+type CamelCase<S extends string> = S extends `${infer H}_${infer T}`
+  ? `${Lowercase<H>}${Capitalize<CamelCase<T>>}`
+  : Lowercase<S>;
 const camelCase = (name: string) => name.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 /** Variables whose values reach Config through a field of another name or shape (loadConfig, at its end). */
-const derived = ['PUBLIC_BASE_URL', 'CLICK_QUEUE_LIMIT', ...[1, 2].flatMap((n) => ['DEPRECATED_AT', 'SUNSET_AT', 'DEPRECATION_LINK'].map((s) => `API_V${n}_${s}`))];
-type Derived = 'PUBLIC_BASE_URL' | 'CLICK_QUEUE_LIMIT' | `API_V${1 | 2}_${'DEPRECATED_AT' | 'SUNSET_AT' | 'DEPRECATION_LINK'}`;
+const derived = [
+  'PUBLIC_BASE_URL',
+  'CLICK_QUEUE_LIMIT',
+  ...[1, 2].flatMap((n) => ['DEPRECATED_AT', 'SUNSET_AT', 'DEPRECATION_LINK'].map((s) => `API_V${n}_${s}`)),
+];
+type Derived =
+  'PUBLIC_BASE_URL' | 'CLICK_QUEUE_LIMIT' | `API_V${1 | 2}_${'DEPRECATED_AT' | 'SUNSET_AT' | 'DEPRECATION_LINK'}`;
 type Plain = Omit<Values, Derived>;
 
 export type Config = { [K in keyof Plain as CamelCase<K>]: Plain[K] } & {
@@ -151,14 +240,17 @@ function readVariables(env: Env): { values: Values; problems: string[] } {
 /** Rules across variables (`v` lacks the variables refused on their own, `allValid` says none was). */
 function crossProblems(v: Partial<Values>, allValid: boolean): string[] {
   const problems: string[] = [];
-  if (allValid && (v.ADMIN_USERNAME === null) !== (v.ADMIN_PASSWORD === null)) problems.push('ADMIN_USERNAME and ADMIN_PASSWORD: set both or neither');
+  if (allValid && (v.ADMIN_USERNAME === null) !== (v.ADMIN_PASSWORD === null))
+    problems.push('ADMIN_USERNAME and ADMIN_PASSWORD: set both or neither');
   for (const n of [1, 2] as const) {
     const dep = v[`API_V${n}_DEPRECATED_AT`];
     const sunset = v[`API_V${n}_SUNSET_AT`];
     // RFC 9745 §4: Sunset must not be earlier than Deprecation.
-    if (dep != null && sunset != null && sunset < dep) problems.push(`API_V${n}_SUNSET_AT: must not be earlier than API_V${n}_DEPRECATED_AT`);
+    if (dep != null && sunset != null && sunset < dep)
+      problems.push(`API_V${n}_SUNSET_AT: must not be earlier than API_V${n}_DEPRECATED_AT`);
   }
-  if (allValid && v.HEADERS_TIMEOUT_MS! > v.REQUEST_TIMEOUT_MS!) problems.push('HEADERS_TIMEOUT_MS must not be greater than REQUEST_TIMEOUT_MS');
+  if (allValid && v.HEADERS_TIMEOUT_MS! > v.REQUEST_TIMEOUT_MS!)
+    problems.push('HEADERS_TIMEOUT_MS must not be greater than REQUEST_TIMEOUT_MS');
   return problems;
 }
 
@@ -180,7 +272,9 @@ export function loadConfig(env: Env = {}): Config {
     publicBaseUrlSet: v.PUBLIC_BASE_URL !== null,
     // The engine decides, as it decides the queue (modules/clicks/click-ingest.ts): SQLite with REDIS_URL still journals
     // its clicks and writes them in windows.
-    clickQueueLimit: v.CLICK_QUEUE_LIMIT ?? (v.DATABASE_URL === null ? EMBEDDED_QUEUE_LIMIT : v.REDIS_URL === null ? QUEUE_LIMIT : STREAM_QUEUE_LIMIT),
+    clickQueueLimit:
+      v.CLICK_QUEUE_LIMIT ??
+      (v.DATABASE_URL === null ? EMBEDDED_QUEUE_LIMIT : v.REDIS_URL === null ? QUEUE_LIMIT : STREAM_QUEUE_LIMIT),
     apiDeprecation: {
       1: { deprecatedAt: v.API_V1_DEPRECATED_AT, sunsetAt: v.API_V1_SUNSET_AT, link: v.API_V1_DEPRECATION_LINK },
       2: { deprecatedAt: v.API_V2_DEPRECATED_AT, sunsetAt: v.API_V2_SUNSET_AT, link: v.API_V2_DEPRECATION_LINK },

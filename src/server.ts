@@ -9,7 +9,6 @@ import { makePrivateDir } from './lib/private-files.js';
 /** After the drain bound, this long is left for the close hooks (click flush) and the database. */
 const CLOSE_GRACE_MS = 5_000;
 
-
 /** The configuration, or exit 1 with its readable errors. */
 function configOrExit(): Config {
   try {
@@ -53,7 +52,10 @@ function shutdownOnSignals(parts: {
     let forced = false;
     const drainTimer = setTimeout(() => {
       forced = true;
-      app.log.error({ timeoutMs: config.shutdownTimeoutMs }, 'requests still in flight after the shutdown bound; closing their connections');
+      app.log.error(
+        { timeoutMs: config.shutdownTimeoutMs },
+        'requests still in flight after the shutdown bound; closing their connections',
+      );
       app.server.closeAllConnections();
       const hard = setTimeout(() => {
         app.log.error('shutdown hooks did not finish; exiting');
@@ -90,7 +92,10 @@ async function main(): Promise<void> {
   // each cache links and hold clicks of their own over one database file. Held (referenced: the handle would
   // be collected, and the lock with it) until the database is closed at shutdown, or the process ends.
   if (config.databaseUrl === null) makePrivateDir(config.dataDir);
-  const dirLock = config.databaseUrl === null ? lockDirectory(config.dataDir, 'one server process serves the embedded database in a DATA_DIR') : null;
+  const dirLock =
+    config.databaseUrl === null
+      ? lockDirectory(config.dataDir, 'one server process serves the embedded database in a DATA_DIR')
+      : null;
   const storage = createStorage(config);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : null;
   const app = await buildApp(config, { storage, redis });
@@ -103,9 +108,12 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   // What no request has compiled yet, compiled in slices now that the process answers (lazy-compilers.ts).
   const warming = performance.now();
-  void app.compilers.warm(10, (err) => app.log.error({ err }, 'a schema does not compile; its route answers 500')).then(() => {
-    if (app.compilers.pending() === 0) app.log.info({ ms: Math.round(performance.now() - warming) }, 'schema compilers warmed');
-  });
+  void app.compilers
+    .warm(10, (err) => app.log.error({ err }, 'a schema does not compile; its route answers 500'))
+    .then(() => {
+      if (app.compilers.pending() === 0)
+        app.log.info({ ms: Math.round(performance.now() - warming) }, 'schema compilers warmed');
+    });
 }
 
 main().catch((err: unknown) => {

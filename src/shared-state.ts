@@ -40,7 +40,10 @@ export interface SharedState {
 }
 
 export interface SharedStateDeps {
-  config: Pick<Config, 'redisKeyPrefix' | 'linkPasswordAttemptsPerMinute' | 'redirectRateLimitPerMinute' | 'passwordHashesPerMinute'>;
+  config: Pick<
+    Config,
+    'redisKeyPrefix' | 'linkPasswordAttemptsPerMinute' | 'redirectRateLimitPerMinute' | 'passwordHashesPerMinute'
+  >;
   storage: Pick<Storage, 'db'>;
   redis: Redis | null;
   /** tests isolate their keys with a prefix of their own */
@@ -75,7 +78,12 @@ export async function createSharedState(deps: SharedStateDeps): Promise<SharedSt
     return turn;
   };
   const redirectLimiter = rateLimitStore.redis
-    ? new SharedIpLimiter('redirect', config.redirectRateLimitPerMinute, turnOf(rateLimitStore.redis), rateLimitStore.keyPrefix ?? 'ferry:')
+    ? new SharedIpLimiter(
+        'redirect',
+        config.redirectRateLimitPerMinute,
+        turnOf(rateLimitStore.redis),
+        rateLimitStore.keyPrefix ?? 'ferry:',
+      )
     : new LocalIpLimiter('redirect', config.redirectRateLimitPerMinute);
   const redirectTurn = redis ? turnOf(redis) : null;
   // Its own connection, up before the first redirect (not waited for again when Redis is down).
@@ -83,7 +91,9 @@ export async function createSharedState(deps: SharedStateDeps): Promise<SharedSt
   return {
     redis,
     redisPrefix,
-    denyList: redis ? createRedisDenyList(redis, clock.now, `${redisPrefix}revoked:`) : createSqlDenyList(deps.storage.db),
+    denyList: redis
+      ? createRedisDenyList(redis, clock.now, `${redisPrefix}revoked:`)
+      : createSqlDenyList(deps.storage.db),
     rateLimitStore,
     redirectLimiter,
     redirectTurn,

@@ -54,16 +54,30 @@ async function main(): Promise<void> {
 
   // The API instances' click-partitions job, in the same turns (job_leases): once per period among them all.
   const jobs = createJobRunner({ leases: createJobLeases(storage.db), log, clock: systemClock });
-  const maintainPartitions = () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, systemClock.now(), config.clickRetentionMonths, log);
+  const maintainPartitions = () =>
+    maintainClickPartitions(
+      storage.db as unknown as Kysely<unknown>,
+      systemClock.now(),
+      config.clickRetentionMonths,
+      log,
+    );
   await maintainPartitions();
   jobs.every({ name: 'click-partitions', everyMs: CLICK_PARTITIONS_EVERY_MS, run: maintainPartitions });
   // The clicks module's consumer of the stream, writing as an API instance's in-process one does.
-  const consumer = startClickWorker({ config, storage, redis: { client: redis, prefix: config.redisKeyPrefix }, log, clock: systemClock });
-  log.info({ consumer: consumer.name, prefix: config.redisKeyPrefix, batchSize: config.clickBatchSize }, 'click worker started');
+  const consumer = startClickWorker({
+    config,
+    storage,
+    redis: { client: redis, prefix: config.redisKeyPrefix },
+    log,
+    clock: systemClock,
+  });
+  log.info(
+    { consumer: consumer.name, prefix: config.redisKeyPrefix, batchSize: config.clickBatchSize },
+    'click worker started',
+  );
 
   stopOnSignals({ config, log, consumer, jobs, storage, redis });
 }
-
 
 /** SIGTERM / SIGINT: the batch in progress finishes, then the job runner, the database and Redis close; bounded. */
 function stopOnSignals(parts: {
@@ -84,7 +98,10 @@ function stopOnSignals(parts: {
     stopping = true;
     log.info({ signal }, 'click worker stopping: finishing the batch in progress');
     const bound = setTimeout(() => {
-      log.error({ timeoutMs: config.shutdownTimeoutMs }, 'click worker did not stop in time; its unacknowledged entries will be claimed');
+      log.error(
+        { timeoutMs: config.shutdownTimeoutMs },
+        'click worker did not stop in time; its unacknowledged entries will be claimed',
+      );
       process.exit(1);
     }, config.shutdownTimeoutMs);
     bound.unref();

@@ -15,13 +15,16 @@ describe('the configuration schema and its documentation', () => {
     expect(Value.Check(schema, (schema as { default?: unknown }).default)).toBe(true);
   });
 
-  it.each(Object.entries(variables))('when %s is refused, then the line states its rule (its reader exists)', (_name, schema) => {
-    expect(ruleOf(schema)).toMatch(/^(be|not be) /);
-    // a value most variables refuse; a misnamed reader would throw a TypeError instead of the rule
-    try {
-      readVariable(schema, '\u0000 not a value \u0000');
-    } catch (err) {
-      expect((err as Error).message.startsWith('must ')).toBe(true);
-    }
-  });
+  it.each(Object.entries(variables))(
+    'when %s is refused, then the line states its rule (its reader exists)',
+    (_name, schema) => {
+      expect(ruleOf(schema)).toMatch(/^(be|not be) /);
+      // a value most variables refuse; a misnamed reader would throw a TypeError instead of the rule
+      try {
+        readVariable(schema, '\u0000 not a value \u0000');
+      } catch (err) {
+        expect((err as Error).message.startsWith('must ')).toBe(true);
+      }
+    },
+  );
 });

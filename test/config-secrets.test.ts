@@ -6,8 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { compiledEntry } from './helpers/child-process.js';
 import { configProblems } from './helpers/config-problems.js';
 
-
-
 // SPEC §12: start-up errors about configuration never print a secret's value.
 describe('configuration errors keep secrets', () => {
   it.each([
@@ -16,7 +14,9 @@ describe('configuration errors keep secrets', () => {
     ['ADMIN_PASSWORD', 'Hunt2'],
   ])('when %s is rejected, then the message names it and its length but not its text', (name, value) => {
     const message = configProblems({ [name]: value, ADMIN_USERNAME: 'root' });
-    expect(message).toMatch(new RegExp(`^Invalid configuration: ${name}=\\(${value.length} characters, not shown\\): must`));
+    expect(message).toMatch(
+      new RegExp(`^Invalid configuration: ${name}=\\(${value.length} characters, not shown\\): must`),
+    );
     expect(message).not.toContain(value.slice(0, 5));
   });
 
@@ -37,8 +37,13 @@ describe('configuration errors keep secrets', () => {
       const child = spawn(process.execPath, [compiledEntry('src/server.ts')], {
         cwd: path.resolve(import.meta.dirname, '..'),
         env: {
-          PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, JWT_SECRET: 'Hunter2x-too-short',
-          ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'Hunt2', DATABASE_URL: 'pg://ferry:Hunter2x@db.example/ferry',
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          DATA_DIR: dataDir,
+          JWT_SECRET: 'Hunter2x-too-short',
+          ADMIN_USERNAME: 'root',
+          ADMIN_PASSWORD: 'Hunt2',
+          DATABASE_URL: 'pg://ferry:Hunter2x@db.example/ferry',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -7,36 +7,68 @@ import { loadConfig } from '../src/config.js';
 import { compiledEntry } from './helpers/child-process.js';
 import { configProblems } from './helpers/config-problems.js';
 
-
-
 /** SPEC §11: a bad value stops start-up with one readable line naming the variable and what is allowed. */
 describe('configuration', () => {
   it('when nothing is set, then the documented defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
-      port: 3000, host: '127.0.0.1', dataDir: './data', publicBaseUrl: 'http://127.0.0.1:3000', databaseUrl: null, redisUrl: null,
-      jwtSecret: null, tokenTtlSeconds: 3600, adminUsername: null, redirectStatus: 302, corsOrigins: [], bodyLimitBytes: 65536,
-      idempotencyTtlSeconds: 86400, maintenanceMode: false, logLevel: 'info', trustProxy: false,
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: './data',
+      publicBaseUrl: 'http://127.0.0.1:3000',
+      databaseUrl: null,
+      redisUrl: null,
+      jwtSecret: null,
+      tokenTtlSeconds: 3600,
+      adminUsername: null,
+      redirectStatus: 302,
+      corsOrigins: [],
+      bodyLimitBytes: 65536,
+      idempotencyTtlSeconds: 86400,
+      maintenanceMode: false,
+      logLevel: 'info',
+      trustProxy: false,
     });
   });
 
-  it('when CLICK_QUEUE_LIMIT is unset, then the embedded engine\'s queue may hold a backlog of whole writer windows, the Redis stream of PostgreSQL two minutes at 30,000 clicks/s, the PostgreSQL in-process queue 100,000; a value set wins', () => {
+  it("when CLICK_QUEUE_LIMIT is unset, then the embedded engine's queue may hold a backlog of whole writer windows, the Redis stream of PostgreSQL two minutes at 30,000 clicks/s, the PostgreSQL in-process queue 100,000; a value set wins", () => {
     expect(loadConfig({}).clickQueueLimit).toBe(1_000_000);
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).clickQueueLimit).toBe(100_000);
-    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(4_000_000);
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(
+      4_000_000,
+    );
     // SQLite with Redis (shared limits): its clicks still go through the journal to the writer's windows
     expect(loadConfig({ REDIS_URL: 'redis://h:6379' }).clickQueueLimit).toBe(1_000_000);
     expect(loadConfig({ REDIS_URL: 'redis://h:6379', CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);
     expect(loadConfig({ CLICK_QUEUE_LIMIT: '2000' }).clickQueueLimit).toBe(2000);
-    expect(configProblems({ CLICK_QUEUE_LIMIT: '50' })).toMatch(/^Invalid configuration: CLICK_QUEUE_LIMIT="50": must be an integer between 100 and/);
+    expect(configProblems({ CLICK_QUEUE_LIMIT: '50' })).toMatch(
+      /^Invalid configuration: CLICK_QUEUE_LIMIT="50": must be an integer between 100 and/,
+    );
   });
 
   it('when values are good, then they are parsed into the typed config', () => {
     const c = loadConfig({
-      PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@h/db', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
-      TRUST_PROXY: '2', MAINTENANCE_MODE: 'yes', REDIRECT_STATUS: '308', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'warn',
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@h/db',
+      CORS_ORIGINS: 'https://a.example, http://localhost:5173',
+      TRUST_PROXY: '2',
+      MAINTENANCE_MODE: 'yes',
+      REDIRECT_STATUS: '308',
+      BODY_LIMIT_BYTES: '2048',
+      LOG_LEVEL: 'warn',
     });
-    expect(c).toMatchObject({ port: 8080, publicBaseUrl: 'http://127.0.0.1:8080', databaseUrl: 'postgres://u@h/db', corsOrigins: ['https://a.example', 'http://localhost:5173'], trustProxy: 2, maintenanceMode: true, redirectStatus: 308, bodyLimitBytes: 2048, logLevel: 'warn' });
+    expect(c).toMatchObject({
+      port: 8080,
+      publicBaseUrl: 'http://127.0.0.1:8080',
+      databaseUrl: 'postgres://u@h/db',
+      corsOrigins: ['https://a.example', 'http://localhost:5173'],
+      trustProxy: 2,
+      maintenanceMode: true,
+      redirectStatus: 308,
+      bodyLimitBytes: 2048,
+      logLevel: 'warn',
+    });
     expect(Object.isFrozen(c)).toBe(true);
   });
 
@@ -67,7 +99,11 @@ describe('configuration', () => {
   it('when several variables are bad, then one line each, all reported at once', () => {
     const lines = configProblems({ PORT: 'x', LOG_LEVEL: 'loud', JWT_SECRET: 'short' }).split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines.map((l) => /^Invalid configuration: (\w+)=/.exec(l)?.[1]).sort()).toEqual(['JWT_SECRET', 'LOG_LEVEL', 'PORT']);
+    expect(lines.map((l) => /^Invalid configuration: (\w+)=/.exec(l)?.[1]).sort()).toEqual([
+      'JWT_SECRET',
+      'LOG_LEVEL',
+      'PORT',
+    ]);
   });
 
   it('when a secret is rejected, then its value is not echoed in full', () => {

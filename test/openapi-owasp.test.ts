@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Document, Ruleset, Spectral, type ISpectralDiagnostic, type RulesetDefinition } from '@stoplight/spectral-core';
+import {
+  Document,
+  Ruleset,
+  Spectral,
+  type ISpectralDiagnostic,
+  type RulesetDefinition,
+} from '@stoplight/spectral-core';
 import { Json } from '@stoplight/spectral-parsers';
 import owasp from '@stoplight/spectral-owasp-ruleset';
 import { parse } from '@stoplight/yaml';
@@ -16,16 +22,21 @@ function loadRuleset(): Ruleset {
   const definition = parse<RulesetDefinition & { extends: string[] }>(readFileSync(file, 'utf8'));
   expect(definition.extends).toEqual(['@stoplight/spectral-owasp-ruleset']);
   // The package is CommonJS for TypeScript and ESM for Vitest: take its default export either way.
-  const owaspRuleset = ((owasp as unknown as { default?: RulesetDefinition }).default ?? owasp) as unknown as RulesetDefinition;
+  const owaspRuleset = ((owasp as unknown as { default?: RulesetDefinition }).default ??
+    owasp) as unknown as RulesetDefinition;
   return new Ruleset({ ...definition, extends: [owaspRuleset] } as RulesetDefinition, { source: file });
 }
 
 /** "GET /api/v1/users/{id} (getUser), responses.200.headers: rule — message", so a failure names what to fix. */
-function describeFinding(d: ISpectralDiagnostic, doc: { paths: Record<string, Record<string, { operationId?: string }>> }): string {
+function describeFinding(
+  d: ISpectralDiagnostic,
+  doc: { paths: Record<string, Record<string, { operationId?: string }>> },
+): string {
   const [top, p, method, ...rest] = d.path.map(String);
-  const where = top === 'paths' && p && method && doc.paths[p]?.[method]
-    ? `${method.toUpperCase()} ${p} (${doc.paths[p][method].operationId ?? 'no operationId'}), ${rest.join('.')}`
-    : d.path.join('.');
+  const where =
+    top === 'paths' && p && method && doc.paths[p]?.[method]
+      ? `${method.toUpperCase()} ${p} (${doc.paths[p][method].operationId ?? 'no operationId'}), ${rest.join('.')}`
+      : d.path.join('.');
   return `${SEVERITY[d.severity]} ${d.code} at ${where}: ${d.message}`;
 }
 

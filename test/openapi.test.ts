@@ -32,7 +32,10 @@ export function routesOf(tree: string): string[] {
     const path = (depth > 0 ? stack[depth - 1]! : '') + m[2]!;
     stack[depth] = path;
     stack.length = depth + 1;
-    for (const method of (m[3] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const method of (m[3] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       // `:code(^[0-9a-zA-Z]{1,8}$)`: a parameter with a regular expression (groups nested two deep) is still just {code}
       out.push(`${method} ${path.replace(/:(\w+)(?:\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))?/g, '{$1}')}`);
     }
@@ -43,7 +46,10 @@ export function routesOf(tree: string): string[] {
 /** Routes the document leaves out on purpose: HEAD mirrors GET, OPTIONS is generic, and the docs themselves. */
 // The docs and the dashboard (GET /, /app, its assets) are pages, not API operations.
 const hidden = (route: string): boolean =>
-  /^(HEAD|OPTIONS) /.test(route) || / \/(docs|v3\/api-docs|app)(\/|\*|$)/.test(route) || / \/$/.test(route) || / \*$/.test(route);
+  /^(HEAD|OPTIONS) /.test(route) ||
+  / \/(docs|v3\/api-docs|app)(\/|\*|$)/.test(route) ||
+  / \/$/.test(route) ||
+  / \*$/.test(route);
 
 describe.each(engines)('the OpenAPI document on %s', (engine) => {
   let doc: Doc;
@@ -54,7 +60,9 @@ describe.each(engines)('the OpenAPI document on %s', (engine) => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     doc = res.body as Doc;
-    operations = Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([m, op]) => [m.toUpperCase(), p, op] as [string, string, Operation]));
+    operations = Object.entries(doc.paths).flatMap(([p, item]) =>
+      Object.entries(item).map(([m, op]) => [m.toUpperCase(), p, op] as [string, string, Operation]),
+    );
   });
 
   it('when fetched, then it is OpenAPI 3.1 that passes the strict 3.1 schema validator', async () => {
@@ -65,8 +73,15 @@ describe.each(engines)('the OpenAPI document on %s', (engine) => {
   });
 
   it('when read, then the ErrorEnvelope is a component and the bearer scheme is declared', () => {
-    expect(doc.components.schemas.ErrorEnvelope).toMatchObject({ type: 'object', required: expect.arrayContaining(['error', 'requestId', 'timestamp']) });
-    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(doc.components.schemas.ErrorEnvelope).toMatchObject({
+      type: 'object',
+      required: expect.arrayContaining(['error', 'requestId', 'timestamp']),
+    });
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
   });
 
   it('when compared with the routes the app really has, then every route is documented (and nothing else)', () => {
@@ -94,7 +109,9 @@ describe.each(engines)('the OpenAPI document on %s', (engine) => {
       expect(Object.keys(op.responses), `${m} ${p}`).toEqual(expect.arrayContaining(['429', '500']));
       for (const [status, response] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
-        expect(response.content?.['application/json']?.schema?.$ref, `${m} ${p} ${status}`).toBe('#/components/schemas/ErrorEnvelope');
+        expect(response.content?.['application/json']?.schema?.$ref, `${m} ${p} ${status}`).toBe(
+          '#/components/schemas/ErrorEnvelope',
+        );
       }
     }
   });
@@ -102,21 +119,38 @@ describe.each(engines)('the OpenAPI document on %s', (engine) => {
   it('when read, then every response has a description of its own (no "Default Response")', () => {
     const vague = new Set(['', 'Default Response', 'The one error shape of every error response']);
     const missing = operations.flatMap(([m, p, op]) =>
-      Object.entries(op.responses).filter(([, r]) => vague.has((r as { description?: string }).description ?? '')).map(([status]) => `${m} ${p} (${op.operationId}) ${status}`));
+      Object.entries(op.responses)
+        .filter(([, r]) => vague.has((r as { description?: string }).description ?? ''))
+        .map(([status]) => `${m} ${p} (${op.operationId}) ${status}`),
+    );
     expect(missing).toEqual([]);
   });
 
-  it('when read, then every response declares X-Request-Id and the API\'s also CORS and RateLimit, each a shared component', () => {
+  it("when read, then every response declares X-Request-Id and the API's also CORS and RateLimit, each a shared component", () => {
     const headers = doc.components as unknown as { headers: Record<string, unknown> };
-    expect(Object.keys(headers.headers)).toEqual(expect.arrayContaining(['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Access-Control-Allow-Origin', 'WWW-Authenticate']));
+    expect(Object.keys(headers.headers)).toEqual(
+      expect.arrayContaining([
+        'X-Request-Id',
+        'RateLimit',
+        'RateLimit-Policy',
+        'Retry-After',
+        'Access-Control-Allow-Origin',
+        'WWW-Authenticate',
+      ]),
+    );
     for (const [m, p, op] of operations) {
       for (const [status, r] of Object.entries(op.responses)) {
         const h = (r as { headers?: Record<string, { $ref?: string }> }).headers ?? {};
         const where = `${m} ${p} ${status}`;
         expect(h['X-Request-Id']?.$ref, where).toBe('#/components/headers/X-Request-Id');
-        if (p.startsWith('/api/')) expect(h['Access-Control-Allow-Origin']?.$ref, where).toBe('#/components/headers/Access-Control-Allow-Origin');
-        if (p.startsWith('/api/') && /^[234]/.test(status)) expect(h.RateLimit?.$ref, where).toBe('#/components/headers/RateLimit');
-        if (status === '429' || status === '503') expect(h['Retry-After']?.$ref, where).toBe('#/components/headers/Retry-After');
+        if (p.startsWith('/api/'))
+          expect(h['Access-Control-Allow-Origin']?.$ref, where).toBe(
+            '#/components/headers/Access-Control-Allow-Origin',
+          );
+        if (p.startsWith('/api/') && /^[234]/.test(status))
+          expect(h.RateLimit?.$ref, where).toBe('#/components/headers/RateLimit');
+        if (status === '429' || status === '503')
+          expect(h['Retry-After']?.$ref, where).toBe('#/components/headers/Retry-After');
         if (status === '401') expect(h['WWW-Authenticate']?.$ref, where).toBe('#/components/headers/WWW-Authenticate');
       }
     }
@@ -178,32 +212,47 @@ describe.each(engines)('the OpenAPI document on %s', (engine) => {
     const init = await t.app.inject({ url: '/docs/static/swagger-initializer.js' });
     const config = JSON.parse(/const config = (\{.*\})/.exec(init.body)?.[1] ?? '{}') as Record<string, unknown>;
     expect(config.url).toBeUndefined();
-    expect(config.urls).toEqual([{ url: '/v3/api-docs/v1', name: 'v1' }, { url: '/v3/api-docs/v2', name: 'v2' }]);
+    expect(config.urls).toEqual([
+      { url: '/v3/api-docs/v1', name: 'v1' },
+      { url: '/v3/api-docs/v2', name: 'v2' },
+    ]);
     // Swagger UI's default would fetch a badge from validator.swagger.io (and tell it the document's URL).
     expect(config.validatorUrl).toBeNull();
     expect(init.body).not.toMatch(/petstore/i);
   });
 
-  it.each([1, 2])('when the v%i document of the version selector is fetched, then it has that version and the shared operations only, and is complete', async (version) => {
-    const res = await t.request({ url: `/v3/api-docs/v${version}` });
-    expect(res.status).toBe(200);
-    const part = res.body as Doc;
-    const paths = Object.keys(part.paths);
-    const other = version === 1 ? '/api/v2/' : '/api/v1/';
-    expect(paths.filter((p) => p.startsWith(other))).toEqual([]);
-    expect(paths).toEqual(Object.keys(doc.paths).filter((p) => !p.startsWith(other)));
-    expect(paths).toContain(`/api/v${version}/users/{id}`);
-    expect(paths).toContain('/{code}');
-    expect(part.components.securitySchemes).toEqual(doc.components.securitySchemes);
-    // Every reference resolves inside the part, and no component is there that nothing uses.
-    const refs = new Set([...JSON.stringify(part).matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g)].map((m) => `${m[1]}/${m[2]}`));
-    for (const r of refs) {
-      const [kind, name] = r.split('/');
-      expect((part.components as unknown as Record<string, Record<string, unknown>>)[kind!]?.[name!], r).toBeDefined();
-    }
-    expect(Object.keys(part.components.schemas).map((n) => `schemas/${n}`).filter((n) => !refs.has(n))).toEqual([]);
-    expect(Object.keys(part.components.schemas).some((n) => n.endsWith(version === 1 ? 'V2' : 'zzz'))).toBe(false);
-    const result = await new Validator().validate(part as unknown as Record<string, unknown>);
-    expect(result.errors ?? []).toEqual([]);
-  });
+  it.each([1, 2])(
+    'when the v%i document of the version selector is fetched, then it has that version and the shared operations only, and is complete',
+    async (version) => {
+      const res = await t.request({ url: `/v3/api-docs/v${version}` });
+      expect(res.status).toBe(200);
+      const part = res.body as Doc;
+      const paths = Object.keys(part.paths);
+      const other = version === 1 ? '/api/v2/' : '/api/v1/';
+      expect(paths.filter((p) => p.startsWith(other))).toEqual([]);
+      expect(paths).toEqual(Object.keys(doc.paths).filter((p) => !p.startsWith(other)));
+      expect(paths).toContain(`/api/v${version}/users/{id}`);
+      expect(paths).toContain('/{code}');
+      expect(part.components.securitySchemes).toEqual(doc.components.securitySchemes);
+      // Every reference resolves inside the part, and no component is there that nothing uses.
+      const refs = new Set(
+        [...JSON.stringify(part).matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g)].map((m) => `${m[1]}/${m[2]}`),
+      );
+      for (const r of refs) {
+        const [kind, name] = r.split('/');
+        expect(
+          (part.components as unknown as Record<string, Record<string, unknown>>)[kind!]?.[name!],
+          r,
+        ).toBeDefined();
+      }
+      expect(
+        Object.keys(part.components.schemas)
+          .map((n) => `schemas/${n}`)
+          .filter((n) => !refs.has(n)),
+      ).toEqual([]);
+      expect(Object.keys(part.components.schemas).some((n) => n.endsWith(version === 1 ? 'V2' : 'zzz'))).toBe(false);
+      const result = await new Validator().validate(part as unknown as Record<string, unknown>);
+      expect(result.errors ?? []).toEqual([]);
+    },
+  );
 });

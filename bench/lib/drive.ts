@@ -41,7 +41,17 @@ export interface Measured {
 }
 
 export const load = async (ctx: DriveContext, server: Server, spec: Workload, duration: number): Promise<LoadResult> =>
-  (await runJson<LoadResult>(['--import', 'tsx', 'bench/load.ts', JSON.stringify({ ...spec, url: server.url, connections: ctx.connections, duration })], {})).result;
+  (
+    await runJson<LoadResult>(
+      [
+        '--import',
+        'tsx',
+        'bench/load.ts',
+        JSON.stringify({ ...spec, url: server.url, connections: ctx.connections, duration }),
+      ],
+      {},
+    )
+  ).result;
 
 export async function slice(ctx: DriveContext, server: Server, spec: Workload, duration: number): Promise<Slice> {
   const pid = server.child.pid;
@@ -59,7 +69,8 @@ async function metricValue(server: Server, prefix: string): Promise<number | nul
 }
 
 /** The redirects the server has answered (its metrics). */
-export const redirectCount = (server: Server): Promise<number | null> => metricValue(server, 'ferry_redirect_duration_seconds_count{status_code="302"}');
+export const redirectCount = (server: Server): Promise<number | null> =>
+  metricValue(server, 'ferry_redirect_duration_seconds_count{status_code="302"}');
 
 export async function queueDrained(server: Server): Promise<void> {
   for (let i = 0; i < 600; i += 1) {
@@ -73,7 +84,16 @@ export async function queueDrained(server: Server): Promise<void> {
  * around each; with `paired`, `ctx.rounds` rounds alternating with that server (`ferry`: another Ferry server,
  * whose click queue is drained too before each round of this one). Then SIGTERM.
  */
-export async function drive(ctx: DriveContext, server: Server, spec: Workload, opts: { pass?: Workload; countRedirects?: boolean; paired?: { server: Server; spec: Workload; ferry?: boolean } } = {}): Promise<Measured> {
+export async function drive(
+  ctx: DriveContext,
+  server: Server,
+  spec: Workload,
+  opts: {
+    pass?: Workload;
+    countRedirects?: boolean;
+    paired?: { server: Server; spec: Workload; ferry?: boolean };
+  } = {},
+): Promise<Measured> {
   const warm = opts.pass ? [await load(ctx, server, opts.pass, 0)] : [];
   warm.push(await load(ctx, server, spec, ctx.warmup));
   const slices: Slice[] = [];
@@ -105,12 +125,23 @@ export function merge(slices: Slice[]) {
   const requests = sum((s) => s.result.requests);
   const seconds = sum((s) => s.result.seconds);
   return {
-    requests, seconds, perSecond: requests / seconds, statuses, errors: sum((s) => s.result.errors),
-    latency: latencyOf(slices.map((s) => s.result.histogram)), cpuSeconds: nullable((s) => s.cpuSeconds), mainCpuSeconds: nullable((s) => s.mainCpuSeconds),
+    requests,
+    seconds,
+    perSecond: requests / seconds,
+    statuses,
+    errors: sum((s) => s.result.errors),
+    latency: latencyOf(slices.map((s) => s.result.histogram)),
+    cpuSeconds: nullable((s) => s.cpuSeconds),
+    mainCpuSeconds: nullable((s) => s.mainCpuSeconds),
   };
 }
 
-export function rowOf(name: string, setup: string, slices: Slice[], extra: { expected: number; notes: string[]; peakRss: number | null; exitCode?: number | null; baseline?: Slice[] }): Row {
+export function rowOf(
+  name: string,
+  setup: string,
+  slices: Slice[],
+  extra: { expected: number; notes: string[]; peakRss: number | null; exitCode?: number | null; baseline?: Slice[] },
+): Row {
   const m = merge(slices);
   const notes = [...extra.notes];
   const others = Object.entries(m.statuses).filter(([status]) => Number(status) !== extra.expected);
@@ -118,9 +149,17 @@ export function rowOf(name: string, setup: string, slices: Slice[], extra: { exp
   if (extra.exitCode !== undefined && extra.exitCode !== 0) notes.push(`server exited ${extra.exitCode}`);
   const per = (cpu: number | null) => (cpu === null || m.requests === 0 ? null : (cpu * 1e6) / m.requests);
   return {
-    name, setup, perSecond: m.perSecond, unit: 'req/s', latencyMs: { p50: m.latency.p50, p99: m.latency.p99, p999: m.latency.p999 },
-    errors: others.reduce((n, [, c]) => n + c, 0) + m.errors, cpuUsPerRequest: per(m.cpuSeconds), cpuCores: m.cpuSeconds === null ? null : m.cpuSeconds / m.seconds,
-    mainCpuUsPerRequest: per(m.mainCpuSeconds), peakRssBytes: extra.peakRss, notes: notes.join('; '),
+    name,
+    setup,
+    perSecond: m.perSecond,
+    unit: 'req/s',
+    latencyMs: { p50: m.latency.p50, p99: m.latency.p99, p999: m.latency.p999 },
+    errors: others.reduce((n, [, c]) => n + c, 0) + m.errors,
+    cpuUsPerRequest: per(m.cpuSeconds),
+    cpuCores: m.cpuSeconds === null ? null : m.cpuSeconds / m.seconds,
+    mainCpuUsPerRequest: per(m.mainCpuSeconds),
+    peakRssBytes: extra.peakRss,
+    notes: notes.join('; '),
     ...(extra.baseline?.length ? { baselinePerSecond: merge(extra.baseline).perSecond } : {}),
   };
 }

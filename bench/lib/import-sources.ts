@@ -24,12 +24,41 @@ const keywordSql = (k: string) => `if(${k} % 10 = 9, concat('spring-sale-', ${k}
 export const keywordOf = (k: number): string => (k % 10 === 9 ? `spring-sale-${k}` : (k + 1000).toString(36));
 
 const agents = [
-  ...Array.from({ length: 36 }, (_, i) => `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0.0.0 Safari/537.36`),
-  'Googlebot/2.1 (+http://www.google.com/bot.html)', 'curl/8.5.0', 'python-requests/2.31.0', 'facebookexternalhit/1.1',
+  ...Array.from(
+    { length: 36 },
+    (_, i) =>
+      `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0.0.0 Safari/537.36`,
+  ),
+  'Googlebot/2.1 (+http://www.google.com/bot.html)',
+  'curl/8.5.0',
+  'python-requests/2.31.0',
+  'facebookexternalhit/1.1',
 ];
 const referrers = ['direct', ...Array.from({ length: 59 }, (_, i) => `https://site${i}.example/page/${i % 7}`)];
-const countries = ['US', 'DE', 'FR', 'GB', 'JP', 'BR', 'IN', 'CA', 'ES', 'IT', 'NL', 'SE', 'PL', 'AU', 'MX', 'KR', 'CH', 'AT', 'BE', ''];
-const elt = (index: string, values: readonly string[]) => `elt(1 + ${index}, ${values.map((v) => mysql.escape(v)).join(', ')})`;
+const countries = [
+  'US',
+  'DE',
+  'FR',
+  'GB',
+  'JP',
+  'BR',
+  'IN',
+  'CA',
+  'ES',
+  'IT',
+  'NL',
+  'SE',
+  'PL',
+  'AU',
+  'MX',
+  'KR',
+  'CH',
+  'AT',
+  'BE',
+  '',
+];
+const elt = (index: string, values: readonly string[]) =>
+  `elt(1 + ${index}, ${values.map((v) => mysql.escape(v)).join(', ')})`;
 
 export interface YourlsBenchDatabase {
   url: string;
@@ -39,7 +68,11 @@ export interface YourlsBenchDatabase {
 }
 
 /** A YOURLS database (YOURLS's own CREATE TABLEs) of `links` links and `visits` log rows. */
-export async function createYourlsDatabase(serverUrl: string, links: number, visits: number): Promise<YourlsBenchDatabase> {
+export async function createYourlsDatabase(
+  serverUrl: string,
+  links: number,
+  visits: number,
+): Promise<YourlsBenchDatabase> {
   const name = `ferry_bench_${randomBytes(4).toString('hex')}`;
   const admin = await mysql.createConnection({ uri: serverUrl });
   await admin.query(`create database \`${name}\` character set utf8mb4`);
@@ -62,7 +95,9 @@ export async function createYourlsDatabase(serverUrl: string, links: number, vis
               concat('198.51.', (seq div 250) % 8, '.', seq % 250), ${elt(`(seq div 3) % ${countries.length}`, countries)}
        from seq_0_to_${visits - 1}`,
     );
-    await db.query(`update yourls_url u join (select shorturl, count(*) as n from yourls_log group by shorturl) l on l.shorturl = u.keyword set u.clicks = l.n`);
+    await db.query(
+      `update yourls_url u join (select shorturl, count(*) as n from yourls_log group by shorturl) l on l.shorturl = u.keyword set u.clicks = l.n`,
+    );
   } finally {
     await db.end();
   }
@@ -77,7 +112,9 @@ export async function createYourlsDatabase(serverUrl: string, links: number, vis
                   concat('203.0.113.', seq % 250), 'NL'
            from seq_0_to_${count - 1}`,
         );
-        await more.query(`update yourls_url u join (select shorturl, count(*) as n from yourls_log group by shorturl) l on l.shorturl = u.keyword set u.clicks = l.n`);
+        await more.query(
+          `update yourls_url u join (select shorturl, count(*) as n from yourls_log group by shorturl) l on l.shorturl = u.keyword set u.clicks = l.n`,
+        );
       } finally {
         await more.end();
       }
@@ -92,13 +129,34 @@ export async function createYourlsDatabase(serverUrl: string, links: number, vis
 /** A generic CSV file (docs/migrating.md) of `links` links with codes, titles, tags and a few aliases. */
 export async function writeGenericCsv(file: string, links: number): Promise<void> {
   const out = createWriteStream(file);
-  const csv = stringify({ header: true, columns: ['url', 'code', 'domain', 'created_at', 'expires_at', 'tags', 'title', 'max_visits', 'forward_query', 'aliases'] });
+  const csv = stringify({
+    header: true,
+    columns: [
+      'url',
+      'code',
+      'domain',
+      'created_at',
+      'expires_at',
+      'tags',
+      'title',
+      'max_visits',
+      'forward_query',
+      'aliases',
+    ],
+  });
   csv.pipe(out);
   for (let k = 0; k < links; k += 1) {
     const code = (k + 1000).toString(36);
     const row = [
-      `https://example.com/articles/${k}?utm_source=csv`, code, '', new Date((EPOCH_S + k * 864) * 1000).toISOString(), '',
-      ['news', 'spring', 'tech', 'docs'].slice(0, k % 4).join('|'), k % 3 === 0 ? '' : `Article ${k}, "quoted"`, '', k % 5 === 0 ? 'true' : '',
+      `https://example.com/articles/${k}?utm_source=csv`,
+      code,
+      '',
+      new Date((EPOCH_S + k * 864) * 1000).toISOString(),
+      '',
+      ['news', 'spring', 'tech', 'docs'].slice(0, k % 4).join('|'),
+      k % 3 === 0 ? '' : `Article ${k}, "quoted"`,
+      '',
+      k % 5 === 0 ? 'true' : '',
       k % 10 === 9 ? `spring-sale-${k}` : '',
     ];
     if (!csv.write(row)) await new Promise((resolve) => csv.once('drain', resolve));

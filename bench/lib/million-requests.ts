@@ -6,8 +6,14 @@
  */
 import { MILLION } from './million-seed.js';
 
-export interface Target { userId: number; code: string }
-interface Callers extends Target { admin: string; user: string }
+export interface Target {
+  userId: number;
+  code: string;
+}
+interface Callers extends Target {
+  admin: string;
+  user: string;
+}
 
 export interface Endpoint {
   name: string;
@@ -21,7 +27,10 @@ const READ_MS = 200;
 const EXPORT_MS = 500;
 
 /** A request's time, and whether it answered as expected (a 503 of the overload guard does not). */
-export interface Sample { ms: number; ok: boolean }
+export interface Sample {
+  ms: number;
+  ok: boolean;
+}
 
 async function timed(url: string, init: RequestInit, expect: number): Promise<Sample & { body: unknown }> {
   const started = performance.now();
@@ -36,7 +45,11 @@ async function timed(url: string, init: RequestInit, expect: number): Promise<Sa
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
 function get(name: string, path: (c: Callers) => string, who: 'admin' | 'user' = 'user'): Endpoint {
-  return { name, budgetMs: READ_MS, run: async (base, c) => [await timed(`${base}${path(c)}`, { headers: auth(c[who]) }, 200)] };
+  return {
+    name,
+    budgetMs: READ_MS,
+    run: async (base, c) => [await timed(`${base}${path(c)}`, { headers: auth(c[who]) }, 200)],
+  };
 }
 
 const q = (text: string) => `q=${encodeURIComponent(text)}`;
@@ -63,10 +76,21 @@ const cursorWalk: Endpoint = {
 const create: Endpoint = {
   name: 'POST /links (create)',
   budgetMs: CREATE_MS,
-  run: async (base, c, n) => [await timed(`${base}/api/v1/links`, {
-    method: 'POST', headers: { ...auth(c.user), 'content-type': 'application/json' },
-    body: JSON.stringify({ original_url: `https://example.org/created/${n}`, title: `Created ${n}`, tags: ['new'] }),
-  }, 201)],
+  run: async (base, c, n) => [
+    await timed(
+      `${base}/api/v1/links`,
+      {
+        method: 'POST',
+        headers: { ...auth(c.user), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          original_url: `https://example.org/created/${n}`,
+          title: `Created ${n}`,
+          tags: ['new'],
+        }),
+      },
+      201,
+    ),
+  ],
 };
 
 /** Time to the first chunk of the CSV body. */
@@ -75,7 +99,9 @@ const exportStart: Endpoint = {
   budgetMs: EXPORT_MS,
   async run(base, c) {
     const started = performance.now();
-    const res = await fetch(`${base}/api/v1/users/${c.userId}/links`, { headers: { ...auth(c.user), accept: 'text/csv' } });
+    const res = await fetch(`${base}/api/v1/users/${c.userId}/links`, {
+      headers: { ...auth(c.user), accept: 'text/csv' },
+    });
     const reader = res.body!.getReader();
     await reader.read();
     const ms = performance.now() - started;
@@ -114,18 +140,31 @@ export const ENDPOINTS: Endpoint[] = [
 ];
 
 /** Each endpoint's samples: a few warm-up calls, then `samples` timed ones (the cursor walk: whole walks). */
-export async function requestRows(base: string, c: Callers, endpoints: Endpoint[], samples: number, log: (l: string) => void): Promise<Map<string, Sample[]>> {
+export async function requestRows(
+  base: string,
+  c: Callers,
+  endpoints: Endpoint[],
+  samples: number,
+  log: (l: string) => void,
+): Promise<Map<string, Sample[]>> {
   const out = new Map<string, Sample[]>();
   let n = 0;
   for (const e of endpoints) {
-    const runs = e === cursorWalk ? Math.max(3, Math.round(samples / 30)) : e === exportStart ? Math.max(5, Math.round(samples / 10)) : samples;
+    const runs =
+      e === cursorWalk
+        ? Math.max(3, Math.round(samples / 30))
+        : e === exportStart
+          ? Math.max(5, Math.round(samples / 10))
+          : samples;
     for (let i = 0; i < 3; i += 1) await e.run(base, c, (n += 1));
     const times: Sample[] = [];
     for (let i = 0; i < runs; i += 1) times.push(...(await e.run(base, c, (n += 1))));
     out.set(e.name, times);
     const sorted = times.map((x) => x.ms).sort((a, b) => a - b);
     const shed = times.filter((x) => !x.ok).length;
-    log(`  ${e.name}: p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, max ${sorted[sorted.length - 1]!.toFixed(1)} ms${shed ? `, ${shed} shed (503)` : ''}`);
+    log(
+      `  ${e.name}: p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, max ${sorted[sorted.length - 1]!.toFixed(1)} ms${shed ? `, ${shed} shed (503)` : ''}`,
+    );
   }
   return out;
 }

@@ -14,16 +14,26 @@ import { sql, type Kysely } from 'kysely';
 import { createStorage } from '../../src/db/database.js';
 import type { Database } from '../../src/db/types.js';
 
-export const MILLION = { codeOf: (i: number) => `m${i.toString(16).padStart(7, '0')}`, aliasOf: (i: number) => `old-slug-${i}` };
+export const MILLION = {
+  codeOf: (i: number) => `m${i.toString(16).padStart(7, '0')}`,
+  aliasOf: (i: number) => `old-slug-${i}`,
+};
 
 /** Numbers 1..count as a table `s(i)` in a WITH clause (SQLite has no generate_series without its extension). */
-const series = (postgres: boolean, count: number) => postgres
-  ? sql`s(i) as (select generate_series(1, ${sql.lit(count)})::bigint)`
-  : sql`s(i) as (select 1 union all select i + 1 from s where i < ${sql.lit(count)})`;
+const series = (postgres: boolean, count: number) =>
+  postgres
+    ? sql`s(i) as (select generate_series(1, ${sql.lit(count)})::bigint)`
+    : sql`s(i) as (select 1 union all select i + 1 from s where i < ${sql.lit(count)})`;
 
 const hex7 = (postgres: boolean) => (postgres ? sql`lpad(to_hex(i), 7, '0')` : sql`printf('%07x', i)`);
 
-async function insertLinks(db: Kysely<Database>, postgres: boolean, userId: number, count: number, now: number): Promise<void> {
+async function insertLinks(
+  db: Kysely<Database>,
+  postgres: boolean,
+  userId: number,
+  count: number,
+  now: number,
+): Promise<void> {
   const rec = postgres ? sql`` : sql`recursive`;
   await sql`
     with ${rec} ${series(postgres, count)}
@@ -41,12 +51,21 @@ async function insertNames(db: Kysely<Database>, userId: number): Promise<void> 
     select 0, short_code, id, null, null from links where user_id = ${userId}`.execute(db);
   await sql`insert into link_codes (domain_id, code, link_id, retired_at, retired_reason)
     select 0, aliases, id, null, null from links where user_id = ${userId} and aliases <> ''`.execute(db);
-  await sql`insert into link_tags (link_id, tag) select id, 'common' from links where user_id = ${userId} and tags <> ''`.execute(db);
-  await sql`insert into link_tags (link_id, tag) select id, 'rare' from links where user_id = ${userId} and tags = 'common,rare'`.execute(db);
+  await sql`insert into link_tags (link_id, tag) select id, 'common' from links where user_id = ${userId} and tags <> ''`.execute(
+    db,
+  );
+  await sql`insert into link_tags (link_id, tag) select id, 'rare' from links where user_id = ${userId} and tags = 'common,rare'`.execute(
+    db,
+  );
 }
 
 /** Seeds `count` links for `userId` into the server's database (the server stopped); returns the seconds it took. */
-export async function seedMillion(target: { databaseUrl: string | null; dataDir: string }, userId: number, count: number, now: number): Promise<number> {
+export async function seedMillion(
+  target: { databaseUrl: string | null; dataDir: string },
+  userId: number,
+  count: number,
+  now: number,
+): Promise<number> {
   const started = performance.now();
   const storage = createStorage({ ...target, dbPoolMax: 1 });
   const postgres = target.databaseUrl !== null;

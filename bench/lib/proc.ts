@@ -83,7 +83,9 @@ function stdoutCarries(child: ChildProcess, text: string): Promise<void> {
         resolve();
       }
     });
-    child.once('exit', (code) => { if (!found) reject(new Error(`exited with ${code} before logging "${text}"`)); });
+    child.once('exit', (code) => {
+      if (!found) reject(new Error(`exited with ${code} before logging "${text}"`));
+    });
   });
 }
 
@@ -91,9 +93,18 @@ function stdoutCarries(child: ChildProcess, text: string): Promise<void> {
  * Starts `node <args>` with only `env` (and PATH) and waits until it accepts connections on its port, and with
  * `readyLog`, until its log has said so too (Ferry: "schema compilers warmed", its background compilation done).
  */
-export async function startServer(name: string, args: string[], env: Record<string, string>, opts: { readyLog?: string } = {}): Promise<Server> {
+export async function startServer(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  opts: { readyLog?: string } = {},
+): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', opts.readyLog ? 'pipe' : 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env, PORT: String(port) },
+    stdio: ['ignore', opts.readyLog ? 'pipe' : 'ignore', 'inherit'],
+  });
   const ready = opts.readyLog ? stdoutCarries(child, opts.readyLog) : Promise.resolve();
   ready.catch(() => undefined);
   for (let i = 0; i < 600; i += 1) {
@@ -126,7 +137,11 @@ export async function stopServer(child: ChildProcess): Promise<number | null> {
 
 /** Runs `node <args>` to completion and parses the last line of its stdout as JSON. */
 export async function runJson<T>(args: string[], env: Record<string, string>): Promise<{ result: T; pid: number }> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];

@@ -45,15 +45,24 @@ export function markdown(rows: Row[], targets: Target[], header: string): string
   for (const r of rows) {
     const ratio = r.baselinePerSecond
       ? (r.perSecond / r.baselinePerSecond).toFixed(2)
-      : r.name === 'baseline' ? '1.00' : r.runBaselinePerSecond ? `${(r.perSecond / r.runBaselinePerSecond).toFixed(2)} †` : '';
+      : r.name === 'baseline'
+        ? '1.00'
+        : r.runBaselinePerSecond
+          ? `${(r.perSecond / r.runBaselinePerSecond).toFixed(2)} †`
+          : '';
     const lat = r.latencyMs ? [ms(r.latencyMs.p50), ms(r.latencyMs.p99), ms(r.latencyMs.p999)] : ['', '', ''];
     const cpu = r.cpuUsPerRequest === null ? '' : `${r.cpuUsPerRequest.toFixed(1)} (${(r.cpuCores ?? 0).toFixed(2)})`;
     const rss = r.peakRssBytes === null ? '' : (r.peakRssBytes / 1048576).toFixed(0);
     const main = r.mainCpuUsPerRequest === null ? '' : r.mainCpuUsPerRequest.toFixed(1);
-    lines.push(`| ${r.name} | ${r.setup} | ${num(r.perSecond)} ${r.unit} | ${ratio} | ${lat.join(' | ')} | ${r.errors} | ${cpu} | ${main} | ${rss} | ${r.notes} |`);
+    lines.push(
+      `| ${r.name} | ${r.setup} | ${num(r.perSecond)} ${r.unit} | ${ratio} | ${lat.join(' | ')} | ${r.errors} | ${cpu} | ${main} | ${rss} | ${r.notes} |`,
+    );
   }
   if (rows.some((r) => !r.baselinePerSecond && r.runBaselinePerSecond)) {
-    lines.push('', '× baseline: the rate over the baseline\'s in rounds alternating with it (redirects); † over the baseline\'s rate in the whole run (other work per request, so a figure to compare between machines and runs, not a target).');
+    lines.push(
+      '',
+      "× baseline: the rate over the baseline's in rounds alternating with it (redirects); † over the baseline's rate in the whole run (other work per request, so a figure to compare between machines and runs, not a target).",
+    );
   }
   if (targets.length > 0) {
     lines.push('', '| target | met | measured |', '|---|---|---|');

@@ -15,7 +15,12 @@ import { Redis } from 'ioredis';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/db/types.js';
 import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
-import { CLICK_FIELD, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/modules/clicks/transport/click-stream.js';
+import {
+  CLICK_FIELD,
+  clickGroupInfo,
+  clickStreamKeys,
+  encodeClick,
+} from '../../src/modules/clicks/transport/click-stream.js';
 import { cpuSeconds, peakRssBytes, ROOT } from './proc.js';
 
 const POLL_MS = 25;
@@ -41,7 +46,8 @@ export interface DrainResult {
 async function fill(redis: Redis, stream: string, clicks: number, visit: () => ClickEvent): Promise<void> {
   for (let i = 0; i < clicks; i += FILL_PIPELINE) {
     const p = redis.pipeline();
-    for (let j = i; j < Math.min(clicks, i + FILL_PIPELINE); j += 1) p.xadd(stream, '*', CLICK_FIELD, encodeClick({ ...visit(), key: randomUUID() }));
+    for (let j = i; j < Math.min(clicks, i + FILL_PIPELINE); j += 1)
+      p.xadd(stream, '*', CLICK_FIELD, encodeClick({ ...visit(), key: randomUUID() }));
     await p.exec();
   }
 }
@@ -49,11 +55,20 @@ async function fill(redis: Redis, stream: string, clicks: number, visit: () => C
 /** WORKER_ROOT: another checkout's worker (before/after a change, on the same database and stream). */
 function startWorker(env: Record<string, string>): ChildProcess {
   const root = process.env.WORKER_ROOT ?? ROOT;
-  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 /** Polls the group until `test` holds of its entries-read and backlog (pending + lag); when it did. */
-async function until(redis: Redis, stream: string, test: (read: number, backlog: number) => boolean, workers: ChildProcess[]): Promise<number> {
+async function until(
+  redis: Redis,
+  stream: string,
+  test: (read: number, backlog: number) => boolean,
+  workers: ChildProcess[],
+): Promise<number> {
   for (;;) {
     const info = await clickGroupInfo(redis, stream);
     const read = Number(info?.['entries-read'] ?? 0);
@@ -93,8 +108,15 @@ export async function drainStream(opts: {
     const seconds = (ended - started) / 1000;
     const records = after.records - before.records;
     return {
-      workers: opts.workers, clicks: opts.clicks, records, counted: after.counted - before.counted, seconds,
-      clicksPerSecond: records / seconds, workerCpuSeconds: cpu, pgCpuSeconds: pgCpu, peakRssBytes: rss || null,
+      workers: opts.workers,
+      clicks: opts.clicks,
+      records,
+      counted: after.counted - before.counted,
+      seconds,
+      clicksPerSecond: records / seconds,
+      workerCpuSeconds: cpu,
+      pgCpuSeconds: pgCpu,
+      peakRssBytes: rss || null,
     };
   } finally {
     await Promise.all(workers.map(stop));
@@ -112,7 +134,9 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** CPU seconds so far of each PostgreSQL backend connected to this database, but the one asking. */
 async function backendCpu(db: Kysely<Database>): Promise<Map<number, number>> {
-  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`.execute(db);
+  const { rows } = await sql<{
+    pid: number;
+  }>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`.execute(db);
   const out = new Map<number, number>();
   for (const { pid } of rows) out.set(pid, cpuSeconds(pid) ?? 0);
   return out;

@@ -41,7 +41,13 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { createStorage } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { CLICK_FIELD, CLICK_GROUP, clickGroupInfo, clickStreamKeys, encodeClick } from '../../src/modules/clicks/transport/click-stream.js';
+import {
+  CLICK_FIELD,
+  CLICK_GROUP,
+  clickGroupInfo,
+  clickStreamKeys,
+  encodeClick,
+} from '../../src/modules/clicks/transport/click-stream.js';
 import { seedLinksPortable } from '../../bench/lib/seed.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -73,7 +79,10 @@ async function waitPort(port: number, child: ChildProcess, name: string): Promis
   for (let i = 0; i < 300; i += 1) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
     const up = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => { socket.end(); resolve(true); });
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.end();
+        resolve(true);
+      });
       socket.on('error', () => resolve(false));
     });
     if (up) return;
@@ -86,13 +95,21 @@ const children: ChildProcess[] = [];
 async function api(env: Record<string, string>, root = ROOT): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const profile = CPU_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROFILE_DIR}`];
-  const child = spawn(process.execPath, [...profile, 'dist/src/server.js'], { cwd: root, env: { PATH: process.env.PATH, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, 'dist/src/server.js'], {
+    cwd: root,
+    env: { PATH: process.env.PATH, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(child);
   await waitPort(port, child, 'api');
   return { url: `http://127.0.0.1:${port}`, child };
 }
 function worker(env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['dist/src/worker.js'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['dist/src/worker.js'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(child);
   return child;
 }
@@ -119,13 +136,19 @@ async function freshDatabase(): Promise<string> {
  * the server did record: records = answered + at most one per connection.
  */
 function check(what: string, recorded: number, answered: number, connections: number): void {
-  if (recorded < answered || recorded > answered + connections) throw new Error(`${what}: ${recorded} click records for ${answered} answered redirects`);
+  if (recorded < answered || recorded > answered + connections)
+    throw new Error(`${what}: ${recorded} click records for ${answered} answered redirects`);
 }
 
 const codes: string[] = [];
 const pick = () => codes[Math.floor(Math.random() * codes.length)]!;
 const redirects = (url: string, connections: number, duration = DURATION): Promise<Result> =>
-  autocannon({ url, connections, duration, requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/${pick()}` }) }] });
+  autocannon({
+    url,
+    connections,
+    duration,
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/${pick()}` }) }],
+  });
 /** The instance's own redirect histogram (its /metrics): cumulative 302 counts per bucket bound (seconds). */
 async function redirectBuckets(url: string): Promise<Map<number, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -157,7 +180,9 @@ async function measuredRedirects(url: string): Promise<Result & { serverP99: str
 }
 
 const line = (label: string, r: { reqPerSec: number; p50: number; p99: number; extra?: string }) =>
-  log(`${label.padEnd(60)} ${String(Math.round(r.reqPerSec)).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.extra ? `  ${r.extra}` : ''}`);
+  log(
+    `${label.padEnd(60)} ${String(Math.round(r.reqPerSec)).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms${r.extra ? `  ${r.extra}` : ''}`,
+  );
 
 interface RoundsDeps {
   base: Record<string, string>;
@@ -178,9 +203,25 @@ async function alternatingRounds(d: RoundsDeps): Promise<void> {
   const w = worker(d.scaled);
   const arms = [
     { label: '1 API, PostgreSQL, in-process click queue', ...(await api(d.base)) },
-    { label: '1 API (CLICK_WORKER_IN_PROCESS=false) + 1 worker, Redis', ...(await api({ ...d.scaled, CLICK_WORKER_IN_PROCESS: 'false' })) },
-    ...(COMPARE_ROOT ? [{ label: `the same, built in ${COMPARE_ROOT}`, ...(await api({ ...d.scaled, CLICK_WORKER_IN_PROCESS: 'false' }, COMPARE_ROOT)) }] : []),
-  ].map((arm) => ({ ...arm, rates: [] as number[], p50s: [] as number[], p99s: [] as number[], serverP99s: [] as string[] }));
+    {
+      label: '1 API (CLICK_WORKER_IN_PROCESS=false) + 1 worker, Redis',
+      ...(await api({ ...d.scaled, CLICK_WORKER_IN_PROCESS: 'false' })),
+    },
+    ...(COMPARE_ROOT
+      ? [
+          {
+            label: `the same, built in ${COMPARE_ROOT}`,
+            ...(await api({ ...d.scaled, CLICK_WORKER_IN_PROCESS: 'false' }, COMPARE_ROOT)),
+          },
+        ]
+      : []),
+  ].map((arm) => ({
+    ...arm,
+    rates: [] as number[],
+    p50s: [] as number[],
+    p99s: [] as number[],
+    serverP99s: [] as string[],
+  }));
   for (const arm of arms) await redirects(arm.url, CONNECTIONS, WARMUP);
   await d.drained();
   const before = await d.recordsAtRest();
@@ -204,18 +245,29 @@ async function alternatingRounds(d: RoundsDeps): Promise<void> {
   await stop(w);
   check('alternating rounds', (await d.recordsAtRest()) - before, answered, CONNECTIONS * ROUNDS * arms.length);
   for (const arm of arms) {
-    line(arm.label, { reqPerSec: median(arm.rates), p50: median(arm.p50s), p99: median(arm.p99s), extra: `(medians of ${ROUNDS}; rates ${arm.rates.map(Math.round).join(' ')}; server-side p99 ${arm.serverP99s.join(', ')})` });
+    line(arm.label, {
+      reqPerSec: median(arm.rates),
+      p50: median(arm.p50s),
+      p99: median(arm.p99s),
+      extra: `(medians of ${ROUNDS}; rates ${arm.rates.map(Math.round).join(' ')}; server-side p99 ${arm.serverP99s.join(', ')})`,
+    });
   }
   const reference = median(arms[0]!.rates);
   for (const arm of arms.slice(1)) {
     const perRound = arm.rates.map((r, i) => (r / arms[0]!.rates[i]!).toFixed(2)).join(' ');
-    log(`${`  -> ${arm.label}`.slice(0, 60).padEnd(60)} ${(median(arm.rates) / reference).toFixed(2)} x (per round: ${perRound}), p99 ${median(arm.p99s)} ms (target >= 0.8 x, <= 5 ms)`);
+    log(
+      `${`  -> ${arm.label}`.slice(0, 60).padEnd(60)} ${(median(arm.rates) / reference).toFixed(2)} x (per round: ${perRound}), p99 ${median(arm.p99s)} ms (target >= 0.8 x, <= 5 ms)`,
+    );
   }
 }
 
 async function main(): Promise<void> {
   const redisPort = await freePort();
-  const redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const redisServer = spawn(
+    'redis-server',
+    ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   children.push(redisServer);
   await sleep(300);
   const redis = new Redis({ port: redisPort, host: '127.0.0.1' });
@@ -232,7 +284,8 @@ async function main(): Promise<void> {
     await c.query(`drop database ${new URL(databaseUrl).pathname.slice(1)} with (force)`);
     await c.end();
   };
-  const records = async () => Number((await sql<{ n: number }>`select count(*)::int as n from clicks`.execute(db)).rows[0]!.n);
+  const records = async () =>
+    Number((await sql<{ n: number }>`select count(*)::int as n from clicks`.execute(db)).rows[0]!.n);
   /**
    * The records once the warm-up's queued clicks are written: the count holds still for longer than
    * CLICK_FLUSH_MS (1 s), the longest a queued click waits (a half-second stillness once let up to 610 of
@@ -247,11 +300,23 @@ async function main(): Promise<void> {
     }
   };
   const base = {
-    DATABASE_URL: databaseUrl, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'ferry-bench-')), JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
-    LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000', REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000', TOKEN_RATE_LIMIT_PER_MINUTE: '1000000', PASSWORD_HASHES_PER_MINUTE: '100000',
-    PASSWORD_HASH_COST: '10', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'ferry-bench-')),
+    JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000',
+    TOKEN_RATE_LIMIT_PER_MINUTE: '1000000',
+    PASSWORD_HASHES_PER_MINUTE: '100000',
+    PASSWORD_HASH_COST: '10',
+    OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
   };
-  const scaled = { ...base, REDIS_URL: `redis://127.0.0.1:${redisPort}`, REDIS_KEY_PREFIX: PREFIX, CLICK_QUEUE_LIMIT: '10000000' };
+  const scaled = {
+    ...base,
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    REDIS_KEY_PREFIX: PREFIX,
+    CLICK_QUEUE_LIMIT: '10000000',
+  };
   const { stream } = clickStreamKeys(PREFIX);
   const drained = async () => {
     for (;;) {
@@ -261,7 +326,9 @@ async function main(): Promise<void> {
       await sleep(100);
     }
   };
-  log(`${LINKS} links, ${CONNECTIONS} connections, ${DURATION} s per run; everything on this machine (${(await import('node:os')).cpus().length} cores)`);
+  log(
+    `${LINKS} links, ${CONNECTIONS} connections, ${DURATION} s per run; everything on this machine (${(await import('node:os')).cpus().length} cores)`,
+  );
 
   if (ROUNDS > 0) {
     await alternatingRounds({ base, scaled, records, recordsAtRest, drained });
@@ -275,7 +342,12 @@ async function main(): Promise<void> {
   const r1 = await measuredRedirects(one.url);
   await stop(one.child);
   check('in-process', (await records()) - before, r1['3xx'], CONNECTIONS);
-  line('1 API, PostgreSQL, in-process click queue', { reqPerSec: r1.requests.average, p50: r1.latency.p50, p99: r1.latency.p99, extra: `server-side p99 ${r1.serverP99}` });
+  line('1 API, PostgreSQL, in-process click queue', {
+    reqPerSec: r1.requests.average,
+    p50: r1.latency.p50,
+    p99: r1.latency.p99,
+    extra: `server-side p99 ${r1.serverP99}`,
+  });
 
   // 2. One API instance and a worker, through Redis.
   const w = worker(scaled);
@@ -289,7 +361,12 @@ async function main(): Promise<void> {
   await drained();
   const drainMs = performance.now() - t;
   check('one instance, redis', (await records()) - before, r2['3xx'], CONNECTIONS);
-  line('1 API + 1 worker, PostgreSQL + Redis stream', { reqPerSec: r2.requests.average, p50: r2.latency.p50, p99: r2.latency.p99, extra: `server-side p99 ${r2.serverP99}; worker lag at end ${String(lagAtEnd?.lag)}, drained ${Math.round(drainMs)} ms later` });
+  line('1 API + 1 worker, PostgreSQL + Redis stream', {
+    reqPerSec: r2.requests.average,
+    p50: r2.latency.p50,
+    p99: r2.latency.p99,
+    extra: `server-side p99 ${r2.serverP99}; worker lag at end ${String(lagAtEnd?.lag)}, drained ${Math.round(drainMs)} ms later`,
+  });
 
   // 2a. The same with the writing left to the worker (CLICK_WORKER_IN_PROCESS=false): the API only appends.
   const apiOnly = await api({ ...scaled, CLICK_WORKER_IN_PROCESS: 'false' });
@@ -300,10 +377,20 @@ async function main(): Promise<void> {
   await drained();
   check('one instance, redis, worker only', (await records()) - before, r2a['3xx'], CONNECTIONS);
   await stop(apiOnly.child);
-  line('1 API (CLICK_WORKER_IN_PROCESS=false) + 1 worker', { reqPerSec: r2a.requests.average, p50: r2a.latency.p50, p99: r2a.latency.p99, extra: `server-side p99 ${r2a.serverP99}` });
+  line('1 API (CLICK_WORKER_IN_PROCESS=false) + 1 worker', {
+    reqPerSec: r2a.requests.average,
+    p50: r2a.latency.p50,
+    p99: r2a.latency.p99,
+    extra: `server-side p99 ${r2a.serverP99}`,
+  });
   // The target: at least 0.8 x the same instance on PostgreSQL alone, p99 at most 5 ms.
-  for (const [what, r] of [['consuming too', r2], ['worker only', r2a]] as const) {
-    log(`${`  -> with Redis (${what}) against PostgreSQL alone`.padEnd(60)} ${(r.requests.average / r1.requests.average).toFixed(2)} x, p99 ${r.latency.p99} ms (target >= 0.8 x, <= 5 ms)`);
+  for (const [what, r] of [
+    ['consuming too', r2],
+    ['worker only', r2a],
+  ] as const) {
+    log(
+      `${`  -> with Redis (${what}) against PostgreSQL alone`.padEnd(60)} ${(r.requests.average / r1.requests.average).toFixed(2)} x, p99 ${r.latency.p99} ms (target >= 0.8 x, <= 5 ms)`,
+    );
   }
 
   if (ONLY_REDIRECTS) {
@@ -315,7 +402,11 @@ async function main(): Promise<void> {
   await stop(w);
   before = await records();
   const r2b = await redirects(two.url, CONNECTIONS);
-  line('1 API consuming alone (no worker), PostgreSQL + Redis stream', { reqPerSec: r2b.requests.average, p50: r2b.latency.p50, p99: r2b.latency.p99 });
+  line('1 API consuming alone (no worker), PostgreSQL + Redis stream', {
+    reqPerSec: r2b.requests.average,
+    p50: r2b.latency.p50,
+    p99: r2b.latency.p99,
+  });
   const w2 = worker(scaled);
   await drained();
   check('one instance, redis, worker later', (await records()) - before, r2b['3xx'], CONNECTIONS);
@@ -328,7 +419,11 @@ async function main(): Promise<void> {
   const [ra, rb] = await Promise.all([redirects(two.url, CONNECTIONS / 2), redirects(three.url, CONNECTIONS / 2)]);
   await drained();
   check('two instances, redis', (await records()) - before, ra['3xx'] + rb['3xx'], CONNECTIONS);
-  line('2 API + 1 worker (sum of both)', { reqPerSec: ra.requests.average + rb.requests.average, p50: Math.max(ra.latency.p50, rb.latency.p50), p99: Math.max(ra.latency.p99, rb.latency.p99) });
+  line('2 API + 1 worker (sum of both)', {
+    reqPerSec: ra.requests.average + rb.requests.average,
+    p50: Math.max(ra.latency.p50, rb.latency.p50),
+    p99: Math.max(ra.latency.p99, rb.latency.p99),
+  });
   await Promise.all([stop(two.child), stop(three.child), stop(w2)]);
 
   // 4. Worker drain rate.
@@ -337,7 +432,20 @@ async function main(): Promise<void> {
     for (let i = 0; i < n; i += 10_000) {
       const p = redis.pipeline();
       for (let j = i; j < i + 10_000; j += 1) {
-        p.xadd(stream, '*', CLICK_FIELD, encodeClick({ key: randomUUID(), linkId: 1 + (j % LINKS), shortCode: 'x', clickedAt: Date.now(), ip: `10.0.${(j >> 8) & 255}.${j & 255}`, userAgent: 'bench', referrer: null }));
+        p.xadd(
+          stream,
+          '*',
+          CLICK_FIELD,
+          encodeClick({
+            key: randomUUID(),
+            linkId: 1 + (j % LINKS),
+            shortCode: 'x',
+            clickedAt: Date.now(),
+            ip: `10.0.${(j >> 8) & 255}.${j & 255}`,
+            userAgent: 'bench',
+            referrer: null,
+          }),
+        );
       }
       await p.exec();
     }
@@ -347,25 +455,57 @@ async function main(): Promise<void> {
     await drained();
     const ms = performance.now() - t;
     if ((await records()) - before !== n) throw new Error('drain: records differ');
-    log(`${`${workers} worker(s) draining ${n} clicks (batches of 1000)`.padEnd(60)} ${String(Math.round(n / (ms / 1000))).padStart(7)} clicks/s (${Math.round(ms)} ms incl. start-up)`);
+    log(
+      `${`${workers} worker(s) draining ${n} clicks (batches of 1000)`.padEnd(60)} ${String(Math.round(n / (ms / 1000))).padStart(7)} clicks/s (${Math.round(ms)} ms incl. start-up)`,
+    );
     await Promise.all(ws.map(stop));
   }
 
   // 5. Orders by pool size.
   const signUp = await api(scaled);
-  await fetch(`${signUp.url}/api/v1/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench_orders', email: 'bench@example.com', password: 'long-enough-pw' }) });
+  await fetch(`${signUp.url}/api/v1/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'bench_orders', email: 'bench@example.com', password: 'long-enough-pw' }),
+  });
   await sql`update users set status = 'active' where username = 'bench_orders'`.execute(db);
-  const login = await fetch(`${signUp.url}/api/v1/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench_orders', password: 'long-enough-pw' }) });
+  const login = await fetch(`${signUp.url}/api/v1/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'bench_orders', password: 'long-enough-pw' }),
+  });
   const { accessToken } = (await login.json()) as { accessToken: string };
   await stop(signUp.child);
   for (const poolMax of [2, 5, 10, 20]) {
     const s = await api({ ...scaled, DB_POOL_MAX: String(poolMax) });
     const r = await autocannon({
-      url: s.url, connections: 20, duration: DURATION,
-      requests: [{ method: 'POST', path: '/api/v1/orders', setupRequest: (req) => ({ ...req, headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}`, 'idempotency-key': randomUUID() }, body: '{"itemId":1,"quantity":1}' }) as typeof req }],
+      url: s.url,
+      connections: 20,
+      duration: DURATION,
+      requests: [
+        {
+          method: 'POST',
+          path: '/api/v1/orders',
+          setupRequest: (req) =>
+            ({
+              ...req,
+              headers: {
+                'content-type': 'application/json',
+                authorization: `Bearer ${accessToken}`,
+                'idempotency-key': randomUUID(),
+              },
+              body: '{"itemId":1,"quantity":1}',
+            }) as typeof req,
+        },
+      ],
     });
     await stop(s.child);
-    line(`orders, 1 API, DB_POOL_MAX=${poolMax}, 20 connections`, { reqPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, extra: `non-2xx ${r.non2xx}` });
+    line(`orders, 1 API, DB_POOL_MAX=${poolMax}, 20 connections`, {
+      reqPerSec: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      extra: `non-2xx ${r.non2xx}`,
+    });
   }
 
   await cleanUp();

@@ -24,7 +24,9 @@ const storage = createStorage(loadConfig({ DATABASE_URL: url.toString() }));
 const db = storage.db as unknown as Kysely<unknown>;
 try {
   await migrateToLatest(db, storage.dialect);
-  await sql`insert into links (short_code, original_url, created_at) select 'c' || g, 'https://example.com/articles/' || g, 0 from generate_series(1, ${LINKS}) g`.execute(db);
+  await sql`insert into links (short_code, original_url, created_at) select 'c' || g, 'https://example.com/articles/' || g, 0 from generate_series(1, ${LINKS}) g`.execute(
+    db,
+  );
   await sql`insert into link_codes (code, link_id) select short_code, id from links`.execute(db);
   const now = Date.now();
   await sql`insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key)
@@ -33,13 +35,24 @@ try {
       'https://news.example.com/', gen_random_uuid()
     from generate_series(1, ${COUNT}) g`.execute(db);
   await sql`vacuum analyze clicks`.execute(db);
-  const size = await sql<{ table: number; indexes: number }>`select sum(pg_table_size(c.oid))::bigint as table, sum(pg_indexes_size(c.oid))::bigint as indexes
+  const size = await sql<{
+    table: number;
+    indexes: number;
+  }>`select sum(pg_table_size(c.oid))::bigint as table, sum(pg_indexes_size(c.oid))::bigint as indexes
     from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'clicks'::regclass`.execute(db);
   const { table, indexes } = size.rows[0]!;
-  const per = (b: number) => `${(Number(b) / COUNT).toFixed(0)} B per record, ${((Number(b) / COUNT) * 1e6 / 2 ** 20).toFixed(0)} MiB per million`;
-  process.stdout.write(`click records: table ${per(table)}; indexes ${per(indexes)}; total ${per(Number(table) + Number(indexes))}\n`);
-  const byIndex = await sql<{ index: string; bytes: number }>`select pi.indexrelid::regclass::text as index, sum(pg_relation_size(ci.inhrelid))::bigint as bytes
-    from pg_index pi join pg_inherits ci on ci.inhparent = pi.indexrelid where pi.indrelid = 'clicks'::regclass group by 1 order by 1`.execute(db);
+  const per = (b: number) =>
+    `${(Number(b) / COUNT).toFixed(0)} B per record, ${(((Number(b) / COUNT) * 1e6) / 2 ** 20).toFixed(0)} MiB per million`;
+  process.stdout.write(
+    `click records: table ${per(table)}; indexes ${per(indexes)}; total ${per(Number(table) + Number(indexes))}\n`,
+  );
+  const byIndex = await sql<{
+    index: string;
+    bytes: number;
+  }>`select pi.indexrelid::regclass::text as index, sum(pg_relation_size(ci.inhrelid))::bigint as bytes
+    from pg_index pi join pg_inherits ci on ci.inhparent = pi.indexrelid where pi.indrelid = 'clicks'::regclass group by 1 order by 1`.execute(
+    db,
+  );
   for (const r of byIndex.rows) process.stdout.write(`  index ${r.index}: ${per(r.bytes)}\n`);
 } finally {
   await storage.close();

@@ -31,12 +31,30 @@ const log = Fastify({ logger: { level: 'warn' } }).log;
 const turn = new RedisTurn(redis);
 await whenRedisReady(turn.redis);
 const queue = await createRedisClickQueue({
-  redis, turn, prefix, limit: 10_000_000, claimIdleMs: 60_000, inProcessConsumer: false, flushMs: 1_000, batchSize: 1_000, log, clock: { now: Date.now },
-  writer: { write: () => Promise.reject(new Error('the benchmark writes nothing: a click reached the fallback queue')) },
+  redis,
+  turn,
+  prefix,
+  limit: 10_000_000,
+  claimIdleMs: 60_000,
+  inProcessConsumer: false,
+  flushMs: 1_000,
+  batchSize: 1_000,
+  log,
+  clock: { now: Date.now },
+  writer: {
+    write: () => Promise.reject(new Error('the benchmark writes nothing: a click reached the fallback queue')),
+  },
 });
 const limiter = new SharedIpLimiter('redirect', 1e12, turn, prefix);
 const counter = `${prefix}ratelimit:redirect:ip:${ip}`;
-const event = (): ClickEvent => ({ linkId: 1, shortCode: 'abc', clickedAt: Date.now(), ip, userAgent: 'Mozilla/5.0 (bench)', referrer: null });
+const event = (): ClickEvent => ({
+  linkId: 1,
+  shortCode: 'abc',
+  clickedAt: Date.now(),
+  ip,
+  userAgent: 'Mozilla/5.0 (bench)',
+  referrer: null,
+});
 
 /** One redirect the two-step way: its count, then its click, then the answer. */
 async function twoSteps(): Promise<void> {
@@ -65,7 +83,8 @@ async function block(redirect: () => Promise<void>): Promise<number[]> {
   return times;
 }
 
-const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+const pct = (xs: number[], p: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
 const results = { twoSteps: [] as number[][], together: [] as number[][] };
 await block(twoSteps);
 await block(together); // warm-up
@@ -73,10 +92,14 @@ for (let b = 0; b < BLOCKS; b += 1) {
   results.twoSteps.push(await block(twoSteps));
   results.together.push(await block(together));
 }
-process.stdout.write(`${PER_TURN} redirects per turn, ${TURNS} turns per block, ${BLOCKS} blocks each, alternating; µs per turn\n`);
+process.stdout.write(
+  `${PER_TURN} redirects per turn, ${TURNS} turns per block, ${BLOCKS} blocks each, alternating; µs per turn\n`,
+);
 for (const [name, blocks] of Object.entries(results)) {
   const all = blocks.flat();
-  process.stdout.write(`${name.padEnd(10)} median ${pct(all, 0.5).toFixed(0).padStart(5)}  p99 ${pct(all, 0.99).toFixed(0).padStart(5)}  (block medians ${blocks.map((x) => pct(x, 0.5).toFixed(0)).join(' ')})\n`);
+  process.stdout.write(
+    `${name.padEnd(10)} median ${pct(all, 0.5).toFixed(0).padStart(5)}  p99 ${pct(all, 0.99).toFixed(0).padStart(5)}  (block medians ${blocks.map((x) => pct(x, 0.5).toFixed(0)).join(' ')})\n`,
+  );
 }
 const ratio = pct(results.together.flat(), 0.5) / pct(results.twoSteps.flat(), 0.5);
 process.stdout.write(`together / two steps, median: ${ratio.toFixed(2)}\n`);

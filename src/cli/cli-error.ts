@@ -24,4 +24,5 @@ export class CliError extends Error {
 }
 
 /** The command line asks for something this command cannot do (exit 2). */
-export const usageError = (message: string, details: ErrorDetail[] = []): CliError => new CliError(message, EXIT.usage, 'USAGE', details);
+export const usageError = (message: string, details: ErrorDetail[] = []): CliError =>
+  new CliError(message, EXIT.usage, 'USAGE', details);

@@ -9,8 +9,16 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const status = await runCli({ argv: process.argv.slice(2), env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin });
+const status = await runCli({
+  argv: process.argv.slice(2),
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+});
 // A pipe's writes are asynchronous: exiting before they drain cut `ferry import --json | …` short.
-await Promise.all([process.stdout, process.stderr].map((s) => new Promise<void>((resolve) => s.write('', () => resolve()))));
+await Promise.all(
+  [process.stdout, process.stderr].map((s) => new Promise<void>((resolve) => s.write('', () => resolve()))),
+);
 // Anything left open (a pool's timer, stdin) must not keep the tool alive once its work is done.
 process.exit(status);

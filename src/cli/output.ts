@@ -42,7 +42,8 @@ const mebibytes = (n: number): string => (n / 1048576).toFixed(1);
 
 export function createOutput(streams: OutputStreams, json: boolean): Output {
   const { stdout, stderr } = streams;
-  const lines = (text: string | readonly string[]): string => (typeof text === 'string' ? [text] : text).map((l) => `${l}\n`).join('');
+  const lines = (text: string | readonly string[]): string =>
+    (typeof text === 'string' ? [text] : text).map((l) => `${l}\n`).join('');
   return {
     json,
     result(value, human) {
@@ -67,11 +68,16 @@ export function createOutput(streams: OutputStreams, json: boolean): Output {
     },
     progress(label, total, unit) {
       if (json || !stdout.isTTY || !stderr.isTTY) return NO_PROGRESS;
-      const format = unit === 'bytes'
-        ? `${label} [{bar}] {percentage}% {done}/{all} MiB`
-        : `${label} [{bar}] {percentage}% {value}/{total}`;
-      const bar = new cliProgress.SingleBar({ format, stream: stderr as NodeJS.WritableStream, hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
-      const extra = (value: number, all: number) => (unit === 'bytes' ? { done: mebibytes(value), all: mebibytes(all) } : {});
+      const format =
+        unit === 'bytes'
+          ? `${label} [{bar}] {percentage}% {done}/{all} MiB`
+          : `${label} [{bar}] {percentage}% {value}/{total}`;
+      const bar = new cliProgress.SingleBar(
+        { format, stream: stderr as NodeJS.WritableStream, hideCursor: true, clearOnComplete: false },
+        cliProgress.Presets.shades_classic,
+      );
+      const extra = (value: number, all: number) =>
+        unit === 'bytes' ? { done: mebibytes(value), all: mebibytes(all) } : {};
       let max = total;
       bar.start(max, 0, extra(0, max));
       return {
@@ -89,6 +95,7 @@ export function createOutput(streams: OutputStreams, json: boolean): Output {
 /** Rows as aligned columns under a header, for people. */
 export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   return [line(header), ...rows.map(line)];
 }

@@ -11,7 +11,8 @@ export async function readNewPassword(ctx: Pick<CommandContext, 'stdin' | 'out'>
   const prompt = (text: string) => ctx.out.prompt(text);
   if (!stdin.isTTY) {
     const line = (await readAll(stdin)).split(/\r?\n/)[0] ?? '';
-    if (line === '') throw usageError('no password: give it on standard input (first line) or run at a terminal to be asked');
+    if (line === '')
+      throw usageError('no password: give it on standard input (first line) or run at a terminal to be asked');
     return line;
   }
   const first = await readHidden(stdin, prompt, 'New password: ');

@@ -26,7 +26,9 @@ function toCliError(err: unknown): CliError {
 
 export function createProgram(env: CliEnvironment, onExit: (status: ExitStatus) => void): Command {
   const program = new Command('ferry')
-    .description('Operate a Ferry instance: accounts, API keys, links, backups, migrations. Reads the same environment variables as the server.')
+    .description(
+      'Operate a Ferry instance: accounts, API keys, links, backups, migrations. Reads the same environment variables as the server.',
+    )
     .option('--json', 'print results as JSON (for scripts); errors go to stderr as JSON')
     .showHelpAfterError('(add --help for usage)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
@@ -34,28 +36,34 @@ export function createProgram(env: CliEnvironment, onExit: (status: ExitStatus) 
     .exitOverride();
 
   const cli: Cli = {
-    action: (run) => async (...args) => {
-      const command = args[args.length - 1] as Command;
-      const out = createOutput(env, Boolean(command.optsWithGlobals().json));
-      let services: Promise<CliServices> | null = null;
-      try {
-        const config = loadConfig(env.env);
-        const ctx: CommandContext = {
-          out,
-          config,
-          services: () => (services ??= openServices(config, (line) => out.warn(line))),
-          stdin: env.stdin,
-        };
-        await run(ctx, ...args);
-        onExit(EXIT.done);
-      } catch (err) {
-        const failure = toCliError(err);
-        out.error(failure);
-        onExit(failure.exitStatus);
-      } finally {
-        if (services) await (services as Promise<CliServices>).then((s) => s.close(), () => undefined);
-      }
-    },
+    action:
+      (run) =>
+      async (...args) => {
+        const command = args[args.length - 1] as Command;
+        const out = createOutput(env, Boolean(command.optsWithGlobals().json));
+        let services: Promise<CliServices> | null = null;
+        try {
+          const config = loadConfig(env.env);
+          const ctx: CommandContext = {
+            out,
+            config,
+            services: () => (services ??= openServices(config, (line) => out.warn(line))),
+            stdin: env.stdin,
+          };
+          await run(ctx, ...args);
+          onExit(EXIT.done);
+        } catch (err) {
+          const failure = toCliError(err);
+          out.error(failure);
+          onExit(failure.exitStatus);
+        } finally {
+          if (services)
+            await (services as Promise<CliServices>).then(
+              (s) => s.close(),
+              () => undefined,
+            );
+        }
+      },
   };
   for (const register of commandModules) register(program, cli);
   return program;

@@ -34,17 +34,39 @@ export interface CliServices {
  * Who the CLI acts as: an admin that is no account (id 0 matches no user), so that an operator resetting
  * an admin's password is "an admin changing another user's" (no current password needed, SPEC §12).
  */
-export const OPERATOR: Caller = { userId: 0, role: 'admin', status: 'active', jti: '', exp: Number.POSITIVE_INFINITY, apiKey: null };
+export const OPERATOR: Caller = {
+  userId: 0,
+  role: 'admin',
+  status: 'active',
+  jti: '',
+  exp: Number.POSITIVE_INFINITY,
+  apiKey: null,
+};
 
 /** The modules' logger, for what they log outside a request: warnings and errors reach stderr. */
 export function warningsLogger(warn: (line: string) => void): FastifyBaseLogger {
-  const say = (level: string) => (...args: unknown[]) => {
-    const text = args.filter((a) => typeof a === 'string').join(' ');
-    const err = args.find((a): a is { err: Error } => typeof a === 'object' && a !== null && (a as { err?: unknown }).err instanceof Error);
-    warn(`${level}: ${text}${err ? ` (${err.err.message})` : ''}`);
-  };
+  const say =
+    (level: string) =>
+    (...args: unknown[]) => {
+      const text = args.filter((a) => typeof a === 'string').join(' ');
+      const err = args.find(
+        (a): a is { err: Error } =>
+          typeof a === 'object' && a !== null && (a as { err?: unknown }).err instanceof Error,
+      );
+      warn(`${level}: ${text}${err ? ` (${err.err.message})` : ''}`);
+    };
   const quiet = () => undefined;
-  const logger = { level: 'warn', fatal: say('fatal'), error: say('error'), warn: say('warning'), info: quiet, debug: quiet, trace: quiet, silent: quiet, child: () => logger };
+  const logger = {
+    level: 'warn',
+    fatal: say('fatal'),
+    error: say('error'),
+    warn: say('warning'),
+    info: quiet,
+    debug: quiet,
+    trace: quiet,
+    silent: quiet,
+    child: () => logger,
+  };
   return logger as unknown as FastifyBaseLogger;
 }
 
@@ -65,7 +87,17 @@ export async function openServices(config: Config, warn: (line: string) => void)
   const clock = systemClock;
   const shared = await createSharedState({ config, storage, redis: null, clock, log });
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
-  const modules = await createModules({ config, storage, shared, clock, jwtSecret, log, blockedHosts, server: null, importPace: CLI_PACE });
+  const modules = await createModules({
+    config,
+    storage,
+    shared,
+    clock,
+    jwtSecret,
+    log,
+    blockedHosts,
+    server: null,
+    importPace: CLI_PACE,
+  });
   return {
     storage,
     users: modules.usersModule.users,

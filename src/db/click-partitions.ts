@@ -34,7 +34,9 @@ export function partitionName(monthStartMs: number): string {
 }
 
 async function existingPartitions(db: Kysely<unknown>): Promise<Set<string>> {
-  const rows = await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+  const rows = await sql<{
+    name: string;
+  }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
     where i.inhparent = 'clicks'::regclass`.execute(db);
   return new Set(rows.rows.map((r) => r.name));
 }
@@ -44,7 +46,11 @@ async function existingPartitions(db: Kysely<unknown>): Promise<Set<string>> {
  * holding `alsoMonths` (instants), within the caller's transaction (a migration's, or
  * ensureClickPartitions'). Returns their names.
  */
-export async function createClickPartitions(tx: Kysely<unknown>, now: number, alsoMonths: readonly number[] = []): Promise<string[]> {
+export async function createClickPartitions(
+  tx: Kysely<unknown>,
+  now: number,
+  alsoMonths: readonly number[] = [],
+): Promise<string[]> {
   await LOCK.execute(tx);
   const existing = await existingPartitions(tx);
   const months = new Set(alsoMonths.map((ms) => monthStart(ms)));
@@ -58,7 +64,9 @@ export async function createClickPartitions(tx: Kysely<unknown>, now: number, al
     await sql`create table ${table} (like clicks including defaults)`.execute(tx);
     await sql`with moved as (delete from clicks_default where clicked_at >= ${lo} and clicked_at < ${hi} returning *)
       insert into ${table} select * from moved`.execute(tx);
-    await sql`alter table clicks attach partition ${table} for values from (${sql.lit(lo)}) to (${sql.lit(hi)})`.execute(tx);
+    await sql`alter table clicks attach partition ${table} for values from (${sql.lit(lo)}) to (${sql.lit(hi)})`.execute(
+      tx,
+    );
     created.push(name);
   }
   return created;
@@ -89,7 +97,12 @@ export async function dropExpiredClickPartitions(db: Kysely<unknown>, now: numbe
 }
 
 /** The scheduled job (app.ts, worker.ts): months ahead, then retention; logs what changed. */
-export async function maintainClickPartitions(db: Kysely<unknown>, now: number, retentionMonths: number, log: FastifyBaseLogger): Promise<void> {
+export async function maintainClickPartitions(
+  db: Kysely<unknown>,
+  now: number,
+  retentionMonths: number,
+  log: FastifyBaseLogger,
+): Promise<void> {
   const created = await ensureClickPartitions(db, now);
   const dropped = await dropExpiredClickPartitions(db, now, retentionMonths);
   if (created.length || dropped.length) log.info({ created, dropped }, 'click partitions maintained');

@@ -30,7 +30,9 @@ export function compiledInsert<Row extends object, Result>(
     const compiled = build(db, rows).compile();
     const expected = markers.flat();
     if (compiled.parameters.length !== expected.length || compiled.parameters.some((p, k) => p !== expected[k])) {
-      throw new Error(`compiledInsert: the statement's parameters are not its rows' values in column order (${compiled.sql.slice(0, 80)}…)`);
+      throw new Error(
+        `compiledInsert: the statement's parameters are not its rows' values in column order (${compiled.sql.slice(0, 80)}…)`,
+      );
     }
     texts.set(n, (text = compiled.sql));
     return text;

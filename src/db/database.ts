@@ -1,7 +1,15 @@
 import { createPrivateFile, makePrivateDir } from '../lib/private-files.js';
 import path from 'node:path';
 import type SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+} from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { createDialect, type Dialect } from './dialect.js';
@@ -154,7 +162,10 @@ class ImmediateSqliteDialect extends SqliteDialect {
 /** A pg client that gives up connecting after CONNECT_TIMEOUT_MS (the pool's queue has no such bound). */
 class ClientWithConnectTimeout extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
-    super({ ...(typeof config === 'string' ? { connectionString: config } : config), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    super({
+      ...(typeof config === 'string' ? { connectionString: config } : config),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
   }
 }
 
@@ -168,12 +179,29 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
     // wait for a busy pool as well, which turned a burst of requests queued behind DB_POOL_MAX healthy
     // connections into 503s on a loaded machine. Waiting for a turn is backpressure; failing to connect is
     // the database being unavailable.
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.dbPoolMax, Client: ClientWithConnectTimeout });
+    const pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: config.dbPoolMax,
+      Client: ClientWithConnectTimeout,
+    });
     // Every client, idle or checked out, has an error listener; a failed connect is DatabaseUnavailableError.
     const faults = watchPgConnections(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: faults.pool as pg.Pool }) });
-    const connections = (): ConnectionStats => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 });
-    return { db, dialect: createDialect('postgres'), sqlite: null, pool, connections, onConnectionError: faults.onError, close: () => db.destroy() };
+    const connections = (): ConnectionStats => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: pool.options.max ?? 10,
+    });
+    return {
+      db,
+      dialect: createDialect('postgres'),
+      sqlite: null,
+      pool,
+      connections,
+      onConnectionError: faults.onError,
+      close: () => db.destroy(),
+    };
   }
   makePrivateDir(config.dataDir);
   const file = path.join(config.dataDir, 'ferry.db');
@@ -186,14 +214,21 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
   sqlite.pragma('busy_timeout = 5000');
   // Checkpoints (and their fsync) run in a worker thread, not inside a request (sqlite-checkpointer.ts).
   sqlite.pragma(`wal_autocheckpoint = ${MAIN_CONNECTION_AUTOCHECKPOINT_PAGES}`);
-  const checkpointer = startSqliteCheckpointer(file, CHECKPOINT_INTERVAL_MS, (message) => process.emitWarning(`SQLite checkpoint failed: ${message}`));
+  const checkpointer = startSqliteCheckpointer(file, CHECKPOINT_INTERVAL_MS, (message) =>
+    process.emitWarning(`SQLite checkpoint failed: ${message}`),
+  );
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
   const close = async () => {
     await checkpointer.stop();
     await db.destroy(); // the last connection to close folds the remaining log into the database file
   };
   return {
-    db, dialect: createDialect('sqlite'), sqlite, pool: null, connections: () => SQLITE_CONNECTIONS,
-    onConnectionError: () => undefined, close,
+    db,
+    dialect: createDialect('sqlite'),
+    sqlite,
+    pool: null,
+    connections: () => SQLITE_CONNECTIONS,
+    onConnectionError: () => undefined,
+    close,
   };
 }

@@ -68,13 +68,15 @@ export function createDialect(name: DialectName): Dialect {
         t.addColumn('id', 'bigint', (c: ColumnDefinitionBuilder) => c.primaryKey().generatedByDefaultAsIdentity()),
       bigint: 'bigint',
       isUniqueViolation: (err) => (err as { code?: string }).code === '23505',
-      uniqueViolationTarget: (err) => `${(err as { constraint?: string }).constraint ?? ''} ${(err as { detail?: string }).detail ?? ''}`,
+      uniqueViolationTarget: (err) =>
+        `${(err as { constraint?: string }).constraint ?? ''} ${(err as { detail?: string }).detail ?? ''}`,
       // "C": byte order and equality whatever the database's default collation is.
       caseSensitiveString: (length) => sql`varchar(${sql.raw(String(Math.trunc(length)))}) collate "C"`,
       clusteredByPrimaryKey: (table) => table,
       uuid: 'uuid',
       rangePartitioning: true,
-      containsIgnoringCase: (column, needle) => sql<SqlBool>`${sql.ref(column)} ilike ${containsPattern(needle)} escape '\\'`,
+      containsIgnoringCase: (column, needle) =>
+        sql<SqlBool>`${sql.ref(column)} ilike ${containsPattern(needle)} escape '\\'`,
       notify: async (db, channel, payload) => {
         await sql`select pg_notify(${channel}, ${payload})`.execute(db);
       },
@@ -100,7 +102,8 @@ export function createDialect(name: DialectName): Dialect {
     uuid: 'varchar(36)',
     rangePartitioning: false,
     // SQLite's LIKE ignores ASCII case unless told otherwise (PRAGMA case_sensitive_like, never set here).
-    containsIgnoringCase: (column, needle) => sql<SqlBool>`${sql.ref(column)} like ${containsPattern(needle)} escape '\\'`,
+    containsIgnoringCase: (column, needle) =>
+      sql<SqlBool>`${sql.ref(column)} like ${containsPattern(needle)} escape '\\'`,
     notify: async () => undefined,
     preferIndexLookups: async () => undefined,
     lockRows: (query) => query,

@@ -10,8 +10,14 @@ export interface DirectoryLock {
 
 /** Another process (or another app in this one) holds the directory; `holder` is its pid when it said. */
 export class DirectoryInUseError extends Error {
-  constructor(readonly dir: string, purpose: string, readonly holder: number | null = null) {
-    super(`${dir} is in use by another Ferry process${holder === null ? '' : ` (pid ${holder})`}: ${purpose}. Stop that process, or give this one another DATA_DIR.`);
+  constructor(
+    readonly dir: string,
+    purpose: string,
+    readonly holder: number | null = null,
+  ) {
+    super(
+      `${dir} is in use by another Ferry process${holder === null ? '' : ` (pid ${holder})`}: ${purpose}. Stop that process, or give this one another DATA_DIR.`,
+    );
     this.name = 'DirectoryInUseError';
   }
 }

@@ -25,9 +25,10 @@ import type { Dialect } from './dialect.js';
 /** The columns searched, in `links`. */
 const COLUMNS = ['title', 'short_code', 'aliases', 'original_url'] as const;
 
-const searchRow = (row: 'new' | 'old') => sql.raw(
-  `insert into link_search (rowid, title, short_code, aliases, original_url) values (${row}.id, coalesce(${row}.title, ''), ${row}.short_code, ${row}.aliases, ${row}.original_url)`,
-);
+const searchRow = (row: 'new' | 'old') =>
+  sql.raw(
+    `insert into link_search (rowid, title, short_code, aliases, original_url) values (${row}.id, coalesce(${row}.title, ''), ${row}.short_code, ${row}.aliases, ${row}.original_url)`,
+  );
 
 /**
  * The SQLite index and its triggers, filled from the links there are. A migration that rebuilds `links`
@@ -43,7 +44,9 @@ export async function createSqliteLinkSearch(db: Kysely<unknown>): Promise<void>
   // Only a change of a searched column: the click writer's counter updates do not touch the index.
   await sql`create trigger links_search_update after update of title, short_code, aliases, original_url on links begin
     delete from link_search where rowid = old.id; ${searchRow('new')}; end`.execute(db);
-  await sql`create trigger links_search_delete after delete on links begin delete from link_search where rowid = old.id; end`.execute(db);
+  await sql`create trigger links_search_delete after delete on links begin delete from link_search where rowid = old.id; end`.execute(
+    db,
+  );
   await sql`delete from link_search`.execute(db);
   await sql`insert into link_search (rowid, title, short_code, aliases, original_url)
     select id, coalesce(title, ''), short_code, aliases, original_url from links`.execute(db);
@@ -66,7 +69,9 @@ export async function createPostgresLinkSearch(db: Kysely<unknown>): Promise<boo
     return false;
   }
   for (const column of COLUMNS) {
-    await sql`create index if not exists ${sql.id(TRIGRAM_INDEX(column))} on links using gin (${sql.id(column)} gin_trgm_ops)`.execute(db);
+    await sql`create index if not exists ${sql.id(TRIGRAM_INDEX(column))} on links using gin (${sql.id(column)} gin_trgm_ops)`.execute(
+      db,
+    );
   }
   return true;
 }
@@ -75,13 +80,20 @@ export async function createPostgresLinkSearch(db: Kysely<unknown>): Promise<boo
  * On PostgreSQL without the trigram indexes (the extension could not be created when migration 039 ran), one
  * warning at start-up: every `q` search reads every link. Nothing on SQLite, whose index always exists.
  */
-export async function warnWithoutSearchIndex(storage: Pick<Storage, 'db' | 'dialect'>, warn: (msg: string) => void): Promise<void> {
+export async function warnWithoutSearchIndex(
+  storage: Pick<Storage, 'db' | 'dialect'>,
+  warn: (msg: string) => void,
+): Promise<void> {
   if (storage.dialect.name !== 'postgres') return;
   const index = TRIGRAM_INDEX('original_url');
-  const found = await sql<{ n: number }>`select count(*)::int as n from pg_indexes where indexname = ${index}`.execute(storage.db);
+  const found = await sql<{ n: number }>`select count(*)::int as n from pg_indexes where indexname = ${index}`.execute(
+    storage.db,
+  );
   if (Number(found.rows[0]?.n ?? 0) > 0) return;
-  warn('link search without an index: the pg_trgm extension could not be created (CREATE EXTENSION needs a privilege this '
-    + 'role lacks), so every `q` search of the link lists reads every link; see docs/operating.md, "Link search"');
+  warn(
+    'link search without an index: the pg_trgm extension could not be created (CREATE EXTENSION needs a privilege this ' +
+      'role lacks), so every `q` search of the link lists reads every link; see docs/operating.md, "Link search"',
+  );
 }
 
 /** Patterns shorter than this (in characters) have no trigram to look up: the scan answers them. */
@@ -96,7 +108,10 @@ function trigramsOf(needle: string): string[] {
   for (let i = 0; i + TRIGRAM <= chars.length; i += 1) all.add(chars.slice(i, i + TRIGRAM).join(''));
   const list = [...all];
   if (list.length <= MAX_TRIGRAMS) return list;
-  return Array.from({ length: MAX_TRIGRAMS }, (_, i) => list[Math.round((i * (list.length - 1)) / (MAX_TRIGRAMS - 1))]!);
+  return Array.from(
+    { length: MAX_TRIGRAMS },
+    (_, i) => list[Math.round((i * (list.length - 1)) / (MAX_TRIGRAMS - 1))]!,
+  );
 }
 
 /**
@@ -130,12 +145,19 @@ function postgresCandidates(needle: string, matches: RawBuilder<SqlBool>): RawBu
  * Null where no index narrows: a needle shorter than a trigram, or on SQLite one whose trigrams are all common.
  */
 export async function searchCandidates(
-  db: Kysely<any>, dialect: Pick<Dialect, 'name'>, needle: string, matches: RawBuilder<SqlBool>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  dialect: Pick<Dialect, 'name'>,
+  needle: string,
+  matches: RawBuilder<SqlBool>,
 ): Promise<RawBuilder<SqlBool> | null> {
   if (dialect.name === 'postgres') return postgresCandidates(needle, matches);
   const rare: string[] = [];
   for (const gram of trigramsOf(needle)) {
-    const probe = await sql<{ n: number }>`select count(*) as n from (select rowid from link_search where link_search match ${ftsString(gram)} limit ${RARE_TRIGRAM + 1})`.execute(db);
+    const probe = await sql<{
+      n: number;
+    }>`select count(*) as n from (select rowid from link_search where link_search match ${ftsString(gram)} limit ${RARE_TRIGRAM + 1})`.execute(
+      db,
+    );
     if (Number(probe.rows[0]?.n ?? 0) <= RARE_TRIGRAM) rare.push(ftsString(gram));
   }
   if (rare.length === 0) return null;

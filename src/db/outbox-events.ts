@@ -14,8 +14,17 @@ export interface LinkNames {
 
 /** A link's fields that a change may touch (links.repository.ts LinkChanges). */
 export type LinkField =
-  | 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title' | 'aliases'
-  | 'disabled_at' | 'disabled_reason' | 'domain_id';
+  | 'original_url'
+  | 'expires_at'
+  | 'max_visits'
+  | 'forward_query'
+  | 'password_hash'
+  | 'tags'
+  | 'title'
+  | 'aliases'
+  | 'disabled_at'
+  | 'disabled_reason'
+  | 'domain_id';
 
 /** A link created through the API, the CLI or a bulk request. */
 export interface LinkCreated {
@@ -69,13 +78,24 @@ export interface ImportCompleted {
 }
 
 export type OutboxEvent =
-  | LinkCreated | LinkUpdated | LinkDeleted | LinksImported | DomainEvent | UserEvent | ApiKeyEvent | ImportCompleted;
+  LinkCreated | LinkUpdated | LinkDeleted | LinksImported | DomainEvent | UserEvent | ApiKeyEvent | ImportCompleted;
 
 export type OutboxEventType = OutboxEvent['type'];
 
 /** Every event type, for readers that check what they read (a row written by a later build may hold another). */
 export const OUTBOX_EVENT_TYPES: ReadonlySet<string> = new Set<OutboxEventType>([
-  'link.created', 'link.updated', 'link.deleted', 'links.imported',
-  'domain.created', 'domain.updated', 'domain.verified', 'domain.deleted',
-  'user.created', 'user.updated', 'user.deleted', 'api_key.created', 'api_key.revoked', 'import.completed',
+  'link.created',
+  'link.updated',
+  'link.deleted',
+  'links.imported',
+  'domain.created',
+  'domain.updated',
+  'domain.verified',
+  'domain.deleted',
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'api_key.created',
+  'api_key.revoked',
+  'import.completed',
 ]);

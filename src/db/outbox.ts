@@ -34,14 +34,17 @@ const ROWS_PER_INSERT = 500;
  * `origin`: the instance that made the change, whose own consumers may skip it; none: every consumer applies it.
  */
 export async function recordEvents(
-  tx: Kysely<Database>, dialect: Pick<Dialect, 'notify'>, events: readonly OutboxEvent[],
+  tx: Kysely<Database>,
+  dialect: Pick<Dialect, 'notify'>,
+  events: readonly OutboxEvent[],
   opts: { origin?: string | null; at?: number } = {},
 ): Promise<void> {
   if (events.length === 0) return;
   const at = opts.at ?? Date.now();
   const origin = opts.origin ?? null;
   for (let i = 0; i < events.length; i += ROWS_PER_INSERT) {
-    const rows = events.slice(i, i + ROWS_PER_INSERT)
+    const rows = events
+      .slice(i, i + ROWS_PER_INSERT)
       .map((e) => ({ type: e.type, payload: JSON.stringify(e.data), origin, created_at: at }));
     await tx.insertInto('outbox').values(rows).execute();
   }
@@ -50,7 +53,9 @@ export async function recordEvents(
 
 /** One event in the caller's transaction (recordEvents). */
 export const recordEvent = (
-  tx: Kysely<Database>, dialect: Pick<Dialect, 'notify'>, event: OutboxEvent,
+  tx: Kysely<Database>,
+  dialect: Pick<Dialect, 'notify'>,
+  event: OutboxEvent,
   opts: { origin?: string | null; at?: number } = {},
 ): Promise<void> => recordEvents(tx, dialect, [event], opts);
 
@@ -58,9 +63,11 @@ export const recordEvent = (
 export async function sweepOutbox(db: Kysely<Database>, before: number, batch = 10_000): Promise<number> {
   let total = 0;
   for (;;) {
-    const res = await db.deleteFrom('outbox')
+    const res = await db
+      .deleteFrom('outbox')
       .where('id', 'in', (eb) =>
-        eb.selectFrom('outbox').select('id').where('created_at', '<', before).orderBy('id').limit(batch))
+        eb.selectFrom('outbox').select('id').where('created_at', '<', before).orderBy('id').limit(batch),
+      )
       .executeTakeFirst();
     const n = Number(res.numDeletedRows);
     total += n;
@@ -75,13 +82,19 @@ const MAX_HOLES = 10_000;
 const LOOK_BACK = 1_000;
 
 type OutboxRow = {
-  id: number | string; type: string; payload: string; origin: string | null; created_at: number | string;
+  id: number | string;
+  type: string;
+  payload: string;
+  origin: string | null;
+  created_at: number | string;
 };
 
 const entryOf = (row: OutboxRow): OutboxEntry | null => {
   if (!OUTBOX_EVENT_TYPES.has(row.type)) return null; // a later build's event: not this one's to read
   return {
-    id: Number(row.id), origin: row.origin, createdAt: Number(row.created_at),
+    id: Number(row.id),
+    origin: row.origin,
+    createdAt: Number(row.created_at),
     event: { type: row.type, data: JSON.parse(row.payload) } as OutboxEvent,
   };
 };
@@ -102,7 +115,9 @@ export interface OutboxCursor {
  * time: no holes there (`lateCommits: false` looks for none; the gaps it sees are swept rows).
  */
 export async function openOutboxCursor(
-  db: Kysely<Database>, from: 'end' | { after: number }, opts: { lateCommits?: boolean; now?: () => number } = {},
+  db: Kysely<Database>,
+  from: 'end' | { after: number },
+  opts: { lateCommits?: boolean; now?: () => number } = {},
 ): Promise<OutboxCursor> {
   const now = opts.now ?? Date.now;
   const lookBack = opts.lateCommits === false ? 0 : LOOK_BACK;
@@ -112,10 +127,17 @@ export async function openOutboxCursor(
     for (let id = fromId; id < toId && holes.size < MAX_HOLES; id++) holes.set(id, now());
   };
   if (from === 'end') {
-    const max = await db.selectFrom('outbox').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+    const max = await db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst();
     last = Number(max?.id ?? 0);
     // The ids just before the end that are not visible yet may belong to transactions still running.
-    const recent = await db.selectFrom('outbox').select('id').where('id', '>', last - lookBack).execute();
+    const recent = await db
+      .selectFrom('outbox')
+      .select('id')
+      .where('id', '>', last - lookBack)
+      .execute();
     const seen = new Set(recent.map((r) => Number(r.id)));
     for (let id = Math.max(1, last - lookBack + 1); id < last; id++) if (!seen.has(id)) holes.set(id, now());
   } else {
@@ -127,9 +149,13 @@ export async function openOutboxCursor(
     },
     async read(limit = 1_000) {
       const waiting = [...holes.keys()];
-      const rows = await db.selectFrom('outbox').selectAll()
+      const rows = (await db
+        .selectFrom('outbox')
+        .selectAll()
         .where((eb) => (waiting.length ? eb.or([eb('id', '>', last), eb('id', 'in', waiting)]) : eb('id', '>', last)))
-        .orderBy('id').limit(limit).execute() as OutboxRow[];
+        .orderBy('id')
+        .limit(limit)
+        .execute()) as OutboxRow[];
       const out: OutboxEntry[] = [];
       for (const row of rows) {
         const id = Number(row.id);

@@ -26,9 +26,19 @@ export const CONNECT_TIMEOUT_MS = 5_000;
  * timeout), 53300 (too many connections), 55000 at connect (the database does not allow connections).
  */
 const LOST_CONNECTION = /^(08...|57P0[1-5]|53300)$/;
-const NODE_NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NODE_NETWORK_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 /** node-pg's own messages for a client whose connection ended (client.js). */
-const PG_CLIENT_GONE = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout)/;
+const PG_CLIENT_GONE =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|Query read timeout)/;
 
 /** Is `err` a PostgreSQL connection that is lost or cannot be had (rather than a failure of the query)? */
 export function isDatabaseConnectionFault(err: unknown): boolean {
@@ -57,9 +67,10 @@ export function watchPgConnections(pool: pg.Pool): PgConnectionFaults {
   pool.on('error', () => undefined);
   return {
     pool: {
-      connect: (() => pool.connect().catch((err: unknown) => {
-        throw new DatabaseUnavailableError(err);
-      })) as pg.Pool['connect'],
+      connect: (() =>
+        pool.connect().catch((err: unknown) => {
+          throw new DatabaseUnavailableError(err);
+        })) as pg.Pool['connect'],
       end: () => pool.end(),
     },
     onError(l) {

@@ -17,7 +17,11 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startSqliteCheckpointer(file: string, intervalMs: number, onError: (message: string) => void): Checkpointer {
+export function startSqliteCheckpointer(
+  file: string,
+  intervalMs: number,
+  onError: (message: string) => void,
+): Checkpointer {
   const workerData: CheckpointThreadData = { file, intervalMs };
   const worker = startModuleThread(import.meta.url, './sqlite-checkpoint-thread', { workerData });
   worker.unref();

@@ -14,7 +14,8 @@ const require = createRequire(import.meta.url);
  * it (quietly, engines `>=22`) on Node 20, so an install made on Node 20 lacks it under Node 22 and later until
  * `npm ci` (or `npm install`) runs there.
  */
-const SQLITE_DRIVER_PACKAGE = Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
+const SQLITE_DRIVER_PACKAGE =
+  Number(process.versions.node.split('.')[0]) >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
 
 function loadDriver(): typeof BetterSqlite3 {
   try {

@@ -1,7 +1,13 @@
 import type { ApiKeysTable } from './types/api-keys.js';
 import type {
-  ClickIngestTable, ClickJournalMarksTable, ClicksTable, LinkClickDailyValuesTable, LinkClickHourlyTable, LinkVisitorsTable,
-  UserClickDailyValuesTable, UserClickHourlyTable,
+  ClickIngestTable,
+  ClickJournalMarksTable,
+  ClicksTable,
+  LinkClickDailyValuesTable,
+  LinkClickHourlyTable,
+  LinkVisitorsTable,
+  UserClickDailyValuesTable,
+  UserClickHourlyTable,
 } from './types/clicks.js';
 import type { DomainsTable, RetiredDomainCodesTable } from './types/domains.js';
 import type { IdempotencyKeysTable } from './types/idempotency.js';

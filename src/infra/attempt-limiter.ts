@@ -61,12 +61,16 @@ return 0`;
  * Shared by every instance (scale-out). While Redis does not answer, the counting falls back to this
  * process's memory rather than letting every guess through (or refusing every visitor).
  */
-export function createRedisAttemptLimiter(opts: AttemptLimiterOptions & { redis: Redis; prefix: string; clock: Clock; log: FastifyBaseLogger }): AttemptLimiter {
+export function createRedisAttemptLimiter(
+  opts: AttemptLimiterOptions & { redis: Redis; prefix: string; clock: Clock; log: FastifyBaseLogger },
+): AttemptLimiter {
   const local = createMemoryAttemptLimiter(opts);
-  const fallback = <T>(what: string, run: () => Promise<T>) => (err: unknown): Promise<T> => {
-    opts.log.warn({ err }, `attempt limiter: Redis did not answer (${what}); counting in this process`);
-    return run();
-  };
+  const fallback =
+    <T>(what: string, run: () => Promise<T>) =>
+    (err: unknown): Promise<T> => {
+      opts.log.warn({ err }, `attempt limiter: Redis did not answer (${what}); counting in this process`);
+      return run();
+    };
   return {
     take: (key, n = 1) =>
       (opts.redis.eval(TAKE, 1, `${opts.prefix}${key}`, opts.windowMs, opts.max, n) as Promise<number>)

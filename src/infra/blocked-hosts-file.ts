@@ -27,7 +27,11 @@ export const WATCH_DEBOUNCE_MS = 200;
 
 /** No file configured: nothing is blocked. */
 export const NO_BLOCKED_HOSTS: BlockedHosts = {
-  ...NOTHING_BLOCKED, reload: async () => 0, size: () => 0, watch: () => undefined, close: () => undefined,
+  ...NOTHING_BLOCKED,
+  reload: async () => 0,
+  size: () => 0,
+  watch: () => undefined,
+  close: () => undefined,
 };
 
 /** What tells one version of the file from another without reading it again. */

@@ -17,7 +17,8 @@ import { MAX_TARGET_LENGTH } from '../lib/http-limits.js';
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:@+=-]{1,128}$/;
 
 /** The client's X-Request-Id when it is a sane one, else a new id (plugins/request-id.ts's rule). */
-export const requestIdOrNew = (sent: string | undefined): string => (sent !== undefined && SAFE_REQUEST_ID.test(sent) ? sent : randomUUID());
+export const requestIdOrNew = (sent: string | undefined): string =>
+  sent !== undefined && SAFE_REQUEST_ID.test(sent) ? sent : randomUUID();
 const REQUEST_LINE = /^[A-Za-z]+ \S/;
 
 /** Node's parser error (Fastify's ConnectionError types `rawPacket` as a serialised Buffer; it is a Buffer). */
@@ -35,8 +36,13 @@ const header = (field: string, message: string): ErrorDetail[] => [{ field, mess
 
 /** A chunked body whose framing cannot be followed, or whose chunk is larger than may be taken (chunked-body-guard.ts). */
 export function chunkedBodyError(limit?: number): AppError {
-  const rule = limit === undefined ? 'every chunk size must be a hexadecimal number' : `every chunk size must be a hexadecimal number of at most the body limit (${limit} bytes)`;
-  return new AppError('VALIDATION_ERROR', 'The chunked request body is malformed', [{ field: 'Transfer-Encoding', message: rule }]);
+  const rule =
+    limit === undefined
+      ? 'every chunk size must be a hexadecimal number'
+      : `every chunk size must be a hexadecimal number of at most the body limit (${limit} bytes)`;
+  return new AppError('VALIDATION_ERROR', 'The chunked request body is malformed', [
+    { field: 'Transfer-Encoding', message: rule },
+  ]);
 }
 
 /** The envelope's error for a parser error code (llhttp's HPE_* names, Node's ERR_HTTP_*). */
@@ -47,22 +53,44 @@ export function clientErrorToAppError(err: ParserError, raw: string): AppError {
     case 'HPE_HEADER_OVERFLOW': {
       const lineEnd = raw.indexOf('\r\n');
       if (REQUEST_LINE.test(raw) && (lineEnd === -1 || lineEnd > MAX_TARGET_LENGTH)) {
-        return new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_TARGET_LENGTH} characters`, header('path', `must be at most ${MAX_TARGET_LENGTH} characters with its query`));
+        return new AppError(
+          'URI_TOO_LONG',
+          `The request target is longer than ${MAX_TARGET_LENGTH} characters`,
+          header('path', `must be at most ${MAX_TARGET_LENGTH} characters with its query`),
+        );
       }
-      return new AppError('REQUEST_HEADERS_TOO_LARGE', 'The request headers are larger than the server accepts (16 KiB)');
+      return new AppError(
+        'REQUEST_HEADERS_TOO_LARGE',
+        'The request headers are larger than the server accepts (16 KiB)',
+      );
     }
     case 'HPE_INVALID_METHOD':
-      return new AppError('VALIDATION_ERROR', 'The request method is not one HTTP defines', header('method', 'must be an HTTP method such as GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS'));
+      return new AppError(
+        'VALIDATION_ERROR',
+        'The request method is not one HTTP defines',
+        header('method', 'must be an HTTP method such as GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS'),
+      );
     case 'HPE_INVALID_TRANSFER_ENCODING':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
     case 'HPE_INVALID_CONTENT_LENGTH':
-      return new AppError('VALIDATION_ERROR', 'The request framing is ambiguous', header('Content-Length', `must appear at most once, as a decimal number, and never with Transfer-Encoding (${err.message.replace(/^Parse Error: /, '')})`));
+      return new AppError(
+        'VALIDATION_ERROR',
+        'The request framing is ambiguous',
+        header(
+          'Content-Length',
+          `must appear at most once, as a decimal number, and never with Transfer-Encoding (${err.message.replace(/^Parse Error: /, '')})`,
+        ),
+      );
     case 'HPE_INVALID_CHUNK_SIZE':
       return chunkedBodyError();
     case 'HPE_INVALID_HEADER_TOKEN':
     case 'HPE_LF_EXPECTED':
     case 'HPE_CR_EXPECTED':
-      return new AppError('VALIDATION_ERROR', 'A request header is malformed', header('headers', 'must be name: value lines ending in CRLF, with no CR, LF or NUL inside a value'));
+      return new AppError(
+        'VALIDATION_ERROR',
+        'A request header is malformed',
+        header('headers', 'must be name: value lines ending in CRLF, with no CR, LF or NUL inside a value'),
+      );
     default:
       return new AppError('VALIDATION_ERROR', 'The request is not valid HTTP/1.1');
   }
@@ -78,7 +106,10 @@ export function createClientErrorHandler(now: () => number = Date.now) {
     const raw = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : '';
     const appError = clientErrorToAppError(err, raw);
     const requestId = requestIdOf(raw);
-    (this as { log?: FastifyBaseLogger }).log?.debug({ requestId, code: err.code, reason: err.message }, 'client error');
+    (this as { log?: FastifyBaseLogger }).log?.debug(
+      { requestId, code: err.code, reason: err.message },
+      'client error',
+    );
     // The parser cannot go on after its error: answer, then close (after the bytes are flushed).
     answerAndClose(socket, appError, requestId, now());
   };
@@ -102,5 +133,14 @@ export function answerAndClose(socket: Socket, appError: AppError, requestId: st
 }
 
 function statusText(status: number): string {
-  return ({ 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large' } as Record<number, string>)[status] ?? 'Bad Request';
+  return (
+    (
+      {
+        400: 'Bad Request',
+        408: 'Request Timeout',
+        414: 'URI Too Long',
+        431: 'Request Header Fields Too Large',
+      } as Record<number, string>
+    )[status] ?? 'Bad Request'
+  );
 }

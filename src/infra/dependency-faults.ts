@@ -13,12 +13,27 @@ const RETRY_CONNECTION_S = '5';
 const RETRY_STORAGE_S = '30';
 
 /** Node's errno codes (and SQLite's) for a disk that is full or a file system that refuses writes. */
-const STORAGE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'SQLITE_FULL', 'SQLITE_READONLY', 'SQLITE_READONLY_DBMOVED', 'SQLITE_READONLY_RECOVERY', 'SQLITE_READONLY_CANTLOCK', 'SQLITE_READONLY_ROLLBACK', 'SQLITE_READONLY_DIRECTORY', 'SQLITE_IOERR_WRITE', 'SQLITE_IOERR_FSYNC', 'SQLITE_IOERR_SHMSIZE']);
+const STORAGE_CODES = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EROFS',
+  'SQLITE_FULL',
+  'SQLITE_READONLY',
+  'SQLITE_READONLY_DBMOVED',
+  'SQLITE_READONLY_RECOVERY',
+  'SQLITE_READONLY_CANTLOCK',
+  'SQLITE_READONLY_ROLLBACK',
+  'SQLITE_READONLY_DIRECTORY',
+  'SQLITE_IOERR_WRITE',
+  'SQLITE_IOERR_FSYNC',
+  'SQLITE_IOERR_SHMSIZE',
+]);
 /** PostgreSQL: disk_full, a read-only transaction (a standby after a failover). */
 const PG_STORAGE_CODES = new Set(['53100', '25006']);
 
 /** ioredis's errors for a connection that is down or a command that got no answer in time (infra/redis.ts). */
-const REDIS_DOWN = /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false|Reached the max retries per request limit|Command timed out)/;
+const REDIS_DOWN =
+  /^(Connection is closed\.|Stream isn't writeable and enableOfflineQueue options is false|Reached the max retries per request limit|Command timed out)/;
 
 export type Dependency = 'database' | 'storage' | 'redis';
 
@@ -36,11 +51,17 @@ export function failedDependency(err: unknown): Dependency | null {
 export function dependencyError(err: unknown): AppError | null {
   switch (failedDependency(err)) {
     case 'storage':
-      return new AppError('STORAGE_UNAVAILABLE', 'The storage is full or read-only: nothing can be written now', [], { 'Retry-After': RETRY_STORAGE_S });
+      return new AppError('STORAGE_UNAVAILABLE', 'The storage is full or read-only: nothing can be written now', [], {
+        'Retry-After': RETRY_STORAGE_S,
+      });
     case 'database':
-      return new AppError('SERVICE_UNAVAILABLE', 'The database is unreachable', [], { 'Retry-After': RETRY_CONNECTION_S });
+      return new AppError('SERVICE_UNAVAILABLE', 'The database is unreachable', [], {
+        'Retry-After': RETRY_CONNECTION_S,
+      });
     case 'redis':
-      return new AppError('SERVICE_UNAVAILABLE', 'A shared dependency (Redis) is unreachable', [], { 'Retry-After': RETRY_CONNECTION_S });
+      return new AppError('SERVICE_UNAVAILABLE', 'A shared dependency (Redis) is unreachable', [], {
+        'Retry-After': RETRY_CONNECTION_S,
+      });
     default:
       return null;
   }
@@ -61,7 +82,10 @@ export function connectionLossLogger(log: FastifyBaseLogger, connection: string)
       unlogged += 1;
       return;
     }
-    log.error({ err: { message: err.message, code: (err as { code?: unknown }).code }, connection, alsoSince: unlogged }, `${connection} connection lost; requests that need it answer 503 until it is back`);
+    log.error(
+      { err: { message: err.message, code: (err as { code?: unknown }).code }, connection, alsoSince: unlogged },
+      `${connection} connection lost; requests that need it answer 503 until it is back`,
+    );
     lastAt = now;
     unlogged = 0;
   };

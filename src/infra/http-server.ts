@@ -7,7 +7,11 @@ import { closeOnceAccepted } from './listener-queue.js';
  * Answers a request and returns true, or returns false having done nothing (Fastify then handles it). Having
  * returned true, it may still hand the request, untouched, to Fastify later: `fallback(req, res)`.
  */
-export type RawHandler = (req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void) => boolean;
+export type RawHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  fallback: (req: IncomingMessage, res: ServerResponse) => void,
+) => boolean;
 
 interface ServerOptions {
   http?: http.ServerOptions;

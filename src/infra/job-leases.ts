@@ -18,7 +18,8 @@ export interface Claim {
 export function createJobLeases(db: Kysely<Database>) {
   /** This run of the job, as the holder's row names it. */
   const ofRun = (name: string, holder: string, startedAt: number) =>
-    db.updateTable('job_leases')
+    db
+      .updateTable('job_leases')
       .where('name', '=', name)
       .where('holder', '=', holder)
       .where('started_at', '=', startedAt);
@@ -36,11 +37,20 @@ export function createJobLeases(db: Kysely<Database>) {
     async claim(run: Claim): Promise<boolean> {
       const { name, holder, now } = run;
       const claimed = { holder, lease_until: now + run.leaseMs, started_at: now, finished_at: null };
-      const row = await db.insertInto('job_leases').values({ name, ...claimed })
-        .onConflict((oc) => oc.column('name').doUpdateSet(claimed).where((eb) => eb.and([
-          eb.or([eb('job_leases.lease_until', 'is', null), eb('job_leases.lease_until', '<=', now)]),
-          eb('job_leases.started_at', '<=', now - run.everyMs),
-        ])))
+      const row = await db
+        .insertInto('job_leases')
+        .values({ name, ...claimed })
+        .onConflict((oc) =>
+          oc
+            .column('name')
+            .doUpdateSet(claimed)
+            .where((eb) =>
+              eb.and([
+                eb.or([eb('job_leases.lease_until', 'is', null), eb('job_leases.lease_until', '<=', now)]),
+                eb('job_leases.started_at', '<=', now - run.everyMs),
+              ]),
+            ),
+        )
         .returning('name')
         .executeTakeFirst();
       return row !== undefined;
@@ -48,8 +58,10 @@ export function createJobLeases(db: Kysely<Database>) {
 
     /** The heartbeat of a run still under way; false when the lease was lost (another instance took the job over). */
     async renew(name: string, holder: string, startedAt: number, leaseUntil: number): Promise<boolean> {
-      const r = await ofRun(name, holder, startedAt).where('lease_until', 'is not', null)
-        .set({ lease_until: leaseUntil }).executeTakeFirst();
+      const r = await ofRun(name, holder, startedAt)
+        .where('lease_until', 'is not', null)
+        .set({ lease_until: leaseUntil })
+        .executeTakeFirst();
       return r.numUpdatedRows > 0n;
     },
 
@@ -61,8 +73,12 @@ export function createJobLeases(db: Kysely<Database>) {
 
     /** Every lease `holder` still holds is let go (its runs are over, or will never finish). */
     async releaseAll(holder: string): Promise<void> {
-      await db.updateTable('job_leases').where('holder', '=', holder).where('lease_until', 'is not', null)
-        .set({ lease_until: null }).execute();
+      await db
+        .updateTable('job_leases')
+        .where('holder', '=', holder)
+        .where('lease_until', 'is not', null)
+        .set({ lease_until: null })
+        .execute();
     },
   };
 }

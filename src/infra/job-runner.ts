@@ -76,7 +76,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
           log.error({ err, job: job.name }, 'could not claim a background job');
           return { outcome: 'not-due', nextInMs: job.everyMs };
         })
-        .then((a) => (stopped ? undefined : schedule(job, a.nextInMs)), () => undefined);
+        .then(
+          (a) => (stopped ? undefined : schedule(job, a.nextInMs)),
+          () => undefined,
+        );
     }, ms);
     t.unref();
     timers.add(t);
@@ -123,9 +126,14 @@ function untilDue(last: Last, everyMs: number, now: number): number {
 }
 
 /** A job's turns in this process: one at a time, each claimed first unless the job is per instance. */
-function createTurns(deps: Pick<JobRunnerDeps, 'leases' | 'clock'> & {
-  log: FastifyBaseLogger; holder: string; leaseMs: number; run: ReturnType<typeof createRun>;
-}) {
+function createTurns(
+  deps: Pick<JobRunnerDeps, 'leases' | 'clock'> & {
+    log: FastifyBaseLogger;
+    holder: string;
+    leaseMs: number;
+    run: ReturnType<typeof createRun>;
+  },
+) {
   const { leases, clock, log, holder, leaseMs, run } = deps;
   const running = new Map<string, Promise<JobAttempt>>();
 
@@ -197,13 +205,16 @@ function createRun(
     let lost = false;
     let done = false;
     const beat = setInterval(() => {
-      leases.renew(job.name, holder, startedAt, clock.now() + deps.leaseMs).then((mine) => {
-        // A heartbeat answered after the run let its lease go finds none: nothing was lost.
-        if (!mine && !lost && !done) {
-          log.warn({ job: job.name }, 'background job lease lost: another instance may run it too');
-        }
-        lost ||= !mine;
-      }, (err: unknown) => log.error({ err, job: job.name }, 'could not renew a background job lease'));
+      leases.renew(job.name, holder, startedAt, clock.now() + deps.leaseMs).then(
+        (mine) => {
+          // A heartbeat answered after the run let its lease go finds none: nothing was lost.
+          if (!mine && !lost && !done) {
+            log.warn({ job: job.name }, 'background job lease lost: another instance may run it too');
+          }
+          lost ||= !mine;
+        },
+        (err: unknown) => log.error({ err, job: job.name }, 'could not renew a background job lease'),
+      );
     }, deps.heartbeatMs);
     beat.unref();
     try {

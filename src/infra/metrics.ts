@@ -46,34 +46,58 @@ interface ClickSeries {
 }
 
 const CLICK_SERIES: ClickSeries[] = [
-  { name: 'ferry_click_queue_depth', kind: 'gauge', help: 'Clicks waiting in the queue to be written', value: (s) => s.depth },
   {
-    name: 'ferry_click_flush_lag_seconds', kind: 'gauge', value: (_s, lag) => lag,
+    name: 'ferry_click_queue_depth',
+    kind: 'gauge',
+    help: 'Clicks waiting in the queue to be written',
+    value: (s) => s.depth,
+  },
+  {
+    name: 'ferry_click_flush_lag_seconds',
+    kind: 'gauge',
+    value: (_s, lag) => lag,
     help: 'Seconds since the last successful click flush while clicks are waiting (0 when the queue is empty)',
   },
-  { name: 'ferry_clicks_dropped_total', kind: 'counter', help: 'Clicks dropped because the click queue was full', value: (s) => s.dropped },
   {
-    name: 'ferry_clicks_fallback_total', kind: 'counter', value: (s) => s.fellBack ?? 0,
+    name: 'ferry_clicks_dropped_total',
+    kind: 'counter',
+    help: 'Clicks dropped because the click queue was full',
+    value: (s) => s.dropped,
+  },
+  {
+    name: 'ferry_clicks_fallback_total',
+    kind: 'counter',
+    value: (s) => s.fellBack ?? 0,
     help: 'Clicks diverted to the in-process fallback queue because the Redis click stream was unavailable',
   },
   {
-    name: 'ferry_click_stream_backlog', kind: 'gauge', value: (s) => s.stream?.backlog ?? 0,
+    name: 'ferry_click_stream_backlog',
+    kind: 'gauge',
+    value: (s) => s.stream?.backlog ?? 0,
     help: 'Clicks in the Redis click stream not yet written (all instances; scale-out only, else 0)',
   },
   {
-    name: 'ferry_click_journal_replaying', kind: 'gauge', value: (s) => (s.journalReplaying ? 1 : 0),
+    name: 'ferry_click_journal_replaying',
+    kind: 'gauge',
+    value: (s) => (s.journalReplaying ? 1 : 0),
     help: '1 until the clicks an earlier process left in the click journal are written: the background replay runs, or failed and the next start writes them (statistics lag meanwhile; embedded engine only, else 0)',
   },
   {
-    name: 'ferry_click_journal_degraded', kind: 'gauge', value: (s) => (s.journalDegraded ? 1 : 0),
+    name: 'ferry_click_journal_degraded',
+    kind: 'gauge',
+    value: (s) => (s.journalDegraded ? 1 : 0),
     help: '1 while the click journal cannot write (a full or failing disk): the clicks since are held in memory only, and a process kill loses them (embedded engine only, else 0)',
   },
   {
-    name: 'ferry_clicks_unjournaled_total', kind: 'counter', value: (s) => s.unjournaledClicks ?? 0,
+    name: 'ferry_clicks_unjournaled_total',
+    kind: 'counter',
+    value: (s) => s.unjournaledClicks ?? 0,
     help: 'Clicks the click journal could not write (a full or failing disk); they stay queued in memory and are written to the database once it can write',
   },
   {
-    name: 'ferry_click_stream_consumers', kind: 'gauge', value: (s) => s.stream?.consumers ?? 0,
+    name: 'ferry_click_stream_consumers',
+    kind: 'gauge',
+    value: (s) => s.stream?.consumers ?? 0,
     help: 'Consumers of the Redis click stream seen alive in the last 30 s (scale-out only, else 0)',
   },
 ];
@@ -191,14 +215,18 @@ function registerClickSeries(registers: Registry[], read: () => { stats: ClickQu
     const { name, help } = series;
     if (series.kind === 'gauge') {
       new Gauge({
-        name, help, registers,
+        name,
+        help,
+        registers,
         collect() {
           this.set(value());
         },
       });
     } else {
       new Counter({
-        name, help, registers,
+        name,
+        help,
+        registers,
         collect() {
           this.reset();
           this.inc(value());

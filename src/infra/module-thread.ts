@@ -57,8 +57,16 @@ function build(source: string, bundle: string, stamp: string): void {
   const esbuild = createRequire(import.meta.url)('esbuild') as typeof Esbuild;
   const root = path.dirname(fileURLToPath(new URL('../../package.json', import.meta.url)));
   const result = esbuild.buildSync({
-    entryPoints: [source], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
-    write: false, metafile: true, logLevel: 'silent', absWorkingDir: root,
+    entryPoints: [source],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    absWorkingDir: root,
   });
   const inputs: Inputs = {};
   for (const file of Object.keys(result.metafile.inputs)) {

@@ -25,7 +25,10 @@ export function createHostResolver(opts: { dnsServers: readonly string[]; timeou
     signal.addEventListener('abort', cancel, { once: true });
     try {
       const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
-      const addresses = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+      const addresses = [
+        ...(v4.status === 'fulfilled' ? v4.value : []),
+        ...(v6.status === 'fulfilled' ? v6.value : []),
+      ];
       if (addresses.length) return addresses;
       const errors = [v4, v6].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
       const detail = `${hostname}: ${errors.map(describeError).join('; ') || 'no A or AAAA record'}`;

@@ -49,7 +49,10 @@ export class OutboundError extends Error {
    * @param failure what went wrong, for the caller's decisions and its own wording
    * @param detail for the log only: the address tried, the system's error code; never shown to a user
    */
-  constructor(readonly failure: OutboundFailure, readonly detail: string) {
+  constructor(
+    readonly failure: OutboundFailure,
+    readonly detail: string,
+  ) {
     super(USER_TEXT[failure]);
   }
 }
@@ -57,7 +60,8 @@ export class OutboundError extends Error {
 /** The failure a system error of a connection stands for (`code` of Node's errors). */
 export function connectionFailure(err: unknown): OutboundFailure {
   const code = (err as { code?: string }).code ?? '';
-  if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || code.includes('CERT') || code === 'EPROTO') return 'tls';
+  if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || code.includes('CERT') || code === 'EPROTO')
+    return 'tls';
   if (code.startsWith('HPE_')) return 'bad-response';
   return 'unreachable';
 }

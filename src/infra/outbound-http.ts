@@ -66,7 +66,9 @@ const ORIGIN_BOUND = new Set(['authorization', 'cookie', 'proxy-authorization'])
 
 /** Never called: the request connects to an IP literal. If Node ever asked, no second lookup may answer. */
 const noSecondLookup: LookupFunction = (hostname, _options, callback) => {
-  const err = Object.assign(new Error(`no lookup of ${hostname}: the address was resolved and checked before`), { code: 'ENOTFOUND' });
+  const err = Object.assign(new Error(`no lookup of ${hostname}: the address was resolved and checked before`), {
+    code: 'ENOTFOUND',
+  });
   callback(err, '', 4);
 };
 
@@ -77,7 +79,8 @@ function parseTarget(raw: string, base?: URL): URL {
   } catch {
     throw new OutboundError('bad-url', `not a URL: ${raw.slice(0, 200)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('bad-url', `scheme ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OutboundError('bad-url', `scheme ${url.protocol}`);
   if (url.username || url.password) throw new OutboundError('bad-url', 'credentials in the URL');
   return url;
 }
@@ -128,7 +131,8 @@ function readBody(res: IncomingMessage, hop: Hop, req: OutboundRequest, finish: 
     size += chunk.length;
   });
   res.on('end', () => finish({ ...base, body: Buffer.concat(chunks), truncated: false }));
-  const cutOff = (why: string) => finish(new OutboundError('unreachable', `${hop.address}: the answer was cut off${why}`));
+  const cutOff = (why: string) =>
+    finish(new OutboundError('unreachable', `${hop.address}: the answer was cut off${why}`));
   res.on('error', (err) => cutOff(` (${describeError(err)})`));
   res.on('aborted', () => cutOff(''));
 }
@@ -153,16 +157,25 @@ function exchange(hop: Hop, req: OutboundRequest, signal: AbortSignal): Promise<
     const secure = hop.url.protocol === 'https:';
     let request: http.ClientRequest;
     try {
-      request = (secure ? https : http).request({
-        host: hop.address, port: hop.url.port || (secure ? 443 : 80), path: `${hop.url.pathname}${hop.url.search}`,
-        method: hop.method, agent: false, lookup: noSecondLookup, headers: hop.headers,
-        // TLS: the name the certificate must match, and SNI (never an IP literal there).
-        ...(secure && literalAddress(hop.url.hostname) === null ? { servername: hop.url.hostname } : {}),
-      }, (res) => {
-        response = res;
-        readBody(res, hop, req, finish);
-      });
-    } catch (err) { // a header value Node refuses: the caller's mistake, nothing was sent
+      request = (secure ? https : http).request(
+        {
+          host: hop.address,
+          port: hop.url.port || (secure ? 443 : 80),
+          path: `${hop.url.pathname}${hop.url.search}`,
+          method: hop.method,
+          agent: false,
+          lookup: noSecondLookup,
+          headers: hop.headers,
+          // TLS: the name the certificate must match, and SNI (never an IP literal there).
+          ...(secure && literalAddress(hop.url.hostname) === null ? { servername: hop.url.hostname } : {}),
+        },
+        (res) => {
+          response = res;
+          readBody(res, hop, req, finish);
+        },
+      );
+    } catch (err) {
+      // a header value Node refuses: the caller's mistake, nothing was sent
       return reject(new OutboundError('bad-url', `${where}: ${describeError(err)}`));
     }
     request.on('error', (err) => finish(new OutboundError(connectionFailure(err), `${where}: ${describeError(err)}`)));
@@ -174,11 +187,13 @@ function exchange(hop: Hop, req: OutboundRequest, signal: AbortSignal): Promise<
 /** What the next hop sends: a 303, and a 301/302 after a POST, go on as a GET without body. */
 function nextHop(hop: Hop, status: number, next: URL): Pick<Hop, 'method' | 'headers' | 'body'> {
   const asGet = status === 303 || ((status === 301 || status === 302) && hop.method === 'POST');
-  const headers = Object.fromEntries(Object.entries(hop.headers).filter(([k]) => {
-    const key = k.toLowerCase();
-    if (key === 'host' || (asGet && key === 'content-length')) return false;
-    return next.origin === hop.url.origin || !ORIGIN_BOUND.has(key);
-  }));
+  const headers = Object.fromEntries(
+    Object.entries(hop.headers).filter(([k]) => {
+      const key = k.toLowerCase();
+      if (key === 'host' || (asGet && key === 'content-length')) return false;
+      return next.origin === hop.url.origin || !ORIGIN_BOUND.has(key);
+    }),
+  );
   if (!asGet) return { method: hop.method, headers, body: hop.body };
   return { method: hop.method === 'HEAD' ? 'HEAD' : 'GET', headers, body: undefined };
 }
@@ -186,7 +201,11 @@ function nextHop(hop: Hop, status: number, next: URL): Pick<Hop, 'method' | 'hea
 /** Headers Ferry sets itself: the URL's Host, the body's length, one request per connection. */
 const OWN_HEADERS = new Set(['host', 'content-length', 'connection']);
 
-function requestHeaders(url: URL, headers: Readonly<Record<string, string>>, body: Hop['body']): Record<string, string> {
+function requestHeaders(
+  url: URL,
+  headers: Readonly<Record<string, string>>,
+  body: Hop['body'],
+): Record<string, string> {
   const own = Object.fromEntries(Object.entries(headers).filter(([k]) => !OWN_HEADERS.has(k.toLowerCase())));
   const size = body === undefined ? null : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   const length: Record<string, string> = size === null ? {} : { 'content-length': String(size) };
@@ -204,9 +223,10 @@ export function createOutboundHttp(opts: OutboundHttpOptions = {}): OutboundHttp
   const resolve = opts.resolve ?? createHostResolver({ dnsServers: opts.dnsServers ?? [] });
   const addressOf = async (url: URL, req: OutboundRequest, signal: AbortSignal): Promise<string> => {
     const literal = literalAddress(url.hostname);
-    const addresses = literal !== null
-      ? [literal]
-      : await beforeStop(resolve(url.hostname, signal), signal, () => stopped(signal, req.signal, url.hostname));
+    const addresses =
+      literal !== null
+        ? [literal]
+        : await beforeStop(resolve(url.hostname, signal), signal, () => stopped(signal, req.signal, url.hostname));
     return checkedAddress(url.hostname, addresses, req.allowPrivate === true);
   };
 
@@ -219,7 +239,9 @@ export function createOutboundHttp(opts: OutboundHttpOptions = {}): OutboundHttp
         maxRedirects > 0 && REDIRECTS.has(status) && typeof headers.location === 'string';
       let url = parseTarget(req.url);
       let sent: Pick<Hop, 'method' | 'headers' | 'body'> = {
-        method: req.method ?? 'GET', headers: requestHeaders(url, req.headers ?? {}, req.body), body: req.body,
+        method: req.method ?? 'GET',
+        headers: requestHeaders(url, req.headers ?? {}, req.body),
+        body: req.body,
       };
       for (let hops = 0; ; hops += 1) {
         const hop: Hop = { url, address: await addressOf(url, req, signal), ...sent, skipBody: follows };

@@ -63,7 +63,9 @@ interface Listening {
  */
 async function listen(opts: PgOutboxFeedOptions, trustMs: number): Promise<Listening> {
   const c = new pg.Client({
-    connectionString: opts.connectionString, application_name: 'ferry-link-cache', keepAlive: true,
+    connectionString: opts.connectionString,
+    application_name: 'ferry-link-cache',
+    keepAlive: true,
     query_timeout: trustMs,
   });
   c.on('error', () => undefined); // a broken connection fails the next heartbeat, which replaces it

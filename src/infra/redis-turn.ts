@@ -99,7 +99,11 @@ export class RedisTurn {
   private carries = false;
 
   constructor(client: Redis) {
-    this.redis = client.duplicate({ enableOfflineQueue: false, enableAutoPipelining: true, commandTimeout: TURN_TIMEOUT_MS });
+    this.redis = client.duplicate({
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      commandTimeout: TURN_TIMEOUT_MS,
+    });
     this.redis.defineCommand('ferryTurn', { lua: TURN_SCRIPT });
     this.run = (this.redis as unknown as { ferryTurn: TurnCommand }).ferryTurn.bind(this.redis);
   }
@@ -183,10 +187,15 @@ export class RedisTurn {
       else args.push(keys.indexOf(a.gate.key) + 1, a.gate.place);
     }
     const expected = 2 * keys.length + appends.length;
-    this.run(keys.length + streams.length, ...args).then(
-      (out) => (Array.isArray(out) && out.length === expected ? settle(counters, appends, out) : fail(counters, appends, new Error('unexpected reply'))),
-      (err: unknown) => fail(counters, appends, err),
-    ).finally(done);
+    this.run(keys.length + streams.length, ...args)
+      .then(
+        (out) =>
+          Array.isArray(out) && out.length === expected
+            ? settle(counters, appends, out)
+            : fail(counters, appends, new Error('unexpected reply')),
+        (err: unknown) => fail(counters, appends, err),
+      )
+      .finally(done);
   };
 }
 

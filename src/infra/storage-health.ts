@@ -49,19 +49,22 @@ export function createStorageHealth(opts: { dataDir: string | null; now?: () => 
       const started = now();
       if (opts.dataDir !== null) {
         const stats = await statfs(opts.dataDir).catch(() => null);
-        if (stats && stats.bavail * stats.bsize < MIN_FREE_BYTES) throw new NotReadyError(`the storage under DATA_DIR is full (${stats.bavail * stats.bsize} bytes free)`);
+        if (stats && stats.bavail * stats.bsize < MIN_FREE_BYTES)
+          throw new NotReadyError(`the storage under DATA_DIR is full (${stats.bavail * stats.bsize} bytes free)`);
         try {
           await probeWrite(opts.dataDir);
         } catch (err) {
           const code = (err as { code?: string }).code;
-          if (code !== undefined && STORAGE_ERRNO.has(code)) throw new NotReadyError(`the storage under DATA_DIR refuses writes (${code})`);
+          if (code !== undefined && STORAGE_ERRNO.has(code))
+            throw new NotReadyError(`the storage under DATA_DIR refuses writes (${code})`);
           throw err;
         }
         // The probe wrote and synced after the last failure: writes land again.
         if (failedAt < started) failedAt = Number.NEGATIVE_INFINITY;
       }
       const ago = now() - failedAt;
-      if (ago < FAILURE_WINDOW_MS) throw new NotReadyError(`a write failed ${Math.round(ago / 1000)} s ago: the storage is full or read-only`);
+      if (ago < FAILURE_WINDOW_MS)
+        throw new NotReadyError(`a write failed ${Math.round(ago / 1000)} s ago: the storage is full or read-only`);
     },
   };
 }

@@ -28,4 +28,5 @@ export function negotiate(accept: string | undefined, offers: readonly string[])
 const VENDOR_JSON = /application\/vnd\.ferry\.v[^+;,\s]*\+json/gi;
 
 /** The Accept header with the version's vendor media types read as application/json (for `negotiate`). */
-export const vendorJsonAsJson = (accept: string | undefined): string | undefined => accept?.replace(VENDOR_JSON, 'application/json');
+export const vendorJsonAsJson = (accept: string | undefined): string | undefined =>
+  accept?.replace(VENDOR_JSON, 'application/json');

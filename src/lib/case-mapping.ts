@@ -9,7 +9,11 @@ export const toCamel = (name: string): string => name.replace(/_([a-z0-9])/g, (_
 export const toSnake = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** A deep copy of a JSON schema whose object property names (and `required`) are renamed; `$id` replaced. */
-export function renameSchemaProperties<T extends TSchema>(schema: T, rename: (n: string) => string, $id?: string): TSchema {
+export function renameSchemaProperties<T extends TSchema>(
+  schema: T,
+  rename: (n: string) => string,
+  $id?: string,
+): TSchema {
   const walk = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(walk);
     if (node === null || typeof node !== 'object') return node;

@@ -16,7 +16,11 @@ export const MAX_MESSAGE_LENGTH = 1024;
 
 export const ErrorDetailSchema = Type.Object(
   {
-    field: Type.String({ maxLength: MAX_FIELD_LENGTH, pattern: NO_CONTROL_CHARACTERS, description: 'The body field, query parameter or header, named as the client sent it' }),
+    field: Type.String({
+      maxLength: MAX_FIELD_LENGTH,
+      pattern: NO_CONTROL_CHARACTERS,
+      description: 'The body field, query parameter or header, named as the client sent it',
+    }),
     message: Type.String({ maxLength: MAX_MESSAGE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),
   },
   { $id: 'ErrorDetail', additionalProperties: false },
@@ -28,21 +32,47 @@ export const ErrorEnvelopeSchema = Type.Object(
       {
         code: Type.Union(
           [
-            'VALIDATION_ERROR', 'MALFORMED_JSON', 'UNAUTHENTICATED', 'FORBIDDEN', 'INSUFFICIENT_SCOPE', 'NOT_FOUND', 'METHOD_NOT_ALLOWED',
-            'NOT_ACCEPTABLE', 'CONFLICT', 'VERSION_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE', 'LINK_EXPIRED',
-            'LINK_EXHAUSTED', 'LINK_PASSWORD_REQUIRED',
-            'PRECONDITION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'IDEMPOTENCY_KEY_REUSED',
-            'ACCOUNT_NOT_ACTIVE', 'DOMAIN_NOT_VERIFIED', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE',
+            'VALIDATION_ERROR',
+            'MALFORMED_JSON',
+            'UNAUTHENTICATED',
+            'FORBIDDEN',
+            'INSUFFICIENT_SCOPE',
+            'NOT_FOUND',
+            'METHOD_NOT_ALLOWED',
+            'NOT_ACCEPTABLE',
+            'CONFLICT',
+            'VERSION_CONFLICT',
+            'IDEMPOTENCY_KEY_IN_USE',
+            'LINK_EXPIRED',
+            'LINK_EXHAUSTED',
+            'LINK_PASSWORD_REQUIRED',
+            'PRECONDITION_FAILED',
+            'PAYLOAD_TOO_LARGE',
+            'UNSUPPORTED_MEDIA_TYPE',
+            'IDEMPOTENCY_KEY_REUSED',
+            'ACCOUNT_NOT_ACTIVE',
+            'DOMAIN_NOT_VERIFIED',
+            'RATE_LIMITED',
+            'INTERNAL_ERROR',
+            'SERVICE_UNAVAILABLE',
             // Running an instance for other people (SPEC §18).
-            'REGISTRATION_CLOSED', 'LINK_DISABLED', 'DESTINATION_BLOCKED',
+            'REGISTRATION_CLOSED',
+            'LINK_DISABLED',
+            'DESTINATION_BLOCKED',
             // Faults and abuse (SPEC §17): the last active admin stays one; the data directory's disk is full or read-only.
-            'LAST_ADMIN', 'STORAGE_UNAVAILABLE',
+            'LAST_ADMIN',
+            'STORAGE_UNAVAILABLE',
             // Answered before routing, by the HTTP layer (SPEC §12): a request that stalls, a URL or headers too large.
-            'REQUEST_TIMEOUT', 'URI_TOO_LONG', 'REQUEST_HEADERS_TOO_LARGE',
+            'REQUEST_TIMEOUT',
+            'URI_TOO_LONG',
+            'REQUEST_HEADERS_TOO_LARGE',
           ].map((c) => Type.Literal(c)),
         ),
         message: Type.String({ maxLength: MAX_MESSAGE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),
-        details: Type.Array(Type.Ref('ErrorDetail'), { maxItems: MAX_ERROR_DETAILS, description: `One item per offending field (at most ${MAX_ERROR_DETAILS})` }),
+        details: Type.Array(Type.Ref('ErrorDetail'), {
+          maxItems: MAX_ERROR_DETAILS,
+          description: `One item per offending field (at most ${MAX_ERROR_DETAILS})`,
+        }),
       },
       { additionalProperties: false },
     ),
@@ -105,9 +135,12 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 export const isoTime = (ms: number): string => new Date(ms).toISOString();
 
 /** Bounded building blocks: every integer, string and array in the document says how large it may be. */
-export const Id = (description = 'A 64-bit id (at most 2^53-1)') => Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
-export const Count = (description: string) => Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+export const Id = (description = 'A 64-bit id (at most 2^53-1)') =>
+  Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
+export const Count = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 /** ISO 8601 (RFC 3339); the API answers UTC with milliseconds and `Z` (24 characters). */
-export const Instant = (description = 'ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z') => Type.String({ format: 'date-time', maxLength: 35, description });
+export const Instant = (description = 'ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z') =>
+  Type.String({ format: 'date-time', maxLength: 35, description });
 
 export const IdParam = Id();

@@ -28,7 +28,11 @@ const escapeReversibly = (value: string): string => (ESCAPED_FORMULA.test(value)
  * pulled one at a time as the client takes the text (backpressure through the pipeline), so an export holds
  * one chunk in memory whatever its size; a failed read or a client gone ends the whole pipeline.
  */
-export function csvStream(header: readonly string[], chunks: AsyncIterable<ReadonlyArray<readonly CsvCell[]>>, formulas: FormulaPolicy): Stringifier {
+export function csvStream(
+  header: readonly string[],
+  chunks: AsyncIterable<ReadonlyArray<readonly CsvCell[]>>,
+  formulas: FormulaPolicy,
+): Stringifier {
   const out = stringify({
     record_delimiter: 'windows',
     escape_formulas: formulas === 'neutralise',
@@ -50,7 +54,10 @@ export function csvStream(header: readonly string[], chunks: AsyncIterable<Reado
  * one telling that more follow; `keyOf` gives the row's sort value for the next query's keyset.
  */
 export async function* keysetChunks<Row extends { id: number }>(
-  list: ResolvedList, size: number, fetch: (list: ResolvedList) => Promise<Row[]>, keyOf: (row: Row) => string | number,
+  list: ResolvedList,
+  size: number,
+  fetch: (list: ResolvedList) => Promise<Row[]>,
+  keyOf: (row: Row) => string | number,
 ): AsyncGenerator<Row[]> {
   let page: ResolvedList = { ...list, mode: 'cursor', limit: size, after: null };
   for (;;) {

@@ -48,7 +48,8 @@ export const int = (defaultValue: number, minimum: number, maximum: number, desc
   Type.Integer({ default: defaultValue, minimum, maximum, description });
 
 /** A boolean variable with its default. */
-export const flag = (defaultValue: boolean, description: string) => Type.Boolean({ default: defaultValue, description });
+export const flag = (defaultValue: boolean, description: string) =>
+  Type.Boolean({ default: defaultValue, description });
 
 /** Spellings a schema's type does not imply; each returns the value or throws the rule after "must". */
 const readers = {
@@ -67,12 +68,14 @@ const readers = {
   /** an ISO 8601 date or date-time, as epoch milliseconds */
   instant: (raw: string): number => {
     const ms = Date.parse(raw);
-    if (!/^\d{4}-\d\d-\d\d/.test(raw) || Number.isNaN(ms)) throw new Error('be an ISO 8601 date or date-time, e.g. 2027-01-01T00:00:00Z');
+    if (!/^\d{4}-\d\d-\d\d/.test(raw) || Number.isNaN(ms))
+      throw new Error('be an ISO 8601 date or date-time, e.g. 2027-01-01T00:00:00Z');
     return ms;
   },
   /** an HTTP header name, lower case */
   headerName: (raw: string): string => {
-    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(raw.trim())) throw new Error('be an HTTP header name such as CF-IPCountry');
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(raw.trim()))
+      throw new Error('be an HTTP header name such as CF-IPCountry');
     return raw.trim().toLowerCase();
   },
   /** Fastify's trustProxy: true/false, a hop count, or addresses/CIDRs (or loopback, linklocal, uniquelocal) */
@@ -85,7 +88,10 @@ const readers = {
   },
   /** a comma-separated list of origins (scheme://host[:port]) or * */
   origins: (raw: string): string[] => {
-    const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    const list = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const o of list) {
       if (o === '*') continue;
       const rule = `be a comma-separated list of origins (scheme://host[:port]) or *; got ${o}`;
@@ -101,12 +107,18 @@ const readers = {
   },
   /** IP addresses with an optional port (`host[:port]`, IPv6 as `[addr]:port`), comma-separated; a resolver named by a host name would need a resolver first */
   dnsServers: (raw: string): string[] => {
-    const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    const list = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const entry of list) {
       const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+))(?::(\d{1,5}))?$/.exec(entry) ?? /^([0-9a-fA-F:]+)$/.exec(entry);
       const address = m?.[1] ?? m?.[2];
       const port = m?.[3] === undefined ? 53 : Number(m[3]);
-      if (!address || isIP(address) === 0 || port < 1 || port > 65535) throw new Error(`be a comma-separated list of IP addresses with an optional port (127.0.0.1:5353, [::1]:53); got ${entry}`);
+      if (!address || isIP(address) === 0 || port < 1 || port > 65535)
+        throw new Error(
+          `be a comma-separated list of IP addresses with an optional port (127.0.0.1:5353, [::1]:53); got ${entry}`,
+        );
     }
     return list;
   },
@@ -183,11 +195,14 @@ export function readVariable(schema: TSchema, raw: string): unknown {
 
 /** Lengths count UTF-16 units, as JavaScript's `length` does; a string without other bounds must not be blank. */
 function stringBreaksRule(s: VariableSchema, raw: string): boolean {
-  const bounded = s.pattern !== undefined || s.minBytes !== undefined || s.minLength !== undefined || s.maxLength !== undefined;
+  const bounded =
+    s.pattern !== undefined || s.minBytes !== undefined || s.minLength !== undefined || s.maxLength !== undefined;
   if (!bounded) return raw.trim() === '';
   if (s.pattern !== undefined && !new RegExp(s.pattern).test(raw)) return true;
   if (s.minBytes !== undefined && Buffer.byteLength(raw, 'utf8') < s.minBytes) return true;
-  return (s.minLength !== undefined && raw.length < s.minLength) || (s.maxLength !== undefined && raw.length > s.maxLength);
+  return (
+    (s.minLength !== undefined && raw.length < s.minLength) || (s.maxLength !== undefined && raw.length > s.maxLength)
+  );
 }
 
 /**
@@ -214,8 +229,12 @@ export function variablesTable(variables: Record<string, TSchema>): string {
   const cell = (text: string) => text.replace(/\|/g, '\\|');
   const rows = Object.entries(variables).map(([name, schema]) => {
     const s = schema as VariableSchema;
-    const shown = s.documentedDefault ?? (s.default === null ? 'unset' : `\`${Array.isArray(s.default) ? s.default.join(',') : String(s.default)}\``);
-    const rule = ruleOf(s).replace(/^be /, '').replace(/^not be /, 'not ');
+    const shown =
+      s.documentedDefault ??
+      (s.default === null ? 'unset' : `\`${Array.isArray(s.default) ? s.default.join(',') : String(s.default)}\``);
+    const rule = ruleOf(s)
+      .replace(/^be /, '')
+      .replace(/^not be /, 'not ');
     const secret = s.secret === true ? `${s.description.endsWith('.') ? '' : '.'} Secret: never printed.` : '';
     return `| \`${name}\` | ${cell(shown === '``' ? 'empty' : shown)} | ${cell(rule)} | ${cell(s.description)}${secret} |`;
   });

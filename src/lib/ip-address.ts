@@ -15,8 +15,11 @@ function ipv6Groups(text: string): number[] | null {
   const bare = text.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
   if (!isIPv6(bare)) return null;
   // A dotted IPv4 tail is two groups written another way.
-  const v6 = bare.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, a: string, b: string, c: string, d: string) =>
-    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`);
+  const v6 = bare.replace(
+    /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
+    (_m, a: string, b: string, c: string, d: string) =>
+      `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
+  );
   const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
   if (!v6.includes('::')) return parse(v6);
   const [left, right] = v6.split('::') as [string, string];
@@ -56,19 +59,60 @@ export function canonicalAddress(host: string): string | null {
 }
 
 /** What kind of address it is, for the rule "never connect inside unless allowed". */
-export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'cgnat' | 'multicast' | 'unspecified' | 'reserved';
+export type AddressClass =
+  'public' | 'loopback' | 'private' | 'link-local' | 'cgnat' | 'multicast' | 'unspecified' | 'reserved';
 
 const ranges: Array<[AddressClass, BlockList]> = (() => {
   const table: Array<[AddressClass, Array<[string, number, 'ipv4' | 'ipv6']>]> = [
-    ['unspecified', [['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]],
-    ['loopback', [['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']]],
-    ['private', [['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['fc00::', 7, 'ipv6']]],
-    ['link-local', [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]],
+    [
+      'unspecified',
+      [
+        ['0.0.0.0', 8, 'ipv4'],
+        ['::', 128, 'ipv6'],
+      ],
+    ],
+    [
+      'loopback',
+      [
+        ['127.0.0.0', 8, 'ipv4'],
+        ['::1', 128, 'ipv6'],
+      ],
+    ],
+    [
+      'private',
+      [
+        ['10.0.0.0', 8, 'ipv4'],
+        ['172.16.0.0', 12, 'ipv4'],
+        ['192.168.0.0', 16, 'ipv4'],
+        ['fc00::', 7, 'ipv6'],
+      ],
+    ],
+    [
+      'link-local',
+      [
+        ['169.254.0.0', 16, 'ipv4'],
+        ['fe80::', 10, 'ipv6'],
+      ],
+    ],
     ['cgnat', [['100.64.0.0', 10, 'ipv4']]],
-    ['multicast', [['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']]],
+    [
+      'multicast',
+      [
+        ['224.0.0.0', 4, 'ipv4'],
+        ['ff00::', 8, 'ipv6'],
+      ],
+    ],
     // IETF protocol assignments, benchmarking, the old site-local range, 240/4 and broadcast: nothing a
     // public service answers on.
-    ['reserved', [['192.0.0.0', 24, 'ipv4'], ['198.18.0.0', 15, 'ipv4'], ['240.0.0.0', 4, 'ipv4'], ['fec0::', 10, 'ipv6']]],
+    [
+      'reserved',
+      [
+        ['192.0.0.0', 24, 'ipv4'],
+        ['198.18.0.0', 15, 'ipv4'],
+        ['240.0.0.0', 4, 'ipv4'],
+        ['fec0::', 10, 'ipv6'],
+      ],
+    ],
   ];
   return table.map(([cls, subnets]) => {
     const list = new BlockList();

@@ -21,5 +21,12 @@ export const LinkCodeParams = Type.Object({ code: shortCode() }, { additionalPro
  * Shared like the code itself.
  */
 export const domainQuery = {
-  domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$', description: 'The domain of the code (absent: the default domain)' })),
+  domain: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: '^[^\\s/:@]+$',
+      description: 'The domain of the code (absent: the default domain)',
+    }),
+  ),
 };

@@ -21,14 +21,37 @@ export interface ListQuery {
 
 /** Query-string schema pieces; a route adds its `sort` enum and filters. */
 export const paginationQuery = {
-  page: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 1_000_000, description: 'Page mode: page number (default 1)' })),
-  limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, description: 'Items per page (default 20)' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_.-]+$', description: 'Cursor mode: the nextCursor of the previous page' })),
-  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Sort direction (default asc)' })),
+  page: Type.Optional(
+    Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: 1_000_000,
+      description: 'Page mode: page number (default 1)',
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({ format: 'int32', minimum: 1, maximum: 100, description: 'Items per page (default 20)' }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      pattern: '^[A-Za-z0-9_.-]+$',
+      description: 'Cursor mode: the nextCursor of the previous page',
+    }),
+  ),
+  order: Type.Optional(
+    Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Sort direction (default asc)' }),
+  ),
 };
 
 export const sortQuery = (fields: readonly string[]) =>
-  Type.Optional(Type.Union(fields.map((f) => Type.Literal(f)), { description: `Sort field (default ${fields[0]})` }));
+  Type.Optional(
+    Type.Union(
+      fields.map((f) => Type.Literal(f)),
+      { description: `Sort field (default ${fields[0]})` },
+    ),
+  );
 
 interface CursorPayload {
   /** binding: sort, order and filters the cursor belongs to */
@@ -63,7 +86,10 @@ export interface PageResult<T> {
  * What every list route answers with one page: the page's RFC 8288 `Link` header (next/prev/first/last), when
  * it has a relation to give, set on `reply`, and the body `{ data, pagination }` returned for the route to send.
  */
-export function sendPage<T>(reply: Pick<FastifyReply, 'header'>, page: PageResult<T>): Pick<PageResult<T>, 'data' | 'pagination'> {
+export function sendPage<T>(
+  reply: Pick<FastifyReply, 'header'>,
+  page: PageResult<T>,
+): Pick<PageResult<T>, 'data' | 'pagination'> {
   if (page.link) reply.header('link', page.link);
   return { data: page.data, pagination: page.pagination };
 }
@@ -81,7 +107,10 @@ export class Paginator {
   }
 
   decode(cursor: string, binding: string): CursorPayload {
-    const bad = () => new AppError('VALIDATION_ERROR', 'Invalid cursor', [{ field: 'cursor', message: 'is not a cursor this collection issued' }]);
+    const bad = () =>
+      new AppError('VALIDATION_ERROR', 'Invalid cursor', [
+        { field: 'cursor', message: 'is not a cursor this collection issued' },
+      ]);
     const parts = cursor.split('.');
     const [body, mac] = parts;
     if (parts.length !== 2 || !body || !mac) throw bad();
@@ -107,17 +136,29 @@ export class Paginator {
    * the active filters (bound into cursors). `cursorOnly` is for API versions without page mode. Columns in
    * `nullIsLast` may hold null, which sorts as the largest value (a link that never expires expires last).
    */
-  resolve(query: ListQuery, columns: Record<string, string>, filters: Record<string, unknown>, cursorOnly = false, nullIsLast: readonly string[] = []): ResolvedList {
+  resolve(
+    query: ListQuery,
+    columns: Record<string, string>,
+    filters: Record<string, unknown>,
+    cursorOnly = false,
+    nullIsLast: readonly string[] = [],
+  ): ResolvedList {
     if (query.cursor !== undefined && query.page !== undefined) {
-      throw new AppError('VALIDATION_ERROR', 'Use either page or cursor, not both', [{ field: 'cursor', message: 'cannot be combined with page' }]);
+      throw new AppError('VALIDATION_ERROR', 'Use either page or cursor, not both', [
+        { field: 'cursor', message: 'cannot be combined with page' },
+      ]);
     }
     if (cursorOnly && query.page !== undefined) {
-      throw new AppError('VALIDATION_ERROR', 'This version pages by cursor only', [{ field: 'page', message: 'is not supported; use cursor' }]);
+      throw new AppError('VALIDATION_ERROR', 'This version pages by cursor only', [
+        { field: 'page', message: 'is not supported; use cursor' },
+      ]);
     }
     const sortField = query.sort ?? Object.keys(columns)[0]!;
     const sortColumn = columns[sortField];
     if (!sortColumn) {
-      throw new AppError('VALIDATION_ERROR', 'Unknown sort field', [{ field: 'sort', message: `must be one of ${Object.keys(columns).join(', ')}` }]);
+      throw new AppError('VALIDATION_ERROR', 'Unknown sort field', [
+        { field: 'sort', message: `must be one of ${Object.keys(columns).join(', ')}` },
+      ]);
     }
     const order = query.order ?? 'asc';
     const binding = JSON.stringify([sortField, order, filters]);
@@ -139,7 +180,11 @@ export class Paginator {
    * Adds ordering, keyset and window to a query. Fetches one row more than the limit, to know whether a
    * next page exists without a second query.
    */
-  apply<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, list: ResolvedList, table: string): SelectQueryBuilder<DB, TB, O> {
+  apply<DB, TB extends keyof DB, O>(
+    qb: SelectQueryBuilder<DB, TB, O>,
+    list: ResolvedList,
+    table: string,
+  ): SelectQueryBuilder<DB, TB, O> {
     const ref = sql.ref(`${table}.${list.sortColumn}`);
     // A keyset needs a total order: null read as a value (coalesce) keeps `>` and `=` meaningful.
     const col = list.nullsAs === undefined ? ref : sql`coalesce(${ref}, ${list.nullsAs})`;
@@ -148,9 +193,10 @@ export class Paginator {
     let q = qb;
     if (list.after) {
       const { value, id: lastId } = list.after;
-      q = list.sortColumn === 'id'
-        ? q.where(sql<boolean>`${id} ${cmp} ${lastId}`)
-        : q.where(sql<boolean>`(${col} ${cmp} ${value} or (${col} = ${value} and ${id} ${cmp} ${lastId}))`);
+      q =
+        list.sortColumn === 'id'
+          ? q.where(sql<boolean>`${id} ${cmp} ${lastId}`)
+          : q.where(sql<boolean>`(${col} ${cmp} ${value} or (${col} = ${value} and ${id} ${cmp} ${lastId}))`);
     }
     const dir = sql.raw(list.order);
     q = q.orderBy(sql`${col} ${dir}`);
@@ -178,7 +224,10 @@ export class Paginator {
     if (list.mode === 'page') {
       const totalPages = Math.ceil((total ?? 0) / list.limit);
       if (list.page < totalPages) links.push(`${at({ page: String(list.page + 1), cursor: null })}; rel="next"`);
-      if (list.page > 1) links.push(`${at({ page: String(Math.min(list.page - 1, Math.max(totalPages, 1))), cursor: null })}; rel="prev"`);
+      if (list.page > 1)
+        links.push(
+          `${at({ page: String(Math.min(list.page - 1, Math.max(totalPages, 1))), cursor: null })}; rel="prev"`,
+        );
       links.push(`${at({ page: '1', cursor: null })}; rel="first"`);
       return {
         data: window.map(toItem),

@@ -6,7 +6,8 @@ import type { ErrorDetail } from './app-error.js';
  * query-string parser keeps such text as it is and the router reports only "bad URL", so the raw request
  * target is checked here once, before routing (plugins/versioning.ts rewriteUrl).
  */
-export const PERCENT_ENCODING_RULE = 'must be valid percent-encoding: each % starts an escape of two hex digits (e.g. %20), and the escapes form UTF-8';
+export const PERCENT_ENCODING_RULE =
+  'must be valid percent-encoding: each % starts an escape of two hex digits (e.g. %20), and the escapes form UTF-8';
 
 function decodes(text: string): boolean {
   if (!text.includes('%')) return true;

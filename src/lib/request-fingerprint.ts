@@ -29,6 +29,12 @@ export interface RequestShape {
  * the canonical body. Headers are not part of it (a retry may carry another request id or token).
  */
 export function requestFingerprint(r: RequestShape): string {
-  const text = canonicalJson({ method: r.method.toUpperCase(), route: r.route, params: r.params ?? {}, query: r.query ?? {}, body: r.body ?? null });
+  const text = canonicalJson({
+    method: r.method.toUpperCase(),
+    route: r.route,
+    params: r.params ?? {},
+    query: r.query ?? {},
+    body: r.body ?? null,
+  });
   return createHash('sha256').update(text).digest('hex');
 }

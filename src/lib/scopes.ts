@@ -9,9 +9,17 @@ export const SCOPES = ['links:read', 'links:write', 'stats:read', 'orders:read',
 export type Scope = (typeof SCOPES)[number];
 
 export const ScopeSchema = Type.Union(
-  [Type.Literal('links:read'), Type.Literal('links:write'), Type.Literal('stats:read'), Type.Literal('orders:read'), Type.Literal('orders:write'), Type.Literal('users:read')],
+  [
+    Type.Literal('links:read'),
+    Type.Literal('links:write'),
+    Type.Literal('stats:read'),
+    Type.Literal('orders:read'),
+    Type.Literal('orders:write'),
+    Type.Literal('users:read'),
+  ],
   { description: SCOPES.join(', ') },
 );
 // The schema and the list name the same scopes.
-const _sameScopes: [Static<typeof ScopeSchema>, Scope] extends [Scope, Static<typeof ScopeSchema>] ? true : never = true;
+const _sameScopes: [Static<typeof ScopeSchema>, Scope] extends [Scope, Static<typeof ScopeSchema>] ? true : never =
+  true;
 void _sameScopes;

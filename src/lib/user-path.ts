@@ -12,7 +12,9 @@ export const ME = 'me';
  * receives a number: the static type says so.
  */
 export const UserIdPathParam = Type.Unsafe<number>(
-  Type.Union([IdParam, Type.Literal(ME)], { description: "A user id (at most 2^53-1), or `me` for the caller's own id (a token is then required)" }),
+  Type.Union([IdParam, Type.Literal(ME)], {
+    description: "A user id (at most 2^53-1), or `me` for the caller's own id (a token is then required)",
+  }),
 );
 
 export const UserPathParams = Type.Object({ id: UserIdPathParam }, { additionalProperties: false });

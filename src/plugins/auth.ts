@@ -62,7 +62,8 @@ const insufficientScope = (scope: Scope): AppError =>
   });
 
 /** The bearer credential of an Authorization header, or undefined when there is none of that form. */
-export const bearerCredential = (header: string | undefined): string | undefined => (header === undefined ? undefined : BEARER.exec(header)?.[1]);
+export const bearerCredential = (header: string | undefined): string | undefined =>
+  header === undefined ? undefined : BEARER.exec(header)?.[1];
 export const isApiKeyCredential = (credential: string): boolean => credential.startsWith(API_KEY_PREFIX);
 
 /** The OpenAPI `security` of a policy: the JWT scheme, plus the API-key scheme with its scope where keys may act. */
@@ -100,7 +101,9 @@ async function authPlugin(app: FastifyInstance, opts: { authenticators: Authenti
     const credential = bearerCredential(header);
     if (!credential) throw unauthenticated('The Authorization header must be "Bearer <token>"', true);
     try {
-      return await (isApiKeyCredential(credential) ? opts.authenticators.apiKey(credential) : opts.authenticators.token(credential));
+      return await (isApiKeyCredential(credential)
+        ? opts.authenticators.apiKey(credential)
+        : opts.authenticators.token(credential));
     } catch (err) {
       if (err instanceof InvalidTokenError) throw unauthenticated(err.message, true);
       throw err;

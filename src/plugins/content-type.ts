@@ -5,7 +5,8 @@ import { AppError } from '../lib/app-error.js';
 export const ACCEPT_PATCH = 'application/json, application/merge-patch+json';
 
 const hasBody = (headers: FastifyRequest['headers']): boolean =>
-  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  headers['transfer-encoding'] !== undefined ||
+  (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
 /**
  * SPEC §17: a body is read as it arrives, in UTF-8, or not at all. A content coding (gzip, br, …) or another
@@ -15,15 +16,23 @@ const hasBody = (headers: FastifyRequest['headers']): boolean =>
  */
 export function assertPlainBody(request: FastifyRequest): void {
   if (!hasBody(request.headers)) return;
-  const codings = (request.headers['content-encoding'] ?? '').split(',').map((c) => c.trim().toLowerCase()).filter(Boolean);
+  const codings = (request.headers['content-encoding'] ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter(Boolean);
   if (codings.some((c) => c !== 'identity')) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies are accepted without a content coding', [
-      { field: 'Content-Encoding', message: 'must be identity or absent: compressed bodies are not accepted' },
-    ], { 'Accept-Encoding': 'identity' });
+    throw new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Request bodies are accepted without a content coding',
+      [{ field: 'Content-Encoding', message: 'must be identity or absent: compressed bodies are not accepted' }],
+      { 'Accept-Encoding': 'identity' },
+    );
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1];
   if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies are read as UTF-8', [{ field: 'Content-Type', message: 'the charset must be utf-8 (or left out)' }]);
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies are read as UTF-8', [
+      { field: 'Content-Type', message: 'the charset must be utf-8 (or left out)' },
+    ]);
   }
 }
 

@@ -6,8 +6,19 @@ import { declareResponseHeaders } from './response-headers.js';
 
 /** Response headers a browser client may read (CORS exposes only the safelisted ones otherwise). */
 export const EXPOSED_HEADERS = [
-  'ETag', 'Location', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed',
-  'Link', 'Deprecation', 'Sunset', 'Allow', 'Accept-Patch', 'WWW-Authenticate',
+  'ETag',
+  'Location',
+  'X-Request-Id',
+  'Retry-After',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Idempotent-Replayed',
+  'Link',
+  'Deprecation',
+  'Sunset',
+  'Allow',
+  'Accept-Patch',
+  'WWW-Authenticate',
 ];
 
 /**
@@ -22,7 +33,15 @@ async function corsPlugin(app: FastifyInstance, opts: { corsOrigins: string[] })
         origin: origins.includes('*') ? '*' : origins,
         methods: req.allowedMethods ?? [...METHODS, 'OPTIONS'],
         exposedHeaders: EXPOSED_HEADERS,
-        allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Request-Id', 'Accept'],
+        allowedHeaders: [
+          'Authorization',
+          'Content-Type',
+          'If-Match',
+          'If-None-Match',
+          'Idempotency-Key',
+          'X-Request-Id',
+          'Accept',
+        ],
         maxAge: 600,
         strictPreflight: false,
       }),

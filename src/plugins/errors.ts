@@ -28,7 +28,8 @@ const FORMAT_RULES: Record<string, string> = {
   uuid: 'must be a UUID, e.g. 123e4567-e89b-12d3-a456-426614174000',
 };
 
-const listed = (values: unknown[]): string => [...new Set(values.map((v) => (v === null ? 'null' : typeof v === 'string' ? v : JSON.stringify(v))))].join(', ');
+const listed = (values: unknown[]): string =>
+  [...new Set(values.map((v) => (v === null ? 'null' : typeof v === 'string' ? v : JSON.stringify(v))))].join(', ');
 
 /**
  * One message for everything Ajv said about one field, naming what is allowed: a union of constants
@@ -38,7 +39,8 @@ function fieldMessage(errors: AjvLikeError[]): string {
   const allowed: unknown[] = [];
   for (const e of errors) {
     if (e.keyword === 'const') allowed.push(e.params?.allowedValue);
-    if (e.keyword === 'enum' && Array.isArray(e.params?.allowedValues)) allowed.push(...(e.params.allowedValues as unknown[]));
+    if (e.keyword === 'enum' && Array.isArray(e.params?.allowedValues))
+      allowed.push(...(e.params.allowedValues as unknown[]));
   }
   const nullable = errors.some((e) => e.keyword === 'type' && e.params?.type === 'null');
   if (allowed.length) return `must be one of: ${listed(nullable ? [...allowed, null] : allowed)}`;
@@ -78,7 +80,11 @@ export function validationDetails(errors: AjvLikeError[], context: string | unde
   return [...byField].map(([field, errs]) => ({ field, message: fieldMessage(errs) }));
 }
 
-const headerName = (lower: string): string => lower.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('-');
+const headerName = (lower: string): string =>
+  lower
+    .split('-')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('-');
 
 const contextLabel: Record<string, string> = {
   body: 'Request body is invalid',
@@ -92,7 +98,11 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (e.validation) {
-    return new AppError('VALIDATION_ERROR', contextLabel[e.validationContext ?? ''] ?? 'Request is invalid', validationDetails(e.validation, e.validationContext));
+    return new AppError(
+      'VALIDATION_ERROR',
+      contextLabel[e.validationContext ?? ''] ?? 'Request is invalid',
+      validationDetails(e.validation, e.validationContext),
+    );
   }
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -104,14 +114,17 @@ export function toAppError(err: unknown): AppError {
     case 'FST_ERR_CTP_INVALID_TYPE':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request body must be application/json');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError('VALIDATION_ERROR', 'Content-Length does not match the body', [{ field: 'Content-Length', message: 'does not match the body' }]);
+      return new AppError('VALIDATION_ERROR', 'Content-Length does not match the body', [
+        { field: 'Content-Length', message: 'does not match the body' },
+      ]);
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return new AppError('VALIDATION_ERROR', 'The request URL is malformed');
     default:
       break;
   }
-  if (err instanceof SyntaxError && e.statusCode === 400) return new AppError('MALFORMED_JSON', 'Request body is not valid JSON');
+  if (err instanceof SyntaxError && e.statusCode === 400)
+    return new AppError('MALFORMED_JSON', 'Request body is not valid JSON');
   // The database, Redis or the disk failing: 503 with Retry-After (SPEC §17), never a 500.
   const dependency = dependencyError(err);
   if (dependency) return dependency;
@@ -130,7 +143,10 @@ export function sendAppError(reply: FastifyReply, err: AppError, now: number): F
   // Errors are never stored by caches (RFC 9111; RFC 6585 for 429).
   reply.header('cache-control', 'no-store');
   reply.removeHeader('etag');
-  return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(buildEnvelope(err, String(reply.request.id), now)));
+  return reply
+    .code(err.status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(buildEnvelope(err, String(reply.request.id), now)));
 }
 
 async function errorsPlugin(app: FastifyInstance, opts: { clock: Clock; onStorageFault?: () => void }): Promise<void> {
@@ -149,7 +165,8 @@ async function errorsPlugin(app: FastifyInstance, opts: { clock: Clock; onStorag
       request.log.info({ code: appError.code, reason: (err as Error).message }, 'request rejected');
     }
     // RFC 5789 §2.2: a PATCH in an unsupported format names the formats that are accepted.
-    if (appError.code === 'UNSUPPORTED_MEDIA_TYPE' && request.method === 'PATCH') reply.header('accept-patch', ACCEPT_PATCH);
+    if (appError.code === 'UNSUPPORTED_MEDIA_TYPE' && request.method === 'PATCH')
+      reply.header('accept-patch', ACCEPT_PATCH);
     return sendAppError(reply, appError, opts.clock.now());
   });
 }

@@ -113,7 +113,10 @@ type RouteSchema = { headers?: Record<string, unknown>; response?: Record<string
 function declareInSchema(route: RouteOptions, mode: IdempotencyMode): void {
   route.schema ??= {};
   const schema = route.schema as RouteSchema;
-  const headers = (schema.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, unknown>; required?: string[] };
+  const headers = (schema.headers ?? { type: 'object', properties: {} }) as {
+    properties?: Record<string, unknown>;
+    required?: string[];
+  };
   // Lower case: with a custom validator compiler (plugins/validation.ts) Fastify does not lower-case header
   // schemas, and Node hands header names over in lower case. Field names are case-insensitive (RFC 9110 §5.1).
   const name = IDEMPOTENCY_KEY_HEADER.toLowerCase();
@@ -131,7 +134,12 @@ function declareInSchema(route: RouteOptions, mode: IdempotencyMode): void {
       ...(s as object),
       headers: {
         ...existing,
-        [IDEMPOTENT_REPLAYED_HEADER]: { type: 'string', enum: ['true'], description: 'Present on a replay: this is the stored response of an earlier request with the same Idempotency-Key' },
+        [IDEMPOTENT_REPLAYED_HEADER]: {
+          type: 'string',
+          enum: ['true'],
+          description:
+            'Present on a replay: this is the stored response of an earlier request with the same Idempotency-Key',
+        },
       },
     };
   }
@@ -157,7 +165,8 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { idempotency: Idem
   app.addHook('onRoute', (route) => {
     const mode = route.config?.idempotency;
     if (mode === undefined) return;
-    if (mode !== 'required' && mode !== 'optional') throw new Error(`${route.url}: config.idempotency must be 'required' or 'optional'`);
+    if (mode !== 'required' && mode !== 'optional')
+      throw new Error(`${route.url}: config.idempotency must be 'required' or 'optional'`);
     declareInSchema(route, mode);
     route.preHandler = [...[route.preHandler ?? []].flat(), claimKey];
     // Released before the answer leaves (onSend), so a client retrying the moment it reads an error finds the
@@ -177,14 +186,23 @@ function keyClaimer(idempotency: IdempotencyKeys) {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return undefined; // an optional route called without a key (a required key is enforced by the schema)
     if (typeof key !== 'string' || keyFieldCount(request) > 1) {
-      throw validationError([{ field: IDEMPOTENCY_KEY_HEADER, message: 'must be sent once' }], 'Request headers are invalid');
+      throw validationError(
+        [{ field: IDEMPOTENCY_KEY_HEADER, message: 'must be sent once' }],
+        'Request headers are invalid',
+      );
     }
     const caller = request.caller;
     const outcome = await idempotency.claim({
       scope: caller ? `user:${caller.userId}` : `ip:${request.ip}`,
       key,
       userId: caller?.userId ?? null,
-      fingerprint: requestFingerprint({ method: request.method, route: request.routeOptions.url ?? request.url, params: request.params, query: request.query, body: request.body }),
+      fingerprint: requestFingerprint({
+        method: request.method,
+        route: request.routeOptions.url ?? request.url,
+        params: request.params,
+        query: request.query,
+        body: request.body,
+      }),
     });
     if (outcome.kind === 'replay') {
       const { status, headers, body } = outcome.response;
@@ -202,7 +220,9 @@ function unsettledReleaser(idempotency: IdempotencyKeys) {
     const claim = request.idempotencyClaim;
     if (!claim || claim.settled) return;
     claim.settled = true;
-    await idempotency.release(claim).catch((err: unknown) => request.log.error({ err }, 'could not release an idempotency key'));
+    await idempotency
+      .release(claim)
+      .catch((err: unknown) => request.log.error({ err }, 'could not release an idempotency key'));
   };
 }
 

@@ -2,7 +2,9 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { ValidateFunction } from 'ajv';
 import type { FastifyServerOptions } from 'fastify';
 
-type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
+type SerializerFactory = NonNullable<
+  NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
+>;
 
 /**
  * Start-up under 3 s (SPEC §12): Fastify compiles every route's validators and response serializers while the
@@ -90,7 +92,12 @@ function once<F>(pending: Set<() => void>, compile: () => F): () => F {
 }
 
 /** Compiles what is pending, about `sliceMs` per event-loop turn, until nothing is left or the app stops. */
-async function warm(pending: Set<() => void>, state: { stopped: boolean }, sliceMs: number, onError: (err: unknown) => void): Promise<void> {
+async function warm(
+  pending: Set<() => void>,
+  state: { stopped: boolean },
+  sliceMs: number,
+  onError: (err: unknown) => void,
+): Promise<void> {
   while (!state.stopped && pending.size > 0) {
     const until = performance.now() + sliceMs;
     for (const force of pending) {

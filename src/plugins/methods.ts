@@ -41,9 +41,10 @@ async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock }): Prom
   app.setNotFoundHandler((request, reply) => {
     const allow = allowedMethods(request.url);
     // A route that exists for this method but found nothing (a static file that is not there) is a 404.
-    const err = allow.length && !allow.includes(request.method)
-      ? new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, [], { Allow: allow.join(', ') })
-      : new AppError('NOT_FOUND', 'No such resource');
+    const err =
+      allow.length && !allow.includes(request.method)
+        ? new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, [], { Allow: allow.join(', ') })
+        : new AppError('NOT_FOUND', 'No such resource');
     return sendAppError(reply, err, opts.clock.now());
   });
 
@@ -56,14 +57,14 @@ async function methodsPlugin(app: FastifyInstance, opts: { clock: Clock }): Prom
     if (!allow.length) return done(new AppError('NOT_FOUND', 'No such resource'));
     request.allowedMethods = allow;
     reply.header('allow', allow.join(', '));
-    const preflight = request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+    const preflight =
+      request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined;
     if (!preflight) {
       reply.code(204).header('cache-control', 'no-store').send();
       return;
     }
     done();
   });
-
 }
 
 export default fp(methodsPlugin, { name: 'ferry-methods' });

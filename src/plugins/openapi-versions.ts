@@ -34,10 +34,12 @@ function reachableComponents(root: unknown, components: Doc['components']): Set<
 }
 
 export function documentForVersion(doc: Doc, version: number): Doc {
-  const paths = Object.fromEntries(Object.entries(doc.paths ?? {}).filter(([p]) => {
-    const m = VERSIONED.exec(p);
-    return m === null || Number(m[1]) === version;
-  }));
+  const paths = Object.fromEntries(
+    Object.entries(doc.paths ?? {}).filter(([p]) => {
+      const m = VERSIONED.exec(p);
+      return m === null || Number(m[1]) === version;
+    }),
+  );
   const used = reachableComponents(paths, doc.components);
   // Security schemes are named by requirements, not by $ref: keep them all.
   const components: Doc['components'] = { securitySchemes: doc.components?.securitySchemes };
@@ -46,7 +48,11 @@ export function documentForVersion(doc: Doc, version: number): Doc {
     const kept = Object.entries(entries).filter(([name]) => used.has(`#/components/${kind}/${name}`));
     if (kept.length) components[kind] = Object.fromEntries(kept);
   }
-  const tagsUsed = new Set(Object.values(paths).flatMap((item) => Object.values(item as Record<string, { tags?: string[] }>).flatMap((op) => op.tags ?? [])));
+  const tagsUsed = new Set(
+    Object.values(paths).flatMap((item) =>
+      Object.values(item as Record<string, { tags?: string[] }>).flatMap((op) => op.tags ?? []),
+    ),
+  );
   return {
     ...doc,
     info: {

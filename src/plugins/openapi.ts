@@ -34,7 +34,7 @@ const WITH_BODY = [413, 415];
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   400: 'VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON',
   401: 'UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate)',
-  403: 'FORBIDDEN: the caller may not do this (another user\'s data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts',
+  403: "FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts",
   404: 'NOT_FOUND: no such resource (or it expired)',
   406: 'NOT_ACCEPTABLE: Accept names an API version that is not served',
   409: 'CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin)',
@@ -44,7 +44,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   413: 'PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES',
   414: 'URI_TOO_LONG: the request target (path and query) is longer than 8192 characters',
   415: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding)',
-  422: 'A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target\'s host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request)',
+  422: "A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target's host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request)",
   429: 'RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds',
   431: 'REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed)',
   500: 'INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it',
@@ -56,7 +56,11 @@ interface Operation {
   security?: Array<Record<string, string[]>>;
   responses?: Record<string, { description?: string }>;
 }
-type Document = { paths?: Record<string, Record<string, Operation>>; components?: Record<string, unknown>; [k: string]: unknown };
+type Document = {
+  paths?: Record<string, Record<string, Operation>>;
+  components?: Record<string, unknown>;
+  [k: string]: unknown;
+};
 
 /** The finishing pass over the generated document (see the comment at the top). */
 export function finishDocument(doc: Document): Document {
@@ -67,7 +71,8 @@ export function finishDocument(doc: Document): Document {
       if (op.security?.length === 0) op.security = [{}];
       for (const [status, response] of Object.entries(op.responses ?? {})) {
         const meaning = ERROR_DESCRIPTIONS[status];
-        if (meaning && (!response.description || response.description === ENVELOPE_DESCRIPTION)) response.description = meaning;
+        if (meaning && (!response.description || response.description === ENVELOPE_DESCRIPTION))
+          response.description = meaning;
       }
     }
   }
@@ -88,7 +93,11 @@ function servedOnce(build: () => unknown): () => { body: string; etag: string } 
 
 /** Cacheable by anyone for a minute, then revalidated by its ETag (a 304 from plugins/conditional.ts). */
 function sendDocument(reply: FastifyReply, document: { body: string; etag: string }): FastifyReply {
-  return reply.header('cache-control', 'public, max-age=60').header('etag', document.etag).type('application/json; charset=utf-8').send(document.body);
+  return reply
+    .header('cache-control', 'public, max-age=60')
+    .header('etag', document.etag)
+    .type('application/json; charset=utf-8')
+    .send(document.body);
 }
 
 /** Every documented route's error responses: the envelope for each status any route can answer, and their headers. */
@@ -96,7 +105,9 @@ function declareErrorResponses(route: RouteOptions): void {
   const schema = route.schema as { response?: Record<string, unknown>; hide?: boolean } | undefined;
   if (!schema?.response || schema.hide) return;
   const methods = [route.method].flat();
-  const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE') ? [...ALWAYS, ...WITH_BODY] : [...ALWAYS];
+  const statuses = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE')
+    ? [...ALWAYS, ...WITH_BODY]
+    : [...ALWAYS];
   // Every API operation is also reachable unversioned (/api/...), where an unknown version is 406 or 400.
   if (route.url.startsWith('/api/')) statuses.push(406);
   for (const status of statuses) schema.response[status] ??= ref(ErrorEnvelopeSchema);
@@ -113,10 +124,16 @@ const TAGS = [
   { name: 'links', description: 'Short links and their statistics' },
   { name: 'domains', description: 'Host names links live on: verification, fallbacks, certificates on demand' },
   { name: 'api-keys', description: 'API keys: long-lived, scoped credentials for scripts' },
-  { name: 'imports', description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only' },
+  {
+    name: 'imports',
+    description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only',
+  },
   { name: 'redirect', description: 'Short-code redirects' },
   { name: 'operations', description: 'Health, readiness and metrics' },
-  { name: 'instance', description: 'What this instance allows before signing in (sign-up, anonymous links, first run)' },
+  {
+    name: 'instance',
+    description: 'What this instance allows before signing in (sign-up, anonymous links, first run)',
+  },
 ];
 
 /** The document's head: info, servers, tags and the security schemes. */
@@ -134,7 +151,13 @@ function documentHead(publicBaseUrl: string): NonNullable<FastifyDynamicSwaggerO
         'carries `Vary: Accept`. An unknown version is 406 (Accept) or 400 (query).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: publicBaseUrl, description: 'This deployment (PUBLIC_BASE_URL; local by default)', 'x-internal': false } as { url: string }],
+    servers: [
+      {
+        url: publicBaseUrl,
+        description: 'This deployment (PUBLIC_BASE_URL; local by default)',
+        'x-internal': false,
+      } as { url: string },
+    ],
     tags: TAGS,
     components: {
       securitySchemes: {
@@ -142,7 +165,8 @@ function documentHead(publicBaseUrl: string): NonNullable<FastifyDynamicSwaggerO
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'An HS256 JWT from POST /api/v1/tokens, verified as RFC8725 (RFC 8725) recommends: algorithm pinned to HS256, exp checked.',
+          description:
+            'An HS256 JWT from POST /api/v1/tokens, verified as RFC8725 (RFC 8725) recommends: algorithm pinned to HS256, exp checked.',
         },
         apiKey: {
           type: 'http',
@@ -150,7 +174,7 @@ function documentHead(publicBaseUrl: string): NonNullable<FastifyDynamicSwaggerO
           bearerFormat: 'fry_ API key',
           description:
             'An API key from POST /api/v1/users/{id}/api-keys, sent as `Authorization: Bearer fry_…` (the same header as a JWT). ' +
-            'It acts as its user (never above the user\'s current role and status) and only within its scopes: each operation lists the one ' +
+            "It acts as its user (never above the user's current role and status) and only within its scopes: each operation lists the one " +
             'scope it needs; outside it the answer is 403 INSUFFICIENT_SCOPE with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`. ' +
             'Operations that do not list this scheme take a JWT only.',
         },
@@ -159,7 +183,10 @@ function documentHead(publicBaseUrl: string): NonNullable<FastifyDynamicSwaggerO
   };
 }
 
-async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string; rateLimit?: onRequestHookHandler | RateLimitHook }): Promise<void> {
+async function openapiPlugin(
+  app: FastifyInstance,
+  opts: { publicBaseUrl: string; rateLimit?: onRequestHookHandler | RateLimitHook },
+): Promise<void> {
   app.addHook('onRoute', declareErrorResponses);
 
   await app.register(swagger, {
@@ -168,7 +195,8 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
-    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: Document }).openapiObject) as never,
+    transformObject: (documentObject) =>
+      finishDocument((documentObject as { openapiObject: Document }).openapiObject) as never,
   });
 
   // The document and Swagger UI in their own context, with the docs' security headers (CSP for the UI), the
@@ -181,7 +209,9 @@ async function openapiPlugin(app: FastifyInstance, opts: { publicBaseUrl: string
     docs.get('/v3/api-docs', { schema: { hide: true } }, async (_request, reply) => sendDocument(reply, whole()));
     for (const version of VERSIONS) {
       const one = servedOnce(() => documentForVersion(app.swagger() as never, version));
-      docs.get(`/v3/api-docs/v${version}`, { schema: { hide: true } }, async (_request, reply) => sendDocument(reply, one()));
+      docs.get(`/v3/api-docs/v${version}`, { schema: { hide: true } }, async (_request, reply) =>
+        sendDocument(reply, one()),
+      );
     }
     await docs.register(swaggerUi, {
       routePrefix: '/docs',

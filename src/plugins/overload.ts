@@ -37,7 +37,12 @@ export const exemptFromOverload = { pressureHandler: (): undefined => undefined 
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    pressureHandler?: (request: FastifyRequest, reply: FastifyReply, type: string, value: number | undefined) => Promise<void> | void;
+    pressureHandler?: (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      type: string,
+      value: number | undefined,
+    ) => Promise<void> | void;
   }
   interface FastifyInstance {
     /** Whether a request arriving now would be shed (a bound is exceeded and the guard is armed). */
@@ -75,7 +80,12 @@ async function overloadPlugin(app: FastifyInstance, opts: OverloadOptions): Prom
     pressureHandler: (_request, reply, type) => {
       if (!armed) return;
       opts.onShed?.(type);
-      return answer503(reply, new AppError('SERVICE_UNAVAILABLE', 'The service is overloaded; retry later', [], { 'Retry-After': String(OVERLOAD_RETRY_AFTER_SECONDS) }));
+      return answer503(
+        reply,
+        new AppError('SERVICE_UNAVAILABLE', 'The service is overloaded; retry later', [], {
+          'Retry-After': String(OVERLOAD_RETRY_AFTER_SECONDS),
+        }),
+      );
     },
   });
 

@@ -42,24 +42,30 @@ export interface PasswordHashBudgetOptions {
   lanes: Pick<HashLanes, 'enter'>;
 }
 
-function budgetHook(count: (request: FastifyRequest) => number, opts: PasswordHashBudgetOptions): preHandlerHookHandler {
+function budgetHook(
+  count: (request: FastifyRequest) => number,
+  opts: PasswordHashBudgetOptions,
+): preHandlerHookHandler {
   return function passwordHashBudget(request, reply, done) {
     const hashes = count(request);
     if (hashes === 0) {
       done();
       return;
     }
-    opts.budget.take(hashBudgetKey(request), hashes).then((retryAfter) => {
-      if (retryAfter !== null) {
-        done(rateLimited(PASSWORD_HASHES_POLICY, opts.perMinute, 60, retryAfter));
-        return;
-      }
-      // `done` inside the lane: the later hooks and the handler (and their hashes) run in it.
-      const lane = opts.lanes.enter(() => done());
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableEnded) lane.gone();
-      });
-    }, (err: Error) => done(err));
+    opts.budget.take(hashBudgetKey(request), hashes).then(
+      (retryAfter) => {
+        if (retryAfter !== null) {
+          done(rateLimited(PASSWORD_HASHES_POLICY, opts.perMinute, 60, retryAfter));
+          return;
+        }
+        // `done` inside the lane: the later hooks and the handler (and their hashes) run in it.
+        const lane = opts.lanes.enter(() => done());
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableEnded) lane.gone();
+        });
+      },
+      (err: Error) => done(err),
+    );
   };
 }
 
@@ -76,4 +82,6 @@ export default fp(passwordHashBudget, { name: 'ferry-password-hash-budget' });
 
 /** How many of these bodies' fields carry a password (a string; null removes one). */
 export const passwordsIn = (...bodies: unknown[]): number =>
-  bodies.filter((b) => typeof b === 'object' && b !== null && typeof (b as { password?: unknown }).password === 'string').length;
+  bodies.filter(
+    (b) => typeof b === 'object' && b !== null && typeof (b as { password?: unknown }).password === 'string',
+  ).length;

@@ -17,7 +17,9 @@ export interface LimitState {
 
 /** Policy names are ours (lower-case letters and hyphens), so they need no sf-string escaping. */
 const item = (name: string, params: Record<string, number>): string =>
-  `"${name}"${Object.entries(params).map(([k, v]) => `;${k}=${Math.max(0, Math.trunc(v))}`).join('')}`;
+  `"${name}"${Object.entries(params)
+    .map(([k, v]) => `;${k}=${Math.max(0, Math.trunc(v))}`)
+    .join('')}`;
 
 export function rateLimitHeaders(states: LimitState[]): { 'ratelimit-policy': string; ratelimit: string } {
   return {
@@ -28,4 +30,6 @@ export function rateLimitHeaders(states: LimitState[]): { 'ratelimit-policy': st
 
 /** The 429 of a used-up policy, for every limit (the API's and the redirect's): its name, quota and window in the message, Retry-After the seconds until it resets. */
 export const rateLimited = (policy: string, quota: number, windowSeconds: number, reset: number): AppError =>
-  new AppError('RATE_LIMITED', `Too many requests: the ${policy} limit is ${quota} per ${windowSeconds} s`, [], { 'Retry-After': String(reset) });
+  new AppError('RATE_LIMITED', `Too many requests: the ${policy} limit is ${quota} per ${windowSeconds} s`, [], {
+    'Retry-After': String(reset),
+  });

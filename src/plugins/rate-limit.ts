@@ -1,5 +1,9 @@
 import { createRequire } from 'node:module';
-import fastifyRateLimit, { normalizeIP, type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import fastifyRateLimit, {
+  normalizeIP,
+  type FastifyRateLimitStore,
+  type FastifyRateLimitStoreCtor,
+} from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
@@ -61,7 +65,10 @@ export const LOCAL_KEYS = 50_000;
 
 /** @fastify/rate-limit's own Redis store (one atomic script per count); its package exports no name for it. */
 const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as new (
-  continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string,
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+  redis: Redis,
+  key: string,
 ) => FastifyRateLimitStore;
 
 /**
@@ -72,7 +79,10 @@ const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/Red
  */
 function policyKeyedRedisStore(redis: Redis, nameSpace: string): FastifyRateLimitStoreCtor {
   const counters = new RedisStore(false, false, redis, nameSpace);
-  const store: FastifyRateLimitStore = { incr: (key, callback, timeWindow, max) => counters.incr(key, callback, timeWindow, max), child: () => store };
+  const store: FastifyRateLimitStore = {
+    incr: (key, callback, timeWindow, max) => counters.incr(key, callback, timeWindow, max),
+    child: () => store,
+  };
   return function PolicyKeyedRedisStore() {
     return store;
   } as unknown as FastifyRateLimitStoreCtor;
@@ -83,7 +93,12 @@ async function ensureBase(scope: FastifyInstance, store: RateLimitStore): Promis
   if (scope.hasDecorator('createRateLimit')) return;
   await scope.register(fastifyRateLimit, {
     global: false, // limits are attached by Ferry's hooks below, not by route config
-    addHeaders: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false, 'retry-after': false },
+    addHeaders: {
+      'x-ratelimit-limit': false,
+      'x-ratelimit-remaining': false,
+      'x-ratelimit-reset': false,
+      'retry-after': false,
+    },
     addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
     // A broken shared store must not take the API down with it: fail open and let the log show it.
     skipOnError: true,
@@ -110,7 +125,13 @@ export function createLimiter(scope: FastifyInstance, policy: Policy): RateLimit
     keys.set(request, `${policy.name}:${key}`);
     const result = await check(request);
     if (result.isAllowed) return;
-    const state: LimitState = { policy: policy.name, quota: policy.max, window: windowSeconds, remaining: result.remaining, reset: Math.max(1, result.ttlInSeconds) };
+    const state: LimitState = {
+      policy: policy.name,
+      quota: policy.max,
+      window: windowSeconds,
+      remaining: result.remaining,
+      reset: Math.max(1, result.ttlInSeconds),
+    };
     const states = (request.rateLimitStates ??= []);
     states.push(state);
     for (const [name, value] of Object.entries(rateLimitHeaders(states))) reply.header(name, value);
@@ -127,7 +148,10 @@ const ipKey = (request: FastifyRequest): string => `ip:${normalizeIP(request.ip)
  * key has its own budget, SPEC §14; `apiKeyId` is the auth plugin's memoised check, which the access hook then
  * reuses, so a key costs one lookup per request), `ip:<address>` otherwise.
  */
-export function callerKey(verify: (token: string) => Promise<{ user_id: number }>, apiKeyId?: (request: FastifyRequest) => Promise<number | null>): Policy['key'] {
+export function callerKey(
+  verify: (token: string) => Promise<{ user_id: number }>,
+  apiKeyId?: (request: FastifyRequest) => Promise<number | null>,
+): Policy['key'] {
   const userOrIp = async (request: FastifyRequest, token: string): Promise<string> => {
     try {
       return `user:${(await verify(token)).user_id}`;
@@ -148,7 +172,9 @@ export function callerKey(verify: (token: string) => Promise<{ user_id: number }
 
 const usernameKey = (request: FastifyRequest): string | null => {
   const username = (request.body as { username?: unknown } | undefined)?.username;
-  return typeof username === 'string' && username.length > 0 && username.length <= 254 ? `username:${username.toLowerCase()}` : null;
+  return typeof username === 'string' && username.length > 0 && username.length <= 254
+    ? `username:${username.toLowerCase()}`
+    : null;
 };
 
 function addRouteHook(route: RouteOptions, hook: 'onRequest' | 'preValidation', fn: RateLimitHook): void {
@@ -171,7 +197,12 @@ export interface CallerLimitOptions {
  */
 export async function createCallerLimit(scope: FastifyInstance, opts: CallerLimitOptions): Promise<RateLimitHook> {
   await ensureBase(scope, opts.store);
-  return createLimiter(scope, { name: 'default', max: opts.perMinute, windowMs: WINDOW_MS, key: callerKey(opts.verifyToken, opts.apiKeyId) });
+  return createLimiter(scope, {
+    name: 'default',
+    max: opts.perMinute,
+    windowMs: WINDOW_MS,
+    key: callerKey(opts.verifyToken, opts.apiKeyId),
+  });
 }
 
 export interface ApiRateLimitOptions {
@@ -185,9 +216,19 @@ export interface ApiRateLimitOptions {
 async function apiRateLimit(api: FastifyInstance, opts: ApiRateLimitOptions): Promise<void> {
   await ensureBase(api, opts.store);
   const { perCaller } = opts;
-  const tokensByIp = createLimiter(api, { name: 'tokens-ip', max: opts.tokenPerMinute, windowMs: WINDOW_MS, key: ipKey });
+  const tokensByIp = createLimiter(api, {
+    name: 'tokens-ip',
+    max: opts.tokenPerMinute,
+    windowMs: WINDOW_MS,
+    key: ipKey,
+  });
   // Needs the parsed body, so it runs at preValidation (before the password is checked).
-  const tokensByUsername = createLimiter(api, { name: 'tokens-username', max: opts.tokenPerMinute, windowMs: WINDOW_MS, key: usernameKey });
+  const tokensByUsername = createLimiter(api, {
+    name: 'tokens-username',
+    max: opts.tokenPerMinute,
+    windowMs: WINDOW_MS,
+    key: usernameKey,
+  });
 
   api.addHook('onRequest', perCaller);
   api.addHook('onRoute', (route) => {

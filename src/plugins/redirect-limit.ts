@@ -41,7 +41,8 @@ const addressKey = (ip: string): string => (ip.includes(':') ? normalizeIP(ip) :
 const windowSecondsOf = (windowMs: number): number => Math.ceil(windowMs / 1000);
 const secondsLeft = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 const field = (name: string, remaining: number, reset: number): string => `"${name}";r=${remaining};t=${reset}`;
-const tooMany = (name: string, max: number, windowMs: number, reset: number) => rateLimited(name, max, windowSecondsOf(windowMs), reset);
+const tooMany = (name: string, max: number, windowMs: number, reset: number) =>
+  rateLimited(name, max, windowSecondsOf(windowMs), reset);
 
 /**
  * Counters in process, for the redirect's hot path: one Map lookup and no promise, without
@@ -51,7 +52,11 @@ export class LocalIpLimiter implements RedirectLimiter {
   private readonly windows = new Map<string, { count: number; startedAt: number }>();
   readonly policy: string;
 
-  constructor(readonly name: string, readonly max: number, private readonly windowMs = WINDOW_MS) {
+  constructor(
+    readonly name: string,
+    readonly max: number,
+    private readonly windowMs = WINDOW_MS,
+  ) {
     this.policy = `"${name}";q=${max};w=${windowSecondsOf(windowMs)}`;
   }
 
@@ -121,12 +126,19 @@ export class SharedIpLimiter implements RedirectLimiter {
   /** verdicts of requests the fast path took and hands to the route (past the limit), already counted */
   private readonly handed = new WeakMap<IncomingMessage, Verdict>();
 
-  constructor(readonly name: string, readonly max: number, private readonly turn: RedisTurn, prefix: string, private readonly windowMs = WINDOW_MS) {
+  constructor(
+    readonly name: string,
+    readonly max: number,
+    private readonly turn: RedisTurn,
+    prefix: string,
+    private readonly windowMs = WINDOW_MS,
+  ) {
     this.policy = `"${name}";q=${max};w=${windowSecondsOf(windowMs)}`;
     this.keyPrefix = `${prefix}ratelimit:${name}:ip:`;
   }
 
-  private readonly verdictOf = (reading: CounterReading | null): Verdict => (reading === null ? this.open() : this.verdictAt(reading.count, reading.ttlMs));
+  private readonly verdictOf = (reading: CounterReading | null): Verdict =>
+    reading === null ? this.open() : this.verdictAt(reading.count, reading.ttlMs);
 
   private readonly verdictAt = (count: number, ttlMs: number): Verdict => {
     const reset = secondsLeft(ttlMs);
@@ -158,7 +170,8 @@ export class SharedIpLimiter implements RedirectLimiter {
       done(v.allowed ? undefined : tooMany(this.name, this.max, this.windowMs, v.reset));
     };
     const handed = this.handed.get(request.raw);
-    if (handed === undefined) this.turn.count(this.keyPrefix + addressKey(request.ip), this.windowMs, (r) => answer(this.verdictOf(r)));
+    if (handed === undefined)
+      this.turn.count(this.keyPrefix + addressKey(request.ip), this.windowMs, (r) => answer(this.verdictOf(r)));
     else {
       this.handed.delete(request.raw);
       answer(handed);

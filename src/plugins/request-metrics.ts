@@ -20,7 +20,10 @@ const BARE_CODE_ROUTE_URL = '/:code';
  * set stays bounded) and status. One onResponse hook at the root; Fastify's reply.elapsedTime is the time since
  * the request arrived, so no start hook is needed. Requests that matched no route share the label `unmatched`.
  */
-async function requestMetricsPlugin(app: FastifyInstance, opts: { metrics: Pick<Metrics, 'observeRequest' | 'observeRedirect'> }): Promise<void> {
+async function requestMetricsPlugin(
+  app: FastifyInstance,
+  opts: { metrics: Pick<Metrics, 'observeRequest' | 'observeRedirect'> },
+): Promise<void> {
   const { metrics } = opts;
   // A callback hook, not an async one: no promise per response on the redirect's hot path.
   app.addHook('onResponse', (request, reply, done) => {
@@ -28,7 +31,10 @@ async function requestMetricsPlugin(app: FastifyInstance, opts: { metrics: Pick<
     const route = request.routeOptions.url ?? 'unmatched';
     const method = request.method;
     metrics.observeRequest(method, route, reply.statusCode, seconds);
-    if ((route === BARE_CODE_ROUTE_URL || request.routeOptions.config.redirect === true) && (method === 'GET' || method === 'HEAD')) {
+    if (
+      (route === BARE_CODE_ROUTE_URL || request.routeOptions.config.redirect === true) &&
+      (method === 'GET' || method === 'HEAD')
+    ) {
       metrics.observeRedirect(reply.statusCode, seconds);
     }
     done();

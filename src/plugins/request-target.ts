@@ -26,7 +26,9 @@ function pathParameterNames(finder: RouteFinder | undefined, method: string | un
   const segments = path.split('/').map((s) => (malformedPercentEncoding(s).length ? marker : s));
   try {
     const found = finder?.findRoute?.({ method: (method ?? 'GET') as HTTPMethods, url: segments.join('/') });
-    return Object.entries(found?.params ?? {}).filter(([, v]) => v === marker).map(([k]) => k);
+    return Object.entries(found?.params ?? {})
+      .filter(([, v]) => v === marker)
+      .map(([k]) => k);
   } catch {
     return [];
   }
@@ -52,10 +54,14 @@ export function hasDuplicateHost(req: IncomingMessage): boolean {
 function targetProblem(finder: RouteFinder | undefined, req: IncomingMessage): AppError | null {
   const url = req.url ?? '/';
   if (url.length > MAX_TARGET_LENGTH) {
-    return new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_TARGET_LENGTH} characters`, [{ field: 'path', message: `must be at most ${MAX_TARGET_LENGTH} characters with its query` }]);
+    return new AppError('URI_TOO_LONG', `The request target is longer than ${MAX_TARGET_LENGTH} characters`, [
+      { field: 'path', message: `must be at most ${MAX_TARGET_LENGTH} characters with its query` },
+    ]);
   }
   if (req.httpVersion === '1.1' && typeof req.headers.host !== 'string') {
-    return new AppError('VALIDATION_ERROR', 'An HTTP/1.1 request needs a Host header', [{ field: 'Host', message: 'is required (RFC 9112 §3.2)' }]);
+    return new AppError('VALIDATION_ERROR', 'An HTTP/1.1 request needs a Host header', [
+      { field: 'Host', message: 'is required (RFC 9112 §3.2)' },
+    ]);
   }
   if (hasDuplicateHost(req)) {
     const detail = { field: 'Host', message: 'must be sent once (RFC 9112 §3.2)' };
@@ -64,8 +70,11 @@ function targetProblem(finder: RouteFinder | undefined, req: IncomingMessage): A
   const malformed = malformedPercentEncoding(url);
   if (!malformed.length) return null;
   const q = url.indexOf('?');
-  const names = malformed[0]!.field === 'path' ? pathParameterNames(finder, req.method, q === -1 ? url : url.slice(0, q)) : [];
-  const details = malformed.flatMap((d) => (d.field === 'path' && names.length ? names.map((field) => ({ field, message: d.message })) : [d]));
+  const names =
+    malformed[0]!.field === 'path' ? pathParameterNames(finder, req.method, q === -1 ? url : url.slice(0, q)) : [];
+  const details = malformed.flatMap((d) =>
+    d.field === 'path' && names.length ? names.map((field) => ({ field, message: d.message })) : [d],
+  );
   return new AppError('VALIDATION_ERROR', 'The request URL has malformed percent-encoding', details);
 }
 

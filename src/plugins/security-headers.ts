@@ -89,7 +89,11 @@ export async function securityHeaders(opts: SecurityHeadersOptions): Promise<Rec
   probe.get('/', async () => '');
   const res = await probe.inject({ url: '/' });
   await probe.close();
-  return Object.fromEntries(Object.entries(res.headers).filter(([name]) => !NOT_HELMET.has(name)).map(([name, value]) => [name, String(value)]));
+  return Object.fromEntries(
+    Object.entries(res.headers)
+      .filter(([name]) => !NOT_HELMET.has(name))
+      .map(([name, value]) => [name, String(value)]),
+  );
 }
 
 async function securityHeadersPlugin(app: FastifyInstance, opts: SecurityHeadersOptions): Promise<void> {

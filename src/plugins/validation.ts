@@ -6,14 +6,21 @@ import type { LazyCompilers } from './lazy-compilers.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 type AddFormats = (ajv: Ajv, formats: string[]) => Ajv;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ??
+  addFormatsModule) as unknown as AddFormats;
 
 /**
  * Request validation (SPEC §1): every offending field at once (`allErrors`), unknown body fields rejected
  * rather than stripped (`removeAdditional: false`), and no type coercion of JSON bodies (`"age": "5"` is a
  * 400, not 5). Query strings, path parameters and headers are text, so there numbers are coerced.
  */
-const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false, ownProperties: true };
+const base: Options = {
+  allErrors: true,
+  removeAdditional: false,
+  useDefaults: true,
+  strict: false,
+  ownProperties: true,
+};
 
 function createAjv(coerceTypes: Options['coerceTypes'], schemas: TSchema[]): Ajv {
   const ajv = new Ajv({ ...base, coerceTypes });
@@ -26,7 +33,9 @@ function createAjv(coerceTypes: Options['coerceTypes'], schemas: TSchema[]): Ajv
 export function installValidators(app: FastifyInstance, schemas: TSchema[], compilers: LazyCompilers): void {
   const body = createAjv(false, schemas);
   const text = createAjv('array', schemas);
-  app.setValidatorCompiler(({ schema, httpPart }) => compilers.validator(() => (httpPart === 'body' ? body : text).compile(schema as object)));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    compilers.validator(() => (httpPart === 'body' ? body : text).compile(schema as object)),
+  );
 }
 
 /**

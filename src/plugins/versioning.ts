@@ -61,23 +61,34 @@ export function rewriteVersionedUrl(this: RouteFinder | undefined, req: Incoming
   if (accept) {
     const n = Number(accept[1]);
     if (isKnown(n)) version = n;
-    else error = new AppError('NOT_ACCEPTABLE', `API version ${accept[1]} is not served; use application/vnd.ferry.v1+json or application/vnd.ferry.v2+json`);
+    else
+      error = new AppError(
+        'NOT_ACCEPTABLE',
+        `API version ${accept[1]} is not served; use application/vnd.ferry.v1+json or application/vnd.ferry.v2+json`,
+      );
   } else if (query) {
     // A malformed target is already answered (request-target.ts); its query is not decoded here.
     const n = malformed ? NaN : Number(decodeURIComponent(query[1]!));
     if (isKnown(n)) version = n;
-    else if (!malformed) error = new AppError('VALIDATION_ERROR', 'Unknown API version', [{ field: 'version', message: `must be one of ${VERSIONS.join(', ')}` }]);
+    else if (!malformed)
+      error = new AppError('VALIDATION_ERROR', 'Unknown API version', [
+        { field: 'version', message: `must be one of ${VERSIONS.join(', ')}` },
+      ]);
   }
   (req as RawWithVersion)[kNegotiated] = { version, negotiated: true, error };
   return `/api/v${version}${url.slice(4)}`;
 }
 
-async function versioningPlugin(app: FastifyInstance, opts: { policies: Partial<Record<ApiVersion, VersionPolicy>> }): Promise<void> {
+async function versioningPlugin(
+  app: FastifyInstance,
+  opts: { policies: Partial<Record<ApiVersion, VersionPolicy>> },
+): Promise<void> {
   // v2 routes are the v1 routes registered again: give them their own operationIds and, since v2 collections
   // page by cursor only, drop `page` from what their query strings document (a `page` sent anyway is a 400).
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/api/v2/')) return;
-    const schema = route.schema as { operationId?: string; querystring?: { properties?: Record<string, unknown>; required?: string[] } } | undefined;
+    const schema = route.schema as
+      { operationId?: string; querystring?: { properties?: Record<string, unknown>; required?: string[] } } | undefined;
     if (!schema) return;
     if (schema.operationId && !schema.operationId.endsWith('V2')) schema.operationId += 'V2';
     const qs = schema.querystring;
@@ -91,7 +102,8 @@ async function versioningPlugin(app: FastifyInstance, opts: { policies: Partial<
     const negotiated = (request.raw as RawWithVersion)[kNegotiated];
     if (negotiated?.error) throw negotiated.error;
     const m = /^\/api\/v(\d+)(\/|$)/.exec(request.url);
-    if (m && isKnown(Number(m[1]))) request.apiVersion = negotiated ?? { version: Number(m[1]) as ApiVersion, negotiated: false, error: null };
+    if (m && isKnown(Number(m[1])))
+      request.apiVersion = negotiated ?? { version: Number(m[1]) as ApiVersion, negotiated: false, error: null };
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -100,12 +112,17 @@ async function versioningPlugin(app: FastifyInstance, opts: { policies: Partial<
     if (v.negotiated) {
       reply.header('vary', 'Accept');
       const type = String(reply.getHeader('content-type') ?? '');
-      if (type.startsWith('application/json')) reply.header('content-type', `application/vnd.ferry.v${v.version}+json; charset=utf-8`);
+      if (type.startsWith('application/json'))
+        reply.header('content-type', `application/vnd.ferry.v${v.version}+json; charset=utf-8`);
     }
     const policy = opts.policies[v.version];
     if (policy?.deprecatedAt) {
       reply.header('deprecation', `@${Math.floor(policy.deprecatedAt / 1000)}`);
-      if (policy.link) reply.header('link', appendLink(reply.getHeader('link'), `<${policy.link}>; rel="deprecation"; type="text/html"`));
+      if (policy.link)
+        reply.header(
+          'link',
+          appendLink(reply.getHeader('link'), `<${policy.link}>; rel="deprecation"; type="text/html"`),
+        );
     }
     if (policy?.sunsetAt) reply.header('sunset', new Date(policy.sunsetAt).toUTCString());
     return payload;

@@ -47,7 +47,13 @@ describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (e
     expect(activated.stdout).toMatch(/is active/);
     catchUp();
     const token = await login(t, user.username, user.password);
-    const order = await t.request({ method: 'POST', url: '/api/v1/orders', token, headers: { 'idempotency-key': uniqueName('k') }, payload: { itemId: 1, quantity: 1 } });
+    const order = await t.request({
+      method: 'POST',
+      url: '/api/v1/orders',
+      token,
+      headers: { 'idempotency-key': uniqueName('k') },
+      payload: { itemId: 1, quantity: 1 },
+    });
     expect(order.status, order.text).toBe(201);
 
     const suspended = await runFerry(['users', 'suspend', String(user.id), '--json'], env);
@@ -62,17 +68,33 @@ describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (e
     expect(reset.status, reset.stderr).toBe(0);
     expect((await t.request({ url: '/api/v1/users/me', token: admin.token })).status).toBe(401);
     catchUp();
-    expect((await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: admin.username, password: admin.password } })).status).toBe(401);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/tokens',
+          payload: { username: admin.username, password: admin.password },
+        })
+      ).status,
+    ).toBe(401);
     const token = await login(t, admin.username, 'a-brand-new-password');
     expect((await t.request({ url: '/api/v1/users/me', token })).status).toBe(200);
   });
 
   it('when an API key is created, then it authenticates; when revoked, then it is refused', async () => {
     const user = await createUser(t, { status: 'active' });
-    const created = await runFerry(['keys', 'create', user.username, '--name', 'deploy', '--scope', 'links:read,links:write', '--json'], env);
+    const created = await runFerry(
+      ['keys', 'create', user.username, '--name', 'deploy', '--scope', 'links:read,links:write', '--json'],
+      env,
+    );
     expect(created.status, created.stderr).toBe(0);
     const { key, id } = created.json() as { key: string; id: number };
-    const link = await t.request({ method: 'POST', url: '/api/v1/links', token: key, payload: { original_url: 'https://example.com/cli-key' } });
+    const link = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: key,
+      payload: { original_url: 'https://example.com/cli-key' },
+    });
     expect(link.status, link.text).toBe(201);
     expect((await t.request({ url: `/api/v1/users/${user.id}/links`, token: key })).status).toBe(200);
 
@@ -83,7 +105,7 @@ describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (e
     expect((await t.request({ url: `/api/v1/users/${user.id}/links`, token: key })).status).toBe(401);
   });
 
-  it('when the input breaks the API\'s rules, then nothing changes and the exit status is 2 (bad usage), 1 for an unknown account', async () => {
+  it("when the input breaks the API's rules, then nothing changes and the exit status is 2 (bad usage), 1 for an unknown account", async () => {
     const short = await runFerry(['admin', 'create', uniqueName('s'), '--json'], env, { stdin: 'short\n' });
     expect(short.status).toBe(2);
     expect(JSON.parse(short.stderr)).toMatchObject({ error: { code: 'USAGE', details: [{ field: 'password' }] } });
@@ -102,9 +124,15 @@ describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (e
       // `npx ferry` in a checkout runs package.json's bin, which runs the compiled tool runFerry starts.
       const [npx, tool, ...args] = hint.split(' ');
       expect([npx, tool]).toEqual(['npx', 'ferry']);
-      expect((JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin.ferry).toBe('bin/ferry.mjs');
+      expect((JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin.ferry).toBe(
+        'bin/ferry.mjs',
+      );
       const username = uniqueName('first');
-      const made = await runFerry(args.map((a) => (a === '<username>' ? username : a)), cliEnvFor(fresh), { stdin: 'first-admin-password\n' });
+      const made = await runFerry(
+        args.map((a) => (a === '<username>' ? username : a)),
+        cliEnvFor(fresh),
+        { stdin: 'first-admin-password\n' },
+      );
       expect(made.status, made.stderr).toBe(0);
       await login(fresh, username, 'first-admin-password');
       expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBeNull();

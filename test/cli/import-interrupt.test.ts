@@ -8,14 +8,28 @@ import { SHLINK_API_KEY, shlinkPage, shlinkVisitsPage } from '../modules/imports
 /** 1,100 short URLs in Shlink's shape (fixtures/shlink.ts), link k with k mod 3 visits. */
 const LINKS = 1_100;
 const shortUrls = Array.from({ length: LINKS }, (_, k) => ({
-  shortCode: `i${k}`, shortUrl: `https://s.test/i${k}`, longUrl: `https://example.com/interrupted/${k}`, dateCreated: '2023-01-01T00:00:00+00:00',
-  visitsSummary: { total: k % 3, nonBots: k % 3, bots: 0 }, tags: [], meta: { validSince: null, validUntil: null, maxVisits: null },
-  domain: null, title: null, crawlable: false, forwardQuery: false, hasRedirectRules: false,
+  shortCode: `i${k}`,
+  shortUrl: `https://s.test/i${k}`,
+  longUrl: `https://example.com/interrupted/${k}`,
+  dateCreated: '2023-01-01T00:00:00+00:00',
+  visitsSummary: { total: k % 3, nonBots: k % 3, bots: 0 },
+  tags: [],
+  meta: { validSince: null, validUntil: null, maxVisits: null },
+  domain: null,
+  title: null,
+  crawlable: false,
+  forwardQuery: false,
+  hasRedirectRules: false,
 }));
-const visitsOf = (k: number) => Array.from({ length: k % 3 }, (_, v) => ({
-  referer: 'https://news.example/', date: `2023-02-0${v + 1}T10:00:00+00:00`, userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0',
-  visitLocation: null, potentialBot: false, visitedUrl: `https://s.test/i${k}`,
-}));
+const visitsOf = (k: number) =>
+  Array.from({ length: k % 3 }, (_, v) => ({
+    referer: 'https://news.example/',
+    date: `2023-02-0${v + 1}T10:00:00+00:00`,
+    userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0',
+    visitLocation: null,
+    potentialBot: false,
+    visitedUrl: `https://s.test/i${k}`,
+  }));
 const expectedVisits = shortUrls.reduce((n, _, k) => n + (k % 3), 0);
 
 /**
@@ -46,8 +60,17 @@ describe.each(engines)('an interrupted ferry import on %s', (engine) => {
   });
 
   async function importedState() {
-    const links = await t.storage.db.selectFrom('links').select(['id', 'short_code', 'click_count']).where('original_url', 'like', 'https://example.com/interrupted/%').execute();
-    const clicks = await t.storage.db.selectFrom('clicks').select(['link_id']).where('imported', '=', 1).where('link_id', 'in', links.length ? links.map((l) => l.id) : [0]).execute();
+    const links = await t.storage.db
+      .selectFrom('links')
+      .select(['id', 'short_code', 'click_count'])
+      .where('original_url', 'like', 'https://example.com/interrupted/%')
+      .execute();
+    const clicks = await t.storage.db
+      .selectFrom('clicks')
+      .select(['link_id'])
+      .where('imported', '=', 1)
+      .where('link_id', 'in', links.length ? links.map((l) => l.id) : [0])
+      .execute();
     const perLink = new Map<number, number>();
     for (const c of clicks) perLink.set(Number(c.link_id), (perLink.get(Number(c.link_id)) ?? 0) + 1);
     // Whole links only: each one present has every visit of its source item, in records and in its count.
@@ -62,13 +85,24 @@ describe.each(engines)('an interrupted ferry import on %s', (engine) => {
     const env = cliEnvFor(t);
     const args = ['import', 'shlink', '--url', stub.url, '--api-key', SHLINK_API_KEY, '--json'];
     let open!: () => void;
-    gate = { open: () => open(), opened: new Promise<void>((resolve) => { open = resolve; }) };
+    gate = {
+      open: () => open(),
+      opened: new Promise<void>((resolve) => {
+        open = resolve;
+      }),
+    };
     const run = startFerry(args, env);
     // The 7th page is asked for once the first batch is committed (the stub records a request before answering).
     const page7 = async () => {
-      while (!stub.requests.some((r) => r.path === '/rest/v3/short-urls' && r.query.get('page') === '7')) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (!stub.requests.some((r) => r.path === '/rest/v3/short-urls' && r.query.get('page') === '7'))
+        await new Promise((resolve) => setTimeout(resolve, 20));
     };
-    await Promise.race([page7(), run.done.then((r) => { throw new Error(`ferry ended early: ${r.stderr}`); })]);
+    await Promise.race([
+      page7(),
+      run.done.then((r) => {
+        throw new Error(`ferry ended early: ${r.stderr}`);
+      }),
+    ]);
     run.child.kill('SIGINT');
     await run.stderrMatches(/interrupted: stopping after the batch/);
     gate.open();
@@ -80,7 +114,13 @@ describe.each(engines)('an interrupted ferry import on %s', (engine) => {
 
     const second = await runFerry(args, env);
     expect(second.status, second.stderr).toBe(0);
-    expect(second.json()).toMatchObject({ state: 'done', items: LINKS, created: LINKS - 500, unchanged: 500, failed: 0 });
+    expect(second.json()).toMatchObject({
+      state: 'done',
+      items: LINKS,
+      created: LINKS - 500,
+      unchanged: 500,
+      failed: 0,
+    });
     expect(await importedState()).toEqual({ links: LINKS, codes: LINKS, clicks: expectedVisits });
   }, 300_000);
 });

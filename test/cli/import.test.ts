@@ -12,7 +12,13 @@ import { missing, unless } from '../helpers/skip.js';
 import { startSourceStub, type SourceStub } from '../helpers/source-stub.js';
 import { BITLY_GROUP, BITLY_TOKEN, bitlyLinks, bitlyPage } from '../modules/imports/fixtures/bitly.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from '../modules/imports/fixtures/kutt.js';
-import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits, shlinkVisitsPage } from '../modules/imports/fixtures/shlink.js';
+import {
+  SHLINK_API_KEY,
+  shlinkPage,
+  shlinkShortUrls,
+  shlinkVisits,
+  shlinkVisitsPage,
+} from '../modules/imports/fixtures/shlink.js';
 import { seedYourls } from '../modules/imports/fixtures/yourls-schema.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../modules/imports/fixtures/${name}`, import.meta.url));
@@ -29,13 +35,24 @@ describe.each(engines)('ferry import on %s', (engine) => {
     admin = await createUser(t, { role: 'admin', status: 'active' });
     stubs = [
       await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (p, q) => {
-        if (p === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, Number(q.get('page') ?? 1), Number(q.get('itemsPerPage') ?? 10));
+        if (p === '/rest/v3/short-urls')
+          return shlinkPage(
+            'shortUrls',
+            shlinkShortUrls,
+            Number(q.get('page') ?? 1),
+            Number(q.get('itemsPerPage') ?? 10),
+          );
         const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(p);
         return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : null;
       }),
-      await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (p, q) => (p === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null)),
+      await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (p, q) =>
+        p === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null,
+      ),
       await startSourceStub({ header: 'Authorization', value: `Bearer ${BITLY_TOKEN}` }, (p, q) =>
-        (p === `/v4/groups/${BITLY_GROUP}/bitlinks` ? bitlyPage(stubs[2]!.url, bitlyLinks, Number(q.get('page') ?? 1), 1) : null)),
+        p === `/v4/groups/${BITLY_GROUP}/bitlinks`
+          ? bitlyPage(stubs[2]!.url, bitlyLinks, Number(q.get('page') ?? 1), 1)
+          : null,
+      ),
     ];
   });
   afterAll(async () => {
@@ -43,7 +60,8 @@ describe.each(engines)('ferry import on %s', (engine) => {
     await t.close();
   });
   const [shlink, kutt, bitly] = [() => stubs[0]!, () => stubs[1]!, () => stubs[2]!];
-  const link = (code: string, domain?: string) => t.request({ url: `/api/v1/links/${code}${domain ? `?domain=${domain}` : ''}`, token: admin.token });
+  const link = (code: string, domain?: string) =>
+    t.request({ url: `/api/v1/links/${code}${domain ? `?domain=${domain}` : ''}`, token: admin.token });
 
   it('when a generic CSV is imported as a dry run and then for real, then only the second writes, and a third changes nothing', async () => {
     const dry = await runFerry(['import', 'csv', '--file', fixture('generic.csv'), '--dry-run', '--json'], env);
@@ -76,19 +94,47 @@ describe.each(engines)('ferry import on %s', (engine) => {
   });
 
   it('when Shlink is imported with a domain map, then its slug on the mapped domain redirects as an alias, visits in the statistics', async () => {
-    const run = await runFerry(['import', 'shlink', '--url', shlink().url, '--api-key', SHLINK_API_KEY, '--domain-map', 'go.example.com=default', '--json'], env);
+    const run = await runFerry(
+      [
+        'import',
+        'shlink',
+        '--url',
+        shlink().url,
+        '--api-key',
+        SHLINK_API_KEY,
+        '--domain-map',
+        'go.example.com=default',
+        '--json',
+      ],
+      env,
+    );
     expect(run.status, run.stderr).toBe(0);
     expect(run.json()).toMatchObject({ state: 'done', items: 3, created: 3, failed: 0, visits: 4 });
-    expect((await link('12C18')).body).toMatchObject({ title: 'Welcome to Steam', max_visits: 100, forward_query: true, click_count: 3 });
-    await waitFor('/summer-sale-2024 to redirect', async () => (await t.request({ url: '/summer-sale-2024' })).headers.location === 'https://shop.example.com/sale?x=1', 5_000);
+    expect((await link('12C18')).body).toMatchObject({
+      title: 'Welcome to Steam',
+      max_visits: 100,
+      forward_query: true,
+      click_count: 3,
+    });
+    await waitFor(
+      '/summer-sale-2024 to redirect',
+      async () =>
+        (await t.request({ url: '/summer-sale-2024' })).headers.location === 'https://shop.example.com/sale?x=1',
+      5_000,
+    );
   });
 
   it('when Kutt is imported, then a link on its custom domain lands there and the password it cannot bring is said per item', async () => {
     const run = await runFerry(['import', 'kutt', '--url', kutt().url, '--api-key', KUTT_API_KEY], env);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/3 items, 3 created/);
-    expect(run.stdout).toMatch(/created \/launch-day \(as [0-9a-zA-Z]{8}\): .*password: Kutt's password hash cannot be read by Ferry/);
-    expect((await link('promo', 'l.example.org')).body).toMatchObject({ domain: 'l.example.org', original_url: 'https://example.org/promo' });
+    expect(run.stdout).toMatch(
+      /created \/launch-day \(as [0-9a-zA-Z]{8}\): .*password: Kutt's password hash cannot be read by Ferry/,
+    );
+    expect((await link('promo', 'l.example.org')).body).toMatchObject({
+      domain: 'l.example.org',
+      original_url: 'https://example.org/promo',
+    });
     expect((await link('abc123')).body).toMatchObject({ click_count: 42, title: 'Our docs' });
   });
 
@@ -96,8 +142,20 @@ describe.each(engines)('ferry import on %s', (engine) => {
     const csv = await runFerry(['import', 'bitly', '--file', fixture('bitly-export.csv'), '--json'], env);
     expect(csv.status, csv.stderr).toBe(0);
     expect(csv.json()).toMatchObject({ items: 2, created: 2 });
-    expect((await link('3xYzAbc')).body).toMatchObject({ original_url: 'https://example.com/spring', aliases: ['spring-2022'], tags: ['seasonal', 'promo'] });
-    const api = ['import', 'bitly', '--url', `${bitly().url}/v4/groups/${BITLY_GROUP}`, '--api-key', BITLY_TOKEN, '--json'];
+    expect((await link('3xYzAbc')).body).toMatchObject({
+      original_url: 'https://example.com/spring',
+      aliases: ['spring-2022'],
+      tags: ['seasonal', 'promo'],
+    });
+    const api = [
+      'import',
+      'bitly',
+      '--url',
+      `${bitly().url}/v4/groups/${BITLY_GROUP}`,
+      '--api-key',
+      BITLY_TOKEN,
+      '--json',
+    ];
     const dry = await runFerry([...api, '--dry-run'], env);
     expect(dry.json()).toMatchObject({ dry_run: true, conflicts: 2 });
     const fail = await runFerry([...api, '--on-conflict', 'fail'], env);
@@ -108,12 +166,21 @@ describe.each(engines)('ferry import on %s', (engine) => {
     expect(dub.status, dub.stderr).toBe(0);
     expect(dub.json()).toMatchObject({ items: 2, created: 2 });
     expect((await link('summer')).body).toMatchObject({ click_count: 12, domain: null });
-    expect((await link(dub.json().problems.find((p: { source_ref: string }) => p.source_ref.startsWith('go.brand.example'))?.short_code ?? 'x', 'go.brand.example')).body)
-      .toMatchObject({ domain: 'go.brand.example', aliases: ['docs-v2'] });
+    expect(
+      (
+        await link(
+          dub.json().problems.find((p: { source_ref: string }) => p.source_ref.startsWith('go.brand.example'))
+            ?.short_code ?? 'x',
+          'go.brand.example',
+        )
+      ).body,
+    ).toMatchObject({ domain: 'go.brand.example', aliases: ['docs-v2'] });
   });
 
   it('when the usage is wrong, then exit 2 and nothing is imported: a bad --domain-map, a source without its address', async () => {
-    expect((await runFerry(['import', 'csv', '--file', fixture('generic.csv'), '--domain-map', 'nope'], env)).status).toBe(2);
+    expect(
+      (await runFerry(['import', 'csv', '--file', fixture('generic.csv'), '--domain-map', 'nope'], env)).status,
+    ).toBe(2);
     const noUrl = await runFerry(['import', 'shlink', '--api-key', 'x', '--json'], env);
     expect(noUrl.status).toBe(2);
     expect(noUrl.stderr).toMatch(/shlink needs a url/);
@@ -146,7 +213,10 @@ describe.each(engines)('ferry import on %s', (engine) => {
       expect(run.json()).toMatchObject({ items: 4, created: 4, failed: 0, visits: 4 });
       // A keyword that does not fit short_code is an alias of a generated code: its old short URL still works.
       expect((await t.request({ url: '/my-long-keyword-2020' })).headers.location).toBe('https://example.com/long');
-      const stats = await t.request({ url: '/api/v1/links/abc/stats?from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z', token: (await createUser(t, { role: 'admin', status: 'active' })).token });
+      const stats = await t.request({
+        url: '/api/v1/links/abc/stats?from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z',
+        token: (await createUser(t, { role: 'admin', status: 'active' })).token,
+      });
       expect(stats.body).toMatchObject({ total_clicks: 3 });
     });
   });

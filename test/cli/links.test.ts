@@ -53,7 +53,9 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     expect(disabled.status, disabled.stderr).toBe(0);
     expect(await visitsAnswer(code, 410)).toBe(410);
     const onlyDisabled = await runFerry(['links', 'list', '--status', 'disabled', '--json'], env);
-    expect(onlyDisabled.json()).toEqual([expect.objectContaining({ short_code: code, disabled: true, disabled_reason: 'phishing' })]);
+    expect(onlyDisabled.json()).toEqual([
+      expect.objectContaining({ short_code: code, disabled: true, disabled_reason: 'phishing' }),
+    ]);
 
     expect((await runFerry(['links', 'enable', code], env)).status).toBe(0);
     expect(await visitsAnswer(code, 302)).toBe(302);
@@ -63,8 +65,15 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
   it("when links are on a domain, then the list prints each short URL on the link's domain, and --domain keeps to one", async () => {
     const owner = await createUser(t, { status: 'active' });
     const hostname = `cli-${Math.random().toString(36).slice(2, 8)}.example.test`;
-    expect((await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname } })).status).toBe(201);
-    const made = await t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/on-domain', domain: hostname } });
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname } })).status,
+    ).toBe(201);
+    const made = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: owner.token,
+      payload: { original_url: 'https://example.com/on-domain', domain: hostname },
+    });
     expect(made.status, made.text).toBe(201);
     const plain = await linkOf(owner.token, 'https://example.com/plain');
     const listed = await runFerry(['links', 'list', '--user', owner.username], env);
@@ -73,18 +82,38 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     // No PUBLIC_BASE_URL here: the default domain's link by its path (see the next test).
     expect(listed.stdout).toMatch(new RegExp(`^/${plain} `, 'm'));
     const onDomain = await runFerry(['links', 'list', '--domain', hostname, '--json'], env);
-    expect(onDomain.json()).toEqual([expect.objectContaining({ short_code: made.body.short_code, domain: hostname, short_url: made.body.short_url })]);
+    expect(onDomain.json()).toEqual([
+      expect.objectContaining({ short_code: made.body.short_code, domain: hostname, short_url: made.body.short_url }),
+    ]);
   });
 
   it('when links are listed, then their short URLs are on PUBLIC_BASE_URL (unset: paths, and a warning saying the base is unknown) and owners are named by username', async () => {
     const owner = await createUser(t, { status: 'active' });
     const code = await linkOf(owner.token, 'https://example.com/named-owner');
-    const withBase = await runFerry(['links', 'list', '--user', owner.username], { ...env, PUBLIC_BASE_URL: 'https://go.example.test' });
+    const withBase = await runFerry(['links', 'list', '--user', owner.username], {
+      ...env,
+      PUBLIC_BASE_URL: 'https://go.example.test',
+    });
     expect(withBase.status, withBase.stderr).toBe(0);
-    expect(withBase.stdout).toMatch(new RegExp(`^https://go\\.example\\.test/${code} +- +${owner.username} +0 +active +https://example\\.com/named-owner$`, 'm'));
+    expect(withBase.stdout).toMatch(
+      new RegExp(
+        `^https://go\\.example\\.test/${code} +- +${owner.username} +0 +active +https://example\\.com/named-owner$`,
+        'm',
+      ),
+    );
     expect(withBase.stderr).toBe('');
-    const json = await runFerry(['links', 'list', '--user', owner.username, '--json'], { ...env, PUBLIC_BASE_URL: 'https://go.example.test' });
-    expect(json.json()).toEqual([expect.objectContaining({ short_code: code, short_url: `https://go.example.test/${code}`, user_id: owner.id, owner_username: owner.username })]);
+    const json = await runFerry(['links', 'list', '--user', owner.username, '--json'], {
+      ...env,
+      PUBLIC_BASE_URL: 'https://go.example.test',
+    });
+    expect(json.json()).toEqual([
+      expect.objectContaining({
+        short_code: code,
+        short_url: `https://go.example.test/${code}`,
+        user_id: owner.id,
+        owner_username: owner.username,
+      }),
+    ]);
 
     const withoutBase = await runFerry(['links', 'list', '--user', owner.username], env);
     expect(withoutBase.status, withoutBase.stderr).toBe(0);
@@ -97,30 +126,56 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
 
   it('when a link has aliases, then its row lists them beside its short URL', async () => {
     const owner = await createUser(t, { status: 'active' });
-    const made = await t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/sale', aliases: ['summer-sale-2024', 'ss24'] } });
+    const made = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: owner.token,
+      payload: { original_url: 'https://example.com/sale', aliases: ['summer-sale-2024', 'ss24'] },
+    });
     expect(made.status, made.text).toBe(201);
-    const listed = await runFerry(['links', 'list', '--user', owner.username], { ...env, PUBLIC_BASE_URL: 'https://go.example.test' });
+    const listed = await runFerry(['links', 'list', '--user', owner.username], {
+      ...env,
+      PUBLIC_BASE_URL: 'https://go.example.test',
+    });
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toMatch(/^SHORT URL +ALIASES +OWNER /m);
-    expect(listed.stdout).toMatch(new RegExp(`^https://go\\.example\\.test/${made.body.short_code} +summer-sale-2024,ss24 +${owner.username} `, 'm'));
+    expect(listed.stdout).toMatch(
+      new RegExp(
+        `^https://go\\.example\\.test/${made.body.short_code} +summer-sale-2024,ss24 +${owner.username} `,
+        'm',
+      ),
+    );
   });
 
   it('when one code is on the default domain and on a custom one, then disable and enable name the custom one with --domain and the default one without; an unknown domain or code fails (exit 1) saying which', async () => {
     const owner = await createUser(t, { status: 'active' });
     const hostname = `cli-${Math.random().toString(36).slice(2, 8)}.example.test`;
-    expect((await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname } })).status).toBe(201);
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname } })).status,
+    ).toBe(201);
     const code = `d${Math.random().toString(36).slice(2, 8)}`;
     for (const domain of [null, hostname]) {
-      const made = await t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/twin', short_code: code, domain } });
+      const made = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: owner.token,
+        payload: { original_url: 'https://example.com/twin', short_code: code, domain },
+      });
       expect(made.status, made.text).toBe(201);
     }
     const disabledOn = async (domain: string | null): Promise<boolean> => {
-      const res = await t.request({ url: `/api/v1/links/${code}${domain ? `?domain=${domain}` : ''}`, token: owner.token });
+      const res = await t.request({
+        url: `/api/v1/links/${code}${domain ? `?domain=${domain}` : ''}`,
+        token: owner.token,
+      });
       expect(res.status, res.text).toBe(200);
       return res.body.disabled as boolean;
     };
 
-    const onDomain = await runFerry(['links', 'disable', code, '--domain', hostname, '--reason', 'spam', '--json'], env);
+    const onDomain = await runFerry(
+      ['links', 'disable', code, '--domain', hostname, '--reason', 'spam', '--json'],
+      env,
+    );
     expect(onDomain.status, onDomain.stderr).toBe(0);
     expect(onDomain.json()).toEqual({ short_code: code, disabled: true, disabled_reason: 'spam' });
     expect([await disabledOn(hostname), await disabledOn(null)]).toEqual([true, false]);
@@ -139,15 +194,23 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     expect(unknownDomain.stderr).toBe('ferry: nowhere.example.test is not a domain of this service\n');
     const unknownCode = await runFerry(['links', 'enable', 'zz9zz9', '--domain', hostname, '--json'], env);
     expect(unknownCode.status).toBe(1);
-    expect(JSON.parse(unknownCode.stderr)).toEqual({ error: { code: 'NOT_FOUND', message: `No link has the code zz9zz9 on ${hostname}`, details: [] } });
+    expect(JSON.parse(unknownCode.stderr)).toEqual({
+      error: { code: 'NOT_FOUND', message: `No link has the code zz9zz9 on ${hostname}`, details: [] },
+    });
     const notOnDefault = await runFerry(['links', 'enable', 'zz9zz9'], env);
-    expect([notOnDefault.status, notOnDefault.stderr]).toEqual([1, 'ferry: No link has the code zz9zz9 on the default domain\n']);
+    expect([notOnDefault.status, notOnDefault.stderr]).toEqual([
+      1,
+      'ferry: No link has the code zz9zz9 on the default domain\n',
+    ]);
     expect([await disabledOn(hostname), await disabledOn(null)]).toEqual([false, true]);
   });
 
   it('when disable-blocked runs with a blocked hosts file, then links to those hosts and their subdomains are disabled, domain fallbacks to them cleared, and both counted', async () => {
     const owner = await createUser(t);
-    const bad = [await linkOf(owner.token, 'https://evil-blocked.example/a'), await linkOf(owner.token, 'https://www.evil-blocked.example/b')];
+    const bad = [
+      await linkOf(owner.token, 'https://evil-blocked.example/a'),
+      await linkOf(owner.token, 'https://www.evil-blocked.example/b'),
+    ];
     const good = await linkOf(owner.token, 'https://fine.example/c');
     const hostname = `cli-${Math.random().toString(36).slice(2, 8)}.example.test`;
     const fallbacks = {
@@ -155,7 +218,12 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
       not_found_redirect: 'https://fine.example/missing',
       expired_redirect: 'http://[::ffff:198.51.100.9]/gone',
     };
-    const domain = await t.request({ method: 'POST', url: '/api/v1/domains', token: owner.token, payload: { hostname, ...fallbacks } });
+    const domain = await t.request({
+      method: 'POST',
+      url: '/api/v1/domains',
+      token: owner.token,
+      payload: { hostname, ...fallbacks },
+    });
     expect(domain.status, domain.text).toBe(201);
     const file = path.join(dir, 'blocked.txt');
     writeFileSync(file, '# phishing\nevil-blocked.example\n198.51.100.9\n');
@@ -165,9 +233,16 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     for (const code of bad) expect(await visitsAnswer(code, 410)).toBe(410);
     expect((await t.request({ url: `/${good}` })).status).toBe(302);
     const after = await t.request({ url: `/api/v1/domains/${domain.body.id}`, token: owner.token });
-    expect(after.body).toMatchObject({ root_redirect: null, not_found_redirect: 'https://fine.example/missing', expired_redirect: null });
+    expect(after.body).toMatchObject({
+      root_redirect: null,
+      not_found_redirect: 'https://fine.example/missing',
+      expired_redirect: null,
+    });
     const again = await runFerry(['links', 'disable-blocked'], { ...env, BLOCKED_HOSTS_FILE: file });
-    expect([again.status, again.stdout]).toEqual([0, 'disabled 0 links to blocked hosts\ncleared 0 domain fallbacks to blocked hosts\n']);
+    expect([again.status, again.stdout]).toEqual([
+      0,
+      'disabled 0 links to blocked hosts\ncleared 0 domain fallbacks to blocked hosts\n',
+    ]);
     expect((await runFerry(['links', 'disable-blocked'], env)).status).toBe(2); // no BLOCKED_HOSTS_FILE
   });
 });

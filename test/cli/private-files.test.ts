@@ -56,18 +56,33 @@ describe('files Ferry writes are private (embedded engine, real processes)', { t
       await server.exited;
     });
     const body = JSON.stringify({ original_url: 'https://example.com/private' });
-    const made = await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const made = await fetch(`${server.baseUrl}/api/v1/links`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     expect(made.status).toBe(201);
     const code = ((await made.json()) as { short_code: string }).short_code;
     expect((await fetch(`${server.baseUrl}/${code}`, { redirect: 'manual' })).status).toBe(302); // a line in the journal
 
     const modes = modesUnder(dataDir);
-    const expectedFiles = ['ferry.db', 'ferry.db-wal', 'ferry.db-shm', 'jwt-secret', 'lock', 'lock.pid', 'click-journal', 'click-journal/lock'];
+    const expectedFiles = [
+      'ferry.db',
+      'ferry.db-wal',
+      'ferry.db-shm',
+      'jwt-secret',
+      'lock',
+      'lock.pid',
+      'click-journal',
+      'click-journal/lock',
+    ];
     for (const name of expectedFiles) {
       expect(Object.keys(modes), name).toContain(name);
     }
     expect(Object.keys(modes).some((n) => /^click-journal\/clicks-\d+\.journal$/.test(n))).toBe(true);
-    const expected = Object.fromEntries(Object.keys(modes).map((n) => [n, statSync(path.join(dataDir, n)).isDirectory() ? '700' : '600']));
+    const expected = Object.fromEntries(
+      Object.keys(modes).map((n) => [n, statSync(path.join(dataDir, n)).isDirectory() ? '700' : '600']),
+    );
     expect(octal(modes)).toEqual(expected);
   });
 

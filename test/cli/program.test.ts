@@ -18,7 +18,10 @@ async function ferry(...argv: string[]): Promise<{ status: number; stdout: strin
 
 /** Every command path of the program (`users list`, `keys create`, …), found by walking it. */
 function commandPaths(): string[][] {
-  const program = createProgram({ argv: [], env: {}, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, () => undefined);
+  const program = createProgram(
+    { argv: [], env: {}, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
+    () => undefined,
+  );
   const paths: string[][] = [];
   const walk = (cmd: Command, at: string[]) => {
     for (const sub of cmd.commands) {
@@ -34,7 +37,18 @@ function commandPaths(): string[][] {
 describe('ferry: the command line', () => {
   it('when any command is asked for --help, then it prints its usage with the --json option and exits 0', async () => {
     const paths = commandPaths();
-    expect(paths.map((p) => p.join(' '))).toEqual(expect.arrayContaining(['admin create', 'users list', 'users activate', 'users suspend', 'users set-password', 'keys create', 'keys revoke', 'migrate']));
+    expect(paths.map((p) => p.join(' '))).toEqual(
+      expect.arrayContaining([
+        'admin create',
+        'users list',
+        'users activate',
+        'users suspend',
+        'users set-password',
+        'keys create',
+        'keys revoke',
+        'migrate',
+      ]),
+    );
     for (const path of [[], ...paths]) {
       const run = await ferry(...path, '--help');
       expect(run.status, path.join(' ')).toBe(0);
@@ -44,7 +58,14 @@ describe('ferry: the command line', () => {
   });
 
   it('when the command line is wrong, then it says so on stderr and exits 2', async () => {
-    for (const argv of [['no-such-command'], ['users'], ['users', 'list', '--no-such-option'], ['users', 'activate'], ['keys', 'create', 'ada', '--scope', 'links:read'], ['users', 'list', '--status', 'sleeping']]) {
+    for (const argv of [
+      ['no-such-command'],
+      ['users'],
+      ['users', 'list', '--no-such-option'],
+      ['users', 'activate'],
+      ['keys', 'create', 'ada', '--scope', 'links:read'],
+      ['users', 'list', '--status', 'sleeping'],
+    ]) {
       const run = await ferry(...argv);
       expect(run.status, argv.join(' ')).toBe(2);
       expect(run.stderr, argv.join(' ')).not.toBe('');
@@ -54,8 +75,11 @@ describe('ferry: the command line', () => {
   it('when the configuration is invalid, then the command names the variable and exits 2', async () => {
     let stderr = '';
     const status = await runCli({
-      argv: ['users', 'list'], env: { PORT: 'eighty' },
-      stdout: { write: () => true }, stderr: { write: (s: string) => ((stderr += s), true) }, stdin: process.stdin,
+      argv: ['users', 'list'],
+      env: { PORT: 'eighty' },
+      stdout: { write: () => true },
+      stderr: { write: (s: string) => ((stderr += s), true) },
+      stdin: process.stdin,
     });
     expect(status).toBe(2);
     expect(stderr).toMatch(/PORT/);

@@ -1,7 +1,12 @@
 import { sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { dropExpiredClickPartitions, ensureClickPartitions, monthStart, partitionName } from '../../src/db/click-partitions.js';
+import {
+  dropExpiredClickPartitions,
+  ensureClickPartitions,
+  monthStart,
+  partitionName,
+} from '../../src/db/click-partitions.js';
 import { createStorage } from '../../src/db/database.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrator.js';
 import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
@@ -25,19 +30,35 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'click partit
   }
   const db = (t: TestApp) => t.storage.db as unknown as Kysely<unknown>;
   async function linkWithClicksAt(t: TestApp, times: number[]): Promise<number> {
-    const link = (await createLink(t, { original_url: 'https://example.com/p' }));
-    const events: ClickEvent[] = times.map((clickedAt) => ({ linkId: link.id, shortCode: link.short_code, clickedAt, ip: '192.0.2.1', userAgent: null, referrer: null }));
+    const link = await createLink(t, { original_url: 'https://example.com/p' });
+    const events: ClickEvent[] = times.map((clickedAt) => ({
+      linkId: link.id,
+      shortCode: link.short_code,
+      clickedAt,
+      ip: '192.0.2.1',
+      userAgent: null,
+      referrer: null,
+    }));
     await clickWriterFor(t.storage).writer.write(events);
     return link.id as number;
   }
   const partitionsOf = async (t: TestApp, linkId: number) =>
-    (await sql<{ p: string; n: number }>`select tableoid::regclass::text as p, count(*)::int as n from clicks where link_id = ${linkId} group by 1 order by 1`.execute(t.storage.db)).rows;
+    (
+      await sql<{
+        p: string;
+        n: number;
+      }>`select tableoid::regclass::text as p, count(*)::int as n from clicks where link_id = ${linkId} group by 1 order by 1`.execute(
+        t.storage.db,
+      )
+    ).rows;
 
   it('when the app has migrated, then this month and the next three have partitions, and a click lands in its month', async () => {
     const t = await app();
     const now = Date.now();
-    const names = (await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
-      where i.inhparent = 'clicks'::regclass`.execute(t.storage.db)).rows.map((r) => r.name);
+    const names = (
+      await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = 'clicks'::regclass`.execute(t.storage.db)
+    ).rows.map((r) => r.name);
     for (let i = 0; i <= 3; i += 1) expect(names).toContain(partitionName(monthStart(now, i)));
     expect(names).toContain('clicks_default');
     const linkId = await linkWithClicksAt(t, [now, now + 1]);
@@ -64,9 +85,17 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'click partit
     expect(dropped).toContain(partitionName(monthStart(old)));
     expect(dropped).not.toContain(partitionName(monthStart(Date.now(), -12)));
     expect(await partitionsOf(t, linkId)).toEqual([{ p: partitionName(monthStart(Date.now())), n: 1 }]);
-    const row = await t.storage.db.selectFrom('links').select('click_count').where('id', '=', linkId).executeTakeFirstOrThrow();
+    const row = await t.storage.db
+      .selectFrom('links')
+      .select('click_count')
+      .where('id', '=', linkId)
+      .executeTakeFirstOrThrow();
     expect(row.click_count).toBe(3);
-    const hourly = await t.storage.db.selectFrom('link_click_hourly').select((eb) => eb.fn.sum<number>('clicks').as('n')).where('link_id', '=', linkId).executeTakeFirstOrThrow();
+    const hourly = await t.storage.db
+      .selectFrom('link_click_hourly')
+      .select((eb) => eb.fn.sum<number>('clicks').as('n'))
+      .where('link_id', '=', linkId)
+      .executeTakeFirstOrThrow();
     expect(Number(hourly.n)).toBe(3);
     expect(await dropExpiredClickPartitions(db(t), Date.now(), 0)).toEqual([]); // 0 keeps everything
   });
@@ -78,14 +107,28 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'click partit
       const k = storage.db as unknown as Kysely<unknown>;
       await migrateUpTo(k, storage.dialect, '004-links');
       await sql`insert into link_codes (code) values ('old1')`.execute(k);
-      await sql`insert into links (short_code, original_url, created_at) values ('old1', 'https://example.com/old', 0)`.execute(k);
+      await sql`insert into links (short_code, original_url, created_at) values ('old1', 'https://example.com/old', 0)`.execute(
+        k,
+      );
       const may = Date.UTC(2026, 4, 31, 23, 59, 59, 999);
       const june = Date.UTC(2026, 5, 1);
-      await sql`insert into clicks (link_id, short_code, clicked_at) values (1, 'old1', ${may}), (1, 'old1', ${june}), (1, 'old1', ${june + 1})`.execute(k);
+      await sql`insert into clicks (link_id, short_code, clicked_at) values (1, 'old1', ${may}), (1, 'old1', ${june}), (1, 'old1', ${june + 1})`.execute(
+        k,
+      );
       await migrateToLatest(k, storage.dialect);
-      const rows = (await sql<{ id: number; p: string }>`select id, tableoid::regclass::text as p from clicks order by id`.execute(k)).rows;
-      expect(rows).toEqual([{ id: 1, p: 'clicks_p202605' }, { id: 2, p: 'clicks_p202606' }, { id: 3, p: 'clicks_p202606' }]);
-      const next = await sql<{ id: number }>`insert into clicks (link_id, short_code, clicked_at) values (1, 'old1', ${june}) returning id`.execute(k);
+      const rows = (
+        await sql<{ id: number; p: string }>`select id, tableoid::regclass::text as p from clicks order by id`.execute(
+          k,
+        )
+      ).rows;
+      expect(rows).toEqual([
+        { id: 1, p: 'clicks_p202605' },
+        { id: 2, p: 'clicks_p202606' },
+        { id: 3, p: 'clicks_p202606' },
+      ]);
+      const next = await sql<{
+        id: number;
+      }>`insert into clicks (link_id, short_code, clicked_at) values (1, 'old1', ${june}) returning id`.execute(k);
       expect(next.rows[0]!.id).toBe(4);
     } finally {
       await storage.close();

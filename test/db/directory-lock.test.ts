@@ -18,8 +18,13 @@ function otherProcess() {
     // The lock is kept referenced, as its holders do: a collected lock is a closed connection, and the lock goes.
     try { const lock = lockDirectory(${JSON.stringify(dir)}, 'test'); console.log('held'); setInterval(() => lock, 1000); }
     catch (err) { console.log(err instanceof DirectoryInUseError ? 'in use' : String(err)); process.exit(3); }`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const said = new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const said = new Promise<string>((resolve) =>
+    child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())),
+  );
   return { child, said };
 }
 
@@ -31,7 +36,9 @@ describe('the directory lock', () => {
     const lock = lockDirectory(dir, 'test');
     try {
       expect(() => lockDirectory(dir, 'its click journal belongs to one process')).toThrow(DirectoryInUseError);
-      expect(() => lockDirectory(dir, 'its click journal belongs to one process')).toThrow(`${dir} is in use by another Ferry process (pid ${process.pid}): its click journal belongs to one process.`);
+      expect(() => lockDirectory(dir, 'its click journal belongs to one process')).toThrow(
+        `${dir} is in use by another Ferry process (pid ${process.pid}): its click journal belongs to one process.`,
+      );
       const other = otherProcess();
       expect(await other.said).toBe('in use');
       expect((await once(other.child, 'exit'))[0]).toBe(3);

@@ -44,8 +44,15 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'link search 
     expect(warnings).toHaveLength(1);
     expect((await admin.query("select 1 from pg_extension where extname = 'pg_trgm'")).rowCount).toBe(0);
     const user = await createUser(t);
-    const link = await createLink(t, { original_url: 'https://scan.example/still-found', title: 'Found by the scan' }, user.token);
-    const res = await t.request({ url: `/api/v1/users/${user.id}/links?q=${encodeURIComponent('by the SCAN')}`, token: user.token });
+    const link = await createLink(
+      t,
+      { original_url: 'https://scan.example/still-found', title: 'Found by the scan' },
+      user.token,
+    );
+    const res = await t.request({
+      url: `/api/v1/users/${user.id}/links?q=${encodeURIComponent('by the SCAN')}`,
+      token: user.token,
+    });
     expect(res.body.data.map((l: { short_code: string }) => l.short_code)).toEqual([link.short_code]);
   });
 });

@@ -28,7 +28,9 @@ describe.each(engines)('the outbox on %s', (engine) => {
 
   const outbox = () => t.storage.db.selectFrom('outbox');
   const lastId = async () => {
-    const row = await outbox().select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+    const row = await outbox()
+      .select((eb) => eb.fn.max('id').as('id'))
+      .executeTakeFirst();
     return Number(row?.id ?? 0);
   };
   /** The events written after `after`, in order, as `{ type, data }`. */
@@ -54,14 +56,16 @@ describe.each(engines)('the outbox on %s', (engine) => {
       {
         type: 'link.updated',
         data: {
-          ...names, changed: expect.arrayContaining(['original_url', 'aliases']),
+          ...names,
+          changed: expect.arrayContaining(['original_url', 'aliases']),
           before: { domain_id: 0, names: [code, alias] },
         },
       },
       {
         type: 'link.updated',
         data: {
-          ...names, changed: expect.arrayContaining(['disabled_at', 'disabled_reason']),
+          ...names,
+          changed: expect.arrayContaining(['disabled_at', 'disabled_reason']),
           before: { domain_id: 0, names: [code] },
         },
       },
@@ -102,33 +106,55 @@ describe.each(engines)('the outbox on %s', (engine) => {
     await createLink(t, { aliases: [alias] }, admin.token);
     const from = await lastId();
     // The alias is taken: the link's insert fails, with its event.
-    expect((await request('POST', '/api/v1/links', { original_url: 'https://example.com/x', aliases: [alias] })).status)
-      .toBe(409);
+    expect(
+      (await request('POST', '/api/v1/links', { original_url: 'https://example.com/x', aliases: [alias] })).status,
+    ).toBe(409);
     // A user's insert whose surrounding transaction rolls back afterwards.
     const users = createUsersRepository(t.storage.db, deploymentPaginator(new Uint8Array(32)), t.storage.dialect);
     const name = `rolled${unique()}`;
-    await expect(t.storage.db.transaction().execute(async (tx) => {
-      await users.insert({
-        username: name, username_lower: name, email: `${name}@example.com`, email_lower: `${name}@example.com`,
-        password_hash: 'x', role: 'user', status: 'active', name: null, age: null,
-        created_at: 1, updated_at: 1, version: 1,
-      }, tx);
-      const inside = await tx.selectFrom('outbox').select('type').where('id', '>', from).execute();
-      expect(inside.map((r) => r.type)).toEqual(['user.created']);
-      throw new Error('rolled back');
-    })).rejects.toThrow('rolled back');
+    await expect(
+      t.storage.db.transaction().execute(async (tx) => {
+        await users.insert(
+          {
+            username: name,
+            username_lower: name,
+            email: `${name}@example.com`,
+            email_lower: `${name}@example.com`,
+            password_hash: 'x',
+            role: 'user',
+            status: 'active',
+            name: null,
+            age: null,
+            created_at: 1,
+            updated_at: 1,
+            version: 1,
+          },
+          tx,
+        );
+        const inside = await tx.selectFrom('outbox').select('type').where('id', '>', from).execute();
+        expect(inside.map((r) => r.type)).toEqual(['user.created']);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
     expect(await eventsAfter(from)).toEqual([]);
   });
 
   it('when another process changes a link this instance caches, then the instance follows the outbox', async () => {
     const link = await createLink(t, { original_url: 'https://example.com/before' }, admin.token);
     // Served from the cache from now on: a change behind the API's back (no event) does not show.
-    await waitFor('the link to be cached', async () => {
-      const location = (await visit(t, link.short_code)).headers.location;
-      await t.storage.db.updateTable('links').set({ original_url: 'https://example.com/behind' })
-        .where('id', '=', link.id).execute();
-      return (await visit(t, link.short_code)).headers.location === location;
-    }, 5_000);
+    await waitFor(
+      'the link to be cached',
+      async () => {
+        const location = (await visit(t, link.short_code)).headers.location;
+        await t.storage.db
+          .updateTable('links')
+          .set({ original_url: 'https://example.com/behind' })
+          .where('id', '=', link.id)
+          .execute();
+        return (await visit(t, link.short_code)).headers.location === location;
+      },
+      5_000,
+    );
     // Another process's storage (the CLI's, or another instance's), writing through the links repository.
     const beside = createStorage(t.config);
     try {
@@ -145,40 +171,53 @@ describe.each(engines)('the outbox on %s', (engine) => {
   it('when events are older than the retention, then the sweep removes them and keeps the others', async () => {
     const now = t.clock.now();
     const old = {
-      type: 'user.updated', payload: '{"user_id":1}', origin: null, created_at: now - OUTBOX_RETENTION_MS - 1,
+      type: 'user.updated',
+      payload: '{"user_id":1}',
+      origin: null,
+      created_at: now - OUTBOX_RETENTION_MS - 1,
     };
     const fresh = { ...old, created_at: now - OUTBOX_RETENTION_MS + 60_000 };
     const ids = await t.storage.db.insertInto('outbox').values([old, fresh]).returning('id').execute();
     await t.app.runJob('sweep-outbox');
-    const left = await outbox().select('id').where('id', 'in', ids.map((r) => r.id)).execute();
+    const left = await outbox()
+      .select('id')
+      .where(
+        'id',
+        'in',
+        ids.map((r) => r.id),
+      )
+      .execute();
     expect(left.map((r) => Number(r.id))).toEqual([Number(ids[1]!.id)]);
   });
 
   // Only PostgreSQL hands out ids before commit; SQLite has one writer, so its ids commit in order.
   const lateCommit = 'when a transaction commits an id below one read, then the cursor still reads it';
-  it.runIf(engine === 'postgres')(unless(engine === 'postgres' ? null : 'PostgreSQL only (ids handed out before commit)', lateCommit), async () => {
-    const cursor = await openOutboxCursor(t.storage.db, 'end');
-    const row = (type: string) => ({ type, payload: '{"user_id":1}', origin: null, created_at: Date.now() });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let written!: () => void;
-    const wroteFirst = new Promise<void>((resolve) => {
-      written = resolve;
-    });
-    // The first transaction takes its id, then waits; the second takes the next id and commits first.
-    const first = t.storage.db.transaction().execute(async (tx) => {
-      await tx.insertInto('outbox').values(row('user.created')).execute();
-      written();
-      await held;
-    });
-    await wroteFirst;
-    await t.storage.db.insertInto('outbox').values(row('user.updated')).execute();
-    expect((await cursor.read()).map((e) => e.event.type)).toEqual(['user.updated']);
-    release();
-    await first;
-    expect((await cursor.read()).map((e) => e.event.type)).toEqual(['user.created']);
-    expect(await cursor.read()).toEqual([]);
-  });
+  it.runIf(engine === 'postgres')(
+    unless(engine === 'postgres' ? null : 'PostgreSQL only (ids handed out before commit)', lateCommit),
+    async () => {
+      const cursor = await openOutboxCursor(t.storage.db, 'end');
+      const row = (type: string) => ({ type, payload: '{"user_id":1}', origin: null, created_at: Date.now() });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let written!: () => void;
+      const wroteFirst = new Promise<void>((resolve) => {
+        written = resolve;
+      });
+      // The first transaction takes its id, then waits; the second takes the next id and commits first.
+      const first = t.storage.db.transaction().execute(async (tx) => {
+        await tx.insertInto('outbox').values(row('user.created')).execute();
+        written();
+        await held;
+      });
+      await wroteFirst;
+      await t.storage.db.insertInto('outbox').values(row('user.updated')).execute();
+      expect((await cursor.read()).map((e) => e.event.type)).toEqual(['user.updated']);
+      release();
+      await first;
+      expect((await cursor.read()).map((e) => e.event.type)).toEqual(['user.created']);
+      expect(await cursor.read()).toEqual([]);
+    },
+  );
 });

@@ -9,16 +9,23 @@ import { useTestApp } from '../helpers/fixtures.js';
  * is unavailable" (503). pg-pool's own connectionTimeoutMillis also bounds the wait for a busy pool, which made a
  * burst of creations on a loaded machine answer 503.
  */
-describe.runIf(missing.postgres === null)(unless(missing.postgres, 'a PostgreSQL pool that is busy, not broken'), () => {
-  const t = useTestApp('postgres', { env: { DB_POOL_MAX: '1' } });
+describe.runIf(missing.postgres === null)(
+  unless(missing.postgres, 'a PostgreSQL pool that is busy, not broken'),
+  () => {
+    const t = useTestApp('postgres', { env: { DB_POOL_MAX: '1' } });
 
-  it('when the only connection is busy for longer than the connect timeout, then a request waits for it and succeeds', async () => {
-    // Hold the pool's single connection past CONNECT_TIMEOUT_MS; the request below queues behind it.
-    const held = t.storage.db.transaction().execute(async (trx) => {
-      await sql`select pg_sleep(${(CONNECT_TIMEOUT_MS + 1_500) / 1000})`.execute(trx);
+    it('when the only connection is busy for longer than the connect timeout, then a request waits for it and succeeds', async () => {
+      // Hold the pool's single connection past CONNECT_TIMEOUT_MS; the request below queues behind it.
+      const held = t.storage.db.transaction().execute(async (trx) => {
+        await sql`select pg_sleep(${(CONNECT_TIMEOUT_MS + 1_500) / 1000})`.execute(trx);
+      });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        payload: { original_url: 'https://example.com/queued' },
+      });
+      await held;
+      expect(res.status).toBe(201);
     });
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/queued' } });
-    await held;
-    expect(res.status).toBe(201);
-  });
-});
+  },
+);

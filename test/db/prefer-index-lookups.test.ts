@@ -15,10 +15,11 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'planner sett
     t = null;
   });
 
-  it('when the click writer\'s transaction prefers index lookups, then the setting holds inside it and is gone after it', async () => {
+  it("when the click writer's transaction prefers index lookups, then the setting holds inside it and is gone after it", async () => {
     t = await createTestApp('postgres', { env: { DB_POOL_MAX: '1' } });
     const db = t.storage.db;
-    const cost = async (q: typeof db) => (await sql<{ random_page_cost: string }>`show random_page_cost`.execute(q)).rows[0]!.random_page_cost;
+    const cost = async (q: typeof db) =>
+      (await sql<{ random_page_cost: string }>`show random_page_cost`.execute(q)).rows[0]!.random_page_cost;
     const before = await cost(db);
     expect(before).not.toBe('1.1');
     const inside = await db.transaction().execute(async (tx) => {

@@ -8,7 +8,9 @@ const CONTAINERFILE = readFileSync(path.resolve(import.meta.dirname, '../../Cont
 describe('the Containerfile', () => {
   it('when a build argument is declared, then it has a default: podman warns about each one a build leaves unset', () => {
     const args = [...CONTAINERFILE.matchAll(/^ARG\s+(\S+)/gm)].map((m) => m[1]!);
-    expect(args).toEqual(expect.arrayContaining(['NODE_IMAGE=node:22-bookworm-slim', 'NPM_CONFIG_CAFILE=', 'NODE_EXTRA_CA_CERTS=']));
+    expect(args).toEqual(
+      expect.arrayContaining(['NODE_IMAGE=node:22-bookworm-slim', 'NPM_CONFIG_CAFILE=', 'NODE_EXTRA_CA_CERTS=']),
+    );
     expect(args.filter((a) => !a.includes('='))).toEqual([]);
   });
 });

@@ -10,7 +10,11 @@ import { TEST_PASSWORD_HASH_COST } from '../helpers/server-process.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const read = (file: string): string => readFileSync(path.join(root, file), 'utf8');
-const pkg = JSON.parse(read('package.json')) as { main: string; bin: Record<string, string>; scripts: Record<string, string> };
+const pkg = JSON.parse(read('package.json')) as {
+  main: string;
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
+};
 
 /** The fenced block of `doc` that holds `marker` (its first line names the file it stands for). */
 function block(doc: string, marker: string): string {
@@ -42,24 +46,29 @@ const backupUnit = keyValues(block('docs/backup.md', '# /etc/systemd/system/ferr
  * server started as the unit starts it answers with that configuration and stops cleanly on its KillSignal.
  */
 describe('the systemd units in docs/', () => {
-  it('when ExecStart is read, then it runs the compiled server that package.json\'s main and npm start run', () => {
+  it("when ExecStart is read, then it runs the compiled server that package.json's main and npm start run", () => {
     const [node, entry, ...rest] = unit.ExecStart!.split(/\s+/);
     expect(node).toBe('/usr/bin/node');
     expect(rest).toEqual([]);
     expect(entry).toBe(pkg.main);
     expect(pkg.scripts.start).toBe(`node ${entry}`);
-    expect(JSON.parse(read('tsconfig.json').replace(/^\s*\/\/.*$/gm, '')).compilerOptions).toMatchObject({ rootDir: '.', outDir: 'dist' });
+    expect(JSON.parse(read('tsconfig.json').replace(/^\s*\/\/.*$/gm, '')).compilerOptions).toMatchObject({
+      rootDir: '.',
+      outDir: 'dist',
+    });
     expect(read(sourceOf(entry!))).toContain('buildApp');
     expect(unit.KillSignal).toBe('SIGTERM');
     // `systemctl reload`: SIGHUP to the main process, which is Node itself (issue 38: sent to npm, it never got there).
     expect(unit.ExecReload).toBe('/bin/kill -HUP $MAINPID');
   });
 
-  it('when the environment file and the units are read, then each variable is one of the configuration\'s and its value is accepted', () => {
+  it("when the environment file and the units are read, then each variable is one of the configuration's and its value is accepted", () => {
     expect(Object.keys(envFile).length).toBeGreaterThan(0);
-    for (const name of Object.keys(envFile)) expect(Object.keys(variables), `${name} in /etc/ferry/ferry.env`).toContain(name);
+    for (const name of Object.keys(envFile))
+      expect(Object.keys(variables), `${name} in /etc/ferry/ferry.env`).toContain(name);
     for (const line of [unit.Environment, backupUnit.Environment].filter(Boolean)) {
-      for (const name of line!.split(/\s+/).map((kv) => kv.replace(/^"/, '').split('=')[0]!)) expect(Object.keys(variables)).toContain(name);
+      for (const name of line!.split(/\s+/).map((kv) => kv.replace(/^"/, '').split('=')[0]!))
+        expect(Object.keys(variables)).toContain(name);
     }
     const config = loadConfig(envFile);
     // The unit lets the service write its DATA_DIR and waits longer than the drain on SIGTERM before killing it.
@@ -69,7 +78,7 @@ describe('the systemd units in docs/', () => {
     expect(backupUnit.WorkingDirectory).toBe(unit.WorkingDirectory);
   });
 
-  it('when the backup unit\'s and the docs\' CLI lines are read, then they run package.json\'s bin with commands it has', async () => {
+  it("when the backup unit's and the docs' CLI lines are read, then they run package.json's bin with commands it has", async () => {
     const backup = /^\/bin\/sh -c 'exec \/usr\/bin\/node (\S+) (backup) .+ (--force)'$/.exec(backupUnit.ExecStart!);
     expect(backup, backupUnit.ExecStart).not.toBeNull();
     expect(backup![1]).toBe(pkg.bin.ferry);
@@ -95,15 +104,22 @@ describe('the systemd units in docs/', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('when started from its entry with the environment file (a data directory of its own, any free port), then it serves that configuration, ExecReload\'s signal reads the blocklist again, and SIGTERM ends it cleanly', async () => {
+    it("when started from its entry with the environment file (a data directory of its own, any free port), then it serves that configuration, ExecReload's signal reads the blocklist again, and SIGTERM ends it cleanly", async () => {
       const blocked = path.join(dir, 'blocked-hosts.txt');
       writeFileSync(blocked, 'phish.example\n');
       // The source of dist/src/server.js, compiled for this run (spawnEntry): the test needs no `npm run build`.
       server = spawnEntry(sourceOf(unit.ExecStart!.split(/\s+/)[1]!), {
-        ...envFile, DATA_DIR: path.join(dir, 'data'), HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
+        ...envFile,
+        DATA_DIR: path.join(dir, 'data'),
+        HOST: '127.0.0.1',
+        PORT: '0',
+        PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
         BLOCKED_HOSTS_FILE: blocked,
       });
-      const baseUrl = await server.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
+      const baseUrl = await server.waitFor(
+        (e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1],
+        'listen',
+      );
       const contract = new ContractValidator((await (await fetch(`${baseUrl}/v3/api-docs`)).json()) as OpenApiDoc);
       /** The answer's body, once checked against the document the server serves. */
       const checked = async (method: string, url: string, res: Response): Promise<Record<string, unknown>> => {
@@ -113,12 +129,19 @@ describe('the systemd units in docs/', () => {
       };
       const instance = await checked('GET', '/api/v1/instance', await fetch(`${baseUrl}/api/v1/instance`));
       expect(instance.registration).toBe(envFile.REGISTRATION);
-      const link = await fetch(`${baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ original_url: 'https://example.com/' }) });
+      const link = await fetch(`${baseUrl}/api/v1/links`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ original_url: 'https://example.com/' }),
+      });
       expect(link.status).toBe(201);
-      expect((await checked('POST', '/api/v1/links', link)).short_url).toMatch(new RegExp(`^${envFile.PUBLIC_BASE_URL}/`));
+      expect((await checked('POST', '/api/v1/links', link)).short_url).toMatch(
+        new RegExp(`^${envFile.PUBLIC_BASE_URL}/`),
+      );
       const seen = server.logs.length;
       server.child.kill(`SIG${/^\/bin\/kill -(\w+) \$MAINPID$/.exec(unit.ExecReload!)![1]!}` as NodeJS.Signals);
-      const reread = (e: Record<string, unknown>) => server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP';
+      const reread = (e: Record<string, unknown>) =>
+        server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP';
       await server.waitFor((e) => (reread(e) ? e : undefined), 'read the blocklist again');
       expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
       server.child.kill(unit.KillSignal as NodeJS.Signals);

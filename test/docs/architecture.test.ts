@@ -19,7 +19,15 @@ function modulesTable(text: string): Map<string, string[]> {
     const row = /^\| `([a-z0-9-]+)` \|.*\| ([^|]*) \|$/.exec(line);
     if (!row) continue;
     const imports = row[2]!.trim();
-    rows.set(row[1]!, imports === '—' ? [] : imports.split(',').map((m) => m.trim()).sort());
+    rows.set(
+      row[1]!,
+      imports === '—'
+        ? []
+        : imports
+            .split(',')
+            .map((m) => m.trim())
+            .sort(),
+    );
   }
   return rows;
 }

@@ -159,9 +159,24 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
         payload = typeof o.payload === 'string' ? o.payload : JSON.stringify(o.payload);
         headers['content-type'] ??= 'application/json';
       }
-      const res = await app.inject({ method: o.method ?? 'GET', url: o.url, headers, payload, ...(o.remoteAddress ? { remoteAddress: o.remoteAddress } : {}) });
-      const problems = contract.check(o.method ?? 'GET', o.url, res.statusCode, res.headers['content-type'] as string | undefined, res.body);
-      if (problems.length) throw new Error(`Response breaks the OpenAPI contract:\n${problems.join('\n')}\nbody: ${res.body.slice(0, 500)}`);
+      const res = await app.inject({
+        method: o.method ?? 'GET',
+        url: o.url,
+        headers,
+        payload,
+        ...(o.remoteAddress ? { remoteAddress: o.remoteAddress } : {}),
+      });
+      const problems = contract.check(
+        o.method ?? 'GET',
+        o.url,
+        res.statusCode,
+        res.headers['content-type'] as string | undefined,
+        res.body,
+      );
+      if (problems.length)
+        throw new Error(
+          `Response breaks the OpenAPI contract:\n${problems.join('\n')}\nbody: ${res.body.slice(0, 500)}`,
+        );
       let body: unknown;
       if (res.body && String(res.headers['content-type'] ?? '').includes('json')) body = JSON.parse(res.body);
       return { status: res.statusCode, headers: res.headers, body, text: res.body };

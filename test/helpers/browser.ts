@@ -15,31 +15,45 @@ export const CHROMIUM_PATH = process.env.TEST_CHROMIUM_PATH ?? '/usr/bin/chromiu
 
 /** Why the browser tests cannot run here, or null when they can. */
 export const chromiumMissing = (): string | null =>
-  existsSync(CHROMIUM_PATH) ? null : `Chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium, or set TEST_CHROMIUM_PATH)`;
+  existsSync(CHROMIUM_PATH)
+    ? null
+    : `Chromium not found at ${CHROMIUM_PATH} (apt-get install -y chromium, or set TEST_CHROMIUM_PATH)`;
 
 /** No sandbox (containers), no GPU, and nothing that phones home: the tests may reach loopback only. */
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
-export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** `vite build` of web/ into outDir, as `npm run build` does into dist/web; resolves with what it printed. */
 export function buildDashboard(outDir: string): Promise<string> {
   const vite = path.join(root, 'node_modules', 'vite', 'bin', 'vite.js');
-  const child = spawn(process.execPath, [vite, 'build', '-c', 'web/vite.config.ts', '--outDir', outDir, '--emptyOutDir'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [vite, 'build', '-c', 'web/vite.config.ts', '--outDir', outDir, '--emptyOutDir'],
+    {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
   return new Promise((resolve, reject) => {
-    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`vite build exited with ${code}:\n${output}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`vite build exited with ${code}:\n${output}`)),
+    );
   });
 }
 
@@ -100,7 +114,10 @@ export interface PageWatch {
   settled(): Promise<string[]>;
 }
 
-export function watchContext(context: BrowserContext, opts: { origin: string; contract: ContractValidator }): PageWatch {
+export function watchContext(
+  context: BrowserContext,
+  opts: { origin: string; contract: ContractValidator },
+): PageWatch {
   const problems: string[] = [];
   const pending: Array<Promise<void>> = [];
   void context.route('**/*', (route) => {
@@ -113,7 +130,8 @@ export function watchContext(context: BrowserContext, opts: { origin: string; co
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
     page.on('console', (msg) => {
       // Chromium logs every 4xx/5xx fetch; the API's answers are checked against the document below instead.
-      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource: the server responded')) problems.push(`console error: ${msg.text()}`);
+      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource: the server responded'))
+        problems.push(`console error: ${msg.text()}`);
     });
     page.on('response', (response) => {
       const url = new URL(response.url());
@@ -126,7 +144,13 @@ export function watchContext(context: BrowserContext, opts: { origin: string; co
       pending.push(
         response.text().then(
           (body) => {
-            const found = opts.contract.check(request.method(), url.pathname + url.search, response.status(), response.headers()['content-type'], body);
+            const found = opts.contract.check(
+              request.method(),
+              url.pathname + url.search,
+              response.status(),
+              response.headers()['content-type'],
+              body,
+            );
             problems.push(...found);
           },
           () => undefined, // a body the page discarded (navigation) cannot be read; nothing to check
@@ -167,7 +191,11 @@ export async function unlabelledControls(page: Page): Promise<string[]> {
     const missing: string[] = [];
     for (const e of Array.from(document.querySelectorAll('input, select, textarea, button, a[href], summary'))) {
       if (e.type === 'hidden') continue;
-      const labelled = (e.labels?.length ?? 0) > 0 || e.getAttribute('aria-label') || e.getAttribute('aria-labelledby') || (e.textContent ?? '').trim();
+      const labelled =
+        (e.labels?.length ?? 0) > 0 ||
+        e.getAttribute('aria-label') ||
+        e.getAttribute('aria-labelledby') ||
+        (e.textContent ?? '').trim();
       if (!labelled) missing.push(e.outerHTML.slice(0, 120));
     }
     return missing;

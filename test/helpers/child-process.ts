@@ -53,7 +53,10 @@ export interface LoggedChild {
  * given environment (and `opts.umask`, when given), collecting its pino lines as they arrive.
  */
 export function spawnEntry(
-  entry: string, env: Record<string, string>, nodeArgs: readonly string[] = [], opts: { umask?: number } = {},
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+  opts: { umask?: number } = {},
 ): LoggedChild {
   const child = spawn(...underUmask(process.execPath, [...nodeArgs, compiledEntry(entry)], opts.umask), {
     cwd: root,
@@ -100,7 +103,10 @@ export function spawnEntry(
         for (const e of logs) check(e);
         watchers.add(check);
         void exited.then(({ code }) => reject(new Error(`${entry} exited with ${code} before ${what}:\n${stderr}`)));
-        setTimeout(() => reject(new Error(`${entry} did not ${what} within ${START_TIMEOUT_MS / 1000} s:\n${stderr}`)), START_TIMEOUT_MS).unref();
+        setTimeout(
+          () => reject(new Error(`${entry} did not ${what} within ${START_TIMEOUT_MS / 1000} s:\n${stderr}`)),
+          START_TIMEOUT_MS,
+        ).unref();
       });
     },
   };

@@ -25,7 +25,11 @@ export interface FerryOptions {
   umask?: number;
 }
 
-export function runFerry(args: readonly string[], env: Record<string, string>, opts: FerryOptions = {}): Promise<FerryRun> {
+export function runFerry(
+  args: readonly string[],
+  env: Record<string, string>,
+  opts: FerryOptions = {},
+): Promise<FerryRun> {
   return startFerry(args, env, opts).done;
 }
 
@@ -37,7 +41,11 @@ export interface FerryProcess {
   done: Promise<FerryRun>;
 }
 
-export function startFerry(args: readonly string[], env: Record<string, string>, opts: FerryOptions = {}): FerryProcess {
+export function startFerry(
+  args: readonly string[],
+  env: Record<string, string>,
+  opts: FerryOptions = {},
+): FerryProcess {
   const child = spawn(...underUmask(process.execPath, [compiledEntry('src/cli/ferry.ts'), ...args], opts.umask), {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env },
@@ -56,16 +64,17 @@ export function startFerry(args: readonly string[], env: Record<string, string>,
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stdout, stderr, json: () => JSON.parse(stdout) }));
   });
-  const stderrMatches = (pattern: RegExp) => new Promise<void>((resolve, reject) => {
-    const check = () => {
-      if (!pattern.test(stderr)) return;
-      watchers.delete(check);
-      resolve();
-    };
-    watchers.add(check);
-    check();
-    void done.then(() => reject(new Error(`ferry ended before its stderr matched ${pattern}:\n${stderr}`)));
-  });
+  const stderrMatches = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!pattern.test(stderr)) return;
+        watchers.delete(check);
+        resolve();
+      };
+      watchers.add(check);
+      check();
+      void done.then(() => reject(new Error(`ferry ended before its stderr matched ${pattern}:\n${stderr}`)));
+    });
   return { child, stderrMatches, done };
 }
 

@@ -66,7 +66,10 @@ export async function seedClickRecords(
   for (const ip of ips) {
     const parsed = { is_bot: 0, browser: null, os: null, device: null, country: null };
     const click = { link_id: link.id, short_code: link.short_code, clicked_at: at, ip, user_agent: userAgent };
-    await t.storage.db.insertInto('clicks').values({ ...click, referrer: null, click_key: null, ...parsed }).execute();
+    await t.storage.db
+      .insertInto('clicks')
+      .values({ ...click, referrer: null, click_key: null, ...parsed })
+      .execute();
   }
   await t.storage.db.updateTable('links').set({ click_count: ips.length }).where('id', '=', link.id).execute();
 }

@@ -27,8 +27,15 @@ export function compileSources(): { dir: string; rebuild: () => void; remove: ()
   const rebuild = () => {
     rmSync(dir, { recursive: true, force: true });
     buildSync({
-      entryPoints: sourceFiles(), outdir: path.join(dir, 'src'), outbase: 'src', absWorkingDir: root,
-      bundle: false, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent',
+      entryPoints: sourceFiles(),
+      outdir: path.join(dir, 'src'),
+      outbase: 'src',
+      absWorkingDir: root,
+      bundle: false,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'silent',
     });
   };
   rebuild();

@@ -3,7 +3,8 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 
 type AddFormats = (ajv: Ajv2020) => Ajv2020;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ??
+  addFormatsModule) as unknown as AddFormats;
 
 interface Operation {
   method: string;
@@ -36,13 +37,15 @@ export class ContractValidator {
     addFormats(this.ajv);
     this.ajv.addSchema({ $id: 'https://ferry.invalid/openapi.json', components: doc.components ?? {} });
     for (const [template, item] of Object.entries(doc.paths)) {
-      const regex = new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+') + '$');
+      const regex = new RegExp(
+        '^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+') + '$',
+      );
       for (const [method, op] of Object.entries(item)) {
         this.ops.push({ method: method.toUpperCase(), template, regex, responses: op.responses ?? {} });
       }
     }
     // Static segments beat parameters, as in Fastify's router (/users/me before /users/{id}).
-    this.ops.sort((a, b) => (b.template.match(/\{/g)?.length ?? 0) > (a.template.match(/\{/g)?.length ?? 0) ? -1 : 1);
+    this.ops.sort((a, b) => ((b.template.match(/\{/g)?.length ?? 0) > (a.template.match(/\{/g)?.length ?? 0) ? -1 : 1));
   }
 
   /**
@@ -65,7 +68,9 @@ export class ContractValidator {
   private compile(key: string, schema: object): ValidateFunction {
     let v = this.cache.get(key);
     if (!v) {
-      const rewritten = JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"https://ferry.invalid/openapi.json#/components/')) as object;
+      const rewritten = JSON.parse(
+        JSON.stringify(schema).replace(/"#\/components\//g, '"https://ferry.invalid/openapi.json#/components/'),
+      ) as object;
       v = this.ajv.compile(rewritten);
       this.cache.set(key, v);
     }
@@ -90,7 +95,12 @@ export class ContractValidator {
       // The document itself and its viewer are the only JSON the document does not describe.
       if (status < 400 && /^\/(v3\/api-docs|docs)(\/|$)/.test(path)) return [];
       if (status < 400) return [`${method} ${path} answered ${status} with JSON but is not in the OpenAPI document`];
-      return this.validate('envelope', { $ref: '#/components/schemas/ErrorEnvelope' }, body, `${method} ${path} ${status}`);
+      return this.validate(
+        'envelope',
+        { $ref: '#/components/schemas/ErrorEnvelope' },
+        body,
+        `${method} ${path} ${status}`,
+      );
     }
     if (status === 304 || method.toUpperCase() === 'OPTIONS') return [];
     const declared = op.responses[String(status)] ?? op.responses[`${String(status)[0]}XX`] ?? op.responses.default;
@@ -110,6 +120,8 @@ export class ContractValidator {
     }
     const v = this.compile(key, schema);
     if (v(data)) return [];
-    return (v.errors ?? []).map((e) => `${where}: ${e.instancePath || '(root)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+    return (v.errors ?? []).map(
+      (e) => `${where}: ${e.instancePath || '(root)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`,
+    );
   }
 }

@@ -8,13 +8,20 @@ import type { TestApp } from './app.js';
 export async function usersFingerprint(t: TestApp): Promise<string> {
   const row = await t.storage.db
     .selectFrom('users')
-    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('version').as('v'), eb.fn.max('updated_at').as('u')])
+    .select((eb) => [
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.sum<number>('version').as('v'),
+      eb.fn.max('updated_at').as('u'),
+    ])
     .executeTakeFirstOrThrow();
   return `${Number(row.n)}/${Number(row.v ?? 0)}/${Number(row.u ?? 0)}`;
 }
 
 export async function countRows(t: TestApp, table: 'users' | 'tokens' | 'revoked_tokens'): Promise<number> {
-  const row = await t.storage.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await t.storage.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -44,17 +44,23 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     if (!question) return;
     const name = question.name.toLowerCase().replace(/\.$/, '');
     const answers: dnsPacket.Answer[] = [];
-    if (question.type === 'TXT') for (const value of server.txt.get(name) ?? []) answers.push({ type: 'TXT', name: question.name, ttl: 1, data: value });
+    if (question.type === 'TXT')
+      for (const value of server.txt.get(name) ?? [])
+        answers.push({ type: 'TXT', name: question.name, ttl: 1, data: value });
     if (server.silent.has(name)) return;
     const addresses = (map: Map<string, string | string[]>): string[] => [map.get(name) ?? []].flat();
-    if (question.type === 'A') for (const data of addresses(server.a)) answers.push({ type: 'A', name: question.name, ttl: 1, data });
+    if (question.type === 'A')
+      for (const data of addresses(server.a)) answers.push({ type: 'A', name: question.name, ttl: 1, data });
     if (question.type === 'AAAA') {
       for (const data of addresses(server.aaaa)) answers.push({ type: 'AAAA', name: question.name, ttl: 1, data });
     }
     const known = server.txt.has(name) || server.a.has(name) || server.aaaa.has(name);
     const reply = dnsPacket.encode({
-      id: query.id, type: 'response', flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (known ? 0 : 3), // rcode 3: NXDOMAIN
-      questions: query.questions ?? [], answers,
+      id: query.id,
+      type: 'response',
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (known ? 0 : 3), // rcode 3: NXDOMAIN
+      questions: query.questions ?? [],
+      answers,
     });
     socket.send(reply, peer.port, peer.address);
   });

@@ -22,7 +22,10 @@ export interface CreatedUser {
  * if an admin had approved the sign-up (REGISTRATION=approval leaves it pending, and a pending account creates
  * nothing); role and status are set through the repository, as the CLI or an admin would.
  */
-export async function createUser(t: TestApp, opts: { role?: 'user' | 'admin'; status?: 'pending' | 'active' | 'suspended'; password?: string } = {}): Promise<CreatedUser> {
+export async function createUser(
+  t: TestApp,
+  opts: { role?: 'user' | 'admin'; status?: 'pending' | 'active' | 'suspended'; password?: string } = {},
+): Promise<CreatedUser> {
   const username = uniqueName();
   const password = opts.password ?? 'correct-horse-battery';
   const email = `${username}@example.com`;
@@ -45,7 +48,8 @@ export async function login(t: TestApp, username: string, password: string): Pro
 }
 
 /** A desktop browser's User-Agent (isbot: a person). */
-export const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
+export const HUMAN_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
 /** A crawler's User-Agent (isbot: a bot). */
 export const BOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
@@ -57,23 +61,48 @@ export interface CreatedLink {
 }
 
 /** POST /api/v1/links (anonymous unless `token` is given); fails the test unless the link was created. */
-export async function createLink(t: TestApp, payload: Record<string, unknown> = {}, token?: string): Promise<CreatedLink> {
-  const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/x', ...payload }, ...(token ? { token } : {}) });
+export async function createLink(
+  t: TestApp,
+  payload: Record<string, unknown> = {},
+  token?: string,
+): Promise<CreatedLink> {
+  const res = await t.request({
+    method: 'POST',
+    url: '/api/v1/links',
+    payload: { original_url: 'https://example.com/x', ...payload },
+    ...(token ? { token } : {}),
+  });
   expect(res.status, res.text).toBe(201);
   return res.body as CreatedLink;
 }
 
 /** How many links the database holds (deleted and expired ones are gone; their codes stay in link_codes). */
 export async function linkCount(t: Pick<TestApp, 'storage'>): Promise<number> {
-  return Number((await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  return Number(
+    (
+      await t.storage.db
+        .selectFrom('links')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 }
 
 /**
  * GET /{code} as a person's browser makes it (JSON errors unless `headers` ask for HTML), from `remoteAddress`
  * when given. `code` may carry a query string.
  */
-export function visit(t: TestApp, code: string, headers: Record<string, string> = {}, remoteAddress?: string): Promise<ApiResponse> {
-  return t.request({ url: `/${code}`, headers: { 'user-agent': HUMAN_UA, ...headers }, ...(remoteAddress ? { remoteAddress } : {}) });
+export function visit(
+  t: TestApp,
+  code: string,
+  headers: Record<string, string> = {},
+  remoteAddress?: string,
+): Promise<ApiResponse> {
+  return t.request({
+    url: `/${code}`,
+    headers: { 'user-agent': HUMAN_UA, ...headers },
+    ...(remoteAddress ? { remoteAddress } : {}),
+  });
 }
 
 /** The click records of a link, oldest first, once every queued click is written. */
@@ -84,18 +113,32 @@ export async function clickRecords(t: TestApp, linkId: number) {
 
 /** How many click records a link has, as the database holds them now (queued clicks not included). */
 export async function recordCount(t: Pick<TestApp, 'storage'>, linkId: number): Promise<number> {
-  const row = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', linkId).executeTakeFirstOrThrow();
+  const row = await t.storage.db
+    .selectFrom('clicks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('link_id', '=', linkId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
 /** A link's click records and its click_count, as the database holds them now (e.g. after a restart). */
-export async function storedClickCounts(t: Pick<TestApp, 'storage'>, linkId: number): Promise<{ records: number; clickCount: number }> {
-  const row = await t.storage.db.selectFrom('links').select('click_count').where('id', '=', linkId).executeTakeFirstOrThrow();
+export async function storedClickCounts(
+  t: Pick<TestApp, 'storage'>,
+  linkId: number,
+): Promise<{ records: number; clickCount: number }> {
+  const row = await t.storage.db
+    .selectFrom('links')
+    .select('click_count')
+    .where('id', '=', linkId)
+    .executeTakeFirstOrThrow();
   return { records: await recordCount(t, linkId), clickCount: Number(row.click_count) };
 }
 
 /** The same, once every queued click is written. */
-export async function clickCounts(t: Pick<TestApp, 'app' | 'storage'>, linkId: number): Promise<{ records: number; clickCount: number }> {
+export async function clickCounts(
+  t: Pick<TestApp, 'app' | 'storage'>,
+  linkId: number,
+): Promise<{ records: number; clickCount: number }> {
   await t.app.clickQueue.flush();
   return storedClickCounts(t, linkId);
 }

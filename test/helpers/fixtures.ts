@@ -44,7 +44,11 @@ function filledLater<T extends object>(what: string, get: () => T | undefined): 
  * A test that restarts or replaces the app keeps calling createTestApp itself.
  */
 export function useTestApp(engine: Engine, opts: TestAppOptions = {}): TestApp {
-  return useBeforeAll('useTestApp', () => createTestApp(engine, opts), (t) => t.close());
+  return useBeforeAll(
+    'useTestApp',
+    () => createTestApp(engine, opts),
+    (t) => t.close(),
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHmac, createSign, generateKeyPairSync } from 'node:crypto';
 
-const b64 = (value: unknown): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const b64 = (value: unknown): string =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 export interface DecodedJwt {
   header: Record<string, unknown>;
@@ -19,14 +20,20 @@ export function decodeJwt(token: string): DecodedJwt {
 }
 
 /** A compact JWT with any header, signed with HMAC (`hs`: 256/384/512), unsigned (`none`), or RS256. */
-export function forgeJwt(header: Record<string, unknown>, payload: Record<string, unknown>, sign: { hs?: 256 | 384 | 512; secret: string } | 'none' | 'rs256'): string {
+export function forgeJwt(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  sign: { hs?: 256 | 384 | 512; secret: string } | 'none' | 'rs256',
+): string {
   const input = `${b64(header)}.${b64(payload)}`;
   if (sign === 'none') return `${input}.`;
   if (sign === 'rs256') {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     return `${input}.${createSign('RSA-SHA256').update(input).sign(privateKey).toString('base64url')}`;
   }
-  const mac = createHmac(`sha${sign.hs ?? 256}`, sign.secret).update(input).digest('base64url');
+  const mac = createHmac(`sha${sign.hs ?? 256}`, sign.secret)
+    .update(input)
+    .digest('base64url');
   return `${input}.${mac}`;
 }
 

@@ -1,5 +1,11 @@
 /** One kind of request the load sends, made fresh for each send (`n` counts sends). */
-export type LoadRequest = (n: number) => { method?: string; path: string; token?: string; body?: unknown; headers?: Record<string, string> };
+export type LoadRequest = (n: number) => {
+  method?: string;
+  path: string;
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+};
 
 export interface LoadTally {
   total: number;
@@ -38,7 +44,12 @@ export function startLoad(baseUrl: string, requests: LoadRequest[], concurrency:
     let res: Response;
     let text: string;
     try {
-      res = await fetch(`${baseUrl}${r.path}`, { method: r.method ?? 'GET', headers, redirect: 'manual', ...(r.body !== undefined ? { body: JSON.stringify(r.body) } : {}) });
+      res = await fetch(`${baseUrl}${r.path}`, {
+        method: r.method ?? 'GET',
+        headers,
+        redirect: 'manual',
+        ...(r.body !== undefined ? { body: JSON.stringify(r.body) } : {}),
+      });
       text = await res.text();
     } catch (err) {
       tally.unanswered.push(`${what}: ${String((err as Error).cause ?? err)}`);

@@ -12,7 +12,8 @@ const uint = (type: 5 | 6 | 9, n: number): Buffer => {
   for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v % 256);
   return Buffer.concat([control(type, bytes.length), Buffer.from(bytes)]);
 };
-const map = (entries: Array<[string, Buffer]>): Buffer => Buffer.concat([control(7, entries.length), ...entries.flatMap(([k, v]) => [text(k), v])]);
+const map = (entries: Array<[string, Buffer]>): Buffer =>
+  Buffer.concat([control(7, entries.length), ...entries.flatMap(([k, v]) => [text(k), v])]);
 const array = (items: Buffer[]): Buffer => Buffer.concat([control(11, items.length), ...items]);
 
 /** `networks`: [CIDR like "203.0.113.0/24", ISO country code]. */
@@ -65,5 +66,12 @@ export function buildCountryMmdb(networks: Array<[string, string]>): Buffer {
     ['node_count', uint(6, count)],
     ['record_size', uint(5, 24)],
   ]);
-  return Buffer.concat([tree, Buffer.alloc(16), ...data, Buffer.from([0xab, 0xcd, 0xef]), Buffer.from('MaxMind.com'), metadata]);
+  return Buffer.concat([
+    tree,
+    Buffer.alloc(16),
+    ...data,
+    Buffer.from([0xab, 0xcd, 0xef]),
+    Buffer.from('MaxMind.com'),
+    metadata,
+  ]);
 }

@@ -14,7 +14,8 @@ if (!proto[GUARDED]) {
   proto[GUARDED] = true;
   proto.connect = function connect(this: net.Socket, ...args: unknown[]) {
     const first = args[0] as { host?: string; path?: string } | number | string;
-    const host = typeof first === 'object' && first !== null ? first.host : typeof args[1] === 'string' ? args[1] : undefined;
+    const host =
+      typeof first === 'object' && first !== null ? first.host : typeof args[1] === 'string' ? args[1] : undefined;
     const isPath = typeof first === 'object' && first !== null && typeof first.path === 'string';
     if (!isPath && host !== undefined && !LOOPBACK.test(host)) {
       throw new Error(`Test tried to reach ${host}: only loopback is allowed`);

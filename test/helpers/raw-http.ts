@@ -32,7 +32,8 @@ export function rawExchange(baseUrl: string, request: string | Buffer, timeoutMs
 export function parseResponse(whole: string): RawResponse {
   // Interim 1xx answers (100 Continue to `Expect: 100-continue`) come before the response.
   let text = whole;
-  while (/^HTTP\/1\.[01] 1\d\d /.test(text) && text.includes('\r\n\r\n')) text = text.slice(text.indexOf('\r\n\r\n') + 4);
+  while (/^HTTP\/1\.[01] 1\d\d /.test(text) && text.includes('\r\n\r\n'))
+    text = text.slice(text.indexOf('\r\n\r\n') + 4);
   const end = text.indexOf('\r\n\r\n');
   if (!text.startsWith('HTTP/') || end === -1) return { status: 0, headers: {}, body: '', text };
   const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
@@ -43,7 +44,12 @@ export function parseResponse(whole: string): RawResponse {
   }
   const length = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
   const rest = text.slice(end + 4);
-  return { status: Number(statusLine!.split(' ')[1]), headers, body: length === undefined ? rest : rest.slice(0, length), text };
+  return {
+    status: Number(statusLine!.split(' ')[1]),
+    headers,
+    body: length === undefined ? rest : rest.slice(0, length),
+    text,
+  };
 }
 
 /** Connects, sends `request` (all or part of one) and resets the connection at once (TCP RST). */

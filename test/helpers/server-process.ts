@@ -25,13 +25,23 @@ export interface ServerProcess {
  * free port, with only the given environment, and resolves once it listens.
  */
 export async function startServer(
-  env: Record<string, string>, nodeArgs: readonly string[] = [], opts: { umask?: number } = {},
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+  opts: { umask?: number } = {},
 ): Promise<ServerProcess> {
   // The tests' password cost, unless a test sets its own: sign-ups at the production cost made the process
   // tests slow on a 2-core machine without testing anything more. Their sign-ups and logins all come from
   // one address: the hashing budget is raised like the rate limits (test/server/password-hashing.test.ts sets its own).
-  const base = { HOST: '127.0.0.1', PORT: '0', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, PASSWORD_HASHES_PER_MINUTE: '100000' };
+  const base = {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
+    PASSWORD_HASHES_PER_MINUTE: '100000',
+  };
   const p = spawnEntry('src/server.ts', { ...base, ...env }, nodeArgs, opts);
-  const baseUrl = await p.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
+  const baseUrl = await p.waitFor(
+    (e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1],
+    'listen',
+  );
   return { child: p.child, baseUrl, logs: p.logs, stderr: p.stderr, exited: p.exited, waitFor: p.waitFor.bind(p) };
 }

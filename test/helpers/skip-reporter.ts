@@ -16,9 +16,13 @@ export default class SkipReporter implements Reporter {
       const reasons = new Set<string>();
       for (const t of skipped) {
         const at = t.fullName.indexOf(SKIP_MARK);
-        reasons.add(at === -1 ? 'no reason given' : t.fullName.slice(at + SKIP_MARK.length, t.fullName.indexOf(']', at)));
+        reasons.add(
+          at === -1 ? 'no reason given' : t.fullName.slice(at + SKIP_MARK.length, t.fullName.indexOf(']', at)),
+        );
       }
-      lines.push(`SKIP ${relative(process.cwd(), mod.moduleId)}: ${skipped.length} test(s): ${[...reasons].join('; ')}`);
+      lines.push(
+        `SKIP ${relative(process.cwd(), mod.moduleId)}: ${skipped.length} test(s): ${[...reasons].join('; ')}`,
+      );
     }
     if (lines.length > 0) process.stdout.write(`\n${lines.join('\n')}\n`);
   }

@@ -23,4 +23,5 @@ export const missing = {
 export const SKIP_MARK = ' [skipped here: ';
 
 /** A suite's or test's name, with the reason it is skipped appended when there is one. */
-export const unless = (reason: string | null, name: string): string => (reason === null ? name : `${name}${SKIP_MARK}${reason}]`);
+export const unless = (reason: string | null, name: string): string =>
+  reason === null ? name : `${name}${SKIP_MARK}${reason}]`;

@@ -25,7 +25,9 @@ export async function startSourceStub(
       res.end(JSON.stringify(body));
     };
     if (req.headers[auth.header.toLowerCase()] !== auth.value) return send(401, { error: 'invalid api key' });
-    void Promise.resolve(route(url.pathname, url.searchParams)).then((body) => (body === null ? send(404, { error: 'not found' }) : send(200, body)));
+    void Promise.resolve(route(url.pathname, url.searchParams)).then((body) =>
+      body === null ? send(404, { error: 'not found' }) : send(200, body),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

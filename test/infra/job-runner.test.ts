@@ -9,7 +9,11 @@ import { createLink } from '../helpers/factories.js';
 
 const MINUTE = 60_000;
 
-interface Entry { level: string; msg: string; [key: string]: unknown }
+interface Entry {
+  level: string;
+  msg: string;
+  [key: string]: unknown;
+}
 
 /** A logger that keeps what it was told, with its child bindings (the runner's `holder`). */
 function recordingLog(entries: Entry[], bindings: Record<string, unknown> = {}): FastifyBaseLogger {
@@ -38,7 +42,9 @@ function countedJob(name: string, everyMs: number, opts: { perInstance?: boolean
     for (const p of pending.splice(0)) how(p);
   };
   const job = {
-    name, everyMs, ...opts,
+    name,
+    everyMs,
+    ...opts,
     run: (): Promise<number> => {
       started += 1;
       const n = started;
@@ -107,7 +113,12 @@ describe.each(engines)('job runner on %s', (engine) => {
     expect(['a', 'b']).toContain(row?.holder);
     // Which instance ran what: each run's line names its holder.
     const ran = entries.filter((e) => e.msg === 'background job ran' && e.job === job.name);
-    expect(ran.map((e) => [e.level, e.result])).toEqual([['info', 1], ['info', 2], ['info', 3], ['info', 4]]);
+    expect(ran.map((e) => [e.level, e.result])).toEqual([
+      ['info', 1],
+      ['info', 2],
+      ['info', 3],
+      ['info', 4],
+    ]);
     for (const e of ran) expect(['a', 'b']).toContain(e.holder);
   });
 
@@ -144,8 +155,13 @@ describe.each(engines)('job runner on %s', (engine) => {
     job.release();
     expect(await taken).toMatchObject({ outcome: 'ok' });
     expect(entries).toContainEqual(
-      expect.objectContaining({ level: 'warn', job: job.name, holder: 'b',
-        from: 'a', msg: expect.stringMatching(/taken over/) }),
+      expect.objectContaining({
+        level: 'warn',
+        job: job.name,
+        holder: 'b',
+        from: 'a',
+        msg: expect.stringMatching(/taken over/),
+      }),
     );
     expect(await leaseOf(job.name)).toMatchObject({ holder: 'b', lease_until: null, finished_at: clock.now() });
     // The dead run ending after all changes nothing of b's turn.
@@ -172,8 +188,12 @@ describe.each(engines)('job runner on %s', (engine) => {
     expect(job.runs()).toBe(1);
     job.release();
     expect(await aRun).toMatchObject({ outcome: 'ok' });
-    expect(await leaseOf(job.name))
-      .toMatchObject({ holder: 'a', started_at: startedAt, lease_until: null, finished_at: clock.now() });
+    expect(await leaseOf(job.name)).toMatchObject({
+      holder: 'a',
+      started_at: startedAt,
+      lease_until: null,
+      finished_at: clock.now(),
+    });
     expect(entries.filter((e) => e.level === 'warn')).toEqual([]);
   });
   it('when an instance stops during a run, then stop() waits for it and lets the lease go', async () => {
@@ -222,7 +242,7 @@ describe.each(engines)('job runner on %s', (engine) => {
     expect(await a.attempt(job.name)).toMatchObject({ outcome: 'ok' });
     expect(onRun).toHaveBeenLastCalledWith(job.name, 'ok');
   });
-  it('when a job is per instance (its work is the process\'s own), then every instance runs it', async () => {
+  it("when a job is per instance (its work is the process's own), then every instance runs it", async () => {
     const clock = new TestClock();
     const job = countedJob(uniqueName('local'), MINUTE, { perInstance: true });
     const [a, b] = [runner('a', clock), runner('b', clock)];
@@ -252,13 +272,20 @@ function logLines(): { stream: PassThrough; lines: () => Array<Record<string, un
   const stream = new PassThrough();
   let text = '';
   stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  return { stream, lines: () => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    stream,
+    lines: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
-describe.each(engines)('the app\'s jobs on %s', (engine) => {
+describe.each(engines)("the app's jobs on %s", (engine) => {
   const JOB = 'sweep-expired-links';
 
-  it('when another instance holds a job\'s lease, then the app waits, then runs, logs, counts it', async () => {
+  it("when another instance holds a job's lease, then the app waits, then runs, logs, counts it", async () => {
     const clock = new TestClock();
     const log = logLines();
     const t = await createTestApp(engine, { clock, logStream: log.stream, deps: { jobRunner: { holder: 'app-one' } } });
@@ -271,8 +298,12 @@ describe.each(engines)('the app\'s jobs on %s', (engine) => {
       expect(await t.app.jobs.attempt(JOB)).toMatchObject({ outcome: 'not-due' });
       clock.advance(MINUTE);
       expect(await t.app.jobs.attempt(JOB)).toMatchObject({ outcome: 'ok' });
-      expect(await leases.find(JOB))
-        .toMatchObject({ holder: 'app-one', started_at: clock.now(), finished_at: clock.now(), lease_until: null });
+      expect(await leases.find(JOB)).toMatchObject({
+        holder: 'app-one',
+        started_at: clock.now(),
+        finished_at: clock.now(),
+        lease_until: null,
+      });
       const metrics = (await t.request({ url: '/metrics' })).text;
       expect(metrics).toMatch(/^ferry_job_runs_total\{job="sweep-expired-links",outcome="ok"\} 1$/m);
       const ran = { msg: 'background job ran', job: JOB, holder: 'app-one', result: 1 };

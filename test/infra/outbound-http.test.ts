@@ -7,25 +7,46 @@ import { createSecureContext } from 'node:tls';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createOutboundHttp, OutboundError, type OutboundFailure, type OutboundRequest } from '../../src/infra/outbound-http.js';
+import {
+  createOutboundHttp,
+  OutboundError,
+  type OutboundFailure,
+  type OutboundRequest,
+} from '../../src/infra/outbound-http.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 
 /** A loopback HTTP server that counts the connections it saw. */
-interface Served { server: Server; port: number; connections: () => number; close(): Promise<void> }
+interface Served {
+  server: Server;
+  port: number;
+  connections: () => number;
+  close(): Promise<void>;
+}
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Served> {
   let seen = 0;
   const server = createServer(handler);
-  server.on('connection', () => { seen += 1; });
+  server.on('connection', () => {
+    seen += 1;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    server, port: (server.address() as AddressInfo).port, connections: () => seen,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    server,
+    port: (server.address() as AddressInfo).port,
+    connections: () => seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 async function failure(promise: Promise<unknown>): Promise<OutboundError> {
-  const err = await promise.then(() => null, (e: unknown) => e);
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err, 'the request should have failed').toBeInstanceOf(OutboundError);
   return err as OutboundError;
 }
@@ -39,9 +60,20 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     dns = await startDnsServer();
     echo = await serve((req, res) => {
       let body = '';
-      req.on('data', (c: Buffer) => { body += c.toString(); });
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'x-seen': 'yes' })
-        .end(JSON.stringify({ method: req.method, url: req.url, host: req.headers.host, auth: req.headers.authorization ?? null, body })));
+      req.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on('end', () =>
+        res.writeHead(200, { 'content-type': 'application/json', 'x-seen': 'yes' }).end(
+          JSON.stringify({
+            method: req.method,
+            url: req.url,
+            host: req.headers.host,
+            auth: req.headers.authorization ?? null,
+            body,
+          }),
+        ),
+      );
     });
     http = createOutboundHttp({ dnsServers: [dns.address] });
   });
@@ -53,13 +85,23 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
   it('when private addresses are allowed, then a name DNS_SERVERS resolves is asked with its Host, method, headers and body', async () => {
     dns.a.set('echo.example.test', '127.0.0.1');
     const res = await http.request({
-      ...base, allowPrivate: true, url: `http://echo.example.test:${echo.port}/p?q=1`,
-      method: 'POST', headers: { authorization: 'Bearer x' }, body: 'hello',
+      ...base,
+      allowPrivate: true,
+      url: `http://echo.example.test:${echo.port}/p?q=1`,
+      method: 'POST',
+      headers: { authorization: 'Bearer x' },
+      body: 'hello',
     });
     expect(res.status).toBe(200);
     expect(res.headers['x-seen']).toBe('yes');
     const seen = JSON.parse(res.body.toString());
-    expect(seen).toEqual({ method: 'POST', url: '/p?q=1', host: `echo.example.test:${echo.port}`, auth: 'Bearer x', body: 'hello' });
+    expect(seen).toEqual({
+      method: 'POST',
+      url: '/p?q=1',
+      host: `echo.example.test:${echo.port}`,
+      auth: 'Bearer x',
+      body: 'hello',
+    });
     expect(res.truncated).toBe(false);
   });
 
@@ -69,44 +111,63 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     ['the IPv6 loopback', (port: number) => `http://[::1]:${port}/`],
     ['a mapped IPv6 form', (port: number) => `http://[::ffff:127.0.0.1]:${port}/`],
     ['a name DNS points at loopback', (port: number) => `http://loop.example.test:${port}/`],
-  ])('when the target is loopback as %s and private addresses are refused, then it is not allowed, no connection', async (_what, url) => {
-    dns.a.set('loop.example.test', '127.0.0.1');
-    const before = echo.connections();
-    const err = await failure(http.request({ ...base, url: url(echo.port) }));
-    expect(err.failure).toBe('address-not-allowed');
-    expect(err.message).toBe('address not allowed');
-    expect(echo.connections()).toBe(before);
-  });
+  ])(
+    'when the target is loopback as %s and private addresses are refused, then it is not allowed, no connection',
+    async (_what, url) => {
+      dns.a.set('loop.example.test', '127.0.0.1');
+      const before = echo.connections();
+      const err = await failure(http.request({ ...base, url: url(echo.port) }));
+      expect(err.failure).toBe('address-not-allowed');
+      expect(err.message).toBe('address not allowed');
+      expect(echo.connections()).toBe(before);
+    },
+  );
 
   it.each([
-    ['A', '10.1.2.3'], ['A', '169.254.169.254'], ['A', '100.64.0.1'], ['A', '224.0.0.1'], ['A', '0.0.0.0'], ['A', '192.168.1.1'],
-    ['AAAA', 'fd00::1'], ['AAAA', 'fe80::1'], ['AAAA', '::ffff:127.0.0.1'], ['AAAA', '::ffff:10.0.0.1'], ['AAAA', '64:ff9b::a9fe:a9fe'],
-  ] as const)('when DNS answers %s %s, then the request is refused before any connection is tried', async (type, address) => {
-    const name = `x${Math.random().toString(36).slice(2, 8)}.example.test`;
-    (type === 'A' ? dns.a : dns.aaaa).set(name, address);
-    const connect = vi.spyOn(net.Socket.prototype, 'connect');
-    try {
-      const err = await failure(http.request({ ...base, url: `http://${name}/` }));
-      expect(err.failure).toBe('address-not-allowed');
-      expect(err.message).not.toContain(address);
-      expect(err.detail).toContain(address);
-      expect(connect).not.toHaveBeenCalled();
-    } finally {
-      connect.mockRestore();
-    }
-  });
+    ['A', '10.1.2.3'],
+    ['A', '169.254.169.254'],
+    ['A', '100.64.0.1'],
+    ['A', '224.0.0.1'],
+    ['A', '0.0.0.0'],
+    ['A', '192.168.1.1'],
+    ['AAAA', 'fd00::1'],
+    ['AAAA', 'fe80::1'],
+    ['AAAA', '::ffff:127.0.0.1'],
+    ['AAAA', '::ffff:10.0.0.1'],
+    ['AAAA', '64:ff9b::a9fe:a9fe'],
+  ] as const)(
+    'when DNS answers %s %s, then the request is refused before any connection is tried',
+    async (type, address) => {
+      const name = `x${Math.random().toString(36).slice(2, 8)}.example.test`;
+      (type === 'A' ? dns.a : dns.aaaa).set(name, address);
+      const connect = vi.spyOn(net.Socket.prototype, 'connect');
+      try {
+        const err = await failure(http.request({ ...base, url: `http://${name}/` }));
+        expect(err.failure).toBe('address-not-allowed');
+        expect(err.message).not.toContain(address);
+        expect(err.detail).toContain(address);
+        expect(connect).not.toHaveBeenCalled();
+      } finally {
+        connect.mockRestore();
+      }
+    },
+  );
 
   it('when a name has a public address and a private one, then it is refused: every address is checked', async () => {
     dns.a.set('mixed.example.test', ['203.0.113.7', '127.0.0.1']);
     const before = echo.connections();
-    expect((await failure(http.request({ ...base, url: `http://mixed.example.test:${echo.port}/` }))).failure).toBe('address-not-allowed');
+    expect((await failure(http.request({ ...base, url: `http://mixed.example.test:${echo.port}/` }))).failure).toBe(
+      'address-not-allowed',
+    );
     dns.a.delete('mixed.example.test');
     dns.aaaa.set('mixed.example.test', ['2606:4700::1111', 'fd12::1']);
-    expect((await failure(http.request({ ...base, url: `http://mixed.example.test:${echo.port}/` }))).failure).toBe('address-not-allowed');
+    expect((await failure(http.request({ ...base, url: `http://mixed.example.test:${echo.port}/` }))).failure).toBe(
+      'address-not-allowed',
+    );
     expect(echo.connections()).toBe(before);
   });
 
-  it('when a name has no address, or DNS does not answer, then each says so without the resolver\'s address or error text', async () => {
+  it("when a name has no address, or DNS does not answer, then each says so without the resolver's address or error text", async () => {
     const none = await failure(http.request({ ...base, url: 'http://nothing.example.test/' }));
     expect([none.failure, none.message]).toEqual(['no-address', 'the name has no address']);
     dns.silent.add('mute.example.test');
@@ -134,7 +195,9 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     });
     try {
       const started = Date.now();
-      const err = await failure(http.request({ ...base, allowPrivate: true, deadlineMs: 1_000, url: `http://127.0.0.1:${trickle.port}/` }));
+      const err = await failure(
+        http.request({ ...base, allowPrivate: true, deadlineMs: 1_000, url: `http://127.0.0.1:${trickle.port}/` }),
+      );
       expect(err.failure).toBe('timeout');
       expect(Date.now() - started).toBeGreaterThanOrEqual(950);
       expect(Date.now() - started).toBeLessThan(1_800);
@@ -146,7 +209,9 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
   it('when a peer accepts and never answers, then the deadline ends it', async () => {
     const silent = await serve(() => undefined);
     try {
-      const err = await failure(http.request({ ...base, allowPrivate: true, deadlineMs: 500, url: `http://127.0.0.1:${silent.port}/` }));
+      const err = await failure(
+        http.request({ ...base, allowPrivate: true, deadlineMs: 500, url: `http://127.0.0.1:${silent.port}/` }),
+      );
       expect(err.failure).toBe('timeout');
     } finally {
       await silent.close();
@@ -157,7 +222,9 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     const big = await serve((_req, res) => res.end('y'.repeat(10_000)));
     try {
       const url = `http://127.0.0.1:${big.port}/`;
-      expect((await failure(http.request({ ...base, allowPrivate: true, maxBodyBytes: 1024, url }))).failure).toBe('too-large');
+      expect((await failure(http.request({ ...base, allowPrivate: true, maxBodyBytes: 1024, url }))).failure).toBe(
+        'too-large',
+      );
       const cut = await http.request({ ...base, allowPrivate: true, maxBodyBytes: 1024, onTooLarge: 'truncate', url });
       expect(cut.body.length).toBe(1024);
       expect(cut.truncated).toBe(true);
@@ -172,7 +239,12 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     const silent = await serve(() => undefined);
     try {
       const stop = new AbortController();
-      const pending = http.request({ ...base, allowPrivate: true, url: `http://127.0.0.1:${silent.port}/`, signal: stop.signal });
+      const pending = http.request({
+        ...base,
+        allowPrivate: true,
+        url: `http://127.0.0.1:${silent.port}/`,
+        signal: stop.signal,
+      });
       setTimeout(() => stop.abort(), 50);
       expect((await failure(pending)).failure).toBe('cancelled');
     } finally {
@@ -185,8 +257,10 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     beforeAll(async () => {
       hops = await serve((req, res) => {
         const n = Number(/^\/(\d+)/.exec(req.url ?? '')?.[1] ?? 0);
-        if (req.url === '/other-origin') return res.writeHead(307, { location: `http://127.0.0.1:${echo.port}/landed` }).end();
-        if (req.url === '/see-other') return res.writeHead(303, { location: `http://127.0.0.1:${echo.port}/after-post` }).end();
+        if (req.url === '/other-origin')
+          return res.writeHead(307, { location: `http://127.0.0.1:${echo.port}/landed` }).end();
+        if (req.url === '/see-other')
+          return res.writeHead(303, { location: `http://127.0.0.1:${echo.port}/after-post` }).end();
         if (req.url === '/bad') return res.writeHead(302, { location: 'ftp://example.test/' }).end();
         if (n > 0) return res.writeHead(302, { location: `/${n - 1}` }).end('moved');
         res.end('arrived');
@@ -205,12 +279,18 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
       expect([res.status, res.body.toString(), res.url]).toEqual([200, 'arrived', at('/0')]);
       const tooMany = await failure(http.request({ ...base, allowPrivate: true, maxRedirects: 2, url: at('/3') }));
       expect(tooMany.failure).toBe('too-many-redirects');
-      expect((await failure(http.request({ ...base, allowPrivate: true, maxRedirects: 2, url: at('/bad') }))).failure).toBe('bad-url');
+      expect(
+        (await failure(http.request({ ...base, allowPrivate: true, maxRedirects: 2, url: at('/bad') }))).failure,
+      ).toBe('bad-url');
     });
 
     it('when a redirect leaves the origin, then Authorization stays behind; a 303 after a POST goes on as a GET', async () => {
       const follow = { ...base, allowPrivate: true, maxRedirects: 1 };
-      const landed = await http.request({ ...follow, url: at('/other-origin'), headers: { authorization: 'Bearer secret' } });
+      const landed = await http.request({
+        ...follow,
+        url: at('/other-origin'),
+        headers: { authorization: 'Bearer secret' },
+      });
       expect(JSON.parse(landed.body.toString())).toMatchObject({ method: 'GET', url: '/landed', auth: null });
       const after = await http.request({ ...follow, method: 'POST', body: 'form', url: at('/see-other') });
       expect(JSON.parse(after.body.toString())).toMatchObject({ method: 'GET', url: '/after-post', body: '' });
@@ -224,10 +304,30 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     let port: number;
     beforeAll(async () => {
       dir = mkdtempSync(path.join(tmpdir(), 'ferry-outbound-tls-'));
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=tls.example.test',
-        '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=tls.example.test',
+          '-keyout',
+          path.join(dir, 'key.pem'),
+          '-out',
+          path.join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
       seen = [];
-      const credentials = { key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) };
+      const credentials = {
+        key: readFileSync(path.join(dir, 'key.pem')),
+        cert: readFileSync(path.join(dir, 'cert.pem')),
+      };
       const context = createSecureContext(credentials);
       const sni = (name: string, cb: (err: Error | null, ctx: typeof context) => void) => {
         seen.push(name);
@@ -245,7 +345,9 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
 
     it('when the host is a name, then TLS names it (SNI) and checks the certificate against it: an untrusted one fails "tls"', async () => {
       dns.a.set('tls.example.test', '127.0.0.1');
-      const err = await failure(http.request({ ...base, allowPrivate: true, url: `https://tls.example.test:${port}/` }));
+      const err = await failure(
+        http.request({ ...base, allowPrivate: true, url: `https://tls.example.test:${port}/` }),
+      );
       expect([err.failure, err.message]).toEqual(['tls' satisfies OutboundFailure, 'the TLS handshake failed']);
       expect(seen).toEqual(['tls.example.test']);
     });

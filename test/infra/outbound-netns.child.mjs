@@ -20,14 +20,21 @@ for (const address of [PUBLIC, ...PRIVATE]) {
     if (to) res.writeHead(302, { location: to }).end();
     else res.end(`answered by ${address}`);
   });
-  server.on('connection', () => { seen[address] += 1; });
+  server.on('connection', () => {
+    seen[address] += 1;
+  });
   await new Promise((resolve) => server.listen(80, address, resolve));
 }
 
 // The names and what DNS answers for them.
 const records = {
-  'public.test': ['A', PUBLIC], 'ten.test': ['A', '10.9.9.9'], 'metadata.test': ['A', '169.254.9.9'], 'cgnat.test': ['A', '100.64.9.9'],
-  'home.test': ['A', '192.168.9.9'], 'ula.test': ['AAAA', 'fd00::9'], 'mapped.test': ['AAAA', '::ffff:127.0.0.1'],
+  'public.test': ['A', PUBLIC],
+  'ten.test': ['A', '10.9.9.9'],
+  'metadata.test': ['A', '169.254.9.9'],
+  'cgnat.test': ['A', '100.64.9.9'],
+  'home.test': ['A', '192.168.9.9'],
+  'ula.test': ['AAAA', 'fd00::9'],
+  'mapped.test': ['AAAA', '::ffff:127.0.0.1'],
 };
 const dns = createSocket('udp4');
 dns.on('message', (message, peer) => {
@@ -36,7 +43,11 @@ dns.on('message', (message, peer) => {
   const record = records[q.name.toLowerCase()];
   const answers = record && record[0] === q.type ? [{ type: q.type, name: q.name, ttl: 1, data: record[1] }] : [];
   const flags = dnsPacket.RECURSION_AVAILABLE | (record ? 0 : 3); // rcode 3: NXDOMAIN
-  dns.send(dnsPacket.encode({ id: query.id, type: 'response', flags, questions: query.questions, answers }), peer.port, peer.address);
+  dns.send(
+    dnsPacket.encode({ id: query.id, type: 'response', flags, questions: query.questions, answers }),
+    peer.port,
+    peer.address,
+  );
 });
 await new Promise((resolve) => dns.bind(53, '127.0.0.1', resolve));
 
@@ -62,6 +73,7 @@ const refused = [];
 for (const url of [...targets, ...redirected]) refused.push(await attempt(url, false));
 const seenWhenRefused = { ...seen };
 const control = [];
-for (const url of [...targets, 'http://public.test/?to=http%3A%2F%2Fpublic.test%2F']) control.push(await attempt(url, true));
+for (const url of [...targets, 'http://public.test/?to=http%3A%2F%2Fpublic.test%2F'])
+  control.push(await attempt(url, true));
 process.stdout.write(`${JSON.stringify({ refused, seenWhenRefused, control, seen })}\n`);
 process.exit(0);

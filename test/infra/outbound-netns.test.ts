@@ -20,7 +20,12 @@ const SETUP = [
   'ip -6 addr add fd00::9/128 dev lo nodad',
 ].join(' && ');
 
-interface Outcome { url: string; failure?: string; status?: number; body?: string }
+interface Outcome {
+  url: string;
+  failure?: string;
+  status?: number;
+  body?: string;
+}
 
 /**
  * SPEC §25: a refused request sends no packet. Inside a network namespace of its own (unshare -n) the private
@@ -28,27 +33,42 @@ interface Outcome { url: string; failure?: string; status?: number; body?: strin
  * seen; DNS there names them. The refused requests leave every private listener untouched, and the same
  * requests with private addresses allowed reach each one (the listeners would have seen a leak).
  */
-describe.skipIf(noNamespace !== null)(unless(noNamespace, 'outbound requests in a network namespace of their own'), () => {
-  it('when a literal, a DNS answer or a public redirect leads to a private address, then no connection reaches it', async () => {
-    const child = path.join(here, 'outbound-netns.child.mjs');
-    const script = `${SETUP} && exec "${process.execPath}" "${child}" "${compiledEntry('src/infra/outbound-http.ts')}"`;
-    const out = await new Promise<string>((resolve, reject) => {
-      execFile('unshare', ['-n', 'sh', '-c', script], { timeout: 60_000, cwd: path.resolve(here, '../..') }, (err, stdout, stderr) => {
-        if (err) reject(new Error(`${err.message}\n${stderr}`));
-        else resolve(stdout);
+describe.skipIf(noNamespace !== null)(
+  unless(noNamespace, 'outbound requests in a network namespace of their own'),
+  () => {
+    it('when a literal, a DNS answer or a public redirect leads to a private address, then no connection reaches it', async () => {
+      const child = path.join(here, 'outbound-netns.child.mjs');
+      const script = `${SETUP} && exec "${process.execPath}" "${child}" "${compiledEntry('src/infra/outbound-http.ts')}"`;
+      const out = await new Promise<string>((resolve, reject) => {
+        execFile(
+          'unshare',
+          ['-n', 'sh', '-c', script],
+          { timeout: 60_000, cwd: path.resolve(here, '../..') },
+          (err, stdout, stderr) => {
+            if (err) reject(new Error(`${err.message}\n${stderr}`));
+            else resolve(stdout);
+          },
+        );
       });
+      type Seen = Record<string, number>;
+      type Result = { refused: Outcome[]; seenWhenRefused: Seen; control: Outcome[]; seen: Seen };
+      const result = JSON.parse(out.trim().split('\n').pop()!) as Result;
+      const redirects = result.refused.filter((r) => r.url.startsWith('http://public.test/'));
+      expect(result.refused.length).toBe(26);
+      for (const r of result.refused) expect(r, r.url).toEqual({ url: r.url, failure: 'address-not-allowed' });
+      // The redirects' first hop is public and was asked (each answered 302); none of their second hops was.
+      expect(result.seenWhenRefused).toEqual({
+        '203.0.113.10': redirects.length,
+        '10.9.9.9': 0,
+        '169.254.9.9': 0,
+        '100.64.9.9': 0,
+        '192.168.9.9': 0,
+        'fd00::9': 0,
+        '127.0.0.1': 0,
+      });
+      for (const c of result.control) expect(c.status, JSON.stringify(c)).toBe(200);
+      for (const [address, n] of Object.entries(result.seen))
+        if (address !== '203.0.113.10') expect(n, address).toBeGreaterThan(0);
     });
-    type Seen = Record<string, number>;
-    type Result = { refused: Outcome[]; seenWhenRefused: Seen; control: Outcome[]; seen: Seen };
-    const result = JSON.parse(out.trim().split('\n').pop()!) as Result;
-    const redirects = result.refused.filter((r) => r.url.startsWith('http://public.test/'));
-    expect(result.refused.length).toBe(26);
-    for (const r of result.refused) expect(r, r.url).toEqual({ url: r.url, failure: 'address-not-allowed' });
-    // The redirects' first hop is public and was asked (each answered 302); none of their second hops was.
-    expect(result.seenWhenRefused).toEqual({
-      '203.0.113.10': redirects.length, '10.9.9.9': 0, '169.254.9.9': 0, '100.64.9.9': 0, '192.168.9.9': 0, 'fd00::9': 0, '127.0.0.1': 0,
-    });
-    for (const c of result.control) expect(c.status, JSON.stringify(c)).toBe(200);
-    for (const [address, n] of Object.entries(result.seen)) if (address !== '203.0.113.10') expect(n, address).toBeGreaterThan(0);
-  });
-});
+  },
+);

@@ -28,12 +28,26 @@ describe('IP addresses (SPEC §25: one spelling per address; §22/§24/§25: wha
   });
 
   it.each([
-    ['127.0.0.1', 'loopback'], ['::1', 'loopback'], ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'],
-    ['0.0.0.0', 'unspecified'], ['::', 'unspecified'],
-    ['10.1.2.3', 'private'], ['172.16.0.1', 'private'], ['192.168.1.1', 'private'], ['fd00::1', 'private'], ['64:ff9b::10.0.0.1', 'private'],
-    ['169.254.169.254', 'link-local'], ['fe80::1', 'link-local'], ['[::ffff:169.254.169.254]', 'link-local'],
-    ['100.64.0.1', 'cgnat'], ['224.0.0.1', 'multicast'], ['ff02::1', 'multicast'], ['255.255.255.255', 'reserved'],
-    ['8.8.8.8', 'public'], ['2606:4700::1111', 'public'],
+    ['127.0.0.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['192.168.1.1', 'private'],
+    ['fd00::1', 'private'],
+    ['64:ff9b::10.0.0.1', 'private'],
+    ['169.254.169.254', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['[::ffff:169.254.169.254]', 'link-local'],
+    ['100.64.0.1', 'cgnat'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['255.255.255.255', 'reserved'],
+    ['8.8.8.8', 'public'],
+    ['2606:4700::1111', 'public'],
   ])('when the address is %s, then its class is %s', (address, cls) => {
     expect(classifyAddress(address)).toBe(cls);
     expect(isPublicAddress(address)).toBe(cls === 'public');

@@ -47,8 +47,17 @@ describe.each(engines)('conditional requests on %s', (engine) => {
   it('when the record changes, then the old ETag no longer gives 304', async () => {
     const u = await createUser(t);
     const first = await t.request({ url: '/api/v1/users/me', token: u.token });
-    await t.request({ method: 'PATCH', url: '/api/v1/users/me'.replace('me', String(u.id)), token: u.token, payload: { name: 'Changed' } });
-    const res = await t.request({ url: '/api/v1/users/me', token: u.token, headers: { 'if-none-match': String(first.headers.etag) } });
+    await t.request({
+      method: 'PATCH',
+      url: '/api/v1/users/me'.replace('me', String(u.id)),
+      token: u.token,
+      payload: { name: 'Changed' },
+    });
+    const res = await t.request({
+      url: '/api/v1/users/me',
+      token: u.token,
+      headers: { 'if-none-match': String(first.headers.etag) },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.etag).toBe(`"user-${u.id}-v2"`);
   });
@@ -59,7 +68,11 @@ describe.each(engines)('conditional requests on %s', (engine) => {
     expect(first.status).toBe(200);
     expect(first.headers.etag).toMatch(/^"[\w-]+"$/);
     expect(first.headers['cache-control']).toBe('private, no-cache');
-    const again = await t.request({ url: '/api/v1/users?sort=id&limit=5', token: admin.token, headers: { 'if-none-match': String(first.headers.etag) } });
+    const again = await t.request({
+      url: '/api/v1/users?sort=id&limit=5',
+      token: admin.token,
+      headers: { 'if-none-match': String(first.headers.etag) },
+    });
     expect(again.status).toBe(304);
     expect(again.headers.etag).toBe(first.headers.etag);
     expect(again.headers['cache-control']).toBe('private, no-cache');
@@ -77,7 +90,13 @@ describe.each(engines)('conditional requests on %s', (engine) => {
     ];
     for (const ifMatch of [stale, `W/"user-${u.id}-v2"`, '"something-else"']) {
       for (const a of attempts) {
-        const res = await t.request({ method: a.method, url: `/api/v1/users/${u.id}`, token: u.token, payload: a.payload, headers: { 'if-match': ifMatch } });
+        const res = await t.request({
+          method: a.method,
+          url: `/api/v1/users/${u.id}`,
+          token: u.token,
+          payload: a.payload,
+          headers: { 'if-match': ifMatch },
+        });
         expect(expectEnvelope(res, 412, 'PRECONDITION_FAILED'), `${a.method} ${ifMatch}`).toEqual(['If-Match']);
       }
     }
@@ -87,21 +106,47 @@ describe.each(engines)('conditional requests on %s', (engine) => {
 
   it('when If-Match is current (or *), then PUT, PATCH and DELETE go ahead', async () => {
     const u = await createUser(t);
-    const put = await t.request({ method: 'PUT', url: `/api/v1/users/${u.id}`, token: u.token, payload: { username: u.username, email: u.email, name: 'P' }, headers: { 'if-match': `"user-${u.id}-v1"` } });
+    const put = await t.request({
+      method: 'PUT',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { username: u.username, email: u.email, name: 'P' },
+      headers: { 'if-match': `"user-${u.id}-v1"` },
+    });
     expect(put.status).toBe(200);
     expect(put.headers.etag).toBe(`"user-${u.id}-v2"`);
-    const patch = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { age: 5 }, headers: { 'if-match': `"x", ${put.headers.etag}` } });
+    const patch = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { age: 5 },
+      headers: { 'if-match': `"x", ${put.headers.etag}` },
+    });
     expect(patch.status).toBe(200);
     expect(patch.body.version).toBe(3);
-    const del = await t.request({ method: 'DELETE', url: `/api/v1/users/${u.id}`, token: u.token, headers: { 'if-match': '*' } });
+    const del = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      headers: { 'if-match': '*' },
+    });
     expect(del.status).toBe(204);
   });
 
   it('when a write succeeds, then its response is not cacheable and a 201 carries the new ETag', async () => {
     const u = await createUser(t);
-    const patch = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { name: 'n' } });
+    const patch = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { name: 'n' },
+    });
     expect(patch.headers['cache-control']).toBe('no-store');
-    const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: { username: `${u.username.slice(0, 28)}_b`, email: `b.${u.email}`, password: 'long-enough-pw' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { username: `${u.username.slice(0, 28)}_b`, email: `b.${u.email}`, password: 'long-enough-pw' },
+    });
     expect(res.status).toBe(201);
     expect(res.headers.etag).toBe(`"user-${res.body.id}-v1"`);
     expect(res.headers['cache-control']).toBe('no-store');

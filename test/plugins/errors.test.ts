@@ -16,7 +16,11 @@ describe.each(engines)('error envelope on %s', (engine) => {
   };
 
   it('when several body fields are invalid, then 400 VALIDATION_ERROR with one detail per field, named as sent', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: { username: 'x', email: 'nope', password: 1, age: -1, role: 'root' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { username: 'x', email: 'nope', password: 1, age: -1, role: 'root' },
+    });
     expect(expectEnvelope(res, 400, 'VALIDATION_ERROR')).toEqual(['age', 'email', 'password', 'role', 'username']);
     expect(res.body.error.message).toBe('Request body is invalid');
     expect(res.body.error.details).toContainEqual({ field: 'email', message: 'must be a valid e-mail address' });
@@ -28,7 +32,11 @@ describe.each(engines)('error envelope on %s', (engine) => {
   });
 
   it('when the body has fields the resource does not have, then 400 naming each of them', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: { ...newUser(), nickname: 'n', isAdmin: true } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { ...newUser(), nickname: 'n', isAdmin: true },
+    });
     expect(expectEnvelope(res, 400, 'VALIDATION_ERROR')).toEqual(['isAdmin', 'nickname']);
     expect(res.body.error.details[0].message).toBe('is not a field of this resource');
   });
@@ -51,7 +59,12 @@ describe.each(engines)('error envelope on %s', (engine) => {
   it('when the JSON is malformed or empty, then 400 MALFORMED_JSON and nothing is written', async () => {
     const before = await usersFingerprint(t);
     for (const payload of ['{"username": "abc",', '', '{"a":1}}', "{'a':1}", '{"__proto__": {"x": 1}}']) {
-      const res = await t.request({ method: 'POST', url: '/api/v1/users', payload, headers: { 'content-type': 'application/json' } });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/users',
+        payload,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(expectEnvelope(res, 400, 'MALFORMED_JSON')).toEqual([]);
     }
     expect(await usersFingerprint(t)).toBe(before);
@@ -81,24 +94,49 @@ describe.each(engines)('error envelope on %s', (engine) => {
 
   it('when the body is over BODY_LIMIT_BYTES, then 413 PAYLOAD_TOO_LARGE and nothing is written', async () => {
     const before = await usersFingerprint(t);
-    const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: { ...newUser(), name: 'x'.repeat(1100) } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { ...newUser(), name: 'x'.repeat(1100) },
+    });
     expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE');
     expect(await usersFingerprint(t)).toBe(before);
     // just under the limit is parsed (and then validated)
-    const under = await t.request({ method: 'POST', url: '/api/v1/users', payload: { ...newUser(), name: 'x'.repeat(900) } });
+    const under = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { ...newUser(), name: 'x'.repeat(900) },
+    });
     expect(under.status).toBe(400);
     expect(under.body.error.details).toEqual([{ field: 'name', message: expect.any(String) }]);
   });
 
   it('when the body is not JSON, then 415 UNSUPPORTED_MEDIA_TYPE (POST, PUT) and, on PATCH, Accept-Patch', async () => {
     const u = await createUser(t);
-    const post = await t.request({ method: 'POST', url: '/api/v1/users', payload: 'username=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const post = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: 'username=a',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expectEnvelope(post, 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect(post.headers['accept-patch']).toBeUndefined();
-    const put = await t.request({ method: 'PUT', url: `/api/v1/users/${u.id}`, token: u.token, payload: 'x', headers: { 'content-type': 'text/plain' } });
+    const put = await t.request({
+      method: 'PUT',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: 'x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expectEnvelope(put, 415, 'UNSUPPORTED_MEDIA_TYPE');
     for (const type of ['text/plain', 'application/json-patch+json', 'application/xml']) {
-      const patch = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: '[]', headers: { 'content-type': type } });
+      const patch = await t.request({
+        method: 'PATCH',
+        url: `/api/v1/users/${u.id}`,
+        token: u.token,
+        payload: '[]',
+        headers: { 'content-type': type },
+      });
       expectEnvelope(patch, 415, 'UNSUPPORTED_MEDIA_TYPE');
       expect(patch.headers['accept-patch']).toBe('application/json, application/merge-patch+json');
     }
@@ -108,14 +146,29 @@ describe.each(engines)('error envelope on %s', (engine) => {
     const u = await createUser(t);
     const before = await usersFingerprint(t);
     const headers = { 'content-type': 'application/merge-patch+json' };
-    expectEnvelope(await t.request({ method: 'POST', url: '/api/v1/users', payload: JSON.stringify(newUser()), headers }), 415, 'UNSUPPORTED_MEDIA_TYPE');
-    const put = await t.request({ method: 'PUT', url: `/api/v1/users/${u.id}`, token: u.token, payload: JSON.stringify({ username: u.username, email: u.email }), headers });
+    expectEnvelope(
+      await t.request({ method: 'POST', url: '/api/v1/users', payload: JSON.stringify(newUser()), headers }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
+    const put = await t.request({
+      method: 'PUT',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: JSON.stringify({ username: u.username, email: u.email }),
+      headers,
+    });
     expectEnvelope(put, 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect(await usersFingerprint(t)).toBe(before);
   });
 
   it('when JSON is sent with a charset parameter, then it is accepted', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: JSON.stringify(newUser()), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: JSON.stringify(newUser()),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     expect(res.status).toBe(201);
   });
 });
@@ -128,7 +181,11 @@ describe.each(engines)('unexpected failures on %s', (engine) => {
       const u = await createUser(t);
       // A missing table: the driver's message names SQL objects, which must stay in the log.
       await sql`alter table users rename to users_gone`.execute(t.storage.db);
-      const res = await t.request({ url: '/api/v1/users/me', token: u.token, headers: { 'x-request-id': 'trace-500-a' } });
+      const res = await t.request({
+        url: '/api/v1/users/me',
+        token: u.token,
+        headers: { 'x-request-id': 'trace-500-a' },
+      });
       expectEnvelope(res, 500, 'INTERNAL_ERROR');
       expect(res.body.error).toEqual({ code: 'INTERNAL_ERROR', message: 'Internal server error', details: [] });
       expect(res.body.requestId).toBe('trace-500-a');
@@ -149,7 +206,11 @@ describe.each(engines)('unexpected failures on %s', (engine) => {
     const { username } = { username: uniqueName() };
     await t.storage.close();
     try {
-      const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: { username, email: `${username}@example.com`, password: 'long-enough-pw' } });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/users',
+        payload: { username, email: `${username}@example.com`, password: 'long-enough-pw' },
+      });
       expectEnvelope(res, 500, 'INTERNAL_ERROR');
       expect(res.body.error.message).toBe('Internal server error');
       expect(res.text).not.toMatch(/stack|insert|destroy|pool|connection|at /i);

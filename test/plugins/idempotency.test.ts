@@ -18,8 +18,14 @@ describe.each(engines)('the idempotency plugin on %s', (engine) => {
   let app: FastifyInstance;
   let runs = 0;
 
-  const rows = async (jti: string) => (await t.storage.db.selectFrom('revoked_tokens').selectAll().where('jti', '=', jti).execute()).length;
-  const body = { type: 'object', required: ['jti'], properties: { jti: { type: 'string' } }, additionalProperties: false } as const;
+  const rows = async (jti: string) =>
+    (await t.storage.db.selectFrom('revoked_tokens').selectAll().where('jti', '=', jti).execute()).length;
+  const body = {
+    type: 'object',
+    required: ['jti'],
+    properties: { jti: { type: 'string' } },
+    additionalProperties: false,
+  } as const;
   const response = { 201: { type: 'object', properties: { jti: { type: 'string' }, run: { type: 'integer' } } } };
 
   beforeAll(async () => {
@@ -28,30 +34,67 @@ describe.each(engines)('the idempotency plugin on %s', (engine) => {
     for (const schema of sharedSchemas) app.addSchema(schema);
     app.decorateRequest('caller', null); // anonymous callers: the auth plugin is not part of this instance
     await app.register(errorsPlugin, { clock: t.clock });
-    const idempotency = createIdempotencyService({ repo: createIdempotencyRepository(t.storage.db), clock: t.clock, ttlSeconds: 3600 });
+    const idempotency = createIdempotencyService({
+      repo: createIdempotencyRepository(t.storage.db),
+      clock: t.clock,
+      ttlSeconds: 3600,
+    });
     await app.register(idempotencyPlugin, { idempotency });
 
-    app.post<{ Body: { jti: string } }>('/things', { config: { idempotency: 'optional' }, schema: { body, response } }, async (request, reply) =>
-      reply.sendIdempotent(async (tx) => {
-        runs += 1;
-        await (tx ?? t.storage.db).insertInto('revoked_tokens').values({ jti: `${request.body.jti}#${runs}`, expires_at: 1 }).execute();
-        return { status: 201, headers: { location: `/things/${request.body.jti}` }, body: { jti: request.body.jti, run: runs } };
-      }));
-    app.post<{ Body: { jti: string } }>('/fails-in-work', { config: { idempotency: 'required' }, schema: { body, response } }, async (request, reply) =>
-      reply.sendIdempotent(async (tx) => {
-        await (tx ?? t.storage.db).insertInto('revoked_tokens').values({ jti: request.body.jti, expires_at: 1 }).execute();
-        throw new AppError('CONFLICT', 'a business rule said no');
-      }));
-    app.post<{ Body: { jti: string } }>('/fails-before-work', { config: { idempotency: 'required' }, schema: { body, response } }, async () => {
-      throw new AppError('CONFLICT', 'refused before any work');
-    });
-    app.post<{ Body: { jti: string } }>('/loses-its-lock', { config: { idempotency: 'required' }, schema: { body, response } }, async (request, reply) =>
-      reply.sendIdempotent(async (tx) => {
-        await (tx ?? t.storage.db).insertInto('revoked_tokens').values({ jti: request.body.jti, expires_at: 1 }).execute();
-        // Another instance takes the key over while this request is still working (it outlived its lock).
-        await (tx ?? t.storage.db).updateTable('idempotency_keys').set({ lock_id: randomUUID() }).where('idem_key', '=', String(request.headers['idempotency-key'])).execute();
-        return { status: 201, headers: {}, body: { jti: request.body.jti } };
-      }));
+    app.post<{ Body: { jti: string } }>(
+      '/things',
+      { config: { idempotency: 'optional' }, schema: { body, response } },
+      async (request, reply) =>
+        reply.sendIdempotent(async (tx) => {
+          runs += 1;
+          await (tx ?? t.storage.db)
+            .insertInto('revoked_tokens')
+            .values({ jti: `${request.body.jti}#${runs}`, expires_at: 1 })
+            .execute();
+          return {
+            status: 201,
+            headers: { location: `/things/${request.body.jti}` },
+            body: { jti: request.body.jti, run: runs },
+          };
+        }),
+    );
+    app.post<{ Body: { jti: string } }>(
+      '/fails-in-work',
+      { config: { idempotency: 'required' }, schema: { body, response } },
+      async (request, reply) =>
+        reply.sendIdempotent(async (tx) => {
+          await (tx ?? t.storage.db)
+            .insertInto('revoked_tokens')
+            .values({ jti: request.body.jti, expires_at: 1 })
+            .execute();
+          throw new AppError('CONFLICT', 'a business rule said no');
+        }),
+    );
+    app.post<{ Body: { jti: string } }>(
+      '/fails-before-work',
+      { config: { idempotency: 'required' }, schema: { body, response } },
+      async () => {
+        throw new AppError('CONFLICT', 'refused before any work');
+      },
+    );
+    app.post<{ Body: { jti: string } }>(
+      '/loses-its-lock',
+      { config: { idempotency: 'required' }, schema: { body, response } },
+      async (request, reply) =>
+        reply.sendIdempotent(async (tx) => {
+          await (tx ?? t.storage.db)
+            .insertInto('revoked_tokens')
+            .values({ jti: request.body.jti, expires_at: 1 })
+            .execute();
+          // Another instance takes the key over while this request is still working (it outlived its lock).
+          await (tx ?? t.storage.db)
+            .updateTable('idempotency_keys')
+            .set({ lock_id: randomUUID() })
+            .where('idem_key', '=', String(request.headers['idempotency-key']))
+            .execute();
+          return { status: 201, headers: {}, body: { jti: request.body.jti } };
+        }),
+    );
     await app.ready();
   });
   afterAll(async () => {
@@ -60,7 +103,13 @@ describe.each(engines)('the idempotency plugin on %s', (engine) => {
   });
 
   const post = (url: string, jti: string, key?: string, ip = '127.0.0.1') =>
-    app.inject({ method: 'POST', url, remoteAddress: ip, payload: { jti }, headers: key ? { 'idempotency-key': key } : {} });
+    app.inject({
+      method: 'POST',
+      url,
+      remoteAddress: ip,
+      payload: { jti },
+      headers: key ? { 'idempotency-key': key } : {},
+    });
 
   it('when an optional route is called without a key, then it just runs, every time', async () => {
     const a = await post('/things', `a-${randomUUID()}`);

@@ -17,10 +17,20 @@ describe.each(engines)('lazy schema compilers on %s', (engine) => {
   const user = useUser(t);
 
   it('when requests come before the warm-up, then they are validated and serialized as the document says', async () => {
-    const bad = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/x', max_visits: 'ten' } });
+    const bad = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: user.token,
+      payload: { original_url: 'https://example.com/x', max_visits: 'ten' },
+    });
     expectEnvelope(bad, 400, 'VALIDATION_ERROR');
     expect(JSON.stringify(bad.body)).toContain('max_visits');
-    const good = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/x' } });
+    const good = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: user.token,
+      payload: { original_url: 'https://example.com/x' },
+    });
     expect(good.status).toBe(201);
     // The serializer drops what the schema does not declare; the link is answered with its declared fields only.
     expect(Object.keys(good.body)).toContain('short_code');

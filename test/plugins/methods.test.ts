@@ -6,7 +6,8 @@ import { createUser } from '../helpers/factories.js';
 
 /** Headers that legitimately differ between two responses to the same request (RateLimit counts them down). */
 const PER_RESPONSE = new Set(['date', 'x-request-id', 'connection', 'ratelimit']);
-const stable = (res: ApiResponse) => Object.fromEntries(Object.entries(res.headers).filter(([k]) => !PER_RESPONSE.has(k)));
+const stable = (res: ApiResponse) =>
+  Object.fromEntries(Object.entries(res.headers).filter(([k]) => !PER_RESPONSE.has(k)));
 
 /** SPEC §1: HEAD works wherever GET does; OPTIONS answers with Allow; unknown paths 404. */
 describe.each(engines)('HEAD and OPTIONS on %s', (engine) => {

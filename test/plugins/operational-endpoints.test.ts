@@ -19,12 +19,21 @@ describe.each(engines)('/metrics and the OpenAPI document on %s', (engine) => {
   });
 
   it('when METRICS_TOKEN is set, then /metrics answers only that bearer token; without it, anyone', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token-of-the-same-len' }, { authorization: `Basic ${METRICS_TOKEN}` }, { authorization: `Bearer ${METRICS_TOKEN}x` }] as Array<Record<string, string>>) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer wrong-token-of-the-same-len' },
+      { authorization: `Basic ${METRICS_TOKEN}` },
+      { authorization: `Bearer ${METRICS_TOKEN}x` },
+    ] as Array<Record<string, string>>) {
       const res = await t.request({ url: '/metrics', headers, remoteAddress: '192.0.2.10' });
       expectEnvelope(res, 401, 'UNAUTHENTICATED');
       expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="metrics"/);
     }
-    const ok = await t.request({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` }, remoteAddress: '192.0.2.10' });
+    const ok = await t.request({
+      url: '/metrics',
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+      remoteAddress: '192.0.2.10',
+    });
     expect(ok.status).toBe(200);
     expect(ok.text).toMatch(/^# HELP /m);
     expect((await open.request({ url: '/metrics' })).status).toBe(200);

@@ -5,7 +5,12 @@ import { useTestApp } from '../helpers/fixtures.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `accept` holds (sampling is periodic), failing after `ms`. */
-async function eventually(t: TestApp, url: string, accept: (r: ApiResponse) => boolean, ms = 3000): Promise<ApiResponse> {
+async function eventually(
+  t: TestApp,
+  url: string,
+  accept: (r: ApiResponse) => boolean,
+  ms = 3000,
+): Promise<ApiResponse> {
   const deadline = Date.now() + ms;
   for (;;) {
     const res = await t.request({ url });
@@ -27,14 +32,21 @@ describe.each(engines)('overload on %s', (engine) => {
     // A 1 MiB heap bound is always exceeded: the real sampler, with a bound no process can meet. (The delay
     // bound is off so that the heap is the one reason.)
     const t = useTestApp(engine, {
-      env: { OVERLOAD_MAX_HEAP_BYTES: String(1024 * 1024), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '100' },
+      env: {
+        OVERLOAD_MAX_HEAP_BYTES: String(1024 * 1024),
+        OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+        OVERLOAD_SAMPLE_INTERVAL_MS: '100',
+      },
     });
 
     it('then the API and the docs answer 503 SERVICE_UNAVAILABLE with Retry-After before doing any work', async () => {
       const res = await eventually(t, '/api/v1/users/1', (r) => r.status === 503);
       expect503(res, '5');
       expect(res.headers).not.toHaveProperty('ratelimit'); // shed before the limiter counted it
-      expect503(await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: 'a', password: 'b' } }), '5');
+      expect503(
+        await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: 'a', password: 'b' } }),
+        '5',
+      );
       expect((await t.app.inject({ url: '/v3/api-docs' })).statusCode).toBe(503);
     });
 
@@ -61,7 +73,9 @@ describe.each(engines)('overload on %s', (engine) => {
   }
 
   describe('when the event loop is delayed', () => {
-    const t = useTestApp(engine, { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '15', OVERLOAD_SAMPLE_INTERVAL_MS: '100' } });
+    const t = useTestApp(engine, {
+      env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '15', OVERLOAD_SAMPLE_INTERVAL_MS: '100' },
+    });
     beforeAll(async () => {
       await sleep(300); // armed after two samples
     });
@@ -72,12 +86,16 @@ describe.each(engines)('overload on %s', (engine) => {
       await busy(600);
       expect503(await eventually(t, '/api/v1/users/1', (r) => r.status === 503, 1000), '5');
       expect((await eventually(t, '/api/v1/users/1', (r) => r.status !== 503, 2000)).status).toBe(401);
-      expect((await t.request({ url: '/metrics' })).text).toMatch(/^ferry_overload_shed_total\{reason="eventLoopDelay"\} [1-9]/m);
+      expect((await t.request({ url: '/metrics' })).text).toMatch(
+        /^ferry_overload_shed_total\{reason="eventLoopDelay"\} [1-9]/m,
+      );
     });
   });
 
   describe('when the event loop is saturated', () => {
-    const t = useTestApp(engine, { env: { OVERLOAD_MAX_ELU: '0.5', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '100' } });
+    const t = useTestApp(engine, {
+      env: { OVERLOAD_MAX_ELU: '0.5', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '100' },
+    });
     beforeAll(async () => {
       await sleep(300);
     });
@@ -88,7 +106,9 @@ describe.each(engines)('overload on %s', (engine) => {
       await busy(600);
       expect503(await eventually(t, '/api/v1/users/1', (r) => r.status === 503, 1000), '5');
       expect((await eventually(t, '/api/v1/users/1', (r) => r.status !== 503, 2000)).status).toBe(401);
-      expect((await t.request({ url: '/metrics' })).text).toMatch(/^ferry_overload_shed_total\{reason="eventLoopUtilization"\} [1-9]/m);
+      expect((await t.request({ url: '/metrics' })).text).toMatch(
+        /^ferry_overload_shed_total\{reason="eventLoopUtilization"\} [1-9]/m,
+      );
     });
   });
 

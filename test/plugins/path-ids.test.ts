@@ -21,7 +21,10 @@ describe.each(engines)('ids in paths on %s', (engine) => {
     }
     expect((await t.request({ url: `/api/v1/users/${user.id}`, token: admin.token })).status).toBe(200);
     expect((await t.request({ url: '/api/v1/users/me', token: user.token })).status).toBe(200);
-    expect((await t.request({ method: 'PATCH', url: '/api/v1/users/me', token: user.token, payload: { name: 'Me' } })).status).toBe(200);
+    expect(
+      (await t.request({ method: 'PATCH', url: '/api/v1/users/me', token: user.token, payload: { name: 'Me' } }))
+        .status,
+    ).toBe(200);
   });
 
   it('when a nested id is not canonical, then 400 naming it; `me` still stands for the caller', async () => {
@@ -29,7 +32,9 @@ describe.each(engines)('ids in paths on %s', (engine) => {
     expect(expectEnvelope(orders, 400, 'VALIDATION_ERROR')).toEqual(['order_id']);
     const keys = await t.request({ url: `/api/v2/users/0x${user.id.toString(16)}/api-keys/1e0`, token: admin.token });
     expect(expectEnvelope(keys, 400, 'VALIDATION_ERROR')).toEqual(['id', 'key_id']);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/users/${user.id}.0`, token: admin.token })).status).toBe(400);
+    expect((await t.request({ method: 'DELETE', url: `/api/v1/users/${user.id}.0`, token: admin.token })).status).toBe(
+      400,
+    );
     expect((await t.request({ url: `/api/v1/users/${user.id}`, token: admin.token })).status).toBe(200);
   });
 });

@@ -24,17 +24,20 @@ describe.each(engines)('malformed percent-encoding on %s', (engine) => {
   const t = useTestApp(engine);
   const user = useUser(t);
 
-  it.each(BAD)('when ?version=%s is sent to an unversioned path, then 400 names version and the service still answers', async (bad) => {
-    const res = await t.request({ url: `/api/users/me?version=${bad}`, token: user.token });
-    // An unversioned path's answers name the version served (SPEC §9), errors included.
-    expect(res.headers['content-type']).toBe('application/vnd.ferry.v1+json; charset=utf-8');
-    expect(res.body.requestId).toBe(res.headers['x-request-id']);
-    expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['version']);
-    expect(res.body.error.details[0].message).toMatch(/percent-encoding.*%20/);
-    const after = await t.request({ url: '/api/users/me', token: user.token });
-    expect(after.status).toBe(200);
-  });
+  it.each(BAD)(
+    'when ?version=%s is sent to an unversioned path, then 400 names version and the service still answers',
+    async (bad) => {
+      const res = await t.request({ url: `/api/users/me?version=${bad}`, token: user.token });
+      // An unversioned path's answers name the version served (SPEC §9), errors included.
+      expect(res.headers['content-type']).toBe('application/vnd.ferry.v1+json; charset=utf-8');
+      expect(res.body.requestId).toBe(res.headers['x-request-id']);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['version']);
+      expect(res.body.error.details[0].message).toMatch(/percent-encoding.*%20/);
+      const after = await t.request({ url: '/api/users/me', token: user.token });
+      expect(after.status).toBe(200);
+    },
+  );
 
   it.each(BAD)('when any query value is %s, then 400 names that parameter', async (bad) => {
     const res = await t.request({ url: `/api/v1/users/${user.id}/links?limit=5&q=${bad}`, token: user.token });
@@ -62,10 +65,21 @@ describe.each(engines)('malformed percent-encoding on %s', (engine) => {
   });
 
   it('when a body-carrying request has a malformed query, then nothing is created', async () => {
-    const before = await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const res = await t.request({ method: 'POST', url: '/api/v1/links?x=%ZZ', token: user.token, payload: { original_url: 'https://example.com/pe' } });
+    const before = await t.storage.db
+      .selectFrom('links')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links?x=%ZZ',
+      token: user.token,
+      payload: { original_url: 'https://example.com/pe' },
+    });
     expect(expectEnvelope(res, 400, 'VALIDATION_ERROR')).toEqual(['x']);
-    const after = await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await t.storage.db
+      .selectFrom('links')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 });

@@ -9,10 +9,16 @@ describe.each(engines)('security headers and request limits on %s', (engine) => 
 
   it('when the API answers (success or error), then it sends a JSON API CSP, nosniff, no framing, no referrer, and no HSTS on http', async () => {
     const username = uniqueName();
-    const created = await t.request({ method: 'POST', url: '/api/v1/users', payload: { username, email: `${username}@example.com`, password: 'long-enough-pw' } });
+    const created = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { username, email: `${username}@example.com`, password: 'long-enough-pw' },
+    });
     const denied = await t.request({ url: '/api/v1/users/1' });
     for (const res of [created, denied]) {
-      expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none';base-uri 'none';form-action 'none'");
+      expect(res.headers['content-security-policy']).toBe(
+        "default-src 'none';frame-ancestors 'none';base-uri 'none';form-action 'none'",
+      );
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(res.headers['x-frame-options']).toBe('DENY');
       expect(res.headers['referrer-policy']).toBe('no-referrer');
@@ -49,7 +55,11 @@ describe.each(engines)('security headers and request limits on %s', (engine) => 
   });
 
   it('when a body is larger than BODY_LIMIT_BYTES, then 413 PAYLOAD_TOO_LARGE in the envelope', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: { username: 'big', email: 'big@example.com', password: 'x'.repeat(4096) } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { username: 'big', email: 'big@example.com', password: 'x'.repeat(4096) },
+    });
     expect(res.status).toBe(413);
     expect(res.body.error).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: expect.any(String), details: [] });
     expect(res.headers['cache-control']).toBe('no-store');

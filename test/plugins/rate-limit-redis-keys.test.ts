@@ -25,11 +25,20 @@ describe.skipIf(missing.scaleOut !== null)(unless(missing.scaleOut, 'rate-limit 
     const ip = '198.51.100.77';
     expect((await t.request({ url: '/api/v1/links/nOsUch77', remoteAddress: ip })).status).toBe(404);
     const username = uniqueName('rk');
-    await t.request({ method: 'POST', url: '/api/v1/tokens', remoteAddress: ip, payload: { username, password: 'not-the-password-1' } });
+    await t.request({
+      method: 'POST',
+      url: '/api/v1/tokens',
+      remoteAddress: ip,
+      payload: { username, password: 'not-the-password-1' },
+    });
     const keys = (await redis.keys(`${t.redisPrefix}*`)).map((k) => k.slice(t.redisPrefix.length));
     expect(keys.filter((k) => k.includes('undefined'))).toEqual([]);
-    expect(keys).toEqual(expect.arrayContaining([
-      `ratelimit:default:ip:${ip}`, `ratelimit:tokens-ip:ip:${ip}`, `ratelimit:tokens-username:username:${username.toLowerCase()}`,
-    ]));
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        `ratelimit:default:ip:${ip}`,
+        `ratelimit:tokens-ip:ip:${ip}`,
+        `ratelimit:tokens-username:username:${username.toLowerCase()}`,
+      ]),
+    );
   });
 });

@@ -27,7 +27,8 @@ describe.skipIf(missing.redis !== null)(unless(missing.redis, 'rate limits share
   it('when one client spreads its requests over two instances, then they draw on one quota', async () => {
     const ip = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
     const statuses = [];
-    for (const t of [a, b, a, b]) statuses.push((await t.request({ url: '/api/v1/users/1', remoteAddress: ip })).status);
+    for (const t of [a, b, a, b])
+      statuses.push((await t.request({ url: '/api/v1/users/1', remoteAddress: ip })).status);
     expect(statuses).toEqual([401, 401, 401, 429]);
   });
 });

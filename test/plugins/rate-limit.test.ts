@@ -43,9 +43,19 @@ describe.each(engines)('rate limits on %s', (engine) => {
     const ip = freshIp();
     const username = uniqueName();
     const password = 'correct-horse-battery';
-    const created = await t.request({ method: 'POST', url: '/api/v1/users', remoteAddress: ip, payload: { username, email: `${username}@example.com`, password } });
+    const created = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      remoteAddress: ip,
+      payload: { username, email: `${username}@example.com`, password },
+    });
     expect(created.status).toBe(201);
-    const login = await t.request({ method: 'POST', url: '/api/v1/tokens', remoteAddress: ip, payload: { username, password } });
+    const login = await t.request({
+      method: 'POST',
+      url: '/api/v1/tokens',
+      remoteAddress: ip,
+      payload: { username, password },
+    });
     expect(login.status).toBe(201);
     return { id: created.body.id as number, username, password, token: login.body.accessToken as string };
   };
@@ -73,7 +83,12 @@ describe.each(engines)('rate limits on %s', (engine) => {
   it('when a successful request is limited, then its 2xx carries the fields too', async () => {
     const ip = freshIp();
     const username = uniqueName();
-    const res = await t.request({ method: 'POST', url: '/api/v1/users', remoteAddress: ip, payload: { username, email: `${username}@example.com`, password: 'long-enough-pw' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      remoteAddress: ip,
+      payload: { username, email: `${username}@example.com`, password: 'long-enough-pw' },
+    });
     expect(res.status).toBe(201);
     expect(parseList(res.headers.ratelimit).default).toEqual({ r: 4, t: expect.any(Number) });
   });
@@ -82,10 +97,19 @@ describe.each(engines)('rate limits on %s', (engine) => {
     const ip = freshIp();
     const alice = await createUser(t);
     const bob = await createUser(t);
-    for (let i = 0; i < 5; i++) expect((await t.request({ url: `/api/v1/users/${alice.id}`, token: alice.token, remoteAddress: ip })).status).toBe(200);
-    expectRateLimited(await t.request({ url: `/api/v1/users/${alice.id}`, token: alice.token, remoteAddress: ip }), 'default');
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await t.request({ url: `/api/v1/users/${alice.id}`, token: alice.token, remoteAddress: ip })).status,
+      ).toBe(200);
+    expectRateLimited(
+      await t.request({ url: `/api/v1/users/${alice.id}`, token: alice.token, remoteAddress: ip }),
+      'default',
+    );
     // The user's bucket follows the user to another address.
-    expectRateLimited(await t.request({ url: `/api/v1/users/${alice.id}`, token: alice.token, remoteAddress: freshIp() }), 'default');
+    expectRateLimited(
+      await t.request({ url: `/api/v1/users/${alice.id}`, token: alice.token, remoteAddress: freshIp() }),
+      'default',
+    );
 
     const other = await t.request({ url: `/api/v1/users/${bob.id}`, token: bob.token, remoteAddress: ip });
     expect(other.status).toBe(200);
@@ -100,9 +124,15 @@ describe.each(engines)('rate limits on %s', (engine) => {
     const carol = await createUser(t);
     for (let i = 0; i < 5; i++) await t.request({ url: '/api/v1/users/1', remoteAddress: ip });
     expectRateLimited(await t.request({ url: '/api/v1/users/1', remoteAddress: ip }), 'default');
-    expect((await t.request({ url: `/api/v1/users/${carol.id}`, token: carol.token, remoteAddress: ip })).status).toBe(200);
+    expect((await t.request({ url: `/api/v1/users/${carol.id}`, token: carol.token, remoteAddress: ip })).status).toBe(
+      200,
+    );
     // A forged token is no way around the address limit: it counts against the address.
-    const forged = await t.request({ url: '/api/v1/users/1', token: `${carol.token.slice(0, -4)}AAAA`, remoteAddress: ip });
+    const forged = await t.request({
+      url: '/api/v1/users/1',
+      token: `${carol.token.slice(0, -4)}AAAA`,
+      remoteAddress: ip,
+    });
     expectRateLimited(forged, 'default');
   });
 
@@ -110,13 +140,28 @@ describe.each(engines)('rate limits on %s', (engine) => {
     const victim = await createUser(t); // their own login was the first of 3 attempts this minute
     const attempts = [];
     for (let i = 0; i < 3; i++) {
-      attempts.push(await t.request({ method: 'POST', url: '/api/v1/tokens', remoteAddress: freshIp(), payload: { username: victim.username.toUpperCase(), password: `guess-${i}` } }));
+      attempts.push(
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/tokens',
+          remoteAddress: freshIp(),
+          payload: { username: victim.username.toUpperCase(), password: `guess-${i}` },
+        }),
+      );
     }
     expect(attempts.slice(0, 2).map((r) => r.status)).toEqual([401, 401]);
     expectRateLimited(attempts[2]!, 'tokens-username');
-    expect(parseList(attempts[2]!.headers['ratelimit-policy'])).toMatchObject({ 'tokens-ip': { q: 3, w: 60 }, 'tokens-username': { q: 3, w: 60 } });
+    expect(parseList(attempts[2]!.headers['ratelimit-policy'])).toMatchObject({
+      'tokens-ip': { q: 3, w: 60 },
+      'tokens-username': { q: 3, w: 60 },
+    });
     // Even the right password waits: the limit is on attempts, not on failures.
-    const right = await t.request({ method: 'POST', url: '/api/v1/tokens', remoteAddress: freshIp(), payload: { username: victim.username, password: victim.password } });
+    const right = await t.request({
+      method: 'POST',
+      url: '/api/v1/tokens',
+      remoteAddress: freshIp(),
+      payload: { username: victim.username, password: victim.password },
+    });
     expectRateLimited(right, 'tokens-username');
   });
 
@@ -124,7 +169,12 @@ describe.each(engines)('rate limits on %s', (engine) => {
     const ip = freshIp();
     const statuses = [];
     for (let i = 0; i < 4; i++) {
-      const res = await t.request({ method: 'POST', url: '/api/v1/tokens', remoteAddress: ip, payload: { username: uniqueName(), password: 'whatever-pw' } });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/tokens',
+        remoteAddress: ip,
+        payload: { username: uniqueName(), password: 'whatever-pw' },
+      });
       statuses.push(res.status);
       if (i === 3) expectRateLimited(res, 'tokens-ip');
     }
@@ -136,9 +186,19 @@ describe.each(engines)('rate limits on %s', (engine) => {
   it('when the token body is malformed, then the attempt still counts against the address', async () => {
     const ip = freshIp();
     for (let i = 0; i < 3; i++) {
-      expect((await t.request({ method: 'POST', url: '/api/v1/tokens', remoteAddress: ip, payload: '{"username":' })).status).toBe(400);
+      expect(
+        (await t.request({ method: 'POST', url: '/api/v1/tokens', remoteAddress: ip, payload: '{"username":' })).status,
+      ).toBe(400);
     }
-    expectRateLimited(await t.request({ method: 'POST', url: '/api/v1/tokens', remoteAddress: ip, payload: { username: 'x', password: 'y' } }), 'tokens-ip');
+    expectRateLimited(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/tokens',
+        remoteAddress: ip,
+        payload: { username: 'x', password: 'y' },
+      }),
+      'tokens-ip',
+    );
   });
 
   it('when the operational endpoints are called, then they are not limited and carry no RateLimit fields', async () => {
@@ -155,7 +215,8 @@ describe.each(engines)('rate limits behind a trusted proxy on %s', (engine) => {
   const t = useTestApp(engine, { env: { RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '127.0.0.1' } });
 
   it('when requests come through the proxy, then each client address named in X-Forwarded-For has its own bucket', async () => {
-    const via = (client: string) => t.request({ url: '/api/v1/users/1', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': client } });
+    const via = (client: string) =>
+      t.request({ url: '/api/v1/users/1', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': client } });
     expect((await via('203.0.113.7')).status).toBe(401);
     expect((await via('203.0.113.7')).status).toBe(401);
     expectRateLimited(await via('203.0.113.7'), 'default');
@@ -163,7 +224,8 @@ describe.each(engines)('rate limits behind a trusted proxy on %s', (engine) => {
   });
 
   it('when an untrusted peer sends X-Forwarded-For, then it is ignored and the peer address is the key', async () => {
-    const spoof = (client: string) => t.request({ url: '/api/v1/users/1', remoteAddress: '192.0.2.50', headers: { 'x-forwarded-for': client } });
+    const spoof = (client: string) =>
+      t.request({ url: '/api/v1/users/1', remoteAddress: '192.0.2.50', headers: { 'x-forwarded-for': client } });
     expect((await spoof('203.0.113.100')).status).toBe(401);
     expect((await spoof('203.0.113.101')).status).toBe(401);
     expectRateLimited(await spoof('203.0.113.102'), 'default');

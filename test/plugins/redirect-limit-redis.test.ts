@@ -10,7 +10,12 @@ import { TestClock } from '../helpers/app.js';
 import { missing, unless } from '../helpers/skip.js';
 
 /** An instance with the redirect's limit in Redis, on a stand-in route with the redirect's template. */
-async function instance(redis: Redis, prefix: string, perMinute: number, { reachable = true } = {}): Promise<FastifyInstance> {
+async function instance(
+  redis: Redis,
+  prefix: string,
+  perMinute: number,
+  { reachable = true } = {},
+): Promise<FastifyInstance> {
   const turn = new RedisTurn(redis);
   if (reachable) await whenRedisReady(turn.redis);
   const app = Fastify({ trustProxy: false });
@@ -48,7 +53,12 @@ describe.skipIf(missing.redis !== null)(unless(missing.redis, 'the redirect limi
     for (const app of [a, b, a, b]) answers.push(await app.inject({ url: '/abc', remoteAddress: ip }));
     expect(answers.map((r) => r.statusCode)).toEqual([302, 302, 302, 429]);
     expect(answers.map((r) => r.headers['ratelimit-policy'])).toEqual(Array(4).fill('"redirect";q=3;w=60'));
-    expect(answers.map((r) => String(r.headers.ratelimit).replace(/;t=\d+$/, ''))).toEqual(['"redirect";r=2', '"redirect";r=1', '"redirect";r=0', '"redirect";r=0']);
+    expect(answers.map((r) => String(r.headers.ratelimit).replace(/;t=\d+$/, ''))).toEqual([
+      '"redirect";r=2',
+      '"redirect";r=1',
+      '"redirect";r=0',
+      '"redirect";r=0',
+    ]);
     const limited = answers[3]!;
     expect(limited.json().error.code).toBe('RATE_LIMITED');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -67,9 +77,16 @@ describe.skipIf(missing.redis !== null)(unless(missing.redis, 'the redirect limi
   it('when seven requests from one address arrive in one turn, then one count serves them all: the first five pass, in order, and two get 429', async () => {
     const app = await instance(redis, prefix, 5);
     const ip = '2001:db8:1:2::7';
-    const answers = await Promise.all(Array.from({ length: 7 }, (_, i) => app.inject({ url: '/abc', remoteAddress: i % 2 === 0 ? ip : '2001:db8:1:2::8' })));
+    const answers = await Promise.all(
+      Array.from({ length: 7 }, (_, i) =>
+        app.inject({ url: '/abc', remoteAddress: i % 2 === 0 ? ip : '2001:db8:1:2::8' }),
+      ),
+    );
     expect(answers.map((r) => r.statusCode).sort()).toEqual([302, 302, 302, 302, 302, 429, 429]);
-    const remaining = answers.filter((r) => r.statusCode === 302).map((r) => /;r=(\d+);/.exec(String(r.headers.ratelimit))![1]).sort();
+    const remaining = answers
+      .filter((r) => r.statusCode === 302)
+      .map((r) => /;r=(\d+);/.exec(String(r.headers.ratelimit))![1])
+      .sort();
     expect(remaining).toEqual(['0', '1', '2', '3', '4']);
     // Both addresses are in one /64: one key, counted once per request.
     expect(await redis.get(`${prefix}ratelimit:redirect:ip:2001:db8:1:2::`)).toBe('7');
@@ -77,7 +94,14 @@ describe.skipIf(missing.redis !== null)(unless(missing.redis, 'the redirect limi
   });
 
   it('when Redis does not answer, then redirects pass with the whole quota shown (fail open), as the API limits do', async () => {
-    const down = new Redis({ host: '127.0.0.1', port: 1, enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
+    const down = new Redis({
+      host: '127.0.0.1',
+      port: 1,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
     const app = await instance(down, prefix, 3, { reachable: false });
     for (let i = 0; i < 4; i += 1) {
       const r = await app.inject({ url: '/abc', remoteAddress: '192.0.2.12' });

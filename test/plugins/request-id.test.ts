@@ -56,7 +56,11 @@ describe.each(engines)('request ids on %s', (engine) => {
     const responses = [
       await t.request({ method: 'OPTIONS', url: '/api/v1/users' }),
       await t.request({ method: 'HEAD', url: '/api/v1/users/me', token: u.token }),
-      await t.request({ url: '/api/v1/users/me', token: u.token, headers: { 'if-none-match': String(got.headers.etag) } }),
+      await t.request({
+        url: '/api/v1/users/me',
+        token: u.token,
+        headers: { 'if-none-match': String(got.headers.etag) },
+      }),
       await t.request({ url: '/v3/api-docs' }),
       await t.request({ method: 'DELETE', url: '/api/v1/tokens/current', token: u.token }),
     ];

@@ -7,7 +7,10 @@ import { TestClock } from '../helpers/app.js';
 /** The redirect is another module's route; the histogram must pick it up by its route template alone. */
 describe('redirect latency', () => {
   it('when GET or HEAD /{code} is answered, then ferry_redirect_duration_seconds observes it by status; other routes do not', async () => {
-    const metrics = createMetrics({ storage: { connections: () => ({ total: 1, idle: 1, waiting: 0, max: 1 }) }, clock: new TestClock() });
+    const metrics = createMetrics({
+      storage: { connections: () => ({ total: 1, idle: 1, waiting: 0, max: 1 }) },
+      clock: new TestClock(),
+    });
     const app = Fastify();
     await app.register(requestMetricsPlugin, { metrics });
     app.get('/:code', async (request, reply) => {
@@ -15,7 +18,9 @@ describe('redirect latency', () => {
       return code === 'gone' ? reply.code(410).send({}) : reply.redirect('https://example.com/', 302);
     });
     app.get('/other/:id', { config: { redirect: false } }, async () => ({}));
-    app.get('/r/:slug', { config: { redirect: true } }, async (_request, reply) => reply.redirect('https://example.com/', 307));
+    app.get('/r/:slug', { config: { redirect: true } }, async (_request, reply) =>
+      reply.redirect('https://example.com/', 307),
+    );
 
     await app.inject({ url: '/abc' });
     await app.inject({ url: '/def' });

@@ -12,13 +12,21 @@ describe.each(engines)('timestamps between 1970 and 9999 on %s', (engine) => {
   const t = useTestApp(engine);
   const user = useUser(t);
   beforeAll(async () => {
-    const link = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/ts' } });
+    const link = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: user.token,
+      payload: { original_url: 'https://example.com/ts' },
+    });
     code = link.body.short_code;
   });
 
   it('when stats are asked up to the last instant of 9999, then every timestamp in the answer has a four-digit year', async () => {
     for (const interval of ['day', 'hour']) {
-      const res = await t.request({ url: `/api/v1/links/${code}/stats?from=9999-12-30T00:00:00Z&to=9999-12-31T23:59:59.999Z&interval=${interval}`, token: user.token });
+      const res = await t.request({
+        url: `/api/v1/links/${code}/stats?from=9999-12-30T00:00:00Z&to=9999-12-31T23:59:59.999Z&interval=${interval}`,
+        token: user.token,
+      });
       expect(res.status, res.text).toBe(200);
       expect(res.text).not.toContain('+0');
       expect(res.body.to).toMatch(FOUR_DIGIT_YEAR);
@@ -45,13 +53,33 @@ describe.each(engines)('timestamps between 1970 and 9999 on %s', (engine) => {
 
   it('when a link or an API key would expire after 9999, then 400 names expires_at and nothing is stored; the last instant is fine', async () => {
     const past = '9999-12-31T23:59:59.999-00:01';
-    const link = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/late', expires_at: past } });
+    const link = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: user.token,
+      payload: { original_url: 'https://example.com/late', expires_at: past },
+    });
     expect(expectEnvelope(link, 400, 'VALIDATION_ERROR')).toEqual(['expires_at']);
-    const patch = await t.request({ method: 'PATCH', url: `/api/v1/links/${code}`, token: user.token, payload: { expires_at: past } });
+    const patch = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/links/${code}`,
+      token: user.token,
+      payload: { expires_at: past },
+    });
     expect(expectEnvelope(patch, 400, 'VALIDATION_ERROR')).toEqual(['expires_at']);
-    const key = await t.request({ method: 'POST', url: keysUrl(user.id), token: user.token, payload: { name: 'late', scopes: ['links:read'], expires_at: past } });
+    const key = await t.request({
+      method: 'POST',
+      url: keysUrl(user.id),
+      token: user.token,
+      payload: { name: 'late', scopes: ['links:read'], expires_at: past },
+    });
     expect(expectEnvelope(key, 400, 'VALIDATION_ERROR')).toEqual(['expires_at']);
-    const last = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/last', expires_at: '9999-12-31T23:59:59.999Z' } });
+    const last = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: user.token,
+      payload: { original_url: 'https://example.com/last', expires_at: '9999-12-31T23:59:59.999Z' },
+    });
     expect(last.status).toBe(201);
     expect(last.body.expires_at).toBe('9999-12-31T23:59:59.999Z');
   });

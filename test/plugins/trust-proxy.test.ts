@@ -7,11 +7,16 @@ import { HUMAN_UA } from '../modules/links/links.helpers.js';
 /** One visit from 127.0.0.1 through a real socket, with this X-Forwarded-For (or none). */
 function visitVia(base: string, code: string, forwardedFor: string | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { 'user-agent': HUMAN_UA, ...(forwardedFor !== undefined ? { 'x-forwarded-for': forwardedFor } : {}) };
-    http.get(`${base}/${code}`, { headers, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    }).on('error', reject);
+    const headers: Record<string, string> = {
+      'user-agent': HUMAN_UA,
+      ...(forwardedFor !== undefined ? { 'x-forwarded-for': forwardedFor } : {}),
+    };
+    http
+      .get(`${base}/${code}`, { headers, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      })
+      .on('error', reject);
   });
 }
 
@@ -35,18 +40,27 @@ describe.each(engines)('TRUST_PROXY on %s', (engine) => {
     ['127.0.0.1, 10.0.0.0/8', CHAIN, '203.0.113.9'],
     ['loopback, 10.0.0.0/8, 203.0.113.0/24', CHAIN, '198.51.100.7'],
     ['192.0.2.1', CHAIN, '127.0.0.1'],
-  ])('when TRUST_PROXY=%s and X-Forwarded-For is %s, then the visit is recorded from %s', async (trustProxy, forwardedFor, client) => {
-    const t = await createTestApp(engine, { env: { TRUST_PROXY: trustProxy }, redisUrl: '' });
-    try {
-      await t.app.listen({ port: 0, host: '127.0.0.1' });
-      const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-      const link = (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/proxied' } })).body;
-      expect(await visitVia(base, link.short_code, forwardedFor)).toBe(302);
-      await t.app.clickQueue.flush();
-      const clicks = await t.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).execute();
-      expect(clicks.map((c) => c.ip)).toEqual([client]);
-    } finally {
-      await t.close();
-    }
-  });
+  ])(
+    'when TRUST_PROXY=%s and X-Forwarded-For is %s, then the visit is recorded from %s',
+    async (trustProxy, forwardedFor, client) => {
+      const t = await createTestApp(engine, { env: { TRUST_PROXY: trustProxy }, redisUrl: '' });
+      try {
+        await t.app.listen({ port: 0, host: '127.0.0.1' });
+        const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+        const link = (
+          await t.request({
+            method: 'POST',
+            url: '/api/v1/links',
+            payload: { original_url: 'https://example.com/proxied' },
+          })
+        ).body;
+        expect(await visitVia(base, link.short_code, forwardedFor)).toBe(302);
+        await t.app.clickQueue.flush();
+        const clicks = await t.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).execute();
+        expect(clicks.map((c) => c.ip)).toEqual([client]);
+      } finally {
+        await t.close();
+      }
+    },
+  );
 });

@@ -9,14 +9,23 @@ describe.each(engines)('validation messages name what is allowed on %s', (engine
   const user = useUser(t);
   const admin = useUser(t, { role: 'admin', status: 'active' });
 
-  const messageOf = (res: { body: { error: { details: Array<{ field: string; message: string }> } } }, field: string): string =>
-    res.body.error.details.find((d) => d.field === field)?.message ?? '';
+  const messageOf = (
+    res: { body: { error: { details: Array<{ field: string; message: string }> } } },
+    field: string,
+  ): string => res.body.error.details.find((d) => d.field === field)?.message ?? '';
 
   it('when expires_at is a date without a time zone, then the message asks for an RFC 3339 date-time with an example', async () => {
     for (const expires of ['2030-01-01', '2030-01-01T00:00:00', 'tomorrow']) {
-      const res = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/m', expires_at: expires } });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: user.token,
+        payload: { original_url: 'https://example.com/m', expires_at: expires },
+      });
       expect(expectEnvelope(res, 400, 'VALIDATION_ERROR')).toEqual(['expires_at']);
-      expect(messageOf(res, 'expires_at')).toMatch(/RFC 3339 date-time with a time zone.*e\.g\. 2030-01-01T00:00:00Z.*or null$/);
+      expect(messageOf(res, 'expires_at')).toMatch(
+        /RFC 3339 date-time with a time zone.*e\.g\. 2030-01-01T00:00:00Z.*or null$/,
+      );
     }
   });
 
@@ -31,17 +40,35 @@ describe.each(engines)('validation messages name what is allowed on %s', (engine
   });
 
   it('when an enumerated body field or query value is wrong, then its values are listed', async () => {
-    const role = await t.request({ method: 'PATCH', url: `/api/v1/users/${user.id}`, token: admin.token, payload: { role: 'root', status: 'gone' } });
+    const role = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.id}`,
+      token: admin.token,
+      payload: { role: 'root', status: 'gone' },
+    });
     expect(expectEnvelope(role, 400, 'VALIDATION_ERROR')).toEqual(['role', 'status']);
     expect(messageOf(role, 'role')).toBe('must be one of: user, admin');
     expect(messageOf(role, 'status')).toBe('must be one of: pending, active, suspended');
-    const link = await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/i' } });
-    const stats = await t.request({ url: `/api/v1/links/${link.body.short_code}/stats?interval=year`, token: user.token });
+    const link = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: user.token,
+      payload: { original_url: 'https://example.com/i' },
+    });
+    const stats = await t.request({
+      url: `/api/v1/links/${link.body.short_code}/stats?interval=year`,
+      token: user.token,
+    });
     expect(messageOf(stats, 'interval')).toBe('must be one of: hour, day, week, month');
   });
 
   it('when a nullable number is sent as text, then the message names both allowed types', async () => {
-    const res = await t.request({ method: 'PATCH', url: `/api/v1/users/${user.id}`, token: user.token, payload: { age: 'ten' } });
+    const res = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${user.id}`,
+      token: user.token,
+      payload: { age: 'ten' },
+    });
     expect(expectEnvelope(res, 400, 'VALIDATION_ERROR')).toEqual(['age']);
     expect(messageOf(res, 'age')).toBe('must be integer or null');
   });

@@ -31,12 +31,20 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'API keys across instances'), 
   });
 
   it('when an instance closes, then the uses it noted are written', async () => {
-    const c = await createTestApp('postgres', { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' }, databaseUrl: a.config.databaseUrl!, redisPrefix: a.redisPrefix });
+    const c = await createTestApp('postgres', {
+      env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' },
+      databaseUrl: a.config.databaseUrl!,
+      redisPrefix: a.redisPrefix,
+    });
     const u = await createUser(a, { status: 'active' });
     const { id, key } = await createApiKey(a, u, ['users:read']);
     expect((await c.request({ url: '/api/v1/users/me', token: key })).status).toBe(200);
     await c.close();
-    const row = await a.storage.db.selectFrom('api_keys').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await a.storage.db
+      .selectFrom('api_keys')
+      .select('last_used_at')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.last_used_at).toBe(c.clock.now());
   });
 });

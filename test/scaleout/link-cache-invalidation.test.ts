@@ -27,7 +27,8 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     await a.close();
   });
 
-  const create = (t: TestApp, payload: Record<string, unknown> = {}) => createLink(t, { original_url: 'https://example.com/shared', ...payload }, admin.token);
+  const create = (t: TestApp, payload: Record<string, unknown> = {}) =>
+    createLink(t, { original_url: 'https://example.com/shared', ...payload }, admin.token);
   const patch = async (t: TestApp, code: string, body: Record<string, unknown>) =>
     t.request({ method: 'PATCH', url: `/api/v1/links/${code}`, payload: body, token: admin.token });
   /**
@@ -41,13 +42,19 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     await waitFor('both instances to listen', async () => (await listeners()) >= 2, 5_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await visit(t, code)).headers.location).toBe(location);
-    await a.storage.db.updateTable('links').set({ original_url: 'https://example.com/behind-the-back' }).where('short_code', '=', code).execute();
+    await a.storage.db
+      .updateTable('links')
+      .set({ original_url: 'https://example.com/behind-the-back' })
+      .where('short_code', '=', code)
+      .execute();
     expect((await visit(t, code)).headers.location).toBe(location);
   };
   const onListeners = async (select: string) => {
     const client = new pg.Client({ connectionString: a.config.databaseUrl! });
     await client.connect();
-    const res = await client.query(`select ${select} from pg_stat_activity where application_name = 'ferry-link-cache' and datname = current_database()`);
+    const res = await client.query(
+      `select ${select} from pg_stat_activity where application_name = 'ferry-link-cache' and datname = current_database()`,
+    );
     await client.end();
     return res;
   };
@@ -59,7 +66,9 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
   it('when one instance deletes a link that the other has cached, then the other stops redirecting within a second', async () => {
     const link = await create(a);
     await cachedOn(b, link.short_code, 'https://example.com/shared');
-    expect((await a.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status).toBe(204);
+    expect(
+      (await a.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status,
+    ).toBe(204);
     const deletedAt = Date.now();
     await waitFor('b to forget the deleted link', async () => (await visit(b, link.short_code)).status === 404, 1_000);
     expect(Date.now() - deletedAt).toBeLessThan(1_000);
@@ -92,7 +101,11 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     expect((await patch(a, link.short_code, { original_url: 'https://example.com/after' })).status).toBe(200);
     const patchedAt = Date.now();
     expect((await visit(a, link.short_code)).headers.location).toBe('https://example.com/after');
-    await waitFor('b to follow the PATCH', async () => (await visit(b, link.short_code)).headers.location === 'https://example.com/after', 1_000);
+    await waitFor(
+      'b to follow the PATCH',
+      async () => (await visit(b, link.short_code)).headers.location === 'https://example.com/after',
+      1_000,
+    );
     expect(Date.now() - patchedAt).toBeLessThan(1_000);
   });
 
@@ -120,11 +133,17 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'redirect cac
     const seen: Array<{ at: number; location: string | undefined }> = [];
     while (Date.now() - patchedAt < 2_000) {
       await killListeners();
-      seen.push({ at: Date.now() - patchedAt, location: (await visit(b, link.short_code)).headers.location as string | undefined });
+      seen.push({
+        at: Date.now() - patchedAt,
+        location: (await visit(b, link.short_code)).headers.location as string | undefined,
+      });
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const stale = seen.filter((s) => s.location !== 'https://example.com/v2');
-    expect(stale.every((s) => s.at < 1_000), JSON.stringify(stale)).toBe(true);
+    expect(
+      stale.every((s) => s.at < 1_000),
+      JSON.stringify(stale),
+    ).toBe(true);
     // Visits went on after the bound (how many depends on the machine's load: each round kills listeners too).
     expect(seen.filter((s) => s.at >= 1_000).length).toBeGreaterThanOrEqual(3);
     expect((await visit(b, link.short_code)).headers.location).toBe('https://example.com/v2');

@@ -23,12 +23,20 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     redis = await startPrivateRedis();
     const logStream = new PassThrough();
     logStream.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as { level: number; msg: string });
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean))
+        logLines.push(JSON.parse(line) as { level: number; msg: string });
     });
     t = await createTestApp('postgres', { redisUrl: redis.url, env: { CLICK_FLUSH_MS: '50' }, logStream });
     user = await createUser(t, { status: 'active' });
-    link = (await t.request({ method: 'POST', url: '/api/v1/links', token: user.token, payload: { original_url: 'https://example.com/outage' } })).body;
-    publicLink = (await createLink(t, { original_url: 'https://example.com/anyone' }));
+    link = (
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: user.token,
+        payload: { original_url: 'https://example.com/outage' },
+      })
+    ).body;
+    publicLink = await createLink(t, { original_url: 'https://example.com/anyone' });
   });
   afterAll(async () => {
     await t.close();
@@ -57,7 +65,10 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     expect(await recordCount(t, link.id)).toBe(10);
     expect((await t.request({ url: '/readyz' })).body.checks).toEqual({ database: 'ok', storage: 'ok', redis: 'ok' });
     // SPEC §12: without CLICK_WORKER_IN_PROCESS this instance consumes the stream itself; /readyz says so.
-    await waitFor('readiness to show this instance as a live consumer', async () => (await t.request({ url: '/readyz' })).body.click_stream?.consumers === 1);
+    await waitFor(
+      'readiness to show this instance as a live consumer',
+      async () => (await t.request({ url: '/readyz' })).body.click_stream?.consumers === 1,
+    );
     expect((await t.request({ url: '/readyz' })).body.click_stream.backlog).toBe(0);
     const before = (await t.request({ url: '/metrics' })).text;
     expect(before).toMatch(/^ferry_clicks_fallback_total 0$/m);
@@ -88,7 +99,11 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     await redis.start();
 
     await waitFor('readiness to recover', async () => (await t.request({ url: '/readyz' })).status === 200, 15_000);
-    await waitFor('tokens to be accepted again', async () => (await t.request({ url: '/api/v1/users/me', token: user.token })).status === 200, 5_000);
+    await waitFor(
+      'tokens to be accepted again',
+      async () => (await t.request({ url: '/api/v1/users/me', token: user.token })).status === 200,
+      5_000,
+    );
     // The stream is back (the restarted server is empty: the consumer group is created again).
     await visits(15, NO_WAIT_MS);
     await t.app.clickQueue.flush();
@@ -102,7 +117,12 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'when Redis is lost and comes 
     expect(stats.body).toMatchObject({ total_clicks: 45, click_count: 45 });
     expect(t.app.clickQueue.status().dropped).toBe(0);
     // Every record carries its key, whichever path it took; the last 15 went through the new stream.
-    const keyed = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', link.id).where('click_key', 'is not', null).executeTakeFirstOrThrow();
+    const keyed = await t.storage.db
+      .selectFrom('clicks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('link_id', '=', link.id)
+      .where('click_key', 'is not', null)
+      .executeTakeFirstOrThrow();
     expect(Number(keyed.n)).toBe(45);
     const direct = new Redis(redis.url);
     const groups = (await direct.xinfo('GROUPS', clickStreamKeys(t.redisPrefix).stream)) as unknown[][];

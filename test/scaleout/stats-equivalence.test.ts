@@ -13,7 +13,9 @@ const HOUR = 3_600_000;
 const VISITS = Array.from({ length: 120 }, (_, i) => ({
   at: T0 + Math.floor((i / 120) * 60 * HOUR) + (i % 7) * 60_000,
   ip: `198.51.${100 + (i % 3)}.${i % 37}`,
-  ua: [UA.chromeWindows, UA.safariIphone, UA.googlebot, UA.chromeWindows, UA.slackbot, UA.curl, UA.safariIphone][i % 7]!,
+  ua: [UA.chromeWindows, UA.safariIphone, UA.googlebot, UA.chromeWindows, UA.slackbot, UA.curl, UA.safariIphone][
+    i % 7
+  ]!,
   referer: i % 4 === 0 ? null : `https://site${i % 5}.example/p/${i}`,
   country: ['DE', 'FR', null, 'US', 'de'][i % 5],
   link: i % 3 === 0 ? 1 : 0,
@@ -32,7 +34,12 @@ async function run(t: TestApp, settled: (ids: number[]) => Promise<void>) {
   const user = await createUser(t);
   const links = [];
   for (let i = 0; i < 2; i += 1) {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/eq${i}` }, token: user.token });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      payload: { original_url: `https://example.com/eq${i}` },
+      token: user.token,
+    });
     links.push(res.body as { id: number; short_code: string });
   }
   for (const v of VISITS) {
@@ -46,7 +53,11 @@ async function run(t: TestApp, settled: (ids: number[]) => Promise<void>) {
   await settled(links.map((l) => l.id));
   t.clock.ms = T0 + 4 * 24 * HOUR;
   const answers: unknown[] = [];
-  for (const query of ['', '?interval=hour&from=2026-05-04T00:00:00Z&to=2026-05-07T00:00:00Z', '?tz=America/Los_Angeles']) {
+  for (const query of [
+    '',
+    '?interval=hour&from=2026-05-04T00:00:00Z&to=2026-05-07T00:00:00Z',
+    '?tz=America/Los_Angeles',
+  ]) {
     for (const l of links) {
       const res = await t.request({ url: `/api/v1/links/${l.short_code}/stats${query}`, token: user.token });
       expect(res.status, res.text).toBe(200);
@@ -57,7 +68,10 @@ async function run(t: TestApp, settled: (ids: number[]) => Promise<void>) {
     const mine = await t.request({ url: `/api/v1/users/me/stats${query}`, token: user.token });
     expect(mine.status, mine.text).toBe(200);
     const { user_id: _id, data_fresh_as_of: _fresh, top_links: top, ...rest } = mine.body;
-    answers.push(rest, top.map((x: { clicks: number }) => x.clicks));
+    answers.push(
+      rest,
+      top.map((x: { clicks: number }) => x.clicks),
+    );
   }
   return answers;
 }
@@ -65,31 +79,48 @@ async function run(t: TestApp, settled: (ids: number[]) => Promise<void>) {
 const env = { TRUST_PROXY: '127.0.0.1', COUNTRY_HEADER: 'CF-IPCountry', TOKEN_TTL_SECONDS: '2592000' };
 
 describe('statistics are the same whichever path wrote the clicks', () => {
-  it.runIf(scaleOut)(unless(missing.scaleOut, 'when the same visits go through SQLite in-process, PostgreSQL in-process and PostgreSQL + Redis stream + npm run worker, then every statistic is identical'), { timeout: 240_000 }, async () => {
-    const flush = (t: TestApp) => () => t.app.clickQueue.flush();
-    const sqlite = await createTestApp('sqlite', { clock: new TestClock(T0), env });
-    const a = await run(sqlite, flush(sqlite));
-    const pg = await createTestApp('postgres', { clock: new TestClock(T0), env, redisUrl: '' });
-    const b = await run(pg, flush(pg));
+  it.runIf(scaleOut)(
+    unless(
+      missing.scaleOut,
+      'when the same visits go through SQLite in-process, PostgreSQL in-process and PostgreSQL + Redis stream + npm run worker, then every statistic is identical',
+    ),
+    { timeout: 240_000 },
+    async () => {
+      const flush = (t: TestApp) => () => t.app.clickQueue.flush();
+      const sqlite = await createTestApp('sqlite', { clock: new TestClock(T0), env });
+      const a = await run(sqlite, flush(sqlite));
+      const pg = await createTestApp('postgres', { clock: new TestClock(T0), env, redisUrl: '' });
+      const b = await run(pg, flush(pg));
 
-    const streamed = await createTestApp('postgres', { clock: new TestClock(T0), env: { ...env, CLICK_WORKER_IN_PROCESS: 'false' } });
-    const worker = await startWorker({
-      DATABASE_URL: streamed.config.databaseUrl!, REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_KEY_PREFIX: streamed.redisPrefix, CLICK_FLUSH_MS: '50',
-      JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long!',
-    });
-    workers.push(worker);
-    const c = await run(streamed, async (ids) => {
-      await streamed.app.clickQueue.flush();
-      await waitFor('the worker to write every click', async () => {
-        let n = 0;
-        for (const id of ids) n += await recordCount(streamed, id);
-        return n === VISITS.length;
-      }, 30_000);
-    });
+      const streamed = await createTestApp('postgres', {
+        clock: new TestClock(T0),
+        env: { ...env, CLICK_WORKER_IN_PROCESS: 'false' },
+      });
+      const worker = await startWorker({
+        DATABASE_URL: streamed.config.databaseUrl!,
+        REDIS_URL: process.env.TEST_REDIS_URL!,
+        REDIS_KEY_PREFIX: streamed.redisPrefix,
+        CLICK_FLUSH_MS: '50',
+        JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long!',
+      });
+      workers.push(worker);
+      const c = await run(streamed, async (ids) => {
+        await streamed.app.clickQueue.flush();
+        await waitFor(
+          'the worker to write every click',
+          async () => {
+            let n = 0;
+            for (const id of ids) n += await recordCount(streamed, id);
+            return n === VISITS.length;
+          },
+          30_000,
+        );
+      });
 
-    expect(a[0]).toMatchObject({ total_clicks: expect.any(Number), human_clicks: expect.any(Number) });
-    expect((a[0] as { bot_clicks: number }).bot_clicks).toBeGreaterThan(0);
-    expect(b).toEqual(a);
-    expect(c).toEqual(a);
-  });
+      expect(a[0]).toMatchObject({ total_clicks: expect.any(Number), human_clicks: expect.any(Number) });
+      expect((a[0] as { bot_clicks: number }).bot_clicks).toBeGreaterThan(0);
+      expect(b).toEqual(a);
+      expect(c).toEqual(a);
+    },
+  );
 });

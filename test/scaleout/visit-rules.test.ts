@@ -37,8 +37,11 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'visit rules across two instan
   it('when 50 people visit a max_visits 10 link at once through both instances, then exactly 10 are redirected and 40 get 410', async () => {
     const link = await createLink(a, { max_visits: 10 }, (await createUser(a)).token);
     // Both instances have it cached before the rush.
-    for (const base of bases) expect((await hit(base, link.short_code, { 'user-agent': 'curl/8.5.0' })).status).toBe(302);
-    const statuses = await Promise.all(Array.from({ length: 50 }, async (_, i) => (await hit(bases[i % 2]!, link.short_code)).status));
+    for (const base of bases)
+      expect((await hit(base, link.short_code, { 'user-agent': 'curl/8.5.0' })).status).toBe(302);
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => (await hit(bases[i % 2]!, link.short_code)).status),
+    );
     expect(statuses.filter((s) => s === 302)).toHaveLength(10);
     expect(statuses.filter((s) => s === 410)).toHaveLength(40);
   });
@@ -47,7 +50,8 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'visit rules across two instan
     const link = await createLink(a, { password: 'right-password-1' }, (await createUser(a)).token);
     const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`x:${password}`).toString('base64')}` });
     const statuses = [];
-    for (let i = 0; i < 4; i += 1) statuses.push((await hit(bases[i % 2]!, link.short_code, basic(`wrong-${i}`))).status);
+    for (let i = 0; i < 4; i += 1)
+      statuses.push((await hit(bases[i % 2]!, link.short_code, basic(`wrong-${i}`))).status);
     expect(statuses).toEqual([401, 401, 401, 401]);
     const limited = await hit(bases[0]!, link.short_code, basic('right-password-1'));
     expect(limited.status).toBe(429);

@@ -56,15 +56,17 @@ describe('scripts/check-module-imports.mjs', () => {
   });
 
   it('when a lower layer imports a later one, then each such import is named with the rule it breaks', () => {
-    const result = check(tree({
-      ...clean,
-      'plugins/idempotency.ts': `import { users } from '../modules/users/index.js';\n`,
-      'infra/client-errors.ts': `import { auth } from '../plugins/auth.js';\n`,
-      'db/migrator.ts': `import type { Links } from '../modules/links/index.js';\n`,
-      'lib/readiness.ts': `export { store } from '../infra/store.js';\n`,
-      'modules/links/wiring.ts': `import { app } from '../../app.js';\n`,
-      'plugins/cli-help.ts': `export const help = () => import('../cli/program.js');\n`,
-    }));
+    const result = check(
+      tree({
+        ...clean,
+        'plugins/idempotency.ts': `import { users } from '../modules/users/index.js';\n`,
+        'infra/client-errors.ts': `import { auth } from '../plugins/auth.js';\n`,
+        'db/migrator.ts': `import type { Links } from '../modules/links/index.js';\n`,
+        'lib/readiness.ts': `export { store } from '../infra/store.js';\n`,
+        'modules/links/wiring.ts': `import { app } from '../../app.js';\n`,
+        'plugins/cli-help.ts': `export const help = () => import('../cli/program.js');\n`,
+      }),
+    );
     expect(result.status).toBe(1);
     for (const line of [
       `src/plugins/idempotency.ts imports ../modules/users/index.js: ${later('plugins', 'modules')}`,
@@ -73,15 +75,18 @@ describe('scripts/check-module-imports.mjs', () => {
       `src/lib/readiness.ts imports ../infra/store.js: ${later('lib', 'db and infra')}`,
       `src/modules/links/wiring.ts imports ../../app.js: ${later('modules', 'the roots')}`,
       `src/plugins/cli-help.ts imports ../cli/program.js: ${later('plugins', 'the roots')}`,
-    ]) expect(result.stderr).toContain(line);
+    ])
+      expect(result.stderr).toContain(line);
   });
 
   it('when a module is reached past its index.ts, from outside src/modules or from a module, then it is named', () => {
-    const result = check(tree({
-      ...clean,
-      'shared-state.ts': `import { users } from './modules/users/users.service.js';\n`,
-      'modules/orders/orders.service.ts': `import type { Users } from '../users/users.service.js';\n`,
-    }));
+    const result = check(
+      tree({
+        ...clean,
+        'shared-state.ts': `import { users } from './modules/users/users.service.js';\n`,
+        'modules/orders/orders.service.ts': `import type { Users } from '../users/users.service.js';\n`,
+      }),
+    );
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(
       `src/shared-state.ts imports ./modules/users/users.service.js: ${pastIndex('users')}`,
@@ -92,13 +97,15 @@ describe('scripts/check-module-imports.mjs', () => {
   });
 
   it('when files import each other in a circle of type-only imports, then the circle and its tangle are named', () => {
-    const result = check(tree({
-      ...clean,
-      'cli/command.ts': `import type { Program } from './program.js';\n`,
-      'cli/program.ts': `import type { Command } from './commands/index.js';\n`,
-      'cli/commands/index.ts': `import type { Command } from '../command.js';\nexport type { A } from './admin.js';\n`,
-      'cli/commands/admin.ts': `import type { Command } from '../command.js';\n`,
-    }));
+    const result = check(
+      tree({
+        ...clean,
+        'cli/command.ts': `import type { Program } from './program.js';\n`,
+        'cli/program.ts': `import type { Command } from './commands/index.js';\n`,
+        'cli/commands/index.ts': `import type { Command } from '../command.js';\nexport type { A } from './admin.js';\n`,
+        'cli/commands/admin.ts': `import type { Command } from '../command.js';\n`,
+      }),
+    );
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(
       'files in a circle (type-only imports count): ' +
@@ -115,12 +122,14 @@ describe('scripts/check-module-imports.mjs', () => {
   });
 
   it('when a folder of a layered module (clicks) imports a later layer, then it is named', () => {
-    const result = check(tree({
-      ...clean,
-      'modules/clicks/event/click-event.ts': `import { rollup } from '../rollups/rollup.js';\n`,
-      'modules/clicks/rollups/rollup.ts': `export const rollup = 1;\n`,
-      'modules/clicks/index.ts': `export { event } from './event/click-event.js';\n`,
-    }));
+    const result = check(
+      tree({
+        ...clean,
+        'modules/clicks/event/click-event.ts': `import { rollup } from '../rollups/rollup.js';\n`,
+        'modules/clicks/rollups/rollup.ts': `export const rollup = 1;\n`,
+        'modules/clicks/index.ts': `export { event } from './event/click-event.js';\n`,
+      }),
+    );
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(
       'src/modules/clicks/event/click-event.ts imports ../rollups/rollup.js: ' +

@@ -23,7 +23,11 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
 
   beforeAll(async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'ferry-parser-'));
-    const env: Record<string, string> = { DATA_DIR: dataDir, JWT_SECRET: 'parser-test-secret-at-least-32-bytes-long', RATE_LIMIT_PER_MINUTE: '1000000' };
+    const env: Record<string, string> = {
+      DATA_DIR: dataDir,
+      JWT_SECRET: 'parser-test-secret-at-least-32-bytes-long',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    };
     let drop = async (): Promise<void> => undefined;
     if (engine === 'postgres') {
       const db = await freshPostgresDatabase();
@@ -59,23 +63,37 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
     expect(body.error.details.map((d: { field: string }) => d.field)).toEqual(['method']);
   });
 
-  it('when a header is 16 KB, then 431 in the envelope keeps the client\'s request id', async () => {
-    const res = await rawExchange(server.baseUrl, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-header-1\r\nX-Big: ${'a'.repeat(16 * 1024)}\r\n\r\n`);
+  it("when a header is 16 KB, then 431 in the envelope keeps the client's request id", async () => {
+    const res = await rawExchange(
+      server.baseUrl,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: big-header-1\r\nX-Big: ${'a'.repeat(16 * 1024)}\r\n\r\n`,
+    );
     expectParserEnvelope(res, 431, 'REQUEST_HEADERS_TOO_LARGE');
     expect(res.headers['x-request-id']).toBe('big-header-1');
   });
 
-  it('when the URL is too long (past the target limit or past the parser\'s), then 414 names the path', async () => {
+  it("when the URL is too long (past the target limit or past the parser's), then 414 names the path", async () => {
     for (const length of [9_000, 20_000]) {
-      const res = await rawExchange(server.baseUrl, `GET /api/v1/links?q=${'a'.repeat(length)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      const res = await rawExchange(
+        server.baseUrl,
+        `GET /api/v1/links?q=${'a'.repeat(length)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+      );
       const body = expectParserEnvelope(res, 414, 'URI_TOO_LONG', 'GET', '/api/v1/links');
       expect(body.error.details.map((d: { field: string }) => d.field)).toEqual(['path']);
     }
   });
 
   it.each([
-    ['Content-Length with Transfer-Encoding', 'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 'Content-Length'],
-    ['two Content-Lengths', 'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 'Content-Length'],
+    [
+      'Content-Length with Transfer-Encoding',
+      'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      'Content-Length',
+    ],
+    [
+      'two Content-Lengths',
+      'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+      'Content-Length',
+    ],
     ['a CR inside a header value', 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\rc\r\n\r\n', 'headers'],
     ['a NUL inside a header value', 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\u0000c\r\n\r\n', 'headers'],
   ])('when a request has %s, then 400 names it', async (_what, request, field) => {
@@ -84,7 +102,8 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
     expect(body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
   });
 
-  const chunked = (first: string) => `POST /api/v1/links HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nX-Request-Id: chunk-test-1\r\n\r\n${first}`;
+  const chunked = (first: string) =>
+    `POST /api/v1/links HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nX-Request-Id: chunk-test-1\r\n\r\n${first}`;
 
   it('when a chunk size is larger than the body limit or not hexadecimal, then 400 names Transfer-Encoding at once and the connection closes', async () => {
     for (const size of ['FFFFFFFFFFFFFFFF', '10001', '1FFFFFFFFFFFFFFFF', 'zz', '-1']) {
@@ -92,7 +111,10 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
       // Only the head, the size line and a few bytes: a server that waits for the chunk never answers (5 s here).
       const res = await rawExchange(server.baseUrl, chunked(`${size}\r\n{"original_url":`));
       const body = expectParserEnvelope(res, 400, 'VALIDATION_ERROR', 'POST', '/api/v1/links');
-      expect(body.error.details.map((d: { field: string }) => d.field), size).toEqual(['Transfer-Encoding']);
+      expect(
+        body.error.details.map((d: { field: string }) => d.field),
+        size,
+      ).toEqual(['Transfer-Encoding']);
       expect(Date.now() - started, size).toBeLessThan(4_000);
     }
     expect(server.logs.filter((l) => Number(l.level) >= 50)).toEqual([]);
@@ -117,7 +139,12 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
   it('when a chunked body is well formed (extensions, several chunks, trailers), then it is read as usual', async () => {
     const json = JSON.stringify({ original_url: 'https://example.com/chunked' });
     const [a, b] = [json.slice(0, 10), json.slice(10)];
-    const res = await rawExchange(server.baseUrl, chunked(`${a.length.toString(16)};name=value\r\n${a}\r\n${b.length.toString(16).toUpperCase()}\r\n${b}\r\n0\r\nX-Trailer: 1\r\n\r\n`).replace('X-Request-Id', 'Connection: close\r\nX-Request-Id'));
+    const res = await rawExchange(
+      server.baseUrl,
+      chunked(
+        `${a.length.toString(16)};name=value\r\n${a}\r\n${b.length.toString(16).toUpperCase()}\r\n${b}\r\n0\r\nX-Trailer: 1\r\n\r\n`,
+      ).replace('X-Request-Id', 'Connection: close\r\nX-Request-Id'),
+    );
     expect(res.status, res.text).toBe(201);
     expect(JSON.parse(res.body).original_url).toBe('https://example.com/chunked');
   });
@@ -134,23 +161,33 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
     expect(old.status).toBe(200);
   });
 
-  it('when a request has more than one Host header, then 400 names Host, on an API route, a cached link the redirect\'s fast path would answer, and an unknown code', async () => {
+  it("when a request has more than one Host header, then 400 names Host, on an API route, a cached link the redirect's fast path would answer, and an unknown code", async () => {
     const body = JSON.stringify({ original_url: 'https://example.com/two-hosts' });
-    const made = await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const made = await fetch(`${server.baseUrl}/api/v1/links`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     expect(made.status).toBe(201);
     const code = ((await made.json()) as { short_code: string }).short_code;
-    const once = async () => rawExchange(server.baseUrl, `GET /${code} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const once = async () =>
+      rawExchange(server.baseUrl, `GET /${code} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
     expect((await once()).status).toBe(302); // and now cached: the next visit is the fast path's
     expect((await once()).status).toBe(302);
     const cases: Array<[string, string]> = [
-      [`/${code}`, 'Host: x\r\nHost: evil.example'], [`/${code}`, 'host: x\r\nHOST: x'],
-      ['/api/v1/links', 'Host: x\r\nHost: y'], ['/zz9zz9zz', 'Host: x\r\nHost: y'],
+      [`/${code}`, 'Host: x\r\nHost: evil.example'],
+      [`/${code}`, 'host: x\r\nHOST: x'],
+      ['/api/v1/links', 'Host: x\r\nHost: y'],
+      ['/zz9zz9zz', 'Host: x\r\nHost: y'],
     ];
     for (const [url, hosts] of cases) {
       const res = await rawExchange(server.baseUrl, `GET ${url} HTTP/1.1\r\n${hosts}\r\nConnection: close\r\n\r\n`);
       expect(res.status, `${url} ${hosts}`).toBe(400);
       const answer = JSON.parse(res.body);
-      expect(answer.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'Host', message: expect.any(String) }] });
+      expect(answer.error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: [{ field: 'Host', message: expect.any(String) }],
+      });
       expect(answer.requestId).toBe(res.headers['x-request-id']);
       expect(res.headers.location).toBeUndefined();
       expect(contract.check('GET', url, res.status, res.headers['content-type'], res.body)).toEqual([]);
@@ -158,22 +195,27 @@ describe.each(engines)('HTTP parser errors and resets on a real %s server', (eng
     expect((await once()).status).toBe(302);
   });
 
-  it('when clients reset their connections mid-request, then nothing is logged as an error, /metrics shows no 5xx and the service answers', { timeout: 60_000 }, async () => {
-    const requests = [
-      'GET /api/v1/users/me HTTP/1.1\r\nHost: x\r\n\r\n',
-      'GET /api/v1/links?limit=5 HTTP/1.1\r\nHost: x\r\n\r\n',
-      'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"username":',
-      'POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 44\r\n\r\n{"username":"nobody","password":"whatever1"}',
-      'GET /abcdefgh HTTP/1.1\r\nHost: x\r\n\r\n',
-      'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
-      'GET /api/v1/us',
-    ];
-    for (let round = 0; round < 30; round += 1) await Promise.all(requests.map((r) => sendAndReset(server.baseUrl, r)));
-    await new Promise((r) => setTimeout(r, 300));
-    const health = await fetch(`${server.baseUrl}/healthz`);
-    expect(health.status).toBe(200);
-    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
-    expect(metrics.split('\n').filter((l) => /status(_code)?="5\d\d"/.test(l) && !/ 0$/.test(l))).toEqual([]);
-    expect(server.logs.filter((l) => Number(l.level) >= 50)).toEqual([]);
-  });
+  it(
+    'when clients reset their connections mid-request, then nothing is logged as an error, /metrics shows no 5xx and the service answers',
+    { timeout: 60_000 },
+    async () => {
+      const requests = [
+        'GET /api/v1/users/me HTTP/1.1\r\nHost: x\r\n\r\n',
+        'GET /api/v1/links?limit=5 HTTP/1.1\r\nHost: x\r\n\r\n',
+        'POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"username":',
+        'POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 44\r\n\r\n{"username":"nobody","password":"whatever1"}',
+        'GET /abcdefgh HTTP/1.1\r\nHost: x\r\n\r\n',
+        'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+        'GET /api/v1/us',
+      ];
+      for (let round = 0; round < 30; round += 1)
+        await Promise.all(requests.map((r) => sendAndReset(server.baseUrl, r)));
+      await new Promise((r) => setTimeout(r, 300));
+      const health = await fetch(`${server.baseUrl}/healthz`);
+      expect(health.status).toBe(200);
+      const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+      expect(metrics.split('\n').filter((l) => /status(_code)?="5\d\d"/.test(l) && !/ 0$/.test(l))).toEqual([]);
+      expect(server.logs.filter((l) => Number(l.level) >= 50)).toEqual([]);
+    },
+  );
 });

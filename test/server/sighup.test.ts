@@ -21,9 +21,16 @@ describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
     file = path.join(dir, 'blocked.txt');
     writeFileSync(file, 'phish.example\n');
     server = spawnEntry('src/server.ts', {
-      HOST: '127.0.0.1', PORT: '0', DATA_DIR: path.join(dir, 'data'), BLOCKED_HOSTS_FILE: file, PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: path.join(dir, 'data'),
+      BLOCKED_HOSTS_FILE: file,
+      PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
     });
-    baseUrl = await server.waitFor((e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1], 'listen');
+    baseUrl = await server.waitFor(
+      (e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1],
+      'listen',
+    );
   });
   afterAll(async () => {
     server.child.kill('SIGTERM');
@@ -32,7 +39,13 @@ describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
   });
 
   const create = async (url: string) =>
-    (await fetch(`${baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ original_url: url }) })).status;
+    (
+      await fetch(`${baseUrl}/api/v1/links`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ original_url: url }),
+      })
+    ).status;
 
   it('when the file changes and the process gets SIGHUP, then the new list applies without a restart', async () => {
     expect(server.logs.some((e) => e.msg === 'blocked hosts read' && e.hosts === 1)).toBe(true);
@@ -41,7 +54,8 @@ describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
     writeFileSync(file, 'phish.example\n# reported today\nnewly.example\n');
     const seen = server.logs.length;
     server.child.kill('SIGHUP');
-    const reread = (e: Record<string, unknown>) => server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP';
+    const reread = (e: Record<string, unknown>) =>
+      server.logs.indexOf(e) >= seen && e.msg === 'blocked hosts read' && e.by === 'SIGHUP';
     await server.waitFor((e) => (reread(e) ? e : undefined), 'read the list again');
     expect(await create('https://newly.example/')).toBe(422);
     expect(server.child.exitCode).toBeNull(); // still serving
@@ -52,7 +66,10 @@ describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
     const hup = async (msg: string) => {
       const seen = server.logs.length;
       server.child.kill('SIGHUP');
-      return server.waitFor((e) => (server.logs.indexOf(e) >= seen && e.msg === msg && e.by === 'SIGHUP' ? e : undefined), msg);
+      return server.waitFor(
+        (e) => (server.logs.indexOf(e) >= seen && e.msg === msg && e.by === 'SIGHUP' ? e : undefined),
+        msg,
+      );
     };
     expect(await hup('blocked hosts read')).toMatchObject({ hosts: 1 });
     expect(await create('https://www.kept.example/')).toBe(422);
@@ -70,12 +87,16 @@ describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
   const changeRead = async (hosts: number | 'failed', change: () => void) => {
     const seen = server.logs.length;
     change();
-    const msg = hosts === 'failed' ? 'BLOCKED_HOSTS_FILE cannot be read; the hosts read before stay blocked' : 'blocked hosts read';
+    const msg =
+      hosts === 'failed'
+        ? 'BLOCKED_HOSTS_FILE cannot be read; the hosts read before stay blocked'
+        : 'blocked hosts read';
     const read = (e: Record<string, unknown>) =>
       server.logs.indexOf(e) >= seen && e.by === 'change' && e.msg === msg && (hosts === 'failed' || e.hosts === hosts);
     return server.waitFor((e) => (read(e) ? e : undefined), `read ${hosts} after a change`);
   };
-  const names = (n: number, last: string) => `${Array.from({ length: n - 1 }, (_, i) => `filler-${i}.example`).join('\n')}\n${last}\n`;
+  const names = (n: number, last: string) =>
+    `${Array.from({ length: n - 1 }, (_, i) => `filler-${i}.example`).join('\n')}\n${last}\n`;
 
   it('when the file is replaced by a rename (as editors save) or written in place, then the new list applies without a signal', async () => {
     const copy = path.join(dir, '.blocked.txt.swp');
@@ -96,7 +117,10 @@ describe('reading BLOCKED_HOSTS_FILE again in a running server', () => {
   });
 
   it('when the file is a symbolic link into a directory that is swapped (a Kubernetes ConfigMap), then the new list applies', async () => {
-    for (const [version, n] of [['v1', 7], ['v2', 8]] as const) {
+    for (const [version, n] of [
+      ['v1', 7],
+      ['v2', 8],
+    ] as const) {
       mkdirSync(path.join(dir, version));
       writeFileSync(path.join(dir, version, 'blocked.txt'), names(n, `${version}.example`));
     }

@@ -24,7 +24,13 @@ describe.each(matrix)('shared flows on $engine, API v$version', ({ engine, versi
     const u = await createUser(t);
     const got = await t.request({ url: `${base}/users/${u.id}`, token: u.token });
     expect(got.status).toBe(200);
-    const patched = await t.request({ method: 'PATCH', url: `${base}/users/${u.id}`, token: u.token, headers: { 'if-match': String(got.headers.etag) }, payload: { name: 'Shared' } });
+    const patched = await t.request({
+      method: 'PATCH',
+      url: `${base}/users/${u.id}`,
+      token: u.token,
+      headers: { 'if-match': String(got.headers.etag) },
+      payload: { name: 'Shared' },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ name: 'Shared', version: 2 });
     expect((await t.request({ url: `${base}/users/${u.id}`, token: bob.token })).status).toBe(403);
@@ -33,20 +39,37 @@ describe.each(matrix)('shared flows on $engine, API v$version', ({ engine, versi
   });
 
   it('when an order is placed twice with one key, then one order exists and the replay is marked; another user cannot read it', async () => {
-    const send = () => t.request({ method: 'POST', url: `${base}/orders`, token: alice.token, headers: { 'idempotency-key': `shared-${version}-1` }, payload: { itemId: 7, quantity: 2 } });
+    const send = () =>
+      t.request({
+        method: 'POST',
+        url: `${base}/orders`,
+        token: alice.token,
+        headers: { 'idempotency-key': `shared-${version}-1` },
+        payload: { itemId: 7, quantity: 2 },
+      });
     const first = await send();
     const again = await send();
     expect(first.status).toBe(201);
     expect(first.headers.location).toBe(`${base}/users/${alice.id}/orders/${first.body.id}`);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
-    expect((await t.request({ url: `${base}/users/${alice.id}/orders/${first.body.id}`, token: alice.token })).body).toEqual(first.body);
-    expect((await t.request({ url: `${base}/users/${alice.id}/orders/${first.body.id}`, token: bob.token })).status).toBe(403);
+    expect(
+      (await t.request({ url: `${base}/users/${alice.id}/orders/${first.body.id}`, token: alice.token })).body,
+    ).toEqual(first.body);
+    expect(
+      (await t.request({ url: `${base}/users/${alice.id}/orders/${first.body.id}`, token: bob.token })).status,
+    ).toBe(403);
   });
 
   it('when collections are walked by cursor, then every item comes once; page mode is v1 only', async () => {
     for (let i = 0; i < 5; i++) {
-      await t.request({ method: 'POST', url: `${base}/orders`, token: bob.token, headers: { 'idempotency-key': `walk-${version}-${i}` }, payload: { itemId: i + 1, quantity: 1 } });
+      await t.request({
+        method: 'POST',
+        url: `${base}/orders`,
+        token: bob.token,
+        headers: { 'idempotency-key': `walk-${version}-${i}` },
+        payload: { itemId: i + 1, quantity: 1 },
+      });
     }
     const seen: number[] = [];
     let url: string | null = `${base}/users/${bob.id}/orders?limit=2&sort=itemId`;
@@ -70,18 +93,36 @@ describe.each(matrix)('shared flows on $engine, API v$version', ({ engine, versi
   });
 
   it('when a link is created, visited and read back, then its fields, redirect and stats agree in this version', async () => {
-    const created = await t.request({ method: 'POST', url: `${base}/links`, token: alice.token, payload: { [f('original_url')]: 'https://example.com/shared', [f('short_code')]: `sh${version}X` } });
+    const created = await t.request({
+      method: 'POST',
+      url: `${base}/links`,
+      token: alice.token,
+      payload: { [f('original_url')]: 'https://example.com/shared', [f('short_code')]: `sh${version}X` },
+    });
     expect(created.status).toBe(201);
     expect(created.headers.location).toBe(`${base}/links/sh${version}X`);
-    expect(created.body).toMatchObject({ [f('short_code')]: `sh${version}X`, [f('original_url')]: 'https://example.com/shared', [f('user_id')]: alice.id, [f('click_count')]: 0, [f('expires_at')]: null });
+    expect(created.body).toMatchObject({
+      [f('short_code')]: `sh${version}X`,
+      [f('original_url')]: 'https://example.com/shared',
+      [f('user_id')]: alice.id,
+      [f('click_count')]: 0,
+      [f('expires_at')]: null,
+    });
     expect(created.body[f('short_url')]).toBe(`${t.config.publicBaseUrl}/sh${version}X`);
-    const visit = await t.request({ url: `/sh${version}X`, headers: { referer: 'https://news.example/item', 'user-agent': 'Mozilla/5.0 (shared-test)' } });
+    const visit = await t.request({
+      url: `/sh${version}X`,
+      headers: { referer: 'https://news.example/item', 'user-agent': 'Mozilla/5.0 (shared-test)' },
+    });
     expect(visit.status).toBe(302);
     expect(visit.headers.location).toBe('https://example.com/shared');
     await t.app.clickQueue.flush();
     const stats = await t.request({ url: `${base}/links/sh${version}X/stats`, token: alice.token });
     expect(stats.status).toBe(200);
-    expect(stats.body).toMatchObject({ [f('short_code')]: `sh${version}X`, [f('total_clicks')]: 1, [f('unique_visitors')]: 1 });
+    expect(stats.body).toMatchObject({
+      [f('short_code')]: `sh${version}X`,
+      [f('total_clicks')]: 1,
+      [f('unique_visitors')]: 1,
+    });
     expect(stats.body[f('top_user_agents')]).toEqual([{ value: 'Mozilla/5.0 (shared-test)', clicks: 1 }]);
     const read = await t.request({ url: `${base}/links/sh${version}X`, token: alice.token });
     expect(read.status).toBe(200);
@@ -89,7 +130,12 @@ describe.each(matrix)('shared flows on $engine, API v$version', ({ engine, versi
   });
 
   it("when another user deletes or reads stats of a user's link, then 403; the owner deletes it and the code is gone", async () => {
-    const created = await t.request({ method: 'POST', url: `${base}/links`, token: alice.token, payload: { [f('original_url')]: 'https://example.com/owned' } });
+    const created = await t.request({
+      method: 'POST',
+      url: `${base}/links`,
+      token: alice.token,
+      payload: { [f('original_url')]: 'https://example.com/owned' },
+    });
     const code = created.body[f('short_code')] as string;
     expect((await t.request({ method: 'DELETE', url: `${base}/links/${code}`, token: bob.token })).status).toBe(403);
     expect((await t.request({ url: `${base}/links/${code}/stats`, token: bob.token })).status).toBe(403);
@@ -99,7 +145,10 @@ describe.each(matrix)('shared flows on $engine, API v$version', ({ engine, versi
   });
 
   it("when a user's links are listed, then only theirs, in this version's shape", async () => {
-    const list = await t.request({ url: `${base}/users/${alice.id}/links?limit=100&sort=${f('created_at')}`, token: alice.token });
+    const list = await t.request({
+      url: `${base}/users/${alice.id}/links?limit=100&sort=${f('created_at')}`,
+      token: alice.token,
+    });
     expect(list.status).toBe(200);
     expect(list.body.data.length).toBeGreaterThan(0);
     for (const link of list.body.data) expect(link[f('user_id')]).toBe(alice.id);

@@ -9,7 +9,7 @@ import { useTestApp } from '../helpers/fixtures.js';
  * the dashboard against the new types, so a contract change that breaks the dashboard fails CI.
  * (The document is the same on either engine: one run is enough.)
  */
-describe('the dashboard\'s API types', () => {
+describe("the dashboard's API types", () => {
   const t = useTestApp('sqlite');
 
   it('when generated again from the document the app serves, then they equal the checked-in web/src/api/openapi.d.ts', async () => {
@@ -18,6 +18,9 @@ describe('the dashboard\'s API types', () => {
     const fresh = await renderApiTypes(served.body as object);
     const checkedIn = readFileSync(API_TYPES_FILE, 'utf8');
     // Not toEqual on the whole file: one clear sentence says what to do.
-    expect(checkedIn === fresh, 'web/src/api/openapi.d.ts is stale: run `npm run web:api` and commit it (then `npm run typecheck`)').toBe(true);
+    expect(
+      checkedIn === fresh,
+      'web/src/api/openapi.d.ts is stale: run `npm run web:api` and commit it (then `npm run typecheck`)',
+    ).toBe(true);
   });
 });

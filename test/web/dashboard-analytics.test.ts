@@ -8,7 +8,8 @@ import { missing, unless } from '../helpers/skip.js';
  * figures, the ranked panels, the time zone, and the account overview with its top links. SQLite only, like
  * the other browser tests (see dashboard-flow.test.ts).
  */
-const CHROME_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
+const CHROME_UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
 const BOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboard in Chromium: analytics'), () => {
@@ -20,10 +21,20 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
 
   it('when a link has visits by people and a bot, then its analytics and the account overview show them apart, by panel and in another time zone', async () => {
     const u = await createUser(d.t, { status: 'active' });
-    const created = await d.t.request({ method: 'POST', url: '/api/v1/links', token: u.token, payload: { original_url: d.landingUrl } });
+    const created = await d.t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: u.token,
+      payload: { original_url: d.landingUrl },
+    });
     const code = created.body.short_code as string;
-    const visit = (ua: string, referer?: string) => fetch(`${d.origin}/${code}`, { redirect: 'manual', headers: { 'user-agent': ua, ...(referer ? { referer } : {}) } });
-    for (let i = 0; i < 3; i++) expect((await visit(CHROME_UA, i < 2 ? 'https://news.example/story' : undefined)).status).toBe(302);
+    const visit = (ua: string, referer?: string) =>
+      fetch(`${d.origin}/${code}`, {
+        redirect: 'manual',
+        headers: { 'user-agent': ua, ...(referer ? { referer } : {}) },
+      });
+    for (let i = 0; i < 3; i++)
+      expect((await visit(CHROME_UA, i < 2 ? 'https://news.example/story' : undefined)).status).toBe(302);
     expect((await visit(BOT_UA)).status).toBe(302);
     await d.t.app.clickQueue.flush();
 
@@ -31,7 +42,10 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await d.signIn(page, u.username, u.password);
     await page.goto(`${d.origin}/app/links/${code}/stats`);
     await page.locator('.chart canvas').first().waitFor();
-    const sum = (attr: string) => page.locator(`.chart-data td[${attr}]`).evaluateAll((cells, a) => cells.reduce((s, c) => s + Number(c.getAttribute(a)), 0), attr);
+    const sum = (attr: string) =>
+      page
+        .locator(`.chart-data td[${attr}]`)
+        .evaluateAll((cells, a) => cells.reduce((s, c) => s + Number(c.getAttribute(a)), 0), attr);
     await expect(sum('data-clicks')).resolves.toBe(3);
     await expect(sum('data-bots')).resolves.toBe(1);
     await expect(page.getByTestId('window-clicks').textContent()).resolves.toBe('3');
@@ -61,7 +75,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await expect(page.getByTestId('window-bots').textContent()).resolves.toBe('1');
     await expect(panel('Top links').textContent()).resolves.toMatch(new RegExp(`${code}\\s*3`));
     await d.shot(page, 'account');
-    await panel('Top links').getByRole('link', { name: `Analytics of ${code}` }).click();
+    await panel('Top links')
+      .getByRole('link', { name: `Analytics of ${code}` })
+      .click();
     await page.getByRole('heading', { name: `Analytics of ${code}` }).waitFor();
     expect(await watch.settled()).toEqual([]);
   });

@@ -46,7 +46,12 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
 
     await card.getByLabel('Unknown code (optional)').fill('https://example.com/nothing-here');
     await card.getByRole('button', { name: 'Save fallbacks' }).click();
-    await expect.poll(async () => (await d.t.request({ url: `/api/v1/domains/${domain.id}`, token: u.token })).body.not_found_redirect).toBe('https://example.com/nothing-here');
+    await expect
+      .poll(
+        async () =>
+          (await d.t.request({ url: `/api/v1/domains/${domain.id}`, token: u.token })).body.not_found_redirect,
+      )
+      .toBe('https://example.com/nothing-here');
 
     await page.getByRole('link', { name: 'New link' }).click();
     await page.getByLabel('Destination URL').fill(`${d.landingUrl}?on=domain`);
@@ -79,7 +84,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
 
     await page.setViewportSize({ width: 1280, height: 900 });
     const style = await card.evaluate((el) => {
-      const s = (globalThis as unknown as { getComputedStyle(e: unknown): { borderTopWidth: string; backgroundColor: string } }).getComputedStyle(el);
+      const s = (
+        globalThis as unknown as { getComputedStyle(e: unknown): { borderTopWidth: string; backgroundColor: string } }
+      ).getComputedStyle(el);
       return { border: s.borderTopWidth, background: s.backgroundColor };
     });
     expect(style).toEqual({ border: '1px', background: 'rgb(255, 255, 255)' }); // the cards and panels of the other screens

@@ -31,10 +31,17 @@ export interface Dashboard {
  * the dashboard suites: sharedDashboardBuild), served by a real app on a free port (SQLite; the first admin from ADMIN_USERNAME
  * unless `admin: false`), Chromium.
  */
-export async function startDashboard(opts: { env?: Record<string, string>; /** false: a fresh install, no admin (SPEC §18 first run) */ admin?: boolean } = {}): Promise<Dashboard> {
+export async function startDashboard(
+  opts: {
+    env?: Record<string, string>;
+    /** false: a fresh install, no admin (SPEC §18 first run) */ admin?: boolean;
+  } = {},
+): Promise<Dashboard> {
   mkdirSync(SHOTS, { recursive: true });
   const { dir: webDir, output: buildOutput } = await sharedDashboardBuild();
-  const landing = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Landed</title><p>Landed'));
+  const landing = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Landed</title><p>Landed'),
+  );
   landing.listen(0, '127.0.0.1');
   await once(landing, 'listening');
   const landingUrl = `http://127.0.0.1:${(landing.address() as { port: number }).port}/landing`;
@@ -46,7 +53,10 @@ export async function startDashboard(opts: { env?: Record<string, string>; /** f
   try {
     t = await createTestApp('sqlite', {
       env: {
-        WEB_DIR: webDir, PORT: String(port), PUBLIC_BASE_URL: origin, CLICK_FLUSH_MS: '50',
+        WEB_DIR: webDir,
+        PORT: String(port),
+        PUBLIC_BASE_URL: origin,
+        CLICK_FLUSH_MS: '50',
         ...(opts.admin === false ? {} : { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password }),
         ...opts.env,
       },

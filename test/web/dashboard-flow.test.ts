@@ -12,7 +12,8 @@ import { missing, unless } from '../helpers/skip.js';
  */
 const USER_PASSWORD = 'correct-horse-battery';
 /** A browser that is not headless by its User-Agent: bots may be counted apart from people. */
-const VISITOR_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
+const VISITOR_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
 
 // Without Chromium these are skipped; global-setup prints the one line saying why.
 describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboard in Chromium: the main flow'), () => {
@@ -23,7 +24,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
   afterAll(async () => d?.close());
 
   it('when the web app is built, then the build prints the gzipped JavaScript of the first load, within the 150 kB budget', () => {
-    const line = /bundle budget: first load ([\d.]+) kB of gzipped JavaScript, budget 150\.0 kB: within/.exec(d.buildOutput);
+    const line = /bundle budget: first load ([\d.]+) kB of gzipped JavaScript, budget 150\.0 kB: within/.exec(
+      d.buildOutput,
+    );
     expect(line, d.buildOutput).not.toBeNull();
     expect(Number(line![1])).toBeLessThanOrEqual(150);
     // The analytics screen and its chart library are a chunk of their own, loaded on demand.
@@ -66,7 +69,10 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await d.shot(admin.page, 'users');
     await admin.page.getByRole('button', { name: `Activate ${username}` }).click();
     await row.waitFor({ state: 'detached' });
-    const active = await t.request({ url: '/api/v1/users?status=active&limit=100', token: (await sessionToken(admin.page))! });
+    const active = await t.request({
+      url: '/api/v1/users?status=active&limit=100',
+      token: (await sessionToken(admin.page))!,
+    });
     expect(active.body.data.map((u: { username: string }) => u.username)).toContain(username);
 
     // Signed in again: no notice, no links yet; a link with a custom code, its short URL shown as text.
@@ -97,7 +103,10 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await user.page.getByRole('link', { name: 'View analytics' }).click();
     await user.page.getByRole('heading', { name: `Analytics of ${code}` }).waitFor();
     await user.page.locator('.chart canvas').first().waitFor();
-    const chartClicks = () => user.page.locator('.chart-data td[data-clicks]').evaluateAll((cells) => cells.reduce((sum, c) => sum + Number(c.getAttribute('data-clicks')), 0));
+    const chartClicks = () =>
+      user.page
+        .locator('.chart-data td[data-clicks]')
+        .evaluateAll((cells) => cells.reduce((sum, c) => sum + Number(c.getAttribute('data-clicks')), 0));
     await expect(chartClicks()).resolves.toBe(3);
     await expect(user.page.getByTestId('window-clicks').textContent()).resolves.toBe('3');
     await d.shot(user.page, 'link-analytics');

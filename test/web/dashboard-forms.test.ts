@@ -32,7 +32,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await page.getByLabel('Email').fill('not-an-address');
     await page.getByLabel('Password').fill('short');
     await page.getByRole('button', { name: 'Sign up' }).click();
-    await expect(errorBeside(page, 'Username')).resolves.toBe('may contain only letters, digits, dots, underscores and hyphens');
+    await expect(errorBeside(page, 'Username')).resolves.toBe(
+      'may contain only letters, digits, dots, underscores and hyphens',
+    );
     await expect(errorBeside(page, 'Email')).resolves.toBe('must be a valid e-mail address');
     await expect(errorBeside(page, 'Password')).resolves.toBe('must be at least 8 characters long');
     await expect(page.getByRole('alert').textContent()).resolves.toBe('Please correct the 3 fields marked below.');
@@ -75,7 +77,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await expect(errorBeside(page, 'Host name')).resolves.toBe('is required');
     await page.getByLabel('Host name').fill('https://go.example.com/path');
     await page.getByRole('button', { name: 'Add domain' }).click();
-    await expect.poll(() => errorBeside(page, 'Host name')).toBe('must be a host name alone, without spaces, a scheme, a port or a path');
+    await expect
+      .poll(() => errorBeside(page, 'Host name'))
+      .toBe('must be a host name alone, without spaces, a scheme, a port or a path');
     await expect(page.getByRole('alert').first().textContent()).resolves.toBe('Please correct the field marked below.');
     await noValidatorWords(page);
     expect(await watch.settled()).toEqual([]);
@@ -93,7 +97,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     const { page, watch } = await d.open();
     await page.goto(`${d.origin}/app/sign-in`);
     const hint = page.getByTestId('first-run');
-    await expect(hint.textContent()).resolves.toBe('No admin account exists yet. Create the first one on the server with npx ferry admin create <username>, then sign in with it.');
+    await expect(hint.textContent()).resolves.toBe(
+      'No admin account exists yet. Create the first one on the server with npx ferry admin create <username>, then sign in with it.',
+    );
     await expect(hint.locator('code').textContent()).resolves.toBe('npx ferry admin create <username>');
     await d.shot(page, 'sign-in-first-run');
     // REGISTRATION=open: sign-up says accounts work at once, and after it the sign-in page says so too.

@@ -18,7 +18,8 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
   afterAll(async () => d?.close());
 
   /** The short codes of the list's rows, in order. */
-  const codesShown = (page: Page) => page.locator('.all-links-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-code')));
+  const codesShown = (page: Page) =>
+    page.locator('.all-links-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-code')));
   const row = (page: Page, code: string) => page.locator(`.all-links-table tbody tr[data-code="${code}"]`);
 
   it('when an admin searches all links, filters them by owner and status, disables one with a reason and enables it again, then the list and the redirect follow', async () => {
@@ -51,7 +52,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await page.getByLabel('Owner').selectOption({ label: 'Anyone' });
     await expect.poll(() => codesShown(page)).toHaveLength(4);
     // An owner's name in a row filters by them too.
-    await row(page, b1.short_code).getByRole('link', { name: `Links of ${bob.username}` }).click();
+    await row(page, b1.short_code)
+      .getByRole('link', { name: `Links of ${bob.username}` })
+      .click();
     await expect.poll(() => codesShown(page)).toEqual([b1.short_code]);
     await expect(page.getByLabel('Owner').inputValue()).resolves.toBe(String(bob.id));
 
@@ -60,7 +63,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await page.getByLabel('Reason (optional)').fill('Phishing, reported by abuse@');
     await page.getByRole('button', { name: `Confirm: disable ${b1.short_code}` }).click();
     await row(page, b1.short_code).getByText('Phishing, reported by abuse@').waitFor();
-    await expect(row(page, b1.short_code).locator('td[data-label="Status"]').textContent()).resolves.toMatch(/^disabled/);
+    await expect(row(page, b1.short_code).locator('td[data-label="Status"]').textContent()).resolves.toMatch(
+      /^disabled/,
+    );
     const stored = await d.t.request({ url: `/api/v1/links/${b1.short_code}`, token: bob.token });
     expect(stored.body).toMatchObject({ disabled: true, disabled_reason: 'Phishing, reported by abuse@' });
     const refused = await visit(d.t, b1.short_code);
@@ -81,12 +86,19 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     // Its owner sees why on My links.
     const owner = await d.open();
     await d.signIn(owner.page, bob.username, bob.password);
-    await owner.page.getByRole('row').filter({ hasText: b1.short_code }).getByText('disabled by an admin: Phishing, reported by abuse@').waitFor();
+    await owner.page
+      .getByRole('row')
+      .filter({ hasText: b1.short_code })
+      .getByText('disabled by an admin: Phishing, reported by abuse@')
+      .waitFor();
 
     // Enabled again: gone from the disabled ones, redirecting again.
     await page.getByRole('button', { name: `Enable ${b1.short_code} again` }).click();
     await page.getByText('No link matches these filters.').waitFor();
-    expect((await d.t.request({ url: `/api/v1/links/${b1.short_code}`, token: bob.token })).body).toMatchObject({ disabled: false, disabled_reason: null });
+    expect((await d.t.request({ url: `/api/v1/links/${b1.short_code}`, token: bob.token })).body).toMatchObject({
+      disabled: false,
+      disabled_reason: null,
+    });
     expect((await visit(d.t, b1.short_code)).status).toBe(302);
     await page.getByRole('button', { name: 'Clear filters' }).click();
     await page.waitForURL((u) => !u.search.includes('status='));

@@ -18,7 +18,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
   async function errorBeside(page: Page, label: string): Promise<string | null> {
     const control = page.getByLabel(label, { exact: true });
     await expect(control.getAttribute('aria-invalid')).resolves.toBe('true');
-    const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter((id) => id.endsWith('-error'));
+    const ids = ((await control.getAttribute('aria-describedby')) ?? '')
+      .split(' ')
+      .filter((id) => id.endsWith('-error'));
     expect(ids).toHaveLength(1);
     return page.locator(`[id="${ids[0]}"]`).textContent();
   }
@@ -34,9 +36,16 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
 
     // The same body sent by the test gives the messages the page must show.
     const token = (await sessionToken(page))!;
-    const refused = await d.t.request({ method: 'POST', url: '/api/v1/links', token, payload: { original_url: 'ftp://example.com/file', short_code: 'app' } });
+    const refused = await d.t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token,
+      payload: { original_url: 'ftp://example.com/file', short_code: 'app' },
+    });
     expect(refused.status).toBe(400);
-    const byField = Object.fromEntries((refused.body.error.details as Array<{ field: string; message: string }>).map((x) => [x.field, x.message]));
+    const byField = Object.fromEntries(
+      (refused.body.error.details as Array<{ field: string; message: string }>).map((x) => [x.field, x.message]),
+    );
     await expect(errorBeside(page, 'Destination URL')).resolves.toBe(byField.original_url);
     await expect(errorBeside(page, 'Custom code (optional)')).resolves.toBe(byField.short_code);
     // Above the form, a pointer to the marked fields instead of the envelope's "Request body is invalid".
@@ -50,13 +59,20 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await page.getByLabel('Destination URL').fill(d.landingUrl);
     await page.getByLabel('Custom code (optional)').fill('');
     await page.getByRole('button', { name: 'Create link' }).click();
-    await expect(page.getByLabel('Short URL').textContent()).resolves.toMatch(new RegExp(`^${d.origin}/[0-9a-zA-Z]{8}$`));
+    await expect(page.getByLabel('Short URL').textContent()).resolves.toMatch(
+      new RegExp(`^${d.origin}/[0-9a-zA-Z]{8}$`),
+    );
     expect(await watch.settled()).toEqual([]);
   });
 
   it('when the token stops working (revoked elsewhere), then the next call leads to sign in, and signing in returns to that view', async () => {
     const u = await createUser(d.t, { status: 'active' });
-    const link = await d.t.request({ method: 'POST', url: '/api/v1/links', token: u.token, payload: { original_url: d.landingUrl } });
+    const link = await d.t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: u.token,
+      payload: { original_url: d.landingUrl },
+    });
     const { page, watch } = await d.open();
     await d.signIn(page, u.username, u.password);
     await page.getByRole('link', { name: `Analytics of ${link.body.short_code}` }).click();
@@ -78,7 +94,7 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     expect(await watch.settled()).toEqual([]);
   });
 
-  it('when the API is slow, fails or refuses, then each screen says so: loading, an error with a retry, the API\'s reason', async () => {
+  it("when the API is slow, fails or refuses, then each screen says so: loading, an error with a retry, the API's reason", async () => {
     const u = await createUser(d.t, { status: 'active' });
     const { page } = await d.open();
     await d.signIn(page, u.username, u.password);
@@ -123,7 +139,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     const forbidden = await d.t.request({ url: '/api/v1/users', token: (await sessionToken(page))! });
     expect(forbidden.status).toBe(403);
     await page.getByRole('alert').getByText(forbidden.body.error.message).waitFor();
-    await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).count()).resolves.toBe(0);
+    await expect(
+      page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Users' }).count(),
+    ).resolves.toBe(0);
   });
 
   it('when every screen is shown at phone width (375 px), then nothing scrolls sideways and every control has an accessible name', async () => {
@@ -141,7 +159,12 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await check('sign-up');
     await d.signIn(page, ADMIN.username, ADMIN.password);
     const token = (await sessionToken(page))!;
-    const link = await d.t.request({ method: 'POST', url: '/api/v1/links', token, payload: { original_url: `${d.landingUrl}?a-rather-long=query&that=might&push=the&layout=sideways` } });
+    const link = await d.t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token,
+      payload: { original_url: `${d.landingUrl}?a-rather-long=query&that=might&push=the&layout=sideways` },
+    });
     expect(link.status).toBe(201);
 
     await page.goto(`${d.origin}/app/links`);
@@ -173,7 +196,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     await check('api-keys');
     // A long host name: its verification record and URL are wider than the phone.
     const hostname = `a-rather-long-name-for-a-shop-${Date.now().toString(36)}.example.test`;
-    expect((await d.t.request({ method: 'POST', url: '/api/v1/domains', token, payload: { hostname } })).status).toBe(201);
+    expect((await d.t.request({ method: 'POST', url: '/api/v1/domains', token, payload: { hostname } })).status).toBe(
+      201,
+    );
     await page.goto(`${d.origin}/app/domains`);
     await page.getByRole('region', { name: hostname }).getByText(`_ferry.${hostname}`).waitFor();
     await check('domains');
@@ -197,10 +222,19 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
     // (eval itself cannot be tried from here: the DevTools protocol that runs this function is exempt from
     // the CSP's eval rule. The header test checks that the policy has no 'unsafe-eval'.)
     const outcome = await page.evaluate(async () => {
-      interface El { textContent: string; src: string; setAttribute(n: string, v: string): void; click(): void }
+      interface El {
+        textContent: string;
+        src: string;
+        setAttribute(n: string, v: string): void;
+        click(): void;
+      }
       const g = globalThis as unknown as {
         setTimeout(code: string, ms: number): void;
-        document: { body: { insertAdjacentHTML(where: string, html: string): void }; createElement(tag: string): El; head: { append(node: El): void } };
+        document: {
+          body: { insertAdjacentHTML(where: string, html: string): void };
+          createElement(tag: string): El;
+          head: { append(node: El): void };
+        };
         injected?: number;
       };
       const attempt = (f: () => void) => {
@@ -228,14 +262,23 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the dashboa
           s.src = 'data:text/javascript,globalThis.injected=4';
           g.document.head.append(s);
         }),
-        html: attempt(() => g.document.body.insertAdjacentHTML('beforeend', '<img src=x onerror="globalThis.injected = 5">')),
+        html: attempt(() =>
+          g.document.body.insertAdjacentHTML('beforeend', '<img src=x onerror="globalThis.injected = 5">'),
+        ),
         injected: null as number | null,
       };
       await new Promise((resolve) => globalThis.setTimeout(resolve, 100));
       result.injected = g.injected ?? null;
       return result;
     });
-    expect(outcome).toEqual({ timerString: 'TypeError', handlerAttribute: 'TypeError', inlineScript: 'TypeError', dataScript: 'TypeError', html: 'TypeError', injected: null });
+    expect(outcome).toEqual({
+      timerString: 'TypeError',
+      handlerAttribute: 'TypeError',
+      inlineScript: 'TypeError',
+      dataScript: 'TypeError',
+      html: 'TypeError',
+      injected: null,
+    });
     // The browser reported each refusal, and the watch saw them (so a violation anywhere else fails its test).
     expect((await watch.settled()).filter((p) => p.includes("requires 'Trusted"))).toHaveLength(5);
   });

@@ -1,6 +1,18 @@
 import { createHash } from 'node:crypto';
 import {
-  closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync,
+  closeSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  fsyncSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -11,7 +23,16 @@ import { openPrivate, PRIVATE_FILE_MODE } from '../../lib/private-files.js';
 import { clickJournalDir, isJournalSegment } from '../../modules/clicks/index.js';
 import { CliError } from '../cli-error.js';
 import type { Progress } from '../output.js';
-import { DATABASE, FORMAT, FORMAT_VERSION, JOURNAL_DIR, JWT_SECRET_FILE, MANIFEST, SUMS, type Manifest } from './layout.js';
+import {
+  DATABASE,
+  FORMAT,
+  FORMAT_VERSION,
+  JOURNAL_DIR,
+  JWT_SECRET_FILE,
+  MANIFEST,
+  SUMS,
+  type Manifest,
+} from './layout.js';
 import { tarEnd, tarHeader, tarPadding } from './tar.js';
 
 /** A file to archive: its name in the archive and where its bytes are now. */
@@ -90,7 +111,9 @@ function describeDatabase(file: string): Omit<Manifest['database'], 'bytes'> {
   try {
     db.pragma('journal_mode = DELETE');
     const count = (table: string) => (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
-    const migrations = (db.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>).map((r) => r.name);
+    const migrations = (
+      db.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>
+    ).map((r) => r.name);
     return { file: DATABASE, migrations, users: count('users'), links: count('links'), clicks: count('clicks') };
   } finally {
     db.close();
@@ -98,9 +121,18 @@ function describeDatabase(file: string): Omit<Manifest['database'], 'bytes'> {
 }
 
 /** The archive's bytes (before compression): each file with its header, then SHA256SUMS and the end blocks. */
-async function* archive(files: readonly Staged[], manifest: Buffer, moved: (n: number) => void): AsyncGenerator<Buffer> {
+async function* archive(
+  files: readonly Staged[],
+  manifest: Buffer,
+  moved: (n: number) => void,
+): AsyncGenerator<Buffer> {
   const sums: string[] = [];
-  const entry = async function* (name: string, size: number, mode: number, chunks: AsyncIterable<Buffer> | Iterable<Buffer>): AsyncGenerator<Buffer> {
+  const entry = async function* (
+    name: string,
+    size: number,
+    mode: number,
+    chunks: AsyncIterable<Buffer> | Iterable<Buffer>,
+  ): AsyncGenerator<Buffer> {
     yield tarHeader({ name, size, mode, mtimeMs: Date.now() });
     const hash = createHash('sha256');
     let seen = 0;
@@ -122,13 +154,23 @@ async function* archive(files: readonly Staged[], manifest: Buffer, moved: (n: n
 }
 
 /** Writes the archive next to `file` and renames it into place once complete and on disk. */
-async function writeArchive(file: string, files: readonly Staged[], manifest: Buffer, level: number, progress: Progress): Promise<number> {
+async function writeArchive(
+  file: string,
+  files: readonly Staged[],
+  manifest: Buffer,
+  level: number,
+  progress: Progress,
+): Promise<number> {
   const partial = `${file}.partial`;
   let done = 0;
   try {
     // 0600 whatever the umask, also over a .partial left by an earlier run: the archive holds the JWT secret (SPEC §25).
     const out = createWriteStream(partial, { fd: openPrivate(partial, 'w', true) });
-    await pipeline(Readable.from(archive(files, manifest, (n) => progress.update((done += n)))), createGzip({ level }), out);
+    await pipeline(
+      Readable.from(archive(files, manifest, (n) => progress.update((done += n)))),
+      createGzip({ level }),
+      out,
+    );
     const fd = openSync(partial, 'r');
     fsyncSync(fd);
     closeSync(fd);
@@ -144,8 +186,10 @@ async function writeArchive(file: string, files: readonly Staged[], manifest: Bu
 export async function backupDataDir(opts: BackupOptions): Promise<BackupOutcome> {
   const started = performance.now();
   const dbFile = path.join(opts.dataDir, DATABASE);
-  if (!existsSync(dbFile)) throw new CliError(`there is no database to back up in DATA_DIR (${path.resolve(opts.dataDir)}: no ${DATABASE})`);
-  if (existsSync(opts.file) && !opts.overwrite) throw new CliError(`${opts.file} exists; choose another name or add --force to replace it`);
+  if (!existsSync(dbFile))
+    throw new CliError(`there is no database to back up in DATA_DIR (${path.resolve(opts.dataDir)}: no ${DATABASE})`);
+  if (existsSync(opts.file) && !opts.overwrite)
+    throw new CliError(`${opts.file} exists; choose another name or add --force to replace it`);
   const staging = mkdtempSync(path.join(path.dirname(path.resolve(opts.file)), '.ferry-backup-'));
   try {
     const journal = copyJournal(opts.dataDir, staging);
@@ -159,12 +203,22 @@ export async function backupDataDir(opts: BackupOptions): Promise<BackupOutcome>
     }
     files.push(...journal);
     const manifest: Manifest = {
-      format: FORMAT, version: FORMAT_VERSION, created_at: new Date().toISOString(), ferry_version: opts.ferryVersion, database,
+      format: FORMAT,
+      version: FORMAT_VERSION,
+      created_at: new Date().toISOString(),
+      ferry_version: opts.ferryVersion,
+      database,
       jwt_secret: opts.jwtSecretFromEnvironment ? 'environment' : 'file',
       click_journal: { segments: journal.length, bytes: journal.reduce((n, s) => n + s.size, 0) },
     };
     const progress = opts.progress(files.reduce((n, f) => n + f.size, 0));
-    const bytes = await writeArchive(opts.file, files, Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), opts.level, progress);
+    const bytes = await writeArchive(
+      opts.file,
+      files,
+      Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`),
+      opts.level,
+      progress,
+    );
     progress.stop();
     return { file: opts.file, bytes, ms: Math.round(performance.now() - started), manifest };
   } finally {

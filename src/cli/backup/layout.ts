@@ -53,8 +53,10 @@ export function manifestProblem(m: Record<string, unknown>): string | null {
   if (!isRecord(db)) return 'database must be an object';
   if (db.file !== DATABASE) return `database.file must be ${DATABASE}`;
   const names = db.migrations;
-  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) return 'database.migrations must be a list of names';
-  for (const key of ['bytes', 'users', 'links', 'clicks']) if (!isCount(db[key])) return `database.${key} must be a count`;
+  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string'))
+    return 'database.migrations must be a list of names';
+  for (const key of ['bytes', 'users', 'links', 'clicks'])
+    if (!isCount(db[key])) return `database.${key} must be a count`;
   if (m.jwt_secret !== 'file' && m.jwt_secret !== 'environment') return 'jwt_secret must be "file" or "environment"';
   const journal = m.click_journal;
   if (!isRecord(journal) || !isCount(journal.segments) || !isCount(journal.bytes)) {
@@ -65,4 +67,8 @@ export function manifestProblem(m: Record<string, unknown>): string | null {
 
 /** Whether `v` is a manifest's outer shape: an object naming this format and an integer version. */
 export const isManifestLike = (v: unknown): v is Record<string, unknown> & { format: string; version: number } =>
-  isRecord(v) && v.format === FORMAT && typeof v.version === 'number' && Number.isSafeInteger(v.version) && v.version >= 1;
+  isRecord(v) &&
+  v.format === FORMAT &&
+  typeof v.version === 'number' &&
+  Number.isSafeInteger(v.version) &&
+  v.version >= 1;

@@ -26,7 +26,8 @@ export function parseManifest(bytes: Buffer): Manifest {
   } catch {
     throw unusable(`${MANIFEST} is not JSON`);
   }
-  if (!isManifestLike(m)) throw unusable(`${MANIFEST} is not a Ferry backup manifest (no format "ferry-backup" with a version)`);
+  if (!isManifestLike(m))
+    throw unusable(`${MANIFEST} is not a Ferry backup manifest (no format "ferry-backup" with a version)`);
   if (m.version > FORMAT_VERSION) {
     const by = typeof m.ferry_version === 'string' ? `, made by Ferry ${m.ferry_version}` : '';
     const reads = `this Ferry reads format ${FORMAT_VERSION}`;
@@ -44,7 +45,9 @@ export function parseManifest(bytes: Buffer): Manifest {
 function migrationsOf(db: InstanceType<typeof SqliteDatabase>): string[] {
   const table = db.prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'").get();
   if (table === undefined) throw unusable(`${DATABASE} holds no Ferry schema (no migration table)`);
-  return (db.prepare('select name from kysely_migration order by name').all() as Array<{ name: unknown }>).map((r) => String(r.name));
+  return (db.prepare('select name from kysely_migration order by name').all() as Array<{ name: unknown }>).map((r) =>
+    String(r.name),
+  );
 }
 
 /**
@@ -56,8 +59,11 @@ export function checkRestoredDatabase(file: string, manifest: Manifest): void {
   let migrations: string[];
   try {
     db = new SqliteDatabase(file, { readonly: true, fileMustExist: true });
-    const problems = (db.pragma('integrity_check') as Array<Record<string, unknown>>).map((r) => String(Object.values(r)[0]));
-    if (problems.join() !== 'ok') throw unusable(`${DATABASE} fails SQLite's integrity check (${problems.slice(0, 3).join('; ')})`);
+    const problems = (db.pragma('integrity_check') as Array<Record<string, unknown>>).map((r) =>
+      String(Object.values(r)[0]),
+    );
+    if (problems.join() !== 'ok')
+      throw unusable(`${DATABASE} fails SQLite's integrity check (${problems.slice(0, 3).join('; ')})`);
     migrations = migrationsOf(db);
   } catch (err) {
     if (err instanceof CliError) throw err;

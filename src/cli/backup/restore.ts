@@ -1,6 +1,16 @@
 import { createHash } from 'node:crypto';
 import {
-  chmodSync, closeSync, createReadStream, existsSync, fsyncSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeSync,
+  chmodSync,
+  closeSync,
+  createReadStream,
+  existsSync,
+  fsyncSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
 } from 'node:fs';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
@@ -32,7 +42,9 @@ function assertEmpty(dataDir: string): void {
   if (!statSync(dataDir).isDirectory()) throw new CliError(`DATA_DIR (${dataDir}) is not a directory`);
   const present = readdirSync(dataDir).filter((n) => !IGNORED.has(n));
   if (present.length > 0) {
-    throw new CliError(`DATA_DIR (${dataDir}) is not empty (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', …' : ''}): restore fills an empty directory only. Point DATA_DIR at a new directory, or move these files away first`);
+    throw new CliError(
+      `DATA_DIR (${dataDir}) is not empty (${present.slice(0, 5).join(', ')}${present.length > 5 ? ', …' : ''}): restore fills an empty directory only. Point DATA_DIR at a new directory, or move these files away first`,
+    );
   }
 }
 
@@ -100,10 +112,15 @@ async function extract(file: string, staging: string, progress: Progress): Promi
 
 /** Every file against SHA256SUMS: a damaged or edited backup is refused before anything lands in DATA_DIR. */
 function verify({ hashes, sums }: Extracted): void {
-  const listed = new Map(sums.trim().split('\n').map((line) => {
-    const [hash, name] = line.split(/ [ *]/);
-    return [name ?? '', hash ?? ''] as const;
-  }));
+  const listed = new Map(
+    sums
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [hash, name] = line.split(/ [ *]/);
+        return [name ?? '', hash ?? ''] as const;
+      }),
+  );
   for (const [name, hash] of hashes) {
     if (listed.get(name) !== hash) throw bad(`${name} does not match its checksum (damaged file?)`);
   }
@@ -118,7 +135,8 @@ function install(staging: string, dataDir: string, names: readonly string[]): vo
     chmodSync(path.join(staging, JWT_SECRET_FILE), PRIVATE_FILE_MODE);
     renameSync(path.join(staging, JWT_SECRET_FILE), path.join(dataDir, JWT_SECRET_FILE));
   }
-  if (names.some((n) => n.startsWith(`${JOURNAL_DIR}/`))) renameSync(path.join(staging, JOURNAL_DIR), path.join(dataDir, JOURNAL_DIR));
+  if (names.some((n) => n.startsWith(`${JOURNAL_DIR}/`)))
+    renameSync(path.join(staging, JOURNAL_DIR), path.join(dataDir, JOURNAL_DIR));
 }
 
 /** `ferry restore FILE`: an empty DATA_DIR filled from a backup (backup.ts), checked before anything is moved in. */

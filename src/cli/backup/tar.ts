@@ -51,7 +51,10 @@ export const tarEnd = (): Buffer => Buffer.alloc(2 * BLOCK);
 
 function readNumber(block: Buffer, offset: number, length: number): number {
   if (block[offset]! & 0x80) return Number(block.readBigUInt64BE(offset + length - 8));
-  const text = block.toString('ascii', offset, offset + length).replace(/[\0 ]+$/, '').trim();
+  const text = block
+    .toString('ascii', offset, offset + length)
+    .replace(/[\0 ]+$/, '')
+    .trim();
   if (!/^[0-7]*$/.test(text)) throw new Error('not a tar archive (a header field is not a number)');
   return text === '' ? 0 : parseInt(text, 8);
 }
@@ -93,5 +96,10 @@ export async function readTarHeader(reader: ByteReader): Promise<TarEntry | null
   const type = String.fromCharCode(block[156]!);
   const name = block.toString('utf8', 0, 100).replace(/\0.*$/s, '');
   if (type !== '0' && type !== '\0') throw new Error(`unexpected archive entry ${name} (type ${type})`);
-  return { name, size: readNumber(block, 124, 12), mode: readNumber(block, 100, 8), mtimeMs: readNumber(block, 136, 12) * 1000 };
+  return {
+    name,
+    size: readNumber(block, 124, 12),
+    mode: readNumber(block, 100, 8),
+    mtimeMs: readNumber(block, 136, 12) * 1000,
+  };
 }

@@ -11,9 +11,11 @@ const MiB = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
 /** With PostgreSQL the database is not Ferry's file to copy: its own tools are (docs/backup.md). */
 function refusePostgres(ctx: CommandContext, what: 'backup' | 'restore'): void {
   if (!ctx.config.databaseUrl) return;
-  throw usageError(what === 'backup'
-    ? 'DATABASE_URL is set: the data is in PostgreSQL, and pg_dump is the tool that backs it up (pg_dump --format=custom --file=ferry.dump "$DATABASE_URL"). Keep JWT_SECRET with the dump: without it, tokens and API keys issued before do not work. See docs/backup.md'
-    : 'DATABASE_URL is set: the data is in PostgreSQL, and pg_restore is the tool that restores a pg_dump (pg_restore --dbname="$DATABASE_URL" ferry.dump), with the same JWT_SECRET as before. See docs/backup.md');
+  throw usageError(
+    what === 'backup'
+      ? 'DATABASE_URL is set: the data is in PostgreSQL, and pg_dump is the tool that backs it up (pg_dump --format=custom --file=ferry.dump "$DATABASE_URL"). Keep JWT_SECRET with the dump: without it, tokens and API keys issued before do not work. See docs/backup.md'
+      : 'DATABASE_URL is set: the data is in PostgreSQL, and pg_restore is the tool that restores a pg_dump (pg_restore --dbname="$DATABASE_URL" ferry.dump), with the same JWT_SECRET as before. See docs/backup.md',
+  );
 }
 
 const contents = (m: Manifest): string =>
@@ -22,11 +24,17 @@ const contents = (m: Manifest): string =>
 async function backup(ctx: CommandContext, file: string, opts: { force?: boolean; level: string }): Promise<void> {
   refusePostgres(ctx, 'backup');
   const level = Number(opts.level);
-  if (!Number.isInteger(level) || level < 1 || level > 9) throw usageError('--level must be an integer from 1 (fastest) to 9 (smallest)');
-  if (ctx.config.redisUrl) ctx.out.warn('REDIS_URL is set: clicks still waiting in the Redis stream are not in the backup');
+  if (!Number.isInteger(level) || level < 1 || level > 9)
+    throw usageError('--level must be an integer from 1 (fastest) to 9 (smallest)');
+  if (ctx.config.redisUrl)
+    ctx.out.warn('REDIS_URL is set: clicks still waiting in the Redis stream are not in the backup');
   const result = await backupDataDir({
-    dataDir: ctx.config.dataDir, file, overwrite: Boolean(opts.force), level,
-    jwtSecretFromEnvironment: ctx.config.jwtSecret !== null, ferryVersion: packageVersion(),
+    dataDir: ctx.config.dataDir,
+    file,
+    overwrite: Boolean(opts.force),
+    level,
+    jwtSecretFromEnvironment: ctx.config.jwtSecret !== null,
+    ferryVersion: packageVersion(),
     progress: (total) => ctx.out.progress('backup', total, 'bytes'),
   });
   const m = result.manifest;
@@ -42,10 +50,20 @@ async function backup(ctx: CommandContext, file: string, opts: { force?: boolean
 
 async function restore(ctx: CommandContext, file: string): Promise<void> {
   refusePostgres(ctx, 'restore');
-  const result = await restoreDataDir({ file, dataDir: ctx.config.dataDir, progress: (total) => ctx.out.progress('restore', total, 'bytes') });
+  const result = await restoreDataDir({
+    file,
+    dataDir: ctx.config.dataDir,
+    progress: (total) => ctx.out.progress('restore', total, 'bytes'),
+  });
   const m = result.manifest;
-  if (m.jwt_secret === 'environment') ctx.out.warn('the backed-up server took JWT_SECRET from the environment: start this one with the same JWT_SECRET, or tokens and API keys issued before the backup will not work');
-  else if (ctx.config.jwtSecret !== null) ctx.out.warn('JWT_SECRET is set, so the server will use it instead of the restored DATA_DIR/jwt-secret: unset it, or tokens and API keys issued before the backup will not work');
+  if (m.jwt_secret === 'environment')
+    ctx.out.warn(
+      'the backed-up server took JWT_SECRET from the environment: start this one with the same JWT_SECRET, or tokens and API keys issued before the backup will not work',
+    );
+  else if (ctx.config.jwtSecret !== null)
+    ctx.out.warn(
+      'JWT_SECRET is set, so the server will use it instead of the restored DATA_DIR/jwt-secret: unset it, or tokens and API keys issued before the backup will not work',
+    );
   ctx.out.result({ data_dir: result.dataDir, ms: result.ms, manifest: m }, [
     `restored ${file} into ${result.dataDir} in ${(result.ms / 1000).toFixed(1)} s: ${contents(m)} as of ${m.created_at} (Ferry ${m.ferry_version})`,
     m.click_journal.segments > 0
@@ -59,7 +77,9 @@ async function restore(ctx: CommandContext, file: string): Promise<void> {
 export const backupCommands: CommandModule = (program, cli) => {
   program
     .command('backup')
-    .description('write one file with a consistent copy of the embedded database, the token key (DATA_DIR/jwt-secret) and the click journal, while the server runs')
+    .description(
+      'write one file with a consistent copy of the embedded database, the token key (DATA_DIR/jwt-secret) and the click journal, while the server runs',
+    )
     .argument('<file>', 'the backup file to write (e.g. ferry-2026-11-21.tar.gz)')
     .option('--force', 'replace the file if it exists')
     .option('--level <1-9>', 'gzip compression level: 1 fastest, 9 smallest', '1')

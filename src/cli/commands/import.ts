@@ -1,6 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { Argument, Option } from 'commander';
-import { SOURCE_NAMES, type ImportRequest, type ImportsService, type RunEnd, type SourceName } from '../../modules/imports/index.js';
+import {
+  SOURCE_NAMES,
+  type ImportRequest,
+  type ImportsService,
+  type RunEnd,
+  type SourceName,
+} from '../../modules/imports/index.js';
 import type { ImportJobRow } from '../../db/types.js';
 import type { Output } from '../output.js';
 import { CliError, EXIT, usageError } from '../cli-error.js';
@@ -32,8 +38,15 @@ function domainMapOf(pairs: readonly string[]): Record<string, string> {
 /** The import's request from the command's arguments. */
 function requestOf(source: SourceName, opts: ImportOptions): ImportRequest {
   return {
-    source, url: opts.url, apiKey: opts.apiKey, database: opts.database, tablePrefix: opts.tablePrefix, owner: opts.owner,
-    dryRun: opts.dryRun, onConflict: opts.onConflict, domainMap: domainMapOf(opts.domainMap),
+    source,
+    url: opts.url,
+    apiKey: opts.apiKey,
+    database: opts.database,
+    tablePrefix: opts.tablePrefix,
+    owner: opts.owner,
+    dryRun: opts.dryRun,
+    onConflict: opts.onConflict,
+    domainMap: domainMapOf(opts.domainMap),
     csv: opts.file !== undefined ? createReadStream(opts.file) : undefined,
   };
 }
@@ -46,7 +59,9 @@ async function runImport({ out, services }: CommandContext, source: SourceName, 
   // second one ends the process at once, which loses nothing committed either.
   const onSigint = () => {
     stop.abort();
-    out.warn('interrupted: stopping after the batch being written (Ctrl-C again to stop at once); run the same command again to finish the rest');
+    out.warn(
+      'interrupted: stopping after the batch being written (Ctrl-C again to stop at once); run the same command again to finish the rest',
+    );
   };
   process.once('SIGINT', onSigint);
   const bar = out.progress(`import ${source}`, 0, 'items');
@@ -54,12 +69,16 @@ async function runImport({ out, services }: CommandContext, source: SourceName, 
     const { imports } = await services();
     const { end, job, owner } = await imports.run(request, {
       signal: stop.signal,
-      onProgress: (c) => { bar.setTotal(c.items); bar.update(c.items); },
+      onProgress: (c) => {
+        bar.setTotal(c.items);
+        bar.update(c.items);
+      },
     });
     bar.stop();
     const counts = await report(out, imports, { end, job, owner, dryRun: Boolean(opts.dryRun) });
     if (end.state === 'failed') throw new CliError(`the import failed: ${end.error}`, EXIT.failed);
-    if (end.state === 'interrupted' || end.state === 'cancelled') throw new CliError(`the import was ${end.state}`, EXIT.failed);
+    if (end.state === 'interrupted' || end.state === 'cancelled')
+      throw new CliError(`the import was ${end.state}`, EXIT.failed);
     // The others are in; the failed ones are listed above, and a run after fixing them brings only them.
     if (counts.failed > 0) throw new CliError(`${counts.failed} of ${counts.items} items failed`, EXIT.failed);
   } finally {
@@ -85,17 +104,30 @@ export const importCommand: CommandModule = (program, cli) => {
     .option('--table-prefix <prefix>', "YOURLS's table prefix", 'yourls_')
     .option('--owner <username>', 'who owns the imported links (default: the oldest active admin)')
     .option('--dry-run', 'report what would happen; change nothing')
-    .addOption(new Option('--on-conflict <policy>', 'a code taken in Ferry: skip the item or stop').choices(['skip', 'fail']).default('skip'))
+    .addOption(
+      new Option('--on-conflict <policy>', 'a code taken in Ferry: skip the item or stop')
+        .choices(['skip', 'fail'])
+        .default('skip'),
+    )
     .option('--domain-map <FROM=TO...>', "map a source domain to a Ferry domain ('default' for a default domain)", [])
     .action(cli.action(runImport));
 };
 
 /** What the import came to: its counts, then each item that was not simply created, saying why. */
-async function report(out: Output, imports: ImportsService, r: { end: RunEnd; job: ImportJobRow; owner: { username: string }; dryRun: boolean }) {
+async function report(
+  out: Output,
+  imports: ImportsService,
+  r: { end: RunEnd; job: ImportJobRow; owner: { username: string }; dryRun: boolean },
+) {
   const { end, job, owner, dryRun } = r;
   const counts = {
-    items: Number(job.items), created: Number(job.created), unchanged: Number(job.unchanged), conflicts: Number(job.conflicts), failed: Number(job.failed),
-    visits: Number(job.visits), visits_skipped: Number(job.visits_skipped),
+    items: Number(job.items),
+    created: Number(job.created),
+    unchanged: Number(job.unchanged),
+    conflicts: Number(job.conflicts),
+    failed: Number(job.failed),
+    visits: Number(job.visits),
+    visits_skipped: Number(job.visits_skipped),
   };
   // Conflicts and failures, items that came over without something (a password, validSince), and items imported
   // before that got new visits: each says what (the job resource's list).
@@ -105,7 +137,10 @@ async function report(out: Output, imports: ImportsService, r: { end: RunEnd; jo
     `import ${job.id} ${end.state}${dryRun ? ' (dry run: nothing written)' : ''}: ${counts.items} items, ${counts.created} ${dryRun ? 'would be created' : 'created'}, ` +
       `${counts.unchanged} unchanged, ${counts.conflicts} conflicts, ${counts.failed} failed, ${counts.visits} visits` +
       `${counts.visits_skipped ? ` (${counts.visits_skipped} skipped: no date within 1970-9999)` : ''}; owner ${owner.username}`,
-    ...problems.map((p) => `  ${p.outcome} ${p.source_ref}${p.short_code && !p.source_ref.endsWith(`/${p.short_code}`) ? ` (as ${p.short_code})` : ''}: ${what(p)}`),
+    ...problems.map(
+      (p) =>
+        `  ${p.outcome} ${p.source_ref}${p.short_code && !p.source_ref.endsWith(`/${p.short_code}`) ? ` (as ${p.short_code})` : ''}: ${what(p)}`,
+    ),
     ...(end.state === 'interrupted' ? ['interrupted: run the same command again to finish the rest'] : []),
   ]);
   return counts;

@@ -5,10 +5,28 @@ import { usageError } from '../cli-error.js';
 import { table } from '../output.js';
 import type { CommandContext, CommandModule } from '../command.js';
 
-const collect = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+const collect = (value: string, previous: string[] = []): string[] => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
 
-async function createKey(ctx: CommandContext, ref: string, opts: { name: string; scope: string[]; expiresAt?: string }): Promise<void> {
-  const input = checkInput(ApiKeyCreateSchema, { name: opts.name, scopes: opts.scope as ApiKey['scopes'], ...(opts.expiresAt ? { expires_at: opts.expiresAt } : {}) }, 'the API key');
+async function createKey(
+  ctx: CommandContext,
+  ref: string,
+  opts: { name: string; scope: string[]; expiresAt?: string },
+): Promise<void> {
+  const input = checkInput(
+    ApiKeyCreateSchema,
+    {
+      name: opts.name,
+      scopes: opts.scope as ApiKey['scopes'],
+      ...(opts.expiresAt ? { expires_at: opts.expiresAt } : {}),
+    },
+    'the API key',
+  );
   const services = await ctx.services();
   const user = await findAccount(services, ref);
   const created = await services.apiKeys.create(user.id, input);
@@ -30,7 +48,17 @@ async function listKeys(ctx: CommandContext, ref: string): Promise<void> {
     cursor = page.pagination.nextCursor;
   } while (cursor);
   ctx.out.result(keys, [
-    ...table(['ID', 'NAME', 'PREFIX', 'SCOPES', 'EXPIRES', 'LAST USED'], keys.map((k) => [String(k.id), k.name, `fry_${k.prefix}…`, k.scopes.join(' '), k.expires_at ?? 'never', k.last_used_at ?? 'never'])),
+    ...table(
+      ['ID', 'NAME', 'PREFIX', 'SCOPES', 'EXPIRES', 'LAST USED'],
+      keys.map((k) => [
+        String(k.id),
+        k.name,
+        `fry_${k.prefix}…`,
+        k.scopes.join(' '),
+        k.expires_at ?? 'never',
+        k.last_used_at ?? 'never',
+      ]),
+    ),
     `${keys.length} key${keys.length === 1 ? '' : 's'} of ${user.username}`,
   ]);
 }
@@ -41,9 +69,13 @@ export const keysCommand: CommandModule = (program, cli) => {
   keys
     .command('create')
     .description('create an API key for an account and print it (shown this once)')
-    .argument('<user>', 'id or username of the key\'s owner')
+    .argument('<user>', "id or username of the key's owner")
     .requiredOption('--name <name>', 'what the key is for (1-64 characters)')
-    .requiredOption('--scope <scope>', `what the key may do, repeated or comma-separated: ${SCOPES.join(', ')}`, collect)
+    .requiredOption(
+      '--scope <scope>',
+      `what the key may do, repeated or comma-separated: ${SCOPES.join(', ')}`,
+      collect,
+    )
     .option('--expires-at <instant>', 'ISO 8601 instant after which it stops working (default: never)')
     .action(cli.action(createKey));
   keys
@@ -54,13 +86,16 @@ export const keysCommand: CommandModule = (program, cli) => {
   keys
     .command('revoke')
     .description('revoke an API key: the next request made with it is refused, on every instance')
-    .argument('<user>', 'id or username of the key\'s owner')
-    .argument('<key-id>', 'the key\'s id (ferry keys list)')
-    .action(cli.action(async (ctx, ref: string, keyId: string) => {
-      if (!/^[1-9]\d{0,15}$/.test(keyId)) throw usageError('<key-id> must be a positive integer (ferry keys list shows them)');
-      const services = await ctx.services();
-      const user = await findAccount(services, ref);
-      await services.apiKeys.revoke(user.id, Number(keyId));
-      ctx.out.result({ revoked: Number(keyId), user_id: user.id }, `API key ${keyId} of ${user.username} revoked`);
-    }));
+    .argument('<user>', "id or username of the key's owner")
+    .argument('<key-id>', "the key's id (ferry keys list)")
+    .action(
+      cli.action(async (ctx, ref: string, keyId: string) => {
+        if (!/^[1-9]\d{0,15}$/.test(keyId))
+          throw usageError('<key-id> must be a positive integer (ferry keys list shows them)');
+        const services = await ctx.services();
+        const user = await findAccount(services, ref);
+        await services.apiKeys.revoke(user.id, Number(keyId));
+        ctx.out.result({ revoked: Number(keyId), user_id: user.id }, `API key ${keyId} of ${user.username} revoked`);
+      }),
+    );
 };

@@ -8,13 +8,15 @@ export const migrateCommand: CommandModule = (program, cli) => {
   program
     .command('migrate')
     .description('apply pending database migrations and exit (a server start applies them too; take a backup first)')
-    .action(cli.action(async ({ out, config }) => {
-      const storage = createStorage(config);
-      try {
-        const applied = await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
-        out.result({ applied }, applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
-      } finally {
-        await storage.close();
-      }
-    }));
+    .action(
+      cli.action(async ({ out, config }) => {
+        const storage = createStorage(config);
+        try {
+          const applied = await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+          out.result({ applied }, applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
+        } finally {
+          await storage.close();
+        }
+      }),
+    );
 };

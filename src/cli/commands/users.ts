@@ -11,12 +11,16 @@ const STATUSES = ['pending', 'active', 'suspended'];
 const ROLES = ['user', 'admin'];
 
 function choice(value: string | undefined, allowed: readonly string[], option: string): string | undefined {
-  if (value !== undefined && !allowed.includes(value)) throw usageError(`${option} must be one of ${allowed.join(', ')}`);
+  if (value !== undefined && !allowed.includes(value))
+    throw usageError(`${option} must be one of ${allowed.join(', ')}`);
   return value;
 }
 
 async function listUsers(ctx: CommandContext, opts: { status?: string; role?: string }): Promise<void> {
-  const query = { status: choice(opts.status, STATUSES, '--status'), role: choice(opts.role, ROLES, '--role') } as { status?: User['status']; role?: User['role'] };
+  const query = { status: choice(opts.status, STATUSES, '--status'), role: choice(opts.role, ROLES, '--role') } as {
+    status?: User['status'];
+    role?: User['role'];
+  };
   const { users } = await ctx.services();
   const all: User[] = [];
   let cursor: string | null = null;
@@ -26,13 +30,21 @@ async function listUsers(ctx: CommandContext, opts: { status?: string; role?: st
     cursor = page.pagination.nextCursor;
   } while (cursor);
   ctx.out.result(all, [
-    ...table(['ID', 'USERNAME', 'EMAIL', 'ROLE', 'STATUS', 'CREATED'], all.map((u) => [String(u.id), u.username, u.email, u.role, u.status, u.createdAt])),
+    ...table(
+      ['ID', 'USERNAME', 'EMAIL', 'ROLE', 'STATUS', 'CREATED'],
+      all.map((u) => [String(u.id), u.username, u.email, u.role, u.status, u.createdAt]),
+    ),
     `${all.length} account${all.length === 1 ? '' : 's'}`,
   ]);
 }
 
 /** A change of one account through the users service (its rules hold: LAST_ADMIN, token revocation). */
-async function changeAccount(ctx: CommandContext, ref: string, patch: UserPatch, done: (u: User) => string): Promise<void> {
+async function changeAccount(
+  ctx: CommandContext,
+  ref: string,
+  patch: UserPatch,
+  done: (u: User) => string,
+): Promise<void> {
   const services = await ctx.services();
   const row = await findAccount(services, ref);
   const user = toUser(await services.users.patch(row.id, patch, { caller: OPERATOR }));
@@ -44,9 +56,16 @@ function statusCommand(users: Command, cli: Cli, name: string, status: User['sta
     .command(name)
     .description(description)
     .argument('<user>', 'id or username')
-    .action(cli.action(async (ctx, ref: string) => {
-      await changeAccount(ctx, ref, { status }, (u) => `${u.username} (id ${u.id}) is ${u.status}; tokens issued before now no longer work`);
-    }));
+    .action(
+      cli.action(async (ctx, ref: string) => {
+        await changeAccount(
+          ctx,
+          ref,
+          { status },
+          (u) => `${u.username} (id ${u.id}) is ${u.status}; tokens issued before now no longer work`,
+        );
+      }),
+    );
 }
 
 /** `ferry users list|activate|suspend|set-password`. */
@@ -62,13 +81,22 @@ export const usersCommand: CommandModule = (program, cli) => {
   statusCommand(users, cli, 'suspend', 'suspended', 'suspend an account: its tokens and API keys stop working at once');
   users
     .command('set-password')
-    .description('set an account\'s password (a forgotten admin password, too): asked for at a terminal, or the first line of standard input; the account\'s earlier tokens stop working')
+    .description(
+      "set an account's password (a forgotten admin password, too): asked for at a terminal, or the first line of standard input; the account's earlier tokens stop working",
+    )
     .argument('<user>', 'id or username')
-    .action(cli.action(async (ctx, ref: string) => {
-      const services = await ctx.services();
-      await findAccount(services, ref); // before the password is asked for
-      const password = await readNewPassword(ctx);
-      const patch = checkInput(UserPatchSchema, { password }, 'the password');
-      await changeAccount(ctx, ref, patch, (u) => `password of ${u.username} (id ${u.id}) changed; tokens issued before now no longer work`);
-    }));
+    .action(
+      cli.action(async (ctx, ref: string) => {
+        const services = await ctx.services();
+        await findAccount(services, ref); // before the password is asked for
+        const password = await readNewPassword(ctx);
+        const patch = checkInput(UserPatchSchema, { password }, 'the password');
+        await changeAccount(
+          ctx,
+          ref,
+          patch,
+          (u) => `password of ${u.username} (id ${u.id}) changed; tokens issued before now no longer work`,
+        );
+      }),
+    );
 };

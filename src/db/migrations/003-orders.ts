@@ -12,7 +12,11 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
     .execute();
   // One index per sort key of GET /users/{id}/orders, each ending in id for the keyset tie-break.
   await db.schema.createIndex('orders_user_id_idx').on('orders').columns(['user_id', 'id']).execute();
-  await db.schema.createIndex('orders_user_created_idx').on('orders').columns(['user_id', 'created_at', 'id']).execute();
+  await db.schema
+    .createIndex('orders_user_created_idx')
+    .on('orders')
+    .columns(['user_id', 'created_at', 'id'])
+    .execute();
   await db.schema.createIndex('orders_user_item_idx').on('orders').columns(['user_id', 'item_id', 'id']).execute();
   await db.schema.createIndex('orders_user_quantity_idx').on('orders').columns(['user_id', 'quantity', 'id']).execute();
 

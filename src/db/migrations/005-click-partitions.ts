@@ -17,14 +17,22 @@ import type { Dialect } from '../dialect.js';
 export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
   if (!d.rangePartitioning) {
     await db.schema.alterTable('clicks').addColumn('click_key', d.uuid).execute();
-    await db.schema.createIndex('clicks_click_key_idx').unique().on('clicks').columns(['click_key', 'clicked_at']).where(sql.ref('click_key'), 'is not', null).execute();
+    await db.schema
+      .createIndex('clicks_click_key_idx')
+      .unique()
+      .on('clicks')
+      .columns(['click_key', 'clicked_at'])
+      .where(sql.ref('click_key'), 'is not', null)
+      .execute();
     return;
   }
 
   // The old table steps aside with its index and sequence names, so that the new one takes 004's names.
   await sql`alter table clicks rename to clicks_unpartitioned`.execute(db);
   await sql`alter table clicks_unpartitioned rename constraint clicks_pkey to clicks_unpartitioned_pkey`.execute(db);
-  await sql`alter table clicks_unpartitioned rename constraint clicks_link_id_fkey to clicks_unpartitioned_link_id_fkey`.execute(db);
+  await sql`alter table clicks_unpartitioned rename constraint clicks_link_id_fkey to clicks_unpartitioned_link_id_fkey`.execute(
+    db,
+  );
   await sql`alter index clicks_link_clicked_idx rename to clicks_unpartitioned_link_clicked_idx`.execute(db);
   await sql`alter sequence clicks_id_seq rename to clicks_unpartitioned_id_seq`.execute(db);
 
@@ -43,16 +51,32 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
   ) partition by range (clicked_at)`.execute(db);
   await sql`create table clicks_default partition of clicks default`.execute(db);
   await db.schema.createIndex('clicks_link_clicked_idx').on('clicks').columns(['link_id', 'clicked_at']).execute();
-  await db.schema.createIndex('clicks_click_key_idx').unique().on('clicks').columns(['click_key', 'clicked_at']).where(sql.ref('click_key'), 'is not', null).execute();
+  await db.schema
+    .createIndex('clicks_click_key_idx')
+    .unique()
+    .on('clicks')
+    .columns(['click_key', 'clicked_at'])
+    .where(sql.ref('click_key'), 'is not', null)
+    .execute();
 
   // A partition for every month that has records, and the next few; migrations run on the real clock.
-  const months = await sql<{ month: number }>`select distinct (extract(epoch from date_trunc('month', to_timestamp(clicked_at / 1000.0) at time zone 'UTC')) * 1000)::bigint as month
+  const months = await sql<{
+    month: number;
+  }>`select distinct (extract(epoch from date_trunc('month', to_timestamp(clicked_at / 1000.0) at time zone 'UTC')) * 1000)::bigint as month
     from clicks_unpartitioned`.execute(db);
-  await createClickPartitions(db, Date.now(), months.rows.map((r) => Number(r.month)));
-  const next = await sql<{ next_id: number }>`select coalesce(max(id), 0) + 1 as next_id from clicks_unpartitioned`.execute(db);
+  await createClickPartitions(
+    db,
+    Date.now(),
+    months.rows.map((r) => Number(r.month)),
+  );
+  const next = await sql<{
+    next_id: number;
+  }>`select coalesce(max(id), 0) + 1 as next_id from clicks_unpartitioned`.execute(db);
 
   await sql`insert into clicks (id, link_id, short_code, clicked_at, ip, user_agent, referrer)
-    overriding system value select id, link_id, short_code, clicked_at, ip, user_agent, referrer from clicks_unpartitioned`.execute(db);
+    overriding system value select id, link_id, short_code, clicked_at, ip, user_agent, referrer from clicks_unpartitioned`.execute(
+    db,
+  );
   // Ids continue after the copied ones: an id is never handed out twice.
   await sql`select setval(pg_get_serial_sequence('clicks', 'id'), ${next.rows[0]!.next_id}, false)`.execute(db);
   await sql`drop table clicks_unpartitioned`.execute(db);

@@ -15,15 +15,32 @@ import type { Dialect } from '../dialect.js';
  *   one row; `link_tags` holds the same tags one per row, written in the same transaction, for the `tag` filter.
  */
 export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
-  await db.schema.alterTable('links').addColumn('updated_at', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('links').addColumn('version', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+  await db.schema
+    .alterTable('links')
+    .addColumn('updated_at', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('links')
+    .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute();
   await db.schema.alterTable('links').addColumn('max_visits', d.bigint).execute();
-  await db.schema.alterTable('links').addColumn('visit_count', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('links').addColumn('forward_query', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('links')
+    .addColumn('visit_count', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('links')
+    .addColumn('forward_query', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('links').addColumn('password_hash', 'varchar(255)').execute();
-  await db.schema.alterTable('links').addColumn('tags', 'varchar(400)', (c) => c.notNull().defaultTo('')).execute();
+  await db.schema
+    .alterTable('links')
+    .addColumn('tags', 'varchar(400)', (c) => c.notNull().defaultTo(''))
+    .execute();
   await (db as Kysely<{ links: { updated_at: number; created_at: number } }>)
-    .updateTable('links').set((eb) => ({ updated_at: eb.ref('created_at') })).execute();
+    .updateTable('links')
+    .set((eb) => ({ updated_at: eb.ref('created_at') }))
+    .execute();
 
   await d
     .clusteredByPrimaryKey(db.schema.createTable('link_tags'))

@@ -18,5 +18,9 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
     .addColumn('expires_at', d.bigint)
     .addColumn('last_used_at', d.bigint)
     .execute();
-  await db.schema.createIndex('api_keys_user_created_idx').on('api_keys').columns(['user_id', 'created_at', 'id']).execute();
+  await db.schema
+    .createIndex('api_keys_user_created_idx')
+    .on('api_keys')
+    .columns(['user_id', 'created_at', 'id'])
+    .execute();
 }

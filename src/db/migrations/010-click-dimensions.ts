@@ -17,13 +17,22 @@ import type { Dialect } from '../dialect.js';
  * - `click_ingest`: when each writer last completed a flush (`data_fresh_as_of`).
  */
 export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
-  await db.schema.alterTable('clicks').addColumn('is_bot', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('clicks')
+    .addColumn('is_bot', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('clicks').addColumn('browser', 'varchar(64)').execute();
   await db.schema.alterTable('clicks').addColumn('os', 'varchar(64)').execute();
   await db.schema.alterTable('clicks').addColumn('device', 'varchar(8)').execute();
   await db.schema.alterTable('clicks').addColumn('country', 'varchar(2)').execute();
-  await db.schema.alterTable('links').addColumn('bot_clicks', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('link_click_hourly').addColumn('bots', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('links')
+    .addColumn('bot_clicks', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('link_click_hourly')
+    .addColumn('bots', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
 
   await d
     .clusteredByPrimaryKey(db.schema.createTable('user_click_hourly'))

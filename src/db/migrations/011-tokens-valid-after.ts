@@ -7,5 +7,8 @@ import type { Dialect } from '../dialect.js';
  * valid; authentication reads the user row anyway, so every instance sees a change at once. 0: all tokens.
  */
 export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
-  await db.schema.alterTable('users').addColumn('tokens_valid_after', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('tokens_valid_after', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
 }

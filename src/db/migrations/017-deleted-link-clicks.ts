@@ -8,6 +8,12 @@ import type { Dialect } from '../dialect.js';
  * overview).
  */
 export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
-  await db.schema.alterTable('users').addColumn('deleted_link_clicks', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('users').addColumn('deleted_link_bots', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('deleted_link_clicks', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('deleted_link_bots', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
 }

@@ -57,8 +57,16 @@ async function upPostgres(db: Kysely<unknown>): Promise<void> {
 }
 
 /** The CREATE statement and indexes of a table, as SQLite keeps them. */
-export async function sqliteDefinition(db: Kysely<unknown>, table: string): Promise<{ create: string; indexes: string[] }> {
-  const rows = (await sql<{ type: string; sql: string | null }>`select type, sql from sqlite_master where tbl_name = ${table}`.execute(db)).rows;
+export async function sqliteDefinition(
+  db: Kysely<unknown>,
+  table: string,
+): Promise<{ create: string; indexes: string[] }> {
+  const rows = (
+    await sql<{
+      type: string;
+      sql: string | null;
+    }>`select type, sql from sqlite_master where tbl_name = ${table}`.execute(db)
+  ).rows;
   const create = rows.find((r) => r.type === 'table')?.sql;
   if (!create) throw new Error(`no table ${table}`);
   return { create, indexes: rows.filter((r) => r.type === 'index' && r.sql !== null).map((r) => r.sql!) };
@@ -66,9 +74,17 @@ export async function sqliteDefinition(db: Kysely<unknown>, table: string): Prom
 
 /** Swaps `table` for a copy made by `create` (the new table's statement, named `${table}_new`) and `copy`. */
 export async function rebuildSqliteTable(
-  db: Kysely<unknown>, table: string, create: string, copy: string, indexes: string[],
+  db: Kysely<unknown>,
+  table: string,
+  create: string,
+  copy: string,
+  indexes: string[],
 ): Promise<void> {
-  const seq = (await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`.execute(db).catch(() => ({ rows: [] }))).rows[0]?.seq;
+  const seq = (
+    await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`
+      .execute(db)
+      .catch(() => ({ rows: [] }))
+  ).rows[0]?.seq;
   await sql.raw(create).execute(db);
   await sql.raw(copy).execute(db);
   await sql.raw(`drop table "${table}"`).execute(db);
@@ -102,16 +118,26 @@ export async function inSqliteRebuild(db: Kysely<unknown>, rebuild: () => Promis
 
 async function upSqlite(db: Kysely<unknown>): Promise<void> {
   const links = await sqliteDefinition(db, 'links');
-  const withoutUnique = links.create.replace(/"short_code" varchar\(8\) collate binary not null unique references "link_codes" \("code"\)/, '"short_code" varchar(8) collate binary not null');
+  const withoutUnique = links.create.replace(
+    /"short_code" varchar\(8\) collate binary not null unique references "link_codes" \("code"\)/,
+    '"short_code" varchar(8) collate binary not null',
+  );
   if (withoutUnique === links.create) throw new Error('links: unexpected definition of short_code');
-  const columns = (await sql<{ name: string }>`select name from pragma_table_info('links')`.execute(db)).rows.map((r) => `"${r.name}"`).join(', ');
-  const linksCreate = withoutUnique.replace(/^CREATE TABLE "links" \(/, 'CREATE TABLE "links_new" (').replace(/\)$/, ', "domain_id" integer default 0 not null)');
+  const columns = (await sql<{ name: string }>`select name from pragma_table_info('links')`.execute(db)).rows
+    .map((r) => `"${r.name}"`)
+    .join(', ');
+  const linksCreate = withoutUnique
+    .replace(/^CREATE TABLE "links" \(/, 'CREATE TABLE "links_new" (')
+    .replace(/\)$/, ', "domain_id" integer default 0 not null)');
 
   await inSqliteRebuild(db, async () => {
-    await rebuildSqliteTable(db, 'links', linksCreate, `insert into links_new (${columns}) select ${columns} from links`, [
-      ...links.indexes,
-      'create unique index "links_domain_code_idx" on "links" ("domain_id", "short_code")',
-    ]);
+    await rebuildSqliteTable(
+      db,
+      'links',
+      linksCreate,
+      `insert into links_new (${columns}) select ${columns} from links`,
+      [...links.indexes, 'create unique index "links_domain_code_idx" on "links" ("domain_id", "short_code")'],
+    );
     await rebuildSqliteTable(
       db,
       'link_codes',

@@ -58,5 +58,8 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
     .execute();
   await db.schema.createIndex('import_links_link_idx').on('import_links').column('link_id').execute();
 
-  await db.schema.alterTable('clicks').addColumn('imported', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('clicks')
+    .addColumn('imported', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }

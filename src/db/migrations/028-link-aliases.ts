@@ -13,6 +13,9 @@ import type { Dialect } from '../dialect.js';
  * - `clicks.alias`: the alias a visit came through; null through the code.
  */
 export async function up(db: Kysely<unknown>, _d: Dialect): Promise<void> {
-  await db.schema.alterTable('links').addColumn('aliases', 'varchar(700)', (c) => c.notNull().defaultTo('')).execute();
+  await db.schema
+    .alterTable('links')
+    .addColumn('aliases', 'varchar(700)', (c) => c.notNull().defaultTo(''))
+    .execute();
   await db.schema.alterTable('clicks').addColumn('alias', 'varchar(64)').execute();
 }

@@ -18,14 +18,27 @@ import type { Dialect } from '../dialect.js';
  *   import of the same rows creates their links.
  */
 export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
-  await db.schema.alterTable('import_jobs').addColumn('visits_skipped', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('import_jobs')
+    .addColumn('visits_skipped', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('import_jobs').addColumn('heartbeat_at', d.bigint).execute();
   await db.schema.alterTable('import_jobs').addColumn('cancel_requested_at', d.bigint).execute();
   await db.schema.alterTable('import_items').addColumn('error_code', 'varchar(32)').execute();
-  await db.schema.alterTable('import_items').addColumn('visits', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('import_links').addColumn('visits', d.bigint, (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('import_items')
+    .addColumn('visits', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('import_links')
+    .addColumn('visits', d.bigint, (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('import_links').addColumn('visits_cursor', 'varchar(100)').execute();
-  await sql`update import_links set source_key = source_key || '#owner=' || cast(coalesce((select user_id from links where links.id = import_links.link_id), 0) as varchar(20))`.execute(db);
+  await sql`update import_links set source_key = source_key || '#owner=' || cast(coalesce((select user_id from links where links.id = import_links.link_id), 0) as varchar(20))`.execute(
+    db,
+  );
   // Jobs that were running when this version started ran in a process that is gone.
-  await sql`update import_jobs set state = 'interrupted', error = 'interrupted by an upgrade: run the same import again to bring the rest' where state = 'running'`.execute(db);
+  await sql`update import_jobs set state = 'interrupted', error = 'interrupted by an upgrade: run the same import again to bring the rest' where state = 'running'`.execute(
+    db,
+  );
 }

@@ -15,7 +15,9 @@ import { inSqliteRebuild, rebuildSqliteTable, sqliteDefinition } from './020-dom
 export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
   if (d.name === 'postgres') await sql`alter table domains drop constraint domains_hostname_key`.execute(db);
   else await upSqlite(db);
-  await sql`create unique index domains_verified_hostname_idx on domains (hostname) where verified_at is not null`.execute(db);
+  await sql`create unique index domains_verified_hostname_idx on domains (hostname) where verified_at is not null`.execute(
+    db,
+  );
   await sql`create unique index domains_claim_idx on domains (hostname, owner_id)`.execute(db);
 }
 

@@ -30,7 +30,8 @@ export function generateApiKey(random: (n: number) => Buffer = randomBytes): New
  * equality under a unique index: a timing difference there tells about stored hashes, not about keys.
  */
 export function apiKeyHasher(serverKey: Uint8Array) {
-  return (key: string): string | null => (KEY_SHAPE.test(key) ? createHmac('sha256', serverKey).update(key).digest('hex') : null);
+  return (key: string): string | null =>
+    KEY_SHAPE.test(key) ? createHmac('sha256', serverKey).update(key).digest('hex') : null;
 }
 
 export type ApiKeyHasher = ReturnType<typeof apiKeyHasher>;

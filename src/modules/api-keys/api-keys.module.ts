@@ -47,11 +47,18 @@ export function createApiKeysModule(deps: {
       await api.register(apiKeysRoutes, { apiKeys, basePath, version });
     },
     // The last uses this process remembers: every instance flushes its own.
-    jobs: [{
-      name: 'api-key-last-used', everyMs: LAST_USED_EVERY_MS, run: () => apiKeys.flushLastUsed(), perInstance: true,
-    }],
+    jobs: [
+      {
+        name: 'api-key-last-used',
+        everyMs: LAST_USED_EVERY_MS,
+        run: () => apiKeys.flushLastUsed(),
+        perInstance: true,
+      },
+    ],
     close: async () => {
-      await apiKeys.flushLastUsed().catch((err: unknown) => deps.log.error({ err }, 'could not record the last use of API keys'));
+      await apiKeys
+        .flushLastUsed()
+        .catch((err: unknown) => deps.log.error({ err }, 'could not record the last use of API keys'));
     },
   });
 }

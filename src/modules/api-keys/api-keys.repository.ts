@@ -8,7 +8,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 type NewApiKey = Omit<ApiKeyRow, 'id' | 'last_used_at'>;
 
 /** A stored key with the current role and status of its user: what authenticating a request needs. */
-export type ApiKeyWithUser = Pick<ApiKeyRow, 'id' | 'user_id' | 'scopes' | 'expires_at' | 'last_used_at' | 'domains'> & Pick<UserRow, 'role' | 'status'>;
+export type ApiKeyWithUser = Pick<ApiKeyRow, 'id' | 'user_id' | 'scopes' | 'expires_at' | 'last_used_at' | 'domains'> &
+  Pick<UserRow, 'role' | 'status'>;
 
 export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;
 
@@ -20,21 +21,40 @@ function createApiKeyReads(db: Kysely<Database>, paginator: Paginator) {
       return tx
         .selectFrom('api_keys')
         .innerJoin('users', 'users.id', 'api_keys.user_id')
-        .select(['api_keys.id', 'api_keys.user_id', 'api_keys.scopes', 'api_keys.expires_at', 'api_keys.last_used_at', 'api_keys.domains', 'users.role', 'users.status'])
+        .select([
+          'api_keys.id',
+          'api_keys.user_id',
+          'api_keys.scopes',
+          'api_keys.expires_at',
+          'api_keys.last_used_at',
+          'api_keys.domains',
+          'users.role',
+          'users.status',
+        ])
         .where('api_keys.key_hash', '=', keyHash)
         .executeTakeFirst();
     },
 
     async findForUser(userId: number, keyId: number, tx: Db = db): Promise<ApiKeyRow | undefined> {
-      return tx.selectFrom('api_keys').selectAll().where('id', '=', keyId).where('user_id', '=', userId).executeTakeFirst();
+      return tx
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', keyId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
     },
 
-    async listForUser(userId: number, list: ResolvedList, tx: Db = db): Promise<{ rows: ApiKeyRow[]; total: number | null }> {
+    async listForUser(
+      userId: number,
+      list: ResolvedList,
+      tx: Db = db,
+    ): Promise<{ rows: ApiKeyRow[]; total: number | null }> {
       const base = tx.selectFrom('api_keys').where('user_id', '=', userId);
       const rows = await paginator.apply(base.selectAll('api_keys'), list, 'api_keys').execute();
-      const total = list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
+      const total =
+        list.mode === 'page'
+          ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+          : null;
       return { rows, total };
     },
   };
@@ -52,9 +72,17 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
      */
     async insertWithin(row: NewApiKey, max: number): Promise<ApiKeyRow | 'user-missing' | 'full'> {
       return db.transaction().execute(async (tx) => {
-        const locked = await tx.updateTable('users').set((eb) => ({ id: eb.ref('id') })).where('id', '=', row.user_id).executeTakeFirst();
+        const locked = await tx
+          .updateTable('users')
+          .set((eb) => ({ id: eb.ref('id') }))
+          .where('id', '=', row.user_id)
+          .executeTakeFirst();
         if (Number(locked.numUpdatedRows) === 0) return 'user-missing';
-        const { n } = await tx.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', row.user_id).executeTakeFirstOrThrow();
+        const { n } = await tx
+          .selectFrom('api_keys')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('user_id', '=', row.user_id)
+          .executeTakeFirstOrThrow();
         if (Number(n) >= max) return 'full';
         const created = await tx.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
         await announce(tx, 'api_key.created', created);
@@ -65,14 +93,21 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
     /** The owners of these domains, by id (a key may be limited only to domains its user may use). */
     async domainOwners(ids: readonly number[]): Promise<Map<number, number | null>> {
       if (ids.length === 0) return new Map();
-      const rows = await db.selectFrom('domains').select(['id', 'owner_id']).where('id', 'in', [...ids]).execute();
+      const rows = await db
+        .selectFrom('domains')
+        .select(['id', 'owner_id'])
+        .where('id', 'in', [...ids])
+        .execute();
       return new Map(rows.map((r) => [Number(r.id), r.owner_id]));
     },
 
     ...createApiKeyReads(db, paginator),
     async deleteForUser(userId: number, keyId: number, tx: Db = db): Promise<boolean> {
       return inTransaction(tx, async (t) => {
-        const res = await t.deleteFrom('api_keys').where('id', '=', keyId).where('user_id', '=', userId)
+        const res = await t
+          .deleteFrom('api_keys')
+          .where('id', '=', keyId)
+          .where('user_id', '=', userId)
           .executeTakeFirst();
         const deleted = Number(res.numDeletedRows) > 0;
         if (deleted) await announce(t, 'api_key.revoked', { id: keyId, user_id: userId });

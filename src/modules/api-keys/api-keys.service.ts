@@ -9,7 +9,13 @@ import type { Scope } from '../../lib/scopes.js';
 import type { UsersRepository } from '../users/index.js';
 import { generateApiKey, type ApiKeyHasher } from './api-key-secret.js';
 import type { ApiKeysRepository } from './api-keys.repository.js';
-import { API_KEY_SORT_COLUMNS, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyListQueryT } from './api-keys.schemas.js';
+import {
+  API_KEY_SORT_COLUMNS,
+  type ApiKey,
+  type ApiKeyCreate,
+  type ApiKeyCreated,
+  type ApiKeyListQueryT,
+} from './api-keys.schemas.js';
 import type { LastUsedTracker } from './last-used.js';
 
 /** Keys one user may hold at once: enough for every script and machine, and a bound on what one account stores. */
@@ -29,24 +35,36 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
 }
 
 /** The domain ids a key is limited to; null: not limited. */
-const domainsOf = (row: Pick<ApiKeyRow, 'domains'>): number[] | null => (row.domains === null ? null : row.domains === '' ? [] : row.domains.split(',').map(Number));
+const domainsOf = (row: Pick<ApiKeyRow, 'domains'>): number[] | null =>
+  row.domains === null ? null : row.domains === '' ? [] : row.domains.split(',').map(Number);
 
 /** EXPIRES_AT of a new key: in the future, or null for none. */
 function expiryOf(input: ApiKeyCreate, clock: Clock): number | null {
   if (input.expires_at === undefined || input.expires_at === null) return null;
   const at = parseInstant(input.expires_at);
   if (at === null) throw validationError([{ field: 'expires_at', message: INSTANT_RULE }], 'Request body is invalid');
-  if (!(at > clock.now())) throw validationError([{ field: 'expires_at', message: 'must be in the future' }], 'Request body is invalid');
+  if (!(at > clock.now()))
+    throw validationError([{ field: 'expires_at', message: 'must be in the future' }], 'Request body is invalid');
   return at;
 }
 
 /** A key may be limited to the default domain (0) and to domains its user owns (an admin: any domain). */
-async function domainsFor(keys: Pick<ApiKeysRepository, 'domainOwners'>, input: ApiKeyCreate, owner: { id: number; role: string }): Promise<string | null> {
+async function domainsFor(
+  keys: Pick<ApiKeysRepository, 'domainOwners'>,
+  input: ApiKeyCreate,
+  owner: { id: number; role: string },
+): Promise<string | null> {
   if (input.domains === undefined || input.domains === null) return null;
   const ids = [...new Set(input.domains)];
   const owners = await keys.domainOwners(ids.filter((id) => id !== 0));
-  const bad = ids.filter((id) => id !== 0 && (!owners.has(id) || (owner.role !== 'admin' && owners.get(id) !== owner.id)));
-  if (bad.length) throw validationError([{ field: 'domains', message: `${bad.join(', ')}: not a domain of this user` }], 'Request body is invalid');
+  const bad = ids.filter(
+    (id) => id !== 0 && (!owners.has(id) || (owner.role !== 'admin' && owners.get(id) !== owner.id)),
+  );
+  if (bad.length)
+    throw validationError(
+      [{ field: 'domains', message: `${bad.join(', ')}: not a domain of this user` }],
+      'Request body is invalid',
+    );
   return ids.join(',');
 }
 
@@ -56,16 +74,27 @@ async function createKey(deps: ApiKeysDeps, userId: number, input: ApiKeyCreate)
   const expiresAt = expiryOf(input, clock);
   const owner = await users.findById(userId);
   if (!owner) throw notFound('User');
-  if (owner.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may hold API keys; this one is ${owner.status}`);
+  if (owner.status !== 'active')
+    throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may hold API keys; this one is ${owner.status}`);
   const domains = await domainsFor(keys, input, owner);
   const { key, prefix } = generateApiKey();
   const scopes = [...new Set(input.scopes)].sort();
   const row = await keys.insertWithin(
-    { user_id: userId, name: input.name, prefix, key_hash: hash(key)!, scopes: scopes.join(' '), created_at: clock.now(), expires_at: expiresAt, domains },
+    {
+      user_id: userId,
+      name: input.name,
+      prefix,
+      key_hash: hash(key)!,
+      scopes: scopes.join(' '),
+      created_at: clock.now(),
+      expires_at: expiresAt,
+      domains,
+    },
     MAX_KEYS_PER_USER,
   );
   if (row === 'user-missing') throw notFound('User');
-  if (row === 'full') throw new AppError('CONFLICT', `A user may hold at most ${MAX_KEYS_PER_USER} API keys; revoke one first`);
+  if (row === 'full')
+    throw new AppError('CONFLICT', `A user may hold at most ${MAX_KEYS_PER_USER} API keys; revoke one first`);
   return { ...toApiKey(row), key };
 }
 
@@ -80,7 +109,11 @@ async function authenticateKey(deps: ApiKeysDeps, key: string): Promise<Caller> 
   if (row.status === 'suspended') throw new InvalidTokenError('The account is suspended');
   lastUsed.note(row.id, now, row.last_used_at);
   return {
-    userId: row.user_id, role: row.role, status: row.status, jti: '', exp: row.expires_at === null ? Infinity : Math.floor(row.expires_at / 1000),
+    userId: row.user_id,
+    role: row.role,
+    status: row.status,
+    jti: '',
+    exp: row.expires_at === null ? Infinity : Math.floor(row.expires_at / 1000),
     apiKey: { id: row.id, scopes: row.scopes.split(' ') as Scope[], domains: domainsOf(row) },
   };
 }
@@ -106,7 +139,12 @@ export function createApiKeysService(deps: ApiKeysDeps) {
      */
     create: (userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> => createKey(deps, userId, input),
 
-    async list(userId: number, query: ApiKeyListQueryT, requestUrl: string, cursorOnly = false): Promise<PageResult<ApiKey>> {
+    async list(
+      userId: number,
+      query: ApiKeyListQueryT,
+      requestUrl: string,
+      cursorOnly = false,
+    ): Promise<PageResult<ApiKey>> {
       const list = paginator.resolve(query, API_KEY_SORT_COLUMNS, {}, cursorOnly);
       if (!(await users.findById(userId))) throw notFound('User');
       await lastUsed.flush(); // what this instance noted is shown at once
@@ -132,7 +170,6 @@ export function createApiKeysService(deps: ApiKeysDeps) {
      * to the key's scopes. Unknown, revoked or expired keys and keys of suspended users are refused.
      */
     authenticate: (key: string): Promise<Caller> => authenticateKey(deps, key),
-
 
     flushLastUsed: (): Promise<void> => lastUsed.flush(),
   };

@@ -18,7 +18,16 @@ import { createClickStreamConsumer, type ClickStreamConsumer } from './transport
 import { createMemoryClickQueue } from './transport/memory-click-queue.js';
 import { createRedisClickQueue } from './transport/redis-click-queue.js';
 
-type IngestConfig = Pick<Config, 'dataDir' | 'clickJournal' | 'clickFlushMs' | 'clickBatchSize' | 'clickQueueLimit' | 'clickClaimIdleMs' | 'clickWorkerInProcess'>;
+type IngestConfig = Pick<
+  Config,
+  | 'dataDir'
+  | 'clickJournal'
+  | 'clickFlushMs'
+  | 'clickBatchSize'
+  | 'clickQueueLimit'
+  | 'clickClaimIdleMs'
+  | 'clickWorkerInProcess'
+>;
 type IngestStorage = Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
 
 /** The scale-out setup's Redis: the client, the redirect's turn on it (shared-state.ts) and the key prefix. */
@@ -97,7 +106,11 @@ export async function createClickIngest(deps: ClickIngestDeps) {
 
 export type ClickIngest = Awaited<ReturnType<typeof createClickIngest>>;
 
-function memorySink({ config, log, clock }: ClickIngestDeps, writer: ClickWriter, journal?: Pick<ClickJournal, 'id' | 'written' | 'replaying'>) {
+function memorySink(
+  { config, log, clock }: ClickIngestDeps,
+  writer: ClickWriter,
+  journal?: Pick<ClickJournal, 'id' | 'written' | 'replaying'>,
+) {
   return createMemoryClickQueue({
     writer,
     flushMs: config.clickFlushMs,
@@ -105,11 +118,17 @@ function memorySink({ config, log, clock }: ClickIngestDeps, writer: ClickWriter
     limit: config.clickQueueLimit,
     log: log.child({ component: 'click-queue' }),
     clock,
-    ...(journal ? { onWritten: (n: number) => journal.written(n), journal: journal.id, holdFresh: () => journal.replaying() } : {}),
+    ...(journal
+      ? { onWritten: (n: number) => journal.written(n), journal: journal.id, holdFresh: () => journal.replaying() }
+      : {}),
   });
 }
 
-function streamSink({ config, log, clock }: ClickIngestDeps, redis: IngestRedis, writing: StorageWriter): Promise<ClickSink> {
+function streamSink(
+  { config, log, clock }: ClickIngestDeps,
+  redis: IngestRedis,
+  writing: StorageWriter,
+): Promise<ClickSink> {
   return createRedisClickQueue({
     redis: redis.client,
     turn: redis.turn,
@@ -133,12 +152,16 @@ async function journaledSink(deps: ClickIngestDeps, writing: StorageWriter): Pro
     log: deps.log.child({ component: 'click-journal' }),
     committed: async (id) => {
       const mark = await db.selectFrom('click_journal_marks').selectAll().where('journal', '=', id).executeTakeFirst();
-      const w = mark?.window_end == null ? null : { end: Number(mark.window_end), link: Number(mark.window_link), count: Number(mark.window_count) };
+      const w =
+        mark?.window_end == null
+          ? null
+          : { end: Number(mark.window_end), link: Number(mark.window_link), count: Number(mark.window_count) };
       return { committed: Number(mark?.committed ?? 0), window: w };
     },
     replay: (clicks, mark) => writing.writer.writeBatch!(ClickBatch.of(clicks), mark),
     replayKeyed: (clicks) => writing.replaySafe().write(clicks),
-    forgetMarks: async (keep) => void (await db.deleteFrom('click_journal_marks').where('journal', '!=', keep).execute()),
+    forgetMarks: async (keep) =>
+      void (await db.deleteFrom('click_journal_marks').where('journal', '!=', keep).execute()),
   });
   return journaledClickQueue(memorySink(deps, writing.writer, journal), journal);
 }
@@ -148,15 +171,21 @@ async function journaledSink(deps: ClickIngestDeps, writing: StorageWriter): Pro
  * link, marked imported; on the embedded engine through the writer thread's statements on the main connection
  * (sqlite-rollup-writer.ts), on PostgreSQL through its writer.
  */
-export function importedVisitsWriter(storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>): PgClickWriter['writeImported'] {
-  return storage.sqlite === null ? createPgClickWriter(storage).writeImported : createImportedVisitsWriter(storage.sqlite);
+export function importedVisitsWriter(
+  storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>,
+): PgClickWriter['writeImported'] {
+  return storage.sqlite === null
+    ? createPgClickWriter(storage).writeImported
+    : createImportedVisitsWriter(storage.sqlite);
 }
 
 /**
  * `npm run worker` (worker.ts): a consumer of the Redis stream writing to PostgreSQL through the replay-safe
  * writer, the same as an API instance's in-process consumer.
  */
-export function startClickWorker(deps: Omit<ClickIngestDeps, 'redis'> & { redis: Omit<IngestRedis, 'turn'> }): ClickStreamConsumer {
+export function startClickWorker(
+  deps: Omit<ClickIngestDeps, 'redis'> & { redis: Omit<IngestRedis, 'turn'> },
+): ClickStreamConsumer {
   const { config } = deps;
   const consumer = createClickStreamConsumer({
     redis: deps.redis.client,

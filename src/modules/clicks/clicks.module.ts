@@ -39,9 +39,25 @@ export interface ClicksModuleDeps {
 export function createClicksModule(deps: ClicksModuleDeps) {
   const { links, paginator, clock, storage } = deps;
   const stats = createStatsService({ stats: createStatsRepository(storage), links, users: deps.users, clock });
-  const records = createClickRecordsService({ records: createClickRecordsRepository(storage.db, paginator), links, paginator });
+  const records = createClickRecordsService({
+    records: createClickRecordsRepository(storage.db, paginator),
+    links,
+    paginator,
+  });
   const partitions = storage.dialect.rangePartitioning
-    ? [{ name: 'click-partitions', everyMs: CLICK_PARTITIONS_EVERY_MS, run: () => maintainClickPartitions(storage.db as unknown as Kysely<unknown>, clock.now(), deps.retentionMonths, deps.log) }]
+    ? [
+        {
+          name: 'click-partitions',
+          everyMs: CLICK_PARTITIONS_EVERY_MS,
+          run: () =>
+            maintainClickPartitions(
+              storage.db as unknown as Kysely<unknown>,
+              clock.now(),
+              deps.retentionMonths,
+              deps.log,
+            ),
+        },
+      ]
     : [];
   return appModule({
     stats,

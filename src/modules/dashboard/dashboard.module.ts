@@ -17,7 +17,11 @@ export interface DashboardModuleDeps {
 export function createDashboardModule({ config, clock, log, domainRoot }: DashboardModuleDeps) {
   const webDir = config.webDir ?? defaultWebDir();
   const assets = findWebAssets(webDir);
-  if (!assets) log.warn({ webDir }, 'the dashboard is not built (no index.html and assets/ there): /app answers 503 until `npm run build`');
+  if (!assets)
+    log.warn(
+      { webDir },
+      'the dashboard is not built (no index.html and assets/ there): /app answers 503 until `npm run build`',
+    );
   return appModule({
     schemas: [],
     rootRoutes: async (scope) => {

@@ -36,7 +36,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardRoutesOptions> = async
   app.get('/', { schema: { hide: true } }, (request, reply) => {
     const root = opts.domainRoot?.(request.host);
     if (root === undefined) return reply.redirect(DASHBOARD_PATH, 302);
-    if (root === null) return sendAppError(reply, new AppError('NOT_FOUND', 'This domain has no page of its own'), opts.clock.now());
+    if (root === null)
+      return sendAppError(reply, new AppError('NOT_FOUND', 'This domain has no page of its own'), opts.clock.now());
     return reply.header('cache-control', 'private, no-store').redirect(root, 302);
   });
 
@@ -44,7 +45,14 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardRoutesOptions> = async
   const { assets } = opts;
   if (assets === null) {
     const notBuilt = (reply: FastifyReply) =>
-      sendAppError(reply, new AppError('SERVICE_UNAVAILABLE', 'The dashboard is not built on this server: run `npm run build` and restart'), opts.clock.now());
+      sendAppError(
+        reply,
+        new AppError(
+          'SERVICE_UNAVAILABLE',
+          'The dashboard is not built on this server: run `npm run build` and restart',
+        ),
+        opts.clock.now(),
+      );
     app.get(DASHBOARD_PATH, { schema: { hide: true } }, (_request, reply) => notBuilt(reply));
     app.get(`${DASHBOARD_PATH}/*`, { schema: { hide: true } }, (_request, reply) => notBuilt(reply));
     return;

@@ -29,7 +29,10 @@ function blockedFallbacks(row: DomainRow, blockedHosts: HostBlocklist): DomainCh
 
 /** Clears one domain's blocked fallbacks, conditional on the row it judged (a change made meanwhile is judged again). */
 async function clearOne(
-  domains: Pick<DomainsRepository, 'findById' | 'update'>, first: DomainRow, blockedHosts: HostBlocklist, clock: Clock,
+  domains: Pick<DomainsRepository, 'findById' | 'update'>,
+  first: DomainRow,
+  blockedHosts: HostBlocklist,
+  clock: Clock,
 ): Promise<number> {
   let row: DomainRow | undefined = first;
   for (let attempt = 0; row !== undefined && attempt < ATTEMPTS; attempt += 1) {

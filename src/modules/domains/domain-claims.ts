@@ -41,7 +41,10 @@ export function claimNamedFor<T extends Claim>(claims: readonly T[], viewer: Cla
   if (viewer === null) return undefined;
   const own = viewer.userId === null ? undefined : claims.find((c) => c.ownerId === viewer.userId);
   if (own || !viewer.admin) return own;
-  return claims.reduce<T | undefined>((oldest, c) => (oldest === undefined || c.id < oldest.id ? c : oldest), undefined);
+  return claims.reduce<T | undefined>(
+    (oldest, c) => (oldest === undefined || c.id < oldest.id ? c : oldest),
+    undefined,
+  );
 }
 
 const asClaim = (row: DomainRow) => ({ id: row.id, ownerId: row.owner_id, verified: row.verified_at !== null, row });
@@ -64,9 +67,19 @@ export const DOMAIN_TOKEN_LENGTH = 32;
 
 /** A new claim's row: unverified, with a token of its own. */
 export const newClaimRow = (hostname: string, ownerId: number, at: number): Insertable<DomainsTable> => ({
-  hostname, owner_id: ownerId, token: randomAlphanumeric(DOMAIN_TOKEN_LENGTH), verified_at: null, scheme: null,
-  root_redirect: null, not_found_redirect: null, expired_redirect: null, checked_at: null, failing_since: null, check_message: null,
-  created_at: at, updated_at: at,
+  hostname,
+  owner_id: ownerId,
+  token: randomAlphanumeric(DOMAIN_TOKEN_LENGTH),
+  verified_at: null,
+  scheme: null,
+  root_redirect: null,
+  not_found_redirect: null,
+  expired_redirect: null,
+  checked_at: null,
+  failing_since: null,
+  check_message: null,
+  created_at: at,
+  updated_at: at,
 });
 
 /**
@@ -76,11 +89,18 @@ export const newClaimRow = (hostname: string, ownerId: number, at: number): Inse
  */
 export async function insertClaim(tx: Db, row: Insertable<DomainsTable>): Promise<DomainRow> {
   const created = await tx.insertInto('domains').values(row).returningAll().executeTakeFirstOrThrow();
-  await tx.insertInto('link_codes').columns(['domain_id', 'code', 'link_id', 'retired_at', 'retired_reason'])
-    .expression((eb) => eb.selectFrom('retired_domain_codes')
-      .select([sql.lit(Number(created.id)).as('domain_id'), 'code', 'link_id', 'retired_at', 'retired_reason'])
-      .where('hostname', '=', created.hostname).where('scope', 'in', [0, created.owner_id ?? 0]))
-    .onConflict((oc) => oc.doNothing()).execute();
+  await tx
+    .insertInto('link_codes')
+    .columns(['domain_id', 'code', 'link_id', 'retired_at', 'retired_reason'])
+    .expression((eb) =>
+      eb
+        .selectFrom('retired_domain_codes')
+        .select([sql.lit(Number(created.id)).as('domain_id'), 'code', 'link_id', 'retired_at', 'retired_reason'])
+        .where('hostname', '=', created.hostname)
+        .where('scope', 'in', [0, created.owner_id ?? 0]),
+    )
+    .onConflict((oc) => oc.doNothing())
+    .execute();
   return created;
 }
 
@@ -95,19 +115,35 @@ export type RetiringDomain = Pick<DomainRow, 'id' | 'hostname' | 'owner_id' | 'v
 export async function retireDomainCodes(tx: Db, domain: RetiringDomain, at: number): Promise<void> {
   const scope = domain.verified_at !== null ? 0 : domain.owner_id;
   if (scope !== null) {
-    await tx.insertInto('retired_domain_codes').columns(['hostname', 'scope', 'code', 'link_id', 'retired_at', 'retired_reason'])
-      .expression((eb) => eb.selectFrom('link_codes').select([
-        sql.lit(domain.hostname).as('hostname'), sql.lit(Number(scope)).as('scope'), 'code', 'link_id',
-        sql<number>`coalesce(retired_at, ${at})`.as('retired_at'), sql<'deleted'>`coalesce(retired_reason, 'deleted')`.as('retired_reason'),
-      ]).where('domain_id', '=', domain.id))
-      .onConflict((oc) => oc.doNothing()).execute();
+    await tx
+      .insertInto('retired_domain_codes')
+      .columns(['hostname', 'scope', 'code', 'link_id', 'retired_at', 'retired_reason'])
+      .expression((eb) =>
+        eb
+          .selectFrom('link_codes')
+          .select([
+            sql.lit(domain.hostname).as('hostname'),
+            sql.lit(Number(scope)).as('scope'),
+            'code',
+            'link_id',
+            sql<number>`coalesce(retired_at, ${at})`.as('retired_at'),
+            sql<'deleted'>`coalesce(retired_reason, 'deleted')`.as('retired_reason'),
+          ])
+          .where('domain_id', '=', domain.id),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
   await tx.deleteFrom('link_codes').where('domain_id', '=', domain.id).execute();
 }
 
 const hostnameDetail = (message: string) => [{ field: 'hostname', message }];
 export const hostnameTaken = (): AppError =>
-  new AppError('CONFLICT', 'This host name is a verified domain of this service', hostnameDetail('is taken: it was verified by its owner'));
+  new AppError(
+    'CONFLICT',
+    'This host name is a verified domain of this service',
+    hostnameDetail('is taken: it was verified by its owner'),
+  );
 export const alreadyClaimed = (): AppError =>
   new AppError('CONFLICT', 'You have claimed this host name already', hostnameDetail('is one of your domains already'));
 
@@ -117,7 +153,9 @@ export const alreadyClaimed = (): AppError =>
  * it already (look with findDomainFor first).
  */
 export async function claimDomain(
-  tx: Db, dialect: Pick<Dialect, 'notify'>, claim: { hostname: string; ownerId: number; at: number },
+  tx: Db,
+  dialect: Pick<Dialect, 'notify'>,
+  claim: { hostname: string; ownerId: number; at: number },
 ): Promise<DomainRow> {
   const existing = await claimsOf(tx, claim.hostname);
   if (existing.some((c) => c.verified_at !== null)) throw hostnameTaken();

@@ -22,7 +22,11 @@ export function domainRecord(row: DomainRow, now: number): Domain {
     hostname: row.hostname,
     owner_id: row.owner_id,
     verified_at: row.verified_at === null ? null : isoTime(row.verified_at),
-    verification: { txt_name: txtNameOf(row.hostname), txt_value: txtValueOf(row.token), http_path: httpPathOf(row.token) },
+    verification: {
+      txt_name: txtNameOf(row.hostname),
+      txt_value: txtValueOf(row.token),
+      http_path: httpPathOf(row.token),
+    },
     scheme: row.scheme === 'http' || row.scheme === 'https' ? row.scheme : null,
     root_redirect: row.root_redirect,
     not_found_redirect: row.not_found_redirect,

@@ -43,7 +43,12 @@ export interface DomainCheckerOptions {
 
 const NO_RECORD = new Set(['ENODATA', 'ENOTFOUND']);
 
-async function checkTxtRecord(opts: DomainCheckerOptions, hostname: string, token: string, signal: AbortSignal): Promise<string | null> {
+async function checkTxtRecord(
+  opts: DomainCheckerOptions,
+  hostname: string,
+  token: string,
+  signal: AbortSignal,
+): Promise<string | null> {
   const name = txtNameOf(hostname);
   const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: 2 });
   if (opts.dnsServers.length) resolver.setServers([...opts.dnsServers]);
@@ -64,25 +69,41 @@ async function checkTxtRecord(opts: DomainCheckerOptions, hostname: string, toke
 
 /** What the owner is told of a failed request. */
 const ownerText = (err: OutboundError): string =>
-  err.failure === 'address-not-allowed' ? 'address not allowed' : err.failure === 'no-address' ? 'no address' : 'no answer';
+  err.failure === 'address-not-allowed'
+    ? 'address not allowed'
+    : err.failure === 'no-address'
+      ? 'no address'
+      : 'no answer';
 
 type CheckerParts = DomainCheckerOptions & { outbound: OutboundHttp };
 
-async function checkHttpPath(opts: CheckerParts, hostname: string, token: string, deadlineMs: number): Promise<string | null> {
+async function checkHttpPath(
+  opts: CheckerParts,
+  hostname: string,
+  token: string,
+  deadlineMs: number,
+): Promise<string | null> {
   const path = httpPathOf(token);
   const shown = `http://${hostname}${path}`;
   const port = opts.httpPort ?? 80;
   try {
     const res = await opts.outbound.request({
-      url: `http://${hostname}${port === 80 ? '' : `:${port}`}${path}`, headers: { accept: 'text/plain' },
-      deadlineMs, maxBodyBytes: MAX_BODY_BYTES, onTooLarge: 'truncate', allowPrivate: opts.allowPrivate,
+      url: `http://${hostname}${port === 80 ? '' : `:${port}`}${path}`,
+      headers: { accept: 'text/plain' },
+      deadlineMs,
+      maxBodyBytes: MAX_BODY_BYTES,
+      onTooLarge: 'truncate',
+      allowPrivate: opts.allowPrivate,
     });
     if (res.status >= 300 && res.status < 400) return `${shown}: answered ${res.status} (redirects are not followed)`;
     if (res.status !== 200) return `${shown}: answered ${res.status}`;
     return res.body.toString('utf8').trim() === token ? null : `${shown}: answered without the token`;
   } catch (err) {
     if (!(err instanceof OutboundError)) throw err;
-    opts.log?.info({ hostname, failure: err.failure, detail: err.detail }, 'domain verification: the HTTP proof failed');
+    opts.log?.info(
+      { hostname, failure: err.failure, detail: err.detail },
+      'domain verification: the HTTP proof failed',
+    );
     return `${shown}: ${ownerText(err)}`;
   }
 }

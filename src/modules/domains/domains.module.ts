@@ -46,7 +46,14 @@ export async function createDomainsModule(deps: DomainsModuleDeps) {
   const repository = createDomainsRepository(deps.db, deps.dialect, deps.paginator, deps.changeOrigin);
   const checker = deps.checker ?? createDomainChecker(deps.verification);
   const domains = createDomainsService({
-    domains: repository, registry, users: deps.users, checker, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator, defaultHost: deps.defaultHost,
+    domains: repository,
+    registry,
+    users: deps.users,
+    checker,
+    dialect: deps.dialect,
+    clock: deps.clock,
+    paginator: deps.paginator,
+    defaultHost: deps.defaultHost,
     ...(deps.blockedHosts ? { blockedHosts: deps.blockedHosts } : {}),
   });
   await domains.reloadAll();

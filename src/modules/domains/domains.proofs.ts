@@ -14,7 +14,10 @@ const RECHECK_BATCH = 50;
 const RECHECK_CONCURRENCY = 8;
 
 export interface DomainProofsDeps {
-  domains: Pick<DomainsRepository, 'findById' | 'findByToken' | 'update' | 'markVerified' | 'dueForCheck' | 'claimCheck'>;
+  domains: Pick<
+    DomainsRepository,
+    'findById' | 'findByToken' | 'update' | 'markVerified' | 'dueForCheck' | 'claimCheck'
+  >;
   registry: Pick<DomainRegistry, 'put' | 'remove'>;
   dialect: Pick<Dialect, 'isUniqueViolation'>;
   checker: DomainChecker;
@@ -28,7 +31,9 @@ async function forEachBounded<T>(items: readonly T[], limit: number, work: (item
   const worker = async () => {
     while (next < items.length) {
       const item = items[next++]!;
-      await work(item).catch((err: unknown) => { failures.push(err); });
+      await work(item).catch((err: unknown) => {
+        failures.push(err);
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
@@ -50,7 +55,13 @@ export function createDomainProofs(deps: DomainProofsDeps) {
           { field: 'http', message: proof.http },
         ]);
       }
-      const changes = { verified_at: row.verified_at ?? now, checked_at: now, failing_since: null, check_message: null, updated_at: now };
+      const changes = {
+        verified_at: row.verified_at ?? now,
+        checked_at: now,
+        failing_since: null,
+        check_message: null,
+        updated_at: now,
+      };
       const verified = await domains.markVerified(id, changes).catch((err: unknown) => {
         if (!dialect.isUniqueViolation(err)) throw err;
         const detail = { field: 'hostname', message: 'is a verified domain of another user' };

@@ -31,26 +31,39 @@ function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
     },
 
     async dueForCheck(before: number, limit: number): Promise<DomainRow[]> {
-      return db.selectFrom('domains').selectAll()
+      return db
+        .selectFrom('domains')
+        .selectAll()
         .where('verified_at', 'is not', null)
         .where((eb) => eb.or([eb('checked_at', 'is', null), eb('checked_at', '<=', before)]))
-        .orderBy('checked_at').limit(limit).execute();
+        .orderBy('checked_at')
+        .limit(limit)
+        .execute();
     },
 
     async countLinks(id: number): Promise<number> {
-      const row = await db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).where('domain_id', '=', id).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('links')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('domain_id', '=', id)
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
 
     /** `only`: these ids alone (an API key limited to them). */
-    async list(ownerId: number | null, list: ResolvedList, only: readonly number[] | null = null): Promise<{ rows: DomainRow[]; total: number | null }> {
+    async list(
+      ownerId: number | null,
+      list: ResolvedList,
+      only: readonly number[] | null = null,
+    ): Promise<{ rows: DomainRow[]; total: number | null }> {
       let base = db.selectFrom('domains');
       if (ownerId !== null) base = base.where('owner_id', '=', ownerId);
       if (only !== null) base = base.where('id', 'in', [...only, -1]);
       const rows = await paginator.apply(base.selectAll('domains'), list, 'domains').execute();
-      const total = list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
+      const total =
+        list.mode === 'page'
+          ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+          : null;
       return { rows, total };
     },
   };
@@ -65,11 +78,20 @@ async function verifyClaim(
   changes: DomainChanges,
   announce: AnnounceDomain,
 ): Promise<{ row: DomainRow; removed: number[] } | undefined> {
-  const row = await tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
-    .where('id', '=', id).returningAll().executeTakeFirst();
+  const row = await tx
+    .updateTable('domains')
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
   if (!row) return undefined;
   await announce(tx, 'domain.verified', id);
-  const others = await tx.selectFrom('domains').select('id').where('hostname', '=', row.hostname).where('id', '!=', id).execute();
+  const others = await tx
+    .selectFrom('domains')
+    .select('id')
+    .where('hostname', '=', row.hostname)
+    .where('id', '!=', id)
+    .execute();
   const removed = others.map((r) => Number(r.id));
   if (removed.length) {
     await tx.deleteFrom('links').where('domain_id', 'in', removed).execute();
@@ -108,7 +130,10 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
     /** With `expectedVersion` the update is conditional (If-Match); undefined when gone or moved on. */
     async update(id: number, changes: DomainChanges, expectedVersion: number | null): Promise<DomainRow | undefined> {
       return db.transaction().execute(async (tx) => {
-        let q = tx.updateTable('domains').set((eb) => ({ ...changes, version: eb('version', '+', 1) })).where('id', '=', id);
+        let q = tx
+          .updateTable('domains')
+          .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+          .where('id', '=', id);
         if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
         const row = await q.returningAll().executeTakeFirst();
         if (row) await announce(tx, 'domain.updated', id);
@@ -132,8 +157,11 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
      */
     async remove(id: number, withLinks: boolean, at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
-        const row = await tx.selectFrom('domains').select(['id', 'hostname', 'owner_id', 'verified_at'])
-          .where('id', '=', id).executeTakeFirst();
+        const row = await tx
+          .selectFrom('domains')
+          .select(['id', 'hostname', 'owner_id', 'verified_at'])
+          .where('id', '=', id)
+          .executeTakeFirst();
         if (!row) return false;
         if (withLinks) await tx.deleteFrom('links').where('domain_id', '=', id).execute();
         await retireDomainCodes(tx, row, at);

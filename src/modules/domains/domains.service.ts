@@ -28,13 +28,22 @@ export interface DomainsServiceDeps {
   blockedHosts?: HostBlocklist;
 }
 
-function createDomainReads(deps: { domains: Pick<DomainsRepository, 'findById' | 'list'>; paginator: Paginator; toDomain: (row: DomainRow) => Domain }) {
+function createDomainReads(deps: {
+  domains: Pick<DomainsRepository, 'findById' | 'list'>;
+  paginator: Paginator;
+  toDomain: (row: DomainRow) => Domain;
+}) {
   const { domains, paginator, toDomain } = deps;
   return {
     get: (id: number, caller: Caller): Promise<DomainRow> => findManagedDomain(domains, id, caller),
 
-    async list(caller: Caller, query: DomainListQueryT, requestUrl: string, cursorOnly: boolean): Promise<PageResult<Domain>> {
-      const ownerId = isAdmin(caller) ? query.owner_id ?? null : caller.userId;
+    async list(
+      caller: Caller,
+      query: DomainListQueryT,
+      requestUrl: string,
+      cursorOnly: boolean,
+    ): Promise<PageResult<Domain>> {
+      const ownerId = isAdmin(caller) ? (query.owner_id ?? null) : caller.userId;
       const only = caller.apiKey?.domains ?? null;
       const list = paginator.resolve(query, DOMAIN_SORT_COLUMNS, { owner: ownerId, only }, cursorOnly);
       const { rows, total } = await domains.list(ownerId, list, only);

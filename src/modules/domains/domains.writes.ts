@@ -28,7 +28,11 @@ export interface DomainWritesDeps {
 }
 
 /** The fallbacks that were sent: null clears one, a URL must pass checkFallbackUrl (else a detail, not a change). */
-function fallbackChanges(input: Partial<Pick<DomainCreate, 'root_redirect' | 'not_found_redirect' | 'expired_redirect'>>, hostname: string, details: ErrorDetail[]): DomainChanges {
+function fallbackChanges(
+  input: Partial<Pick<DomainCreate, 'root_redirect' | 'not_found_redirect' | 'expired_redirect'>>,
+  hostname: string,
+  details: ErrorDetail[],
+): DomainChanges {
   const out: DomainChanges = {};
   for (const field of ['root_redirect', 'not_found_redirect', 'expired_redirect'] as const) {
     const value = input[field];
@@ -47,18 +51,33 @@ function fallbackChanges(input: Partial<Pick<DomainCreate, 'root_redirect' | 'no
 /** The new domain's host name, normalized; what makes it unfit goes into `details`. */
 function newHostname(input: string, defaultHost: string, details: ErrorDetail[]): string | null {
   const hostname = normalizeHostname(input);
-  if (hostname === null) details.push({ field: 'hostname', message: 'must be a host name of at least two labels (letters, digits, hyphens), without port or path' });
-  else if (hostname === defaultHost) details.push({ field: 'hostname', message: 'is the default domain of this service' });
+  if (hostname === null)
+    details.push({
+      field: 'hostname',
+      message: 'must be a host name of at least two labels (letters, digits, hyphens), without port or path',
+    });
+  else if (hostname === defaultHost)
+    details.push({ field: 'hostname', message: 'is the default domain of this service' });
   return hostname;
 }
 
 /** The new domain's owner: the caller, or (for an admin) the user named, and only from an active account. */
-async function activeOwner(users: Pick<UsersRepository, 'findById'>, caller: Caller, ownerId: number | undefined): Promise<number> {
+async function activeOwner(
+  users: Pick<UsersRepository, 'findById'>,
+  caller: Caller,
+  ownerId: number | undefined,
+): Promise<number> {
   if (ownerId !== undefined && ownerId !== caller.userId && !isAdmin(caller)) {
-    throw new AppError('FORBIDDEN', 'Only an admin may add a domain for another user', [{ field: 'owner_id', message: "must be the caller's own id, or omitted" }]);
+    throw new AppError('FORBIDDEN', 'Only an admin may add a domain for another user', [
+      { field: 'owner_id', message: "must be the caller's own id, or omitted" },
+    ]);
   }
   const me = await users.findById(caller.userId);
-  if (!me || me.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may add a domain; this one is ${me?.status ?? 'gone'}`);
+  if (!me || me.status !== 'active')
+    throw new AppError(
+      'ACCOUNT_NOT_ACTIVE',
+      `Only an active account may add a domain; this one is ${me?.status ?? 'gone'}`,
+    );
   const id = ownerId ?? caller.userId;
   if (id !== caller.userId && !(await users.findById(id))) {
     throw validationError([{ field: 'owner_id', message: 'no user has this id' }], 'Request body is invalid');
@@ -67,13 +86,21 @@ async function activeOwner(users: Pick<UsersRepository, 'findById'>, caller: Cal
 }
 
 /** What a patch changes of `row`; the host name never changes, the owner only by an admin's hand. */
-async function patchChanges(users: Pick<UsersRepository, 'findById'>, row: DomainRow, input: DomainPatch, caller: Caller): Promise<DomainChanges> {
+async function patchChanges(
+  users: Pick<UsersRepository, 'findById'>,
+  row: DomainRow,
+  input: DomainPatch,
+  caller: Caller,
+): Promise<DomainChanges> {
   const details: ErrorDetail[] = [];
   if (input.hostname !== undefined && normalizeHostname(input.hostname) !== row.hostname) {
     details.push({ field: 'hostname', message: 'cannot change: add the new name as a domain of its own' });
   }
   if (input.owner_id !== undefined && input.owner_id !== row.owner_id) {
-    if (!isAdmin(caller)) throw new AppError('FORBIDDEN', 'Only an admin may hand a domain to another user', [{ field: 'owner_id', message: 'cannot change' }]);
+    if (!isAdmin(caller))
+      throw new AppError('FORBIDDEN', 'Only an admin may hand a domain to another user', [
+        { field: 'owner_id', message: 'cannot change' },
+      ]);
     if (!(await users.findById(input.owner_id))) details.push({ field: 'owner_id', message: 'no user has this id' });
   }
   const changes = fallbackChanges(input, row.hostname, details);
@@ -126,7 +153,13 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       if (claims.some((c) => c.verified_at !== null)) throw hostnameTaken();
       if (claims.some((c) => c.owner_id === ownerId)) throw alreadyClaimed();
       try {
-        return publish(await domains.insert({ ...newClaimRow(hostname, ownerId, clock.now()), scheme: input.scheme ?? null, ...changes }));
+        return publish(
+          await domains.insert({
+            ...newClaimRow(hostname, ownerId, clock.now()),
+            scheme: input.scheme ?? null,
+            ...changes,
+          }),
+        );
       } catch (err) {
         if (!dialect.isUniqueViolation(err)) throw err;
         throw alreadyClaimed(); // the same owner's two requests at once
@@ -140,14 +173,18 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       assertFallbacksAllowed(changes, deps.blockedHosts);
       if (Object.keys(changes).length === 0) return row;
       const expected = ifMatch === undefined ? null : row.version;
-      const updated = await domains.update(id, { ...changes, updated_at: clock.now() }, expected).catch((err: unknown) => {
-        if (!dialect.isUniqueViolation(err)) throw err; // the new owner holds a claim of this name already
-        const detail = { field: 'owner_id', message: 'holds a claim of this host name' };
-        throw new AppError('CONFLICT', 'That user has claimed this host name already', [detail]);
-      });
+      const updated = await domains
+        .update(id, { ...changes, updated_at: clock.now() }, expected)
+        .catch((err: unknown) => {
+          if (!dialect.isUniqueViolation(err)) throw err; // the new owner holds a claim of this name already
+          const detail = { field: 'owner_id', message: 'holds a claim of this host name' };
+          throw new AppError('CONFLICT', 'That user has claimed this host name already', [detail]);
+        });
       if (updated) return publish(updated);
       const now = await findManagedDomain(domains, id, caller);
-      throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${domainEtag(now)}` }]);
+      throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [
+        { field: 'If-Match', message: `the current ETag is ${domainEtag(now)}` },
+      ]);
     },
 
     remove: (id: number, caller: Caller, force: boolean): Promise<void> => removeDomain(deps, id, caller, force),

@@ -1,4 +1,9 @@
-import { assertDestinationsAllowed, NOTHING_BLOCKED, type Destination, type HostBlocklist } from '../../lib/host-blocklist.js';
+import {
+  assertDestinationsAllowed,
+  NOTHING_BLOCKED,
+  type Destination,
+  type HostBlocklist,
+} from '../../lib/host-blocklist.js';
 
 /**
  * Why a fallback URL (SPEC §19: root_redirect, not_found_redirect, expired_redirect) is refused, or null. An
@@ -15,8 +20,10 @@ export function checkFallbackUrl(raw: string, hostname: string): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http or https URL';
   if (url.hostname === '') return 'must have a host';
   if (url.username !== '' || url.password !== '') return 'must not contain credentials';
-  if ([...raw].some((c) => c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f)) return 'must not contain whitespace or control characters';
-  if (url.hostname.replace(/\.$/, '').toLowerCase() === hostname) return 'must not be on the domain itself (a visit would come back here)';
+  if ([...raw].some((c) => c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f))
+    return 'must not contain whitespace or control characters';
+  if (url.hostname.replace(/\.$/, '').toLowerCase() === hostname)
+    return 'must not be on the domain itself (a visit would come back here)';
   return null;
 }
 

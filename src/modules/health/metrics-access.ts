@@ -14,9 +14,12 @@ export function requireMetricsToken(token: string): onRequestHookHandler {
   return function metricsToken(request, _reply, done) {
     const sent = /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
     if (sent !== undefined && timingSafeEqual(digest(sent), expected)) return done();
-    done(new AppError('UNAUTHENTICATED', 'GET /metrics needs the metrics token (METRICS_TOKEN) as a bearer token', [], {
-      'WWW-Authenticate': sent === undefined ? 'Bearer realm="metrics"' : 'Bearer realm="metrics", error="invalid_token"',
-    }));
+    done(
+      new AppError('UNAUTHENTICATED', 'GET /metrics needs the metrics token (METRICS_TOKEN) as a bearer token', [], {
+        'WWW-Authenticate':
+          sent === undefined ? 'Bearer realm="metrics"' : 'Bearer realm="metrics", error="invalid_token"',
+      }),
+    );
   };
 }
 

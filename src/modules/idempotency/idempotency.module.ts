@@ -8,8 +8,18 @@ import { createIdempotencyService } from './idempotency.service.js';
 const PURGE_EVERY_MS = 5 * 60_000;
 
 /** Idempotency keys: the service the HTTP plugin (plugins/idempotency.ts) uses, and the purge of expired keys. */
-export function createIdempotencyModule(deps: { db: Kysely<Database>; clock: Clock; ttlSeconds: number; lockTimeoutMs: number }) {
-  const idempotency = createIdempotencyService({ repo: createIdempotencyRepository(deps.db), clock: deps.clock, ttlSeconds: deps.ttlSeconds, lockTimeoutMs: deps.lockTimeoutMs });
+export function createIdempotencyModule(deps: {
+  db: Kysely<Database>;
+  clock: Clock;
+  ttlSeconds: number;
+  lockTimeoutMs: number;
+}) {
+  const idempotency = createIdempotencyService({
+    repo: createIdempotencyRepository(deps.db),
+    clock: deps.clock,
+    ttlSeconds: deps.ttlSeconds,
+    lockTimeoutMs: deps.lockTimeoutMs,
+  });
   return appModule({
     idempotency,
     schemas: [],

@@ -51,9 +51,17 @@ function keyClaims(db: Kysely<Database>) {
       const row = await db
         .insertInto('idempotency_keys')
         .values({
-          scope: l.scope, idem_key: l.key, user_id: l.userId, fingerprint: l.fingerprint, lock_id: l.lockId,
-          locked_at: l.now, response_status: null, response_headers: null, response_body: null,
-          created_at: l.now, expires_at: l.expiresAt,
+          scope: l.scope,
+          idem_key: l.key,
+          user_id: l.userId,
+          fingerprint: l.fingerprint,
+          lock_id: l.lockId,
+          locked_at: l.now,
+          response_status: null,
+          response_headers: null,
+          response_body: null,
+          created_at: l.now,
+          expires_at: l.expiresAt,
         })
         .onConflict((oc) => oc.columns(['scope', 'idem_key']).doNothing())
         .returning('scope')
@@ -62,7 +70,12 @@ function keyClaims(db: Kysely<Database>) {
     },
 
     async find(k: KeyId): Promise<IdempotencyKeyRow | undefined> {
-      return db.selectFrom('idempotency_keys').where('scope', '=', k.scope).where('idem_key', '=', k.key).selectAll().executeTakeFirst();
+      return db
+        .selectFrom('idempotency_keys')
+        .where('scope', '=', k.scope)
+        .where('idem_key', '=', k.key)
+        .selectAll()
+        .executeTakeFirst();
     },
 
     /** Takes over a lock whose holder is presumed dead: only if it still holds the lock we saw. */
@@ -70,15 +83,22 @@ function keyClaims(db: Kysely<Database>) {
       const res = await db
         .updateTable('idempotency_keys')
         .set({ lock_id: lockId, locked_at: now, created_at: now, expires_at: expiresAt })
-        .where('scope', '=', k.scope).where('idem_key', '=', k.key)
-        .where('lock_id', '=', staleLockId).where('response_status', 'is', null)
+        .where('scope', '=', k.scope)
+        .where('idem_key', '=', k.key)
+        .where('lock_id', '=', staleLockId)
+        .where('response_status', 'is', null)
         .executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
     },
 
     /** Deletes this key if it has expired (an expired key is forgotten, SPEC §5). */
     async deleteIfExpired(k: KeyId, now: number): Promise<void> {
-      await db.deleteFrom('idempotency_keys').where('scope', '=', k.scope).where('idem_key', '=', k.key).where('expires_at', '<=', now).execute();
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('scope', '=', k.scope)
+        .where('idem_key', '=', k.key)
+        .where('expires_at', '<=', now)
+        .execute();
     },
   };
 }
@@ -90,8 +110,15 @@ function keyOutcomes(db: Kysely<Database>) {
     async complete(k: KeyId, lockId: string, response: ResponseToStore, tx: Db): Promise<boolean> {
       const res = await tx
         .updateTable('idempotency_keys')
-        .set({ lock_id: null, locked_at: null, response_status: response.status, response_headers: response.headers, response_body: response.body })
-        .where('scope', '=', k.scope).where('idem_key', '=', k.key)
+        .set({
+          lock_id: null,
+          locked_at: null,
+          response_status: response.status,
+          response_headers: response.headers,
+          response_body: response.body,
+        })
+        .where('scope', '=', k.scope)
+        .where('idem_key', '=', k.key)
         .where('lock_id', '=', lockId)
         .executeTakeFirst();
       return Number(res.numUpdatedRows) === 1;
@@ -101,8 +128,10 @@ function keyOutcomes(db: Kysely<Database>) {
     async release(k: KeyId, lockId: string): Promise<boolean> {
       const res = await db
         .deleteFrom('idempotency_keys')
-        .where('scope', '=', k.scope).where('idem_key', '=', k.key)
-        .where('lock_id', '=', lockId).where('response_status', 'is', null)
+        .where('scope', '=', k.scope)
+        .where('idem_key', '=', k.key)
+        .where('lock_id', '=', lockId)
+        .where('response_status', 'is', null)
         .executeTakeFirst();
       return Number(res.numDeletedRows) === 1;
     },

@@ -28,9 +28,19 @@ interface ClaimDeps {
 }
 
 /** Idempotency keys in the database: the port plugins/idempotency.ts needs (IdempotencyKeys), and the purge. */
-export function createIdempotencyService(deps: { repo: IdempotencyRepository; clock: Clock; ttlSeconds: number; lockTimeoutMs?: number }) {
+export function createIdempotencyService(deps: {
+  repo: IdempotencyRepository;
+  clock: Clock;
+  ttlSeconds: number;
+  lockTimeoutMs?: number;
+}) {
   const { repo, clock } = deps;
-  const claimDeps: ClaimDeps = { repo, clock, ttlMs: deps.ttlSeconds * 1000, lockTimeoutMs: deps.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };
+  const claimDeps: ClaimDeps = {
+    repo,
+    clock,
+    ttlMs: deps.ttlSeconds * 1000,
+    lockTimeoutMs: deps.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+  };
 
   return {
     /** Claims the key for this request, or says what to answer instead (claimKey). */
@@ -42,7 +52,11 @@ export function createIdempotencyService(deps: { repo: IdempotencyRepository; cl
      * lock timeout and another took the key over), it throws and the transaction, work included, rolls back.
      */
     async complete(claim: IdempotencyClaim, response: StoredResponse, tx: Transaction<Database>): Promise<void> {
-      const stored = { status: response.status, headers: JSON.stringify(response.headers), body: JSON.stringify(response.body ?? null) };
+      const stored = {
+        status: response.status,
+        headers: JSON.stringify(response.headers),
+        body: JSON.stringify(response.body ?? null),
+      };
       if (!(await repo.complete(claim, claim.lockId, stored, tx))) throw inUse();
     },
 
@@ -50,7 +64,10 @@ export function createIdempotencyService(deps: { repo: IdempotencyRepository; cl
      * Does a claimed request's work and stores what it answers in one transaction (complete): the work and its
      * stored result commit together or not at all. `work` runs its writes with `tx`.
      */
-    async completeWith(claim: IdempotencyClaim, work: (tx: Transaction<Database>) => Promise<StoredResponse>): Promise<StoredResponse> {
+    async completeWith(
+      claim: IdempotencyClaim,
+      work: (tx: Transaction<Database>) => Promise<StoredResponse>,
+    ): Promise<StoredResponse> {
       return repo.transaction(async (tx) => {
         const response = await work(tx);
         await this.complete(claim, response, tx);

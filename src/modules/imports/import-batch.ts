@@ -51,7 +51,15 @@ export interface JobCounts {
   visitsSkipped: number;
 }
 
-export const emptyCounts = (): JobCounts => ({ items: 0, created: 0, unchanged: 0, conflicts: 0, failed: 0, visits: 0, visitsSkipped: 0 });
+export const emptyCounts = (): JobCounts => ({
+  items: 0,
+  created: 0,
+  unchanged: 0,
+  conflicts: 0,
+  failed: 0,
+  visits: 0,
+  visitsSkipped: 0,
+});
 
 export function addCounts(to: JobCounts, more: Partial<JobCounts>): void {
   for (const [k, v] of Object.entries(more) as Array<[keyof JobCounts, number]>) to[k] += v;
@@ -71,4 +79,9 @@ export function countResults(results: readonly ItemResult[]): JobCounts {
 
 /** The notes of an item (what it could not bring as it was) as one message. */
 export const notesMessage = (p: PendingItem): string | null =>
-  p.plan?.ok && p.plan.link.notes.length > 0 ? p.plan.link.notes.map((n) => `${n.field}: ${n.reason}`).join('; ').slice(0, 1000) : null;
+  p.plan?.ok && p.plan.link.notes.length > 0
+    ? p.plan.link.notes
+        .map((n) => `${n.field}: ${n.reason}`)
+        .join('; ')
+        .slice(0, 1000)
+    : null;

@@ -24,13 +24,25 @@ export type ImportDomain = { id: number } | { notOwned: true };
 export function createImportDomains(deps: { dialect: Dialect }) {
   const { dialect } = deps;
   return {
-    async domainsFor(tx: Tx | Kysely<Database>, hostnames: readonly string[], owner: ImportOwner, create: { at: number } | null): Promise<Map<string, ImportDomain>> {
+    async domainsFor(
+      tx: Tx | Kysely<Database>,
+      hostnames: readonly string[],
+      owner: ImportOwner,
+      create: { at: number } | null,
+    ): Promise<Map<string, ImportDomain>> {
       const out = new Map<string, ImportDomain>();
       const admin = owner.role === 'admin';
       for (const hostname of hostnames) {
         const found = await findDomainFor(tx, hostname, { userId: owner.id, admin });
-        if (found) out.set(hostname, admin || Number(found.owner_id) === owner.id ? { id: Number(found.id) } : { notOwned: true });
-        else if (create !== null) out.set(hostname, { id: Number((await claimDomain(tx, dialect, { hostname, ownerId: owner.id, at: create.at })).id) });
+        if (found)
+          out.set(
+            hostname,
+            admin || Number(found.owner_id) === owner.id ? { id: Number(found.id) } : { notOwned: true },
+          );
+        else if (create !== null)
+          out.set(hostname, {
+            id: Number((await claimDomain(tx, dialect, { hostname, ownerId: owner.id, at: create.at })).id),
+          });
       }
       return out;
     },

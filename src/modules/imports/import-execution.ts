@@ -35,19 +35,44 @@ async function runJob(
 ): Promise<RunEnd> {
   const { repo, clock } = deps;
   const pulse = setInterval(() => {
-    repo.heartbeat(job.id, clock.now()).then(({ cancelRequested }) => {
-      if (cancelRequested) stop.abort('cancel' satisfies StopReason);
-    }, () => undefined);
+    repo.heartbeat(job.id, clock.now()).then(
+      ({ cancelRequested }) => {
+        if (cancelRequested) stop.abort('cancel' satisfies StopReason);
+      },
+      () => undefined,
+    );
   }, deps.heartbeatMs ?? HEARTBEAT_MS);
   try {
     const marks = { after: await repo.visitsMark(job.source_key), through: null as string | null };
-    const end = await runImport(readSource(request, { ...deps.limits, signal: stop.signal }, marks), {
-      jobId: job.id, sourceKey: job.source_key, owner, dryRun: job.dry_run === 1, onConflict: job.on_conflict,
-      plan: { publicBaseUrl: deps.publicBaseUrl, sourceDefaults: SOURCE_DEFAULT_DOMAINS[request.source], domainMap: request.domainMap ?? {}, check: deps.links.check },
-      signal: stop.signal, onProgress: opts.onProgress,
-    }, { repo, links: deps.links, writeVisits: deps.writeVisits, clock, ...(deps.pace ? { pace: deps.pace } : {}), ...(deps.visitsWritten ? { visitsWritten: deps.visitsWritten } : {}) });
+    const end = await runImport(
+      readSource(request, { ...deps.limits, signal: stop.signal }, marks),
+      {
+        jobId: job.id,
+        sourceKey: job.source_key,
+        owner,
+        dryRun: job.dry_run === 1,
+        onConflict: job.on_conflict,
+        plan: {
+          publicBaseUrl: deps.publicBaseUrl,
+          sourceDefaults: SOURCE_DEFAULT_DOMAINS[request.source],
+          domainMap: request.domainMap ?? {},
+          check: deps.links.check,
+        },
+        signal: stop.signal,
+        onProgress: opts.onProgress,
+      },
+      {
+        repo,
+        links: deps.links,
+        writeVisits: deps.writeVisits,
+        clock,
+        ...(deps.pace ? { pace: deps.pace } : {}),
+        ...(deps.visitsWritten ? { visitsWritten: deps.visitsWritten } : {}),
+      },
+    );
     // Only a whole run moves the mark: one cut off may have left items whose visits stop short of it.
-    if (end.state === 'done' && job.dry_run !== 1 && marks.through !== null) await repo.setVisitsMark(job.source_key, marks.through, clock.now());
+    if (end.state === 'done' && job.dry_run !== 1 && marks.through !== null)
+      await repo.setVisitsMark(job.source_key, marks.through, clock.now());
     await repo.finishJob(job.id, end.state, clock.now(), stopMessage(end));
     return end;
   } finally {

@@ -1,4 +1,12 @@
-import { ALIAS_PATTERN, CODE_PATTERN, isReservedCode, type CheckedLink, type ImportedLink, type ImportedLinkCheck, type ImportFailure } from '../links/index.js';
+import {
+  ALIAS_PATTERN,
+  CODE_PATTERN,
+  isReservedCode,
+  type CheckedLink,
+  type ImportedLink,
+  type ImportedLinkCheck,
+  type ImportFailure,
+} from '../links/index.js';
 import { normalizeHostname } from '../domains/index.js';
 import type { ImportItem } from './import-item.js';
 
@@ -27,7 +35,8 @@ export function mapDomain(sourceDomain: string | null, ctx: PlanContext): string
   const domain = sourceDomain?.toLowerCase() ?? null;
   const isDefault = domain === null || ctx.sourceDefaults.includes(domain);
   // Own entries only: a source's domain named `constructor` or `__proto__` must not find Object's members.
-  const mapOf = (name: string): string | undefined => (Object.hasOwn(ctx.domainMap, name) ? ctx.domainMap[name] : undefined);
+  const mapOf = (name: string): string | undefined =>
+    Object.hasOwn(ctx.domainMap, name) ? ctx.domainMap[name] : undefined;
   const mapped = (domain !== null ? mapOf(domain) : undefined) ?? (isDefault ? mapOf('default') : undefined);
   const host = mapped !== undefined ? (mapped === 'default' ? null : mapped) : isDefault ? null : domain;
   if (host === null) return null;
@@ -44,20 +53,46 @@ export function mapDomain(sourceDomain: string | null, ctx: PlanContext): string
 export function planItem(item: ImportItem, ctx: PlanContext): ItemPlan {
   const domain = mapDomain(item.domain, ctx);
   if (domain === undefined) {
-    return { ok: false, failure: { code: 'VALIDATION_ERROR', field: 'domain', message: `the domain ${JSON.stringify(item.domain)} is not a host name Ferry can serve: map it with --domain-map (domain_map)` } };
+    return {
+      ok: false,
+      failure: {
+        code: 'VALIDATION_ERROR',
+        field: 'domain',
+        message: `the domain ${JSON.stringify(item.domain)} is not a host name Ferry can serve: map it with --domain-map (domain_map)`,
+      },
+    };
   }
   const fits = item.code !== '' && FITS_SHORT_CODE.test(item.code) && !isReservedCode(item.code);
   if (item.code !== '' && !fits && !fitsAlias(item.code)) {
     const code = JSON.stringify(item.code.slice(0, 100));
-    return { ok: false, failure: { code: 'VALIDATION_ERROR', field: 'short_code', message: `the code ${code} fits neither short_code (1-8 of 0-9a-zA-Z) nor an alias (1-64 of 0-9a-zA-Z_-), or is reserved` } };
+    return {
+      ok: false,
+      failure: {
+        code: 'VALIDATION_ERROR',
+        field: 'short_code',
+        message: `the code ${code} fits neither short_code (1-8 of 0-9a-zA-Z) nor an alias (1-64 of 0-9a-zA-Z_-), or is reserved`,
+      },
+    };
   }
   const codeIsAlias = item.code !== '' && !fits;
   const checked = ctx.check({
-    domain, shortCode: fits ? item.code : null, aliases: codeIsAlias ? [item.code, ...item.aliases] : item.aliases, originalUrl: item.target,
-    createdAt: item.createdAt, expiresAt: item.expiresAt, maxVisits: item.maxVisits, forwardQuery: item.forwardQuery, tags: item.tags, title: item.title,
+    domain,
+    shortCode: fits ? item.code : null,
+    aliases: codeIsAlias ? [item.code, ...item.aliases] : item.aliases,
+    originalUrl: item.target,
+    createdAt: item.createdAt,
+    expiresAt: item.expiresAt,
+    maxVisits: item.maxVisits,
+    forwardQuery: item.forwardQuery,
+    tags: item.tags,
+    title: item.title,
   });
   if (!checked.ok) return checked;
   const notes = [...item.notImported];
-  if (codeIsAlias) notes.push({ field: 'code', reason: `${JSON.stringify(item.code)} does not fit short_code (1-8 of 0-9a-zA-Z): it is an alias of a generated code` });
+  if (codeIsAlias)
+    notes.push({
+      field: 'code',
+      reason: `${JSON.stringify(item.code)} does not fit short_code (1-8 of 0-9a-zA-Z): it is an alias of a generated code`,
+    });
   return { ok: true, link: { ...checked.link, notes: [...notes, ...checked.link.notes] } };
 }

@@ -12,7 +12,9 @@ export { type RunDeps, type RunEnd, type RunOptions } from './import-context.js'
 export const BATCH_VISITS = 50_000;
 
 /** The run's end when its signal stopped it: a cancelled job, or one cut off by a shutdown. */
-const stoppedBy = (signal: AbortSignal): RunEnd => ({ state: (signal.reason as StopReason) === 'cancel' ? 'cancelled' : 'interrupted' });
+const stoppedBy = (signal: AbortSignal): RunEnd => ({
+  state: (signal.reason as StopReason) === 'cancel' ? 'cancelled' : 'interrupted',
+});
 
 /**
  * Runs an import (SPEC §20, §25): reads the source's items in order, plans each one by the links module's
@@ -23,7 +25,11 @@ const stoppedBy = (signal: AbortSignal): RunEnd => ({ state: (signal.reason as S
  * (cancelled, a shutdown, a crash) leaves every link whole, and running the same import again goes on where it
  * stopped: each item's link and how far its visits came are in import_links.
  */
-export async function runImport(entries: AsyncIterable<SourceEntry>, options: RunOptions, deps: RunDeps): Promise<RunEnd> {
+export async function runImport(
+  entries: AsyncIterable<SourceEntry>,
+  options: RunOptions,
+  deps: RunDeps,
+): Promise<RunEnd> {
   const totals = emptyCounts();
   const progressed = (counts: Partial<JobCounts>) => {
     addCounts(totals, counts);
@@ -98,11 +104,22 @@ async function readPending(entry: SourceEntry, seq: number, ctx: ReadContext, ro
   const { options, deps, priors } = ctx;
   if (isUnreadable(entry)) {
     const failure = { code: 'VALIDATION_ERROR' as const, field: 'source', message: entry.reason };
-    return { seq, ref: entry.at, sourceDomain: '', sourceCode: '', item: null, plan: { ok: false, failure }, prior: null, visits: [], more: null };
+    return {
+      seq,
+      ref: entry.at,
+      sourceDomain: '',
+      sourceCode: '',
+      item: null,
+      plan: { ok: false, failure },
+      prior: null,
+      visits: [],
+      more: null,
+    };
   }
   const sourceDomain = entry.domain ?? '';
   const sourceCode = entry.code !== '' ? entry.code : `url:${entry.target}`.slice(0, 300);
-  const ref = `${entry.domain ?? ''}/${entry.code || entry.target}`.slice(0, 580) + (entry.row ? ` (${entry.row})` : '');
+  const ref =
+    `${entry.domain ?? ''}/${entry.code || entry.target}`.slice(0, 580) + (entry.row ? ` (${entry.row})` : '');
   const key = `${sourceDomain}/${sourceCode}`;
   // An item the same source and owner brought before is a link already: planning it again (the API's rules,
   // its URL parsed and checked) would be most of what a re-run of a large source costs.
@@ -112,7 +129,9 @@ async function readPending(entry: SourceEntry, seq: number, ctx: ReadContext, ro
   const p: PendingItem = { seq, ref, sourceDomain, sourceCode, item: entry, plan, prior, visits: [], more: null };
   // An item that cannot become a link has no visits read: a reader that shares one cursor (YOURLS) skips them.
   if (entry.visits === null || (plan !== null && !plan.ok)) return p;
-  if (p.prior === undefined) p.prior = (await deps.repo.priorImports(options.sourceKey, [{ domain: sourceDomain, code: sourceCode }])).get(key) ?? null;
+  if (p.prior === undefined)
+    p.prior =
+      (await deps.repo.priorImports(options.sourceKey, [{ domain: sourceDomain, code: sourceCode }])).get(key) ?? null;
   const it = entry.visits(p.prior?.cursor ?? null)[Symbol.asyncIterator]();
   for (;;) {
     if (p.visits.length >= Math.max(room, 1)) {
@@ -127,7 +146,13 @@ async function readPending(entry: SourceEntry, seq: number, ctx: ReadContext, ro
 }
 
 /** A batch: its links in one transaction, then its visits a chunk per transaction, then the rest of a long history. */
-async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDeps, visits: VisitWriter, progressed: (c: Partial<JobCounts>) => void): Promise<RunEnd | null> {
+async function writeBatch(
+  batch: PendingItem[],
+  options: RunOptions,
+  deps: RunDeps,
+  visits: VisitWriter,
+  progressed: (c: Partial<JobCounts>) => void,
+): Promise<RunEnd | null> {
   const decided = await writeLinks(batch, options, deps);
   deps.links.committed(decided.created);
   progressed({});
@@ -147,7 +172,11 @@ async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDe
       n += 1;
     }
     // The rest of a long history: read a chunk (no transaction open), write it, and so on; a stop lands between chunks.
-    for (let r = p.more && !options.signal?.aborted ? await p.more.next() : null; r && !r.done; r = options.signal?.aborted ? null : await p.more!.next()) {
+    for (
+      let r = p.more && !options.signal?.aborted ? await p.more.next() : null;
+      r && !r.done;
+      r = options.signal?.aborted ? null : await p.more!.next()
+    ) {
       await visits.add(p, target, r.value);
       n += 1;
     }
@@ -168,9 +197,19 @@ async function writeBatch(batch: PendingItem[], options: RunOptions, deps: RunDe
 }
 
 /** The items whose source counts more visits (YOURLS's `clicks`) than the records it gave. */
-function shortOfCount(batch: readonly PendingItem[], targets: ReadonlyMap<number, VisitTarget>, written: ReadonlyMap<number, number>, options: RunOptions): PendingItem[] {
+function shortOfCount(
+  batch: readonly PendingItem[],
+  targets: ReadonlyMap<number, VisitTarget>,
+  written: ReadonlyMap<number, number>,
+  options: RunOptions,
+): PendingItem[] {
   if (options.dryRun) return [];
-  return batch.filter((p) => p.item?.visits != null && targets.has(p.seq) && (p.item.visitCount ?? 0) > (p.prior?.visits ?? 0) + (written.get(p.seq) ?? 0));
+  return batch.filter(
+    (p) =>
+      p.item?.visits != null &&
+      targets.has(p.seq) &&
+      (p.item.visitCount ?? 0) > (p.prior?.visits ?? 0) + (written.get(p.seq) ?? 0),
+  );
 }
 
 /** A source's own count beyond the visit records it gave becomes the link's click count. */

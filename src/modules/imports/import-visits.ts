@@ -10,12 +10,19 @@ import type { VisitProgress } from './imported-links.js';
 const CARRIED_ITEMS = 5_000;
 
 /** A visit's text as a live visit's would be (an HTTP header holds no control character), clipped the same way. */
-const clip = (v: string | null, max: number) => (v === null ? null : (v.length > max ? v.slice(0, max) : v).replace(/\p{Cc}/gu, ' '));
+const clip = (v: string | null, max: number) =>
+  v === null ? null : (v.length > max ? v.slice(0, max) : v).replace(/\p{Cc}/gu, ' ');
 const datable = (at: number) => Number.isFinite(at) && at >= EARLIEST_INSTANT && at <= LATEST_INSTANT;
 
 /** A visit as the click writer takes it (clipped as a live visit is). */
 const visitEvent = (target: VisitTarget, v: ImportVisit): ClickEvent => ({
-  linkId: target.linkId, shortCode: target.shortCode, clickedAt: v.at, ip: clip(v.ip, 45), userAgent: clip(v.userAgent, 512), referrer: clip(v.referrer, 2048), country: v.country,
+  linkId: target.linkId,
+  shortCode: target.shortCode,
+  clickedAt: v.at,
+  ip: clip(v.ip, 45),
+  userAgent: clip(v.userAgent, 512),
+  referrer: clip(v.referrer, 2048),
+  country: v.country,
 });
 
 /**
@@ -32,14 +39,26 @@ export class VisitWriter {
   private carried = emptyCounts();
   private readonly size: number;
 
-  constructor(private readonly options: RunOptions, private readonly deps: RunDeps, private readonly onWritten: (counts: Partial<JobCounts>) => void) {
+  constructor(
+    private readonly options: RunOptions,
+    private readonly deps: RunDeps,
+    private readonly onWritten: (counts: Partial<JobCounts>) => void,
+  ) {
     this.size = (deps.pace ?? SERVER_PACE).visitsPerTransaction;
   }
 
   /** Adds a visit of item `p`, going to `target`; a full chunk is written before this returns. */
   async add(p: PendingItem, target: VisitTarget, v: ImportVisit): Promise<void> {
     const item = { ref: p.ref, outcome: target.outcome, shortCode: target.shortCode };
-    const progress = this.progress.get(p.seq) ?? { sourceDomain: p.sourceDomain, sourceCode: p.sourceCode, linkId: target.linkId, seq: p.seq, added: 0, cursor: null, item };
+    const progress = this.progress.get(p.seq) ?? {
+      sourceDomain: p.sourceDomain,
+      sourceCode: p.sourceCode,
+      linkId: target.linkId,
+      seq: p.seq,
+      added: 0,
+      cursor: null,
+      item,
+    };
     this.progress.set(p.seq, progress);
     if (v.key !== '') progress.cursor = v.key;
     if (!datable(v.at)) this.skipped += 1;

@@ -1,7 +1,14 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/types.js';
 import type { DomainCode } from '../links/index.js';
-import { countResults, notesMessage, type ItemResult, type JobCounts, type PendingItem, type PriorImport } from './import-batch.js';
+import {
+  countResults,
+  notesMessage,
+  type ItemResult,
+  type JobCounts,
+  type PendingItem,
+  type PriorImport,
+} from './import-batch.js';
 import type { RunDeps, RunEnd, RunOptions } from './import-context.js';
 import { decide, unchangedResult, unchangedTarget, type VisitTarget } from './import-decide.js';
 import type { ItemPlan } from './import-plan.js';
@@ -30,19 +37,41 @@ async function createLinks(
   const { repo, links } = deps;
   const { targets, results } = into;
   const created: DomainCode[] = [];
-  const made = await links.create(tx, toCreate.map((p) => {
-    const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
-    return { link, domainId: domainId(p), userId: options.owner.id, clickCount: p.item?.visits === null ? p.item.visitCount ?? 0 : 0 };
-  }));
+  const made = await links.create(
+    tx,
+    toCreate.map((p) => {
+      const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
+      return {
+        link,
+        domainId: domainId(p),
+        userId: options.owner.id,
+        clickCount: p.item?.visits === null ? (p.item.visitCount ?? 0) : 0,
+      };
+    }),
+  );
   toCreate.forEach((p, i) => {
     const link = (p.plan as Extract<ItemPlan, { ok: true }>).link;
     targets.set(p.seq, { linkId: made[i]!.id, shortCode: made[i]!.code, outcome: 'created' });
     created.push(...[made[i]!.code, ...link.aliases].map((code) => ({ domainId: domainId(p), code })));
-    results.push({ seq: p.seq, ref: p.ref, outcome: 'created', shortCode: made[i]!.code, message: notesMessage(p), errorCode: null });
+    results.push({
+      seq: p.seq,
+      ref: p.ref,
+      outcome: 'created',
+      shortCode: made[i]!.code,
+      message: notesMessage(p),
+      errorCode: null,
+    });
   });
-  await repo.recordImportedLinks(tx, options.sourceKey, toCreate.map((p) => ({
-    domain: p.sourceDomain, code: p.sourceCode, linkId: targets.get(p.seq)!.linkId, visits: p.item?.visits === null ? p.item.visitCount ?? 0 : 0,
-  })));
+  await repo.recordImportedLinks(
+    tx,
+    options.sourceKey,
+    toCreate.map((p) => ({
+      domain: p.sourceDomain,
+      code: p.sourceCode,
+      linkId: targets.get(p.seq)!.linkId,
+      visits: p.item?.visits === null ? (p.item.visitCount ?? 0) : 0,
+    })),
+  );
   return created;
 }
 
@@ -62,18 +91,37 @@ export async function writeLinks(batch: PendingItem[], options: RunOptions, deps
     if (conflicts.length && options.onConflict === 'fail') {
       await repo.recordItems(tx, options.jobId, conflicts);
       await repo.addCounts(tx, options.jobId, countResults(conflicts), clock.now());
-      return { targets: new Map(), created: [], stop: { state: 'failed', error: `conflict on ${conflicts[0]!.ref} (--on-conflict fail): nothing of its batch was imported` } };
+      return {
+        targets: new Map(),
+        created: [],
+        stop: {
+          state: 'failed',
+          error: `conflict on ${conflicts[0]!.ref} (--on-conflict fail): nothing of its batch was imported`,
+        },
+      };
     }
     const created: DomainCode[] = [];
     if (options.dryRun) {
-      for (const p of toCreate) results.push({ seq: p.seq, ref: p.ref, outcome: 'would-create', shortCode: (p.plan?.ok && p.plan.link.shortCode) || null, message: notesMessage(p), errorCode: null });
+      for (const p of toCreate)
+        results.push({
+          seq: p.seq,
+          ref: p.ref,
+          outcome: 'would-create',
+          shortCode: (p.plan?.ok && p.plan.link.shortCode) || null,
+          message: notesMessage(p),
+          errorCode: null,
+        });
     } else {
       created.push(...(await createLinks(tx, toCreate, domainId, { targets, results }, options, deps)));
     }
     results.sort((a, b) => a.seq - b.seq);
     // An item imported before is counted, and listed only once it gets new visits (a re-run of a large source
     // would otherwise write a row for each of its items).
-    await repo.recordItems(tx, options.jobId, results.filter((r) => r.outcome !== 'unchanged'));
+    await repo.recordItems(
+      tx,
+      options.jobId,
+      results.filter((r) => r.outcome !== 'unchanged'),
+    );
     await repo.addCounts(tx, options.jobId, countResults(results), clock.now());
     if (!options.dryRun) await addCountedVisits(tx, unchanged, options, deps);
     return { targets, created, stop: null };
@@ -94,12 +142,27 @@ function knownBatch(batch: readonly PendingItem[]): DecidedBatch {
 }
 
 /** A re-run of a source that only counts visits: the count's growth since the last run goes to the link. */
-async function addCountedVisits(tx: Tx, unchanged: ReadonlyArray<{ p: PendingItem; prior: PriorImport }>, options: RunOptions, deps: RunDeps): Promise<void> {
+async function addCountedVisits(
+  tx: Tx,
+  unchanged: ReadonlyArray<{ p: PendingItem; prior: PriorImport }>,
+  options: RunOptions,
+  deps: RunDeps,
+): Promise<void> {
   for (const { p, prior } of unchanged) {
     const count = p.item?.visits === null ? p.item.visitCount : null;
     if (count === null || count === undefined || count <= prior.visits) continue;
     await deps.links.addClicks(tx, prior.linkId, count - prior.visits);
     const item = { ref: p.ref, outcome: 'unchanged' as const, shortCode: prior.shortCode };
-    await deps.repo.advanceVisits(tx, options.sourceKey, options.jobId, [{ sourceDomain: p.sourceDomain, sourceCode: p.sourceCode, linkId: prior.linkId, seq: p.seq, added: count - prior.visits, cursor: null, item }]);
+    await deps.repo.advanceVisits(tx, options.sourceKey, options.jobId, [
+      {
+        sourceDomain: p.sourceDomain,
+        sourceCode: p.sourceCode,
+        linkId: prior.linkId,
+        seq: p.seq,
+        added: count - prior.visits,
+        cursor: null,
+        item,
+      },
+    ]);
   }
 }

@@ -38,7 +38,13 @@ export function createImportsModule(deps: ImportsModuleDeps) {
   return appModule({
     imports,
     schemas: importSchemas,
-    jobs: [{ name: 'sweep-interrupted-imports', everyMs: deps.heartbeatMs ?? HEARTBEAT_MS, run: () => imports.sweepInterrupted() }],
+    jobs: [
+      {
+        name: 'sweep-interrupted-imports',
+        everyMs: deps.heartbeatMs ?? HEARTBEAT_MS,
+        run: () => imports.sweepInterrupted(),
+      },
+    ],
     close: () => imports.close(),
     apiRoutes: async (api, { basePath, version }) => {
       if (version === 1) await api.register(importsRoutes, { imports, basePath });

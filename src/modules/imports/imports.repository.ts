@@ -31,9 +31,15 @@ export function createImportsRepository(deps: { db: Kysely<Database>; dialect: D
 export type ImportedClickWriter = (tx: Tx, batch: readonly ClickEvent[]) => Promise<void>;
 
 /** The owner of imported links: the named user, or the oldest active admin. */
-export async function findImportOwner(db: Kysely<Database>, username: string | undefined): Promise<{ id: number; username: string; role: 'user' | 'admin' } | undefined> {
+export async function findImportOwner(
+  db: Kysely<Database>,
+  username: string | undefined,
+): Promise<{ id: number; username: string; role: 'user' | 'admin' } | undefined> {
   let q = db.selectFrom('users').select(['id', 'username', 'role']).where('status', '=', 'active');
-  q = username !== undefined ? q.where('username_lower', '=', username.toLowerCase()) : q.where('role', '=', 'admin').orderBy('created_at').orderBy('id');
+  q =
+    username !== undefined
+      ? q.where('username_lower', '=', username.toLowerCase())
+      : q.where('role', '=', 'admin').orderBy('created_at').orderBy('id');
   const row = await q.limit(1).executeTakeFirst();
   return row ? { id: Number(row.id), username: row.username, role: row.role } : undefined;
 }

@@ -22,8 +22,21 @@ export function sourceKeyOf(spec: SourceSpec): string {
 }
 
 function optionsOf(r: ImportRequest): string {
-  const database = r.database ? (() => { const u = new URL(r.database); u.password = ''; return u.toString(); })() : undefined;
-  return JSON.stringify({ url: r.url, database, table_prefix: r.tablePrefix, owner: r.owner, domain_map: r.domainMap, csv: r.csv !== undefined || undefined });
+  const database = r.database
+    ? (() => {
+        const u = new URL(r.database);
+        u.password = '';
+        return u.toString();
+      })()
+    : undefined;
+  return JSON.stringify({
+    url: r.url,
+    database,
+    table_prefix: r.tablePrefix,
+    owner: r.owner,
+    domain_map: r.domainMap,
+    csv: r.csv !== undefined || undefined,
+  });
 }
 
 /** The request checked (its source, its owner) and its job recorded, `running`. */
@@ -33,17 +46,34 @@ async function prepareJob(deps: ImportsServiceDeps, request: ImportRequest, crea
   for (const target of [request.url, request.database]) {
     if (target !== undefined && !URL.canParse(target)) problems.push(`${target} is not a URL`);
   }
-  if (problems.length) throw validationError(problems.map((message) => ({ field: 'source', message })), 'The import cannot start');
+  if (problems.length)
+    throw validationError(
+      problems.map((message) => ({ field: 'source', message })),
+      'The import cannot start',
+    );
   const owner = await findImportOwner(deps.db, request.owner);
   if (!owner) {
-    throw new AppError('VALIDATION_ERROR', request.owner ? `No active user ${request.owner}` : 'No active admin owns the imported links: name --owner',
-      [{ field: 'owner', message: 'must name an active user' }]);
+    throw new AppError(
+      'VALIDATION_ERROR',
+      request.owner ? `No active user ${request.owner}` : 'No active admin owns the imported links: name --owner',
+      [{ field: 'owner', message: 'must name an active user' }],
+    );
   }
   const now = clock.now();
   const job = await repo.createJob({
-    source: request.source, source_key: `${sourceKeyOf(request)}#owner=${owner.id}`, options: optionsOf(request), owner_id: owner.id, created_by: createdBy,
-    state: 'running', dry_run: request.dryRun ? 1 : 0, on_conflict: request.onConflict ?? 'skip', error: null, created_at: now, updated_at: now,
-    finished_at: null, heartbeat_at: now,
+    source: request.source,
+    source_key: `${sourceKeyOf(request)}#owner=${owner.id}`,
+    options: optionsOf(request),
+    owner_id: owner.id,
+    created_by: createdBy,
+    state: 'running',
+    dry_run: request.dryRun ? 1 : 0,
+    on_conflict: request.onConflict ?? 'skip',
+    error: null,
+    created_at: now,
+    updated_at: now,
+    finished_at: null,
+    heartbeat_at: now,
   });
   return { job, owner };
 }
@@ -61,7 +91,11 @@ export function createImportsService(deps: ImportsServiceDeps) {
 
   return {
     /** Records the job and runs it in the background; the returned row is the job as it starts. */
-    async start(request: ImportRequest, createdBy: number | null, onEnd?: (end: RunEnd) => void): Promise<ImportJobRow> {
+    async start(
+      request: ImportRequest,
+      createdBy: number | null,
+      onEnd?: (end: RunEnd) => void,
+    ): Promise<ImportJobRow> {
       const { job, owner } = await prepare(request, createdBy);
       void jobs.execute(job, request, owner).then(onEnd, () => undefined);
       return job;
@@ -74,7 +108,9 @@ export function createImportsService(deps: ImportsServiceDeps) {
       return { end, job: (await repo.findJob(job.id))!, owner };
     },
 
-    async get(id: number): Promise<{ job: ImportJobRow; items: Awaited<ReturnType<ImportsRepository['problemItems']>> }> {
+    async get(
+      id: number,
+    ): Promise<{ job: ImportJobRow; items: Awaited<ReturnType<ImportsRepository['problemItems']>> }> {
       const job = await repo.findJob(id);
       if (!job) throw notFound('Import');
       return { job, items: await repo.problemItems(id, 1000) };
@@ -95,7 +131,12 @@ export function createImportsService(deps: ImportsServiceDeps) {
     },
 
     /** Jobs whose process stopped without ending them (a crash, a kill): `interrupted`, saying how to go on. */
-    sweepInterrupted: (): Promise<number> => repo.interruptStale(clock.now() - STALE_AFTER_MS, clock.now(), `interrupted (the process running it stopped): ${RESUME}`),
+    sweepInterrupted: (): Promise<number> =>
+      repo.interruptStale(
+        clock.now() - STALE_AFTER_MS,
+        clock.now(),
+        `interrupted (the process running it stopped): ${RESUME}`,
+      ),
 
     /** A shutdown: every job of this process stops at its next transaction boundary, `interrupted`. */
     close: () => jobs.stopAll(),

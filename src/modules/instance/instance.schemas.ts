@@ -14,14 +14,31 @@ export function firstAdminCommand(cliCommand: string): string {
 /** What anyone may know of this instance before signing in: what the sign-in and sign-up screens need. */
 export const InstanceSchema = Type.Object(
   {
-    registration: Type.Union(REGISTRATION_MODES.map((m) => Type.Literal(m)), {
-      description: 'Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts)',
+    registration: Type.Union(
+      REGISTRATION_MODES.map((m) => Type.Literal(m)),
+      {
+        description:
+          'Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts)',
+      },
+    ),
+    anonymous_links: Type.Boolean({
+      description: 'Whether links may be created without a credential (ANONYMOUS_LINKS)',
     }),
-    anonymous_links: Type.Boolean({ description: 'Whether links may be created without a credential (ANONYMOUS_LINKS)' }),
-    first_admin_command: Type.Union([Type.String({ maxLength: 140, pattern: '^[A-Za-z0-9 ./_<>-]+$', examples: ['npx ferry admin create <username>'] }), Type.Null()], {
-      description: 'While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin '
-        + '(`<username>` stands for the name to give it). null otherwise',
-    }),
+    first_admin_command: Type.Union(
+      [
+        Type.String({
+          maxLength: 140,
+          pattern: '^[A-Za-z0-9 ./_<>-]+$',
+          examples: ['npx ferry admin create <username>'],
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin ' +
+          '(`<username>` stands for the name to give it). null otherwise',
+      },
+    ),
   },
   {
     $id: 'Instance',

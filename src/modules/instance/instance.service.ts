@@ -27,7 +27,11 @@ export function createInstanceService(deps: {
     },
 
     async info(): Promise<InstanceInfo> {
-      return { registration: config.registration, anonymous_links: config.anonymousLinks, first_admin_command: await this.firstAdminCommand() };
+      return {
+        registration: config.registration,
+        anonymous_links: config.anonymousLinks,
+        first_admin_command: await this.firstAdminCommand(),
+      };
     },
   };
 }

@@ -65,7 +65,10 @@ const TAG = /^[a-z0-9-]{1,32}$/;
 const withoutControls = (text: string): string => text.replace(/\p{Cc}/gu, ' ');
 
 const inRange = (ms: number) => Number.isFinite(ms) && ms >= EARLIEST_INSTANT && ms <= LATEST_INSTANT;
-const fail = (code: ImportErrorCode, field: string, message: string): ImportedLinkCheck => ({ ok: false, failure: { code, field, message } });
+const fail = (code: ImportErrorCode, field: string, message: string): ImportedLinkCheck => ({
+  ok: false,
+  failure: { code, field, message },
+});
 
 /** Aliases that fit (1-64 of 0-9a-zA-Z_-, not reserved, not the code), at most MAX_ALIASES; the rest named in notes. */
 function aliasesOf(link: ImportedLink, notes: ImportNote[]): string[] {
@@ -73,18 +76,31 @@ function aliasesOf(link: ImportedLink, notes: ImportNote[]): string[] {
   const kept = wanted.filter((a) => FITS_ALIAS.test(a) && !isReservedCode(a));
   if (kept.length !== wanted.length) {
     const dropped = wanted.filter((a) => !kept.includes(a)).map((a) => JSON.stringify(a.slice(0, 70)));
-    notes.push({ field: 'aliases', reason: `names that are not 1-64 of 0-9a-zA-Z_- (or are reserved) were dropped: ${dropped.join(', ')}` });
+    notes.push({
+      field: 'aliases',
+      reason: `names that are not 1-64 of 0-9a-zA-Z_- (or are reserved) were dropped: ${dropped.join(', ')}`,
+    });
   }
-  if (kept.length > MAX_ALIASES) notes.push({ field: 'aliases', reason: `only the first ${MAX_ALIASES} aliases were kept` });
+  if (kept.length > MAX_ALIASES)
+    notes.push({ field: 'aliases', reason: `only the first ${MAX_ALIASES} aliases were kept` });
   return kept.slice(0, MAX_ALIASES);
 }
 
 /** Tags as the API stores them: lower case, 1-32 of a-z 0-9 -, at most MAX_TAGS; the rest dropped and named. */
 function tagsOf(link: ImportedLink, notes: ImportNote[]): string {
-  const tags = link.tags.map((t) => t.trim().toLowerCase().replace(/[\s_]+/g, '-'));
+  const tags = link.tags.map((t) =>
+    t
+      .trim()
+      .toLowerCase()
+      .replace(/[\s_]+/g, '-'),
+  );
   const kept = [...new Set(tags.filter((t) => TAG.test(t)))];
   const refused = tags.filter((t) => !TAG.test(t));
-  if (refused.length) notes.push({ field: 'tags', reason: `tags that are not 1-32 of a-z 0-9 - were dropped: ${refused.map((t) => JSON.stringify(t.slice(0, 40))).join(', ')}` });
+  if (refused.length)
+    notes.push({
+      field: 'tags',
+      reason: `tags that are not 1-32 of a-z 0-9 - were dropped: ${refused.map((t) => JSON.stringify(t.slice(0, 40))).join(', ')}`,
+    });
   if (kept.length > MAX_TAGS) notes.push({ field: 'tags', reason: `only the first ${MAX_TAGS} tags were kept` });
   return tagsText(kept.slice(0, MAX_TAGS));
 }
@@ -108,21 +124,39 @@ function titleOf(link: ImportedLink, notes: ImportNote[]): string | null {
  */
 export function checkImportedLink(link: ImportedLink, checkTarget: TargetCheck): ImportedLinkCheck {
   if (link.shortCode !== null && (!FITS_CODE.test(link.shortCode) || isReservedCode(link.shortCode))) {
-    return fail('VALIDATION_ERROR', 'short_code', `${JSON.stringify(link.shortCode)} is not 1-8 of 0-9a-zA-Z, or is reserved`);
+    return fail(
+      'VALIDATION_ERROR',
+      'short_code',
+      `${JSON.stringify(link.shortCode)} is not 1-8 of 0-9a-zA-Z, or is reserved`,
+    );
   }
-  for (const [field, at] of [['created_at', link.createdAt], ['expires_at', link.expiresAt]] as const) {
+  for (const [field, at] of [
+    ['created_at', link.createdAt],
+    ['expires_at', link.expiresAt],
+  ] as const) {
     if (at !== null && !inRange(at)) return fail('VALIDATION_ERROR', field, INSTANT_RULE);
   }
   const target = checkTarget(link.originalUrl);
   if (!target.ok) return { ok: false, failure: target.failure };
   const notes: ImportNote[] = [];
-  const maxVisits = link.maxVisits !== null && Number.isSafeInteger(link.maxVisits) && link.maxVisits >= 1 ? link.maxVisits : null;
-  if (link.maxVisits !== null && maxVisits === null) notes.push({ field: 'max_visits', reason: `${link.maxVisits} is not a visit limit; the link has none` });
+  const maxVisits =
+    link.maxVisits !== null && Number.isSafeInteger(link.maxVisits) && link.maxVisits >= 1 ? link.maxVisits : null;
+  if (link.maxVisits !== null && maxVisits === null)
+    notes.push({ field: 'max_visits', reason: `${link.maxVisits} is not a visit limit; the link has none` });
   return {
     ok: true,
     link: {
-      domain: link.domain, shortCode: link.shortCode, aliases: aliasesOf(link, notes), originalUrl: target.url, createdAt: link.createdAt,
-      expiresAt: link.expiresAt, maxVisits, forwardQuery: link.forwardQuery, tags: tagsOf(link, notes), title: titleOf(link, notes), notes,
+      domain: link.domain,
+      shortCode: link.shortCode,
+      aliases: aliasesOf(link, notes),
+      originalUrl: target.url,
+      createdAt: link.createdAt,
+      expiresAt: link.expiresAt,
+      maxVisits,
+      forwardQuery: link.forwardQuery,
+      tags: tagsOf(link, notes),
+      title: titleOf(link, notes),
+      notes,
     },
   };
 }

@@ -15,6 +15,13 @@ export { ALIAS_PATTERN } from '../../lib/link-code.js';
 export { LINK_CSV_COLUMNS } from './links.export.js';
 export { NO_VISIT_CACHE, type VisitCache } from './visit-cache.js';
 export type { LinkImports, NewImportedLink } from './link-imports.js';
-export type { CheckedLink, ImportedLink, ImportedLinkCheck, ImportErrorCode, ImportFailure, ImportNote } from './imported-link-rules.js';
+export type {
+  CheckedLink,
+  ImportedLink,
+  ImportedLinkCheck,
+  ImportErrorCode,
+  ImportFailure,
+  ImportNote,
+} from './imported-link-rules.js';
 export type { DomainCode } from './link-batch.repository.js';
 export { BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';

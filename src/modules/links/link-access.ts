@@ -9,7 +9,8 @@ export const unauthenticated = (): AppError =>
 
 /** An API key limited to domains (SPEC §19) acts on their links only. */
 function assertKeyDomain(row: LinkRow, caller: Caller | null): void {
-  if (!keyAllowsDomain(caller, row.domain_id)) throw forbidden("This API key is limited to other domains than this link's");
+  if (!keyAllowsDomain(caller, row.domain_id))
+    throw forbidden("This API key is limited to other domains than this link's");
 }
 
 /** Owner or admin; an anonymous link (or one whose owner was deleted) only an admin (SPEC §6). */
@@ -17,7 +18,11 @@ export function assertMayManage(row: LinkRow, caller: Caller | null): void {
   if (!caller) throw unauthenticated();
   assertKeyDomain(row, caller);
   if (isAdmin(caller) || (row.user_id !== null && row.user_id === caller.userId)) return;
-  throw forbidden(row.user_id === null ? 'Only an admin may manage an anonymous link' : 'Only the owner or an admin may manage this link');
+  throw forbidden(
+    row.user_id === null
+      ? 'Only an admin may manage an anonymous link'
+      : 'Only the owner or an admin may manage this link',
+  );
 }
 
 /**
@@ -30,7 +35,8 @@ export function assertMayRead(row: LinkRow, caller: Caller | null): void {
   assertKeyDomain(row, caller);
   if (isAdmin(caller) || (row.user_id !== null && row.user_id === caller?.userId)) return;
   if (row.user_id !== null) throw forbidden('Only the owner or an admin may read this link');
-  if (row.password_hash !== null || row.max_visits !== null) throw forbidden("Only an admin may read this link: its target is behind a password or a visit limit");
+  if (row.password_hash !== null || row.max_visits !== null)
+    throw forbidden('Only an admin may read this link: its target is behind a password or a visit limit');
 }
 
 /**
@@ -42,5 +48,6 @@ export function assertMayCreateLink(caller: Caller | null, anonymousLinks: boole
     if (!anonymousLinks) throw unauthenticated();
     return;
   }
-  if (caller.status !== 'active') throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may create links; this one is ${caller.status}`);
+  if (caller.status !== 'active')
+    throw new AppError('ACCOUNT_NOT_ACTIVE', `Only an active account may create links; this one is ${caller.status}`);
 }

@@ -15,18 +15,32 @@ export const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
   return out;
 };
 
-
 const LINK_COLUMNS = [
-  'short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query',
-  'password_hash', 'tags', 'title', 'aliases', 'click_count',
+  'short_code',
+  'domain_id',
+  'user_id',
+  'original_url',
+  'expires_at',
+  'created_at',
+  'updated_at',
+  'max_visits',
+  'forward_query',
+  'password_hash',
+  'tags',
+  'title',
+  'aliases',
+  'click_count',
 ] as const;
 /** Exactly the columns the statement writes (a property beyond them would not be written). */
 export type BatchLinkRow = Pick<NewLinkRow, (typeof LINK_COLUMNS)[number]> & { short_code: string; domain_id: number };
 const insertLinkRows = compiledInsert(LINK_COLUMNS, (db: Kysely<Database>, rows: BatchLinkRow[]) =>
-  db.insertInto('links').values(rows).returning(['id', 'short_code', 'domain_id']));
+  db.insertInto('links').values(rows).returning(['id', 'short_code', 'domain_id']),
+);
 
-const insertTags = compiledInsert(['link_id', 'tag'] as const, (db: Kysely<Database>, rows: Array<{ link_id: number; tag: string }>) =>
-  db.insertInto('link_tags').values(rows));
+const insertTags = compiledInsert(
+  ['link_id', 'tag'] as const,
+  (db: Kysely<Database>, rows: Array<{ link_id: number; tag: string }>) => db.insertInto('link_tags').values(rows),
+);
 
 /** A code on a domain (0: the default domain). */
 export interface DomainCode {
@@ -35,7 +49,10 @@ export interface DomainCode {
 }
 
 /** The codes grouped by their domain. */
-const codesByDomain = <T extends { code: string }, D>(items: Iterable<T>, domainOf: (item: T) => D): Map<D, string[]> => {
+const codesByDomain = <T extends { code: string }, D>(
+  items: Iterable<T>,
+  domainOf: (item: T) => D,
+): Map<D, string[]> => {
   const out = new Map<D, string[]>();
   for (const item of items) {
     const domain = domainOf(item);
@@ -51,15 +68,30 @@ async function insertLinkPart(tx: Tx, part: readonly BatchLinkRow[], ids: Map<st
   const idOf = (r: BatchLinkRow) => ids.get(`${r.domain_id}/${r.short_code}`)!;
   for (const r of await insertLinkRows(tx, part)) ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
   // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
-  for (const [domainId, codes] of codesByDomain(part.map((r) => ({ domainId: r.domain_id, code: r.short_code })), (c) => c.domainId)) {
-    await tx.updateTable('link_codes')
-      .set((eb) => ({ link_id: eb.selectFrom('links').select('links.id').whereRef('links.short_code', '=', 'link_codes.code').where('links.domain_id', '=', domainId) }))
-      .where('domain_id', '=', domainId).where('code', 'in', codes).execute();
+  for (const [domainId, codes] of codesByDomain(
+    part.map((r) => ({ domainId: r.domain_id, code: r.short_code })),
+    (c) => c.domainId,
+  )) {
+    await tx
+      .updateTable('link_codes')
+      .set((eb) => ({
+        link_id: eb
+          .selectFrom('links')
+          .select('links.id')
+          .whereRef('links.short_code', '=', 'link_codes.code')
+          .where('links.domain_id', '=', domainId),
+      }))
+      .where('domain_id', '=', domainId)
+      .where('code', 'in', codes)
+      .execute();
   }
   // The aliases were found free in this transaction; one taken since (a link created meanwhile) fails the batch.
-  for (const some of chunks(part.flatMap((r) => aliasesOf(r).map((code) => ({ domain_id: r.domain_id, code, link_id: idOf(r) }))))) {
+  for (const some of chunks(
+    part.flatMap((r) => aliasesOf(r).map((code) => ({ domain_id: r.domain_id, code, link_id: idOf(r) }))),
+  )) {
     const claimed = await claimNames(tx, some);
-    if (claimed.length !== some.length) throw new Error('an alias was taken while the import ran; run it again to go on');
+    if (claimed.length !== some.length)
+      throw new Error('an alias was taken while the import ran; run it again to go on');
   }
   const tags = part.flatMap((r) => (r.tags ? String(r.tags).split(',') : []).map((tag) => ({ link_id: idOf(r), tag })));
   for (const some of chunks(tags)) await insertTags(tx, some);
@@ -70,12 +102,20 @@ function importedClickCounts() {
   return {
     /** Raises a link's click count to what a source counted beyond the records it gave (YOURLS without its log). */
     async raiseClickCount(tx: Tx, linkId: number, count: number): Promise<void> {
-      await tx.updateTable('links').set({ click_count: sql`case when click_count < ${count} then ${count} else click_count end` }).where('id', '=', linkId).execute();
+      await tx
+        .updateTable('links')
+        .set({ click_count: sql`case when click_count < ${count} then ${count} else click_count end` })
+        .where('id', '=', linkId)
+        .execute();
     },
 
     /** Adds to a link's click count the visits a source only counts (a re-run of Kutt: the count's growth). */
     async addClicks(tx: Tx, linkId: number, count: number): Promise<void> {
-      await tx.updateTable('links').set((eb) => ({ click_count: eb('click_count', '+', count) })).where('id', '=', linkId).execute();
+      await tx
+        .updateTable('links')
+        .set((eb) => ({ click_count: eb('click_count', '+', count) }))
+        .where('id', '=', linkId)
+        .execute();
     },
   };
 }
@@ -96,7 +136,12 @@ export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify
       const taken = new Set<string>();
       for (const [domainId, ofDomain] of codesByDomain(codes, (c) => c.domainId)) {
         for (const part of chunks(ofDomain)) {
-          const rows = await tx.selectFrom('link_codes').select('code').where('domain_id', '=', domainId).where('code', 'in', part).execute();
+          const rows = await tx
+            .selectFrom('link_codes')
+            .select('code')
+            .where('domain_id', '=', domainId)
+            .where('code', 'in', part)
+            .execute();
           for (const r of rows) taken.add(`${domainId}/${r.code}`);
         }
       }
@@ -107,7 +152,11 @@ export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify
     async claimCodes(tx: Tx, domainId: number, codes: readonly string[]): Promise<Set<string>> {
       const claimed = new Set<string>();
       for (const part of chunks(codes)) {
-        for (const r of await claimNames(tx, part.map((code) => ({ domain_id: domainId, code, link_id: null })))) claimed.add(r.code);
+        for (const r of await claimNames(
+          tx,
+          part.map((code) => ({ domain_id: domainId, code, link_id: null })),
+        ))
+          claimed.add(r.code);
       }
       return claimed;
     },

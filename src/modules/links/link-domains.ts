@@ -1,7 +1,13 @@
 import { AppError } from '../../lib/app-error.js';
 import { isAdmin, keyAllowsDomain, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
-import { normalizeHostname, STOP_AFTER_FAILING_MS, SYSTEM_VIEWER, type ClaimViewer, type DomainDirectory } from '../domains/index.js';
+import {
+  normalizeHostname,
+  STOP_AFTER_FAILING_MS,
+  SYSTEM_VIEWER,
+  type ClaimViewer,
+  type DomainDirectory,
+} from '../domains/index.js';
 
 export interface LinkDomainsDeps {
   /** the domains module's directory: the registry, and a reload for a domain made on another instance a moment ago */
@@ -13,16 +19,29 @@ export interface LinkDomainsDeps {
 const domainDetail = (message: string) => [{ field: 'domain', message }];
 
 /** Whose view of a host name a caller has (SPEC §25: a user's own unverified claim is the one their links use). */
-export const viewerOf = (caller: Caller | null): ClaimViewer | null => (caller ? { userId: caller.userId, admin: isAdmin(caller) } : null);
+export const viewerOf = (caller: Caller | null): ClaimViewer | null =>
+  caller ? { userId: caller.userId, admin: isAdmin(caller) } : null;
 
 /** A domain takes its owner's (or an admin's) links, unless its re-checks have failed for 7 days. */
-function assertUsableDomain(deps: Pick<LinkDomainsDeps, 'registry' | 'clock'>, id: number, caller: Caller | null): void {
+function assertUsableDomain(
+  deps: Pick<LinkDomainsDeps, 'registry' | 'clock'>,
+  id: number,
+  caller: Caller | null,
+): void {
   const entry = deps.registry.byIdOf(id)!;
   if (!caller || (!isAdmin(caller) && entry.ownerId !== caller.userId)) {
-    throw new AppError('FORBIDDEN', "Only the domain's owner or an admin may put links on it", domainDetail('is not yours'));
+    throw new AppError(
+      'FORBIDDEN',
+      "Only the domain's owner or an admin may put links on it",
+      domainDetail('is not yours'),
+    );
   }
   if (entry.failingSince !== null && deps.clock.now() - entry.failingSince >= STOP_AFTER_FAILING_MS) {
-    throw new AppError('DOMAIN_NOT_VERIFIED', 'This domain takes no new links: its re-checks have failed for 7 days (see the domain record)', domainDetail('failed its re-checks'));
+    throw new AppError(
+      'DOMAIN_NOT_VERIFIED',
+      'This domain takes no new links: its re-checks have failed for 7 days (see the domain record)',
+      domainDetail('failed its re-checks'),
+    );
   }
 }
 
@@ -41,7 +60,10 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
    * that is no domain here (or only someone else's unverified claim). A name the registry lacks is looked for
    * once in the database: another instance may have added it a moment ago.
    */
-  const lookup = async (domain: string | null | undefined, viewer: ClaimViewer | null = SYSTEM_VIEWER): Promise<number | null> => {
+  const lookup = async (
+    domain: string | null | undefined,
+    viewer: ClaimViewer | null = SYSTEM_VIEWER,
+  ): Promise<number | null> => {
     if (domain === undefined || domain === null || domain === '') return 0;
     const hostname = normalizeHostname(domain);
     if (hostname === null) return domain.toLowerCase() === defaultHost ? 0 : null;
@@ -56,8 +78,18 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
     /** The domain a caller may put a link on (its owner or an admin), verified or not, unless it was stopped. */
     async usableBy(domain: string | null | undefined, caller: Caller | null): Promise<number> {
       const id = await lookup(domain, viewerOf(caller));
-      if (id === null) throw new AppError('VALIDATION_ERROR', 'Request body is invalid', domainDetail('is not a domain of this service'));
-      if (!keyAllowsDomain(caller, id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', domainDetail('is not one of the API key\'s domains'));
+      if (id === null)
+        throw new AppError(
+          'VALIDATION_ERROR',
+          'Request body is invalid',
+          domainDetail('is not a domain of this service'),
+        );
+      if (!keyAllowsDomain(caller, id))
+        throw new AppError(
+          'FORBIDDEN',
+          'This API key is limited to other domains',
+          domainDetail("is not one of the API key's domains"),
+        );
       if (id !== 0) assertUsableDomain(deps, id, caller);
       return id;
     },
@@ -67,13 +99,16 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
      * of an API key limited to some (the caller then sees only theirs).
      */
     async listFilter(
-      domain: string | undefined, keyDomains: readonly number[] | null, viewer: ClaimViewer | null = SYSTEM_VIEWER,
+      domain: string | undefined,
+      keyDomains: readonly number[] | null,
+      viewer: ClaimViewer | null = SYSTEM_VIEWER,
     ): Promise<{ domainId?: number; domainIds?: readonly number[] }> {
-      const domainId = domain === undefined ? undefined : (await lookup(domain, viewer)) ?? -1;
+      const domainId = domain === undefined ? undefined : ((await lookup(domain, viewer)) ?? -1);
       return { ...(domainId !== undefined ? { domainId } : {}), ...(keyDomains ? { domainIds: keyDomains } : {}) };
     },
 
-    nameOf: (domainId: number): string | null => (domainId === 0 ? null : registry.byIdOf(domainId)?.hostname ?? null),
+    nameOf: (domainId: number): string | null =>
+      domainId === 0 ? null : (registry.byIdOf(domainId)?.hostname ?? null),
 
     shortUrl(link: { domain_id: number; short_code: string }): string {
       if (link.domain_id === 0) return `${deps.publicBaseUrl}/${link.short_code}`;
@@ -84,7 +119,8 @@ export function createLinkDomains(deps: LinkDomainsDeps) {
 
     /** Loads domains another instance made a moment ago, so that every row maps to its name. */
     async ensureKnown(rows: ReadonlyArray<{ domain_id: number }>): Promise<void> {
-      for (const id of new Set(rows.map((r) => r.domain_id))) if (id !== 0 && !registry.byIdOf(id)) await registry.reload(id);
+      for (const id of new Set(rows.map((r) => r.domain_id)))
+        if (id !== 0 && !registry.byIdOf(id)) await registry.reload(id);
     },
   };
 }

@@ -1,6 +1,12 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/types.js';
-import { checkImportedLink, type CheckedLink, type ImportedLink, type ImportedLinkCheck, type TargetCheck } from './imported-link-rules.js';
+import {
+  checkImportedLink,
+  type CheckedLink,
+  type ImportedLink,
+  type ImportedLinkCheck,
+  type TargetCheck,
+} from './imported-link-rules.js';
 import type { BatchLinkRow, DomainCode, LinkBatchRepository } from './link-batch.repository.js';
 import { NO_VISIT_CACHE, type VisitCache } from './visit-cache.js';
 import type { Config } from '../../config.js';
@@ -44,7 +50,8 @@ async function claimAll(
   };
   const own = links.map((l) => l.link.shortCode);
   await claim(own);
-  if (own.some((c, i) => c !== null && codes[i] === null)) throw new Error('a code was taken while the import ran; run it again to go on');
+  if (own.some((c, i) => c !== null && codes[i] === null))
+    throw new Error('a code was taken while the import ran; run it again to go on');
   const fresh = (): string | null => {
     const c = generate();
     return isReservedCode(c) ? null : c;
@@ -83,9 +90,20 @@ export function createLinkImports(deps: {
       const now = clock.now();
       const codes = await claimAll(deps, tx, links);
       const rows: BatchLinkRow[] = links.map(({ link, domainId, userId, clickCount }, i) => ({
-        short_code: codes[i]!, domain_id: domainId, user_id: userId, original_url: link.originalUrl, expires_at: link.expiresAt,
-        created_at: link.createdAt ?? now, updated_at: now, max_visits: link.maxVisits, forward_query: link.forwardQuery ? 1 : 0,
-        password_hash: null, tags: link.tags, title: link.title, aliases: link.aliases.join(','), click_count: clickCount,
+        short_code: codes[i]!,
+        domain_id: domainId,
+        user_id: userId,
+        original_url: link.originalUrl,
+        expires_at: link.expiresAt,
+        created_at: link.createdAt ?? now,
+        updated_at: now,
+        max_visits: link.maxVisits,
+        forward_query: link.forwardQuery ? 1 : 0,
+        password_hash: null,
+        tags: link.tags,
+        title: link.title,
+        aliases: link.aliases.join(','),
+        click_count: clickCount,
       }));
       const ids = await batch.insertLinks(tx, rows);
       return rows.map((r) => ({ id: ids.get(`${r.domain_id}/${r.short_code}`)!, code: r.short_code }));
@@ -118,7 +136,8 @@ export function linkImportsFor(deps: {
   const { config, blockedHosts } = deps;
   return createLinkImports({
     batch: createLinkBatchRepository(deps.storage),
-    checkTarget: createTargetRules({ publicBaseUrl: config.publicBaseUrl, listenPort: config.port, blockedHosts }).checkTarget,
+    checkTarget: createTargetRules({ publicBaseUrl: config.publicBaseUrl, listenPort: config.port, blockedHosts })
+      .checkTarget,
     cache: deps.cache ?? NO_VISIT_CACHE,
     generate: () => generateCode(),
     clock: deps.clock,

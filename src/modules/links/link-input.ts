@@ -16,13 +16,20 @@ export interface LinkDraft {
   shortCode: string | undefined;
   /** the `domain` asked for (its owner is checked at insertion) */
   domain: string | null | undefined;
-  fields: Required<Omit<LinkChanges, 'original_url' | 'disabled_at' | 'disabled_reason' | 'domain_id'>> & { original_url: string };
+  fields: Required<Omit<LinkChanges, 'original_url' | 'disabled_at' | 'disabled_reason' | 'domain_id'>> & {
+    original_url: string;
+  };
 }
 
 /** SPEC §20: no alias may name a top-level path of the service, nor be the link's own code. */
-function checkAliases(aliases: readonly string[] | null | undefined, code: string | undefined, details: ErrorDetail[]): void {
+function checkAliases(
+  aliases: readonly string[] | null | undefined,
+  code: string | undefined,
+  details: ErrorDetail[],
+): void {
   (aliases ?? []).forEach((alias, i) => {
-    if (isReservedCode(alias)) details.push({ field: `aliases.${i}`, message: 'is reserved: it names a path of this service' });
+    if (isReservedCode(alias))
+      details.push({ field: `aliases.${i}`, message: 'is reserved: it names a path of this service' });
     else if (alias === code) details.push({ field: `aliases.${i}`, message: "is the link's own code" });
   });
 }
@@ -45,10 +52,22 @@ function checkExpiry(raw: string | null, now: number, details: ErrorDetail[]): n
  * SPEC §17: a password or a visit limit needs someone who can manage it; an anonymous link has nobody (only
  * an admin may change it), so it may have neither.
  */
-function checkOwnedRules(anonymous: boolean, input: { password?: string | null; max_visits?: number | null }, details: ErrorDetail[]): void {
+function checkOwnedRules(
+  anonymous: boolean,
+  input: { password?: string | null; max_visits?: number | null },
+  details: ErrorDetail[],
+): void {
   if (!anonymous) return;
-  if (input.password != null) details.push({ field: 'password', message: 'needs an account: an anonymous link cannot have a password (send a bearer token)' });
-  if (input.max_visits != null) details.push({ field: 'max_visits', message: 'needs an account: an anonymous link cannot have a visit limit (send a bearer token)' });
+  if (input.password != null)
+    details.push({
+      field: 'password',
+      message: 'needs an account: an anonymous link cannot have a password (send a bearer token)',
+    });
+  if (input.max_visits != null)
+    details.push({
+      field: 'max_visits',
+      message: 'needs an account: an anonymous link cannot have a visit limit (send a bearer token)',
+    });
 }
 
 /** The rules of a link's target that depend on this instance: where it is served, and which hosts it blocks. */
@@ -68,18 +87,30 @@ export function createTargetRules(deps: { publicBaseUrl: string; listenPort?: nu
      * in any spelling, is refused as a whole, 422, after every field has been checked and before anything is hashed.
      */
     assertNotBlocked(url: string): void {
-      assertDestinationsAllowed(blockedHosts, [{ field: 'original_url', url }], 'Links to this host are not allowed on this instance');
+      assertDestinationsAllowed(
+        blockedHosts,
+        [{ field: 'original_url', url }],
+        'Links to this host are not allowed on this instance',
+      );
     },
 
     /** The same rules for an importer's item (SPEC §25): the stored URL, or the error code the API would answer. */
     checkTarget(raw: string): ReturnType<TargetCheck> {
       const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
-      if (!url.ok) return { ok: false, failure: { code: 'VALIDATION_ERROR', field: 'original_url', message: url.reason } };
+      if (!url.ok)
+        return { ok: false, failure: { code: 'VALIDATION_ERROR', field: 'original_url', message: url.reason } };
       try {
         assertDestinationsAllowed(blockedHosts, [{ field: 'original_url', url: url.url }]);
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== 'DESTINATION_BLOCKED') throw err;
-        return { ok: false, failure: { code: 'DESTINATION_BLOCKED', field: 'original_url', message: err.details[0]?.message ?? err.message } };
+        return {
+          ok: false,
+          failure: {
+            code: 'DESTINATION_BLOCKED',
+            field: 'original_url',
+            message: err.details[0]?.message ?? err.message,
+          },
+        };
       }
       return url;
     },
@@ -96,7 +127,12 @@ function copyPlainChanges(input: LinkPatch, changes: LinkChanges): void {
 }
 
 /** A new link's columns from its checked input. */
-function draftFields(input: LinkCreate, url: string, expiresAt: number | null, passwordHash: string | null): LinkDraft['fields'] {
+function draftFields(
+  input: LinkCreate,
+  url: string,
+  expiresAt: number | null,
+  passwordHash: string | null,
+): LinkDraft['fields'] {
   return {
     original_url: url,
     expires_at: expiresAt,
@@ -114,11 +150,15 @@ function draftFields(input: LinkCreate, url: string, expiresAt: number | null, p
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
  */
 export function createLinkInput(deps: {
-  publicBaseUrl: string; listenPort?: number; passwords: Pick<PasswordHasher, 'hash'>; blockedHosts?: HostBlocklist;
+  publicBaseUrl: string;
+  listenPort?: number;
+  passwords: Pick<PasswordHasher, 'hash'>;
+  blockedHosts?: HostBlocklist;
 }) {
   const { passwords } = deps;
   const { checkUrl, assertNotBlocked } = createTargetRules(deps);
-  const hashOf = (password: string | null): Promise<string | null> => (password === null ? Promise.resolve(null) : passwords.hash(password));
+  const hashOf = (password: string | null): Promise<string | null> =>
+    password === null ? Promise.resolve(null) : passwords.hash(password);
 
   return {
     /** `anonymous`: nobody will own the link (no caller). */
@@ -142,12 +182,19 @@ export function createLinkInput(deps: {
     },
 
     /** The columns a merge patch changes; `short_code` may only be echoed unchanged. */
-    async changes(current: Pick<LinkRow, 'short_code' | 'user_id'>, input: LinkPatch, now: number): Promise<LinkChanges> {
+    async changes(
+      current: Pick<LinkRow, 'short_code' | 'user_id'>,
+      input: LinkPatch,
+      now: number,
+    ): Promise<LinkChanges> {
       const details: ErrorDetail[] = [];
       const changes: LinkChanges = {};
       checkOwnedRules(current.user_id === null, input, details);
       if (input.short_code !== undefined && input.short_code !== current.short_code) {
-        details.push({ field: 'short_code', message: 'cannot change: a printed link must keep pointing where it is managed' });
+        details.push({
+          field: 'short_code',
+          message: 'cannot change: a printed link must keep pointing where it is managed',
+        });
       }
       if (input.original_url !== undefined) {
         const url = checkUrl(input.original_url, details);

@@ -5,12 +5,28 @@ import { AliasTakenError, namesOf } from './link-aliases.js';
 
 export type NewCodedLink = NewLinkRow & { short_code: string };
 
-const COLUMNS = ['short_code', 'domain_id', 'user_id', 'original_url', 'expires_at', 'created_at', 'updated_at', 'max_visits', 'forward_query', 'password_hash', 'tags', 'title', 'aliases'] as const;
+const COLUMNS = [
+  'short_code',
+  'domain_id',
+  'user_id',
+  'original_url',
+  'expires_at',
+  'created_at',
+  'updated_at',
+  'max_visits',
+  'forward_query',
+  'password_hash',
+  'tags',
+  'title',
+  'aliases',
+] as const;
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 
 /** One link's insert, its code, aliases, tags and its `link.created` event, as one (nested) transaction. */
 function insertOne(sqlite: FastStatements, origin: string): (row: NewCodedLink) => LinkRow {
-  const claim = sqlite.prepare('insert into link_codes (domain_id, code, link_id, retired_at, retired_reason) values (?, ?, ?, null, null)');
+  const claim = sqlite.prepare(
+    'insert into link_codes (domain_id, code, link_id, retired_at, retired_reason) values (?, ?, ?, null, null)',
+  );
   const insert = sqlite.prepare<Values, LinkRow>(
     `insert into links (${COLUMNS.join(', ')}) values (${COLUMNS.map((c) => `@${c}`).join(', ')}) returning *`,
   );
@@ -19,7 +35,10 @@ function insertOne(sqlite: FastStatements, origin: string): (row: NewCodedLink) 
   const event = sqlite.prepare('insert into outbox (type, payload, origin, created_at) values (?, ?, ?, ?)');
   const createdEvent = (row: LinkRow): string => {
     const data: LinkCreated['data'] = {
-      link_id: row.id, domain_id: row.domain_id, names: namesOf(row), user_id: row.user_id,
+      link_id: row.id,
+      domain_id: row.domain_id,
+      names: namesOf(row),
+      user_id: row.user_id,
     };
     return JSON.stringify(data);
   };
@@ -88,8 +107,9 @@ export function groupedInsert(sqlite: FastStatements, origin: string): (row: New
       else w.reject(o.err);
     });
   };
-  return (row) => new Promise<LinkRow>((resolve, reject) => {
-    if (waiting.length === 0) setImmediate(flush);
-    waiting.push({ row, resolve, reject });
-  });
+  return (row) =>
+    new Promise<LinkRow>((resolve, reject) => {
+      if (waiting.length === 0) setImmediate(flush);
+      waiting.push({ row, resolve, reject });
+    });
 }

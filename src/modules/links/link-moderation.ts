@@ -22,7 +22,12 @@ type Moderation = Pick<LinkPatch, 'disabled' | 'disabled_reason'>;
  * values back (as users echo their role and status) and gets 403 for any other. `disabled: true` keeps the
  * time a link was first disabled; `false` clears the reason with it; a reason alone needs a disabled link.
  */
-export function moderationChanges(current: Pick<LinkRow, 'disabled_at' | 'disabled_reason'>, input: Moderation, caller: Caller | null, now: number): LinkChanges {
+export function moderationChanges(
+  current: Pick<LinkRow, 'disabled_at' | 'disabled_reason'>,
+  input: Moderation,
+  caller: Caller | null,
+  now: number,
+): LinkChanges {
   const disabled = current.disabled_at !== null;
   const wantsDisabled = input.disabled ?? disabled;
   const reason = input.disabled_reason === undefined ? current.disabled_reason : input.disabled_reason;
@@ -30,11 +35,16 @@ export function moderationChanges(current: Pick<LinkRow, 'disabled_at' | 'disabl
   if (!isAdmin(caller)) {
     const details: ErrorDetail[] = [];
     if (wantsDisabled !== disabled) details.push({ field: 'disabled', message: 'only an admin may change it' });
-    if (reason !== current.disabled_reason) details.push({ field: 'disabled_reason', message: 'only an admin may change it' });
+    if (reason !== current.disabled_reason)
+      details.push({ field: 'disabled_reason', message: 'only an admin may change it' });
     throw new AppError('FORBIDDEN', 'Only an admin may disable a link or enable it again', details);
   }
   if (!wantsDisabled) {
-    if (input.disabled_reason != null) throw validationError([{ field: 'disabled_reason', message: 'can only be given with disabled: true' }], 'Request body is invalid');
+    if (input.disabled_reason != null)
+      throw validationError(
+        [{ field: 'disabled_reason', message: 'can only be given with disabled: true' }],
+        'Request body is invalid',
+      );
     return { disabled_at: null, disabled_reason: null };
   }
   return { disabled_at: current.disabled_at ?? now, disabled_reason: reason };
@@ -87,10 +97,15 @@ export function createLinkModeration(deps: LinkModerationDeps) {
    * A code names a link only on its domain (SPEC §19): `domain` is its host name, absent (or the default
    * domain's host) for the default domain. Each failure says which name was not found where.
    */
-  async function setDisabled(code: string, domain: string | undefined, changes: (row: LinkRow) => LinkChanges): Promise<LinkRow> {
+  async function setDisabled(
+    code: string,
+    domain: string | undefined,
+    changes: (row: LinkRow) => LinkChanges,
+  ): Promise<LinkRow> {
     const domainId = await domains.idOf(domain);
     if (domainId === null) throw new AppError('NOT_FOUND', `${domain} is not a domain of this service`);
-    const missing = () => new AppError('NOT_FOUND', `No link has the code ${code} on ${domainId === 0 ? 'the default domain' : domain}`);
+    const missing = () =>
+      new AppError('NOT_FOUND', `No link has the code ${code} on ${domainId === 0 ? 'the default domain' : domain}`);
     const row = await links.findByCode(code, domainId);
     if (!row || isExpired(row, clock.now())) throw missing();
     const updated = await links.update(row, changes(row), null, clock.now());
@@ -105,7 +120,8 @@ export function createLinkModeration(deps: LinkModerationDeps) {
       setDisabled(code, domain, (row) => ({ disabled_at: row.disabled_at ?? clock.now(), disabled_reason: reason })),
 
     /** Lets the link `code` on `domain` redirect again. */
-    enable: (code: string, domain?: string): Promise<LinkRow> => setDisabled(code, domain, () => ({ disabled_at: null, disabled_reason: null })),
+    enable: (code: string, domain?: string): Promise<LinkRow> =>
+      setDisabled(code, domain, () => ({ disabled_at: null, disabled_reason: null })),
 
     /** Disables every link whose target's host is blocked now and was not disabled yet; how many. */
     disableBlocked: (reason: string = BLOCKED_HOST_REASON): Promise<number> => disableBlockedLinks(deps, reason),
@@ -114,10 +130,24 @@ export function createLinkModeration(deps: LinkModerationDeps) {
      * Every link, for admins (SPEC §18): the user's list's sort and filters, plus owner and state. `keyDomains`:
      * the domains of the caller's API key when it is limited to some (SPEC §19: only their links are listed).
      */
-    async listAll(query: AllLinksQueryT, requestUrl: string, cursorOnly = false, keyDomains: readonly number[] | null = null): Promise<PageResult<Link>> {
+    async listAll(
+      query: AllLinksQueryT,
+      requestUrl: string,
+      cursorOnly = false,
+      keyDomains: readonly number[] | null = null,
+    ): Promise<PageResult<Link>> {
       // An unverified name names the listed user's claim, else the oldest (domain-claims.ts).
-      const byDomain = await domains.listFilter(query.domain, keyDomains, { userId: query.user_id ?? null, admin: true });
-      const filter = { tag: query.tag?.toLowerCase(), q: query.q, userId: query.user_id, status: query.status, ...byDomain };
+      const byDomain = await domains.listFilter(query.domain, keyDomains, {
+        userId: query.user_id ?? null,
+        admin: true,
+      });
+      const filter = {
+        tag: query.tag?.toLowerCase(),
+        q: query.q,
+        userId: query.user_id,
+        status: query.status,
+        ...byDomain,
+      };
       const list = paginator.resolve(query, LINK_SORT_COLUMNS, { all: true, ...filter }, cursorOnly, NULL_IS_LAST);
       const { rows, total } = await links.listAll(clock.now(), list, filter);
       await domains.ensureKnown(rows);

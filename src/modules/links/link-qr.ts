@@ -44,8 +44,10 @@ function svgOf(units: number, dark: Dark, size: number): string {
       col = end;
     }
   }
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}" viewBox="0 0 ${units} ${units}" shape-rendering="crispEdges">`
-    + `<rect width="${units}" height="${units}" fill="#fff"/><path fill="#000" d="${d}"/></svg>`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}" viewBox="0 0 ${units} ${units}" shape-rendering="crispEdges">` +
+    `<rect width="${units}" height="${units}" fill="#fff"/><path fill="#000" d="${d}"/></svg>`
+  );
 }
 
 function chunk(type: string, data: Buffer): Buffer {

@@ -14,14 +14,19 @@ import { LINK_SORT_COLUMNS, NULL_IS_LAST, type Link, type LinkListQueryT } from 
 export type FindLiveLink = (code: string, domain: string | undefined, caller: Caller | null) => Promise<LinkRow>;
 
 /** Expired at `now`: gone for the API at once, before the sweep removes its row. */
-export const isExpired = (row: Pick<LinkRow, 'expires_at'>, now: number): boolean => row.expires_at !== null && row.expires_at <= now;
+export const isExpired = (row: Pick<LinkRow, 'expires_at'>, now: number): boolean =>
+  row.expires_at !== null && row.expires_at <= now;
 
 /**
  * A link as the API sees it: an expired link is gone at once, before the sweep removes its row. `domain`
  * is the `?domain=` of the request (absent: the default domain), which names the caller's own claim of an
  * unverified host name (SPEC §25); an unknown one has no links.
  */
-export function createLiveLinkFinder(deps: { links: Pick<LinksRepository, 'findByCode'>; domains: Pick<LinkDomains, 'idOf'>; clock: Clock }): FindLiveLink {
+export function createLiveLinkFinder(deps: {
+  links: Pick<LinksRepository, 'findByCode'>;
+  domains: Pick<LinkDomains, 'idOf'>;
+  clock: Clock;
+}): FindLiveLink {
   const { links, domains, clock } = deps;
   return async (code, domain, caller) => {
     const domainId = await domains.idOf(domain, viewerOf(caller));
@@ -51,7 +56,13 @@ export function createLinkReads(deps: {
     },
 
     /** The short URL as a QR code (whoever may read the link may have it). */
-    async qr(code: string, caller: Caller | null, format: QrFormat, size: number, domain?: string): Promise<string | Buffer> {
+    async qr(
+      code: string,
+      caller: Caller | null,
+      format: QrFormat,
+      size: number,
+      domain?: string,
+    ): Promise<string | Buffer> {
       const row = await findLive(code, domain, caller);
       assertMayRead(row, caller);
       return renderQr(domains.shortUrl(row), format, size);
@@ -72,7 +83,13 @@ export function createLinkReads(deps: {
     },
 
     /** `keyDomains`: the domains of the caller's API key, when it is limited to some (only their links are listed). */
-    async listForUser(userId: number, query: LinkListQueryT, requestUrl: string, cursorOnly = false, keyDomains: readonly number[] | null = null): Promise<PageResult<Link>> {
+    async listForUser(
+      userId: number,
+      query: LinkListQueryT,
+      requestUrl: string,
+      cursorOnly = false,
+      keyDomains: readonly number[] | null = null,
+    ): Promise<PageResult<Link>> {
       if (!(await users.findById(userId))) throw notFound('User');
       const byDomain = await domains.listFilter(query.domain, keyDomains, { userId, admin: false }); // their own claim of a name
       const filter = { tag: query.tag?.toLowerCase(), q: query.q, ...byDomain };

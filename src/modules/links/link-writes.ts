@@ -31,7 +31,12 @@ export interface LinkWriteOptions {
 
 /** A taken alias answers as a taken custom code does (SPEC §6, §20): 409 CONFLICT. */
 const aliasTaken = (err: AliasTakenError): AppError =>
-  new AppError('CONFLICT', 'This alias is taken', [{ field: 'aliases', message: `${JSON.stringify(err.alias)} is already taken on this domain (by a code or an alias, or it was and stays retired)` }]);
+  new AppError('CONFLICT', 'This alias is taken', [
+    {
+      field: 'aliases',
+      message: `${JSON.stringify(err.alias)} is already taken on this domain (by a code or an alias, or it was and stays retired)`,
+    },
+  ]);
 
 /** Every name of the link leaves this instance's cache, found or "missing" alike. */
 const dropCachedNames = (cache: VisitCache, row: Pick<LinkRow, 'domain_id' | 'short_code' | 'aliases'>): void => {
@@ -46,13 +51,15 @@ interface LinkWriteContext {
   domains: Pick<LinkDomains, 'usableBy'>;
 }
 
-export function createLinkCreation(deps: LinkWriteContext & {
-  links: Pick<LinksRepository, 'insert'>;
-  input: Pick<LinkInput, 'prepare'>;
-  /** the code source; tests pass a rigged one to force collisions */
-  generate: () => string;
-  assertMayCreate: (caller: Caller | null) => void;
-}) {
+export function createLinkCreation(
+  deps: LinkWriteContext & {
+    links: Pick<LinksRepository, 'insert'>;
+    input: Pick<LinkInput, 'prepare'>;
+    /** the code source; tests pass a rigged one to force collisions */
+    generate: () => string;
+    assertMayCreate: (caller: Caller | null) => void;
+  },
+) {
   const { links, dialect, clock, cache, domains, input, generate, assertMayCreate } = deps;
 
   /**
@@ -62,7 +69,13 @@ export function createLinkCreation(deps: LinkWriteContext & {
   async function insertDraft(draft: LinkDraft, caller: Caller | null, tx?: Transaction<Database>): Promise<LinkRow> {
     const now = clock.now();
     const domainId = await domains.usableBy(draft.domain, caller);
-    const row = { ...draft.fields, domain_id: domainId, user_id: caller?.userId ?? null, created_at: now, updated_at: now };
+    const row = {
+      ...draft.fields,
+      domain_id: domainId,
+      user_id: caller?.userId ?? null,
+      created_at: now,
+      updated_at: now,
+    };
     for (let attempt = 1; ; attempt += 1) {
       if (attempt > GENERATE_ATTEMPTS) throw new Error(`no free short code after ${GENERATE_ATTEMPTS} attempts`);
       const code = draft.shortCode ?? generate();
@@ -75,7 +88,9 @@ export function createLinkCreation(deps: LinkWriteContext & {
         if (err instanceof AliasTakenError) throw aliasTaken(err);
         if (!dialect.isUniqueViolation(err)) throw err;
         if (draft.shortCode !== undefined) {
-          throw new AppError('CONFLICT', 'This short code is taken', [{ field: 'short_code', message: 'is already taken' }]);
+          throw new AppError('CONFLICT', 'This short code is taken', [
+            { field: 'short_code', message: 'is already taken' },
+          ]);
         }
       }
     }
@@ -100,11 +115,13 @@ export function createLinkCreation(deps: LinkWriteContext & {
   };
 }
 
-export function createLinkEditing(deps: LinkWriteContext & {
-  links: Pick<LinksRepository, 'update'>;
-  input: Pick<LinkInput, 'changes'>;
-  findLive: FindLiveLink;
-}) {
+export function createLinkEditing(
+  deps: LinkWriteContext & {
+    links: Pick<LinksRepository, 'update'>;
+    input: Pick<LinkInput, 'changes'>;
+    findLive: FindLiveLink;
+  },
+) {
   const { links, dialect, clock, cache, domains, input, findLive } = deps;
   return {
     /**
@@ -124,16 +141,22 @@ export function createLinkEditing(deps: LinkWriteContext & {
         if (domainId !== row.domain_id) changes.domain_id = domainId;
       }
       if (Object.keys(changes).length === 0) return row; // nothing to merge: no new version
-      const updated = await links.update(row, changes, opts.ifMatch === undefined ? null : row.version, clock.now()).catch((err: unknown) => {
-        if (err instanceof AliasTakenError) throw aliasTaken(err);
-        if (!dialect.isUniqueViolation(err)) throw err;
-        throw new AppError('CONFLICT', 'This short code is taken on that domain', [{ field: 'domain', message: 'already has a link (or had one) with this code' }]);
-      });
+      const updated = await links
+        .update(row, changes, opts.ifMatch === undefined ? null : row.version, clock.now())
+        .catch((err: unknown) => {
+          if (err instanceof AliasTakenError) throw aliasTaken(err);
+          if (!dialect.isUniqueViolation(err)) throw err;
+          throw new AppError('CONFLICT', 'This short code is taken on that domain', [
+            { field: 'domain', message: 'already has a link (or had one) with this code' },
+          ]);
+        });
       dropCachedNames(cache, row);
       if (updated) dropCachedNames(cache, updated);
       if (updated) return updated;
       const now = await findLive(code, opts.domain, opts.caller); // gone, or changed since it was read
-      throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${linkEtag(now)}` }]);
+      throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [
+        { field: 'If-Match', message: `the current ETag is ${linkEtag(now)}` },
+      ]);
     },
   };
 }

@@ -14,7 +14,18 @@ import { LINK_SORT_COLUMNS, NULL_IS_LAST, type LinkListQueryT } from './links.sc
  * The generic CSV format of SPEC §20, in this order: what the links export writes and the `csv` importer
  * reads (modules/imports/sources/generic-csv.ts), so an export from one Ferry imports into another unchanged.
  */
-export const LINK_CSV_COLUMNS = ['url', 'code', 'domain', 'created_at', 'expires_at', 'tags', 'title', 'max_visits', 'forward_query', 'aliases'] as const;
+export const LINK_CSV_COLUMNS = [
+  'url',
+  'code',
+  'domain',
+  'created_at',
+  'expires_at',
+  'tags',
+  'title',
+  'max_visits',
+  'forward_query',
+  'aliases',
+] as const;
 
 /** Links per query of an export: what it holds in memory at once, whatever the number of links. */
 export const LINK_EXPORT_CHUNK = 1000;
@@ -51,10 +62,25 @@ const cellsOf = (row: LinkRow, domain: string | null): CsvCell[] => [
 export function createLinksExport(deps: LinksExportDeps) {
   const { links, users, paginator, clock, domains } = deps;
 
-  async function* rows(userId: number, query: LinkListQueryT, filter: Parameters<LinksRepository['listByUser']>[3]): AsyncGenerator<CsvCell[][]> {
-    const list = paginator.resolve({ sort: query.sort, order: query.order }, LINK_SORT_COLUMNS, { user: userId, ...filter }, true, NULL_IS_LAST);
+  async function* rows(
+    userId: number,
+    query: LinkListQueryT,
+    filter: Parameters<LinksRepository['listByUser']>[3],
+  ): AsyncGenerator<CsvCell[][]> {
+    const list = paginator.resolve(
+      { sort: query.sort, order: query.order },
+      LINK_SORT_COLUMNS,
+      { user: userId, ...filter },
+      true,
+      NULL_IS_LAST,
+    );
     const sortValue = (r: LinkRow): number => (r[list.sortColumn as keyof LinkRow] as number | null) ?? list.nullsAs!;
-    const chunks = keysetChunks(list, LINK_EXPORT_CHUNK, async (page) => (await links.listByUser(userId, clock.now(), page, filter)).rows, sortValue);
+    const chunks = keysetChunks(
+      list,
+      LINK_EXPORT_CHUNK,
+      async (page) => (await links.listByUser(userId, clock.now(), page, filter)).rows,
+      sortValue,
+    );
     for await (const chunk of chunks) {
       await domains.ensureKnown(chunk);
       yield chunk.map((row) => cellsOf(row, domains.nameOf(row.domain_id)));
@@ -65,9 +91,13 @@ export function createLinksExport(deps: LinksExportDeps) {
     /** Checks the user and the filters before the first byte; `keyDomains`: the caller's API key's domains, when limited. */
     async csvForUser(userId: number, query: LinkListQueryT, keyDomains: readonly number[] | null): Promise<Readable> {
       if (!(await users.findById(userId))) throw notFound('User');
-      const domainId = query.domain === undefined ? undefined : await domains.idOf(query.domain, { userId, admin: false });
+      const domainId =
+        query.domain === undefined ? undefined : await domains.idOf(query.domain, { userId, admin: false });
       const filter = {
-        tag: query.tag?.toLowerCase(), q: query.q, ...(domainId !== undefined ? { domainId: domainId ?? -1 } : {}), ...(keyDomains ? { domainIds: keyDomains } : {}),
+        tag: query.tag?.toLowerCase(),
+        q: query.q,
+        ...(domainId !== undefined ? { domainId: domainId ?? -1 } : {}),
+        ...(keyDomains ? { domainIds: keyDomains } : {}),
       };
       return csvStream(LINK_CSV_COLUMNS, rows(userId, query, filter), 'reversible');
     },

@@ -78,8 +78,22 @@ export function createLinksModule(deps: LinksModuleDeps) {
   const links = linksServiceFor(deps, linksRepository, cache, blockedHosts);
   const bulk = createLinksBulk(links);
   const linkImports = linkImportsFor({ config, storage, blockedHosts, cache, clock });
-  const exports = createLinksExport({ links: linksRepository, users: deps.users, paginator: deps.paginator, clock, domains: links.domains });
-  const moderation = createLinkModeration({ links: linksRepository, cache, blockedHosts, clock, paginator: deps.paginator, toLink: links.toLink, domains: links.domains });
+  const exports = createLinksExport({
+    links: linksRepository,
+    users: deps.users,
+    paginator: deps.paginator,
+    clock,
+    domains: links.domains,
+  });
+  const moderation = createLinkModeration({
+    links: linksRepository,
+    cache,
+    blockedHosts,
+    clock,
+    paginator: deps.paginator,
+    toLink: links.toLink,
+    domains: links.domains,
+  });
 
   return appModule({
     links,
@@ -92,7 +106,14 @@ export function createLinksModule(deps: LinksModuleDeps) {
     jobs: [{ name: 'sweep-expired-links', everyMs: SWEEP_EVERY_MS, run: () => links.sweepExpired() }],
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
-      await api.register(linksRoutes, { links, bulk, exports, moderation, basePath: opts.basePath, version: opts.version });
+      await api.register(linksRoutes, {
+        links,
+        bulk,
+        exports,
+        moderation,
+        basePath: opts.basePath,
+        version: opts.version,
+      });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
   });
 }

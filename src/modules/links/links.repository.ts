@@ -11,8 +11,22 @@ import { aliasesOf, claimAliases, namesOf, replaceAliases, type NamedLink } from
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** The fields a PATCH may change (the service has validated them). */
-export type LinkChanges = Partial<Pick<LinkRow, 'original_url' | 'expires_at' | 'max_visits' | 'forward_query' | 'password_hash' | 'tags' | 'title' | 'aliases' | 'disabled_at' | 'disabled_reason' | 'domain_id'>>;
-
+export type LinkChanges = Partial<
+  Pick<
+    LinkRow,
+    | 'original_url'
+    | 'expires_at'
+    | 'max_visits'
+    | 'forward_query'
+    | 'password_hash'
+    | 'tags'
+    | 'title'
+    | 'aliases'
+    | 'disabled_at'
+    | 'disabled_reason'
+    | 'domain_id'
+  >
+>;
 
 export interface LinkListFilter {
   tag?: string | undefined;
@@ -39,7 +53,11 @@ const linkNames = (link: NamedLink) => ({ link_id: Number(link.id), domain_id: l
 export const tagsOf = (row: Pick<LinkRow, 'tags'>): string[] => (row.tags === '' ? [] : row.tags.split(','));
 
 async function writeTags(tx: Db, linkId: number, tags: string[]): Promise<void> {
-  if (tags.length) await tx.insertInto('link_tags').values(tags.map((tag) => ({ link_id: linkId, tag }))).execute();
+  if (tags.length)
+    await tx
+      .insertInto('link_tags')
+      .values(tags.map((tag) => ({ link_id: linkId, tag })))
+      .execute();
 }
 
 /** The scan's test of `q` (see `filtered`). */
@@ -55,10 +73,16 @@ function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIg
  * SQLite the search index (db/link-search.ts) first narrows `q` to the links that may match, then the same LIKEs
  * decide, so the answers stay the scan's; on PostgreSQL the ilikes are asked first on their own (trigram indexes).
  */
-function filtered(base: LinksQuery, filter: LinkListFilter, dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>, candidates: RawBuilder<SqlBool> | null): LinksQuery {
+function filtered(
+  base: LinksQuery,
+  filter: LinkListFilter,
+  dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>,
+  candidates: RawBuilder<SqlBool> | null,
+): LinksQuery {
   let q = base;
   if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
-  if (filter.domainIds !== undefined) q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
+  if (filter.domainIds !== undefined)
+    q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
   if (filter.tag !== undefined) {
     const tag = filter.tag;
     // Beside the search index's candidates (at most a few thousand on SQLite), the tag only filters them: `+id`
@@ -87,7 +111,10 @@ function linkChangeAnnouncer(dialect: Pick<Storage['dialect'], 'notify'>, change
 }
 
 function createLinkInsertion(deps: {
-  db: Kysely<Database>; fast: FastStatements | null; announce: Announce; origin: string;
+  db: Kysely<Database>;
+  fast: FastStatements | null;
+  announce: Announce;
+  origin: string;
 }) {
   const { db, fast, announce } = deps;
   const insertGrouped = fast ? groupedInsert(fast, deps.origin) : null;
@@ -103,7 +130,16 @@ function createLinkInsertion(deps: {
       if (!outer && insertGrouped) return insertGrouped(row);
       const claim = async (tx: Db) => {
         const created = await tx.insertInto('links').values(row).returningAll().executeTakeFirstOrThrow();
-        await tx.insertInto('link_codes').values({ domain_id: created.domain_id, code: row.short_code, link_id: created.id, retired_at: null, retired_reason: null }).execute();
+        await tx
+          .insertInto('link_codes')
+          .values({
+            domain_id: created.domain_id,
+            code: row.short_code,
+            link_id: created.id,
+            retired_at: null,
+            retired_reason: null,
+          })
+          .execute();
         await claimAliases(tx, created.domain_id, created.id, aliasesOf(created));
         await writeTags(tx, created.id, tagsOf(created));
         // an instance may hold a cached "missing" for any of its names
@@ -129,9 +165,7 @@ function createLinkInsertion(deps: {
 }
 
 /** A PATCH and a link's end (deleted or expired), each in its own transaction. */
-function createLinkChanges(deps: {
-  db: Kysely<Database>; announce: Announce;
-}) {
+function createLinkChanges(deps: { db: Kysely<Database>; announce: Announce }) {
   const { db, announce } = deps;
   return {
     /**
@@ -139,10 +173,18 @@ function createLinkChanges(deps: {
      * the update is conditional (If-Match); undefined when the link is gone or its version moved on. A move
      * to another domain claims the code there (a unique violation when it is taken) and retires it here.
      */
-    async update(link: NamedLink, changes: LinkChanges, expectedVersion: number | null, at: number): Promise<LinkRow | undefined> {
+    async update(
+      link: NamedLink,
+      changes: LinkChanges,
+      expectedVersion: number | null,
+      at: number,
+    ): Promise<LinkRow | undefined> {
       const { id } = link;
       return db.transaction().execute(async (tx) => {
-        let q = tx.updateTable('links').set((eb) => ({ ...changes, updated_at: at, version: eb('version', '+', 1) })).where('id', '=', id);
+        let q = tx
+          .updateTable('links')
+          .set((eb) => ({ ...changes, updated_at: at, version: eb('version', '+', 1) }))
+          .where('id', '=', id);
         if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
         const row = await q.returningAll().executeTakeFirst();
         if (!row) return undefined;
@@ -152,9 +194,23 @@ function createLinkChanges(deps: {
         }
         if (row.domain_id !== link.domain_id) {
           // Every name moves: retired on the old domain (by name, through the primary key), claimed on the new one.
-          await tx.updateTable('link_codes').set({ link_id: null, retired_at: at, retired_reason: 'deleted' })
-            .where('domain_id', '=', link.domain_id).where('code', 'in', namesOf(link)).where('link_id', '=', id).execute();
-          await tx.insertInto('link_codes').values({ domain_id: row.domain_id, code: row.short_code, link_id: id, retired_at: null, retired_reason: null }).execute();
+          await tx
+            .updateTable('link_codes')
+            .set({ link_id: null, retired_at: at, retired_reason: 'deleted' })
+            .where('domain_id', '=', link.domain_id)
+            .where('code', 'in', namesOf(link))
+            .where('link_id', '=', id)
+            .execute();
+          await tx
+            .insertInto('link_codes')
+            .values({
+              domain_id: row.domain_id,
+              code: row.short_code,
+              link_id: id,
+              retired_at: null,
+              retired_reason: null,
+            })
+            .execute();
           await claimAliases(tx, row.domain_id, id, aliasesOf(row));
         } else if (changes.aliases !== undefined) {
           await replaceAliases(tx, link, aliasesOf(row), at);
@@ -173,18 +229,31 @@ function createLinkChanges(deps: {
      */
     async retire(link: NamedLink, reason: 'deleted' | 'expired', at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
-        const gone = await tx.deleteFrom('links').where('id', '=', link.id).returning(['user_id', 'click_count', 'bot_clicks']).executeTakeFirst();
+        const gone = await tx
+          .deleteFrom('links')
+          .where('id', '=', link.id)
+          .returning(['user_id', 'click_count', 'bot_clicks'])
+          .executeTakeFirst();
         if (!gone) return false;
         if (gone.user_id !== null && Number(gone.click_count) > 0) {
-          await tx.updateTable('users').set((eb) => ({
-            deleted_link_clicks: eb('deleted_link_clicks', '+', Number(gone.click_count)),
-            deleted_link_bots: eb('deleted_link_bots', '+', Number(gone.bot_clicks)),
-          })).where('id', '=', gone.user_id).execute();
+          await tx
+            .updateTable('users')
+            .set((eb) => ({
+              deleted_link_clicks: eb('deleted_link_clicks', '+', Number(gone.click_count)),
+              deleted_link_bots: eb('deleted_link_bots', '+', Number(gone.bot_clicks)),
+            }))
+            .where('id', '=', gone.user_id)
+            .execute();
         }
         // Every name of the link on its domain becomes a tombstone (found by name: the primary key; aliases
         // removed before are tombstones already).
-        await tx.updateTable('link_codes').set({ retired_at: at, retired_reason: reason })
-          .where('domain_id', '=', link.domain_id).where('code', 'in', namesOf(link)).where('link_id', '=', link.id).execute();
+        await tx
+          .updateTable('link_codes')
+          .set({ retired_at: at, retired_reason: reason })
+          .where('domain_id', '=', link.domain_id)
+          .where('code', 'in', namesOf(link))
+          .where('link_id', '=', link.id)
+          .execute();
         await announce(tx, { type: 'link.deleted', data: { ...linkNames(link), reason } }, at);
         return true;
       });
@@ -193,17 +262,25 @@ function createLinkChanges(deps: {
 }
 
 /** Reads of links as the API and the admin tools see them. */
-function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>; fast: FastStatements | null; paginator: Paginator }) {
+function createLinkQueries(deps: {
+  db: Kysely<Database>;
+  dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>;
+  fast: FastStatements | null;
+  paginator: Paginator;
+}) {
   const { db, dialect, fast, paginator } = deps;
-  const candidatesOf = (filter: LinkListFilter) => (filter.q === undefined ? null : searchCandidates(db, dialect, filter.q, textMatches(filter.q, dialect)));
-  const findStatement: FastStatement<[number, string], LinkRow> | null = fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
+  const candidatesOf = (filter: LinkListFilter) =>
+    filter.q === undefined ? null : searchCandidates(db, dialect, filter.q, textMatches(filter.q, dialect));
+  const findStatement: FastStatement<[number, string], LinkRow> | null =
+    fast?.prepare<[number, string], LinkRow>('select * from links where domain_id = ? and short_code = ?') ?? null;
 
   /** One page of `base` in the list's order; the total too in page mode. */
   async function onePage(base: LinksQuery, list: ResolvedList): Promise<{ rows: LinkRow[]; total: number | null }> {
     const rows = await paginator.apply(base.selectAll('links'), list, 'links').execute();
-    const total = list.mode === 'page'
-      ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-      : null;
+    const total =
+      list.mode === 'page'
+        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+        : null;
     return { rows, total };
   }
 
@@ -211,34 +288,68 @@ function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['
     async findByCode(code: string, domainId = 0, tx: Db = db): Promise<LinkRow | undefined> {
       // Prepared on the embedded engine (every stats and link read starts here).
       if (tx === db && findStatement && fast!.usable()) return findStatement.get(domainId, code);
-      return tx.selectFrom('links').selectAll().where('domain_id', '=', domainId).where('short_code', '=', code).executeTakeFirst();
+      return tx
+        .selectFrom('links')
+        .selectAll()
+        .where('domain_id', '=', domainId)
+        .where('short_code', '=', code)
+        .executeTakeFirst();
     },
 
     async findExpired(now: number, limit: number): Promise<NamedLink[]> {
-      return db.selectFrom('links').select(['id', 'short_code', 'domain_id', 'aliases']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();
+      return db
+        .selectFrom('links')
+        .select(['id', 'short_code', 'domain_id', 'aliases'])
+        .where('expires_at', '<=', now)
+        .orderBy('expires_at')
+        .limit(limit)
+        .execute();
     },
 
     /** A user's live links (expired ones are gone from the API); see `filtered` for tag and q. */
-    async listByUser(userId: number, now: number, list: ResolvedList, filter: LinkListFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
-      const base = db.selectFrom('links').where('user_id', '=', userId).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+    async listByUser(
+      userId: number,
+      now: number,
+      list: ResolvedList,
+      filter: LinkListFilter,
+    ): Promise<{ rows: LinkRow[]; total: number | null }> {
+      const base = db
+        .selectFrom('links')
+        .where('user_id', '=', userId)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
       return onePage(filtered(base, filter, dialect, await candidatesOf(filter)), list);
     },
 
     /** Every link, for admins: expired ones until the sweep removes them, disabled ones, anonymous ones. */
-    async listAll(now: number, list: ResolvedList, filter: AllLinksFilter): Promise<{ rows: LinkRow[]; total: number | null }> {
+    async listAll(
+      now: number,
+      list: ResolvedList,
+      filter: AllLinksFilter,
+    ): Promise<{ rows: LinkRow[]; total: number | null }> {
       let base = filtered(db.selectFrom('links'), filter, dialect, await candidatesOf(filter));
       if (filter.userId !== undefined) base = base.where('user_id', '=', filter.userId);
       if (filter.status === 'disabled') base = base.where('disabled_at', 'is not', null);
       if (filter.status === 'expired') base = base.where('expires_at', '<=', now);
       if (filter.status === 'active') {
-        base = base.where('disabled_at', 'is', null).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+        base = base
+          .where('disabled_at', 'is', null)
+          .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
       }
       return onePage(base, list);
     },
 
     /** Links in id order after `afterId` (disable-blocked walks every link in batches). */
-    async scan(afterId: number, limit: number): Promise<Array<NamedLink & Pick<LinkRow, 'original_url' | 'disabled_at'>>> {
-      return db.selectFrom('links').select(['id', 'short_code', 'domain_id', 'aliases', 'original_url', 'disabled_at']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    async scan(
+      afterId: number,
+      limit: number,
+    ): Promise<Array<NamedLink & Pick<LinkRow, 'original_url' | 'disabled_at'>>> {
+      return db
+        .selectFrom('links')
+        .select(['id', 'short_code', 'domain_id', 'aliases', 'original_url', 'disabled_at'])
+        .where('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)
+        .execute();
     },
   };
 }
@@ -251,7 +362,11 @@ function createLinkQueries(deps: { db: Kysely<Database>; dialect: Pick<Storage['
  * (an event in the outbox, db/outbox.ts: read by every instance's link cache), signed with `changeOrigin`,
  * this app instance's name in the outbox.
  */
-export function createLinksRepository(storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>, paginator: Paginator, changeOrigin = 'ferry') {
+export function createLinksRepository(
+  storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>,
+  paginator: Paginator,
+  changeOrigin = 'ferry',
+) {
   const { db, dialect } = storage;
   const fast = fastStatements(storage);
   const announce = linkChangeAnnouncer(dialect, changeOrigin);

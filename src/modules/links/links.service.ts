@@ -41,7 +41,10 @@ export interface LinksServiceDeps {
 export type LinksService = ReturnType<typeof createLinksService>;
 
 const NO_DOMAINS: LinkDomainsDeps['registry'] = {
-  byIdOf: () => undefined, named: () => undefined, reload: async () => undefined, reloadHostname: async () => undefined,
+  byIdOf: () => undefined,
+  named: () => undefined,
+  reload: async () => undefined,
+  reloadHostname: async () => undefined,
 };
 
 export function createLinksService(deps: LinksServiceDeps) {
@@ -49,15 +52,34 @@ export function createLinksService(deps: LinksServiceDeps) {
   const anonymousLinks = deps.anonymousLinks ?? true;
   const domains = createLinkDomains({ registry: deps.domains ?? NO_DOMAINS, publicBaseUrl, clock });
   const input = createLinkInput({
-    publicBaseUrl, passwords: deps.passwords, ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
+    publicBaseUrl,
+    passwords: deps.passwords,
+    ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
     ...(deps.blockedHosts ? { blockedHosts: deps.blockedHosts } : {}),
   });
   const toLink = linkRecord(publicBaseUrl, domains);
   const assertMayCreate = (caller: Caller | null): void => assertMayCreateLink(caller, anonymousLinks);
   const findLive = createLiveLinkFinder({ links, domains, clock });
   const generate = deps.generate ?? (() => generateCode());
-  const { prepare, create } = createLinkCreation({ links, dialect, clock, cache, domains, input, generate, assertMayCreate });
-  const { get, qr, getForOwner, getForStats, listForUser } = createLinkReads({ links, users, domains, clock, paginator, findLive, toLink });
+  const { prepare, create } = createLinkCreation({
+    links,
+    dialect,
+    clock,
+    cache,
+    domains,
+    input,
+    generate,
+    assertMayCreate,
+  });
+  const { get, qr, getForOwner, getForStats, listForUser } = createLinkReads({
+    links,
+    users,
+    domains,
+    clock,
+    paginator,
+    findLive,
+    toLink,
+  });
   const { patch } = createLinkEditing({ links, dialect, clock, cache, domains, input, findLive });
   const { remove, sweepExpired } = createLinkRetirement({ links, clock, cache, findLive });
 

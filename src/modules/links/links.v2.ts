@@ -5,7 +5,16 @@ import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 import { compileBodyValidator } from '../../plugins/validation.js';
 import { validationDetails } from '../../plugins/errors.js';
 import { bulkBody, bulkResultSchema } from './links.bulk.js';
-import { AllLinksQuery, allLinksFilters, LINK_SORT_COLUMNS, LinkCreateSchema, linkListFilters, LinkPatchSchema, LinkSchema, type LinkCreate } from './links.schemas.js';
+import {
+  AllLinksQuery,
+  allLinksFilters,
+  LINK_SORT_COLUMNS,
+  LinkCreateSchema,
+  linkListFilters,
+  LinkPatchSchema,
+  LinkSchema,
+  type LinkCreate,
+} from './links.schemas.js';
 
 /**
  * The link edge of each API version. v1 keeps the source document's snake_case; v2 renames every link field to
@@ -58,11 +67,13 @@ function itemParser(schema: TSchema, toInput: (item: unknown) => LinkCreate): (i
   };
 }
 
-const errorBody = (rename: (field: string) => string): LinkEdge['error'] => (err) => ({
-  code: err.code,
-  message: err.message,
-  details: namedAsSent.has(err) ? err.details : err.details.map((d) => ({ ...d, field: rename(d.field) })),
-});
+const errorBody =
+  (rename: (field: string) => string): LinkEdge['error'] =>
+  (err) => ({
+    code: err.code,
+    message: err.message,
+    details: namedAsSent.has(err) ? err.details : err.details.map((d) => ({ ...d, field: rename(d.field) })),
+  });
 
 const v1In = <T>(body: unknown) => body as T;
 const v2In = <T>(body: unknown) => renameKeys<T>(body, toSnake);
@@ -89,7 +100,10 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
     createBody: Type.Ref('LinkCreateV2'),
     patchBody: renameSchemaProperties(LinkPatchSchema, toCamel),
     listQuery: Type.Object({ sort: sortQuery(v2Sorts), ...linkListFilters, ...paginationQuery }),
-    allLinksQuery: renameSchemaProperties(Type.Object({ sort: sortQuery(v2Sorts), ...linkListFilters, ...allLinksFilters, ...paginationQuery }), toCamel),
+    allLinksQuery: renameSchemaProperties(
+      Type.Object({ sort: sortQuery(v2Sorts), ...linkListFilters, ...allLinksFilters, ...paginationQuery }),
+      toCamel,
+    ),
     bulkBody: bulkBody('LinkCreateV2'),
     bulkResult: Type.Ref('LinkBulkResultV2'),
     out: <T>(body: unknown) => renameKeys<T>(body, toCamel),
@@ -101,4 +115,10 @@ export const linkEdges: Record<1 | 2, LinkEdge> = {
 };
 
 /** Registered as OpenAPI components. */
-export const linkV2Schemas = [LinkV2Schema, LinkCreateV2Schema, LinkListV2Schema, LinkBulkResultSchema, LinkBulkResultV2Schema];
+export const linkV2Schemas = [
+  LinkV2Schema,
+  LinkCreateV2Schema,
+  LinkListV2Schema,
+  LinkBulkResultSchema,
+  LinkBulkResultV2Schema,
+];

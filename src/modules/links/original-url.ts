@@ -59,7 +59,8 @@ function sameService(target: URL, base: URL, listenPort: number | undefined): bo
 /** `listenPort`: the port the service listens on (PORT), which any loopback spelling reaches. */
 export function checkOriginalUrl(raw: string, publicBaseUrl: string, listenPort?: number): UrlCheck {
   if (raw.length > MAX_URL_LENGTH) return { ok: false, reason: `must be at most ${MAX_URL_LENGTH} characters` };
-  if (FORBIDDEN_CHARS.test(raw)) return { ok: false, reason: 'must not contain whitespace, control characters or backslashes' };
+  if (FORBIDDEN_CHARS.test(raw))
+    return { ok: false, reason: 'must not contain whitespace, control characters or backslashes' };
   if (!ABSOLUTE_HTTP.test(raw)) return { ok: false, reason: 'must be an absolute http or https URL with a host' };
   let url: URL;
   try {
@@ -72,8 +73,10 @@ export function checkOriginalUrl(raw: string, publicBaseUrl: string, listenPort?
     return { ok: false, reason: 'must not contain credentials (user:password@)' };
   }
   if (url.hostname === '') return { ok: false, reason: 'must have a host' };
-  if (sameService(url, new URL(publicBaseUrl), listenPort)) return { ok: false, reason: "must not point at this service's own short links" };
+  if (sameService(url, new URL(publicBaseUrl), listenPort))
+    return { ok: false, reason: "must not point at this service's own short links" };
   const stored = PRINTABLE_ASCII.test(raw) ? raw : url.href;
-  if (stored.length > MAX_URL_LENGTH) return { ok: false, reason: `must be at most ${MAX_URL_LENGTH} characters once encoded` };
+  if (stored.length > MAX_URL_LENGTH)
+    return { ok: false, reason: `must be at most ${MAX_URL_LENGTH} characters once encoded` };
   return { ok: true, url: stored };
 }

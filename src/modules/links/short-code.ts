@@ -12,7 +12,10 @@ export const GENERATED_CODE_LENGTH = 8;
  * codes: at a million links the chance that a new code collides is about 5e-9, and a collision is simply retried.
  * `random` is injectable for tests only in the sense of "any byte source"; production uses pooledRandomBytes.
  */
-export function generateCode(length = GENERATED_CODE_LENGTH, random: (n: number) => Buffer = pooledRandomBytes): string {
+export function generateCode(
+  length = GENERATED_CODE_LENGTH,
+  random: (n: number) => Buffer = pooledRandomBytes,
+): string {
   return randomAlphanumeric(length, random);
 }
 
@@ -21,8 +24,30 @@ export function generateCode(length = GENERATED_CODE_LENGTH, random: (n: number)
  * case-sensitive, but a link at /Docs next to /docs would only confuse people.
  */
 export const RESERVED_CODES: ReadonlySet<string> = new Set([
-  'api', 'app', 'docs', 'v1', 'v2', 'v3', 'healthz', 'readyz', 'livez', 'metrics', 'openapi', 'swagger', 'static',
-  'assets', 'favicon', 'robots', 'sitemap', 'admin', 'login', 'logout', 'status', 'health', 'links', 'users',
+  'api',
+  'app',
+  'docs',
+  'v1',
+  'v2',
+  'v3',
+  'healthz',
+  'readyz',
+  'livez',
+  'metrics',
+  'openapi',
+  'swagger',
+  'static',
+  'assets',
+  'favicon',
+  'robots',
+  'sitemap',
+  'admin',
+  'login',
+  'logout',
+  'status',
+  'health',
+  'links',
+  'users',
 ]);
 
 export const isReservedCode = (code: string): boolean => RESERVED_CODES.has(code.toLowerCase());

@@ -10,8 +10,18 @@ import { orderSchemas } from './orders.schemas.js';
 import { createOrdersService } from './orders.service.js';
 
 /** Orders: the service and its routes. */
-export function createOrdersModule(deps: { db: Kysely<Database>; users: Pick<UsersRepository, 'findById'>; clock: Clock; paginator: Paginator }) {
-  const orders = createOrdersService({ orders: createOrdersRepository(deps.db, deps.paginator), users: deps.users, clock: deps.clock, paginator: deps.paginator });
+export function createOrdersModule(deps: {
+  db: Kysely<Database>;
+  users: Pick<UsersRepository, 'findById'>;
+  clock: Clock;
+  paginator: Paginator;
+}) {
+  const orders = createOrdersService({
+    orders: createOrdersRepository(deps.db, deps.paginator),
+    users: deps.users,
+    clock: deps.clock,
+    paginator: deps.paginator,
+  });
   return appModule({
     orders,
     schemas: orderSchemas,

@@ -19,16 +19,27 @@ export function createOrdersRepository(db: Kysely<Database>, paginator: Paginato
 
     /** The order, only if it is that user's. */
     async findForUser(userId: number, orderId: number, tx: Db = db): Promise<OrderRow | undefined> {
-      return tx.selectFrom('orders').selectAll().where('id', '=', orderId).where('user_id', '=', userId).executeTakeFirst();
+      return tx
+        .selectFrom('orders')
+        .selectAll()
+        .where('id', '=', orderId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
     },
 
-    async listForUser(userId: number, filters: OrderFilters, list: ResolvedList, tx: Db = db): Promise<{ rows: OrderRow[]; total: number | null }> {
+    async listForUser(
+      userId: number,
+      filters: OrderFilters,
+      list: ResolvedList,
+      tx: Db = db,
+    ): Promise<{ rows: OrderRow[]; total: number | null }> {
       let base = tx.selectFrom('orders').where('user_id', '=', userId);
       if (filters.itemId !== undefined) base = base.where('item_id', '=', filters.itemId);
       const rows = await paginator.apply(base.selectAll('orders'), list, 'orders').execute();
-      const total = list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
+      const total =
+        list.mode === 'page'
+          ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+          : null;
       return { rows, total };
     },
   };

@@ -26,7 +26,15 @@ export const OrderCreateSchema = Type.Object(
   {
     itemId: ItemId,
     quantity: Quantity,
-    userId: Type.Optional(Type.Integer({ format: 'int64', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: "Read-only: an order belongs to the caller. Echoing the caller's own id is accepted; another id is 403" })),
+    userId: Type.Optional(
+      Type.Integer({
+        format: 'int64',
+        minimum: -Number.MAX_SAFE_INTEGER,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description:
+          "Read-only: an order belongs to the caller. Echoing the caller's own id is accepted; another id is 403",
+      }),
+    ),
     id: Type.Optional(Type.Unknown({ description: 'Read-only; ignored' })),
     createdAt: Type.Optional(Type.Unknown({ description: 'Read-only; ignored' })),
   },
@@ -39,7 +47,12 @@ export const OrderListSchema = Type.Object(
   { $id: 'OrderList', additionalProperties: false },
 );
 
-export const ORDER_SORT_COLUMNS = { id: 'id', createdAt: 'created_at', itemId: 'item_id', quantity: 'quantity' } as const;
+export const ORDER_SORT_COLUMNS = {
+  id: 'id',
+  createdAt: 'created_at',
+  itemId: 'item_id',
+  quantity: 'quantity',
+} as const;
 
 export const OrderListQuery = Type.Object({
   itemId: Type.Optional(Id('Only orders of this item')),

@@ -17,8 +17,12 @@ export function createOutboxModule(deps: { db: Kysely<Database>; clock: Clock; r
   const retentionMs = deps.retentionMs ?? OUTBOX_RETENTION_MS;
   return appModule({
     schemas: [],
-    jobs: [{
-      name: 'sweep-outbox', everyMs: SWEEP_EVERY_MS, run: () => sweepOutbox(deps.db, deps.clock.now() - retentionMs),
-    }],
+    jobs: [
+      {
+        name: 'sweep-outbox',
+        everyMs: SWEEP_EVERY_MS,
+        run: () => sweepOutbox(deps.db, deps.clock.now() - retentionMs),
+      },
+    ],
   });
 }

@@ -38,14 +38,17 @@ export interface ChangedDomains {
  * server (either engine) commit. This instance's own changes are applied by itself as it makes them.
  */
 export function visitChangeConsumer(
-  cache: Pick<LinkCache, 'forget' | 'forgetMisses' | 'clear' | 'gate'>, domains: ChangedDomains, log: FastifyBaseLogger,
+  cache: Pick<LinkCache, 'forget' | 'forgetMisses' | 'clear' | 'gate'>,
+  domains: ChangedDomains,
+  log: FastifyBaseLogger,
 ): OutboxFeedConsumer {
   return {
     apply({ event }) {
       if (!event.type.startsWith('domain.')) return forgetChangedLinks(cache, event);
       const id = (event.data as { domain_id: number }).domain_id;
       // A failed reload is not fatal: the next restart of the feed reloads every domain.
-      void domains.reload(id)
+      void domains
+        .reload(id)
         .catch((err: unknown) => log.warn({ err, domain: id }, 'could not reload a changed domain'));
     },
     async restart() {

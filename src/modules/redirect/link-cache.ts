@@ -13,7 +13,15 @@ export interface VisitRules {
 /** What a code resolves to on the redirect path. */
 export type RedirectTarget =
   /** `code`: the link's code; `alias`: the alias visited (null: the code was) */
-  | { kind: 'link'; id: number; code: string; alias: string | null; url: string; expiresAt: number | null; rules: VisitRules | null }
+  | {
+      kind: 'link';
+      id: number;
+      code: string;
+      alias: string | null;
+      url: string;
+      expiresAt: number | null;
+      rules: VisitRules | null;
+    }
   /** a tombstone of an expired link: 410 */
   | { kind: 'expired' }
   /** a link an admin disabled: 410 LINK_DISABLED */

@@ -39,12 +39,18 @@ function writeRedirect(
 ): void {
   const { status, headers } = decision;
   res.writeHead(status, [
-    'x-request-id', deps.requestId(req),
-    'ratelimit-policy', deps.limiter.policy,
-    'ratelimit', rateLimit,
-    'location', headers.location,
-    'cache-control', headers['cache-control'],
-    'content-length', '0',
+    'x-request-id',
+    deps.requestId(req),
+    'ratelimit-policy',
+    deps.limiter.policy,
+    'ratelimit',
+    rateLimit,
+    'location',
+    headers.location,
+    'cache-control',
+    headers['cache-control'],
+    'content-length',
+    '0',
   ]);
   res.end();
   deps.metrics.observeFastRedirect(req.method!, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
@@ -89,12 +95,20 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     const answer = (rateLimit: string): void => writeRedirect(deps, req, res, decision, started, rateLimit);
     // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
     let recorded = false;
-    const record = method === 'GET'
-      ? () => {
-        const facts = { linkId: link.id, shortCode: link.code, alias: link.alias, clickedAt: now, domain: decision.domain, visitor: contexts(ip, req.headers, false) };
-        recorded = clicks.enqueue(buildClickEvent(facts, recordAddress));
-      }
-      : null;
+    const record =
+      method === 'GET'
+        ? () => {
+            const facts = {
+              linkId: link.id,
+              shortCode: link.code,
+              alias: link.alias,
+              clickedAt: now,
+              domain: decision.domain,
+              visitor: contexts(ip, req.headers, false),
+            };
+            recorded = clicks.enqueue(buildClickEvent(facts, recordAddress));
+          }
+        : null;
     const serve = (rateLimit: string): void => {
       const pending = recorded ? clicks.settled() : null;
       if (pending === null) answer(rateLimit);

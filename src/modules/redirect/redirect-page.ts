@@ -25,11 +25,23 @@ export function prefersHtml(accept: string | undefined): boolean {
 }
 
 const PAGES = {
-  missing: { title: 'Link not found', text: 'There is no link at this address. Check the address for typos: short codes are case-sensitive.' },
+  missing: {
+    title: 'Link not found',
+    text: 'There is no link at this address. Check the address for typos: short codes are case-sensitive.',
+  },
   expired: { title: 'Link expired', text: 'This link has expired and no longer leads anywhere.' },
-  disabled: { title: 'Link disabled', text: 'This link has been disabled by the people who run this service and no longer leads anywhere.' },
-  exhausted: { title: 'Link used up', text: 'This link has been followed as many times as its owner allowed, and no longer leads anywhere.' },
-  throttled: { title: 'Too many attempts', text: 'Too many wrong passwords were tried for this link from your address. Wait a minute, then try again.' },
+  disabled: {
+    title: 'Link disabled',
+    text: 'This link has been disabled by the people who run this service and no longer leads anywhere.',
+  },
+  exhausted: {
+    title: 'Link used up',
+    text: 'This link has been followed as many times as its owner allowed, and no longer leads anywhere.',
+  },
+  throttled: {
+    title: 'Too many attempts',
+    text: 'Too many wrong passwords were tried for this link from your address. Wait a minute, then try again.',
+  },
 } as const;
 
 export type ErrorPage = keyof typeof PAGES;
@@ -53,8 +65,11 @@ export function redirectErrorPage(kind: ErrorPage): string {
  * Nothing from the request appears in it.
  */
 export function passwordPage(wrong: boolean): string {
-  return page('Password required', `${wrong ? '<p class="error" role="alert">That password is not right.</p>' : ''}<p>This link is protected by a password.</p>
-<form method="post"><label for="password">Password</label><br><input id="password" name="password" type="password" required autofocus autocomplete="off" maxlength="128"> <button type="submit">Open link</button></form>`);
+  return page(
+    'Password required',
+    `${wrong ? '<p class="error" role="alert">That password is not right.</p>' : ''}<p>This link is protected by a password.</p>
+<form method="post"><label for="password">Password</label><br><input id="password" name="password" type="password" required autofocus autocomplete="off" maxlength="128"> <button type="submit">Open link</button></form>`,
+  );
 }
 
 /**

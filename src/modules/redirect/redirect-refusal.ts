@@ -16,9 +16,18 @@ const FORM_REALM = 'Form realm="Password-protected link"';
 const REFUSALS: Record<Exclude<Refusal['kind'], 'password'>, { page: ErrorPage; error: () => AppError }> = {
   missing: { page: 'missing', error: () => new AppError('NOT_FOUND', 'No link has this code') },
   expired: { page: 'expired', error: () => new AppError('LINK_EXPIRED', 'This link has expired') },
-  disabled: { page: 'disabled', error: () => new AppError('LINK_DISABLED', 'This link has been disabled by the administrators of this service') },
-  exhausted: { page: 'exhausted', error: () => new AppError('LINK_EXHAUSTED', 'This link has been followed as many times as it allows') },
-  throttled: { page: 'throttled', error: () => new AppError('RATE_LIMITED', 'Too many wrong passwords for this link from your address') },
+  disabled: {
+    page: 'disabled',
+    error: () => new AppError('LINK_DISABLED', 'This link has been disabled by the administrators of this service'),
+  },
+  exhausted: {
+    page: 'exhausted',
+    error: () => new AppError('LINK_EXHAUSTED', 'This link has been followed as many times as it allows'),
+  },
+  throttled: {
+    page: 'throttled',
+    error: () => new AppError('RATE_LIMITED', 'Too many wrong passwords for this link from your address'),
+  },
 };
 
 /** A visit that gets no redirect: the error envelope, or for a browser the page saying why (SPEC §13). */
@@ -28,7 +37,9 @@ export function refuse(request: FastifyRequest, reply: FastifyReply, decision: R
   let err: AppError;
   let body: string;
   if (decision.kind === 'password') {
-    const message = decision.wrong ? 'The password is not right' : 'This link needs a password (a form post or HTTP Basic credentials)';
+    const message = decision.wrong
+      ? 'The password is not right'
+      : 'This link needs a password (a form post or HTTP Basic credentials)';
     err = new AppError('LINK_PASSWORD_REQUIRED', message, [], { 'WWW-Authenticate': html ? FORM_REALM : BASIC_REALM });
     body = passwordPage(decision.wrong);
   } else {

@@ -8,7 +8,11 @@ import type { CodeLookup } from './redirect.repository.js';
 const rulesOf = (found: CodeLookup): VisitRules | null =>
   found.max_visits === null && !found.forward_query && found.password_hash === null
     ? null
-    : { maxVisits: found.max_visits === null ? null : Number(found.max_visits), forwardQuery: Boolean(found.forward_query), passwordHash: found.password_hash };
+    : {
+        maxVisits: found.max_visits === null ? null : Number(found.max_visits),
+        forwardQuery: Boolean(found.forward_query),
+        passwordHash: found.password_hash,
+      };
 
 const DISABLED: RedirectTarget = { kind: 'disabled' };
 
@@ -20,8 +24,15 @@ export const toTarget = (name: string, found: CodeLookup | undefined): RedirectT
   if (found?.id != null && found.retired_reason === null && found.disabled_at != null) return DISABLED;
   if (found?.id != null && found.retired_reason === null && found.original_url != null && found.short_code != null) {
     const alias = found.short_code === name ? null : name;
-    return { kind: 'link', id: found.id, code: found.short_code, alias, url: found.original_url, expiresAt: found.expires_at, rules: rulesOf(found) };
+    return {
+      kind: 'link',
+      id: found.id,
+      code: found.short_code,
+      alias,
+      url: found.original_url,
+      expiresAt: found.expires_at,
+      rules: rulesOf(found),
+    };
   }
   return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };
 };
-

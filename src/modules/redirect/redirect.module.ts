@@ -111,7 +111,15 @@ export function createRedirectModule(deps: RedirectModuleDeps) {
     rootRoutes: (async (scope) => {
       registerRedirectRateLimit(scope, deps.limiter);
       awaitDurableClicks(scope, () => clicks.settled());
-      await scope.register(redirectRoutes, { policy, contexts, clicks, clock, status: config.redirectStatus, recordAddress, accessLog });
+      await scope.register(redirectRoutes, {
+        policy,
+        contexts,
+        clicks,
+        clock,
+        status: config.redirectStatus,
+        recordAddress,
+        accessLog,
+      });
     }) as FastifyPluginAsync,
     /**
      * The redirect's cache-hit path outside Fastify (redirect-fast-path.ts) for app.ts's server: only where it
@@ -121,7 +129,14 @@ export function createRedirectModule(deps: RedirectModuleDeps) {
     fastPath(app: FastifyInstance): RawHandler | null {
       if (config.trustProxy !== false || accessLog) return null;
       const fastPath = createRedirectFastPath({
-        policy, contexts, clicks, clock, recordAddress, limiter: deps.limiter, requestId: requestIdFrom, metrics: deps.metrics,
+        policy,
+        contexts,
+        clicks,
+        clock,
+        recordAddress,
+        limiter: deps.limiter,
+        requestId: requestIdFrom,
+        metrics: deps.metrics,
         underPressure: () => app.shedding(),
       });
       app.addHook('preClose', (done) => {

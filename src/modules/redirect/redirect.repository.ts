@@ -17,14 +17,24 @@ export interface CodeLookup {
 /** Whether a visit may be redirected under the link's visit limit. */
 export type VisitAdmission = 'admitted' | 'exhausted' | 'missing';
 
-const LOOKUP_COLUMNS = ['id', 'original_url', 'expires_at', 'max_visits', 'forward_query', 'password_hash', 'disabled_at', 'short_code'] as const;
+const LOOKUP_COLUMNS = [
+  'id',
+  'original_url',
+  'expires_at',
+  'max_visits',
+  'forward_query',
+  'password_hash',
+  'disabled_at',
+  'short_code',
+] as const;
 // The namespace of (domain, code) decides: a code names its link by id (link_codes.link_id), so other names of
 // a link can share the lookup.
 const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(', ')}, c.retired_reason as retired_reason
   from link_codes c left join links l on l.id = c.link_id where c.domain_id = ? and c.code = ?`;
 // One statement decides a visit under a limit: the row lock (PostgreSQL) or the single writer (SQLite) makes
 // the check and the increment one step, so concurrent visits on any number of instances admit max_visits.
-const ADMIT_SQL = 'update links set visit_count = visit_count + 1 where id = ? and (max_visits is null or visit_count < max_visits) returning visit_count';
+const ADMIT_SQL =
+  'update links set visit_count = visit_count + 1 where id = ? and (max_visits is null or visit_count < max_visits) returning visit_count';
 
 /**
  * What a visit reads and counts of links, in a repository of its own (the links module keeps the writes): its
@@ -35,8 +45,10 @@ const ADMIT_SQL = 'update links set visit_count = visit_count + 1 where id = ? a
 export function createRedirectQueries(storage: Pick<Storage, 'db' | 'sqlite'>) {
   const { db } = storage;
   const fast = fastStatements(storage);
-  const lookupStatement: FastStatement<[number, string], CodeLookup> | null = fast?.prepare<[number, string], CodeLookup>(LOOKUP_SQL) ?? null;
-  const admitStatement: FastStatement<[number], { visit_count: number }> | null = fast?.prepare<[number], { visit_count: number }>(ADMIT_SQL) ?? null;
+  const lookupStatement: FastStatement<[number, string], CodeLookup> | null =
+    fast?.prepare<[number, string], CodeLookup>(LOOKUP_SQL) ?? null;
+  const admitStatement: FastStatement<[number], { visit_count: number }> | null =
+    fast?.prepare<[number], { visit_count: number }>(ADMIT_SQL) ?? null;
 
   /** After a visit was refused: was the link exhausted, or is it gone? */
   async function refusal(id: number): Promise<VisitAdmission> {
@@ -51,8 +63,17 @@ export function createRedirectQueries(storage: Pick<Storage, 'db' | 'sqlite'>) {
       return db
         .selectFrom('link_codes as c')
         .leftJoin('links as l', 'l.id', 'c.link_id')
-        .select(['l.id as id', 'l.original_url as original_url', 'l.expires_at as expires_at', 'l.max_visits as max_visits',
-          'l.forward_query as forward_query', 'l.password_hash as password_hash', 'l.disabled_at as disabled_at', 'l.short_code as short_code', 'c.retired_reason as retired_reason'])
+        .select([
+          'l.id as id',
+          'l.original_url as original_url',
+          'l.expires_at as expires_at',
+          'l.max_visits as max_visits',
+          'l.forward_query as forward_query',
+          'l.password_hash as password_hash',
+          'l.disabled_at as disabled_at',
+          'l.short_code as short_code',
+          'c.retired_reason as retired_reason',
+        ])
         .where('c.domain_id', '=', domainId)
         .where('c.code', '=', code)
         .executeTakeFirst();
@@ -73,7 +94,11 @@ export function createRedirectQueries(storage: Pick<Storage, 'db' | 'sqlite'>) {
 
     /** Whether the link has visits left, without counting one (bots, HEAD). */
     async hasVisitsLeft(id: number): Promise<VisitAdmission> {
-      const row = await db.selectFrom('links').select(['visit_count', 'max_visits']).where('id', '=', id).executeTakeFirst();
+      const row = await db
+        .selectFrom('links')
+        .select(['visit_count', 'max_visits'])
+        .where('id', '=', id)
+        .executeTakeFirst();
       if (!row) return 'missing';
       return row.max_visits === null || Number(row.visit_count) < Number(row.max_visits) ? 'admitted' : 'exhausted';
     },

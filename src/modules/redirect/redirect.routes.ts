@@ -74,7 +74,14 @@ function answerVisit(
   const { link } = decision;
   // HEAD answers the same headers and is not a visit; a domain's fallback follows no link.
   if (link !== null && request.method !== 'HEAD') {
-    const facts = { linkId: link.id, shortCode: link.code, alias: link.alias, clickedAt: clock.now(), domain: decision.domain, visitor: context };
+    const facts = {
+      linkId: link.id,
+      shortCode: link.code,
+      alias: link.alias,
+      clickedAt: clock.now(),
+      domain: decision.domain,
+      visitor: context,
+    };
     clicks.enqueue(buildClickEvent(facts, opts.recordAddress));
   }
   // Location is the stored URL verbatim (validated at creation: printable ASCII, no CR/LF), or with the
@@ -88,11 +95,22 @@ function answerVisit(
  */
 function createVisitHandler(opts: RedirectRoutesOptions) {
   const { policy, contexts } = opts;
-  return (request: FastifyRequest, reply: FastifyReply, password: string | null): FastifyReply | Promise<FastifyReply> => {
+  return (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    password: string | null,
+  ): FastifyReply | Promise<FastifyReply> => {
     // request.ips lists the socket peer and every address it forwarded for, when TRUST_PROXY trusts it.
     const context = contexts(request.ip, request.headers, (request.ips?.length ?? 0) > 1);
     const name = (request.params as { code: string }).code;
-    const visit: Visit = { name, host: request.host, method: request.method, query: queryOf(request.url), password, context };
+    const visit: Visit = {
+      name,
+      host: request.host,
+      method: request.method,
+      query: queryOf(request.url),
+      password,
+      context,
+    };
     const decision = policy.decide(visit);
     return decision instanceof Promise
       ? decision.then((d) => answerVisit(opts, request, reply, d, context))
@@ -110,26 +128,47 @@ const passwordFormRoute: FastifyPluginAsync<PasswordFormOptions> = async (form, 
   const { visit } = opts;
   form.removeAllContentTypeParsers();
   form.addHook('preParsing', async (request) => assertPlainBody(request));
-  form.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
-  form.post(PASSWORD_FORM_URL, {
-    config: { accessLog: opts.accessLog, redirect: true },
-    schema: {
-      operationId: 'unlockShortLink',
-      tags: ['redirect'],
-      summary: "Follow a password-protected link with its password (the HTML form's target): 303 to the target",
-      security: [],
-      consumes: ['application/x-www-form-urlencoded'],
-      params: Type.Object({ code: Type.String({ pattern: NAME_PATTERN, maxLength: 64, description: 'The short code or one of its aliases (case-sensitive)' }) }),
-      body: Type.Object({ password: Type.Optional(Type.String({ format: 'password', maxLength: 1024, description: "The link's password" })) }, { additionalProperties: false }),
-      response: redirectResponses(303, 'post'),
+  form.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
+    (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
     },
-  }, (request, reply) => {
-    const password = (request.body as { password?: string } | undefined)?.password;
-    // The policy answers a form's post with See Other (visit-policy.ts).
-    return visit(request, reply, password ? password : null);
-  });
+  );
+  form.post(
+    PASSWORD_FORM_URL,
+    {
+      config: { accessLog: opts.accessLog, redirect: true },
+      schema: {
+        operationId: 'unlockShortLink',
+        tags: ['redirect'],
+        summary: "Follow a password-protected link with its password (the HTML form's target): 303 to the target",
+        security: [],
+        consumes: ['application/x-www-form-urlencoded'],
+        params: Type.Object({
+          code: Type.String({
+            pattern: NAME_PATTERN,
+            maxLength: 64,
+            description: 'The short code or one of its aliases (case-sensitive)',
+          }),
+        }),
+        body: Type.Object(
+          {
+            password: Type.Optional(
+              Type.String({ format: 'password', maxLength: 1024, description: "The link's password" }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: redirectResponses(303, 'post'),
+      },
+    },
+    (request, reply) => {
+      const password = (request.body as { password?: string } | undefined)?.password;
+      // The policy answers a form's post with See Other (visit-policy.ts).
+      return visit(request, reply, password ? password : null);
+    },
+  );
 };
 
 /**
@@ -144,19 +183,30 @@ export const redirectRoutes: FastifyPluginAsync<RedirectRoutesOptions> = async (
   const { status } = opts;
   const visit = createVisitHandler(opts);
 
-  app.get(REDIRECT_ROUTE_URL, {
-    // The route url carries a pattern, so it is not the plain `/:code` the metrics recognise: say it.
-    config: { accessLog: opts.accessLog, redirect: true },
-    schema: {
-      operationId: 'followShortLink',
-      tags: ['redirect'],
-      summary: 'Follow a short link (HEAD: the same headers, and no click is recorded)',
-      description: 'A password-protected link takes the password as HTTP Basic credentials (any user name); browsers get a form that posts to POST /{code}.',
-      security: [],
-      params: Type.Object({ code: Type.String({ pattern: NAME_PATTERN, maxLength: 64, description: 'The short code or one of its aliases (case-sensitive)' }) }),
-      response: redirectResponses(status, 'get'),
+  app.get(
+    REDIRECT_ROUTE_URL,
+    {
+      // The route url carries a pattern, so it is not the plain `/:code` the metrics recognise: say it.
+      config: { accessLog: opts.accessLog, redirect: true },
+      schema: {
+        operationId: 'followShortLink',
+        tags: ['redirect'],
+        summary: 'Follow a short link (HEAD: the same headers, and no click is recorded)',
+        description:
+          'A password-protected link takes the password as HTTP Basic credentials (any user name); browsers get a form that posts to POST /{code}.',
+        security: [],
+        params: Type.Object({
+          code: Type.String({
+            pattern: NAME_PATTERN,
+            maxLength: 64,
+            description: 'The short code or one of its aliases (case-sensitive)',
+          }),
+        }),
+        response: redirectResponses(status, 'get'),
+      },
     },
-  }, (request, reply) => visit(request, reply, basicPassword(request.headers.authorization)));
+    (request, reply) => visit(request, reply, basicPassword(request.headers.authorization)),
+  );
 
   // The password form's answer, in a context of its own that parses forms and nothing else.
   await app.register(passwordFormRoute, { accessLog: opts.accessLog, visit });

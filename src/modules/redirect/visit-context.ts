@@ -1,5 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { CLICK_TEXT_LIMITS, UserAgentCache, type CountryLookup, type UserAgentFacts, type VisitorFacts } from '../clicks/index.js';
+import {
+  CLICK_TEXT_LIMITS,
+  UserAgentCache,
+  type CountryLookup,
+  type UserAgentFacts,
+  type VisitorFacts,
+} from '../clicks/index.js';
 
 /**
  * What a visit tells of its visitor, worked out once per visit and only when something asks: the visit's rules
@@ -62,11 +68,14 @@ class RequestVisitContext implements VisitContext {
 
   get agent(): UserAgentFacts {
     // Described as the click records it: clipped (a longer one is no browser's, and would crowd the cache).
-    return (this.#agent ??= this.describe.agents.describe(this.headers['user-agent']?.slice(0, CLICK_TEXT_LIMITS.userAgent) ?? null));
+    return (this.#agent ??= this.describe.agents.describe(
+      this.headers['user-agent']?.slice(0, CLICK_TEXT_LIMITS.userAgent) ?? null,
+    ));
   }
 
   get country(): string | null {
-    if (this.#country === undefined) this.#country = this.describe.country?.(this.ip ?? null, this.headers, this.viaTrustedProxy) ?? null;
+    if (this.#country === undefined)
+      this.#country = this.describe.country?.(this.ip ?? null, this.headers, this.viaTrustedProxy) ?? null;
     return this.#country;
   }
 

@@ -104,8 +104,14 @@ export interface VisitPolicyDeps {
 /** A link's redirect or a domain's fallback, as the visit gets it. */
 function redirectTo(url: string, status: number, link: LinkTarget | null, domain: VisitDomain | undefined): Redirect {
   return {
-    kind: 'redirect', url, status, headers: { location: url, 'cache-control': REDIRECT_CACHE_CONTROL }, link, domain: domain?.hostname,
-    rule: null, variant: null,
+    kind: 'redirect',
+    url,
+    status,
+    headers: { location: url, 'cache-control': REDIRECT_CACHE_CONTROL },
+    link,
+    domain: domain?.hostname,
+    rule: null,
+    variant: null,
   };
 }
 
@@ -113,7 +119,12 @@ function redirectTo(url: string, status: number, link: LinkTarget | null, domain
 function fallbackOr(refusal: Refusal, domain: VisitDomain | undefined): VisitDecision {
   if (!domain) return refusal;
   const kind = refusal.kind;
-  const url = kind === 'missing' ? domain.notFoundRedirect : kind === 'expired' || kind === 'exhausted' ? domain.expiredRedirect : null;
+  const url =
+    kind === 'missing'
+      ? domain.notFoundRedirect
+      : kind === 'expired' || kind === 'exhausted'
+        ? domain.expiredRedirect
+        : null;
   return url === null ? refusal : redirectTo(url, FALLBACK_STATUS, null, domain);
 }
 
@@ -145,7 +156,8 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
   const { queries } = deps;
   const checkPassword = createPasswordCheck(deps);
   const counts = (visit: Visit): boolean => visit.method !== 'HEAD' && !visit.context.agent.isBot;
-  const admissionRefusal = (a: VisitAdmission): Refusal | null => (a === 'admitted' ? null : a === 'exhausted' ? { kind: 'exhausted' } : MISSING);
+  const admissionRefusal = (a: VisitAdmission): Refusal | null =>
+    a === 'admitted' ? null : a === 'exhausted' ? { kind: 'exhausted' } : MISSING;
 
   async function guarded(target: LinkTarget, visit: Visit): Promise<string | Refusal> {
     const rules = target.rules!;
@@ -154,7 +166,9 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
       if (refused) return refused;
     }
     if (rules.maxVisits !== null) {
-      const refused = admissionRefusal(await (counts(visit) ? queries.admitVisit(target.id) : queries.hasVisitsLeft(target.id)));
+      const refused = admissionRefusal(
+        await (counts(visit) ? queries.admitVisit(target.id) : queries.hasVisitsLeft(target.id)),
+      );
       if (refused) return refused;
     }
     return rules.forwardQuery ? withForwardedQuery(target.url, visit.query) : target.url;
@@ -165,7 +179,8 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
     if (target.kind === 'expired') return EXPIRED;
     if (target.kind === 'disabled') return DISABLED;
     if (target.rules === null) return target.url;
-    if (target.rules.passwordHash === null && target.rules.maxVisits === null) return withForwardedQuery(target.url, visit.query);
+    if (target.rules.passwordHash === null && target.rules.maxVisits === null)
+      return withForwardedQuery(target.url, visit.query);
     return guarded(target, visit);
   };
 }
@@ -178,7 +193,12 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
 export function createVisitPolicy(deps: VisitPolicyDeps) {
   const { resolver, domains, status } = deps;
   const verdictOf = createLinkVerdict(deps);
-  const finish = (verdict: string | Refusal, target: RedirectTarget, visit: Visit, domain: VisitDomain | undefined): VisitDecision =>
+  const finish = (
+    verdict: string | Refusal,
+    target: RedirectTarget,
+    visit: Visit,
+    domain: VisitDomain | undefined,
+  ): VisitDecision =>
     typeof verdict !== 'string'
       ? fallbackOr(verdict, domain)
       : redirectTo(verdict, visit.method === 'POST' ? FORM_STATUS : status, target as LinkTarget, domain);
@@ -188,7 +208,9 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
       const domain = domains.servedBy(visit.host);
       const decideFor = (target: RedirectTarget): VisitDecision | Promise<VisitDecision> => {
         const verdict = verdictOf(target, visit);
-        return verdict instanceof Promise ? verdict.then((v) => finish(v, target, visit, domain)) : finish(verdict, target, visit, domain);
+        return verdict instanceof Promise
+          ? verdict.then((v) => finish(v, target, visit, domain))
+          : finish(verdict, target, visit, domain);
       };
       const target = resolver.resolve(visit.name, domain?.id ?? 0);
       return target instanceof Promise ? target.then(decideFor) : decideFor(target);

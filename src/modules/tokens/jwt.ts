@@ -60,10 +60,22 @@ export function createJwt(secret: Uint8Array, clock: Clock) {
         currentDate: new Date(clock.now()),
       });
       const { user_id: userId, role, jti, iat, exp } = payload as Partial<AccessClaims>;
-      if (!Number.isSafeInteger(userId) || (userId as number) < 1 || typeof role !== 'string' || typeof jti !== 'string' || jti.length > 64) {
+      if (
+        !Number.isSafeInteger(userId) ||
+        (userId as number) < 1 ||
+        typeof role !== 'string' ||
+        typeof jti !== 'string' ||
+        jti.length > 64
+      ) {
         throw new Error('token claims are malformed');
       }
-      const claims: AccessClaims = Object.freeze({ user_id: userId as number, role, jti, iat: iat as number, exp: exp as number });
+      const claims: AccessClaims = Object.freeze({
+        user_id: userId as number,
+        role,
+        jti,
+        iat: iat as number,
+        exp: exp as number,
+      });
       if (verified.size >= VERIFIED_TOKENS) verified.clear(); // bounded; forgetting costs one verification each
       verified.set(token, claims);
       return claims;

@@ -12,7 +12,12 @@ import type { TokenDenyList } from './tokens.repository.js';
  * and redirects are unaffected; it recovers with the connection (docs/deployment.md).
  */
 const unavailable = (err: unknown): AppError => {
-  const error = new AppError('SERVICE_UNAVAILABLE', 'Token revocations cannot be checked right now; retry shortly', [], { 'Retry-After': '5' });
+  const error = new AppError(
+    'SERVICE_UNAVAILABLE',
+    'Token revocations cannot be checked right now; retry shortly',
+    [],
+    { 'Retry-After': '5' },
+  );
   (error as { cause?: unknown }).cause = err;
   return error;
 };

@@ -37,7 +37,11 @@ export function createSqlDenyList(db: Kysely<Database>): TokenDenyList {
       return row !== undefined;
     },
     async revoke(jti, expiresAt) {
-      const res = await db.insertInto('revoked_tokens').values({ jti, expires_at: expiresAt }).onConflict((oc) => oc.column('jti').doNothing()).executeTakeFirst();
+      const res = await db
+        .insertInto('revoked_tokens')
+        .values({ jti, expires_at: expiresAt })
+        .onConflict((oc) => oc.column('jti').doNothing())
+        .executeTakeFirst();
       return Number(res.numInsertedOrUpdatedRows ?? 0n) > 0;
     },
     async purgeExpired(now) {

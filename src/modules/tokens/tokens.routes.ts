@@ -8,48 +8,84 @@ import type { TokensService } from './tokens.service.js';
 const revocationRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string }> = async (app, opts) => {
   const { tokens } = opts;
   const tags = ['tokens'];
-  app.delete('/tokens/current', {
-    onRequest: app.access('user'),
-    schema: {
-      operationId: 'revokeCurrentToken', tags, summary: 'Revoke the token this request carries',
-      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(401, 404, 429) },
+  app.delete(
+    '/tokens/current',
+    {
+      onRequest: app.access('user'),
+      schema: {
+        operationId: 'revokeCurrentToken',
+        tags,
+        summary: 'Revoke the token this request carries',
+        response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(401, 404, 429) },
+      },
     },
-  }, async (request, reply) => {
-    await tokens.revoke(request.caller!.jti, request.caller!);
-    return reply.code(204).send(null);
-  });
+    async (request, reply) => {
+      await tokens.revoke(request.caller!.jti, request.caller!);
+      return reply.code(204).send(null);
+    },
+  );
 
-  app.delete('/tokens/:jti', {
-    onRequest: app.access('user'),
-    schema: {
-      operationId: 'revokeToken', tags, summary: 'Revoke a token (its owner or an admin)',
-      params: TokenParams,
-      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404, 429) },
+  app.delete(
+    '/tokens/:jti',
+    {
+      onRequest: app.access('user'),
+      schema: {
+        operationId: 'revokeToken',
+        tags,
+        summary: 'Revoke a token (its owner or an admin)',
+        params: TokenParams,
+        response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(400, 401, 403, 404, 429) },
+      },
     },
-  }, async (request, reply) => {
-    await tokens.revoke(request.params.jti, request.caller!);
-    return reply.code(204).send(null);
-  });
+    async (request, reply) => {
+      await tokens.revoke(request.params.jti, request.caller!);
+      return reply.code(204).send(null);
+    },
+  );
 };
 
 /** SPEC §4. */
-export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string }> = async (app, opts) => {
+export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string }> = async (
+  app,
+  opts,
+) => {
   const { tokens } = opts;
   const tags = ['tokens'];
 
-  app.post('/tokens', {
-    // Stricter limits per client IP and per username (plugins/rate-limit.ts): password guessing.
-    // ... and the password's check is a hash from the address's budget (plugins/password-hash-budget.ts).
-    config: { rateLimitPreset: 'tokens', passwordHashes: () => 1 },
-    schema: {
-      operationId: 'createToken', tags, summary: 'Exchange username and password for a bearer token', security: [],
-      body: TokenCreateBody,
-      response: { 201: { ...ref(TokenSchema), description: 'A new bearer token', headers: { Location: { type: 'string', format: 'uri-reference', maxLength: 2048, description: 'The token, by its jti: DELETE it to revoke it' } } }, ...errorResponses(400, 401, 403, 413, 415, 429) },
+  app.post(
+    '/tokens',
+    {
+      // Stricter limits per client IP and per username (plugins/rate-limit.ts): password guessing.
+      // ... and the password's check is a hash from the address's budget (plugins/password-hash-budget.ts).
+      config: { rateLimitPreset: 'tokens', passwordHashes: () => 1 },
+      schema: {
+        operationId: 'createToken',
+        tags,
+        summary: 'Exchange username and password for a bearer token',
+        security: [],
+        body: TokenCreateBody,
+        response: {
+          201: {
+            ...ref(TokenSchema),
+            description: 'A new bearer token',
+            headers: {
+              Location: {
+                type: 'string',
+                format: 'uri-reference',
+                maxLength: 2048,
+                description: 'The token, by its jti: DELETE it to revoke it',
+              },
+            },
+          },
+          ...errorResponses(400, 401, 403, 413, 415, 429),
+        },
+      },
     },
-  }, async (request, reply) => {
-    const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);
-    return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
-  });
+    async (request, reply) => {
+      const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);
+      return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
+    },
+  );
 
   // Called, not registered: the routes stay in this context, in this order (the document's order).
   await revocationRoutes(app, opts);

@@ -11,19 +11,37 @@ export const TokenCreateBody = Type.Object(
 
 export const TokenSchema = Type.Object(
   {
-    accessToken: Type.String({ maxLength: 2048, pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$', description: 'An HS256 JWT; send it as `Authorization: Bearer <token>`' }),
+    accessToken: Type.String({
+      maxLength: 2048,
+      pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+      description: 'An HS256 JWT; send it as `Authorization: Bearer <token>`',
+    }),
     tokenType: Type.Literal('Bearer'),
-    expiresIn: Type.Integer({ format: 'int32', minimum: 60, maximum: 30 * 86_400, description: 'Seconds until the token expires (TOKEN_TTL_SECONDS)' }),
+    expiresIn: Type.Integer({
+      format: 'int32',
+      minimum: 60,
+      maximum: 30 * 86_400,
+      description: 'Seconds until the token expires (TOKEN_TTL_SECONDS)',
+    }),
     expiresAt: Type.String({ format: 'date-time', maxLength: 35 }),
   },
   {
     $id: 'Token',
     additionalProperties: false,
-    examples: [{ accessToken: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.e30.c2lnbmF0dXJl', tokenType: 'Bearer', expiresIn: 3600, expiresAt: '2026-11-21T11:15:30.000Z' }],
+    examples: [
+      {
+        accessToken: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.e30.c2lnbmF0dXJl',
+        tokenType: 'Bearer',
+        expiresIn: 3600,
+        expiresAt: '2026-11-21T11:15:30.000Z',
+      },
+    ],
   },
 );
 export type Token = Static<typeof TokenSchema>;
 
-export const TokenParams = Type.Object({ jti: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
+export const TokenParams = Type.Object({
+  jti: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }),
+});
 
 export const tokenSchemas = [TokenSchema];

@@ -43,13 +43,16 @@ export function createTokensService(deps: TokensServiceDeps) {
       try {
         claims = await jwt.verify(token);
       } catch (err) {
-        throw new InvalidTokenError((err as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'The token has expired' : 'The token is invalid');
+        throw new InvalidTokenError(
+          (err as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'The token has expired' : 'The token is invalid',
+        );
       }
       const [revoked, user] = await Promise.all([denyList.isRevoked(claims.jti), users.findById(claims.user_id)]);
       if (revoked) throw new InvalidTokenError('The token has been revoked');
       if (!user) throw new InvalidTokenError('The token belongs to no user');
       if (user.status === 'suspended') throw new InvalidTokenError('The account is suspended');
-      if (claims.iat * 1000 < Number(user.tokens_valid_after)) throw new InvalidTokenError('The token was issued before a change of password, role or status');
+      if (claims.iat * 1000 < Number(user.tokens_valid_after))
+        throw new InvalidTokenError('The token was issued before a change of password, role or status');
       return { userId: user.id, role: user.role, status: user.status, jti: claims.jti, exp: claims.exp, apiKey: null };
     },
 
@@ -79,8 +82,14 @@ async function issueToken(deps: TokensServiceDeps, username: string, password: s
   const user = await users.findByUsername(username);
   const decoy = await passwords.decoy();
   const outdated = user !== undefined && passwords.isOutdated(user.password_hash);
-  const [ok] = await Promise.all([passwords.verify(password, user?.password_hash ?? decoy), outdated ? passwords.verify(password, decoy) : null]);
-  if (!user || !ok) throw new AppError('UNAUTHENTICATED', 'Invalid username or password', [], { 'WWW-Authenticate': 'Bearer realm="ferry"' });
+  const [ok] = await Promise.all([
+    passwords.verify(password, user?.password_hash ?? decoy),
+    outdated ? passwords.verify(password, decoy) : null,
+  ]);
+  if (!user || !ok)
+    throw new AppError('UNAUTHENTICATED', 'Invalid username or password', [], {
+      'WWW-Authenticate': 'Bearer realm="ferry"',
+    });
   if (user.status === 'suspended') throw forbidden('This account is suspended');
   if (outdated) await users.setPasswordHash(user.id, user.password_hash, await passwords.hash(password));
   // Tokens are valid from tokens_valid_after on (a password, role or status change): never issue one before it.
@@ -89,5 +98,11 @@ async function issueToken(deps: TokensServiceDeps, username: string, password: s
   const jti = randomBytes(16).toString('base64url');
   await tokens.insert({ jti, user_id: user.id, issued_at: iat * 1000, expires_at: exp * 1000 });
   const accessToken = await jwt.sign({ user_id: user.id, role: user.role, jti, iat, exp });
-  return { jti, accessToken, tokenType: 'Bearer', expiresIn: ttlSeconds, expiresAt: new Date(exp * 1000).toISOString() };
+  return {
+    jti,
+    accessToken,
+    tokenType: 'Bearer',
+    expiresIn: ttlSeconds,
+    expiresAt: new Date(exp * 1000).toISOString(),
+  };
 }

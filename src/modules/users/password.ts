@@ -2,7 +2,9 @@ import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } 
 import type { HashLanes } from '../../infra/hash-lanes.js';
 
 const scryptNow = (password: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 const KEYLEN = 32;
 
@@ -26,7 +28,9 @@ export interface PasswordHasher {
  * shared fairly between requests (infra/hash-lanes.ts).
  */
 export function createPasswordHasher(cost: number, lanes?: Pick<HashLanes, 'schedule'>): PasswordHasher {
-  const scrypt = lanes ? (...args: Parameters<typeof scryptNow>) => lanes.schedule(() => scryptNow(...args)) : scryptNow;
+  const scrypt = lanes
+    ? (...args: Parameters<typeof scryptNow>) => lanes.schedule(() => scryptNow(...args))
+    : scryptNow;
   const params = { N: 2 ** cost, r: 8, p: 1 };
   const maxmem = 256 * params.N * params.r + 1024 * 1024;
   let decoy: Promise<string> | null = null;
@@ -41,7 +45,12 @@ export function createPasswordHasher(cost: number, lanes?: Pick<HashLanes, 'sche
       if (scheme !== 'scrypt' || !salt || !hash) return false;
       const N = Number(n);
       const expected = Buffer.from(hash, 'base64url');
-      const key = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N, r: Number(r), p: Number(p), maxmem: 256 * N * Number(r) + 1024 * 1024 });
+      const key = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, {
+        N,
+        r: Number(r),
+        p: Number(p),
+        maxmem: 256 * N * Number(r) + 1024 * 1024,
+      });
       return timingSafeEqual(key, expected);
     },
     isOutdated(stored) {

@@ -24,7 +24,10 @@ interface LoadedForWrite {
  * the next whole second on (JWT `iat` is in seconds; tokens.service.ts issues new ones from that second).
  */
 function revokeEarlierTokens(row: UserRow, changes: UserUpdate, now: number): void {
-  const changed = changes.password_hash !== undefined || (changes.role !== undefined && changes.role !== row.role) || (changes.status !== undefined && changes.status !== row.status);
+  const changed =
+    changes.password_hash !== undefined ||
+    (changes.role !== undefined && changes.role !== row.role) ||
+    (changes.status !== undefined && changes.status !== row.status);
   if (changed) changes.tokens_valid_after = Math.ceil((now + 1) / 1000) * 1000;
 }
 
@@ -46,7 +49,8 @@ function replacementOf(input: UserReplace): UserUpdate {
 /** PATCH's changes (JSON merge patch, RFC 7396): only the sent fields; null clears name or age. */
 function mergePatchOf(input: UserPatch): UserUpdate {
   const changes: UserUpdate = {};
-  if (input.username !== undefined) Object.assign(changes, { username: input.username, username_lower: input.username.toLowerCase() });
+  if (input.username !== undefined)
+    Object.assign(changes, { username: input.username, username_lower: input.username.toLowerCase() });
   if (input.email !== undefined) Object.assign(changes, { email: input.email, email_lower: input.email.toLowerCase() });
   if (input.name !== undefined) changes.name = input.name;
   if (input.age !== undefined) changes.age = input.age;
@@ -59,7 +63,10 @@ function mergePatchOf(input: UserPatch): UserUpdate {
  * The optimistic concurrency of a user's writes: If-Match and the body's `version` are checked on the read and
  * again by the conditional update, so a change that lands in between is refused, never lost.
  */
-function createVersionedUserWrites(deps: { users: Pick<UsersRepository, 'findById' | 'updateKeepingAnAdmin'>; clock: Clock }) {
+function createVersionedUserWrites(deps: {
+  users: Pick<UsersRepository, 'findById' | 'updateKeepingAnAdmin'>;
+  clock: Clock;
+}) {
   const { users, clock } = deps;
   return {
     async loadForWrite(id: number, opts: WriteOptions, bodyVersion: number | undefined): Promise<LoadedForWrite> {
@@ -67,22 +74,35 @@ function createVersionedUserWrites(deps: { users: Pick<UsersRepository, 'findByI
       if (!row) throw notFound('User');
       assertIfMatch(opts.ifMatch, userEtag(row));
       if (bodyVersion !== undefined && bodyVersion !== row.version) {
-        throw new AppError('VERSION_CONFLICT', 'The user was changed since you read it', [{ field: 'version', message: `the current version is ${row.version}` }]);
+        throw new AppError('VERSION_CONFLICT', 'The user was changed since you read it', [
+          { field: 'version', message: `the current version is ${row.version}` },
+        ]);
       }
       return { row, expected: opts.ifMatch !== undefined || bodyVersion !== undefined ? row.version : null };
     },
 
-    async applyUpdate(id: number, changes: UserUpdate, expected: number | null, opts: WriteOptions, bodyVersion: number | undefined): Promise<UserRow> {
+    async applyUpdate(
+      id: number,
+      changes: UserUpdate,
+      expected: number | null,
+      opts: WriteOptions,
+      bodyVersion: number | undefined,
+    ): Promise<UserRow> {
       const updated = await users.updateKeepingAnAdmin(id, { ...changes, updated_at: clock.now() }, expected);
-      if (updated === LAST_ADMIN) throw lastAdmin(changes.role !== undefined && changes.role !== 'admin' ? 'role' : 'status');
+      if (updated === LAST_ADMIN)
+        throw lastAdmin(changes.role !== undefined && changes.role !== 'admin' ? 'role' : 'status');
       if (updated) return updated;
       // Changed (or deleted) between our read and our write.
       const now = await users.findById(id);
       if (!now) throw notFound('User');
       if (opts.ifMatch !== undefined && bodyVersion === undefined) {
-        throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [{ field: 'If-Match', message: `the current ETag is ${userEtag(now)}` }]);
+        throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current representation', [
+          { field: 'If-Match', message: `the current ETag is ${userEtag(now)}` },
+        ]);
       }
-      throw new AppError('VERSION_CONFLICT', 'The user was changed since you read it', [{ field: 'version', message: `the current version is ${now.version}` }]);
+      throw new AppError('VERSION_CONFLICT', 'The user was changed since you read it', [
+        { field: 'version', message: `the current version is ${now.version}` },
+      ]);
     },
   };
 }
@@ -99,10 +119,15 @@ async function assertCurrentPassword(
 ): Promise<void> {
   if (input.password === undefined || caller.userId !== row.id) return;
   if (input.currentPassword === undefined) {
-    throw validationError([{ field: 'currentPassword', message: 'is required to change your own password' }], 'Request body is invalid');
+    throw validationError(
+      [{ field: 'currentPassword', message: 'is required to change your own password' }],
+      'Request body is invalid',
+    );
   }
   if (!(await passwords.verify(input.currentPassword, row.password_hash))) {
-    throw new AppError('FORBIDDEN', 'The current password is not correct', [{ field: 'currentPassword', message: 'does not match your current password' }]);
+    throw new AppError('FORBIDDEN', 'The current password is not correct', [
+      { field: 'currentPassword', message: 'does not match your current password' },
+    ]);
   }
 }
 
@@ -117,11 +142,19 @@ export function createUserEdits(deps: {
   const { loadForWrite, applyUpdate } = createVersionedUserWrites({ users, clock });
 
   /** What PUT and PATCH share once their changes are built: the password, the tokens it revokes, uniqueness. */
-  async function saveChanges(id: number, loaded: LoadedForWrite, changes: UserUpdate, input: UserPatch, opts: WriteOptions): Promise<UserRow> {
+  async function saveChanges(
+    id: number,
+    loaded: LoadedForWrite,
+    changes: UserUpdate,
+    input: UserPatch,
+    opts: WriteOptions,
+  ): Promise<UserRow> {
     await assertCurrentPassword(passwords, opts.caller, loaded.row, input);
     if (input.password !== undefined) changes.password_hash = await passwords.hash(input.password);
     revokeEarlierTokens(loaded.row, changes, clock.now());
-    return withUniqueness(input.username, input.email, id, () => applyUpdate(id, changes, loaded.expected, opts, input.version));
+    return withUniqueness(input.username, input.email, id, () =>
+      applyUpdate(id, changes, loaded.expected, opts, input.version),
+    );
   }
 
   return {

@@ -13,10 +13,25 @@ import { userSchemas } from './users.schemas.js';
 import { createUsersService } from './users.service.js';
 
 /** Accounts: the repository and password hasher other modules are built with, the service, the routes. */
-export function createUsersModule(deps: { db: Kysely<Database>; dialect: Dialect; paginator: Paginator; clock: Clock; passwordHashCost: number; hashLanes?: HashLanes; registration?: Registration }) {
+export function createUsersModule(deps: {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  paginator: Paginator;
+  clock: Clock;
+  passwordHashCost: number;
+  hashLanes?: HashLanes;
+  registration?: Registration;
+}) {
   const repository = createUsersRepository(deps.db, deps.paginator, deps.dialect);
   const passwords = createPasswordHasher(deps.passwordHashCost, deps.hashLanes);
-  const users = createUsersService({ users: repository, passwords, dialect: deps.dialect, clock: deps.clock, paginator: deps.paginator, ...(deps.registration ? { registration: deps.registration } : {}) });
+  const users = createUsersService({
+    users: repository,
+    passwords,
+    dialect: deps.dialect,
+    clock: deps.clock,
+    paginator: deps.paginator,
+    ...(deps.registration ? { registration: deps.registration } : {}),
+  });
   return appModule({
     repository,
     passwords,

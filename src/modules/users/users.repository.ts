@@ -16,14 +16,26 @@ export type UsersRepository = ReturnType<typeof createUsersRepository>;
 /** What a write that would leave no active admin gets instead of a row (SPEC §17: 409 LAST_ADMIN). */
 export const LAST_ADMIN = Symbol('last active admin');
 
-const keepsAdmin = (changes: UserUpdate): boolean => (changes.role === undefined || changes.role === 'admin') && (changes.status === undefined || changes.status === 'active');
+const keepsAdmin = (changes: UserUpdate): boolean =>
+  (changes.role === undefined || changes.role === 'admin') &&
+  (changes.status === undefined || changes.status === 'active');
 
 /** Which of the given unique values are already held by another user. */
-async function findTaken(tx: Db, username: string | undefined, email: string | undefined, exceptId: number | null): Promise<{ username: boolean; email: boolean }> {
+async function findTaken(
+  tx: Db,
+  username: string | undefined,
+  email: string | undefined,
+  exceptId: number | null,
+): Promise<{ username: boolean; email: boolean }> {
   const rows = await tx
     .selectFrom('users')
     .select(['id', 'username_lower', 'email_lower'])
-    .where((eb) => eb.or([eb('username_lower', '=', username?.toLowerCase() ?? ''), eb('email_lower', '=', email?.toLowerCase() ?? '')]))
+    .where((eb) =>
+      eb.or([
+        eb('username_lower', '=', username?.toLowerCase() ?? ''),
+        eb('email_lower', '=', email?.toLowerCase() ?? ''),
+      ]),
+    )
     .execute();
   const others = rows.filter((r) => r.id !== exceptId);
   return {
@@ -50,7 +62,10 @@ function createUserWrites(db: Kysely<Database>, dialect: Pick<Dialect, 'notify'>
      * has it (optimistic concurrency): undefined means the row is gone or was changed meanwhile.
      */
     async update(
-      id: number, changes: UserUpdate, expectedVersion: number | null, tx: Db = db,
+      id: number,
+      changes: UserUpdate,
+      expectedVersion: number | null,
+      tx: Db = db,
     ): Promise<UserRow | undefined> {
       return inTransaction(tx, async (t) => {
         let q = t
@@ -91,7 +106,9 @@ async function lastAdminGuarded<T>(
 ): Promise<T | typeof LAST_ADMIN> {
   if (!demotes) return write(db);
   return db.transaction().execute(async (tx) => {
-    const admins = await dialect.lockRows(tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active')).execute();
+    const admins = await dialect
+      .lockRows(tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active'))
+      .execute();
     if (admins.some((a) => a.id === id) && admins.length === 1) return LAST_ADMIN;
     return write(tx);
   });
@@ -109,22 +126,34 @@ function createUserReads(db: Kysely<Database>, paginator: Paginator) {
     },
 
     /** Which of the given unique values are already held by another user. */
-    findTaken: (username: string | undefined, email: string | undefined, exceptId: number | null, tx: Db = db) => findTaken(tx, username, email, exceptId),
+    findTaken: (username: string | undefined, email: string | undefined, exceptId: number | null, tx: Db = db) =>
+      findTaken(tx, username, email, exceptId),
 
     /** Whether any active admin exists (the first-run hint, modules/instance). */
     async hasActiveAdmin(tx: Db = db): Promise<boolean> {
-      const row = await tx.selectFrom('users').select('id').where('role', '=', 'admin').where('status', '=', 'active').limit(1).executeTakeFirst();
+      const row = await tx
+        .selectFrom('users')
+        .select('id')
+        .where('role', '=', 'admin')
+        .where('status', '=', 'active')
+        .limit(1)
+        .executeTakeFirst();
       return row !== undefined;
     },
 
-    async list(filters: UserFilters, list: ResolvedList, tx: Db = db): Promise<{ rows: UserRow[]; total: number | null }> {
+    async list(
+      filters: UserFilters,
+      list: ResolvedList,
+      tx: Db = db,
+    ): Promise<{ rows: UserRow[]; total: number | null }> {
       let base = tx.selectFrom('users');
       if (filters.role) base = base.where('role', '=', filters.role);
       if (filters.status) base = base.where('status', '=', filters.status);
       const rows = await paginator.apply(base.selectAll('users'), list, 'users').execute();
-      const total = list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
+      const total =
+        list.mode === 'page'
+          ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+          : null;
       return { rows, total };
     },
   };
@@ -135,7 +164,9 @@ function createUserReads(db: Kysely<Database>, paginator: Paginator) {
  * (db/outbox.ts) in its transaction.
  */
 export function createUsersRepository(
-  db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'lockRows' | 'notify'> = NO_DIALECT,
+  db: Kysely<Database>,
+  paginator: Paginator,
+  dialect: Pick<Dialect, 'lockRows' | 'notify'> = NO_DIALECT,
 ) {
   const unlessLastAdmin = <T>(id: number, demotes: boolean, write: (tx: Db) => Promise<T>) =>
     lastAdminGuarded(db, dialect, id, demotes, write);
@@ -150,11 +181,20 @@ export function createUsersRepository(
      * `version` nor `updated_at` moves, and tokens stay valid.
      */
     async setPasswordHash(id: number, expectedHash: string, hash: string, tx: Db = db): Promise<void> {
-      await tx.updateTable('users').set({ password_hash: hash }).where('id', '=', id).where('password_hash', '=', expectedHash).execute();
+      await tx
+        .updateTable('users')
+        .set({ password_hash: hash })
+        .where('id', '=', id)
+        .where('password_hash', '=', expectedHash)
+        .execute();
     },
 
     /** update(), refused with LAST_ADMIN when it would demote or suspend the last active admin. */
-    async updateKeepingAnAdmin(id: number, changes: UserUpdate, expectedVersion: number | null): Promise<UserRow | undefined | typeof LAST_ADMIN> {
+    async updateKeepingAnAdmin(
+      id: number,
+      changes: UserUpdate,
+      expectedVersion: number | null,
+    ): Promise<UserRow | undefined | typeof LAST_ADMIN> {
       return unlessLastAdmin(id, !keepsAdmin(changes), (tx) => repository.update(id, changes, expectedVersion, tx));
     },
 

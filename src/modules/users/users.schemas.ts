@@ -5,15 +5,34 @@ import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 export const ROLES = ['user', 'admin'] as const;
 export const STATUSES = ['pending', 'active', 'suspended'] as const;
 
-const Role = Type.Union([Type.Literal('user'), Type.Literal('admin')], { description: 'Only an admin may set or change it' });
-const Status = Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('suspended')], { description: 'A new user is pending; only an admin may change it' });
-const Username = Type.String({ pattern: '^[A-Za-z0-9._-]{3,32}$', minLength: 3, maxLength: 32, description: '3-32 of A-Z a-z 0-9 . _ -, unique ignoring case' });
+const Role = Type.Union([Type.Literal('user'), Type.Literal('admin')], {
+  description: 'Only an admin may set or change it',
+});
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('suspended')], {
+  description: 'A new user is pending; only an admin may change it',
+});
+const Username = Type.String({
+  pattern: '^[A-Za-z0-9._-]{3,32}$',
+  minLength: 3,
+  maxLength: 32,
+  description: '3-32 of A-Z a-z 0-9 . _ -, unique ignoring case',
+});
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'Unique ignoring case' });
-const Password = Type.String({ format: 'password', minLength: 8, maxLength: 128, description: 'Write-only; stored as a salted scrypt hash' });
+const Password = Type.String({
+  format: 'password',
+  minLength: 8,
+  maxLength: 128,
+  description: 'Write-only; stored as a salted scrypt hash',
+});
 // No control characters (NO_CONTROL_CHARACTERS): PostgreSQL text cannot hold NUL (a 500 before this rule), and no name needs them.
 const Name = Type.Union([Type.String({ minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS }), Type.Null()]);
 const Age = Type.Union([Type.Integer({ format: 'int32', minimum: 0, maximum: 150 }), Type.Null()]);
-const Version = Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Increases by one on every change' });
+const Version = Type.Integer({
+  format: 'int64',
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'Increases by one on every change',
+});
 
 /** Read-only fields a client may echo back from a GET; accepted and ignored on writes (SPEC §1). */
 const echoed = {
@@ -40,8 +59,16 @@ export const UserSchema = Type.Object(
     additionalProperties: false,
     examples: [
       {
-        id: 1, username: 'ada', email: 'ada@example.com', role: 'user', status: 'pending', name: 'Ada Lovelace', age: 36,
-        version: 1, createdAt: '2026-11-21T10:15:30.123Z', updatedAt: '2026-11-21T10:15:30.123Z',
+        id: 1,
+        username: 'ada',
+        email: 'ada@example.com',
+        role: 'user',
+        status: 'pending',
+        name: 'Ada Lovelace',
+        age: 36,
+        version: 1,
+        createdAt: '2026-11-21T10:15:30.123Z',
+        updatedAt: '2026-11-21T10:15:30.123Z',
       },
     ],
   },
@@ -60,7 +87,12 @@ export const UserCreateSchema = Type.Object(
     version: Type.Optional(Type.Unknown({ description: 'Read-only; ignored' })),
     ...echoed,
   },
-  { additionalProperties: false, examples: [{ username: 'ada', email: 'ada@example.com', password: 'correct horse battery', name: 'Ada Lovelace', age: 36 }] },
+  {
+    additionalProperties: false,
+    examples: [
+      { username: 'ada', email: 'ada@example.com', password: 'correct horse battery', name: 'Ada Lovelace', age: 36 },
+    ],
+  },
 );
 export type UserCreate = Static<typeof UserCreateSchema>;
 
@@ -74,13 +106,23 @@ export const UserReplaceSchema = Type.Object(
     name: Type.Optional(Name),
     age: Type.Optional(Age),
     version: Type.Optional(Version),
-    currentPassword: Type.Optional(Type.String({
-      format: 'password', minLength: 1, maxLength: 128, writeOnly: true,
-      description: 'Your current password: required when you change your own `password` (not when an admin changes another user\'s); ignored otherwise',
-    })),
+    currentPassword: Type.Optional(
+      Type.String({
+        format: 'password',
+        minLength: 1,
+        maxLength: 128,
+        writeOnly: true,
+        description:
+          "Your current password: required when you change your own `password` (not when an admin changes another user's); ignored otherwise",
+      }),
+    ),
     ...echoed,
   },
-  { additionalProperties: false, description: 'PUT: omitted name/age become null; omitted role/status stay as they are. A change of password, role or status revokes every token issued to the user before it' },
+  {
+    additionalProperties: false,
+    description:
+      'PUT: omitted name/age become null; omitted role/status stay as they are. A change of password, role or status revokes every token issued to the user before it',
+  },
 );
 export type UserReplace = Static<typeof UserReplaceSchema>;
 
@@ -98,14 +140,12 @@ export const UserListSchema = Type.Object(
 
 export const USER_SORT_COLUMNS = { id: 'id', username: 'username', email: 'email', createdAt: 'created_at' } as const;
 
-export const UserListQuery = Type.Object(
-  {
-    role: Type.Optional(Role),
-    status: Type.Optional(Status),
-    sort: sortQuery(Object.keys(USER_SORT_COLUMNS)),
-    ...paginationQuery,
-  },
-);
+export const UserListQuery = Type.Object({
+  role: Type.Optional(Role),
+  status: Type.Optional(Status),
+  sort: sortQuery(Object.keys(USER_SORT_COLUMNS)),
+  ...paginationQuery,
+});
 export type UserListQueryT = Static<typeof UserListQuery>;
 
 export const UserIdParams = Type.Object({ id: IdParam }, { additionalProperties: false });

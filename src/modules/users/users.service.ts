@@ -52,7 +52,11 @@ function createAccountCreation(deps: {
      */
     async create(input: UserCreate, caller: Caller | null): Promise<UserRow> {
       if (!isAdmin(caller)) {
-        if (registration === 'closed') throw new AppError('REGISTRATION_CLOSED', 'Sign-up is closed on this instance: only an admin creates accounts');
+        if (registration === 'closed')
+          throw new AppError(
+            'REGISTRATION_CLOSED',
+            'Sign-up is closed on this instance: only an admin creates accounts',
+          );
         assertAdministrativeFields(caller, { role: 'user', status: signUpStatus }, input);
       }
       const status = input.status ?? (isAdmin(caller) ? 'active' : signUpStatus);
@@ -99,9 +103,18 @@ function createFirstAdmin(deps: {
         const hash = await passwords.hash(password);
         try {
           await users.insert({
-            username, username_lower: username.toLowerCase(), email: `${username.toLowerCase()}@admin.invalid`,
-            email_lower: `${username.toLowerCase()}@admin.invalid`, password_hash: hash, role: 'admin', status: 'active',
-            name: null, age: null, version: 1, created_at: now, updated_at: now,
+            username,
+            username_lower: username.toLowerCase(),
+            email: `${username.toLowerCase()}@admin.invalid`,
+            email_lower: `${username.toLowerCase()}@admin.invalid`,
+            password_hash: hash,
+            role: 'admin',
+            status: 'active',
+            name: null,
+            age: null,
+            version: 1,
+            created_at: now,
+            updated_at: now,
           });
           return 'created';
         } catch (err) {
@@ -109,7 +122,10 @@ function createFirstAdmin(deps: {
         }
       }
       const row = existing ?? (await users.findByUsername(username));
-      if (!row || row.role !== 'admin') throw new Error(`ADMIN_USERNAME=${username} names an existing account that is not an admin; refusing to promote it`);
+      if (!row || row.role !== 'admin')
+        throw new Error(
+          `ADMIN_USERNAME=${username} names an existing account that is not an admin; refusing to promote it`,
+        );
       if (row.status !== 'active') await users.update(row.id, { status: 'active', updated_at: clock.now() }, null);
       return 'exists';
     },

@@ -45,7 +45,9 @@ describe('API keys and the operations the document says they may call', () => {
           const refused = await call(keys.get(other)!);
           expect(refused.status, where).toBe(403);
           expect(refused.body.error.code, where).toBe('INSUFFICIENT_SCOPE');
-          expect(refused.headers['www-authenticate'], where).toBe(`Bearer error="insufficient_scope", scope="${scope}"`);
+          expect(refused.headers['www-authenticate'], where).toBe(
+            `Bearer error="insufficient_scope", scope="${scope}"`,
+          );
         }
         checked += 1;
       }

@@ -17,7 +17,12 @@ describe.each(engines)('using an API key on %s', (engine) => {
     const me = await t.request({ url: '/api/v1/users/me', token: key });
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ id: u.id, username: u.username });
-    const link = await t.request({ method: 'POST', url: '/api/v1/links', token: key, payload: { original_url: 'https://example.com/by-key' } });
+    const link = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: key,
+      payload: { original_url: 'https://example.com/by-key' },
+    });
     expect(link.status).toBe(201);
     expect(link.body.user_id).toBe(u.id);
     const order = await postOrder(t, { token: key }, { itemId: 7, quantity: 1 });
@@ -28,7 +33,12 @@ describe.each(engines)('using an API key on %s', (engine) => {
   it('when a key lacks the scope an operation needs, then 403 INSUFFICIENT_SCOPE naming it, and nothing is done', async () => {
     const u = await createUser(t, { status: 'active' });
     const { key } = await createApiKey(t, u, ['links:read']);
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', token: key, payload: { original_url: 'https://example.com/no-scope' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: key,
+      payload: { original_url: 'https://example.com/no-scope' },
+    });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('INSUFFICIENT_SCOPE');
     expect(res.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="links:write"');
@@ -54,7 +64,11 @@ describe.each(engines)('using an API key on %s', (engine) => {
       { method: 'PUT' as const, url: `/api/v1/users/${u.id}`, payload: { username: u.username, email: u.email } },
       { method: 'DELETE' as const, url: `/api/v1/users/${u.id}` },
       { method: 'DELETE' as const, url: '/api/v1/tokens/current' },
-      { method: 'POST' as const, url: '/api/v1/users', payload: { username: 'bykey', email: 'bykey@example.com', password: 'long enough pw' } },
+      {
+        method: 'POST' as const,
+        url: '/api/v1/users',
+        payload: { username: 'bykey', email: 'bykey@example.com', password: 'long enough pw' },
+      },
     ];
     for (const attempt of attempts) {
       const res = await t.request({ ...attempt, token: key });
@@ -91,15 +105,26 @@ describe.each(engines)('using an API key on %s', (engine) => {
 
     const deleted = await createUser(t, { status: 'active' });
     const d = await createApiKey(t, deleted, ['users:read']);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/users/${deleted.id}`, token: deleted.token })).status).toBe(204);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/users/${deleted.id}`, token: deleted.token })).status,
+    ).toBe(204);
 
     const expiring = await createUser(t, { status: 'active' });
-    const e = await createApiKey(t, expiring, ['users:read'], { expires_at: new Date(t.clock.now() + 60_000).toISOString() });
+    const e = await createApiKey(t, expiring, ['users:read'], {
+      expires_at: new Date(t.clock.now() + 60_000).toISOString(),
+    });
     expect((await t.request({ url: '/api/v1/users/me', token: e.key })).status).toBe(200);
     t.clock.advance(60_000);
 
     const forged = `fry_${'A'.repeat(40)}`;
-    for (const [key, message] of [[s.key, 'suspended'], [d.key, 'revoked'], [e.key, 'expired'], [forged, 'invalid'], ['fry_short', 'invalid'], [`${s.key}x`, 'invalid']] as const) {
+    for (const [key, message] of [
+      [s.key, 'suspended'],
+      [d.key, 'revoked'],
+      [e.key, 'expired'],
+      [forged, 'invalid'],
+      ['fry_short', 'invalid'],
+      [`${s.key}x`, 'invalid'],
+    ] as const) {
       const res = await t.request({ url: '/api/v1/users/me', token: key });
       expect(res.status, key).toBe(401);
       expect(res.body.error.code).toBe('UNAUTHENTICATED');
@@ -111,8 +136,11 @@ describe.each(engines)('using an API key on %s', (engine) => {
   it('when a key is used, then last_used_at shows it, moves at most once a minute, and requests do not write it one by one', async () => {
     const u = await createUser(t, { status: 'active' });
     const { id, key } = await createApiKey(t, u, ['users:read']);
-    const read = async () => (await t.request({ url: `${keysUrl(u.id)}/${id}`, token: u.token })).body.last_used_at as string | null;
-    const stored = async () => (await t.storage.db.selectFrom('api_keys').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow()).last_used_at;
+    const read = async () =>
+      (await t.request({ url: `${keysUrl(u.id)}/${id}`, token: u.token })).body.last_used_at as string | null;
+    const stored = async () =>
+      (await t.storage.db.selectFrom('api_keys').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow())
+        .last_used_at;
     expect(await read()).toBeNull();
     const firstUse = t.clock.now();
     for (let i = 0; i < 20; i += 1) {
@@ -135,7 +163,8 @@ describe.each(engines)('rate limits with API keys on %s', (engine) => {
     const u = await createUser(t, { status: 'active' }); // sign-up and login count against the address
     const a = await createApiKey(t, u, ['users:read']);
     const b = await createApiKey(t, u, ['users:read']); // the JWT has used 2 of its 5
-    for (let i = 0; i < 5; i += 1) expect((await t.request({ url: '/api/v1/users/me', token: a.key })).status).toBe(200);
+    for (let i = 0; i < 5; i += 1)
+      expect((await t.request({ url: '/api/v1/users/me', token: a.key })).status).toBe(200);
     const limited = await t.request({ url: '/api/v1/users/me', token: a.key });
     expect(limited.status).toBe(429);
     expect(limited.body.error.code).toBe('RATE_LIMITED');
@@ -146,7 +175,11 @@ describe.each(engines)('rate limits with API keys on %s', (engine) => {
   it('when made-up keys are sent, then they count against the address, not a bucket of their own each', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 7; i += 1) {
-      const res = await t.request({ url: '/api/v1/users/me', token: `fry_${String(i).padStart(40, 'z')}`, remoteAddress: '10.9.8.7' });
+      const res = await t.request({
+        url: '/api/v1/users/me',
+        token: `fry_${String(i).padStart(40, 'z')}`,
+        remoteAddress: '10.9.8.7',
+      });
       statuses.push(res.status);
     }
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);

@@ -12,13 +12,22 @@ import { UA } from './user-agents.js';
 describe.each(engines)('link and account click totals on %s', (engine) => {
   const t = useTestApp(engine);
 
-  const create = async (token: string) => (await t.request({ method: 'POST', url: '/api/v1/links', token, payload: { original_url: 'https://example.com/totals' } })).body as { short_code: string };
+  const create = async (token: string) =>
+    (
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token,
+        payload: { original_url: 'https://example.com/totals' },
+      })
+    ).body as { short_code: string };
   const visit = (code: string, ua: string) => t.app.inject({ url: `/${code}`, headers: { 'user-agent': ua } });
 
   it("when a link has clicks by people and bots, then its record's human_clicks and bot_clicks are its analytics' (v1 and v2)", async () => {
     const u = await createUser(t);
     const link = await create(u.token);
-    for (const ua of [UA.chromeWindows, UA.safariIphone, UA.googlebot, UA.curl, UA.slackbot]) await visit(link.short_code, ua);
+    for (const ua of [UA.chromeWindows, UA.safariIphone, UA.googlebot, UA.curl, UA.slackbot])
+      await visit(link.short_code, ua);
     await t.app.clickQueue.flush();
     const record = (await t.request({ url: `/api/v1/links/${link.short_code}`, token: u.token })).body;
     const stats = (await t.request({ url: `/api/v1/links/${link.short_code}/stats`, token: u.token })).body;
@@ -32,11 +41,26 @@ describe.each(engines)('link and account click totals on %s', (engine) => {
     const u = await createUser(t);
     const kept = await create(u.token);
     const deleted = await create(u.token);
-    for (const [code, ua] of [[kept.short_code, UA.chromeWindows], [kept.short_code, UA.googlebot], [deleted.short_code, UA.safariIphone], [deleted.short_code, UA.curl], [deleted.short_code, UA.slackbot]] as const) await visit(code, ua);
+    for (const [code, ua] of [
+      [kept.short_code, UA.chromeWindows],
+      [kept.short_code, UA.googlebot],
+      [deleted.short_code, UA.safariIphone],
+      [deleted.short_code, UA.curl],
+      [deleted.short_code, UA.slackbot],
+    ] as const)
+      await visit(code, ua);
     await t.app.clickQueue.flush();
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${deleted.short_code}`, token: u.token })).status).toBe(204);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${deleted.short_code}`, token: u.token })).status,
+    ).toBe(204);
     const account = (await t.request({ url: '/api/v1/users/me/stats', token: u.token })).body;
-    const period = account.timeseries.reduce((sum: { people: number; bots: number }, b: { clicks: number; bots: number }) => ({ people: sum.people + b.clicks, bots: sum.bots + b.bots }), { people: 0, bots: 0 });
+    const period = account.timeseries.reduce(
+      (sum: { people: number; bots: number }, b: { clicks: number; bots: number }) => ({
+        people: sum.people + b.clicks,
+        bots: sum.bots + b.bots,
+      }),
+      { people: 0, bots: 0 },
+    );
     expect(account).toMatchObject({ links: 1, total_clicks: 5, human_clicks: 2, bot_clicks: 3 });
     expect(period).toEqual({ people: account.human_clicks, bots: account.bot_clicks });
   });

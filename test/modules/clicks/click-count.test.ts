@@ -20,7 +20,7 @@ describe.each(engines)('exact click counting on %s', (engine) => {
   it('when N visits are mixed with HEADs and the queue is flushed, then exactly N records, N in click_count and N in the stats', async () => {
     const t = await createTestApp(engine, { env });
     try {
-      const link = (await createLink(t, { original_url: 'https://example.com/n' }));
+      const link = await createLink(t, { original_url: 'https://example.com/n' });
       await visitMany(t, link.short_code, 300, 120);
       await t.app.clickQueue.flush();
       expect(await recordCount(t, link.id)).toBe(300);
@@ -39,12 +39,15 @@ describe.each(engines)('exact click counting on %s', (engine) => {
     const t = await createTestApp(engine, { env: { ...env, CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000' } });
     let reopened: TestApp | null = null;
     try {
-      const link = (await createLink(t, { original_url: 'https://example.com/c' }));
+      const link = await createLink(t, { original_url: 'https://example.com/c' });
       await visitMany(t, link.short_code, 250, 100);
       expect(t.app.clickQueue.status().depth).toBe(250); // nothing written yet: only the close can save them
       await t.app.close();
       expect(await recordCount(t, link.id)).toBe(250);
-      reopened = await createTestApp(engine, { dataDir: t.config.dataDir, ...(t.config.databaseUrl ? { databaseUrl: t.config.databaseUrl } : {}) });
+      reopened = await createTestApp(engine, {
+        dataDir: t.config.dataDir,
+        ...(t.config.databaseUrl ? { databaseUrl: t.config.databaseUrl } : {}),
+      });
       const stats = await reopened.request({ url: `/api/v1/links/${link.short_code}/stats` });
       expect(stats.body).toMatchObject({ total_clicks: 250, click_count: 250 });
     } finally {
@@ -54,9 +57,11 @@ describe.each(engines)('exact click counting on %s', (engine) => {
   });
 
   it('when the queue is full, then the overflow is dropped and counted, and what was accepted is recorded exactly', async () => {
-    const t = await createTestApp(engine, { env: { ...env, CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000', CLICK_QUEUE_LIMIT: '100' } });
+    const t = await createTestApp(engine, {
+      env: { ...env, CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000', CLICK_QUEUE_LIMIT: '100' },
+    });
     try {
-      const link = (await createLink(t, { original_url: 'https://example.com/o' }));
+      const link = await createLink(t, { original_url: 'https://example.com/o' });
       await visitMany(t, link.short_code, 130, 0);
       expect(t.app.clickQueue.status().depth).toBe(100);
       expect(t.app.clickQueue.status().dropped).toBe(30);
@@ -71,11 +76,13 @@ describe.each(engines)('exact click counting on %s', (engine) => {
     const t = await createTestApp(engine, { env: { ...env, CLICK_FLUSH_MS: '60000', CLICK_BATCH_SIZE: '100000' } });
     try {
       const admin = await createUser(t, { role: 'admin', status: 'active' });
-      const doomed = (await createLink(t, { original_url: 'https://example.com/d' }));
-      const kept = (await createLink(t, { original_url: 'https://example.com/k' }));
+      const doomed = await createLink(t, { original_url: 'https://example.com/d' });
+      const kept = await createLink(t, { original_url: 'https://example.com/k' });
       await visitMany(t, doomed.short_code, 5, 0);
       await visitMany(t, kept.short_code, 3, 0);
-      expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${doomed.short_code}`, token: admin.token })).status).toBe(204);
+      expect(
+        (await t.request({ method: 'DELETE', url: `/api/v1/links/${doomed.short_code}`, token: admin.token })).status,
+      ).toBe(204);
       await t.app.clickQueue.flush();
       expect(t.app.clickQueue.status().depth).toBe(0);
       expect(await recordCount(t, doomed.id)).toBe(0);

@@ -1,12 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
 import { ClickBatch, eventsOfMessage } from '../../../src/modules/clicks/rollups/click-batch.js';
-import { clickOfFields, decodeClickJson, encodeClick, encodeClickAs } from '../../../src/modules/clicks/transport/click-stream.js';
+import {
+  clickOfFields,
+  decodeClickJson,
+  encodeClick,
+  encodeClickAs,
+} from '../../../src/modules/clicks/transport/click-stream.js';
 
-const base: ClickEvent = { linkId: 7, shortCode: 'abc', clickedAt: 1_700_000_000_000, ip: '192.0.2.1', userAgent: 'UA/1', referrer: null, country: null, visitor: null };
+const base: ClickEvent = {
+  linkId: 7,
+  shortCode: 'abc',
+  clickedAt: 1_700_000_000_000,
+  ip: '192.0.2.1',
+  userAgent: 'UA/1',
+  referrer: null,
+  country: null,
+  visitor: null,
+};
 
 /** The click record keeps the domain (SPEC §19): every hop a click takes to its writer carries it. */
-describe('a click\'s domain on its way to the writer', () => {
+describe("a click's domain on its way to the writer", () => {
   it('when a click on a domain goes through the Redis stream or the journal, then it comes back with its domain', () => {
     const click = { ...base, key: 'k1', domain: 'go.example.test' };
     expect(decodeClickJson(encodeClick(click))).toEqual(click);
@@ -17,7 +31,7 @@ describe('a click\'s domain on its way to the writer', () => {
     expect(decodeClickJson(encodeClick(aliasOnly))).toEqual(aliasOnly);
   });
 
-  it("when a click is on the default domain, then its entry keeps the earlier 9 items and decodes without a domain", () => {
+  it('when a click is on the default domain, then its entry keeps the earlier 9 items and decodes without a domain', () => {
     const text = encodeClick({ ...base, key: 'k2' });
     expect(JSON.parse(text)).toHaveLength(9);
     expect(decodeClickJson(text)).not.toHaveProperty('domain');

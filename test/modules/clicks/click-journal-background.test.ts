@@ -4,7 +4,11 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
-import { journaledClickQueue, openClickJournal, type OpenClickJournalOptions } from '../../../src/modules/clicks/transport/click-journal.js';
+import {
+  journaledClickQueue,
+  openClickJournal,
+  type OpenClickJournalOptions,
+} from '../../../src/modules/clicks/transport/click-journal.js';
 import type { JournalMark } from '../../../src/modules/clicks/rollups/click-writer.js';
 import { createMemoryClickQueue } from '../../../src/modules/clicks/transport/memory-click-queue.js';
 import { TestClock } from '../../helpers/app.js';
@@ -18,12 +22,27 @@ import { journalLine, writeJournalSegment } from '../../helpers/click-journal.js
  * real database, the marks in its transactions) are in click-journal.test.ts and sigkill-journal.test.ts.
  */
 const fakeLog = () => {
-  const log = { warn: vi.fn(), error: vi.fn(), info: vi.fn(), debug: vi.fn(), trace: vi.fn(), fatal: vi.fn(), child: () => log, level: 'info' };
+  const log = {
+    warn: vi.fn(),
+    error: vi.fn(),
+    info: vi.fn(),
+    debug: vi.fn(),
+    trace: vi.fn(),
+    fatal: vi.fn(),
+    child: () => log,
+    level: 'info',
+  };
   return log as typeof log & FastifyBaseLogger;
 };
 
 const line = (position: number): string =>
-  journalLine(position, { linkId: 1, shortCode: 'abc', clickedAt: 1_700_000_000_000 + position, ip: '192.0.2.1', userAgent: 'curl/8' });
+  journalLine(position, {
+    linkId: 1,
+    shortCode: 'abc',
+    clickedAt: 1_700_000_000_000 + position,
+    ip: '192.0.2.1',
+    userAgent: 'curl/8',
+  });
 
 /** Journal "p1", positions 0-8 in three segments of three. */
 function leaveSegments(dir: string): void {
@@ -58,11 +77,20 @@ function fakeDatabase() {
     },
   });
   return {
-    marks, written, forgotten, options,
+    marks,
+    written,
+    forgotten,
+    options,
     begun: () => begun,
     /** the next writes wait until released */
     holdWrites() {
-      hold = new Promise((resolve) => (release = () => { hold = null; resolve(); }));
+      hold = new Promise(
+        (resolve) =>
+          (release = () => {
+            hold = null;
+            resolve();
+          }),
+      );
     },
     release: () => release(),
   };
@@ -86,7 +114,17 @@ describe('the click journal replays in the background', () => {
     db.holdWrites();
     const journal = await openClickJournal(db.options(dir));
     // what /metrics reads (ferry_click_journal_replaying) through the queue
-    const queue = journaledClickQueue(createMemoryClickQueue({ writer: { write: async () => undefined }, flushMs: 60_000, batchSize: 10, limit: 100, log: fakeLog(), clock: new TestClock() }), journal);
+    const queue = journaledClickQueue(
+      createMemoryClickQueue({
+        writer: { write: async () => undefined },
+        flushMs: 60_000,
+        batchSize: 10,
+        limit: 100,
+        log: fakeLog(),
+        clock: new TestClock(),
+      }),
+      journal,
+    );
     try {
       expect(journal.replaying()).toBe(true);
       expect(queue.status().journalReplaying).toBe(true);
@@ -94,8 +132,15 @@ describe('the click journal replays in the background', () => {
       // this process's clicks go to a segment of its own, after the ones left behind
       journal.append({ linkId: 1, shortCode: 'abc', clickedAt: 1, ip: null, userAgent: null, referrer: null });
       await journal.settled();
-      expect(readdirSync(dir).filter((f) => f.endsWith('.journal')).sort()).toEqual([
-        'clicks-000000000001.journal', 'clicks-000000000002.journal', 'clicks-000000000003.journal', 'clicks-000000000004.journal',
+      expect(
+        readdirSync(dir)
+          .filter((f) => f.endsWith('.journal'))
+          .sort(),
+      ).toEqual([
+        'clicks-000000000001.journal',
+        'clicks-000000000002.journal',
+        'clicks-000000000003.journal',
+        'clicks-000000000004.journal',
       ]);
 
       db.release();
@@ -128,8 +173,12 @@ describe('the click journal replays in the background', () => {
     expect(db.written).toEqual([0, 1, 2]);
     expect(db.marks.get('p1')).toBe(3);
     expect(db.forgotten).toEqual([]); // not every segment is written: the marks are still needed
-    expect(log.info).toHaveBeenCalledWith('click journal: replay stopped by the shutdown; the next start writes the rest');
-    expect(readdirSync(dir).filter((f) => f.startsWith('clicks-00000000000') && Number(f.slice(6, 18)) <= 3)).toHaveLength(3);
+    expect(log.info).toHaveBeenCalledWith(
+      'click journal: replay stopped by the shutdown; the next start writes the rest',
+    );
+    expect(
+      readdirSync(dir).filter((f) => f.startsWith('clicks-00000000000') && Number(f.slice(6, 18)) <= 3),
+    ).toHaveLength(3);
 
     const second = await openClickJournal(db.options(dir));
     try {
@@ -148,12 +197,20 @@ describe('the click journal replays in the background', () => {
     const db = fakeDatabase();
     const log = fakeLog();
     const options = db.options(dir, log);
-    const journal = await openClickJournal({ ...options, replay: async () => { throw new Error('disk I/O error'); } });
+    const journal = await openClickJournal({
+      ...options,
+      replay: async () => {
+        throw new Error('disk I/O error');
+      },
+    });
     try {
       await journal.replayed();
       // the statistics lack the earlier clicks until the next start: still "replaying" (freshness held, the gauge 1)
       expect(journal.replaying()).toBe(true);
-      expect(log.error).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(Error) }), 'click journal replay failed: the next start writes what the database lacks');
+      expect(log.error).toHaveBeenCalledWith(
+        expect.objectContaining({ err: expect.any(Error) }),
+        'click journal replay failed: the next start writes what the database lacks',
+      );
       expect(db.forgotten).toEqual([]);
       expect(readdirSync(dir).filter((f) => f.endsWith('.journal'))).toHaveLength(4);
       journal.append({ linkId: 1, shortCode: 'abc', clickedAt: 1, ip: null, userAgent: null, referrer: null });

@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { readSegment } from '../../../src/modules/clicks/transport/click-journal-replay.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import {
-  journalDir, journalLine, seedClickRecords, seedJournalMark, writeJournalSegment,
+  journalDir,
+  journalLine,
+  seedClickRecords,
+  seedJournalMark,
+  writeJournalSegment,
 } from '../../helpers/click-journal.js';
 import { createLink, storedClickCounts } from '../../helpers/factories.js';
 
@@ -52,7 +56,12 @@ describe('the click journal on sqlite (the embedded default)', () => {
       expect(Number(rows[0]!.committed)).toBe(10);
       expect(await storedClickCounts(t, link.id)).toEqual({ records: 10, clickCount: 10 });
       // No key per click: the mark is the proof of what is committed.
-      const keyed = await t.storage.db.selectFrom('clicks').select('click_key').where('link_id', '=', link.id).where('click_key', 'is not', null).execute();
+      const keyed = await t.storage.db
+        .selectFrom('clicks')
+        .select('click_key')
+        .where('link_id', '=', link.id)
+        .where('click_key', 'is not', null)
+        .execute();
       expect(keyed).toEqual([]);
 
       // A clean stop leaves nothing to replay, and the next start forgets the mark: no row per process piles up.
@@ -93,10 +102,24 @@ describe('the click journal on sqlite (the embedded default)', () => {
       const replayed = first.logs.find((l) => l.msg === REPLAYED);
       expect(replayed).toMatchObject({ segments: 2, replayed: 3, alreadyCommitted: 3, malformed: 1 });
       expect(await storedClickCounts(again, link.id)).toEqual({ records: 6, clickCount: 6 });
-      const ips = await again.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).orderBy('ip').execute();
-      expect(ips.map((r) => r.ip)).toEqual(['192.0.2.0', '192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.9']);
+      const ips = await again.storage.db
+        .selectFrom('clicks')
+        .select('ip')
+        .where('link_id', '=', link.id)
+        .orderBy('ip')
+        .execute();
+      expect(ips.map((r) => r.ip)).toEqual([
+        '192.0.2.0',
+        '192.0.2.1',
+        '192.0.2.2',
+        '192.0.2.3',
+        '192.0.2.4',
+        '192.0.2.9',
+      ]);
       expect(await marks(again)).toEqual([]);
-      expect(readdirSync(dir).filter((f) => f.startsWith('clicks-000000000001') || f.startsWith('clicks-000000000002'))).toEqual([]);
+      expect(
+        readdirSync(dir).filter((f) => f.startsWith('clicks-000000000001') || f.startsWith('clicks-000000000002')),
+      ).toEqual([]);
 
       // And once only: a second restart finds nothing of it to replay.
       await again.close();
@@ -132,45 +155,64 @@ describe('the click journal on sqlite (the embedded default)', () => {
     }
   });
 
-  it.each([1, 2])('when a process was killed inside a window written link by link (the journal in %i segment(s), read one at a time), then the restart writes exactly the clicks its mark does not cover', async (segments) => {
-    const t = await createTestApp('sqlite');
-    let again: TestApp | null = null;
-    try {
-      const a = await linkOf(t);
-      const b = await linkOf(t);
-      expect(a.id).toBeLessThan(b.id);
-      const at = t.clock.now();
-      await t.app.close();
-      // Journal "p2": positions 0-5 alternate a, b and were one window; sorted by link, its first transaction
-      // committed a's first two clicks (positions 0 and 2). Positions 6 and 7 came after the window.
-      const order = [a, b, a, b, a, b, b, a];
-      await seedJournalMark(t, { journal: 'p2', committed: 0, window_end: 6, window_link: a.id, window_count: 2 });
-      await seedClickRecords(t, a, at, UA, ['192.0.2.0', '192.0.2.2']);
-      const dir = journalDir(t);
-      // Two segments: the window's clicks span both (positions 0-3 and 4-5), and 6-7 follow it in the second.
-      const cut = segments === 1 ? order.length : 4;
-      for (const [seq, from, to] of [[1, 0, cut], [2, cut, order.length]] as const) {
-        if (from === to) continue;
-        const clicks = order.slice(from, to)
-          .map((l, i) => line(from + i, l.id, l.short_code, at, `192.0.2.${from + i}`));
-        writeJournalSegment(dir, seq, { journal: 'p2', first: from }, clicks);
-      }
+  it.each([1, 2])(
+    'when a process was killed inside a window written link by link (the journal in %i segment(s), read one at a time), then the restart writes exactly the clicks its mark does not cover',
+    async (segments) => {
+      const t = await createTestApp('sqlite');
+      let again: TestApp | null = null;
+      try {
+        const a = await linkOf(t);
+        const b = await linkOf(t);
+        expect(a.id).toBeLessThan(b.id);
+        const at = t.clock.now();
+        await t.app.close();
+        // Journal "p2": positions 0-5 alternate a, b and were one window; sorted by link, its first transaction
+        // committed a's first two clicks (positions 0 and 2). Positions 6 and 7 came after the window.
+        const order = [a, b, a, b, a, b, b, a];
+        await seedJournalMark(t, { journal: 'p2', committed: 0, window_end: 6, window_link: a.id, window_count: 2 });
+        await seedClickRecords(t, a, at, UA, ['192.0.2.0', '192.0.2.2']);
+        const dir = journalDir(t);
+        // Two segments: the window's clicks span both (positions 0-3 and 4-5), and 6-7 follow it in the second.
+        const cut = segments === 1 ? order.length : 4;
+        for (const [seq, from, to] of [
+          [1, 0, cut],
+          [2, cut, order.length],
+        ] as const) {
+          if (from === to) continue;
+          const clicks = order
+            .slice(from, to)
+            .map((l, i) => line(from + i, l.id, l.short_code, at, `192.0.2.${from + i}`));
+          writeJournalSegment(dir, seq, { journal: 'p2', first: from }, clicks);
+        }
 
-      const first = await restart(t);
-      again = first.app;
-      expect(first.logs.find((l) => l.msg === REPLAYED)).toMatchObject({ segments, replayed: 6, alreadyCommitted: 2, malformed: 0 });
-      const ipsOf = async (linkId: number) =>
-        (await again!.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', linkId).orderBy('ip').execute()).map((r) => r.ip);
-      expect(await ipsOf(a.id)).toEqual(['192.0.2.0', '192.0.2.2', '192.0.2.4', '192.0.2.7']);
-      expect(await ipsOf(b.id)).toEqual(['192.0.2.1', '192.0.2.3', '192.0.2.5', '192.0.2.6']);
-      expect(await storedClickCounts(again, a.id)).toEqual({ records: 4, clickCount: 4 });
-      expect(await storedClickCounts(again, b.id)).toEqual({ records: 4, clickCount: 4 });
-      expect(await marks(again)).toEqual([]);
-    } finally {
-      await again?.close();
-      await t.close();
-    }
-  });
+        const first = await restart(t);
+        again = first.app;
+        expect(first.logs.find((l) => l.msg === REPLAYED)).toMatchObject({
+          segments,
+          replayed: 6,
+          alreadyCommitted: 2,
+          malformed: 0,
+        });
+        const ipsOf = async (linkId: number) =>
+          (
+            await again!.storage.db
+              .selectFrom('clicks')
+              .select('ip')
+              .where('link_id', '=', linkId)
+              .orderBy('ip')
+              .execute()
+          ).map((r) => r.ip);
+        expect(await ipsOf(a.id)).toEqual(['192.0.2.0', '192.0.2.2', '192.0.2.4', '192.0.2.7']);
+        expect(await ipsOf(b.id)).toEqual(['192.0.2.1', '192.0.2.3', '192.0.2.5', '192.0.2.6']);
+        expect(await storedClickCounts(again, a.id)).toEqual({ records: 4, clickCount: 4 });
+        expect(await storedClickCounts(again, b.id)).toEqual({ records: 4, clickCount: 4 });
+        expect(await marks(again)).toEqual([]);
+      } finally {
+        await again?.close();
+        await t.close();
+      }
+    },
+  );
 
   it('when a second app starts on a DATA_DIR whose journal a running app holds, then it refuses with a clear error and replays nothing; once the first closes, it starts', async () => {
     const t = await createTestApp('sqlite', { env: { CLICK_FLUSH_MS: '60000' } });
@@ -179,7 +221,9 @@ describe('the click journal on sqlite (the embedded default)', () => {
       const link = await linkOf(t);
       for (let i = 0; i < 5; i += 1) expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
       // Five clicks journaled and queued, none written: a second process replaying them would count them twice.
-      await expect(restart(t)).rejects.toThrow(/is in use by another Ferry process \(pid \d+\): its click journal belongs to one process.*another DATA_DIR/);
+      await expect(restart(t)).rejects.toThrow(
+        /is in use by another Ferry process \(pid \d+\): its click journal belongs to one process.*another DATA_DIR/,
+      );
       expect(t.app.clickQueue.status().depth).toBe(5);
       await t.app.close();
       expect(await storedClickCounts(t, link.id)).toEqual({ records: 5, clickCount: 5 });
@@ -200,7 +244,10 @@ describe('the click journal on sqlite (the embedded default)', () => {
       for (let i = 0; i < 3; i += 1) expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
       const dir = journalDir(t);
       // The segments (the directory also holds the journal's lock: src/db/directory-lock.ts).
-      const texts = readdirSync(dir).filter((f) => f.endsWith('.journal')).map((f) => readFileSync(path.join(dir, f), 'utf8')).filter(Boolean);
+      const texts = readdirSync(dir)
+        .filter((f) => f.endsWith('.journal'))
+        .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+        .filter(Boolean);
       expect(texts).toHaveLength(1);
       const { runs, keyed, malformed } = await readSegment(texts[0]!);
       expect({ keyed: keyed.length, malformed }).toEqual({ keyed: 0, malformed: 0 });
@@ -218,9 +265,19 @@ describe('readSegment', () => {
   it('when positions skip (a write that failed), then a new run starts at the next position; a positioned line before any header is malformed', async () => {
     const header = JSON.stringify({ journal: 'j', first: 0 });
     const { runs, malformed } = await readSegment(
-      [line(0, 1, 'a', 1, 'x'), header, line(0, 1, 'a', 1, 'x'), line(1, 1, 'a', 1, 'x'), line(4, 1, 'a', 1, 'x'), '{not json'].join('\n'),
+      [
+        line(0, 1, 'a', 1, 'x'),
+        header,
+        line(0, 1, 'a', 1, 'x'),
+        line(1, 1, 'a', 1, 'x'),
+        line(4, 1, 'a', 1, 'x'),
+        '{not json',
+      ].join('\n'),
     );
-    expect(runs.map((r) => ({ journal: r.journal, first: r.first, n: r.clicks.length }))).toEqual([{ journal: 'j', first: 0, n: 2 }, { journal: 'j', first: 4, n: 1 }]);
+    expect(runs.map((r) => ({ journal: r.journal, first: r.first, n: r.clicks.length }))).toEqual([
+      { journal: 'j', first: 0, n: 2 },
+      { journal: 'j', first: 4, n: 1 },
+    ]);
     expect(malformed).toBe(2);
   });
 });

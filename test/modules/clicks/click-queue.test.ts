@@ -6,16 +6,36 @@ import type { JournalMark } from '../../../src/modules/clicks/rollups/click-writ
 import { createMemoryClickQueue } from '../../../src/modules/clicks/transport/memory-click-queue.js';
 import { TestClock } from '../../helpers/app.js';
 
-const event = (i: number): ClickEvent => ({ linkId: 1, shortCode: 'abc', clickedAt: i, ip: '127.0.0.1', userAgent: null, referrer: null });
+const event = (i: number): ClickEvent => ({
+  linkId: 1,
+  shortCode: 'abc',
+  clickedAt: i,
+  ip: '127.0.0.1',
+  userAgent: null,
+  referrer: null,
+});
 
 const fakeLog = () => {
-  const log = { warn: vi.fn(), error: vi.fn(), info: vi.fn(), debug: vi.fn(), trace: vi.fn(), fatal: vi.fn(), child: () => log, level: 'info' };
+  const log = {
+    warn: vi.fn(),
+    error: vi.fn(),
+    info: vi.fn(),
+    debug: vi.fn(),
+    trace: vi.fn(),
+    fatal: vi.fn(),
+    child: () => log,
+    level: 'info',
+  };
   return log as typeof log & FastifyBaseLogger;
 };
 
 const recordingWriter = () => {
   const batches: ClickEvent[][] = [];
-  return { batches, written: () => batches.flat(), write: async (b: readonly ClickEvent[]) => void batches.push([...b]) };
+  return {
+    batches,
+    written: () => batches.flat(),
+    write: async (b: readonly ClickEvent[]) => void batches.push([...b]),
+  };
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,7 +43,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('in-memory click queue', () => {
   it('when the queue is full, then further clicks are dropped, counted and logged, and depth stays at the bound', async () => {
     const log = fakeLog();
-    const q = createMemoryClickQueue({ writer: recordingWriter(), flushMs: 60_000, batchSize: 1000, limit: 5, log, clock: new TestClock() });
+    const q = createMemoryClickQueue({
+      writer: recordingWriter(),
+      flushMs: 60_000,
+      batchSize: 1000,
+      limit: 5,
+      log,
+      clock: new TestClock(),
+    });
     const accepted = Array.from({ length: 8 }, (_, i) => q.enqueue(event(i)));
     expect(accepted).toEqual([true, true, true, true, true, false, false, false]);
     expect(q.status().depth).toBe(5);
@@ -34,7 +61,14 @@ describe('in-memory click queue', () => {
 
   it('when a batch fills up, then it is written without waiting for the timer, and no write is larger than the batch size', async () => {
     const w = recordingWriter();
-    const q = createMemoryClickQueue({ writer: w, flushMs: 60_000, batchSize: 4, limit: 100, log: fakeLog(), clock: new TestClock() });
+    const q = createMemoryClickQueue({
+      writer: w,
+      flushMs: 60_000,
+      batchSize: 4,
+      limit: 100,
+      log: fakeLog(),
+      clock: new TestClock(),
+    });
     for (let i = 0; i < 10; i += 1) q.enqueue(event(i));
     await sleep(20);
     expect(w.written().length).toBeGreaterThanOrEqual(8);
@@ -58,7 +92,14 @@ describe('in-memory click queue', () => {
 
   it('when the timer fires on an empty queue, then later clicks are still written (no wedged drain)', async () => {
     const w = recordingWriter();
-    const q = createMemoryClickQueue({ writer: w, flushMs: 10, batchSize: 1000, limit: 100, log: fakeLog(), clock: new TestClock() });
+    const q = createMemoryClickQueue({
+      writer: w,
+      flushMs: 10,
+      batchSize: 1000,
+      limit: 100,
+      log: fakeLog(),
+      clock: new TestClock(),
+    });
     await sleep(40);
     q.enqueue(event(1));
     await q.flush();
@@ -70,7 +111,19 @@ describe('in-memory click queue', () => {
     const w = recordingWriter();
     let failing = true;
     const log = fakeLog();
-    const q = createMemoryClickQueue({ writer: { write: async (b) => { if (failing) throw new Error('db down'); await w.write(b); } }, flushMs: 60_000, batchSize: 3, limit: 100, log, clock: new TestClock() });
+    const q = createMemoryClickQueue({
+      writer: {
+        write: async (b) => {
+          if (failing) throw new Error('db down');
+          await w.write(b);
+        },
+      },
+      flushMs: 60_000,
+      batchSize: 3,
+      limit: 100,
+      log,
+      clock: new TestClock(),
+    });
     for (let i = 0; i < 7; i += 1) q.enqueue(event(i));
     await expect(q.flush()).rejects.toThrow(/still queued/);
     expect(q.status().depth).toBe(7);
@@ -83,7 +136,14 @@ describe('in-memory click queue', () => {
 
   it('when the queue is closed, then everything queued is written, and later clicks are dropped', async () => {
     const w = recordingWriter();
-    const q = createMemoryClickQueue({ writer: w, flushMs: 60_000, batchSize: 2, limit: 100, log: fakeLog(), clock: new TestClock() });
+    const q = createMemoryClickQueue({
+      writer: w,
+      flushMs: 60_000,
+      batchSize: 2,
+      limit: 100,
+      log: fakeLog(),
+      clock: new TestClock(),
+    });
     for (let i = 0; i < 5; i += 1) q.enqueue(event(i));
     await q.close();
     expect(w.written()).toHaveLength(5);
@@ -97,8 +157,20 @@ describe('in-memory click queue', () => {
     const gate = new Promise<void>((r) => (release = r));
     let first = true;
     const q = createMemoryClickQueue({
-      writer: { write: async (b) => { if (first) { first = false; await gate; } await w.write(b); } },
-      flushMs: 60_000, batchSize: 1000, limit: 100, log: fakeLog(), clock: new TestClock(),
+      writer: {
+        write: async (b) => {
+          if (first) {
+            first = false;
+            await gate;
+          }
+          await w.write(b);
+        },
+      },
+      flushMs: 60_000,
+      batchSize: 1000,
+      limit: 100,
+      log: fakeLog(),
+      clock: new TestClock(),
     });
     q.enqueue(event(1));
     const inFlight = q.flush();
@@ -131,7 +203,17 @@ describe('in-memory click queue', () => {
     const written: number[] = [];
     // While the journal replays an earlier process's clicks, its windows hold data_fresh_as_of back.
     let replaying = true;
-    const q = createMemoryClickQueue({ writer, flushMs: 60_000, batchSize: 3, limit: 100, log: fakeLog(), clock: new TestClock(), journal: 'j', onWritten: (n) => written.push(n), holdFresh: () => replaying });
+    const q = createMemoryClickQueue({
+      writer,
+      flushMs: 60_000,
+      batchSize: 3,
+      limit: 100,
+      log: fakeLog(),
+      clock: new TestClock(),
+      journal: 'j',
+      onWritten: (n) => written.push(n),
+      holdFresh: () => replaying,
+    });
     // The size trigger is the window (10), not CLICK_BATCH_SIZE (3).
     for (let i = 0; i < 9; i += 1) q.enqueue(event(i));
     await sleep(5);
@@ -140,7 +222,13 @@ describe('in-memory click queue', () => {
     await sleep(5);
     // One window, gathered as it came (its batch is the window): 0-9. The rest is less than a window: it waits
     // for the timer (or a flush), so that windows do not shrink to what arrives during a write.
-    expect(writes).toEqual([{ clicks: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], mark: { journal: 'j', first: 0, end: 10, holdFresh: true }, capacity: 10 }]);
+    expect(writes).toEqual([
+      {
+        clicks: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+        mark: { journal: 'j', first: 0, end: 10, holdFresh: true },
+        capacity: 10,
+      },
+    ]);
     expect(written).toEqual([10]);
     replaying = false;
     await q.flush();
@@ -150,7 +238,11 @@ describe('in-memory click queue', () => {
     for (let i = 14; i < 19; i += 1) q.enqueue(event(i));
     failNext = true;
     await expect(q.flush()).rejects.toThrow(/still queued/);
-    expect(writes[2]).toEqual({ clicks: [14, 15, 16, 17, 18], mark: { journal: 'j', first: 14, end: 19 }, capacity: 10 });
+    expect(writes[2]).toEqual({
+      clicks: [14, 15, 16, 17, 18],
+      mark: { journal: 'j', first: 14, end: 19 },
+      capacity: 10,
+    });
     // Nothing counts as committed in the journal until the whole window is.
     expect(written).toEqual([10, 4]);
     expect(q.status().depth).toBe(3);

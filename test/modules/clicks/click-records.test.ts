@@ -27,15 +27,39 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
   });
 
   const clicks = (query = '', headers: Record<string, string> = {}, token: string | null = owner.token, version = 1) =>
-    t.request({ url: `/api/v${version}/links/${link.short_code}/clicks${query}`, headers, ...(token ? { token } : {}) });
+    t.request({
+      url: `/api/v${version}/links/${link.short_code}/clicks${query}`,
+      headers,
+      ...(token ? { token } : {}),
+    });
 
   it('when the owner asks, then the click records newest first, with their fields, paged by cursor', async () => {
     const all = await clicks();
     expect(all.status, all.text).toBe(200);
     expect(all.body.data).toHaveLength(4);
-    expect(all.body.data.map((c: { referrer: string }) => c.referrer)).toEqual([...visits].reverse().map((v) => v.referer));
-    expect(Object.keys(all.body.data[0]).sort()).toEqual(['alias', 'browser', 'clicked_at', 'country', 'device', 'domain', 'id', 'imported', 'ip', 'is_bot', 'os', 'referrer', 'user_agent']);
-    expect(all.body.data[3]).toMatchObject({ ip: '127.0.0.1', user_agent: HUMAN_UA, referrer: 'https://news.example/a' });
+    expect(all.body.data.map((c: { referrer: string }) => c.referrer)).toEqual(
+      [...visits].reverse().map((v) => v.referer),
+    );
+    expect(Object.keys(all.body.data[0]).sort()).toEqual([
+      'alias',
+      'browser',
+      'clicked_at',
+      'country',
+      'device',
+      'domain',
+      'id',
+      'imported',
+      'ip',
+      'is_bot',
+      'os',
+      'referrer',
+      'user_agent',
+    ]);
+    expect(all.body.data[3]).toMatchObject({
+      ip: '127.0.0.1',
+      user_agent: HUMAN_UA,
+      referrer: 'https://news.example/a',
+    });
     expect(all.body.pagination).toEqual({ limit: 20, nextCursor: null });
     const first = await clicks('?limit=3');
     expect(first.body.data).toEqual(all.body.data.slice(0, 3));
@@ -49,7 +73,9 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     const all = (await clicks()).body.data as Array<{ clicked_at: string }>;
     const inner = await clicks(`?from=${all[2]!.clicked_at}&to=${all[0]!.clicked_at}`);
     expect(inner.body.data).toEqual(all.slice(1, 3));
-    expect(expectEnvelope(await clicks(`?from=${all[0]!.clicked_at}&to=${all[2]!.clicked_at}`), 400, 'VALIDATION_ERROR')).toEqual(['from']);
+    expect(
+      expectEnvelope(await clicks(`?from=${all[0]!.clicked_at}&to=${all[2]!.clicked_at}`), 400, 'VALIDATION_ERROR'),
+    ).toEqual(['from']);
     expectEnvelope(await clicks('?from=yesterday'), 400, 'VALIDATION_ERROR');
   });
 
@@ -60,21 +86,43 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     expect(res.headers['content-disposition']).toBe(`attachment; filename="${link.short_code}-clicks.csv"`);
     expect(res.headers.vary).toMatch(/Accept/);
     const lines = res.text.split('\r\n');
-    expect(lines[0]).toBe('id,clicked_at,ip,user_agent,referrer,is_bot,browser,os,device,country,alias,imported,domain');
+    expect(lines[0]).toBe(
+      'id,clicked_at,ip,user_agent,referrer,is_bot,browser,os,device,country,alias,imported,domain',
+    );
     expect(lines.at(-1)).toBe('');
     expect(lines).toHaveLength(6); // header, 4 records (limit and cursor are JSON's), the final CRLF
-    expect(lines[1]).toMatch(/^\d+,\d{4}-[^,]+Z,127\.0\.0\.1,'-2 trick,"https:\/\/x\.example\/a,b",true,,,bot,,,false,$/);
+    expect(lines[1]).toMatch(
+      /^\d+,\d{4}-[^,]+Z,127\.0\.0\.1,'-2 trick,"https:\/\/x\.example\/a,b",true,,,bot,,,false,$/,
+    );
     expect(lines[2]).toMatch(/,127\.0\.0\.1,'\+1 trick,'@SUM\(A1:A9\),false,,,other,,,false,$/);
-    expect(lines[3]).toContain(',127.0.0.1,"Agent, ""quoted""\tand tabbed","\'=HYPERLINK(""https://evil.example"",""click me"")"');
+    expect(lines[3]).toContain(
+      ',127.0.0.1,"Agent, ""quoted""\tand tabbed","\'=HYPERLINK(""https://evil.example"",""click me"")"',
+    );
     expect(lines[4]).toContain(`,"${HUMAN_UA}",https://news.example/a,false,Chrome,Linux,desktop,`);
     expect(res.text).not.toMatch(/,[=+\-@]/);
   });
 
   it('when v2 asks, then camelCase records and CSV header', async () => {
     const json = await clicks('', {}, owner.token, 2);
-    expect(Object.keys(json.body.data[0]).sort()).toEqual(['alias', 'browser', 'clickedAt', 'country', 'device', 'domain', 'id', 'imported', 'ip', 'isBot', 'os', 'referrer', 'userAgent']);
+    expect(Object.keys(json.body.data[0]).sort()).toEqual([
+      'alias',
+      'browser',
+      'clickedAt',
+      'country',
+      'device',
+      'domain',
+      'id',
+      'imported',
+      'ip',
+      'isBot',
+      'os',
+      'referrer',
+      'userAgent',
+    ]);
     const csv = await clicks('', { accept: 'text/csv' }, owner.token, 2);
-    expect(csv.text.split('\r\n')[0]).toBe('id,clickedAt,ip,userAgent,referrer,isBot,browser,os,device,country,alias,imported,domain');
+    expect(csv.text.split('\r\n')[0]).toBe(
+      'id,clickedAt,ip,userAgent,referrer,isBot,browser,os,device,country,alias,imported,domain',
+    );
   });
 
   it('when someone else, nobody, or an unservable Accept asks, then 403, 401 or 406; an admin may; an anonymous link only an admin', async () => {
@@ -82,31 +130,58 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     expectEnvelope(await clicks('', {}, other.token), 403, 'FORBIDDEN');
     expectEnvelope(await clicks('', {}, null), 401, 'UNAUTHENTICATED');
     expectEnvelope(await clicks('', { accept: 'text/html' }), 406, 'NOT_ACCEPTABLE');
-    expect((await clicks('', { accept: 'application/json;q=0.5, text/csv' })).headers['content-type']).toMatch(/^text\/csv/);
+    expect((await clicks('', { accept: 'application/json;q=0.5, text/csv' })).headers['content-type']).toMatch(
+      /^text\/csv/,
+    );
     const admin = await createUser(t, { role: 'admin', status: 'active' });
     expect((await clicks('', {}, admin.token)).status).toBe(200);
     const anonymous = await createLink(t);
-    expectEnvelope(await t.request({ url: `/api/v1/links/${anonymous.short_code}/clicks`, token: owner.token }), 403, 'FORBIDDEN');
-    expect((await t.request({ url: `/api/v1/links/${anonymous.short_code}/clicks`, token: admin.token })).body.data).toEqual([]);
+    expectEnvelope(
+      await t.request({ url: `/api/v1/links/${anonymous.short_code}/clicks`, token: owner.token }),
+      403,
+      'FORBIDDEN',
+    );
+    expect(
+      (await t.request({ url: `/api/v1/links/${anonymous.short_code}/clicks`, token: admin.token })).body.data,
+    ).toEqual([]);
     expectEnvelope(await t.request({ url: '/api/v1/links/nOsUch33/clicks', token: admin.token }), 404, 'NOT_FOUND');
   });
 
-  it('when a link\'s earlier visits were imported, then their records say imported: true (JSON and CSV), the redirected ones false', async () => {
+  it("when a link's earlier visits were imported, then their records say imported: true (JSON and CSV), the redirected ones false", async () => {
     const moved = await createLink(t, { original_url: 'https://example.com/moved' }, owner.token);
     const at = Date.parse('2021-03-04T05:06:07.000Z');
     // As an importer writes them (SPEC §20): in its transaction, through the engine's imported-visits writer.
-    await t.storage.db.transaction().execute((tx) => importedVisitsWriter(t.storage)(tx, [0, 1].map((i) => ({
-      linkId: moved.id, shortCode: moved.short_code, clickedAt: at + i * 1000, ip: `198.51.100.${i}`, userAgent: HUMAN_UA, referrer: null, country: 'DE',
-    }))));
+    await t.storage.db.transaction().execute((tx) =>
+      importedVisitsWriter(t.storage)(
+        tx,
+        [0, 1].map((i) => ({
+          linkId: moved.id,
+          shortCode: moved.short_code,
+          clickedAt: at + i * 1000,
+          ip: `198.51.100.${i}`,
+          userAgent: HUMAN_UA,
+          referrer: null,
+          country: 'DE',
+        })),
+      ),
+    );
     expect((await visit(t, moved.short_code, { 'user-agent': HUMAN_UA })).status).toBe(302);
     await t.app.clickQueue.flush();
     const url = `/api/v1/links/${moved.short_code}/clicks`;
     const json = await t.request({ url, token: owner.token });
     expect(json.status, json.text).toBe(200);
-    expect(json.body.data.map((c: { imported: boolean; clicked_at: string }) => [c.clicked_at.slice(0, 4), c.imported])).toEqual([
-      [expect.stringMatching(/^20[2-9]\d$/), false], ['2021', true], ['2021', true],
+    expect(
+      json.body.data.map((c: { imported: boolean; clicked_at: string }) => [c.clicked_at.slice(0, 4), c.imported]),
+    ).toEqual([
+      [expect.stringMatching(/^20[2-9]\d$/), false],
+      ['2021', true],
+      ['2021', true],
     ]);
-    expect((await t.request({ url: url.replace('/v1/', '/v2/'), token: owner.token })).body.data.map((c: { imported: boolean }) => c.imported)).toEqual([false, true, true]);
+    expect(
+      (await t.request({ url: url.replace('/v1/', '/v2/'), token: owner.token })).body.data.map(
+        (c: { imported: boolean }) => c.imported,
+      ),
+    ).toEqual([false, true, true]);
     const csv = (await t.request({ url, token: owner.token, headers: { accept: 'text/csv' } })).text.split('\r\n');
     expect(csv.slice(1, 4).map((line) => line.split(',').at(-2))).toEqual(['false', 'true', 'true']);
   });

@@ -17,10 +17,18 @@ const AGENTS = [
 function rows(t: TestApp): Record<string, unknown[]> {
   const q = (sql: string) => t.storage.sqlite!.prepare(sql).all();
   return {
-    clicks: q('select short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, country, imported from clicks order by short_code, clicked_at, ip'),
-    links: q('select short_code, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by short_code'),
-    hourly: q('select l.short_code, h.hour_start, h.clicks, h.bots from link_click_hourly h join links l on l.id = h.link_id order by 1, 2'),
-    daily: q('select l.short_code, d.kind, d.day_start, d.value, d.clicks from link_click_daily_values d join links l on l.id = d.link_id order by 1, 2, 3, 4'),
+    clicks: q(
+      'select short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, country, imported from clicks order by short_code, clicked_at, ip',
+    ),
+    links: q(
+      'select short_code, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by short_code',
+    ),
+    hourly: q(
+      'select l.short_code, h.hour_start, h.clicks, h.bots from link_click_hourly h join links l on l.id = h.link_id order by 1, 2',
+    ),
+    daily: q(
+      'select l.short_code, d.kind, d.day_start, d.value, d.clicks from link_click_daily_values d join links l on l.id = d.link_id order by 1, 2, 3, 4',
+    ),
     visitors: q('select l.short_code, v.ip from link_visitors v join links l on l.id = v.link_id order by 1, 2'),
     userHourly: q('select hour_start, clicks, bots from user_click_hourly order by hour_start'),
     userDaily: q('select kind, day_start, value, clicks from user_click_daily_values order by kind, day_start, value'),
@@ -32,12 +40,22 @@ async function linksWithHistory(t: TestApp): Promise<ClickEvent[]> {
   const owner = await createUser(t);
   const events: ClickEvent[] = [];
   for (const code of ['hist1', 'hist2']) {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/${code}`, short_code: code }, token: owner.token });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      payload: { original_url: `https://example.com/${code}`, short_code: code },
+      token: owner.token,
+    });
     expect(res.status, res.text).toBe(201);
     for (let i = 0; i < 700; i += 1) {
       events.push({
-        linkId: res.body.id, shortCode: code, clickedAt: T0 + i * 431_000, ip: i % 7 === 0 ? null : `198.51.100.${i % 90}`,
-        userAgent: AGENTS[i % 8 < 2 ? i % 8 : 2 + (i % 2)]!, referrer: i % 3 === 0 ? null : `https://ref${i}.example/p`, country: i % 5 === 0 ? null : ['US', 'DE'][i % 2]!,
+        linkId: res.body.id,
+        shortCode: code,
+        clickedAt: T0 + i * 431_000,
+        ip: i % 7 === 0 ? null : `198.51.100.${i % 90}`,
+        userAgent: AGENTS[i % 8 < 2 ? i % 8 : 2 + (i % 2)]!,
+        referrer: i % 3 === 0 ? null : `https://ref${i}.example/p`,
+        country: i % 5 === 0 ? null : ['US', 'DE'][i % 2]!,
       });
     }
   }
@@ -53,7 +71,10 @@ describe('imported visits (SPEC §20)', () => {
       // The embedded engine's statements (sqlite-rollup-writer.ts) on one, Kysely's on the other.
       const prepared = createImportedVisitsWriter(a.storage.sqlite!);
       const portable = createPgClickWriter(b.storage).writeImported;
-      for (const [app, writeImported, events] of [[a, prepared, ea], [b, portable, eb]] as const) {
+      for (const [app, writeImported, events] of [
+        [a, prepared, ea],
+        [b, portable, eb],
+      ] as const) {
         await app.storage.db.transaction().execute(async (tx) => {
           for (let i = 0; i < events.length; i += 500) await writeImported(tx, events.slice(i, i + 500));
         });

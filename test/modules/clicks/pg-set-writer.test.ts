@@ -22,7 +22,12 @@ type Link = { id: number; short_code: string };
 async function links(t: TestApp): Promise<Link[]> {
   const owner = await createUser(t);
   const create = async (n: number, owned: boolean) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/${n}` }, ...(owned ? { token: owner.token } : {}) });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      payload: { original_url: `https://example.com/${n}` },
+      ...(owned ? { token: owner.token } : {}),
+    });
     expect(res.status, res.text).toBe(201);
     return res.body as Link;
   };
@@ -35,8 +40,12 @@ async function links(t: TestApp): Promise<Link[]> {
 async function snapshot(t: TestApp): Promise<Record<string, unknown[]>> {
   const q = async (text: string) => (await sql.raw(text).execute(t.storage.db)).rows;
   return {
-    clicks: await q('select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain from clicks order by link_id, clicked_at, ip, user_agent, referrer'),
-    links: await q('select id, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by id'),
+    clicks: await q(
+      'select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain from clicks order by link_id, clicked_at, ip, user_agent, referrer',
+    ),
+    links: await q(
+      'select id, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by id',
+    ),
     hourly: await q('select * from link_click_hourly order by link_id, hour_start'),
     visitors: await q('select * from link_visitors order by link_id, ip'),
     daily: await q('select * from link_click_daily_values order by link_id, kind, day_start, value'),
@@ -68,14 +77,30 @@ const bothWrite = async (writers: ClickWriter[], events: ClickEvent[]) => {
 describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the PostgreSQL set writer'), () => {
   it('when batches have many links, hours, addresses, referrers, agents, bots and a deleted link, then the sets leave exactly the rows of the plan written row by row', async () => {
     const { sets, rows } = await onBothWriters(async (la, writers) => {
-      const referrers = [null, '', 'https://News.Example:443/a?b', 'http://x.example:8080/p', 'android-app://com.example', 'not a url', 'https://r.example/'];
+      const referrers = [
+        null,
+        '',
+        'https://News.Example:443/a?b',
+        'http://x.example:8080/p',
+        'android-app://com.example',
+        'not a url',
+        'https://r.example/',
+      ];
       const events: ClickEvent[] = [];
       for (let i = 0; i < 2000; i += 1) {
         const link = la[[0, 1, 2, 3][i % 4]!]!;
         events.push({
-          linkId: link.id, shortCode: link.short_code, clickedAt: T0 + i * 20_000, ip: i % 5 === 0 ? null : `10.0.${i % 7}.${i % 11}`,
+          linkId: link.id,
+          shortCode: link.short_code,
+          clickedAt: T0 + i * 20_000,
+          ip: i % 5 === 0 ? null : `10.0.${i % 7}.${i % 11}`,
           // 130 distinct agents a day on a link: past the cap of 100, the rest is "(other)", for the link and its owner.
-          userAgent: i % 9 === 0 ? null : i % 4 < 2 && i % 3 === 0 ? `Agent/${i % 130}${'x'.repeat(i % 2 ? 300 : 0)}` : BROWSERS[i % 3]!.replace('{v}', String(100 + (i % 10))),
+          userAgent:
+            i % 9 === 0
+              ? null
+              : i % 4 < 2 && i % 3 === 0
+                ? `Agent/${i % 130}${'x'.repeat(i % 2 ? 300 : 0)}`
+                : BROWSERS[i % 3]!.replace('{v}', String(100 + (i % 10))),
           country: ['DE', null, 'FR', 'JP'][i % 4]!,
           ...(i % 6 === 0 ? { visitor: `h:${i % 13}` } : {}),
           ...(i % 10 === 0 ? { alias: `al${i % 3}`, domain: 'go.example' } : {}),
@@ -86,7 +111,9 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
       for (let i = 0; i < events.length; i += 400) await bothWrite(writers, events.slice(i, i + 400));
     });
     expect(sets.clicks!.length).toBe(1500); // the deleted link's 500 clicks are dropped
-    expect(new Set((sets.userDaily as Array<{ kind: string }>).map((r) => r.kind))).toEqual(new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']));
+    expect(new Set((sets.userDaily as Array<{ kind: string }>).map((r) => r.kind))).toEqual(
+      new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']),
+    );
     expect((sets.daily as Array<{ value: string }>).some((r) => r.value === '(other)')).toBe(true);
     expect(sets).toEqual(rows);
   }, 120_000);
@@ -95,12 +122,19 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
     const { sets, rows } = await onBothWriters(async (la, writers) => {
       for (let i = 0; i < 130; i += 1) {
         const events: ClickEvent[] = [i, ...(i % 10 === 9 ? [i + 1000, i + 2000] : [])].map((n) => ({
-          linkId: la[n % 2]!.id, shortCode: la[n % 2]!.short_code, clickedAt: T0 + i * 1000, ip: `10.1.0.${i % 200}`, userAgent: BROWSERS[0]!.replace('{v}', '120'), referrer: `https://site${n}.example/`,
+          linkId: la[n % 2]!.id,
+          shortCode: la[n % 2]!.short_code,
+          clickedAt: T0 + i * 1000,
+          ip: `10.1.0.${i % 200}`,
+          userAgent: BROWSERS[0]!.replace('{v}', '120'),
+          referrer: `https://site${n}.example/`,
         }));
         await bothWrite(writers, events);
       }
     });
-    const userReferrers = (sets.userDaily as Array<{ kind: string; value: string }>).filter((r) => r.kind === 'referrer');
+    const userReferrers = (sets.userDaily as Array<{ kind: string; value: string }>).filter(
+      (r) => r.kind === 'referrer',
+    );
     expect(userReferrers.filter((r) => r.value !== '(other)')).toHaveLength(100);
     expect(sets).toEqual(rows);
   }, 120_000);
@@ -109,11 +143,27 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
     const t = await createTestApp('postgres');
     try {
       const [link] = await links(t);
-      const writer = createReplaySafeClickWriter({ db: t.storage.db, dialect: t.storage.dialect, writer: createPgClickWriter(t.storage) });
-      const click = (i: number): ClickEvent => ({ linkId: link!.id, shortCode: link!.short_code, clickedAt: T0 + i, ip: `10.2.0.${i}`, userAgent: BROWSERS[1]!.replace('{v}', '17'), referrer: null, key: randomUUID() });
+      const writer = createReplaySafeClickWriter({
+        db: t.storage.db,
+        dialect: t.storage.dialect,
+        writer: createPgClickWriter(t.storage),
+      });
+      const click = (i: number): ClickEvent => ({
+        linkId: link!.id,
+        shortCode: link!.short_code,
+        clickedAt: T0 + i,
+        ip: `10.2.0.${i}`,
+        userAgent: BROWSERS[1]!.replace('{v}', '17'),
+        referrer: null,
+        key: randomUUID(),
+      });
       const first = Array.from({ length: 50 }, (_, i) => click(i));
       await writer.write(first);
-      const again = [...first.slice(10), ...first.slice(20, 30), ...Array.from({ length: 25 }, (_, i) => click(100 + i))];
+      const again = [
+        ...first.slice(10),
+        ...first.slice(20, 30),
+        ...Array.from({ length: 25 }, (_, i) => click(100 + i)),
+      ];
       await writer.write(again);
       const s = await snapshot(t);
       expect(s.clicks).toHaveLength(75);

@@ -2,7 +2,13 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickWriter } from '../../../src/modules/clicks/rollups/click-writer.js';
 import { createClickStreamConsumer } from '../../../src/modules/clicks/transport/click-stream-consumer.js';
-import { CLICK_GROUP, clickStreamKeys, decodeClick, ensureClickGroup, type KeyedClick } from '../../../src/modules/clicks/transport/click-stream.js';
+import {
+  CLICK_GROUP,
+  clickStreamKeys,
+  decodeClick,
+  ensureClickGroup,
+  type KeyedClick,
+} from '../../../src/modules/clicks/transport/click-stream.js';
 import { clickWriterFor } from '../../../src/modules/clicks/click-ingest.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { recordCount, scaleOut, testRedis, waitFor } from '../../helpers/scale-out.js';
@@ -22,7 +28,14 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
   let stream: string;
   beforeAll(async () => {
     // A second app starts in this process later (one event loop for both): load shedding is off here.
-    t = await createTestApp('postgres', { env: { CLICK_WORKER_IN_PROCESS: 'false', CLICK_BATCH_SIZE: '50', TRUST_PROXY: 'true', OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' } });
+    t = await createTestApp('postgres', {
+      env: {
+        CLICK_WORKER_IN_PROCESS: 'false',
+        CLICK_BATCH_SIZE: '50',
+        TRUST_PROXY: 'true',
+        OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+      },
+    });
     redis = testRedis();
     stream = clickStreamKeys(t.redisPrefix).stream;
   });
@@ -33,11 +46,27 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
 
   const writer = (): ClickWriter => clickWriterFor(t.storage).replaySafe();
   const consumer = (claimIdleMs = 60_000) =>
-    createClickStreamConsumer({ redis: redis.duplicate(), prefix: t.redisPrefix, writer: writer(), batchSize: 50, flushMs: 60_000, claimIdleMs, log: t.app.log, clock: t.clock });
+    createClickStreamConsumer({
+      redis: redis.duplicate(),
+      prefix: t.redisPrefix,
+      writer: writer(),
+      batchSize: 50,
+      flushMs: 60_000,
+      claimIdleMs,
+      log: t.app.log,
+      clock: t.clock,
+    });
 
   async function linkWithVisits(n: number): Promise<{ id: number; short_code: string }> {
-    const link = (await createLink(t, { original_url: 'https://example.com/stream' }));
-    const visits = await Promise.all(Array.from({ length: n }, (_, i) => t.app.inject({ url: `/${link.short_code}`, headers: { 'x-forwarded-for': `203.0.113.${i}`, 'user-agent': `Mozilla/5.0 (ua-${i})` } })));
+    const link = await createLink(t, { original_url: 'https://example.com/stream' });
+    const visits = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        t.app.inject({
+          url: `/${link.short_code}`,
+          headers: { 'x-forwarded-for': `203.0.113.${i}`, 'user-agent': `Mozilla/5.0 (ua-${i})` },
+        }),
+      ),
+    );
     expect(visits.every((v) => v.statusCode === 302)).toBe(true);
     return link;
   }
@@ -45,18 +74,35 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
   /** Reads entries as a consumer that never acknowledges them (a worker killed mid-batch). */
   const readAsDeadConsumer = async (count: number): Promise<Entries> => {
     await ensureClickGroup(redis, stream);
-    const reply = (await redis.xreadgroup('GROUP', CLICK_GROUP, 'dead-worker', 'COUNT', count, 'STREAMS', stream, '>')) as Array<[string, Entries]>;
+    const reply = (await redis.xreadgroup(
+      'GROUP',
+      CLICK_GROUP,
+      'dead-worker',
+      'COUNT',
+      count,
+      'STREAMS',
+      stream,
+      '>',
+    )) as Array<[string, Entries]>;
     return reply[0]![1];
   };
 
   it('when a redirect is answered, then its click is already an entry of the stream, with its own key, and nothing is written yet', async () => {
     const link = await linkWithVisits(30);
     const entries = (await redis.xrange(stream, '-', '+')) as Entries;
-    const clicks = entries.map(([, fields]) => decodeClick(fields)).filter((c): c is KeyedClick => c?.linkId === link.id);
+    const clicks = entries
+      .map(([, fields]) => decodeClick(fields))
+      .filter((c): c is KeyedClick => c?.linkId === link.id);
     expect(clicks).toHaveLength(30);
     expect(new Set(clicks.map((c) => c.key)).size).toBe(30);
-    expect(clicks.map((c) => c.userAgent).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `Mozilla/5.0 (ua-${i})`).sort());
-    expect(clicks[0]).toMatchObject({ shortCode: link.short_code, referrer: null, ip: expect.stringMatching(/^203\.0\.113\./) });
+    expect(clicks.map((c) => c.userAgent).sort()).toEqual(
+      Array.from({ length: 30 }, (_, i) => `Mozilla/5.0 (ua-${i})`).sort(),
+    );
+    expect(clicks[0]).toMatchObject({
+      shortCode: link.short_code,
+      referrer: null,
+      ip: expect.stringMatching(/^203\.0\.113\./),
+    });
     expect(t.app.clickQueue.status().depth).toBeGreaterThanOrEqual(30);
     expect(await recordCount(t, link.id)).toBe(0);
   });
@@ -76,7 +122,7 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
     await c.stop();
   });
 
-  it("when a consumer dies holding entries, then another claims them after CLICK_CLAIM_IDLE_MS and writes them once", async () => {
+  it('when a consumer dies holding entries, then another claims them after CLICK_CLAIM_IDLE_MS and writes them once', async () => {
     const link = await linkWithVisits(40);
     const held = await readAsDeadConsumer(1000);
     expect(held.length).toBeGreaterThanOrEqual(40);
@@ -105,9 +151,17 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
     await c.drain();
     expect(await pendingCount()).toBe(0);
     expect(await recordCount(t, link.id)).toBe(25);
-    const row = await t.storage.db.selectFrom('links').select(['click_count', 'unique_visitors']).where('id', '=', link.id).executeTakeFirstOrThrow();
+    const row = await t.storage.db
+      .selectFrom('links')
+      .select(['click_count', 'unique_visitors'])
+      .where('id', '=', link.id)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ click_count: 25, unique_visitors: 25 });
-    const hourly = await t.storage.db.selectFrom('link_click_hourly').select((eb) => eb.fn.sum<number>('clicks').as('n')).where('link_id', '=', link.id).executeTakeFirstOrThrow();
+    const hourly = await t.storage.db
+      .selectFrom('link_click_hourly')
+      .select((eb) => eb.fn.sum<number>('clicks').as('n'))
+      .where('link_id', '=', link.id)
+      .executeTakeFirstOrThrow();
     expect(Number(hourly.n)).toBe(25);
     await c.stop();
   });
@@ -118,7 +172,11 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
     const batch = held.map(([, fields]) => decodeClick(fields)!);
     await Promise.all([writer().write(batch), writer().write(batch), writer().write(batch.slice(10, 40))]);
     expect(await recordCount(t, link.id)).toBe(60);
-    const row = await t.storage.db.selectFrom('links').select('click_count').where('id', '=', link.id).executeTakeFirstOrThrow();
+    const row = await t.storage.db
+      .selectFrom('links')
+      .select('click_count')
+      .where('id', '=', link.id)
+      .executeTakeFirstOrThrow();
     expect(row.click_count).toBe(60);
     await redis.xack(stream, CLICK_GROUP, ...held.map(([id]) => id));
   });
@@ -135,15 +193,21 @@ describe.runIf(scaleOut)(unless(missing.scaleOut, 'the Redis click stream'), () 
   });
 
   it('when the backlog reaches CLICK_QUEUE_LIMIT, then further clicks are dropped and counted, and redirects still answer', async () => {
-    const small = await createTestApp('postgres', { env: { CLICK_WORKER_IN_PROCESS: 'false', CLICK_QUEUE_LIMIT: '100' } });
+    const small = await createTestApp('postgres', {
+      env: { CLICK_WORKER_IN_PROCESS: 'false', CLICK_QUEUE_LIMIT: '100' },
+    });
     try {
-      const link = (await createLink(small, { original_url: 'https://example.com/full' }));
-      const visits = await Promise.all(Array.from({ length: 130 }, () => small.app.inject({ url: `/${link.short_code}` })));
+      const link = await createLink(small, { original_url: 'https://example.com/full' });
+      const visits = await Promise.all(
+        Array.from({ length: 130 }, () => small.app.inject({ url: `/${link.short_code}` })),
+      );
       expect(visits.every((v) => v.statusCode === 302)).toBe(true);
       expect(await redis.xlen(clickStreamKeys(small.redisPrefix).stream)).toBe(100);
       expect(small.app.clickQueue.status().dropped).toBe(30);
       expect(small.app.clickQueue.status().depth).toBe(100);
-      await waitFor('the metrics', async () => (await small.request({ url: '/metrics' })).text.includes('ferry_clicks_dropped_total 30'));
+      await waitFor('the metrics', async () =>
+        (await small.request({ url: '/metrics' })).text.includes('ferry_clicks_dropped_total 30'),
+      );
     } finally {
       await small.close();
     }

@@ -23,7 +23,6 @@ const env = (t: TestApp, extra: Record<string, string> = {}): Record<string, str
   ...extra,
 });
 
-
 /** Visits the link from CONNECTIONS loops; kills the server once enough are answered; counts the answered 302s. */
 async function visitAndKill(server: ServerProcess, code: string): Promise<number> {
   let answered = 0;
@@ -58,13 +57,20 @@ async function replayLog(server: ServerProcess): Promise<Record<string, unknown>
   return undefined;
 }
 
-async function scenario(journal: boolean, flushing: Record<string, string> = {}): Promise<{ answered: number; records: number; clickCount: number; replay: Record<string, unknown> | undefined }> {
+async function scenario(
+  journal: boolean,
+  flushing: Record<string, string> = {},
+): Promise<{ answered: number; records: number; clickCount: number; replay: Record<string, unknown> | undefined }> {
   const t = await createTestApp('sqlite');
   await t.app.close();
   const extra: Record<string, string> = { ...(journal ? {} : { CLICK_JOURNAL: 'false' }), ...flushing };
   let server = await startServer(env(t, extra));
   try {
-    const created = await fetch(`${server.baseUrl}/api/v1/links`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ original_url: 'https://example.com/k' }) });
+    const created = await fetch(`${server.baseUrl}/api/v1/links`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ original_url: 'https://example.com/k' }),
+    });
     const link = (await created.json()) as { id: number; short_code: string };
     const answered = await visitAndKill(server, link.short_code);
     // The same DATA_DIR: the start-up replays the journal in the background, and logs when it is done.

@@ -18,7 +18,12 @@ async function twoLinksAndADeletedOne(t: TestApp): Promise<Array<{ id: number; s
   // Two links of a user (the per-user rollups) and an anonymous one.
   const owner = await createUser(t);
   const create = async (n: number) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/${n}` }, ...(n < 3 ? { token: owner.token } : {}) });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      payload: { original_url: `https://example.com/${n}` },
+      ...(n < 3 ? { token: owner.token } : {}),
+    });
     expect(res.status, res.text).toBe(201);
     return res.body;
   };
@@ -29,11 +34,17 @@ async function twoLinksAndADeletedOne(t: TestApp): Promise<Array<{ id: number; s
 }
 
 /** Every row the rollups and records hold, without generated ids, in a stable order. */
-function snapshot(t: TestApp): Record<'clicks' | 'links' | 'hourly' | 'visitors' | 'daily' | 'userHourly' | 'userDaily', unknown[]> {
+function snapshot(
+  t: TestApp,
+): Record<'clicks' | 'links' | 'hourly' | 'visitors' | 'daily' | 'userHourly' | 'userDaily', unknown[]> {
   const q = (sql: string) => t.storage.sqlite!.prepare(sql).all();
   return {
-    clicks: q('select link_id, short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, country from clicks order by link_id, clicked_at, ip, user_agent, referrer'),
-    links: q('select id, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by id'),
+    clicks: q(
+      'select link_id, short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, country from clicks order by link_id, clicked_at, ip, user_agent, referrer',
+    ),
+    links: q(
+      'select id, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by id',
+    ),
     hourly: q('select * from link_click_hourly order by link_id, hour_start'),
     visitors: q('select * from link_visitors order by link_id, ip'),
     daily: q('select * from link_click_daily_values order by link_id, kind, day_start, value'),
@@ -49,7 +60,9 @@ type Writer = ClickWriter;
  * writer thread (SQLite's default) on the first and the Kysely writer of the PostgreSQL engine on the second;
  * returns both apps' rows after the thread closed.
  */
-async function onBothWriters(write: (links: Array<{ id: number; short_code: string }>, writers: Writer[]) => Promise<void>) {
+async function onBothWriters(
+  write: (links: Array<{ id: number; short_code: string }>, writers: Writer[]) => Promise<void>,
+) {
   // Two apps in one process: building the second blocks the first's event loop, which its overload guard
   // would take for overload. Not what these tests are about.
   const env = { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' };
@@ -76,15 +89,31 @@ const bothWrite = async (writers: Writer[], events: ClickEvent[]) => {
 describe('the embedded engine click writer (writer thread)', () => {
   it('when a batch has many links, hours, addresses, referrers and agents, then it leaves exactly the rows of the portable writer', async () => {
     const { threaded: sa, portable: sb } = await onBothWriters(async (la, writers) => {
-      const referrers = [null, '', 'https://News.Example:443/a?b', 'http://x.example:8080/p', 'android-app://com.example', 'not a url', 'https://r.example/'];
+      const referrers = [
+        null,
+        '',
+        'https://News.Example:443/a?b',
+        'http://x.example:8080/p',
+        'android-app://com.example',
+        'not a url',
+        'https://r.example/',
+      ];
       const events: ClickEvent[] = [];
       for (let i = 0; i < 1500; i += 1) {
         const link = la[i % 3]!;
         events.push({
-          linkId: link.id, shortCode: link.short_code, clickedAt: T0 + i * 97_000, ip: i % 5 === 0 ? null : `10.0.${i % 7}.${i % 11}`,
+          linkId: link.id,
+          shortCode: link.short_code,
+          clickedAt: T0 + i * 97_000,
+          ip: i % 5 === 0 ? null : `10.0.${i % 7}.${i % 11}`,
           // 130 distinct agents a day on the first link: past the cap of 100, the rest is "(other)".
           // Bots (Agent/…, none) and browsers of three platforms in ten versions.
-          userAgent: i % 9 === 0 ? null : i % 4 === 0 ? `Agent/${i % 130}${'x'.repeat(i % 2 ? 300 : 0)}` : BROWSERS[i % 3]!.replace('{v}', String(100 + (i % 10))),
+          userAgent:
+            i % 9 === 0
+              ? null
+              : i % 4 === 0
+                ? `Agent/${i % 130}${'x'.repeat(i % 2 ? 300 : 0)}`
+                : BROWSERS[i % 3]!.replace('{v}', String(100 + (i % 10))),
           country: ['DE', null, 'FR', 'JP'][i % 4]!,
           ...(i % 6 === 0 ? { visitor: `h:${i % 13}` } : {}),
           referrer: i % 3 === 1 ? `https://site${i % 120}.example/path` : referrers[i % referrers.length]!,
@@ -94,7 +123,9 @@ describe('the embedded engine click writer (writer thread)', () => {
     });
     expect(sa.clicks.length).toBe(1000); // the deleted link's 500 clicks are dropped
     expect(sa.userDaily.length).toBeGreaterThan(0);
-    expect(new Set((sa.userDaily as Array<{ kind: string }>).map((r) => r.kind))).toEqual(new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']));
+    expect(new Set((sa.userDaily as Array<{ kind: string }>).map((r) => r.kind))).toEqual(
+      new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']),
+    );
     expect(sa).toEqual(sb);
   }, 120_000);
 
@@ -105,33 +136,67 @@ describe('the embedded engine click writer (writer thread)', () => {
     try {
       const links: Array<{ id: number; short_code: string }> = [];
       for (let n = 0; n < 3; n += 1) {
-        const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: `https://example.com/w${n}` } });
+        const res = await t.request({
+          method: 'POST',
+          url: '/api/v1/links',
+          payload: { original_url: `https://example.com/w${n}` },
+        });
         expect(res.status).toBe(201);
         links.push(res.body);
       }
-      const [a, b, c] = links as [{ id: number; short_code: string }, { id: number; short_code: string }, { id: number; short_code: string }];
+      const [a, b, c] = links as [
+        { id: number; short_code: string },
+        { id: number; short_code: string },
+        { id: number; short_code: string },
+      ];
       expect(a.id < b.id && b.id < c.id).toBe(true);
       const events: ClickEvent[] = Array.from({ length: 300 }, (_, i) => {
         const l = [c, a, b][i % 3]!;
-        return { linkId: l.id, shortCode: l.short_code, clickedAt: T0 + i, ip: `10.2.0.${i % 50}`, userAgent: BROWSERS[0]!.replace('{v}', '120'), referrer: null };
+        return {
+          linkId: l.id,
+          shortCode: l.short_code,
+          clickedAt: T0 + i,
+          ip: `10.2.0.${i % 50}`,
+          userAgent: BROWSERS[0]!.replace('{v}', '120'),
+          referrer: null,
+        };
       });
       const sqlite = t.storage.sqlite!;
       // By link: a's and b's transactions commit, then c's first 50 clicks, and its 51st record fails.
-      sqlite.exec(`create trigger fail_c before insert on clicks when new.link_id = ${c.id} and (select count(*) from clicks where link_id = ${c.id}) >= 50 begin select raise(abort, 'disk on fire'); end`);
+      sqlite.exec(
+        `create trigger fail_c before insert on clicks when new.link_id = ${c.id} and (select count(*) from clicks where link_id = ${c.id}) >= 50 begin select raise(abort, 'disk on fire'); end`,
+      );
       const batch = ClickBatch.of(events);
       await expect(writer.writeBatch!(batch, { journal: 'w1', first: 0, end: 300 })).rejects.toThrow(/disk on fire/);
       expect(batch.written).toEqual({ span: 300, link: c.id, count: 50 });
-      expect(batch.toEvents().map((e) => e.clickedAt)).toEqual(events.filter((e) => e.linkId === c.id).slice(50).map((e) => e.clickedAt));
-      const mark = () => sqlite.prepare('select journal, committed, window_end, window_link, window_count from click_journal_marks').all();
+      expect(batch.toEvents().map((e) => e.clickedAt)).toEqual(
+        events
+          .filter((e) => e.linkId === c.id)
+          .slice(50)
+          .map((e) => e.clickedAt),
+      );
+      const mark = () =>
+        sqlite
+          .prepare('select journal, committed, window_end, window_link, window_count from click_journal_marks')
+          .all();
       expect(mark()).toEqual([{ journal: 'w1', committed: 0, window_end: 300, window_link: c.id, window_count: 50 }]);
-      const counted = () => sqlite.prepare('select l.id, l.click_count, (select count(*) from clicks k where k.link_id = l.id) as records, (select count(distinct clicked_at) from clicks k where k.link_id = l.id) as times from links l order by l.id').all();
+      const counted = () =>
+        sqlite
+          .prepare(
+            'select l.id, l.click_count, (select count(*) from clicks k where k.link_id = l.id) as records, (select count(distinct clicked_at) from clicks k where k.link_id = l.id) as times from links l order by l.id',
+          )
+          .all();
       expect(counted()).toEqual([
-        { id: a.id, click_count: 100, records: 100, times: 100 }, { id: b.id, click_count: 100, records: 100, times: 100 }, { id: c.id, click_count: 50, records: 50, times: 50 },
+        { id: a.id, click_count: 100, records: 100, times: 100 },
+        { id: b.id, click_count: 100, records: 100, times: 100 },
+        { id: c.id, click_count: 50, records: 50, times: 50 },
       ]);
 
       sqlite.exec('drop trigger fail_c');
       await writer.writeBatch!(batch, { journal: 'w1', first: 0, end: 300, after: { link: c.id, count: 50 } });
-      expect(mark()).toEqual([{ journal: 'w1', committed: 300, window_end: null, window_link: null, window_count: null }]);
+      expect(mark()).toEqual([
+        { journal: 'w1', committed: 300, window_end: null, window_link: null, window_count: null },
+      ]);
       expect(counted()).toEqual([a, b, c].map((l) => ({ id: l.id, click_count: 100, records: 100, times: 100 })));
     } finally {
       await writer.close();
@@ -143,15 +208,34 @@ describe('the embedded engine click writer (writer thread)', () => {
     const t = await createTestApp('sqlite');
     const writer = createSqliteClickWriter(t.storage.sqlite!.name);
     try {
-      const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/fresh' } });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        payload: { original_url: 'https://example.com/fresh' },
+      });
       expect(res.status).toBe(201);
-      const click = (at: number): ClickEvent => ({ linkId: res.body.id, shortCode: res.body.short_code, clickedAt: at, ip: '10.3.0.1', userAgent: null, referrer: null });
-      const fresh = () => t.storage.sqlite!.prepare('select max(fresh_as_of) as at from click_ingest').get() as { at: number | null };
+      const click = (at: number): ClickEvent => ({
+        linkId: res.body.id,
+        shortCode: res.body.short_code,
+        clickedAt: at,
+        ip: '10.3.0.1',
+        userAgent: null,
+        referrer: null,
+      });
+      const fresh = () =>
+        t.storage.sqlite!.prepare('select max(fresh_as_of) as at from click_ingest').get() as { at: number | null };
       await writer.writeBatch!(ClickBatch.of([click(T0)]), { journal: 'old', first: 0, end: 1 });
       expect(fresh()).toEqual({ at: T0 });
-      await writer.writeBatch!(ClickBatch.of([click(T0 + 5_000), click(T0 + 6_000)]), { journal: 'live', first: 0, end: 2, holdFresh: true });
+      await writer.writeBatch!(ClickBatch.of([click(T0 + 5_000), click(T0 + 6_000)]), {
+        journal: 'live',
+        first: 0,
+        end: 2,
+        holdFresh: true,
+      });
       expect(fresh()).toEqual({ at: T0 });
-      const records = t.storage.sqlite!.prepare('select count(*) as n from clicks where link_id = ?').get(res.body.id) as { n: number };
+      const records = t.storage
+        .sqlite!.prepare('select count(*) as n from clicks where link_id = ?')
+        .get(res.body.id) as { n: number };
       expect(records.n).toBe(3);
       await writer.writeBatch!(ClickBatch.of([click(T0 + 7_000)]), { journal: 'live', first: 2, end: 3 });
       expect(fresh()).toEqual({ at: T0 + 7_000 });
@@ -169,12 +253,19 @@ describe('the embedded engine click writer (writer thread)', () => {
       for (let i = 0; i < 130; i += 1) {
         // One click per transaction, two at once now and then (a group of two new values near the cap).
         const events: ClickEvent[] = [i, ...(i % 10 === 9 ? [i + 1000] : [])].map((n) => ({
-          linkId: la[0]!.id, shortCode: la[0]!.short_code, clickedAt: T0 + i * 1000, ip: `10.1.0.${i % 200}`, userAgent: BROWSERS[0]!.replace('{v}', '120'), referrer: `https://site${n}.example/`,
+          linkId: la[0]!.id,
+          shortCode: la[0]!.short_code,
+          clickedAt: T0 + i * 1000,
+          ip: `10.1.0.${i % 200}`,
+          userAgent: BROWSERS[0]!.replace('{v}', '120'),
+          referrer: `https://site${n}.example/`,
         }));
         await bothWrite(writers, events);
       }
     });
-    const referrers = (sa.daily as Array<{ kind: string; value: string; clicks: number }>).filter((r) => r.kind === 'referrer');
+    const referrers = (sa.daily as Array<{ kind: string; value: string; clicks: number }>).filter(
+      (r) => r.kind === 'referrer',
+    );
     expect(referrers.filter((r) => r.value !== '(other)')).toHaveLength(100);
     expect(referrers.find((r) => r.value === '(other)')!.clicks).toBe(143 - 100);
     expect(sa).toEqual(sb);
@@ -182,7 +273,14 @@ describe('the embedded engine click writer (writer thread)', () => {
 });
 
 describe('click batches', () => {
-  const event = (i: number): ClickEvent => ({ linkId: i, shortCode: `c${i}`, clickedAt: 1000 + i, ip: i % 2 ? null : `10.0.0.${i}`, userAgent: i % 3 ? 'UA' : null, referrer: `https://r${i % 2}.example/` });
+  const event = (i: number): ClickEvent => ({
+    linkId: i,
+    shortCode: `c${i}`,
+    clickedAt: 1000 + i,
+    ip: i % 2 ? null : `10.0.0.${i}`,
+    userAgent: i % 3 ? 'UA' : null,
+    referrer: `https://r${i % 2}.example/`,
+  });
 
   it('when clicks are pushed, then they read back as sent, each distinct agent and referrer stored once', () => {
     const batch = new ClickBatch(10);
@@ -192,7 +290,11 @@ describe('click batches', () => {
     // every distinct text once: 6 codes, 3 addresses, one agent, two referrers
     const values = batch.toMessage().values;
     expect(values.length).toBe(new Set(values).size);
-    expect(values.filter((v) => v === 'UA' || v.startsWith('https://r')).sort()).toEqual(['UA', 'https://r0.example/', 'https://r1.example/']);
+    expect(values.filter((v) => v === 'UA' || v.startsWith('https://r')).sort()).toEqual([
+      'UA',
+      'https://r0.example/',
+      'https://r1.example/',
+    ]);
     expect(values.length).toBe(6 + 3 + 1 + 2);
   });
 
@@ -215,7 +317,11 @@ describe('click batches', () => {
     // links 3, 1, 2, 1, 3, 1, 2: committed are link 1 and the first click of link 2
     const batch = ClickBatch.of([3, 1, 2, 1, 3, 1, 2].map((link, i) => ({ ...event(i), linkId: link })));
     batch.dropWritten(2, 1);
-    expect(batch.toEvents().map((e) => [e.linkId, e.clickedAt])).toEqual([[3, 1000], [3, 1004], [2, 1006]]);
+    expect(batch.toEvents().map((e) => [e.linkId, e.clickedAt])).toEqual([
+      [3, 1000],
+      [3, 1004],
+      [2, 1006],
+    ]);
     expect(batch.written).toEqual({ span: 7, link: 2, count: 1 });
     // a second failure further on, in the same link: counts add up; the span stays the window's
     batch.dropWritten(2, 1);

@@ -15,14 +15,18 @@ describe.each(engines)('statistics over closed months on %s', (engine) => {
   it('when a window covers whole past months and partial ones, then series and top lists equal the sums of the rows, twice', async () => {
     const t = await createTestApp(engine, { clock: new TestClock(T0) });
     try {
-      const link = (await createLink(t, { original_url: 'https://example.com/m' }));
+      const link = await createLink(t, { original_url: 'https://example.com/m' });
       const events: ClickEvent[] = [];
       // 120 days from Jan 10: every day 1-3 visits, from referrers and agents whose ranking changes over time.
       for (let d = 0; d < 120; d += 1) {
         for (let i = 0; i < 1 + (d % 3); i += 1) {
           events.push({
-            linkId: link.id, shortCode: link.short_code, clickedAt: T0 + d * DAY + i * 3_600_000, ip: `10.0.${d}.${i}`,
-            userAgent: `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + ((d * 7 + i) % 13)}.0.0.0 Safari/537.36`, referrer: `https://site${d % 17 < 5 ? 'a' : d % 17}.example/x`,
+            linkId: link.id,
+            shortCode: link.short_code,
+            clickedAt: T0 + d * DAY + i * 3_600_000,
+            ip: `10.0.${d}.${i}`,
+            userAgent: `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + ((d * 7 + i) % 13)}.0.0.0 Safari/537.36`,
+            referrer: `https://site${d % 17 < 5 ? 'a' : d % 17}.example/x`,
           });
         }
       }
@@ -30,11 +34,16 @@ describe.each(engines)('statistics over closed months on %s', (engine) => {
       t.clock.advance(150 * DAY); // all of it months ago
       const from = new Date(T0 + 5 * DAY).toISOString();
       const to = new Date(T0 + 100 * DAY).toISOString();
-      const inWindow = events.filter((e) => e.clickedAt >= Date.parse(from.slice(0, 10)) && e.clickedAt < Date.parse(to.slice(0, 10)) + DAY);
+      const inWindow = events.filter(
+        (e) => e.clickedAt >= Date.parse(from.slice(0, 10)) && e.clickedAt < Date.parse(to.slice(0, 10)) + DAY,
+      );
       const top = (pick: (e: ClickEvent) => string) => {
         const n = new Map<string, number>();
         for (const e of inWindow) n.set(pick(e), (n.get(pick(e)) ?? 0) + 1);
-        return [...n].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10).map(([value, clicks]) => ({ value, clicks }));
+        return [...n]
+          .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+          .slice(0, 10)
+          .map(([value, clicks]) => ({ value, clicks }));
       };
       for (let round = 0; round < 2; round += 1) {
         const res = await t.request({ url: `/api/v1/links/${link.short_code}/stats?from=${from}&to=${to}` });
@@ -42,7 +51,11 @@ describe.each(engines)('statistics over closed months on %s', (engine) => {
         const series = res.body.timeseries as Array<{ start: string; clicks: number }>;
         expect(series).toHaveLength(96);
         expect(series.reduce((n, b) => n + b.clicks, 0)).toBe(inWindow.length);
-        for (const b of series) expect(b.clicks).toBe(inWindow.filter((e) => e.clickedAt >= Date.parse(b.start) && e.clickedAt < Date.parse(b.start) + DAY).length);
+        for (const b of series)
+          expect(b.clicks).toBe(
+            inWindow.filter((e) => e.clickedAt >= Date.parse(b.start) && e.clickedAt < Date.parse(b.start) + DAY)
+              .length,
+          );
         expect(res.body.top_user_agents).toEqual(top((e) => e.userAgent!));
         expect(res.body.top_referrers).toEqual(top((e) => new URL(e.referrer!).origin));
         expect(res.body.top_browsers).toEqual([{ value: 'Chrome', clicks: inWindow.length }]);

@@ -28,7 +28,7 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
 
   beforeAll(async () => {
     t = await createTestApp(engine, { clock: new TestClock(T0) });
-    const create = async () => (await createLink(t, { original_url: 'https://example.com/scale' }));
+    const create = async () => await createLink(t, { original_url: 'https://example.com/scale' });
     small = await create();
     big = await create();
     const repository = clickWriterFor(t.storage);
@@ -55,7 +55,11 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
   afterAll(async () => t?.close(), 120_000);
 
   it('when a link has 1,000,000 click records, then its stats answer about as fast as for a link with 10', async () => {
-    const records = await t.storage.db.selectFrom('clicks').select((eb) => eb.fn.countAll<number>().as('n')).where('link_id', '=', big.id).executeTakeFirstOrThrow();
+    const records = await t.storage.db
+      .selectFrom('clicks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('link_id', '=', big.id)
+      .executeTakeFirstOrThrow();
     expect(Number(records.n)).toBe(BIG);
 
     // Timed through app.inject (the contract check of t.request is left out of the measurement).
@@ -67,22 +71,46 @@ describe.each(engines)('statistics cost at scale on %s', (engine) => {
       return ms;
     };
     for (const query of ['', '?interval=hour']) {
-      for (let i = 0; i < 3; i += 1) { await time(small.short_code, query); await time(big.short_code, query); } // warm up
+      for (let i = 0; i < 3; i += 1) {
+        await time(small.short_code, query);
+        await time(big.short_code, query);
+      } // warm up
       const smallMs: number[] = [];
       const bigMs: number[] = [];
       for (let i = 0; i < 21; i += 1) {
         smallMs.push(await time(small.short_code, query));
         bigMs.push(await time(big.short_code, query));
       }
-      const bigBody = (await t.request({ url: `/api/v1/links/${big.short_code}/stats${query}` })).body as Record<string, unknown>;
-      process.stdout.write(`stats medians ${engine} ${query || "?interval=day"}: 10 clicks ${median(smallMs).toFixed(2)} ms, 1M clicks ${median(bigMs).toFixed(2)} ms\n`);
+      const bigBody = (await t.request({ url: `/api/v1/links/${big.short_code}/stats${query}` })).body as Record<
+        string,
+        unknown
+      >;
+      process.stdout.write(
+        `stats medians ${engine} ${query || '?interval=day'}: 10 clicks ${median(smallMs).toFixed(2)} ms, 1M clicks ${median(bigMs).toFixed(2)} ms\n`,
+      );
       // Addresses i % 1000 and agents i % 4: the humans (i % 4 < 2) come from 500 addresses.
-      expect(bigBody).toMatchObject({ total_clicks: BIG, click_count: BIG, human_clicks: BIG / 2, bot_clicks: BIG / 2, unique_visitors: 500 });
+      expect(bigBody).toMatchObject({
+        total_clicks: BIG,
+        click_count: BIG,
+        human_clicks: BIG / 2,
+        bot_clicks: BIG / 2,
+        unique_visitors: 500,
+      });
       expect((bigBody.top_user_agents as unknown[]).length).toBe(2);
-      expect(bigBody.top_devices).toEqual([{ value: 'desktop', clicks: BIG / 4 }, { value: 'mobile', clicks: BIG / 4 }]);
-      expect((bigBody.top_countries as Array<{ value: string }>).map((c) => c.value).sort()).toEqual(['(unknown)', 'DE', 'FR']);
+      expect(bigBody.top_devices).toEqual([
+        { value: 'desktop', clicks: BIG / 4 },
+        { value: 'mobile', clicks: BIG / 4 },
+      ]);
+      expect((bigBody.top_countries as Array<{ value: string }>).map((c) => c.value).sort()).toEqual([
+        '(unknown)',
+        'DE',
+        'FR',
+      ]);
       // Generous: the same order of cost, not a benchmark.
-      expect(median(bigMs), `median ${median(bigMs).toFixed(2)} ms vs ${median(smallMs).toFixed(2)} ms (${query || 'day'})`).toBeLessThan(3 * median(smallMs) + 5);
+      expect(
+        median(bigMs),
+        `median ${median(bigMs).toFixed(2)} ms vs ${median(smallMs).toFixed(2)} ms (${query || 'day'})`,
+      ).toBeLessThan(3 * median(smallMs) + 5);
     }
   }, 120_000);
 });

@@ -7,12 +7,16 @@ const T0 = Date.parse('2026-03-10T10:20:00.000Z');
 const HOUR = 3_600_000;
 
 describe.each(engines)('link statistics on %s', (engine) => {
-  const t = useTestApp(engine, { clock: new TestClock(T0), env: { TRUST_PROXY: 'true', TOKEN_TTL_SECONDS: '2592000' } });
+  const t = useTestApp(engine, {
+    clock: new TestClock(T0),
+    env: { TRUST_PROXY: 'true', TOKEN_TTL_SECONDS: '2592000' },
+  });
   const owner = useUser(t);
 
   const create = (token?: string) => createLink(t, { original_url: 'https://example.com/s' }, token);
   // A person's browser through the trusted proxy, unless the test names another agent.
-  const visitFrom = (code: string, ip: string, headers: Record<string, string> = {}) => visit(t, code, { 'x-forwarded-for': ip, ...headers });
+  const visitFrom = (code: string, ip: string, headers: Record<string, string> = {}) =>
+    visit(t, code, { 'x-forwarded-for': ip, ...headers });
   const stats = async (code: string, query = '', token?: string) => {
     await t.app.clickQueue.flush();
     return t.request({ url: `/api/v1/links/${code}/stats${query}`, ...(token ? { token } : {}) });
@@ -23,8 +27,15 @@ describe.each(engines)('link statistics on %s', (engine) => {
     const res = await stats(link.short_code);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
-      short_code: link.short_code, total_clicks: 0, click_count: 0, unique_visitors: 0, first_click_at: null, last_click_at: null,
-      interval: 'day', top_referrers: [], top_user_agents: [],
+      short_code: link.short_code,
+      total_clicks: 0,
+      click_count: 0,
+      unique_visitors: 0,
+      first_click_at: null,
+      last_click_at: null,
+      interval: 'day',
+      top_referrers: [],
+      top_user_agents: [],
     });
     expect(res.body.timeseries.every((b: { clicks: number }) => b.clicks === 0)).toBe(true);
   });
@@ -38,12 +49,21 @@ describe.each(engines)('link statistics on %s', (engine) => {
     t.clock.ms = Date.parse('2026-03-11T09:00:00.000Z');
     await visitFrom(link.short_code, '10.0.0.4');
 
-    const hourly = await stats(link.short_code, '?interval=hour&from=2026-03-10T10:30:00Z&to=2026-03-10T13:00:00Z', owner.token);
+    const hourly = await stats(
+      link.short_code,
+      '?interval=hour&from=2026-03-10T10:30:00Z&to=2026-03-10T13:00:00Z',
+      owner.token,
+    );
     expect(hourly.status).toBe(200);
     expect(hourly.body).toMatchObject({
-      total_clicks: 6, click_count: 6, unique_visitors: 4,
-      first_click_at: '2026-03-10T10:20:00.000Z', last_click_at: '2026-03-11T09:00:00.000Z',
-      from: '2026-03-10T10:00:00.000Z', to: '2026-03-10T13:00:00.000Z', interval: 'hour',
+      total_clicks: 6,
+      click_count: 6,
+      unique_visitors: 4,
+      first_click_at: '2026-03-10T10:20:00.000Z',
+      last_click_at: '2026-03-11T09:00:00.000Z',
+      from: '2026-03-10T10:00:00.000Z',
+      to: '2026-03-10T13:00:00.000Z',
+      interval: 'hour',
     });
     expect(hourly.body.timeseries).toEqual([
       { start: '2026-03-10T10:00:00.000Z', clicks: 3, bots: 0 },
@@ -72,30 +92,43 @@ describe.each(engines)('link statistics on %s', (engine) => {
       ['https://blog.example/post', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/1', 1],
       ['android-app://com.mail/', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/3', 1],
     ];
-    for (const [referer, ua, n] of plan) for (let i = 0; i < n; i += 1) await visitFrom(link.short_code, '10.1.0.1', { referer, 'user-agent': ua });
-    for (let i = 0; i < 12; i += 1) await visitFrom(link.short_code, '10.1.0.2', { 'user-agent': `Mozilla/5.0 (Z-rare ${i})` });
+    for (const [referer, ua, n] of plan)
+      for (let i = 0; i < n; i += 1) await visitFrom(link.short_code, '10.1.0.1', { referer, 'user-agent': ua });
+    for (let i = 0; i < 12; i += 1)
+      await visitFrom(link.short_code, '10.1.0.2', { 'user-agent': `Mozilla/5.0 (Z-rare ${i})` });
     const res = await stats(link.short_code);
-    expect(res.body.top_referrers).toEqual([
-      { value: '(direct)', clicks: 12 },
-      { value: 'https://news.example', clicks: 5 },
-      { value: 'android-app://com.mail/', clicks: 1 },
-      { value: 'https://blog.example', clicks: 1 },
-    ].sort((a, b) => b.clicks - a.clicks || (a.value < b.value ? -1 : 1)));
+    expect(res.body.top_referrers).toEqual(
+      [
+        { value: '(direct)', clicks: 12 },
+        { value: 'https://news.example', clicks: 5 },
+        { value: 'android-app://com.mail/', clicks: 1 },
+        { value: 'https://blog.example', clicks: 1 },
+      ].sort((a, b) => b.clicks - a.clicks || (a.value < b.value ? -1 : 1)),
+    );
     expect(res.body.top_user_agents).toHaveLength(10);
     expect(res.body.top_user_agents.slice(0, 3)).toEqual([
-      { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/1', clicks: 4 }, { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/2', clicks: 2 }, { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/3', clicks: 1 },
+      { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/1', clicks: 4 },
+      { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/2', clicks: 2 },
+      { value: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/3', clicks: 1 },
     ]);
   });
 
   it('when more than 100 distinct referrers arrive in a day, then the rest is counted as "(other)"', async () => {
     const link = await create();
-    for (let i = 0; i < 100; i += 1) await visitFrom(link.short_code, '10.2.0.1', { referer: `https://r${i}.example/` });
+    for (let i = 0; i < 100; i += 1)
+      await visitFrom(link.short_code, '10.2.0.1', { referer: `https://r${i}.example/` });
     await t.app.clickQueue.flush();
-    for (let i = 100; i < 106; i += 1) await visitFrom(link.short_code, '10.2.0.1', { referer: `https://r${i}.example/` });
+    for (let i = 100; i < 106; i += 1)
+      await visitFrom(link.short_code, '10.2.0.1', { referer: `https://r${i}.example/` });
     const res = await stats(link.short_code);
     expect(res.body.top_referrers[0]).toEqual({ value: '(other)', clicks: 6 });
     expect(res.body.total_clicks).toBe(106);
-    const rows = await t.storage.db.selectFrom('link_click_daily_values').select('value').where('link_id', '=', link.id).where('kind', '=', 'referrer').execute();
+    const rows = await t.storage.db
+      .selectFrom('link_click_daily_values')
+      .select('value')
+      .where('link_id', '=', link.id)
+      .where('kind', '=', 'referrer')
+      .execute();
     expect(rows).toHaveLength(101);
   });
 

@@ -28,7 +28,15 @@ describe('describing a visit', () => {
     expect(dailyVisitorHash(Buffer.alloc(32, 8), '203.0.113.77', day)).not.toBe(h);
   });
 
-  it.each([['DE', 'DE'], [' fr ', 'FR'], ['XX', null], ['T1', null], ['DEU', null], ['', null], [undefined, null]])('when the country header is %j, then %j', (value, expected) => {
+  it.each([
+    ['DE', 'DE'],
+    [' fr ', 'FR'],
+    ['XX', null],
+    ['T1', null],
+    ['DEU', null],
+    ['', null],
+    [undefined, null],
+  ])('when the country header is %j, then %j', (value, expected) => {
     expect(countryCode(value)).toBe(expected);
   });
 
@@ -37,8 +45,18 @@ describe('describing a visit', () => {
     expect(cache.describe(UA.googlebot)).toMatchObject({ isBot: true, device: 'bot' });
     expect(cache.describe(UA.slackbot)).toMatchObject({ isBot: true, device: 'bot' });
     expect(cache.describe(UA.curl)).toMatchObject({ isBot: true, device: 'bot' });
-    expect(cache.describe(UA.chromeWindows)).toEqual({ isBot: false, browser: 'Chrome', os: 'Windows', device: 'desktop' });
-    expect(cache.describe(UA.safariIphone)).toEqual({ isBot: false, browser: 'Mobile Safari', os: 'iOS', device: 'mobile' });
+    expect(cache.describe(UA.chromeWindows)).toEqual({
+      isBot: false,
+      browser: 'Chrome',
+      os: 'Windows',
+      device: 'desktop',
+    });
+    expect(cache.describe(UA.safariIphone)).toEqual({
+      isBot: false,
+      browser: 'Mobile Safari',
+      os: 'iOS',
+      device: 'mobile',
+    });
     expect(cache.describe(null)).toMatchObject({ isBot: true, device: 'bot' });
     expect(cache.size).toBe(3);
   });
@@ -51,6 +69,8 @@ describe('describing a visit', () => {
     expect(nextDay(nextDay(sat, tz), tz) - nextDay(sat, tz)).toBe(23 * 3_600_000);
     expect(endOfDay(sat, tz)).toBe(sat);
     // A day whose midnight does not exist (Santiago moves its clocks at 00:00) starts at 01:00.
-    expect(new Date(startOfDay(Date.parse('2026-09-06T12:00:00Z'), 'America/Santiago')).toISOString()).toBe('2026-09-06T04:00:00.000Z');
+    expect(new Date(startOfDay(Date.parse('2026-09-06T12:00:00Z'), 'America/Santiago')).toISOString()).toBe(
+      '2026-09-06T04:00:00.000Z',
+    );
   });
 });

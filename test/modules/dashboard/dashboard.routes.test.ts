@@ -21,7 +21,8 @@ function fakeBuild(): string {
   return dir;
 }
 
-const CSP = "default-src 'none';script-src 'self';style-src 'self';img-src 'self' data: blob:;font-src 'self';connect-src 'self';manifest-src 'self';base-uri 'none';form-action 'self';frame-ancestors 'none';require-trusted-types-for 'script';trusted-types 'none'";
+const CSP =
+  "default-src 'none';script-src 'self';style-src 'self';img-src 'self' data: blob:;font-src 'self';connect-src 'self';manifest-src 'self';base-uri 'none';form-action 'self';frame-ancestors 'none';require-trusted-types-for 'script';trusted-types 'none'";
 
 /** SPEC §16: the dashboard at /app, served by the same process, with a strict CSP from this origin. */
 describe.each(engines)('the dashboard is served on %s', (engine) => {
@@ -86,14 +87,25 @@ describe.each(engines)('the dashboard is served on %s', (engine) => {
   });
 
   it('when an asset does not exist, then 404 in the envelope, never index.html', async () => {
-    for (const url of ['/app/assets/index-Missing1.js', '/app/assets/', '/app/assets/.hidden', '/app/assets/sub/index-Ab12Cd34.js']) {
+    for (const url of [
+      '/app/assets/index-Missing1.js',
+      '/app/assets/',
+      '/app/assets/.hidden',
+      '/app/assets/sub/index-Ab12Cd34.js',
+    ]) {
       const res = await t.request({ url });
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
   });
 
   it('when a path tries to leave the assets folder, then no file outside it is served', async () => {
-    for (const url of ['/app/assets/%2e%2e/outside.txt', '/app/assets/..%2foutside.txt', '/app/assets/%2e%2e%2foutside.txt', '/app/assets/..%5coutside.txt', '/app/assets/%252e%252e/outside.txt']) {
+    for (const url of [
+      '/app/assets/%2e%2e/outside.txt',
+      '/app/assets/..%2foutside.txt',
+      '/app/assets/%2e%2e%2foutside.txt',
+      '/app/assets/..%5coutside.txt',
+      '/app/assets/%252e%252e/outside.txt',
+    ]) {
       const res = await t.request({ url });
       expect(res.text, url).not.toContain('not an asset');
       expect(res.status, url).toBeLessThan(500);
@@ -112,7 +124,9 @@ describe.each(engines)('the dashboard is served on %s', (engine) => {
     const u = await createUser(t);
     const res = await t.request({ url: '/api/v1/users/me', token: u.token });
     expect(res.status).toBe(200);
-    expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none';base-uri 'none';form-action 'none'");
+    expect(res.headers['content-security-policy']).toBe(
+      "default-src 'none';frame-ancestors 'none';base-uri 'none';form-action 'none'",
+    );
   });
 
   it('when the OpenAPI document is read, then it describes no dashboard path', async () => {
@@ -122,7 +136,11 @@ describe.each(engines)('the dashboard is served on %s', (engine) => {
 
   it('when a link is created with the code app (any case), then 400: the dashboard owns that path', async () => {
     for (const code of ['app', 'App', 'APP']) {
-      const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/', short_code: code } });
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        payload: { original_url: 'https://example.com/', short_code: code },
+      });
       expect(expectEnvelope(res, 400, 'VALIDATION_ERROR'), code).toEqual(['short_code']);
     }
   });
@@ -148,6 +166,9 @@ describe('the dashboard when it was not built', () => {
     }
     expect((await t.request({ url: '/' })).status).toBe(302);
     expect((await t.request({ url: '/healthz' })).status).toBe(200);
-    expect((await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/' } })).status).toBe(201);
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/' } }))
+        .status,
+    ).toBe(201);
   });
 });

@@ -11,15 +11,31 @@ describe.each(engines)('the domains resource on %s', (engine) => {
 
   it('when an active user adds a domain, then 201 with Location, the record and how to verify it', async () => {
     const hostname = uniqueHost();
-    const res = await d.t.request({ method: 'POST', url: DOMAINS, token: owner.token, payload: { hostname: hostname.toUpperCase() } });
+    const res = await d.t.request({
+      method: 'POST',
+      url: DOMAINS,
+      token: owner.token,
+      payload: { hostname: hostname.toUpperCase() },
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.headers.location).toBe(`${DOMAINS}/${res.body.id}`);
     const token = res.body.verification.http_path.split('/').pop();
     expect(token).toMatch(/^[0-9a-zA-Z]{32}$/);
     expect(res.body).toMatchObject({
-      hostname, owner_id: owner.id, verified_at: null, status: 'pending', accepts_links: true,
-      verification: { txt_name: `_ferry.${hostname}`, txt_value: `ferry-verification=${token}`, http_path: `/.well-known/ferry-verification/${token}` },
-      root_redirect: null, not_found_redirect: null, expired_redirect: null, scheme: null,
+      hostname,
+      owner_id: owner.id,
+      verified_at: null,
+      status: 'pending',
+      accepts_links: true,
+      verification: {
+        txt_name: `_ferry.${hostname}`,
+        txt_value: `ferry-verification=${token}`,
+        http_path: `/.well-known/ferry-verification/${token}`,
+      },
+      root_redirect: null,
+      not_found_redirect: null,
+      expired_redirect: null,
+      scheme: null,
     });
   });
 
@@ -27,7 +43,12 @@ describe.each(engines)('the domains resource on %s', (engine) => {
     const first = await verifiedDomain(d, owner.token);
     const other = await createUser(d.t, { status: 'active' });
     for (const token of [other.token, owner.token, admin.token]) {
-      const res = await d.t.request({ method: 'POST', url: DOMAINS, token, payload: { hostname: `${first.hostname.toUpperCase()}.` } });
+      const res = await d.t.request({
+        method: 'POST',
+        url: DOMAINS,
+        token,
+        payload: { hostname: `${first.hostname.toUpperCase()}.` },
+      });
       expect(res.status).toBe(409);
       expect(res.body.error.code).toBe('CONFLICT');
     }
@@ -37,23 +58,36 @@ describe.each(engines)('the domains resource on %s', (engine) => {
     for (const hostname of ['localhost', '127.0.0.1', 'a..b', '-x.example', 'fry.example', 'x.example:8080']) {
       const res = await d.t.request({ method: 'POST', url: DOMAINS, token: owner.token, payload: { hostname } });
       expect(res.status, hostname).toBe(400);
-      expect(res.body.error.details.map((x: { field: string }) => x.field), hostname).toContain('hostname');
+      expect(
+        res.body.error.details.map((x: { field: string }) => x.field),
+        hostname,
+      ).toContain('hostname');
     }
   });
 
   it('when a pending user adds a domain, then 422 ACCOUNT_NOT_ACTIVE; without a token, 401', async () => {
     const pending = await createUser(d.t, { status: 'pending' });
-    const res = await d.t.request({ method: 'POST', url: DOMAINS, token: pending.token, payload: { hostname: uniqueHost() } });
+    const res = await d.t.request({
+      method: 'POST',
+      url: DOMAINS,
+      token: pending.token,
+      payload: { hostname: uniqueHost() },
+    });
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('ACCOUNT_NOT_ACTIVE');
     expect((await d.t.request({ method: 'POST', url: DOMAINS, payload: { hostname: uniqueHost() } })).status).toBe(401);
   });
 
-  it('when an admin names owner_id, then the domain is that user\'s; a user naming another owner gets 403', async () => {
+  it("when an admin names owner_id, then the domain is that user's; a user naming another owner gets 403", async () => {
     const made = await addDomain(d.t, admin.token, { owner_id: owner.id });
     expect((await d.t.request({ url: `${DOMAINS}/${made.id}`, token: owner.token })).body.owner_id).toBe(owner.id);
     const other = await createUser(d.t, { status: 'active' });
-    const res = await d.t.request({ method: 'POST', url: DOMAINS, token: other.token, payload: { hostname: uniqueHost(), owner_id: owner.id } });
+    const res = await d.t.request({
+      method: 'POST',
+      url: DOMAINS,
+      token: other.token,
+      payload: { hostname: uniqueHost(), owner_id: owner.id },
+    });
     expect(res.status).toBe(403);
   });
 
@@ -66,38 +100,79 @@ describe.each(engines)('the domains resource on %s', (engine) => {
     const all = await d.t.request({ url: `${DOMAINS}?limit=100`, token: admin.token });
     expect(all.body.data.map((x: { id: number }) => x.id)).toEqual(expect.arrayContaining([mine.id, theirs.id]));
     const v2 = await d.t.request({ url: `/api/v2/domains/${theirs.id}`, token: other.token });
-    expect(v2.body).toMatchObject({ ownerId: other.id, verifiedAt: null, verification: { txtName: `_ferry.${theirs.hostname}` } });
+    expect(v2.body).toMatchObject({
+      ownerId: other.id,
+      verifiedAt: null,
+      verification: { txtName: `_ferry.${theirs.hostname}` },
+    });
     expect((await d.t.request({ url: `${DOMAINS}/${theirs.id}`, token: owner.token })).status).toBe(403);
   });
 
   it('when the owner patches the fallbacks, then they are kept; a bad URL or a new hostname is 400; a stale If-Match 412', async () => {
     const domain = await addDomain(d.t, owner.token);
     const url = `${DOMAINS}/${domain.id}`;
-    const ok = await d.t.request({ method: 'PATCH', url, token: owner.token, payload: { not_found_redirect: 'https://example.com/missing', scheme: 'http' } });
+    const ok = await d.t.request({
+      method: 'PATCH',
+      url,
+      token: owner.token,
+      payload: { not_found_redirect: 'https://example.com/missing', scheme: 'http' },
+    });
     expect(ok.status, ok.text).toBe(200);
-    expect(ok.body).toMatchObject({ not_found_redirect: 'https://example.com/missing', scheme: 'http', root_redirect: null });
-    const bad = await d.t.request({ method: 'PATCH', url, token: owner.token, payload: { root_redirect: `https://${domain.hostname}/x`, hostname: uniqueHost() } });
+    expect(ok.body).toMatchObject({
+      not_found_redirect: 'https://example.com/missing',
+      scheme: 'http',
+      root_redirect: null,
+    });
+    const bad = await d.t.request({
+      method: 'PATCH',
+      url,
+      token: owner.token,
+      payload: { root_redirect: `https://${domain.hostname}/x`, hostname: uniqueHost() },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.map((x: { field: string }) => x.field).sort()).toEqual(['hostname', 'root_redirect']);
-    const stale = await d.t.request({ method: 'PATCH', url, token: owner.token, headers: { 'if-match': `"domain-${domain.id}-v1"` }, payload: { expired_redirect: null } });
+    const stale = await d.t.request({
+      method: 'PATCH',
+      url,
+      token: owner.token,
+      headers: { 'if-match': `"domain-${domain.id}-v1"` },
+      payload: { expired_redirect: null },
+    });
     expect(stale.status).toBe(412);
   });
 
   it('when a domain has links, then DELETE is 409; an admin with force=true deletes it and its links', async () => {
     const domain = await addDomain(d.t, owner.token);
-    const link = await d.t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/a', domain: domain.hostname } });
+    const link = await d.t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: owner.token,
+      payload: { original_url: 'https://example.com/a', domain: domain.hostname },
+    });
     expect(link.status, link.text).toBe(201);
     const url = `${DOMAINS}/${domain.id}`;
     expect((await d.t.request({ method: 'DELETE', url, token: owner.token })).status).toBe(409);
     expect((await d.t.request({ method: 'DELETE', url: `${url}?force=true`, token: owner.token })).status).toBe(403);
     expect((await d.t.request({ method: 'DELETE', url: `${url}?force=true`, token: admin.token })).status).toBe(204);
     expect((await d.t.request({ url, token: admin.token })).status).toBe(404);
-    expect((await d.t.request({ url: `/api/v1/links/${link.body.short_code}?domain=${domain.hostname}`, token: admin.token })).status).toBe(404);
+    expect(
+      (
+        await d.t.request({
+          url: `/api/v1/links/${link.body.short_code}?domain=${domain.hostname}`,
+          token: admin.token,
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('when a domain without links is deleted by its owner, then 204 and the name can be added again', async () => {
     const domain = await addDomain(d.t, owner.token);
-    expect((await d.t.request({ method: 'DELETE', url: `${DOMAINS}/${domain.id}`, token: owner.token })).status).toBe(204);
-    expect((await d.t.request({ method: 'POST', url: DOMAINS, token: owner.token, payload: { hostname: domain.hostname } })).status).toBe(201);
+    expect((await d.t.request({ method: 'DELETE', url: `${DOMAINS}/${domain.id}`, token: owner.token })).status).toBe(
+      204,
+    );
+    expect(
+      (await d.t.request({ method: 'POST', url: DOMAINS, token: owner.token, payload: { hostname: domain.hostname } }))
+        .status,
+    ).toBe(201);
   });
 });

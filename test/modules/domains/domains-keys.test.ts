@@ -15,15 +15,26 @@ describe.each(engines)('API keys limited to domains on %s', (engine) => {
   beforeAll(async () => {
     mine = await addDomain(d.t, owner.token);
     other = await addDomain(d.t, owner.token);
-    const made = await d.t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/api-keys`, token: owner.token, payload: { name: 'one domain', scopes: ['links:read', 'links:write'], domains: [mine.id] } });
+    const made = await d.t.request({
+      method: 'POST',
+      url: `/api/v1/users/${owner.id}/api-keys`,
+      token: owner.token,
+      payload: { name: 'one domain', scopes: ['links:read', 'links:write'], domains: [mine.id] },
+    });
     expect(made.status, made.text).toBe(201);
     expect(made.body.domains).toEqual([mine.id]);
     key = made.body.key;
   });
 
-  const create = (token: string, domain?: string) => d.t.request({ method: 'POST', url: LINKS, token, payload: { original_url: 'https://example.com/k', ...(domain ? { domain } : {}) } });
+  const create = (token: string, domain?: string) =>
+    d.t.request({
+      method: 'POST',
+      url: LINKS,
+      token,
+      payload: { original_url: 'https://example.com/k', ...(domain ? { domain } : {}) },
+    });
 
-  it("when a limited key creates links, then only on its domains: elsewhere (the default domain included) 403 naming domain", async () => {
+  it('when a limited key creates links, then only on its domains: elsewhere (the default domain included) 403 naming domain', async () => {
     expect((await create(key, mine.hostname)).status).toBe(201);
     for (const domain of [other.hostname, undefined]) {
       const res = await create(key, domain);
@@ -35,9 +46,21 @@ describe.each(engines)('API keys limited to domains on %s', (engine) => {
   it('when a limited key reads, changes or lists, then it sees its domains only', async () => {
     const onOther = (await create(owner.token, other.hostname)).body;
     const onMine = (await create(owner.token, mine.hostname)).body;
-    expect((await d.t.request({ url: `${LINKS}/${onOther.short_code}?domain=${other.hostname}`, token: key })).status).toBe(403);
-    expect((await d.t.request({ method: 'DELETE', url: `${LINKS}/${onOther.short_code}?domain=${other.hostname}`, token: key })).status).toBe(403);
-    expect((await d.t.request({ url: `${LINKS}/${onMine.short_code}?domain=${mine.hostname}`, token: key })).status).toBe(200);
+    expect(
+      (await d.t.request({ url: `${LINKS}/${onOther.short_code}?domain=${other.hostname}`, token: key })).status,
+    ).toBe(403);
+    expect(
+      (
+        await d.t.request({
+          method: 'DELETE',
+          url: `${LINKS}/${onOther.short_code}?domain=${other.hostname}`,
+          token: key,
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await d.t.request({ url: `${LINKS}/${onMine.short_code}?domain=${mine.hostname}`, token: key })).status,
+    ).toBe(200);
     const list = await d.t.request({ url: `/api/v1/users/me/links?limit=100`, token: key });
     expect(list.status, list.text).toBe(200);
     expect(new Set(list.body.data.map((l: { domain: string }) => l.domain))).toEqual(new Set([mine.hostname]));
@@ -49,10 +72,20 @@ describe.each(engines)('API keys limited to domains on %s', (engine) => {
   it("when a key is limited to a domain that is not its user's, then 400 naming domains; an unlimited key has domains null", async () => {
     const stranger = await createUser(d.t, { status: 'active' });
     const theirs = await addDomain(d.t, stranger.token);
-    const refused = await d.t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/api-keys`, token: owner.token, payload: { name: 'x', scopes: ['links:write'], domains: [theirs.id] } });
+    const refused = await d.t.request({
+      method: 'POST',
+      url: `/api/v1/users/${owner.id}/api-keys`,
+      token: owner.token,
+      payload: { name: 'x', scopes: ['links:write'], domains: [theirs.id] },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details[0].field).toBe('domains');
-    const plain = await d.t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/api-keys`, token: owner.token, payload: { name: 'y', scopes: ['links:write'] } });
+    const plain = await d.t.request({
+      method: 'POST',
+      url: `/api/v1/users/${owner.id}/api-keys`,
+      token: owner.token,
+      payload: { name: 'y', scopes: ['links:write'] },
+    });
     expect(plain.body.domains).toBeNull();
     expect((await create(plain.body.key, other.hostname)).status).toBe(201);
   });

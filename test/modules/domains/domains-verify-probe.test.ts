@@ -3,7 +3,13 @@ import { engines } from '../../helpers/app.js';
 import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
 import { freePort, waitFor } from '../../helpers/scale-out.js';
 import {
-  addDomain, domainTestApp, DOMAINS, startDomainWebServer, verifiedDomain, type CreatedDomain, type DomainTestApp,
+  addDomain,
+  domainTestApp,
+  DOMAINS,
+  startDomainWebServer,
+  verifiedDomain,
+  type CreatedDomain,
+  type DomainTestApp,
 } from './domains.helpers.js';
 
 const DAY = 24 * 3_600_000;
@@ -43,14 +49,21 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
       }
     });
 
-    it.each([['A', '10.0.0.1'], ['A', '169.254.169.254'], ['AAAA', 'fd00::1'], ['AAAA', '::ffff:127.0.0.1']] as const)(
+    it.each([
+      ['A', '10.0.0.1'],
+      ['A', '169.254.169.254'],
+      ['AAAA', 'fd00::1'],
+      ['AAAA', '::ffff:127.0.0.1'],
+    ] as const)(
       'when the name has the private address %s %s, then 422 "address not allowed", naming no address',
       async (type, address) => {
         const domain = await addDomain(d.t, owner.token);
         (type === 'A' ? d.dns.a : d.dns.aaaa).set(domain.hostname, address);
         const res = await d.t.request({ method: 'POST', url: `${DOMAINS}/${domain.id}/verify`, token: owner.token });
         expect(res.status).toBe(422);
-        expect(res.body.error.details.find((x: { field: string }) => x.field === 'http').message).toMatch(/: address not allowed$/);
+        expect(res.body.error.details.find((x: { field: string }) => x.field === 'http').message).toMatch(
+          /: address not allowed$/,
+        );
         expect(wordsOf(res.body)).not.toMatch(internals(port));
       },
     );
@@ -62,7 +75,10 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
     let port: number;
     beforeAll(async () => {
       port = await freePort();
-      d = await domainTestApp(engine, { env: { DOMAIN_VERIFY_ALLOW_PRIVATE: 'true' }, deps: { domainVerification: { httpPort: port } } });
+      d = await domainTestApp(engine, {
+        env: { DOMAIN_VERIFY_ALLOW_PRIVATE: 'true' },
+        deps: { domainVerification: { httpPort: port } },
+      });
       owner = await createUser(d.t, { status: 'active' });
     });
     afterAll(async () => d.close());
@@ -84,9 +100,14 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
       d.dns.txt.set(domain.verification.txt_name, ['ferry-verification=someone-else']);
       d.t.clock.advance(DAY + 1);
       await d.t.app.runJob('domain-recheck');
-      const record = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: await login(d.t, owner.username, owner.password) });
+      const record = await d.t.request({
+        url: `${DOMAINS}/${domain.id}`,
+        token: await login(d.t, owner.username, owner.password),
+      });
       const url = `http://${domain.hostname}${domain.verification.http_path}`;
-      expect(record.body.status_message).toBe(`TXT _ferry.${domain.hostname}: answered without the token; ${url}: no answer`);
+      expect(record.body.status_message).toBe(
+        `TXT _ferry.${domain.hostname}: answered without the token; ${url}: no answer`,
+      );
     });
 
     it('when the server there sends a byte every 4 s, then the check still ends at its 10 s deadline with "no answer"', async () => {
@@ -124,23 +145,31 @@ describe.each(engines)('domain verification is no probe on %s', (engine) => {
     });
     afterAll(async () => d.close());
 
-    it('when one domain\'s server never answers, then the others\' re-checks finish while it is still waiting', async () => {
+    it("when one domain's server never answers, then the others' re-checks finish while it is still waiting", async () => {
       const silent = await startDomainWebServer('127.0.0.6', port, () => undefined);
       const quick = await startDomainWebServer('127.0.0.7', port, (_req, res) => res.writeHead(404).end());
       try {
         // The slow one is verified first, so that it is also the first one due.
         const slow = await verifiedDomain(d, owner.token);
         d.t.clock.advance(1);
-        const others = [await verifiedDomain(d, owner.token), await verifiedDomain(d, owner.token), await verifiedDomain(d, owner.token)];
+        const others = [
+          await verifiedDomain(d, owner.token),
+          await verifiedDomain(d, owner.token),
+          await verifiedDomain(d, owner.token),
+        ];
         d.dns.txt.clear();
         d.dns.a.set(slow.hostname, '127.0.0.6');
         for (const o of others) d.dns.a.set(o.hostname, '127.0.0.7');
         d.t.clock.advance(DAY + 1);
         const token = await login(d.t, owner.username, owner.password);
         let jobDone = false;
-        const job = d.t.app.runJob('domain-recheck').finally(() => { jobDone = true; });
-        const statusOf = async (id: number) => (await d.t.request({ url: `${DOMAINS}/${id}`, token })).body.status as string;
-        const allFailing = async () => (await Promise.all(others.map((o) => statusOf(o.id)))).every((s) => s === 'failing');
+        const job = d.t.app.runJob('domain-recheck').finally(() => {
+          jobDone = true;
+        });
+        const statusOf = async (id: number) =>
+          (await d.t.request({ url: `${DOMAINS}/${id}`, token })).body.status as string;
+        const allFailing = async () =>
+          (await Promise.all(others.map((o) => statusOf(o.id)))).every((s) => s === 'failing');
         await waitFor('the quick domains to be re-checked', allFailing, 5_000);
         expect(jobDone).toBe(false);
         expect(silent.open()).toBe(1); // the slow check is still waiting on its server

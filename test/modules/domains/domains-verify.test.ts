@@ -2,7 +2,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
 import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
 import { freePort } from '../../helpers/scale-out.js';
-import { addDomain, domainTestApp, DOMAINS, startDomainWebServer, verifiedDomain, type DomainTestApp } from './domains.helpers.js';
+import {
+  addDomain,
+  domainTestApp,
+  DOMAINS,
+  startDomainWebServer,
+  verifiedDomain,
+  type DomainTestApp,
+} from './domains.helpers.js';
 
 const DAY = 24 * 3_600_000;
 
@@ -13,13 +20,18 @@ describe.each(engines)('domain verification on %s', (engine) => {
   beforeAll(async () => {
     // The HTTP proof reaches this very app: it listens on the port the check connects to.
     port = await freePort();
-    d = await domainTestApp(engine, { env: { DOMAIN_VERIFY_ALLOW_PRIVATE: 'true' }, deps: { domainVerification: { httpPort: port } } });
+    d = await domainTestApp(engine, {
+      env: { DOMAIN_VERIFY_ALLOW_PRIVATE: 'true' },
+      deps: { domainVerification: { httpPort: port } },
+    });
     await d.t.app.listen({ port, host: '127.0.0.1' });
     owner = await createUser(d.t, { status: 'active' });
   });
   afterAll(async () => d.close());
   // Some tests move the clock on by days: each starts with a token that is valid now.
-  beforeEach(async () => { owner.token = await login(d.t, owner.username, owner.password); });
+  beforeEach(async () => {
+    owner.token = await login(d.t, owner.username, owner.password);
+  });
 
   const verify = (id: number) => d.t.request({ method: 'POST', url: `${DOMAINS}/${id}/verify`, token: owner.token });
 
@@ -39,25 +51,30 @@ describe.each(engines)('domain verification on %s', (engine) => {
     const res = await verify(domain.id);
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe('DOMAIN_NOT_VERIFIED');
-    const byField = Object.fromEntries(res.body.error.details.map((x: { field: string; message: string }) => [x.field, x.message]));
+    const byField = Object.fromEntries(
+      res.body.error.details.map((x: { field: string; message: string }) => [x.field, x.message]),
+    );
     expect(byField.dns).toBe(`TXT _ferry.${domain.hostname}: answered without the token`);
     expect(byField.http).toBe(`http://${domain.hostname}${domain.verification.http_path}: no address`);
     expect((await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: owner.token })).body.verified_at).toBeNull();
   });
 
-  it('when the name points at this service, then an unverified claim\'s HTTP proof fails: Ferry does not answer its token', async () => {
+  it("when the name points at this service, then an unverified claim's HTTP proof fails: Ferry does not answer its token", async () => {
     const domain = await addDomain(d.t, owner.token);
     d.dns.a.set(domain.hostname, '127.0.0.1');
     const res = await verify(domain.id);
     expect(res.status).toBe(422);
-    expect(res.body.error.details[1].message).toBe(`http://${domain.hostname}${domain.verification.http_path}: answered 404`);
+    expect(res.body.error.details[1].message).toBe(
+      `http://${domain.hostname}${domain.verification.http_path}: answered 404`,
+    );
   });
 
   it("when the host's current server answers the token, then the HTTP proof passes", async () => {
     const domain = await addDomain(d.t, owner.token);
     const token = domain.verification.http_path.split('/').pop()!;
     const server = await startDomainWebServer('127.0.0.3', port, (req, res) => {
-      if (req.url === domain.verification.http_path && req.headers.host === `${domain.hostname}:${port}`) res.end(`${token}\n`);
+      if (req.url === domain.verification.http_path && req.headers.host === `${domain.hostname}:${port}`)
+        res.end(`${token}\n`);
       else res.writeHead(404).end();
     });
     try {
@@ -76,20 +93,31 @@ describe.each(engines)('domain verification on %s', (engine) => {
     d.dns.a.set(domain.hostname, '127.0.0.1');
     d.t.clock.advance(DAY + 1);
     expect(await d.t.app.runJob('domain-recheck')).toBeGreaterThanOrEqual(1);
-    const record = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: await login(d.t, owner.username, owner.password) });
-    expect(record.body).toMatchObject({ status: 'active', failing_since: null, last_checked_at: new Date(d.t.clock.now()).toISOString() });
+    const record = await d.t.request({
+      url: `${DOMAINS}/${domain.id}`,
+      token: await login(d.t, owner.username, owner.password),
+    });
+    expect(record.body).toMatchObject({
+      status: 'active',
+      failing_since: null,
+      last_checked_at: new Date(d.t.clock.now()).toISOString(),
+    });
   });
 
   it("when Ferry is asked for a token, then it answers only a verified domain's, on its own host; so does the TLS ask", async () => {
     const pending = await addDomain(d.t, owner.token);
-    expect((await d.t.request({ url: pending.verification.http_path, headers: { host: pending.hostname } })).status).toBe(404);
+    expect(
+      (await d.t.request({ url: pending.verification.http_path, headers: { host: pending.hostname } })).status,
+    ).toBe(404);
     expect((await d.t.request({ url: `/internal/tls/allowed?domain=${pending.hostname}` })).status).toBe(404);
     expect((await d.t.request({ url: '/internal/tls/allowed?domain=fry.example' })).status).toBe(404);
     const verified = await verifiedDomain(d, owner.token);
     const own = await d.t.request({ url: verified.verification.http_path, headers: { host: verified.hostname } });
     expect(own.status).toBe(200);
     expect(own.text).toBe(verified.verification.http_path.split('/').pop());
-    expect((await d.t.request({ url: verified.verification.http_path, headers: { host: 'other.example.test' } })).status).toBe(404);
+    expect(
+      (await d.t.request({ url: verified.verification.http_path, headers: { host: 'other.example.test' } })).status,
+    ).toBe(404);
     const allowed = await d.t.request({ url: `/internal/tls/allowed?domain=${verified.hostname.toUpperCase()}` });
     expect(allowed.status).toBe(200);
     expect(allowed.body).toEqual({ domain: verified.hostname, allowed: true });
@@ -105,7 +133,9 @@ describe.each(engines)('domain verification on %s', (engine) => {
       d.dns.a.set(domain.hostname, '127.0.0.2');
       const res = await verify(domain.id);
       expect(res.status).toBe(422);
-      expect(res.body.error.details.find((x: { field: string }) => x.field === 'http').message).toContain('302 (redirects are not followed)');
+      expect(res.body.error.details.find((x: { field: string }) => x.field === 'http').message).toContain(
+        '302 (redirects are not followed)',
+      );
     } finally {
       await server.close();
     }
@@ -113,14 +143,23 @@ describe.each(engines)('domain verification on %s', (engine) => {
 
   it('when a verified domain fails its daily re-checks for 7 days, then it takes no new links, says why, and its links still redirect; a passing re-check restores it', async () => {
     const domain = await verifiedDomain(d, owner.token);
-    const link = await d.t.request({ method: 'POST', url: '/api/v1/links', token: owner.token, payload: { original_url: 'https://example.com/kept', domain: domain.hostname } });
+    const link = await d.t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: owner.token,
+      payload: { original_url: 'https://example.com/kept', domain: domain.hostname },
+    });
     expect(link.status, link.text).toBe(201);
     d.dns.txt.delete(domain.verification.txt_name);
     d.t.clock.advance(DAY + 1);
     await d.t.app.runJob('domain-recheck');
     const token = await login(d.t, owner.username, owner.password); // a day later: the first token has expired
     const failing = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token });
-    expect(failing.body).toMatchObject({ status: 'failing', accepts_links: true, failing_since: new Date(d.t.clock.now()).toISOString() });
+    expect(failing.body).toMatchObject({
+      status: 'failing',
+      accepts_links: true,
+      failing_since: new Date(d.t.clock.now()).toISOString(),
+    });
     expect(failing.body.status_message).toContain(`TXT _ferry.${domain.hostname}`);
     for (let day = 0; day < 7; day += 1) {
       d.t.clock.advance(DAY + 1);
@@ -129,7 +168,12 @@ describe.each(engines)('domain verification on %s', (engine) => {
     const later = await login(d.t, owner.username, owner.password);
     const stopped = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: later });
     expect(stopped.body).toMatchObject({ status: 'stopped', accepts_links: false });
-    const refused = await d.t.request({ method: 'POST', url: '/api/v1/links', token: later, payload: { original_url: 'https://example.com/new', domain: domain.hostname } });
+    const refused = await d.t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: later,
+      payload: { original_url: 'https://example.com/new', domain: domain.hostname },
+    });
     expect(refused.status).toBe(422);
     expect(refused.body.error.code).toBe('DOMAIN_NOT_VERIFIED');
     expect(refused.body.error.message).toContain('re-checks have failed for 7 days');
@@ -143,8 +187,19 @@ describe.each(engines)('domain verification on %s', (engine) => {
     expect(await d.t.app.runJob('domain-recheck')).toBeGreaterThanOrEqual(1);
     const again = await login(d.t, owner.username, owner.password);
     const restored = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: again });
-    expect(restored.body).toMatchObject({ status: 'active', accepts_links: true, failing_since: null, status_message: null, last_checked_at: new Date(d.t.clock.now()).toISOString() });
-    const taken = await d.t.request({ method: 'POST', url: '/api/v1/links', token: again, payload: { original_url: 'https://example.com/after', domain: domain.hostname } });
+    expect(restored.body).toMatchObject({
+      status: 'active',
+      accepts_links: true,
+      failing_since: null,
+      status_message: null,
+      last_checked_at: new Date(d.t.clock.now()).toISOString(),
+    });
+    const taken = await d.t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: again,
+      payload: { original_url: 'https://example.com/after', domain: domain.hostname },
+    });
     expect(taken.status, taken.text).toBe(201);
   });
 });

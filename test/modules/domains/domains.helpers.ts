@@ -19,13 +19,27 @@ export interface DomainTestApp {
 /** An app whose domain verification asks a loopback DNS server of the test's own. */
 export async function domainTestApp(engine: Engine, opts: TestAppOptions = {}): Promise<DomainTestApp> {
   const dns = await startDnsServer();
-  const t = await createTestApp(engine, { ...opts, env: { PUBLIC_BASE_URL: 'https://fry.example', DNS_SERVERS: dns.address, ...opts.env } });
-  return { t, dns, close: async () => { await t.close(); await dns.close(); } };
+  const t = await createTestApp(engine, {
+    ...opts,
+    env: { PUBLIC_BASE_URL: 'https://fry.example', DNS_SERVERS: dns.address, ...opts.env },
+  });
+  return {
+    t,
+    dns,
+    close: async () => {
+      await t.close();
+      await dns.close();
+    },
+  };
 }
 
 /** domainTestApp as the app of a describe block: started in a beforeAll, closed in an afterAll (see useTestApp). */
 export function useDomainTestApp(engine: Engine, opts: TestAppOptions = {}): DomainTestApp {
-  return useBeforeAll('useDomainTestApp', () => domainTestApp(engine, opts), (d) => d.close());
+  return useBeforeAll(
+    'useDomainTestApp',
+    () => domainTestApp(engine, opts),
+    (d) => d.close(),
+  );
 }
 
 export interface CreatedDomain {
@@ -34,14 +48,22 @@ export interface CreatedDomain {
   verification: { txt_name: string; txt_value: string; http_path: string };
 }
 
-export async function addDomain(t: TestApp, token: string, payload: Record<string, unknown> = {}): Promise<CreatedDomain> {
+export async function addDomain(
+  t: TestApp,
+  token: string,
+  payload: Record<string, unknown> = {},
+): Promise<CreatedDomain> {
   const res = await t.request({ method: 'POST', url: DOMAINS, token, payload: { hostname: uniqueHost(), ...payload } });
   expect(res.status, res.text).toBe(201);
   return res.body as CreatedDomain;
 }
 
 /** Publishes the domain's TXT record on the test's DNS server and verifies it through the API. */
-export async function verifiedDomain(d: DomainTestApp, token: string, payload: Record<string, unknown> = {}): Promise<CreatedDomain> {
+export async function verifiedDomain(
+  d: DomainTestApp,
+  token: string,
+  payload: Record<string, unknown> = {},
+): Promise<CreatedDomain> {
   const domain = await addDomain(d.t, token, payload);
   d.dns.txt.set(domain.verification.txt_name, [domain.verification.txt_value]);
   const res: ApiResponse = await d.t.request({ method: 'POST', url: `${DOMAINS}/${domain.id}/verify`, token });
@@ -58,7 +80,9 @@ export interface DomainWebServer {
 }
 
 export async function startDomainWebServer(
-  address: string, port: number, handler: (req: IncomingMessage, res: ServerResponse) => void,
+  address: string,
+  port: number,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
 ): Promise<DomainWebServer> {
   const server = createServer(handler);
   let seen = 0;
@@ -66,12 +90,18 @@ export async function startDomainWebServer(
   server.on('connection', (socket) => {
     seen += 1;
     open += 1;
-    socket.on('close', () => { open -= 1; });
+    socket.on('close', () => {
+      open -= 1;
+    });
   });
   await new Promise<void>((resolve) => server.listen(port, address, resolve));
   return {
     connections: () => seen,
     open: () => open,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

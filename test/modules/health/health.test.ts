@@ -40,7 +40,13 @@ describe.each(engines)('health, readiness and metrics on %s', (engine) => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(sample(res.text, 'http_requests_total', 'method="GET",route="/api/v1/users/:id",status_code="401"')).toBe(2);
-    expect(sample(res.text, 'http_request_duration_seconds_count', 'method="GET",route="/api/v1/users/:id",status_code="401"')).toBe(2);
+    expect(
+      sample(
+        res.text,
+        'http_request_duration_seconds_count',
+        'method="GET",route="/api/v1/users/:id",status_code="401"',
+      ),
+    ).toBe(2);
     expect(sample(res.text, 'http_requests_total', 'method="GET",route="unmatched",status_code="404"')).toBe(1);
     // In no label (a sample's value may contain the digits: 0.012345343 seconds once failed this line).
     expect(res.text).not.toMatch(/\{[^}]*12345[^}]*\}/);
@@ -70,10 +76,16 @@ describe.each(engines)('readiness failures on %s', (engine) => {
   it('when a migration of this build is not applied, then GET /readyz is 503 naming it', async () => {
     const t = await createTestApp(engine);
     try {
-      await t.storage.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '002-tokens' as never).execute();
+      await t.storage.db
+        .deleteFrom('kysely_migration' as never)
+        .where('name' as never, '=', '002-tokens' as never)
+        .execute();
       const res = await t.request({ url: '/readyz' });
       expect(res.status).toBe(503);
-      expect(res.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: [{ field: 'database', message: 'migrations not applied: 002-tokens' }] });
+      expect(res.body.error).toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        details: [{ field: 'database', message: 'migrations not applied: 002-tokens' }],
+      });
       expect(res.headers['retry-after']).toBe('5');
       expect((await t.request({ url: '/healthz' })).status).toBe(200); // alive, just not ready
     } finally {
@@ -118,7 +130,10 @@ describe.each(engines)('readiness failures on %s', (engine) => {
 describe('click queue metrics seam', () => {
   it('when a click queue provider is set, then depth, flush lag, drops and a journal replay are reported from it at scrape time', async () => {
     const clock = new TestClock(1_000_000);
-    const metrics = createMetrics({ storage: { connections: () => ({ total: 1, idle: 1, waiting: 0, max: 1 }) }, clock });
+    const metrics = createMetrics({
+      storage: { connections: () => ({ total: 1, idle: 1, waiting: 0, max: 1 }) },
+      clock,
+    });
     const t = await createTestApp('sqlite', { clock, deps: { metrics } });
     try {
       let stats: ClickQueueStats = { depth: 0, dropped: 0, lastFlushAt: null };

@@ -24,12 +24,14 @@ describe.each(engines)('a second import on %s', (engine) => {
     t = await createTestApp(engine);
     admin = await createUser(t, { role: 'admin', status: 'active' });
     shlink = await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (path, q) => {
-      if (path === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, Number(q.get('page') ?? 1), 10);
+      if (path === '/rest/v3/short-urls')
+        return shlinkPage('shortUrls', shlinkShortUrls, Number(q.get('page') ?? 1), 10);
       const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
       return m ? shlinkVisitsPage(visits[decodeURIComponent(m[1]!)] ?? [], q) : null;
     });
     kutt = await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (path, q) =>
-      path === '/api/v2/links' ? kuttPage(counts, Number(q.get('skip') ?? 0), 50) : null);
+      path === '/api/v2/links' ? kuttPage(counts, Number(q.get('skip') ?? 0), 50) : null,
+    );
   });
   afterAll(async () => {
     await shlink?.close();
@@ -37,10 +39,21 @@ describe.each(engines)('a second import on %s', (engine) => {
     await t?.close();
   });
   const run = async (payload: Record<string, unknown>): Promise<ImportJob> =>
-    finishedJob(t, await t.request({ method: 'POST', url: '/api/v1/imports', token: admin.token, payload }), admin.token);
+    finishedJob(
+      t,
+      await t.request({ method: 'POST', url: '/api/v1/imports', token: admin.token, payload }),
+      admin.token,
+    );
   /** The link's click records, as the export of its clicks counts them (imported ones included). */
   const totalClicks = async (code: string) =>
-    (await t.storage.db.selectFrom('clicks').select('id').where('short_code', '=', code).where('imported', '=', 1).execute()).length;
+    (
+      await t.storage.db
+        .selectFrom('clicks')
+        .select('id')
+        .where('short_code', '=', code)
+        .where('imported', '=', 1)
+        .execute()
+    ).length;
 
   it('when Shlink gained visits since the last import, then the next one brings exactly those, the same second included', async () => {
     const shlinkRun = () => run({ source: 'shlink', url: shlink.url, api_key: SHLINK_API_KEY });
@@ -48,8 +61,14 @@ describe.each(engines)('a second import on %s', (engine) => {
     expect(await totalClicks('12C18')).toBe(3);
     // Read once, so that the server remembers the sums of these closed days.
     const august = async () => {
-      const res = await t.request({ url: '/api/v1/links/12C18/stats?from=2015-08-01T00:00:00Z&to=2015-09-01T00:00:00Z', token: admin.token });
-      return (res.body.timeseries as Array<{ clicks: number; bots: number }>).reduce((n, b) => n + b.clicks + b.bots, 0);
+      const res = await t.request({
+        url: '/api/v1/links/12C18/stats?from=2015-08-01T00:00:00Z&to=2015-09-01T00:00:00Z',
+        token: admin.token,
+      });
+      return (res.body.timeseries as Array<{ clicks: number; bots: number }>).reduce(
+        (n, b) => n + b.clicks + b.bots,
+        0,
+      );
     };
     expect(await august()).toBe(3);
     // Two new visits, one at the very second of the last one imported (a tie the mark must tell apart).
@@ -61,7 +80,11 @@ describe.each(engines)('a second import on %s', (engine) => {
     expect(itemOf(second, '/12C18')).toMatchObject({ outcome: 'unchanged', visits: 2 });
     expect(await totalClicks('12C18')).toBe(5);
     expect(await august()).toBe(4);
-    const referrers = await t.storage.db.selectFrom('clicks').select('referrer').where('short_code', '=', '12C18').execute();
+    const referrers = await t.storage.db
+      .selectFrom('clicks')
+      .select('referrer')
+      .where('short_code', '=', '12C18')
+      .execute();
     expect(referrers.filter((r) => r.referrer === 'https://new.example/')).toHaveLength(2);
     const third = await shlinkRun();
     expect(third.progress).toMatchObject({ unchanged: 3, visits: 0 });
@@ -69,7 +92,13 @@ describe.each(engines)('a second import on %s', (engine) => {
   });
 
   it("when Kutt's visit counts grew since the last import, then each link's click count grows by as much", async () => {
-    const kuttRun = () => run({ source: 'kutt', url: kutt.url, api_key: KUTT_API_KEY, domain_map: { 'l.example.org': 'kuttrerun.example' } });
+    const kuttRun = () =>
+      run({
+        source: 'kutt',
+        url: kutt.url,
+        api_key: KUTT_API_KEY,
+        domain_map: { 'l.example.org': 'kuttrerun.example' },
+      });
     expect((await kuttRun()).progress).toMatchObject({ created: 3 });
     counts[0]!.visit_count = 50;
     const second = await kuttRun();
@@ -96,24 +125,46 @@ describe.each(engines)('a second YOURLS import on %s', (engine) => {
     await t?.close();
   });
 
-  it.skipIf(missing.mysql !== null)('when YOURLS logged new clicks since the last import, then the next one brings those (by click_id) and no other', async () => {
-    const yourlsRun = async () => finishedJob(t, await t.request({ method: 'POST', url: '/api/v1/imports', token: admin.token, payload: { source: 'yourls', database: db!.url, table_prefix: 'rr_' } }), admin.token);
-    // A keyword whose target Ferry refuses in the first run, with a click logged then.
-    await db!.query("INSERT INTO `rr_url` (keyword, url, title, timestamp, ip, clicks) VALUES ('late', 'javascript:alert(1)', NULL, '2020-01-01 00:00:00', '127.0.0.1', 1)");
-    await db!.query("INSERT INTO `rr_log` (click_time, shorturl, referrer, user_agent, ip_address, country_code) VALUES ('2020-01-09 00:00:00', 'late', 'direct', 'Mozilla/5.0', '198.51.100.8', 'FR')");
-    const first = await yourlsRun();
-    expect(first.progress).toMatchObject({ created: 4, failed: 1, visits: 4 });
-    await db!.query("INSERT INTO `rr_log` (click_time, shorturl, referrer, user_agent, ip_address, country_code) VALUES ('2020-03-01 00:00:00', 'abc', 'direct', 'Mozilla/5.0', '198.51.100.7', 'NL')");
-    await db!.query('UPDATE `rr_url` SET clicks = clicks + 1 WHERE keyword = ?', ['abc']);
-    // Fixed in the source: the next run brings the link with its click from before the first run.
-    await db!.query("UPDATE `rr_url` SET url = 'https://example.com/late' WHERE keyword = 'late'");
-    const second = await yourlsRun();
-    expect(second.progress).toMatchObject({ created: 1, unchanged: 4, visits: 2 });
-    expect(itemOf(second, '/abc')).toMatchObject({ visits: 1 });
-    expect((await t.request({ url: '/api/v1/links/late', token: admin.token })).body).toMatchObject({ original_url: 'https://example.com/late', click_count: 1 });
-    const link = await t.request({ url: '/api/v1/links/abc', token: admin.token });
-    expect(link.body.click_count).toBe(4);
-    const third = await yourlsRun();
-    expect(third.progress).toMatchObject({ created: 0, unchanged: 5, visits: 0 });
-  });
+  it.skipIf(missing.mysql !== null)(
+    'when YOURLS logged new clicks since the last import, then the next one brings those (by click_id) and no other',
+    async () => {
+      const yourlsRun = async () =>
+        finishedJob(
+          t,
+          await t.request({
+            method: 'POST',
+            url: '/api/v1/imports',
+            token: admin.token,
+            payload: { source: 'yourls', database: db!.url, table_prefix: 'rr_' },
+          }),
+          admin.token,
+        );
+      // A keyword whose target Ferry refuses in the first run, with a click logged then.
+      await db!.query(
+        "INSERT INTO `rr_url` (keyword, url, title, timestamp, ip, clicks) VALUES ('late', 'javascript:alert(1)', NULL, '2020-01-01 00:00:00', '127.0.0.1', 1)",
+      );
+      await db!.query(
+        "INSERT INTO `rr_log` (click_time, shorturl, referrer, user_agent, ip_address, country_code) VALUES ('2020-01-09 00:00:00', 'late', 'direct', 'Mozilla/5.0', '198.51.100.8', 'FR')",
+      );
+      const first = await yourlsRun();
+      expect(first.progress).toMatchObject({ created: 4, failed: 1, visits: 4 });
+      await db!.query(
+        "INSERT INTO `rr_log` (click_time, shorturl, referrer, user_agent, ip_address, country_code) VALUES ('2020-03-01 00:00:00', 'abc', 'direct', 'Mozilla/5.0', '198.51.100.7', 'NL')",
+      );
+      await db!.query('UPDATE `rr_url` SET clicks = clicks + 1 WHERE keyword = ?', ['abc']);
+      // Fixed in the source: the next run brings the link with its click from before the first run.
+      await db!.query("UPDATE `rr_url` SET url = 'https://example.com/late' WHERE keyword = 'late'");
+      const second = await yourlsRun();
+      expect(second.progress).toMatchObject({ created: 1, unchanged: 4, visits: 2 });
+      expect(itemOf(second, '/abc')).toMatchObject({ visits: 1 });
+      expect((await t.request({ url: '/api/v1/links/late', token: admin.token })).body).toMatchObject({
+        original_url: 'https://example.com/late',
+        click_count: 1,
+      });
+      const link = await t.request({ url: '/api/v1/links/abc', token: admin.token });
+      expect(link.body.click_count).toBe(4);
+      const third = await yourlsRun();
+      expect(third.progress).toMatchObject({ created: 0, unchanged: 5, visits: 0 });
+    },
+  );
 });

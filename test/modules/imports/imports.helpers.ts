@@ -5,7 +5,15 @@ export interface ImportJob {
   id: number;
   state: string;
   progress: Record<string, number>;
-  items: Array<{ seq: number; source: string; outcome: string; short_code: string | null; message: string | null; error_code: string | null; visits: number }>;
+  items: Array<{
+    seq: number;
+    source: string;
+    outcome: string;
+    short_code: string | null;
+    message: string | null;
+    error_code: string | null;
+    visits: number;
+  }>;
   error: string | null;
 }
 
@@ -24,10 +32,17 @@ export async function finishedJob(t: TestApp, started: ApiResponse, token: strin
 
 /** POST /api/v1/imports with a CSV body (`query`: source, owner, …). */
 export const postCsv = (t: TestApp, token: string, csv: string, query = 'source=csv'): Promise<ApiResponse> =>
-  t.request({ method: 'POST', url: `/api/v1/imports?${query}`, token, headers: { 'content-type': 'text/csv' }, payload: csv });
+  t.request({
+    method: 'POST',
+    url: `/api/v1/imports?${query}`,
+    token,
+    headers: { 'content-type': 'text/csv' },
+    payload: csv,
+  });
 
 /** Imports a CSV body and waits for the job's end. */
-export const importCsv = async (t: TestApp, token: string, csv: string, query?: string): Promise<ImportJob> => finishedJob(t, await postCsv(t, token, csv, query), token);
+export const importCsv = async (t: TestApp, token: string, csv: string, query?: string): Promise<ImportJob> =>
+  finishedJob(t, await postCsv(t, token, csv, query), token);
 
 /** The job's item for a source reference ("line 3", "/code", "domain/code"). */
 export const itemOf = (job: ImportJob, source: string) => {

@@ -14,7 +14,13 @@ describe.skipIf(missing.mysql !== null)(unless(missing.mysql, 'YOURLS reader on 
   afterAll(async () => db?.drop());
 
   it('when YOURLS tables are read with their prefix, then every keyword comes with its own click log only', async () => {
-    const items: { code: string; title: string | null; createdAt: number | null; visitCount: number | null; visits: ImportVisit[] }[] = [];
+    const items: {
+      code: string;
+      title: string | null;
+      createdAt: number | null;
+      visitCount: number | null;
+      visits: ImportVisit[];
+    }[] = [];
     for await (const e of readSource({ source: 'yourls', database: db.url, tablePrefix: 'yrl_' })) {
       if (isUnreadable(e)) throw new Error(e.reason);
       const visits: ImportVisit[] = [];
@@ -25,9 +31,33 @@ describe.skipIf(missing.mysql !== null)(unless(missing.mysql, 'YOURLS reader on 
     const abc = items[1]!;
     expect(abc).toMatchObject({ title: 'ABC page', createdAt: Date.parse('2020-01-02T03:04:05Z'), visitCount: 3 });
     expect(abc.visits).toEqual([
-      { key: expect.stringMatching(/^\d+$/), at: Date.parse('2020-01-05T10:00:00Z'), referrer: null, userAgent: expect.stringContaining('Firefox'), ip: '203.0.113.9', country: 'FR', isBot: null },
-      { key: expect.stringMatching(/^\d+$/), at: Date.parse('2020-01-06T11:00:00Z'), referrer: 'https://news.example/', userAgent: expect.stringContaining('Googlebot'), ip: '203.0.113.10', country: null, isBot: null },
-      { key: expect.stringMatching(/^\d+$/), at: Date.parse('2020-01-04T09:00:00Z'), referrer: 'https://t.co/x', userAgent: 'curl/8.0', ip: '2001:db8::1', country: 'US', isBot: null },
+      {
+        key: expect.stringMatching(/^\d+$/),
+        at: Date.parse('2020-01-05T10:00:00Z'),
+        referrer: null,
+        userAgent: expect.stringContaining('Firefox'),
+        ip: '203.0.113.9',
+        country: 'FR',
+        isBot: null,
+      },
+      {
+        key: expect.stringMatching(/^\d+$/),
+        at: Date.parse('2020-01-06T11:00:00Z'),
+        referrer: 'https://news.example/',
+        userAgent: expect.stringContaining('Googlebot'),
+        ip: '203.0.113.10',
+        country: null,
+        isBot: null,
+      },
+      {
+        key: expect.stringMatching(/^\d+$/),
+        at: Date.parse('2020-01-04T09:00:00Z'),
+        referrer: 'https://t.co/x',
+        userAgent: 'curl/8.0',
+        ip: '2001:db8::1',
+        country: 'US',
+        isBot: null,
+      },
     ]);
     expect(items[0]!.visits).toEqual([]);
     expect(items[2]!.visits.map((v) => v.country)).toEqual(['DE']);
@@ -43,11 +73,18 @@ describe.skipIf(missing.mysql !== null)(unless(missing.mysql, 'YOURLS reader on 
       if (e.code !== 'abc') for await (const _ of e.visits!(null)) n += 1;
       codes.push([e.code, n]);
     }
-    expect(codes).toEqual([['Abc', 0], ['abc', 0], ['my-long-keyword-2020', 1], ['zz', 0]]);
+    expect(codes).toEqual([
+      ['Abc', 0],
+      ['abc', 0],
+      ['my-long-keyword-2020', 1],
+      ['zz', 0],
+    ]);
   });
 
   it('when the prefix names no tables, then the import stops with the database error', async () => {
-    const read = async () => { for await (const _ of readSource({ source: 'yourls', database: db.url, tablePrefix: 'none_' })) void _; };
+    const read = async () => {
+      for await (const _ of readSource({ source: 'yourls', database: db.url, tablePrefix: 'none_' })) void _;
+    };
     await expect(read()).rejects.toThrow(/none_url/);
   });
 });

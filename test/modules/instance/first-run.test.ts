@@ -3,14 +3,22 @@ import { describe, expect, it } from 'vitest';
 import { createTestApp, engines } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
 
-const HINT = /No admin account exists yet: create the first one on this machine with `npx ferry admin create <username>`/;
+const HINT =
+  /No admin account exists yet: create the first one on this machine with `npx ferry admin create <username>`/;
 
 /** Collects the app's log lines (JSON) as they are written. */
 function logLines(): { stream: PassThrough; messages: () => string[] } {
   const stream = new PassThrough();
   let text = '';
   stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  return { stream, messages: () => text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { msg: string }).msg) };
+  return {
+    stream,
+    messages: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { msg: string }).msg),
+  };
 }
 
 /** SPEC §18 first run: no admin and no ADMIN_USERNAME → one start-up line and GET /instance say how to make one. */
@@ -25,7 +33,11 @@ describe.each(engines)('first run on %s', (engine) => {
       expect(info.headers['cache-control']).toBe('private, no-cache');
       const command = 'npx ferry admin create <username>';
       expect(info.body).toEqual({ registration: 'approval', anonymous_links: true, first_admin_command: command });
-      expect((await t.request({ url: '/api/v2/instance' })).body).toEqual({ registration: 'approval', anonymousLinks: true, firstAdminCommand: command });
+      expect((await t.request({ url: '/api/v2/instance' })).body).toEqual({
+        registration: 'approval',
+        anonymousLinks: true,
+        firstAdminCommand: command,
+      });
       // Once an admin exists (made by the CLI, here through the repository), the hint is gone.
       await createUser(t, { role: 'admin' });
       expect((await t.request({ url: '/api/v1/instance' })).body.first_admin_command).toBeNull();
@@ -39,8 +51,12 @@ describe.each(engines)('first run on %s', (engine) => {
     const t = await createTestApp(engine, { logStream: log.stream, env: { CLI_COMMAND: 'ferry' } });
     try {
       const lines = log.messages().filter((m) => m.startsWith('No admin account exists yet'));
-      expect(lines).toEqual(['No admin account exists yet: create the first one on this machine with `ferry admin create <username>` (or set ADMIN_USERNAME and ADMIN_PASSWORD)']);
-      expect((await t.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('ferry admin create <username>');
+      expect(lines).toEqual([
+        'No admin account exists yet: create the first one on this machine with `ferry admin create <username>` (or set ADMIN_USERNAME and ADMIN_PASSWORD)',
+      ]);
+      expect((await t.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe(
+        'ferry admin create <username>',
+      );
     } finally {
       await t.close();
     }
@@ -48,7 +64,10 @@ describe.each(engines)('first run on %s', (engine) => {
 
   it('when ADMIN_USERNAME is set, then no hint is logged or given', async () => {
     const log = logLines();
-    const t = await createTestApp(engine, { logStream: log.stream, env: { ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' } });
+    const t = await createTestApp(engine, {
+      logStream: log.stream,
+      env: { ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' },
+    });
     try {
       expect(log.messages().filter((m) => HINT.test(m))).toHaveLength(0);
       expect((await t.request({ url: '/api/v1/instance' })).body.first_admin_command).toBeNull();

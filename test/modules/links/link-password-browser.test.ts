@@ -21,7 +21,9 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the passwor
   let landingUrl: string;
   let browser: Browser;
   beforeAll(async () => {
-    landing = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Landed</title><p>Landed'));
+    landing = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Landed</title><p>Landed'),
+    );
     landing.listen(0, '127.0.0.1');
     await once(landing, 'listening');
     landingUrl = `http://127.0.0.1:${(landing.address() as AddressInfo).port}/landing`;
@@ -38,12 +40,20 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the passwor
   });
 
   it('when a visitor opens a protected link, then the form asks, a wrong password is said so, and the right one lands on the target with the query', async () => {
-    const link = await createLink(t, { original_url: landingUrl, password: 'correct-horse-7', forward_query: true }, (await createUser(t)).token);
+    const link = await createLink(
+      t,
+      { original_url: landingUrl, password: 'correct-horse-7', forward_query: true },
+      (await createUser(t)).token,
+    );
     const context = await browser.newContext();
     const problems: string[] = [];
     const page = await context.newPage();
     page.on('console', (msg) => {
-      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource: the server responded with a status of 401')) problems.push(msg.text());
+      if (
+        msg.type() === 'error' &&
+        !msg.text().startsWith('Failed to load resource: the server responded with a status of 401')
+      )
+        problems.push(msg.text());
     });
     page.on('pageerror', (err) => problems.push(err.message));
 
@@ -56,7 +66,10 @@ describe.skipIf(missing.chromium !== null)(unless(missing.chromium, 'the passwor
     expect(await page.getByRole('alert').textContent()).toMatch(/not right/);
 
     await page.getByLabel('Password').fill('correct-horse-7');
-    await Promise.all([page.waitForURL(`${landingUrl}?utm_source=poster`), page.getByRole('button', { name: 'Open link' }).click()]);
+    await Promise.all([
+      page.waitForURL(`${landingUrl}?utm_source=poster`),
+      page.getByRole('button', { name: 'Open link' }).click(),
+    ]);
     expect(await page.title()).toBe('Landed');
     expect(problems).toEqual([]);
     expect(await clickRecords(t, link.id)).toHaveLength(1);

@@ -6,8 +6,14 @@ import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { BROWSER_ACCEPT, clickRecords, createLink, HUMAN_UA, LINKS, patchLink, visit } from './links.helpers.js';
 
 const PASSWORD = 'Tr0ub4dor&3-open';
-const basic = (password: string, user = 'anyone') => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
-const formHeaders = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/x-www-form-urlencoded', 'user-agent': HUMAN_UA, ...extra });
+const basic = (password: string, user = 'anyone') => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
+const formHeaders = (extra: Record<string, string> = {}) => ({
+  'content-type': 'application/x-www-form-urlencoded',
+  'user-agent': HUMAN_UA,
+  ...extra,
+});
 
 describe.each(engines)('password-protected links on %s', (engine) => {
   const logLines: string[] = [];
@@ -18,7 +24,13 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   const owner = useUser(t);
 
   const post = (code: string, body: string, headers: Record<string, string> = {}, remoteAddress?: string) =>
-    t.request({ method: 'POST', url: `/${code}`, payload: body, headers: formHeaders(headers), ...(remoteAddress ? { remoteAddress } : {}) });
+    t.request({
+      method: 'POST',
+      url: `/${code}`,
+      payload: body,
+      headers: formHeaders(headers),
+      ...(remoteAddress ? { remoteAddress } : {}),
+    });
 
   it('when a link is created with a password, then has_password is true and no answer carries the password or its hash', async () => {
     const link = await createLink(t, { password: PASSWORD }, owner.token);
@@ -28,7 +40,11 @@ describe.each(engines)('password-protected links on %s', (engine) => {
       expect(text).not.toContain(PASSWORD);
       expect(text).not.toMatch(/scrypt|password_hash|"password"/);
     }
-    const row = await t.storage.db.selectFrom('links').select('password_hash').where('id', '=', link.id).executeTakeFirstOrThrow();
+    const row = await t.storage.db
+      .selectFrom('links')
+      .select('password_hash')
+      .where('id', '=', link.id)
+      .executeTakeFirstOrThrow();
     expect(row.password_hash).toMatch(/^scrypt\$\d+\$8\$1\$/);
   });
 
@@ -65,7 +81,9 @@ describe.each(engines)('password-protected links on %s', (engine) => {
     expect(res.text).toMatch(/<form method="post">/);
     expect(res.text).toMatch(/<input id="password" name="password" type="password"/);
     expect(res.text).not.toMatch(/script|action=|src=|https?:\/\//);
-    expect(res.headers['content-security-policy']).toBe("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
+    expect(res.headers['content-security-policy']).toBe(
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    );
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['referrer-policy']).toBe('no-referrer');
@@ -87,24 +105,35 @@ describe.each(engines)('password-protected links on %s', (engine) => {
 
   it('when a protected link is visited through its alias, then the same form, the right password redirects, a wrong one is refused, and one click for the link notes the alias', async () => {
     const alias = `locked-${Math.random().toString(36).slice(2, 10)}`;
-    const link = await createLink(t, { password: PASSWORD, original_url: 'https://example.com/aliased-secret', aliases: [alias] }, owner.token);
+    const link = await createLink(
+      t,
+      { password: PASSWORD, original_url: 'https://example.com/aliased-secret', aliases: [alias] },
+      owner.token,
+    );
     const byCode = await visit(t, link.short_code, { accept: BROWSER_ACCEPT });
     const byAlias = await visit(t, alias, { accept: BROWSER_ACCEPT });
     expect(byAlias.status).toBe(401);
     expect(byAlias.text).toBe(byCode.text);
-    for (const header of ['content-type', 'www-authenticate', 'content-security-policy', 'cache-control']) expect(byAlias.headers[header], header).toBe(byCode.headers[header]);
+    for (const header of ['content-type', 'www-authenticate', 'content-security-policy', 'cache-control'])
+      expect(byAlias.headers[header], header).toBe(byCode.headers[header]);
     expect(byAlias.text).toMatch(/<form method="post">/); // posts back to /{alias}
     expectEnvelope(await visit(t, alias), 401, 'LINK_PASSWORD_REQUIRED');
 
     const wrong = await post(alias, 'password=nope-nope', { accept: BROWSER_ACCEPT }, '198.51.100.20');
     expect(wrong.status).toBe(401);
-    expect(wrong.text).toBe((await post(link.short_code, 'password=nope-nope', { accept: BROWSER_ACCEPT }, '198.51.100.21')).text);
+    expect(wrong.text).toBe(
+      (await post(link.short_code, 'password=nope-nope', { accept: BROWSER_ACCEPT }, '198.51.100.21')).text,
+    );
     expect(wrong.text).toMatch(/That password is not right/);
     expectEnvelope(await visit(t, alias, basic('not-the-password')), 401, 'LINK_PASSWORD_REQUIRED');
     // The attempts are the link's, whichever name they came by: two wrong through the alias, one through the code.
     await post(alias, 'password=nope-again', {}, '198.51.100.20');
     await post(link.short_code, 'password=nope-and-again', {}, '198.51.100.20');
-    expectEnvelope(await post(alias, `password=${encodeURIComponent(PASSWORD)}`, {}, '198.51.100.20'), 429, 'RATE_LIMITED');
+    expectEnvelope(
+      await post(alias, `password=${encodeURIComponent(PASSWORD)}`, {}, '198.51.100.20'),
+      429,
+      'RATE_LIMITED',
+    );
 
     const ok = await post(alias, `password=${encodeURIComponent(PASSWORD)}`, { accept: BROWSER_ACCEPT });
     expect(ok.status).toBe(303);
@@ -134,17 +163,25 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   it('when wrong passwords reach the limit per link and address, then 429 with Retry-After, also for the right one; other addresses and links are not affected', async () => {
     const link = await createLink(t, { password: PASSWORD }, owner.token);
     const other = await createLink(t, { password: PASSWORD }, owner.token);
-    for (let i = 0; i < 3; i += 1) expect((await visit(t, link.short_code, basic(`wrong-${i}`), '198.51.100.7')).status).toBe(401);
+    for (let i = 0; i < 3; i += 1)
+      expect((await visit(t, link.short_code, basic(`wrong-${i}`), '198.51.100.7')).status).toBe(401);
     const limited = await visit(t, link.short_code, basic(PASSWORD), '198.51.100.7');
     expectEnvelope(limited, 429, 'RATE_LIMITED');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    const page = await t.request({ method: 'POST', url: `/${link.short_code}`, payload: `password=${encodeURIComponent(PASSWORD)}`, headers: formHeaders({ accept: BROWSER_ACCEPT }), remoteAddress: '198.51.100.7' });
+    const page = await t.request({
+      method: 'POST',
+      url: `/${link.short_code}`,
+      payload: `password=${encodeURIComponent(PASSWORD)}`,
+      headers: formHeaders({ accept: BROWSER_ACCEPT }),
+      remoteAddress: '198.51.100.7',
+    });
     expect(page.status).toBe(429);
     expect(page.text).toMatch(/Too many attempts/);
     expect((await visit(t, link.short_code, basic(PASSWORD), '198.51.100.8')).status).toBe(302);
     expect((await visit(t, other.short_code, basic(PASSWORD), '198.51.100.7')).status).toBe(302);
     // A right password is handed back: it never uses up an attempt.
-    for (let i = 0; i < 5; i += 1) expect((await visit(t, other.short_code, basic(PASSWORD), '198.51.100.9')).status).toBe(302);
+    for (let i = 0; i < 5; i += 1)
+      expect((await visit(t, other.short_code, basic(PASSWORD), '198.51.100.9')).status).toBe(302);
     expect(await clickRecords(t, link.id)).toHaveLength(1);
     if (engine === 'sqlite') {
       t.clock.advance(60_000); // the in-process window (Redis counts real time)
@@ -155,7 +192,9 @@ describe.each(engines)('password-protected links on %s', (engine) => {
   it('when the owner changes or removes the password, then the old one stops working at once', async () => {
     const link = await createLink(t, { password: PASSWORD }, owner.token);
     expect((await visit(t, link.short_code, basic(PASSWORD))).status).toBe(302);
-    expect((await patchLink(t, link.short_code, { password: 'another-secret-2' }, { token: owner.token })).body.has_password).toBe(true);
+    expect(
+      (await patchLink(t, link.short_code, { password: 'another-secret-2' }, { token: owner.token })).body.has_password,
+    ).toBe(true);
     expect((await visit(t, link.short_code, basic(PASSWORD))).status).toBe(401);
     expect((await visit(t, link.short_code, basic('another-secret-2'))).status).toBe(302);
     await patchLink(t, link.short_code, { password: null }, { token: owner.token });
@@ -172,7 +211,11 @@ describe.each(engines)('password-protected links on %s', (engine) => {
     const tooShort = await patchLink(t, link.short_code, { password: secrets[3] }, { token: owner.token });
     expect(tooShort.status).toBe(400);
     expect(tooShort.text).not.toContain(`"${secrets[3]}"`);
-    const bulk = await t.request({ method: 'POST', url: `${LINKS}/bulk`, payload: { links: [{ original_url: 'https://example.com/b', password: secrets[3] }] } });
+    const bulk = await t.request({
+      method: 'POST',
+      url: `${LINKS}/bulk`,
+      payload: { links: [{ original_url: 'https://example.com/b', password: secrets[3] }] },
+    });
     expect(bulk.text).not.toContain(`"${secrets[3]}"`);
     await t.app.clickQueue.flush();
     const logged = logLines.join('\n');

@@ -11,10 +11,20 @@ type JsQr = typeof jsQRModule.default;
 const jsQR = ((jsQRModule as unknown as { default?: JsQr }).default ?? jsQRModule) as unknown as JsQr;
 
 /** The PNG's pixels as jsQR reads them, and the text it decodes. */
-function decodePng(body: Buffer): { width: number; height: number; text: string | null; dark: (x: number, y: number) => boolean } {
+function decodePng(body: Buffer): {
+  width: number;
+  height: number;
+  text: string | null;
+  dark: (x: number, y: number) => boolean;
+} {
   const png = PNG.sync.read(body);
   const code = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
-  return { width: png.width, height: png.height, text: code?.data ?? null, dark: (x, y) => png.data[(y * png.width + x) * 4]! < 128 };
+  return {
+    width: png.width,
+    height: png.height,
+    text: code?.data ?? null,
+    dark: (x, y) => png.data[(y * png.width + x) * 4]! < 128,
+  };
 }
 
 /**
@@ -49,7 +59,12 @@ function svgGrid(svg: string): boolean[][] {
 describe.each(engines)('GET /api/v1/links/{code}/qr on %s', (engine) => {
   const t = useTestApp(engine, { env: { PUBLIC_BASE_URL: 'https://fry.example' } });
 
-  const qr = (code: string, query = '', headers: Record<string, string> = {}, version = 1): Promise<ApiResponse & { raw: Buffer }> =>
+  const qr = (
+    code: string,
+    query = '',
+    headers: Record<string, string> = {},
+    version = 1,
+  ): Promise<ApiResponse & { raw: Buffer }> =>
     t.app.inject({ url: `/api/v${version}/links/${code}/qr${query}`, headers }).then(async (res) => {
       const checked = await t.request({ url: `/api/v${version}/links/${code}/qr${query}`, headers }); // the same request, checked against the document
       expect(checked.status).toBe(res.statusCode);
@@ -61,7 +76,9 @@ describe.each(engines)('GET /api/v1/links/{code}/qr on %s', (engine) => {
     const res = await qr(link.short_code);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^image\/svg\+xml/);
-    expect(res.text).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="256" height="256" viewBox="0 0 \d+ \d+"/);
+    expect(res.text).toMatch(
+      /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="256" height="256" viewBox="0 0 \d+ \d+"/,
+    );
     assertWellFormedSvg(res.text);
     expect(res.headers.etag).toBeDefined();
     expect(res.headers['cache-control']).toBe('private, no-cache');
@@ -71,7 +88,11 @@ describe.each(engines)('GET /api/v1/links/{code}/qr on %s', (engine) => {
 
   it('when a PNG is asked for (by Accept or ?format), then it decodes back to the short URL, at the size asked for', async () => {
     const link = await createLink(t);
-    for (const [query, headers] of [['', { accept: 'image/png' }], ['?format=png&size=512', {}], ['?size=1024', { accept: 'image/webp, image/png;q=0.9, image/svg+xml;q=0.5' }]] as const) {
+    for (const [query, headers] of [
+      ['', { accept: 'image/png' }],
+      ['?format=png&size=512', {}],
+      ['?size=1024', { accept: 'image/webp, image/png;q=0.9, image/svg+xml;q=0.5' }],
+    ] as const) {
       const res = await qr(link.short_code, query, headers);
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('image/png');
@@ -89,7 +110,9 @@ describe.each(engines)('GET /api/v1/links/{code}/qr on %s', (engine) => {
     const units = grid.length;
     for (const size of [256, 333]) {
       const png = decodePng((await qr(link.short_code, `?format=png&size=${size}`)).raw);
-      const sampled = grid.map((row, y) => row.map((_, x) => png.dark(Math.floor(((x + 0.5) * size) / units), Math.floor(((y + 0.5) * size) / units))));
+      const sampled = grid.map((row, y) =>
+        row.map((_, x) => png.dark(Math.floor(((x + 0.5) * size) / units), Math.floor(((y + 0.5) * size) / units))),
+      );
       expect(sampled).toEqual(grid);
     }
     expect(grid.flat().filter(Boolean).length).toBeGreaterThan(100);
@@ -101,8 +124,11 @@ describe.each(engines)('GET /api/v1/links/{code}/qr on %s', (engine) => {
     expectEnvelope(await qr(link.short_code, '', { accept: 'image/jpeg' }), 406, 'NOT_ACCEPTABLE');
     expectEnvelope(await qr(link.short_code, '', { accept: 'application/json' }), 406, 'NOT_ACCEPTABLE');
     expect((await qr(link.short_code, '', { accept: 'image/*' })).headers['content-type']).toMatch(/^image\/svg\+xml/);
-    expect((await qr(link.short_code, '?format=svg', { accept: 'image/png' })).headers['content-type']).toMatch(/^image\/svg\+xml/);
-    for (const query of ['?size=63', '?size=1025', '?size=abc', '?format=gif']) expectEnvelope(await qr(link.short_code, query), 400, 'VALIDATION_ERROR');
+    expect((await qr(link.short_code, '?format=svg', { accept: 'image/png' })).headers['content-type']).toMatch(
+      /^image\/svg\+xml/,
+    );
+    for (const query of ['?size=63', '?size=1025', '?size=abc', '?format=gif'])
+      expectEnvelope(await qr(link.short_code, query), 400, 'VALIDATION_ERROR');
     expectEnvelope(await qr('nOsUch55'), 404, 'NOT_FOUND');
     const expiring = await createLink(t, { expires_at: new Date(t.clock.now() + 1000).toISOString() });
     t.clock.advance(1000);

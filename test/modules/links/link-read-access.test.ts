@@ -13,7 +13,8 @@ describe.each(engines)('who may read a link on %s', (engine) => {
   const other = useUser(t, { status: 'active' });
   const admin = useUser(t, { role: 'admin', status: 'active' });
 
-  const read = (code: string, token?: string, version = 1) => t.request({ url: `/api/v${version}/links/${code}`, ...(token ? { token } : {}) });
+  const read = (code: string, token?: string, version = 1) =>
+    t.request({ url: `/api/v${version}/links/${code}`, ...(token ? { token } : {}) });
   const qr = (code: string, token?: string) => t.request({ url: `${LINKS}/${code}/qr`, ...(token ? { token } : {}) });
 
   it('when an anonymous link is read, then anyone may: no token, any user, an admin', async () => {
@@ -26,7 +27,7 @@ describe.each(engines)('who may read a link on %s', (engine) => {
     }
   });
 
-  it('when an owned link is read, then its owner, an admin and the owner\'s key with links:read may; anyone else gets 403 and no target', async () => {
+  it("when an owned link is read, then its owner, an admin and the owner's key with links:read may; anyone else gets 403 and no target", async () => {
     const link = await createLink(t, { original_url: 'https://example.com/private-target' }, owner.token);
     const readKey = await createApiKey(t, owner, ['links:read']);
     const writeKey = await createApiKey(t, owner, ['links:write']);
@@ -37,7 +38,11 @@ describe.each(engines)('who may read a link on %s', (engine) => {
       expect((await qr(link.short_code, token)).status).toBe(200);
     }
     for (const token of [undefined, other.token, othersKey.key]) {
-      for (const res of [await read(link.short_code, token), await read(link.short_code, token, 2), await qr(link.short_code, token)]) {
+      for (const res of [
+        await read(link.short_code, token),
+        await read(link.short_code, token, 2),
+        await qr(link.short_code, token),
+      ]) {
         expectEnvelope(res, 403, 'FORBIDDEN');
         expect(res.text).not.toContain('private-target');
       }
@@ -46,28 +51,61 @@ describe.each(engines)('who may read a link on %s', (engine) => {
   });
 
   it('when an anonymous link is created with a password or a visit limit, then 400 naming each field, in single, bulk and v2 creation', async () => {
-    const single = await t.request({ method: 'POST', url: LINKS, payload: { original_url: 'https://example.com/a', password: 'secret-password-1', max_visits: 3 } });
+    const single = await t.request({
+      method: 'POST',
+      url: LINKS,
+      payload: { original_url: 'https://example.com/a', password: 'secret-password-1', max_visits: 3 },
+    });
     expect(expectEnvelope(single, 400, 'VALIDATION_ERROR')).toEqual(['max_visits', 'password']);
-    const v2 = await t.request({ method: 'POST', url: '/api/v2/links', payload: { originalUrl: 'https://example.com/a', maxVisits: 3 } });
+    const v2 = await t.request({
+      method: 'POST',
+      url: '/api/v2/links',
+      payload: { originalUrl: 'https://example.com/a', maxVisits: 3 },
+    });
     expect(expectEnvelope(v2, 400, 'VALIDATION_ERROR')).toEqual(['maxVisits']);
-    const bulk = await t.request({ method: 'POST', url: `${LINKS}/bulk`, payload: { links: [{ original_url: 'https://example.com/b', password: 'secret-password-1' }, { original_url: 'https://example.com/c' }] } });
+    const bulk = await t.request({
+      method: 'POST',
+      url: `${LINKS}/bulk`,
+      payload: {
+        links: [
+          { original_url: 'https://example.com/b', password: 'secret-password-1' },
+          { original_url: 'https://example.com/c' },
+        ],
+      },
+    });
     expect(bulk.body.data.map((d: { status: number }) => d.status)).toEqual([400, 201]);
     expect(bulk.body.data[0].error.details.map((d: { field: string }) => d.field)).toEqual(['password']);
   });
 
   it('when an admin patches a password or a visit limit onto an anonymous link, then 400; removing them is fine', async () => {
     const link = await createLink(t);
-    const res = await t.request({ method: 'PATCH', url: `${LINKS}/${link.short_code}`, token: admin.token, payload: { password: 'secret-password-1', max_visits: 2 } });
+    const res = await t.request({
+      method: 'PATCH',
+      url: `${LINKS}/${link.short_code}`,
+      token: admin.token,
+      payload: { password: 'secret-password-1', max_visits: 2 },
+    });
     expect(expectEnvelope(res, 400, 'VALIDATION_ERROR')).toEqual(['max_visits', 'password']);
-    const cleared = await t.request({ method: 'PATCH', url: `${LINKS}/${link.short_code}`, token: admin.token, payload: { password: null, max_visits: null } });
+    const cleared = await t.request({
+      method: 'PATCH',
+      url: `${LINKS}/${link.short_code}`,
+      token: admin.token,
+      payload: { password: null, max_visits: null },
+    });
     expect(cleared.status).toBe(200);
   });
 
   it('when the owner of a password or max_visits link is deleted, then the link shows its target to admins only', async () => {
     const gone = await createUser(t, { status: 'active' });
-    const guarded = await createLink(t, { original_url: 'https://example.com/guarded', password: 'secret-password-1' }, gone.token);
+    const guarded = await createLink(
+      t,
+      { original_url: 'https://example.com/guarded', password: 'secret-password-1' },
+      gone.token,
+    );
     const limited = await createLink(t, { original_url: 'https://example.com/limited', max_visits: 5 }, gone.token);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/users/${gone.id}`, token: admin.token })).status).toBe(204);
+    expect((await t.request({ method: 'DELETE', url: `/api/v1/users/${gone.id}`, token: admin.token })).status).toBe(
+      204,
+    );
     for (const link of [guarded, limited]) {
       for (const token of [undefined, other.token]) {
         const res = await read(link.short_code, token);

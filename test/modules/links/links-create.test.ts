@@ -6,8 +6,10 @@ import { createUser } from '../../helpers/factories.js';
 describe.each(engines)('link creation on %s', (engine) => {
   const t = useTestApp(engine, { env: { PUBLIC_BASE_URL: 'https://fry.example' } });
 
-  const create = (payload: unknown, token?: string) => t.request({ method: 'POST', url: '/api/v1/links', payload, ...(token ? { token } : {}) });
-  const fields = (res: { body: { error: { details: Array<{ field: string }> } } }) => res.body.error.details.map((d) => d.field).sort();
+  const create = (payload: unknown, token?: string) =>
+    t.request({ method: 'POST', url: '/api/v1/links', payload, ...(token ? { token } : {}) });
+  const fields = (res: { body: { error: { details: Array<{ field: string }> } } }) =>
+    res.body.error.details.map((d) => d.field).sort();
 
   it('when an anonymous client shortens a URL, then 201, Location, the record with a random 8-character code', async () => {
     const res = await create({ original_url: 'https://example.com/a/b?c=d#e' });
@@ -46,7 +48,12 @@ describe.each(engines)('link creation on %s', (engine) => {
   });
 
   it('when an invalid token is sent, then 401 even though a token is optional', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', token: 'not.a.jwt', payload: { original_url: 'https://example.com' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: 'not.a.jwt',
+      payload: { original_url: 'https://example.com' },
+    });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('UNAUTHENTICATED');
   });
@@ -79,15 +86,24 @@ describe.each(engines)('link creation on %s', (engine) => {
     ['own short link', 'https://fry.example/abc123'],
     ['own origin, other case and default port', 'HTTPS://FRY.example:443/x'],
     ['not a URL at all', 'hello'],
-  ])('when original_url is hostile or invalid (%s), then 400 VALIDATION_ERROR on original_url and nothing is stored', async (_label, url) => {
-    const before = await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const res = await create({ original_url: url });
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(fields(res)).toEqual(['original_url']);
-    const after = await t.storage.db.selectFrom('links').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    expect(Number(after.n)).toBe(Number(before.n));
-  });
+  ])(
+    'when original_url is hostile or invalid (%s), then 400 VALIDATION_ERROR on original_url and nothing is stored',
+    async (_label, url) => {
+      const before = await t.storage.db
+        .selectFrom('links')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      const res = await create({ original_url: url });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(fields(res)).toEqual(['original_url']);
+      const after = await t.storage.db
+        .selectFrom('links')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      expect(Number(after.n)).toBe(Number(before.n));
+    },
+  );
 
   it('when the URL is exactly 2048 characters, then it is accepted', async () => {
     const url = `https://example.com/${'a'.repeat(2048 - 'https://example.com/'.length)}`;
@@ -130,25 +146,36 @@ describe.each(engines)('link creation on %s', (engine) => {
     expect((await t.request({ url: '/api/v1/links/CaseTst' })).status).toBe(404);
   });
 
-  it.each(['api', 'docs', 'v3', 'healthz', 'readyz', 'metrics', 'Docs', 'API'])('when the custom code %s names a path of the service, then 400 on short_code', async (code) => {
-    const res = await create({ original_url: 'https://example.com', short_code: code });
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(fields(res)).toEqual(['short_code']);
-  });
+  it.each(['api', 'docs', 'v3', 'healthz', 'readyz', 'metrics', 'Docs', 'API'])(
+    'when the custom code %s names a path of the service, then 400 on short_code',
+    async (code) => {
+      const res = await create({ original_url: 'https://example.com', short_code: code });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(fields(res)).toEqual(['short_code']);
+    },
+  );
 
-  it.each(['', 'toolong12', 'has-dash', 'ümlaut', 'a b', 'a/b'])('when the custom code %j is not 1-8 of 0-9a-zA-Z, then 400 on short_code', async (code) => {
-    const res = await create({ original_url: 'https://example.com', short_code: code });
-    expect(res.status).toBe(400);
-    expect(fields(res)).toEqual(['short_code']);
-  });
+  it.each(['', 'toolong12', 'has-dash', 'ümlaut', 'a b', 'a/b'])(
+    'when the custom code %j is not 1-8 of 0-9a-zA-Z, then 400 on short_code',
+    async (code) => {
+      const res = await create({ original_url: 'https://example.com', short_code: code });
+      expect(res.status).toBe(400);
+      expect(fields(res)).toEqual(['short_code']);
+    },
+  );
 
   it('when expires_at is in the future, then it is kept; in the past or now, then 400; not a date-time, then 400', async () => {
     const future = new Date(t.clock.now() + 3_600_000).toISOString();
     const ok = await create({ original_url: 'https://example.com', expires_at: future });
     expect(ok.status).toBe(201);
     expect(ok.body.expires_at).toBe(future);
-    for (const bad of [new Date(t.clock.now()).toISOString(), new Date(t.clock.now() - 1000).toISOString(), 'tomorrow', '2030-01-01']) {
+    for (const bad of [
+      new Date(t.clock.now()).toISOString(),
+      new Date(t.clock.now() - 1000).toISOString(),
+      'tomorrow',
+      '2030-01-01',
+    ]) {
       const res = await create({ original_url: 'https://example.com', expires_at: bad });
       expect(res.status, bad).toBe(400);
       expect(fields(res)).toEqual(['expires_at']);
@@ -159,7 +186,12 @@ describe.each(engines)('link creation on %s', (engine) => {
   });
 
   it('when several fields are wrong, then every one is reported, and unknown fields are named', async () => {
-    const res = await create({ original_url: 'javascript:1', short_code: 'docs', expires_at: '2000-01-01T00:00:00Z', colour: 'red' });
+    const res = await create({
+      original_url: 'javascript:1',
+      short_code: 'docs',
+      expires_at: '2000-01-01T00:00:00Z',
+      colour: 'red',
+    });
     expect(res.status).toBe(400);
     expect(fields(res)).toEqual(['colour']);
     const res2 = await create({ original_url: 'javascript:1', short_code: 'docs', expires_at: '2000-01-01T00:00:00Z' });
@@ -167,14 +199,23 @@ describe.each(engines)('link creation on %s', (engine) => {
   });
 
   it('when read-only fields from a GET are echoed back, then they are ignored', async () => {
-    const res = await create({ original_url: 'https://example.com/echo', id: 5, short_url: 'x', user_id: 99, created_at: 'y', click_count: 7 });
+    const res = await create({
+      original_url: 'https://example.com/echo',
+      id: 5,
+      short_url: 'x',
+      user_id: 99,
+      created_at: 'y',
+      click_count: 7,
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ user_id: null, click_count: 0 });
     expect(res.body.id).not.toBe(5);
   });
 
   it('when 1000 links are created concurrently, then 1000 distinct codes', async () => {
-    const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => create({ original_url: `https://example.com/c/${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => create({ original_url: `https://example.com/c/${i}` })),
+    );
     expect(results.every((r) => r.status === 201)).toBe(true);
     expect(new Set(results.map((r) => r.body.short_code)).size).toBe(1000);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1000);
@@ -187,7 +228,10 @@ describe.each(engines)('link creation on %s', (engine) => {
       ...Array.from({ length: 5 }, () => create({ original_url: 'https://example.com/race', short_code: 'Race01' })),
       ...Array.from({ length: 5 }, (_, i) => create({ original_url: `https://example.com/bystander/${i}` })),
     ]);
-    const race = results.slice(0, 5).map((r) => r.status).sort();
+    const race = results
+      .slice(0, 5)
+      .map((r) => r.status)
+      .sort();
     expect(race).toEqual([201, 409, 409, 409, 409]);
     expect(results.slice(5).every((r) => r.status === 201)).toBe(true);
     for (const r of results.filter((x) => x.status === 201)) {

@@ -15,7 +15,12 @@ describe.each(engines)('link lookup, deletion and listing on %s', (engine) => {
   const admin = useUser(t, { role: 'admin', status: 'active' });
 
   const create = async (payload: Record<string, unknown> = {}, token?: string) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/x', ...payload }, ...(token ? { token } : {}) });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      payload: { original_url: 'https://example.com/x', ...payload },
+      ...(token ? { token } : {}),
+    });
     expect(res.status).toBe(201);
     return res.body as { id: number; short_code: string; user_id: number | null };
   };
@@ -38,10 +43,18 @@ describe.each(engines)('link lookup, deletion and listing on %s', (engine) => {
   it('when the owner deletes their link, then 204, again 404, and the code cannot be taken again', async () => {
     const u = await createUser(t);
     const link = await create({}, u.token);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status).toBe(204);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status).toBe(404);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status,
+    ).toBe(204);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status,
+    ).toBe(404);
     expect((await t.request({ url: `/api/v1/links/${link.short_code}` })).status).toBe(404);
-    const reuse = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://evil.example', short_code: link.short_code } });
+    const reuse = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      payload: { original_url: 'https://evil.example', short_code: link.short_code },
+    });
     expect(reuse.status).toBe(409);
   });
 
@@ -49,20 +62,30 @@ describe.each(engines)('link lookup, deletion and listing on %s', (engine) => {
     const owner = await createUser(t);
     const other = await createUser(t);
     const link = await create({}, owner.token);
-    const forbidden = await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: other.token });
+    const forbidden = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/links/${link.short_code}`,
+      token: other.token,
+    });
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.error.code).toBe('FORBIDDEN');
     const anonymous = await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}` });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status).toBe(204);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status,
+    ).toBe(204);
   });
 
   it('when a user deletes an anonymous link, then 403; an admin may', async () => {
     const u = await createUser(t);
     const link = await create();
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status).toBe(403);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status).toBe(204);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status,
+    ).toBe(403);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status,
+    ).toBe(204);
   });
 
   it('when the owner is deleted, then their links stay, without an owner', async () => {
@@ -74,7 +97,7 @@ describe.each(engines)('link lookup, deletion and listing on %s', (engine) => {
     expect(res.body.user_id).toBeNull();
   });
 
-  it("when a user lists their links, then only theirs, paginated with a Link header; others get 403", async () => {
+  it('when a user lists their links, then only theirs, paginated with a Link header; others get 403', async () => {
     const u = await createUser(t);
     const other = await createUser(t);
     for (let i = 0; i < 5; i += 1) await create({ original_url: `https://example.com/${i}` }, u.token);
@@ -85,14 +108,24 @@ describe.each(engines)('link lookup, deletion and listing on %s', (engine) => {
     expect(page1.body.pagination).toMatchObject({ page: 1, limit: 2, total: 5, totalPages: 3 });
     expect(page1.body.data.every((l: { user_id: number }) => l.user_id === u.id)).toBe(true);
     expect(page1.headers.link).toContain('rel="next"');
-    const byCursor = await t.request({ url: `/api/v1/users/${u.id}/links?limit=3&cursor=${page1.body.pagination.nextCursor}`, token: u.token });
+    const byCursor = await t.request({
+      url: `/api/v1/users/${u.id}/links?limit=3&cursor=${page1.body.pagination.nextCursor}`,
+      token: u.token,
+    });
     expect(byCursor.status).toBe(200);
-    expect(byCursor.body.data.map((l: { original_url: string }) => l.original_url)).toEqual(['https://example.com/2', 'https://example.com/3', 'https://example.com/4']);
+    expect(byCursor.body.data.map((l: { original_url: string }) => l.original_url)).toEqual([
+      'https://example.com/2',
+      'https://example.com/3',
+      'https://example.com/4',
+    ]);
     expect(byCursor.body.pagination.nextCursor).toBeNull();
     expect((await t.request({ url: `/api/v1/users/${u.id}/links`, token: other.token })).status).toBe(403);
     expect((await t.request({ url: `/api/v1/users/${u.id}/links` })).status).toBe(401);
     expect((await t.request({ url: `/api/v1/users/${u.id}/links?sort=clicks`, token: u.token })).status).toBe(400);
-    const asAdmin = await t.request({ url: `/api/v1/users/${u.id}/links?sort=created_at&order=desc`, token: admin.token });
+    const asAdmin = await t.request({
+      url: `/api/v1/users/${u.id}/links?sort=created_at&order=desc`,
+      token: admin.token,
+    });
     expect(asAdmin.body.data[0].original_url).toBe('https://example.com/4');
   });
 

@@ -9,7 +9,14 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/links on %s', (engine) =
   it('when a creation is retried with the same key, then the first link is replayed and no second link exists', async () => {
     const u = await createUser(t);
     const before = await linkCount(t);
-    const send = () => t.request({ method: 'POST', url: '/api/v1/links', token: u.token, headers: { 'idempotency-key': 'link-retry-1' }, payload: { original_url: 'https://example.com/once' } });
+    const send = () =>
+      t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: u.token,
+        headers: { 'idempotency-key': 'link-retry-1' },
+        payload: { original_url: 'https://example.com/once' },
+      });
     const first = await send();
     const again = await send();
     expect(first.status).toBe(201);
@@ -23,21 +30,64 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/links on %s', (engine) =
   it('when the same key comes with another body, then 422 IDEMPOTENCY_KEY_REUSED; without a key, every POST creates', async () => {
     const u = await createUser(t);
     const key = { 'idempotency-key': 'link-reuse-1' };
-    expect((await t.request({ method: 'POST', url: '/api/v1/links', token: u.token, headers: key, payload: { original_url: 'https://example.com/a' } })).status).toBe(201);
-    const other = await t.request({ method: 'POST', url: '/api/v1/links', token: u.token, headers: key, payload: { original_url: 'https://example.com/b' } });
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/links',
+          token: u.token,
+          headers: key,
+          payload: { original_url: 'https://example.com/a' },
+        })
+      ).status,
+    ).toBe(201);
+    const other = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: u.token,
+      headers: key,
+      payload: { original_url: 'https://example.com/b' },
+    });
     expect(other.status).toBe(422);
     expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
-    const a = await t.request({ method: 'POST', url: '/api/v1/links', token: u.token, payload: { original_url: 'https://example.com/c' } });
-    const b = await t.request({ method: 'POST', url: '/api/v1/links', token: u.token, payload: { original_url: 'https://example.com/c' } });
+    const a = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: u.token,
+      payload: { original_url: 'https://example.com/c' },
+    });
+    const b = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: u.token,
+      payload: { original_url: 'https://example.com/c' },
+    });
     expect(a.body.short_code).not.toBe(b.body.short_code);
   });
 
   it('when a custom code is taken inside an idempotent request, then 409 and the key stays usable', async () => {
     const u = await createUser(t);
-    await t.request({ method: 'POST', url: '/api/v1/links', token: u.token, payload: { original_url: 'https://example.com/t', short_code: 'takenK' } });
-    const clash = await t.request({ method: 'POST', url: '/api/v1/links', token: u.token, headers: { 'idempotency-key': 'k-clash' }, payload: { original_url: 'https://example.com/t', short_code: 'takenK' } });
+    await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: u.token,
+      payload: { original_url: 'https://example.com/t', short_code: 'takenK' },
+    });
+    const clash = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: u.token,
+      headers: { 'idempotency-key': 'k-clash' },
+      payload: { original_url: 'https://example.com/t', short_code: 'takenK' },
+    });
     expect(clash.status).toBe(409);
-    const retry = await t.request({ method: 'POST', url: '/api/v1/links', token: u.token, headers: { 'idempotency-key': 'k-clash' }, payload: { original_url: 'https://example.com/t', short_code: 'takenK' } });
+    const retry = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: u.token,
+      headers: { 'idempotency-key': 'k-clash' },
+      payload: { original_url: 'https://example.com/t', short_code: 'takenK' },
+    });
     expect(retry.status).toBe(409);
     expect(retry.headers['idempotent-replayed']).toBeUndefined();
   });

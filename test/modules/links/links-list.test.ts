@@ -12,9 +12,17 @@ describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) =
   const u = useUser(t);
   beforeAll(async () => {
     const specs: Array<Record<string, unknown>> = [
-      { original_url: 'https://shop.example/100%_off', tags: ['promo', 'Spring'], expires_at: new Date(t.clock.now() + 3 * 86_400_000).toISOString() },
+      {
+        original_url: 'https://shop.example/100%_off',
+        tags: ['promo', 'Spring'],
+        expires_at: new Date(t.clock.now() + 3 * 86_400_000).toISOString(),
+      },
       { original_url: 'https://blog.example/post', tags: ['blog'] },
-      { original_url: 'https://shop.example/1000-off', tags: ['PROMO'], expires_at: new Date(t.clock.now() + 86_400_000).toISOString() },
+      {
+        original_url: 'https://shop.example/1000-off',
+        tags: ['PROMO'],
+        expires_at: new Date(t.clock.now() + 86_400_000).toISOString(),
+      },
       { original_url: 'https://docs.example/guide', short_code: `Gd${randomUUID().slice(0, 5)}` },
       { original_url: 'https://shop.example/cart', expires_at: new Date(t.clock.now() + 2 * 86_400_000).toISOString() },
     ];
@@ -23,19 +31,30 @@ describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) =
       t.clock.advance(1000);
     }
     // click counts as the click writer would have left them: 5, 0, 9, 5, 2
-    for (const [i, n] of [5, 0, 9, 5, 2].entries()) await t.storage.db.updateTable('links').set({ click_count: n }).where('id', '=', links[i]!.id).execute();
-    await createLink(t, { original_url: 'https://shop.example/other-user', tags: ['promo'] }, (await createUser(t)).token);
+    for (const [i, n] of [5, 0, 9, 5, 2].entries())
+      await t.storage.db.updateTable('links').set({ click_count: n }).where('id', '=', links[i]!.id).execute();
+    await createLink(
+      t,
+      { original_url: 'https://shop.example/other-user', tags: ['promo'] },
+      (await createUser(t)).token,
+    );
   });
 
-  const list = (query: string, token = u.token, version = 1) => t.request({ url: `/api/v${version}/users/${u.id}/links${query}`, token });
-  const codes = (res: { body: { data: Array<{ short_code?: string; shortCode?: string }> } }) => res.body.data.map((l) => l.short_code ?? l.shortCode);
+  const list = (query: string, token = u.token, version = 1) =>
+    t.request({ url: `/api/v${version}/users/${u.id}/links${query}`, token });
+  const codes = (res: { body: { data: Array<{ short_code?: string; shortCode?: string }> } }) =>
+    res.body.data.map((l) => l.short_code ?? l.shortCode);
   const at = (...indexes: number[]) => indexes.map((i) => links[i]!.short_code);
   /** Every page of a cursor walk, `limit` at a time. */
   const walk = async (query: string, limit: number, version = 1): Promise<string[]> => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await list(`${query}${query ? '&' : '?'}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, u.token, version);
+      const res = await list(
+        `${query}${query ? '&' : '?'}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        u.token,
+        version,
+      );
       expect(res.status, res.text).toBe(200);
       seen.push(...(codes(res) as string[]));
       cursor = res.body.pagination.nextCursor;
@@ -43,7 +62,7 @@ describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) =
     return seen;
   };
 
-  it('when filtered by tag (any case), then only that user\'s links with the tag', async () => {
+  it("when filtered by tag (any case), then only that user's links with the tag", async () => {
     expect(codes(await list('?tag=promo'))).toEqual(at(0, 2));
     expect(codes(await list('?tag=SPRING'))).toEqual(at(0));
     expect(codes(await list('?tag=none'))).toEqual([]);
@@ -68,7 +87,13 @@ describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) =
   });
 
   it('when every sort is walked by cursor two at a time, then each link comes exactly once, in the same order as one page', async () => {
-    for (const query of ['?sort=click_count&order=desc', '?sort=expires_at', '?sort=expires_at&order=desc', '?sort=created_at', '?q=shop&sort=click_count']) {
+    for (const query of [
+      '?sort=click_count&order=desc',
+      '?sort=expires_at',
+      '?sort=expires_at&order=desc',
+      '?sort=created_at',
+      '?q=shop&sort=click_count',
+    ]) {
       const whole = codes(await list(query));
       expect(await walk(query, 2), query).toEqual(whole);
     }
@@ -78,8 +103,12 @@ describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) =
     const first = await list('?tag=promo&limit=1');
     const cursor = encodeURIComponent(first.body.pagination.nextCursor);
     expect((await list(`?tag=promo&limit=1&cursor=${cursor}`)).status).toBe(200);
-    expect(expectEnvelope(await list(`?tag=blog&limit=1&cursor=${cursor}`), 400, 'VALIDATION_ERROR')).toEqual(['cursor']);
-    expect(expectEnvelope(await list(`?tag=promo&sort=click_count&limit=1&cursor=${cursor}`), 400, 'VALIDATION_ERROR')).toEqual(['cursor']);
+    expect(expectEnvelope(await list(`?tag=blog&limit=1&cursor=${cursor}`), 400, 'VALIDATION_ERROR')).toEqual([
+      'cursor',
+    ]);
+    expect(
+      expectEnvelope(await list(`?tag=promo&sort=click_count&limit=1&cursor=${cursor}`), 400, 'VALIDATION_ERROR'),
+    ).toEqual(['cursor']);
   });
 
   it('when v2 lists, then camelCase sort values and cursor pages only', async () => {
@@ -100,16 +129,26 @@ describe.each(engines)("a user's links: tag, q, sort and `me` on %s", (engine) =
     expect((await t.request({ url: '/api/v1/users/me/links', token: admin.token })).body.data).toEqual([]);
   });
 
-  it('when `me` is used for orders, then the caller\'s orders and one of them by id; another user\'s order is 404', async () => {
+  it("when `me` is used for orders, then the caller's orders and one of them by id; another user's order is 404", async () => {
     const buyer = await createUser(t, { status: 'active' });
-    const order = await t.request({ method: 'POST', url: '/api/v1/orders', token: buyer.token, headers: { 'idempotency-key': randomUUID() }, payload: { itemId: 7, quantity: 2 } });
+    const order = await t.request({
+      method: 'POST',
+      url: '/api/v1/orders',
+      token: buyer.token,
+      headers: { 'idempotency-key': randomUUID() },
+      payload: { itemId: 7, quantity: 2 },
+    });
     expect(order.status).toBe(201);
     const listed = await t.request({ url: '/api/v1/users/me/orders', token: buyer.token });
     expect(listed.body.data.map((o: { id: number }) => o.id)).toEqual([order.body.id]);
     const one = await t.request({ url: `/api/v1/users/me/orders/${order.body.id}`, token: buyer.token });
     expect(one.status).toBe(200);
     expect(one.body).toEqual(order.body);
-    expectEnvelope(await t.request({ url: `/api/v1/users/me/orders/${order.body.id}`, token: u.token }), 404, 'NOT_FOUND');
+    expectEnvelope(
+      await t.request({ url: `/api/v1/users/me/orders/${order.body.id}`, token: u.token }),
+      404,
+      'NOT_FOUND',
+    );
     expectEnvelope(await t.request({ url: '/api/v1/users/me/orders' }), 401, 'UNAUTHENTICATED');
     // Neither `me` nor a canonical decimal id (SPEC §17): 400 naming the parameter.
     const mine = await t.request({ url: '/api/v1/users/mine/orders', token: buyer.token });

@@ -15,9 +15,17 @@ describe.each(engines)('link search (q) on %s', (engine) => {
   const u = useUser(t);
   const admin = useUser(t, { role: 'admin' });
   const specs = [
-    { original_url: 'https://shop.example/100%_off?ref=news', title: 'Spring "Sale" 50% off', aliases: ['spring-sale-2026'] },
+    {
+      original_url: 'https://shop.example/100%_off?ref=news',
+      title: 'Spring "Sale" 50% off',
+      aliases: ['spring-sale-2026'],
+    },
     { original_url: 'https://blog.example/posts/o_O', title: "Rock 'n' roll notes" },
-    { original_url: 'https://docs.example/Guide/Windows', title: 'C:\\Guide\\Windows', aliases: ['old_Slug', 'another-one'] },
+    {
+      original_url: 'https://docs.example/Guide/Windows',
+      title: 'C:\\Guide\\Windows',
+      aliases: ['old_Slug', 'another-one'],
+    },
     { original_url: 'https://example.org/xyzzy', title: null },
   ];
   let links: Array<CreatedLink & { title: string | null; aliases: string[] }> = [];
@@ -31,21 +39,47 @@ describe.each(engines)('link search (q) on %s', (engine) => {
   });
 
   const search = async (q: string, version = 1): Promise<string[]> => {
-    const res = await t.request({ url: `/api/v${version}/users/${u.id}/links?limit=100&q=${encodeURIComponent(q)}`, token: u.token });
+    const res = await t.request({
+      url: `/api/v${version}/users/${u.id}/links?limit=100&q=${encodeURIComponent(q)}`,
+      token: u.token,
+    });
     expect(res.status, res.text).toBe(200);
-    return (res.body.data as Array<{ short_code?: string; shortCode?: string }>).map((l) => (l.short_code ?? l.shortCode)!);
+    return (res.body.data as Array<{ short_code?: string; shortCode?: string }>).map(
+      (l) => (l.short_code ?? l.shortCode)!,
+    );
   };
   /** What the scan answers, computed here: every text is ASCII, so lower-casing is ASCII case folding. */
   const expected = (q: string): string[] => {
     const n = q.toLowerCase();
     const has = (text: string | null) => text !== null && text.toLowerCase().includes(n);
-    return links.filter((l) => has(l.original_url) || has(l.short_code) || has(l.title) || (!q.includes(',') && has(l.aliases.join(','))))
+    return links
+      .filter(
+        (l) =>
+          has(l.original_url) || has(l.short_code) || has(l.title) || (!q.includes(',') && has(l.aliases.join(','))),
+      )
       .map((l) => l.short_code);
   };
 
   it('when q is a substring of a title, a code, an alias or a URL in any ASCII case, then exactly the links the scan finds', async () => {
-    const needles = ['spring', 'SALE', '"sale"', "'n'", 'roll NOTES', 'SHOP.EXAMPLE/100', 'spring-sale-2026', 'OLD_slug', 'another-one',
-      'guide\\win', 'xyzzy', specs[0]!.original_url.toUpperCase(), `${specs[0]!.original_url}#`, links[1]!.short_code.toUpperCase(), links[2]!.short_code.slice(1, 5), 'nothing-like-it', 'example'];
+    const needles = [
+      'spring',
+      'SALE',
+      '"sale"',
+      "'n'",
+      'roll NOTES',
+      'SHOP.EXAMPLE/100',
+      'spring-sale-2026',
+      'OLD_slug',
+      'another-one',
+      'guide\\win',
+      'xyzzy',
+      specs[0]!.original_url.toUpperCase(),
+      `${specs[0]!.original_url}#`,
+      links[1]!.short_code.toUpperCase(),
+      links[2]!.short_code.slice(1, 5),
+      'nothing-like-it',
+      'example',
+    ];
     for (const q of needles) expect(await search(q), q).toEqual(expected(q));
   });
 
@@ -56,7 +90,19 @@ describe.each(engines)('link search (q) on %s', (engine) => {
   });
 
   it("when q holds LIKE's or the index's own syntax (% _ quotes, AND, *, column:), then they match themselves", async () => {
-    for (const q of ['100%_off', '50% off', '%_o', '"Sale" 50', 'o_O', 'sale AND notes', 'spr*', 'title:spring', 'NEAR(a b)', "n' roll", '""']) {
+    for (const q of [
+      '100%_off',
+      '50% off',
+      '%_o',
+      '"Sale" 50',
+      'o_O',
+      'sale AND notes',
+      'spr*',
+      'title:spring',
+      'NEAR(a b)',
+      "n' roll",
+      '""',
+    ]) {
       expect(await search(q), q).toEqual(expected(q));
     }
   });
@@ -67,7 +113,9 @@ describe.each(engines)('link search (q) on %s', (engine) => {
     expect(await search('Été à PARIS')).toEqual([link.short_code]);
     // SQLite's LIKE folds ASCII only, as the scan did; the index, which folds É to é, must not widen that.
     if (engine === 'sqlite') expect(await search('été à')).toEqual([]);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status).toBe(204);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status,
+    ).toBe(204);
   });
 
   it('when a comma joins two aliases, then q does not match across them (the scan skipped the aliases for it)', async () => {
@@ -76,9 +124,22 @@ describe.each(engines)('link search (q) on %s', (engine) => {
   });
 
   it('when a link is renamed, aliased, moved to another URL or deleted, then q follows at once', async () => {
-    const link = await createLink(t, { original_url: 'https://before.example/page', title: 'Quarterly figures' }, u.token);
+    const link = await createLink(
+      t,
+      { original_url: 'https://before.example/page', title: 'Quarterly figures' },
+      u.token,
+    );
     expect(await search('quarterly')).toEqual([link.short_code]);
-    expect((await patchLink(t, link.short_code, { title: 'Annual figures', original_url: 'https://after.example/page', aliases: ['fresh-alias'] }, { token: u.token })).status).toBe(200);
+    expect(
+      (
+        await patchLink(
+          t,
+          link.short_code,
+          { title: 'Annual figures', original_url: 'https://after.example/page', aliases: ['fresh-alias'] },
+          { token: u.token },
+        )
+      ).status,
+    ).toBe(200);
     expect(await search('quarterly')).toEqual([]);
     expect(await search('before.example')).toEqual([]);
     expect(await search('ANNUAL fig')).toEqual([link.short_code]);
@@ -86,12 +147,24 @@ describe.each(engines)('link search (q) on %s', (engine) => {
     expect(await search('fresh-alias', 2)).toEqual([link.short_code]);
     expect((await patchLink(t, link.short_code, { aliases: null }, { token: u.token })).status).toBe(200);
     expect(await search('fresh-alias')).toEqual([]);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status).toBe(204);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status,
+    ).toBe(204);
     expect(await search('annual fig')).toEqual([]);
   });
 
   it('when links come in through the bulk endpoint, then they are found like the others', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links/bulk', token: u.token, payload: { links: [{ original_url: 'https://bulk.example/one', title: 'Bulk zebra' }, { original_url: 'https://bulk.example/two' }] } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links/bulk',
+      token: u.token,
+      payload: {
+        links: [
+          { original_url: 'https://bulk.example/one', title: 'Bulk zebra' },
+          { original_url: 'https://bulk.example/two' },
+        ],
+      },
+    });
     expect(res.status, res.text).toBe(200);
     expect((await search('bulk zebra')).length).toBe(1);
     expect((await search('BULK.example')).length).toBe(2);
@@ -99,21 +172,33 @@ describe.each(engines)('link search (q) on %s', (engine) => {
 
   it('when the admin searches every link, then the same answers as the owner sees', async () => {
     for (const q of ['spring-sale', 'SHOP', 'o_']) {
-      const res = await t.request({ url: `/api/v1/links?user_id=${u.id}&limit=100&q=${encodeURIComponent(q)}`, token: admin.token });
+      const res = await t.request({
+        url: `/api/v1/links?user_id=${u.id}&limit=100&q=${encodeURIComponent(q)}`,
+        token: admin.token,
+      });
       expect(res.status, res.text).toBe(200);
-      expect(res.body.data.map((l: { short_code: string }) => l.short_code), q).toEqual(expected(q));
+      expect(
+        res.body.data.map((l: { short_code: string }) => l.short_code),
+        q,
+      ).toEqual(expected(q));
     }
   });
 
   it('when q has three characters or more, then the plan reads the index, not every link', async () => {
     if (engine === 'sqlite') {
-      const plan = await sql<{ detail: string }>`explain query plan select id from links where ${(await searchCandidates(t.storage.db, t.storage.dialect, 'spring', sql`1 = 1`))!}`.execute(t.storage.db);
+      const plan = await sql<{
+        detail: string;
+      }>`explain query plan select id from links where ${(await searchCandidates(t.storage.db, t.storage.dialect, 'spring', sql`1 = 1`))!}`.execute(
+        t.storage.db,
+      );
       expect(plan.rows.map((r) => r.detail).join('\n')).toMatch(/VIRTUAL TABLE INDEX/);
       expect(plan.rows.map((r) => r.detail).join('\n')).not.toMatch(/SCAN links/);
     } else {
       const plan = await t.storage.db.transaction().execute(async (tx) => {
         await sql`set local enable_seqscan = off`.execute(tx);
-        return sql<{ 'QUERY PLAN': string }>`explain select id from links where original_url ilike '%spring%' or title ilike '%spring%'`.execute(tx);
+        return sql<{
+          'QUERY PLAN': string;
+        }>`explain select id from links where original_url ilike '%spring%' or title ilike '%spring%'`.execute(tx);
       });
       const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/links_original_url_trgm/);

@@ -6,7 +6,12 @@ export const LINKS = '/api/v1/links';
 export const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';
 export { BOT_UA, clickRecords, createLink, HUMAN_UA, visit, type CreatedLink } from '../../helpers/factories.js';
 
-export function patchLink(t: TestApp, code: string, payload: unknown, opts: { token?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+export function patchLink(
+  t: TestApp,
+  code: string,
+  payload: unknown,
+  opts: { token?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
   return t.request({ method: 'PATCH', url: `${LINKS}/${code}`, payload, ...opts });
 }
 

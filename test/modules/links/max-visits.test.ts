@@ -3,7 +3,17 @@ import { engines, type TestApp } from '../../helpers/app.js';
 import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createUser } from '../../helpers/factories.js';
-import { appOnSocket, BOT_UA, BROWSER_ACCEPT, clickRecords, createLink, HUMAN_UA, LINKS, patchLink, visit } from './links.helpers.js';
+import {
+  appOnSocket,
+  BOT_UA,
+  BROWSER_ACCEPT,
+  clickRecords,
+  createLink,
+  HUMAN_UA,
+  LINKS,
+  patchLink,
+  visit,
+} from './links.helpers.js';
 
 describe.each(engines)('max_visits on %s', (engine) => {
   // A visit limit needs an owner (SPEC §17: an anonymous link cannot have one).
@@ -27,13 +37,19 @@ describe.each(engines)('max_visits on %s', (engine) => {
     const link = await createLink(t, { max_visits: 2 }, owner.token);
     expect((await visit(t, link.short_code, { 'user-agent': BOT_UA })).status).toBe(302);
     expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302); // no User-Agent: not a person
-    expect((await t.request({ method: 'HEAD', url: `/${link.short_code}`, headers: { 'user-agent': HUMAN_UA } })).status).toBe(302);
+    expect(
+      (await t.request({ method: 'HEAD', url: `/${link.short_code}`, headers: { 'user-agent': HUMAN_UA } })).status,
+    ).toBe(302);
     expect((await visit(t, link.short_code)).status).toBe(302);
     expect((await visit(t, link.short_code)).status).toBe(302);
     expectEnvelope(await visit(t, link.short_code), 410, 'LINK_EXHAUSTED');
     expect((await visit(t, link.short_code, { 'user-agent': BOT_UA })).status).toBe(410);
     expect((await t.request({ method: 'HEAD', url: `/${link.short_code}` })).status).toBe(410);
-    const counted = await t.storage.db.selectFrom('links').select('visit_count').where('id', '=', link.id).executeTakeFirstOrThrow();
+    const counted = await t.storage.db
+      .selectFrom('links')
+      .select('visit_count')
+      .where('id', '=', link.id)
+      .executeTakeFirstOrThrow();
     expect(Number(counted.visit_count)).toBe(2);
   });
 
@@ -69,12 +85,19 @@ describe.each(engines)('concurrent visits to a limited link on %s', (engine) => 
   it('when 50 people visit a max_visits 10 link at once, then exactly 10 are redirected and 40 get 410, and 10 clicks are recorded', async () => {
     const link = await createLink(t, { max_visits: 10 }, (await createUser(t)).token);
     // A bot's visit first: the link is cached, uncounted.
-    expect((await fetch(`${base}/${link.short_code}`, { redirect: 'manual', headers: { 'user-agent': BOT_UA } })).status).toBe(302);
-    const statuses = await Promise.all(Array.from({ length: 50 }, async () => {
-      const res = await fetch(`${base}/${link.short_code}`, { redirect: 'manual', headers: { 'user-agent': HUMAN_UA } });
-      await res.arrayBuffer();
-      return res.status;
-    }));
+    expect(
+      (await fetch(`${base}/${link.short_code}`, { redirect: 'manual', headers: { 'user-agent': BOT_UA } })).status,
+    ).toBe(302);
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const res = await fetch(`${base}/${link.short_code}`, {
+          redirect: 'manual',
+          headers: { 'user-agent': HUMAN_UA },
+        });
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
     expect(statuses.filter((s) => s === 302)).toHaveLength(10);
     expect(statuses.filter((s) => s === 410)).toHaveLength(40);
     expect(await clickRecords(t, link.id)).toHaveLength(11); // the bot's and the ten people's

@@ -21,7 +21,9 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
     t = await createTestApp(engine, { redisUrl: '' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    cli = await openServices(t.config, (line) => { throw new Error(`the CLI warned: ${line}`); });
+    cli = await openServices(t.config, (line) => {
+      throw new Error(`the CLI warned: ${line}`);
+    });
     moderation = cli.moderation;
   });
   afterAll(async () => {
@@ -33,7 +35,7 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
 
   it('when another process disables a link the server has cached, then the server answers 410 within a second (through its alias too), and redirects again within a second of its enabling', async () => {
     const alias = `cli-alias-${Math.random().toString(36).slice(2, 8)}`;
-    const link = (await createLink(t, { original_url: 'https://example.com/cli', aliases: [alias] }));
+    const link = await createLink(t, { original_url: 'https://example.com/cli', aliases: [alias] });
     expect(await visit(link.short_code)).toBe(302);
     expect(await visit(link.short_code)).toBe(302); // served from the cache (the fast path) now
     expect(await visit(alias)).toBe(302);
@@ -43,7 +45,11 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
     const disabledAt = Date.now();
     await waitFor('the server to refuse the disabled link', async () => (await visit(link.short_code)) === 410, 1_000);
     expect(Date.now() - disabledAt).toBeLessThan(1_000);
-    await waitFor('the server to refuse the disabled link through its alias', async () => (await visit(alias)) === 410, 1_000);
+    await waitFor(
+      'the server to refuse the disabled link through its alias',
+      async () => (await visit(alias)) === 410,
+      1_000,
+    );
     await moderation.enable(link.short_code);
     const enabledAt = Date.now();
     await waitFor('the server to redirect again', async () => (await visit(link.short_code)) === 302, 1_000);
@@ -51,11 +57,13 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
     await waitFor('the server to redirect the alias again', async () => (await visit(alias)) === 302, 1_000);
   });
 
-  it('when the CLI lists links, then it gets the API\'s records, filtered as the admin list is', async () => {
-    const link = (await createLink(t, { original_url: 'https://example.com/listed', tags: ['cli-list'] }));
+  it("when the CLI lists links, then it gets the API's records, filtered as the admin list is", async () => {
+    const link = await createLink(t, { original_url: 'https://example.com/listed', tags: ['cli-list'] });
     await moderation.disable(link.short_code, null);
     const page = await moderation.listAll({ tag: 'cli-list', status: 'disabled' as const }, '/api/v1/links');
-    expect(page.data).toEqual([expect.objectContaining({ short_code: link.short_code, disabled: true, disabled_reason: null })]);
+    expect(page.data).toEqual([
+      expect.objectContaining({ short_code: link.short_code, disabled: true, disabled_reason: null }),
+    ]);
     await expect(moderation.disable('nope1234', null)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

@@ -19,14 +19,21 @@ describe.each(engines)('moderation on %s', (engine) => {
   /** A tag no other test uses: the admin list holds every test's links. */
   const freshTag = () => `m${(tagSeq += 1)}-${Math.random().toString(36).slice(2, 8)}`;
   const create = async (payload: Record<string, unknown>, token?: string) => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/m', ...payload }, ...(token ? { token } : {}) });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      payload: { original_url: 'https://example.com/m', ...payload },
+      ...(token ? { token } : {}),
+    });
     expect(res.status, res.text).toBe(201);
     return res.body as { id: number; short_code: string; user_id: number | null };
   };
   const patch = (code: string, body: Record<string, unknown>, token: string, version = 1) =>
     t.request({ method: 'PATCH', url: `/api/v${version}/links/${code}`, payload: body, token });
-  const all = (query: string, token = admin.token, version = 1) => t.request({ url: `/api/v${version}/links?${query}`, token });
-  const codes = (res: { body: { data: Array<{ short_code?: string; shortCode?: string }> } }) => res.body.data.map((l) => l.short_code ?? l.shortCode).sort();
+  const all = (query: string, token = admin.token, version = 1) =>
+    t.request({ url: `/api/v${version}/links?${query}`, token });
+  const codes = (res: { body: { data: Array<{ short_code?: string; shortCode?: string }> } }) =>
+    res.body.data.map((l) => l.short_code ?? l.shortCode).sort();
 
   describe('GET /links', () => {
     it("when an admin lists, then every user's links and anonymous ones, in pages with totals; filters by owner, tag and text", async () => {
@@ -56,7 +63,11 @@ describe.each(engines)('moderation on %s', (engine) => {
       expect(v2.status).toBe(200);
       expect(v2.body.data[0]).toMatchObject({ shortCode: made[2]!.short_code, disabled: false, disabledReason: null });
       expect(v2.body.pagination.nextCursor).toEqual(expect.any(String));
-      const next = await all(`tag=${tag}&sort=createdAt&order=desc&limit=2&cursor=${v2.body.pagination.nextCursor}`, admin.token, 2);
+      const next = await all(
+        `tag=${tag}&sort=createdAt&order=desc&limit=2&cursor=${v2.body.pagination.nextCursor}`,
+        admin.token,
+        2,
+      );
       expect(next.body.data.map((l: { id: number }) => l.id)).toEqual([made[0]!.id]);
       expect(next.body.pagination.nextCursor).toBeNull();
       expectEnvelope(await all(`tag=${tag}&page=2`, admin.token, 2), 400, 'VALIDATION_ERROR');
@@ -74,7 +85,9 @@ describe.each(engines)('moderation on %s', (engine) => {
       expect(codes(await all(`tag=${tag}&status=active`))).toEqual([live.short_code]);
       expect(codes(await all(`tag=${tag}&status=expired`))).toEqual([expiring.short_code]);
       expect(codes(await all(`tag=${tag}&status=disabled`))).toEqual([disabled.short_code]);
-      expect(codes(await all(`tag=${tag}`))).toEqual([live.short_code, expiring.short_code, disabled.short_code].sort());
+      expect(codes(await all(`tag=${tag}`))).toEqual(
+        [live.short_code, expiring.short_code, disabled.short_code].sort(),
+      );
       expectEnvelope(await all('status=gone'), 400, 'VALIDATION_ERROR');
     });
 
@@ -90,9 +103,17 @@ describe.each(engines)('moderation on %s', (engine) => {
       const u = await createUser(t);
       const link = await create({ original_url: 'https://phish.example/login' }, u.token);
       expect((await fetch(`${base}/${link.short_code}`, { redirect: 'manual' })).status).toBe(302); // now in the cache
-      const res = await patch(link.short_code, { disabled: true, disabled_reason: 'Phishing (report 42)' }, admin.token);
+      const res = await patch(
+        link.short_code,
+        { disabled: true, disabled_reason: 'Phishing (report 42)' },
+        admin.token,
+      );
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ disabled: true, disabled_reason: 'Phishing (report 42)', original_url: 'https://phish.example/login' });
+      expect(res.body).toMatchObject({
+        disabled: true,
+        disabled_reason: 'Phishing (report 42)',
+        original_url: 'https://phish.example/login',
+      });
       const overSocket = await fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
       expect(overSocket.status).toBe(410);
       expect(((await overSocket.json()) as { error: { code: string } }).error.code).toBe('LINK_DISABLED');
@@ -102,8 +123,14 @@ describe.each(engines)('moderation on %s', (engine) => {
       expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(page.text).toContain('Link disabled');
       expect(page.text).not.toContain('Phishing');
-      expect((await t.request({ url: `/api/v1/links/${link.short_code}`, token: u.token })).body).toMatchObject({ disabled: true, disabled_reason: 'Phishing (report 42)' });
-      expect((await t.request({ url: `/api/v2/links/${link.short_code}`, token: u.token })).body).toMatchObject({ disabled: true, disabledReason: 'Phishing (report 42)' });
+      expect((await t.request({ url: `/api/v1/links/${link.short_code}`, token: u.token })).body).toMatchObject({
+        disabled: true,
+        disabled_reason: 'Phishing (report 42)',
+      });
+      expect((await t.request({ url: `/api/v2/links/${link.short_code}`, token: u.token })).body).toMatchObject({
+        disabled: true,
+        disabledReason: 'Phishing (report 42)',
+      });
     });
 
     it('when an admin enables it again, then it redirects again at once and the reason is gone', async () => {
@@ -117,34 +144,64 @@ describe.each(engines)('moderation on %s', (engine) => {
       expect(visit.headers.get('location')).toBe('https://example.com/back');
     });
 
-    it("when the owner sends another disabled value (or reason), then 403 naming the field and nothing changes; echoing the current values is fine", async () => {
+    it('when the owner sends another disabled value (or reason), then 403 naming the field and nothing changes; echoing the current values is fine', async () => {
       const u = await createUser(t);
       const link = await create({}, u.token);
-      expect(expectEnvelope(await patch(link.short_code, { disabled: true }, u.token), 403, 'FORBIDDEN')).toEqual(['disabled']);
-      expect((await patch(link.short_code, { disabled: false, disabled_reason: null, title: 'Mine' }, u.token)).status).toBe(200);
+      expect(expectEnvelope(await patch(link.short_code, { disabled: true }, u.token), 403, 'FORBIDDEN')).toEqual([
+        'disabled',
+      ]);
+      expect(
+        (await patch(link.short_code, { disabled: false, disabled_reason: null, title: 'Mine' }, u.token)).status,
+      ).toBe(200);
       await patch(link.short_code, { disabled: true, disabled_reason: 'Spam' }, admin.token);
-      expect(expectEnvelope(await patch(link.short_code, { disabled: false }, u.token), 403, 'FORBIDDEN')).toEqual(['disabled']);
-      expect(expectEnvelope(await patch(link.short_code, { disabled_reason: 'Not spam' }, u.token), 403, 'FORBIDDEN')).toEqual(['disabled_reason']);
-      expect(expectEnvelope(await patch(link.short_code, { disabledReason: null }, u.token, 2), 403, 'FORBIDDEN')).toEqual(['disabledReason']);
-      expect((await t.request({ url: `/api/v1/links/${link.short_code}`, token: u.token })).body).toMatchObject({ disabled: true, disabled_reason: 'Spam', title: 'Mine' });
+      expect(expectEnvelope(await patch(link.short_code, { disabled: false }, u.token), 403, 'FORBIDDEN')).toEqual([
+        'disabled',
+      ]);
+      expect(
+        expectEnvelope(await patch(link.short_code, { disabled_reason: 'Not spam' }, u.token), 403, 'FORBIDDEN'),
+      ).toEqual(['disabled_reason']);
+      expect(
+        expectEnvelope(await patch(link.short_code, { disabledReason: null }, u.token, 2), 403, 'FORBIDDEN'),
+      ).toEqual(['disabledReason']);
+      expect((await t.request({ url: `/api/v1/links/${link.short_code}`, token: u.token })).body).toMatchObject({
+        disabled: true,
+        disabled_reason: 'Spam',
+        title: 'Mine',
+      });
       expect((await t.request({ url: `/${link.short_code}` })).status).toBe(410);
     });
 
     it('when an admin gives a reason to a link that stays enabled, then 400 naming it; a too long reason is 400 too', async () => {
       const link = await create({});
-      expect(expectEnvelope(await patch(link.short_code, { disabled_reason: 'why' }, admin.token), 400, 'VALIDATION_ERROR')).toEqual(['disabled_reason']);
-      expect(expectEnvelope(await patch(link.short_code, { disabled: true, disabled_reason: 'x'.repeat(501) }, admin.token), 400, 'VALIDATION_ERROR')).toEqual(['disabled_reason']);
+      expect(
+        expectEnvelope(await patch(link.short_code, { disabled_reason: 'why' }, admin.token), 400, 'VALIDATION_ERROR'),
+      ).toEqual(['disabled_reason']);
+      expect(
+        expectEnvelope(
+          await patch(link.short_code, { disabled: true, disabled_reason: 'x'.repeat(501) }, admin.token),
+          400,
+          'VALIDATION_ERROR',
+        ),
+      ).toEqual(['disabled_reason']);
       expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
     });
 
     it('when a disabled link is disabled again with a new reason, then the reason changes and the time it was first disabled stays', async () => {
       const link = await create({});
       await patch(link.short_code, { disabled: true, disabled_reason: 'First' }, admin.token);
-      const first = await t.storage.db.selectFrom('links').select('disabled_at').where('id', '=', link.id).executeTakeFirstOrThrow();
+      const first = await t.storage.db
+        .selectFrom('links')
+        .select('disabled_at')
+        .where('id', '=', link.id)
+        .executeTakeFirstOrThrow();
       t.clock.advance(1_000);
       const res = await patch(link.short_code, { disabled_reason: 'Second' }, admin.token);
       expect(res.body).toMatchObject({ disabled: true, disabled_reason: 'Second' });
-      const second = await t.storage.db.selectFrom('links').select('disabled_at').where('id', '=', link.id).executeTakeFirstOrThrow();
+      const second = await t.storage.db
+        .selectFrom('links')
+        .select('disabled_at')
+        .where('id', '=', link.id)
+        .executeTakeFirstOrThrow();
       expect(Number(second.disabled_at)).toBe(Number(first.disabled_at));
     });
   });

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CODE_ALPHABET, generateCode, isReservedCode, pooledRandomBytes } from '../../../src/modules/links/short-code.js';
+import {
+  CODE_ALPHABET,
+  generateCode,
+  isReservedCode,
+  pooledRandomBytes,
+} from '../../../src/modules/links/short-code.js';
 
 /** Pearson's chi-square statistic of observed counts against a uniform expectation. */
 const chiSquare = (counts: number[]): number => {
@@ -31,7 +36,10 @@ describe('short code generator', () => {
       expect(counts.every((c) => c > 0)).toBe(true);
       expect(chiSquare(counts)).toBeLessThan(CRITICAL);
     }
-    const overall = byPosition.reduce((acc, counts) => acc.map((v, i) => v + counts[i]!), new Array<number>(CODE_ALPHABET.length).fill(0));
+    const overall = byPosition.reduce(
+      (acc, counts) => acc.map((v, i) => v + counts[i]!),
+      new Array<number>(CODE_ALPHABET.length).fill(0),
+    );
     expect(chiSquare(overall)).toBeLessThan(CRITICAL);
   });
 

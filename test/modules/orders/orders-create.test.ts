@@ -12,7 +12,13 @@ describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
     const u = await createUser(t, { status: 'active' });
     const res = await postOrder(t, u, { itemId: 42, quantity: 3 });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(Number), userId: u.id, itemId: 42, quantity: 3, createdAt: new Date(t.clock.now()).toISOString() });
+    expect(res.body).toEqual({
+      id: expect.any(Number),
+      userId: u.id,
+      itemId: 42,
+      quantity: 3,
+      createdAt: new Date(t.clock.now()).toISOString(),
+    });
     expect(res.headers.location).toBe(`/api/v1/users/${u.id}/orders/${res.body.id}`);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
     expect(res.headers['cache-control']).toBe('no-store');
@@ -36,7 +42,13 @@ describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
     ['a control character', 'key\u0001x'],
   ])('when the Idempotency-Key has %s, then 400 naming it', async (_what, key) => {
     const u = await createUser(t, { status: 'active' });
-    const res = await t.request({ method: 'POST', url: ORDERS, token: u.token, payload: { itemId: 1, quantity: 1 }, headers: { 'idempotency-key': key } });
+    const res = await t.request({
+      method: 'POST',
+      url: ORDERS,
+      token: u.token,
+      payload: { itemId: 1, quantity: 1 },
+      headers: { 'idempotency-key': key },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details[0].field).toBe('Idempotency-Key');
     expect(await countOrders(t, u.id)).toBe(0);
@@ -53,8 +65,14 @@ describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
   it('when the Idempotency-Key header is sent twice, then 400 naming it', async () => {
     const u = await createUser(t, { status: 'active' });
     const res = await t.app.inject({
-      method: 'POST', url: ORDERS, payload: JSON.stringify({ itemId: 1, quantity: 1 }),
-      headers: { authorization: `Bearer ${u.token}`, 'content-type': 'application/json', 'idempotency-key': ['k1', 'k2'] },
+      method: 'POST',
+      url: ORDERS,
+      payload: JSON.stringify({ itemId: 1, quantity: 1 }),
+      headers: {
+        authorization: `Bearer ${u.token}`,
+        'content-type': 'application/json',
+        'idempotency-key': ['k1', 'k2'],
+      },
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.details[0].field).toBe('Idempotency-Key');
@@ -66,7 +84,11 @@ describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
     const key = randomUUID();
     const bad = await postOrder(t, u, { itemId: 0, quantity: 1001, colour: 'red' }, key);
     expect(bad.status).toBe(400);
-    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['colour', 'itemId', 'quantity']);
+    expect(bad.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'colour',
+      'itemId',
+      'quantity',
+    ]);
     expect(await countKeys(t, u.id)).toBe(0);
     const ok = await postOrder(t, u, { itemId: 5, quantity: 2 }, key);
     expect(ok.status).toBe(201);
@@ -99,7 +121,13 @@ describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
   it('when the body is not JSON, then 415 and the key stays unused', async () => {
     const u = await createUser(t, { status: 'active' });
     const key = randomUUID();
-    const res = await t.request({ method: 'POST', url: ORDERS, token: u.token, headers: { 'idempotency-key': key, 'content-type': 'text/plain' }, payload: 'itemId=1' });
+    const res = await t.request({
+      method: 'POST',
+      url: ORDERS,
+      token: u.token,
+      headers: { 'idempotency-key': key, 'content-type': 'text/plain' },
+      payload: 'itemId=1',
+    });
     expect(res.status).toBe(415);
     expect(await countKeys(t, u.id)).toBe(0);
     expect((await postOrder(t, u, { itemId: 1, quantity: 1 }, key)).status).toBe(201);
@@ -130,7 +158,13 @@ describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
   it("when the body echoes the caller's own userId and read-only fields, then they are accepted; another user's id is 403", async () => {
     const u = await createUser(t, { status: 'active' });
     const other = await createUser(t, { status: 'active' });
-    const own = await postOrder(t, u, { itemId: 1, quantity: 1, userId: u.id, id: 5, createdAt: '1999-01-01T00:00:00.000Z' });
+    const own = await postOrder(t, u, {
+      itemId: 1,
+      quantity: 1,
+      userId: u.id,
+      id: 5,
+      createdAt: '1999-01-01T00:00:00.000Z',
+    });
     expect(own.status).toBe(201);
     expect(own.body.userId).toBe(u.id);
     expect(own.body.createdAt).not.toBe('1999-01-01T00:00:00.000Z');
@@ -152,7 +186,11 @@ describe.each(engines)('POST /api/v1/orders on %s', (engine) => {
 
   it('when GET carries an Idempotency-Key, then it is ignored', async () => {
     const u = await createUser(t, { status: 'active' });
-    const res = await t.request({ url: `/api/v1/users/${u.id}/orders`, token: u.token, headers: { 'idempotency-key': 'whatever' } });
+    const res = await t.request({
+      url: `/api/v1/users/${u.id}/orders`,
+      token: u.token,
+      headers: { 'idempotency-key': 'whatever' },
+    });
     expect(res.status).toBe(200);
   });
 });

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createIdempotencyRepository } from '../../../src/modules/idempotency/idempotency.repository.js';
-import { createIdempotencyService, DEFAULT_LOCK_TIMEOUT_MS } from '../../../src/modules/idempotency/idempotency.service.js';
+import {
+  createIdempotencyService,
+  DEFAULT_LOCK_TIMEOUT_MS,
+} from '../../../src/modules/idempotency/idempotency.service.js';
 import { requestFingerprint } from '../../../src/lib/request-fingerprint.js';
 import { createTestApp, engines } from '../../helpers/app.js';
 import { useTestApp } from '../../helpers/fixtures.js';
@@ -14,8 +17,14 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) 
   const t = useTestApp(engine, { env: { IDEMPOTENCY_TTL_SECONDS: String(TTL_SECONDS) } });
 
   /** The layer's own service, on the app's database and clock: stands in for another process holding a key. */
-  const otherProcess = () => createIdempotencyService({ repo: createIdempotencyRepository(t.storage.db), clock: t.clock, ttlSeconds: TTL_SECONDS });
-  const fingerprintOf = (body: unknown) => requestFingerprint({ method: 'POST', route: ORDERS, params: {}, query: {}, body });
+  const otherProcess = () =>
+    createIdempotencyService({
+      repo: createIdempotencyRepository(t.storage.db),
+      clock: t.clock,
+      ttlSeconds: TTL_SECONDS,
+    });
+  const fingerprintOf = (body: unknown) =>
+    requestFingerprint({ method: 'POST', route: ORDERS, params: {}, query: {}, body });
 
   it('when the same request is retried with the same key, then the stored 201, Location and body come back with Idempotent-Replayed and no second order', async () => {
     const u = await createUser(t, { status: 'active' });
@@ -59,7 +68,9 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) 
   it('when 50 requests with one key arrive at once, then exactly one order exists and every answer is 201 (the one result) or 409 with Retry-After', async () => {
     const u = await createUser(t, { status: 'active' });
     const key = randomUUID();
-    const responses = await Promise.all(Array.from({ length: 50 }, () => postOrder(t, u, { itemId: 77, quantity: 5 }, key)));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => postOrder(t, u, { itemId: 77, quantity: 5 }, key)),
+    );
     const statuses = new Set(responses.map((r) => r.status));
     expect([...statuses].every((s) => s === 201 || s === 409)).toBe(true);
     const created = responses.filter((r) => r.status === 201);
@@ -78,7 +89,9 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) 
 
   it('when 50 requests with 50 different keys arrive at once, then 50 orders are created', async () => {
     const u = await createUser(t, { status: 'active' });
-    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => postOrder(t, u, { itemId: i + 1, quantity: 1 })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => postOrder(t, u, { itemId: i + 1, quantity: 1 })),
+    );
     expect(responses.every((r) => r.status === 201)).toBe(true);
     expect(await countOrders(t, u.id)).toBe(50);
   });
@@ -87,7 +100,12 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) 
     const u = await createUser(t, { status: 'active' });
     const key = randomUUID();
     const body = { itemId: 11, quantity: 1 };
-    const held = await otherProcess().claim({ scope: `user:${u.id}`, key, userId: u.id, fingerprint: fingerprintOf(body) });
+    const held = await otherProcess().claim({
+      scope: `user:${u.id}`,
+      key,
+      userId: u.id,
+      fingerprint: fingerprintOf(body),
+    });
     expect(held.kind).toBe('claimed');
     const res = await postOrder(t, u, body, key);
     expect(res.status).toBe(409);
@@ -100,7 +118,12 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) 
     const u = await createUser(t, { status: 'active' });
     const key = randomUUID();
     const body = { itemId: 12, quantity: 2 };
-    const zombie = await otherProcess().claim({ scope: `user:${u.id}`, key, userId: u.id, fingerprint: fingerprintOf(body) });
+    const zombie = await otherProcess().claim({
+      scope: `user:${u.id}`,
+      key,
+      userId: u.id,
+      fingerprint: fingerprintOf(body),
+    });
     if (zombie.kind !== 'claimed') throw new Error('expected a claim');
     t.clock.advance(DEFAULT_LOCK_TIMEOUT_MS - 1000);
     expect((await postOrder(t, u, body, key)).status).toBe(409);
@@ -109,7 +132,9 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) 
     expect(res.status).toBe(201);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
     // The dead request, had it woken up, cannot store its result: its transaction (and its order) roll back.
-    const late = t.storage.db.transaction().execute((tx) => otherProcess().complete(zombie.claim, { status: 201, headers: {}, body: {} }, tx));
+    const late = t.storage.db
+      .transaction()
+      .execute((tx) => otherProcess().complete(zombie.claim, { status: 201, headers: {}, body: {} }, tx));
     await expect(late).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE' });
     expect((await postOrder(t, u, body, key)).body).toEqual(res.body);
     expect(await countOrders(t, u.id)).toBe(1);
@@ -143,12 +168,19 @@ describe.each(engines)('Idempotency-Key on POST /api/v1/orders on %s', (engine) 
 
   it('when the OpenAPI document is read, then createOrder declares the required Idempotency-Key header, 409, 422 and Idempotent-Replayed', () => {
     const op = (t.contract.doc.paths['/api/v1/orders'] as Record<string, Record<string, unknown>>).post!;
-    const params = op.parameters as Array<{ in: string; name: string; required?: boolean; schema: { maxLength: number } }>;
+    const params = op.parameters as Array<{
+      in: string;
+      name: string;
+      required?: boolean;
+      schema: { maxLength: number };
+    }>;
     const header = params.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
     expect(header).toMatchObject({ required: true, schema: { maxLength: 255 } });
     const responses = op.responses as Record<string, { headers?: Record<string, unknown> }>;
     expect(Object.keys(responses)).toEqual(expect.arrayContaining(['201', '400', '401', '409', '422']));
-    expect(Object.keys(responses['201']!.headers ?? {})).toEqual(expect.arrayContaining(['Location', 'Idempotent-Replayed']));
+    expect(Object.keys(responses['201']!.headers ?? {})).toEqual(
+      expect.arrayContaining(['Location', 'Idempotent-Replayed']),
+    );
     const list = (t.contract.doc.paths['/api/v1/users/{id}/orders'] as Record<string, Record<string, unknown>>).get!;
     expect(JSON.stringify(list.parameters)).not.toContain('idempotency-key');
   });
@@ -172,7 +204,11 @@ describe.each(engines)('Idempotency-Key across a restart on %s', (engine) => {
     // Stop the first instance (app and database handle) but keep its data.
     await first.app.close();
     await first.storage.close();
-    const second = await createTestApp(engine, { dataDir: first.config.dataDir, databaseUrl: first.config.databaseUrl ?? undefined, clock: first.clock });
+    const second = await createTestApp(engine, {
+      dataDir: first.config.dataDir,
+      databaseUrl: first.config.databaseUrl ?? undefined,
+      clock: first.clock,
+    });
     try {
       const replay = await postOrder(second, u, { itemId: 21, quantity: 3 }, key);
       expect(replay.status).toBe(201);

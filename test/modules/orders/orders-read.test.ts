@@ -51,7 +51,9 @@ describe.each(engines)('GET /api/v1/users/{id}/orders on %s', (engine) => {
       const b = await createUser(t, { status: 'active' });
       const admin = await createUser(t, { role: 'admin', status: 'active' });
       const [orderId] = await placeOrders(a, [[4, 2]]);
-      expect((await t.request({ url: `/api/v1/users/${b.id}/orders/${orderId}`, token: admin.token })).status).toBe(404);
+      expect((await t.request({ url: `/api/v1/users/${b.id}/orders/${orderId}`, token: admin.token })).status).toBe(
+        404,
+      );
       const own = await t.request({ url: `/api/v1/users/${a.id}/orders/${orderId}`, token: admin.token });
       expect(own.status).toBe(200);
       expect(own.body).toMatchObject({ id: orderId, userId: a.id, itemId: 4, quantity: 2 });
@@ -79,7 +81,11 @@ describe.each(engines)('GET /api/v1/users/{id}/orders on %s', (engine) => {
       const res = await t.request({ url: `/api/v1/users/${u.id}/orders/${id}`, token: u.token });
       expect(res.status).toBe(200);
       expect(res.headers['cache-control']).toMatch(/^private/);
-      const again = await t.request({ url: `/api/v1/users/${u.id}/orders/${id}`, token: u.token, headers: { 'if-none-match': String(res.headers.etag) } });
+      const again = await t.request({
+        url: `/api/v1/users/${u.id}/orders/${id}`,
+        token: u.token,
+        headers: { 'if-none-match': String(res.headers.etag) },
+      });
       expect(again.status).toBe(304);
     });
   });
@@ -87,11 +93,23 @@ describe.each(engines)('GET /api/v1/users/{id}/orders on %s', (engine) => {
   describe('pagination, sorting and filtering', () => {
     it('when paging, then totals, pages and the Link header are right', async () => {
       const u = await createUser(t, { status: 'active' });
-      const ids = await placeOrders(u, [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]]);
+      const ids = await placeOrders(u, [
+        [1, 1],
+        [2, 2],
+        [3, 3],
+        [4, 4],
+        [5, 5],
+      ]);
       const p1 = await t.request({ url: `/api/v1/users/${u.id}/orders?limit=2`, token: u.token });
       expect(p1.status).toBe(200);
       expect(p1.body.data.map((o: { id: number }) => o.id)).toEqual(ids.slice(0, 2));
-      expect(p1.body.pagination).toMatchObject({ page: 1, limit: 2, total: 5, totalPages: 3, nextCursor: expect.any(String) });
+      expect(p1.body.pagination).toMatchObject({
+        page: 1,
+        limit: 2,
+        total: 5,
+        totalPages: 3,
+        nextCursor: expect.any(String),
+      });
       expect(p1.headers.link).toContain(`</api/v1/users/${u.id}/orders?limit=2&page=2>; rel="next"`);
       expect(p1.headers.link).toContain('rel="first"');
       const p3 = await t.request({ url: `/api/v1/users/${u.id}/orders?limit=2&page=3`, token: u.token });
@@ -104,8 +122,13 @@ describe.each(engines)('GET /api/v1/users/{id}/orders on %s', (engine) => {
     it('when walking with cursors (sorted by quantity, descending), then every order comes exactly once, in order, unshifted by inserts', async () => {
       const u = await createUser(t, { status: 'active' });
       const quantities = [5, 3, 5, 1, 3, 5, 2, 4, 1, 5, 3];
-      const ids = await placeOrders(u, quantities.map((q, i) => [i + 1, q]));
-      const byQuantityDesc = ids.map((id, i) => ({ id, quantity: quantities[i]! })).sort((x, y) => y.quantity - x.quantity || y.id - x.id);
+      const ids = await placeOrders(
+        u,
+        quantities.map((q, i) => [i + 1, q]),
+      );
+      const byQuantityDesc = ids
+        .map((id, i) => ({ id, quantity: quantities[i]! }))
+        .sort((x, y) => y.quantity - x.quantity || y.id - x.id);
       const seen: number[] = [];
       let url: string | null = `/api/v1/users/${u.id}/orders?sort=quantity&order=desc&limit=3`;
       let pages = 0;
@@ -119,7 +142,9 @@ describe.each(engines)('GET /api/v1/users/{id}/orders on %s', (engine) => {
         pages += 1;
         const next: string | null = res.body.pagination.nextCursor;
         if (next) expect(res.headers.link).toContain('rel="next"');
-        url = next ? `/api/v1/users/${u.id}/orders?sort=quantity&order=desc&limit=3&cursor=${encodeURIComponent(next)}` : null;
+        url = next
+          ? `/api/v1/users/${u.id}/orders?sort=quantity&order=desc&limit=3&cursor=${encodeURIComponent(next)}`
+          : null;
       }
       expect(pages).toBe(4);
       expect(seen).toEqual(byQuantityDesc.map((o) => o.id));
@@ -127,7 +152,12 @@ describe.each(engines)('GET /api/v1/users/{id}/orders on %s', (engine) => {
 
     it('when filtering by itemId and sorting by itemId or createdAt, then only matching orders in that order', async () => {
       const u = await createUser(t, { status: 'active' });
-      const ids = await placeOrders(u, [[7, 1], [3, 1], [7, 2], [5, 1]]);
+      const ids = await placeOrders(u, [
+        [7, 1],
+        [3, 1],
+        [7, 2],
+        [5, 1],
+      ]);
       const filtered = await t.request({ url: `/api/v1/users/${u.id}/orders?itemId=7`, token: u.token });
       expect(filtered.body.data.map((o: { id: number }) => o.id)).toEqual([ids[0], ids[2]]);
       expect(filtered.body.pagination.total).toBe(2);
@@ -152,12 +182,23 @@ describe.each(engines)('GET /api/v1/users/{id}/orders on %s', (engine) => {
 
     it('when a cursor is tampered with, reused with another filter, or combined with page, then 400', async () => {
       const u = await createUser(t, { status: 'active' });
-      await placeOrders(u, [[1, 1], [1, 2], [2, 3]]);
+      await placeOrders(u, [
+        [1, 1],
+        [1, 2],
+        [2, 3],
+      ]);
       const p = await t.request({ url: `/api/v1/users/${u.id}/orders?limit=1`, token: u.token });
       const cursor: string = p.body.pagination.nextCursor;
       const [body, mac] = cursor.split('.');
-      const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), i: 0 })).toString('base64url');
-      for (const query of [`cursor=${forged}.${mac}`, `cursor=${encodeURIComponent(cursor)}&itemId=1`, `cursor=${encodeURIComponent(cursor)}&page=2`, 'cursor=garbage']) {
+      const forged = Buffer.from(
+        JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), i: 0 }),
+      ).toString('base64url');
+      for (const query of [
+        `cursor=${forged}.${mac}`,
+        `cursor=${encodeURIComponent(cursor)}&itemId=1`,
+        `cursor=${encodeURIComponent(cursor)}&page=2`,
+        'cursor=garbage',
+      ]) {
         const res = await t.request({ url: `/api/v1/users/${u.id}/orders?limit=1&${query}`, token: u.token });
         expect(res.status).toBe(400);
         expect(res.body.error.details[0].field).toBe('cursor');

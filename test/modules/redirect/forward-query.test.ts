@@ -25,10 +25,15 @@ describe.each(engines)('forward_query on %s', (engine) => {
   const t = useTestApp(engine);
 
   it('when a forward_query link is visited with campaign parameters, then they are appended before the fragment', async () => {
-    const link = await createLink(t, { original_url: 'https://example.com/landing?ref=ferry#pricing', forward_query: true });
+    const link = await createLink(t, {
+      original_url: 'https://example.com/landing?ref=ferry#pricing',
+      forward_query: true,
+    });
     const res = await visit(t, `${link.short_code}?utm_source=news&utm_campaign=spring%202027`);
     expect(res.status).toBe(302);
-    expect(res.headers.location).toBe('https://example.com/landing?ref=ferry&utm_source=news&utm_campaign=spring%202027#pricing');
+    expect(res.headers.location).toBe(
+      'https://example.com/landing?ref=ferry&utm_source=news&utm_campaign=spring%202027#pricing',
+    );
     expect((await visit(t, link.short_code)).headers.location).toBe('https://example.com/landing?ref=ferry#pricing');
   });
 

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { LinkCache, type RedirectTarget } from '../../../src/modules/redirect/link-cache.js';
 import { TestClock } from '../../helpers/app.js';
 
-const link = (id: number): RedirectTarget => ({ kind: 'link', id, code: `c${id}`, alias: null, url: `https://example.com/${id}`, expiresAt: null, rules: null });
+const link = (id: number): RedirectTarget => ({
+  kind: 'link',
+  id,
+  code: `c${id}`,
+  alias: null,
+  url: `https://example.com/${id}`,
+  expiresAt: null,
+  rules: null,
+});
 
 describe('redirect cache', () => {
   it('when it is full, then the least recently used entry is evicted', () => {

@@ -29,9 +29,11 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
 
-  const create = (payload: Record<string, unknown> = {}) => createLink(t, { original_url: 'https://example.com/fast?a=1', ...payload });
+  const create = (payload: Record<string, unknown> = {}) =>
+    createLink(t, { original_url: 'https://example.com/fast?a=1', ...payload });
   const overSocket = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { redirect: 'manual', ...init });
-  const metric = async (pattern: RegExp): Promise<number> => Number(pattern.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
+  const metric = async (pattern: RegExp): Promise<number> =>
+    Number(pattern.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
   const redirectsCounted = () => metric(/^ferry_redirect_duration_seconds_count\{status_code="302"\} (\d+)$/m);
   const fastPathCounted = () => metric(/^ferry_redirect_fast_path_total (\d+)$/m);
 
@@ -39,19 +41,33 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
     const link = await create();
     const [counted, fastCounted] = [await redirectsCounted(), await fastPathCounted()];
     // Through Fastify first (it also puts the link in the cache), then over the socket (the fast path).
-    const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1', headers: { 'user-agent': 'UA/1', referer: 'https://ref.example/p' } });
-    const fast = await overSocket(`/${link.short_code}`, { headers: { 'user-agent': 'UA/2', referer: 'https://ref.example/q', 'x-request-id': 'client-id-1' } });
+    const routed = await t.request({
+      url: `/${link.short_code}`,
+      remoteAddress: '127.0.0.1',
+      headers: { 'user-agent': 'UA/1', referer: 'https://ref.example/p' },
+    });
+    const fast = await overSocket(`/${link.short_code}`, {
+      headers: { 'user-agent': 'UA/2', referer: 'https://ref.example/q', 'x-request-id': 'client-id-1' },
+    });
     expect(fast.status).toBe(routed.status);
-    const names = (h: Iterable<[string, string]>) => [...h].map(([k]) => k.toLowerCase()).filter((k) => !['date', 'connection', 'keep-alive'].includes(k)).sort();
+    const names = (h: Iterable<[string, string]>) =>
+      [...h]
+        .map(([k]) => k.toLowerCase())
+        .filter((k) => !['date', 'connection', 'keep-alive'].includes(k))
+        .sort();
     expect(names(fast.headers)).toEqual(names(Object.entries(routed.headers).map(([k, v]) => [k, String(v)])));
-    for (const h of ['location', 'cache-control', 'ratelimit-policy', 'content-length']) expect(fast.headers.get(h)).toBe(String(routed.headers[h]));
+    for (const h of ['location', 'cache-control', 'ratelimit-policy', 'content-length'])
+      expect(fast.headers.get(h)).toBe(String(routed.headers[h]));
     expect(fast.headers.get('x-request-id')).toBe('client-id-1');
     // One counter for both paths: the route took the first of 5, the fast path the second.
     expect(routed.headers.ratelimit).toMatch(/^"redirect";r=4;t=\d+$/);
     expect(fast.headers.get('ratelimit')).toMatch(/^"redirect";r=3;t=\d+$/);
     expect(await fast.text()).toBe('');
     const clicks = await clickRecords(t, link.id);
-    expect(clicks.map((c) => [c.ip, c.user_agent, c.referrer])).toEqual([['127.0.0.1', 'UA/1', 'https://ref.example/p'], ['127.0.0.1', 'UA/2', 'https://ref.example/q']]);
+    expect(clicks.map((c) => [c.ip, c.user_agent, c.referrer])).toEqual([
+      ['127.0.0.1', 'UA/1', 'https://ref.example/p'],
+      ['127.0.0.1', 'UA/2', 'https://ref.example/q'],
+    ]);
     expect(await redirectsCounted()).toBe(counted + 2);
     expect(await fastPathCounted()).toBe(fastCounted + 1); // the socket's request did take the fast path
   });
@@ -77,106 +93,129 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
   });
 });
 
-describe.skipIf(missing.redis !== null).each(engines)(unless(missing.redis, 'redirect fast path with the limit in Redis, on %s'), (engine) => {
-  let t: TestApp;
-  let base: string;
-  let redis: Redis;
-  const prefix = `test-${randomUUID()}:`;
-  beforeAll(async () => {
-    redis = new Redis(process.env.TEST_REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    await new Promise((resolve) => redis.once('ready', resolve));
-    t = await createTestApp(engine, { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '3' }, deps: { rateLimitStore: { redis, keyPrefix: prefix }, ...steadyFeed } });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    await t.close();
-    await redis.del(`${prefix}ratelimit:redirect:ip:127.0.0.1`);
-    redis.disconnect();
-  });
-
-  it('when a cached link is visited over a socket, then the fast path answers on the shared count; past the limit the route answers 429, counted once, with no click', async () => {
-    const link = (await createLink(t, { original_url: 'https://example.com/shared' }));
-    const fastPathCounted = async () => Number(/^ferry_redirect_fast_path_total (\d+)$/m.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
-    const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1' }); // caches the link
-    expect(routed.status).toBe(302);
-    expect(routed.headers.ratelimit).toMatch(/^"redirect";r=2;t=\d+$/);
-    const fastBefore = await fastPathCounted();
-    const visit = () => fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
-    const [second, third] = [await visit(), await visit()];
-    expect([second.status, third.status]).toEqual([302, 302]);
-    expect([second.headers.get('ratelimit'), third.headers.get('ratelimit')].map((v) => v?.replace(/;t=\d+$/, ''))).toEqual(['"redirect";r=1', '"redirect";r=0']);
-    expect(second.headers.get('ratelimit-policy')).toBe('"redirect";q=3;w=60');
-    expect(second.headers.get('location')).toBe('https://example.com/shared');
-    expect(await fastPathCounted()).toBe(fastBefore + 2);
-
-    const limited = await visit();
-    expect(limited.status).toBe(429);
-    expect(limited.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
-    expect(limited.headers.get('ratelimit')).toMatch(/^"redirect";r=0;t=\d+$/);
-    expect(limited.headers.get('x-request-id')).toBeTruthy();
-    expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
-    expect(await fastPathCounted()).toBe(fastBefore + 2); // answered by the route
-    // The fast path counted it and handed its verdict to the route's hook, which did not count it again.
-    expect(await redis.get(`${prefix}ratelimit:redirect:ip:127.0.0.1`)).toBe('4');
-    await t.app.clickQueue.flush();
-    expect(await t.storage.db.selectFrom('clicks').select('id').where('link_id', '=', link.id).execute()).toHaveLength(3);
-  });
-});
-
-describe.runIf(scaleOut)(unless(missing.scaleOut, 'redirect fast path counting with its click in the Redis stream'), () => {
-  let t: TestApp;
-  let base: string;
-  let redis: Redis;
-  beforeAll(async () => {
-    t = await createTestApp('postgres', { env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '4', CLICK_WORKER_IN_PROCESS: 'false' }, deps: steadyFeed });
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    redis = testRedis();
-  });
-  afterAll(async () => {
-    await redis.quit();
-    await t.close();
-  });
-
-  it('when cached visits arrive over a socket, then each is counted and its click added in one script run; past the limit the route answers 429, counted once, with no entry', async () => {
-    const link = (await createLink(t, { original_url: 'https://example.com/counted' }));
-    const counter = `${t.redisPrefix}ratelimit:redirect:ip:127.0.0.1`;
-    const stream = clickStreamKeys(t.redisPrefix).stream;
-    // What this app sends Redis, as the server runs it: commands of its own (not those its scripts run) that name the counter or add to the stream.
-    const monitor = await redis.monitor();
-    const sent: string[][] = [];
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (source === 'lua') return;
-      if (args.includes(counter) || (/^xadd$/i.test(args[0] ?? '') && args.includes(stream))) sent.push(args);
+describe.skipIf(missing.redis !== null).each(engines)(
+  unless(missing.redis, 'redirect fast path with the limit in Redis, on %s'),
+  (engine) => {
+    let t: TestApp;
+    let base: string;
+    let redis: Redis;
+    const prefix = `test-${randomUUID()}:`;
+    beforeAll(async () => {
+      redis = new Redis(process.env.TEST_REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+      await new Promise((resolve) => redis.once('ready', resolve));
+      t = await createTestApp(engine, {
+        env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '3' },
+        deps: { rateLimitStore: { redis, keyPrefix: prefix }, ...steadyFeed },
+      });
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     });
-    const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1' }); // caches the link
-    expect(routed.headers.ratelimit).toMatch(/^"redirect";r=3;t=\d+$/);
-    const visit = () => fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
-    const together = await Promise.all([visit(), visit()]); // likely one turn: one script run for both
-    const third = await visit();
-    expect([...together, third].map((r) => r.status)).toEqual([302, 302, 302]);
-    expect([...together, third].map((r) => r.headers.get('ratelimit')?.replace(/;t=\d+$/, '')).sort()).toEqual(['"redirect";r=0', '"redirect";r=1', '"redirect";r=2']);
-    expect(third.headers.get('location')).toBe('https://example.com/counted');
+    afterAll(async () => {
+      await t.close();
+      await redis.del(`${prefix}ratelimit:redirect:ip:127.0.0.1`);
+      redis.disconnect();
+    });
 
-    const limited = await visit();
-    expect(limited.status).toBe(429);
-    expect(limited.headers.get('ratelimit')).toMatch(/^"redirect";r=0;t=\d+$/);
-    expect(limited.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
-    expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
-    monitor.disconnect();
-    // Every count was a script run, the fast path's four each with its click's append (the route's first
-    // counts in its hook, and its click is appended after the answer's handler): no separate INCRBY or XADD.
-    expect(sent.map((args) => args[0]!.toLowerCase()).every((c) => c === 'evalsha' || c === 'eval')).toBe(true);
-    expect(sent.filter((args) => args.includes(counter) && args.includes(stream)).length).toBeGreaterThanOrEqual(3);
-    // Counted once each (the route's first, three fast, the one past the limit); its window expires.
-    expect(await redis.get(counter)).toBe('5');
-    expect(await redis.pttl(counter)).toBeGreaterThan(0);
-    // Answered visits are entries of the stream already; the one past the limit is not.
-    const entries = (await redis.xrange(clickStreamKeys(t.redisPrefix).stream, '-', '+')) as Array<[string, string[]]>;
-    expect(entries.map(([, fields]) => decodeClick(fields)).filter((c) => c?.linkId === link.id)).toHaveLength(4);
-  });
-});
+    it('when a cached link is visited over a socket, then the fast path answers on the shared count; past the limit the route answers 429, counted once, with no click', async () => {
+      const link = await createLink(t, { original_url: 'https://example.com/shared' });
+      const fastPathCounted = async () =>
+        Number(/^ferry_redirect_fast_path_total (\d+)$/m.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
+      const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1' }); // caches the link
+      expect(routed.status).toBe(302);
+      expect(routed.headers.ratelimit).toMatch(/^"redirect";r=2;t=\d+$/);
+      const fastBefore = await fastPathCounted();
+      const visit = () => fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
+      const [second, third] = [await visit(), await visit()];
+      expect([second.status, third.status]).toEqual([302, 302]);
+      expect(
+        [second.headers.get('ratelimit'), third.headers.get('ratelimit')].map((v) => v?.replace(/;t=\d+$/, '')),
+      ).toEqual(['"redirect";r=1', '"redirect";r=0']);
+      expect(second.headers.get('ratelimit-policy')).toBe('"redirect";q=3;w=60');
+      expect(second.headers.get('location')).toBe('https://example.com/shared');
+      expect(await fastPathCounted()).toBe(fastBefore + 2);
+
+      const limited = await visit();
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+      expect(limited.headers.get('ratelimit')).toMatch(/^"redirect";r=0;t=\d+$/);
+      expect(limited.headers.get('x-request-id')).toBeTruthy();
+      expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+      expect(await fastPathCounted()).toBe(fastBefore + 2); // answered by the route
+      // The fast path counted it and handed its verdict to the route's hook, which did not count it again.
+      expect(await redis.get(`${prefix}ratelimit:redirect:ip:127.0.0.1`)).toBe('4');
+      await t.app.clickQueue.flush();
+      expect(
+        await t.storage.db.selectFrom('clicks').select('id').where('link_id', '=', link.id).execute(),
+      ).toHaveLength(3);
+    });
+  },
+);
+
+describe.runIf(scaleOut)(
+  unless(missing.scaleOut, 'redirect fast path counting with its click in the Redis stream'),
+  () => {
+    let t: TestApp;
+    let base: string;
+    let redis: Redis;
+    beforeAll(async () => {
+      t = await createTestApp('postgres', {
+        env: { REDIRECT_RATE_LIMIT_PER_MINUTE: '4', CLICK_WORKER_IN_PROCESS: 'false' },
+        deps: steadyFeed,
+      });
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      redis = testRedis();
+    });
+    afterAll(async () => {
+      await redis.quit();
+      await t.close();
+    });
+
+    it('when cached visits arrive over a socket, then each is counted and its click added in one script run; past the limit the route answers 429, counted once, with no entry', async () => {
+      const link = await createLink(t, { original_url: 'https://example.com/counted' });
+      const counter = `${t.redisPrefix}ratelimit:redirect:ip:127.0.0.1`;
+      const stream = clickStreamKeys(t.redisPrefix).stream;
+      // What this app sends Redis, as the server runs it: commands of its own (not those its scripts run) that name the counter or add to the stream.
+      const monitor = await redis.monitor();
+      const sent: string[][] = [];
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source === 'lua') return;
+        if (args.includes(counter) || (/^xadd$/i.test(args[0] ?? '') && args.includes(stream))) sent.push(args);
+      });
+      const routed = await t.request({ url: `/${link.short_code}`, remoteAddress: '127.0.0.1' }); // caches the link
+      expect(routed.headers.ratelimit).toMatch(/^"redirect";r=3;t=\d+$/);
+      const visit = () => fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
+      const together = await Promise.all([visit(), visit()]); // likely one turn: one script run for both
+      const third = await visit();
+      expect([...together, third].map((r) => r.status)).toEqual([302, 302, 302]);
+      expect([...together, third].map((r) => r.headers.get('ratelimit')?.replace(/;t=\d+$/, '')).sort()).toEqual([
+        '"redirect";r=0',
+        '"redirect";r=1',
+        '"redirect";r=2',
+      ]);
+      expect(third.headers.get('location')).toBe('https://example.com/counted');
+
+      const limited = await visit();
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('ratelimit')).toMatch(/^"redirect";r=0;t=\d+$/);
+      expect(limited.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+      expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+      monitor.disconnect();
+      // Every count was a script run, the fast path's four each with its click's append (the route's first
+      // counts in its hook, and its click is appended after the answer's handler): no separate INCRBY or XADD.
+      expect(sent.map((args) => args[0]!.toLowerCase()).every((c) => c === 'evalsha' || c === 'eval')).toBe(true);
+      expect(sent.filter((args) => args.includes(counter) && args.includes(stream)).length).toBeGreaterThanOrEqual(3);
+      // Counted once each (the route's first, three fast, the one past the limit); its window expires.
+      expect(await redis.get(counter)).toBe('5');
+      expect(await redis.pttl(counter)).toBeGreaterThan(0);
+      // Answered visits are entries of the stream already; the one past the limit is not.
+      const entries = (await redis.xrange(clickStreamKeys(t.redisPrefix).stream, '-', '+')) as Array<
+        [string, string[]]
+      >;
+      expect(entries.map(([, fields]) => decodeClick(fields)).filter((c) => c?.linkId === link.id)).toHaveLength(4);
+    });
+  },
+);
 
 describe.each(engines)('redirect answers the fast path leaves to the route, on %s', (engine) => {
   it('when the code is unknown, expired, carries a query string, or a proxy is trusted, then the route answers over the socket', async () => {
@@ -184,14 +223,22 @@ describe.each(engines)('redirect answers the fast path leaves to the route, on %
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-      const link = (await createLink(t, { original_url: 'https://example.com/p' }));
+      const link = await createLink(t, { original_url: 'https://example.com/p' });
       await t.request({ url: `/${link.short_code}` }); // cached
-      const res = await fetch(`${base}/${link.short_code}?utm=1`, { redirect: 'manual', headers: { 'x-forwarded-for': '203.0.113.9' } });
+      const res = await fetch(`${base}/${link.short_code}?utm=1`, {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': '203.0.113.9' },
+      });
       expect(res.status).toBe(302);
-      const forwarded = await fetch(`${base}/${link.short_code}`, { redirect: 'manual', headers: { 'x-forwarded-for': '203.0.113.7' } });
+      const forwarded = await fetch(`${base}/${link.short_code}`, {
+        redirect: 'manual',
+        headers: { 'x-forwarded-for': '203.0.113.7' },
+      });
       expect(forwarded.status).toBe(302);
       await t.app.clickQueue.flush();
-      const ips = (await t.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).orderBy('id').execute()).map((r) => r.ip);
+      const ips = (
+        await t.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).orderBy('id').execute()
+      ).map((r) => r.ip);
       expect(ips).toEqual(['127.0.0.1', '203.0.113.9', '203.0.113.7']);
       const unknown = await fetch(`${base}/zzzzzzz9`, { redirect: 'manual' });
       expect(unknown.status).toBe(404);
@@ -206,11 +253,17 @@ describe.each(engines)('redirect answers the fast path leaves to the route, on %
 describe.each(engines)('redirect fast path under overload on %s', (engine) => {
   it('when the overload guard sheds, then a cached link visited over a socket is shed too (503), not redirected', async () => {
     // A heap bound no process meets; the guard arms two samples (2 s) after start: time to create and cache a link.
-    const t = await createTestApp(engine, { env: { OVERLOAD_MAX_HEAP_BYTES: String(1024 * 1024), OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0', OVERLOAD_SAMPLE_INTERVAL_MS: '1000' } });
+    const t = await createTestApp(engine, {
+      env: {
+        OVERLOAD_MAX_HEAP_BYTES: String(1024 * 1024),
+        OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+        OVERLOAD_SAMPLE_INTERVAL_MS: '1000',
+      },
+    });
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-      const link = (await createLink(t, { original_url: 'https://example.com/o' }));
+      const link = await createLink(t, { original_url: 'https://example.com/o' });
       expect((await fetch(`${base}/${link.short_code}`, { redirect: 'manual' })).status).toBe(302);
       let res = await fetch(`${base}/${link.short_code}`, { redirect: 'manual' });
       for (let i = 0; i < 100 && res.status === 302; i += 1) {

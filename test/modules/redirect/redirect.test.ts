@@ -16,7 +16,6 @@ const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,im
 describe.each(engines)('redirect GET /{code} on %s', (engine) => {
   const t = useTestApp(engine, { env: { CORS_ORIGINS: '*' } });
 
-
   it('when a code is visited, then 302 to exactly the stored URL with Cache-Control private, no-store, and no body', async () => {
     const url = "https://example.com/a/b?q=%20x&y=|^~'()*!$,;=:@";
     const link = await createLink(t, { original_url: url });
@@ -32,10 +31,20 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
 
   it('when a code is visited, then one click is recorded with time, ip, user agent and referrer', async () => {
     const link = await createLink(t);
-    await t.request({ url: `/${link.short_code}`, headers: { 'user-agent': 'UA/1.0', referer: 'https://news.example/item?id=1' } });
+    await t.request({
+      url: `/${link.short_code}`,
+      headers: { 'user-agent': 'UA/1.0', referer: 'https://news.example/item?id=1' },
+    });
     const clicks = await clickRecords(t, link.id);
     expect(clicks).toEqual([
-      expect.objectContaining({ link_id: link.id, short_code: link.short_code, clicked_at: t.clock.now(), ip: '127.0.0.1', user_agent: 'UA/1.0', referrer: 'https://news.example/item?id=1' }),
+      expect.objectContaining({
+        link_id: link.id,
+        short_code: link.short_code,
+        clicked_at: t.clock.now(),
+        ip: '127.0.0.1',
+        user_agent: 'UA/1.0',
+        referrer: 'https://news.example/item?id=1',
+      }),
     ]);
   });
 
@@ -60,7 +69,10 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
     expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(html.text).toMatch(/<title>Link not found<\/title>/);
     expect(html.headers['content-security-policy']).toContain("default-src 'none'");
-    const jsonPreferred = await t.request({ url: '/nOsUch12', headers: { accept: 'text/html;q=0.5, application/json' } });
+    const jsonPreferred = await t.request({
+      url: '/nOsUch12',
+      headers: { accept: 'text/html;q=0.5, application/json' },
+    });
     expect(jsonPreferred.headers['content-type']).toMatch(/^application\/json/);
   });
 
@@ -76,7 +88,9 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
     const admin = await createUser(t, { role: 'admin', status: 'active' });
     const link = await createLink(t);
     expect((await t.request({ url: `/${link.short_code}` })).status).toBe(302);
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status).toBe(204);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: admin.token })).status,
+    ).toBe(204);
     expect((await t.request({ url: `/${link.short_code}` })).status).toBe(404);
   });
 
@@ -88,14 +102,17 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
     expect(res.headers.location).toBe('https://example.com/later');
   });
 
-
   // Every change to a link goes through this process's cache on the embedded database (one process per file),
   // so a warm cache stays warm; a shared database may be changed by other instances, so entries are re-read.
   it('when a cached link is older than the cross-instance TTL, then SQLite still serves it from memory; PostgreSQL reads it again', async () => {
     const link = await createLink(t, { original_url: 'https://example.com/before' });
     expect((await t.request({ url: `/${link.short_code}` })).headers.location).toBe('https://example.com/before');
     // Behind the app's back, as another instance sharing the database would do it.
-    await t.storage.db.updateTable('links').set({ original_url: 'https://example.com/after' }).where('id', '=', link.id).execute();
+    await t.storage.db
+      .updateTable('links')
+      .set({ original_url: 'https://example.com/after' })
+      .where('id', '=', link.id)
+      .execute();
     t.clock.advance(DEFAULT_LINK_CACHE.positiveTtlMs + 1);
     const expected = engine === 'sqlite' ? 'https://example.com/before' : 'https://example.com/after';
     expect((await t.request({ url: `/${link.short_code}` })).headers.location).toBe(expected);
@@ -119,22 +136,43 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
   });
 
   it('when the sweep runs, then expired links are removed, their codes answer 410 and are never issued again', async () => {
-    const link = await createLink(t, { short_code: 'Swept1', expires_at: new Date(t.clock.now() + 1000).toISOString() });
+    const link = await createLink(t, {
+      short_code: 'Swept1',
+      expires_at: new Date(t.clock.now() + 1000).toISOString(),
+    });
     const keep = await createLink(t, { expires_at: new Date(t.clock.now() + 86_400_000).toISOString() });
     t.clock.advance(1000);
     const paginator = new Paginator(createHash('sha256').update('x').digest());
     const sweeper = createLinksService({
-      links: createLinksRepository(t.storage, paginator), users: createUsersRepository(t.storage.db, paginator), dialect: t.storage.dialect,
-      clock: t.clock, paginator, cache: new LinkCache(t.clock), publicBaseUrl: t.config.publicBaseUrl, passwords: createPasswordHasher(10),
+      links: createLinksRepository(t.storage, paginator),
+      users: createUsersRepository(t.storage.db, paginator),
+      dialect: t.storage.dialect,
+      clock: t.clock,
+      paginator,
+      cache: new LinkCache(t.clock),
+      publicBaseUrl: t.config.publicBaseUrl,
+      passwords: createPasswordHasher(10),
     });
     expect(await sweeper.sweepExpired()).toBeGreaterThanOrEqual(1);
-    expect(await t.storage.db.selectFrom('links').select('id').where('id', '=', link.id).executeTakeFirst()).toBeUndefined();
-    expect(await t.storage.db.selectFrom('links').select('id').where('id', '=', keep.id).executeTakeFirst()).toBeDefined();
-    const tombstone = await t.storage.db.selectFrom('link_codes').selectAll().where('code', '=', 'Swept1').executeTakeFirstOrThrow();
+    expect(
+      await t.storage.db.selectFrom('links').select('id').where('id', '=', link.id).executeTakeFirst(),
+    ).toBeUndefined();
+    expect(
+      await t.storage.db.selectFrom('links').select('id').where('id', '=', keep.id).executeTakeFirst(),
+    ).toBeDefined();
+    const tombstone = await t.storage.db
+      .selectFrom('link_codes')
+      .selectAll()
+      .where('code', '=', 'Swept1')
+      .executeTakeFirstOrThrow();
     expect(tombstone.retired_reason).toBe('expired');
     t.clock.advance(60_000); // past any cache entry's lifetime: the answer comes from the tombstone
     expect((await t.request({ url: '/Swept1' })).status).toBe(410);
-    const reuse = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://evil.example', short_code: 'Swept1' } });
+    const reuse = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      payload: { original_url: 'https://evil.example', short_code: 'Swept1' },
+    });
     expect(reuse.status).toBe(409);
   });
 
@@ -154,7 +192,9 @@ describe.each(engines)('redirect GET /{code} on %s', (engine) => {
   });
 
   it('when the served OpenAPI document is read, then it declares the redirect with Location, 404 and 410', async () => {
-    const op = t.contract.doc.paths['/{code}']?.get as unknown as { responses: Record<string, { headers?: object; content?: object }> };
+    const op = t.contract.doc.paths['/{code}']?.get as unknown as {
+      responses: Record<string, { headers?: object; content?: object }>;
+    };
     expect(op.responses['302']?.headers).toHaveProperty('Location');
     expect(op.responses['404']?.content).toHaveProperty(['text/html']);
     expect(op.responses['410']?.content).toHaveProperty(['application/json']);
@@ -165,7 +205,11 @@ describe.each(engines)('redirect configuration on %s', (engine) => {
   it.each(['301', '307', '308'])('when REDIRECT_STATUS=%s, then the redirect uses it', async (status) => {
     const t = await createTestApp(engine, { env: { REDIRECT_STATUS: status } });
     try {
-      const link = await t.request({ method: 'POST', url: '/api/v1/links', payload: { original_url: 'https://example.com/s' } });
+      const link = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        payload: { original_url: 'https://example.com/s' },
+      });
       const res = await t.request({ url: `/${link.body.short_code}` });
       expect(res.status).toBe(Number(status));
       expect(res.headers.location).toBe('https://example.com/s');
@@ -178,12 +222,17 @@ describe.each(engines)('redirect configuration on %s', (engine) => {
     const trusting = await createTestApp(engine, { env: { TRUST_PROXY: 'true' } });
     const plain = await createTestApp(engine);
     try {
-      for (const [t, expected] of [[trusting, '203.0.113.7'], [plain, '127.0.0.1']] as const) {
-        const link = (await createLink(t, { original_url: 'https://example.com/p' }));
+      for (const [t, expected] of [
+        [trusting, '203.0.113.7'],
+        [plain, '127.0.0.1'],
+      ] as const) {
+        const link = await createLink(t, { original_url: 'https://example.com/p' });
         await t.request({ url: `/${link.short_code}`, headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.1' } });
         await t.request({ url: `/${link.short_code}`, headers: { 'x-forwarded-for': 'x'.repeat(100) } });
         await t.app.clickQueue.flush();
-        const ips = (await t.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).orderBy('id').execute()).map((r) => r.ip);
+        const ips = (
+          await t.storage.db.selectFrom('clicks').select('ip').where('link_id', '=', link.id).orderBy('id').execute()
+        ).map((r) => r.ip);
         expect(ips[0]).toBe(expected);
         expect(ips[1]!.length).toBeLessThanOrEqual(45);
       }
@@ -204,9 +253,14 @@ describe('redirect context seam', () => {
     const app = Fastify();
     for (const schema of sharedSchemas) app.addSchema(schema);
     const module = createRedirectModule({
-      config: t.config, storage: t.storage, clock: t.clock, passwords: createPasswordHasher(10), clicks: t.app.clickQueue,
+      config: t.config,
+      storage: t.storage,
+      clock: t.clock,
+      passwords: createPasswordHasher(10),
+      clicks: t.app.clickQueue,
       passwordAttempts: createMemoryAttemptLimiter({ max: 10, windowMs: 60_000, clock: t.clock }),
-      limiter: new LocalIpLimiter('redirect', 100), metrics: { observeFastRedirect: () => undefined },
+      limiter: new LocalIpLimiter('redirect', 100),
+      metrics: { observeFastRedirect: () => undefined },
     });
     try {
       const link = await createLink(t, { original_url: 'https://example.com/seam' });

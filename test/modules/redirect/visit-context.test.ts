@@ -9,7 +9,11 @@ import { clickRecords, createLink } from '../links/links.helpers.js';
 describe('a visit context', () => {
   it('when its facts are read twice, then each is worked out once, on its first read', () => {
     const country = vi.fn(() => 'DE');
-    const context = visitContexts(country)('203.0.113.7', { 'user-agent': UA.chromeWindows, 'accept-language': 'de' }, true);
+    const context = visitContexts(country)(
+      '203.0.113.7',
+      { 'user-agent': UA.chromeWindows, 'accept-language': 'de' },
+      true,
+    );
     expect(country).not.toHaveBeenCalled();
     expect(context.agentIfDescribed).toBeNull();
     const agent = context.agent;
@@ -35,8 +39,24 @@ describe('a visit context', () => {
   });
 
   it('when a click carries the description of its user agent, then the writer takes it as it is', () => {
-    const described = { linkId: 1, shortCode: 'a', clickedAt: 0, ip: null, userAgent: UA.chromeWindows, referrer: null, device: 'mobile' as const, browser: 'Described', os: null };
-    expect(clickFacts(described)).toEqual({ isBot: false, browser: 'Described', os: null, device: 'mobile', country: null });
+    const described = {
+      linkId: 1,
+      shortCode: 'a',
+      clickedAt: 0,
+      ip: null,
+      userAgent: UA.chromeWindows,
+      referrer: null,
+      device: 'mobile' as const,
+      browser: 'Described',
+      os: null,
+    };
+    expect(clickFacts(described)).toEqual({
+      isBot: false,
+      browser: 'Described',
+      os: null,
+      device: 'mobile',
+      country: null,
+    });
     expect(clickFacts({ ...described, device: 'bot' })).toMatchObject({ isBot: true, device: 'bot' });
     const { device: _d, browser: _b, os: _o, ...bare } = described;
     expect(clickFacts(bare)).toMatchObject({ isBot: false, browser: 'Chrome', os: 'Windows', device: 'desktop' });
@@ -52,11 +72,15 @@ describe.each(engines)('the visit context of a redirect on %s', (engine) => {
     const enqueue = vi.spyOn(t.app.clickQueue, 'enqueue');
     try {
       await t.request({ url: `/${link.short_code}`, headers: { 'user-agent': UA.safariIphone } });
-      expect(enqueue).toHaveBeenCalledWith(expect.objectContaining({ device: 'mobile', browser: 'Mobile Safari', os: 'iOS' }));
+      expect(enqueue).toHaveBeenCalledWith(
+        expect.objectContaining({ device: 'mobile', browser: 'Mobile Safari', os: 'iOS' }),
+      );
     } finally {
       enqueue.mockRestore();
     }
-    expect(await clickRecords(t, link.id)).toEqual([expect.objectContaining({ device: 'mobile', browser: 'Mobile Safari', os: 'iOS' })]);
+    expect(await clickRecords(t, link.id)).toEqual([
+      expect.objectContaining({ device: 'mobile', browser: 'Mobile Safari', os: 'iOS' }),
+    ]);
   });
 
   it('when nothing at the visit asked about the user agent, then the click leaves it to the writer, which describes it once', async () => {
@@ -68,6 +92,8 @@ describe.each(engines)('the visit context of a redirect on %s', (engine) => {
     } finally {
       enqueue.mockRestore();
     }
-    expect(await clickRecords(t, link.id)).toEqual([expect.objectContaining({ device: 'desktop', browser: 'Chrome', os: 'Windows' })]);
+    expect(await clickRecords(t, link.id)).toEqual([
+      expect.objectContaining({ device: 'desktop', browser: 'Chrome', os: 'Windows' }),
+    ]);
   });
 });

@@ -23,7 +23,11 @@ describe.each(engines)('login timing on %s', (engine) => {
 
   async function timeLogin(username: string): Promise<number> {
     const start = performance.now();
-    const res = await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username, password: 'wrong-password-here' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/tokens',
+      payload: { username, password: 'wrong-password-here' },
+    });
     const ms = performance.now() - start;
     expect(res.status).toBe(401);
     return ms;
@@ -41,11 +45,14 @@ describe.each(engines)('login timing on %s', (engine) => {
     }
     const ratio = median(missing) / median(existing);
     expect(median(existing)).toBeGreaterThan(5); // a real slow hash was run
-    expect(ratio, `median existing ${median(existing).toFixed(1)} ms, missing ${median(missing).toFixed(1)} ms`).toBeGreaterThan(0.5);
+    expect(
+      ratio,
+      `median existing ${median(existing).toFixed(1)} ms, missing ${median(missing).toFixed(1)} ms`,
+    ).toBeGreaterThan(0.5);
     expect(ratio).toBeLessThan(2);
   });
 
-  it('when a user\'s hash has an older cost (PASSWORD_HASH_COST was raised), then a wrong password takes about as long as an unknown user', async () => {
+  it("when a user's hash has an older cost (PASSWORD_HASH_COST was raised), then a wrong password takes about as long as an unknown user", async () => {
     const old = await createUser(t);
     const cheap = await createPasswordHasher(12).hash('some-old-password');
     await t.storage.db.updateTable('users').set({ password_hash: cheap }).where('id', '=', old.id).execute();
@@ -57,7 +64,10 @@ describe.each(engines)('login timing on %s', (engine) => {
       missing.push(await timeLogin(`ghost_old_${i}_${Math.random().toString(36).slice(2, 8)}`));
     }
     const ratio = median(missing) / median(outdated);
-    expect(ratio, `median outdated ${median(outdated).toFixed(1)} ms, missing ${median(missing).toFixed(1)} ms`).toBeGreaterThan(0.5);
+    expect(
+      ratio,
+      `median outdated ${median(outdated).toFixed(1)} ms, missing ${median(missing).toFixed(1)} ms`,
+    ).toBeGreaterThan(0.5);
     expect(ratio).toBeLessThan(2);
   });
 });

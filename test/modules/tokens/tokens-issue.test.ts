@@ -12,7 +12,8 @@ const TTL = 900;
 describe.each(engines)('token issuance on %s', (engine) => {
   const t = useTestApp(engine, { env: { TOKEN_TTL_SECONDS: String(TTL) } });
 
-  const issue = (username: string, password: string) => t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username, password } });
+  const issue = (username: string, password: string) =>
+    t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username, password } });
 
   it('when the credentials are right, then 201 with Location /api/v1/tokens/{jti} and the token body', async () => {
     const u = await createUser(t);
@@ -61,7 +62,12 @@ describe.each(engines)('token issuance on %s', (engine) => {
       expectEnvelope(res, 401, 'UNAUTHENTICATED');
       expect(res.headers.location).toBeUndefined();
     }
-    const strip = (r: typeof wrong) => ({ status: r.status, error: r.body.error, www: r.headers['www-authenticate'], type: r.headers['content-type'] });
+    const strip = (r: typeof wrong) => ({
+      status: r.status,
+      error: r.body.error,
+      www: r.headers['www-authenticate'],
+      type: r.headers['content-type'],
+    });
     expect(strip(missing)).toEqual(strip(wrong));
     expect(strip(wrongCase)).toEqual(strip(wrong));
     expect(wrong.headers['www-authenticate']).toMatch(/^Bearer/);
@@ -85,9 +91,27 @@ describe.each(engines)('token issuance on %s', (engine) => {
   it('when the body is invalid, then 400 naming the fields and no token row and no user change', async () => {
     const tokens = await countRows(t, 'tokens');
     const users = await usersFingerprint(t);
-    expect(expectEnvelope(await t.request({ method: 'POST', url: '/api/v1/tokens', payload: {} }), 400, 'VALIDATION_ERROR')).toEqual(['password', 'username']);
-    expect(expectEnvelope(await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: 'a', password: 'b', grant_type: 'password' } }), 400, 'VALIDATION_ERROR')).toEqual(['grant_type']);
-    expect(expectEnvelope(await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: 1, password: ['x'] } }), 400, 'VALIDATION_ERROR')).toEqual(['password', 'username']);
+    expect(
+      expectEnvelope(await t.request({ method: 'POST', url: '/api/v1/tokens', payload: {} }), 400, 'VALIDATION_ERROR'),
+    ).toEqual(['password', 'username']);
+    expect(
+      expectEnvelope(
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/tokens',
+          payload: { username: 'a', password: 'b', grant_type: 'password' },
+        }),
+        400,
+        'VALIDATION_ERROR',
+      ),
+    ).toEqual(['grant_type']);
+    expect(
+      expectEnvelope(
+        await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: 1, password: ['x'] } }),
+        400,
+        'VALIDATION_ERROR',
+      ),
+    ).toEqual(['password', 'username']);
     expect(await countRows(t, 'tokens')).toBe(tokens);
     expect(await usersFingerprint(t)).toBe(users);
   });

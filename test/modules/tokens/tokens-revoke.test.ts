@@ -27,7 +27,11 @@ describe.each(engines)('token revocation on %s', (engine) => {
 
   it('when the Location of a new token is used for DELETE, then it revokes that token', async () => {
     const u = await createUser(t);
-    const issued = await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: u.username, password: u.password } });
+    const issued = await t.request({
+      method: 'POST',
+      url: '/api/v1/tokens',
+      payload: { username: u.username, password: u.password },
+    });
     const del = await t.request({ method: 'DELETE', url: String(issued.headers.location), token: u.token });
     expect(del.status).toBe(204);
     expect((await me(issued.body.accessToken)).status).toBe(401);

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
-import { createTestApp, engines, freshPostgresDatabase, type Engine, type TestApp, type TestAppOptions } from '../../helpers/app.js';
+import {
+  createTestApp,
+  engines,
+  freshPostgresDatabase,
+  type Engine,
+  type TestApp,
+  type TestAppOptions,
+} from '../../helpers/app.js';
 import { createUser, login } from '../../helpers/factories.js';
 import { unless } from '../../helpers/skip.js';
 
@@ -26,12 +33,16 @@ describe.each(engines)('identity at start-up on %s', (engine: Engine) => {
     cleanups.push(db.drop);
     return { dataDir, databaseUrl: db.url };
   }
-  async function start(data: Pick<TestAppOptions, 'dataDir' | 'databaseUrl'>, env: Record<string, string> = {}): Promise<TestApp> {
+  async function start(
+    data: Pick<TestAppOptions, 'dataDir' | 'databaseUrl'>,
+    env: Record<string, string> = {},
+  ): Promise<TestApp> {
     const t = await createTestApp(engine, { ...data, env });
     cleanups.push(() => t.close());
     return t;
   }
-  const admins = async (t: TestApp) => t.storage.db.selectFrom('users').selectAll().where('role', '=', 'admin').execute();
+  const admins = async (t: TestApp) =>
+    t.storage.db.selectFrom('users').selectAll().where('role', '=', 'admin').execute();
 
   it('when JWT_SECRET is unset, then a 32-byte secret is generated into DATA_DIR (0600) and a token survives a restart', async () => {
     const data = await sharedData();
@@ -83,7 +94,11 @@ describe.each(engines)('identity at start-up on %s', (engine: Engine) => {
     const data = await sharedData();
     const env = { ADMIN_USERNAME: 'boss', ADMIN_PASSWORD: 'boss-password-1' };
     const first = await start(data, env);
-    await first.storage.db.updateTable('users').set({ status: 'suspended' }).where('username_lower', '=', 'boss').execute();
+    await first.storage.db
+      .updateTable('users')
+      .set({ status: 'suspended' })
+      .where('username_lower', '=', 'boss')
+      .execute();
     await first.close();
     const second = await start(data, env);
     const rows = await admins(second);
@@ -93,26 +108,46 @@ describe.each(engines)('identity at start-up on %s', (engine: Engine) => {
 
   // Several instances are a PostgreSQL deployment (SPEC §11 scale-out); SQLite is the single-instance embedded
   // default, where Kysely's migrator takes no lock (see the report on the tests branch).
-  it.runIf(engine === 'postgres')(unless(engine === 'postgres' ? null : 'PostgreSQL only (two instances on one database)', 'when two instances start at once on the same database, then there is exactly one admin'), async () => {
-    const data = await sharedData();
-    const env = { ADMIN_USERNAME: 'twin', ADMIN_PASSWORD: 'twin-password-1' };
-    const [a, b] = await Promise.all([start(data, env), start(data, env)]);
-    for (const t of [a, b]) {
-      const rows = await admins(t);
-      expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ username: 'twin', status: 'active' });
-    }
-    expect((await a.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: 'twin', password: 'twin-password-1' } })).status).toBe(201);
-  });
+  it.runIf(engine === 'postgres')(
+    unless(
+      engine === 'postgres' ? null : 'PostgreSQL only (two instances on one database)',
+      'when two instances start at once on the same database, then there is exactly one admin',
+    ),
+    async () => {
+      const data = await sharedData();
+      const env = { ADMIN_USERNAME: 'twin', ADMIN_PASSWORD: 'twin-password-1' };
+      const [a, b] = await Promise.all([start(data, env), start(data, env)]);
+      for (const t of [a, b]) {
+        const rows = await admins(t);
+        expect(rows).toHaveLength(1);
+        expect(rows[0]).toMatchObject({ username: 'twin', status: 'active' });
+      }
+      expect(
+        (
+          await a.request({
+            method: 'POST',
+            url: '/api/v1/tokens',
+            payload: { username: 'twin', password: 'twin-password-1' },
+          })
+        ).status,
+      ).toBe(201);
+    },
+  );
 
   it('when ADMIN_USERNAME names an existing ordinary account, then start-up refuses instead of promoting it', async () => {
     const data = await sharedData();
     const first = await start(data);
     const squatter = await createUser(first);
     await first.close();
-    await expect(createTestApp(engine, { ...data, env: { ADMIN_USERNAME: squatter.username, ADMIN_PASSWORD: 'some-password-1' } })).rejects.toThrow(/not an admin/);
+    await expect(
+      createTestApp(engine, { ...data, env: { ADMIN_USERNAME: squatter.username, ADMIN_PASSWORD: 'some-password-1' } }),
+    ).rejects.toThrow(/not an admin/);
     const again = await start(data);
-    const row = await again.storage.db.selectFrom('users').selectAll().where('id', '=', squatter.id).executeTakeFirstOrThrow();
+    const row = await again.storage.db
+      .selectFrom('users')
+      .selectAll()
+      .where('id', '=', squatter.id)
+      .executeTakeFirstOrThrow();
     expect(row.role).toBe('user');
   });
 });

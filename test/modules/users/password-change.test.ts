@@ -14,16 +14,33 @@ describe.each(engines)('password changes and token revocation on %s', (engine) =
   const admin = useUser(t, { role: 'admin', status: 'active' });
 
   const me = (token: string) => t.request({ url: '/api/v1/users/me', token });
-  const hashOf = async (id: number): Promise<string> => (await t.storage.db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirstOrThrow()).password_hash;
+  const hashOf = async (id: number): Promise<string> =>
+    (await t.storage.db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirstOrThrow())
+      .password_hash;
 
   it('when a user changes their own password without currentPassword, or with a wrong one, then 400 / 403 and nothing changes', async () => {
     const u = await createUser(t, { status: 'active' });
     const before = await hashOf(u.id);
-    const missing = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { password: 'a-new-password-1' } });
+    const missing = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { password: 'a-new-password-1' },
+    });
     expect(expectEnvelope(missing, 400, 'VALIDATION_ERROR')).toEqual(['currentPassword']);
-    const wrong = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { password: 'a-new-password-1', currentPassword: 'not-my-password' } });
+    const wrong = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { password: 'a-new-password-1', currentPassword: 'not-my-password' },
+    });
     expect(expectEnvelope(wrong, 403, 'FORBIDDEN')).toEqual(['currentPassword']);
-    const put = await t.request({ method: 'PUT', url: `/api/v1/users/${u.id}`, token: u.token, payload: { username: u.username, email: u.email, password: 'a-new-password-1' } });
+    const put = await t.request({
+      method: 'PUT',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { username: u.username, email: u.email, password: 'a-new-password-1' },
+    });
     expect(expectEnvelope(put, 400, 'VALIDATION_ERROR')).toEqual(['currentPassword']);
     expect(await hashOf(u.id)).toBe(before);
     expect((await me(u.token)).status).toBe(200);
@@ -33,7 +50,12 @@ describe.each(engines)('password changes and token revocation on %s', (engine) =
     const u = await createUser(t, { status: 'active' });
     const second = await login(t, u.username, u.password);
     const key = await createApiKey(t, u, ['users:read']);
-    const res = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { password: 'a-new-password-1', currentPassword: u.password } });
+    const res = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { password: 'a-new-password-1', currentPassword: u.password },
+    });
     expect(res.status).toBe(200);
     expect(res.body).not.toHaveProperty('currentPassword');
     for (const old of [u.token, second]) {
@@ -44,15 +66,28 @@ describe.each(engines)('password changes and token revocation on %s', (engine) =
     const fresh = await login(t, u.username, 'a-new-password-1');
     expect((await me(fresh)).status).toBe(200);
     expect((await me(key.key)).status).toBe(200);
-    const oldPassword = await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: u.username, password: u.password } });
+    const oldPassword = await t.request({
+      method: 'POST',
+      url: '/api/v1/tokens',
+      payload: { username: u.username, password: u.password },
+    });
     expect(oldPassword.status).toBe(401);
   });
 
-  it('when an admin changes another user\'s password, role or status, then no currentPassword is needed and that user\'s earlier tokens are 401', async () => {
-    const changes: Array<{ password?: string; role?: string; status?: string }> = [{ password: 'set-by-the-admin-1' }, { role: 'admin' }, { status: 'pending' }];
+  it("when an admin changes another user's password, role or status, then no currentPassword is needed and that user's earlier tokens are 401", async () => {
+    const changes: Array<{ password?: string; role?: string; status?: string }> = [
+      { password: 'set-by-the-admin-1' },
+      { role: 'admin' },
+      { status: 'pending' },
+    ];
     for (const change of changes) {
       const u = await createUser(t, { status: 'active' });
-      const res = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: admin.token, payload: change });
+      const res = await t.request({
+        method: 'PATCH',
+        url: `/api/v1/users/${u.id}`,
+        token: admin.token,
+        payload: change,
+      });
       expect(res.status, JSON.stringify(change)).toBe(200);
       expect((await me(u.token)).status, JSON.stringify(change)).toBe(401);
       const again = await login(t, u.username, change.password ?? u.password);
@@ -63,7 +98,12 @@ describe.each(engines)('password changes and token revocation on %s', (engine) =
 
   it('when a change touches neither password, role nor status (or sets them to what they are), then tokens stay valid', async () => {
     const u = await createUser(t, { status: 'active' });
-    const res = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: admin.token, payload: { name: 'Renamed', role: 'user', status: 'active' } });
+    const res = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: admin.token,
+      payload: { name: 'Renamed', role: 'user', status: 'active' },
+    });
     expect(res.status).toBe(200);
     expect((await me(u.token)).status).toBe(200);
   });
@@ -72,7 +112,11 @@ describe.each(engines)('password changes and token revocation on %s', (engine) =
     const u = await createUser(t, { status: 'active' });
     const old = await createPasswordHasher(Number(TEST_PASSWORD_HASH_COST) - 2).hash(u.password);
     await t.storage.db.updateTable('users').set({ password_hash: old }).where('id', '=', u.id).execute();
-    const wrong = await t.request({ method: 'POST', url: '/api/v1/tokens', payload: { username: u.username, password: 'wrong-password-1' } });
+    const wrong = await t.request({
+      method: 'POST',
+      url: '/api/v1/tokens',
+      payload: { username: u.username, password: 'wrong-password-1' },
+    });
     expect(wrong.status).toBe(401);
     expect(await hashOf(u.id)).toBe(old);
     const token = await login(t, u.username, u.password);

@@ -7,7 +7,12 @@ import { login, uniqueName } from '../../helpers/factories.js';
 /** SPEC §18: REGISTRATION decides what a sign-up (POST /users without an admin's token) gets. */
 const signUp = (t: TestApp, extra: Record<string, unknown> = {}, token?: string) => {
   const username = uniqueName('r');
-  return t.request({ method: 'POST', url: '/api/v1/users', payload: { username, email: `${username}@example.com`, password: 'correct-horse-battery', ...extra }, ...(token ? { token } : {}) });
+  return t.request({
+    method: 'POST',
+    url: '/api/v1/users',
+    payload: { username, email: `${username}@example.com`, password: 'correct-horse-battery', ...extra },
+    ...(token ? { token } : {}),
+  });
 };
 
 describe.each(engines)('REGISTRATION on %s', (engine) => {
@@ -29,13 +34,26 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
     it('when no admin exists yet, then the first account signed up is still an ordinary pending user: admins come from the CLI or ADMIN_USERNAME', async () => {
       const fresh = await createTestApp(engine);
       try {
-        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create <username>');
+        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe(
+          'npx ferry admin create <username>',
+        );
         expectEnvelope(await signUp(fresh, { role: 'admin', status: 'active' }), 403, 'FORBIDDEN');
         const first = await signUp(fresh);
         expect(first.body).toMatchObject({ role: 'user', status: 'pending' });
         const token = await login(fresh, first.body.username, 'correct-horse-battery');
-        expectEnvelope(await fresh.request({ method: 'PATCH', url: `/api/v1/users/${first.body.id}`, token, payload: { role: 'admin' } }), 403, 'FORBIDDEN');
-        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe('npx ferry admin create <username>');
+        expectEnvelope(
+          await fresh.request({
+            method: 'PATCH',
+            url: `/api/v1/users/${first.body.id}`,
+            token,
+            payload: { role: 'admin' },
+          }),
+          403,
+          'FORBIDDEN',
+        );
+        expect((await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command).toBe(
+          'npx ferry admin create <username>',
+        );
       } finally {
         await fresh.close();
       }
@@ -50,7 +68,16 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
       expect(res.status).toBe(201);
       expect(res.body.status).toBe('active');
       const token = await login(t, res.body.username, 'correct-horse-battery');
-      expect((await t.request({ method: 'POST', url: '/api/v1/links', token, payload: { original_url: 'https://example.com/open' } })).status).toBe(201);
+      expect(
+        (
+          await t.request({
+            method: 'POST',
+            url: '/api/v1/links',
+            token,
+            payload: { original_url: 'https://example.com/open' },
+          })
+        ).status,
+      ).toBe(201);
       expect((await t.request({ url: '/api/v2/instance' })).body).toMatchObject({ registration: 'open' });
     });
 
@@ -60,14 +87,26 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
   });
 
   describe('closed', () => {
-    const t = useTestApp(engine, { env: { REGISTRATION: 'closed', ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' } });
+    const t = useTestApp(engine, {
+      env: { REGISTRATION: 'closed', ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'root-password-1' },
+    });
 
     it('when someone without an admin token signs up, then 403 REGISTRATION_CLOSED and no account exists', async () => {
-      const before = await t.storage.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const before = await t.storage.db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       expectEnvelope(await signUp(t), 403, 'REGISTRATION_CLOSED');
-      const after = await t.storage.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const after = await t.storage.db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n));
-      expect((await t.request({ url: '/api/v1/instance' })).body).toEqual({ registration: 'closed', anonymous_links: true, first_admin_command: null });
+      expect((await t.request({ url: '/api/v1/instance' })).body).toEqual({
+        registration: 'closed',
+        anonymous_links: true,
+        first_admin_command: null,
+      });
     });
 
     it('when an admin creates an account without a status, then it is active; with "status": "pending", pending', async () => {
@@ -91,6 +130,8 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
   });
 
   it('when REGISTRATION has another value, then start-up names the variable and the allowed values', async () => {
-    await expect(createTestApp(engine, { env: { REGISTRATION: 'invite' } })).rejects.toThrow(/REGISTRATION="invite": must be one of approval, open, closed/);
+    await expect(createTestApp(engine, { env: { REGISTRATION: 'invite' } })).rejects.toThrow(
+      /REGISTRATION="invite": must be one of approval, open, closed/,
+    );
   });
 });

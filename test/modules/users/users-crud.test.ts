@@ -8,7 +8,11 @@ describe.each(engines)('users CRUD on %s', (engine) => {
 
   const signUp = (over: Record<string, unknown> = {}) => {
     const username = uniqueName();
-    return t.request({ method: 'POST', url: '/api/v1/users', payload: { username, email: `${username}@example.com`, password: 'long-enough-pw', ...over } });
+    return t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { username, email: `${username}@example.com`, password: 'long-enough-pw', ...over },
+    });
   };
 
   it('when a user signs up, then 201 with Location, the record, pending status and no password', async () => {
@@ -23,7 +27,11 @@ describe.each(engines)('users CRUD on %s', (engine) => {
 
   it('when the password is stored, then only as a salted scrypt hash', async () => {
     const res = await signUp({ password: 'plain-text-secret' });
-    const row = await t.storage.db.selectFrom('users').select('password_hash').where('id', '=', res.body.id).executeTakeFirstOrThrow();
+    const row = await t.storage.db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', res.body.id)
+      .executeTakeFirstOrThrow();
     expect(row.password_hash).toMatch(/^scrypt\$\d+\$\d+\$\d+\$[\w-]+\$[\w-]+$/);
     expect(row.password_hash).not.toContain('plain-text-secret');
   });
@@ -37,12 +45,28 @@ describe.each(engines)('users CRUD on %s', (engine) => {
   });
 
   it('when several fields are invalid, then one detail per field and nothing is written', async () => {
-    const before = await t.storage.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const res = await t.request({ method: 'POST', url: '/api/v1/users', payload: { username: 'a', email: 'not-an-email', password: 'short', age: 200, extra: true } });
+    const before = await t.storage.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { username: 'a', email: 'not-an-email', password: 'short', age: 200, extra: true },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['age', 'email', 'extra', 'password', 'username']);
-    const after = await t.storage.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'age',
+      'email',
+      'extra',
+      'password',
+      'username',
+    ]);
+    const after = await t.storage.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
@@ -55,7 +79,12 @@ describe.each(engines)('users CRUD on %s', (engine) => {
   it('when a client echoes read-only fields from a GET, then they are accepted and ignored', async () => {
     const u = await createUser(t);
     const got = await t.request({ url: `/api/v1/users/${u.id}`, token: u.token });
-    const res = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { id: 999999, createdAt: '1999-01-01T00:00:00.000Z', updatedAt: 'x', name: 'New' } });
+    const res = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { id: 999999, createdAt: '1999-01-01T00:00:00.000Z', updatedAt: 'x', name: 'New' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.id).toBe(u.id);
     expect(res.body.createdAt).toBe(got.body.createdAt);
@@ -65,15 +94,31 @@ describe.each(engines)('users CRUD on %s', (engine) => {
   it('when PUT omits name and age, then they become null while role and status stay', async () => {
     const u = await createUser(t, { status: 'active' });
     await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { name: 'N', age: 30 } });
-    const res = await t.request({ method: 'PUT', url: `/api/v1/users/${u.id}`, token: u.token, payload: { username: u.username, email: u.email } });
+    const res = await t.request({
+      method: 'PUT',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { username: u.username, email: u.email },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: null, age: null, status: 'active', role: 'user' });
   });
 
   it('when PATCH is a merge patch, then only sent fields change and null clears', async () => {
     const u = await createUser(t);
-    await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { name: 'Keep', age: 20 } });
-    const res = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, headers: { 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ age: null }) });
+    await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { name: 'Keep', age: 20 },
+    });
+    const res = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      headers: { 'content-type': 'application/merge-patch+json' },
+      payload: JSON.stringify({ age: null }),
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: 'Keep', age: null, version: 3 });
   });
@@ -82,15 +127,32 @@ describe.each(engines)('users CRUD on %s', (engine) => {
     const u = await createUser(t);
     const v1 = await t.request({ url: `/api/v1/users/${u.id}`, token: u.token });
     await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { name: 'changed' } });
-    const stale = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, payload: { name: 'lost', version: 1 } });
+    const stale = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      payload: { name: 'lost', version: 1 },
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.error.code).toBe('VERSION_CONFLICT');
-    const pre = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, headers: { 'if-match': String(v1.headers.etag) }, payload: { name: 'lost' } });
+    const pre = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      headers: { 'if-match': String(v1.headers.etag) },
+      payload: { name: 'lost' },
+    });
     expect(pre.status).toBe(412);
     expect(pre.body.error.code).toBe('PRECONDITION_FAILED');
     const now = await t.request({ url: `/api/v1/users/${u.id}`, token: u.token });
     expect(now.body.name).toBe('changed');
-    const ok = await t.request({ method: 'PATCH', url: `/api/v1/users/${u.id}`, token: u.token, headers: { 'if-match': String(now.headers.etag) }, payload: { name: 'fine', version: now.body.version } });
+    const ok = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/${u.id}`,
+      token: u.token,
+      headers: { 'if-match': String(now.headers.etag) },
+      payload: { name: 'fine', version: now.body.version },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.etag).not.toBe(now.headers.etag);
   });

@@ -41,7 +41,10 @@ const RULES: Rule[] = [
   [/^must be a valid (int32|int64)$/, () => 'must be a whole number'],
   [/^must be (integer|number|string|boolean)$/, (m) => TYPES[m[1]!]!],
   [/^must have required property '.*'$/, () => 'is required'],
-  [/^must match pattern ".*"$/, (_m, field) => ALLOWED_CHARACTERS[baseName(field)] ?? 'contains characters that are not allowed here'],
+  [
+    /^must match pattern ".*"$/,
+    (_m, field) => ALLOWED_CHARACTERS[baseName(field)] ?? 'contains characters that are not allowed here',
+  ],
   [/^must match format "(.*)"$/, (m) => `must be a valid ${m[1]}`],
 ];
 

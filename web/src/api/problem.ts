@@ -23,14 +23,21 @@ export function problemFrom(body: unknown, response: Response | undefined): Prob
   const retry = Number(response?.headers.get('retry-after') ?? NaN);
   const retryAfter = Number.isFinite(retry) ? retry : null;
   if (!isEnvelope(body)) {
-    return { status, code: 'UNEXPECTED', message: `The server answered ${status} without an explanation`, fields: {}, retryAfter };
+    return {
+      status,
+      code: 'UNEXPECTED',
+      message: `The server answered ${status} without an explanation`,
+      fields: {},
+      retryAfter,
+    };
   }
   const fields: Record<string, string> = {};
   for (const d of body.error.details) {
     const said = plainMessage(d.field, d.message);
     fields[d.field] = fields[d.field] ? `${fields[d.field]}; ${said}` : said;
   }
-  const message = status === 429 && retryAfter !== null ? `${body.error.message}: try again in ${retryAfter} s` : body.error.message;
+  const message =
+    status === 429 && retryAfter !== null ? `${body.error.message}: try again in ${retryAfter} s` : body.error.message;
   return { status, code: body.error.code, message, fields, retryAfter };
 }
 
@@ -64,13 +71,17 @@ export function fieldMessage(problem: Problem | null, name: string): string | un
   if (!problem) return undefined;
   const messages = Object.entries(problem.fields)
     .filter(([field]) => isUnder(field, name))
-    .map(([field, message]) => (field === name ? message : `${itemWords(name, field.slice(name.length + 1))}: ${message}`));
+    .map(([field, message]) =>
+      field === name ? message : `${itemWords(name, field.slice(name.length + 1))}: ${message}`,
+    );
   return messages.length ? messages.join('; ') : undefined;
 }
 
 /** Messages of fields a form does not show, so that none is lost. */
 export function otherFieldMessages(problem: Problem, shown: readonly string[]): string[] {
-  return Object.entries(problem.fields).filter(([field]) => !shown.some((name) => isUnder(field, name))).map(([field, message]) => `${fieldWords(field)}: ${message}`);
+  return Object.entries(problem.fields)
+    .filter(([field]) => !shown.some((name) => isUnder(field, name)))
+    .map(([field, message]) => `${fieldWords(field)}: ${message}`);
 }
 
 /**
@@ -82,7 +93,13 @@ export function formMessage(problem: Problem | null, shown: readonly string[]): 
   if (!problem) return null;
   const others = otherFieldMessages(problem, shown);
   const beside = Object.keys(problem.fields).length - others.length;
-  if (problem.code !== 'VALIDATION_ERROR' || Object.keys(problem.fields).length === 0) return [problem.message, ...others].join('. ');
-  const pointer = beside === 0 ? null : beside === 1 ? 'Please correct the field marked below.' : `Please correct the ${beside} fields marked below.`;
+  if (problem.code !== 'VALIDATION_ERROR' || Object.keys(problem.fields).length === 0)
+    return [problem.message, ...others].join('. ');
+  const pointer =
+    beside === 0
+      ? null
+      : beside === 1
+        ? 'Please correct the field marked below.'
+        : `Please correct the ${beside} fields marked below.`;
   return [pointer, ...others.map((o) => `${o.charAt(0).toUpperCase()}${o.slice(1)}.`)].filter(Boolean).join(' ');
 }

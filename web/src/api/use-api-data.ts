@@ -3,14 +3,18 @@ import type { Outcome } from './outcome';
 import type { Problem } from './problem';
 
 /** `updating`: the data shown is being replaced (new page, new filter, after a change). */
-export type Loadable<T> = { state: 'loading' } | { state: 'error'; problem: Problem } | { state: 'ready'; data: T; updating: boolean };
+export type Loadable<T> =
+  { state: 'loading' } | { state: 'error'; problem: Problem } | { state: 'ready'; data: T; updating: boolean };
 
 /**
  * Data a screen shows, loaded again whenever `deps` change (the URL's query, a code) or on reload(). Only
  * the answer to the latest request is kept, so a slow earlier answer never overwrites a newer one; while a
  * new answer is awaited the old data stays on screen, marked as updating.
  */
-export function useApiData<T>(load: () => Promise<Outcome<T>>, deps: readonly unknown[]): Loadable<T> & { reload: () => void } {
+export function useApiData<T>(
+  load: () => Promise<Outcome<T>>,
+  deps: readonly unknown[],
+): Loadable<T> & { reload: () => void } {
   const [value, setValue] = useState<Loadable<T>>({ state: 'loading' });
   const [round, setRound] = useState(0);
   const latest = useRef(0);

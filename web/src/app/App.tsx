@@ -70,10 +70,16 @@ export function App() {
   }, [path]);
 
   if (session.state === 'checking') return <Loading what="your session" />;
-  if (session.state === 'unreachable' && session.problem) return <ErrorState problem={session.problem} onRetry={session.retry} />;
+  if (session.state === 'unreachable' && session.problem)
+    return <ErrorState problem={session.problem} onRetry={session.retry} />;
   const publicScreen = PUBLIC[path];
   // Signed in on a public screen (just now, or by a bookmark): on to where the user was going.
-  if (publicScreen) return session.state === 'signed-in' ? <Redirect to={safeReturnPath(location.query.get('next'))} /> : publicScreen();
+  if (publicScreen)
+    return session.state === 'signed-in' ? (
+      <Redirect to={safeReturnPath(location.query.get('next'))} />
+    ) : (
+      publicScreen()
+    );
   if (session.state === 'signed-out') {
     const here = appPath(path) + (location.query.size ? `?${location.query.toString()}` : '');
     return <Redirect to={`${appPath('/sign-in')}?next=${encodeURIComponent(here)}`} />;

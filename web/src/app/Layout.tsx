@@ -18,7 +18,11 @@ function navItems(isAdmin: boolean): NavItem[] {
     { href: appPath('/api-keys'), label: 'API keys', prefix: '/api-keys' },
     { href: appPath('/domains'), label: 'Domains', prefix: '/domains' },
   ];
-  if (isAdmin) items.push({ href: appPath('/all-links'), label: 'All links', prefix: '/all-links' }, { href: appPath('/users'), label: 'Users', prefix: '/users' });
+  if (isAdmin)
+    items.push(
+      { href: appPath('/all-links'), label: 'All links', prefix: '/all-links' },
+      { href: appPath('/users'), label: 'Users', prefix: '/users' },
+    );
   return items;
 }
 
@@ -29,7 +33,9 @@ export function Layout({ children }: { children: ComponentChildren }) {
   const { path } = useLocation();
   const items = navItems(user.role === 'admin');
   // The most specific item that contains the path is the current one (New link inside My links).
-  const current = items.filter((i) => path === i.prefix || path.startsWith(`${i.prefix}/`)).sort((a, b) => b.prefix.length - a.prefix.length)[0];
+  const current = items
+    .filter((i) => path === i.prefix || path.startsWith(`${i.prefix}/`))
+    .sort((a, b) => b.prefix.length - a.prefix.length)[0];
   return (
     <>
       <a class="skip" href="#main">

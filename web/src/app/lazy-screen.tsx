@@ -7,7 +7,10 @@ import { ErrorState, Loading } from '../ui/States';
  * library stay out of the first load). A chunk that cannot be fetched (offline; a new build replaced it)
  * says so instead of leaving a blank page.
  */
-export function lazyScreen<P extends object>(load: () => Promise<{ default: ComponentType<P> }>, what: string): FunctionComponent<P> {
+export function lazyScreen<P extends object>(
+  load: () => Promise<{ default: ComponentType<P> }>,
+  what: string,
+): FunctionComponent<P> {
   let loaded: ComponentType<P> | null = null;
   return function LazyScreen(props: P) {
     const [Screen, setScreen] = useState<ComponentType<P> | null>(() => loaded);
@@ -23,7 +26,13 @@ export function lazyScreen<P extends object>(load: () => Promise<{ default: Comp
       );
     }, []);
     if (failed) {
-      const problem = { status: 0, code: 'CHUNK', message: `The ${what} screen could not be loaded; reload the page.`, fields: {}, retryAfter: null };
+      const problem = {
+        status: 0,
+        code: 'CHUNK',
+        message: `The ${what} screen could not be loaded; reload the page.`,
+        fields: {},
+        retryAfter: null,
+      };
       return <ErrorState problem={problem} onRetry={() => window.location.reload()} />;
     }
     return Screen ? <Screen {...props} /> : <Loading what={what} />;

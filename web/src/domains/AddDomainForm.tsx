@@ -27,9 +27,22 @@ export function AddDomainForm({ onAdded }: { onAdded: () => void }) {
       <h2 id="add-domain-title">Add a domain</h2>
       <FormError message={formMessage(problem, ['hostname'])} />
       <Field label="Host name" hint="For example go.example.com" error={fieldMessage(problem, 'hostname')}>
-        {(a) => <input {...a} name="hostname" autocomplete="off" autocapitalize="off" spellcheck={false} required value={hostname} onInput={(e) => setHostname(e.currentTarget.value)} />}
+        {(a) => (
+          <input
+            {...a}
+            name="hostname"
+            autocomplete="off"
+            autocapitalize="off"
+            spellcheck={false}
+            required
+            value={hostname}
+            onInput={(e) => setHostname(e.currentTarget.value)}
+          />
+        )}
       </Field>
-      <button type="submit" disabled={busy}>Add domain</button>
+      <button type="submit" disabled={busy}>
+        Add domain
+      </button>
     </form>
   );
 }

@@ -34,24 +34,34 @@ export function DomainCard({ domain, onChanged }: { domain: Domain; onChanged: (
   const steps = (
     <dl class="verification">
       <dt>DNS TXT record</dt>
-      <dd><code>{v.txt_name}</code> with the value <code>{v.txt_value}</code></dd>
+      <dd>
+        <code>{v.txt_name}</code> with the value <code>{v.txt_value}</code>
+      </dd>
       <dt>Or, on the name's current web server</dt>
       <dd>
-        <code>http://{domain.hostname}{v.http_path}</code> answering the last part of that path (pointing the name at
-        Ferry proves nothing by itself)
+        <code>
+          http://{domain.hostname}
+          {v.http_path}
+        </code>{' '}
+        answering the last part of that path (pointing the name at Ferry proves nothing by itself)
       </dd>
     </dl>
   );
   return (
     <section class="domain" aria-labelledby={`domain-${domain.id}`}>
       <h3 id={`domain-${domain.id}`}>{domain.hostname}</h3>
-      <p class="domain-status">{STATUS[domain.status]}{domain.status_message ? `: ${domain.status_message}` : ''}</p>
+      <p class="domain-status">
+        {STATUS[domain.status]}
+        {domain.status_message ? `: ${domain.status_message}` : ''}
+      </p>
       {domain.status === 'active' ? (
         <details class="verification-done">
           <summary>How it was verified</summary>
           {steps}
         </details>
-      ) : steps}
+      ) : (
+        steps
+      )}
       <FormError message={problem ? [problem.message].join('. ') : null} />
       <p class="domain-actions">
         <button type="button" disabled={busy} onClick={() => void verify()}>

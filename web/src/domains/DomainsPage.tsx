@@ -17,14 +17,20 @@ export function DomainsPage() {
   return (
     <>
       <h1>Domains</h1>
-      <p class="muted">Short links on a host name of your own: add it, publish the record below, verify, then pick it when you make a link.</p>
+      <p class="muted">
+        Short links on a host name of your own: add it, publish the record below, verify, then pick it when you make a
+        link.
+      </p>
       <AddDomainForm onAdded={domains.reload} />
       <h2>Your domains</h2>
       {domains.state === 'loading' && <Loading what="your domains" />}
       {domains.state === 'error' && <ErrorState problem={domains.problem} onRetry={domains.reload} />}
-      {domains.state === 'ready' && (domains.data.data.length === 0
-        ? <p>You have no domains yet.</p>
-        : domains.data.data.map((d) => <DomainCard key={d.id} domain={d} onChanged={domains.reload} />))}
+      {domains.state === 'ready' &&
+        (domains.data.data.length === 0 ? (
+          <p>You have no domains yet.</p>
+        ) : (
+          domains.data.data.map((d) => <DomainCard key={d.id} domain={d} onChanged={domains.reload} />)
+        ))}
     </>
   );
 }

@@ -18,7 +18,9 @@ type Fallback = (typeof FALLBACKS)[number][0];
 export function FallbacksForm({ domain, onSaved }: { domain: Domain; onSaved: () => void }) {
   const api = useApi();
   const [values, setValues] = useState<Record<Fallback, string>>({
-    root_redirect: domain.root_redirect ?? '', not_found_redirect: domain.not_found_redirect ?? '', expired_redirect: domain.expired_redirect ?? '',
+    root_redirect: domain.root_redirect ?? '',
+    not_found_redirect: domain.not_found_redirect ?? '',
+    expired_redirect: domain.expired_redirect ?? '',
   });
   const [problem, setProblem] = useState<Problem | null>(null);
   const [saved, setSaved] = useState(false);
@@ -33,14 +35,29 @@ export function FallbacksForm({ domain, onSaved }: { domain: Domain; onSaved: ()
   };
   return (
     <form onSubmit={submit} noValidate class="fallbacks" aria-label={`Fallbacks of ${domain.hostname}`}>
-      <FormError message={formMessage(problem, FALLBACKS.map(([f]) => f))} />
+      <FormError
+        message={formMessage(
+          problem,
+          FALLBACKS.map(([f]) => f),
+        )}
+      />
       {FALLBACKS.map(([field, label, hint]) => (
         <Field key={field} label={label} hint={hint} error={fieldMessage(problem, field)}>
-          {(a) => <input {...a} name={field} type="url" value={values[field]} onInput={(e) => setValues({ ...values, [field]: e.currentTarget.value })} />}
+          {(a) => (
+            <input
+              {...a}
+              name={field}
+              type="url"
+              value={values[field]}
+              onInput={(e) => setValues({ ...values, [field]: e.currentTarget.value })}
+            />
+          )}
         </Field>
       ))}
       <button type="submit">Save fallbacks</button>
-      <p class="visually-hidden" role="status" aria-live="polite">{saved ? 'Fallbacks saved.' : ''}</p>
+      <p class="visually-hidden" role="status" aria-live="polite">
+        {saved ? 'Fallbacks saved.' : ''}
+      </p>
     </form>
   );
 }

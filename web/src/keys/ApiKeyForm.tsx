@@ -22,7 +22,8 @@ function useApiKeyCreation(onCreated: (key: ApiKeyCreated) => void) {
   const [busy, setBusy] = useState(false);
   const form = useRef<HTMLFormElement>(null);
   useFocusFirstInvalid(form, problem);
-  const toggle = (scope: Scope, on: boolean) => setScopes(on ? SCOPES.filter((s) => s === scope || scopes.includes(s)) : scopes.filter((s) => s !== scope));
+  const toggle = (scope: Scope, on: boolean) =>
+    setScopes(on ? SCOPES.filter((s) => s === scope || scopes.includes(s)) : scopes.filter((s) => s !== scope));
 
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -49,39 +50,68 @@ function ScopesField(props: {
 }) {
   const { scopes, toggle, error } = props;
   return (
-  <fieldset class={error ? 'scopes field-invalid' : 'scopes'} aria-describedby={error ? 'scopes-error' : undefined}>
-    <legend>Scopes</legend>
-    {SCOPES.map((scope) => (
-      <label class="check" key={scope}>
-        <input type="checkbox" name="scopes" value={scope} checked={scopes.includes(scope)} aria-invalid={Boolean(error)} onChange={(e) => toggle(scope, e.currentTarget.checked)} />
-        <span>
-          <code>{scope}</code> {SCOPE_LABELS[scope]}
-        </span>
-      </label>
-    ))}
-    {error && (
-      <p class="field-error" id="scopes-error">
-        {error}
-      </p>
-    )}
-  </fieldset>
+    <fieldset class={error ? 'scopes field-invalid' : 'scopes'} aria-describedby={error ? 'scopes-error' : undefined}>
+      <legend>Scopes</legend>
+      {SCOPES.map((scope) => (
+        <label class="check" key={scope}>
+          <input
+            type="checkbox"
+            name="scopes"
+            value={scope}
+            checked={scopes.includes(scope)}
+            aria-invalid={Boolean(error)}
+            onChange={(e) => toggle(scope, e.currentTarget.checked)}
+          />
+          <span>
+            <code>{scope}</code> {SCOPE_LABELS[scope]}
+          </span>
+        </label>
+      ))}
+      {error && (
+        <p class="field-error" id="scopes-error">
+          {error}
+        </p>
+      )}
+    </fieldset>
   );
 }
 
 /** Create an API key (POST /users/me/api-keys): a name, its scopes, an optional expiry. */
 export function ApiKeyForm({ onCreated }: { onCreated: (key: ApiKeyCreated) => void }) {
-  const { name, setName, scopes, toggle, expires, setExpires, problem, busy, form, submit } = useApiKeyCreation(onCreated);
+  const { name, setName, scopes, toggle, expires, setExpires, problem, busy, form, submit } =
+    useApiKeyCreation(onCreated);
 
   return (
     <form ref={form} onSubmit={submit} noValidate class="link-form" aria-labelledby="new-key-title">
       <h2 id="new-key-title">Create an API key</h2>
       <FormError message={formMessage(problem, FIELDS)} />
       <Field label="Key name" hint="1 to 64 characters, to tell your keys apart" error={fieldMessage(problem, 'name')}>
-        {(a) => <input {...a} name="name" autocomplete="off" required value={name} onInput={(e) => setName(e.currentTarget.value)} />}
+        {(a) => (
+          <input
+            {...a}
+            name="name"
+            autocomplete="off"
+            required
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <ScopesField scopes={scopes} toggle={toggle} error={fieldMessage(problem, 'scopes')} />
-      <Field label="Expires (optional)" hint="In your time zone; leave empty for a key that does not expire" error={fieldMessage(problem, 'expires_at')}>
-        {(a) => <input {...a} name="expires_at" type="datetime-local" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />}
+      <Field
+        label="Expires (optional)"
+        hint="In your time zone; leave empty for a key that does not expire"
+        error={fieldMessage(problem, 'expires_at')}
+      >
+        {(a) => (
+          <input
+            {...a}
+            name="expires_at"
+            type="datetime-local"
+            value={expires}
+            onInput={(e) => setExpires(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <button type="submit" disabled={busy}>
         Create key

@@ -8,7 +8,9 @@ export function ApiKeyTable({ keys, onRevoked }: { keys: ApiKey[]; onRevoked: ()
   return (
     <table class="table keys-table">
       <caption class="visually-hidden">Your API keys</caption>
-      <TableHead columns={['Name', 'Prefix', 'Scopes', 'Created', 'Expires', 'Last used', { label: 'Actions', hidden: true }]} />
+      <TableHead
+        columns={['Name', 'Prefix', 'Scopes', 'Created', 'Expires', 'Last used', { label: 'Actions', hidden: true }]}
+      />
       <tbody>
         {keys.map((k) => (
           <tr key={k.id}>

@@ -25,7 +25,12 @@ export function ApiKeysPage() {
   const [created, setCreated] = useState<ApiKeyCreated | null>(null);
   const [announcement, setAnnouncement] = useState('');
   const keys = useApiData(
-    () => outcome(api.GET('/api/v1/users/{id}/api-keys', { params: { path: { id: 'me' }, query: { page, limit: PAGE_SIZE, sort: 'created_at', order: 'desc' } } })),
+    () =>
+      outcome(
+        api.GET('/api/v1/users/{id}/api-keys', {
+          params: { path: { id: 'me' }, query: { page, limit: PAGE_SIZE, sort: 'created_at', order: 'desc' } },
+        }),
+      ),
     [page],
   );
   return (

@@ -11,9 +11,12 @@ export function NewApiKey({ created, onDone }: { created: ApiKeyCreated; onDone:
       <h2 id="new-key-shown" tabIndex={-1} ref={heading}>
         Key “{created.name}” created
       </h2>
-      <p>Copy it now: it is shown only this once. Send it as <code>Authorization: Bearer …</code>.</p>
       <p>
-        <output aria-label="New API key">{created.key}</output> <CopyButton text={created.key} label="Copy the new API key" />
+        Copy it now: it is shown only this once. Send it as <code>Authorization: Bearer …</code>.
+      </p>
+      <p>
+        <output aria-label="New API key">{created.key}</output>{' '}
+        <CopyButton text={created.key} label="Copy the new API key" />
       </p>
       <button type="button" class="secondary" onClick={onDone}>
         I have copied it

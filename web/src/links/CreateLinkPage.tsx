@@ -11,7 +11,11 @@ export function CreateLinkPage() {
   return (
     <>
       <h1>New link</h1>
-      {created ? <CreatedLink link={created} onAnother={() => setCreated(null)} /> : <LinkForm onCreated={setCreated} />}
+      {created ? (
+        <CreatedLink link={created} onAnother={() => setCreated(null)} />
+      ) : (
+        <LinkForm onCreated={setCreated} />
+      )}
     </>
   );
 }

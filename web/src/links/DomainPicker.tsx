@@ -4,7 +4,15 @@ import { useApi } from '../session/session';
 import { Field } from '../ui/Field';
 
 /** The link's domain (SPEC §19): the default one, or one of the caller's domains (a link on a pending one waits for its verification). */
-export function DomainPicker({ value, onChange, error }: { value: string; onChange: (domain: string) => void; error: string | undefined }) {
+export function DomainPicker({
+  value,
+  onChange,
+  error,
+}: {
+  value: string;
+  onChange: (domain: string) => void;
+  error: string | undefined;
+}) {
   const api = useApi();
   const domains = useApiData(() => outcome(api.GET('/api/v1/domains', { params: { query: { limit: 100 } } })), []);
   const mine = domains.state === 'ready' ? domains.data.data : [];
@@ -16,7 +24,8 @@ export function DomainPicker({ value, onChange, error }: { value: string; onChan
           <option value="">The default domain</option>
           {mine.map((d) => (
             <option key={d.id} value={d.hostname} disabled={!d.accepts_links}>
-              {d.hostname}{d.verified_at ? '' : ' (not verified yet)'}
+              {d.hostname}
+              {d.verified_at ? '' : ' (not verified yet)'}
             </option>
           ))}
           {value && !mine.some((d) => d.hostname === value) && <option value={value}>{value}</option>}

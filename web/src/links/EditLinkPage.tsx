@@ -36,7 +36,9 @@ export function EditLinkPage({ code }: { code: string }) {
       </h1>
       {loaded.state === 'loading' && <Loading what="the link" />}
       {loaded.state === 'error' && <ErrorState problem={loaded.problem} onRetry={loaded.reload} />}
-      {loaded.state === 'ready' && <EditLinkForm key={loaded.data.etag ?? ''} loaded={loaded.data} onReload={loaded.reload} />}
+      {loaded.state === 'ready' && (
+        <EditLinkForm key={loaded.data.etag ?? ''} loaded={loaded.data} onReload={loaded.reload} />
+      )}
     </>
   );
 }
@@ -82,7 +84,12 @@ function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => vo
       <p class="muted">
         <span class="short-url">{current.link.short_url}</span>
       </p>
-      <LinkFields values={values} onChange={change} problem={stale ? null : problem} editing={{ hasPassword: current.link.has_password }} />
+      <LinkFields
+        values={values}
+        onChange={change}
+        problem={stale ? null : problem}
+        editing={{ hasPassword: current.link.has_password }}
+      />
       <p class="row">
         <button type="submit" disabled={busy}>
           Save changes
@@ -101,7 +108,10 @@ function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => vo
 function StaleNotice({ onReload }: { onReload: () => void }) {
   return (
     <div class="form-error" role="alert">
-      <p>This link was changed elsewhere since you opened it, so your changes were not saved. Reload to see the current version, then make them again.</p>
+      <p>
+        This link was changed elsewhere since you opened it, so your changes were not saved. Reload to see the current
+        version, then make them again.
+      </p>
       <button type="button" onClick={onReload}>
         Reload the link
       </button>

@@ -6,8 +6,7 @@ export function LinkAliases({ link }: { link: Pick<ShortLink, 'short_url' | 'sho
   if (link.aliases.length === 0) return null;
   return (
     <span class="row-aliases">
-      also{' '}
-      {/* Shown inline, which drops a list's role in Chromium's accessibility tree: named explicitly. */}
+      also {/* Shown inline, which drops a list's role in Chromium's accessibility tree: named explicitly. */}
       <ul role="list" aria-label={`Aliases of ${link.short_code}`}>
         {link.aliases.map((alias) => (
           <li key={alias} role="listitem" class="code" title={aliasUrl(link, alias)}>

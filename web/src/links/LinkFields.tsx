@@ -4,7 +4,18 @@ import type { LinkValues } from './link-values';
 import { DomainPicker } from './DomainPicker';
 
 /** The form fields the API's messages can name (details[].field), beside which they are shown. */
-export const LINK_FIELDS = ['original_url', 'short_code', 'expires_at', 'max_visits', 'password', 'tags', 'forward_query', 'title', 'domain', 'aliases'] as const;
+export const LINK_FIELDS = [
+  'original_url',
+  'short_code',
+  'expires_at',
+  'max_visits',
+  'password',
+  'tags',
+  'forward_query',
+  'title',
+  'domain',
+  'aliases',
+] as const;
 
 interface LinkFieldsProps {
   values: LinkValues;
@@ -14,7 +25,8 @@ interface LinkFieldsProps {
   editing?: { hasPassword: boolean };
 }
 
-type TextField = 'original_url' | 'short_code' | 'expires_at' | 'max_visits' | 'password' | 'tags' | 'title' | 'aliases';
+type TextField =
+  'original_url' | 'short_code' | 'expires_at' | 'max_visits' | 'password' | 'tags' | 'title' | 'aliases';
 
 /** What each group of fields gets: the values, the change of them all, and the API's message for a field. */
 interface GroupProps {
@@ -52,13 +64,38 @@ export function LinkFields({ values, onChange, problem, editing }: LinkFieldsPro
 function LinkTargetFields({ values, onChange, err, text }: GroupProps) {
   return (
     <>
-      <Field label="Destination URL" hint="The http or https address the short link leads to" error={err('original_url')}>
-        {(a) => <input {...a} name="original_url" type="url" inputMode="url" required placeholder="https://example.com/page" value={values.original_url} onInput={text('original_url')} />}
+      <Field
+        label="Destination URL"
+        hint="The http or https address the short link leads to"
+        error={err('original_url')}
+      >
+        {(a) => (
+          <input
+            {...a}
+            name="original_url"
+            type="url"
+            inputMode="url"
+            required
+            placeholder="https://example.com/page"
+            value={values.original_url}
+            onInput={text('original_url')}
+          />
+        )}
       </Field>
-      <Field label="Title (optional)" hint="What the link is, for you: up to 200 characters, found by the search" error={err('title')}>
-        {(a) => <input {...a} name="title" autocomplete="off" maxLength={200} value={values.title} onInput={text('title')} />}
+      <Field
+        label="Title (optional)"
+        hint="What the link is, for you: up to 200 characters, found by the search"
+        error={err('title')}
+      >
+        {(a) => (
+          <input {...a} name="title" autocomplete="off" maxLength={200} value={values.title} onInput={text('title')} />
+        )}
       </Field>
-      <DomainPicker value={values.domain} onChange={(domain) => onChange({ ...values, domain })} error={err('domain')} />
+      <DomainPicker
+        value={values.domain}
+        onChange={(domain) => onChange({ ...values, domain })}
+        error={err('domain')}
+      />
     </>
   );
 }
@@ -72,12 +109,40 @@ function LinkNameFields({ values, err, text, editing }: GroupProps & { editing: 
           {(a) => <input {...a} name="short_code" readOnly value={values.short_code} />}
         </Field>
       ) : (
-        <Field label="Custom code (optional)" hint="1 to 8 letters or digits; leave empty for a random code" error={err('short_code')}>
-          {(a) => <input {...a} name="short_code" autocomplete="off" autocapitalize="off" spellcheck={false} value={values.short_code} onInput={text('short_code')} />}
+        <Field
+          label="Custom code (optional)"
+          hint="1 to 8 letters or digits; leave empty for a random code"
+          error={err('short_code')}
+        >
+          {(a) => (
+            <input
+              {...a}
+              name="short_code"
+              autocomplete="off"
+              autocapitalize="off"
+              spellcheck={false}
+              value={values.short_code}
+              onInput={text('short_code')}
+            />
+          )}
         </Field>
       )}
-      <Field label="Aliases (optional)" hint="Up to 10 further names that lead here too, separated by commas or spaces: letters, digits, - and _ (e.g. summer-sale)" error={err('aliases')}>
-        {(a) => <input {...a} name="aliases" autocomplete="off" autocapitalize="off" spellcheck={false} value={values.aliases} onInput={text('aliases')} />}
+      <Field
+        label="Aliases (optional)"
+        hint="Up to 10 further names that lead here too, separated by commas or spaces: letters, digits, - and _ (e.g. summer-sale)"
+        error={err('aliases')}
+      >
+        {(a) => (
+          <input
+            {...a}
+            name="aliases"
+            autocomplete="off"
+            autocapitalize="off"
+            spellcheck={false}
+            value={values.aliases}
+            onInput={text('aliases')}
+          />
+        )}
       </Field>
     </>
   );
@@ -87,11 +152,36 @@ function LinkNameFields({ values, err, text, editing }: GroupProps & { editing: 
 function LinkLimitFields({ values, err, text }: GroupProps) {
   return (
     <>
-      <Field label="Expires (optional)" hint="In your time zone; leave empty to keep the link for good" error={err('expires_at')}>
-        {(a) => <input {...a} name="expires_at" type="datetime-local" value={values.expires_at} onInput={text('expires_at')} />}
+      <Field
+        label="Expires (optional)"
+        hint="In your time zone; leave empty to keep the link for good"
+        error={err('expires_at')}
+      >
+        {(a) => (
+          <input
+            {...a}
+            name="expires_at"
+            type="datetime-local"
+            value={values.expires_at}
+            onInput={text('expires_at')}
+          />
+        )}
       </Field>
-      <Field label="Max visits (optional)" hint="Visits by people that are redirected; later ones are refused. Empty: no limit" error={err('max_visits')}>
-        {(a) => <input {...a} name="max_visits" inputMode="numeric" autocomplete="off" value={values.max_visits} onInput={text('max_visits')} />}
+      <Field
+        label="Max visits (optional)"
+        hint="Visits by people that are redirected; later ones are refused. Empty: no limit"
+        error={err('max_visits')}
+      >
+        {(a) => (
+          <input
+            {...a}
+            name="max_visits"
+            inputMode="numeric"
+            autocomplete="off"
+            value={values.max_visits}
+            onInput={text('max_visits')}
+          />
+        )}
       </Field>
     </>
   );
@@ -103,14 +193,33 @@ function PasswordFields({ values, onChange, err, text, editing }: GroupProps & P
     <>
       <Field
         label={editing ? 'New password (optional)' : 'Password (optional)'}
-        hint={editing?.hasPassword ? 'Visitors must give the password; leave empty to keep the current one' : 'Visitors must give it to be redirected; 8 to 128 characters'}
+        hint={
+          editing?.hasPassword
+            ? 'Visitors must give the password; leave empty to keep the current one'
+            : 'Visitors must give it to be redirected; 8 to 128 characters'
+        }
         error={err('password')}
       >
-        {(a) => <input {...a} name="password" type="password" autocomplete="new-password" value={values.password} onInput={text('password')} />}
+        {(a) => (
+          <input
+            {...a}
+            name="password"
+            type="password"
+            autocomplete="new-password"
+            value={values.password}
+            onInput={text('password')}
+          />
+        )}
       </Field>
       {editing?.hasPassword && (
         <label class="check">
-          <input type="checkbox" name="remove_password" checked={values.removePassword} onChange={(e) => onChange({ ...values, removePassword: e.currentTarget.checked })} /> Remove the password
+          <input
+            type="checkbox"
+            name="remove_password"
+            checked={values.removePassword}
+            onChange={(e) => onChange({ ...values, removePassword: e.currentTarget.checked })}
+          />{' '}
+          Remove the password
         </label>
       )}
     </>
@@ -119,8 +228,22 @@ function PasswordFields({ values, onChange, err, text, editing }: GroupProps & P
 
 function TagsField({ values, err, text }: GroupProps) {
   return (
-    <Field label="Tags (optional)" hint="Up to 10, separated by commas: lower-case letters, digits and -" error={err('tags')}>
-      {(a) => <input {...a} name="tags" autocomplete="off" autocapitalize="off" spellcheck={false} value={values.tags} onInput={text('tags')} />}
+    <Field
+      label="Tags (optional)"
+      hint="Up to 10, separated by commas: lower-case letters, digits and -"
+      error={err('tags')}
+    >
+      {(a) => (
+        <input
+          {...a}
+          name="tags"
+          autocomplete="off"
+          autocapitalize="off"
+          spellcheck={false}
+          value={values.tags}
+          onInput={text('tags')}
+        />
+      )}
     </Field>
   );
 }
@@ -130,7 +253,13 @@ function ForwardQueryField({ values, onChange, err }: GroupProps) {
   return (
     <div class={err('forward_query') ? 'field field-invalid' : 'field'}>
       <label class="check">
-        <input type="checkbox" name="forward_query" checked={values.forward_query} onChange={(e) => onChange({ ...values, forward_query: e.currentTarget.checked })} /> Forward the visit's query string (utm_* parameters pass through)
+        <input
+          type="checkbox"
+          name="forward_query"
+          checked={values.forward_query}
+          onChange={(e) => onChange({ ...values, forward_query: e.currentTarget.checked })}
+        />{' '}
+        Forward the visit's query string (utm_* parameters pass through)
       </label>
       {err('forward_query') && <p class="field-error">{err('forward_query')}</p>}
     </div>

@@ -15,7 +15,8 @@ export function LinkFilters({ view, problem }: { view: LinkListView; problem: Pr
   const location = useLocation();
   const [q, setQ] = useState(view.q);
   const [tag, setTag] = useState(view.tag);
-  const apply = (changes: Record<string, string | null>) => navigate(withQuery(location, { ...changes, page: null }), { replace: true });
+  const apply = (changes: Record<string, string | null>) =>
+    navigate(withQuery(location, { ...changes, page: null }), { replace: true });
   const submit = (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
     apply({ q: q.trim(), tag: tag.trim() });
@@ -23,10 +24,29 @@ export function LinkFilters({ view, problem }: { view: LinkListView; problem: Pr
   return (
     <form class="filters link-filters" onSubmit={submit} role="search" aria-label="Find links">
       <Field label="Search" error={fieldMessage(problem, 'q')}>
-        {(a) => <input {...a} name="q" type="search" placeholder="Destination or code" value={q} onInput={(e) => setQ(e.currentTarget.value)} />}
+        {(a) => (
+          <input
+            {...a}
+            name="q"
+            type="search"
+            placeholder="Destination or code"
+            value={q}
+            onInput={(e) => setQ(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <Field label="Tag" error={fieldMessage(problem, 'tag')}>
-        {(a) => <input {...a} name="tag" autocomplete="off" autocapitalize="off" spellcheck={false} value={tag} onInput={(e) => setTag(e.currentTarget.value)} />}
+        {(a) => (
+          <input
+            {...a}
+            name="tag"
+            autocomplete="off"
+            autocapitalize="off"
+            spellcheck={false}
+            value={tag}
+            onInput={(e) => setTag(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <button type="submit">Apply</button>
       {(view.q || view.tag) && (

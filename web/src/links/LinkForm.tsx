@@ -32,7 +32,12 @@ export function LinkForm({ onCreated }: { onCreated: (link: ShortLink) => void }
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
     setBusy(true);
-    const created = await outcome(api.POST('/api/v1/links', { body: createBody(values), params: { header: { 'idempotency-key': idempotencyKey.current } } }));
+    const created = await outcome(
+      api.POST('/api/v1/links', {
+        body: createBody(values),
+        params: { header: { 'idempotency-key': idempotencyKey.current } },
+      }),
+    );
     setBusy(false);
     if (!created.ok) return setProblem(created.problem);
     setProblem(null);

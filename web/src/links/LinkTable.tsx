@@ -13,7 +13,8 @@ import { QrCode } from './QrCode';
 
 /** What sets a link apart beyond its target: disabled by an admin (and why), tags (each a filter of the list), password, limit, query forwarding. */
 function LinkTraits({ link, tagHref }: { link: ShortLink; tagHref: (tag: string) => string }) {
-  if (!link.tags.length && !link.has_password && link.max_visits === null && !link.forward_query && !link.disabled) return null;
+  if (!link.tags.length && !link.has_password && link.max_visits === null && !link.forward_query && !link.disabled)
+    return null;
   return (
     <span class="traits">
       {link.disabled && (
@@ -37,7 +38,10 @@ function LinkTraits({ link, tagHref }: { link: ShortLink; tagHref: (tag: string)
 function LinkActions({ link, onDeleted }: { link: ShortLink; onDeleted: () => void }) {
   return (
     <td class="actions">
-      <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/stats`)} aria-label={`Analytics of ${link.short_code}`}>
+      <Link
+        href={appPath(`/links/${encodeURIComponent(link.short_code)}/stats`)}
+        aria-label={`Analytics of ${link.short_code}`}
+      >
         Analytics
       </Link>
       <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/edit`)} aria-label={`Edit ${link.short_code}`}>
@@ -54,11 +58,29 @@ function LinkActions({ link, onDeleted }: { link: ShortLink; onDeleted: () => vo
  * and what can be done with it.
  * At phone width the rows become cards (styles.css), each cell labelled by its column.
  */
-export function LinkTable({ links, onDeleted, tagHref }: { links: ShortLink[]; onDeleted: () => void; tagHref: (tag: string) => string }) {
+export function LinkTable({
+  links,
+  onDeleted,
+  tagHref,
+}: {
+  links: ShortLink[];
+  onDeleted: () => void;
+  tagHref: (tag: string) => string;
+}) {
   return (
     <table class="table links-table">
       <caption class="visually-hidden">Your short links</caption>
-      <TableHead columns={['Short URL', 'Destination', { label: 'People', numeric: true }, { label: 'Bots', numeric: true }, 'Created', 'Expires', { label: 'Actions', hidden: true }]} />
+      <TableHead
+        columns={[
+          'Short URL',
+          'Destination',
+          { label: 'People', numeric: true },
+          { label: 'Bots', numeric: true },
+          'Created',
+          'Expires',
+          { label: 'Actions', hidden: true },
+        ]}
+      />
       <tbody>
         {links.map((link) => (
           <tr key={link.id}>

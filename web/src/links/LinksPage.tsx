@@ -39,7 +39,15 @@ export function LinksPage() {
   const location = useLocation();
   const search = location.query.toString();
   const view = linkListView(location.query);
-  const links = useApiData(() => outcome(api.GET('/api/v1/users/{id}/links', { params: { path: { id: user.id }, query: linkListQuery(view, PAGE_SIZE) } })), [user.id, search]);
+  const links = useApiData(
+    () =>
+      outcome(
+        api.GET('/api/v1/users/{id}/links', {
+          params: { path: { id: user.id }, query: linkListQuery(view, PAGE_SIZE) },
+        }),
+      ),
+    [user.id, search],
+  );
   const empty = <EmptyLinks view={view} />;
 
   return (
@@ -50,7 +58,11 @@ export function LinksPage() {
           New link
         </Link>
       </div>
-      <LinkFilters key={`${view.q}\n${view.tag}`} view={view} problem={links.state === 'error' ? links.problem : null} />
+      <LinkFilters
+        key={`${view.q}\n${view.tag}`}
+        view={view}
+        problem={links.state === 'error' ? links.problem : null}
+      />
       <PagedList
         list={links}
         noun={['link', 'links']}
@@ -59,7 +71,13 @@ export function LinksPage() {
         pagerLabel="Pages of links"
         hrefForPage={(p) => withQuery(location, { page: p === 1 ? null : String(p) })}
       >
-        {(items) => <LinkTable links={items} onDeleted={links.reload} tagHref={(tag) => withQuery(location, { tag, page: null })} />}
+        {(items) => (
+          <LinkTable
+            links={items}
+            onDeleted={links.reload}
+            tagHref={(tag) => withQuery(location, { tag, page: null })}
+          />
+        )}
       </PagedList>
     </>
   );

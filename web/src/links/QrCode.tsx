@@ -16,7 +16,12 @@ export function QrCode({ code, shortUrl }: { code: string; shortUrl: string }) {
     if (!open) return;
     let url: string | null = null;
     let gone = false;
-    void outcome(api.GET('/api/v1/links/{code}/qr', { params: { path: { code }, query: { format: 'png', size: 256 } }, parseAs: 'blob' })).then((got) => {
+    void outcome(
+      api.GET('/api/v1/links/{code}/qr', {
+        params: { path: { code }, query: { format: 'png', size: 256 } },
+        parseAs: 'blob',
+      }),
+    ).then((got) => {
       if (gone) return;
       if (!got.ok) return setImage({ problem: got.problem });
       url = URL.createObjectURL(got.data as Blob);
@@ -30,7 +35,13 @@ export function QrCode({ code, shortUrl }: { code: string; shortUrl: string }) {
   }, [open, code]);
   return (
     <span class="qr">
-      <button type="button" class="link-button" aria-expanded={open} onClick={() => setOpen(!open)} aria-label={`QR code of ${code}`}>
+      <button
+        type="button"
+        class="link-button"
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+        aria-label={`QR code of ${code}`}
+      >
         {open ? 'Hide QR' : 'QR'}
       </button>
       {open && (

@@ -6,7 +6,12 @@ export function SortField({ sort, onSort }: { sort: string; onSort: (sort: strin
   return (
     <Field label="Sort">
       {(a) => (
-        <select {...a} name="sort" value={sort} onChange={(e) => onSort(e.currentTarget.value === 'newest' ? null : e.currentTarget.value)}>
+        <select
+          {...a}
+          name="sort"
+          value={sort}
+          onChange={(e) => onSort(e.currentTarget.value === 'newest' ? null : e.currentTarget.value)}
+        >
           {SORT_KEYS.map((k) => (
             <option key={k} value={k}>
               {SORTS[k].label}

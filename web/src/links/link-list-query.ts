@@ -31,5 +31,12 @@ export function linkListView(query: URLSearchParams): LinkListView {
 
 export function linkListQuery(view: LinkListView, limit: number) {
   const { sort, order } = SORTS[view.sort];
-  return { page: view.page, limit, sort, order, ...(view.q ? { q: view.q } : {}), ...(view.tag ? { tag: view.tag } : {}) };
+  return {
+    page: view.page,
+    limit,
+    sort,
+    order,
+    ...(view.q ? { q: view.q } : {}),
+    ...(view.tag ? { tag: view.tag } : {}),
+  };
 }

@@ -116,7 +116,8 @@ export function patchBody(link: ShortLink, v: LinkValues): LinkPatch {
   const patch: LinkPatch = {};
   if (v.original_url.trim() !== was.original_url) patch.original_url = v.original_url.trim();
   if (v.expires_at !== was.expires_at) patch.expires_at = v.expires_at ? instantFromLocalInput(v.expires_at) : null;
-  if (v.max_visits.trim() !== was.max_visits) patch.max_visits = v.max_visits.trim() ? (visitsFromText(v.max_visits) as number) : null;
+  if (v.max_visits.trim() !== was.max_visits)
+    patch.max_visits = v.max_visits.trim() ? (visitsFromText(v.max_visits) as number) : null;
   const tags = tagsFromText(v.tags);
   if (tags.join(',') !== link.tags.join(',')) patch.tags = tags.length ? tags : null;
   if (v.forward_query !== was.forward_query) patch.forward_query = v.forward_query;

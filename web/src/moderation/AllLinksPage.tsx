@@ -23,7 +23,18 @@ const OWNER_CHOICES = 100;
 export function AllLinksPage() {
   useTitle('All links');
   const user = useUser();
-  if (user.role !== 'admin') return <ErrorState problem={{ status: 403, code: 'FORBIDDEN', message: 'Only admins can see all links.', fields: {}, retryAfter: null }} />;
+  if (user.role !== 'admin')
+    return (
+      <ErrorState
+        problem={{
+          status: 403,
+          code: 'FORBIDDEN',
+          message: 'Only admins can see all links.',
+          fields: {},
+          retryAfter: null,
+        }}
+      />
+    );
   return <AllLinks />;
 }
 
@@ -33,8 +44,17 @@ function AllLinks() {
   const search = location.query.toString();
   const view = allLinksView(location.query);
   const [announcement, setAnnouncement] = useState('');
-  const links = useApiData(() => outcome(api.GET('/api/v1/links', { params: { query: allLinksQuery(view, PAGE_SIZE) } })), [search]);
-  const users = useApiData(() => outcome(api.GET('/api/v1/users', { params: { query: { limit: OWNER_CHOICES, sort: 'username', order: 'asc' } } })), []);
+  const links = useApiData(
+    () => outcome(api.GET('/api/v1/links', { params: { query: allLinksQuery(view, PAGE_SIZE) } })),
+    [search],
+  );
+  const users = useApiData(
+    () =>
+      outcome(
+        api.GET('/api/v1/users', { params: { query: { limit: OWNER_CHOICES, sort: 'username', order: 'asc' } } }),
+      ),
+    [],
+  );
   const owners = new Map<number, User>(users.state === 'ready' ? users.data.data.map((u) => [u.id, u]) : []);
   const changed = (message: string) => {
     setAnnouncement(message);
@@ -44,7 +64,12 @@ function AllLinks() {
   return (
     <>
       <h1>All links</h1>
-      <AllLinksFilters key={view.q} view={view} owners={[...owners.values()]} problem={links.state === 'error' ? links.problem : null} />
+      <AllLinksFilters
+        key={view.q}
+        view={view}
+        owners={[...owners.values()]}
+        problem={links.state === 'error' ? links.problem : null}
+      />
       <p class="visually-hidden" role="status" aria-live="polite">
         {announcement}
       </p>
@@ -56,7 +81,14 @@ function AllLinks() {
         pagerLabel="Pages of all links"
         hrefForPage={(p) => withQuery(location, { page: p === 1 ? null : String(p) })}
       >
-        {(items) => <AllLinksTable links={items} owners={owners} ownerHref={(id) => withQuery(location, { owner: String(id), page: null })} onChanged={changed} />}
+        {(items) => (
+          <AllLinksTable
+            links={items}
+            owners={owners}
+            ownerHref={(id) => withQuery(location, { owner: String(id), page: null })}
+            onChanged={changed}
+          />
+        )}
       </PagedList>
     </>
   );

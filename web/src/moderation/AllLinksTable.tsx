@@ -47,7 +47,18 @@ export function AllLinksTable({ links, owners, ownerHref, onChanged }: AllLinksT
   return (
     <table class="table links-table all-links-table">
       <caption class="visually-hidden">All short links</caption>
-      <TableHead columns={['Short URL', 'Destination', 'Owner', { label: 'People', numeric: true }, { label: 'Bots', numeric: true }, 'Status', 'Created', { label: 'Actions', hidden: true }]} />
+      <TableHead
+        columns={[
+          'Short URL',
+          'Destination',
+          'Owner',
+          { label: 'People', numeric: true },
+          { label: 'Bots', numeric: true },
+          'Status',
+          'Created',
+          { label: 'Actions', hidden: true },
+        ]}
+      />
       <tbody>
         {links.map((link) => (
           <tr key={link.id} data-code={link.short_code}>
@@ -69,7 +80,10 @@ export function AllLinksTable({ links, owners, ownerHref, onChanged }: AllLinksT
               <DateTime iso={link.created_at} />
             </td>
             <td class="actions">
-              <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/stats`)} aria-label={`Analytics of ${link.short_code}`}>
+              <Link
+                href={appPath(`/links/${encodeURIComponent(link.short_code)}/stats`)}
+                aria-label={`Analytics of ${link.short_code}`}
+              >
                 Analytics
               </Link>
               <ModerationAction link={link} onChanged={onChanged} />

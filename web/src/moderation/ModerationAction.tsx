@@ -68,13 +68,32 @@ export function ModerationAction({ link, onChanged }: { link: ShortLink; onChang
   return (
     <form class="moderation" onSubmit={submit} noValidate aria-label={`Disable ${code}`}>
       <FormError message={formMessage(problem, ['disabled_reason'])} />
-      <Field label="Reason (optional)" hint="Shown to the link's owner, not to visitors" error={fieldMessage(problem, 'disabled_reason')}>
-        {(a) => <input {...a} name="disabled_reason" maxLength={500} autocomplete="off" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />}
+      <Field
+        label="Reason (optional)"
+        hint="Shown to the link's owner, not to visitors"
+        error={fieldMessage(problem, 'disabled_reason')}
+      >
+        {(a) => (
+          <input
+            {...a}
+            name="disabled_reason"
+            maxLength={500}
+            autocomplete="off"
+            value={reason}
+            onInput={(e) => setReason(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <button type="submit" class="danger" disabled={busy} aria-label={`Confirm: disable ${code}`}>
         Disable link
       </button>
-      <button type="button" class="link-button" disabled={busy} onClick={() => setOpen(false)} aria-label={`Keep ${code} active`}>
+      <button
+        type="button"
+        class="link-button"
+        disabled={busy}
+        onClick={() => setOpen(false)}
+        aria-label={`Keep ${code} active`}
+      >
         Cancel
       </button>
     </form>

@@ -37,7 +37,10 @@ export function allLinksView(query: URLSearchParams): AllLinksView {
 export function allLinksQuery(view: AllLinksView, limit: number) {
   const { sort, order } = SORTS[view.sort];
   return {
-    page: view.page, limit, sort, order,
+    page: view.page,
+    limit,
+    sort,
+    order,
     ...(view.q ? { q: view.q } : {}),
     ...(view.owner !== null ? { user_id: view.owner } : {}),
     ...(view.status ? { status: view.status } : {}),

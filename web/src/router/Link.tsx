@@ -12,7 +12,15 @@ interface LinkProps {
 /** An ordinary link (it opens in a new tab, it can be copied) that changes screens without a page load. */
 export function Link({ href, children, ...rest }: LinkProps) {
   const onClick = (event: TargetedMouseEvent<HTMLAnchorElement>) => {
-    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    if (
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    )
+      return;
     event.preventDefault();
     navigate(href);
   };

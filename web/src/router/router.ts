@@ -76,5 +76,7 @@ export function withQuery(location: Location, changes: Record<string, string | n
 
 /** Only a path inside the dashboard may be a place to return to after signing in (no open redirect). */
 export function safeReturnPath(next: string | null): string {
-  return next && next.startsWith(`${BASE}/`) && !next.startsWith('//') && !next.includes('\\') ? next : appPath('/links');
+  return next && next.startsWith(`${BASE}/`) && !next.startsWith('//') && !next.includes('\\')
+    ? next
+    : appPath('/links');
 }

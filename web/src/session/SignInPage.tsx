@@ -13,7 +13,8 @@ import { useInstance, type Instance } from './use-instance';
 const REASONS: Record<SignInReason, string> = {
   'signed-out': 'You have signed out.',
   expired: 'Your session has ended. Sign in again to continue.',
-  'revoke-failed': 'You have signed out here, but the server could not be told: the old token stays valid until it expires.',
+  'revoke-failed':
+    'You have signed out here, but the server could not be told: the old token stays valid until it expires.',
 };
 
 /** On a fresh install (no admin yet, SPEC §18 first run): how to make the first admin, as the start-up log says. */
@@ -21,7 +22,8 @@ function FirstRunHint({ instance }: { instance: Instance | null }) {
   if (!instance?.first_admin_command) return null;
   return (
     <p class="notice" role="status" data-testid="first-run">
-      No admin account exists yet. Create the first one on the server with <code>{instance.first_admin_command}</code>, then sign in with it.
+      No admin account exists yet. Create the first one on the server with <code>{instance.first_admin_command}</code>,
+      then sign in with it.
     </p>
   );
 }
@@ -38,7 +40,11 @@ function SignInNotices({ instance, failed }: { instance: Instance | null; failed
   const location = useLocation();
   return (
     <>
-      {session.ended && !failed && <p class="notice" role="status">{REASONS[session.ended]}</p>}
+      {session.ended && !failed && (
+        <p class="notice" role="status">
+          {REASONS[session.ended]}
+        </p>
+      )}
       <FirstRunHint instance={instance} />
       {location.query.get('signed-up') && !failed && (
         <p class="notice" role="status">
@@ -80,7 +86,8 @@ export function SignInPage() {
     setProblem(failed);
   };
 
-  const message = problem?.status === 401 ? 'Wrong username or password.' : formMessage(problem, ['username', 'password']);
+  const message =
+    problem?.status === 401 ? 'Wrong username or password.' : formMessage(problem, ['username', 'password']);
   return (
     <main class="narrow" id="main">
       <h1>Sign in</h1>
@@ -88,11 +95,28 @@ export function SignInPage() {
       <form ref={form} onSubmit={submit} noValidate>
         <FormError message={message} />
         <Field label="Username" error={problem?.fields.username}>
-          {(a) => <input {...a} name="username" autocomplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />}
+          {(a) => (
+            <input
+              {...a}
+              name="username"
+              autocomplete="username"
+              required
+              value={username}
+              onInput={(e) => setUsername(e.currentTarget.value)}
+            />
+          )}
         </Field>
         <Field label="Password" error={problem?.fields.password}>
           {(a) => (
-            <input {...a} name="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+            <input
+              {...a}
+              name="password"
+              type="password"
+              autocomplete="current-password"
+              required
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
           )}
         </Field>
         <button type="submit" disabled={busy}>

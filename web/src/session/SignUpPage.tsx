@@ -32,13 +32,42 @@ function SignUpFields(props: {
   return (
     <>
       <Field label="Username" hint="3 to 32 of letters, digits, . _ -" error={problem?.fields.username}>
-        {(a) => <input {...a} name="username" autocomplete="username" required value={form.username} onInput={set('username')} />}
+        {(a) => (
+          <input
+            {...a}
+            name="username"
+            autocomplete="username"
+            required
+            value={form.username}
+            onInput={set('username')}
+          />
+        )}
       </Field>
       <Field label="Email" error={problem?.fields.email}>
-        {(a) => <input {...a} name="email" type="email" autocomplete="email" required value={form.email} onInput={set('email')} />}
+        {(a) => (
+          <input
+            {...a}
+            name="email"
+            type="email"
+            autocomplete="email"
+            required
+            value={form.email}
+            onInput={set('email')}
+          />
+        )}
       </Field>
       <Field label="Password" hint="8 to 128 characters" error={problem?.fields.password}>
-        {(a) => <input {...a} name="password" type="password" autocomplete="new-password" required value={form.password} onInput={set('password')} />}
+        {(a) => (
+          <input
+            {...a}
+            name="password"
+            type="password"
+            autocomplete="new-password"
+            required
+            value={form.password}
+            onInput={set('password')}
+          />
+        )}
       </Field>
     </>
   );
@@ -54,7 +83,8 @@ export function SignUpPage() {
   const formRef = useRef<HTMLFormElement>(null);
   useFocusFirstInvalid(formRef, problem);
   const [busy, setBusy] = useState(false);
-  const set = (field: (typeof FIELDS)[number]) => (e: { currentTarget: HTMLInputElement }) => setForm({ ...form, [field]: e.currentTarget.value });
+  const set = (field: (typeof FIELDS)[number]) => (e: { currentTarget: HTMLInputElement }) =>
+    setForm({ ...form, [field]: e.currentTarget.value });
 
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();

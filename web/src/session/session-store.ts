@@ -24,7 +24,9 @@ export interface SessionStore {
 function read(storage: Storage): Saved | null {
   try {
     const saved = JSON.parse(storage.getItem(KEY) ?? 'null') as Partial<Saved> | null;
-    return typeof saved?.token === 'string' && typeof saved.expiresAt === 'string' ? { token: saved.token, expiresAt: saved.expiresAt } : null;
+    return typeof saved?.token === 'string' && typeof saved.expiresAt === 'string'
+      ? { token: saved.token, expiresAt: saved.expiresAt }
+      : null;
   } catch {
     return null;
   }

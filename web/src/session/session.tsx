@@ -44,7 +44,15 @@ export function useUser(): User {
   return user;
 }
 
-export function SessionProvider({ api, store, children }: { api: ApiClient; store: SessionStore; children: ComponentChildren }) {
+export function SessionProvider({
+  api,
+  store,
+  children,
+}: {
+  api: ApiClient;
+  store: SessionStore;
+  children: ComponentChildren;
+}) {
   const session = useSessionValue(api, store);
   return (
     <ApiContext.Provider value={api}>
@@ -68,12 +76,16 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
   }, [api]);
 
   // A 401 anywhere (client.ts) or a sign-out clears the store; every screen then sees `signed-out`.
-  useEffect(() => store.subscribe((why) => {
-    if (why === null) return;
-    setUser(null);
-    setState('signed-out');
-    setEnded(why);
-  }), [store]);
+  useEffect(
+    () =>
+      store.subscribe((why) => {
+        if (why === null) return;
+        setUser(null);
+        setState('signed-out');
+        setEnded(why);
+      }),
+    [store],
+  );
 
   // A token saved by this tab (a reload): check it. A 401 ends it (the store hears it from client.ts); no
   // answer at all keeps it, and the app offers to try again rather than signing the user out.
@@ -90,25 +102,30 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
     });
   }, [state]);
 
-  return useMemo<Session>(() => ({
-    state,
-    user,
-    ended,
-    signIn: (username, password) => signIn(api, store, { username, password }, { loadUser, setEnded }),
-    signOut: () => signOut(api, store, setEnded),
-    async refreshUser() {
-      await loadUser();
-    },
-    problem,
-    retry() {
-      setProblem(null);
-      setState('checking');
-    },
-  }), [api, store, state, user, ended, problem, loadUser]);
+  return useMemo<Session>(
+    () => ({
+      state,
+      user,
+      ended,
+      signIn: (username, password) => signIn(api, store, { username, password }, { loadUser, setEnded }),
+      signOut: () => signOut(api, store, setEnded),
+      async refreshUser() {
+        await loadUser();
+      },
+      problem,
+      retry() {
+        setProblem(null);
+        setState('checking');
+      },
+    }),
+    [api, store, state, user, ended, problem, loadUser],
+  );
 }
 
 async function signIn(
-  api: ApiClient, store: SessionStore, credentials: { username: string; password: string },
+  api: ApiClient,
+  store: SessionStore,
+  credentials: { username: string; password: string },
   session: { loadUser: () => Promise<Problem | null>; setEnded: (why: SignInReason | null) => void },
 ): Promise<Problem | null> {
   const issued = await outcome(api.POST('/api/v1/tokens', { body: credentials }));
@@ -120,11 +137,17 @@ async function signIn(
   return problem;
 }
 
-async function signOut(api: ApiClient, store: SessionStore, setEnded: (why: SignInReason | null) => void): Promise<void> {
+async function signOut(
+  api: ApiClient,
+  store: SessionStore,
+  setEnded: (why: SignInReason | null) => void,
+): Promise<void> {
   const token = store.token();
   store.clear('signed-out');
   if (!token) return;
   // Revoked on the server (DELETE /tokens/current), so a copied token stops working too.
-  const revoked = await outcome(api.DELETE('/api/v1/tokens/current', { headers: { authorization: `Bearer ${token}` } }));
+  const revoked = await outcome(
+    api.DELETE('/api/v1/tokens/current', { headers: { authorization: `Bearer ${token}` } }),
+  );
   if (!revoked.ok && revoked.problem.status !== 401) setEnded('revoke-failed');
 }

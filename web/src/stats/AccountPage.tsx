@@ -21,7 +21,10 @@ export default function AccountPage() {
   const api = useApi();
   const user = useUser();
   const { view, query, key } = useStatsView();
-  const stats = useApiData(() => outcome(api.GET('/api/v1/users/{id}/stats', { params: { path: { id: 'me' }, query } })), [key]);
+  const stats = useApiData(
+    () => outcome(api.GET('/api/v1/users/{id}/stats', { params: { path: { id: 'me' }, query } })),
+    [key],
+  );
   return (
     <>
       <h1>Account overview</h1>
@@ -32,7 +35,12 @@ export default function AccountPage() {
       {stats.state === 'loading' && <Loading what="your analytics" />}
       {stats.state === 'error' && <ErrorState problem={stats.problem} onRetry={stats.reload} />}
       {stats.state === 'ready' && (
-        <StatsBody stats={stats.data} scope="account" updating={stats.updating} extra={{ label: 'Links', value: formatCount(stats.data.links) }}>
+        <StatsBody
+          stats={stats.data}
+          scope="account"
+          updating={stats.updating}
+          extra={{ label: 'Links', value: formatCount(stats.data.links) }}
+        >
           <TopLinks stats={stats.data} />
         </StatsBody>
       )}

@@ -5,13 +5,23 @@ import { bucketLabel, bucketName } from './bucket-label';
 import type { Interval } from './stats-query';
 
 /** The chart's numbers as a table (the accessible form of ClicksChart), folded away by default. */
-export function ClicksTable({ timeseries, interval, tz }: { timeseries: LinkStats['timeseries']; interval: Interval; tz: string }) {
+export function ClicksTable({
+  timeseries,
+  interval,
+  tz,
+}: {
+  timeseries: LinkStats['timeseries'];
+  interval: Interval;
+  tz: string;
+}) {
   const unit = `${bucketName(interval)} (${tz})`;
   return (
     <details class="chart-data">
       <summary>Chart data</summary>
       <table class="table compact">
-        <caption class="visually-hidden">Clicks by people and by bots per {interval} ({tz})</caption>
+        <caption class="visually-hidden">
+          Clicks by people and by bots per {interval} ({tz})
+        </caption>
         <TableHead columns={[unit, { label: 'People', numeric: true }, { label: 'Bots', numeric: true }]} />
         <tbody>
           {timeseries.map((b) => (

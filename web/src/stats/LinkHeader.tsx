@@ -17,7 +17,8 @@ export function LinkHeader({ link }: { link: ShortLink }) {
         <ul class="link-aliases" aria-label="Aliases">
           {link.aliases.map((alias) => (
             <li key={alias}>
-              <ShortUrl url={aliasUrl(link, alias)} /> <CopyButton text={aliasUrl(link, alias)} label={`Copy ${aliasUrl(link, alias)}`} />
+              <ShortUrl url={aliasUrl(link, alias)} />{' '}
+              <CopyButton text={aliasUrl(link, alias)} label={`Copy ${aliasUrl(link, alias)}`} />
             </li>
           ))}
         </ul>
@@ -33,7 +34,13 @@ export function LinkHeader({ link }: { link: ShortLink }) {
             · expires <DateTime iso={link.expires_at} />
           </>
         )}{' '}
-        · <Link href={appPath(`/links/${encodeURIComponent(link.short_code)}/edit`)} aria-label={`Edit ${link.short_code}`}>Edit</Link>
+        ·{' '}
+        <Link
+          href={appPath(`/links/${encodeURIComponent(link.short_code)}/edit`)}
+          aria-label={`Edit ${link.short_code}`}
+        >
+          Edit
+        </Link>
       </p>
     </div>
   );

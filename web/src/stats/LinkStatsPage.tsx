@@ -21,14 +21,15 @@ export default function LinkStatsPage({ code }: { code: string }) {
   // Named as people know it (its title or first alias) once it is loaded; its code until then.
   const name = link.state === 'ready' ? linkName(link.data) : { text: code, isCode: true };
   useTitle(`Analytics of ${name.text}`);
-  const stats = useApiData(() => outcome(api.GET('/api/v1/links/{code}/stats', { params: { path: { code }, query } })), [code, key]);
+  const stats = useApiData(
+    () => outcome(api.GET('/api/v1/links/{code}/stats', { params: { path: { code }, query } })),
+    [code, key],
+  );
 
   if (link.state === 'error') return <ErrorState problem={link.problem} onRetry={link.reload} />;
   return (
     <>
-      <h1>
-        Analytics of {name.isCode ? <span class="code">{name.text}</span> : name.text}
-      </h1>
+      <h1>Analytics of {name.isCode ? <span class="code">{name.text}</span> : name.text}</h1>
       {link.state === 'loading' ? <Loading what="the link" /> : <LinkHeader link={link.data} />}
       <PeriodPicker scope="link" view={view} problem={stats.state === 'error' ? stats.problem : null} />
       {stats.state === 'loading' && <Loading what="analytics" />}

@@ -12,7 +12,19 @@ export type StatsShape = Omit<LinkStats, 'short_code' | 'click_count' | 'first_c
  * Plausible's layout: the figures, clicks over time on top (people and bots apart), then the ranked panels
  * side by side. `scope` names the figures for a link or an account; `extra` adds a figure in front (the account's number of links), `children` more panels.
  */
-export function StatsBody({ stats, scope, updating, extra, children }: { stats: StatsShape; scope: StatsScope; updating: boolean; extra?: { label: string; value: string }; children?: ComponentChildren }) {
+export function StatsBody({
+  stats,
+  scope,
+  updating,
+  extra,
+  children,
+}: {
+  stats: StatsShape;
+  scope: StatsScope;
+  updating: boolean;
+  extra?: { label: string; value: string };
+  children?: ComponentChildren;
+}) {
   const people = stats.timeseries.reduce((sum, b) => sum + b.clicks, 0);
   const bots = stats.timeseries.reduce((sum, b) => sum + b.bots, 0);
   return (
@@ -20,7 +32,9 @@ export function StatsBody({ stats, scope, updating, extra, children }: { stats: 
       <StatsSummary stats={stats} scope={scope} {...(extra ? { extra } : {})} />
       <section class="panel wide" aria-labelledby="clicks-over-time">
         <h2 id="clicks-over-time">Clicks over time</h2>
-        {people + bots === 0 && <p class="muted">No clicks in this period yet: the chart stays at zero until the first visit.</p>}
+        {people + bots === 0 && (
+          <p class="muted">No clicks in this period yet: the chart stays at zero until the first visit.</p>
+        )}
         <ClicksChart
           timeseries={stats.timeseries}
           interval={stats.interval}

@@ -2,7 +2,10 @@ import type { LinkStats } from '../api/client';
 import { DateTime } from '../ui/DateTime';
 import { formatCount } from '../ui/format';
 
-export type SummaryFigures = Pick<LinkStats, 'human_clicks' | 'bot_clicks' | 'unique_visitors' | 'last_click_at' | 'data_fresh_as_of' | 'timeseries'>;
+export type SummaryFigures = Pick<
+  LinkStats,
+  'human_clicks' | 'bot_clicks' | 'unique_visitors' | 'last_click_at' | 'data_fresh_as_of' | 'timeseries'
+>;
 
 /**
  * The headline figures: the window's clicks by people and by bots (the sums of its buckets), then the
@@ -14,11 +17,22 @@ export type SummaryFigures = Pick<LinkStats, 'human_clicks' | 'bot_clicks' | 'un
  */
 const VISITORS = {
   link: { label: 'Unique visitors, all time', note: null },
-  account: { label: 'Unique visitors per link, added up', note: 'Someone who visited two of your links counts once for each.' },
+  account: {
+    label: 'Unique visitors per link, added up',
+    note: 'Someone who visited two of your links counts once for each.',
+  },
 } as const;
 export type StatsScope = keyof typeof VISITORS;
 
-export function StatsSummary({ stats, scope, extra }: { stats: SummaryFigures; scope: StatsScope; extra?: { label: string; value: string } }) {
+export function StatsSummary({
+  stats,
+  scope,
+  extra,
+}: {
+  stats: SummaryFigures;
+  scope: StatsScope;
+  extra?: { label: string; value: string };
+}) {
   const people = stats.timeseries.reduce((sum, b) => sum + b.clicks, 0);
   const bots = stats.timeseries.reduce((sum, b) => sum + b.bots, 0);
   return (

@@ -11,7 +11,17 @@ export interface Ranked {
  * One of Plausible's side panels: a short ranked list, each value with its clicks and a bar for its share
  * of the list's top value. `show` renders a value (a country's name, a link to a link's analytics).
  */
-export function TopList({ title, items, empty, show }: { title: string; items: Ranked[]; empty: string; show?: (value: string) => ComponentChildren }) {
+export function TopList({
+  title,
+  items,
+  empty,
+  show,
+}: {
+  title: string;
+  items: Ranked[];
+  empty: string;
+  show?: (value: string) => ComponentChildren;
+}) {
   const top = Math.max(1, ...items.map((i) => i.clicks));
   const id = useId();
   return (

@@ -10,7 +10,13 @@ export function bucketLabel(iso: string, interval: Interval, tz: string): string
   const key = `${interval} ${tz}`;
   let f = formats.get(key);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit', ...(interval === 'hour' ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' as const } : {}) });
+    f = new Intl.DateTimeFormat('en-CA', {
+      timeZone: tz,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      ...(interval === 'hour' ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' as const } : {}),
+    });
     formats.set(key, f);
   }
   const parts: Record<string, string> = {};
@@ -21,4 +27,5 @@ export function bucketLabel(iso: string, interval: Interval, tz: string): string
 }
 
 /** The column's or series' name for a bucket: Hour, Day, Week (of its Monday), Month. */
-export const bucketName = (interval: Interval): string => ({ hour: 'Hour', day: 'Day', week: 'Week of', month: 'Month' })[interval];
+export const bucketName = (interval: Interval): string =>
+  ({ hour: 'Hour', day: 'Day', week: 'Week of', month: 'Month' })[interval];

@@ -30,7 +30,11 @@ const PERIOD_LABELS: Record<Exclude<Period, 'all'>, string> = {
 
 /** The menu's words for a period on a screen: "all" is what the API starts at without `from` there. */
 export const periodLabel = (period: Period, screen: StatsScreen): string =>
-  period === 'all' ? (screen === 'link' ? 'Since the link was created' : 'Since the account was created') : PERIOD_LABELS[period];
+  period === 'all'
+    ? screen === 'link'
+      ? 'Since the link was created'
+      : 'Since the account was created'
+    : PERIOD_LABELS[period];
 
 export const DEFAULT_PERIOD: Period = '30d';
 
@@ -52,10 +56,16 @@ export interface StatsQuery {
 }
 
 const DAY_MS = 86_400_000;
-const HOURS: Record<Exclude<Period, 'all' | 'custom'>, number> = { '24h': 24, '7d': 24 * 7, '30d': 24 * 30, '90d': 24 * 90 };
+const HOURS: Record<Exclude<Period, 'all' | 'custom'>, number> = {
+  '24h': 24,
+  '7d': 24 * 7,
+  '30d': 24 * 30,
+  '90d': 24 * 90,
+};
 /** The API answers at most this many buckets (MAX_BUCKETS): a longer window by hour or day is refused or cut. */
 const MAX_BUCKETS = 1000;
-const daysBetween = (from: string, to: string): number => (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+const daysBetween = (from: string, to: string): number =>
+  (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
 
 /**
  * Whether the view's window can be shown by hour: its hours fit in one answer. "Since … was created" may be
@@ -71,7 +81,8 @@ export function hourlyFits(view: Pick<StatsView, 'period' | 'from' | 'to'>): boo
  * Whether the view's window can be shown by day. "Since … was created" can: the API then shows its latest
  * 1,000 days (the automatic choice shows all of it, by week or month where it is longer).
  */
-export const dailyFits = (view: Pick<StatsView, 'period' | 'from' | 'to'>): boolean => view.period !== 'custom' || daysBetween(view.from, view.to) <= MAX_BUCKETS;
+export const dailyFits = (view: Pick<StatsView, 'period' | 'from' | 'to'>): boolean =>
+  view.period !== 'custom' || daysBetween(view.from, view.to) <= MAX_BUCKETS;
 
 /** Which bucket sizes the view offers: hours and days where they fit, weeks and months always, and the automatic choice. */
 export const intervalChoices = (view: Pick<StatsView, 'period' | 'from' | 'to'>): IntervalChoice[] =>
@@ -81,9 +92,11 @@ export const intervalChoices = (view: Pick<StatsView, 'period' | 'from' | 'to'>)
  * Without `interval` in the URL: by hour for 24 hours, automatic since the creation (which may be years), by day
  * otherwise (a custom window longer than 1,000 days: automatic).
  */
-const defaultInterval = (period: Period): IntervalChoice => (period === '24h' ? 'hour' : period === 'all' ? 'auto' : 'day');
+const defaultInterval = (period: Period): IntervalChoice =>
+  period === '24h' ? 'hour' : period === 'all' ? 'auto' : 'day';
 
-const isDay = (s: string | null): s is string => s !== null && /^\d{4}-\d\d-\d\d$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`));
+const isDay = (s: string | null): s is string =>
+  s !== null && /^\d{4}-\d\d-\d\d$/.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`));
 /** `localZone`: the zone when the URL names none (the browser's). */
 export function viewFromQuery(query: URLSearchParams, now: number, localZone = 'UTC'): StatsView {
   const period = oneOf(query.get('period'), PERIODS) ?? DEFAULT_PERIOD;
@@ -108,7 +121,17 @@ export function queryFromView(view: StatsView, now: number): StatsQuery {
   if (view.period === 'custom') {
     // `to` is the last day shown, inclusive: the window ends at the next midnight (in the zone).
     const next = new Date(Date.parse(`${view.to}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
-    return { from: new Date(zonedMidnight(view.from, tz)).toISOString(), to: new Date(zonedMidnight(next, tz)).toISOString(), ...interval, tz };
+    return {
+      from: new Date(zonedMidnight(view.from, tz)).toISOString(),
+      to: new Date(zonedMidnight(next, tz)).toISOString(),
+      ...interval,
+      tz,
+    };
   }
-  return { from: new Date(now - HOURS[view.period] * 3_600_000).toISOString(), to: new Date(now).toISOString(), ...interval, tz };
+  return {
+    from: new Date(now - HOURS[view.period] * 3_600_000).toISOString(),
+    to: new Date(now).toISOString(),
+    ...interval,
+    tz,
+  };
 }

@@ -7,7 +7,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatterFor(tz: string): Intl.DateTimeFormat {
   let f = formatters.get(tz);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
     formatters.set(tz, f);
   }
   return f;
@@ -16,7 +25,8 @@ function formatterFor(tz: string): Intl.DateTimeFormat {
 /** The zone's offset from UTC at that instant, in ms (Berlin in winter: +3,600,000). */
 export function zoneOffsetMs(tz: string, instantMs: number): number {
   const parts: Record<string, number> = {};
-  for (const p of formatterFor(tz).formatToParts(new Date(instantMs))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  for (const p of formatterFor(tz).formatToParts(new Date(instantMs)))
+    if (p.type !== 'literal') parts[p.type] = Number(p.value);
   const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
   return wall - Math.floor(instantMs / 1000) * 1000;
 }

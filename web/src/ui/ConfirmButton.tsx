@@ -6,7 +6,17 @@ import type { Outcome } from '../api/outcome';
  * `act` calls the API; success, or a 404 (already gone), calls `onDone`; any other refusal is shown beside the
  * buttons. `label` names what is acted on, for the buttons' accessible names ("Delete abc", "Keep abc").
  */
-export function ConfirmButton({ verb, label, act, onDone }: { verb: string; label: string; act: () => Promise<Outcome<unknown>>; onDone: () => void }) {
+export function ConfirmButton({
+  verb,
+  label,
+  act,
+  onDone,
+}: {
+  verb: string;
+  label: string;
+  act: () => Promise<Outcome<unknown>>;
+  onDone: () => void;
+}) {
   const [step, setStep] = useState<'idle' | 'confirm' | 'busy'>('idle');
   const [error, setError] = useState<string | null>(null);
   const confirm = async () => {
@@ -24,10 +34,22 @@ export function ConfirmButton({ verb, label, act, onDone }: { verb: string; labe
         </button>
       ) : (
         <>
-          <button type="button" class="danger" disabled={step === 'busy'} onClick={() => void confirm()} aria-label={`Confirm: ${verb.toLowerCase()} ${label} for good`}>
+          <button
+            type="button"
+            class="danger"
+            disabled={step === 'busy'}
+            onClick={() => void confirm()}
+            aria-label={`Confirm: ${verb.toLowerCase()} ${label} for good`}
+          >
             {verb} for good
           </button>
-          <button type="button" class="link-button" disabled={step === 'busy'} onClick={() => setStep('idle')} aria-label={`Keep ${label}`}>
+          <button
+            type="button"
+            class="link-button"
+            disabled={step === 'busy'}
+            onClick={() => setStep('idle')}
+            aria-label={`Keep ${label}`}
+          >
             Keep
           </button>
         </>

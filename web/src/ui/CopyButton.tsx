@@ -11,13 +11,20 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   const copy = () => {
     // The clipboard API exists only in secure contexts (https, or loopback); elsewhere the text stays selectable.
     if (!window.isSecureContext || !('clipboard' in navigator)) return setState('failed');
-    navigator.clipboard.writeText(text).then(() => setState('copied'), () => setState('failed'));
+    navigator.clipboard.writeText(text).then(
+      () => setState('copied'),
+      () => setState('failed'),
+    );
   };
   return (
     <button type="button" class="copy" onClick={copy} aria-label={label}>
       {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy failed' : 'Copy'}
       <span class="visually-hidden" role="status">
-        {state === 'copied' ? 'Copied to the clipboard' : state === 'failed' ? 'Could not copy; select the text instead' : ''}
+        {state === 'copied'
+          ? 'Copied to the clipboard'
+          : state === 'failed'
+            ? 'Could not copy; select the text instead'
+            : ''}
       </span>
     </button>
   );

@@ -7,7 +7,11 @@ interface FieldProps {
   error?: string | undefined;
   hint?: string;
   /** renders the control, given the ids it must carry */
-  children: (control: { id: string; 'aria-invalid': boolean; 'aria-describedby': string | undefined }) => ComponentChildren;
+  children: (control: {
+    id: string;
+    'aria-invalid': boolean;
+    'aria-describedby': string | undefined;
+  }) => ComponentChildren;
 }
 
 /** A labelled control with its hint and its error message, both read out with it. */
@@ -20,8 +24,16 @@ export function Field({ label, error, hint, children }: FieldProps) {
     <div class={error ? 'field field-invalid' : 'field'}>
       <label for={id}>{label}</label>
       {children({ id, 'aria-invalid': Boolean(error), 'aria-describedby': describedBy })}
-      {hint && <p class="field-hint" id={hintId}>{hint}</p>}
-      {error && <p class="field-error" id={errorId}>{error}</p>}
+      {hint && (
+        <p class="field-hint" id={hintId}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p class="field-error" id={errorId}>
+          {error}
+        </p>
+      )}
     </div>
   );
 }

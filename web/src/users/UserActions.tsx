@@ -14,10 +14,16 @@ function useUserChange(user: User, onChanged: (message: string) => void) {
   const apply = async (change: Change, done: string) => {
     setBusy(true);
     setError(null);
-    const patched = await outcome(api.PATCH('/api/v1/users/{id}', { params: { path: { id: user.id } }, body: { ...change, version: user.version } }));
+    const patched = await outcome(
+      api.PATCH('/api/v1/users/{id}', {
+        params: { path: { id: user.id } },
+        body: { ...change, version: user.version },
+      }),
+    );
     setBusy(false);
     if (patched.ok) return onChanged(done);
-    if (patched.problem.code === 'VERSION_CONFLICT') return onChanged(`${user.username} was changed meanwhile; the list was read again.`);
+    if (patched.problem.code === 'VERSION_CONFLICT')
+      return onChanged(`${user.username} was changed meanwhile; the list was read again.`);
     setError(patched.problem.message);
   };
   return { busy, error, apply };
@@ -35,16 +41,35 @@ export function UserActions({ user, onChanged }: { user: User; onChanged: (messa
   return (
     <span class="row-actions">
       {user.status !== 'active' && (
-        <button type="button" disabled={busy} onClick={() => void apply({ status: 'active' }, `${user.username} is now active.`)} aria-label={`Activate ${user.username}`}>
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() => void apply({ status: 'active' }, `${user.username} is now active.`)}
+          aria-label={`Activate ${user.username}`}
+        >
           Activate
         </button>
       )}
       {user.status !== 'suspended' && (
-        <button type="button" class="danger" disabled={busy} onClick={() => void apply({ status: 'suspended' }, `${user.username} is suspended.`)} aria-label={`Suspend ${user.username}`}>
+        <button
+          type="button"
+          class="danger"
+          disabled={busy}
+          onClick={() => void apply({ status: 'suspended' }, `${user.username} is suspended.`)}
+          aria-label={`Suspend ${user.username}`}
+        >
           Suspend
         </button>
       )}
-      <button type="button" class="secondary" disabled={busy} onClick={() => void apply({ role: otherRole }, `${user.username} is now ${otherRole === 'admin' ? 'an admin' : 'a user'}.`)} aria-label={`Make ${user.username} ${otherRole === 'admin' ? 'an admin' : 'a user'}`}>
+      <button
+        type="button"
+        class="secondary"
+        disabled={busy}
+        onClick={() =>
+          void apply({ role: otherRole }, `${user.username} is now ${otherRole === 'admin' ? 'an admin' : 'a user'}.`)
+        }
+        aria-label={`Make ${user.username} ${otherRole === 'admin' ? 'an admin' : 'a user'}`}
+      >
         {otherRole === 'admin' ? 'Make admin' : 'Make user'}
       </button>
       {error && (

@@ -20,7 +20,14 @@ function FilterSelect({ label, name, value, anyLabel, options }: FilterSelectPro
   return (
     <Field label={label}>
       {(a) => (
-        <select {...a} name={name} value={value ?? ''} onChange={(e) => navigate(withQuery(location, { [name]: e.currentTarget.value, page: null }), { replace: true })}>
+        <select
+          {...a}
+          name={name}
+          value={value ?? ''}
+          onChange={(e) =>
+            navigate(withQuery(location, { [name]: e.currentTarget.value, page: null }), { replace: true })
+          }
+        >
           <option value="">{anyLabel}</option>
           {options.map((o) => (
             <option key={o} value={o}>

@@ -23,7 +23,9 @@ export function UserTable({ users, onChanged }: { users: User[]; onChanged: (mes
             <td data-label="Created">
               <DateTime iso={u.createdAt} />
             </td>
-            <td class="actions">{u.id === me.id ? <span class="muted">You</span> : <UserActions user={u} onChanged={onChanged} />}</td>
+            <td class="actions">
+              {u.id === me.id ? <span class="muted">You</span> : <UserActions user={u} onChanged={onChanged} />}
+            </td>
           </tr>
         ))}
       </tbody>

@@ -25,7 +25,21 @@ export function UsersPage() {
   const page = positiveInt(location.query.get('page')) ?? 1;
   const [announcement, setAnnouncement] = useState('');
   const users = useApiData(
-    () => outcome(api.GET('/api/v1/users', { params: { query: { page, limit: PAGE_SIZE, sort: 'createdAt', order: 'desc', ...(role ? { role } : {}), ...(status ? { status } : {}) } } })),
+    () =>
+      outcome(
+        api.GET('/api/v1/users', {
+          params: {
+            query: {
+              page,
+              limit: PAGE_SIZE,
+              sort: 'createdAt',
+              order: 'desc',
+              ...(role ? { role } : {}),
+              ...(status ? { status } : {}),
+            },
+          },
+        }),
+      ),
     [role, status, page],
   );
 

@@ -44,7 +44,18 @@ export interface ClickEvent {
 export const CLICK_NUMBER_FIELDS = ['linkId', 'clickedAt'] as const;
 /** Fields kept as text or null (interned per batch: user agents and referrers repeat a lot). */
 export const CLICK_TEXT_FIELDS = [
-  'shortCode', 'ip', 'userAgent', 'referrer', 'key', 'country', 'visitor', 'alias', 'domain', 'device', 'browser', 'os',
+  'shortCode',
+  'ip',
+  'userAgent',
+  'referrer',
+  'key',
+  'country',
+  'visitor',
+  'alias',
+  'domain',
+  'device',
+  'browser',
+  'os',
 ] as const;
 
 export type ClickNumberField = (typeof CLICK_NUMBER_FIELDS)[number];
@@ -53,8 +64,20 @@ export type ClickTextField = (typeof CLICK_TEXT_FIELDS)[number];
 // Every field of ClickEvent is in exactly one list: a new field that is in neither fails to compile here.
 type Listed = ClickNumberField | ClickTextField;
 const everyFieldListed: Record<keyof ClickEvent, true> & Record<Listed, true> = {
-  linkId: true, clickedAt: true, shortCode: true, ip: true, userAgent: true, referrer: true, key: true, country: true, visitor: true, alias: true, domain: true,
-  device: true, browser: true, os: true,
+  linkId: true,
+  clickedAt: true,
+  shortCode: true,
+  ip: true,
+  userAgent: true,
+  referrer: true,
+  key: true,
+  country: true,
+  visitor: true,
+  alias: true,
+  domain: true,
+  device: true,
+  browser: true,
+  os: true,
 };
 void everyFieldListed;
 

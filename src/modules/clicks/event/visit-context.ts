@@ -11,7 +11,11 @@ import { anonymizeIp, countryCode, dailyVisitorHash } from './visitor.js';
  */
 
 /** COUNTRY_HEADER from a trusted proxy, else GEOIP_DATABASE's answer for the address; null if unknown. */
-export type CountryLookup = (ip: string | null, headers: IncomingHttpHeaders, viaTrustedProxy: boolean) => string | null;
+export type CountryLookup = (
+  ip: string | null,
+  headers: IncomingHttpHeaders,
+  viaTrustedProxy: boolean,
+) => string | null;
 
 /** The address a click records and, with IP_ANONYMIZE, who counts as a unique visitor in its place. */
 export interface RecordedAddress {
@@ -24,7 +28,8 @@ export interface RecordedAddress {
 /** IP_ANONYMIZE's shortening and daily hash of a visit's address at its time. */
 export type RecordAddress = (ip: string | null, at: number) => RecordedAddress;
 
-export const visitorSalt = (secret: string | Uint8Array): Buffer => createHash('sha256').update('ferry-visitor:').update(secret).digest();
+export const visitorSalt = (secret: string | Uint8Array): Buffer =>
+  createHash('sha256').update('ferry-visitor:').update(secret).digest();
 
 /**
  * Opens GEOIP_DATABASE (a MaxMind GeoLite2/GeoIP2 Country or City file) once at start-up: read whole into
@@ -36,12 +41,17 @@ export async function openGeoipDatabase(path: string | null): Promise<Reader<Cou
   try {
     return new Reader<CountryResponse>(await readFile(path));
   } catch (err) {
-    throw new Error(`GEOIP_DATABASE: cannot open ${path} as a MaxMind database: ${(err as Error).message}`, { cause: err });
+    throw new Error(`GEOIP_DATABASE: cannot open ${path} as a MaxMind database: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
 /** COUNTRY_HEADER (lower case) and an opened GEOIP_DATABASE; null when neither is configured. */
-export function createCountryLookup(opts: { countryHeader: string | null; geoip: Pick<Reader<CountryResponse>, 'get'> | null }): CountryLookup | null {
+export function createCountryLookup(opts: {
+  countryHeader: string | null;
+  geoip: Pick<Reader<CountryResponse>, 'get'> | null;
+}): CountryLookup | null {
   const { countryHeader, geoip } = opts;
   if (countryHeader === null && geoip === null) return null;
   const lookup = (ip: string | null): string | null => {

@@ -12,7 +12,9 @@ export interface ClickRange {
   to: number | null;
 }
 
-const SELECTED = [...new Set(['id', 'clicked_at', ...CLICK_RECORD_COLUMNS.map((c) => c.column)])] as Array<keyof Database['clicks']>;
+const SELECTED = [...new Set(['id', 'clicked_at', ...CLICK_RECORD_COLUMNS.map((c) => c.column)])] as Array<
+  keyof Database['clicks']
+>;
 
 export type ClickRecordsRepository = ReturnType<typeof createClickRecordsRepository>;
 

@@ -16,7 +16,8 @@ const SORT = { clicked_at: 'clicked_at' } as const;
 
 export type ClickRecord = Record<string, string | number | boolean | null>;
 
-const toRecord = (row: ClickRecordRow): ClickRecord => Object.fromEntries(CLICK_RECORD_COLUMNS.map((c) => [c.column, c.value(row)]));
+const toRecord = (row: ClickRecordRow): ClickRecord =>
+  Object.fromEntries(CLICK_RECORD_COLUMNS.map((c) => [c.column, c.value(row)]));
 
 function rangeOf(query: Pick<ClickRecordQueryT, 'from' | 'to'>): ClickRange {
   const details: ErrorDetail[] = [];
@@ -28,7 +29,8 @@ function rangeOf(query: Pick<ClickRecordQueryT, 'from' | 'to'>): ClickRange {
     return ms;
   };
   const range = { from: at('from'), to: at('to') };
-  if (!details.length && range.from !== null && range.to !== null && range.from >= range.to) details.push({ field: 'from', message: 'must be before to' });
+  if (!details.length && range.from !== null && range.to !== null && range.from >= range.to)
+    details.push({ field: 'from', message: 'must be before to' });
   if (details.length) throw validationError(details, 'Query parameters are invalid');
   return range;
 }
@@ -47,19 +49,37 @@ export interface RecordLinks {
  * EXPORT_CHUNK rows, each read when the client has taken the previous one (lib/csv-export.ts),
  * so an export's memory does not grow with its size.
  */
-export function createClickRecordsService(deps: { records: ClickRecordsRepository; links: RecordLinks; paginator: Paginator }) {
+export function createClickRecordsService(deps: {
+  records: ClickRecordsRepository;
+  links: RecordLinks;
+  paginator: Paginator;
+}) {
   const { records, links, paginator } = deps;
 
-  const listOf = (linkId: number, range: ClickRange, query: Pick<ClickRecordQueryT, 'limit' | 'cursor'>): ResolvedList =>
+  const listOf = (
+    linkId: number,
+    range: ClickRange,
+    query: Pick<ClickRecordQueryT, 'limit' | 'cursor'>,
+  ): ResolvedList =>
     paginator.resolve({ ...query, sort: 'clicked_at', order: 'desc' }, SORT, { link: linkId, ...range }, true);
 
   async function* csvRows(linkId: number, range: ClickRange): AsyncGenerator<CsvCell[][]> {
-    const chunks = keysetChunks(listOf(linkId, range, {}), EXPORT_CHUNK, (list) => records.page(linkId, range, list), (row) => Number(row.clicked_at));
+    const chunks = keysetChunks(
+      listOf(linkId, range, {}),
+      EXPORT_CHUNK,
+      (list) => records.page(linkId, range, list),
+      (row) => Number(row.clicked_at),
+    );
     for await (const chunk of chunks) yield chunk.map((row) => CLICK_RECORD_COLUMNS.map((c) => c.value(row)));
   }
 
   return {
-    async page(code: string, query: ClickRecordQueryT, caller: Caller | null, requestUrl: string): Promise<PageResult<ClickRecord>> {
+    async page(
+      code: string,
+      query: ClickRecordQueryT,
+      caller: Caller | null,
+      requestUrl: string,
+    ): Promise<PageResult<ClickRecord>> {
       const range = rangeOf(query);
       const link = await links.getForOwner(code, caller, query.domain);
       const list = listOf(link.id, range, query);

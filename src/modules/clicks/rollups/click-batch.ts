@@ -1,4 +1,10 @@
-import { CLICK_NUMBER_FIELDS, CLICK_TEXT_FIELDS, type ClickEvent, type ClickNumberField, type ClickTextField } from '../event/click-event.js';
+import {
+  CLICK_NUMBER_FIELDS,
+  CLICK_TEXT_FIELDS,
+  type ClickEvent,
+  type ClickNumberField,
+  type ClickTextField,
+} from '../event/click-event.js';
 
 /**
  * What a ClickBatch posts to the writer thread: typed arrays (moved, not cloned) and the batch's distinct
@@ -29,9 +35,23 @@ export function eventsOfMessage(m: ClickBatchMessage, indexes: ArrayLike<number>
 }
 
 /** Fields a click may leave out: absent (or null) comes back absent. */
-const OPTIONAL_TEXT = new Set<ClickTextField>(['key', 'country', 'visitor', 'alias', 'domain', 'device', 'browser', 'os']);
+const OPTIONAL_TEXT = new Set<ClickTextField>([
+  'key',
+  'country',
+  'visitor',
+  'alias',
+  'domain',
+  'device',
+  'browser',
+  'os',
+]);
 
-function eventAt(numbers: Record<ClickNumberField, Float64Array>, text: Record<ClickTextField, Int32Array>, values: readonly string[], i: number): ClickEvent {
+function eventAt(
+  numbers: Record<ClickNumberField, Float64Array>,
+  text: Record<ClickTextField, Int32Array>,
+  values: readonly string[],
+  i: number,
+): ClickEvent {
   const e: Record<string, unknown> = {};
   for (const f of CLICK_NUMBER_FIELDS) e[f] = numbers[f][i];
   for (const f of CLICK_TEXT_FIELDS) {
@@ -143,7 +163,11 @@ export class ClickBatch {
       kept += 1;
     }
     const before = this.written;
-    this.written = { span: before?.span ?? this.length, link, count: (before?.link === link ? before.count : 0) + count };
+    this.written = {
+      span: before?.span ?? this.length,
+      link,
+      count: (before?.link === link ? before.count : 0) + count,
+    };
     this.length = kept;
   }
 

@@ -5,10 +5,26 @@ import type { Storage } from '../../../db/database.js';
 import type { Database } from '../../../db/types.js';
 import type { ClickEvent } from '../event/click-event.js';
 import type { ClickWriter } from './click-writer.js';
-import { freshAsOf, planForLive, planRollups, planUserRollups, type ClickFacts, type LinkIncrement, type VisitorPair } from './rollup-plan.js';
 import {
-  CLICK_RECORDS, LINK_COUNTERS, LINK_DAILY_VALUES, LINK_HOURLY, upsertColumns, USER_DAILY_VALUES, USER_HOURLY,
-  type CounterMerge, type DailyValuesTable, type RollupUpsert,
+  freshAsOf,
+  planForLive,
+  planRollups,
+  planUserRollups,
+  type ClickFacts,
+  type LinkIncrement,
+  type VisitorPair,
+} from './rollup-plan.js';
+import {
+  CLICK_RECORDS,
+  LINK_COUNTERS,
+  LINK_DAILY_VALUES,
+  LINK_HOURLY,
+  upsertColumns,
+  USER_DAILY_VALUES,
+  USER_HOURLY,
+  type CounterMerge,
+  type DailyValuesTable,
+  type RollupUpsert,
 } from './rollup-tables.js';
 import { capDailyGroup, OTHER_VALUE, type ValueCounts } from './daily-values.js';
 import { writeSetsIn } from './pg-set-writer.js';
@@ -25,11 +41,14 @@ const chunks = <T>(items: readonly T[], size = CHUNK): T[][] => {
 };
 
 const columnList = (columns: readonly string[]): RawBuilder<unknown> => sql.join(columns.map((c) => sql.ref(c)));
-const valueRows = (rows: ReadonlyArray<readonly unknown[]>): RawBuilder<unknown> => sql.join(rows.map((r) => sql`(${sql.join(r)})`));
+const valueRows = (rows: ReadonlyArray<readonly unknown[]>): RawBuilder<unknown> =>
+  sql.join(rows.map((r) => sql`(${sql.join(r)})`));
 
 /** Adds rows to a rollup table (rollup-tables.ts): inserted, or their sums added to the stored row. */
 async function upsert(tx: Tx, t: RollupUpsert<never>, rows: ReadonlyArray<readonly unknown[]>): Promise<void> {
-  const added = sql.join(t.sums.map((c) => sql`${sql.ref(c)} = ${sql.ref(`${t.table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`));
+  const added = sql.join(
+    t.sums.map((c) => sql`${sql.ref(c)} = ${sql.ref(`${t.table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`),
+  );
   for (const part of chunks(rows)) {
     await sql`insert into ${sql.table(t.table)} (${columnList(upsertColumns(t))}) values ${valueRows(part)}
       on conflict (${columnList(t.key)}) do update set ${added}`.execute(tx);
@@ -55,18 +74,31 @@ async function bumpLinks(tx: Tx, increments: readonly LinkIncrement[]): Promise<
   const columns = columnList(['id', ...LINK_COUNTERS.map((c) => c.column)]);
   const set = sql.join(LINK_COUNTERS.map((c) => mergeCounter(c.column, c.merge)));
   for (const part of chunks(increments)) {
-    const values = sql.join(part.map((g) => sql`(${sql.join([g.linkId, ...LINK_COUNTERS.map((c) => c.value(g))].map((n) => sql`cast(${n} as bigint)`))})`));
+    const values = sql.join(
+      part.map(
+        (g) =>
+          sql`(${sql.join([g.linkId, ...LINK_COUNTERS.map((c) => c.value(g))].map((n) => sql`cast(${n} as bigint)`))})`,
+      ),
+    );
     const res = await sql<{ id: number; user_id: number | null }>`with v(${columns}) as (values ${values})
-      update links set ${set} from v where links.id = v.id returning links.id as id, links.user_id as user_id`.execute(tx);
+      update links set ${set} from v where links.id = v.id returning links.id as id, links.user_id as user_id`.execute(
+      tx,
+    );
     for (const r of res.rows) live.set(Number(r.id), r.user_id === null ? null : Number(r.user_id));
   }
   return live;
 }
 
-async function insertRecords(tx: Tx, records: ReadonlyArray<readonly [ClickEvent, ClickFacts]>, imported: boolean): Promise<void> {
+async function insertRecords(
+  tx: Tx,
+  records: ReadonlyArray<readonly [ClickEvent, ClickFacts]>,
+  imported: boolean,
+): Promise<void> {
   for (const part of chunks(records)) {
     const rows = part.map(([e, f]) => CLICK_RECORDS.values(e, f, imported));
-    await sql`insert into ${sql.table(CLICK_RECORDS.table)} (${columnList(CLICK_RECORDS.columns)}) values ${valueRows(rows)}`.execute(tx);
+    await sql`insert into ${sql.table(CLICK_RECORDS.table)} (${columnList(CLICK_RECORDS.columns)}) values ${valueRows(rows)}`.execute(
+      tx,
+    );
   }
 }
 
@@ -74,7 +106,12 @@ async function insertRecords(tx: Tx, records: ReadonlyArray<readonly [ClickEvent
 async function addVisitors(tx: Tx, visitors: readonly VisitorPair[]): Promise<Map<number, number>> {
   const fresh = new Map<number, number>();
   for (const part of chunks(visitors)) {
-    const inserted = await tx.insertInto('link_visitors').values(part.map((v) => ({ link_id: v.linkId, ip: v.ip }))).onConflict((oc) => oc.doNothing()).returning('link_id').execute();
+    const inserted = await tx
+      .insertInto('link_visitors')
+      .values(part.map((v) => ({ link_id: v.linkId, ip: v.ip })))
+      .onConflict((oc) => oc.doNothing())
+      .returning('link_id')
+      .execute();
     for (const r of inserted) fresh.set(Number(r.link_id), (fresh.get(Number(r.link_id)) ?? 0) + 1);
   }
   return fresh;
@@ -97,11 +134,21 @@ interface ValueGroup {
 }
 
 /** The values stored per `${owner}:${kind}:${dayStart}` for these owners and days. */
-async function storedValues(tx: Tx, t: DailyValuesTable, owners: readonly number[], days: readonly number[]): Promise<Map<string, Set<string>>> {
+async function storedValues(
+  tx: Tx,
+  t: DailyValuesTable,
+  owners: readonly number[],
+  days: readonly number[],
+): Promise<Map<string, Set<string>>> {
   const owner = sql.ref(t.key[0]!);
   const stored = new Map<string, Set<string>>();
   for (const ids of chunks(owners)) {
-    const { rows } = await sql<{ owner: number; kind: string; day_start: number; value: string }>`select ${owner} as owner, kind, day_start, value
+    const { rows } = await sql<{
+      owner: number;
+      kind: string;
+      day_start: number;
+      value: string;
+    }>`select ${owner} as owner, kind, day_start, value
       from ${sql.table(t.table)} where ${owner} in (${sql.join(ids)}) and day_start in (${sql.join(days)})`.execute(tx);
     for (const r of rows) {
       const id = `${Number(r.owner)}:${r.kind}:${Number(r.day_start)}`;
@@ -113,14 +160,25 @@ async function storedValues(tx: Tx, t: DailyValuesTable, owners: readonly number
 }
 
 /** The daily top lists of links or users, capped (capDailyGroup) against what their rows hold. */
-async function addDailyValues<G extends ValueGroup>(tx: Tx, t: DailyValuesTable, groups: readonly G[], ownerOf: (g: G) => number): Promise<void> {
+async function addDailyValues<G extends ValueGroup>(
+  tx: Tx,
+  t: DailyValuesTable,
+  groups: readonly G[],
+  ownerOf: (g: G) => number,
+): Promise<void> {
   if (groups.length === 0) return;
-  const stored = await storedValues(tx, t, [...new Set(groups.map(ownerOf))], [...new Set(groups.map((g) => g.key.dayStart))]);
+  const stored = await storedValues(
+    tx,
+    t,
+    [...new Set(groups.map(ownerOf))],
+    [...new Set(groups.map((g) => g.key.dayStart))],
+  );
   const rows: unknown[][] = [];
   for (const g of groups) {
     const known = stored.get(g.id) ?? new Set<string>();
     const capped = capDailyGroup(g, known.size - (known.has(OTHER_VALUE) ? 1 : 0), (v) => known.has(v));
-    for (const [value, clicks] of capped.rows) rows.push(t.values(ownerOf(g), g.key.kind, g.key.dayStart, value, clicks));
+    for (const [value, clicks] of capped.rows)
+      rows.push(t.values(ownerOf(g), g.key.kind, g.key.dayStart, value, clicks));
   }
   await upsert(tx, t, rows);
 }
@@ -130,7 +188,11 @@ async function markFresh(tx: Tx, writer: string, at: number): Promise<void> {
   await tx
     .insertInto('click_ingest')
     .values({ writer, fresh_as_of: at })
-    .onConflict((oc) => oc.column('writer').doUpdateSet({ fresh_as_of: sql`case when excluded.fresh_as_of > click_ingest.fresh_as_of then excluded.fresh_as_of else click_ingest.fresh_as_of end` }))
+    .onConflict((oc) =>
+      oc.column('writer').doUpdateSet({
+        fresh_as_of: sql`case when excluded.fresh_as_of > click_ingest.fresh_as_of then excluded.fresh_as_of else click_ingest.fresh_as_of end`,
+      }),
+    )
     .execute();
 }
 
@@ -149,11 +211,19 @@ async function writeIn(tx: Tx, batch: readonly ClickEvent[], writer: string | nu
   if (writer !== null) await markFresh(tx, writer, freshAsOf(full));
   if (records.length === 0) return;
   await insertRecords(tx, records, writer === null);
-  await upsert(tx, LINK_HOURLY, plan.hours.map((h) => LINK_HOURLY.values(h)));
+  await upsert(
+    tx,
+    LINK_HOURLY,
+    plan.hours.map((h) => LINK_HOURLY.values(h)),
+  );
   await addUniqueVisitors(tx, await addVisitors(tx, plan.visitors));
   await addDailyValues(tx, LINK_DAILY_VALUES, plan.daily, (g) => g.key.linkId);
   const users = planUserRollups(plan, owners);
-  await upsert(tx, USER_HOURLY, users.hours.map((h) => USER_HOURLY.values(h)));
+  await upsert(
+    tx,
+    USER_HOURLY,
+    users.hours.map((h) => USER_HOURLY.values(h)),
+  );
   await addDailyValues(tx, USER_DAILY_VALUES, users.daily, (g) => g.key.userId);
 }
 
@@ -162,14 +232,18 @@ export interface PgClickWriter extends ClickWriter {
 }
 
 /** The latest click of a batch: data_fresh_as_of once it is written (rollup-plan.ts's freshAsOf). */
-const latestOf = (batch: readonly ClickEvent[]): number => batch.reduce((at, e) => (e.clickedAt > at ? e.clickedAt : at), 0);
+const latestOf = (batch: readonly ClickEvent[]): number =>
+  batch.reduce((at, e) => (e.clickedAt > at ? e.clickedAt : at), 0);
 
 /**
  * The PostgreSQL writer: a batch's click records and rollups in one transaction. Live batches on PostgreSQL
  * are written as sets (pg-set-writer.ts); imported visits, and every batch on SQLite (where tests compare this
  * writer with the embedded engine's thread, sqlite-click-writer.ts), through rollup-plan.ts's plan row by row.
  */
-export function createPgClickWriter(storage: Pick<Storage, 'db' | 'dialect'>, opts: { sets?: boolean } = {}): PgClickWriter {
+export function createPgClickWriter(
+  storage: Pick<Storage, 'db' | 'dialect'>,
+  opts: { sets?: boolean } = {},
+): PgClickWriter {
   // `sets: false`: the plan row by row on PostgreSQL too (the test that holds the two to the same rows).
   const sets = storage.dialect.name === 'postgres' && opts.sets !== false;
   // This writer's row in click_ingest (data_fresh_as_of).

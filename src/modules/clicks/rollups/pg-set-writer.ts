@@ -41,7 +41,9 @@ const STAGE = sql`create temporary table if not exists click_stage (
 ) on commit delete rows`;
 
 /** The staged columns, in order, and each one's array type and value. */
-const COLUMNS: ReadonlyArray<[name: string, type: string, value: (e: ClickEvent, f: ReturnType<typeof clickFacts>) => unknown]> = [
+const COLUMNS: ReadonlyArray<
+  [name: string, type: string, value: (e: ClickEvent, f: ReturnType<typeof clickFacts>) => unknown]
+> = [
   ['link_id', 'bigint', (e) => e.linkId],
   ['short_code', 'text', (e) => e.shortCode],
   ['clicked_at', 'bigint', (e) => e.clickedAt],
@@ -57,7 +59,7 @@ const COLUMNS: ReadonlyArray<[name: string, type: string, value: (e: ClickEvent,
   ['alias', 'text', (e) => e.alias ?? null],
   ['domain', 'text', (e) => e.domain ?? null],
   // A human's visitor (the address, or with IP_ANONYMIZE the daily hash): unique_visitors; empty counts as none.
-  ['visitor', 'text', (e, f) => (f.isBot ? null : e.visitor ?? e.ip) || null],
+  ['visitor', 'text', (e, f) => (f.isBot ? null : (e.visitor ?? e.ip)) || null],
   ['v_referrer', 'text', (e) => (e.referrer ? referrerValue(e.referrer) : DIRECT_REFERRER)],
   ['v_user_agent', 'text', (e) => (e.userAgent ? e.userAgent.slice(0, VALUE_LENGTH) : null)],
 ];
@@ -103,7 +105,8 @@ async function lockLinks(tx: Tx): Promise<Map<number, number | null>> {
     where id in (select link_id from click_stage) order by id for update`.execute(tx);
   const live = new Map(rows.map((r) => [Number(r.id), r.user_id === null ? null : Number(r.user_id)]));
   const { rows: staged } = await sql<{ n: string }>`select count(distinct link_id) as n from click_stage`.execute(tx);
-  if (Number(staged[0]!.n) > live.size) await sql`delete from click_stage s where not exists (select 1 from links l where l.id = s.link_id)`.execute(tx);
+  if (Number(staged[0]!.n) > live.size)
+    await sql`delete from click_stage s where not exists (select 1 from links l where l.id = s.link_id)`.execute(tx);
   return live;
 }
 
@@ -132,12 +135,16 @@ async function addHours(tx: Tx, owned: boolean): Promise<void> {
   const hour = sql`(s.clicked_at / ${HOUR_MS}) * ${HOUR_MS}`;
   await sql`insert into link_click_hourly (link_id, hour_start, clicks, bots)
     select s.link_id, ${hour}, count(*), sum(s.is_bot) from click_stage s group by 1, 2 order by 1, 2
-    on conflict (link_id, hour_start) do update set clicks = link_click_hourly.clicks + excluded.clicks, bots = link_click_hourly.bots + excluded.bots`.execute(tx);
+    on conflict (link_id, hour_start) do update set clicks = link_click_hourly.clicks + excluded.clicks, bots = link_click_hourly.bots + excluded.bots`.execute(
+    tx,
+  );
   if (!owned) return;
   await sql`insert into user_click_hourly (user_id, hour_start, clicks, bots)
     select l.user_id, ${hour}, count(*), sum(s.is_bot) from click_stage s join links l on l.id = s.link_id
     where l.user_id is not null group by 1, 2 order by 1, 2
-    on conflict (user_id, hour_start) do update set clicks = user_click_hourly.clicks + excluded.clicks, bots = user_click_hourly.bots + excluded.bots`.execute(tx);
+    on conflict (user_id, hour_start) do update set clicks = user_click_hourly.clicks + excluded.clicks, bots = user_click_hourly.bots + excluded.bots`.execute(
+    tx,
+  );
 }
 
 /** A human click's six daily values (rollup-plan.ts's kinds), one row each: (link_id, seq, clicked_at, short_code, kind, value). */
@@ -153,7 +160,12 @@ const HUMAN_VALUES = sql`(select s.link_id, s.seq, s.clicked_at, s.short_code, k
  * stores fewer than MAX_VALUES_PER_DAY (OTHER_VALUE not counted), in first-seen order; the rest is added to
  * OTHER_VALUE (daily-values.ts's capDailyGroup, the same rule).
  */
-async function mergeValues(tx: Tx, table: 'link_click_daily_values' | 'user_click_daily_values', owner: 'link_id' | 'user_id', added: ReturnType<typeof sql>): Promise<void> {
+async function mergeValues(
+  tx: Tx,
+  table: 'link_click_daily_values' | 'user_click_daily_values',
+  owner: 'link_id' | 'user_id',
+  added: ReturnType<typeof sql>,
+): Promise<void> {
   const t = sql.table(table);
   const o = sql.ref(owner);
   await sql`with n as (${added}),
@@ -173,18 +185,28 @@ async function mergeValues(tx: Tx, table: 'link_click_daily_values' | 'user_clic
 
 async function addDailyValues(tx: Tx, owned: boolean): Promise<void> {
   const day = (alias: string) => sql`(${sql.ref(`${alias}.clicked_at`)} / ${DAY_MS}) * ${DAY_MS}`;
-  await mergeValues(tx, 'link_click_daily_values', 'link_id', sql`select h.link_id, h.kind, ${day('h')} as day_start, h.value,
-    count(*) as clicks, min(h.seq) as first from ${HUMAN_VALUES} group by 1, 2, 3, 4`);
+  await mergeValues(
+    tx,
+    'link_click_daily_values',
+    'link_id',
+    sql`select h.link_id, h.kind, ${day('h')} as day_start, h.value,
+    count(*) as clicks, min(h.seq) as first from ${HUMAN_VALUES} group by 1, 2, 3, 4`,
+  );
   if (!owned) return;
   // A user's groups see the values of their links in link order, each link's in its first-seen order, then a
   // day's human clicks per short code (kind `link`): rollup-plan.ts's planUserRollups.
-  await mergeValues(tx, 'user_click_daily_values', 'user_id', sql`select user_id, kind, day_start, value, sum(clicks) as clicks, min(first) as first from (
+  await mergeValues(
+    tx,
+    'user_click_daily_values',
+    'user_id',
+    sql`select user_id, kind, day_start, value, sum(clicks) as clicks, min(first) as first from (
       select l.user_id, h.kind, ${day('h')} as day_start, h.value, count(*) as clicks, array[h.link_id, min(h.seq)] as first
       from ${HUMAN_VALUES} join links l on l.id = h.link_id where l.user_id is not null group by l.user_id, h.link_id, 2, 3, 4
       union all
       select l.user_id, 'link', ${day('s')}, s.short_code, count(*), array[s.link_id, 0]
       from click_stage s join links l on l.id = s.link_id where l.user_id is not null and s.is_bot = 0 group by l.user_id, s.link_id, 3, 4
-    ) per_link group by 1, 2, 3, 4`);
+    ) per_link group by 1, 2, 3, 4`,
+  );
 }
 
 /**

@@ -27,7 +27,11 @@ const ATTEMPTS = 3;
  * The PostgreSQL set writer (pg-set-writer.ts) filters the recorded keys itself, in its transaction, from its
  * staging table (`skipsRecordedKeys`): the guard is the same index; only the lookup moved.
  */
-export function createReplaySafeClickWriter(deps: { db: Kysely<Database>; dialect: Pick<Dialect, 'isUniqueViolation'>; writer: ClickWriter }): ClickWriter {
+export function createReplaySafeClickWriter(deps: {
+  db: Kysely<Database>;
+  dialect: Pick<Dialect, 'isUniqueViolation'>;
+  writer: ClickWriter;
+}): ClickWriter {
   const { db, dialect, writer } = deps;
 
   async function recordedKeys(batch: readonly ClickEvent[]): Promise<Set<string>> {
@@ -44,7 +48,11 @@ export function createReplaySafeClickWriter(deps: { db: Kysely<Database>; dialec
       const rows = await db
         .selectFrom('clicks')
         .select('click_key')
-        .where('click_key', 'in', part.map((e) => e.key!))
+        .where(
+          'click_key',
+          'in',
+          part.map((e) => e.key!),
+        )
         .where('clicked_at', '>=', from)
         .where('clicked_at', '<=', to)
         .execute();

@@ -122,7 +122,8 @@ const userAgents = new UserAgentCache();
  */
 export function clickFacts(e: ClickEvent): ClickFacts {
   const country = e.country ?? null;
-  if (e.device != null) return { isBot: e.device === 'bot', browser: e.browser ?? null, os: e.os ?? null, device: e.device, country };
+  if (e.device != null)
+    return { isBot: e.device === 'bot', browser: e.browser ?? null, os: e.os ?? null, device: e.device, country };
   const ua = userAgents.describe(e.userAgent);
   return { isBot: ua.isBot, browser: ua.browser, os: ua.os, device: ua.device, country };
 }
@@ -135,7 +136,10 @@ function addValue(daily: DailyValueGroup[], day: DayGroups, kind: DailyValueKind
   let g = day.groups[kind];
   if (g === undefined) {
     const { linkId, dayStart } = day;
-    daily.push((g = day.groups[kind] = { key: { linkId, kind, dayStart }, id: `${linkId}:${kind}:${dayStart}`, values: new ValueCounts() }));
+    daily.push(
+      (g = day.groups[kind] =
+        { key: { linkId, kind, dayStart }, id: `${linkId}:${kind}:${dayStart}`, values: new ValueCounts() }),
+    );
   }
   g.values.add(value, 1);
 }
@@ -193,7 +197,9 @@ export function planRollups(batch: readonly ClickEvent[]): RollupPlan {
     links: [...links.values()].sort((a, b) => a.linkId - b.linkId),
     hours: [...hours.values()].sort((a, b) => a.linkId - b.linkId || a.hourStart - b.hourStart),
     visitors: [...visitors.values()].sort((a, b) => a.linkId - b.linkId || byString(a.ip, b.ip)),
-    daily: daily.sort((a, b) => a.key.linkId - b.key.linkId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart),
+    daily: daily.sort(
+      (a, b) => a.key.linkId - b.key.linkId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart,
+    ),
     days: [...days.values()].sort((a, b) => a.linkId - b.linkId || a.dayStart - b.dayStart),
     facts,
   };
@@ -277,6 +283,8 @@ export function planUserRollups(plan: RollupPlan, userOf: ReadonlyMap<number, nu
   }
   return {
     hours: [...hours.values()].sort((a, b) => a.userId - b.userId || a.hourStart - b.hourStart),
-    daily: [...daily.values()].sort((a, b) => a.key.userId - b.key.userId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart),
+    daily: [...daily.values()].sort(
+      (a, b) => a.key.userId - b.key.userId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart,
+    ),
   };
 }

@@ -95,7 +95,14 @@ function write(clicks: readonly ClickEvent[], mark: MarkUpdate | null, fresh: nu
   try {
     counts = rollups.apply(clicks, { imported: false, known: valueCounts });
     if (fresh !== null) markFresh.run(writerName, fresh);
-    if (mark) markJournal.run(mark.journal, mark.committed, mark.window?.end ?? null, mark.window?.link ?? null, mark.window?.count ?? null);
+    if (mark)
+      markJournal.run(
+        mark.journal,
+        mark.committed,
+        mark.window?.end ?? null,
+        mark.window?.link ?? null,
+        mark.window?.count ?? null,
+      );
     commit.run();
   } catch (err) {
     rollups.discard();
@@ -135,9 +142,15 @@ port.on('message', (message: SqliteClickThreadRequest) => {
       for (const e of chunk) if (e.linkId === last) count += 1;
       const final = done + size === order.length;
       const before = mark?.after?.link === last ? mark.after.count : 0;
-      const update: MarkUpdate | null = !mark ? null : final
-        ? { journal: mark.journal, committed: mark.end, window: null }
-        : { journal: mark.journal, committed: mark.first, window: { end: mark.end, link: last, count: before + count } };
+      const update: MarkUpdate | null = !mark
+        ? null
+        : final
+          ? { journal: mark.journal, committed: mark.end, window: null }
+          : {
+              journal: mark.journal,
+              committed: mark.first,
+              window: { end: mark.end, link: last, count: before + count },
+            };
       const started = performance.now();
       const counts = write(chunk, update, final ? fresh : null);
       perClickMs = Math.max(0.002, (performance.now() - started) / size);
@@ -149,6 +162,10 @@ port.on('message', (message: SqliteClickThreadRequest) => {
     port.postMessage({ id: message.id } satisfies SqliteClickThreadReply);
   } catch (err) {
     valueCounts = new Map();
-    port.postMessage({ id: message.id, error: String((err as Error | undefined)?.message ?? err), ...(written ? { written } : {}) } satisfies SqliteClickThreadReply);
+    port.postMessage({
+      id: message.id,
+      error: String((err as Error | undefined)?.message ?? err),
+      ...(written ? { written } : {}),
+    } satisfies SqliteClickThreadReply);
   }
 });

@@ -54,7 +54,12 @@ async function closeClickThread(worker: Worker): Promise<void> {
 
 /** `budgetMs`: a transaction's time (tests make it tiny, so that a window takes many transactions). */
 export function createSqliteClickWriter(file: string, { budgetMs = TX_BUDGET_MS } = {}): ClosableClickWriter {
-  const workerData: SqliteClickThreadData = { file, autocheckpoint: MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, budgetMs, nice: WORKER_NICE };
+  const workerData: SqliteClickThreadData = {
+    file,
+    autocheckpoint: MAIN_CONNECTION_AUTOCHECKPOINT_PAGES,
+    budgetMs,
+    nice: WORKER_NICE,
+  };
   // sqlite-click-thread.ts, a module of its own (infra/module-thread.ts).
   const worker = startModuleThread(import.meta.url, './sqlite-click-thread', { workerData });
   // Idle, the worker must not keep the process alive; with writes in flight it must (a shutdown flush).
@@ -92,7 +97,10 @@ export function createSqliteClickWriter(file: string, { budgetMs = TX_BUDGET_MS 
       pending.set(id, { batch, resolve, reject });
       worker.ref();
       // The typed arrays are fresh copies: moved, not cloned.
-      worker.postMessage({ id, batch: message, ...(mark ? { mark } : {}) } satisfies SqliteClickThreadRequest, transferablesOf(message));
+      worker.postMessage(
+        { id, batch: message, ...(mark ? { mark } : {}) } satisfies SqliteClickThreadRequest,
+        transferablesOf(message),
+      );
     });
   };
 

@@ -1,9 +1,29 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { ClickEvent } from '../event/click-event.js';
-import { DAY_MS, planForLive, planRollups, planUserRollups, type DailyValueGroup, type RollupPlan, type UserDailyValueGroup } from './rollup-plan.js';
-import { CLICK_RECORDS, LINK_COUNTERS, LINK_DAILY_VALUES, LINK_HOURLY, USER_DAILY_VALUES, USER_HOURLY, type DailyValuesTable } from './rollup-tables.js';
+import {
+  DAY_MS,
+  planForLive,
+  planRollups,
+  planUserRollups,
+  type DailyValueGroup,
+  type RollupPlan,
+  type UserDailyValueGroup,
+} from './rollup-plan.js';
+import {
+  CLICK_RECORDS,
+  LINK_COUNTERS,
+  LINK_DAILY_VALUES,
+  LINK_HOURLY,
+  USER_DAILY_VALUES,
+  USER_HOURLY,
+  type DailyValuesTable,
+} from './rollup-tables.js';
 import { capDailyGroup, MAX_VALUES_PER_DAY, OTHER_VALUE } from './daily-values.js';
-import { prepareRollupStatements, type DailyValueStatements, type RollupStatements } from './sqlite-rollup-statements.js';
+import {
+  prepareRollupStatements,
+  type DailyValueStatements,
+  type RollupStatements,
+} from './sqlite-rollup-statements.js';
 
 /**
  * What a batch of clicks writes on the embedded engine, as prepared statements on one better-sqlite3 handle:
@@ -45,7 +65,10 @@ type Known = ReadonlyMap<string, number>;
  * distinct count then stays unknown, so it is not remembered; otherwise it is set in `counts` under `id`.
  */
 function addCapped(
-  s: DailyValueStatements, t: DailyValuesTable, owner: number, g: DailyValueGroup | UserDailyValueGroup,
+  s: DailyValueStatements,
+  t: DailyValuesTable,
+  owner: number,
+  g: DailyValueGroup | UserDailyValueGroup,
   at: { id: string; storedAtMost: number | undefined; known: Known; counts: DistinctCounts },
 ): void {
   const { kind, dayStart } = g.key;
@@ -61,7 +84,13 @@ function addCapped(
 }
 
 /** The per-user rollups of a live plan: hours and capped daily values. */
-function applyUserRollups(s: RollupStatements, plan: RollupPlan, owners: ReadonlyMap<number, number | null>, known: Known, counts: DistinctCounts): void {
+function applyUserRollups(
+  s: RollupStatements,
+  plan: RollupPlan,
+  owners: ReadonlyMap<number, number | null>,
+  known: Known,
+  counts: DistinctCounts,
+): void {
   const users = planUserRollups(plan, owners);
   // A (user, kind, day) holds at most as many values as the user's clicks that day, read before this
   // transaction adds its hours, for the groups whose distinct count is not remembered.
@@ -69,7 +98,8 @@ function applyUserRollups(s: RollupStatements, plan: RollupPlan, owners: Readonl
   for (const g of users.daily) {
     const { userId, dayStart } = g.key;
     const day = `${userId}:${dayStart}`;
-    if (!known.has(`u:${g.id}`) && !userDayBefore.has(day)) userDayBefore.set(day, s.userDayClicks.get(userId, dayStart, dayStart + DAY_MS)!);
+    if (!known.has(`u:${g.id}`) && !userDayBefore.has(day))
+      userDayBefore.set(day, s.userDayClicks.get(userId, dayStart, dayStart + DAY_MS)!);
   }
   for (const h of users.hours) s.addUserHour.run(USER_HOURLY.values(h));
   for (const g of users.daily) {
@@ -79,7 +109,11 @@ function applyUserRollups(s: RollupStatements, plan: RollupPlan, owners: Readonl
   s.userValues.rows.flush();
 }
 
-function applyPlan(s: RollupStatements, clicks: readonly ClickEvent[], opts: { imported: boolean; known: Known }): DistinctCounts {
+function applyPlan(
+  s: RollupStatements,
+  clicks: readonly ClickEvent[],
+  opts: { imported: boolean; known: Known },
+): DistinctCounts {
   const { known } = opts;
   const counts: DistinctCounts = new Map();
   const full = planRollups(clicks);
@@ -99,11 +133,18 @@ function applyPlan(s: RollupStatements, clicks: readonly ClickEvent[], opts: { i
   s.hourRows.flush();
   const freshVisitors = new Map<number, number>();
   s.addVisitors(plan.visitors, freshVisitors);
-  for (const g of plan.daily) addCapped(s.linkValues, LINK_DAILY_VALUES, g.key.linkId, g, { id: g.id, storedAtMost: clicksBefore.get(g.key.linkId), known, counts });
+  for (const g of plan.daily)
+    addCapped(s.linkValues, LINK_DAILY_VALUES, g.key.linkId, g, {
+      id: g.id,
+      storedAtMost: clicksBefore.get(g.key.linkId),
+      known,
+      counts,
+    });
   // Each group's cap reads only its own (link, kind, day), which no other group of this plan writes.
   s.linkValues.rows.flush();
   applyUserRollups(s, plan, owners, known, counts);
-  for (const g of plan.links) s.linkRows.add([g.linkId, ...LINK_COUNTERS.map((c) => c.value(g)), freshVisitors.get(g.linkId) ?? 0]);
+  for (const g of plan.links)
+    s.linkRows.add([g.linkId, ...LINK_COUNTERS.map((c) => c.value(g)), freshVisitors.get(g.linkId) ?? 0]);
   s.linkRows.flush();
   return counts;
 }
@@ -123,7 +164,9 @@ export function createSqliteRollupWriter(db: BetterSqlite3.Database): SqliteRoll
  * transaction (Kysely's, on this same handle, so its `tx` is not needed): prepared statements run a few µs per
  * row where a Kysely statement costs its compilation too. Prepared on first use, after the migrations.
  */
-export function createImportedVisitsWriter(sqlite: BetterSqlite3.Database): (tx: unknown, batch: readonly ClickEvent[]) => Promise<void> {
+export function createImportedVisitsWriter(
+  sqlite: BetterSqlite3.Database,
+): (tx: unknown, batch: readonly ClickEvent[]) => Promise<void> {
   let rollups: SqliteRollupWriter | null = null;
   const none = new Map<string, number>();
   return async (_tx, batch) => {

@@ -32,7 +32,13 @@ async function readUserTotals(db: Kysely<Database>, userId: number, domains?: re
       .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1]))
       .executeTakeFirstOrThrow(),
     // Deleted links' clicks are kept per user, not per domain: a domain's figures leave them out.
-    domains !== undefined ? undefined : db.selectFrom('users').select(['deleted_link_clicks', 'deleted_link_bots']).where('id', '=', userId).executeTakeFirst(),
+    domains !== undefined
+      ? undefined
+      : db
+          .selectFrom('users')
+          .select(['deleted_link_clicks', 'deleted_link_bots'])
+          .where('id', '=', userId)
+          .executeTakeFirst(),
   ]);
   const n = (v: number | null) => (v === null ? null : Number(v));
   return {
@@ -48,19 +54,28 @@ async function readUserTotals(db: Kysely<Database>, userId: number, domains?: re
 /** A user's totals, which codes are theirs now, and how fresh the rollups are. */
 export function createAccountReads(db: Kysely<Database>) {
   return {
-    userTotals: (userId: number, domains?: readonly number[]): Promise<UserTotals> => readUserTotals(db, userId, domains),
+    userTotals: (userId: number, domains?: readonly number[]): Promise<UserTotals> =>
+      readUserTotals(db, userId, domains),
 
     /** Which of these codes are links of the user now (top_links leaves out deleted links). */
     async userCodes(userId: number, codes: readonly string[], domains?: readonly number[]): Promise<Set<string>> {
       if (codes.length === 0) return new Set();
-      const rows = await db.selectFrom('links').select('short_code').where('user_id', '=', userId).where('short_code', 'in', codes)
-        .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1])).execute();
+      const rows = await db
+        .selectFrom('links')
+        .select('short_code')
+        .where('user_id', '=', userId)
+        .where('short_code', 'in', codes)
+        .$if(domains !== undefined, (q) => q.where('domain_id', 'in', domains!.length ? [...domains!] : [-1]))
+        .execute();
       return new Set(rows.map((r) => r.short_code));
     },
 
     /** The latest completed flush of any click writer (`data_fresh_as_of`), null before the first. */
     async freshAsOf(): Promise<number | null> {
-      const r = await db.selectFrom('click_ingest').select(sql<number | null>`max(fresh_as_of)`.as('at')).executeTakeFirst();
+      const r = await db
+        .selectFrom('click_ingest')
+        .select(sql<number | null>`max(fresh_as_of)`.as('at'))
+        .executeTakeFirst();
       return r?.at === null || r?.at === undefined ? null : Number(r.at);
     },
   };

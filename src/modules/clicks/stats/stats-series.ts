@@ -46,7 +46,15 @@ async function bucketSums(readers: Readers, scope: StatsScope, w: Window, now: n
   };
   // Each piece's rows are added as they are: a bucket sums them anyway (no map of every hour or day to build).
   const pieces = (unit: number, from: number, to: number) =>
-    partsOf(readers.months, `series:${scopeKey(scope)}:${unit}`, from, to, now, (span) => readers.stats.series(scope, span.from, span.to, unit), addPairs);
+    partsOf(
+      readers.months,
+      `series:${scopeKey(scope)}:${unit}`,
+      from,
+      to,
+      now,
+      (span) => readers.stats.series(scope, span.from, span.to, unit),
+      addPairs,
+    );
 
   if (w.interval === 'hour' || (w.interval === 'day' && w.tz !== UTC)) {
     for (const part of await pieces(HOUR_MS, w.start, w.end)) for (const [at, pair] of part) add(at, pair);
@@ -73,10 +81,22 @@ export async function seriesOf(readers: Readers, scope: StatsScope, w: Window, n
   const ends = [...w.buckets.slice(1), w.end];
   let closed = 0;
   while (closed < ends.length && ends[closed]! <= cut) closed += 1;
-  const part = (from: number, to: number): Window => ({ ...w, start: w.buckets[from]!, end: ends[to - 1]!, buckets: w.buckets.slice(from, to) });
-  const done = closed === 0 ? [] : await readers.months.rows(
-    `buckets:${scopeKey(scope)}:${w.interval}:${w.tz}:${w.start}-${ends[closed - 1]}`,
-    { from: w.start, to: ends[closed - 1]!, closed: true }, now, () => bucketSums(readers, scope, part(0, closed), now),
-  );
-  return closed === w.buckets.length ? done : [...done, ...(await bucketSums(readers, scope, part(closed, w.buckets.length), now))];
+  const part = (from: number, to: number): Window => ({
+    ...w,
+    start: w.buckets[from]!,
+    end: ends[to - 1]!,
+    buckets: w.buckets.slice(from, to),
+  });
+  const done =
+    closed === 0
+      ? []
+      : await readers.months.rows(
+          `buckets:${scopeKey(scope)}:${w.interval}:${w.tz}:${w.start}-${ends[closed - 1]}`,
+          { from: w.start, to: ends[closed - 1]!, closed: true },
+          now,
+          () => bucketSums(readers, scope, part(0, closed), now),
+        );
+  return closed === w.buckets.length
+    ? done
+    : [...done, ...(await bucketSums(readers, scope, part(closed, w.buckets.length), now))];
 }

@@ -4,7 +4,17 @@ import { isoTime } from '../../../lib/common.schemas.js';
 import { INSTANT_RULE, LATEST_INSTANT, parseInstant } from '../../../lib/instant.js';
 import { DAY_MS, floorTo, HOUR_MS } from '../rollups/rollup-plan.js';
 import { MAX_BUCKETS, type Interval, type StatsQueryT } from './stats.schemas.js';
-import { canonicalTimeZone, isTimeZone, nextDay, nextMonth, nextWeek, startOfDay, startOfMonth, startOfWeek, UTC } from './time-zone.js';
+import {
+  canonicalTimeZone,
+  isTimeZone,
+  nextDay,
+  nextMonth,
+  nextWeek,
+  startOfDay,
+  startOfMonth,
+  startOfWeek,
+  UTC,
+} from './time-zone.js';
 
 export const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
 
@@ -18,7 +28,11 @@ export type Window = { start: number; end: number; interval: Interval; tz: strin
 const AUTOMATIC: readonly Interval[] = ['day', 'week', 'month'];
 
 /** Where an interval's buckets start in a zone, the next start, and the longest a bucket can be (DST included). */
-interface Calendar { floor(ms: number): number; next(start: number): number; longestMs: number }
+interface Calendar {
+  floor(ms: number): number;
+  next(start: number): number;
+  longestMs: number;
+}
 
 /**
  * Bucket boundaries of a zone other than UTC, remembered: each costs a few Intl calls (a ten-year window by week
@@ -46,14 +60,19 @@ function calendarOf(interval: Interval, tz: string): Calendar {
 
 function zonedCalendar(interval: Interval, tz: string): Calendar {
   switch (interval) {
-    case 'hour': return { floor: (ms) => floorTo(ms, HOUR_MS), next: (t) => t + HOUR_MS, longestMs: HOUR_MS };
-    case 'day': return { floor: (ms) => startOfDay(ms, tz), next: (t) => nextDay(t, tz), longestMs: DAY_MS + HOUR_MS };
-    case 'week': return { floor: (ms) => startOfWeek(ms, tz), next: (t) => nextWeek(t, tz), longestMs: 7 * DAY_MS + HOUR_MS };
-    case 'month': return { floor: (ms) => startOfMonth(ms, tz), next: (t) => nextMonth(t, tz), longestMs: 31 * DAY_MS + HOUR_MS };
+    case 'hour':
+      return { floor: (ms) => floorTo(ms, HOUR_MS), next: (t) => t + HOUR_MS, longestMs: HOUR_MS };
+    case 'day':
+      return { floor: (ms) => startOfDay(ms, tz), next: (t) => nextDay(t, tz), longestMs: DAY_MS + HOUR_MS };
+    case 'week':
+      return { floor: (ms) => startOfWeek(ms, tz), next: (t) => nextWeek(t, tz), longestMs: 7 * DAY_MS + HOUR_MS };
+    case 'month':
+      return { floor: (ms) => startOfMonth(ms, tz), next: (t) => nextMonth(t, tz), longestMs: 31 * DAY_MS + HOUR_MS };
   }
 }
 
-const invalid = (field: string, message: string) => validationError([{ field, message }], 'Query parameters are invalid');
+const invalid = (field: string, message: string) =>
+  validationError([{ field, message }], 'Query parameters are invalid');
 
 /** The query's zone, canonical (UTC for its aliases); an unknown one is a 400. */
 function timeZone(query: StatsQueryT): string {
@@ -100,7 +119,8 @@ export function statsWindow(query: StatsQueryT, allTimeStart: number, clock: Clo
     const cal = calendarOf(interval, tz);
     // The window's end is a bucket boundary; the one after 9999-12-31 is not writable (+010000-…): stop before it.
     const end = Math.min(cal.floor(to) === to ? to : cal.next(cal.floor(to)), cal.floor(LATEST_INSTANT));
-    if (from !== null && cal.floor(from) >= end) throw invalid('from', `must be before ${isoTime(end)}, the last bucket boundary before the year 10000`);
+    if (from !== null && cal.floor(from) >= end)
+      throw invalid('from', `must be before ${isoTime(end)}, the last bucket boundary before the year 10000`);
     const start = cal.floor(from ?? Math.min(allTimeStart, end - 1));
     const buckets = bucketsOf(cal, start, end, MAX_BUCKETS);
     if (buckets) return window(buckets, end, interval, tz);
@@ -108,7 +128,10 @@ export function statsWindow(query: StatsQueryT, allTimeStart: number, clock: Clo
     if (from !== null) {
       const about = Math.round((end - start) / (cal.longestMs - HOUR_MS || HOUR_MS));
       const coarser = query.interval === undefined ? '' : ' or use a coarser interval';
-      throw invalid('from', `the window holds about ${about} ${interval} buckets; at most ${MAX_BUCKETS} (narrow from/to${coarser})`);
+      throw invalid(
+        'from',
+        `the window holds about ${about} ${interval} buckets; at most ${MAX_BUCKETS} (narrow from/to${coarser})`,
+      );
     }
     // No `from`: the latest buckets, from as far back as they reach.
     const latest = bucketsOf(cal, cal.floor(Math.max(start, end - MAX_BUCKETS * cal.longestMs)), end, 2 * MAX_BUCKETS)!;

@@ -36,7 +36,8 @@ type ValueRow = { kind: UserValueKind; value: string; clicks: number };
  */
 function preparedReads(storage: Pick<Storage, 'sqlite'>) {
   const fast = fastStatements(storage);
-  const prepare = <P extends unknown[], R>(text: string): FastStatement<P, R> | null => fast?.prepare<P, R>(text) ?? null;
+  const prepare = <P extends unknown[], R>(text: string): FastStatement<P, R> | null =>
+    fast?.prepare<P, R>(text) ?? null;
   const seriesSql = (table: string, id: string) =>
     `select (hour_start / cast(? as integer)) * cast(? as integer) as start, sum(clicks) as clicks, sum(bots) as bots from ${table} where ${id} = ? and hour_start >= ? and hour_start < ? group by start`;
   // Every kind of top list in one statement (one round trip). The kinds are listed: the primary key is
@@ -48,10 +49,18 @@ function preparedReads(storage: Pick<Storage, 'sqlite'>) {
   return {
     prepared: (): boolean => fast !== null && fast.usable(),
     statements: {
-      linkSeries: prepare<[number, number, number, number, number], SeriesRow>(seriesSql('link_click_hourly', 'link_id')),
-      userSeries: prepare<[number, number, number, number, number], SeriesRow>(seriesSql('user_click_hourly', 'user_id')),
-      linkValues: prepare<[number, number, number], ValueRow>(valuesSql('link_click_daily_values', 'link_id', LINK_KINDS)),
-      userValues: prepare<[number, number, number], ValueRow>(valuesSql('user_click_daily_values', 'user_id', USER_KINDS)),
+      linkSeries: prepare<[number, number, number, number, number], SeriesRow>(
+        seriesSql('link_click_hourly', 'link_id'),
+      ),
+      userSeries: prepare<[number, number, number, number, number], SeriesRow>(
+        seriesSql('user_click_hourly', 'user_id'),
+      ),
+      linkValues: prepare<[number, number, number], ValueRow>(
+        valuesSql('link_click_daily_values', 'link_id', LINK_KINDS),
+      ),
+      userValues: prepare<[number, number, number], ValueRow>(
+        valuesSql('user_click_daily_values', 'user_id', USER_KINDS),
+      ),
     },
   };
 }
@@ -66,33 +75,66 @@ function preparedReads(storage: Pick<Storage, 'sqlite'>) {
  * 1.7 s a request when every link was looked into, 0.16 to 0.47 s since.
  */
 const linksOn = (db: Kysely<Database>, scope: OnDomains, span: { from: number; to: number; unitMs: number }) =>
-  db.selectFrom('links').select('id').where('user_id', '=', scope.user).where('domain_id', 'in', scope.domains.length ? [...scope.domains] : [-1])
-    .where('first_click_at', '<', span.to + span.unitMs).where('last_click_at', '>=', span.from);
+  db
+    .selectFrom('links')
+    .select('id')
+    .where('user_id', '=', scope.user)
+    .where('domain_id', 'in', scope.domains.length ? [...scope.domains] : [-1])
+    .where('first_click_at', '<', span.to + span.unitMs)
+    .where('last_click_at', '>=', span.from);
 
-async function domainSeries(db: Kysely<Database>, scope: OnDomains, from: number, to: number, unitMs: number): Promise<Array<[number, [number, number]]>> {
+async function domainSeries(
+  db: Kysely<Database>,
+  scope: OnDomains,
+  from: number,
+  to: number,
+  unitMs: number,
+): Promise<Array<[number, [number, number]]>> {
   const unit = sql.lit(unitMs);
   const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
-  const rows = await db.selectFrom('link_click_hourly')
+  const rows = await db
+    .selectFrom('link_click_hourly')
     .select([bucket.as('start'), sql<number>`sum(clicks)`.as('clicks'), sql<number>`sum(bots)`.as('bots')])
-    .where('link_id', 'in', linksOn(db, scope, { from, to, unitMs: HOUR_MS })).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
+    .where('link_id', 'in', linksOn(db, scope, { from, to, unitMs: HOUR_MS }))
+    .where('hour_start', '>=', from)
+    .where('hour_start', '<', to)
+    .groupBy(bucket)
+    .execute();
   return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
 }
 
 /** The links' top-list values, and the `link` kind (human clicks per code) from their hours. */
-async function domainValueTotals(db: Kysely<Database>, scope: OnDomains, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
+async function domainValueTotals(
+  db: Kysely<Database>,
+  scope: OnDomains,
+  fromDay: number,
+  toDay: number,
+): Promise<Array<[ValueKey, number]>> {
   const [values, perLink] = await Promise.all([
-    db.selectFrom('link_click_daily_values').select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
-      .where('link_id', 'in', linksOn(db, scope, { from: fromDay, to: toDay, unitMs: DAY_MS })).where('kind', 'in', LINK_KINDS)
-      .where('day_start', '>=', fromDay).where('day_start', '<', toDay)
-      .groupBy(['kind', 'value']).execute(),
-    db.selectFrom('link_click_hourly as h').innerJoin('links as l', 'l.id', 'h.link_id')
+    db
+      .selectFrom('link_click_daily_values')
+      .select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
+      .where('link_id', 'in', linksOn(db, scope, { from: fromDay, to: toDay, unitMs: DAY_MS }))
+      .where('kind', 'in', LINK_KINDS)
+      .where('day_start', '>=', fromDay)
+      .where('day_start', '<', toDay)
+      .groupBy(['kind', 'value'])
+      .execute(),
+    db
+      .selectFrom('link_click_hourly as h')
+      .innerJoin('links as l', 'l.id', 'h.link_id')
       .select(['l.short_code as value', sql<number>`sum(h.clicks - h.bots)`.as('clicks')])
-      .where('h.link_id', 'in', linksOn(db, scope, { from: fromDay, to: toDay, unitMs: HOUR_MS })).where('h.hour_start', '>=', fromDay).where('h.hour_start', '<', toDay)
-      .groupBy('l.short_code').execute(),
+      .where('h.link_id', 'in', linksOn(db, scope, { from: fromDay, to: toDay, unitMs: HOUR_MS }))
+      .where('h.hour_start', '>=', fromDay)
+      .where('h.hour_start', '<', toDay)
+      .groupBy('l.short_code')
+      .execute(),
   ]);
   return [
     ...values.map((r): [ValueKey, number] => [valueKey(r.kind, r.value), Number(r.clicks)]),
-    ...perLink.filter((r) => Number(r.clicks) > 0).map((r): [ValueKey, number] => [valueKey('link', r.value), Number(r.clicks)]),
+    ...perLink
+      .filter((r) => Number(r.clicks) > 0)
+      .map((r): [ValueKey, number] => [valueKey('link', r.value), Number(r.clicks)]),
   ];
 }
 
@@ -109,13 +151,32 @@ async function readSeries(
   const isLink = 'link' in scope;
   const id = isLink ? scope.link : scope.user;
   const statement = isLink ? statements.linkSeries : statements.userSeries;
-  if (statement && prepared()) return statement.all(unitMs, unitMs, id, from, to).map((r) => [r.start, [r.clicks, r.bots]]);
+  if (statement && prepared())
+    return statement.all(unitMs, unitMs, id, from, to).map((r) => [r.start, [r.clicks, r.bots]]);
   const unit = sql.lit(unitMs);
   const bucket = sql<number>`(hour_start / ${unit}) * ${unit}`;
-  const select = [bucket.as('start'), sql<number>`sum(clicks)`.as('clicks'), sql<number>`sum(bots)`.as('bots')] as const;
+  const select = [
+    bucket.as('start'),
+    sql<number>`sum(clicks)`.as('clicks'),
+    sql<number>`sum(bots)`.as('bots'),
+  ] as const;
   const rows = isLink
-    ? await db.selectFrom('link_click_hourly').select(select).where('link_id', '=', id).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute()
-    : await db.selectFrom('user_click_hourly').select(select).where('user_id', '=', id).where('hour_start', '>=', from).where('hour_start', '<', to).groupBy(bucket).execute();
+    ? await db
+        .selectFrom('link_click_hourly')
+        .select(select)
+        .where('link_id', '=', id)
+        .where('hour_start', '>=', from)
+        .where('hour_start', '<', to)
+        .groupBy(bucket)
+        .execute()
+    : await db
+        .selectFrom('user_click_hourly')
+        .select(select)
+        .where('user_id', '=', id)
+        .where('hour_start', '>=', from)
+        .where('hour_start', '<', to)
+        .groupBy(bucket)
+        .execute();
   return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
 }
 
@@ -136,7 +197,8 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
     ...createAccountReads(db),
 
     /** Clicks (all) and bots per bucket of `unitMs` (a whole multiple of an hour) in [from, to). */
-    series: (scope: StatsScope, from: number, to: number, unitMs: number) => readSeries(db, reads, scope, from, to, unitMs),
+    series: (scope: StatsScope, from: number, to: number, unitMs: number) =>
+      readSeries(db, reads, scope, from, to, unitMs),
 
     /** Clicks per (kind, value) over whole UTC days in [fromDay, toDay), every kind at once, in no particular order. */
     async valueTotals(scope: StatsScope, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {
@@ -144,13 +206,28 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
       const isLink = 'link' in scope;
       const id = isLink ? scope.link : scope.user;
       const statement = isLink ? statements.linkValues : statements.userValues;
-      const rows: ValueRow[] = statement && prepared()
-        ? statement.all(id, fromDay, toDay)
-        : isLink
-          ? await db.selectFrom('link_click_daily_values').select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
-            .where('link_id', '=', id).where('kind', 'in', LINK_KINDS).where('day_start', '>=', fromDay).where('day_start', '<', toDay).groupBy(['kind', 'value']).execute()
-          : await db.selectFrom('user_click_daily_values').select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
-            .where('user_id', '=', id).where('kind', 'in', USER_KINDS).where('day_start', '>=', fromDay).where('day_start', '<', toDay).groupBy(['kind', 'value']).execute();
+      const rows: ValueRow[] =
+        statement && prepared()
+          ? statement.all(id, fromDay, toDay)
+          : isLink
+            ? await db
+                .selectFrom('link_click_daily_values')
+                .select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
+                .where('link_id', '=', id)
+                .where('kind', 'in', LINK_KINDS)
+                .where('day_start', '>=', fromDay)
+                .where('day_start', '<', toDay)
+                .groupBy(['kind', 'value'])
+                .execute()
+            : await db
+                .selectFrom('user_click_daily_values')
+                .select(['kind', 'value', sql<number>`sum(clicks)`.as('clicks')])
+                .where('user_id', '=', id)
+                .where('kind', 'in', USER_KINDS)
+                .where('day_start', '>=', fromDay)
+                .where('day_start', '<', toDay)
+                .groupBy(['kind', 'value'])
+                .execute();
       return rows.map((r) => [valueKey(r.kind, r.value), Number(r.clicks)]);
     },
   };

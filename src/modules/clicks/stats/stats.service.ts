@@ -12,7 +12,6 @@ import { seriesOf } from './stats-series.js';
 import { ceilTo, statsWindow, type Window } from './stats-window.js';
 import { scopeKey, sumsOf, type Readers } from './window-sums.js';
 
-
 /** What the statistics need of links (clicks/link-access.ts: the links service implements it). */
 export interface StatsLinks {
   /** the link for its statistics: anyone for an anonymous link, else its owner or an admin */
@@ -35,10 +34,17 @@ const label = (ms: number): string => {
 const addNumbers = (a: number, b: number): number => a + b;
 /** The top lists every statistics answer has, by the rollup kind they read. */
 const TOPS: Array<[keyof Tops, ValueKind]> = [
-  ['top_referrers', 'referrer'], ['top_user_agents', 'user_agent'], ['top_browsers', 'browser'],
-  ['top_os', 'os'], ['top_devices', 'device'], ['top_countries', 'country'],
+  ['top_referrers', 'referrer'],
+  ['top_user_agents', 'user_agent'],
+  ['top_browsers', 'browser'],
+  ['top_os', 'os'],
+  ['top_devices', 'device'],
+  ['top_countries', 'country'],
 ];
-type Tops = Pick<LinkStats, 'top_referrers' | 'top_user_agents' | 'top_browsers' | 'top_os' | 'top_devices' | 'top_countries'>;
+type Tops = Pick<
+  LinkStats,
+  'top_referrers' | 'top_user_agents' | 'top_browsers' | 'top_os' | 'top_devices' | 'top_countries'
+>;
 /** Deleted links stay in a user's rollups: more candidates than shown, so that they can be left out. */
 const LINK_CANDIDATES = 3 * TOP_VALUES;
 
@@ -46,10 +52,23 @@ const LINK_CANDIDATES = 3 * TOP_VALUES;
  * Every top list of the window, at most `limits[kind]` values each, most clicks first, ties by value. All
  * kinds are read together (one statement per span) and summed per (kind, value).
  */
-async function topsOf({ stats, months }: Readers, scope: StatsScope, w: Window, now: number): Promise<Map<UserValueKind, Array<{ value: string; clicks: number }>>> {
+async function topsOf(
+  { stats, months }: Readers,
+  scope: StatsScope,
+  w: Window,
+  now: number,
+): Promise<Map<UserValueKind, Array<{ value: string; clicks: number }>>> {
   const fromDay = floorTo(w.start, DAY_MS);
   const toDay = ceilTo(w.end, DAY_MS);
-  const totals = await sumsOf(months, `values:${scopeKey(scope)}`, fromDay, toDay, now, (span) => stats.valueTotals(scope, span.from, span.to), addNumbers);
+  const totals = await sumsOf(
+    months,
+    `values:${scopeKey(scope)}`,
+    fromDay,
+    toDay,
+    now,
+    (span) => stats.valueTotals(scope, span.from, span.to),
+    addNumbers,
+  );
   const byKind = new Map<UserValueKind, Array<[string, number]>>();
   for (const [key, n] of totals) {
     const [kind, value] = splitValueKey(key);
@@ -59,14 +78,16 @@ async function topsOf({ stats, months }: Readers, scope: StatsScope, w: Window, 
   }
   const out = new Map<UserValueKind, Array<{ value: string; clicks: number }>>();
   for (const [kind, list] of byKind) {
-    out.set(kind, list
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-      .slice(0, kind === 'link' ? LINK_CANDIDATES : TOP_VALUES)
-      .map(([value, clicks]) => ({ value, clicks })));
+    out.set(
+      kind,
+      list
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+        .slice(0, kind === 'link' ? LINK_CANDIDATES : TOP_VALUES)
+        .map(([value, clicks]) => ({ value, clicks })),
+    );
   }
   return out;
 }
-
 
 /** The lifetime figures of a link or a user, from its counters. */
 const lifetime = (clicks: number, bots: number, unique: number, first: number | null, last: number | null) => ({
@@ -79,11 +100,19 @@ const lifetime = (clicks: number, bots: number, unique: number, first: number | 
 });
 
 /** The domains a user's statistics cover: `domain` (a limited key's only), the key's, or null for every one. */
-async function domainScope(links: StatsLinks, userId: number, domain: string | undefined, keyDomains: readonly number[] | null): Promise<readonly number[] | null> {
+async function domainScope(
+  links: StatsLinks,
+  userId: number,
+  domain: string | undefined,
+  keyDomains: readonly number[] | null,
+): Promise<readonly number[] | null> {
   if (domain === undefined) return keyDomains;
   // The user's own claim of an unverified name is the one their links are on (SPEC §25).
   const id = (await links.domains.idOf(domain, { userId, admin: false })) ?? -1;
-  if (keyDomains && !keyDomains.includes(id)) throw new AppError('FORBIDDEN', 'This API key is limited to other domains', [{ field: 'domain', message: "is not one of the API key's domains" }]);
+  if (keyDomains && !keyDomains.includes(id))
+    throw new AppError('FORBIDDEN', 'This API key is limited to other domains', [
+      { field: 'domain', message: "is not one of the API key's domains" },
+    ]);
   return [id];
 }
 
@@ -95,7 +124,11 @@ async function figuresOf(
 ) {
   const { readers, stats, clock } = deps;
   const now = clock.now();
-  const [series, fresh, tops] = await Promise.all([seriesOf(readers, scope, w, now), stats.freshAsOf(), topsOf(readers, scope, w, now)]);
+  const [series, fresh, tops] = await Promise.all([
+    seriesOf(readers, scope, w, now),
+    stats.freshAsOf(),
+    topsOf(readers, scope, w, now),
+  ]);
   const out = {
     from: isoTime(w.start),
     to: isoTime(w.end),
@@ -159,22 +192,37 @@ export function createStatsService(deps: {
      * Over all of a user's links (SPEC §15), or those on `query.domain` (SPEC §19); access (self or admin) is the
      * route's policy. `keyDomains`: the domains of the caller's API key when it is limited to some.
      */
-    async userStats(userId: number, query: StatsQueryT, keyDomains: readonly number[] | null = null): Promise<UserStats> {
+    async userStats(
+      userId: number,
+      query: StatsQueryT,
+      keyDomains: readonly number[] | null = null,
+    ): Promise<UserStats> {
       const user = await users.findById(userId);
       if (!user) throw notFound('User');
       const domains = await domainScope(links, userId, query.domain, keyDomains);
       const scope = { user: userId, ...(domains ? { domains } : {}) };
       const totals = await stats.userTotals(userId, scope.domains);
       // All time: since the account's creation, or its links' first click when imported history is older.
-      const w = statsWindow(query, Math.min(Number(user.created_at), totals.firstAt ?? Number.POSITIVE_INFINITY), clock);
+      const w = statsWindow(
+        query,
+        Math.min(Number(user.created_at), totals.firstAt ?? Number.POSITIVE_INFINITY),
+        clock,
+      );
       const { body, links: candidates } = await figures(scope, w);
-      const live = await stats.userCodes(userId, candidates.map((c) => c.value), scope.domains);
+      const live = await stats.userCodes(
+        userId,
+        candidates.map((c) => c.value),
+        scope.domains,
+      );
       return {
         user_id: userId,
         links: totals.links,
         ...lifetime(totals.clicks, totals.bots, totals.uniqueVisitors, totals.firstAt, totals.lastAt),
         ...body,
-        top_links: candidates.filter((c) => live.has(c.value)).slice(0, TOP_VALUES).map((c) => ({ short_code: c.value, clicks: c.clicks })),
+        top_links: candidates
+          .filter((c) => live.has(c.value))
+          .slice(0, TOP_VALUES)
+          .map((c) => ({ short_code: c.value, clicks: c.clicks })),
       };
     },
   };

@@ -13,7 +13,14 @@ function formatter(tz: string): Intl.DateTimeFormat {
   if (!f) {
     if (formatters.size > 1000) formatters.clear();
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
     });
     formatters.set(tz, f);
   }
@@ -36,18 +43,21 @@ export const canonicalTimeZone = (tz: string): string => formatter(tz).resolvedO
 /** Local calendar fields of an instant, as a UTC timestamp of the same wall-clock reading. */
 function wallClock(ms: number, tz: string): number {
   const p: Record<string, number> = {};
-  for (const part of formatter(tz).formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+  for (const part of formatter(tz).formatToParts(new Date(ms)))
+    if (part.type !== 'literal') p[part.type] = Number(part.value);
   return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
 }
 
-const offsetAt = (ms: number, tz: string): number => wallClock(Math.floor(ms / 1000) * 1000, tz) - Math.floor(ms / 1000) * 1000;
+const offsetAt = (ms: number, tz: string): number =>
+  wallClock(Math.floor(ms / 1000) * 1000, tz) - Math.floor(ms / 1000) * 1000;
 
 /** The instant of local midnight of the wall-clock day `wallDay` (a UTC midnight timestamp of that date). */
 function localMidnight(wallDay: number, tz: string): number {
   const first = wallDay - offsetAt(wallDay, tz);
   const second = wallDay - offsetAt(first, tz);
   // A day whose midnight does not exist (the clocks jump at 00:00) starts at the first instant it has.
-  for (const t of [second, first].sort((a, b) => a - b)) if (Math.floor(wallClock(t, tz) / DAY_MS) * DAY_MS === wallDay) return t;
+  for (const t of [second, first].sort((a, b) => a - b))
+    if (Math.floor(wallClock(t, tz) / DAY_MS) * DAY_MS === wallDay) return t;
   return second;
 }
 
@@ -73,7 +83,8 @@ export function endOfDay(ms: number, tz: string): number {
 }
 
 /** The wall-clock date of `ms` in the zone, as the UTC midnight of that date. */
-const wallDayOf = (ms: number, tz: string): number => Math.floor((tz === UTC ? ms : wallClock(ms, tz)) / DAY_MS) * DAY_MS;
+const wallDayOf = (ms: number, tz: string): number =>
+  Math.floor((tz === UTC ? ms : wallClock(ms, tz)) / DAY_MS) * DAY_MS;
 /** The instant a wall-clock date (a UTC midnight of that date) begins in the zone. */
 const midnightOf = (wallDay: number, tz: string): number => (tz === UTC ? wallDay : localMidnight(wallDay, tz));
 
@@ -92,7 +103,8 @@ export function startOfWeek(ms: number, tz: string): number {
 }
 
 /** Local midnight of the Monday after the week that starts at `weekStart`. */
-export const nextWeek = (weekStart: number, tz: string): number => midnightOf(mondayOf(wallDayOf(weekStart, tz)) + 7 * DAY_MS, tz);
+export const nextWeek = (weekStart: number, tz: string): number =>
+  midnightOf(mondayOf(wallDayOf(weekStart, tz)) + 7 * DAY_MS, tz);
 
 /** Local midnight of the first of the calendar month holding `ms` (at or before it). */
 export function startOfMonth(ms: number, tz: string): number {
@@ -101,4 +113,5 @@ export function startOfMonth(ms: number, tz: string): number {
 }
 
 /** Local midnight of the first of the month after the one that starts at `monthStart`. */
-export const nextMonth = (monthStart: number, tz: string): number => midnightOf(firstOfMonth(wallDayOf(monthStart, tz), 1), tz);
+export const nextMonth = (monthStart: number, tz: string): number =>
+  midnightOf(firstOfMonth(wallDayOf(monthStart, tz), 1), tz);

@@ -134,14 +134,19 @@ function soleJournal(text: string): string | null {
  * leaving every segment in place; the marks moved by the writes done make the next start write only the rest.
  * Returns true once every segment is written and deleted.
  */
-export async function replayLeftOver(opts: ReplayOptions, files: readonly string[], stopped: () => boolean = () => false): Promise<boolean> {
+export async function replayLeftOver(
+  opts: ReplayOptions,
+  files: readonly string[],
+  stopped: () => boolean = () => false,
+): Promise<boolean> {
   const r: Replay = { opts, stopped, progress: new Map(), windows: new Map(), replayed: 0, skipped: 0, malformed: 0 };
   await gatherWindows(r, files);
   // A window partly written: the rest of its clicks (in whichever runs) is written first, as one window again.
   for (const [journal, { rest }] of r.windows) {
     if (stopped()) return false;
     const { committed, window: w } = r.progress.get(journal)!;
-    if (rest.length > 0) await opts.replay(rest, { journal, first: committed, end: w!.end, after: { link: w!.link, count: w!.count } });
+    if (rest.length > 0)
+      await opts.replay(rest, { journal, first: committed, end: w!.end, after: { link: w!.link, count: w!.count } });
     r.replayed += rest.length;
   }
   r.windows.clear();
@@ -152,7 +157,15 @@ export async function replayLeftOver(opts: ReplayOptions, files: readonly string
     await opts.replayKeyed(keyed.slice(i, i + REPLAY_CHUNK));
   }
   for (const file of files) unlinkSync(file);
-  opts.log.info({ segments: files.length, replayed: r.replayed + keyed.length, alreadyCommitted: r.skipped, malformed: r.malformed }, 'click journal replayed: clicks the database lacked are written');
+  opts.log.info(
+    {
+      segments: files.length,
+      replayed: r.replayed + keyed.length,
+      alreadyCommitted: r.skipped,
+      malformed: r.malformed,
+    },
+    'click journal replayed: clicks the database lacked are written',
+  );
   return true;
 }
 

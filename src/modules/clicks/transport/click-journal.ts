@@ -73,7 +73,10 @@ export async function openClickJournal(opts: OpenClickJournalOptions): Promise<C
   makePrivateDir(dir);
   // One process per journal directory: a second would replay the first one's live segments (counting their
   // clicks twice) and forget its marks. Held until close(); the OS drops it with a killed process.
-  const lock = lockDirectory(dir, 'its click journal belongs to one process, which replays what it finds there at start');
+  const lock = lockDirectory(
+    dir,
+    'its click journal belongs to one process, which replays what it finds there at start',
+  );
   const leftOver = segmentsIn(dir);
   const id = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
   if (leftOver.length === 0) {
@@ -108,19 +111,24 @@ function replayInBackground(opts: OpenClickJournalOptions, leftOver: readonly st
   const { log } = opts;
   let stopping = false;
   let behind = leftOver.length > 0;
-  const done: Promise<void> = !behind ? Promise.resolve() : (async () => {
-    log.info({ segments: leftOver.length }, 'click journal: replaying what an earlier process left behind, in the background');
-    try {
-      if (await replayLeftOver(opts, leftOver, () => stopping)) {
-        await opts.forgetMarks(id);
-        behind = false;
-      } else log.info('click journal: replay stopped by the shutdown; the next start writes the rest');
-    } catch (err) {
-      // The segments stay, and the marks say how far they got: the next start writes the rest, once. Until
-      // then this process's data_fresh_as_of stays held: the statistics do lack those clicks.
-      log.error({ err }, 'click journal replay failed: the next start writes what the database lacks');
-    }
-  })();
+  const done: Promise<void> = !behind
+    ? Promise.resolve()
+    : (async () => {
+        log.info(
+          { segments: leftOver.length },
+          'click journal: replaying what an earlier process left behind, in the background',
+        );
+        try {
+          if (await replayLeftOver(opts, leftOver, () => stopping)) {
+            await opts.forgetMarks(id);
+            behind = false;
+          } else log.info('click journal: replay stopped by the shutdown; the next start writes the rest');
+        } catch (err) {
+          // The segments stay, and the marks say how far they got: the next start writes the rest, once. Until
+          // then this process's data_fresh_as_of stays held: the statistics do lack those clicks.
+          log.error({ err }, 'click journal replay failed: the next start writes what the database lacks');
+        }
+      })();
   return {
     done,
     behind: () => behind,
@@ -157,7 +165,12 @@ export function journaledClickQueue(queue: ClickSink, journal: ClickJournal): Cl
     },
     status: () => {
       const { degraded, unjournaled } = journal.health();
-      return { ...queue.status(), journalReplaying: journal.replaying(), journalDegraded: degraded, unjournaledClicks: unjournaled };
+      return {
+        ...queue.status(),
+        journalReplaying: journal.replaying(),
+        journalDegraded: degraded,
+        unjournaledClicks: unjournaled,
+      };
     },
   };
 }

@@ -1,8 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { ClickStreamConsumer, ClickStreamConsumerOptions, Consumer, ConsumerState } from './click-stream-consumer.types.js';
-import { CLICK_GROUP, clickGroupInfo, clickStreamKeys, decodeClick, ensureClickGroup, type KeyedClick } from './click-stream.js';
+import type {
+  ClickStreamConsumer,
+  ClickStreamConsumerOptions,
+  Consumer,
+  ConsumerState,
+} from './click-stream-consumer.types.js';
+import {
+  CLICK_GROUP,
+  clickGroupInfo,
+  clickStreamKeys,
+  decodeClick,
+  ensureClickGroup,
+  type KeyedClick,
+} from './click-stream.js';
 
 export type { ClickStreamConsumer, ClickStreamConsumerOptions } from './click-stream-consumer.types.js';
 
@@ -24,7 +36,11 @@ async function writeAndAck(c: Consumer, entries: Entry[]): Promise<number> {
     if (click) events.push(click);
     else malformed += 1;
   }
-  if (malformed > 0) log.error({ malformed, first: entries[0]![0] }, 'click-stream entries that are not clicks acknowledged without writing');
+  if (malformed > 0)
+    log.error(
+      { malformed, first: entries[0]![0] },
+      'click-stream entries that are not clicks acknowledged without writing',
+    );
   if (events.length > 0) await writer.write(events);
   await redis.xack(c.keys.stream, CLICK_GROUP, ...entries.map(([id]) => id));
   if (events.length > 0) {
@@ -36,11 +52,23 @@ async function writeAndAck(c: Consumer, entries: Entry[]): Promise<number> {
 
 const entriesOf = (reply: ReadReply): Entry[] => reply?.[0]?.[1] ?? [];
 const read = async (c: Consumer, from: '0' | '>'): Promise<Entry[]> =>
-  entriesOf((await c.opts.redis.xreadgroup('GROUP', CLICK_GROUP, c.name, 'COUNT', c.opts.batchSize, 'STREAMS', c.keys.stream, from)) as ReadReply);
+  entriesOf(
+    (await c.opts.redis.xreadgroup(
+      'GROUP',
+      CLICK_GROUP,
+      c.name,
+      'COUNT',
+      c.opts.batchSize,
+      'STREAMS',
+      c.keys.stream,
+      from,
+    )) as ReadReply,
+  );
 
 async function ownPendingRound(c: Consumer): Promise<number> {
   let n = 0;
-  for (let entries = await read(c, '0'); entries.length > 0; entries = await read(c, '0')) n += await writeAndAck(c, entries);
+  for (let entries = await read(c, '0'); entries.length > 0; entries = await read(c, '0'))
+    n += await writeAndAck(c, entries);
   return n;
 }
 
@@ -49,8 +77,20 @@ async function claimRound(c: Consumer): Promise<number> {
   let n = 0;
   let start = '0-0';
   do {
-    const [next, entries] = (await redis.xautoclaim(c.keys.stream, CLICK_GROUP, c.name, claimIdleMs, start, 'COUNT', batchSize)) as [string, Entry[]];
-    if (entries.length > 0) log.warn({ claimed: entries.length, consumer: c.name }, 'claimed click-stream entries another consumer left unacknowledged');
+    const [next, entries] = (await redis.xautoclaim(
+      c.keys.stream,
+      CLICK_GROUP,
+      c.name,
+      claimIdleMs,
+      start,
+      'COUNT',
+      batchSize,
+    )) as [string, Entry[]];
+    if (entries.length > 0)
+      log.warn(
+        { claimed: entries.length, consumer: c.name },
+        'claimed click-stream entries another consumer left unacknowledged',
+      );
     n += await writeAndAck(c, entries);
     start = next;
   } while (start !== '0-0');
@@ -67,7 +107,8 @@ async function forgetIdleConsumers(c: Consumer): Promise<void> {
   for (const row of consumers) {
     const info: Record<string, unknown> = {};
     for (let i = 0; i + 1 < row.length; i += 2) info[String(row[i])] = row[i + 1];
-    if (info.name !== c.name && info.pending === 0 && Number(info.idle) > IDLE_CONSUMER_MS) await redis.xgroup('DELCONSUMER', c.keys.stream, CLICK_GROUP, String(info.name));
+    if (info.name !== c.name && info.pending === 0 && Number(info.idle) > IDLE_CONSUMER_MS)
+      await redis.xgroup('DELCONSUMER', c.keys.stream, CLICK_GROUP, String(info.name));
   }
 }
 
@@ -140,7 +181,10 @@ async function run(c: Consumer, guardedRound: () => Promise<number>): Promise<vo
       await guardedRound();
     } catch (err) {
       wait = Math.min(MAX_BACKOFF_MS, Math.max(opts.flushMs, 100 * 2 ** state.failures));
-      opts.log.error({ err, failures: state.failures, retryInMs: wait }, 'click stream: a round failed; its entries stay pending and are retried');
+      opts.log.error(
+        { err, failures: state.failures, retryInMs: wait },
+        'click stream: a round failed; its entries stay pending and are retried',
+      );
     }
     if (!state.stopping) await pause(state, wait);
   }
@@ -196,8 +240,15 @@ function guardedRounds(c: Consumer): () => Promise<number> {
 export function createClickStreamConsumer(opts: ClickStreamConsumerOptions): ClickStreamConsumer {
   const never = Number.NEGATIVE_INFINITY;
   const state: ConsumerState = {
-    groupReady: false, ownPending: true, lastClaimAt: never, lastTrimAt: never, lastCleanupAt: never,
-    lastWriteAt: null, failures: 0, stopping: false, wake: null,
+    groupReady: false,
+    ownPending: true,
+    lastClaimAt: never,
+    lastTrimAt: never,
+    lastCleanupAt: never,
+    lastWriteAt: null,
+    failures: 0,
+    stopping: false,
+    wake: null,
   };
   const c: Consumer = {
     opts,

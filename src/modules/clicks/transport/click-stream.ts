@@ -30,7 +30,17 @@ export function encodeClick(e: KeyedClick): string {
 
 /** The encodeClick array with `head` in the key's place (the click journal: the click's position). */
 export function encodeClickAs(head: string | number, e: ClickEvent): string {
-  const fields = [head, e.linkId, e.shortCode, e.clickedAt, e.ip, e.userAgent, e.referrer, e.country ?? null, e.visitor ?? null];
+  const fields = [
+    head,
+    e.linkId,
+    e.shortCode,
+    e.clickedAt,
+    e.ip,
+    e.userAgent,
+    e.referrer,
+    e.country ?? null,
+    e.visitor ?? null,
+  ];
   // The alias and the domain only when there is one: a visit through the code on the default domain keeps the
   // 9 items (and bytes) it had; a visit on a domain of its own (SPEC §19) has 11, its alias null or not.
   if (e.alias != null || e.domain != null) fields.push(e.alias ?? null);
@@ -67,10 +77,41 @@ export function clickOfFields(v: unknown): KeyedClick | null {
   // 7 items: written before the analytics (no country, no visitor hash); still read. 10: a visit through an alias;
   // 11: a visit on a domain of its own (SPEC §19).
   if (!Array.isArray(v) || (v.length !== 7 && v.length !== 9 && v.length !== 10 && v.length !== 11)) return null;
-  const [key, linkId, shortCode, clickedAt, ip, userAgent, referrer, country = null, visitor = null, alias = null, domain = null] = v as unknown[];
+  const [
+    key,
+    linkId,
+    shortCode,
+    clickedAt,
+    ip,
+    userAgent,
+    referrer,
+    country = null,
+    visitor = null,
+    alias = null,
+    domain = null,
+  ] = v as unknown[];
   if (!str(key) || !Number.isSafeInteger(linkId) || !str(shortCode) || !Number.isSafeInteger(clickedAt)) return null;
-  if (!strOrNull(ip) || !strOrNull(userAgent) || !strOrNull(referrer) || !strOrNull(country) || !strOrNull(visitor) || !strOrNull(alias) || !strOrNull(domain)) return null;
-  const click: KeyedClick = { key, linkId: linkId as number, shortCode, clickedAt: clickedAt as number, ip, userAgent, referrer, country, visitor };
+  if (
+    !strOrNull(ip) ||
+    !strOrNull(userAgent) ||
+    !strOrNull(referrer) ||
+    !strOrNull(country) ||
+    !strOrNull(visitor) ||
+    !strOrNull(alias) ||
+    !strOrNull(domain)
+  )
+    return null;
+  const click: KeyedClick = {
+    key,
+    linkId: linkId as number,
+    shortCode,
+    clickedAt: clickedAt as number,
+    ip,
+    userAgent,
+    referrer,
+    country,
+    visitor,
+  };
   if (alias !== null) click.alias = alias;
   if (domain !== null) click.domain = domain;
   return click;

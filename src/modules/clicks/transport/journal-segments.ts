@@ -27,7 +27,10 @@ const segmentName = (seq: number): string => `clicks-${String(seq).padStart(12, 
 
 /** The segments in `dir` (an earlier process's, at start), oldest first. */
 export const segmentsIn = (dir: string): string[] =>
-  readdirSync(dir).filter(isJournalSegment).sort().map((f) => path.join(dir, f));
+  readdirSync(dir)
+    .filter(isJournalSegment)
+    .sort()
+    .map((f) => path.join(dir, f));
 
 interface Segment {
   file: string;
@@ -71,7 +74,12 @@ export class JournalSegments {
   private unjournaled = 0;
 
   /** `leftOver`: an earlier process's segments, which this one's numbers follow. */
-  constructor(private readonly dir: string, private readonly id: string, leftOver: readonly string[], private readonly log: FastifyBaseLogger) {
+  constructor(
+    private readonly dir: string,
+    private readonly id: string,
+    leftOver: readonly string[],
+    private readonly log: FastifyBaseLogger,
+  ) {
     const last = leftOver[leftOver.length - 1];
     this.seq = last === undefined ? 1 : Number(SEGMENT.exec(path.basename(last))![1]) + 1;
     this.current = this.open();
@@ -106,7 +114,8 @@ export class JournalSegments {
     while (this.held.length > 0 && this.held[0]!.first + this.held[0]!.clicks <= this.committed) this.held.shift();
     this.release();
     // Everything in the current segment is committed: start an empty one.
-    if (!this.closed && this.pending === null && this.committed === this.appended && this.current.bytes >= ROTATE_BYTES) this.rotate();
+    if (!this.closed && this.pending === null && this.committed === this.appended && this.current.bytes >= ROTATE_BYTES)
+      this.rotate();
   }
 
   /** Writes what is pending and closes the file; deletes it when every click is committed. */

@@ -48,7 +48,10 @@ class QueuedBatches {
   private readonly batches: ClickBatch[] = [];
   private readonly spare: ClickBatch[] = [];
 
-  constructor(readonly capacity: number, private readonly spares: number) {}
+  constructor(
+    readonly capacity: number,
+    private readonly spares: number,
+  ) {}
 
   push(event: ClickEvent): void {
     let last = this.batches[this.batches.length - 1];
@@ -86,13 +89,19 @@ class QueuedBatches {
  */
 function journaledWrites(opts: Pick<MemoryClickQueueOptions, 'writer' | 'journal' | 'holdFresh' | 'onWritten'>) {
   const { writer, journal } = opts;
-  if (journal !== undefined && !writer.writeBatch) throw new Error('a journaled click queue needs a writer that takes batches');
+  if (journal !== undefined && !writer.writeBatch)
+    throw new Error('a journaled click queue needs a writer that takes batches');
   let position = 0;
   return {
     write(batch: ClickBatch, span: number): Promise<void> {
       if (journal === undefined) return writer.writeBatch ? writer.writeBatch(batch) : writer.write(batch.toEvents());
       const w = batch.written;
-      const mark: JournalMark = { journal, first: position, end: position + span, ...(w ? { after: { link: w.link, count: w.count } } : {}) };
+      const mark: JournalMark = {
+        journal,
+        first: position,
+        end: position + span,
+        ...(w ? { after: { link: w.link, count: w.count } } : {}),
+      };
       if (opts.holdFresh?.()) mark.holdFresh = true;
       return writer.writeBatch!(batch, mark);
     },
@@ -121,7 +130,12 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): MemoryCli
   const queued = new QueuedBatches(capacity, writer.window === undefined ? SPARE_BATCHES : 1);
   const writes = journaledWrites(opts);
   let closed = false;
-  const drops = createDropCounter(log, clock.now, () => ({ depth: queued.depth, limit }), 'click queue full: clicks dropped');
+  const drops = createDropCounter(
+    log,
+    clock.now,
+    () => ({ depth: queued.depth, limit }),
+    'click queue full: clicks dropped',
+  );
   const drainer = createDrainer({ queued, writes, log, clock, eager: writer.window === undefined });
   const timer = setInterval(() => void drainer.drain(), opts.flushMs);
   timer.unref();
@@ -141,7 +155,14 @@ export function createMemoryClickQueue(opts: MemoryClickQueueOptions): MemoryCli
       clearInterval(timer);
       await closeFlushing(drainer.flush, () => queued.depth, log);
     },
-    status: () => ({ depth: queued.depth, dropped: drops.count(), lastFlushAt: drainer.lastFlushAt(), fellBack: 0, stream: null, journalReplaying: false }),
+    status: () => ({
+      depth: queued.depth,
+      dropped: drops.count(),
+      lastFlushAt: drainer.lastFlushAt(),
+      fellBack: 0,
+      stream: null,
+      journalReplaying: false,
+    }),
   };
 }
 
@@ -167,7 +188,11 @@ function createDrainer({ queued, writes, log, clock, eager }: DrainerDeps) {
    * a write is short (measured under a redirect load: a median of 10 clicks per write).
    */
   const writeAll = async (all: boolean): Promise<boolean> => {
-    for (let first = true; queued.depth > 0 && (all || eager || first || queued.depth >= queued.capacity); first = false) {
+    for (
+      let first = true;
+      queued.depth > 0 && (all || eager || first || queued.depth >= queued.capacity);
+      first = false
+    ) {
       const batch = queued.take();
       const span = batch.written?.span ?? batch.length;
       try {

@@ -61,7 +61,12 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
   const keys = clickStreamKeys(opts.prefix);
   const observer = createStreamObserver(turn.redis, keys, opts.flushMs);
   const fallback = createMemoryClickQueue({
-    writer: opts.writer, flushMs: opts.flushMs, batchSize: opts.batchSize, limit: Math.min(limit, FALLBACK_LIMIT), log: log.child({ component: 'click-fallback' }), clock: opts.clock,
+    writer: opts.writer,
+    flushMs: opts.flushMs,
+    batchSize: opts.batchSize,
+    limit: Math.min(limit, FALLBACK_LIMIT),
+    log: log.child({ component: 'click-fallback' }),
+    clock: opts.clock,
   });
   const consumer = inProcessConsumer(opts);
   await Promise.all([whenRedisReady(turn.redis), consumer && whenRedisReady(consumer.redis)]);
@@ -92,7 +97,14 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
       await inFlight.latest();
       await fallback.flush();
       const last = inFlight.lastId();
-      if (last !== null) await waitWritten(turn.redis, keys.stream, last, opts.claimIdleMs + FLUSH_WAIT_MS, () => consumer?.drain() ?? Promise.resolve());
+      if (last !== null)
+        await waitWritten(
+          turn.redis,
+          keys.stream,
+          last,
+          opts.claimIdleMs + FLUSH_WAIT_MS,
+          () => consumer?.drain() ?? Promise.resolve(),
+        );
       await observer.observe();
     },
     async close() {
@@ -104,8 +116,17 @@ export async function createRedisClickQueue(opts: RedisClickQueueOptions): Promi
 }
 
 /** The clicks dropped while the stream's backlog is at CLICK_QUEUE_LIMIT, counted and logged. */
-const backlogDrops = (log: RedisClickQueueOptions['log'], observer: ReturnType<typeof createStreamObserver>, limit: number) =>
-  createDropCounter(log, () => performance.now(), () => ({ backlog: observer.backlog(), limit }), 'click stream backlog at CLICK_QUEUE_LIMIT: clicks dropped');
+const backlogDrops = (
+  log: RedisClickQueueOptions['log'],
+  observer: ReturnType<typeof createStreamObserver>,
+  limit: number,
+) =>
+  createDropCounter(
+    log,
+    () => performance.now(),
+    () => ({ backlog: observer.backlog(), limit }),
+    'click stream backlog at CLICK_QUEUE_LIMIT: clicks dropped',
+  );
 
 type QueueParts = {
   observer: ReturnType<typeof createStreamObserver>;
@@ -118,7 +139,9 @@ type QueueParts = {
 };
 
 /** A shutdown: the appends in flight and the fallback's clicks written, then the in-process consumer's last round. */
-async function closeQueue(p: Pick<QueueParts, 'observer' | 'inFlight' | 'fallback' | 'consumer' | 'log'>): Promise<void> {
+async function closeQueue(
+  p: Pick<QueueParts, 'observer' | 'inFlight' | 'fallback' | 'consumer' | 'log'>,
+): Promise<void> {
   const { observer, inFlight, fallback, consumer, log } = p;
   observer.stop();
   await inFlight.latest();
@@ -127,7 +150,10 @@ async function closeQueue(p: Pick<QueueParts, 'observer' | 'inFlight' | 'fallbac
   try {
     await consumer.stop({ drain: true });
   } catch (err) {
-    log.error({ err }, 'click stream: the last round before shutdown failed; its clicks stay in the stream for the next consumer');
+    log.error(
+      { err },
+      'click stream: the last round before shutdown failed; its clicks stay in the stream for the next consumer',
+    );
   }
   await closeRedis(consumer.redis);
 }
@@ -136,10 +162,16 @@ async function closeQueue(p: Pick<QueueParts, 'observer' | 'inFlight' | 'fallbac
 function queueStatus(p: Pick<QueueParts, 'observer' | 'fallback' | 'consumer' | 'drops' | 'outage'>) {
   const { observer, fallback, consumer, drops, outage } = p;
   const f = fallback.status();
-  const times = [consumer?.lastWriteAt() ?? null, observer.lastWrite(), f.lastFlushAt].filter((t): t is number => t !== null);
+  const times = [consumer?.lastWriteAt() ?? null, observer.lastWrite(), f.lastFlushAt].filter(
+    (t): t is number => t !== null,
+  );
   return {
-    depth: observer.backlog() + f.depth, dropped: drops.count() + f.dropped, lastFlushAt: times.length ? Math.max(...times) : null,
-    fellBack: outage.count(), stream: { backlog: observer.backlog(), consumers: observer.consumers() }, journalReplaying: false,
+    depth: observer.backlog() + f.depth,
+    dropped: drops.count() + f.dropped,
+    lastFlushAt: times.length ? Math.max(...times) : null,
+    fellBack: outage.count(),
+    stream: { backlog: observer.backlog(), consumers: observer.consumers() },
+    journalReplaying: false,
   };
 }
 
@@ -165,7 +197,8 @@ function appender(p: {
       if (failure) {
         observer.added(-1);
         p.toFallback(click, failure);
-      } else if (id === null) observer.added(-1); // past the limit: not added
+      } else if (id === null)
+        observer.added(-1); // past the limit: not added
       else {
         inFlight.landed(id);
         p.outage.back();
@@ -223,12 +256,18 @@ function outageLog(log: FastifyBaseLogger) {
       inOutage += 1;
       if (outage) return;
       outage = true;
-      log.warn({ reason: reason instanceof Error ? reason.message : String(reason) }, 'click stream unavailable: clicks go to the in-process fallback queue until it is back');
+      log.warn(
+        { reason: reason instanceof Error ? reason.message : String(reason) },
+        'click stream unavailable: clicks go to the in-process fallback queue until it is back',
+      );
     },
     back(): void {
       if (!outage) return;
       outage = false;
-      log.info({ diverted: inOutage }, 'click stream available again: the outage\'s clicks were written by the fallback queue');
+      log.info(
+        { diverted: inOutage },
+        "click stream available again: the outage's clicks were written by the fallback queue",
+      );
       inOutage = 0;
     },
     count: (): number => fellBack,

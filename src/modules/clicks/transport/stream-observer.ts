@@ -42,7 +42,10 @@ export function createStreamObserver(redis: Redis, keys: ReturnType<typeof click
     const at = added;
     try {
       const [info, length, lastWrite, alive] = await Promise.all([
-        clickGroupInfo(redis, keys.stream), redis.xlen(keys.stream), redis.get(keys.lastWrite), liveConsumers(redis, keys.stream, liveWithinMs),
+        clickGroupInfo(redis, keys.stream),
+        redis.xlen(keys.stream),
+        redis.get(keys.lastWrite),
+        liveConsumers(redis, keys.stream, liveWithinMs),
       ]);
       consumers = alive;
       const lag = info?.lag;
@@ -82,7 +85,13 @@ async function writtenUpTo(redis: Redis, stream: string, id: string): Promise<bo
  * Waits until the consumers have written every click up to stream entry `id`, or throws after `waitMs`. `nudge`
  * runs a round of this process's own consumer first, when it has one.
  */
-export async function waitWritten(redis: Redis, stream: string, id: string, waitMs: number, nudge: () => Promise<unknown>): Promise<void> {
+export async function waitWritten(
+  redis: Redis,
+  stream: string,
+  id: string,
+  waitMs: number,
+  nudge: () => Promise<unknown>,
+): Promise<void> {
   const deadline = performance.now() + waitMs;
   for (;;) {
     // A failed round (Redis restarted and lost the group: NOGROUP) is retried until the deadline; the

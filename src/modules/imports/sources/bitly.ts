@@ -26,7 +26,7 @@ export async function* readBitlyApi(options: BitlyApiOptions): AsyncGenerator<So
     throw new SourceFormatError('for Bitly, --url names the group: https://api-ssl.bitly.com/v4/groups/<group_guid>');
   }
   first.searchParams.set('size', String(options.pageSize ?? 100));
-  for (let next: URL | null = first; next !== null; ) {
+  for (let next: URL | null = first; next !== null;) {
     const body = await getSourceJson(next, headers, options.limits);
     const rows = arrayOfObjects(body, ['links'], 'Bitly');
     for (const row of rows) {
@@ -45,7 +45,8 @@ export async function* readBitlyApi(options: BitlyApiOptions): AsyncGenerator<So
 export async function* readBitlyCsv(input: CsvInput): AsyncGenerator<SourceEntry> {
   for await (const row of csvRows(input)) {
     try {
-      for (const item of bitlyItems(cell(row, 'link', 'bitlink', 'Bitlink', 'Short link') ?? '', csvFields(row))) yield { ...item, row: `line ${row.line}` };
+      for (const item of bitlyItems(cell(row, 'link', 'bitlink', 'Bitlink', 'Short link') ?? '', csvFields(row)))
+        yield { ...item, row: `line ${row.line}` };
     } catch (error) {
       yield { unreadable: true, at: `line ${row.line}`, reason: (error as Error).message };
     }
@@ -94,10 +95,24 @@ function* bitlyItems(link: string, f: BitlyFields): Generator<ImportItem> {
   if (short === null) throw new SourceFormatError(`not a Bitlink: ${JSON.stringify(link)}`);
   const custom = f.custom.map((c) => splitShortLink(c)).filter((c) => c !== null);
   const base = (domain: string, code: string, aliases: string[]): ImportItem => ({
-    domain, code, target: f.target, createdAt: parseSourceDate(f.createdAt), expiresAt: null, tags: f.tags, title: f.title,
-    maxVisits: null, forwardQuery: false, aliases, visitCount: null, visits: null,
+    domain,
+    code,
+    target: f.target,
+    createdAt: parseSourceDate(f.createdAt),
+    expiresAt: null,
+    tags: f.tags,
+    title: f.title,
+    maxVisits: null,
+    forwardQuery: false,
+    aliases,
+    visitCount: null,
+    visits: null,
     notImported: f.archived ? [{ field: 'archived', reason: 'archived in Bitly; imported as an ordinary link' }] : [],
   });
-  yield base(short.domain, short.code, custom.filter((c) => c.domain === short.domain).map((c) => c.code));
+  yield base(
+    short.domain,
+    short.code,
+    custom.filter((c) => c.domain === short.domain).map((c) => c.code),
+  );
   for (const other of custom.filter((c) => c.domain !== short.domain)) yield base(other.domain, other.code, []);
 }

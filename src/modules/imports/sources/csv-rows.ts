@@ -44,7 +44,10 @@ export function cell(row: CsvRow, ...names: string[]): string | undefined {
 
 /** A cell of several values ("a|b|c"), trimmed, empties dropped. */
 export const splitCell = (value: string | undefined, separator: RegExp | string = '|'): string[] =>
-  (value ?? '').split(separator).map((v) => v.trim()).filter((v) => v !== '');
+  (value ?? '')
+    .split(separator)
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 
 /** A short link as exports write it ("https://bit.ly/abc", "bit.ly/abc", "dub.sh/summer"): its host and path. */
 export function splitShortLink(link: string): { domain: string; code: string } | null {

@@ -27,7 +27,8 @@ function genericItem(row: CsvRow): ImportItem {
   const target = text('url').trim();
   if (target === '') throw new SourceFormatError('the url cell is empty');
   const maxVisits = text('max_visits').trim();
-  if (maxVisits !== '' && !/^\d+$/.test(maxVisits)) throw new SourceFormatError(`max_visits is not a whole number: ${maxVisits}`);
+  if (maxVisits !== '' && !/^\d+$/.test(maxVisits))
+    throw new SourceFormatError(`max_visits is not a whole number: ${maxVisits}`);
   const domain = text('domain').trim().toLowerCase();
   const title = text('title');
   return {

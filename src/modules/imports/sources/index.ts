@@ -28,7 +28,12 @@ export interface SourceSpec {
  * default domain unless a domain map names it.
  */
 export const SOURCE_DEFAULT_DOMAINS: Record<SourceName, readonly string[]> = {
-  shlink: [], kutt: [], yourls: [], csv: [], bitly: [BITLY_DEFAULT_DOMAIN], dub: ['dub.sh'],
+  shlink: [],
+  kutt: [],
+  yourls: [],
+  csv: [],
+  bitly: [BITLY_DEFAULT_DOMAIN],
+  dub: ['dub.sh'],
 };
 
 /** What is missing for this source to be read (empty when it can be). */
@@ -41,7 +46,9 @@ export function sourceProblems(spec: Omit<SourceSpec, 'csv'> & { csv?: unknown }
     case 'yourls':
       return needs('a database URL', spec.database);
     case 'bitly':
-      return spec.csv ? [] : [...needs('a CSV file, or a url and an api key', spec.url), ...needs('an api key', spec.apiKey)];
+      return spec.csv
+        ? []
+        : [...needs('a CSV file, or a url and an api key', spec.url), ...needs('an api key', spec.apiKey)];
     case 'dub':
     case 'csv':
       return needs('a CSV file', spec.csv);
@@ -49,7 +56,11 @@ export function sourceProblems(spec: Omit<SourceSpec, 'csv'> & { csv?: unknown }
 }
 
 /** The source's items, streamed. Call sourceProblems first. */
-export function readSource(spec: SourceSpec, limits: SourceLimits = DEFAULT_SOURCE_LIMITS, marks?: SourceMarks): AsyncIterable<SourceEntry> {
+export function readSource(
+  spec: SourceSpec,
+  limits: SourceLimits = DEFAULT_SOURCE_LIMITS,
+  marks?: SourceMarks,
+): AsyncIterable<SourceEntry> {
   switch (spec.source) {
     case 'shlink':
       return readShlink({ url: spec.url!, apiKey: spec.apiKey!, limits });

@@ -20,10 +20,11 @@ const KUTT_PAGE_LIMIT = 50;
 export async function* readKutt(options: KuttOptions): AsyncGenerator<SourceEntry> {
   const limit = Math.min(options.pageSize ?? KUTT_PAGE_LIMIT, KUTT_PAGE_LIMIT);
   const headers = { 'X-API-KEY': options.apiKey };
-  for (let skip = 0; ; ) {
+  for (let skip = 0; ;) {
     const body = await getSourceJson(apiUrl(options.url, '/api/v2/links', { limit, skip }), headers, options.limits);
     const rows = arrayOfObjects(body, ['data'], 'Kutt');
-    for (const row of rows) yield readItem(`${stringOrNull(row.domain) ?? ''}/${String(row.address ?? '')}`, () => kuttItem(row));
+    for (const row of rows)
+      yield readItem(`${stringOrNull(row.domain) ?? ''}/${String(row.address ?? '')}`, () => kuttItem(row));
     skip += rows.length;
     const total = isObject(body) && typeof body.total === 'number' ? body.total : skip;
     if (rows.length === 0 || skip >= total) return;
@@ -47,10 +48,16 @@ function kuttItem(row: Record<string, unknown>): ImportItem {
     notImported: [],
   };
   if (row.password === true) {
-    item.notImported.push({ field: 'password', reason: "Kutt's password hash cannot be read by Ferry; the link is imported without a password" });
+    item.notImported.push({
+      field: 'password',
+      reason: "Kutt's password hash cannot be read by Ferry; the link is imported without a password",
+    });
   }
   if (row.banned === true) {
-    item.notImported.push({ field: 'banned', reason: 'banned in Kutt; imported as an ordinary link (an admin may disable it)' });
+    item.notImported.push({
+      field: 'banned',
+      reason: 'banned in Kutt; imported as an ordinary link (an admin may disable it)',
+    });
   }
   return item;
 }

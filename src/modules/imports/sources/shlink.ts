@@ -1,4 +1,11 @@
-import { parseSourceDate, readItem, visitDate, type ImportItem, type ImportVisit, type SourceEntry } from '../import-item.js';
+import {
+  parseSourceDate,
+  readItem,
+  visitDate,
+  type ImportItem,
+  type ImportVisit,
+  type SourceEntry,
+} from '../import-item.js';
 import { apiUrl, arrayOfObjects, getSourceJson, isObject, stringOrNull, type SourceLimits } from './source-http.js';
 
 /**
@@ -23,23 +30,42 @@ export async function* readShlink(options: ShlinkOptions): AsyncGenerator<Source
   // Visits up to the start of the run: a fixed set, so that pages do not shift while they are read.
   const until = new Date().toISOString();
   for await (const row of pages(options, headers, '/rest/v3/short-urls', {}, ['shortUrls'])) {
-    yield readItem(`${stringOrNull(row.domain) ?? ''}/${String(row.shortCode ?? '')}`, () => shlinkItem(row, { ...options, until }, headers));
+    yield readItem(`${stringOrNull(row.domain) ?? ''}/${String(row.shortCode ?? '')}`, () =>
+      shlinkItem(row, { ...options, until }, headers),
+    );
   }
 }
 
 type Query = Record<string, string | undefined>;
 
 /** One page of a list: its rows and how many pages the list has. */
-async function page(options: ShlinkOptions, headers: Record<string, string>, path: string, query: Query, key: string, n: number) {
+async function page(
+  options: ShlinkOptions,
+  headers: Record<string, string>,
+  path: string,
+  query: Query,
+  key: string,
+  n: number,
+) {
   const size = options.pageSize ?? (key === 'visits' ? VISITS_PAGE_SIZE : PAGE_SIZE);
-  const body = await getSourceJson(apiUrl(options.url, path, { ...query, page: n, itemsPerPage: size }), headers, options.limits);
+  const body = await getSourceJson(
+    apiUrl(options.url, path, { ...query, page: n, itemsPerPage: size }),
+    headers,
+    options.limits,
+  );
   const rows = arrayOfObjects(body, [key, 'data'], 'Shlink');
   const pagination = (body as Record<string, Record<string, Record<string, unknown>>>)[key]!.pagination;
   const pagesCount = isObject(pagination) && typeof pagination.pagesCount === 'number' ? pagination.pagesCount : n;
   return { rows, pagesCount };
 }
 
-async function* pages(options: ShlinkOptions, headers: Record<string, string>, path: string, query: Query, key: string[]): AsyncGenerator<Record<string, unknown>> {
+async function* pages(
+  options: ShlinkOptions,
+  headers: Record<string, string>,
+  path: string,
+  query: Query,
+  key: string[],
+): AsyncGenerator<Record<string, unknown>> {
   for (let n = 1; ; n += 1) {
     const { rows, pagesCount } = await page(options, headers, path, query, key[0]!, n);
     yield* rows;
@@ -47,7 +73,11 @@ async function* pages(options: ShlinkOptions, headers: Record<string, string>, p
   }
 }
 
-function shlinkItem(row: Record<string, unknown>, options: ShlinkOptions & { until: string }, headers: Record<string, string>): ImportItem {
+function shlinkItem(
+  row: Record<string, unknown>,
+  options: ShlinkOptions & { until: string },
+  headers: Record<string, string>,
+): ImportItem {
   const code = String(row.shortCode ?? '');
   const domain = stringOrNull(row.domain);
   const meta = isObject(row.meta) ? row.meta : {};
@@ -67,13 +97,20 @@ function shlinkItem(row: Record<string, unknown>, options: ShlinkOptions & { unt
     notImported: [],
   };
   if (stringOrNull(meta.validSince) !== null) {
-    item.notImported.push({ field: 'validSince', reason: 'Ferry links are valid from their creation; the start date is dropped' });
+    item.notImported.push({
+      field: 'validSince',
+      reason: 'Ferry links are valid from their creation; the start date is dropped',
+    });
   }
   if (row.hasRedirectRules === true) {
-    item.notImported.push({ field: 'redirectRules', reason: 'Ferry has no per-device redirect rules; the link goes to its long URL' });
+    item.notImported.push({
+      field: 'redirectRules',
+      reason: 'Ferry has no per-device redirect rules; the link goes to its long URL',
+    });
   }
   const path = `/rest/v3/short-urls/${encodeURIComponent(code)}/visits`;
-  item.visits = (since) => visitsOf(options, headers, path, { domain: domain ?? undefined, since, until: options.until });
+  item.visits = (since) =>
+    visitsOf(options, headers, path, { domain: domain ?? undefined, since, until: options.until });
   return item;
 }
 
@@ -90,10 +127,17 @@ const parseMark = (mark: string): { at: number; tie: number } => {
  * page shifts while they are read) and from the date of `since` on (a re-run asks only for the newer ones).
  */
 async function* visitsOf(
-  options: ShlinkOptions, headers: Record<string, string>, path: string, window: { domain: string | undefined; since: string | null; until: string },
+  options: ShlinkOptions,
+  headers: Record<string, string>,
+  path: string,
+  window: { domain: string | undefined; since: string | null; until: string },
 ): AsyncGenerator<ImportVisit> {
   const after = window.since === null ? null : parseMark(window.since);
-  const query: Query = { domain: window.domain, endDate: window.until, startDate: after === null ? undefined : new Date(after.at).toISOString() };
+  const query: Query = {
+    domain: window.domain,
+    endDate: window.until,
+    startDate: after === null ? undefined : new Date(after.at).toISOString(),
+  };
   const first = await page(options, headers, path, query, 'visits', 1);
   let last = Number.NaN;
   let tie = 0;

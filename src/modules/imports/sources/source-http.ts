@@ -24,12 +24,16 @@ export interface SourceMarks {
 /** A source that answered more than the limit, or too slowly: the job fails, saying which. */
 export class SourceLimitError extends SourceAccessError {}
 
-const sizeOf = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB` : `${bytes} bytes`);
+const sizeOf = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB` : `${bytes} bytes`;
 
 /** The body as text, read until `max` bytes; past it the request is aborted (nothing more is read or held). */
 async function boundedText(response: Response, max: number, where: string, abort: () => void): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  const tooLarge = () => new SourceLimitError(`${where} answered more than ${sizeOf(max)} (IMPORT_MAX_RESPONSE_BYTES): ask it for smaller pages, or raise the limit`);
+  const tooLarge = () =>
+    new SourceLimitError(
+      `${where} answered more than ${sizeOf(max)} (IMPORT_MAX_RESPONSE_BYTES): ask it for smaller pages, or raise the limit`,
+    );
   if (declared > max) {
     abort();
     throw tooLarge();
@@ -52,17 +56,26 @@ async function boundedText(response: Response, max: number, where: string, abort
  * words (its status and the start of its body); a body that is not JSON is a format error; an answer larger
  * than the limit, or not complete within the time limit, stops it with a clear error (SPEC §25).
  */
-export async function getSourceJson(url: URL, headers: Record<string, string>, limits: SourceLimits = DEFAULT_SOURCE_LIMITS): Promise<unknown> {
+export async function getSourceJson(
+  url: URL,
+  headers: Record<string, string>,
+  limits: SourceLimits = DEFAULT_SOURCE_LIMITS,
+): Promise<unknown> {
   const where = `${url.origin}${url.pathname}`;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new SourceLimitError(`${where} did not answer within ${limits.timeoutMs / 1000} s`)), limits.timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new SourceLimitError(`${where} did not answer within ${limits.timeoutMs / 1000} s`)),
+    limits.timeoutMs,
+  );
   try {
     let response: Response;
     try {
       const signal = limits.signal ? AbortSignal.any([controller.signal, limits.signal]) : controller.signal;
       response = await fetch(url, { headers: { accept: 'application/json', ...headers }, redirect: 'error', signal });
     } catch (error) {
-      throw controller.signal.aborted ? controller.signal.reason : new SourceAccessError(`${url.origin} could not be reached: ${(error as Error).message}`);
+      throw controller.signal.aborted
+        ? controller.signal.reason
+        : new SourceAccessError(`${url.origin} could not be reached: ${(error as Error).message}`);
     }
     let text: string;
     try {
@@ -88,7 +101,8 @@ export function apiUrl(base: string, path: string, query: Record<string, string 
   return url;
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const stringOrNull = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
@@ -96,6 +110,7 @@ export const stringOrNull = (v: unknown): string | null => (typeof v === 'string
 export function arrayOfObjects(body: unknown, path: string[], source: string): Record<string, unknown>[] {
   let at: unknown = body;
   for (const key of path) at = isObject(at) ? at[key] : undefined;
-  if (!Array.isArray(at) || !at.every(isObject)) throw new SourceFormatError(`${source}: no ${path.join('.')} array in the answer`);
+  if (!Array.isArray(at) || !at.every(isObject))
+    throw new SourceFormatError(`${source}: no ${path.join('.')} array in the answer`);
   return at;
 }

@@ -1,6 +1,14 @@
 import mysql, { type Connection, type RowDataPacket } from 'mysql2';
 import type { SourceMarks } from './source-http.js';
-import { parseSourceDate, readItem, SourceFormatError, visitDate, type ImportItem, type ImportVisit, type SourceEntry } from '../import-item.js';
+import {
+  parseSourceDate,
+  readItem,
+  SourceFormatError,
+  visitDate,
+  type ImportItem,
+  type ImportVisit,
+  type SourceEntry,
+} from '../import-item.js';
 
 /**
  * YOURLS, read from its own MySQL/MariaDB tables (its CREATE TABLE definitions: includes/functions-install.php in
@@ -19,12 +27,27 @@ export interface YourlsOptions {
   marks?: SourceMarks;
 }
 
-interface UrlRow extends RowDataPacket { keyword: string; url: string; title: string | null; timestamp: string; clicks: number }
-interface LogRow extends RowDataPacket { click_id: string | number; click_time: string; shorturl: string; referrer: string; user_agent: string; ip_address: string; country_code: string }
+interface UrlRow extends RowDataPacket {
+  keyword: string;
+  url: string;
+  title: string | null;
+  timestamp: string;
+  clicks: number;
+}
+interface LogRow extends RowDataPacket {
+  click_id: string | number;
+  click_time: string;
+  shorturl: string;
+  referrer: string;
+  user_agent: string;
+  ip_address: string;
+  country_code: string;
+}
 
 export async function* readYourls(options: YourlsOptions): AsyncGenerator<SourceEntry> {
   const prefix = options.tablePrefix ?? 'yourls_';
-  if (!/^[A-Za-z0-9_]*$/.test(prefix)) throw new SourceFormatError('the table prefix may hold only letters, digits and _');
+  if (!/^[A-Za-z0-9_]*$/.test(prefix))
+    throw new SourceFormatError('the table prefix may hold only letters, digits and _');
   const links = await connect(options.database);
   const log = await connect(options.database);
   // A later run reads only the log rows after the last whole run's; a keyword new since then gets its older
@@ -32,24 +55,36 @@ export async function* readYourls(options: YourlsOptions): AsyncGenerator<Source
   const after = options.marks?.after == null ? null : Number(options.marks.after);
   const history = after === null ? null : await connect(options.database);
   try {
-    for (const table of [`${prefix}url`, `${prefix}log`]) await links.promise().query(`SELECT 1 FROM \`${table}\` LIMIT 0`);
+    for (const table of [`${prefix}url`, `${prefix}log`])
+      await links.promise().query(`SELECT 1 FROM \`${table}\` LIMIT 0`);
     // The log as it is now: rows logged while the import runs come with the next one.
-    const [tops] = await links.promise().query<Array<RowDataPacket & { top: string | number }>>(`SELECT COALESCE(MAX(click_id), 0) AS top FROM \`${prefix}log\``);
+    const [tops] = await links
+      .promise()
+      .query<Array<RowDataPacket & { top: string | number }>>(
+        `SELECT COALESCE(MAX(click_id), 0) AS top FROM \`${prefix}log\``,
+      );
     const top = Number(tops[0]?.top ?? 0);
     if (options.marks) options.marks.through = String(top);
-    const urlRows = links.query(`SELECT keyword, url, title, timestamp, clicks FROM \`${prefix}url\` ORDER BY keyword`).stream({ highWaterMark: 500 });
-    const logStream = log.query(
-      `SELECT click_id, click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` WHERE click_id > ? AND click_id <= ? ORDER BY shorturl, click_id`,
-      [after ?? 0, top],
-    ).stream({ highWaterMark: 2000 });
+    const urlRows = links
+      .query(`SELECT keyword, url, title, timestamp, clicks FROM \`${prefix}url\` ORDER BY keyword`)
+      .stream({ highWaterMark: 500 });
+    const logStream = log
+      .query(
+        `SELECT click_id, click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` WHERE click_id > ? AND click_id <= ? ORDER BY shorturl, click_id`,
+        [after ?? 0, top],
+      )
+      .stream({ highWaterMark: 2000 });
     // Until the first link asks for visits nobody iterates this stream; its error then surfaces on that read.
     logStream.on('error', () => undefined);
     const logRows = new Peekable<LogRow>(logStream[Symbol.asyncIterator]());
     for await (const row of urlRows as AsyncIterable<UrlRow>) {
-      while ((await logRows.peek()) !== undefined && compareBinary(logRows.current!.shorturl, row.keyword) < 0) await logRows.next();
+      while ((await logRows.peek()) !== undefined && compareBinary(logRows.current!.shorturl, row.keyword) < 0)
+        await logRows.next();
       const visits = (since: string | null) => {
         const later = visitsOf(row.keyword, logRows, since);
-        return since === null && history !== null && after !== null ? concat(olderVisits(history, prefix, row.keyword, after), later) : later;
+        return since === null && history !== null && after !== null
+          ? concat(olderVisits(history, prefix, row.keyword, after), later)
+          : later;
       };
       yield readItem(`/${row.keyword}`, () => yourlsItem(row, visits));
     }
@@ -61,11 +96,18 @@ export async function* readYourls(options: YourlsOptions): AsyncGenerator<Source
 }
 
 /** A keyword's log rows up to `through` (a keyword that was not imported by the last whole run). */
-async function* olderVisits(history: Connection, prefix: string, keyword: string, through: number): AsyncGenerator<ImportVisit> {
-  const rows = history.query(
-    `SELECT click_id, click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` WHERE shorturl = ? AND click_id <= ? ORDER BY click_id`,
-    [keyword, through],
-  ).stream({ highWaterMark: 2000 });
+async function* olderVisits(
+  history: Connection,
+  prefix: string,
+  keyword: string,
+  through: number,
+): AsyncGenerator<ImportVisit> {
+  const rows = history
+    .query(
+      `SELECT click_id, click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` WHERE shorturl = ? AND click_id <= ? ORDER BY click_id`,
+      [keyword, through],
+    )
+    .stream({ highWaterMark: 2000 });
   for await (const v of rows as AsyncIterable<LogRow>) yield visitOf(v);
 }
 
