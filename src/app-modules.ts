@@ -3,16 +3,11 @@
  * the CLI (cli/services.ts) and, through the clicks module, the worker. A new module is built here (or in a
  * function of its own beside these) and added to createModules' list.
  */
-import type { FastifyBaseLogger } from 'fastify';
 import type { AppModule } from './app-module.js';
-import type { Config } from './config.js';
-import { isEmbedded, type Storage } from './db/database.js';
+import { isEmbedded } from './db/database.js';
 import { warnWithoutSearchIndex } from './db/link-search.js';
 import type { Metrics } from './infra/metrics.js';
-import type { Clock } from './lib/clock.js';
 import type { ReadinessCheck } from './lib/readiness-check.js';
-import { deploymentPaginator } from './lib/pagination.js';
-import { createApiKeysModule } from './modules/api-keys/index.js';
 import {
   createAddressRecorder,
   createClickIngest,
@@ -25,86 +20,14 @@ import {
 } from './modules/clicks/index.js';
 import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
-import { createIdempotencyModule } from './modules/idempotency/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
-import { createInstanceModule } from './modules/instance/index.js';
 import { createLinksModule } from './modules/links/index.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
 import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
-import { createHashLanes } from './infra/hash-lanes.js';
-import { createOrdersModule } from './modules/orders/index.js';
-import { createOutboxModule } from './modules/outbox/index.js';
-import { createJwt, createTokensModule } from './modules/tokens/index.js';
-import { createUsersModule, type PasswordHasher } from './modules/users/index.js';
-import type { SharedState } from './shared-state.js';
-
-export interface ModuleDeps {
-  config: Config;
-  storage: Storage;
-  shared: SharedState;
-  clock: Clock;
-  jwtSecret: Uint8Array;
-  log: FastifyBaseLogger;
-}
-
-/** Accounts, tokens, API keys, orders, idempotency and the outbox's upkeep: what the links and clicks are built on. */
-export function createCoreModules({ config, storage, shared, clock, jwtSecret, log }: ModuleDeps) {
-  const paginator = deploymentPaginator(jwtSecret);
-  const jwt = createJwt(jwtSecret, clock);
-  // Every password hash of the process through one bounded, fair queue (SPEC §17).
-  const hashLanes = createHashLanes();
-  const usersModule = createUsersModule({
-    db: storage.db,
-    dialect: storage.dialect,
-    paginator,
-    clock,
-    passwordHashCost: config.passwordHashCost,
-    hashLanes,
-    registration: config.registration,
-  });
-  const { repository: usersRepo, passwords } = usersModule;
-  const tokensModule = createTokensModule({
-    db: storage.db,
-    users: usersRepo,
-    passwords,
-    denyList: shared.denyList,
-    jwt,
-    clock,
-    ttlSeconds: config.tokenTtlSeconds,
-  });
-  const apiKeysModule = createApiKeysModule({
-    db: storage.db,
-    dialect: storage.dialect,
-    users: usersRepo,
-    jwtSecret,
-    clock,
-    paginator,
-    log,
-  });
-  const ordersModule = createOrdersModule({ db: storage.db, users: usersRepo, clock, paginator });
-  const idempotencyModule = createIdempotencyModule({
-    db: storage.db,
-    clock,
-    ttlSeconds: config.idempotencyTtlSeconds,
-    lockTimeoutMs: config.idempotencyLockTimeoutMs,
-  });
-  const instanceModule = createInstanceModule({ config, users: usersRepo });
-  const outboxModule = createOutboxModule({ db: storage.db, clock });
-  return {
-    paginator,
-    jwt,
-    hashLanes,
-    usersModule,
-    tokensModule,
-    apiKeysModule,
-    ordersModule,
-    idempotencyModule,
-    instanceModule,
-    outboxModule,
-  };
-}
+import type { PasswordHasher } from './modules/users/index.js';
+import { createCoreModules, type ModuleDeps } from './app-core-modules.js';
 
 /** What only a serving process has: the CLI builds the modules without it (no HTTP, no click pipeline). */
 export interface ServerParts {

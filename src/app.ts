@@ -92,19 +92,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   storage.onConnectionError(connectionLossLogger(app.log, 'database'));
   await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
   // Redis or not, decided once: what instances share (shared-state.ts).
-  const shared = await createSharedState({
-    config,
-    storage,
-    redis: deps.redis ?? null,
-    clock,
-    log: app.log,
-    ...(deps.redisPrefix ? { redisPrefix: deps.redisPrefix } : {}),
-    ...(deps.rateLimitStore ? { rateLimitStore: deps.rateLimitStore } : {}),
-  });
+  const shared = await sharedStateFor(app, config, deps);
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
   const metrics = deps.metrics ?? createMetrics({ storage, clock });
   // Whether writes can land (SPEC §17): failed writes report here; on the embedded engine DATA_DIR is probed too.
   const storageHealth = createStorageHealth({ dataDir: isEmbedded(storage) ? config.dataDir : null });
+  const checks = {
+    database: databaseCheck(storage),
+    storage: storageHealth.check,
+    ...shared.readiness,
+    ...deps.readinessChecks,
+  };
 
   const modules = await createModules({
     config,
@@ -114,16 +112,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     jwtSecret,
     log: app.log,
     blockedHosts,
-    server: {
-      metrics,
-      checks: {
-        database: databaseCheck(storage),
-        storage: storageHealth.check,
-        ...shared.readiness,
-        ...deps.readinessChecks,
-      },
-      ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
-    },
+    server: { metrics, checks, ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}) },
   });
   await ensureFirstAdmin(app, config, modules);
   const sink = modules.clickIngest.sink!; // a server's modules always have one (createModules: `server`)
@@ -140,4 +129,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   blockedHosts.watch();
   closeInOrder(app, { compilers, jobs, modules: modules.list, shared, cacheBus, blockedHosts });
   return app;
+}
+
+/** What instances share (shared-state.ts), from this app's Redis, if any, and a test's own prefix or store. */
+function sharedStateFor(app: FastifyInstance, config: Config, deps: AppDeps) {
+  return createSharedState({
+    config,
+    storage: deps.storage,
+    redis: deps.redis ?? null,
+    clock: deps.clock ?? systemClock,
+    log: app.log,
+    ...(deps.redisPrefix ? { redisPrefix: deps.redisPrefix } : {}),
+    ...(deps.rateLimitStore ? { rateLimitStore: deps.rateLimitStore } : {}),
+  });
 }
