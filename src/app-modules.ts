@@ -36,6 +36,11 @@ export interface ServerParts {
   checks: Record<string, ReadinessCheck>;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
+  /**
+   * The start's checks and set-up of accounts (the first admin), run on the core modules before anything opens
+   * threads or files: a start it refuses leaves nothing running (the click journal's directory lock above all)
+   */
+  accounts?: (core: ReturnType<typeof createCoreModules>) => Promise<void>;
 }
 
 export interface ModulesDeps extends ModuleDeps {
@@ -227,6 +232,7 @@ function serverModules(
  */
 export async function createModules(deps: ModulesDeps) {
   const core = createCoreModules(deps);
+  await deps.server?.accounts?.(core);
   const linkModules = await createLinkModules({ ...deps, core });
   const { clickIngest, domainsModule, linksModule, clicksModule } = linkModules;
   const importsModule = importsModuleFor(deps, linkModules);

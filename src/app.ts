@@ -112,9 +112,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     jwtSecret,
     log: app.log,
     blockedHosts,
-    server: { metrics, checks, ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}) },
+    server: {
+      metrics,
+      checks,
+      accounts: (core) => ensureFirstAdmin(app, config, core),
+      ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
+    },
   });
-  await ensureFirstAdmin(app, config, modules);
   const sink = modules.clickIngest.sink!; // a server's modules always have one (createModules: `server`)
   const cacheBus = await followLinkChanges(app, config, storage, modules, deps.linkChangeFeed);
   // Read by metrics (depth, dropped) and by tests (flush).
