@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
 import { cliEnvFor, runFerry, startFerry } from '../helpers/cli.js';
-import { createUser } from '../helpers/factories.js';
-import { startSourceStub, type SourceStub } from '../helpers/source-stub.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
+import { useSourceStub } from '../helpers/source-stub.js';
 import { SHLINK_API_KEY, shlinkPage, shlinkVisitsPage } from '../modules/imports/fixtures/shlink.js';
 
 /** 1,100 short URLs in Shlink's shape (fixtures/shlink.ts), link k with k mod 3 visits. */
@@ -37,26 +37,18 @@ const expectedVisits = shortUrls.reduce((n, _, k) => n + (k % 3), 0);
  * command run again finishes the rest, each link once with all of its visits.
  */
 describe.each(engines)('an interrupted ferry import on %s', (engine) => {
-  let t: TestApp;
-  let stub: SourceStub;
+  const t = useTestApp(engine);
+  useUser(t, { role: 'admin', status: 'active' });
   /** While set, the stub holds back the 7th page of short URLs (links 601-700) until `open`: the first batch (500) is written by then. */
   let gate: { open: () => void; opened: Promise<void> } | null = null;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    await createUser(t, { role: 'admin', status: 'active' });
-    stub = await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, async (path, q) => {
-      const page = Number(q.get('page') ?? 1);
-      if (path === '/rest/v3/short-urls') {
-        if (page === 7 && gate) await gate.opened;
-        return shlinkPage('shortUrls', shortUrls, page, Number(q.get('itemsPerPage') ?? 10));
-      }
-      const m = /^\/rest\/v3\/short-urls\/i(\d+)\/visits$/.exec(path);
-      return m ? shlinkVisitsPage(visitsOf(Number(m[1])), q) : null;
-    });
-  });
-  afterAll(async () => {
-    await stub?.close();
-    await t?.close();
+  const stub = useSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, async (path, q) => {
+    const page = Number(q.get('page') ?? 1);
+    if (path === '/rest/v3/short-urls') {
+      if (page === 7 && gate) await gate.opened;
+      return shlinkPage('shortUrls', shortUrls, page, Number(q.get('itemsPerPage') ?? 10));
+    }
+    const m = /^\/rest\/v3\/short-urls\/i(\d+)\/visits$/.exec(path);
+    return m ? shlinkVisitsPage(visitsOf(Number(m[1])), q) : null;
   });
 
   async function importedState() {

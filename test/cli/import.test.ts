@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/app.js';
 import { cliEnvFor, runFerry } from '../helpers/cli.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
+import { createUser } from '../helpers/factories.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 import { createMysqlDatabase, type TestMysqlDatabase } from '../helpers/mysql.js';
 import { waitFor } from '../helpers/scale-out.js';
 import { missing, unless } from '../helpers/skip.js';
-import { startSourceStub, type SourceStub } from '../helpers/source-stub.js';
+import { useSourceStub } from '../helpers/source-stub.js';
 import { BITLY_GROUP, BITLY_TOKEN, bitlyLinks, bitlyPage } from '../modules/imports/fixtures/bitly.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from '../modules/imports/fixtures/kutt.js';
 import {
@@ -25,41 +26,24 @@ const fixture = (name: string) => fileURLToPath(new URL(`../modules/imports/fixt
 
 /** `ferry import` as an operator runs it: a real process on the storage a running app uses, seen through the API. */
 describe.each(engines)('ferry import on %s', (engine) => {
-  let t: TestApp;
+  const t = useTestApp(engine);
   let env: Record<string, string>;
-  let admin: CreatedUser;
-  let stubs: SourceStub[] = [];
-  beforeAll(async () => {
-    t = await createTestApp(engine);
+  beforeAll(() => {
     env = cliEnvFor(t);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-    stubs = [
-      await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (p, q) => {
-        if (p === '/rest/v3/short-urls')
-          return shlinkPage(
-            'shortUrls',
-            shlinkShortUrls,
-            Number(q.get('page') ?? 1),
-            Number(q.get('itemsPerPage') ?? 10),
-          );
-        const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(p);
-        return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : null;
-      }),
-      await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (p, q) =>
-        p === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null,
-      ),
-      await startSourceStub({ header: 'Authorization', value: `Bearer ${BITLY_TOKEN}` }, (p, q) =>
-        p === `/v4/groups/${BITLY_GROUP}/bitlinks`
-          ? bitlyPage(stubs[2]!.url, bitlyLinks, Number(q.get('page') ?? 1), 1)
-          : null,
-      ),
-    ];
   });
-  afterAll(async () => {
-    for (const stub of stubs) await stub.close();
-    await t.close();
+  const admin = useUser(t, { role: 'admin', status: 'active' });
+  const shlink = useSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (p, q) => {
+    if (p === '/rest/v3/short-urls')
+      return shlinkPage('shortUrls', shlinkShortUrls, Number(q.get('page') ?? 1), Number(q.get('itemsPerPage') ?? 10));
+    const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(p);
+    return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : null;
   });
-  const [shlink, kutt, bitly] = [() => stubs[0]!, () => stubs[1]!, () => stubs[2]!];
+  const kutt = useSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (p, q) =>
+    p === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null,
+  );
+  const bitly = useSourceStub({ header: 'Authorization', value: `Bearer ${BITLY_TOKEN}` }, (p, q) =>
+    p === `/v4/groups/${BITLY_GROUP}/bitlinks` ? bitlyPage(bitly.url, bitlyLinks, Number(q.get('page') ?? 1), 1) : null,
+  );
   const link = (code: string, domain?: string) =>
     t.request({ url: `/api/v1/links/${code}${domain ? `?domain=${domain}` : ''}`, token: admin.token });
 
@@ -99,7 +83,7 @@ describe.each(engines)('ferry import on %s', (engine) => {
         'import',
         'shlink',
         '--url',
-        shlink().url,
+        shlink.url,
         '--api-key',
         SHLINK_API_KEY,
         '--domain-map',
@@ -125,7 +109,7 @@ describe.each(engines)('ferry import on %s', (engine) => {
   });
 
   it('when Kutt is imported, then a link on its custom domain lands there and the password it cannot bring is said per item', async () => {
-    const run = await runFerry(['import', 'kutt', '--url', kutt().url, '--api-key', KUTT_API_KEY], env);
+    const run = await runFerry(['import', 'kutt', '--url', kutt.url, '--api-key', KUTT_API_KEY], env);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/3 items, 3 created/);
     expect(run.stdout).toMatch(
@@ -151,7 +135,7 @@ describe.each(engines)('ferry import on %s', (engine) => {
       'import',
       'bitly',
       '--url',
-      `${bitly().url}/v4/groups/${BITLY_GROUP}`,
+      `${bitly.url}/v4/groups/${BITLY_GROUP}`,
       '--api-key',
       BITLY_TOKEN,
       '--json',

@@ -2,24 +2,21 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/app.js';
 import { cliEnvFor, runFerry } from '../helpers/cli.js';
 import { createUser } from '../helpers/factories.js';
+import { useTestApp } from '../helpers/fixtures.js';
 
 /** `ferry links list|disable|enable|disable-blocked` on the storage a running app uses; visits seen through the app. */
 describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
-  let t: TestApp;
+  const t = useTestApp(engine);
   let env: Record<string, string>;
   let dir: string;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
+  beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'ferry-cli-links-'));
     env = cliEnvFor(t);
   });
-  afterAll(async () => {
-    await t.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /**
    * The status visits get once the CLI's change reached the app's redirect cache: at once on PostgreSQL

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createStorage } from '../../src/db/database.js';
 import { openOutboxCursor, OUTBOX_RETENTION_MS, type OutboxEvent } from '../../src/db/outbox.js';
 import { deploymentPaginator } from '../../src/lib/pagination.js';
 import { createLinksRepository } from '../../src/modules/links/links.repository.js';
 import { createUsersRepository } from '../../src/modules/users/users.repository.js';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
-import { createLink, createUser, visit, type CreatedUser } from '../helpers/factories.js';
+import { engines } from '../helpers/app.js';
+import { createLink, createUser, visit } from '../helpers/factories.js';
+import { useTestApp, useUser } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/scale-out.js';
 import { unless } from '../helpers/skip.js';
 import { importCsv } from '../modules/imports/imports.helpers.js';
@@ -18,13 +19,8 @@ import { importCsv } from '../modules/imports/imports.helpers.js';
 const unique = () => Math.random().toString(36).slice(2, 8);
 
 describe.each(engines)('the outbox on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine, { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' } });
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-  });
-  afterAll(async () => t.close());
+  const t = useTestApp(engine, { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' } });
+  const admin = useUser(t, { role: 'admin', status: 'active' });
 
   const outbox = () => t.storage.db.selectFrom('outbox');
   const lastId = async () => {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { useBeforeAll } from './fixtures.js';
 
 /**
  * A local HTTP server standing in for another link service's API (Shlink, Kutt, Bitly): it answers only with
@@ -36,6 +37,15 @@ export async function startSourceStub(
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+/** startSourceStub as a fixture of a describe block: started in a beforeAll, closed in an afterAll (see useTestApp). */
+export function useSourceStub(...args: Parameters<typeof startSourceStub>): SourceStub {
+  return useBeforeAll(
+    'useSourceStub',
+    () => startSourceStub(...args),
+    (stub) => stub.close(),
+  );
 }
 
 /** Slices a list into the page a 1-based `page` and a size ask for. */

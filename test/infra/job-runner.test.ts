@@ -1,11 +1,12 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createJobLeases } from '../../src/infra/job-leases.js';
 import { createJobRunner, type JobRunner, type JobRunnerDeps, type PeriodicJob } from '../../src/infra/job-runner.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { createTestApp, engines, TestClock, type TestApp } from '../helpers/app.js';
+import { createTestApp, engines, TestClock } from '../helpers/app.js';
 import { createLink } from '../helpers/factories.js';
+import { useTestApp } from '../helpers/fixtures.js';
 
 const MINUTE = 60_000;
 
@@ -67,16 +68,10 @@ function countedJob(name: string, everyMs: number, opts: { perInstance?: boolean
  * stand for two instances. Time is a TestClock the test moves; a held run is a job that waits to be let go.
  */
 describe.each(engines)('job runner on %s', (engine) => {
-  let t: TestApp;
+  const t = useTestApp(engine);
   let seq = 0;
   const runners: JobRunner[] = [];
   const entries: Entry[] = [];
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-  });
-  afterAll(async () => {
-    await t.close();
-  });
   afterEach(async () => {
     for (const j of heldJobs.splice(0)) j.release();
     for (const r of runners.splice(0)) await r.stop();

@@ -7,14 +7,15 @@ import { createIdempotencyRepository } from '../../src/modules/idempotency/idemp
 import { createIdempotencyService } from '../../src/modules/idempotency/idempotency.service.js';
 import errorsPlugin from '../../src/plugins/errors.js';
 import idempotencyPlugin from '../../src/plugins/idempotency.js';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { engines } from '../helpers/app.js';
+import { useTestApp } from '../helpers/fixtures.js';
 
 /**
  * The layer on its own, as another module would use it: a small Fastify instance on the migrated test
  * database, with routes that opt in and do a write (a row in revoked_tokens) as their work.
  */
 describe.each(engines)('the idempotency plugin on %s', (engine) => {
-  let t: TestApp;
+  const t = useTestApp(engine);
   let app: FastifyInstance;
   let runs = 0;
 
@@ -29,7 +30,6 @@ describe.each(engines)('the idempotency plugin on %s', (engine) => {
   const response = { 201: { type: 'object', properties: { jti: { type: 'string' }, run: { type: 'integer' } } } };
 
   beforeAll(async () => {
-    t = await createTestApp(engine);
     app = Fastify({ logger: false });
     for (const schema of sharedSchemas) app.addSchema(schema);
     app.decorateRequest('caller', null); // anonymous callers: the auth plugin is not part of this instance
@@ -97,10 +97,7 @@ describe.each(engines)('the idempotency plugin on %s', (engine) => {
     );
     await app.ready();
   });
-  afterAll(async () => {
-    await app.close();
-    await t.close();
-  });
+  afterAll(async () => app.close());
 
   const post = (url: string, jti: string, key?: string, ip = '127.0.0.1') =>
     app.inject({

@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/expect-envelope.js';
+import { useTestApp } from '../helpers/fixtures.js';
 
 const METRICS_TOKEN = 'metrics-token-of-this-test-1234';
 
 /** SPEC §17: /metrics behind METRICS_TOKEN when it is set; the OpenAPI document cacheable and rate-limited. */
 describe.each(engines)('/metrics and the OpenAPI document on %s', (engine) => {
-  let t: TestApp;
-  let open: TestApp;
-  beforeAll(async () => {
-    // Six requests a minute per caller: the document's one (taken by the test helper) and five more.
-    t = await createTestApp(engine, { env: { METRICS_TOKEN, RATE_LIMIT_PER_MINUTE: '6' } });
-    open = await createTestApp(engine);
-  });
-  afterAll(async () => {
-    await t.close();
-    await open.close();
-  });
+  // Six requests a minute per caller: the document's one (taken by the test helper) and five more.
+  const t = useTestApp(engine, { env: { METRICS_TOKEN, RATE_LIMIT_PER_MINUTE: '6' } });
+  const open = useTestApp(engine);
 
   it('when METRICS_TOKEN is set, then /metrics answers only that bearer token; without it, anyone', async () => {
     for (const headers of [

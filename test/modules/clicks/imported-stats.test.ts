@@ -4,8 +4,9 @@ import { importedVisitsWriter } from '../../../src/modules/clicks/index.js';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
 import { DIRECT_REFERRER, UNKNOWN_VALUE } from '../../../src/modules/clicks/event/dimensions.js';
 import { DAY_MS, HOUR_MS, referrerValue } from '../../../src/modules/clicks/rollups/rollup-plan.js';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { engines, type TestApp } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 
 const T0 = Date.parse('2022-03-01T05:00:00.000Z');
 const AGENTS = [
@@ -120,25 +121,22 @@ async function fromRollups(t: TestApp) {
 }
 
 describe.each(engines)('imported visits in the statistics (SPEC §20) [%s]', (engine) => {
+  const t = useTestApp(engine, { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' } });
+
   it('when a history is imported over several transactions, then its rollups per day and per dimension are those of its click records', async () => {
-    const t = await createTestApp(engine, { env: { OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0' } });
-    try {
-      const events = await history(t);
-      const writeImported = importedVisitsWriter(t.storage);
-      // Two transactions, batches of uneven size: a (link, hour, value) is added to across batches and commits.
-      for (const part of [events.slice(0, 1_300), events.slice(1_300)]) {
-        await t.storage.db.transaction().execute(async (tx) => {
-          for (let i = 0; i < part.length; i += 333) await writeImported(tx, part.slice(i, i + 333));
-        });
-      }
-      const [records, rollups] = [await fromRecords(t), await fromRollups(t)];
-      expect(records.records).toBe(events.length);
-      expect(rollups).toEqual(records);
-      expect(Object.keys(records.perValue).some((k) => k.includes(':referrer:') && k.endsWith(DIRECT_REFERRER))).toBe(
-        true,
-      );
-    } finally {
-      await t.close();
+    const events = await history(t);
+    const writeImported = importedVisitsWriter(t.storage);
+    // Two transactions, batches of uneven size: a (link, hour, value) is added to across batches and commits.
+    for (const part of [events.slice(0, 1_300), events.slice(1_300)]) {
+      await t.storage.db.transaction().execute(async (tx) => {
+        for (let i = 0; i < part.length; i += 333) await writeImported(tx, part.slice(i, i + 333));
+      });
     }
+    const [records, rollups] = [await fromRecords(t), await fromRollups(t)];
+    expect(records.records).toBe(events.length);
+    expect(rollups).toEqual(records);
+    expect(Object.keys(records.perValue).some((k) => k.includes(':referrer:') && k.endsWith(DIRECT_REFERRER))).toBe(
+      true,
+    );
   }, 120_000);
 });

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type ApiResponse, type TestApp } from '../../helpers/app.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
-import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
+import { describe, expect, it } from 'vitest';
+import { engines, type ApiResponse } from '../../helpers/app.js';
+import { createUser } from '../../helpers/factories.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { startSourceStub, useSourceStub } from '../../helpers/source-stub.js';
 import { SHLINK_API_KEY, shlinkPage } from './fixtures/shlink.js';
 
 type Job = {
@@ -28,28 +29,19 @@ const shortUrl = (shortCode: string, domain: string | null, longUrl: string) => 
 
 /** SPEC §19/§20: imported links keep their domain; a missing domain is created, unverified, for the importing admin. */
 describe.each(engines)('imports onto domains on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  let shlink: SourceStub;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-    const urls = [
-      shortUrl('same1', null, 'https://example.com/default-domain'),
-      shortUrl('same1', 'go.example.com', 'https://example.com/go-domain'),
-      shortUrl('sale24', 'GO.example.com', 'https://shop.example.com/sale'),
-      shortUrl('taken1', 'l.example.org', 'https://example.com/taken-there'),
-      shortUrl('bad1', '10.0.0.5:8080', 'https://example.com/address'),
-    ];
-    shlink = await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (path, q) => {
-      if (path === '/rest/v3/short-urls')
-        return shlinkPage('shortUrls', urls, Number(q.get('page') ?? 1), Number(q.get('itemsPerPage') ?? 10));
-      return /^\/rest\/v3\/short-urls\/[^/]+\/visits$/.test(path) ? shlinkPage('visits', [], 1, 100) : null;
-    });
-  });
-  afterAll(async () => {
-    await shlink?.close();
-    await t?.close();
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
+  const urls = [
+    shortUrl('same1', null, 'https://example.com/default-domain'),
+    shortUrl('same1', 'go.example.com', 'https://example.com/go-domain'),
+    shortUrl('sale24', 'GO.example.com', 'https://shop.example.com/sale'),
+    shortUrl('taken1', 'l.example.org', 'https://example.com/taken-there'),
+    shortUrl('bad1', '10.0.0.5:8080', 'https://example.com/address'),
+  ];
+  const shlink = useSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (path, q) => {
+    if (path === '/rest/v3/short-urls')
+      return shlinkPage('shortUrls', urls, Number(q.get('page') ?? 1), Number(q.get('itemsPerPage') ?? 10));
+    return /^\/rest\/v3\/short-urls\/[^/]+\/visits$/.test(path) ? shlinkPage('visits', [], 1, 100) : null;
   });
 
   async function finished(res: ApiResponse): Promise<Job> {

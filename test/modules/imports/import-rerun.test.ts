@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { createMysqlDatabase, type TestMysqlDatabase } from '../../helpers/mysql.js';
 import { missing } from '../../helpers/skip.js';
-import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
+import { useSourceStub } from '../../helpers/source-stub.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
 import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits, shlinkVisitsPage } from './fixtures/shlink.js';
 import { seedYourls } from './fixtures/yourls-schema.js';
@@ -14,30 +15,18 @@ import { finishedJob, itemOf, type ImportJob } from './imports.helpers.js';
  * since the last run, exactly once (by the source's own visit identity), and says how many each link got.
  */
 describe.each(engines)('a second import on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  let shlink: SourceStub;
-  let kutt: SourceStub;
   const visits: Record<string, unknown[]> = structuredClone(shlinkVisits);
   const counts = kuttLinks.map((l) => ({ ...l }));
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-    shlink = await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (path, q) => {
-      if (path === '/rest/v3/short-urls')
-        return shlinkPage('shortUrls', shlinkShortUrls, Number(q.get('page') ?? 1), 10);
-      const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
-      return m ? shlinkVisitsPage(visits[decodeURIComponent(m[1]!)] ?? [], q) : null;
-    });
-    kutt = await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (path, q) =>
-      path === '/api/v2/links' ? kuttPage(counts, Number(q.get('skip') ?? 0), 50) : null,
-    );
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
+  const shlink = useSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (path, q) => {
+    if (path === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, Number(q.get('page') ?? 1), 10);
+    const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
+    return m ? shlinkVisitsPage(visits[decodeURIComponent(m[1]!)] ?? [], q) : null;
   });
-  afterAll(async () => {
-    await shlink?.close();
-    await kutt?.close();
-    await t?.close();
-  });
+  const kutt = useSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (path, q) =>
+    path === '/api/v2/links' ? kuttPage(counts, Number(q.get('skip') ?? 0), 50) : null,
+  );
   const run = async (payload: Record<string, unknown>): Promise<ImportJob> =>
     finishedJob(
       t,

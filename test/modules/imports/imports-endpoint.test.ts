@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type ApiResponse, type TestApp } from '../../helpers/app.js';
-import { clickRecords, createUser, linkCount, visit, type CreatedUser } from '../../helpers/factories.js';
-import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
+import { describe, expect, it } from 'vitest';
+import { engines, type ApiResponse } from '../../helpers/app.js';
+import { clickRecords, createUser, linkCount, visit } from '../../helpers/factories.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { useSourceStub } from '../../helpers/source-stub.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
 import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits, shlinkVisitsPage } from './fixtures/shlink.js';
 
@@ -18,29 +19,18 @@ type Job = {
 const fixture = (name: string) => readFileSync(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)), 'utf8');
 
 describe.each(engines)('admin import jobs on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  let shlink: SourceStub;
-  let kutt: SourceStub;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-    shlink = await startSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (path, q) => {
-      const page = Number(q.get('page') ?? 1);
-      if (path === '/rest/v3/short-urls')
-        return shlinkPage('shortUrls', shlinkShortUrls, page, Number(q.get('itemsPerPage') ?? 10));
-      const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
-      return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : null;
-    });
-    kutt = await startSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (path, q) =>
-      path === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null,
-    );
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
+  const shlink = useSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, (path, q) => {
+    const page = Number(q.get('page') ?? 1);
+    if (path === '/rest/v3/short-urls')
+      return shlinkPage('shortUrls', shlinkShortUrls, page, Number(q.get('itemsPerPage') ?? 10));
+    const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
+    return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : null;
   });
-  afterAll(async () => {
-    await shlink?.close();
-    await kutt?.close();
-    await t?.close();
-  });
+  const kutt = useSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (path, q) =>
+    path === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null,
+  );
 
   /** Waits for the job to leave `running` (each poll is a GET of the job, as a client would). */
   async function finished(res: ApiResponse): Promise<Job> {

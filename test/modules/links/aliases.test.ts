@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { engines, type TestApp } from '../../helpers/app.js';
-import { clickCounts, clickRecords, createUser, HUMAN_UA, type CreatedUser } from '../../helpers/factories.js';
+import { clickCounts, clickRecords, createUser, HUMAN_UA } from '../../helpers/factories.js';
+import { useUser } from '../../helpers/fixtures.js';
 import { verifiedDomain, type CreatedDomain, useDomainTestApp } from '../domains/domains.helpers.js';
 import { encodeClick, decodeClickJson } from '../../../src/modules/clicks/transport/click-stream.js';
 import { appOnSocket, LINKS, patchLink } from './links.helpers.js';
@@ -10,13 +11,12 @@ import { appOnSocket, LINKS, patchLink } from './links.helpers.js';
 const uniqueAlias = (prefix = 'sale'): string => `${prefix}-${randomBytes(5).toString('hex')}`;
 
 describe.each(engines)('aliases on %s', (engine) => {
-  let t: TestApp;
-  let owner: CreatedUser;
-  let domain: CreatedDomain;
   const d = useDomainTestApp(engine);
+  const owner = useUser(d);
+  let t: TestApp;
+  let domain: CreatedDomain;
   beforeAll(async () => {
     t = d.t;
-    owner = await createUser(t);
     domain = await verifiedDomain(d, owner.token);
   });
 

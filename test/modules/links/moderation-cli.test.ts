@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServices, type CliServices } from '../../../src/cli/services.js';
 import type { LinkModeration } from '../../../src/modules/links/index.js';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { engines } from '../../helpers/app.js';
+import { useTestApp } from '../../helpers/fixtures.js';
 import { waitFor } from '../../helpers/scale-out.js';
 import { createLink } from '../../helpers/factories.js';
 
@@ -13,12 +14,11 @@ import { createLink } from '../../helpers/factories.js';
  * here as the CLI opens them (cli/services.ts), on a storage of their own.
  */
 describe.each(engines)('moderation from outside the server on %s', (engine) => {
-  let t: TestApp;
+  const t = useTestApp(engine, { redisUrl: '' });
   let cli: CliServices;
   let moderation: LinkModeration;
   let base: string;
   beforeAll(async () => {
-    t = await createTestApp(engine, { redisUrl: '' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     cli = await openServices(t.config, (line) => {
@@ -26,10 +26,7 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
     });
     moderation = cli.moderation;
   });
-  afterAll(async () => {
-    await cli.close();
-    await t.close();
-  });
+  afterAll(async () => cli.close());
 
   const visit = async (code: string) => (await fetch(`${base}/${code}`, { redirect: 'manual' })).status;
 

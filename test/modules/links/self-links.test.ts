@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { engines } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
-import { type CreatedUser, createUser, linkCount } from '../../helpers/factories.js';
+import { linkCount } from '../../helpers/factories.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { checkOriginalUrl, isLocalHost } from '../../../src/modules/links/original-url.js';
 
 // SPEC §12: a link may never point at this service, whatever the spelling of its origin.
@@ -65,20 +66,10 @@ const PUBLIC_BASE_SPELLINGS = [
 ];
 
 describe.each(engines)('self-links on %s', (engine) => {
-  let local: TestApp;
-  let pub: TestApp;
-  let user: CreatedUser;
-  let pubUser: CreatedUser;
-  beforeAll(async () => {
-    local = await createTestApp(engine, { env: { PORT: '3000' } });
-    pub = await createTestApp(engine, { env: { PORT: '3000', PUBLIC_BASE_URL: 'https://fry.example' } });
-    user = await createUser(local);
-    pubUser = await createUser(pub);
-  });
-  afterAll(async () => {
-    await local.close();
-    await pub.close();
-  });
+  const local = useTestApp(engine, { env: { PORT: '3000' } });
+  const pub = useTestApp(engine, { env: { PORT: '3000', PUBLIC_BASE_URL: 'https://fry.example' } });
+  const user = useUser(local);
+  const pubUser = useUser(pub);
 
   it.each(LOCAL_BASE_SPELLINGS)(
     'when the default base URL is spelled %s, then creation is 400 on original_url and nothing is stored',

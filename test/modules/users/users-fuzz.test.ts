@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, engines, type ApiResponse, type RequestOptions, type TestApp } from '../../helpers/app.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { engines, type ApiResponse, type RequestOptions, type TestApp } from '../../helpers/app.js';
 import { usersFingerprint } from '../../helpers/db-state.js';
-import { createUser, type CreatedUser } from '../../helpers/factories.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 
 /**
  * The property: generated junk at every body and query parameter of the users routes never gives a
@@ -246,18 +246,11 @@ async function expectSafe(t: TestApp, opts: RequestOptions, read?: () => Promise
 }
 
 describe.each(engines)('users routes under generated junk on %s', (engine) => {
-  let t: TestApp;
-  let admin: CreatedUser;
-  let self: CreatedUser;
-  let victim: CreatedUser;
-  beforeAll(async () => {
-    t = await createTestApp(engine);
-    admin = await createUser(t, { role: 'admin', status: 'active' });
-    self = await createUser(t);
-    victim = await createUser(t);
-  });
-  afterAll(async () => {
-    await t.close();
+  const t = useTestApp(engine);
+  const admin = useUser(t, { role: 'admin', status: 'active' });
+  const self = useUser(t);
+  const victim = useUser(t);
+  afterAll(() => {
     if (process.env.FUZZ_STATS)
       process.stdout.write(`${engine}: ${JSON.stringify([...seen].map(([k, m]) => [k, Object.fromEntries(m)]))}\n`);
     // Junk that never got past validation would prove little: every write route must have seen a success.
