@@ -12,7 +12,7 @@ export interface LinkNames {
   names: string[];
 }
 
-/** A link's fields that a change may touch (links.repository.ts LinkChanges). */
+/** A link's fields that a change may touch: what a PATCH may change (modules/links/link-rows.ts LinkChanges). */
 export type LinkField =
   | 'original_url'
   | 'expires_at'

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Storage } from '../../db/database.js';
 import type { Database, LinkRow } from '../../db/types.js';
-import { recordEvent, type OutboxEvent } from '../../db/outbox.js';
+import { recordEvent, type LinkField, type OutboxEvent } from '../../db/outbox.js';
 import { namesOf, type NamedLink } from './link-aliases.js';
 
 /** What the links' writes share: the row's tags, its names in events, the announcement of a change. */
@@ -9,22 +9,7 @@ import { namesOf, type NamedLink } from './link-aliases.js';
 export type Db = Kysely<Database> | Transaction<Database>;
 
 /** The fields a PATCH may change (the service has validated them). */
-export type LinkChanges = Partial<
-  Pick<
-    LinkRow,
-    | 'original_url'
-    | 'expires_at'
-    | 'max_visits'
-    | 'forward_query'
-    | 'password_hash'
-    | 'tags'
-    | 'title'
-    | 'aliases'
-    | 'disabled_at'
-    | 'disabled_reason'
-    | 'domain_id'
-  >
->;
+export type LinkChanges = Partial<Pick<LinkRow, LinkField>>;
 
 /** A link's names for its events (db/outbox-events.ts). */
 export const linkNames = (link: NamedLink) => ({
