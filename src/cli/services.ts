@@ -4,12 +4,12 @@ import { createModules, type Modules } from '../app-modules.js';
 import type { Config } from '../config.js';
 import { createStorage, type Storage } from '../db/database.js';
 import { migrateToLatest } from '../db/migrator.js';
-import { loadBlockedHosts } from '../infra/blocked-hosts-file.js';
+import { type BlockedHosts, loadBlockedHosts } from '../infra/blocked-hosts-file.js';
 import type { Caller } from '../lib/caller.js';
 import { systemClock } from '../lib/clock.js';
 import { CLI_PACE } from '../modules/imports/index.js';
 import { loadJwtSecret } from '../modules/tokens/index.js';
-import { createSharedState } from '../shared-state.js';
+import { createSharedState, type SharedState } from '../shared-state.js';
 
 /**
  * The services the CLI works through: the server's modules, built by the same function (app-modules.ts
@@ -77,27 +77,40 @@ export function warningsLogger(warn: (line: string) => void): FastifyBaseLogger 
 export async function openServices(config: Config, warn: (line: string) => void): Promise<CliServices> {
   const log = warningsLogger(warn);
   const blockedHosts = await loadBlockedHosts(config.blockedHostsFile, log);
-  const storage = createStorage(config);
+  let storage: Storage | undefined;
+  let shared: SharedState | undefined;
   try {
+    storage = createStorage(config);
     await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+    const clock = systemClock;
+    shared = await createSharedState({ config, storage, redis: null, clock, log });
+    const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
+    const modules = await createModules({
+      config,
+      storage,
+      shared,
+      clock,
+      jwtSecret,
+      log,
+      blockedHosts,
+      server: null,
+      importPace: CLI_PACE,
+    });
+    return servicesOf(modules, { storage, shared, blockedHosts });
   } catch (err) {
-    await storage.close();
+    // nothing opened here may outlive a failed start: a watcher or a pool would keep the command from exiting
+    await shared?.close();
+    blockedHosts.close();
+    await storage?.close();
     throw err;
   }
-  const clock = systemClock;
-  const shared = await createSharedState({ config, storage, redis: null, clock, log });
-  const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
-  const modules = await createModules({
-    config,
-    storage,
-    shared,
-    clock,
-    jwtSecret,
-    log,
-    blockedHosts,
-    server: null,
-    importPace: CLI_PACE,
-  });
+}
+
+function servicesOf(
+  modules: Modules,
+  opened: { storage: Storage; shared: SharedState; blockedHosts: BlockedHosts },
+): CliServices {
+  const { storage, shared, blockedHosts } = opened;
   return {
     storage,
     users: modules.usersModule.users,
