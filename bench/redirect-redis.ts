@@ -122,7 +122,14 @@ export const redirectRedis: Scenario = {
         paired: { server, spec },
       });
       const peakRss = peakRssBytes(server.child.pid);
-      const served = await redirectCount(server);
+      // Requests the load generator gave up waiting for are still answered (and counted) after its run: read the
+      // count once it has stopped moving.
+      let served = await redirectCount(server);
+      for (let previous = -1; served !== previous;) {
+        previous = served ?? -1;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        served = await redirectCount(server);
+      }
       const exitCode = await stopServer(server.child);
       const { records, counted } = await drainAndCount(db.url, prefix);
       const ok = records === served && counted === served;
