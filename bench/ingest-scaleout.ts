@@ -13,11 +13,11 @@ import type { Row } from './lib/report.js';
 import type { DrainResult } from './lib/stream-drain.js';
 import type { BenchContext, Scenario } from './scenarios.js';
 
-const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
+export const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
 
 /** A fresh database on the admin URL's server (dropped by `drop`), or why there is none. */
-async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> } | string> {
+export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> } | string> {
   const name = `ferry_bench_ingest_${process.pid}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   try {
@@ -39,7 +39,7 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> } |
   return { url: url.toString(), drop };
 }
 
-async function redisMissing(): Promise<string | null> {
+export async function redisMissing(): Promise<string | null> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   try {
     await redis.connect();

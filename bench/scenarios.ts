@@ -21,6 +21,7 @@ import type { Row, Target } from './lib/report.js';
 import { openMigrated, seedLinks, seedStatsLink, seedVerifiedDomains } from './lib/seed.js';
 import { summarize } from './profile-summary.js';
 import { ingestScaleOut } from './ingest-scaleout.js';
+import { redirectRedis } from './redirect-redis.js';
 import { SqliteDatabase as Database } from '../src/db/sqlite-driver.js';
 
 type Dataset = 'links100k' | 'links1m' | 'stats' | 'domains1k' | 'aliases100k';
@@ -157,7 +158,7 @@ const FERRY_ENV = {
   ADMIN_PASSWORD: ADMIN.password,
 };
 
-async function startFerry(
+export async function startFerry(
   ctx: BenchContext,
   name: string,
   dataset: Dataset | null,
@@ -212,7 +213,7 @@ const BASELINE_NAMES = new Set<Dataset>(['links100k', 'domains1k', 'aliases100k'
 const BASELINE_SETUP =
   "bare Fastify 5, one route: 302 from a Map (every dataset's names), the paired run's requests; measured between the redirect runs (or once, without them)";
 
-async function baselineOf(ctx: BenchContext): Promise<{ server: Server; slices: Slice[] }> {
+export async function baselineOf(ctx: BenchContext): Promise<{ server: Server; slices: Slice[] }> {
   if (!ctx.baseline) {
     const prof = ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ctx.profileDir, 'baseline')}`] : [];
     const server = await startServer('baseline', [...prof, '--import', 'tsx', 'bench/baseline-server.ts'], {
@@ -846,6 +847,7 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   ingestScaleOut,
+  redirectRedis,
 ];
 
 export function targetsOf(rows: Row[]): Target[] {
@@ -913,6 +915,13 @@ export function targetsOf(rows: Row[]): Target[] {
       name: 'redirect, one hot link >= 0.9 x baseline',
       met: hot.perSecond / hot.baselinePerSecond >= 0.9,
       detail: `${(hot.perSecond / hot.baselinePerSecond).toFixed(2)} x`,
+    });
+  const onRedis = get('redirect-redis');
+  if (onRedis?.baselinePerSecond)
+    out.push({
+      name: 'redirect of one instance on Redis >= 0.5 x the embedded redirect (alternating rounds, issue 37)',
+      met: onRedis.perSecond / onRedis.baselinePerSecond >= 0.5 && onRedis.notes.startsWith('no click lost'),
+      detail: `${(onRedis.perSecond / onRedis.baselinePerSecond).toFixed(2)} x (${Math.round(onRedis.perSecond)} vs ${Math.round(onRedis.baselinePerSecond)}/s), p99 ${onRedis.latencyMs?.p99.toFixed(2) ?? '-'} ms`,
     });
   const ingest = get('ingest-uniform');
   const scaleOut = get('ingest-pg-2w');

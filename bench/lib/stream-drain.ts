@@ -52,10 +52,17 @@ async function fill(redis: Redis, stream: string, clicks: number, visit: () => C
   }
 }
 
-/** WORKER_ROOT: another checkout's worker (before/after a change, on the same database and stream). */
+/**
+ * WORKER_ROOT: another checkout's worker (before/after a change, on the same database and stream).
+ * WORKER_CPU_PROF_DIR: each worker runs with --cpu-prof and leaves its profile there
+ * (`npx tsx bench/profile-summary.ts <file>` lists self time per function).
+ */
 function startWorker(env: Record<string, string>): ChildProcess {
   const root = process.env.WORKER_ROOT ?? ROOT;
-  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+  const prof = process.env.WORKER_CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.WORKER_CPU_PROF_DIR}`]
+    : [];
+  return spawn(process.execPath, [...prof, '--import', 'tsx', 'src/worker.ts'], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
