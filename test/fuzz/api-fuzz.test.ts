@@ -353,6 +353,134 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
   );
 
   it(
+    'when hostile routing rules, dry runs and visits arrive (SPEC §21), then no 5xx, and a link that took rules still redirects every visitor',
+    { timeout: 300_000 },
+    async () => {
+      const types = [
+        'device',
+        'browser',
+        'language',
+        'country',
+        'ip',
+        'query',
+        'referrer_host',
+        'after',
+        'before',
+        'x',
+      ];
+      const value = fc.oneof(
+        hostileText,
+        fc.constantFrom(
+          'ios',
+          'ipados',
+          'chrome',
+          'pt-BR',
+          'DE',
+          '10.0.0.0/8',
+          '::1/200',
+          'example.com',
+          '2030-01-01T00:00:00Z',
+          '',
+        ),
+      );
+      const condition = fc.record(
+        {
+          type: fc.constantFrom(...types),
+          key: hostileText,
+          match: fc.constantFrom('equals', 'present', 'absent', 'x'),
+          values: fc.array(value, { maxLength: 3 }),
+        },
+        { requiredKeys: ['type'] },
+      );
+      const target = fc.oneof(
+        fc.record({ url: fc.oneof(hostileText, fc.constant('https://example.com/r')) }),
+        fc.record(
+          {
+            split: fc.array(
+              fc.record(
+                {
+                  id: hostileText,
+                  url: fc.constant('https://example.com/v'),
+                  weight: fc.integer({ min: -1, max: 101 }),
+                },
+                { requiredKeys: ['url', 'weight'] },
+              ),
+              { maxLength: 3 },
+            ),
+            sticky: fc.boolean(),
+          },
+          { requiredKeys: ['split'] },
+        ),
+        fc.jsonValue({ maxDepth: 2 }),
+      );
+      const ruleBody = fc.record(
+        {
+          id: hostileText,
+          name: hostileText,
+          enabled: fc.boolean(),
+          conditions: fc.array(condition, { maxLength: 3 }),
+          target,
+        },
+        { requiredKeys: ['conditions', 'target'] },
+      );
+      const step = fc.record({
+        rules: fc.oneof(fc.array(ruleBody, { maxLength: 3 }), fc.jsonValue({ maxDepth: 3 })),
+        v2: fc.boolean(),
+        dryRun: fc.dictionary(
+          fc.constantFrom('user_agent', 'userAgent', 'ip', 'country', 'accept_language', 'query', 'referrer', 'at'),
+          fc.oneof(
+            hostileText,
+            fc.dictionary(hostileText, fc.oneof(hostileText, fc.array(hostileText))),
+            fc.jsonValue({ maxDepth: 1 }),
+          ),
+        ),
+        visit: fc.record({
+          ua: hostileText,
+          lang: hostileText,
+          cookie: hostileText,
+          referer: hostileText,
+          query: hostileText,
+        }),
+      });
+      const base = (v2: boolean) => `/api/${v2 ? 'v2' : 'v1'}/links/${code}/rules`;
+      await fc.assert(
+        fc.asyncProperty(step, async (r) => {
+          const put = await t.request({
+            method: 'PUT',
+            url: base(r.v2),
+            token: user.token,
+            payload: { rules: r.rules },
+          });
+          expectSafe(put, `PUT rules ${JSON.stringify(r.rules).slice(0, 300)} -> ${put.text.slice(0, 300)}`);
+          const dry = await t.request({
+            method: 'POST',
+            url: `${base(r.v2)}/evaluate`,
+            token: user.token,
+            payload: r.dryRun,
+          });
+          expectSafe(dry, `evaluate ${JSON.stringify(r.dryRun).slice(0, 300)} -> ${dry.text.slice(0, 300)}`);
+          const headers: Record<string, string> = {};
+          for (const [name, v] of [
+            ['user-agent', r.visit.ua],
+            ['accept-language', r.visit.lang],
+            ['cookie', r.visit.cookie],
+            ['referer', r.visit.referer],
+          ] as const)
+            if ([...v].every((ch) => ch >= ' ' && ch <= '~')) headers[name] = v;
+          const res = await t.request({
+            url: `/${code}?${encodeURIComponent(r.visit.query)}=${encodeURIComponent(r.visit.query)}`,
+            headers,
+          });
+          expectSafe(res, `visit ${JSON.stringify(headers)} -> ${res.text.slice(0, 300)}`);
+          expect(res.status).toBe(302);
+        }),
+        { numRuns: Math.ceil(PER_ENGINE * RAW_SHARE), ...(SEED !== undefined ? { seed: SEED } : {}) },
+      );
+      expect(errors).toEqual([]);
+    },
+  );
+
+  it(
     'when an admin sends hostile imports (JSON requests and CSV files), then no 5xx, and every job they start ends without an error logged',
     { timeout: 300_000 },
     async () => {

@@ -45,6 +45,8 @@ export interface LinksTable {
   disabled_at: Generated<number | null>;
   /** the admin's reason, at most 500 characters; null: none given */
   disabled_reason: Generated<string | null>;
+  /** SPEC §21: the routing rules as JSON (modules/links/rules/); null: none */
+  rules: Generated<string | null>;
   click_count: Generated<number>;
   /** of click_count, the clicks by bots (SPEC §15) */
   bot_clicks: Generated<number>;

@@ -25,3 +25,15 @@ export type {
 } from './imported-link-rules.js';
 export type { DomainCode } from './link-batch.repository.js';
 export { BLOCKED_HOST_REASON, type LinkModeration } from './link-moderation.js';
+/** SPEC §21: a link's rules, compiled once by the redirect's cache and evaluated per visit. */
+export {
+  acceptedLanguages,
+  chooseVariant,
+  compileRules,
+  firstMatch,
+  RuleProbe,
+  type CompiledRule,
+  type CompiledRules,
+  type CompiledSplit,
+  type RuleVisit,
+} from './rules/index.js';

@@ -9,6 +9,7 @@ import { aliasesText, tagsText } from './link-lists.js';
 import { checkOriginalUrl } from './original-url.js';
 import type { TargetCheck } from './imported-link-rules.js';
 import { isReservedCode } from './short-code.js';
+import { checkRules, rulesOf, rulesText, type RuleDestination, type RuleInput } from './rules/index.js';
 
 /** A creation body that passed every rule, its password already hashed: what the repository inserts. */
 export interface LinkDraft {
@@ -75,21 +76,23 @@ export function createTargetRules(deps: { publicBaseUrl: string; listenPort?: nu
   const { publicBaseUrl, listenPort } = deps;
   const blockedHosts = deps.blockedHosts ?? NOTHING_BLOCKED;
   return {
-    checkUrl(raw: string, details: ErrorDetail[]): string | null {
+    /** `field`: where the URL is in the request (a rule's target is checked exactly as original_url is, SPEC §21). */
+    checkUrl(raw: string, details: ErrorDetail[], field = 'original_url'): string | null {
       const url = checkOriginalUrl(raw, publicBaseUrl, listenPort);
       if (url.ok) return url.url;
-      details.push({ field: 'original_url', message: url.reason });
+      details.push({ field, message: url.reason });
       return null;
     },
 
     /**
      * BLOCKED_HOSTS_FILE (SPEC §18, §25): a well-formed target whose host (or a parent domain of it) is listed,
      * in any spelling, is refused as a whole, 422, after every field has been checked and before anything is hashed.
+     * `more`: the rules' target URLs, each under its own field.
      */
-    assertNotBlocked(url: string): void {
+    assertNotBlocked(url: string | null, more: readonly RuleDestination[] = []): void {
       assertDestinationsAllowed(
         blockedHosts,
-        [{ field: 'original_url', url }],
+        url === null ? more : [{ field: 'original_url', url }, ...more],
         'Links to this host are not allowed on this instance',
       );
     },
@@ -132,6 +135,7 @@ function draftFields(
   url: string,
   expiresAt: number | null,
   passwordHash: string | null,
+  rules: string | null,
 ): LinkDraft['fields'] {
   return {
     original_url: url,
@@ -142,8 +146,28 @@ function draftFields(
     tags: tagsText(input.tags),
     title: titleText(input.title),
     aliases: aliasesText(input.aliases),
+    rules,
   };
 }
+
+type TargetRules = ReturnType<typeof createTargetRules>;
+
+/** SPEC §21: a list of rules checked, ids assigned (the link's `current` ones kept when sent back). */
+const rulesChecker =
+  (checkUrl: TargetRules['checkUrl']) =>
+  (input: readonly RuleInput[], current: string | null, details: ErrorDetail[]) =>
+    checkRules(input, rulesOf(current), (raw, field, d) => checkUrl(raw, d, field), details);
+
+/** PUT /links/{code}/rules (SPEC §21): the list to store, its URLs checked (400, then 422 for a blocked host). */
+const rulesReplacement =
+  (rulesFrom: ReturnType<typeof rulesChecker>, assertNotBlocked: TargetRules['assertNotBlocked']) =>
+  (current: Pick<LinkRow, 'rules'>, input: readonly RuleInput[]): string | null => {
+    const details: ErrorDetail[] = [];
+    const rules = rulesFrom(input, current.rules, details);
+    if (details.length) throw validationError(details, 'Request body is invalid');
+    assertNotBlocked(null, rules.destinations);
+    return rulesText(rules.rules);
+  };
 
 /**
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
@@ -157,6 +181,7 @@ export function createLinkInput(deps: {
 }) {
   const { passwords } = deps;
   const { checkUrl, assertNotBlocked } = createTargetRules(deps);
+  const rulesFrom = rulesChecker(checkUrl);
   const hashOf = (password: string | null): Promise<string | null> =>
     password === null ? Promise.resolve(null) : passwords.hash(password);
 
@@ -166,48 +191,51 @@ export function createLinkInput(deps: {
       const details: ErrorDetail[] = [];
       const url = checkUrl(input.original_url, details);
       checkOwnedRules(anonymous, input, details);
-      if (input.short_code !== undefined && isReservedCode(input.short_code)) {
+      if (input.short_code !== undefined && isReservedCode(input.short_code))
         details.push({ field: 'short_code', message: 'is reserved: it names a path of this service' });
-      }
       checkAliases(input.aliases, input.short_code, details);
       const expiresAt = checkExpiry(input.expires_at ?? null, now, details);
+      const rules = rulesFrom(input.rules ?? [], null, details);
       if (details.length || url === null) throw validationError(details, 'Request body is invalid');
-      assertNotBlocked(url);
+      assertNotBlocked(url, rules.destinations);
       return {
         prepared: true,
         shortCode: input.short_code,
         domain: input.domain,
-        fields: draftFields(input, url, expiresAt, await hashOf(input.password ?? null)),
+        fields: draftFields(input, url, expiresAt, await hashOf(input.password ?? null), rulesText(rules.rules)),
       };
     },
 
     /** The columns a merge patch changes; `short_code` may only be echoed unchanged. */
     async changes(
-      current: Pick<LinkRow, 'short_code' | 'user_id'>,
+      current: Pick<LinkRow, 'short_code' | 'user_id' | 'rules'>,
       input: LinkPatch,
       now: number,
     ): Promise<LinkChanges> {
       const details: ErrorDetail[] = [];
       const changes: LinkChanges = {};
       checkOwnedRules(current.user_id === null, input, details);
-      if (input.short_code !== undefined && input.short_code !== current.short_code) {
+      if (input.short_code !== undefined && input.short_code !== current.short_code)
         details.push({
           field: 'short_code',
           message: 'cannot change: a printed link must keep pointing where it is managed',
         });
-      }
       if (input.original_url !== undefined) {
         const url = checkUrl(input.original_url, details);
         if (url !== null) changes.original_url = url;
       }
       if (input.expires_at !== undefined) changes.expires_at = checkExpiry(input.expires_at, now, details);
       checkAliases(input.aliases, current.short_code, details);
+      const rules = input.rules === undefined ? null : rulesFrom(input.rules ?? [], current.rules, details);
       if (details.length) throw validationError(details, 'Request body is invalid');
-      if (changes.original_url !== undefined) assertNotBlocked(changes.original_url);
+      assertNotBlocked(changes.original_url ?? null, rules?.destinations);
+      if (rules !== null) changes.rules = rulesText(rules.rules);
       copyPlainChanges(input, changes);
       if (input.password !== undefined) changes.password_hash = await hashOf(input.password);
       return changes;
     },
+
+    rules: rulesReplacement(rulesFrom, assertNotBlocked),
   };
 }
 

@@ -7,6 +7,7 @@ import { securityFor } from '../../plugins/auth.js';
 import { ACCEPT_PATCH } from '../../plugins/content-type.js';
 import { passwordsIn } from '../../plugins/password-hash-budget.js';
 import { registerLinkQrRoute } from './link-qr.routes.js';
+import { registerLinkRulesRoutes } from './link-rules.routes.js';
 import { domainQuery, LinkCodeParams, type AllLinksQueryT, type LinkCreate, type LinkPatch } from './links.schemas.js';
 import type { LinkRoutesContext, LinksApp, LinksRoutesOptions } from './links.routes-context.js';
 import { linkEtag } from './links.service.js';
@@ -40,6 +41,7 @@ export const linksRoutes: FastifyPluginAsyncTypebox<LinksRoutesOptions> = async 
   registerLinkByCode(app, context);
   registerLinkChanges(app, context);
   registerLinkQrRoute(app, context);
+  registerLinkRulesRoutes(app, context);
   registerUserLinksRoute(app, context);
 };
 

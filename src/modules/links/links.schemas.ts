@@ -19,6 +19,7 @@ import {
   Title,
 } from './link-fields.schemas.js';
 import { LinkCreateSchema } from './link-requests.schemas.js';
+import { RuleListSchema, RuleSchema } from './rules/index.js';
 
 export { MAX_ALIASES, MAX_DISABLED_REASON_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from './link-fields.schemas.js';
 export { LinkCreateSchema, LinkPatchSchema, type LinkCreate, type LinkPatch } from './link-requests.schemas.js';
@@ -189,4 +190,4 @@ export type AllLinksQueryT = Static<typeof AllLinksQuery>;
 export const UserLinksParams = UserPathParams;
 
 /** Registered as OpenAPI components. */
-export const linkSchemas = [LinkSchema, LinkListSchema, LinkCreateSchema];
+export const linkSchemas = [LinkSchema, LinkListSchema, LinkCreateSchema, RuleSchema, RuleListSchema];

@@ -9,6 +9,7 @@ import { createLinkDomains, type LinkDomainsDeps } from './link-domains.js';
 import { createLinkInput } from './link-input.js';
 import { createLinkReads, createLiveLinkFinder } from './link-reads.js';
 import { linkRecord } from './link-record.js';
+import { createLinkRulesService } from './link-rules.js';
 import { createLinkCreation, createLinkEditing, createLinkRetirement } from './link-writes.js';
 import type { LinksRepository } from './links.repository.js';
 import type { VisitCache } from './visit-cache.js';
@@ -82,6 +83,7 @@ export function createLinksService(deps: LinksServiceDeps) {
   });
   const { patch } = createLinkEditing({ links, dialect, clock, cache, domains, input, findLive });
   const { remove, sweepExpired } = createLinkRetirement({ links, clock, cache, findLive });
+  const { getRules, putRules, evaluate } = createLinkRulesService({ links, input, clock, cache, findLive });
 
   return {
     toLink,
@@ -98,5 +100,8 @@ export function createLinksService(deps: LinksServiceDeps) {
     getForStats,
     listForUser,
     sweepExpired,
+    getRules,
+    putRules,
+    evaluateRules: evaluate,
   };
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
+import type { CompiledRules } from '../links/index.js';
 
 /**
  * What a visit must check before it is redirected (visit-policy.ts). null on a target: none of it, and the
@@ -8,6 +9,8 @@ export interface VisitRules {
   maxVisits: number | null;
   forwardQuery: boolean;
   passwordHash: string | null;
+  /** SPEC §21: the link's routing rules, compiled when the link was cached; null: always original_url */
+  routing: CompiledRules | null;
 }
 
 /** What a code resolves to on the redirect path. */

@@ -1,3 +1,4 @@
+import { compileRules } from '../links/index.js';
 import type { RedirectTarget, VisitRules } from './link-cache.js';
 import type { CodeLookup } from './redirect.repository.js';
 
@@ -5,14 +6,18 @@ import type { CodeLookup } from './redirect.repository.js';
  * What a name (a code or an alias, SPEC §20) resolves to on the redirect path, from the one lookup of
  * link_codes joined to links.
  */
-const rulesOf = (found: CodeLookup): VisitRules | null =>
-  found.max_visits === null && !found.forward_query && found.password_hash === null
+function rulesOf(found: CodeLookup): VisitRules | null {
+  // Compiled here, once per cache entry (SPEC §21): a visit only evaluates.
+  const routing = found.rules == null ? null : compileRules(found.rules);
+  return found.max_visits === null && !found.forward_query && found.password_hash === null && routing === null
     ? null
     : {
         maxVisits: found.max_visits === null ? null : Number(found.max_visits),
         forwardQuery: Boolean(found.forward_query),
         passwordHash: found.password_hash,
+        routing,
       };
+}
 
 const DISABLED: RedirectTarget = { kind: 'disabled' };
 

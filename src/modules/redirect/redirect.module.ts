@@ -85,6 +85,7 @@ function visitPolicyFor(deps: RedirectModuleDeps, cache: LinkCache) {
     attempts: deps.passwordAttempts,
     ...(deps.passwordHashBudget ? { hashBudget: deps.passwordHashBudget } : {}),
     status: deps.config.redirectStatus,
+    clock: deps.clock,
   });
 }
 

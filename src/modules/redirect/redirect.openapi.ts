@@ -24,11 +24,18 @@ const redirect = (status: number, kind: 'get' | 'post') => ({
   headers: {
     Location: {
       type: 'string',
-      description: "The original_url, exactly as stored (with forward_query: plus the visit's query string)",
+      description:
+        "The original_url exactly as stored, or the target the link's first matching rule (or its split's variant) chose (SPEC §21); with forward_query: plus the visit's query string",
     },
     'Cache-Control': {
       type: 'string',
-      description: 'private, no-store: every visit reaches the service and is counted',
+      description:
+        'private, no-store: every visit reaches the service and is counted (and rules answer each visitor apart)',
+    },
+    'Set-Cookie': {
+      type: 'string',
+      description:
+        "A sticky split's variant, on the visit that assigned it: ferry_v_<link id>=<variant id>; Path=/<code>; Max-Age=2592000; HttpOnly; SameSite=Lax",
     },
   },
   type: 'null',

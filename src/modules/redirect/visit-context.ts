@@ -6,6 +6,9 @@ import {
   type UserAgentFacts,
   type VisitorFacts,
 } from '../clicks/index.js';
+import { acceptedLanguages } from '../links/index.js';
+
+export { acceptedLanguages };
 
 /**
  * What a visit tells of its visitor, worked out once per visit and only when something asks: the visit's rules
@@ -22,23 +25,8 @@ export interface VisitContext extends VisitorFacts {
   readonly viaTrustedProxy: boolean;
   /** Accept-Language's language ranges, most preferred first (`*` and q=0 left out), lower case */
   readonly languages: readonly string[];
-}
-
-/**
- * Accept-Language (RFC 9110 §12.5.4) as a list of ranges by preference; equal weights keep their order. A
- * malformed weight counts as 1, as the rest of the header's reading is lenient too.
- */
-export function acceptedLanguages(header: string | undefined): string[] {
-  if (!header) return [];
-  const ranges: Array<{ tag: string; q: number; at: number }> = [];
-  header.split(',').forEach((part, at) => {
-    const [tag = '', ...params] = part.split(';').map((p) => p.trim());
-    const weight = params.find((p) => p.toLowerCase().startsWith('q='));
-    const q = weight === undefined ? 1 : Number(weight.slice(2));
-    if (tag === '' || tag === '*' || q === 0) return;
-    ranges.push({ tag: tag.toLowerCase(), q: Number.isFinite(q) ? q : 1, at });
-  });
-  return ranges.sort((a, b) => b.q - a.q || a.at - b.at).map((r) => r.tag);
+  /** the Cookie header (a split's sticky variant, SPEC §21) */
+  readonly cookie: string | undefined;
 }
 
 /** One visit's context: each fact computed on its first read and kept for the next. */
@@ -60,6 +48,10 @@ class RequestVisitContext implements VisitContext {
 
   get referrer(): string | undefined {
     return this.headers.referer;
+  }
+
+  get cookie(): string | undefined {
+    return this.headers.cookie;
   }
 
   get agentIfDescribed(): UserAgentFacts | null {

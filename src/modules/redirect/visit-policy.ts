@@ -1,11 +1,18 @@
 import { normalizeIP } from '@fastify/rate-limit';
 import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
+import type { Clock } from '../../lib/clock.js';
 import type { DomainDirectory, DomainEntry } from '../domains/index.js';
 import type { PasswordHasher } from '../users/index.js';
-import type { RedirectTarget } from './link-cache.js';
+import type { RedirectTarget, VisitRules } from './link-cache.js';
 import type { RedirectResolver } from './redirect-resolver.js';
 import type { RedirectQueries, VisitAdmission } from './redirect.repository.js';
 import type { VisitContext } from './visit-context.js';
+import { createRouting, type Routed } from './visit-routing.js';
+
+/** A visit's way, or the link's target URL as it is (no rules). */
+type Chosen = string | Routed;
+
+export { cookieValue, variantCookieName } from './visit-routing.js';
 
 /** What the policy needs to know of one visit. */
 export interface Visit {
@@ -19,7 +26,7 @@ export interface Visit {
   query: string;
   /** from HTTP Basic or the password form; null when none was sent */
   password: string | null;
-  context: Pick<VisitContext, 'ip' | 'agent'>;
+  context: Pick<VisitContext, 'ip' | 'agent' | 'userAgent' | 'referrer' | 'languages' | 'country' | 'cookie'>;
 }
 
 type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
@@ -30,14 +37,15 @@ export interface Redirect {
   kind: 'redirect';
   url: string;
   status: number;
-  headers: { location: string; 'cache-control': string };
+  /** `set-cookie`: a split's sticky variant, given on the visit that assigned it (SPEC §21) */
+  headers: { location: string; 'cache-control': string; 'set-cookie'?: string };
   /** the link followed, whose click is recorded (not for HEAD); null: a domain's fallback, which records none */
   link: LinkTarget | null;
   /** the verified domain the host named (SPEC §19); undefined: the default domain */
   domain: string | undefined;
-  /** SPEC §21: the routing rule that chose the URL, and the A/B variant; null until rules exist */
-  rule: null;
-  variant: null;
+  /** SPEC §21: the routing rule that chose the URL, and the split's variant; null: none */
+  rule: string | null;
+  variant: string | null;
 }
 
 /** A visit that gets no redirect (redirect-refusal.ts answers it). */
@@ -99,19 +107,32 @@ export interface VisitPolicyDeps {
   hashBudget?: AttemptLimiter;
   /** REDIRECT_STATUS */
   status: number;
+  /** the time rules' after/before compare with; default: the system's */
+  clock?: Clock;
+  /** a split's draw, uniform in [0, 1); default Math.random (tests count it) */
+  random?: () => number;
 }
 
 /** A link's redirect or a domain's fallback, as the visit gets it. */
-function redirectTo(url: string, status: number, link: LinkTarget | null, domain: VisitDomain | undefined): Redirect {
+function redirectTo(
+  url: string,
+  status: number,
+  link: LinkTarget | null,
+  domain: VisitDomain | undefined,
+  routed?: Routed,
+): Redirect {
   return {
     kind: 'redirect',
     url,
     status,
-    headers: { location: url, 'cache-control': REDIRECT_CACHE_CONTROL },
+    headers:
+      routed?.cookie == null
+        ? { location: url, 'cache-control': REDIRECT_CACHE_CONTROL }
+        : { location: url, 'cache-control': REDIRECT_CACHE_CONTROL, 'set-cookie': routed.cookie },
     link,
     domain: domain?.hostname,
-    rule: null,
-    variant: null,
+    rule: routed?.rule ?? null,
+    variant: routed?.variant ?? null,
   };
 }
 
@@ -155,11 +176,20 @@ function createPasswordCheck(deps: Pick<VisitPolicyDeps, 'passwords' | 'attempts
 function createLinkVerdict(deps: VisitPolicyDeps) {
   const { queries } = deps;
   const checkPassword = createPasswordCheck(deps);
+  const route = createRouting(deps);
   const counts = (visit: Visit): boolean => visit.method !== 'HEAD' && !visit.context.agent.isBot;
   const admissionRefusal = (a: VisitAdmission): Refusal | null =>
     a === 'admitted' ? null : a === 'exhausted' ? { kind: 'exhausted' } : MISSING;
 
-  async function guarded(target: LinkTarget, visit: Visit): Promise<string | Refusal> {
+  /** The rules' choice (SPEC §21), then the forwarded query on whichever URL it is (SPEC §13). */
+  function chosen(target: LinkTarget, rules: VisitRules, visit: Visit): Chosen {
+    if (rules.routing === null) return rules.forwardQuery ? withForwardedQuery(target.url, visit.query) : target.url;
+    const routed = route(target, rules.routing, visit);
+    if (rules.forwardQuery) routed.url = withForwardedQuery(routed.url, visit.query);
+    return routed;
+  }
+
+  async function guarded(target: LinkTarget, visit: Visit): Promise<Chosen | Refusal> {
     const rules = target.rules!;
     if (rules.passwordHash !== null) {
       const refused = await checkPassword(target.id, rules.passwordHash, visit);
@@ -171,16 +201,16 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
       );
       if (refused) return refused;
     }
-    return rules.forwardQuery ? withForwardedQuery(target.url, visit.query) : target.url;
+    return chosen(target, rules, visit);
   }
 
-  return (target: RedirectTarget, visit: Visit): string | Refusal | Promise<string | Refusal> => {
+  return (target: RedirectTarget, visit: Visit): Chosen | Refusal | Promise<Chosen | Refusal> => {
     if (target.kind === 'missing') return MISSING;
     if (target.kind === 'expired') return EXPIRED;
     if (target.kind === 'disabled') return DISABLED;
     if (target.rules === null) return target.url;
     if (target.rules.passwordHash === null && target.rules.maxVisits === null)
-      return withForwardedQuery(target.url, visit.query);
+      return chosen(target, target.rules, visit);
     return guarded(target, visit);
   };
 }
@@ -188,20 +218,22 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
 /**
  * What a visit gets (SPEC §6, §13, §19), decided whole in one place: the host's domain, the name's target (the
  * cache or one lookup), the link's rules, and the domain's fallbacks — the URL, the status and the headers the
- * route and the fast path write, and (SPEC §21, next) the rule and the variant that chose it.
+ * route and the fast path write, and (SPEC §21) the rule and the variant that chose it.
  */
 export function createVisitPolicy(deps: VisitPolicyDeps) {
   const { resolver, domains, status } = deps;
   const verdictOf = createLinkVerdict(deps);
   const finish = (
-    verdict: string | Refusal,
+    verdict: Chosen | Refusal,
     target: RedirectTarget,
     visit: Visit,
     domain: VisitDomain | undefined,
-  ): VisitDecision =>
-    typeof verdict !== 'string'
-      ? fallbackOr(verdict, domain)
-      : redirectTo(verdict, visit.method === 'POST' ? FORM_STATUS : status, target as LinkTarget, domain);
+  ): VisitDecision => {
+    const code = visit.method === 'POST' ? FORM_STATUS : status;
+    if (typeof verdict === 'string') return redirectTo(verdict, code, target as LinkTarget, domain);
+    if (verdict.kind === 'routed') return redirectTo(verdict.url, code, target as LinkTarget, domain, verdict);
+    return fallbackOr(verdict, domain);
+  };
 
   return {
     decide(visit: Visit): VisitDecision | Promise<VisitDecision> {
