@@ -740,15 +740,33 @@ export const SCENARIOS: Scenario[] = [
   {
     name: 'redirect-1m',
     needs: ['links1m'],
-    describe: () => 'GET /{code}, 1,000,000 links, random codes (cache holds 100,000): peak RSS',
+    describe: () => 'GET /{code}, 1,000,000 links, random codes (the cache holds LINK_CACHE_BYTES of them): peak RSS',
     run: (ctx) =>
       redirectScenario(
         ctx,
         'redirect-1m',
         'links1m',
-        'GET /{code}, 1,000,000 links, random codes, clicks recorded (cache: 100,000 entries)',
+        'GET /{code}, 1,000,000 links, random codes, clicks recorded (cache: LINK_CACHE_BYTES, about 150,000 links)',
         {},
         'random',
+      ),
+  },
+  {
+    // Issue 37: peak RSS under the people's load with a million links (goal < 250 MB), and what a visit costs
+    // when most miss the cache (each a SQLite lookup and a cache insert with an eviction).
+    name: 'redirect-1m-browser',
+    needs: ['links1m'],
+    describe: () =>
+      'GET /{code} as redirect-1m, every visit with a browser User-Agent: peak RSS, and the rate when most visits miss the cache',
+    run: (ctx) =>
+      redirectScenario(
+        ctx,
+        'redirect-1m-browser',
+        'links1m',
+        'GET /{code}, 1,000,000 links, random codes, browser User-Agent (human clicks); cache: LINK_CACHE_BYTES (about 150,000 links), so most visits miss it',
+        {},
+        'random',
+        { headers: { 'user-agent': BROWSER_UA } },
       ),
   },
   {

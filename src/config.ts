@@ -138,10 +138,16 @@ export const variables = {
     'PostgreSQL: monthly click partitions older than this are dropped (statistics stay); `0` keeps them all',
   ),
   LINK_CACHE_SIZE: int(
-    100_000,
+    1_000_000,
     0,
     10_000_000,
-    'Short codes the redirect keeps in memory (`0`: no cache, every visit reads the database)',
+    'Short codes the redirect keeps in memory at most (`0`: no cache, every visit reads the database); `LINK_CACHE_BYTES` bounds them first',
+  ),
+  LINK_CACHE_BYTES: int(
+    64 * 1024 * 1024,
+    0,
+    16 * 1024 * 1024 * 1024,
+    "The redirect's link cache's memory, estimated per entry: about 384 bytes plus the code's and the URL's characters for a link (440 bytes with a 47-character URL: the default holds about 150,000 such links), 128 bytes plus the code's for an unknown code (`0`: no cache)",
   ),
   LINK_PASSWORD_ATTEMPTS_PER_MINUTE: int(
     5,

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createFastRedirectTally } from './fast-redirect-tally.js';
 import type { Storage } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 
@@ -32,9 +33,9 @@ export interface ClickQueueStats {
 }
 
 /** Buckets for API requests (seconds): 1 ms to 10 s. */
-const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Finer buckets for the redirect, whose P99 must stay below 10 ms. */
-const REDIRECT_BUCKETS = [0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1];
+export const REDIRECT_BUCKETS = [0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1];
 
 /** A click-pipeline series, read from the queue's stats at scrape time. */
 interface ClickSeries {
@@ -154,11 +155,13 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
 
 /** Requests and their durations by route template, and the redirect's latency. */
 function createHttpSeries(registers: Registry[]) {
+  // The fast path's tallies are folded in whenever one of its series is read (`collect`): a scrape sees every redirect.
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route template and status',
     labelNames: ['method', 'route', 'status_code'] as const,
     registers,
+    collect: () => fast.fold(),
   });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -166,6 +169,7 @@ function createHttpSeries(registers: Registry[]) {
     labelNames: ['method', 'route', 'status_code'] as const,
     buckets: HTTP_BUCKETS,
     registers,
+    collect: () => fast.fold(),
   });
   const redirectDuration = new Histogram({
     name: 'ferry_redirect_duration_seconds',
@@ -173,18 +177,7 @@ function createHttpSeries(registers: Registry[]) {
     labelNames: ['status_code'] as const,
     buckets: REDIRECT_BUCKETS,
     registers,
-  });
-  // Redirects answered by the fast path (modules/redirect/redirect-fast-path.ts): counted in a plain number,
-  // read at scrape time, so the hot path pays nothing for it.
-  let fastRedirects = 0;
-  new Counter({
-    name: 'ferry_redirect_fast_path_total',
-    help: "Redirects answered by the fast path for cached links, without Fastify's hooks (also in the two series above)",
-    registers,
-    collect() {
-      this.reset();
-      this.inc(fastRedirects);
-    },
+    collect: () => fast.fold(),
   });
   const observeRequest = (method: string, route: string, status: number, seconds: number): void => {
     const labels = { method, route, status_code: status };
@@ -194,15 +187,17 @@ function createHttpSeries(registers: Registry[]) {
   const observeRedirect = (status: number, seconds: number): void => {
     redirectDuration.observe({ status_code: status }, seconds);
   };
-  return {
-    observeRequest,
-    observeRedirect,
-    observeFastRedirect(method: string, route: string, status: number, seconds: number): void {
-      observeRequest(method, route, status, seconds);
-      observeRedirect(status, seconds);
-      fastRedirects += 1;
+  const fast = createFastRedirectTally({ requests, duration, redirectDuration }, HTTP_BUCKETS, REDIRECT_BUCKETS);
+  new Counter({
+    name: 'ferry_redirect_fast_path_total',
+    help: "Redirects answered by the fast path for cached links, without Fastify's hooks (also in the two series above)",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(fast.total());
     },
-  };
+  });
+  return { observeRequest, observeRedirect, observeFastRedirect: fast.observe };
 }
 
 /** The click pipeline's series (CLICK_SERIES), each read at scrape time: nothing is pushed on the redirect path. */

@@ -6,6 +6,7 @@
  */
 export {
   buildClickEvent,
+  clickRecord,
   CLICK_TEXT_LIMITS,
   type ClickEvent,
   type VisitFacts,

@@ -33,7 +33,10 @@ export type RedirectTarget =
   | { kind: 'missing' };
 
 export interface LinkCacheOptions {
+  /** entries at most (LINK_CACHE_SIZE; 0: no cache) */
   capacity: number;
+  /** the entries' estimated memory at most (LINK_CACHE_BYTES, entryBytes below; 0: no cache) */
+  maxBytes: number;
   /**
    * how long an entry may be served without asking the database: across instances the change feed bounds
    * staleness to a second; this is the net under changes written past the API (an operator's SQL)
@@ -48,17 +51,42 @@ export interface LinkCacheOptions {
  */
 export const linkCacheKey = (domainId: number, code: string): string => (domainId === 0 ? code : `${code}@${domainId}`);
 
-export const DEFAULT_LINK_CACHE: LinkCacheOptions = { capacity: 100_000, positiveTtlMs: 30_000, negativeTtlMs: 5_000 };
+export const DEFAULT_LINK_CACHE: LinkCacheOptions = {
+  capacity: 1_000_000,
+  maxBytes: 64 * 1024 * 1024,
+  positiveTtlMs: 30_000,
+  negativeTtlMs: 5_000,
+};
+
+/**
+ * What a cached link costs in the heap besides its strings' characters: the Map's slot, the entry, the target
+ * object, the strings' headers (key, code, URL) and the fast path's memoised answer (visit-policy.ts
+ * decideFromCache). Measured by bench/link-cache-bytes.ts (Node 20, 200,000 and 1,000,000 entries): 437–444
+ * bytes of heap per link with an 8-character code and a 47-character URL, of which 63 are characters.
+ */
+export const LINK_ENTRY_BYTES = 384;
+/** A cached miss (an unknown, expired or disabled code): the Map's slot, the entry, the key's header, the target (132 measured). */
+export const MISS_ENTRY_BYTES = 128;
+
+/** An entry's estimated heap cost: the fixed part plus one byte per character of its strings (one-byte strings). */
+export function entryBytes(key: string, target: RedirectTarget): number {
+  if (target.kind !== 'link') return MISS_ENTRY_BYTES + key.length;
+  const alias = target.alias === null || target.alias === key ? 0 : target.alias.length;
+  return LINK_ENTRY_BYTES + key.length + target.code.length + alias + target.url.length;
+}
 
 interface Entry {
   target: RedirectTarget;
   until: number;
   /** read since it was (re)inserted: spared once by the eviction hand */
   used: boolean;
+  /** entryBytes of it */
+  bytes: number;
 }
 
 /**
- * The redirect's in-memory cache: bounded, holding hits and misses alike, so that a flood of unknown codes
+ * The redirect's in-memory cache: bounded by entries and by their estimated bytes (entryBytes: a link with a
+ * long URL costs more than one with a short one), holding hits and misses alike, so that a flood of unknown codes
  * does not become a flood of queries. Eviction approximates least-recently-used with the CLOCK algorithm: a
  * Map keeps insertion order, a hit only sets the entry's `used` flag, and when the cache is full the oldest
  * entries that were used since they were inserted are moved to the end (flag cleared) until one that was
@@ -75,20 +103,27 @@ interface Entry {
 export class LinkCache {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
+  /** the entries' entryBytes, summed */
+  private total = 0;
   /** set by a change feed: false while it may have missed a change (then nothing is served from memory) */
   private trusted: (() => boolean) | null = null;
 
+  private readonly options: LinkCacheOptions;
+
+  /** `options`: DEFAULT_LINK_CACHE's where left out. */
   constructor(
     private readonly clock: Clock,
-    private readonly options: LinkCacheOptions = DEFAULT_LINK_CACHE,
-  ) {}
+    options: Partial<LinkCacheOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_LINK_CACHE, ...options };
+  }
 
   get(code: string): RedirectTarget | undefined {
     if (this.trusted !== null && !this.trusted()) return undefined;
     const entry = this.entries.get(code);
     if (!entry) return undefined;
     if (entry.until <= this.clock.now()) {
-      this.entries.delete(code);
+      this.drop(code, entry);
       return undefined;
     }
     entry.used = true;
@@ -101,20 +136,33 @@ export class LinkCache {
 
   set(code: string, target: RedirectTarget, epochAtRead: number): void {
     if (epochAtRead !== this.generation) return;
+    const { capacity, maxBytes } = this.options;
+    const bytes = entryBytes(code, target);
+    if (capacity <= 0 || bytes > maxBytes) return;
     const ttl = target.kind === 'link' ? this.options.positiveTtlMs : this.options.negativeTtlMs;
-    this.entries.delete(code);
-    this.entries.set(code, { target, until: this.clock.now() + ttl, used: false });
-    if (this.entries.size > this.options.capacity) this.evictOne();
+    const old = this.entries.get(code);
+    if (old !== undefined) this.drop(code, old);
+    this.entries.set(code, { target, until: this.clock.now() + ttl, used: false, bytes });
+    this.total += bytes;
+    while (this.entries.size > capacity || this.total > maxBytes) this.evictOne();
   }
 
   private evictOne(): void {
     // Each pass clears one flag, so this ends within `capacity` steps (in practice within a few).
     for (const [code, entry] of this.entries) {
       this.entries.delete(code);
-      if (!entry.used) return;
+      if (!entry.used) {
+        this.total -= entry.bytes;
+        return;
+      }
       entry.used = false;
       this.entries.set(code, entry);
     }
+  }
+
+  private drop(code: string, entry: Entry): void {
+    this.entries.delete(code);
+    this.total -= entry.bytes;
   }
 
   /** After a change this process made (other instances learn of it from the change feed). */
@@ -135,7 +183,8 @@ export class LinkCache {
   /** Drops an entry on this instance only (an invalidation received from another one). */
   forget(code: string): void {
     this.generation += 1;
-    this.entries.delete(code);
+    const entry = this.entries.get(code);
+    if (entry !== undefined) this.drop(code, entry);
   }
 
   /**
@@ -144,16 +193,22 @@ export class LinkCache {
    */
   forgetMisses(): void {
     this.generation += 1;
-    for (const [code, entry] of this.entries) if (entry.target.kind === 'missing') this.entries.delete(code);
+    for (const [code, entry] of this.entries) if (entry.target.kind === 'missing') this.drop(code, entry);
   }
 
   /** Drops every entry (the change feed may have missed invalidations while it was cut off). */
   clear(): void {
     this.generation += 1;
     this.entries.clear();
+    this.total = 0;
   }
 
   size(): number {
     return this.entries.size;
+  }
+
+  /** The entries' estimated heap cost (entryBytes), at most `maxBytes`. */
+  bytes(): number {
+    return this.total;
   }
 }

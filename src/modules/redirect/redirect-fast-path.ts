@@ -4,7 +4,7 @@ import type { Metrics } from '../../infra/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RedirectLimiter } from '../../plugins/redirect-limit.js';
 import { hasDuplicateHost } from '../../plugins/request-target.js';
-import { buildClickEvent, type ClickSink, type RecordAddress } from '../clicks/index.js';
+import { clickRecord, type ClickSink, type RecordAddress } from '../clicks/index.js';
 import { REDIRECT_ROUTE_URL } from './redirect.routes.js';
 import type { VisitContexts } from './visit-context.js';
 import type { Redirect, VisitPolicy } from './visit-policy.js';
@@ -28,6 +28,25 @@ export interface RedirectFastPathDeps {
 // A code or an alias (SPEC §20): the same lookup answers both.
 const CODE_URL = /^\/[0-9a-zA-Z_-]{1,64}$/;
 
+/**
+ * The response head's fields in the route's order; the values of one answer are put in and written at once
+ * (writeHead copies them into the head synchronously), so no array is made per answer.
+ */
+const HEAD = [
+  'x-request-id',
+  '',
+  'ratelimit-policy',
+  '',
+  'ratelimit',
+  '',
+  'location',
+  '',
+  'cache-control',
+  '',
+  'content-length',
+  '0',
+];
+
 /** The redirect's answer as the route writes it (headers in its order, an empty body), and its request metrics. */
 function writeRedirect(
   deps: Pick<RedirectFastPathDeps, 'limiter' | 'requestId' | 'metrics'>,
@@ -38,20 +57,12 @@ function writeRedirect(
   rateLimit: string,
 ): void {
   const { status, headers } = decision;
-  res.writeHead(status, [
-    'x-request-id',
-    deps.requestId(req),
-    'ratelimit-policy',
-    deps.limiter.policy,
-    'ratelimit',
-    rateLimit,
-    'location',
-    headers.location,
-    'cache-control',
-    headers['cache-control'],
-    'content-length',
-    '0',
-  ]);
+  HEAD[1] = deps.requestId(req);
+  HEAD[3] = deps.limiter.policy;
+  HEAD[5] = rateLimit;
+  HEAD[7] = headers.location;
+  HEAD[9] = headers['cache-control'];
+  res.writeHead(status, HEAD);
   res.end();
   deps.metrics.observeFastRedirect(req.method!, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
 }
@@ -75,7 +86,10 @@ function writeRedirect(
  * trip, not two.
  */
 export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler & { disable(): void } {
-  const { policy, contexts, clicks, clock, limiter, underPressure, recordAddress } = deps;
+  const { policy, clicks, clock, limiter, underPressure } = deps;
+  // One visit context and one click record, refilled per click: both are done with once it is enqueued.
+  const visitor = deps.contexts.reused();
+  const clickOf = clickRecord(deps.recordAddress);
   let enabled = true;
   const handler: RawHandler = (req, res, fallback) => {
     const method = req.method;
@@ -104,9 +118,9 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
               alias: link.alias,
               clickedAt: now,
               domain: decision.domain,
-              visitor: contexts(ip, req.headers, false),
+              visitor: visitor(ip, req.headers, false),
             };
-            recorded = clicks.enqueue(buildClickEvent(facts, recordAddress));
+            recorded = clicks.enqueue(clickOf(facts));
           }
         : null;
     const serve = (rateLimit: string): void => {

@@ -11,7 +11,7 @@ import { requestIdFrom } from '../../plugins/request-id.js';
 import type { ClickSink, CountryLookup, RecordAddress } from '../clicks/index.js';
 import type { DomainDirectory } from '../domains/index.js';
 import type { PasswordHasher } from '../users/index.js';
-import { DEFAULT_LINK_CACHE, LinkCache } from './link-cache.js';
+import { LinkCache } from './link-cache.js';
 import { visitChangeConsumer, type ChangedDomains } from './link-cache-events.js';
 import { createRedirectFastPath } from './redirect-fast-path.js';
 import { createRedirectResolver } from './redirect-resolver.js';
@@ -21,7 +21,7 @@ import { visitContexts } from './visit-context.js';
 import { createVisitPolicy } from './visit-policy.js';
 
 export interface RedirectModuleDeps {
-  config: Pick<Config, 'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'trustProxy'>;
+  config: Pick<Config, 'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkCacheBytes' | 'trustProxy'>;
   storage: Pick<Storage, 'db' | 'sqlite'>;
   clock: Clock;
   /** the domains module's directory (SPEC §19): the domain a visit's host names; default: only the default domain */
@@ -97,7 +97,11 @@ function visitPolicyFor(deps: RedirectModuleDeps, cache: LinkCache) {
  */
 export function createRedirectModule(deps: RedirectModuleDeps) {
   const { config, clock, clicks } = deps;
-  const cache = new LinkCache(clock, { ...DEFAULT_LINK_CACHE, capacity: config.linkCacheSize, ...positiveTtlOf(deps) });
+  const cache = new LinkCache(clock, {
+    capacity: config.linkCacheSize,
+    maxBytes: config.linkCacheBytes,
+    ...positiveTtlOf(deps),
+  });
   const policy = visitPolicyFor(deps, cache);
   const contexts = visitContexts(deps.country ?? null);
   const recordAddress = deps.recordAddress ?? null;

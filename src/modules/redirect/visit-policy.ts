@@ -30,6 +30,10 @@ export interface Visit {
 }
 
 type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
+
+/** Where a cached link keeps its fast-path redirect (decideFromCache): made once per link, not per visit. */
+const FAST_REDIRECT = Symbol('fast redirect');
+type MemoTarget = LinkTarget & { [FAST_REDIRECT]?: Redirect };
 type VisitDomain = Pick<DomainEntry, 'id' | 'hostname' | 'notFoundRedirect' | 'expiredRedirect' | 'rootRedirect'>;
 
 /** A visit's redirect, whole: the route and the fast path write exactly this. */
@@ -250,13 +254,20 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
 
     /**
      * The fast path's question: the redirect of a GET or HEAD with no query, when memory alone decides it (a
-     * cached live link with no visit rules); undefined for anything else, which the route then decides.
+     * cached live link with no visit rules); undefined for anything else, which the route then decides. The
+     * answer depends on the link and its domain only, so it is made once and kept on the cached target (a
+     * changed link is a new target): the caller must not change it.
      */
     decideFromCache(host: string | undefined, name: string): Redirect | undefined {
       const domain = domains.servedBy(host);
-      const target = resolver.cached(name, domain?.id ?? 0);
+      const target = resolver.cached(name, domain?.id ?? 0) as MemoTarget | undefined;
       if (target === undefined || target.kind !== 'link' || target.rules !== null) return undefined;
-      return redirectTo(target.url, status, target, domain);
+      const memo = target[FAST_REDIRECT];
+      if (memo !== undefined && memo.domain === domain?.hostname) return memo;
+      const redirect = redirectTo(target.url, status, target, domain);
+      // Not enumerable: a copy or a comparison of the target does not see it.
+      Object.defineProperty(target, FAST_REDIRECT, { value: redirect, writable: true, configurable: true });
+      return redirect;
     },
 
     /** What GET / means on a host (SPEC §19): undefined on the default domain, its root_redirect (or null) on a domain. */

@@ -61,6 +61,35 @@ describe('describing a visit', () => {
     expect(cache.size).toBe(3);
   });
 
+  it('when more distinct user agents arrive than the cache holds, then it stays at its bound and keeps the ones read since', () => {
+    const cache = new UserAgentCache(3);
+    const agent = (n: number) => `${UA.chromeWindows} build/${n}`;
+    const first = cache.describe(agent(1));
+    const second = cache.describe(agent(2));
+    cache.describe(agent(3));
+    // Read again (the exact string, another copy of it): the same description, not a new parse.
+    expect(cache.describe(`${agent(1)}`)).toBe(first);
+    for (let n = 4; n <= 50; n += 1) {
+      cache.describe(agent(n));
+      expect(cache.size).toBeLessThanOrEqual(3);
+    }
+    expect(cache.size).toBe(3);
+    // Agent 2 was never read again: evicted, so it is parsed anew (an equal description, another object).
+    const again = cache.describe(agent(2));
+    expect(again).toEqual(second);
+    expect(again).not.toBe(second);
+  });
+
+  it('when the cache holds the agent that is read on every visit, then a stream of one-off agents does not evict it', () => {
+    const cache = new UserAgentCache(4);
+    const popular = cache.describe(UA.safariIphone);
+    for (let n = 0; n < 100; n += 1) {
+      expect(cache.describe(UA.safariIphone)).toBe(popular);
+      cache.describe(`${UA.chromeWindows} one-off/${n}`);
+    }
+    expect(cache.size).toBe(4);
+  });
+
   it('when days are cut in a zone with daylight saving, then they start at local midnight', () => {
     const tz = 'Europe/Berlin';
     const sat = startOfDay(Date.parse('2026-03-28T12:00:00Z'), tz);

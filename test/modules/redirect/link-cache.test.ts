@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { LinkCache, type RedirectTarget } from '../../../src/modules/redirect/link-cache.js';
+import {
+  entryBytes,
+  LINK_ENTRY_BYTES,
+  LinkCache,
+  MISS_ENTRY_BYTES,
+  type RedirectTarget,
+} from '../../../src/modules/redirect/link-cache.js';
 import { TestClock } from '../../helpers/app.js';
 
-const link = (id: number): RedirectTarget => ({
+type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
+const link = (id: number): LinkTarget => ({
   kind: 'link',
   id,
   code: `c${id}`,
@@ -43,5 +50,54 @@ describe('redirect cache', () => {
     cache.invalidate('a'); // e.g. the link was deleted while the database was being asked
     cache.set('a', link(1), epoch);
     expect(cache.get('a')).toBeUndefined();
+  });
+
+  it('when the entries outgrow the byte budget, then the oldest unread ones are evicted until they fit, whatever their count', () => {
+    const long = (id: number): LinkTarget => ({
+      ...link(id),
+      url: `https://example.com/${'x'.repeat(2000)}/${id}`,
+    });
+    const one = entryBytes('a', long(1));
+    expect(one).toBeGreaterThan(LINK_ENTRY_BYTES + 2000);
+    const cache = new LinkCache(new TestClock(0), { capacity: 1000, maxBytes: 3 * one + 10 });
+    for (const [i, key] of ['a', 'b', 'c'].entries()) cache.set(key, long(i + 1), cache.epoch());
+    expect(cache.size()).toBe(3);
+    expect(cache.get('a')).toBeDefined(); // read: spared once
+    cache.set('d', long(4), cache.epoch());
+    expect(cache.size()).toBe(3);
+    expect(cache.bytes()).toBeLessThanOrEqual(3 * one + 10);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')).toBeDefined();
+    // Short entries: many more of them fit in the same budget.
+    for (let i = 0; i < 40; i += 1) cache.set(`s${i}`, link(100 + i), cache.epoch());
+    expect(cache.size()).toBeGreaterThan(10);
+    expect(cache.bytes()).toBeLessThanOrEqual(3 * one + 10);
+  });
+
+  it('when entries are replaced, forgotten or cleared, then the bytes counted follow them', () => {
+    const cache = new LinkCache(new TestClock(0), { maxBytes: 1_000_000 });
+    cache.set('a', link(1), cache.epoch());
+    cache.set('m', { kind: 'missing' }, cache.epoch());
+    expect(cache.bytes()).toBe(entryBytes('a', link(1)) + MISS_ENTRY_BYTES + 1);
+    cache.set('a', { ...link(1), url: 'https://example.com/a-longer-url-than-before' }, cache.epoch());
+    expect(cache.bytes()).toBe(
+      entryBytes('a', { ...link(1), url: 'https://example.com/a-longer-url-than-before' }) + MISS_ENTRY_BYTES + 1,
+    );
+    cache.forgetMisses();
+    expect(cache.bytes()).toBe(entryBytes('a', { ...link(1), url: 'https://example.com/a-longer-url-than-before' }));
+    cache.forget('a');
+    expect(cache.bytes()).toBe(0);
+    cache.set('b', link(2), cache.epoch());
+    cache.clear();
+    expect([cache.size(), cache.bytes()]).toEqual([0, 0]);
+  });
+
+  it('when one entry alone is larger than the budget, or the budget is 0, then nothing is cached', () => {
+    const huge = new LinkCache(new TestClock(0), { maxBytes: 100 });
+    huge.set('a', link(1), huge.epoch());
+    expect(huge.get('a')).toBeUndefined();
+    const off = new LinkCache(new TestClock(0), { maxBytes: 0 });
+    off.set('m', { kind: 'missing' }, off.epoch());
+    expect([off.size(), off.bytes()]).toEqual([0, 0]);
   });
 });

@@ -36,26 +36,39 @@ function parse(userAgent: string | null): UserAgentFacts {
 }
 
 /**
- * A bounded LRU of parsed user agents. Traffic repeats a few hundred agents; parsing one with ua-parser-js
- * costs tens of microseconds (bench/user-agent.ts), a cache hit well under one. Map iteration order is
- * insertion order: a hit moves the entry to the end, and the first entry is the least recently used.
+ * A bounded cache of parsed user agents, keyed by the exact string. Traffic repeats a few thousand agents;
+ * parsing one with ua-parser-js costs tens of microseconds (bench/user-agent.ts), a hit one Map lookup. A hit
+ * changes nothing but a flag: moving the entry to the end of the Map on every hit (a true LRU) cost a delete
+ * and an insert per click, about 6 µs of the click writer's thread per human click (bench/ profile of
+ * redirect-browser). When the cache is full, the CLOCK algorithm evicts: the oldest entries that were read since
+ * they were inserted get a second chance (moved to the end, flag cleared), the first that was not is dropped.
  */
 export class UserAgentCache {
-  private readonly entries = new Map<string, UserAgentFacts>();
+  private readonly entries = new Map<string, { facts: UserAgentFacts; used: boolean }>();
   constructor(private readonly capacity = USER_AGENT_CACHE_SIZE) {}
 
   describe(userAgent: string | null): UserAgentFacts {
     if (userAgent === null || userAgent === '') return parse(userAgent);
     const hit = this.entries.get(userAgent);
-    if (hit) {
-      this.entries.delete(userAgent);
-      this.entries.set(userAgent, hit);
-      return hit;
+    if (hit !== undefined) {
+      hit.used = true;
+      return hit.facts;
     }
     const facts = parse(userAgent);
-    this.entries.set(userAgent, facts);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    if (this.capacity <= 0) return facts;
+    if (this.entries.size >= this.capacity) this.evictOne();
+    this.entries.set(userAgent, { facts, used: false });
     return facts;
+  }
+
+  /** Each pass clears one flag, so this ends within `capacity` steps. */
+  private evictOne(): void {
+    for (const [agent, entry] of this.entries) {
+      this.entries.delete(agent);
+      if (!entry.used) return;
+      entry.used = false;
+      this.entries.set(agent, entry);
+    }
   }
 
   get size(): number {

@@ -33,7 +33,10 @@ export interface ClickSinkStatus {
  * (redis-click-queue.ts).
  */
 export interface ClickSink {
-  /** Never blocks and never throws; false when the sink is full or closed and the click was dropped (and counted). */
+  /**
+   * Never blocks and never throws; false when the sink is full or closed and the click was dropped (and counted).
+   * Keeps no reference to `event`: what it keeps is copied before it returns (the fast path refills one record).
+   */
   enqueue(event: ClickEvent): boolean;
   /**
    * Resolves once every click enqueued so far is durable (in the journal's file, in the Redis stream), or
