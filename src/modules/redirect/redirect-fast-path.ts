@@ -104,6 +104,8 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
               alias: link.alias,
               clickedAt: now,
               domain: decision.domain,
+              rule: decision.rule,
+              variant: decision.variant,
               visitor: contexts(ip, req.headers, false),
             };
             recorded = clicks.enqueue(buildClickEvent(facts, recordAddress));
