@@ -29,6 +29,7 @@ import * as m037 from './migrations/037-job-leases.js';
 import * as m038 from './migrations/038-outbox.js';
 import * as m039 from './migrations/039-link-search.js';
 import * as m040 from './migrations/040-link-rules.js';
+import * as m041 from './migrations/041-rule-clicks.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -63,6 +64,7 @@ const migrations: Record<string, MigrationModule> = {
   '038-outbox': m038,
   '039-link-search': m039,
   '040-link-rules': m040,
+  '041-rule-clicks': m041,
 };
 
 /** Every migration this build knows, in order. */

@@ -3,6 +3,7 @@ import type {
   ClickIngestTable,
   ClickJournalMarksTable,
   ClicksTable,
+  LinkClickDailyChoicesTable,
   LinkClickDailyValuesTable,
   LinkClickHourlyTable,
   LinkVisitorsTable,
@@ -38,6 +39,7 @@ export interface Database {
   clicks: ClicksTable;
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;
+  link_click_daily_choices: LinkClickDailyChoicesTable;
   link_visitors: LinkVisitorsTable;
   user_click_hourly: UserClickHourlyTable;
   user_click_daily_values: UserClickDailyValuesTable;

@@ -21,6 +21,19 @@ const VISITS = Array.from({ length: 120 }, (_, i) => ({
   link: i % 3 === 0 ? 1 : 0,
 }));
 
+/**
+ * Clicks a routing rule or a split chose (SPEC §21), enqueued as the redirect builds them (the rules engine sets
+ * the policy's rule and variant): humans and bots, over two days; by_rule and by_variant must agree too.
+ */
+const ROUTED = Array.from({ length: 30 }, (_, i) => ({
+  at: T0 + Math.floor((i / 30) * 40 * HOUR),
+  ip: `203.0.113.${i % 9}`,
+  ua: [UA.chromeWindows, UA.safariIphone, UA.googlebot][i % 3]!,
+  rule: i % 4 === 3 ? null : `r${i % 2}`,
+  variant: i % 4 < 2 ? `v${i % 3}` : null,
+  link: i % 5 === 0 ? 1 : 0,
+}));
+
 const apps: TestApp[] = [];
 const workers: WorkerProcess[] = [];
 afterAll(async () => {
@@ -49,6 +62,12 @@ async function run(t: TestApp, settled: (ids: number[]) => Promise<void>) {
     if (v.country) headers['cf-ipcountry'] = v.country;
     const res = await t.app.inject({ url: `/${links[v.link]!.short_code}`, headers });
     expect(res.statusCode).toBe(302);
+  }
+  for (const r of ROUTED) {
+    const link = links[r.link]!;
+    const click = { linkId: link.id, shortCode: link.short_code, clickedAt: r.at, ip: r.ip, userAgent: r.ua };
+    const routed = { ...(r.rule ? { ruleId: r.rule } : {}), ...(r.variant ? { variantId: r.variant } : {}) };
+    expect(t.app.clickQueue.enqueue({ ...click, referrer: null, country: null, ...routed })).toBe(true);
   }
   await settled(links.map((l) => l.id));
   t.clock.ms = T0 + 4 * 24 * HOUR;
@@ -111,7 +130,7 @@ describe('statistics are the same whichever path wrote the clicks', () => {
           async () => {
             let n = 0;
             for (const id of ids) n += await recordCount(streamed, id);
-            return n === VISITS.length;
+            return n === VISITS.length + ROUTED.length;
           },
           30_000,
         );
@@ -119,6 +138,8 @@ describe('statistics are the same whichever path wrote the clicks', () => {
 
       expect(a[0]).toMatchObject({ total_clicks: expect.any(Number), human_clicks: expect.any(Number) });
       expect((a[0] as { bot_clicks: number }).bot_clicks).toBeGreaterThan(0);
+      expect((a[0] as { by_rule: unknown[] }).by_rule).toHaveLength(2);
+      expect((a[0] as { by_variant: unknown[] }).by_variant).toHaveLength(2);
       expect(b).toEqual(a);
       expect(c).toEqual(a);
     },

@@ -23,6 +23,10 @@ export interface ClicksTable {
   alias: string | null;
   /** the host name of the domain the visit came in on (SPEC §19); null: the default domain */
   domain: string | null;
+  /** the routing rule that chose the URL (SPEC §21); null: none */
+  rule_id: string | null;
+  /** the A/B variant the visit was sent to (SPEC §21); null: none */
+  variant_id: string | null;
 }
 
 export interface LinkClickHourlyTable {
@@ -78,4 +82,17 @@ export interface LinkClickDailyValuesTable {
 export interface LinkVisitorsTable {
   link_id: number;
   ip: string;
+}
+
+/** What routed a link's visits (SPEC §21): a routing rule, or an A/B variant. */
+export type ChoiceKind = 'rule' | 'variant';
+
+/** Human clicks per link, UTC day, rule or variant, and visitor ('' for none): by_rule and by_variant (migration 041). */
+export interface LinkClickDailyChoicesTable {
+  link_id: number;
+  day_start: number;
+  kind: ChoiceKind;
+  value: string;
+  visitor: string;
+  clicks: number;
 }

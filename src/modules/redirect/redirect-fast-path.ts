@@ -118,6 +118,8 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
               alias: link.alias,
               clickedAt: now,
               domain: decision.domain,
+              rule: decision.rule,
+              variant: decision.variant,
               visitor: visitor(ip, req.headers, false),
             };
             recorded = clicks.enqueue(clickOf(facts));

@@ -80,6 +80,8 @@ function answerVisit(
       alias: link.alias,
       clickedAt: clock.now(),
       domain: decision.domain,
+      rule: decision.rule,
+      variant: decision.variant,
       visitor: context,
     };
     clicks.enqueue(buildClickEvent(facts, opts.recordAddress));

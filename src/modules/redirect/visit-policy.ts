@@ -47,7 +47,7 @@ export interface Redirect {
   link: LinkTarget | null;
   /** the verified domain the host named (SPEC §19); undefined: the default domain */
   domain: string | undefined;
-  /** SPEC §21: the routing rule that chose the URL, and the split's variant; null: none */
+  /** SPEC §21: the routing rule that chose the URL, and the A/B variant; null: none (the click records both) */
   rule: string | null;
   variant: string | null;
 }

@@ -53,7 +53,9 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
       'is_bot',
       'os',
       'referrer',
+      'rule_id',
       'user_agent',
+      'variant_id',
     ]);
     expect(all.body.data[3]).toMatchObject({
       ip: '127.0.0.1',
@@ -87,14 +89,14 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
     expect(res.headers.vary).toMatch(/Accept/);
     const lines = res.text.split('\r\n');
     expect(lines[0]).toBe(
-      'id,clicked_at,ip,user_agent,referrer,is_bot,browser,os,device,country,alias,imported,domain',
+      'id,clicked_at,ip,user_agent,referrer,is_bot,browser,os,device,country,alias,imported,rule_id,variant_id,domain',
     );
     expect(lines.at(-1)).toBe('');
     expect(lines).toHaveLength(6); // header, 4 records (limit and cursor are JSON's), the final CRLF
     expect(lines[1]).toMatch(
-      /^\d+,\d{4}-[^,]+Z,127\.0\.0\.1,'-2 trick,"https:\/\/x\.example\/a,b",true,,,bot,,,false,$/,
+      /^\d+,\d{4}-[^,]+Z,127\.0\.0\.1,'-2 trick,"https:\/\/x\.example\/a,b",true,,,bot,,,false,,,$/,
     );
-    expect(lines[2]).toMatch(/,127\.0\.0\.1,'\+1 trick,'@SUM\(A1:A9\),false,,,other,,,false,$/);
+    expect(lines[2]).toMatch(/,127\.0\.0\.1,'\+1 trick,'@SUM\(A1:A9\),false,,,other,,,false,,,$/);
     expect(lines[3]).toContain(
       ',127.0.0.1,"Agent, ""quoted""\tand tabbed","\'=HYPERLINK(""https://evil.example"",""click me"")"',
     );
@@ -117,11 +119,13 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
       'isBot',
       'os',
       'referrer',
+      'ruleId',
       'userAgent',
+      'variantId',
     ]);
     const csv = await clicks('', { accept: 'text/csv' }, owner.token, 2);
     expect(csv.text.split('\r\n')[0]).toBe(
-      'id,clickedAt,ip,userAgent,referrer,isBot,browser,os,device,country,alias,imported,domain',
+      'id,clickedAt,ip,userAgent,referrer,isBot,browser,os,device,country,alias,imported,ruleId,variantId,domain',
     );
   });
 
@@ -183,6 +187,17 @@ describe.each(engines)('GET /api/v1/links/{code}/clicks on %s', (engine) => {
       ),
     ).toEqual([false, true, true]);
     const csv = (await t.request({ url, token: owner.token, headers: { accept: 'text/csv' } })).text.split('\r\n');
-    expect(csv.slice(1, 4).map((line) => line.split(',').at(-2))).toEqual(['false', 'true', 'true']);
+    expect(csv.slice(1, 4).map((line) => line.split(',').at(-4))).toEqual(['false', 'true', 'true']);
+    // No rule or split routed an imported visit (SPEC §21): both null, in JSON and as empty CSV cells.
+    expect(json.body.data.map((c: { rule_id: null; variant_id: null }) => [c.rule_id, c.variant_id])).toEqual([
+      [null, null],
+      [null, null],
+      [null, null],
+    ]);
+    expect(csv.slice(1, 4).map((line) => line.split(',').slice(-3, -1))).toEqual([
+      ['', ''],
+      ['', ''],
+      ['', ''],
+    ]);
   });
 });

@@ -41,7 +41,7 @@ async function snapshot(t: TestApp): Promise<Record<string, unknown[]>> {
   const q = async (text: string) => (await sql.raw(text).execute(t.storage.db)).rows;
   return {
     clicks: await q(
-      'select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain from clicks order by link_id, clicked_at, ip, user_agent, referrer',
+      'select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain, rule_id, variant_id from clicks order by link_id, clicked_at, ip, user_agent, referrer',
     ),
     links: await q(
       'select id, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by id',
@@ -51,6 +51,7 @@ async function snapshot(t: TestApp): Promise<Record<string, unknown[]>> {
     daily: await q('select * from link_click_daily_values order by link_id, kind, day_start, value'),
     userHourly: await q('select * from user_click_hourly order by user_id, hour_start'),
     userDaily: await q('select * from user_click_daily_values order by user_id, kind, day_start, value'),
+    choices: await q('select * from link_click_daily_choices order by link_id, day_start, kind, value, visitor'),
   };
 }
 
@@ -104,6 +105,9 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
           country: ['DE', null, 'FR', 'JP'][i % 4]!,
           ...(i % 6 === 0 ? { visitor: `h:${i % 13}` } : {}),
           ...(i % 10 === 0 ? { alias: `al${i % 3}`, domain: 'go.example' } : {}),
+          // What routed the visit (SPEC §21): a rule, a rule and its split's variant, or nothing.
+          ...(i % 5 !== 4 ? { ruleId: `r${i % 3}` } : {}),
+          ...(i % 5 === 1 ? { variantId: `v${i % 2}` } : {}),
           referrer: i % 2 === 1 ? `https://site${i}.example/path` : referrers[i % referrers.length]!,
           key: randomUUID(),
         });
@@ -115,6 +119,9 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
       new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']),
     );
     expect((sets.daily as Array<{ value: string }>).some((r) => r.value === '(other)')).toBe(true);
+    const choices = sets.choices as Array<{ kind: string; visitor: string }>;
+    expect(new Set(choices.map((r) => r.kind))).toEqual(new Set(['rule', 'variant']));
+    expect(choices.some((r) => r.visitor === '')).toBe(true); // humans without an address
     expect(sets).toEqual(rows);
   }, 120_000);
 

@@ -36,11 +36,11 @@ async function twoLinksAndADeletedOne(t: TestApp): Promise<Array<{ id: number; s
 /** Every row the rollups and records hold, without generated ids, in a stable order. */
 function snapshot(
   t: TestApp,
-): Record<'clicks' | 'links' | 'hourly' | 'visitors' | 'daily' | 'userHourly' | 'userDaily', unknown[]> {
+): Record<'clicks' | 'links' | 'hourly' | 'visitors' | 'daily' | 'userHourly' | 'userDaily' | 'choices', unknown[]> {
   const q = (sql: string) => t.storage.sqlite!.prepare(sql).all();
   return {
     clicks: q(
-      'select link_id, short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, country from clicks order by link_id, clicked_at, ip, user_agent, referrer',
+      'select link_id, short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, country, rule_id, variant_id from clicks order by link_id, clicked_at, ip, user_agent, referrer',
     ),
     links: q(
       'select id, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by id',
@@ -50,6 +50,7 @@ function snapshot(
     daily: q('select * from link_click_daily_values order by link_id, kind, day_start, value'),
     userHourly: q('select * from user_click_hourly order by user_id, hour_start'),
     userDaily: q('select * from user_click_daily_values order by user_id, kind, day_start, value'),
+    choices: q('select * from link_click_daily_choices order by link_id, day_start, kind, value, visitor'),
   };
 }
 
@@ -116,12 +117,18 @@ describe('the embedded engine click writer (writer thread)', () => {
                 : BROWSERS[i % 3]!.replace('{v}', String(100 + (i % 10))),
           country: ['DE', null, 'FR', 'JP'][i % 4]!,
           ...(i % 6 === 0 ? { visitor: `h:${i % 13}` } : {}),
+          // What routed the visit (SPEC §21): a rule, a rule and its split's variant, or nothing.
+          ...(i % 4 !== 3 ? { ruleId: `r${i % 2}` } : {}),
+          ...(i % 4 === 1 ? { variantId: `v${i % 3}` } : {}),
           referrer: i % 3 === 1 ? `https://site${i % 120}.example/path` : referrers[i % referrers.length]!,
         });
       }
       for (let i = 0; i < events.length; i += 400) await bothWrite(writers, events.slice(i, i + 400));
     });
     expect(sa.clicks.length).toBe(1000); // the deleted link's 500 clicks are dropped
+    const choices = sa.choices as Array<{ kind: string; visitor: string }>;
+    expect(new Set(choices.map((r) => r.kind))).toEqual(new Set(['rule', 'variant']));
+    expect(choices.some((r) => r.visitor === '')).toBe(true); // humans without an address
     expect(sa.userDaily.length).toBeGreaterThan(0);
     expect(new Set((sa.userDaily as Array<{ kind: string }>).map((r) => r.kind))).toEqual(
       new Set(['referrer', 'user_agent', 'browser', 'os', 'device', 'country', 'link']),

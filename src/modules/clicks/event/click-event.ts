@@ -30,6 +30,10 @@ export interface ClickEvent {
   alias?: string | null;
   /** the host name of the domain the visit came in on (SPEC §19); absent or null: the default domain */
   domain?: string | null;
+  /** the routing rule that chose the URL (SPEC §21); absent or null: none (the link's original_url) */
+  ruleId?: string | null;
+  /** the A/B variant the visit was sent to (SPEC §21); absent or null: none */
+  variantId?: string | null;
   /**
    * The user agent as the visit described it (user-agent.ts: a bot is the device `bot`), where its rules needed
    * it. Absent where no one has described it yet — most visits, imported ones, clicks read back from the journal
@@ -53,6 +57,8 @@ export const CLICK_TEXT_FIELDS = [
   'visitor',
   'alias',
   'domain',
+  'ruleId',
+  'variantId',
   'device',
   'browser',
   'os',
@@ -75,6 +81,8 @@ const everyFieldListed: Record<keyof ClickEvent, true> & Record<Listed, true> = 
   visitor: true,
   alias: true,
   domain: true,
+  ruleId: true,
+  variantId: true,
   device: true,
   browser: true,
   os: true,
@@ -112,6 +120,9 @@ export interface VisitFacts {
   clickedAt: number;
   /** the verified domain the host named (SPEC §19); undefined: the default domain */
   domain?: string | undefined;
+  /** the routing rule and the A/B variant that chose the URL (SPEC §21, the visit policy's decision); null: none */
+  rule: string | null;
+  variant: string | null;
   visitor: VisitorFacts;
 }
 
@@ -145,9 +156,12 @@ export function clickRecord(recordAddress: RecordAddress | null): (v: VisitFacts
     device: undefined,
     browser: undefined,
     os: undefined,
+    ruleId: undefined,
+    variantId: undefined,
   };
   return (v) => {
     record.visitor = record.alias = record.domain = record.device = record.browser = record.os = undefined;
+    record.ruleId = record.variantId = undefined;
     return fillClickEvent(record, v, recordAddress);
   };
 }
@@ -170,6 +184,8 @@ function fillClickEvent(event: ClickEvent, v: VisitFacts, recordAddress: RecordA
   }
   if (v.alias !== null) event.alias = v.alias;
   if (v.domain !== undefined) event.domain = v.domain;
+  if (v.rule !== null) event.ruleId = v.rule;
+  if (v.variant !== null) event.variantId = v.variant;
   if (recordAddress === null) return event;
   const recorded = recordAddress(ip, v.clickedAt);
   event.ip = recorded.ip;

@@ -78,6 +78,20 @@ export const CLICK_RECORD_COLUMNS: readonly ExportedColumn[] = [
     value: (row) => Number(row.imported) === 1,
   },
   {
+    column: 'rule_id',
+    schema: Type.Union([Type.String({ minLength: 1, maxLength: 64, pattern: HEADER_TEXT }), Type.Null()], {
+      description: "The routing rule that chose the URL (SPEC §21); null: none chose (the link's original_url)",
+    }),
+    value: asIs('rule_id'),
+  },
+  {
+    column: 'variant_id',
+    schema: Type.Union([Type.String({ minLength: 1, maxLength: 64, pattern: HEADER_TEXT }), Type.Null()], {
+      description: 'The A/B variant of the split the visit was sent to (SPEC §21); null: none',
+    }),
+    value: asIs('variant_id'),
+  },
+  {
     column: 'domain',
     schema: Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[a-z0-9.-]+$' }), Type.Null()], {
       description: 'The domain the visit came in on (its host name); null: the default domain (SPEC §19)',

@@ -41,6 +41,8 @@ const OPTIONAL_TEXT = new Set<ClickTextField>([
   'visitor',
   'alias',
   'domain',
+  'ruleId',
+  'variantId',
   'device',
   'browser',
   'os',

@@ -17,6 +17,7 @@ import {
 import {
   CLICK_RECORDS,
   LINK_COUNTERS,
+  LINK_DAILY_CHOICES,
   LINK_DAILY_VALUES,
   LINK_HOURLY,
   upsertColumns,
@@ -218,6 +219,11 @@ async function writeIn(tx: Tx, batch: readonly ClickEvent[], writer: string | nu
   );
   await addUniqueVisitors(tx, await addVisitors(tx, plan.visitors));
   await addDailyValues(tx, LINK_DAILY_VALUES, plan.daily, (g) => g.key.linkId);
+  await upsert(
+    tx,
+    LINK_DAILY_CHOICES,
+    plan.choices.map((c) => LINK_DAILY_CHOICES.values(c)),
+  );
   const users = planUserRollups(plan, owners);
   await upsert(
     tx,

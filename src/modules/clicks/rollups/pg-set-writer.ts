@@ -36,7 +36,7 @@ const VALUE_LENGTH = 255;
 const STAGE = sql`create temporary table if not exists click_stage (
   seq integer not null, link_id bigint not null, short_code text not null, clicked_at bigint not null,
   ip text, user_agent text, referrer text, click_key uuid, is_bot integer not null, browser text, os text,
-  device text, country text, alias text, domain text, visitor text,
+  device text, country text, alias text, domain text, rule_id text, variant_id text, visitor text,
   v_referrer text, v_user_agent text
 ) on commit delete rows`;
 
@@ -58,6 +58,8 @@ const COLUMNS: ReadonlyArray<
   ['country', 'text', (_, f) => f.country],
   ['alias', 'text', (e) => e.alias ?? null],
   ['domain', 'text', (e) => e.domain ?? null],
+  ['rule_id', 'text', (e) => e.ruleId ?? null],
+  ['variant_id', 'text', (e) => e.variantId ?? null],
   // A human's visitor (the address, or with IP_ANONYMIZE the daily hash): unique_visitors; empty counts as none.
   ['visitor', 'text', (e, f) => (f.isBot ? null : (e.visitor ?? e.ip)) || null],
   ['v_referrer', 'text', (e) => (e.referrer ? referrerValue(e.referrer) : DIRECT_REFERRER)],
@@ -111,8 +113,8 @@ async function lockLinks(tx: Tx): Promise<Map<number, number | null>> {
 }
 
 async function insertRecords(tx: Tx): Promise<void> {
-  await sql`insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain)
-    select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, 0, alias, domain
+  await sql`insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain, rule_id, variant_id)
+    select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, 0, alias, domain, rule_id, variant_id
     from click_stage order by seq`.execute(tx);
 }
 
@@ -210,6 +212,21 @@ async function addDailyValues(tx: Tx, owned: boolean): Promise<void> {
 }
 
 /**
+ * The human clicks a rule or a variant routed (SPEC §21), per link, day, kind, id and visitor ('' for none):
+ * rollup-plan.ts's choices. Only for a batch that has any (`routed`): links without rules pay no statement.
+ */
+async function addChoices(tx: Tx): Promise<void> {
+  const day = sql`(s.clicked_at / ${DAY_MS}) * ${DAY_MS}`;
+  await sql`insert into link_click_daily_choices (link_id, day_start, kind, value, visitor, clicks)
+    select s.link_id, ${day}, k.kind, k.value, coalesce(s.visitor, ''), count(*)
+    from click_stage s cross join lateral (values ('rule', s.rule_id), ('variant', s.variant_id)) as k(kind, value)
+    where s.is_bot = 0 and k.value is not null group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+    on conflict (link_id, day_start, kind, value, visitor) do update set clicks = link_click_daily_choices.clicks + excluded.clicks`.execute(
+    tx,
+  );
+}
+
+/**
  * Writes a batch of live clicks inside `tx` as sets (see above), but those whose key is recorded already;
  * returns whether any of its links still exists. The caller marks data_fresh_as_of.
  */
@@ -224,5 +241,6 @@ export async function writeSetsIn(tx: Tx, batch: readonly ClickEvent[]): Promise
   await bumpLinks(tx);
   await addHours(tx, owned);
   await addDailyValues(tx, owned);
+  if (batch.some((e) => e.ruleId != null || e.variantId != null)) await addChoices(tx);
   return true;
 }

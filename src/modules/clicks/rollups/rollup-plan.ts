@@ -3,6 +3,9 @@ import type { ClickEvent } from '../event/click-event.js';
 import { DIRECT_REFERRER, UNKNOWN_VALUE, type Device } from '../event/dimensions.js';
 import { UserAgentCache } from '../event/user-agent.js';
 import { ValueCounts } from './daily-values.js';
+import { addChoices, byChoiceKey, type ChoiceIncrement } from './rollup-choices.js';
+
+export type { ChoiceIncrement } from './rollup-choices.js';
 
 /**
  * The one rollup implementation: turns a batch of clicks into the increments of each rollup, in memory, so a
@@ -78,6 +81,8 @@ export interface RollupPlan {
   visitors: VisitorPair[];
   daily: DailyValueGroup[];
   days: LinkDay[];
+  /** only clicks a rule or a variant routed: none at all for links without rules */
+  choices: ChoiceIncrement[];
   /** per click of the batch, in its order */
   facts: ClickFacts[];
 }
@@ -155,6 +160,7 @@ export function planRollups(batch: readonly ClickEvent[]): RollupPlan {
   const daily: DailyValueGroup[] = [];
   const days = new Map<string, DayGroups>();
   const facts: ClickFacts[] = [];
+  const choices = new Map<string, ChoiceIncrement>();
   for (const e of batch) {
     const { linkId, clickedAt: at } = e;
     const f = clickFacts(e);
@@ -192,6 +198,7 @@ export function planRollups(batch: readonly ClickEvent[]): RollupPlan {
     addValue(daily, d, 'os', f.os ?? UNKNOWN_VALUE);
     addValue(daily, d, 'device', f.device);
     addValue(daily, d, 'country', f.country ?? UNKNOWN_VALUE);
+    if (e.ruleId != null || e.variantId != null) addChoices(choices, e, dayStart, visitor || '');
   }
   return {
     links: [...links.values()].sort((a, b) => a.linkId - b.linkId),
@@ -201,6 +208,7 @@ export function planRollups(batch: readonly ClickEvent[]): RollupPlan {
       (a, b) => a.key.linkId - b.key.linkId || byString(a.key.kind, b.key.kind) || a.key.dayStart - b.key.dayStart,
     ),
     days: [...days.values()].sort((a, b) => a.linkId - b.linkId || a.dayStart - b.dayStart),
+    choices: choices.size === 0 ? [] : [...choices.values()].sort(byChoiceKey),
     facts,
   };
 }
@@ -213,6 +221,7 @@ export function planForLive(plan: RollupPlan, live: ReadonlySet<number>): Rollup
     visitors: plan.visitors.filter((v) => live.has(v.linkId)),
     daily: plan.daily.filter((d) => live.has(d.key.linkId)),
     days: plan.days.filter((d) => live.has(d.linkId)),
+    choices: plan.choices.filter((c) => live.has(c.linkId)),
     facts: plan.facts,
   };
 }

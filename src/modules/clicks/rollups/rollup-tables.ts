@@ -1,5 +1,5 @@
 import type { ClickEvent } from '../event/click-event.js';
-import type { ClickFacts, HourIncrement, LinkIncrement, UserHourIncrement } from './rollup-plan.js';
+import type { ChoiceIncrement, ClickFacts, HourIncrement, LinkIncrement, UserHourIncrement } from './rollup-plan.js';
 
 /**
  * What a batch of clicks writes, stated once: each table, its columns and the values a plan's entry gives them.
@@ -31,6 +31,14 @@ export const USER_HOURLY: RollupUpsert<[UserHourIncrement]> = {
   key: ['user_id', 'hour_start'],
   sums: ['clicks', 'bots'],
   values: (h) => [h.userId, h.hourStart, h.clicks, h.bots],
+};
+
+/** Human clicks per link, day, rule or variant, and visitor (SPEC §21: by_rule, by_variant). */
+export const LINK_DAILY_CHOICES: RollupUpsert<[ChoiceIncrement]> = {
+  table: 'link_click_daily_choices',
+  key: ['link_id', 'day_start', 'kind', 'value', 'visitor'],
+  sums: ['clicks'],
+  values: (c) => [c.linkId, c.dayStart, c.kind, c.value, c.visitor, c.clicks],
 };
 
 /** A daily top-value row (capped: daily-values.ts): its owner (a link or a user), kind, day, value and clicks. */
@@ -72,6 +80,8 @@ export const CLICK_RECORDS = {
     'imported',
     'alias',
     'domain',
+    'rule_id',
+    'variant_id',
   ],
   values: (e: ClickEvent, f: ClickFacts, imported: boolean): unknown[] => [
     e.linkId,
@@ -89,6 +99,8 @@ export const CLICK_RECORDS = {
     imported ? 1 : 0,
     e.alias ?? null,
     e.domain ?? null,
+    e.ruleId ?? null,
+    e.variantId ?? null,
   ],
 } as const;
 

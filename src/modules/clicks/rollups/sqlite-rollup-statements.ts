@@ -3,6 +3,7 @@ import type { VisitorPair } from './rollup-plan.js';
 import {
   CLICK_RECORDS,
   LINK_COUNTERS,
+  LINK_DAILY_CHOICES,
   LINK_DAILY_VALUES,
   LINK_HOURLY,
   upsertColumns,
@@ -167,6 +168,7 @@ export function prepareRollupStatements(db: BetterSqlite3.Database) {
     hourRows: upsertRows(db, LINK_HOURLY),
     addVisitors: visitorsWriter(db),
     linkValues: dailyValueStatements(db, LINK_DAILY_VALUES),
+    choiceRows: upsertRows(db, LINK_DAILY_CHOICES),
     // A user's clicks on a UTC day so far (every hour of it): the bound of the values stored for that day.
     userDayClicks: db
       .prepare<[number, number, number], number>(

@@ -12,6 +12,7 @@ import {
 import {
   CLICK_RECORDS,
   LINK_COUNTERS,
+  LINK_DAILY_CHOICES,
   LINK_DAILY_VALUES,
   LINK_HOURLY,
   USER_DAILY_VALUES,
@@ -33,7 +34,8 @@ import {
  * (SPEC §20: imported visits, on the connection whose transaction writes their links).
  *
  * It applies the plan: the click records, the link's counters (one UPDATE per link), the hourly rollup, the
- * visitor set and the daily values, capped at MAX_VALUES_PER_DAY distinct values per link, day and kind.
+ * visitor set, the daily values, capped at MAX_VALUES_PER_DAY distinct values per link, day and kind, and the
+ * daily choices (the clicks a rule or a variant routed: SPEC §21).
  * Clicks of a link deleted meanwhile are dropped, like the records a delete cascades away.
  *
  * Measured costs it is shaped by (bench/): a statement is a few µs, a commit costs per page it dirties; sorted
@@ -142,6 +144,8 @@ function applyPlan(
     });
   // Each group's cap reads only its own (link, kind, day), which no other group of this plan writes.
   s.linkValues.rows.flush();
+  for (const c of plan.choices) s.choiceRows.add(LINK_DAILY_CHOICES.values(c));
+  s.choiceRows.flush();
   applyUserRollups(s, plan, owners, known, counts);
   for (const g of plan.links)
     s.linkRows.add([g.linkId, ...LINK_COUNTERS.map((c) => c.value(g)), freshVisitors.get(g.linkId) ?? 0]);
@@ -154,7 +158,8 @@ export function createSqliteRollupWriter(db: BetterSqlite3.Database): SqliteRoll
   return {
     apply: (clicks, opts) => applyPlan(s, clicks, opts),
     discard() {
-      for (const rows of [s.clickRows, s.hourRows, s.linkValues.rows, s.userValues.rows, s.linkRows]) rows.discard();
+      for (const rows of [s.clickRows, s.hourRows, s.linkValues.rows, s.choiceRows, s.userValues.rows, s.linkRows])
+        rows.discard();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { fastStatements, type FastStatement, type Storage } from '../../../db/database.js';
-import type { Database, UserValueKind, ValueKind } from '../../../db/types.js';
+import type { ChoiceKind, Database, UserValueKind, ValueKind } from '../../../db/types.js';
 import { DAY_MS, HOUR_MS } from '../rollups/rollup-plan.js';
 import { createAccountReads } from './stats-account.repository.js';
 
@@ -28,6 +28,8 @@ export function splitValueKey(key: ValueKey): [UserValueKind, string] {
 }
 
 type SeriesRow = { start: number; clicks: number; bots: number };
+/** A rule's or a variant's human clicks and distinct visitors over some days (SPEC §21: by_rule, by_variant). */
+export type ChoiceRow = { kind: ChoiceKind; value: string; clicks: number; visitors: number };
 type ValueRow = { kind: UserValueKind; value: string; clicks: number };
 
 /**
@@ -46,6 +48,9 @@ function preparedReads(storage: Pick<Storage, 'sqlite'>) {
   const inList = (kinds: readonly string[]) => kinds.map((k) => `'${k}'`).join(', ');
   const valuesSql = (table: string, id: string, kinds: readonly string[]) =>
     `select kind, value, sum(clicks) as clicks from ${table} where ${id} = ? and kind in (${inList(kinds)}) and day_start >= ? and day_start < ? group by kind, value`;
+  // Distinct visitors: '' is a click without one (counted as a click, not as a visitor).
+  const choicesSql = `select kind, value, sum(clicks) as clicks, count(distinct case when visitor <> '' then visitor end) as visitors
+    from link_click_daily_choices where link_id = ? and day_start >= ? and day_start < ? group by kind, value`;
   return {
     prepared: (): boolean => fast !== null && fast.usable(),
     statements: {
@@ -61,6 +66,7 @@ function preparedReads(storage: Pick<Storage, 'sqlite'>) {
       userValues: prepare<[number, number, number], ValueRow>(
         valuesSql('user_click_daily_values', 'user_id', USER_KINDS),
       ),
+      linkChoices: prepare<[number, number, number], ChoiceRow>(choicesSql),
     },
   };
 }
@@ -180,6 +186,37 @@ async function readSeries(
   return rows.map((r) => [Number(r.start), [Number(r.clicks), Number(r.bots)]]);
 }
 
+/**
+ * A link's routed human clicks and visitors per rule and variant: one index range of the link's days. Its rows
+ * are the link's routed visitors per day, so the read grows with them (never with bots, nor for links without
+ * rules, which have no rows).
+ */
+async function readChoices(
+  db: Kysely<Database>,
+  { statements, prepared }: ReturnType<typeof preparedReads>,
+  linkId: number,
+  fromDay: number,
+  toDay: number,
+): Promise<ChoiceRow[]> {
+  const rows =
+    statements.linkChoices && prepared()
+      ? statements.linkChoices.all(linkId, fromDay, toDay)
+      : await db
+          .selectFrom('link_click_daily_choices')
+          .select([
+            'kind',
+            'value',
+            sql<number>`sum(clicks)`.as('clicks'),
+            sql<number>`count(distinct case when visitor <> '' then visitor end)`.as('visitors'),
+          ])
+          .where('link_id', '=', linkId)
+          .where('day_start', '>=', fromDay)
+          .where('day_start', '<', toDay)
+          .groupBy(['kind', 'value'])
+          .execute();
+  return rows.map((r) => ({ kind: r.kind, value: r.value, clicks: Number(r.clicks), visitors: Number(r.visitors) }));
+}
+
 export type StatsRepository = ReturnType<typeof createStatsRepository>;
 
 /**
@@ -199,6 +236,12 @@ export function createStatsRepository(storage: Pick<Storage, 'db' | 'sqlite'>) {
     /** Clicks (all) and bots per bucket of `unitMs` (a whole multiple of an hour) in [from, to). */
     series: (scope: StatsScope, from: number, to: number, unitMs: number) =>
       readSeries(db, reads, scope, from, to, unitMs),
+
+    /**
+     * A link's human clicks and distinct human visitors per rule and per variant (SPEC §21) over whole UTC days in
+     * [fromDay, toDay), in no particular order.
+     */
+    choiceTotals: (linkId: number, fromDay: number, toDay: number) => readChoices(db, reads, linkId, fromDay, toDay),
 
     /** Clicks per (kind, value) over whole UTC days in [fromDay, toDay), every kind at once, in no particular order. */
     async valueTotals(scope: StatsScope, fromDay: number, toDay: number): Promise<Array<[ValueKey, number]>> {

@@ -169,16 +169,57 @@ const statsExample = {
   data_fresh_as_of: '2026-11-22T08:01:03.000Z',
 };
 
+/** Entries of by_rule and by_variant at most: 20 rules of up to 10 variants each (SPEC §21). */
+export const MAX_CHOICES = 200;
+const CHOICE_ID = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: NO_CONTROL_CHARACTERS,
+  description: "The id as the link's rules name it (SPEC §21)",
+});
+const CHOICES_NOTE =
+  'Human visits only, over the whole UTC days of the window, most human clicks first (ties by id), at most 200. Only ids that routed a visit in the window are listed: visits no rule (or no split) chose are in the totals, not here. An id the rules no longer have keeps its entry.';
+const choices = <K extends 'rule_id' | 'variant_id'>(id: K, what: string) =>
+  Type.Array(
+    Type.Object(
+      {
+        ...({ [id]: CHOICE_ID } as Record<K, typeof CHOICE_ID>),
+        human_clicks: Count(`Human clicks the ${what} routed in the window`),
+        unique_visitors: Count(
+          `Distinct human visitors the ${what} routed in the window (by client address; with IP_ANONYMIZE by the daily hash, so one person on two days counts twice)`,
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    {
+      maxItems: MAX_CHOICES,
+      description: `${what === 'rule' ? 'The routing rule that chose the URL' : 'The A/B variant of a split'}: ${CHOICES_NOTE}`,
+    },
+  );
+
 export const LinkStatsSchema = Type.Object(
   {
     short_code: Type.String({ pattern: CODE_PATTERN, maxLength: 8 }),
     click_count: Count("Lifetime: the link's counter (as in the link record)"),
     ...common,
+    by_rule: choices('rule_id', 'rule'),
+    by_variant: choices('variant_id', 'variant'),
   },
   {
     $id: 'LinkStats',
     additionalProperties: false,
-    examples: [{ short_code: 'aZ3k9QxB', click_count: 4, ...statsExample }],
+    examples: [
+      {
+        short_code: 'aZ3k9QxB',
+        click_count: 4,
+        ...statsExample,
+        by_rule: [{ rule_id: 'r8Kq2', human_clicks: 2, unique_visitors: 2 }],
+        by_variant: [
+          { variant_id: 'vA1', human_clicks: 1, unique_visitors: 1 },
+          { variant_id: 'vB2', human_clicks: 1, unique_visitors: 1 },
+        ],
+      },
+    ],
   },
 );
 export type LinkStats = Static<typeof LinkStatsSchema>;

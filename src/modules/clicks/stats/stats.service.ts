@@ -5,7 +5,14 @@ import { isoTime } from '../../../lib/common.schemas.js';
 import type { LinkRow, UserValueKind, ValueKind } from '../../../db/types.js';
 import type { UsersRepository } from '../../users/index.js';
 import { DAY_MS, floorTo } from '../rollups/rollup-plan.js';
-import { TOP_VALUES, type LinkStats, type LinkStatsQueryT, type StatsQueryT, type UserStats } from './stats.schemas.js';
+import {
+  MAX_CHOICES,
+  TOP_VALUES,
+  type LinkStats,
+  type LinkStatsQueryT,
+  type StatsQueryT,
+  type UserStats,
+} from './stats.schemas.js';
 import { ClosedMonthCache } from './closed-months.js';
 import { splitValueKey, type StatsRepository, type StatsScope } from './stats.repository.js';
 import { seriesOf } from './stats-series.js';
@@ -89,6 +96,35 @@ async function topsOf(
   return out;
 }
 
+type ById<K extends string> = { [k in K]: string } & { human_clicks: number; unique_visitors: number };
+const byClicks =
+  <K extends string>(id: K) =>
+  (a: ById<K>, b: ById<K>): number =>
+    b.human_clicks - a.human_clicks || (a[id] < b[id] ? -1 : a[id] > b[id] ? 1 : 0);
+
+/**
+ * by_rule and by_variant (SPEC §21): a link's human clicks and distinct human visitors per rule and per variant
+ * over the whole UTC days of the window, as its top lists. Only ids that routed a visit are listed.
+ */
+async function choicesOf(
+  stats: Pick<StatsRepository, 'choiceTotals'>,
+  linkId: number,
+  w: Window,
+): Promise<Pick<LinkStats, 'by_rule' | 'by_variant'>> {
+  const rows = await stats.choiceTotals(linkId, floorTo(w.start, DAY_MS), ceilTo(w.end, DAY_MS));
+  const byRule: LinkStats['by_rule'] = [];
+  const byVariant: LinkStats['by_variant'] = [];
+  for (const r of rows) {
+    const figures = { human_clicks: r.clicks, unique_visitors: r.visitors };
+    if (r.kind === 'rule') byRule.push({ rule_id: r.value, ...figures });
+    else byVariant.push({ variant_id: r.value, ...figures });
+  }
+  return {
+    by_rule: byRule.sort(byClicks('rule_id')).slice(0, MAX_CHOICES),
+    by_variant: byVariant.sort(byClicks('variant_id')).slice(0, MAX_CHOICES),
+  };
+}
+
 /** The lifetime figures of a link or a user, from its counters. */
 const lifetime = (clicks: number, bots: number, unique: number, first: number | null, last: number | null) => ({
   total_clicks: clicks,
@@ -151,12 +187,14 @@ export type StatsService = ReturnType<typeof createStatsService>;
  * - the time series reads at most 24 hourly rows per day of the window (clicks and bots), summed by the
  *   database into days where weeks and months need no finer (stats-series.ts);
  * - each top list reads at most 101 rows per day (the cap in rollup-plan.ts), humans only;
+ * - a link's by_rule and by_variant read its routed human visitors per day of the window (unique visitors over
+ *   days cannot be summed; links without rules have no such rows);
  * - whole months of the window that are over are summed once and remembered (closed-months.ts), so a long
  *   window reads only the days at its ends.
  * A link's and a user's statistics are the same computation over different rollups (StatsScope).
  */
 export function createStatsService(deps: {
-  stats: Pick<StatsRepository, 'series' | 'valueTotals' | 'userTotals' | 'userCodes' | 'freshAsOf'>;
+  stats: Pick<StatsRepository, 'series' | 'valueTotals' | 'choiceTotals' | 'userTotals' | 'userCodes' | 'freshAsOf'>;
   links: StatsLinks;
   users: Pick<UsersRepository, 'findById'>;
   clock: Clock;
@@ -180,11 +218,13 @@ export function createStatsService(deps: {
       const last = link.last_click_at === null ? null : Number(link.last_click_at);
       // All time: since the creation, or since the first click when an import brought older history.
       const w = statsWindow(query, Math.min(Number(link.created_at), first ?? Number.POSITIVE_INFINITY), clock);
+      const [window, routed] = await Promise.all([figures({ link: link.id }, w), choicesOf(stats, link.id, w)]);
       return {
         short_code: link.short_code,
         click_count: clicks,
         ...lifetime(clicks, Number(link.bot_clicks), Number(link.unique_visitors), first, last),
-        ...(await figures({ link: link.id }, w)).body,
+        ...window.body,
+        ...routed,
       };
     },
 

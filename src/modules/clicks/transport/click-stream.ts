@@ -41,10 +41,13 @@ export function encodeClickAs(head: string | number, e: ClickEvent): string {
     e.country ?? null,
     e.visitor ?? null,
   ];
-  // The alias and the domain only when there is one: a visit through the code on the default domain keeps the
-  // 9 items (and bytes) it had; a visit on a domain of its own (SPEC §19) has 11, its alias null or not.
-  if (e.alias != null || e.domain != null) fields.push(e.alias ?? null);
-  if (e.domain != null) fields.push(e.domain);
+  // The alias, the domain, the rule and the variant only when there is one: a visit through the code on the
+  // default domain keeps the 9 items (and bytes) it had; a visit on a domain of its own (SPEC §19) has 11, its
+  // alias null or not; a visit a rule or a split routed (SPEC §21) has 13, the four of them null or not.
+  const routed = e.ruleId != null || e.variantId != null;
+  if (routed || e.alias != null || e.domain != null) fields.push(e.alias ?? null);
+  if (routed || e.domain != null) fields.push(e.domain ?? null);
+  if (routed) fields.push(e.ruleId ?? null, e.variantId ?? null);
   return JSON.stringify(fields);
 }
 
@@ -69,14 +72,18 @@ export function decodeClickJson(text: string): KeyedClick | null {
   return clickOfFields(v);
 }
 
+/** The lengths an encodeClick array has had (clickOfFields). */
+const ITEM_COUNTS = new Set([7, 9, 10, 11, 13]);
+
 /**
  * The click of an encodeClick array, parsed (a stream entry's, or a journal line's with its position in
  * place of the key), or null when it is not one.
  */
 export function clickOfFields(v: unknown): KeyedClick | null {
   // 7 items: written before the analytics (no country, no visitor hash); still read. 10: a visit through an alias;
-  // 11: a visit on a domain of its own (SPEC §19).
-  if (!Array.isArray(v) || (v.length !== 7 && v.length !== 9 && v.length !== 10 && v.length !== 11)) return null;
+  // 11: a visit on a domain of its own (SPEC §19); 13: a visit a rule or a split routed (SPEC §21). Entries
+  // written before the rules (9 to 11 items) read as routed by none.
+  if (!Array.isArray(v) || !ITEM_COUNTS.has(v.length)) return null;
   const [
     key,
     linkId,
@@ -89,6 +96,8 @@ export function clickOfFields(v: unknown): KeyedClick | null {
     visitor = null,
     alias = null,
     domain = null,
+    ruleId = null,
+    variantId = null,
   ] = v as unknown[];
   if (!str(key) || !Number.isSafeInteger(linkId) || !str(shortCode) || !Number.isSafeInteger(clickedAt)) return null;
   if (
@@ -98,7 +107,9 @@ export function clickOfFields(v: unknown): KeyedClick | null {
     !strOrNull(country) ||
     !strOrNull(visitor) ||
     !strOrNull(alias) ||
-    !strOrNull(domain)
+    !strOrNull(domain) ||
+    !strOrNull(ruleId) ||
+    !strOrNull(variantId)
   )
     return null;
   const click: KeyedClick = {
@@ -114,6 +125,8 @@ export function clickOfFields(v: unknown): KeyedClick | null {
   };
   if (alias !== null) click.alias = alias;
   if (domain !== null) click.domain = domain;
+  if (ruleId !== null) click.ruleId = ruleId;
+  if (variantId !== null) click.variantId = variantId;
   return click;
 }
 
