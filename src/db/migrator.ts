@@ -28,6 +28,7 @@ import * as m036 from './migrations/036-import-sources.js';
 import * as m037 from './migrations/037-job-leases.js';
 import * as m038 from './migrations/038-outbox.js';
 import * as m039 from './migrations/039-link-search.js';
+import * as m042 from './migrations/042-app-links-previews.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -61,6 +62,7 @@ const migrations: Record<string, MigrationModule> = {
   '037-job-leases': m037,
   '038-outbox': m038,
   '039-link-search': m039,
+  '042-app-links-previews': m042,
 };
 
 /** Every migration this build knows, in order. */

@@ -24,7 +24,8 @@ export type LinkField =
   | 'aliases'
   | 'disabled_at'
   | 'disabled_reason'
-  | 'domain_id';
+  | 'domain_id'
+  | 'preview';
 
 /** A link created through the API, the CLI or a bulk request. */
 export interface LinkCreated {

@@ -9,6 +9,7 @@ import { aliasesText, tagsText } from './link-lists.js';
 import { checkOriginalUrl } from './original-url.js';
 import type { TargetCheck } from './imported-link-rules.js';
 import { isReservedCode } from './short-code.js';
+import { previewText } from './link-preview.js';
 
 /** A creation body that passed every rule, its password already hashed: what the repository inserts. */
 export interface LinkDraft {
@@ -132,6 +133,7 @@ function draftFields(
   url: string,
   expiresAt: number | null,
   passwordHash: string | null,
+  preview: string | null,
 ): LinkDraft['fields'] {
   return {
     original_url: url,
@@ -142,6 +144,7 @@ function draftFields(
     tags: tagsText(input.tags),
     title: titleText(input.title),
     aliases: aliasesText(input.aliases),
+    preview,
   };
 }
 
@@ -171,13 +174,14 @@ export function createLinkInput(deps: {
       }
       checkAliases(input.aliases, input.short_code, details);
       const expiresAt = checkExpiry(input.expires_at ?? null, now, details);
+      const preview = previewText(input.preview, details) ?? null;
       if (details.length || url === null) throw validationError(details, 'Request body is invalid');
       assertNotBlocked(url);
       return {
         prepared: true,
         shortCode: input.short_code,
         domain: input.domain,
-        fields: draftFields(input, url, expiresAt, await hashOf(input.password ?? null)),
+        fields: draftFields(input, url, expiresAt, await hashOf(input.password ?? null), preview),
       };
     },
 
@@ -202,6 +206,8 @@ export function createLinkInput(deps: {
       }
       if (input.expires_at !== undefined) changes.expires_at = checkExpiry(input.expires_at, now, details);
       checkAliases(input.aliases, current.short_code, details);
+      const preview = previewText(input.preview, details);
+      if (preview !== undefined) changes.preview = preview;
       if (details.length) throw validationError(details, 'Request body is invalid');
       if (changes.original_url !== undefined) assertNotBlocked(changes.original_url);
       copyPlainChanges(input, changes);

@@ -19,6 +19,7 @@ const COLUMNS = [
   'tags',
   'title',
   'aliases',
+  'preview',
 ] as const;
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 

@@ -19,6 +19,7 @@ import {
   TAGS_RULE,
   Title,
 } from './link-fields.schemas.js';
+import { PreviewInput } from './link-preview.js';
 
 const readOnly = Type.Optional(Type.Unknown({ description: 'Read-only; ignored' }));
 /** Read-only fields a client may echo back from a GET (SPEC §1). */
@@ -50,6 +51,7 @@ export const LinkCreateSchema = Type.Object(
     title: Type.Optional(Title),
     aliases: Type.Optional(Aliases),
     domain: Type.Optional(DomainName),
+    preview: Type.Optional(PreviewInput),
     ...echoed,
   },
   {
@@ -105,6 +107,7 @@ export const LinkPatchSchema = Type.Object(
         'Admins only: why the link is disabled, with disabled: true or on a disabled link; null: no reason',
       ),
     ),
+    preview: Type.Optional(PreviewInput),
     short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
     domain: Type.Optional(
       Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$' }), Type.Null()], {
@@ -117,7 +120,7 @@ export const LinkPatchSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title and aliases',
+      'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases and preview',
     examples: [{ original_url: 'https://example.com/fixed-typo', max_visits: 100, password: null }],
   },
 );

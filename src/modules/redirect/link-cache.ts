@@ -1,4 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
+import type { LinkPreview } from '../links/index.js';
 
 /**
  * What a visit must check before it is redirected (visit-policy.ts). null on a target: none of it, and the
@@ -21,6 +22,8 @@ export type RedirectTarget =
       url: string;
       expiresAt: number | null;
       rules: VisitRules | null;
+      /** SPEC §21: what unfurlers are shown instead of the redirect; null: none (the fast path may answer) */
+      preview: LinkPreview | null;
     }
   /** a tombstone of an expired link: 410 */
   | { kind: 'expired' }

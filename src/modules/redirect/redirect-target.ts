@@ -1,5 +1,6 @@
 import type { RedirectTarget, VisitRules } from './link-cache.js';
 import type { CodeLookup } from './redirect.repository.js';
+import { previewOf } from '../links/index.js';
 
 /**
  * What a name (a code or an alias, SPEC §20) resolves to on the redirect path, from the one lookup of
@@ -32,6 +33,7 @@ export const toTarget = (name: string, found: CodeLookup | undefined): RedirectT
       url: found.original_url,
       expiresAt: found.expires_at,
       rules: rulesOf(found),
+      preview: previewOf(found.preview ?? null),
     };
   }
   return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };

@@ -11,6 +11,8 @@ export interface CodeLookup {
   disabled_at: number | null;
   /** the link's own code (the visit came through an alias when it is not the name looked up) */
   short_code: string | null;
+  /** SPEC §21: the preview for unfurlers, JSON text (links/link-preview.ts); null: none */
+  preview: string | null;
   retired_reason: 'deleted' | 'expired' | null;
 }
 
@@ -26,6 +28,7 @@ const LOOKUP_COLUMNS = [
   'password_hash',
   'disabled_at',
   'short_code',
+  'preview',
 ] as const;
 // The namespace of (domain, code) decides: a code names its link by id (link_codes.link_id), so other names of
 // a link can share the lookup.
@@ -72,6 +75,7 @@ export function createRedirectQueries(storage: Pick<Storage, 'db' | 'sqlite'>) {
           'l.password_hash as password_hash',
           'l.disabled_at as disabled_at',
           'l.short_code as short_code',
+          'l.preview as preview',
           'c.retired_reason as retired_reason',
         ])
         .where('c.domain_id', '=', domainId)

@@ -6,6 +6,7 @@ import type { RedirectTarget } from './link-cache.js';
 import type { RedirectResolver } from './redirect-resolver.js';
 import type { RedirectQueries, VisitAdmission } from './redirect.repository.js';
 import type { VisitContext } from './visit-context.js';
+import { isUnfurler, previewPage } from './preview-page.js';
 
 /** What the policy needs to know of one visit. */
 export interface Visit {
@@ -19,11 +20,14 @@ export interface Visit {
   query: string;
   /** from HTTP Basic or the password form; null when none was sent */
   password: string | null;
-  context: Pick<VisitContext, 'ip' | 'agent'>;
+  context: Pick<VisitContext, 'ip' | 'agent' | 'userAgent'>;
 }
 
 type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
-type VisitDomain = Pick<DomainEntry, 'id' | 'hostname' | 'notFoundRedirect' | 'expiredRedirect' | 'rootRedirect'>;
+type VisitDomain = Pick<
+  DomainEntry,
+  'id' | 'hostname' | 'scheme' | 'notFoundRedirect' | 'expiredRedirect' | 'rootRedirect'
+>;
 
 /** A visit's redirect, whole: the route and the fast path write exactly this. */
 export interface Redirect {
@@ -40,6 +44,19 @@ export interface Redirect {
   variant: null;
 }
 
+/**
+ * SPEC §21: an unfurler's visit to a link with a preview, which would have been redirected: 200 with the page of
+ * Open Graph and Twitter card tags (preview-page.ts), its click recorded as a bot's (not for HEAD).
+ */
+export interface PreviewAnswer {
+  kind: 'preview';
+  html: string;
+  headers: { 'cache-control': string; vary: string };
+  link: LinkTarget;
+  /** the verified domain the host named (SPEC §19); undefined: the default domain */
+  domain: string | undefined;
+}
+
 /** A visit that gets no redirect (redirect-refusal.ts answers it). */
 export type Refusal =
   | { kind: 'missing' }
@@ -53,7 +70,7 @@ export type Refusal =
   /** 429: too many wrong passwords for this link from this address */
   | { kind: 'throttled'; retryAfterSeconds: number };
 
-export type VisitDecision = Redirect | Refusal;
+export type VisitDecision = Redirect | PreviewAnswer | Refusal;
 
 /** Every visit must reach the service to be counted (SPEC §6). */
 export const REDIRECT_CACHE_CONTROL = 'private, no-store';
@@ -99,6 +116,8 @@ export interface VisitPolicyDeps {
   hashBudget?: AttemptLimiter;
   /** REDIRECT_STATUS */
   status: number;
+  /** PUBLIC_BASE_URL: a preview's og:url is the link's short URL on its domain */
+  publicBaseUrl: string;
 }
 
 /** A link's redirect or a domain's fallback, as the visit gets it. */
@@ -186,6 +205,30 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
 }
 
 /**
+ * An unfurler's answer instead of the redirect (SPEC §21), for a link with a preview whose visit passed every
+ * check (a password, a visit limit: the refusals stay as they are, so no preview leaks past them); null for
+ * everyone else. The user agent is read only for a link that has a preview.
+ */
+function createPreviews(publicBaseUrl: string) {
+  const defaultScheme = new URL(publicBaseUrl).protocol.slice(0, -1);
+  const shortUrl = (target: LinkTarget, domain: VisitDomain | undefined): string =>
+    domain === undefined
+      ? `${publicBaseUrl}/${target.code}`
+      : `${domain.scheme ?? defaultScheme}://${domain.hostname}/${target.code}`;
+  return (target: LinkTarget, visit: Visit, domain: VisitDomain | undefined): PreviewAnswer | null => {
+    if (target.preview === null || visit.method === 'POST') return null;
+    if (!isUnfurler(visit.context.userAgent) || !visit.context.agent.isBot) return null;
+    return {
+      kind: 'preview',
+      html: previewPage(target.preview, shortUrl(target, domain)),
+      headers: { 'cache-control': REDIRECT_CACHE_CONTROL, vary: 'User-Agent' },
+      link: target,
+      domain: domain?.hostname,
+    };
+  };
+}
+
+/**
  * What a visit gets (SPEC §6, §13, §19), decided whole in one place: the host's domain, the name's target (the
  * cache or one lookup), the link's rules, and the domain's fallbacks — the URL, the status and the headers the
  * route and the fast path write, and (SPEC §21, next) the rule and the variant that chose it.
@@ -193,6 +236,7 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
 export function createVisitPolicy(deps: VisitPolicyDeps) {
   const { resolver, domains, status } = deps;
   const verdictOf = createLinkVerdict(deps);
+  const previewFor = createPreviews(deps.publicBaseUrl);
   const finish = (
     verdict: string | Refusal,
     target: RedirectTarget,
@@ -201,7 +245,8 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
   ): VisitDecision =>
     typeof verdict !== 'string'
       ? fallbackOr(verdict, domain)
-      : redirectTo(verdict, visit.method === 'POST' ? FORM_STATUS : status, target as LinkTarget, domain);
+      : (previewFor(target as LinkTarget, visit, domain) ??
+        redirectTo(verdict, visit.method === 'POST' ? FORM_STATUS : status, target as LinkTarget, domain));
 
   return {
     decide(visit: Visit): VisitDecision | Promise<VisitDecision> {
@@ -218,12 +263,14 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
 
     /**
      * The fast path's question: the redirect of a GET or HEAD with no query, when memory alone decides it (a
-     * cached live link with no visit rules); undefined for anything else, which the route then decides.
+     * cached live link with no visit rules and no preview (whose answer depends on the user agent); undefined
+     * for anything else, which the route then decides.
      */
     decideFromCache(host: string | undefined, name: string): Redirect | undefined {
       const domain = domains.servedBy(host);
       const target = resolver.cached(name, domain?.id ?? 0);
-      if (target === undefined || target.kind !== 'link' || target.rules !== null) return undefined;
+      if (target === undefined || target.kind !== 'link' || target.rules !== null || target.preview !== null)
+        return undefined;
       return redirectTo(target.url, status, target, domain);
     },
 

@@ -10,6 +10,7 @@ const link = (id: number): RedirectTarget => ({
   url: `https://example.com/${id}`,
   expiresAt: null,
   rules: null,
+  preview: null,
 });
 
 describe('redirect cache', () => {
