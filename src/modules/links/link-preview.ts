@@ -36,7 +36,9 @@ const text = (max: number, description: string, minLength = 0) =>
 const imageUrl = {
   minLength: 9,
   maxLength: MAX_PREVIEW_IMAGE_URL_LENGTH,
-  pattern: '^[hH][tT][tT][pP][sS]://[^\\s\\u0000-\\u001F\\u007F]+$',
+  // No white space or control characters; https, a host and no credentials are checked beside (previewText), so
+  // that the message says what is wrong.
+  pattern: '^[^\\s\\u0000-\\u001F\\u007F]+$',
   description: 'The card image: an absolute https URL (about 1200×630 suits every unfurler)',
 };
 
