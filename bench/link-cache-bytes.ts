@@ -39,6 +39,7 @@ for (let i = 0; i < n; i += 1) {
         url: fresh(`https://example.com/articles/${i}?utm_source=bench`),
         expiresAt: null,
         rules: null,
+        preview: null,
       };
   cache.set(fresh(code), target, cache.epoch());
   policy.decideFromCache(undefined, code);

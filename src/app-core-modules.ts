@@ -67,7 +67,7 @@ export function createCoreModules({ config, storage, shared, clock, jwtSecret, l
     ttlSeconds: config.idempotencyTtlSeconds,
     lockTimeoutMs: config.idempotencyLockTimeoutMs,
   });
-  const instanceModule = createInstanceModule({ config, users: usersRepo });
+  const instanceModule = createInstanceModule({ config, users: usersRepo, db: storage.db, clock });
   const outboxModule = createOutboxModule({ db: storage.db, clock });
   return {
     paginator,

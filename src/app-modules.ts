@@ -53,7 +53,7 @@ export interface ModulesDeps extends ModuleDeps {
 }
 
 interface LinkModuleDeps extends ModulesDeps {
-  core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule'>;
+  core: Pick<ReturnType<typeof createCoreModules>, 'paginator' | 'usersModule' | 'instanceModule'>;
 }
 
 /** The domains module, announcing its changes under this instance's `changeOrigin`. */
@@ -65,6 +65,8 @@ function domainsModuleFor(deps: LinkModuleDeps, changeOrigin: string) {
     users: core.usersModule.repository,
     clock,
     paginator: core.paginator,
+    // SPEC §21: a host that is no verified domain answers the instance's app links.
+    defaultAppLinks: (name) => core.instanceModule.instance.appLink(name),
     changeOrigin,
     blockedHosts,
     defaultHost: new URL(config.publicBaseUrl).hostname.toLowerCase(),

@@ -119,6 +119,7 @@ try {
         url: `https://example.com/articles/${i}/some-readable-slug`,
         expiresAt: null,
         rules: null,
+        preview: null,
       },
       cache.epoch(),
     );

@@ -30,6 +30,7 @@ import * as m038 from './migrations/038-outbox.js';
 import * as m039 from './migrations/039-link-search.js';
 import * as m040 from './migrations/040-link-rules.js';
 import * as m041 from './migrations/041-rule-clicks.js';
+import * as m042 from './migrations/042-app-links-previews.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -65,6 +66,7 @@ const migrations: Record<string, MigrationModule> = {
   '039-link-search': m039,
   '040-link-rules': m040,
   '041-rule-clicks': m041,
+  '042-app-links-previews': m042,
 };
 
 /** Every migration this build knows, in order. */

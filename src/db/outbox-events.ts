@@ -25,7 +25,8 @@ export type LinkField =
   | 'disabled_at'
   | 'disabled_reason'
   | 'domain_id'
-  | 'rules';
+  | 'rules'
+  | 'preview';
 
 /** A link created through the API, the CLI or a bulk request. */
 export interface LinkCreated {

@@ -13,6 +13,7 @@ import type {
 import type { DomainsTable, RetiredDomainCodesTable } from './types/domains.js';
 import type { IdempotencyKeysTable } from './types/idempotency.js';
 import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSourcesTable } from './types/imports.js';
+import type { InstanceSettingsTable } from './types/instance.js';
 import type { JobLeasesTable } from './types/jobs.js';
 import type { LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
 import type { OrdersTable } from './types/orders.js';
@@ -51,6 +52,7 @@ export interface Database {
   import_links: ImportLinksTable;
   import_sources: ImportSourcesTable;
   job_leases: JobLeasesTable;
+  instance_settings: InstanceSettingsTable;
   outbox: OutboxTable;
 }
 
@@ -59,6 +61,7 @@ export type * from './types/clicks.js';
 export type * from './types/domains.js';
 export type * from './types/idempotency.js';
 export type * from './types/imports.js';
+export type * from './types/instance.js';
 export type * from './types/jobs.js';
 export type * from './types/links.js';
 export type * from './types/orders.js';

@@ -39,9 +39,22 @@ export function renameSchemaProperties<T extends TSchema>(
   return copy as unknown as TSchema;
 }
 
+/**
+ * Fields whose value is a document of someone else's format, kept verbatim in either version (SPEC §21's app
+ * links: Apple's `appIDs` must not become `app_i_ds` on the way in). Only the field's own name is renamed.
+ */
+const VERBATIM_FIELDS = new Set([
+  'apple_app_site_association',
+  'appleAppSiteAssociation',
+  'android_asset_links',
+  'androidAssetLinks',
+]);
+
 /** Renames the keys of plain objects, deeply (arrays and nested objects too); values are untouched. */
 export function renameKeys<T = unknown>(value: unknown, rename: (n: string) => string): T {
   if (Array.isArray(value)) return value.map((v) => renameKeys(v, rename)) as T;
   if (value === null || typeof value !== 'object') return value as T;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [rename(k), renameKeys(v, rename)])) as T;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [rename(k), VERBATIM_FIELDS.has(k) ? v : renameKeys(v, rename)]),
+  ) as T;
 }

@@ -238,6 +238,56 @@ describe.skipIf(missing.chromium !== null)(
       expect(await watch.settled()).toEqual([]);
     });
 
+    it("when a link's preview is filled in on the edit screen, then the card shows it as typed, a bad image URL is refused beside its field, and the saved preview is what unfurlers get", async () => {
+      const u = await createUser(d.t, { status: 'active' });
+      const created = await d.t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: u.token,
+        payload: { original_url: d.landingUrl },
+      });
+      const code = created.body.short_code as string;
+      const { page, watch } = await d.open();
+      await d.signIn(page, u.username, u.password);
+      await page.goto(`${d.origin}/app/links/${code}/edit`);
+      const card = page.getByRole('figure', { name: 'Card preview' });
+      await page.getByLabel('Preview title').fill('Spring <sale>');
+      await page.getByLabel('Preview description').fill('Everything 20% off');
+      await page.getByLabel('Preview image URL').fill('http://cdn.example.com/card.png');
+      await expect(card.getByText('Spring <sale>').count()).resolves.toBe(1);
+      await expect(card.getByText('Everything 20% off').count()).resolves.toBe(1);
+      await expect(card.getByRole('img', { name: 'Image from cdn.example.com' }).count()).resolves.toBe(1);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await expect(errorBeside(page, 'Preview image URL')).resolves.toMatch(/https/);
+      expect((await d.t.request({ url: `/api/v1/links/${code}`, token: u.token })).body.preview).toBeNull();
+
+      await page.getByLabel('Preview image URL').fill('https://cdn.example.com/card.png');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByText('Changes saved.').waitFor();
+      await d.shot(page, 'edit-link-preview');
+      expect((await d.t.request({ url: `/api/v1/links/${code}`, token: u.token })).body.preview).toEqual({
+        title: 'Spring <sale>',
+        description: 'Everything 20% off',
+        image_url: 'https://cdn.example.com/card.png',
+      });
+      const unfurled = await fetch(`${d.origin}/${code}`, {
+        redirect: 'manual',
+        headers: { 'user-agent': 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)' },
+      });
+      expect(unfurled.status).toBe(200);
+      expect(await unfurled.text()).toContain('<meta property="og:title" content="Spring &lt;sale&gt;">');
+
+      // Emptying every field removes the preview.
+      for (const label of ['Preview title', 'Preview description', 'Preview image URL'])
+        await page.getByLabel(label).fill('');
+      await expect(card.count()).resolves.toBe(0);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await expect
+        .poll(async () => (await d.t.request({ url: `/api/v1/links/${code}`, token: u.token })).body.preview)
+        .toBeNull();
+      expect(await watch.settled()).toEqual([]);
+    });
+
     it('when an API key is asked for without scopes or a name, then the messages stand beside them in plain words and no key is made', async () => {
       const u = await createUser(d.t, { status: 'active' });
       const { page, watch } = await d.open();

@@ -23,32 +23,57 @@ const link: Link = {
   aliases: ['summer-sale'],
   disabled: false,
   disabled_reason: null,
+  preview: null,
 };
 
 describe('the link form and the bodies it sends', () => {
   it('when creating, then only the fields filled in are sent, tags split on commas and spaces', () => {
-    expect(createBody({ ...EMPTY_LINK_VALUES, original_url: ' https://example.com/x ' })).toEqual({ original_url: 'https://example.com/x' });
-    expect(createBody({ ...EMPTY_LINK_VALUES, original_url: 'https://e.com', max_visits: '3', password: 'pw-pw-pw-pw', tags: 'a, b  c,', forward_query: true })).toEqual({
-      original_url: 'https://e.com', max_visits: 3, password: 'pw-pw-pw-pw', tags: ['a', 'b', 'c'], forward_query: true,
+    expect(createBody({ ...EMPTY_LINK_VALUES, original_url: ' https://example.com/x ' })).toEqual({
+      original_url: 'https://example.com/x',
+    });
+    expect(
+      createBody({
+        ...EMPTY_LINK_VALUES,
+        original_url: 'https://e.com',
+        max_visits: '3',
+        password: 'pw-pw-pw-pw',
+        tags: 'a, b  c,',
+        forward_query: true,
+      }),
+    ).toEqual({
+      original_url: 'https://e.com',
+      max_visits: 3,
+      password: 'pw-pw-pw-pw',
+      tags: ['a', 'b', 'c'],
+      forward_query: true,
     });
     expect(tagsFromText(' , ')).toEqual([]);
   });
 
   it('when a number is mistyped, then it is sent as typed, so the API names what is wrong beside the field', () => {
-    expect(createBody({ ...EMPTY_LINK_VALUES, original_url: 'https://e.com', max_visits: 'ten' }).max_visits).toBe('ten');
+    expect(createBody({ ...EMPTY_LINK_VALUES, original_url: 'https://e.com', max_visits: 'ten' }).max_visits).toBe(
+      'ten',
+    );
   });
 
   it('when editing, then the patch holds only what changed; an emptied field is null (cleared)', () => {
     const values = valuesFromLink(link);
     expect(values).toMatchObject({ max_visits: '5', tags: 'one, two', password: '', removePassword: false });
     expect(patchBody(link, values)).toEqual({});
-    expect(patchBody(link, { ...values, original_url: 'https://example.com/b' })).toEqual({ original_url: 'https://example.com/b' });
+    expect(patchBody(link, { ...values, original_url: 'https://example.com/b' })).toEqual({
+      original_url: 'https://example.com/b',
+    });
     expect(patchBody(link, { ...values, max_visits: '', tags: '' })).toEqual({ max_visits: null, tags: null });
     expect(patchBody(link, { ...values, tags: 'two,one' })).toEqual({ tags: ['two', 'one'] });
     expect(values.aliases).toBe('summer-sale');
-    expect(patchBody(link, { ...values, aliases: 'summer-sale Winter_2026' })).toEqual({ aliases: ['summer-sale', 'Winter_2026'] });
+    expect(patchBody(link, { ...values, aliases: 'summer-sale Winter_2026' })).toEqual({
+      aliases: ['summer-sale', 'Winter_2026'],
+    });
     expect(patchBody(link, { ...values, aliases: ' ' })).toEqual({ aliases: null });
-    expect(createBody({ ...EMPTY_LINK_VALUES, original_url: 'https://e.com', aliases: 'a-b, C_d' })).toEqual({ original_url: 'https://e.com', aliases: ['a-b', 'C_d'] });
+    expect(createBody({ ...EMPTY_LINK_VALUES, original_url: 'https://e.com', aliases: 'a-b, C_d' })).toEqual({
+      original_url: 'https://e.com',
+      aliases: ['a-b', 'C_d'],
+    });
     expect(values.title).toBe('The A page');
     expect(patchBody(link, { ...values, title: '  ' })).toEqual({ title: null });
     expect(patchBody(link, { ...values, title: 'Renamed ' })).toEqual({ title: 'Renamed' });
@@ -56,7 +81,9 @@ describe('the link form and the bodies it sends', () => {
   });
 
   it('when the password is left empty it is kept; a new one replaces it; "remove" clears it', () => {
-    expect(patchBody(link, { ...valuesFromLink(link), password: 'new-password' })).toEqual({ password: 'new-password' });
+    expect(patchBody(link, { ...valuesFromLink(link), password: 'new-password' })).toEqual({
+      password: 'new-password',
+    });
     expect(patchBody(link, { ...valuesFromLink(link), removePassword: true })).toEqual({ password: null });
     expect(patchBody({ ...link, has_password: false }, { ...valuesFromLink(link), removePassword: true })).toEqual({});
   });

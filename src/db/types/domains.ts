@@ -13,6 +13,9 @@ export interface DomainsTable {
   root_redirect: string | null;
   not_found_redirect: string | null;
   expired_redirect: string | null;
+  /** SPEC §21 app links, JSON text served on the domain's host (an object, an array); null: none (migration 042) */
+  apple_app_site_association: Generated<string | null>;
+  android_asset_links: Generated<string | null>;
   /** the last daily re-check of a verified domain */
   checked_at: number | null;
   /** since when re-checks have failed (null: the last one passed); 7 days of it and no new links */

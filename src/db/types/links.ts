@@ -39,6 +39,8 @@ export interface LinksTable {
   tags: Generated<string>;
   /** at most 200 characters; null: none */
   title: Generated<string | null>;
+  /** SPEC §21: the card unfurlers get, JSON `{ title, description?, image_url? }`; null: none (migration 042) */
+  preview: Generated<string | null>;
   /** the live aliases (SPEC §20), comma-separated in the order given (a copy of link_codes for reading) */
   aliases: Generated<string>;
   /** when an admin disabled the link (visits answer 410 LINK_DISABLED); null: not disabled */

@@ -3,6 +3,7 @@ import { isoTime } from '../../lib/common.schemas.js';
 import { STOP_AFTER_FAILING_MS } from './domain-registry.js';
 import { httpPathOf, txtNameOf, txtValueOf } from './domain-verification.js';
 import type { Domain } from './domains.schemas.js';
+import { appLinkValue } from '../../lib/app-links.js';
 
 export const domainEtag = (row: Pick<DomainRow, 'id' | 'version'>): string => `"domain-${row.id}-v${row.version}"`;
 
@@ -31,6 +32,8 @@ export function domainRecord(row: DomainRow, now: number): Domain {
     root_redirect: row.root_redirect,
     not_found_redirect: row.not_found_redirect,
     expired_redirect: row.expired_redirect,
+    apple_app_site_association: appLinkValue(row.apple_app_site_association),
+    android_asset_links: appLinkValue(row.android_asset_links),
     status,
     status_message: row.check_message,
     accepts_links: status !== 'stopped',

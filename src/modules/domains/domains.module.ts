@@ -4,6 +4,7 @@ import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { NOTHING_BLOCKED, type HostBlocklist } from '../../lib/host-blocklist.js';
+import type { AppLinkDocument } from '../../lib/app-links.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { UsersRepository } from '../users/index.js';
 import { clearBlockedFallbacks } from './blocked-fallbacks.js';
@@ -35,6 +36,8 @@ export interface DomainsModuleDeps {
   changeOrigin: string;
   /** BLOCKED_HOSTS_FILE's list: fallbacks to a blocked host are refused (SPEC §25); default: nothing blocked */
   blockedHosts?: HostBlocklist;
+  /** SPEC §21: the default domain's app-links document (JSON text; null: none); default: none */
+  defaultAppLinks?: (name: AppLinkDocument) => Promise<string | null>;
 }
 
 /**
@@ -72,9 +75,19 @@ export async function createDomainsModule(deps: DomainsModuleDeps) {
     apiRoutes: async (api, { basePath, version }) => {
       await api.register(domainsRoutes, { domains, basePath, version });
     },
-    /** GET /.well-known/ferry-verification/{token} and GET /internal/tls/allowed, at the root */
+    /**
+     * GET /.well-known/ferry-verification/{token}, GET /internal/tls/allowed and the app links'
+     * /.well-known/apple-app-site-association and /.well-known/assetlinks.json, at the root
+     */
     rootRoutes: async (scope: Parameters<typeof domainsPublicRoutes>[0]) => {
-      await scope.register(domainsPublicRoutes, { domains, registry });
+      await scope.register(domainsPublicRoutes, {
+        domains,
+        registry,
+        appLinks: {
+          ofDomain: (id, name) => repository.appLink(id, name),
+          ofDefault: deps.defaultAppLinks ?? (() => Promise.resolve(null)),
+        },
+      });
     },
     /** clears every fallback to a host BLOCKED_HOSTS_FILE blocks (SPEC §25; `ferry admin`); how many */
     clearBlockedFallbacks: () => clearBlockedFallbacks(deps, deps.blockedHosts ?? NOTHING_BLOCKED),

@@ -5,6 +5,7 @@ import { recordEvent, type DomainEvent } from '../../db/outbox.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import type { Insertable, Updateable } from 'kysely';
 import { claimsOf, insertClaim, retireDomainCodes } from './domain-claims.js';
+import type { AppLinkDocument } from '../../lib/app-links.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -17,6 +18,12 @@ function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
   return {
     async all(): Promise<DomainRow[]> {
       return db.selectFrom('domains').selectAll().execute();
+    },
+
+    /** A domain's app-links document (SPEC §21) as stored: JSON text, null when it has none. */
+    async appLink(id: number, name: AppLinkDocument): Promise<string | null> {
+      const row = await db.selectFrom('domains').select(name).where('id', '=', id).executeTakeFirst();
+      return row?.[name] ?? null;
     },
 
     async findById(id: number, tx: Db = db): Promise<DomainRow | undefined> {

@@ -150,7 +150,7 @@ const changeRoutes: FastifyPluginAsyncTypebox<DomainsRoutesOptions> = async (app
         operationId: 'updateDomain',
         tags,
         summary:
-          'Change a domain: its fallbacks and scheme (owner or admin; JSON merge patch); an admin may change its owner',
+          'Change a domain: its fallbacks, scheme and app links (owner or admin; JSON merge patch); an admin may change its owner',
         params: DomainParams,
         body: edge.patchBody,
         description:

@@ -2,6 +2,7 @@ import Type, { type Static } from 'typebox';
 import { renameSchemaProperties, toCamel } from '../../lib/case-mapping.js';
 import { Id, IdParam, Instant, NO_CONTROL_CHARACTERS } from '../../lib/common.schemas.js';
 import { paginationQuery, sortQuery } from '../../lib/pagination.js';
+import { AndroidAssetLinks, AppleAppSiteAssociation } from '../../lib/app-links.js';
 
 /** SPEC §19. v1 snake_case, v2 camelCase (the same mapping as links, SPEC §9). */
 export const HOSTNAME_MAX = 253;
@@ -30,6 +31,9 @@ const editable = {
   root_redirect: FallbackUrl('on GET / (the root of the domain)'),
   not_found_redirect: FallbackUrl('instead of a 404 (unknown or deleted code)'),
   expired_redirect: FallbackUrl('instead of a 410 (expired or used-up link)'),
+  // SPEC §21: served on this domain's host once it is verified; never the instance's (the default domain's).
+  apple_app_site_association: AppleAppSiteAssociation,
+  android_asset_links: AndroidAssetLinks,
 };
 
 export const DomainSchema = Type.Object(
@@ -103,6 +107,8 @@ export const DomainSchema = Type.Object(
         root_redirect: null,
         not_found_redirect: null,
         expired_redirect: null,
+        apple_app_site_association: null,
+        android_asset_links: null,
         status: 'pending',
         status_message: null,
         accepts_links: true,
@@ -159,7 +165,8 @@ export const DomainPatchSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'JSON merge patch (RFC 7396): the fallbacks and the scheme; null clears one',
+    description:
+      'JSON merge patch (RFC 7396): the fallbacks, the scheme and the app links; null clears one (an app-links document is replaced whole, not merged)',
     examples: [{ not_found_redirect: 'https://example.com/' }],
   },
 );

@@ -14,6 +14,7 @@ import type { DomainCreate, DomainPatch } from './domains.schemas.js';
 import { assertFallbacksAllowed, checkFallbackUrl } from './fallback-url.js';
 import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import { normalizeHostname } from './hostname.js';
+import { APP_LINK_DOCUMENTS, appLinkText, type AppLinkDocument } from '../../lib/app-links.js';
 
 export interface DomainWritesDeps {
   domains: Pick<DomainsRepository, 'findById' | 'claimsOf' | 'insert' | 'update' | 'countLinks' | 'remove'>;
@@ -44,6 +45,16 @@ function fallbackChanges(
     const problem = checkFallbackUrl(value, hostname);
     if (problem) details.push({ field, message: problem });
     else out[field] = value;
+  }
+  return out;
+}
+
+/** SPEC §21: the app-links documents that were sent, as stored text (null clears one); too large: a detail. */
+function appLinkChanges(input: Partial<Pick<DomainCreate, AppLinkDocument>>, details: ErrorDetail[]): DomainChanges {
+  const out: DomainChanges = {};
+  for (const field of Object.keys(APP_LINK_DOCUMENTS) as AppLinkDocument[]) {
+    const text = appLinkText(input[field], field, details);
+    if (text !== undefined) out[field] = text;
   }
   return out;
 }
@@ -103,7 +114,7 @@ async function patchChanges(
       ]);
     if (!(await users.findById(input.owner_id))) details.push({ field: 'owner_id', message: 'no user has this id' });
   }
-  const changes = fallbackChanges(input, row.hostname, details);
+  const changes = { ...fallbackChanges(input, row.hostname, details), ...appLinkChanges(input, details) };
   if (details.length) throw validationError(details, 'Request body is invalid');
   if (input.scheme !== undefined) changes.scheme = input.scheme;
   if (input.owner_id !== undefined) changes.owner_id = input.owner_id;
@@ -147,6 +158,7 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       const details: ErrorDetail[] = [];
       const hostname = newHostname(input.hostname, defaultHost, details);
       const changes = fallbackChanges(input, hostname ?? '', details);
+      const appLinks = appLinkChanges(input, details);
       if (details.length || hostname === null) throw validationError(details, 'Request body is invalid');
       assertFallbacksAllowed(changes, deps.blockedHosts);
       const claims = await domains.claimsOf(hostname);
@@ -158,6 +170,7 @@ export function createDomainWrites(deps: DomainWritesDeps) {
             ...newClaimRow(hostname, ownerId, clock.now()),
             scheme: input.scheme ?? null,
             ...changes,
+            ...appLinks,
           }),
         );
       } catch (err) {

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import { renameSchemaProperties, toCamel } from '../../lib/case-mapping.js';
 import { REGISTRATION_MODES } from '../../config.js';
+import { AndroidAssetLinks, AppleAppSiteAssociation } from '../../lib/app-links.js';
 
 /**
  * The command that creates the first admin on the server (the `ferry` CLI, SPEC §18), as it runs there: the tool
@@ -39,11 +40,41 @@ export const InstanceSchema = Type.Object(
           '(`<username>` stands for the name to give it). null otherwise',
       },
     ),
+    // SPEC §21: the default domain's app links (a domain's own are on the domain, never these).
+    apple_app_site_association: AppleAppSiteAssociation,
+    android_asset_links: AndroidAssetLinks,
   },
   {
     $id: 'Instance',
     additionalProperties: false,
-    examples: [{ registration: 'approval', anonymous_links: true, first_admin_command: null }],
+    examples: [
+      {
+        registration: 'approval',
+        anonymous_links: true,
+        first_admin_command: null,
+        apple_app_site_association: null,
+        android_asset_links: null,
+      },
+    ],
+  },
+);
+
+const readOnly = Type.Optional(Type.Unknown({ description: 'Read-only; ignored' }));
+
+/** PATCH /instance (admins): the default domain's app links; the read-only fields may be echoed back. */
+export const InstancePatchSchema = Type.Object(
+  {
+    apple_app_site_association: Type.Optional(AppleAppSiteAssociation),
+    android_asset_links: Type.Optional(AndroidAssetLinks),
+    registration: readOnly,
+    anonymous_links: readOnly,
+    first_admin_command: readOnly,
+  },
+  {
+    additionalProperties: false,
+    description:
+      "JSON merge patch (RFC 7396) of the default domain's app links: a document sent replaces the stored one whole; null clears it",
+    examples: [{ android_asset_links: null }],
   },
 );
 

@@ -14,6 +14,8 @@ export { MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH, type Link } from './links.sche
 export { ALIAS_PATTERN } from '../../lib/link-code.js';
 export { LINK_CSV_COLUMNS } from './links.export.js';
 export { NO_VISIT_CACHE, type VisitCache } from './visit-cache.js';
+/** SPEC §21: a link's preview for unfurlers, as the redirect reads it from its row. */
+export { previewOf, type LinkPreview } from './link-preview.js';
 export type { LinkImports, NewImportedLink } from './link-imports.js';
 export type {
   CheckedLink,

@@ -10,6 +10,7 @@ import { checkOriginalUrl } from './original-url.js';
 import type { TargetCheck } from './imported-link-rules.js';
 import { isReservedCode } from './short-code.js';
 import { checkRules, rulesOf, rulesText, type RuleDestination, type RuleInput } from './rules/index.js';
+import { previewText } from './link-preview.js';
 
 /** A creation body that passed every rule, its password already hashed: what the repository inserts. */
 export interface LinkDraft {
@@ -136,6 +137,7 @@ function draftFields(
   expiresAt: number | null,
   passwordHash: string | null,
   rules: string | null,
+  preview: string | null,
 ): LinkDraft['fields'] {
   return {
     original_url: url,
@@ -147,6 +149,7 @@ function draftFields(
     title: titleText(input.title),
     aliases: aliasesText(input.aliases),
     rules,
+    preview,
   };
 }
 
@@ -170,6 +173,21 @@ const rulesReplacement =
   };
 
 /**
+ * A code sent on creation must not name a path of this service; on a PATCH (`current`: the link's code) it may
+ * only be echoed unchanged.
+ */
+function checkShortCode(sent: string | undefined, current: string | null, details: ErrorDetail[]): void {
+  if (sent === undefined) return;
+  if (current === null && isReservedCode(sent))
+    details.push({ field: 'short_code', message: 'is reserved: it names a path of this service' });
+  if (current !== null && sent !== current)
+    details.push({
+      field: 'short_code',
+      message: 'cannot change: a printed link must keep pointing where it is managed',
+    });
+}
+
+/**
  * The rules of a link's fields beyond their schema (SPEC §6, §13), shared by creation, PATCH and bulk
  * creation: every offending field is reported at once, and nothing is hashed before the rest is valid.
  */
@@ -191,19 +209,16 @@ export function createLinkInput(deps: {
       const details: ErrorDetail[] = [];
       const url = checkUrl(input.original_url, details);
       checkOwnedRules(anonymous, input, details);
-      if (input.short_code !== undefined && isReservedCode(input.short_code))
-        details.push({ field: 'short_code', message: 'is reserved: it names a path of this service' });
+      checkShortCode(input.short_code, null, details);
       checkAliases(input.aliases, input.short_code, details);
       const expiresAt = checkExpiry(input.expires_at ?? null, now, details);
       const rules = rulesFrom(input.rules ?? [], null, details);
+      const preview = previewText(input.preview, details) ?? null;
       if (details.length || url === null) throw validationError(details, 'Request body is invalid');
       assertNotBlocked(url, rules.destinations);
-      return {
-        prepared: true,
-        shortCode: input.short_code,
-        domain: input.domain,
-        fields: draftFields(input, url, expiresAt, await hashOf(input.password ?? null), rulesText(rules.rules)),
-      };
+      const passwordHash = await hashOf(input.password ?? null);
+      const fields = draftFields(input, url, expiresAt, passwordHash, rulesText(rules.rules), preview);
+      return { prepared: true, shortCode: input.short_code, domain: input.domain, fields };
     },
 
     /** The columns a merge patch changes; `short_code` may only be echoed unchanged. */
@@ -215,11 +230,7 @@ export function createLinkInput(deps: {
       const details: ErrorDetail[] = [];
       const changes: LinkChanges = {};
       checkOwnedRules(current.user_id === null, input, details);
-      if (input.short_code !== undefined && input.short_code !== current.short_code)
-        details.push({
-          field: 'short_code',
-          message: 'cannot change: a printed link must keep pointing where it is managed',
-        });
+      checkShortCode(input.short_code, current.short_code, details);
       if (input.original_url !== undefined) {
         const url = checkUrl(input.original_url, details);
         if (url !== null) changes.original_url = url;
@@ -227,6 +238,8 @@ export function createLinkInput(deps: {
       if (input.expires_at !== undefined) changes.expires_at = checkExpiry(input.expires_at, now, details);
       checkAliases(input.aliases, current.short_code, details);
       const rules = input.rules === undefined ? null : rulesFrom(input.rules ?? [], current.rules, details);
+      const preview = previewText(input.preview, details);
+      if (preview !== undefined) changes.preview = preview;
       if (details.length) throw validationError(details, 'Request body is invalid');
       assertNotBlocked(changes.original_url ?? null, rules?.destinations);
       if (rules !== null) changes.rules = rulesText(rules.rules);

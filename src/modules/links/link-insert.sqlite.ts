@@ -20,6 +20,7 @@ const COLUMNS = [
   'title',
   'aliases',
   'rules',
+  'preview',
 ] as const;
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 

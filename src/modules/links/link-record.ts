@@ -2,6 +2,7 @@ import type { LinkRow } from '../../db/types.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import { aliasesOf, tagsOf } from './links.repository.js';
 import type { Link } from './links.schemas.js';
+import { previewOf } from './link-preview.js';
 
 /** Where a link lives (link-domains.ts): its short URL on its domain, and the domain's name (null: the default one). */
 export interface LinkAddress {
@@ -33,4 +34,5 @@ export const linkRecord =
     aliases: aliasesOf(row),
     disabled: row.disabled_at !== null,
     disabled_reason: row.disabled_reason,
+    preview: previewOf(row.preview),
   });

@@ -20,6 +20,7 @@ import {
   Title,
 } from './link-fields.schemas.js';
 import { MAX_RULES, RuleInputSchema, RULES_RULE, RulesInput } from './rules/index.js';
+import { PreviewInput } from './link-preview.js';
 
 const readOnly = Type.Optional(Type.Unknown({ description: 'Read-only; ignored' }));
 /** Read-only fields a client may echo back from a GET (SPEC §1). */
@@ -52,6 +53,7 @@ export const LinkCreateSchema = Type.Object(
     aliases: Type.Optional(Aliases),
     domain: Type.Optional(DomainName),
     rules: Type.Optional(RulesInput),
+    preview: Type.Optional(PreviewInput),
     ...echoed,
   },
   {
@@ -115,6 +117,7 @@ export const LinkPatchSchema = Type.Object(
         description: `Replaces the list (as PUT /links/{code}/rules does): ${RULES_RULE}; null or [] removes them`,
       }),
     ),
+    preview: Type.Optional(PreviewInput),
     short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
     domain: Type.Optional(
       Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$' }), Type.Null()], {
@@ -127,7 +130,7 @@ export const LinkPatchSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases and rules',
+      'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules and preview',
     examples: [{ original_url: 'https://example.com/fixed-typo', max_visits: 100, password: null }],
   },
 );

@@ -211,7 +211,7 @@ function registerLinkChanges(app: LinksApp, { edge, tags, opts: { links } }: Lin
         summary:
           'Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance',
         description:
-          'original_url, expires_at, max_visits, forward_query, tags, password, title, aliases and domain may change; short_code may not. If-Match with a stale ETag: 412. ' +
+          'original_url, expires_at, max_visits, forward_query, tags, password, title, aliases, preview and domain may change; short_code may not. If-Match with a stale ETag: 412. ' +
           'An alias (or, moving domains, the code) taken on the domain: 409 CONFLICT. ' +
           'Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. ' +
           'A target on a blocked host: 422 DESTINATION_BLOCKED.',

@@ -20,6 +20,7 @@ import {
 } from './link-fields.schemas.js';
 import { LinkCreateSchema } from './link-requests.schemas.js';
 import { RuleListSchema, RuleSchema } from './rules/index.js';
+import { PreviewOutput } from './link-preview.js';
 
 export { MAX_ALIASES, MAX_DISABLED_REASON_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from './link-fields.schemas.js';
 export { LinkCreateSchema, LinkPatchSchema, type LinkCreate, type LinkPatch } from './link-requests.schemas.js';
@@ -74,6 +75,7 @@ export const LinkSchema = Type.Object(
     disabled_reason: DisabledReason(
       'Why an admin disabled the link, for its owner and admins (visitors are not shown it); null: not disabled, or no reason given',
     ),
+    preview: PreviewOutput,
   },
   {
     $id: 'Link',
@@ -100,6 +102,7 @@ export const LinkSchema = Type.Object(
         aliases: ['spring-sale'],
         disabled: false,
         disabled_reason: null,
+        preview: null,
       },
     ],
   },

@@ -1,5 +1,6 @@
 import type { Clock } from '../../lib/clock.js';
 import type { CompiledRules } from '../links/index.js';
+import type { LinkPreview } from '../links/index.js';
 
 /**
  * What a visit must check before it is redirected (visit-policy.ts). null on a target: none of it, and the
@@ -11,6 +12,8 @@ export interface VisitRules {
   passwordHash: string | null;
   /** SPEC §21: the link's routing rules, compiled when the link was cached; null: always original_url */
   routing: CompiledRules | null;
+  /** what the compiled rules are estimated to hold in memory, for LINK_CACHE_BYTES (entryBytes); absent: 0 */
+  routingBytes?: number;
 }
 
 /** What a code resolves to on the redirect path. */
@@ -24,6 +27,8 @@ export type RedirectTarget =
       url: string;
       expiresAt: number | null;
       rules: VisitRules | null;
+      /** SPEC §21: what unfurlers are shown instead of the redirect; null: none (the fast path may answer) */
+      preview: LinkPreview | null;
     }
   /** a tombstone of an expired link: 410 */
   | { kind: 'expired' }
@@ -69,10 +74,27 @@ export const LINK_ENTRY_BYTES = 384;
 export const MISS_ENTRY_BYTES = 128;
 
 /** An entry's estimated heap cost: the fixed part plus one byte per character of its strings (one-byte strings). */
+/** a preview's object and its three fields, beside the characters of its strings */
+const PREVIEW_BYTES = 96;
+/**
+ * Compiled rules (SPEC §21) are objects, arrays, sets and parsed CIDRs for what their stored JSON spells out:
+ * charged at this many bytes per character of that JSON (an estimate, not yet measured as bench/link-cache-bytes.ts measures a plain link).
+ */
+export const ROUTING_BYTES_PER_JSON_CHAR = 4;
+
 export function entryBytes(key: string, target: RedirectTarget): number {
   if (target.kind !== 'link') return MISS_ENTRY_BYTES + key.length;
   const alias = target.alias === null || target.alias === key ? 0 : target.alias.length;
-  return LINK_ENTRY_BYTES + key.length + target.code.length + alias + target.url.length;
+  const preview = target.preview === null ? 0 : PREVIEW_BYTES + JSON.stringify(target.preview).length;
+  return (
+    LINK_ENTRY_BYTES +
+    key.length +
+    target.code.length +
+    alias +
+    target.url.length +
+    (target.rules?.routingBytes ?? 0) +
+    preview
+  );
 }
 
 interface Entry {

@@ -1,6 +1,7 @@
 import { compileRules } from '../links/index.js';
-import type { RedirectTarget, VisitRules } from './link-cache.js';
+import { ROUTING_BYTES_PER_JSON_CHAR, type RedirectTarget, type VisitRules } from './link-cache.js';
 import type { CodeLookup } from './redirect.repository.js';
+import { previewOf } from '../links/index.js';
 
 /**
  * What a name (a code or an alias, SPEC §20) resolves to on the redirect path, from the one lookup of
@@ -16,6 +17,7 @@ function rulesOf(found: CodeLookup): VisitRules | null {
         forwardQuery: Boolean(found.forward_query),
         passwordHash: found.password_hash,
         routing,
+        routingBytes: found.rules == null ? 0 : found.rules.length * ROUTING_BYTES_PER_JSON_CHAR,
       };
 }
 
@@ -37,6 +39,7 @@ export const toTarget = (name: string, found: CodeLookup | undefined): RedirectT
       url: found.original_url,
       expiresAt: found.expires_at,
       rules: rulesOf(found),
+      preview: previewOf(found.preview ?? null),
     };
   }
   return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };

@@ -21,7 +21,10 @@ import { visitContexts } from './visit-context.js';
 import { createVisitPolicy } from './visit-policy.js';
 
 export interface RedirectModuleDeps {
-  config: Pick<Config, 'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkCacheBytes' | 'trustProxy'>;
+  config: Pick<
+    Config,
+    'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkCacheBytes' | 'trustProxy' | 'publicBaseUrl'
+  >;
   storage: Pick<Storage, 'db' | 'sqlite'>;
   clock: Clock;
   /** the domains module's directory (SPEC §19): the domain a visit's host names; default: only the default domain */
@@ -58,13 +61,13 @@ export interface RedirectModuleDeps {
 const redirectAccessLog = (level: LogLevel): boolean => level === 'debug' || level === 'trace';
 
 /**
- * A redirect is answered only once its click is durable (ClickSink.settled: in the journal's file, in the Redis
- * stream; nothing to wait for in memory alone): an instance killed after answering then loses no click
- * (docs/deployment.md and the README measure the cost).
+ * A redirect (and an unfurler's preview page, the only 200 here) is answered only once its click is durable
+ * (ClickSink.settled: in the journal's file, in the Redis stream; nothing to wait for in memory alone): an
+ * instance killed after answering then loses no click (docs/deployment.md and the README measure the cost).
  */
 function awaitDurableClicks(scope: FastifyInstance, settled: () => Promise<void> | null): void {
   scope.addHook('onSend', (_request, reply, payload, done) => {
-    const pending = reply.statusCode >= 300 && reply.statusCode < 400 ? settled() : null;
+    const pending = reply.statusCode >= 200 && reply.statusCode < 400 ? settled() : null;
     if (pending) void pending.then(() => done(null, payload));
     else done(null, payload);
   });
@@ -86,6 +89,7 @@ function visitPolicyFor(deps: RedirectModuleDeps, cache: LinkCache) {
     ...(deps.passwordHashBudget ? { hashBudget: deps.passwordHashBudget } : {}),
     status: deps.config.redirectStatus,
     clock: deps.clock,
+    publicBaseUrl: deps.config.publicBaseUrl,
   });
 }
 

@@ -41,6 +41,26 @@ const redirect = (status: number, kind: 'get' | 'post') => ({
   type: 'null',
 });
 
+/** SPEC §21: what a link unfurler gets for a link with a preview, instead of the redirect. */
+const previewResponse = {
+  description:
+    "A link unfurler's visit (Slack, Discord, X, Facebook, LinkedIn, WhatsApp, Telegram, iMessage, Mastodon: by User-Agent) " +
+    "to a link with a preview: a page of Open Graph and Twitter card tags (og:url the short URL), counted as a bot's click. Everyone else is redirected",
+  headers: {
+    'Cache-Control': { type: 'string', description: 'private, no-store: the answer depends on the user agent' },
+    Vary: { type: 'string', description: 'User-Agent' },
+  },
+  content: {
+    'text/html': {
+      schema: Type.String({
+        maxLength: 65536,
+        pattern: '^<!doctype html>',
+        description: 'The page: <meta property="og:…"> and <meta name="twitter:…"> tags, every value HTML-escaped',
+      }),
+    },
+  },
+};
+
 /** What GET and POST /{code} answer, for the OpenAPI document (the pages and the envelope are alternatives). */
 export function redirectResponses(status: number, kind: 'get' | 'post'): Record<number, unknown> {
   const fallback = {
@@ -52,6 +72,7 @@ export function redirectResponses(status: number, kind: 'get' | 'post'): Record<
     type: 'null',
   };
   return {
+    ...(kind === 'get' ? { 200: previewResponse } : {}),
     ...(status === 302 ? {} : { 302: fallback }),
     [status]:
       status === 302

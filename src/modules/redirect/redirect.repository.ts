@@ -13,6 +13,8 @@ export interface CodeLookup {
   short_code: string | null;
   /** SPEC §21: the routing rules as stored (JSON), compiled once into the cached target */
   rules: string | null;
+  /** SPEC §21: the preview for unfurlers, JSON text (links/link-preview.ts); null: none */
+  preview: string | null;
   retired_reason: 'deleted' | 'expired' | null;
 }
 
@@ -29,6 +31,7 @@ const LOOKUP_COLUMNS = [
   'disabled_at',
   'short_code',
   'rules',
+  'preview',
 ] as const;
 // The namespace of (domain, code) decides: a code names its link by id (link_codes.link_id), so other names of
 // a link can share the lookup.
@@ -76,6 +79,7 @@ export function createRedirectQueries(storage: Pick<Storage, 'db' | 'sqlite'>) {
           'l.disabled_at as disabled_at',
           'l.short_code as short_code',
           'l.rules as rules',
+          'l.preview as preview',
           'c.retired_reason as retired_reason',
         ])
         .where('c.domain_id', '=', domainId)

@@ -5,6 +5,7 @@ import { buildClickEvent, type ClickSink, type RecordAddress } from '../clicks/i
 import type { Clock } from '../../lib/clock.js';
 import { assertPlainBody } from '../../plugins/content-type.js';
 import { refuse } from './redirect-refusal.js';
+import { ERROR_PAGE_CSP } from './redirect-page.js';
 import { redirectResponses } from './redirect.openapi.js';
 import { RESERVED_CODES } from '../links/index.js';
 import { ALIAS_PATTERN } from '../../lib/link-code.js';
@@ -70,7 +71,7 @@ function answerVisit(
   context: VisitContext,
 ): FastifyReply {
   const { clicks, clock } = opts;
-  if (decision.kind !== 'redirect') return refuse(request, reply, decision, clock);
+  if (decision.kind !== 'redirect' && decision.kind !== 'preview') return refuse(request, reply, decision, clock);
   const { link } = decision;
   // HEAD answers the same headers and is not a visit; a domain's fallback follows no link.
   if (link !== null && request.method !== 'HEAD') {
@@ -80,11 +81,23 @@ function answerVisit(
       alias: link.alias,
       clickedAt: clock.now(),
       domain: decision.domain,
-      rule: decision.rule,
-      variant: decision.variant,
+      // an unfurler's card is no routed visit (it is a bot's, which rules never assign)
+      rule: decision.kind === 'redirect' ? decision.rule : null,
+      variant: decision.kind === 'redirect' ? decision.variant : null,
       visitor: context,
     };
     clicks.enqueue(buildClickEvent(facts, opts.recordAddress));
+  }
+  if (decision.kind === 'preview') {
+    // An unfurler's card (SPEC §21): its click above is a bot's (the visit's agent said so).
+    return reply
+      .code(200)
+      .headers(decision.headers)
+      .header('content-security-policy', ERROR_PAGE_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .type('text/html; charset=utf-8')
+      .send(decision.html);
   }
   // Location is the stored URL verbatim (validated at creation: printable ASCII, no CR/LF), or with the
   // visit's query appended, percent-encoded where needed (visit-policy.ts).

@@ -13,6 +13,7 @@ import { createRouting, type Routed } from './visit-routing.js';
 type Chosen = string | Routed;
 
 export { cookieValue, variantCookieName } from './visit-routing.js';
+import { createPreviews, REDIRECT_CACHE_CONTROL, type PreviewAnswer } from './visit-preview.js';
 
 /** What the policy needs to know of one visit. */
 export interface Visit {
@@ -34,7 +35,10 @@ type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
 /** Where a cached link keeps its fast-path redirect (decideFromCache): made once per link, not per visit. */
 const FAST_REDIRECT = Symbol('fast redirect');
 type MemoTarget = LinkTarget & { [FAST_REDIRECT]?: Redirect };
-type VisitDomain = Pick<DomainEntry, 'id' | 'hostname' | 'notFoundRedirect' | 'expiredRedirect' | 'rootRedirect'>;
+type VisitDomain = Pick<
+  DomainEntry,
+  'id' | 'hostname' | 'scheme' | 'notFoundRedirect' | 'expiredRedirect' | 'rootRedirect'
+>;
 
 /** A visit's redirect, whole: the route and the fast path write exactly this. */
 export interface Redirect {
@@ -65,10 +69,11 @@ export type Refusal =
   /** 429: too many wrong passwords for this link from this address */
   | { kind: 'throttled'; retryAfterSeconds: number };
 
-export type VisitDecision = Redirect | Refusal;
+export type { PreviewAnswer } from './visit-preview.js';
+export type VisitDecision = Redirect | PreviewAnswer | Refusal;
 
 /** Every visit must reach the service to be counted (SPEC §6). */
-export const REDIRECT_CACHE_CONTROL = 'private, no-store';
+export { REDIRECT_CACHE_CONTROL } from './visit-preview.js';
 /** A domain's fallback is a temporary redirect: a link made later on that code must be reachable at once. */
 export const FALLBACK_STATUS = 302;
 /** The password form's answer: See Other, so the browser follows with a GET and a reload does not post again. */
@@ -115,6 +120,8 @@ export interface VisitPolicyDeps {
   clock?: Clock;
   /** a split's draw, uniform in [0, 1); default Math.random (tests count it) */
   random?: () => number;
+  /** PUBLIC_BASE_URL: a preview's og:url is the link's short URL on its domain */
+  publicBaseUrl: string;
 }
 
 /** A link's redirect or a domain's fallback, as the visit gets it. */
@@ -227,16 +234,19 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
 export function createVisitPolicy(deps: VisitPolicyDeps) {
   const { resolver, domains, status } = deps;
   const verdictOf = createLinkVerdict(deps);
+  const previewFor = createPreviews(deps.publicBaseUrl);
   const finish = (
     verdict: Chosen | Refusal,
     target: RedirectTarget,
     visit: Visit,
     domain: VisitDomain | undefined,
   ): VisitDecision => {
+    if (typeof verdict !== 'string' && verdict.kind !== 'routed') return fallbackOr(verdict, domain);
+    const preview = previewFor(target as LinkTarget, visit, domain);
+    if (preview) return preview;
     const code = visit.method === 'POST' ? FORM_STATUS : status;
     if (typeof verdict === 'string') return redirectTo(verdict, code, target as LinkTarget, domain);
-    if (verdict.kind === 'routed') return redirectTo(verdict.url, code, target as LinkTarget, domain, verdict);
-    return fallbackOr(verdict, domain);
+    return redirectTo(verdict.url, code, target as LinkTarget, domain, verdict);
   };
 
   return {
@@ -254,14 +264,15 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
 
     /**
      * The fast path's question: the redirect of a GET or HEAD with no query, when memory alone decides it (a
-     * cached live link with no visit rules); undefined for anything else, which the route then decides. The
-     * answer depends on the link and its domain only, so it is made once and kept on the cached target (a
-     * changed link is a new target): the caller must not change it.
+     * cached live link with no visit rules and no preview (whose answer depends on the user agent); undefined for
+     * anything else, which the route then decides. The answer depends on the link and its domain only, so it is
+     * made once and kept on the cached target (a changed link is a new target): the caller must not change it.
      */
     decideFromCache(host: string | undefined, name: string): Redirect | undefined {
       const domain = domains.servedBy(host);
       const target = resolver.cached(name, domain?.id ?? 0) as MemoTarget | undefined;
-      if (target === undefined || target.kind !== 'link' || target.rules !== null) return undefined;
+      if (target === undefined || target.kind !== 'link' || target.rules !== null || target.preview !== null)
+        return undefined;
       const memo = target[FAST_REDIRECT];
       if (memo !== undefined && memo.domain === domain?.hostname) return memo;
       const redirect = redirectTo(target.url, status, target, domain);

@@ -32,11 +32,20 @@ describe.each(engines)('first run on %s', (engine) => {
       expect(info.status).toBe(200);
       expect(info.headers['cache-control']).toBe('private, no-cache');
       const command = 'npx ferry admin create <username>';
-      expect(info.body).toEqual({ registration: 'approval', anonymous_links: true, first_admin_command: command });
+      // The default domain's app links (SPEC §21) are unset on a fresh instance.
+      expect(info.body).toEqual({
+        registration: 'approval',
+        anonymous_links: true,
+        first_admin_command: command,
+        apple_app_site_association: null,
+        android_asset_links: null,
+      });
       expect((await t.request({ url: '/api/v2/instance' })).body).toEqual({
         registration: 'approval',
         anonymousLinks: true,
         firstAdminCommand: command,
+        appleAppSiteAssociation: null,
+        androidAssetLinks: null,
       });
       // Once an admin exists (made by the CLI, here through the repository), the hint is gone.
       await createUser(t, { role: 'admin' });

@@ -17,6 +17,7 @@ const link = (id: number): LinkTarget => ({
   url: `https://example.com/${id}`,
   expiresAt: null,
   rules: null,
+  preview: null,
 });
 
 describe('redirect cache', () => {

@@ -4,6 +4,40 @@
  */
 
 export interface paths {
+    "/.well-known/apple-app-site-association": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** iOS universal links: the host's apple_app_site_association as set on its domain (or, on any other host, by an admin on the instance); 404 when unset */
+        get: operations["getAppleAppSiteAssociation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/assetlinks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Android app links: the host's android_asset_links as set on its domain (or, on any other host, by an admin on the instance); 404 when unset */
+        get: operations["getAndroidAssetLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/ferry-verification/{token}": {
         parameters: {
             query?: never;
@@ -79,7 +113,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a domain: its fallbacks and scheme (owner or admin; JSON merge patch); an admin may change its owner
+         * Change a domain: its fallbacks, scheme and app links (owner or admin; JSON merge patch); an admin may change its owner
          * @description A fallback to a host on the blocked hosts list: 422 DESTINATION_BLOCKED naming the field (also on creation).
          */
         patch: operations["updateDomain"];
@@ -157,7 +191,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set or clear the default domain's app links (admins): apple_app_site_association and android_asset_links
+         * @description Served at /.well-known/apple-app-site-association and /.well-known/assetlinks.json on any host that is not a verified domain. A document larger than 32768 bytes or nested deeper than 16 levels: 400 VALIDATION_ERROR naming it.
+         */
+        patch: operations["updateInstance"];
         trace?: never;
     };
     "/api/v1/links": {
@@ -204,7 +242,7 @@ export interface paths {
         head?: never;
         /**
          * Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance
-         * @description original_url, expires_at, max_visits, forward_query, tags, password, title, aliases and domain may change; short_code may not. If-Match with a stale ETag: 412. An alias (or, moving domains, the code) taken on the domain: 409 CONFLICT. Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. A target on a blocked host: 422 DESTINATION_BLOCKED.
+         * @description original_url, expires_at, max_visits, forward_query, tags, password, title, aliases, preview and domain may change; short_code may not. If-Match with a stale ETag: 412. An alias (or, moving domains, the code) taken on the domain: 409 CONFLICT. Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. A target on a blocked host: 422 DESTINATION_BLOCKED.
          */
         patch: operations["updateLink"];
         trace?: never;
@@ -559,7 +597,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a domain: its fallbacks and scheme (owner or admin; JSON merge patch); an admin may change its owner
+         * Change a domain: its fallbacks, scheme and app links (owner or admin; JSON merge patch); an admin may change its owner
          * @description A fallback to a host on the blocked hosts list: 422 DESTINATION_BLOCKED naming the field (also on creation).
          */
         patch: operations["updateDomainV2"];
@@ -599,7 +637,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set or clear the default domain's app links (admins): apple_app_site_association and android_asset_links
+         * @description Served at /.well-known/apple-app-site-association and /.well-known/assetlinks.json on any host that is not a verified domain. A document larger than 32768 bytes or nested deeper than 16 levels: 400 VALIDATION_ERROR naming it.
+         */
+        patch: operations["updateInstanceV2"];
         trace?: never;
     };
     "/api/v2/links": {
@@ -646,7 +688,7 @@ export interface paths {
         head?: never;
         /**
          * Change a link (owner or admin; JSON merge patch). The redirect follows at once here and within a second on every instance
-         * @description original_url, expires_at, max_visits, forward_query, tags, password, title, aliases and domain may change; short_code may not. If-Match with a stale ETag: 412. An alias (or, moving domains, the code) taken on the domain: 409 CONFLICT. Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. A target on a blocked host: 422 DESTINATION_BLOCKED.
+         * @description original_url, expires_at, max_visits, forward_query, tags, password, title, aliases, preview and domain may change; short_code may not. If-Match with a stale ETag: 412. An alias (or, moving domains, the code) taken on the domain: 409 CONFLICT. Admins may also set disabled (visits then answer 410 LINK_DISABLED) with an optional disabled_reason; anyone else sending another value: 403. A target on a blocked host: 422 DESTINATION_BLOCKED.
          */
         patch: operations["updateLinkV2"];
         trace?: never;
@@ -1305,6 +1347,8 @@ export interface components {
          *       "root_redirect": null,
          *       "not_found_redirect": null,
          *       "expired_redirect": null,
+         *       "apple_app_site_association": null,
+         *       "android_asset_links": null,
          *       "status": "pending",
          *       "status_message": null,
          *       "accepts_links": true,
@@ -1317,6 +1361,48 @@ export interface components {
         Domain: {
             /** @description Whether new links may be put on it (false once stopped) */
             accepts_links: boolean;
+            /**
+             * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example [
+             *       {
+             *         "relation": [
+             *           "delegate_permission/common.handle_all_urls"
+             *         ],
+             *         "target": {
+             *           "namespace": "android_app",
+             *           "package_name": "com.example.app",
+             *           "sha256_cert_fingerprints": [
+             *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+             *           ]
+             *         }
+             *       }
+             *     ]
+             */
+            android_asset_links: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example {
+             *       "applinks": {
+             *         "details": [
+             *           {
+             *             "appIDs": [
+             *               "ABCDE12345.com.example.app"
+             *             ],
+             *             "components": [
+             *               {
+             *                 "/": "/*"
+             *               }
+             *             ]
+             *           }
+             *         ]
+             *       }
+             *     }
+             */
+            apple_app_site_association: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
@@ -1371,6 +1457,48 @@ export interface components {
         DomainCreate: {
             /** @description Read-only; ignored */
             accepts_links?: unknown;
+            /**
+             * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example [
+             *       {
+             *         "relation": [
+             *           "delegate_permission/common.handle_all_urls"
+             *         ],
+             *         "target": {
+             *           "namespace": "android_app",
+             *           "package_name": "com.example.app",
+             *           "sha256_cert_fingerprints": [
+             *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+             *           ]
+             *         }
+             *       }
+             *     ]
+             */
+            android_asset_links?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example {
+             *       "applinks": {
+             *         "details": [
+             *           {
+             *             "appIDs": [
+             *               "ABCDE12345.com.example.app"
+             *             ],
+             *             "components": [
+             *               {
+             *                 "/": "/*"
+             *               }
+             *             ]
+             *           }
+             *         ]
+             *       }
+             *     }
+             */
+            apple_app_site_association?: {
+                [key: string]: unknown;
+            } | null;
             /** @description Read-only; ignored */
             created_at?: unknown;
             /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -1413,6 +1541,48 @@ export interface components {
         DomainCreateV2: {
             /** @description Read-only; ignored */
             acceptsLinks?: unknown;
+            /**
+             * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example [
+             *       {
+             *         "relation": [
+             *           "delegate_permission/common.handle_all_urls"
+             *         ],
+             *         "target": {
+             *           "namespace": "android_app",
+             *           "packageName": "com.example.app",
+             *           "sha256CertFingerprints": [
+             *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+             *           ]
+             *         }
+             *       }
+             *     ]
+             */
+            androidAssetLinks?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example {
+             *       "applinks": {
+             *         "details": [
+             *           {
+             *             "appIDs": [
+             *               "ABCDE12345.com.example.app"
+             *             ],
+             *             "components": [
+             *               {
+             *                 "/": "/*"
+             *               }
+             *             ]
+             *           }
+             *         ]
+             *       }
+             *     }
+             */
+            appleAppSiteAssociation?: {
+                [key: string]: unknown;
+            } | null;
             /** @description Read-only; ignored */
             createdAt?: unknown;
             /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -1470,6 +1640,8 @@ export interface components {
          *       "rootRedirect": null,
          *       "notFoundRedirect": null,
          *       "expiredRedirect": null,
+         *       "appleAppSiteAssociation": null,
+         *       "androidAssetLinks": null,
          *       "status": "pending",
          *       "statusMessage": null,
          *       "acceptsLinks": true,
@@ -1482,6 +1654,48 @@ export interface components {
         DomainV2: {
             /** @description Whether new links may be put on it (false once stopped) */
             acceptsLinks: boolean;
+            /**
+             * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example [
+             *       {
+             *         "relation": [
+             *           "delegate_permission/common.handle_all_urls"
+             *         ],
+             *         "target": {
+             *           "namespace": "android_app",
+             *           "packageName": "com.example.app",
+             *           "sha256CertFingerprints": [
+             *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+             *           ]
+             *         }
+             *       }
+             *     ]
+             */
+            androidAssetLinks: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example {
+             *       "applinks": {
+             *         "details": [
+             *           {
+             *             "appIDs": [
+             *               "ABCDE12345.com.example.app"
+             *             ],
+             *             "components": [
+             *               {
+             *                 "/": "/*"
+             *               }
+             *             ]
+             *           }
+             *         ]
+             *       }
+             *     }
+             */
+            appleAppSiteAssociation: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
@@ -1692,12 +1906,56 @@ export interface components {
          * @example {
          *       "registration": "approval",
          *       "anonymous_links": true,
-         *       "first_admin_command": null
+         *       "first_admin_command": null,
+         *       "apple_app_site_association": null,
+         *       "android_asset_links": null
          *     }
          */
         Instance: {
+            /**
+             * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example [
+             *       {
+             *         "relation": [
+             *           "delegate_permission/common.handle_all_urls"
+             *         ],
+             *         "target": {
+             *           "namespace": "android_app",
+             *           "package_name": "com.example.app",
+             *           "sha256_cert_fingerprints": [
+             *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+             *           ]
+             *         }
+             *       }
+             *     ]
+             */
+            android_asset_links: {
+                [key: string]: unknown;
+            }[] | null;
             /** @description Whether links may be created without a credential (ANONYMOUS_LINKS) */
             anonymous_links: boolean;
+            /**
+             * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example {
+             *       "applinks": {
+             *         "details": [
+             *           {
+             *             "appIDs": [
+             *               "ABCDE12345.com.example.app"
+             *             ],
+             *             "components": [
+             *               {
+             *                 "/": "/*"
+             *               }
+             *             ]
+             *           }
+             *         ]
+             *       }
+             *     }
+             */
+            apple_app_site_association: {
+                [key: string]: unknown;
+            } | null;
             /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin (`<username>` stands for the name to give it). null otherwise */
             first_admin_command: string | null;
             /** @description Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts) */
@@ -1707,12 +1965,56 @@ export interface components {
          * @example {
          *       "registration": "approval",
          *       "anonymousLinks": true,
-         *       "firstAdminCommand": null
+         *       "firstAdminCommand": null,
+         *       "appleAppSiteAssociation": null,
+         *       "androidAssetLinks": null
          *     }
          */
         InstanceV2: {
+            /**
+             * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example [
+             *       {
+             *         "relation": [
+             *           "delegate_permission/common.handle_all_urls"
+             *         ],
+             *         "target": {
+             *           "namespace": "android_app",
+             *           "packageName": "com.example.app",
+             *           "sha256CertFingerprints": [
+             *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+             *           ]
+             *         }
+             *       }
+             *     ]
+             */
+            androidAssetLinks: {
+                [key: string]: unknown;
+            }[] | null;
             /** @description Whether links may be created without a credential (ANONYMOUS_LINKS) */
             anonymousLinks: boolean;
+            /**
+             * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+             * @example {
+             *       "applinks": {
+             *         "details": [
+             *           {
+             *             "appIDs": [
+             *               "ABCDE12345.com.example.app"
+             *             ],
+             *             "components": [
+             *               {
+             *                 "/": "/*"
+             *               }
+             *             ]
+             *           }
+             *         ]
+             *       }
+             *     }
+             */
+            appleAppSiteAssociation: {
+                [key: string]: unknown;
+            } | null;
             /** @description While no active admin exists and ADMIN_USERNAME is not set: the command to run on the server to create the first admin (`<username>` stands for the name to give it). null otherwise */
             firstAdminCommand: string | null;
             /** @description Who may sign up (REGISTRATION): approval (accounts wait for an admin to activate them), open (active at once), closed (only an admin creates accounts) */
@@ -1743,7 +2045,8 @@ export interface components {
          *         "spring-sale"
          *       ],
          *       "disabled": false,
-         *       "disabled_reason": null
+         *       "disabled_reason": null,
+         *       "preview": null
          *     }
          */
         Link: {
@@ -1790,6 +2093,12 @@ export interface components {
             max_visits: number | null;
             /** @description The target, exactly as the redirect sends it in Location */
             original_url: string;
+            /** @description What link unfurlers (Slack, Discord, X, Facebook, LinkedIn, WhatsApp, Telegram, iMessage, Mastodon) show for the short URL: they get an HTML page with these as Open Graph and Twitter card tags instead of the redirect (counted as a bot visit); browsers are redirected as always. title: 1-200 characters; description: at most 500; image_url: an absolute https URL. null: none */
+            preview: {
+                description: string | null;
+                image_url: string | null;
+                title: string;
+            } | null;
             /** @description The short code (case-sensitive) */
             short_code: string;
             /**
@@ -1893,6 +2202,22 @@ export interface components {
             original_url: string;
             /** @description Write-only: visitors must give it (form or HTTP Basic) to be redirected. Stored as a salted scrypt hash. null: no password */
             password?: string | null;
+            /**
+             * @description What link unfurlers (Slack, Discord, X, Facebook, LinkedIn, WhatsApp, Telegram, iMessage, Mastodon) show for the short URL: they get an HTML page with these as Open Graph and Twitter card tags instead of the redirect (counted as a bot visit); browsers are redirected as always. title: 1-200 characters; description: at most 500; image_url: an absolute https URL. null: no preview (unfurlers are redirected like everyone)
+             * @example {
+             *       "title": "Spring sale",
+             *       "description": "Everything 20% off until Sunday",
+             *       "image_url": "https://example.com/card.png"
+             *     }
+             */
+            preview?: {
+                /** @description The card text; null or omitted: none */
+                description?: string | null;
+                /** @description The card image: an absolute https URL (about 1200×630 suits every unfurler); null or omitted: none */
+                image_url?: string | null;
+                /** @description The card title (surrounding white space trimmed; not empty) */
+                title: string;
+            } | null;
             /** @description A custom code (1-8 of 0-9 a-z A-Z, case-sensitive). Names of top-level paths (api, docs, v3, healthz, ...) are reserved. Omitted: a random 8-character code. */
             short_code?: string;
             /** @description Read-only; ignored */
@@ -1952,6 +2277,22 @@ export interface components {
             originalUrl: string;
             /** @description Write-only: visitors must give it (form or HTTP Basic) to be redirected. Stored as a salted scrypt hash. null: no password */
             password?: string | null;
+            /**
+             * @description What link unfurlers (Slack, Discord, X, Facebook, LinkedIn, WhatsApp, Telegram, iMessage, Mastodon) show for the short URL: they get an HTML page with these as Open Graph and Twitter card tags instead of the redirect (counted as a bot visit); browsers are redirected as always. title: 1-200 characters; description: at most 500; image_url: an absolute https URL. null: no preview (unfurlers are redirected like everyone)
+             * @example {
+             *       "title": "Spring sale",
+             *       "description": "Everything 20% off until Sunday",
+             *       "imageUrl": "https://example.com/card.png"
+             *     }
+             */
+            preview?: {
+                /** @description The card text; null or omitted: none */
+                description?: string | null;
+                /** @description The card image: an absolute https URL (about 1200×630 suits every unfurler); null or omitted: none */
+                imageUrl?: string | null;
+                /** @description The card title (surrounding white space trimmed; not empty) */
+                title: string;
+            } | null;
             /** @description A custom code (1-8 of 0-9 a-z A-Z, case-sensitive). Names of top-level paths (api, docs, v3, healthz, ...) are reserved. Omitted: a random 8-character code. */
             shortCode?: string;
             /** @description Read-only; ignored */
@@ -2396,7 +2737,8 @@ export interface components {
          *         "spring-sale"
          *       ],
          *       "disabled": false,
-         *       "disabledReason": null
+         *       "disabledReason": null,
+         *       "preview": null
          *     }
          */
         LinkV2: {
@@ -2443,6 +2785,12 @@ export interface components {
             maxVisits: number | null;
             /** @description The target, exactly as the redirect sends it in Location */
             originalUrl: string;
+            /** @description What link unfurlers (Slack, Discord, X, Facebook, LinkedIn, WhatsApp, Telegram, iMessage, Mastodon) show for the short URL: they get an HTML page with these as Open Graph and Twitter card tags instead of the redirect (counted as a bot visit); browsers are redirected as always. title: 1-200 characters; description: at most 500; image_url: an absolute https URL. null: none */
+            preview: {
+                description: string | null;
+                imageUrl: string | null;
+                title: string;
+            } | null;
             /** @description The short code (case-sensitive) */
             shortCode: string;
             /**
@@ -3095,6 +3443,234 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getAppleAppSiteAssociation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document, exactly as it was set */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getAndroidAssetLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document, exactly as it was set */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getDomainVerificationToken: {
         parameters: {
             query?: never;
@@ -3222,6 +3798,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A link unfurler's visit (Slack, Discord, X, Facebook, LinkedIn, WhatsApp, Telegram, iMessage, Mastodon: by User-Agent) to a link with a preview: a page of Open Graph and Twitter card tags (og:url the short URL), counted as a bot's click. Everyone else is redirected */
+            200: {
+                headers: {
+                    /** @description private, no-store: the answer depends on the user agent */
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description User-Agent */
+                    Vary?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             /** @description Redirect to the link's original_url (status set by REDIRECT_STATUS; 302 here); or A domain's fallback (not_found_redirect, expired_redirect) instead of a 404 or 410 (SPEC §19) */
             302: {
                 headers: {
@@ -4408,7 +5000,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): the fallbacks and the scheme; null clears one */
+        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme and the app links; null clears one (an app-links document is replaced whole, not merged) */
         requestBody: {
             content: {
                 /**
@@ -4419,6 +5011,48 @@ export interface operations {
                 "application/json": {
                     /** @description Read-only; ignored */
                     accepts_links?: unknown;
+                    /**
+                     * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+                     * @example [
+                     *       {
+                     *         "relation": [
+                     *           "delegate_permission/common.handle_all_urls"
+                     *         ],
+                     *         "target": {
+                     *           "namespace": "android_app",
+                     *           "package_name": "com.example.app",
+                     *           "sha256_cert_fingerprints": [
+                     *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+                     *           ]
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    android_asset_links?: {
+                        [key: string]: unknown;
+                    }[] | null;
+                    /**
+                     * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+                     * @example {
+                     *       "applinks": {
+                     *         "details": [
+                     *           {
+                     *             "appIDs": [
+                     *               "ABCDE12345.com.example.app"
+                     *             ],
+                     *             "components": [
+                     *               {
+                     *                 "/": "/*"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    apple_app_site_association?: {
+                        [key: string]: unknown;
+                    } | null;
                     /** @description Read-only; ignored */
                     created_at?: unknown;
                     /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -5726,6 +6360,257 @@ export interface operations {
             };
         };
     };
+    updateInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON merge patch (RFC 7396) of the default domain's app links: a document sent replaces the stored one whole; null clears it */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "android_asset_links": null
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+                     * @example [
+                     *       {
+                     *         "relation": [
+                     *           "delegate_permission/common.handle_all_urls"
+                     *         ],
+                     *         "target": {
+                     *           "namespace": "android_app",
+                     *           "package_name": "com.example.app",
+                     *           "sha256_cert_fingerprints": [
+                     *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+                     *           ]
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    android_asset_links?: {
+                        [key: string]: unknown;
+                    }[] | null;
+                    /** @description Read-only; ignored */
+                    anonymous_links?: unknown;
+                    /**
+                     * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+                     * @example {
+                     *       "applinks": {
+                     *         "details": [
+                     *           {
+                     *             "appIDs": [
+                     *               "ABCDE12345.com.example.app"
+                     *             ],
+                     *             "components": [
+                     *               {
+                     *                 "/": "/*"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    apple_app_site_association?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Read-only; ignored */
+                    first_admin_command?: unknown;
+                    /** @description Read-only; ignored */
+                    registration?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description This instance, changed */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Instance"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listAllLinks: {
         parameters: {
             query?: {
@@ -6553,7 +7438,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title and aliases */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases and preview */
         requestBody: {
             content: {
                 /**
@@ -6599,6 +7484,22 @@ export interface operations {
                     original_url?: string;
                     /** @description Write-only: visitors must give it (form or HTTP Basic) to be redirected. Stored as a salted scrypt hash. null: no password */
                     password?: string | null;
+                    /**
+                     * @description What link unfurlers (Slack, Discord, X, Facebook, LinkedIn, WhatsApp, Telegram, iMessage, Mastodon) show for the short URL: they get an HTML page with these as Open Graph and Twitter card tags instead of the redirect (counted as a bot visit); browsers are redirected as always. title: 1-200 characters; description: at most 500; image_url: an absolute https URL. null: no preview (unfurlers are redirected like everyone)
+                     * @example {
+                     *       "title": "Spring sale",
+                     *       "description": "Everything 20% off until Sunday",
+                     *       "image_url": "https://example.com/card.png"
+                     *     }
+                     */
+                    preview?: {
+                        /** @description The card text; null or omitted: none */
+                        description?: string | null;
+                        /** @description The card image: an absolute https URL (about 1200×630 suits every unfurler); null or omitted: none */
+                        image_url?: string | null;
+                        /** @description The card title (surrounding white space trimmed; not empty) */
+                        title: string;
+                    } | null;
                     /** @description Cannot change: accepted only with the current value */
                     short_code?: string;
                     /** @description Read-only; ignored */
@@ -12559,7 +13460,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): the fallbacks and the scheme; null clears one */
+        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme and the app links; null clears one (an app-links document is replaced whole, not merged) */
         requestBody: {
             content: {
                 /**
@@ -12570,6 +13471,48 @@ export interface operations {
                 "application/json": {
                     /** @description Read-only; ignored */
                     acceptsLinks?: unknown;
+                    /**
+                     * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+                     * @example [
+                     *       {
+                     *         "relation": [
+                     *           "delegate_permission/common.handle_all_urls"
+                     *         ],
+                     *         "target": {
+                     *           "namespace": "android_app",
+                     *           "packageName": "com.example.app",
+                     *           "sha256CertFingerprints": [
+                     *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+                     *           ]
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    androidAssetLinks?: {
+                        [key: string]: unknown;
+                    }[] | null;
+                    /**
+                     * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+                     * @example {
+                     *       "applinks": {
+                     *         "details": [
+                     *           {
+                     *             "appIDs": [
+                     *               "ABCDE12345.com.example.app"
+                     *             ],
+                     *             "components": [
+                     *               {
+                     *                 "/": "/*"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    appleAppSiteAssociation?: {
+                        [key: string]: unknown;
+                    } | null;
                     /** @description Read-only; ignored */
                     createdAt?: unknown;
                     /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -13152,6 +14095,257 @@ export interface operations {
             };
             /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
             414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateInstanceV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON merge patch (RFC 7396) of the default domain's app links: a document sent replaces the stored one whole; null clears it */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "androidAssetLinks": null
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Android's Digital Asset Links statements (app links), served verbatim as application/json at /.well-known/assetlinks.json on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+                     * @example [
+                     *       {
+                     *         "relation": [
+                     *           "delegate_permission/common.handle_all_urls"
+                     *         ],
+                     *         "target": {
+                     *           "namespace": "android_app",
+                     *           "packageName": "com.example.app",
+                     *           "sha256CertFingerprints": [
+                     *             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"
+                     *           ]
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    androidAssetLinks?: {
+                        [key: string]: unknown;
+                    }[] | null;
+                    /** @description Read-only; ignored */
+                    anonymousLinks?: unknown;
+                    /**
+                     * @description Apple's apple-app-site-association file (universal links), served verbatim as application/json at /.well-known/apple-app-site-association on this host; at most 32768 bytes as compact JSON and 16 levels deep. null: none (that path answers 404)
+                     * @example {
+                     *       "applinks": {
+                     *         "details": [
+                     *           {
+                     *             "appIDs": [
+                     *               "ABCDE12345.com.example.app"
+                     *             ],
+                     *             "components": [
+                     *               {
+                     *                 "/": "/*"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    appleAppSiteAssociation?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Read-only; ignored */
+                    firstAdminCommand?: unknown;
+                    /** @description Read-only; ignored */
+                    registration?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description This instance, changed */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -14045,7 +15239,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title and aliases */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases and preview */
         requestBody: {
             content: {
                 /**
@@ -14091,6 +15285,22 @@ export interface operations {
                     originalUrl?: string;
                     /** @description Write-only: visitors must give it (form or HTTP Basic) to be redirected. Stored as a salted scrypt hash. null: no password */
                     password?: string | null;
+                    /**
+                     * @description What link unfurlers (Slack, Discord, X, Facebook, LinkedIn, WhatsApp, Telegram, iMessage, Mastodon) show for the short URL: they get an HTML page with these as Open Graph and Twitter card tags instead of the redirect (counted as a bot visit); browsers are redirected as always. title: 1-200 characters; description: at most 500; image_url: an absolute https URL. null: no preview (unfurlers are redirected like everyone)
+                     * @example {
+                     *       "title": "Spring sale",
+                     *       "description": "Everything 20% off until Sunday",
+                     *       "imageUrl": "https://example.com/card.png"
+                     *     }
+                     */
+                    preview?: {
+                        /** @description The card text; null or omitted: none */
+                        description?: string | null;
+                        /** @description The card image: an absolute https URL (about 1200×630 suits every unfurler); null or omitted: none */
+                        imageUrl?: string | null;
+                        /** @description The card title (surrounding white space trimmed; not empty) */
+                        title: string;
+                    } | null;
                     /** @description Cannot change: accepted only with the current value */
                     shortCode?: string;
                     /** @description Read-only; ignored */

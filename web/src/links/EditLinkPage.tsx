@@ -12,6 +12,13 @@ import { useFocusFirstInvalid } from '../ui/use-focus-first-invalid';
 import { useTitle } from '../ui/use-title';
 import { LINK_FIELDS, LinkFields } from './LinkFields';
 import { patchBody, valuesFromLink, type LinkValues } from './link-values';
+import {
+  PREVIEW_FIELDS,
+  PreviewFields,
+  previewPatch,
+  previewValuesFromLink,
+  type PreviewValues,
+} from './PreviewFields';
 
 interface Loaded {
   link: ShortLink;
@@ -43,23 +50,28 @@ export function EditLinkPage({ code }: { code: string }) {
   );
 }
 
+/** An input's change: the form's values change and it is no longer "saved". */
+const edited =
+  <T,>(setSaved: (saved: boolean) => void, set: (values: T) => void) =>
+  (next: T) => {
+    setSaved(false);
+    set(next);
+  };
+
 function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => void }) {
   const api = useApi();
   const [current, setCurrent] = useState(loaded);
   const [values, setValues] = useState<LinkValues>(() => valuesFromLink(loaded.link));
+  const [preview, setPreview] = useState<PreviewValues>(() => previewValuesFromLink(loaded.link));
   const [problem, setProblem] = useState<Problem | null>(null);
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
   const form = useRef<HTMLFormElement>(null);
   useFocusFirstInvalid(form, problem);
-  const change = (next: LinkValues) => {
-    setSaved(false);
-    setValues(next);
-  };
 
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const body = patchBody(current.link, values);
+    const body = withPreview(patchBody(current.link, values), previewPatch(current.link, preview));
     setBusy(true);
     const patched = await outcome(
       api.PATCH('/api/v1/links/{code}', {
@@ -73,6 +85,7 @@ function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => vo
     setProblem(null);
     setCurrent({ link: patched.data, etag: patched.response.headers.get('etag') });
     setValues(valuesFromLink(patched.data));
+    setPreview(previewValuesFromLink(patched.data));
     setSaved(true);
   };
 
@@ -80,16 +93,35 @@ function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => vo
   const code = encodeURIComponent(current.link.short_code);
   return (
     <form ref={form} onSubmit={submit} noValidate class="link-form">
-      {stale ? <StaleNotice onReload={onReload} /> : <FormError message={formMessage(problem, LINK_FIELDS)} />}
+      {stale ? (
+        <StaleNotice onReload={onReload} />
+      ) : (
+        <FormError message={formMessage(problem, [...LINK_FIELDS, ...PREVIEW_FIELDS])} />
+      )}
       <p class="muted">
         <span class="short-url">{current.link.short_url}</span>
       </p>
       <LinkFields
         values={values}
-        onChange={change}
+        onChange={edited(setSaved, setValues)}
         problem={stale ? null : problem}
         editing={{ hasPassword: current.link.has_password }}
       />
+      <PreviewFields
+        values={preview}
+        onChange={edited(setSaved, setPreview)}
+        problem={stale ? null : problem}
+        shortUrl={current.link.short_url}
+      />
+      <SaveRow busy={busy} saved={saved} code={code} />
+    </form>
+  );
+}
+
+/** The save button, the way on, and the notice that the changes were saved. */
+function SaveRow({ busy, saved, code }: { busy: boolean; saved: boolean; code: string }) {
+  return (
+    <>
       <p class="row">
         <button type="submit" disabled={busy}>
           Save changes
@@ -100,9 +132,13 @@ function EditLinkForm({ loaded, onReload }: { loaded: Loaded; onReload: () => vo
       <p role="status" class="notice" hidden={!saved}>
         {saved ? 'Changes saved.' : ''}
       </p>
-    </form>
+    </>
   );
 }
+
+/** The link's patch with the preview's change, when there is one (PreviewFields.tsx). */
+const withPreview = <T extends object>(patch: T, preview: ReturnType<typeof previewPatch>) =>
+  preview === undefined ? patch : { ...patch, preview };
 
 /** A 412: the link changed elsewhere since the form was filled; nothing was saved. */
 function StaleNotice({ onReload }: { onReload: () => void }) {
