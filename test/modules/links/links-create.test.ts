@@ -37,6 +37,7 @@ describe.each(engines)('link creation on %s', (engine) => {
       aliases: [],
       disabled: false,
       disabled_reason: null,
+      preview: null,
     });
   });
 
