@@ -420,6 +420,46 @@ describe.each(engines)('link rules on %s', (engine) => {
     expect(await clickRecords(t, link.id)).toHaveLength(400);
   });
 
+  it('when routed visits are made, then each click record names the rule and the variant the visit got, and the statistics count them by rule and by variant', async () => {
+    const link = await linkWith([
+      rule([{ type: 'device', values: ['ios'] }], url('https://example.com/ios')),
+      rule([{ type: 'query', key: 'x', match: 'absent' }], {
+        split: [
+          { url: 'https://example.com/a', weight: 50 },
+          { url: 'https://example.com/b', weight: 50 },
+        ],
+        sticky: false,
+      }),
+    ]);
+    const [ios, split] = (await get(link.short_code)).body.rules;
+    const variantOf = new Map<string, string>(
+      split.target.split.map((v: { id: string; url: string }) => [v.url, v.id]),
+    );
+    const expected: Array<{ rule_id: string; variant_id: string | null }> = [];
+    for (let i = 0; i < 12; i += 1) {
+      const res = await go(link.short_code, { 'x-forwarded-for': `203.0.113.${i % 4}` });
+      expected.push({ rule_id: split.id, variant_id: variantOf.get(res.headers.location as string)! });
+    }
+    expect((await go(link.short_code, { 'user-agent': IPHONE })).headers.location).toBe('https://example.com/ios');
+    expected.push({ rule_id: ios.id, variant_id: null });
+    expect((await go(link.short_code, {}, 'HEAD')).status).toBe(302);
+    const records = await clickRecords(t, link.id);
+    expect(records.map((r) => ({ rule_id: r.rule_id, variant_id: r.variant_id }))).toEqual(expected);
+
+    const stats = await t.request({ url: `${LINKS}/${link.short_code}/stats`, token: owner.token });
+    expect(stats.status).toBe(200);
+    expect(stats.body.by_rule).toEqual(
+      expect.arrayContaining([
+        { rule_id: split.id, human_clicks: 12, unique_visitors: 4 },
+        { rule_id: ios.id, human_clicks: 1, unique_visitors: 1 },
+      ]),
+    );
+    const perVariant = expected.filter((e) => e.variant_id !== null).length;
+    const counted = stats.body.by_variant.reduce((n: number, v: { human_clicks: number }) => n + v.human_clicks, 0);
+    expect(counted).toBe(perVariant);
+    for (const v of stats.body.by_variant) expect([...variantOf.values()]).toContain(v.variant_id);
+  });
+
   it('when the dry run is asked, then it answers the rule, the variant, the URL and the trace, and records no click', async () => {
     const link = await linkWith([
       rule([{ type: 'device', values: ['android'] }], url('https://example.com/play')),
