@@ -69,8 +69,11 @@ export const PreviewOutput = Type.Union(
   [
     Type.Object(
       {
-        title: Type.String({ minLength: 1, maxLength: MAX_PREVIEW_TITLE_LENGTH }),
-        description: Type.Union([Type.String({ maxLength: MAX_PREVIEW_DESCRIPTION_LENGTH }), Type.Null()]),
+        title: Type.String({ minLength: 1, maxLength: MAX_PREVIEW_TITLE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),
+        description: Type.Union([
+          Type.String({ maxLength: MAX_PREVIEW_DESCRIPTION_LENGTH, pattern: NO_CONTROL_CHARACTERS }),
+          Type.Null(),
+        ]),
         image_url: Type.Union([
           Type.String({ maxLength: MAX_PREVIEW_IMAGE_URL_LENGTH, pattern: '^https://', format: 'uri' }),
           Type.Null(),

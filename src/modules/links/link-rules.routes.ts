@@ -6,11 +6,11 @@ import { securityFor } from '../../plugins/auth.js';
 import type { RuleEvaluationInput } from './link-rules.js';
 import type { LinkRoutesContext, LinksApp } from './links.routes-context.js';
 import { domainQuery, LinkCodeParams } from './links.schemas.js';
-import { CONDITION_TYPES, RulesInput, type RuleInput } from './rules/index.js';
+import { CONDITION_TYPES, ID_PATTERN, RulesInput, type RuleInput } from './rules/index.js';
 
 const DomainQuery = Type.Object(domainQuery);
 const ETAG = 'the link\'s ETag, "link-{id}-v{version}": any change of the link moves it; If-Match on PUT';
-const etagHeader = { ETag: { type: 'string', maxLength: 64, description: ETAG } };
+const etagHeader = { ETag: { type: 'string', maxLength: 64, pattern: '^"link-[0-9]+-v[0-9]+"$', description: ETAG } };
 
 const RulesBody = Type.Object({ rules: RulesInput }, { additionalProperties: false });
 
@@ -24,8 +24,11 @@ const EvaluationBody = Type.Object(
     accept_language: Text(1024, 'An Accept-Language header'),
     query: Type.Optional(
       Type.Record(
-        Type.String({ maxLength: 100 }),
-        Type.Union([Type.String({ maxLength: 1024 }), Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 50 })]),
+        Type.String({ maxLength: 100, pattern: NO_CONTROL_CHARACTERS }),
+        Type.Union([
+          Type.String({ maxLength: 1024, pattern: NO_CONTROL_CHARACTERS }),
+          Type.Array(Type.String({ maxLength: 1024, pattern: NO_CONTROL_CHARACTERS }), { maxItems: 50 }),
+        ]),
         { maxProperties: 50, description: "The visit's query parameters: name -> value or list of values" },
       ),
     ),
@@ -34,14 +37,18 @@ const EvaluationBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const TRACE_ID = Type.String({ maxLength: 16 });
+const TRACE_ID = Type.String({ maxLength: 16, pattern: ID_PATTERN });
 const EvaluationResult = Type.Object(
   {
     rule_id: Type.Union([TRACE_ID, Type.Null()], { description: 'The rule that wins; null: none, original_url' }),
     variant_id: Type.Union([TRACE_ID, Type.Null()], {
       description: "The split's variant drawn as for a first visit (a bot: the first); null: no split",
     }),
-    url: Type.String({ maxLength: 2048, description: 'Where the visit would go (before forward_query)' }),
+    url: Type.String({
+      maxLength: 2048,
+      pattern: NO_CONTROL_CHARACTERS,
+      description: 'Where the visit would go (before forward_query)',
+    }),
     trace: Type.Array(
       Type.Object(
         {

@@ -34,6 +34,8 @@ const redirect = (status: number, kind: 'get' | 'post') => ({
     },
     'Set-Cookie': {
       type: 'string',
+      maxLength: 256,
+      pattern: '^ferry_v_[0-9]+=[A-Za-z0-9]+; ',
       description:
         "A sticky split's variant, on the visit that assigned it: ferry_v_<link id>=<variant id>; Path=/<code>; Max-Age=2592000; HttpOnly; SameSite=Lax",
     },
@@ -48,7 +50,7 @@ const previewResponse = {
     "to a link with a preview: a page of Open Graph and Twitter card tags (og:url the short URL), counted as a bot's click. Everyone else is redirected",
   headers: {
     'Cache-Control': { type: 'string', description: 'private, no-store: the answer depends on the user agent' },
-    Vary: { type: 'string', description: 'User-Agent' },
+    Vary: { type: 'string', enum: ['User-Agent'], description: 'User-Agent' },
   },
   content: {
     'text/html': {

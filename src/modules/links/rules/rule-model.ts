@@ -79,6 +79,7 @@ const RuleIdText = (description: string) =>
 const TargetUrl = Type.String({
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
+  pattern: NO_CONTROL_CHARACTERS,
   description: 'Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host',
 });
 
@@ -101,7 +102,7 @@ const conditionProperties = {
   ),
   match: Type.Optional(enumOf(QUERY_MATCHES, 'query only: equals (default), present or absent')),
 };
-const ConditionValues = Type.Array(Type.String({ maxLength: MAX_VALUE_LENGTH }), {
+const ConditionValues = Type.Array(Type.String({ maxLength: MAX_VALUE_LENGTH, pattern: NO_CONTROL_CHARACTERS }), {
   maxItems: MAX_VALUES,
   description: `At most ${MAX_VALUES}; any one of them matches (OR)`,
 });
@@ -115,7 +116,12 @@ export const ConditionSchema = Type.Object(
   { additionalProperties: false, description: CONDITION_RULE },
 );
 
-const Weight = Type.Integer({ minimum: 1, maximum: 99, description: 'A share in percent; the weights sum to 100' });
+const Weight = Type.Integer({
+  minimum: 1,
+  maximum: 99,
+  format: 'int32',
+  description: 'A share in percent; the weights sum to 100',
+});
 const Sticky = Type.Boolean({
   description: 'The visitor keeps the variant through the cookie ferry_v_<link id> (default true)',
 });
@@ -164,7 +170,7 @@ export const RulesInput = Type.Array(RuleInputSchema, { maxItems: MAX_RULES, des
 export const RuleSchema = Type.Object(
   {
     id: RuleIdText('Assigned by Ferry; stable'),
-    name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH })),
+    name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, pattern: NO_CONTROL_CHARACTERS })),
     enabled: Type.Boolean(),
     conditions: Type.Array(ConditionSchema, { minItems: 1, maxItems: MAX_CONDITIONS }),
     target: Type.Union([
