@@ -284,6 +284,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/links/{code}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A link's routing rules (owner or admin) */
+        get: operations["getLinkRules"];
+        /**
+         * Replace a link's routing rules (owner or admin): the redirect follows at once here and within a second on every instance
+         * @description Ids sent back from a GET are kept; any other rule or variant gets a new one. A bad rule: 400 VALIDATION_ERROR, one detail per field. A target on a blocked host: 422 DESTINATION_BLOCKED. If-Match with a stale ETag: 412.
+         */
+        put: operations["putLinkRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/links/{code}/rules/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Try a link's rules on a made-up visit (owner or admin): the rule, the variant and why; records nothing */
+        post: operations["evaluateLinkRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/links/{code}/stats": {
         parameters: {
             query?: never;
@@ -724,6 +762,44 @@ export interface paths {
         get: operations["getLinkQrCodeV2"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/links/{code}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A link's routing rules (owner or admin) */
+        get: operations["getLinkRulesV2"];
+        /**
+         * Replace a link's routing rules (owner or admin): the redirect follows at once here and within a second on every instance
+         * @description Ids sent back from a GET are kept; any other rule or variant gets a new one. A bad rule: 400 VALIDATION_ERROR, one detail per field. A target on a blocked host: 422 DESTINATION_BLOCKED. If-Match with a stale ETag: 412.
+         */
+        put: operations["putLinkRulesV2"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/links/{code}/rules/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Try a link's rules on a made-up visit (owner or admin): the rule, the variant and why; records nothing */
+        post: operations["evaluateLinkRulesV2"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1286,8 +1362,12 @@ export interface components {
             os: string | null;
             /** @description As sent, clipped to 2048 characters */
             referrer: string | null;
+            /** @description The routing rule that chose the URL (SPEC §21); null: none chose (the link's original_url) */
+            rule_id: string | null;
             /** @description As sent, clipped to 512 characters */
             user_agent: string | null;
+            /** @description The A/B variant of the split the visit was sent to (SPEC §21); null: none */
+            variant_id: string | null;
         };
         ClickRecordList: {
             data: components["schemas"]["ClickRecord"][];
@@ -1329,8 +1409,12 @@ export interface components {
             os: string | null;
             /** @description As sent, clipped to 2048 characters */
             referrer: string | null;
+            /** @description The routing rule that chose the URL (SPEC §21); null: none chose (the link's original_url) */
+            ruleId: string | null;
             /** @description As sent, clipped to 512 characters */
             userAgent: string | null;
+            /** @description The A/B variant of the split the visit was sent to (SPEC §21); null: none */
+            variantId: string | null;
         };
         /**
          * @example {
@@ -2218,6 +2302,50 @@ export interface components {
                 /** @description The card title (surrounding white space trimmed; not empty) */
                 title: string;
             } | null;
+            /** @description At most 20 rules; the first enabled rule that matches a visit chooses its target, none: original_url */
+            rules?: {
+                /** @description 1-10; all must match (AND) */
+                conditions: {
+                    /** @description query only: the query parameter */
+                    key?: string;
+                    /**
+                     * @description query only: equals (default), present or absent
+                     * @enum {string}
+                     */
+                    match?: "equals" | "present" | "absent";
+                    /**
+                     * @description What of the visit the condition looks at
+                     * @enum {string}
+                     */
+                    type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                    /** @description At most 50; any one of them matches (OR) */
+                    values?: string[];
+                }[];
+                /** @description Default true; a disabled rule is skipped */
+                enabled?: boolean;
+                /** @description Ferry's id of the rule, when sent back from a GET (kept); any other is replaced by a new one */
+                id?: string;
+                name?: string;
+                /** @description Either `url`, or `split` (with `sticky`) */
+                target: {
+                    /** @description 2-10 variants, integer weights 1-99 summing to 100 */
+                    split?: {
+                        /** @description Ferry's id of the variant, when sent back (kept) */
+                        id?: string;
+                        /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                        url: string;
+                        /**
+                         * Format: int32
+                         * @description A share in percent; the weights sum to 100
+                         */
+                        weight: number;
+                    }[];
+                    /** @description The visitor keeps the variant through the cookie ferry_v_<link id> (default true) */
+                    sticky?: boolean;
+                    /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                    url?: string;
+                };
+            }[];
             /** @description A custom code (1-8 of 0-9 a-z A-Z, case-sensitive). Names of top-level paths (api, docs, v3, healthz, ...) are reserved. Omitted: a random 8-character code. */
             short_code?: string;
             /** @description Read-only; ignored */
@@ -2293,6 +2421,50 @@ export interface components {
                 /** @description The card title (surrounding white space trimmed; not empty) */
                 title: string;
             } | null;
+            /** @description At most 20 rules; the first enabled rule that matches a visit chooses its target, none: original_url */
+            rules?: {
+                /** @description 1-10; all must match (AND) */
+                conditions: {
+                    /** @description query only: the query parameter */
+                    key?: string;
+                    /**
+                     * @description query only: equals (default), present or absent
+                     * @enum {string}
+                     */
+                    match?: "equals" | "present" | "absent";
+                    /**
+                     * @description What of the visit the condition looks at
+                     * @enum {string}
+                     */
+                    type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                    /** @description At most 50; any one of them matches (OR) */
+                    values?: string[];
+                }[];
+                /** @description Default true; a disabled rule is skipped */
+                enabled?: boolean;
+                /** @description Ferry's id of the rule, when sent back from a GET (kept); any other is replaced by a new one */
+                id?: string;
+                name?: string;
+                /** @description Either `url`, or `split` (with `sticky`) */
+                target: {
+                    /** @description 2-10 variants, integer weights 1-99 summing to 100 */
+                    split?: {
+                        /** @description Ferry's id of the variant, when sent back (kept) */
+                        id?: string;
+                        /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                        url: string;
+                        /**
+                         * Format: int32
+                         * @description A share in percent; the weights sum to 100
+                         */
+                        weight: number;
+                    }[];
+                    /** @description The visitor keeps the variant through the cookie ferry_v_<link id> (default true) */
+                    sticky?: boolean;
+                    /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                    url?: string;
+                };
+            }[];
             /** @description A custom code (1-8 of 0-9 a-z A-Z, case-sensitive). Names of top-level paths (api, docs, v3, healthz, ...) are reserved. Omitted: a random 8-character code. */
             shortCode?: string;
             /** @description Read-only; ignored */
@@ -2313,6 +2485,49 @@ export interface components {
         LinkListV2: {
             data: components["schemas"]["LinkV2"][];
             pagination: components["schemas"]["Pagination"];
+        };
+        LinkRule: {
+            conditions: {
+                /** @description query only: the query parameter */
+                key?: string;
+                /**
+                 * @description query only: equals (default), present or absent
+                 * @enum {string}
+                 */
+                match?: "equals" | "present" | "absent";
+                /**
+                 * @description What of the visit the condition looks at
+                 * @enum {string}
+                 */
+                type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                /** @description At most 50; any one of them matches (OR) */
+                values: string[];
+            }[];
+            enabled: boolean;
+            /** @description Assigned by Ferry; stable */
+            id: string;
+            name?: string;
+            target: {
+                /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                url: string;
+            } | {
+                split: {
+                    /** @description Assigned by Ferry; stable */
+                    id: string;
+                    /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                    url: string;
+                    /**
+                     * Format: int32
+                     * @description A share in percent; the weights sum to 100
+                     */
+                    weight: number;
+                }[];
+                /** @description The visitor keeps the variant through the cookie ferry_v_<link id> (default true) */
+                sticky: boolean;
+            };
+        };
+        LinkRules: {
+            rules: components["schemas"]["LinkRule"][];
         };
         /**
          * @example {
@@ -2384,7 +2599,26 @@ export interface components {
          *           "clicks": 1
          *         }
          *       ],
-         *       "data_fresh_as_of": "2026-11-22T08:01:03.000Z"
+         *       "data_fresh_as_of": "2026-11-22T08:01:03.000Z",
+         *       "by_rule": [
+         *         {
+         *           "rule_id": "r8Kq2",
+         *           "human_clicks": 2,
+         *           "unique_visitors": 2
+         *         }
+         *       ],
+         *       "by_variant": [
+         *         {
+         *           "variant_id": "vA1",
+         *           "human_clicks": 1,
+         *           "unique_visitors": 1
+         *         },
+         *         {
+         *           "variant_id": "vB2",
+         *           "human_clicks": 1,
+         *           "unique_visitors": 1
+         *         }
+         *       ]
          *     }
          */
         LinkStats: {
@@ -2393,6 +2627,36 @@ export interface components {
              * @description Lifetime: clicks by bots, crawlers, link unfurlers and scripts (isbot), and visits without a User-Agent
              */
             bot_clicks: number;
+            /** @description The routing rule that chose the URL: Human visits only, over the whole UTC days of the window, most human clicks first (ties by id), at most 200. Only ids that routed a visit in the window are listed: visits no rule (or no split) chose are in the totals, not here. An id the rules no longer have keeps its entry. */
+            by_rule: {
+                /**
+                 * Format: int64
+                 * @description Human clicks the rule routed in the window
+                 */
+                human_clicks: number;
+                /** @description The id as the link's rules name it (SPEC §21) */
+                rule_id: string;
+                /**
+                 * Format: int64
+                 * @description Distinct human visitors the rule routed in the window (by client address; with IP_ANONYMIZE by the daily hash, so one person on two days counts twice)
+                 */
+                unique_visitors: number;
+            }[];
+            /** @description The A/B variant of a split: Human visits only, over the whole UTC days of the window, most human clicks first (ties by id), at most 200. Only ids that routed a visit in the window are listed: visits no rule (or no split) chose are in the totals, not here. An id the rules no longer have keeps its entry. */
+            by_variant: {
+                /**
+                 * Format: int64
+                 * @description Human clicks the variant routed in the window
+                 */
+                human_clicks: number;
+                /**
+                 * Format: int64
+                 * @description Distinct human visitors the variant routed in the window (by client address; with IP_ANONYMIZE by the daily hash, so one person on two days counts twice)
+                 */
+                unique_visitors: number;
+                /** @description The id as the link's rules name it (SPEC §21) */
+                variant_id: string;
+            }[];
             /**
              * Format: int64
              * @description Lifetime: the link's counter (as in the link record)
@@ -2583,7 +2847,26 @@ export interface components {
          *           "clicks": 1
          *         }
          *       ],
-         *       "dataFreshAsOf": "2026-11-22T08:01:03.000Z"
+         *       "dataFreshAsOf": "2026-11-22T08:01:03.000Z",
+         *       "byRule": [
+         *         {
+         *           "ruleId": "r8Kq2",
+         *           "humanClicks": 2,
+         *           "uniqueVisitors": 2
+         *         }
+         *       ],
+         *       "byVariant": [
+         *         {
+         *           "variantId": "vA1",
+         *           "humanClicks": 1,
+         *           "uniqueVisitors": 1
+         *         },
+         *         {
+         *           "variantId": "vB2",
+         *           "humanClicks": 1,
+         *           "uniqueVisitors": 1
+         *         }
+         *       ]
          *     }
          */
         LinkStatsV2: {
@@ -2592,6 +2875,36 @@ export interface components {
              * @description Lifetime: clicks by bots, crawlers, link unfurlers and scripts (isbot), and visits without a User-Agent
              */
             botClicks: number;
+            /** @description The routing rule that chose the URL: Human visits only, over the whole UTC days of the window, most human clicks first (ties by id), at most 200. Only ids that routed a visit in the window are listed: visits no rule (or no split) chose are in the totals, not here. An id the rules no longer have keeps its entry. */
+            byRule: {
+                /**
+                 * Format: int64
+                 * @description Human clicks the rule routed in the window
+                 */
+                humanClicks: number;
+                /** @description The id as the link's rules name it (SPEC §21) */
+                ruleId: string;
+                /**
+                 * Format: int64
+                 * @description Distinct human visitors the rule routed in the window (by client address; with IP_ANONYMIZE by the daily hash, so one person on two days counts twice)
+                 */
+                uniqueVisitors: number;
+            }[];
+            /** @description The A/B variant of a split: Human visits only, over the whole UTC days of the window, most human clicks first (ties by id), at most 200. Only ids that routed a visit in the window are listed: visits no rule (or no split) chose are in the totals, not here. An id the rules no longer have keeps its entry. */
+            byVariant: {
+                /**
+                 * Format: int64
+                 * @description Human clicks the variant routed in the window
+                 */
+                humanClicks: number;
+                /**
+                 * Format: int64
+                 * @description Distinct human visitors the variant routed in the window (by client address; with IP_ANONYMIZE by the daily hash, so one person on two days counts twice)
+                 */
+                uniqueVisitors: number;
+                /** @description The id as the link's rules name it (SPEC §21) */
+                variantId: string;
+            }[];
             /**
              * Format: int64
              * @description Lifetime: the link's counter (as in the link record)
@@ -3806,7 +4119,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description User-Agent */
-                    Vary?: string;
+                    Vary?: "User-Agent";
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3817,12 +4130,14 @@ export interface operations {
             /** @description Redirect to the link's original_url (status set by REDIRECT_STATUS; 302 here); or A domain's fallback (not_found_redirect, expired_redirect) instead of a 404 or 410 (SPEC §19) */
             302: {
                 headers: {
-                    /** @description private, no-store: every visit reaches the service and is counted */
+                    /** @description private, no-store: every visit reaches the service and is counted (and rules answer each visitor apart) */
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    /** @description The original_url, exactly as stored (with forward_query: plus the visit's query string) */
+                    /** @description The original_url exactly as stored, or the target the link's first matching rule (or its split's variant) chose (SPEC §21); with forward_query: plus the visit's query string */
                     Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description A sticky split's variant, on the visit that assigned it: ferry_v_<link id>=<variant id>; Path=/<code>; Max-Age=2592000; HttpOnly; SameSite=Lax */
+                    "Set-Cookie"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4004,12 +4319,14 @@ export interface operations {
             /** @description See Other: the password was right; the browser follows to the target with a GET */
             303: {
                 headers: {
-                    /** @description private, no-store: every visit reaches the service and is counted */
+                    /** @description private, no-store: every visit reaches the service and is counted (and rules answer each visitor apart) */
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    /** @description The original_url, exactly as stored (with forward_query: plus the visit's query string) */
+                    /** @description The original_url exactly as stored, or the target the link's first matching rule (or its split's variant) chose (SPEC §21); with forward_query: plus the visit's query string */
                     Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description A sticky split's variant, on the visit that assigned it: ferry_v_<link id>=<variant id>; Path=/<code>; Max-Age=2592000; HttpOnly; SameSite=Lax */
+                    "Set-Cookie"?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -7438,7 +7755,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases and preview */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules and preview */
         requestBody: {
             content: {
                 /**
@@ -7500,6 +7817,50 @@ export interface operations {
                         /** @description The card title (surrounding white space trimmed; not empty) */
                         title: string;
                     } | null;
+                    /** @description Replaces the list (as PUT /links/{code}/rules does): At most 20 rules; the first enabled rule that matches a visit chooses its target, none: original_url; null or [] removes them */
+                    rules?: {
+                        /** @description 1-10; all must match (AND) */
+                        conditions: {
+                            /** @description query only: the query parameter */
+                            key?: string;
+                            /**
+                             * @description query only: equals (default), present or absent
+                             * @enum {string}
+                             */
+                            match?: "equals" | "present" | "absent";
+                            /**
+                             * @description What of the visit the condition looks at
+                             * @enum {string}
+                             */
+                            type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                            /** @description At most 50; any one of them matches (OR) */
+                            values?: string[];
+                        }[];
+                        /** @description Default true; a disabled rule is skipped */
+                        enabled?: boolean;
+                        /** @description Ferry's id of the rule, when sent back from a GET (kept); any other is replaced by a new one */
+                        id?: string;
+                        name?: string;
+                        /** @description Either `url`, or `split` (with `sticky`) */
+                        target: {
+                            /** @description 2-10 variants, integer weights 1-99 summing to 100 */
+                            split?: {
+                                /** @description Ferry's id of the variant, when sent back (kept) */
+                                id?: string;
+                                /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                                url: string;
+                                /**
+                                 * Format: int32
+                                 * @description A share in percent; the weights sum to 100
+                                 */
+                                weight: number;
+                            }[];
+                            /** @description The visitor keeps the variant through the cookie ferry_v_<link id> (default true) */
+                            sticky?: boolean;
+                            /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                            url?: string;
+                        };
+                    }[] | null;
                     /** @description Cannot change: accepted only with the current value */
                     short_code?: string;
                     /** @description Read-only; ignored */
@@ -8072,6 +8433,737 @@ export interface operations {
             };
             /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
             414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getLinkRules: {
+        parameters: {
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in order */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description the link's ETag, "link-{id}-v{version}": any change of the link moves it; If-Match on PUT */
+                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkRules"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    putLinkRules: {
+        parameters: {
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description At most 20 rules; the first enabled rule that matches a visit chooses its target, none: original_url */
+                    rules: {
+                        /** @description 1-10; all must match (AND) */
+                        conditions: {
+                            /** @description query only: the query parameter */
+                            key?: string;
+                            /**
+                             * @description query only: equals (default), present or absent
+                             * @enum {string}
+                             */
+                            match?: "equals" | "present" | "absent";
+                            /**
+                             * @description What of the visit the condition looks at
+                             * @enum {string}
+                             */
+                            type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                            /** @description At most 50; any one of them matches (OR) */
+                            values?: string[];
+                        }[];
+                        /** @description Default true; a disabled rule is skipped */
+                        enabled?: boolean;
+                        /** @description Ferry's id of the rule, when sent back from a GET (kept); any other is replaced by a new one */
+                        id?: string;
+                        name?: string;
+                        /** @description Either `url`, or `split` (with `sticky`) */
+                        target: {
+                            /** @description 2-10 variants, integer weights 1-99 summing to 100 */
+                            split?: {
+                                /** @description Ferry's id of the variant, when sent back (kept) */
+                                id?: string;
+                                /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                                url: string;
+                                /**
+                                 * Format: int32
+                                 * @description A share in percent; the weights sum to 100
+                                 */
+                                weight: number;
+                            }[];
+                            /** @description The visitor keeps the variant through the cookie ferry_v_<link id> (default true) */
+                            sticky?: boolean;
+                            /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                            url?: string;
+                        };
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The stored rules, ids assigned */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description the link's ETag, "link-{id}-v{version}": any change of the link moves it; If-Match on PUT */
+                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkRules"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target's host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    evaluateLinkRules: {
+        parameters: {
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An Accept-Language header */
+                    accept_language?: string;
+                    /** @description The moment of the visit (ISO 8601; default: now) */
+                    at?: string;
+                    /** @description ISO 3166 alpha-2, as GEOIP_DATABASE or COUNTRY_HEADER would give it */
+                    country?: string;
+                    /** @description The client address */
+                    ip?: string;
+                    /** @description The visit's query parameters: name -> value or list of values */
+                    query?: {
+                        [key: string]: string | string[];
+                    };
+                    /** @description The Referer header */
+                    referrer?: string;
+                    /** @description The visitor's User-Agent (omitted: none, which reads as a bot) */
+                    user_agent?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The outcome and its trace */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The rule that wins; null: none, original_url */
+                        rule_id: string | null;
+                        /** @description Every rule in order, every condition evaluated */
+                        trace: {
+                            conditions: {
+                                matched: boolean;
+                                /** @enum {string} */
+                                type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                            }[];
+                            /** @description Enabled and every condition matched */
+                            matched: boolean;
+                            rule_id: string;
+                        }[];
+                        /** @description Where the visit would go (before forward_query) */
+                        url: string;
+                        /** @description The split's variant drawn as for a first visit (a bot: the first); null: no split */
+                        variant_id: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -15239,7 +16331,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases and preview */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules and preview */
         requestBody: {
             content: {
                 /**
@@ -15301,6 +16393,50 @@ export interface operations {
                         /** @description The card title (surrounding white space trimmed; not empty) */
                         title: string;
                     } | null;
+                    /** @description Replaces the list (as PUT /links/{code}/rules does): At most 20 rules; the first enabled rule that matches a visit chooses its target, none: original_url; null or [] removes them */
+                    rules?: {
+                        /** @description 1-10; all must match (AND) */
+                        conditions: {
+                            /** @description query only: the query parameter */
+                            key?: string;
+                            /**
+                             * @description query only: equals (default), present or absent
+                             * @enum {string}
+                             */
+                            match?: "equals" | "present" | "absent";
+                            /**
+                             * @description What of the visit the condition looks at
+                             * @enum {string}
+                             */
+                            type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                            /** @description At most 50; any one of them matches (OR) */
+                            values?: string[];
+                        }[];
+                        /** @description Default true; a disabled rule is skipped */
+                        enabled?: boolean;
+                        /** @description Ferry's id of the rule, when sent back from a GET (kept); any other is replaced by a new one */
+                        id?: string;
+                        name?: string;
+                        /** @description Either `url`, or `split` (with `sticky`) */
+                        target: {
+                            /** @description 2-10 variants, integer weights 1-99 summing to 100 */
+                            split?: {
+                                /** @description Ferry's id of the variant, when sent back (kept) */
+                                id?: string;
+                                /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                                url: string;
+                                /**
+                                 * Format: int32
+                                 * @description A share in percent; the weights sum to 100
+                                 */
+                                weight: number;
+                            }[];
+                            /** @description The visitor keeps the variant through the cookie ferry_v_<link id> (default true) */
+                            sticky?: boolean;
+                            /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                            url?: string;
+                        };
+                    }[] | null;
                     /** @description Cannot change: accepted only with the current value */
                     shortCode?: string;
                     /** @description Read-only; ignored */
@@ -15873,6 +17009,737 @@ export interface operations {
             };
             /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
             414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getLinkRulesV2: {
+        parameters: {
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules, in order */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description the link's ETag, "link-{id}-v{version}": any change of the link moves it; If-Match on PUT */
+                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkRules"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    putLinkRulesV2: {
+        parameters: {
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description At most 20 rules; the first enabled rule that matches a visit chooses its target, none: original_url */
+                    rules: {
+                        /** @description 1-10; all must match (AND) */
+                        conditions: {
+                            /** @description query only: the query parameter */
+                            key?: string;
+                            /**
+                             * @description query only: equals (default), present or absent
+                             * @enum {string}
+                             */
+                            match?: "equals" | "present" | "absent";
+                            /**
+                             * @description What of the visit the condition looks at
+                             * @enum {string}
+                             */
+                            type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                            /** @description At most 50; any one of them matches (OR) */
+                            values?: string[];
+                        }[];
+                        /** @description Default true; a disabled rule is skipped */
+                        enabled?: boolean;
+                        /** @description Ferry's id of the rule, when sent back from a GET (kept); any other is replaced by a new one */
+                        id?: string;
+                        name?: string;
+                        /** @description Either `url`, or `split` (with `sticky`) */
+                        target: {
+                            /** @description 2-10 variants, integer weights 1-99 summing to 100 */
+                            split?: {
+                                /** @description Ferry's id of the variant, when sent back (kept) */
+                                id?: string;
+                                /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                                url: string;
+                                /**
+                                 * Format: int32
+                                 * @description A share in percent; the weights sum to 100
+                                 */
+                                weight: number;
+                            }[];
+                            /** @description The visitor keeps the variant through the cookie ferry_v_<link id> (default true) */
+                            sticky?: boolean;
+                            /** @description Checked exactly as original_url is: an absolute http or https URL, not this service, no blocked host */
+                            url?: string;
+                        };
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The stored rules, ids assigned */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    /** @description the link's ETag, "link-{id}-v{version}": any change of the link moves it; If-Match on PUT */
+                    ETag?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkRules"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PRECONDITION_FAILED: If-Match does not match the current ETag */
+            412: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A well-formed request that cannot be done: ACCOUNT_NOT_ACTIVE (a pending account creates nothing), DESTINATION_BLOCKED (the target's host is on the blocked list), or IDEMPOTENCY_KEY_REUSED (the key was used for another request) */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    evaluateLinkRulesV2: {
+        parameters: {
+            query?: {
+                /** @description The domain of the code (absent: the default domain) */
+                domain?: string;
+            };
+            header?: never;
+            path: {
+                /** @description 1-8 of 0-9 a-z A-Z; case-sensitive */
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An Accept-Language header */
+                    acceptLanguage?: string;
+                    /** @description The moment of the visit (ISO 8601; default: now) */
+                    at?: string;
+                    /** @description ISO 3166 alpha-2, as GEOIP_DATABASE or COUNTRY_HEADER would give it */
+                    country?: string;
+                    /** @description The client address */
+                    ip?: string;
+                    /** @description The visit's query parameters: name -> value or list of values */
+                    query?: {
+                        [key: string]: string | string[];
+                    };
+                    /** @description The Referer header */
+                    referrer?: string;
+                    /** @description The visitor's User-Agent (omitted: none, which reads as a bot) */
+                    userAgent?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The outcome and its trace */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The rule that wins; null: none, original_url */
+                        ruleId: string | null;
+                        /** @description Every rule in order, every condition evaluated */
+                        trace: {
+                            conditions: {
+                                matched: boolean;
+                                /** @enum {string} */
+                                type: "device" | "browser" | "language" | "country" | "ip" | "query" | "referrer_host" | "after" | "before";
+                            }[];
+                            /** @description Enabled and every condition matched */
+                            matched: boolean;
+                            ruleId: string;
+                        }[];
+                        /** @description Where the visit would go (before forward_query) */
+                        url: string;
+                        /** @description The split's variant drawn as for a first visit (a bot: the first); null: no split */
+                        variantId: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
