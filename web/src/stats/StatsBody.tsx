@@ -5,8 +5,8 @@ import { ClicksTable } from './ClicksTable';
 import { StatsPanels } from './StatsPanels';
 import { StatsSummary, type StatsScope } from './StatsSummary';
 
-/** What link and account analytics share (SPEC §15: the user's stats have the link's shape). */
-export type StatsShape = Omit<LinkStats, 'short_code' | 'click_count' | 'first_click_at'>;
+/** What link and account analytics share (SPEC §15: the user's stats have the link's shape; rules, §21, are a link's own). */
+export type StatsShape = Omit<LinkStats, 'short_code' | 'click_count' | 'first_click_at' | 'by_rule' | 'by_variant'>;
 
 /**
  * Plausible's layout: the figures, clicks over time on top (people and bots apart), then the ranked panels
