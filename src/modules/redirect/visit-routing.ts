@@ -10,11 +10,6 @@ interface RoutedVisit {
   context: RuleVisit & { readonly cookie: string | undefined };
 }
 
-/**
- * A link's rules on the visit (SPEC §21), for the visit policy: the rule and the split's variant, and the sticky
- * cookie. Compiled rules come with the cached link (redirect-target.ts); a visit only evaluates them.
- */
-
 /** What a link's rules chose for a visit (SPEC §21): the URL before forward_query, and what to record. */
 export interface Routed {
   kind: 'routed';
@@ -40,6 +35,9 @@ export function cookieValue(header: string | undefined, name: string): string | 
 }
 
 /**
+ * A link's rules on the visit (SPEC §21), for the visit policy: the rule and the split's variant, and the sticky
+ * cookie. Compiled rules come with the cached link (redirect-target.ts); a visit only evaluates them.
+ *
  * The link's rules for one visit: the first enabled rule that matches, none → original_url. A split gives a
  * bot or a HEAD its first variant and no cookie; a sticky one keeps the variant a visitor's cookie names while
  * it exists (an unknown or forged one is ignored: drawn afresh, a new cookie).
