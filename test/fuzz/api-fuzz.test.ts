@@ -1,3 +1,4 @@
+import { CONDITION_TYPES } from '../../src/modules/links/rules/index.js';
 import { PassThrough } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
@@ -356,18 +357,7 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
     'when hostile routing rules, dry runs and visits arrive (SPEC §21), then no 5xx, and a link that took rules still redirects every visitor',
     { timeout: 300_000 },
     async () => {
-      const types = [
-        'device',
-        'browser',
-        'language',
-        'country',
-        'ip',
-        'query',
-        'referrer_host',
-        'after',
-        'before',
-        'x',
-      ];
+      const types: string[] = [...CONDITION_TYPES, 'x'];
       const value = fc.oneof(
         hostileText,
         fc.constantFrom(
