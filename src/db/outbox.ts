@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from './dialect.js';
 import { OUTBOX_EVENT_TYPES, type OutboxEvent } from './outbox-events.js';
+import { type IdCursorOptions, openIdCursor, sweepCreatedBefore } from './id-cursor.js';
 import type { Database } from './types.js';
+import type { OutboxTable } from './types/outbox.js';
 
 export type * from './outbox-events.js';
 
@@ -60,36 +62,10 @@ export const recordEvent = (
 ): Promise<void> => recordEvents(tx, dialect, [event], opts);
 
 /** Deletes the events created before `before`, a batch at a time; how many. */
-export async function sweepOutbox(db: Kysely<Database>, before: number, batch = 10_000): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const res = await db
-      .deleteFrom('outbox')
-      .where('id', 'in', (eb) =>
-        eb.selectFrom('outbox').select('id').where('created_at', '<', before).orderBy('id').limit(batch),
-      )
-      .executeTakeFirst();
-    const n = Number(res.numDeletedRows);
-    total += n;
-    if (n < batch) return total;
-  }
-}
+export const sweepOutbox = (db: Kysely<Database>, before: number, batch = 10_000): Promise<number> =>
+  sweepCreatedBefore(db, 'outbox', before, batch);
 
-/** How long an id below the last one read may still appear (a transaction that took it commits later). */
-const HOLE_WAIT_MS = 5 * 60_000;
-const MAX_HOLES = 10_000;
-/** How many ids before the end a cursor opened there watches for late commits. */
-const LOOK_BACK = 1_000;
-
-type OutboxRow = {
-  id: number | string;
-  type: string;
-  payload: string;
-  origin: string | null;
-  created_at: number | string;
-};
-
-const entryOf = (row: OutboxRow): OutboxEntry | null => {
+const entryOf = (row: OutboxTable & { id: number | string }): OutboxEntry | null => {
   if (!OUTBOX_EVENT_TYPES.has(row.type)) return null; // a later build's event: not this one's to read
   return {
     id: Number(row.id),
@@ -107,71 +83,25 @@ export interface OutboxCursor {
 }
 
 /**
- * A consumer's place in the outbox, from the end (events before it are not read) or after a given id.
- *
- * Ids are handed out when a row is written, not when it commits: on PostgreSQL a transaction may commit an id
- * lower than one already read. So an id skipped between two read ones is a hole, looked for again by each read
- * until HOLE_WAIT_MS has passed (a rolled-back transaction's id never comes). SQLite writes one transaction at a
- * time: no holes there (`lateCommits: false` looks for none; the gaps it sees are swept rows).
+ * A consumer's place in the outbox, from the end (events before it are not read) or after a given id; events
+ * that commit late (an id lower than one read) are found too (db/id-cursor.ts).
  */
 export async function openOutboxCursor(
   db: Kysely<Database>,
   from: 'end' | { after: number },
-  opts: { lateCommits?: boolean; now?: () => number } = {},
+  opts: IdCursorOptions = {},
 ): Promise<OutboxCursor> {
-  const now = opts.now ?? Date.now;
-  const lookBack = opts.lateCommits === false ? 0 : LOOK_BACK;
-  const holes = new Map<number, number>(); // id → when first missed
-  let last = 0;
-  const addHoles = (fromId: number, toId: number) => {
-    for (let id = fromId; id < toId && holes.size < MAX_HOLES; id++) holes.set(id, now());
-  };
-  if (from === 'end') {
-    const max = await db
-      .selectFrom('outbox')
-      .select((eb) => eb.fn.max('id').as('id'))
-      .executeTakeFirst();
-    last = Number(max?.id ?? 0);
-    // The ids just before the end that are not visible yet may belong to transactions still running.
-    const recent = await db
-      .selectFrom('outbox')
-      .select('id')
-      .where('id', '>', last - lookBack)
-      .execute();
-    const seen = new Set(recent.map((r) => Number(r.id)));
-    for (let id = Math.max(1, last - lookBack + 1); id < last; id++) if (!seen.has(id)) holes.set(id, now());
-  } else {
-    last = from.after;
-  }
+  const rows = await openIdCursor(db, 'outbox', from, opts);
   return {
     get last() {
-      return last;
+      return rows.last;
     },
     async read(limit = 1_000) {
-      const waiting = [...holes.keys()];
-      const rows = (await db
-        .selectFrom('outbox')
-        .selectAll()
-        .where((eb) => (waiting.length ? eb.or([eb('id', '>', last), eb('id', 'in', waiting)]) : eb('id', '>', last)))
-        .orderBy('id')
-        .limit(limit)
-        .execute()) as OutboxRow[];
       const out: OutboxEntry[] = [];
-      for (const row of rows) {
-        const id = Number(row.id);
-        if (holes.delete(id)) {
-          // filled late
-        } else if (id > last) {
-          if (lookBack > 0) addHoles(last + 1, id);
-          last = id;
-        } else {
-          continue;
-        }
+      for (const row of await rows.read(limit)) {
         const entry = entryOf(row);
         if (entry) out.push(entry);
       }
-      const expired = now() - HOLE_WAIT_MS;
-      for (const [id, at] of holes) if (at < expired) holes.delete(id);
       return out;
     },
   };

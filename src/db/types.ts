@@ -11,6 +11,7 @@ import type {
   UserClickHourlyTable,
 } from './types/clicks.js';
 import type { DomainsTable, RetiredDomainCodesTable } from './types/domains.js';
+import type { EventsTable } from './types/events.js';
 import type { IdempotencyKeysTable } from './types/idempotency.js';
 import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSourcesTable } from './types/imports.js';
 import type { InstanceSettingsTable } from './types/instance.js';
@@ -54,11 +55,13 @@ export interface Database {
   job_leases: JobLeasesTable;
   instance_settings: InstanceSettingsTable;
   outbox: OutboxTable;
+  events: EventsTable;
 }
 
 export type * from './types/api-keys.js';
 export type * from './types/clicks.js';
 export type * from './types/domains.js';
+export type * from './types/events.js';
 export type * from './types/idempotency.js';
 export type * from './types/imports.js';
 export type * from './types/instance.js';

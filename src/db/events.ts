@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Dialect } from './dialect.js';
+import { type IdCursorOptions, openIdCursor, sweepCreatedBefore } from './id-cursor.js';
+import type { Database } from './types.js';
+import type { EventsTable } from './types/events.js';
+
+/**
+ * SPEC §22's public events (migration 043): what webhooks, the live stream and the bus send. Written by the change's
+ * own transaction (recordPublicEvents), so an event exists if and only if its change committed; read in id order by
+ * each consumer from its place (openEventsCursor). The outbox (db/outbox.ts) is the house's own change feed; these
+ * rows are the envelope a receiver outside sees.
+ */
+
+/** The event types of SPEC §22 (and §24's `link.health_changed`). `webhook.test` is a hook's own, never stored. */
+export const PUBLIC_EVENT_TYPES = [
+  'link.created',
+  'link.updated',
+  'link.deleted',
+  'link.clicked',
+  'domain.verified',
+  'domain.failing',
+  'import.completed',
+  'link.health_changed',
+] as const;
+
+export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
+
+const PUBLIC_TYPES: ReadonlySet<string> = new Set(PUBLIC_EVENT_TYPES);
+export const isPublicEventType = (type: string): type is PublicEventType => PUBLIC_TYPES.has(type);
+
+/** PostgreSQL's wake-up for event consumers: a NOTIFY without payload, sent on commit. */
+export const EVENTS_CHANNEL = 'ferry_events';
+
+/** The envelope every consumer sends: `{ id: "evt_…", type, timestamp, data }`. */
+export interface PublicEvent<T extends string = PublicEventType> {
+  id: string;
+  type: T;
+  /** ISO 8601 */
+  timestamp: string;
+  data: unknown;
+}
+
+/** An event to write: its type and data, and whose it is (who may hear of it). */
+export interface PublicEventInput {
+  type: PublicEventType;
+  /** as the v1 API shows it (snake_case JSON) */
+  data: unknown;
+  /** the owner of the link or domain; null: the instance's (admins and instance-wide hooks only) */
+  userId: number | null;
+  domainId?: number | null;
+  linkId?: number | null;
+}
+
+/** A stored event as consumers read it. */
+export interface StoredEvent {
+  /** the position in the table (the order consumers read in) */
+  seq: number;
+  userId: number | null;
+  domainId: number | null;
+  linkId: number | null;
+  event: PublicEvent;
+}
+
+/** `evt_` and 128 random bits, base64url: unguessable, what receivers deduplicate on (`webhook-id`). */
+export const newEventId = (): string => `evt_${randomBytes(16).toString('base64url')}`;
+
+const ROWS_PER_INSERT = 500;
+
+/**
+ * Writes the events in the caller's transaction (they commit, or roll back, with the change) and, on PostgreSQL,
+ * wakes the consumers on commit. Answers the envelopes written, in order.
+ */
+export async function recordPublicEvents(
+  tx: Kysely<Database>,
+  dialect: Pick<Dialect, 'notify'>,
+  events: readonly PublicEventInput[],
+  opts: { at?: number } = {},
+): Promise<PublicEvent[]> {
+  if (events.length === 0) return [];
+  const at = opts.at ?? Date.now();
+  const timestamp = new Date(at).toISOString();
+  const envelopes = events.map((e) => ({ id: newEventId(), type: e.type, timestamp, data: e.data }));
+  for (let i = 0; i < events.length; i += ROWS_PER_INSERT) {
+    const rows = events.slice(i, i + ROWS_PER_INSERT).map((e, j) => {
+      const envelope = envelopes[i + j]!;
+      return {
+        event_id: envelope.id,
+        type: e.type,
+        user_id: e.userId,
+        domain_id: e.domainId ?? null,
+        link_id: e.linkId ?? null,
+        payload: JSON.stringify(envelope),
+        created_at: at,
+      };
+    });
+    await tx.insertInto('events').values(rows).execute();
+  }
+  await dialect.notify(tx, EVENTS_CHANNEL, '');
+  return envelopes;
+}
+
+const storedOf = (row: EventsTable & { id: number | string }): StoredEvent | null => {
+  if (!PUBLIC_TYPES.has(row.type)) return null; // a later build's event: not this one's to read
+  return {
+    seq: Number(row.id),
+    userId: row.user_id === null ? null : Number(row.user_id),
+    domainId: row.domain_id === null ? null : Number(row.domain_id),
+    linkId: row.link_id === null ? null : Number(row.link_id),
+    event: JSON.parse(row.payload) as PublicEvent,
+  };
+};
+
+export interface EventsCursor {
+  /** The events committed since the last read (in id order, late commits too), as many as `limit`. */
+  read(limit?: number): Promise<StoredEvent[]>;
+  /** the greatest position read so far */
+  readonly last: number;
+}
+
+/** A consumer's place among the events: from the end, or after a position (a stream resumed, a hook's mark). */
+export async function openEventsCursor(
+  db: Kysely<Database>,
+  from: 'end' | { after: number },
+  opts: IdCursorOptions = {},
+): Promise<EventsCursor> {
+  const rows = await openIdCursor(db, 'events', from, opts);
+  return {
+    get last() {
+      return rows.last;
+    },
+    async read(limit = 1_000) {
+      const out: StoredEvent[] = [];
+      for (const row of await rows.read(limit)) {
+        const stored = storedOf(row);
+        if (stored) out.push(stored);
+      }
+      return out;
+    },
+  };
+}
+
+/** The position of an event by its `evt_…` id (a stream's `Last-Event-ID`); null: unknown or swept. */
+export async function findEventPosition(db: Kysely<Database>, eventId: string): Promise<number | null> {
+  const row = await db.selectFrom('events').select('id').where('event_id', '=', eventId).executeTakeFirst();
+  return row ? Number(row.id) : null;
+}
+
+/** Deletes the events created before `before`, a batch at a time; how many. */
+export const sweepEvents = (db: Kysely<Database>, before: number, batch = 10_000): Promise<number> =>
+  sweepCreatedBefore(db, 'events', before, batch);
