@@ -1,3 +1,4 @@
+import type { RuleInput } from '../links/index.js';
 /**
  * What every source reader produces: one item per link of the source, in the source's own terms but already
  * in one shape, so that the import engine knows nothing of Shlink, Kutt or YOURLS. Readers only translate;
@@ -50,6 +51,8 @@ export interface ImportItem {
    */
   visits: ((since: string | null) => AsyncIterable<ImportVisit>) | null;
   notImported: NotImported[];
+  /** the source's redirect rules as Ferry's (SPEC §21: Shlink's); none: the link has none */
+  rules?: RuleInput[];
   /** where in the source, when a code does not say it: a CSV file's line ("line 3") */
   row?: string;
 }

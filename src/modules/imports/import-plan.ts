@@ -86,6 +86,7 @@ export function planItem(item: ImportItem, ctx: PlanContext): ItemPlan {
     forwardQuery: item.forwardQuery,
     tags: item.tags,
     title: item.title,
+    rules: item.rules ?? [],
   });
   if (!checked.ok) return checked;
   const notes = [...item.notImported];

@@ -1,6 +1,16 @@
 import { EARLIEST_INSTANT, INSTANT_RULE, LATEST_INSTANT } from '../../lib/instant.js';
 import { ALIAS_PATTERN, CODE_PATTERN } from '../../lib/link-code.js';
+import type { ErrorDetail } from '../../lib/app-error.js';
 import { tagsText } from './link-lists.js';
+import {
+  checkRules,
+  MAX_CONDITIONS,
+  MAX_RULES,
+  MAX_VALUES,
+  rulesText,
+  type RuleInput,
+  type UrlChecker,
+} from './rules/index.js';
 import { MAX_ALIASES, MAX_TAGS, MAX_TITLE_LENGTH } from './links.schemas.js';
 import { isReservedCode } from './short-code.js';
 
@@ -20,6 +30,8 @@ export interface ImportedLink {
   forwardQuery: boolean;
   tags: readonly string[];
   title: string | null;
+  /** the source's redirect rules as Ferry's (SPEC §21); none: the link has none */
+  rules?: readonly RuleInput[];
 }
 
 /** The error codes an imported item fails with: the ones the API answers for the same field (SPEC §25). */
@@ -50,6 +62,8 @@ export interface CheckedLink {
   /** stored form: lower case, comma-separated */
   tags: string;
   title: string | null;
+  /** stored form (links.rules): null for none */
+  rules: string | null;
   notes: ImportNote[];
 }
 
@@ -116,6 +130,39 @@ function titleOf(link: ImportedLink, notes: ImportNote[]): string | null {
 }
 
 /**
+ * The source's rules that pass the API's rules for them (SPEC §21: conditions, limits, each URL checked as
+ * original_url is), in the stored form; a rule that does not is left out and named, the others kept in order.
+ */
+function rulesOf(link: ImportedLink, checkTarget: TargetCheck, notes: ImportNote[]): string | null {
+  const input = link.rules ?? [];
+  if (input.length === 0) return null;
+  const checkUrl: UrlChecker = (raw, field, details) => {
+    const target = checkTarget(raw);
+    if (target.ok) return target.url;
+    details.push({ field, message: target.failure.message });
+    return null;
+  };
+  const details: ErrorDetail[] = [];
+  checkRules(input, [], checkUrl, details);
+  const refused = new Map<number, string>();
+  for (const d of details) {
+    const at = Number(/^rules\.(\d+)/.exec(d.field)?.[1]);
+    if (!refused.has(at)) refused.set(at, `${d.field} ${d.message}`);
+  }
+  input.forEach((r, i) => {
+    if (
+      !refused.has(i) &&
+      (r.conditions.length > MAX_CONDITIONS || r.conditions.some((c) => (c.values ?? []).length > MAX_VALUES))
+    )
+      refused.set(i, `rules.${i} has more than ${MAX_CONDITIONS} conditions or ${MAX_VALUES} values in one`);
+  });
+  for (const reason of refused.values()) notes.push({ field: 'rules', reason: `a rule was left out: ${reason}` });
+  const kept = input.filter((_, i) => !refused.has(i));
+  if (kept.length > MAX_RULES) notes.push({ field: 'rules', reason: `only the first ${MAX_RULES} rules were kept` });
+  return rulesText(checkRules(kept.slice(0, MAX_RULES), [], checkUrl, []).rules);
+}
+
+/**
  * SPEC §25: an imported link passes the rules the API applies to the same fields. What the API refuses, the
  * item fails with the API's error code and the field; what an importer can carry over in another form (a title
  * with line breaks, tags the tag rule refuses, too many aliases) is changed and said in `notes`. An expiry in
@@ -156,6 +203,7 @@ export function checkImportedLink(link: ImportedLink, checkTarget: TargetCheck):
       forwardQuery: link.forwardQuery,
       tags: tagsOf(link, notes),
       title: titleOf(link, notes),
+      rules: rulesOf(link, checkTarget, notes),
       notes,
     },
   };

@@ -37,5 +37,6 @@ export {
   type CompiledRule,
   type CompiledRules,
   type CompiledSplit,
+  type RuleInput,
   type RuleVisit,
 } from './rules/index.js';

@@ -29,6 +29,7 @@ const LINK_COLUMNS = [
   'tags',
   'title',
   'aliases',
+  'rules',
   'click_count',
 ] as const;
 /** Exactly the columns the statement writes (a property beyond them would not be written). */

@@ -103,6 +103,7 @@ export function createLinkImports(deps: {
         tags: link.tags,
         title: link.title,
         aliases: link.aliases.join(','),
+        rules: link.rules,
         click_count: clickCount,
       }));
       const ids = await batch.insertLinks(tx, rows);

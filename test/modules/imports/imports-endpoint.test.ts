@@ -6,7 +6,14 @@ import { clickRecords, createUser, linkCount, visit } from '../../helpers/factor
 import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { useSourceStub } from '../../helpers/source-stub.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
-import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits, shlinkVisitsPage } from './fixtures/shlink.js';
+import {
+  SHLINK_API_KEY,
+  shlinkPage,
+  shlinkRedirectRulesAt,
+  shlinkShortUrls,
+  shlinkVisits,
+  shlinkVisitsPage,
+} from './fixtures/shlink.js';
 
 type Job = {
   id: number;
@@ -26,7 +33,7 @@ describe.each(engines)('admin import jobs on %s', (engine) => {
     if (path === '/rest/v3/short-urls')
       return shlinkPage('shortUrls', shlinkShortUrls, page, Number(q.get('itemsPerPage') ?? 10));
     const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
-    return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : null;
+    return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q) : shlinkRedirectRulesAt(path);
   });
   const kutt = useSourceStub({ header: 'X-API-KEY', value: KUTT_API_KEY }, (path, q) =>
     path === '/api/v2/links' ? kuttPage(kuttLinks, Number(q.get('skip') ?? 0), Number(q.get('limit') ?? 10)) : null,
@@ -63,7 +70,7 @@ describe.each(engines)('admin import jobs on %s', (engine) => {
       original_url: 'https://shop.example.com/sale?x=1',
       expires_at: '2030-01-01T00:00:00.000Z',
     });
-    expect(job.items.find((i) => i.source === '/12C18')!.message).toMatch(/validSince/);
+    expect(job.items.find((i) => i.source === '/12C18')!.message).toMatch(/validSince.*geolocation-city-name/s);
     const link = await t.request({ url: '/api/v1/links/12C18', token: admin.token });
     expect(link.body).toMatchObject({
       original_url: 'https://store.steampowered.com',
@@ -90,6 +97,47 @@ describe.each(engines)('admin import jobs on %s', (engine) => {
     const visit = await t.request({ url: '/12C18' });
     expect(visit.status).toBe(302);
     expect(visit.headers.location).toBe('https://store.steampowered.com');
+  });
+
+  it("when Shlink's links have redirect rules, then they come over as rules in priority order", async () => {
+    const job = await finished(await start({ source: 'shlink', url: shlink.url, api_key: SHLINK_API_KEY }));
+    expect(job.state).toBe('done');
+    const res = await t.request({ url: '/api/v1/links/12C18/rules', token: admin.token });
+    expect(res.status).toBe(200);
+    const { rules } = res.body as { rules: Array<{ conditions: unknown[]; target: { url: string } }> };
+    expect(rules.map((r) => r.target.url)).toEqual([
+      'https://store.steampowered.com/de',
+      'https://store.steampowered.com/android',
+      'https://store.steampowered.com/office',
+      'https://store.steampowered.com/sale',
+    ]);
+    expect(rules[0]!.conditions).toEqual([
+      { type: 'language', values: ['de-DE'] },
+      { type: 'query', key: 'ref', match: 'equals', values: ['mail'] },
+    ]);
+    expect(rules[2]!.conditions).toEqual([
+      { type: 'ip', values: ['192.168.1.0/24'] },
+      { type: 'query', key: 'promo', match: 'present', values: [] },
+    ]);
+    expect(rules[3]!.conditions).toEqual([
+      { type: 'after', values: ['2025-01-01T00:00:00.000Z'] },
+      { type: 'query', key: 'x', match: 'equals', values: [''] },
+      { type: 'country', values: ['DE'] },
+    ]);
+    // The imported rules route visits as Shlink did: German with ?ref=mail, then Android, else the long URL.
+    const german = await t.request({ url: '/12C18?ref=mail', headers: { 'accept-language': 'de-DE,de;q=0.9' } });
+    // forward_query (Shlink's forwardQuery) carries the visit's query on, as for the long URL.
+    expect(german.headers.location).toBe('https://store.steampowered.com/de?ref=mail');
+    const android = await t.request({
+      url: '/12C18',
+      headers: {
+        'user-agent': 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/120.0 Mobile Safari/537.36',
+      },
+    });
+    expect(android.headers.location).toBe('https://store.steampowered.com/android');
+    expect((await t.request({ url: '/12C18?ref=web', headers: { 'accept-language': 'de' } })).headers.location).toMatch(
+      /^https:\/\/store\.steampowered\.com\/?\?ref=web$/,
+    );
   });
 
   it('when the same source is imported again, then nothing changes and every item says so', async () => {

@@ -12,7 +12,14 @@ import { readSource } from '../../../src/modules/imports/sources/index.js';
 import { startSourceStub, type SourceStub } from '../../helpers/source-stub.js';
 import { BITLY_GROUP, BITLY_TOKEN, bitlyLinks, bitlyPage } from './fixtures/bitly.js';
 import { KUTT_API_KEY, kuttLinks, kuttPage } from './fixtures/kutt.js';
-import { SHLINK_API_KEY, shlinkPage, shlinkShortUrls, shlinkVisits, shlinkVisitsPage } from './fixtures/shlink.js';
+import {
+  SHLINK_API_KEY,
+  shlinkPage,
+  shlinkRedirectRulesAt,
+  shlinkShortUrls,
+  shlinkVisits,
+  shlinkVisitsPage,
+} from './fixtures/shlink.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -42,7 +49,7 @@ describe('source readers', () => {
       const size = Number(q.get('itemsPerPage') ?? 10);
       if (path === '/rest/v3/short-urls') return shlinkPage('shortUrls', shlinkShortUrls, page, size);
       const m = /^\/rest\/v3\/short-urls\/([^/]+)\/visits$/.exec(path);
-      return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q, 2) : null;
+      return m ? shlinkVisitsPage(shlinkVisits[decodeURIComponent(m[1]!)] ?? [], q, 2) : shlinkRedirectRulesAt(path);
     });
     const items = await collect(readSource({ source: 'shlink', url: stub.url, apiKey: SHLINK_API_KEY }));
     expect(items.map((i) => [i.domain, i.code])).toEqual([
@@ -60,7 +67,17 @@ describe('source readers', () => {
       createdAt: Date.parse('2016-08-21T18:34:16Z'),
       expiresAt: null,
     });
-    expect(steam.notImported.map((n) => n.field)).toEqual(['validSince', 'redirectRules']);
+    expect(steam.notImported.map((n) => n.field)).toEqual(['validSince', 'redirectRules.3']);
+    expect(steam.rules?.map((r) => r.target.url)).toEqual([
+      'https://store.steampowered.com/de',
+      'https://store.steampowered.com/android',
+      'https://store.steampowered.com/office',
+      'https://store.steampowered.com/sale',
+    ]);
+    expect(items[1]!.rules).toBeUndefined();
+    expect(stub.requests.filter((r) => r.path.endsWith('/redirect-rules')).map((r) => r.path)).toEqual([
+      '/rest/v3/short-urls/12C18/redirect-rules',
+    ]);
     expect(steam.visitList).toHaveLength(3);
     expect(steam.visitList![1]).toMatchObject({
       referrer: 'https://t.co',

@@ -6,6 +6,7 @@ import {
   type ImportVisit,
   type SourceEntry,
 } from '../import-item.js';
+import { shlinkRules } from './shlink-rules.js';
 import { apiUrl, arrayOfObjects, getSourceJson, isObject, stringOrNull, type SourceLimits } from './source-http.js';
 
 /**
@@ -30,9 +31,31 @@ export async function* readShlink(options: ShlinkOptions): AsyncGenerator<Source
   // Visits up to the start of the run: a fixed set, so that pages do not shift while they are read.
   const until = new Date().toISOString();
   for await (const row of pages(options, headers, '/rest/v3/short-urls', {}, ['shortUrls'])) {
+    const rules = row.hasRedirectRules === true ? await rulesOf(options, headers, row) : null;
     yield readItem(`${stringOrNull(row.domain) ?? ''}/${String(row.shortCode ?? '')}`, () =>
-      shlinkItem(row, { ...options, until }, headers),
+      shlinkItem(row, { ...options, until }, headers, rules),
     );
+  }
+}
+
+/**
+ * A short URL's redirect rules (Shlink 4.0+), as Ferry's rules and what could not come over. A Shlink that does
+ * not answer them (an older one, a code gone since the list was read) costs the link its rules, said per item;
+ * the run goes on. Only a run that is stopped stops here.
+ */
+async function rulesOf(
+  options: ShlinkOptions,
+  headers: Record<string, string>,
+  row: Record<string, unknown>,
+): Promise<ReturnType<typeof shlinkRules>> {
+  const path = `/rest/v3/short-urls/${encodeURIComponent(String(row.shortCode ?? ''))}/redirect-rules`;
+  const domain = stringOrNull(row.domain) ?? undefined;
+  try {
+    return shlinkRules(await getSourceJson(apiUrl(options.url, path, { domain }), headers, options.limits));
+  } catch (error) {
+    if (options.limits.signal?.aborted) throw error;
+    const reason = `the redirect rules could not be read (${(error as Error).message}); the link goes to its long URL`;
+    return { rules: [], notes: [{ field: 'redirectRules', reason }] };
   }
 }
 
@@ -77,6 +100,7 @@ function shlinkItem(
   row: Record<string, unknown>,
   options: ShlinkOptions & { until: string },
   headers: Record<string, string>,
+  rules: ReturnType<typeof shlinkRules> | null,
 ): ImportItem {
   const code = String(row.shortCode ?? '');
   const domain = stringOrNull(row.domain);
@@ -102,11 +126,9 @@ function shlinkItem(
       reason: 'Ferry links are valid from their creation; the start date is dropped',
     });
   }
-  if (row.hasRedirectRules === true) {
-    item.notImported.push({
-      field: 'redirectRules',
-      reason: 'Ferry has no per-device redirect rules; the link goes to its long URL',
-    });
+  if (rules !== null) {
+    item.rules = rules.rules;
+    item.notImported.push(...rules.notes);
   }
   const path = `/rest/v3/short-urls/${encodeURIComponent(code)}/visits`;
   item.visits = (since) =>
