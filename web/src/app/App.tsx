@@ -20,6 +20,7 @@ import { Redirect } from './Redirect';
 // The chart library comes with this screen only.
 const LinkStatsPage = lazyScreen(() => import('../stats/LinkStatsPage'), 'analytics');
 const AccountPage = lazyScreen(() => import('../stats/AccountPage'), 'account overview');
+const RulesPage = lazyScreen(() => import('../links/rules/RulesPage'), 'rules editor');
 
 interface Route {
   pattern: string;
@@ -36,6 +37,7 @@ const ROUTES: Route[] = [
   { pattern: '/links/new', render: () => <CreateLinkPage /> },
   { pattern: '/links/:code/edit', render: (p) => <EditLinkPage code={p.code!} /> },
   { pattern: '/links/:code/stats', render: (p) => <LinkStatsPage code={p.code!} /> },
+  { pattern: '/links/:code/rules', render: (p) => <RulesPage code={p.code!} /> },
   { pattern: '/account', render: () => <AccountPage /> },
   { pattern: '/api-keys', render: () => <ApiKeysPage /> },
   { pattern: '/domains', render: () => <DomainsPage /> },

@@ -127,6 +127,7 @@ function SaveRow({ busy, saved, code }: { busy: boolean; saved: boolean; code: s
           Save changes
         </button>
         <Link href={appPath(`/links/${code}/stats`)}>Analytics</Link>
+        <Link href={appPath(`/links/${code}/rules`)}>Rules</Link>
         <Link href={appPath('/links')}>Back to my links</Link>
       </p>
       <p role="status" class="notice" hidden={!saved}>

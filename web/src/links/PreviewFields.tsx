@@ -32,13 +32,21 @@ export function previewPatch(link: ShortLink, v: PreviewValues): PreviewBody | n
   const now = { title: v.title.trim(), description: v.description.trim(), image_url: v.image_url.trim() };
   if (now.title === was.title && now.description === was.description && now.image_url === was.image_url)
     return undefined;
-  if (!now.title && !now.description && !now.image_url) return null;
+  return previewBody(now) ?? null;
+}
+
+/** The creation's `preview`: the whole preview once any input is filled (an empty title goes, for its message). */
+export function previewBody(v: PreviewValues): PreviewBody | undefined {
+  const now = { title: v.title.trim(), description: v.description.trim(), image_url: v.image_url.trim() };
+  if (!now.title && !now.description && !now.image_url) return undefined;
   return {
     title: now.title,
     ...(now.description ? { description: now.description } : {}),
     ...(now.image_url ? { image_url: now.image_url } : {}),
   };
 }
+
+export const EMPTY_PREVIEW: PreviewValues = { title: '', description: '', image_url: '' };
 
 /** The image's host, for the card (its picture is not loaded: the dashboard loads nothing from elsewhere). */
 function imageHost(url: string): string | null {

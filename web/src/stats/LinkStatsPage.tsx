@@ -7,6 +7,7 @@ import { useTitle } from '../ui/use-title';
 import { LinkHeader } from './LinkHeader';
 import { PeriodPicker } from './PeriodPicker';
 import { StatsBody } from './StatsBody';
+import { RoutingPanels } from './StatsPanels';
 import { useStatsView } from './use-stats-view';
 
 /**
@@ -34,7 +35,11 @@ export default function LinkStatsPage({ code }: { code: string }) {
       <PeriodPicker scope="link" view={view} problem={stats.state === 'error' ? stats.problem : null} />
       {stats.state === 'loading' && <Loading what="analytics" />}
       {stats.state === 'error' && <ErrorState problem={stats.problem} onRetry={stats.reload} />}
-      {stats.state === 'ready' && <StatsBody stats={stats.data} scope="link" updating={stats.updating} />}
+      {stats.state === 'ready' && (
+        <StatsBody stats={stats.data} scope="link" updating={stats.updating}>
+          <RoutingPanels stats={stats.data} />
+        </StatsBody>
+      )}
     </>
   );
 }

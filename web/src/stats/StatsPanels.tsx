@@ -28,3 +28,27 @@ export function StatsPanels({ stats }: { stats: Tops }) {
     </div>
   );
 }
+
+/**
+ * What a link's rules chose in the window (SPEC §21): human clicks by rule and by A/B variant. Shown only when
+ * a rule or a split routed a visit, so a link without rules keeps its page as it was.
+ */
+export function RoutingPanels({ stats }: { stats: Pick<LinkStats, 'by_rule' | 'by_variant'> }) {
+  if (stats.by_rule.length === 0 && stats.by_variant.length === 0) return null;
+  return (
+    <div class="panels">
+      <TopList
+        title="By rule"
+        items={stats.by_rule.map((r) => ({ value: r.rule_id, clicks: r.human_clicks }))}
+        empty="No rule chose a URL in this period."
+        show={(id) => `Rule ${id}`}
+      />
+      <TopList
+        title="By variant"
+        items={stats.by_variant.map((v) => ({ value: v.variant_id, clicks: v.human_clicks }))}
+        empty="No split chose a variant in this period."
+        show={(id) => `Variant ${id}`}
+      />
+    </div>
+  );
+}
