@@ -13,7 +13,13 @@ import { createInstanceService } from './instance.service.js';
 export function createInstanceModule(deps: {
   config: Pick<
     Config,
-    'registration' | 'anonymousLinks' | 'adminUsername' | 'cliCommand' | 'oidcIssuer' | 'oidcClientId' | 'oidcDisplayName'
+    | 'registration'
+    | 'anonymousLinks'
+    | 'adminUsername'
+    | 'cliCommand'
+    | 'oidcIssuer'
+    | 'oidcClientId'
+    | 'oidcDisplayName'
   >;
   users: Pick<UsersRepository, 'hasActiveAdmin'>;
   db: Kysely<Database>;

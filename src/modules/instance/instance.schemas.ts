@@ -42,7 +42,10 @@ export const InstanceSchema = Type.Object(
     ),
     // SPEC §23: what the sign-in screen offers besides the password.
     oidc_display_name: Type.Union(
-      [Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001F\\u007F]+$', examples: ['Acme SSO'] }), Type.Null()],
+      [
+        Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001F\\u007F]+$', examples: ['Acme SSO'] }),
+        Type.Null(),
+      ],
       {
         description:
           'When single sign-on is set up (OIDC_ISSUER): the provider\'s name (OIDC_DISPLAY_NAME) for a "Sign in with …" button that opens /auth/oidc/login. null otherwise',

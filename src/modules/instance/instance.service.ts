@@ -30,7 +30,13 @@ export type InstanceService = ReturnType<typeof createInstanceService>;
 export function createInstanceService(deps: {
   config: Pick<
     Config,
-    'registration' | 'anonymousLinks' | 'adminUsername' | 'cliCommand' | 'oidcIssuer' | 'oidcClientId' | 'oidcDisplayName'
+    | 'registration'
+    | 'anonymousLinks'
+    | 'adminUsername'
+    | 'cliCommand'
+    | 'oidcIssuer'
+    | 'oidcClientId'
+    | 'oidcDisplayName'
   >;
   users: Pick<UsersRepository, 'hasActiveAdmin'>;
   settings: InstanceSettings;
