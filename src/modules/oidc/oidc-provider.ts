@@ -53,6 +53,9 @@ function createDiscovery(settings: ProviderSettings, clock: Clock): () => Promis
       )
       .then((config) => {
         config.timeout = REQUEST_TIMEOUT_SECONDS;
+        // OpenID Connect lets a client trust an ID token from the token endpoint on TLS alone (Core §3.1.3.7), and
+        // openid-client does so by default; SPEC §23 asks for the signature too, checked against the provider's JWKS.
+        oidc.enableNonRepudiationChecks(config);
         cached = { config, at: clock.now() };
         return config;
       })

@@ -43,7 +43,9 @@ export async function startRealProvider(redirectUri: string): Promise<RealProvid
   const issuer = await listening(server);
   const accounts = new Map<string, ProviderAccount>();
   let next: ProviderAccount | null = null;
+  const signing = await generateKeyPair('RS256', { extractable: true });
   provider = new Provider(issuer, {
+    jwks: { keys: [{ ...(await exportJWK(signing.privateKey)), kid: 'test-provider', alg: 'RS256', use: 'sig' }] },
     clients: [
       {
         client_id: CLIENT_ID,
