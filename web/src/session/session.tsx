@@ -105,15 +105,8 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
   // answer at all keeps it, and the app offers to try again rather than signing the user out.
   useEffect(() => {
     if (state !== 'checking') return;
-    if (loginCode !== null && !store.token()) {
-      // Back from single sign-on: the code buys the token (once, within 60 s).
-      void signIn(api, store, { login_code: loginCode }, { loadUser, setEnded }).then((failed) => {
-        if (!failed) return;
-        setState('signed-out');
-        setEnded('sso-failed');
-      });
-      return;
-    }
+    if (loginCode !== null && !store.token())
+      return void finishSingleSignOn(api, store, loginCode, { loadUser, setEnded, setState });
     void loadUser().then((failed) => {
       if (!failed || !store.token()) return;
       if (failed.status === 0 || failed.status >= 500) {
@@ -158,6 +151,23 @@ async function signIn(
   const problem = await session.loadUser();
   if (problem) store.clear('expired');
   return problem;
+}
+
+/** Back from single sign-on: the code buys the token (once, within 60 s); a code that does not says so. */
+async function finishSingleSignOn(
+  api: ApiClient,
+  store: SessionStore,
+  loginCode: string,
+  session: {
+    loadUser: () => Promise<Problem | null>;
+    setEnded: (why: SignInReason | null) => void;
+    setState: (state: Session['state']) => void;
+  },
+): Promise<void> {
+  const failed = await signIn(api, store, { login_code: loginCode }, session);
+  if (!failed) return;
+  session.setState('signed-out');
+  session.setEnded('sso-failed');
 }
 
 async function signOut(
