@@ -22,6 +22,7 @@ import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createLinksModule } from './modules/links/index.js';
+import { createOidcModule } from './modules/oidc/index.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
 import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
@@ -227,6 +228,20 @@ function serverModules(
   ];
 }
 
+/** Single sign-on (SPEC §23): a serving process's browser routes, signing in through the core's accounts and tokens. */
+function oidcModuleFor({ config, storage, clock, jwtSecret }: ModulesDeps, core: ReturnType<typeof createCoreModules>) {
+  return createOidcModule({
+    config,
+    db: storage.db,
+    dialect: storage.dialect,
+    users: core.usersModule.repository,
+    passwords: core.usersModule.passwords,
+    loginCodes: core.tokensModule.loginCodes,
+    jwtSecret,
+    clock,
+  });
+}
+
 /**
  * Every module, built once, for the server (`server` given) and the CLI (null). `list` is what app.ts wires,
  * in the order their routes are registered and their schemas added (and closed in reverse); the named ones are
@@ -251,7 +266,7 @@ export async function createModules(deps: ModulesDeps) {
     core.instanceModule,
     importsModule,
     core.outboxModule,
-    ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
+    ...(deps.server ? [oidcModuleFor(deps, core), ...serverModules(deps, deps.server, linkModules)] : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];
   return { ...core, ...linkModules, importsModule, list };

@@ -12,6 +12,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { hardeningVariables } from './config/hardening.variables.js';
 import { loadVariables } from './config/load.variables.js';
+import { oidcProblems, oidcVariables } from './config/oidc.variables.js';
 import { openInstanceVariables } from './config/open-instance.variables.js';
 import { versioningVariables } from './config/versioning.variables.js';
 import { flag, int, optional, readVariable, shownValue } from './lib/env-variables.js';
@@ -187,6 +188,7 @@ export const variables = {
     '`true`: click records keep IPv4 /24 and IPv6 /48 only; unique visitors come from a salted daily hash of the full address',
   ),
   ...openInstanceVariables,
+  ...oidcVariables,
   ...hardeningVariables,
 } satisfies Record<string, TSchema>;
 
@@ -255,6 +257,7 @@ function crossProblems(v: Partial<Values>, allValid: boolean): string[] {
     if (dep != null && sunset != null && sunset < dep)
       problems.push(`API_V${n}_SUNSET_AT: must not be earlier than API_V${n}_DEPRECATED_AT`);
   }
+  problems.push(...oidcProblems(v));
   if (allValid && v.HEADERS_TIMEOUT_MS! > v.REQUEST_TIMEOUT_MS!)
     problems.push('HEADERS_TIMEOUT_MS must not be greater than REQUEST_TIMEOUT_MS');
   return problems;

@@ -48,6 +48,8 @@ export function routesOf(tree: string): string[] {
 const hidden = (route: string): boolean =>
   /^(HEAD|OPTIONS) /.test(route) ||
   / \/(docs|v3\/api-docs|app)(\/|\*|$)/.test(route) ||
+  // single sign-on's browser pages (SPEC §23): redirects and HTML, like the dashboard's
+  / \/auth\/oidc\//.test(route) ||
   / \/$/.test(route) ||
   / \*$/.test(route);
 

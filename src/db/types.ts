@@ -17,6 +17,7 @@ import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSources
 import type { InstanceSettingsTable } from './types/instance.js';
 import type { JobLeasesTable } from './types/jobs.js';
 import type { LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
+import type { LoginCodesTable, UserIdentitiesTable } from './types/oidc.js';
 import type { OrdersTable } from './types/orders.js';
 import type { OutboxTable } from './types/outbox.js';
 import type { RevokedTokensTable, TokensTable } from './types/tokens.js';
@@ -56,6 +57,8 @@ export interface Database {
   instance_settings: InstanceSettingsTable;
   outbox: OutboxTable;
   events: EventsTable;
+  user_identities: UserIdentitiesTable;
+  login_codes: LoginCodesTable;
 }
 
 export type * from './types/api-keys.js';
@@ -67,6 +70,7 @@ export type * from './types/imports.js';
 export type * from './types/instance.js';
 export type * from './types/jobs.js';
 export type * from './types/links.js';
+export type * from './types/oidc.js';
 export type * from './types/orders.js';
 export type * from './types/tokens.js';
 export type * from './types/users.js';

@@ -66,6 +66,8 @@ export const ErrorEnvelopeSchema = Type.Object(
             'REQUEST_TIMEOUT',
             'URI_TOO_LONG',
             'REQUEST_HEADERS_TOO_LARGE',
+            // Single sign-on's login code, used or expired (SPEC §23).
+            'INVALID_CREDENTIALS',
           ].map((c) => Type.Literal(c)),
         ),
         message: Type.String({ maxLength: MAX_MESSAGE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),

@@ -105,6 +105,17 @@ const readers = {
     }
     return list;
   },
+  /** a comma-separated list of non-empty names (OIDC_ADMIN_GROUPS), each trimmed */
+  commaList: (raw: string): string[] => {
+    const list = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    for (const name of list)
+      if (name.length > 255 || /\p{Cc}/u.test(name))
+        throw new Error(`be a comma-separated list of names of at most 255 characters; got ${name.slice(0, 60)}`);
+    return list;
+  },
   /** IP addresses with an optional port (`host[:port]`, IPv6 as `[addr]:port`), comma-separated; a resolver named by a host name would need a resolver first */
   dnsServers: (raw: string): string[] => {
     const list = raw
@@ -153,6 +164,7 @@ const readerRules: Record<keyof typeof readers, string> = {
   headerName: 'an HTTP header name such as CF-IPCountry',
   trustProxy: 'true, false, a hop count, or a comma-separated list of addresses/CIDRs',
   origins: 'a comma-separated list of origins (scheme://host[:port]) or *',
+  commaList: 'a comma-separated list of names of at most 255 characters',
   dnsServers: 'a comma-separated list of IP addresses with an optional port (127.0.0.1:5353, [::1]:53)',
 };
 

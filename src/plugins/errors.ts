@@ -15,6 +15,7 @@ import { ACCEPT_PATCH } from './content-type.js';
 
 interface AjvLikeError {
   instancePath?: string;
+  schemaPath?: string;
   keyword: string;
   message?: string;
   params?: Record<string, unknown>;
@@ -60,10 +61,36 @@ function fieldMessage(errors: AjvLikeError[]): string {
   return errors[0]?.message ?? 'is invalid';
 }
 
+/**
+ * A body that may take one of several shapes (a root `anyOf` of objects: POST /tokens' password or login code)
+ * fails every shape at once; only the shape it comes closest to is reported, as if it were the only one: the one
+ * that knows most of the fields sent (a field is known to a shape that does not call it "not a field"), then
+ * the one with the fewest faults. A body that sends no field any shape knows (e.g. `{}`) is held to the first.
+ */
+function closestShape(errors: AjvLikeError[]): AjvLikeError[] {
+  const shapes = new Map<string, AjvLikeError[]>();
+  for (const e of errors) {
+    const shape = /^#\/anyOf\/(\d+)\//.exec(e.schemaPath ?? '')?.[1];
+    if (shape === undefined) continue;
+    const list = shapes.get(shape);
+    if (list) list.push(e);
+    else shapes.set(shape, [e]);
+  }
+  if (shapes.size < 2) return errors;
+  const unknownTo = (list: AjvLikeError[]) =>
+    new Set(list.filter((e) => e.keyword === 'additionalProperties').map((e) => String(e.params?.additionalProperty)));
+  const sent = new Set([...shapes.values()].flatMap((list) => [...unknownTo(list)]));
+  const ranked = [...shapes.values()].map((list) => ({ list, known: sent.size - unknownTo(list).size }));
+  const first = ranked[0]!;
+  if (ranked.every((r) => r.known === 0)) return first.list;
+  return ranked.reduce((a, b) => (b.known > a.known || (b.known === a.known && b.list.length < a.list.length) ? b : a))
+    .list;
+}
+
 /** One detail per offending field, named as the client sent it (body field, query parameter, header). */
 export function validationDetails(errors: AjvLikeError[], context: string | undefined): ErrorDetail[] {
   const byField = new Map<string, AjvLikeError[]>();
-  for (const e of errors) {
+  for (const e of closestShape(errors)) {
     let field = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~');
     const p = e.params ?? {};
     if (e.keyword === 'required' && typeof p.missingProperty === 'string') {

@@ -33,7 +33,7 @@ const WITH_BODY = [413, 415];
 /** What each error status means here; a route may give its own description instead. */
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   400: 'VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON',
-  401: 'UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate)',
+  401: 'UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate); INVALID_CREDENTIALS: a sign-in code that is unknown, used or expired',
   403: "FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts",
   404: 'NOT_FOUND: no such resource (or it expired)',
   406: 'NOT_ACCEPTABLE: Accept names an API version that is not served',

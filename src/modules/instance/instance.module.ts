@@ -11,7 +11,16 @@ import { createInstanceService } from './instance.service.js';
 
 /** The instance's public description (GET /instance), the first-run hint, and the default domain's app links. */
 export function createInstanceModule(deps: {
-  config: Pick<Config, 'registration' | 'anonymousLinks' | 'adminUsername' | 'cliCommand'>;
+  config: Pick<
+    Config,
+    | 'registration'
+    | 'anonymousLinks'
+    | 'adminUsername'
+    | 'cliCommand'
+    | 'oidcIssuer'
+    | 'oidcClientId'
+    | 'oidcDisplayName'
+  >;
   users: Pick<UsersRepository, 'hasActiveAdmin'>;
   db: Kysely<Database>;
   clock: Clock;

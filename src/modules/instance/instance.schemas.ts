@@ -40,6 +40,17 @@ export const InstanceSchema = Type.Object(
           '(`<username>` stands for the name to give it). null otherwise',
       },
     ),
+    // SPEC §23: what the sign-in screen offers besides the password.
+    oidc_display_name: Type.Union(
+      [
+        Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001F\\u007F]+$', examples: ['Acme SSO'] }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'When single sign-on is set up (OIDC_ISSUER): the provider\'s name (OIDC_DISPLAY_NAME) for a "Sign in with …" button that opens /auth/oidc/login. null otherwise',
+      },
+    ),
     // SPEC §21: the default domain's app links (a domain's own are on the domain, never these).
     apple_app_site_association: AppleAppSiteAssociation,
     android_asset_links: AndroidAssetLinks,
@@ -52,6 +63,7 @@ export const InstanceSchema = Type.Object(
         registration: 'approval',
         anonymous_links: true,
         first_admin_command: null,
+        oidc_display_name: null,
         apple_app_site_association: null,
         android_asset_links: null,
       },
@@ -69,6 +81,7 @@ export const InstancePatchSchema = Type.Object(
     registration: readOnly,
     anonymous_links: readOnly,
     first_admin_command: readOnly,
+    oidc_display_name: readOnly,
   },
   {
     additionalProperties: false,

@@ -10,6 +10,8 @@ export interface InstanceInfo {
   registration: Config['registration'];
   anonymous_links: boolean;
   first_admin_command: string | null;
+  /** SPEC §23: the provider's name on "Sign in with …", when single sign-on is set up */
+  oidc_display_name: string | null;
   /** SPEC §21: the default domain's app links */
   apple_app_site_association: Record<string, unknown> | null;
   android_asset_links: Array<Record<string, unknown>> | null;
@@ -26,7 +28,16 @@ export type InstanceService = ReturnType<typeof createInstanceService>;
  * default domain's app links (SPEC §21), which an admin sets.
  */
 export function createInstanceService(deps: {
-  config: Pick<Config, 'registration' | 'anonymousLinks' | 'adminUsername' | 'cliCommand'>;
+  config: Pick<
+    Config,
+    | 'registration'
+    | 'anonymousLinks'
+    | 'adminUsername'
+    | 'cliCommand'
+    | 'oidcIssuer'
+    | 'oidcClientId'
+    | 'oidcDisplayName'
+  >;
   users: Pick<UsersRepository, 'hasActiveAdmin'>;
   settings: InstanceSettings;
   clock: Clock;
@@ -45,6 +56,7 @@ export function createInstanceService(deps: {
         registration: config.registration,
         anonymous_links: config.anonymousLinks,
         first_admin_command: await this.firstAdminCommand(),
+        oidc_display_name: config.oidcIssuer && config.oidcClientId ? config.oidcDisplayName : null,
         apple_app_site_association: appLinkValue(appLinks.apple_app_site_association),
         android_asset_links: appLinkValue(appLinks.android_asset_links),
       };

@@ -5,6 +5,7 @@
  */
 export { createTokensModule } from './tokens.module.js';
 export { createJwt } from './jwt.js';
+export { LOGIN_CODE_TTL_MS, type LoginCodes } from './login-codes.js';
 export { loadJwtSecret } from './secret.js';
 export { createRedisDenyList } from './redis-deny-list.js';
 export { createSqlDenyList, type TokenDenyList } from './tokens.repository.js';

@@ -4,6 +4,7 @@ import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
 import type { Jwt } from './jwt.js';
+import { createLoginCodes } from './login-codes.js';
 import { createTokensRepository, type TokenDenyList } from './tokens.repository.js';
 import { tokensRoutes } from './tokens.routes.js';
 import { tokenSchemas } from './tokens.schemas.js';
@@ -21,13 +22,20 @@ export function createTokensModule(deps: {
   clock: Clock;
   ttlSeconds: number;
 }) {
-  const tokens = createTokensService({ ...deps, tokens: createTokensRepository(deps.db) });
+  const repository = createTokensRepository(deps.db);
+  const tokens = createTokensService({ ...deps, tokens: repository });
+  // Single sign-on's last step (SPEC §23): the oidc module makes the codes, POST /tokens exchanges them.
+  const loginCodes = createLoginCodes({ ...deps, tokens: repository });
   return appModule({
     tokens,
+    loginCodes,
     schemas: tokenSchemas,
     apiRoutes: async (api, { basePath }) => {
-      await api.register(tokensRoutes, { tokens, basePath });
+      await api.register(tokensRoutes, { tokens, loginCodes, basePath });
     },
-    jobs: [{ name: 'purge-expired-tokens', everyMs: PURGE_EVERY_MS, run: () => tokens.purgeExpired() }],
+    jobs: [
+      { name: 'purge-expired-tokens', everyMs: PURGE_EVERY_MS, run: () => tokens.purgeExpired() },
+      { name: 'purge-expired-login-codes', everyMs: PURGE_EVERY_MS, run: () => loginCodes.purgeExpired() },
+    ],
   });
 }

@@ -1,7 +1,8 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, ref } from '../../lib/common.schemas.js';
-import { TokenCreateBody, TokenParams, TokenSchema } from './tokens.schemas.js';
+import type { LoginCodes } from './login-codes.js';
+import { TokenParams, TokenRequestBody, TokenSchema } from './tokens.schemas.js';
 import type { TokensService } from './tokens.service.js';
 
 /** Revoking a token: the one this request carries, or one named by its jti. */
@@ -45,10 +46,11 @@ const revocationRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; baseP
 };
 
 /** SPEC §4. */
-export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; basePath: string }> = async (
-  app,
-  opts,
-) => {
+export const tokensRoutes: FastifyPluginAsyncTypebox<{
+  tokens: TokensService;
+  loginCodes: LoginCodes;
+  basePath: string;
+}> = async (app, opts) => {
   const { tokens } = opts;
   const tags = ['tokens'];
 
@@ -57,13 +59,20 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
     {
       // Stricter limits per client IP and per username (plugins/rate-limit.ts): password guessing.
       // ... and the password's check is a hash from the address's budget (plugins/password-hash-budget.ts).
-      config: { rateLimitPreset: 'tokens', passwordHashes: () => 1 },
+      // A login code (SPEC §23) costs no hash; it is 256 random bits, and the per-IP limit still counts it.
+      config: {
+        rateLimitPreset: 'tokens',
+        passwordHashes: (request) => ('login_code' in (request.body as object) ? 0 : 1),
+      },
       schema: {
         operationId: 'createToken',
         tags,
-        summary: 'Exchange username and password for a bearer token',
+        summary: 'Exchange username and password, or a login code of single sign-on, for a bearer token',
+        description:
+          'A login code (`login_code`, from `/app/?login_code=…` after GET /auth/oidc/login) works once and for 60 s; ' +
+          'used, expired or unknown: 401 INVALID_CREDENTIALS.',
         security: [],
-        body: TokenCreateBody,
+        body: TokenRequestBody,
         response: {
           201: {
             ...ref(TokenSchema),
@@ -82,7 +91,11 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
       },
     },
     async (request, reply) => {
-      const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);
+      const body = request.body;
+      const { jti, ...token } =
+        'login_code' in body
+          ? await opts.loginCodes.exchange(body.login_code)
+          : await tokens.issue(body.username, body.password);
       return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
     },
   );

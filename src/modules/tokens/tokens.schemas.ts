@@ -9,6 +9,24 @@ export const TokenCreateBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** SPEC §23: the code single sign-on's callback put in `/app/?login_code=…`, exchanged once, within 60 s. */
+export const LoginCodeBody = Type.Object(
+  {
+    login_code: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: 'The code of `/app/?login_code=<code>` after single sign-on (GET /auth/oidc/login)',
+    }),
+  },
+  { additionalProperties: false, title: 'Login code' },
+);
+
+/** POST /tokens: a username and password, or single sign-on's login code. */
+export const TokenRequestBody = Type.Union([TokenCreateBody, LoginCodeBody], {
+  examples: [{ username: 'alice', password: 'correct horse battery staple' }, { login_code: 'q3Jx…' }],
+});
+
 export const TokenSchema = Type.Object(
   {
     accessToken: Type.String({

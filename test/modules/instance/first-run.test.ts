@@ -37,6 +37,7 @@ describe.each(engines)('first run on %s', (engine) => {
         registration: 'approval',
         anonymous_links: true,
         first_admin_command: command,
+        oidc_display_name: null,
         apple_app_site_association: null,
         android_asset_links: null,
       });
@@ -44,6 +45,7 @@ describe.each(engines)('first run on %s', (engine) => {
         registration: 'approval',
         anonymousLinks: true,
         firstAdminCommand: command,
+        oidcDisplayName: null,
         appleAppSiteAssociation: null,
         androidAssetLinks: null,
       });

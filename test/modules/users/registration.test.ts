@@ -106,6 +106,7 @@ describe.each(engines)('REGISTRATION on %s', (engine) => {
         registration: 'closed',
         anonymous_links: true,
         first_admin_command: null,
+        oidc_display_name: null,
         apple_app_site_association: null,
         android_asset_links: null,
       });

@@ -15,7 +15,20 @@ const REASONS: Record<SignInReason, string> = {
   expired: 'Your session has ended. Sign in again to continue.',
   'revoke-failed':
     'You have signed out here, but the server could not be told: the old token stays valid until it expires.',
+  'sso-failed': 'Single sign-on could not be completed: its sign-in code was already used or has expired. Try again.',
 };
+
+/** SPEC §23: when the instance has single sign-on, the way to it (a page of the server, not of the app). */
+function SingleSignOn({ instance }: { instance: Instance | null }) {
+  if (!instance?.oidc_display_name) return null;
+  return (
+    <p>
+      <a class="button" href="/auth/oidc/login" data-testid="sso">
+        Sign in with {instance.oidc_display_name}
+      </a>
+    </p>
+  );
+}
 
 /** On a fresh install (no admin yet, SPEC §18 first run): how to make the first admin, as the start-up log says. */
 function FirstRunHint({ instance }: { instance: Instance | null }) {
@@ -92,6 +105,7 @@ export function SignInPage() {
     <main class="narrow" id="main">
       <h1>Sign in</h1>
       <SignInNotices instance={instance} failed={problem !== null} />
+      <SingleSignOn instance={instance} />
       <form ref={form} onSubmit={submit} noValidate>
         <FormError message={message} />
         <Field label="Username" error={problem?.fields.username}>

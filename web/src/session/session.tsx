@@ -6,7 +6,20 @@ import type { Problem } from '../api/problem';
 import type { SessionEnd, SessionStore } from './session-store';
 
 /** Why the sign-in screen is shown, beyond "not signed in yet". */
-export type SignInReason = SessionEnd | 'revoke-failed';
+export type SignInReason = SessionEnd | 'revoke-failed' | 'sso-failed';
+
+/**
+ * The login code single sign-on ends with (`/app/?login_code=…`, SPEC §23), taken out of the address at once so it
+ * stays out of the history, bookmarks and anything shared; null when there is none.
+ */
+function takeLoginCode(): string | null {
+  const url = new URL(window.location.href);
+  const code = url.searchParams.get('login_code');
+  if (code === null) return null;
+  url.searchParams.delete('login_code');
+  window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
+  return code;
+}
 
 export interface Session {
   /** `unreachable`: a saved token could not be checked (server down, offline); retry() checks again */
@@ -62,7 +75,8 @@ export function SessionProvider({
 }
 
 function useSessionValue(api: ApiClient, store: SessionStore): Session {
-  const [state, setState] = useState<Session['state']>(store.token() ? 'checking' : 'signed-out');
+  const [loginCode] = useState(takeLoginCode);
+  const [state, setState] = useState<Session['state']>(store.token() || loginCode ? 'checking' : 'signed-out');
   const [user, setUser] = useState<User | null>(null);
   const [ended, setEnded] = useState<SignInReason | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -91,6 +105,8 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
   // answer at all keeps it, and the app offers to try again rather than signing the user out.
   useEffect(() => {
     if (state !== 'checking') return;
+    if (loginCode !== null && !store.token())
+      return void finishSingleSignOn(api, store, loginCode, { loadUser, setEnded, setState });
     void loadUser().then((failed) => {
       if (!failed || !store.token()) return;
       if (failed.status === 0 || failed.status >= 500) {
@@ -125,7 +141,7 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
 async function signIn(
   api: ApiClient,
   store: SessionStore,
-  credentials: { username: string; password: string },
+  credentials: { username: string; password: string } | { login_code: string },
   session: { loadUser: () => Promise<Problem | null>; setEnded: (why: SignInReason | null) => void },
 ): Promise<Problem | null> {
   const issued = await outcome(api.POST('/api/v1/tokens', { body: credentials }));
@@ -135,6 +151,23 @@ async function signIn(
   const problem = await session.loadUser();
   if (problem) store.clear('expired');
   return problem;
+}
+
+/** Back from single sign-on: the code buys the token (once, within 60 s); a code that does not says so. */
+async function finishSingleSignOn(
+  api: ApiClient,
+  store: SessionStore,
+  loginCode: string,
+  session: {
+    loadUser: () => Promise<Problem | null>;
+    setEnded: (why: SignInReason | null) => void;
+    setState: (state: Session['state']) => void;
+  },
+): Promise<void> {
+  const failed = await signIn(api, store, { login_code: loginCode }, session);
+  if (!failed) return;
+  session.setState('signed-out');
+  session.setEnded('sso-failed');
 }
 
 async function signOut(
