@@ -20,6 +20,8 @@ export interface PeriodicJob {
   name: string;
   everyMs: number;
   run: () => Promise<unknown>;
+  /** the first try this long after the start (0: at start-up, in its turn); default a period */
+  firstInMs?: number;
   /** its work is this process's own (a buffer in memory): it runs in every instance, without a lease */
   perInstance?: boolean;
 }
@@ -87,10 +89,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
 
   return {
     holder,
-    /** Runs `job` every `everyMs` from now on, in its turn among the instances. */
+    /** Runs `job` every `everyMs` from now on (the first try after `firstInMs`), in its turn among the instances. */
     every(job: PeriodicJob): void {
       jobs.set(job.name, job);
-      schedule(job, job.everyMs);
+      schedule(job, job.firstInMs ?? job.everyMs);
     },
     /** Tries the job's turn now (what its timer does): runs it if due and claimed, else says why not. */
     attempt(name: string): Promise<JobAttempt> {

@@ -1433,6 +1433,7 @@ export interface components {
          *       "expired_redirect": null,
          *       "apple_app_site_association": null,
          *       "android_asset_links": null,
+         *       "click_retention_days": null,
          *       "status": "pending",
          *       "status_message": null,
          *       "accepts_links": true,
@@ -1487,6 +1488,8 @@ export interface components {
             apple_app_site_association: {
                 [key: string]: unknown;
             } | null;
+            /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+            click_retention_days: number | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
@@ -1583,6 +1586,8 @@ export interface components {
             apple_app_site_association?: {
                 [key: string]: unknown;
             } | null;
+            /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+            click_retention_days?: number | null;
             /** @description Read-only; ignored */
             created_at?: unknown;
             /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -1667,6 +1672,8 @@ export interface components {
             appleAppSiteAssociation?: {
                 [key: string]: unknown;
             } | null;
+            /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+            clickRetentionDays?: number | null;
             /** @description Read-only; ignored */
             createdAt?: unknown;
             /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -1726,6 +1733,7 @@ export interface components {
          *       "expiredRedirect": null,
          *       "appleAppSiteAssociation": null,
          *       "androidAssetLinks": null,
+         *       "clickRetentionDays": null,
          *       "status": "pending",
          *       "statusMessage": null,
          *       "acceptsLinks": true,
@@ -1780,6 +1788,8 @@ export interface components {
             appleAppSiteAssociation: {
                 [key: string]: unknown;
             } | null;
+            /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+            clickRetentionDays: number | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
@@ -5317,7 +5327,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme and the app links; null clears one (an app-links document is replaced whole, not merged) */
+        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme, the app links and the click retention; null clears one (an app-links document is replaced whole, not merged) */
         requestBody: {
             content: {
                 /**
@@ -5370,6 +5380,8 @@ export interface operations {
                     apple_app_site_association?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+                    click_retention_days?: number | null;
                     /** @description Read-only; ignored */
                     created_at?: unknown;
                     /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -14552,7 +14564,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme and the app links; null clears one (an app-links document is replaced whole, not merged) */
+        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme, the app links and the click retention; null clears one (an app-links document is replaced whole, not merged) */
         requestBody: {
             content: {
                 /**
@@ -14605,6 +14617,8 @@ export interface operations {
                     appleAppSiteAssociation?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+                    clickRetentionDays?: number | null;
                     /** @description Read-only; ignored */
                     createdAt?: unknown;
                     /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
