@@ -62,11 +62,12 @@ export function createClicksModule(deps: ClicksModuleDeps) {
         },
       ]
     : [];
-  // At start-up (in its turn among the instances), then daily; cheap when no retention is set anywhere.
+  // At start-up (in each instance: a changed CLICK_RETENTION_DAYS applies at once), then daily in turns among the
+  // instances; cheap when no retention is set anywhere (one read of the domains).
   const retention = {
     name: 'click-retention',
     everyMs: CLICK_RETENTION_EVERY_MS,
-    firstInMs: 0,
+    runAtStart: true,
     run: () =>
       deleteExpiredClicks({
         db: storage.db,

@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { createClickPartitions, partitionName, monthStart } from '../../../src/db/click-partitions.js';
 import { deleteExpiredClicks } from '../../../src/modules/clicks/click-retention.js';
-import { engines, TestClock } from '../../helpers/app.js';
+import { createTestApp, engines, TestClock } from '../../helpers/app.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
 import { createLink, recordCount } from '../../helpers/factories.js';
 import { useUser } from '../../helpers/fixtures.js';
+import { waitFor } from '../../helpers/scale-out.js';
 import { addDomain, DOMAINS, useDomainTestApp } from '../domains/domains.helpers.js';
 import { UA } from './user-agents.js';
 
@@ -178,4 +179,29 @@ describe.each(engines)('click retention on %s', (engine) => {
       expect(await recordCount(t, link.id)).toBe(1);
     },
   );
+
+  it('when an instance starts with CLICK_RETENTION_DAYS set, then the records already past it are deleted at start-up', async () => {
+    const first = await createTestApp(engine, { clock: new TestClock(T0) });
+    let second: Awaited<ReturnType<typeof createTestApp>> | null = null;
+    try {
+      const link = await createLink(first, { original_url: 'https://example.com/s' });
+      for (const ago of [90, 60, 1]) {
+        const click = { linkId: link.id, shortCode: link.short_code, clickedAt: T0 - ago * DAY, ip: '192.0.2.1' };
+        first.app.clickQueue.enqueue({ ...click, userAgent: UA.chromeWindows, referrer: null });
+      }
+      await first.app.close();
+      expect(await recordCount(first, link.id)).toBe(3);
+      second = await createTestApp(engine, {
+        clock: new TestClock(T0),
+        dataDir: first.config.dataDir,
+        ...(first.config.databaseUrl ? { databaseUrl: first.config.databaseUrl } : {}),
+        env: { CLICK_RETENTION_DAYS: '30' },
+      });
+      const started = second;
+      await waitFor('the start-up retention run', async () => (await recordCount(started, link.id)) === 1);
+    } finally {
+      await second?.close();
+      await first.close();
+    }
+  });
 });
