@@ -183,6 +183,7 @@ async function createLinkModules(deps: LinkModuleDeps) {
     paginator,
     clock,
     retentionMonths: config.clickRetentionMonths,
+    retentionDays: config.clickRetentionDays,
     log,
   });
   return { clickIngest, domainsModule, linksModule, redirectModule, clicksModule };

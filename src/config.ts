@@ -185,7 +185,17 @@ export const variables = {
   }),
   IP_ANONYMIZE: flag(
     false,
-    '`true`: click records keep IPv4 /24 and IPv6 /48 only; unique visitors come from a salted daily hash of the full address',
+    '`true`: click records keep IPv4 /24 and IPv6 /48 only (after the country is looked up on the full address); unique visitors come from a salted daily hash of the full address',
+  ),
+  HONOR_GPC: flag(
+    false,
+    '`true`: a visit sending `Sec-GPC: 1` or `DNT: 1` is recorded as a count only: its click keeps time, link, domain and bot flag, no address, user agent, referrer, visitor or country (docs/privacy.md)',
+  ),
+  CLICK_RETENTION_DAYS: int(
+    0,
+    0,
+    36_500,
+    "Click records older than this many days are deleted at start-up and then daily (statistics, counts and rollups stay); a domain's `click_retention_days` overrides it for its links; `0` keeps them forever",
   ),
   ...openInstanceVariables,
   ...oidcVariables,

@@ -80,7 +80,14 @@ export async function ensureClickPartitions(db: Kysely<unknown>, now: number): P
 /** Drops the monthly partitions that ended before the month `months` months before `now`. Returns their names. */
 export async function dropExpiredClickPartitions(db: Kysely<unknown>, now: number, months: number): Promise<string[]> {
   if (months <= 0) return [];
-  const keepFrom = monthStart(now, -months);
+  return dropClickPartitionsEndedBy(db, monthStart(now, -months));
+}
+
+/**
+ * Drops the monthly partitions whose whole month ended at or before `keepFrom` (an instant): every record in them
+ * is older. Returns their names. The default partition is never dropped.
+ */
+export async function dropClickPartitionsEndedBy(db: Kysely<unknown>, keepFrom: number): Promise<string[]> {
   return db.transaction().execute(async (tx) => {
     await LOCK.execute(tx);
     const dropped: string[] = [];

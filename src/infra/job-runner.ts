@@ -20,6 +20,11 @@ export interface PeriodicJob {
   name: string;
   everyMs: number;
   run: () => Promise<unknown>;
+  /**
+   * Also run once at start-up in this instance, outside the turns (whenever the last turn was): for idempotent
+   * work a changed setting should apply to at once (the click records' retention). Then in turns as usual.
+   */
+  runAtStart?: boolean;
   /** its work is this process's own (a buffer in memory): it runs in every instance, without a lease */
   perInstance?: boolean;
 }
@@ -62,7 +67,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
   const leaseMs = deps.leaseMs ?? JOB_LEASE_MS;
   const log = deps.log.child({ holder });
   const run = createRun({ ...deps, log, holder, leaseMs, heartbeatMs: deps.heartbeatMs ?? Math.floor(leaseMs / 4) });
-  const { attempt, settled } = createTurns({ ...deps, log, holder, leaseMs, run });
+  const { attempt, startup, settled } = createTurns({ ...deps, log, holder, leaseMs, run });
   const jobs = new Map<string, PeriodicJob>();
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
@@ -87,9 +92,10 @@ export function createJobRunner(deps: JobRunnerDeps) {
 
   return {
     holder,
-    /** Runs `job` every `everyMs` from now on, in its turn among the instances. */
+    /** Runs `job` every `everyMs` from now on, in its turn among the instances (and now too if it runs at start). */
     every(job: PeriodicJob): void {
       jobs.set(job.name, job);
+      if (job.runAtStart) void startup(job);
       schedule(job, job.everyMs);
     },
     /** Tries the job's turn now (what its timer does): runs it if due and claimed, else says why not. */
@@ -159,6 +165,16 @@ function createTurns(
     attempt(job: PeriodicJob): Promise<JobAttempt> {
       if (running.has(job.name)) return Promise.resolve({ outcome: 'busy', nextInMs: job.everyMs });
       const p = claimAndRun(job).finally(() => running.delete(job.name));
+      running.set(job.name, p);
+      return p;
+    },
+    /** A runAtStart job's run at start-up: unclaimed, but never beside a run of it in this process. */
+    startup(job: PeriodicJob): Promise<JobAttempt> {
+      if (running.has(job.name)) return Promise.resolve({ outcome: 'busy', nextInMs: job.everyMs });
+      const p = run
+        .execute(job)
+        .then((outcome) => ({ outcome, nextInMs: job.everyMs }))
+        .finally(() => running.delete(job.name));
       running.set(job.name, p);
       return p;
     },

@@ -19,6 +19,11 @@ const VISITS = Array.from({ length: 120 }, (_, i) => ({
   referer: i % 4 === 0 ? null : `https://site${i % 5}.example/p/${i}`,
   country: ['DE', 'FR', null, 'US', 'de'][i % 5],
   link: i % 3 === 0 ? 1 : 0,
+  // SPEC §24: bots by their request (HEAD, prefetch) whatever the user agent, and HONOR_GPC's counts only
+  method: i % 11 === 5 ? 'HEAD' : 'GET',
+  signal: ([{ 'sec-purpose': 'prefetch;prerender' }, { purpose: 'prefetch' }, { 'sec-gpc': '1' }, { dnt: '1' }][
+    i % 13
+  ] ?? {}) as Record<string, string>,
 }));
 
 /**
@@ -45,7 +50,7 @@ afterAll(async () => {
 async function run(t: TestApp, settled: (ids: number[]) => Promise<void>) {
   apps.push(t);
   const user = await createUser(t);
-  const links = [];
+  const links: Array<{ id: number; short_code: string }> = [];
   for (let i = 0; i < 2; i += 1) {
     const res = await t.request({
       method: 'POST',
@@ -57,10 +62,14 @@ async function run(t: TestApp, settled: (ids: number[]) => Promise<void>) {
   }
   for (const v of VISITS) {
     t.clock.ms = v.at;
-    const headers: Record<string, string> = { 'x-forwarded-for': v.ip, 'user-agent': v.ua };
+    const headers: Record<string, string> = { 'x-forwarded-for': v.ip, 'user-agent': v.ua, ...v.signal };
     if (v.referer) headers.referer = v.referer;
     if (v.country) headers['cf-ipcountry'] = v.country;
-    const res = await t.app.inject({ url: `/${links[v.link]!.short_code}`, headers });
+    const res = await t.app.inject({
+      method: v.method as 'GET' | 'HEAD',
+      url: `/${links[v.link]!.short_code}`,
+      headers,
+    });
     expect(res.statusCode).toBe(302);
   }
   for (const r of ROUTED) {
@@ -92,10 +101,37 @@ async function run(t: TestApp, settled: (ids: number[]) => Promise<void>) {
       top.map((x: { clicks: number }) => x.clicks),
     );
   }
+  // The records too, in one order whatever the order each path wrote them in.
+  const records = await t.storage.db
+    .selectFrom('clicks')
+    .select(['link_id', 'clicked_at', 'ip', 'user_agent', 'referrer', 'is_bot', 'browser', 'os', 'device', 'country'])
+    .where(
+      'link_id',
+      'in',
+      links.map((l) => l.id),
+    )
+    .execute();
+  answers.push(
+    records
+      .map((r) =>
+        JSON.stringify({
+          ...r,
+          link_id: links.findIndex((l) => l.id === Number(r.link_id)),
+          clicked_at: Number(r.clicked_at),
+          is_bot: Number(r.is_bot),
+        }),
+      )
+      .sort(),
+  );
   return answers;
 }
 
-const env = { TRUST_PROXY: '127.0.0.1', COUNTRY_HEADER: 'CF-IPCountry', TOKEN_TTL_SECONDS: '2592000' };
+const env = {
+  TRUST_PROXY: '127.0.0.1',
+  COUNTRY_HEADER: 'CF-IPCountry',
+  TOKEN_TTL_SECONDS: '2592000',
+  HONOR_GPC: 'true',
+};
 
 describe('statistics are the same whichever path wrote the clicks', () => {
   it.runIf(scaleOut)(
@@ -140,6 +176,26 @@ describe('statistics are the same whichever path wrote the clicks', () => {
       expect((a[0] as { bot_clicks: number }).bot_clicks).toBeGreaterThan(0);
       expect((a[0] as { by_rule: unknown[] }).by_rule).toHaveLength(2);
       expect((a[0] as { by_variant: unknown[] }).by_variant).toHaveLength(2);
+      // Every signal made its click: HEAD and prefetch bots with their user agent, counts only with nothing of theirs.
+      const records = (a.at(-1) as string[]).map((r) => JSON.parse(r) as Record<string, unknown>);
+      const countOnly = records.filter((r) => r.user_agent === null);
+      expect(countOnly.length).toBe(VISITS.filter((v) => v.signal['sec-gpc'] || v.signal.dnt).length);
+      expect(
+        countOnly.every((r) => r.ip === null && r.referrer === null && r.country === null && r.device === null),
+      ).toBe(true);
+      expect(new Set(countOnly.map((r) => r.is_bot))).toEqual(new Set([0, 1]));
+      const botUa = new Set<string>([UA.googlebot, UA.slackbot, UA.curl]);
+      const signalledBots = VISITS.filter(
+        (v) =>
+          !botUa.has(v.ua) &&
+          (v.method === 'HEAD' || v.signal['sec-purpose'] || v.signal.purpose) &&
+          !v.signal['sec-gpc'] &&
+          !v.signal.dnt,
+      ).length;
+      expect(signalledBots).toBeGreaterThan(2);
+      expect(
+        records.filter((r) => r.is_bot === 1 && r.user_agent !== null && !botUa.has(r.user_agent as string)),
+      ).toHaveLength(signalledBots);
       expect(b).toEqual(a);
       expect(c).toEqual(a);
     },

@@ -16,6 +16,8 @@ export interface DomainsTable {
   /** SPEC §21 app links, JSON text served on the domain's host (an object, an array); null: none (migration 042) */
   apple_app_site_association: Generated<string | null>;
   android_asset_links: Generated<string | null>;
+  /** SPEC §24: days its links' click records are kept; null: CLICK_RETENTION_DAYS; 0: forever (migration 047) */
+  click_retention_days: Generated<number | null>;
   /** the last daily re-check of a verified domain */
   checked_at: number | null;
   /** since when re-checks have failed (null: the last one passed); 7 days of it and no new links */

@@ -6,6 +6,7 @@ import type { Storage } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { ApiVersion } from '../../plugins/versioning.js';
+import { CLICK_RETENTION_EVERY_MS, deleteExpiredClicks } from './click-retention.js';
 import type { LinkAccess } from './link-access.js';
 import { createClickRecordsRepository } from './records/click-records.repository.js';
 import { clickRecordsRoutes } from './records/click-records.routes.js';
@@ -29,12 +30,14 @@ export interface ClicksModuleDeps {
   clock: Clock;
   /** CLICK_RETENTION_MONTHS: on PostgreSQL, monthly partitions older than this are dropped */
   retentionMonths: number;
+  /** CLICK_RETENTION_DAYS: click records older than this are deleted (a domain may say otherwise); 0: forever */
+  retentionDays: number;
   log: FastifyBaseLogger;
 }
 
 /**
  * The statistics and the click records of a link, as JSON routes inside an /api/v{n} context; on PostgreSQL
- * the upkeep of the click partitions. (How clicks travel is click-ingest.ts's module.)
+ * the upkeep of the click partitions; the click records' retention. (How clicks travel is click-ingest.ts's module.)
  */
 export function createClicksModule(deps: ClicksModuleDeps) {
   const { links, paginator, clock, storage } = deps;
@@ -59,6 +62,21 @@ export function createClicksModule(deps: ClicksModuleDeps) {
         },
       ]
     : [];
+  // At start-up (in each instance: a changed CLICK_RETENTION_DAYS applies at once), then daily in turns among the
+  // instances; cheap when no retention is set anywhere (one read of the domains).
+  const retention = {
+    name: 'click-retention',
+    everyMs: CLICK_RETENTION_EVERY_MS,
+    runAtStart: true,
+    run: () =>
+      deleteExpiredClicks({
+        db: storage.db,
+        clock,
+        days: deps.retentionDays,
+        partitioned: storage.dialect.rangePartitioning,
+        log: deps.log,
+      }),
+  };
   return appModule({
     stats,
     schemas: clicksModuleSchemas,
@@ -66,6 +84,6 @@ export function createClicksModule(deps: ClicksModuleDeps) {
       await api.register(statsRoutes, { stats, version: opts.version });
       await api.register(clickRecordsRoutes, { records, version: opts.version });
     }) as FastifyPluginAsync<{ basePath: string; version: ApiVersion }>,
-    jobs: partitions,
+    jobs: [...partitions, retention],
   });
 }

@@ -34,6 +34,7 @@ export function domainRecord(row: DomainRow, now: number): Domain {
     expired_redirect: row.expired_redirect,
     apple_app_site_association: appLinkValue(row.apple_app_site_association),
     android_asset_links: appLinkValue(row.android_asset_links),
+    click_retention_days: row.click_retention_days ?? null,
     status,
     status_message: row.check_message,
     accepts_links: status !== 'stopped',

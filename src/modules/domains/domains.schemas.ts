@@ -23,6 +23,8 @@ const FallbackUrl = (what: string) =>
 const Scheme = Type.Union([Type.Literal('http'), Type.Literal('https'), Type.Null()], {
   description: "The scheme of short URLs on this domain; null: PUBLIC_BASE_URL's",
 });
+/** CLICK_RETENTION_DAYS's bound too (config.ts): a hundred years. */
+export const CLICK_RETENTION_DAYS_MAX = 36_500;
 const STATUS_RULE =
   'pending: not verified yet; active: verified, and its daily re-check passes; failing: verified, re-checks fail (visits are still served); stopped: re-checks have failed for 7 days, so no new links (existing links keep redirecting)';
 
@@ -34,6 +36,14 @@ const editable = {
   // SPEC §21: served on this domain's host once it is verified; never the instance's (the default domain's).
   apple_app_site_association: AppleAppSiteAssociation,
   android_asset_links: AndroidAssetLinks,
+  // SPEC §24
+  click_retention_days: Type.Union(
+    [Type.Integer({ minimum: 0, maximum: CLICK_RETENTION_DAYS_MAX, format: 'int32' }), Type.Null()],
+    {
+      description:
+        "Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS",
+    },
+  ),
 };
 
 export const DomainSchema = Type.Object(
@@ -109,6 +119,7 @@ export const DomainSchema = Type.Object(
         expired_redirect: null,
         apple_app_site_association: null,
         android_asset_links: null,
+        click_retention_days: null,
         status: 'pending',
         status_message: null,
         accepts_links: true,
@@ -166,7 +177,7 @@ export const DomainPatchSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      'JSON merge patch (RFC 7396): the fallbacks, the scheme and the app links; null clears one (an app-links document is replaced whole, not merged)',
+      'JSON merge patch (RFC 7396): the fallbacks, the scheme, the app links and the click retention; null clears one (an app-links document is replaced whole, not merged)',
     examples: [{ not_found_redirect: 'https://example.com/' }],
   },
 );

@@ -117,6 +117,7 @@ async function patchChanges(
   const changes = { ...fallbackChanges(input, row.hostname, details), ...appLinkChanges(input, details) };
   if (details.length) throw validationError(details, 'Request body is invalid');
   if (input.scheme !== undefined) changes.scheme = input.scheme;
+  if (input.click_retention_days !== undefined) changes.click_retention_days = input.click_retention_days;
   if (input.owner_id !== undefined) changes.owner_id = input.owner_id;
   return changes;
 }
@@ -169,6 +170,7 @@ export function createDomainWrites(deps: DomainWritesDeps) {
           await domains.insert({
             ...newClaimRow(hostname, ownerId, clock.now()),
             scheme: input.scheme ?? null,
+            click_retention_days: input.click_retention_days ?? null,
             ...changes,
             ...appLinks,
           }),

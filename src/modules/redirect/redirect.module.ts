@@ -23,7 +23,7 @@ import { createVisitPolicy } from './visit-policy.js';
 export interface RedirectModuleDeps {
   config: Pick<
     Config,
-    'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkCacheBytes' | 'trustProxy' | 'publicBaseUrl'
+    'redirectStatus' | 'logLevel' | 'linkCacheSize' | 'linkCacheBytes' | 'trustProxy' | 'publicBaseUrl' | 'honorGpc'
   >;
   storage: Pick<Storage, 'db' | 'sqlite'>;
   clock: Clock;
@@ -107,7 +107,7 @@ export function createRedirectModule(deps: RedirectModuleDeps) {
     ...positiveTtlOf(deps),
   });
   const policy = visitPolicyFor(deps, cache);
-  const contexts = visitContexts(deps.country ?? null);
+  const contexts = visitContexts(deps.country ?? null, { honorGpc: config.honorGpc });
   const recordAddress = deps.recordAddress ?? null;
   const accessLog = redirectAccessLog(config.logLevel);
 

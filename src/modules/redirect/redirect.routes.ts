@@ -73,8 +73,9 @@ function answerVisit(
   const { clicks, clock } = opts;
   if (decision.kind !== 'redirect' && decision.kind !== 'preview') return refuse(request, reply, decision, clock);
   const { link } = decision;
-  // HEAD answers the same headers and is not a visit; a domain's fallback follows no link.
-  if (link !== null && request.method !== 'HEAD') {
+  // A domain's fallback follows no link. A HEAD answers the same headers and its click is a bot's (the
+  // context's botSignal), as on the fast path.
+  if (link !== null) {
     const facts = {
       linkId: link.id,
       shortCode: link.code,
@@ -116,7 +117,7 @@ function createVisitHandler(opts: RedirectRoutesOptions) {
     password: string | null,
   ): FastifyReply | Promise<FastifyReply> => {
     // request.ips lists the socket peer and every address it forwarded for, when TRUST_PROXY trusts it.
-    const context = contexts(request.ip, request.headers, (request.ips?.length ?? 0) > 1);
+    const context = contexts(request.method, request.ip, request.headers, (request.ips?.length ?? 0) > 1);
     const name = (request.params as { code: string }).code;
     const visit: Visit = {
       name,

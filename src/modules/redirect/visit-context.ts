@@ -27,6 +27,8 @@ export interface VisitContext extends VisitorFacts {
   readonly languages: readonly string[];
   /** the Cookie header (a split's sticky variant, SPEC §21) */
   readonly cookie: string | undefined;
+  /** the request's method: HEAD is a bot's visit (botSignal) */
+  readonly method: string;
 }
 
 /** One visit's context: each fact computed on its first read and kept for the next. */
@@ -36,19 +38,36 @@ class RequestVisitContext implements VisitContext {
   #languages: string[] | undefined;
 
   constructor(
-    private readonly describe: { agents: UserAgentCache; country: CountryLookup | null },
+    private readonly describe: Describe,
+    public method: string,
     public ip: string | undefined,
     private headers: IncomingHttpHeaders,
     public viaTrustedProxy: boolean,
   ) {}
 
   /** The context of another visit, in this object (VisitContexts.reused): what was computed is forgotten. */
-  reset(ip: string | undefined, headers: IncomingHttpHeaders, viaTrustedProxy: boolean): this {
+  reset(method: string, ip: string | undefined, headers: IncomingHttpHeaders, viaTrustedProxy: boolean): this {
+    this.method = method;
     this.ip = ip;
     this.headers = headers;
     this.viaTrustedProxy = viaTrustedProxy;
     this.#agent = this.#country = this.#languages = undefined;
     return this;
+  }
+
+  get botSignal(): boolean {
+    const { headers } = this;
+    return this.method === 'HEAD' || isPrefetch(headers['sec-purpose']) || isPrefetch(headers.purpose);
+  }
+
+  get countOnly(): boolean {
+    if (!this.describe.honorGpc) return false;
+    const { headers } = this;
+    return isOne(headers['sec-gpc']) || isOne(headers.dnt);
+  }
+
+  get isBot(): boolean {
+    return this.botSignal || this.agent.isBot;
   }
 
   get userAgent(): string | undefined {
@@ -85,24 +104,54 @@ class RequestVisitContext implements VisitContext {
   }
 }
 
+interface Describe {
+  agents: UserAgentCache;
+  country: CountryLookup | null;
+  /** HONOR_GPC */
+  honorGpc: boolean;
+}
+
+/**
+ * Whether a `Sec-Purpose` or `Purpose` header asks for a prefetch: a list of items (`,`), each a token with
+ * parameters (`prefetch;prerender`, `prefetch; anonymous-client-ip`); any item whose token is `prefetch`.
+ * Absent (nearly every visit): one property read.
+ */
+export function isPrefetch(value: string | string[] | undefined): boolean {
+  if (value === undefined) return false;
+  const text = (typeof value === 'string' ? value : value.join(',')).toLowerCase();
+  if (!text.includes('prefetch')) return false;
+  return text.split(',').some((item) => item.split(';', 1)[0]!.trim() === 'prefetch');
+}
+
+/** `Sec-GPC: 1`, `DNT: 1` (a header sent twice: its first value). */
+const isOne = (value: string | string[] | undefined): boolean =>
+  value !== undefined && (typeof value === 'string' ? value : (value[0] ?? '')).trim() === '1';
+
+type NewContext = (
+  method: string,
+  ip: string | undefined,
+  headers: IncomingHttpHeaders,
+  viaTrustedProxy: boolean,
+) => VisitContext;
+
 /**
  * The visit contexts of this process: one cache of described user agents (traffic repeats a few hundred; a
- * cache hit costs well under a microsecond, a parse tens), and the country's lookup (COUNTRY_HEADER,
- * GEOIP_DATABASE; null: none).
+ * cache hit costs well under a microsecond, a parse tens), the country's lookup (COUNTRY_HEADER,
+ * GEOIP_DATABASE; null: none) and HONOR_GPC.
  */
-export function visitContexts(country: CountryLookup | null) {
-  const describe = { agents: new UserAgentCache(), country };
+export function visitContexts(country: CountryLookup | null, opts: { honorGpc?: boolean } = {}) {
+  const describe: Describe = { agents: new UserAgentCache(), country, honorGpc: opts.honorGpc ?? false };
   /** `ip`: the client address as TRUST_PROXY resolves it (request.ip; the socket's on the fast path). */
-  const contexts = (ip: string | undefined, headers: IncomingHttpHeaders, viaTrustedProxy: boolean): VisitContext =>
-    new RequestVisitContext(describe, ip, headers, viaTrustedProxy);
+  const contexts: NewContext = (method, ip, headers, viaTrustedProxy) =>
+    new RequestVisitContext(describe, method, ip, headers, viaTrustedProxy);
   return Object.assign(contexts, {
     /**
      * One context object to be reset per visit, for a caller that is done with each visit's context before the
      * next one starts (the fast path: read while its click is built, synchronously): no object per visit.
      */
-    reused(): (ip: string | undefined, headers: IncomingHttpHeaders, viaTrustedProxy: boolean) => VisitContext {
-      const context = new RequestVisitContext(describe, undefined, {}, false);
-      return (ip, headers, viaTrustedProxy) => context.reset(ip, headers, viaTrustedProxy);
+    reused(): NewContext {
+      const context = new RequestVisitContext(describe, 'GET', undefined, {}, false);
+      return (method, ip, headers, viaTrustedProxy) => context.reset(method, ip, headers, viaTrustedProxy);
     },
   });
 }

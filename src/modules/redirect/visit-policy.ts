@@ -27,7 +27,7 @@ export interface Visit {
   query: string;
   /** from HTTP Basic or the password form; null when none was sent */
   password: string | null;
-  context: Pick<VisitContext, 'ip' | 'agent' | 'userAgent' | 'referrer' | 'languages' | 'country' | 'cookie'>;
+  context: Pick<VisitContext, 'ip' | 'agent' | 'isBot' | 'userAgent' | 'referrer' | 'languages' | 'country' | 'cookie'>;
 }
 
 type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
@@ -188,7 +188,8 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
   const { queries } = deps;
   const checkPassword = createPasswordCheck(deps);
   const route = createRouting(deps);
-  const counts = (visit: Visit): boolean => visit.method !== 'HEAD' && !visit.context.agent.isBot;
+  // A bot's visit (its user agent, a HEAD, a prefetch: the context's isBot) uses up no visit.
+  const counts = (visit: Visit): boolean => visit.method !== 'HEAD' && !visit.context.isBot;
   const admissionRefusal = (a: VisitAdmission): Refusal | null =>
     a === 'admitted' ? null : a === 'exhausted' ? { kind: 'exhausted' } : MISSING;
 

@@ -7,7 +7,8 @@ interface RoutedVisit {
   name: string;
   method: string;
   query: string;
-  context: RuleVisit & { readonly cookie: string | undefined };
+  /** isBot: the user agent, a HEAD or a prefetch (visit-context.ts) */
+  context: RuleVisit & { readonly cookie: string | undefined; readonly isBot: boolean };
 }
 
 /** What a link's rules chose for a visit (SPEC §21): the URL before forward_query, and what to record. */
@@ -57,7 +58,7 @@ export function createRouting(deps: { clock?: Clock | undefined; random?: (() =>
       variant: v.id,
       cookie,
     });
-    if (visit.method === 'HEAD' || visit.context.agent.isBot) return routed(split.variants[0]!, null);
+    if (visit.method === 'HEAD' || visit.context.isBot) return routed(split.variants[0]!, null);
     if (!split.sticky) return routed(chooseVariant(split, random() * 100), null);
     const name = variantCookieName(target.id);
     const kept = cookieValue(visit.context.cookie, name);

@@ -39,6 +39,9 @@ describe('the rule and the variant on their way to the writer', () => {
     referrer: undefined,
     agentIfDescribed: null,
     country: null,
+    botSignal: false,
+    countOnly: false,
+    isBot: false,
   };
   const facts = { linkId: 7, shortCode: 'abc', alias: null, clickedAt: T0, visitor };
 

@@ -208,7 +208,7 @@ describe('splits', () => {
         name: 'code1',
         method: 'GET',
         query: '',
-        context: { ...visitOf(UA.android), cookie: undefined },
+        context: { ...visitOf(UA.android), cookie: undefined, isBot: false },
       });
       counts[r.variant!]! += 1;
       expect(r.cookie).toBe(`ferry_v_7=${r.variant}; Path=/code1; Max-Age=2592000; HttpOnly; SameSite=Lax`);
@@ -226,7 +226,7 @@ describe('splits', () => {
         name: 'code1',
         method,
         query: '',
-        context: { ...visitOf(ua), cookie },
+        context: { ...visitOf(ua), cookie, isBot: visitOf(ua).agent.isBot },
       });
     expect(visit('GET', 'Googlebot/2.1 (+http://www.google.com/bot.html)')).toMatchObject({
       variant: 'a',

@@ -10,6 +10,7 @@ describe('a visit context', () => {
   it('when its facts are read twice, then each is worked out once, on its first read', () => {
     const country = vi.fn(() => 'DE');
     const context = visitContexts(country)(
+      'GET',
       '203.0.113.7',
       { 'user-agent': UA.chromeWindows, 'accept-language': 'de' },
       true,
@@ -34,7 +35,7 @@ describe('a visit context', () => {
     [undefined, []],
   ])('when Accept-Language is %j, then the languages are %j', (header, expected) => {
     const headers = header === undefined ? {} : { 'accept-language': header };
-    expect(visitContexts(null)(undefined, headers, false).languages).toEqual(expected);
+    expect(visitContexts(null)('GET', undefined, headers, false).languages).toEqual(expected);
     expect(acceptedLanguages(header)).toEqual(expected);
   });
 
@@ -56,6 +57,7 @@ describe('a visit context', () => {
       os: null,
       device: 'mobile',
       country: null,
+      countOnly: false,
     });
     expect(clickFacts({ ...described, device: 'bot' })).toMatchObject({ isBot: true, device: 'bot' });
     const { device: _d, browser: _b, os: _o, ...bare } = described;

@@ -1439,6 +1439,7 @@ export interface components {
          *       "expired_redirect": null,
          *       "apple_app_site_association": null,
          *       "android_asset_links": null,
+         *       "click_retention_days": null,
          *       "status": "pending",
          *       "status_message": null,
          *       "accepts_links": true,
@@ -1493,6 +1494,8 @@ export interface components {
             apple_app_site_association: {
                 [key: string]: unknown;
             } | null;
+            /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+            click_retention_days: number | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
@@ -1589,6 +1592,8 @@ export interface components {
             apple_app_site_association?: {
                 [key: string]: unknown;
             } | null;
+            /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+            click_retention_days?: number | null;
             /** @description Read-only; ignored */
             created_at?: unknown;
             /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -1673,6 +1678,8 @@ export interface components {
             appleAppSiteAssociation?: {
                 [key: string]: unknown;
             } | null;
+            /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+            clickRetentionDays?: number | null;
             /** @description Read-only; ignored */
             createdAt?: unknown;
             /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -1732,6 +1739,7 @@ export interface components {
          *       "expiredRedirect": null,
          *       "appleAppSiteAssociation": null,
          *       "androidAssetLinks": null,
+         *       "clickRetentionDays": null,
          *       "status": "pending",
          *       "statusMessage": null,
          *       "acceptsLinks": true,
@@ -1786,6 +1794,8 @@ export interface components {
             appleAppSiteAssociation: {
                 [key: string]: unknown;
             } | null;
+            /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+            clickRetentionDays: number | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
@@ -5329,7 +5339,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme and the app links; null clears one (an app-links document is replaced whole, not merged) */
+        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme, the app links and the click retention; null clears one (an app-links document is replaced whole, not merged) */
         requestBody: {
             content: {
                 /**
@@ -5382,6 +5392,8 @@ export interface operations {
                     apple_app_site_association?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+                    click_retention_days?: number | null;
                     /** @description Read-only; ignored */
                     created_at?: unknown;
                     /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -14569,7 +14581,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme and the app links; null clears one (an app-links document is replaced whole, not merged) */
+        /** @description JSON merge patch (RFC 7396): the fallbacks, the scheme, the app links and the click retention; null clears one (an app-links document is replaced whole, not merged) */
         requestBody: {
             content: {
                 /**
@@ -14622,6 +14634,8 @@ export interface operations {
                     appleAppSiteAssociation?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Days the click records of this domain's links are kept (older ones are deleted daily; statistics and counts stay); 0: forever; null: the instance's CLICK_RETENTION_DAYS */
+                    clickRetentionDays?: number | null;
                     /** @description Read-only; ignored */
                     createdAt?: unknown;
                     /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */

@@ -42,7 +42,20 @@ export interface ClickEvent {
   device?: Device;
   browser?: string | null;
   os?: string | null;
+  /**
+   * What the visit itself said of the click besides its user agent (SPEC §15, §24; ClickSignal). Absent or null:
+   * the user agent alone decides whether a bot made it.
+   */
+  signal?: ClickSignal | null;
 }
+
+/**
+ * `bot`: a HEAD request or a prefetch (`Sec-Purpose: prefetch`, `Purpose: prefetch`), a bot's click whatever its
+ * user agent says. `count` / `count-bot` (HONOR_GPC: the visit sent `Sec-GPC: 1` or `DNT: 1`): a human's / a
+ * bot's visit recorded as a count only: no address, user agent, referrer, visitor, country, rule or variant.
+ */
+export type ClickSignal = 'bot' | 'count' | 'count-bot';
+export const CLICK_SIGNALS: readonly ClickSignal[] = ['bot', 'count', 'count-bot'];
 
 /** Fields kept as numbers (Float64Array columns in a batch). */
 export const CLICK_NUMBER_FIELDS = ['linkId', 'clickedAt'] as const;
@@ -62,6 +75,7 @@ export const CLICK_TEXT_FIELDS = [
   'device',
   'browser',
   'os',
+  'signal',
 ] as const;
 
 export type ClickNumberField = (typeof CLICK_NUMBER_FIELDS)[number];
@@ -86,6 +100,7 @@ const everyFieldListed: Record<keyof ClickEvent, true> & Record<Listed, true> = 
   device: true,
   browser: true,
   os: true,
+  signal: true,
 };
 void everyFieldListed;
 
@@ -109,6 +124,15 @@ export interface VisitorFacts {
   readonly agentIfDescribed: UserAgentFacts | null;
   /** from a trusted proxy's COUNTRY_HEADER or GEOIP_DATABASE; null if unknown */
   readonly country: string | null;
+  /**
+   * The request says a bot made it whatever its user agent: a HEAD request or a prefetch (visit-signals.ts). A
+   * header check, on every visit: the user agent is described only for countOnly's visits.
+   */
+  readonly botSignal: boolean;
+  /** HONOR_GPC and the visit sent `Sec-GPC: 1` or `DNT: 1`: its click is recorded as a count only */
+  readonly countOnly: boolean;
+  /** whether a bot made the visit: botSignal or the user agent (described on first read) */
+  readonly isBot: boolean;
 }
 
 /** What the redirect knows of a visit: the link, the name visited, its domain, the time and the visitor. */
@@ -158,16 +182,18 @@ export function clickRecord(recordAddress: RecordAddress | null): (v: VisitFacts
     os: undefined,
     ruleId: undefined,
     variantId: undefined,
+    signal: undefined,
   };
   return (v) => {
     record.visitor = record.alias = record.domain = record.device = record.browser = record.os = undefined;
-    record.ruleId = record.variantId = undefined;
+    record.ruleId = record.variantId = record.signal = undefined;
     return fillClickEvent(record, v, recordAddress);
   };
 }
 
 function fillClickEvent(event: ClickEvent, v: VisitFacts, recordAddress: RecordAddress | null): ClickEvent {
   const { visitor } = v;
+  if (visitor.countOnly) return fillCountOnly(event, v);
   const ip = clip(visitor.ip, CLICK_TEXT_LIMITS.ip);
   event.linkId = v.linkId;
   event.shortCode = v.shortCode;
@@ -186,9 +212,27 @@ function fillClickEvent(event: ClickEvent, v: VisitFacts, recordAddress: RecordA
   if (v.domain !== undefined) event.domain = v.domain;
   if (v.rule !== null) event.ruleId = v.rule;
   if (v.variant !== null) event.variantId = v.variant;
+  if (visitor.botSignal) event.signal = 'bot';
   if (recordAddress === null) return event;
   const recorded = recordAddress(ip, v.clickedAt);
   event.ip = recorded.ip;
   if (recorded.visitor !== undefined) event.visitor = recorded.visitor;
+  return event;
+}
+
+/**
+ * HONOR_GPC (SPEC §24): the click of a visit that asked not to be tracked keeps its time, link (and the name
+ * visited), domain and bot flag, and nothing of the visitor: no address, user agent, referrer, visitor hash,
+ * country, nor the rule or variant its facts chose. It counts in the totals and the time series; it is no
+ * unique visitor and in no top list but top_links.
+ */
+function fillCountOnly(event: ClickEvent, v: VisitFacts): ClickEvent {
+  event.linkId = v.linkId;
+  event.shortCode = v.shortCode;
+  event.clickedAt = v.clickedAt;
+  event.ip = event.userAgent = event.referrer = event.country = null;
+  if (v.alias !== null) event.alias = v.alias;
+  if (v.domain !== undefined) event.domain = v.domain;
+  event.signal = v.visitor.isBot ? 'count-bot' : 'count';
   return event;
 }

@@ -46,6 +46,7 @@ const OPTIONAL_TEXT = new Set<ClickTextField>([
   'device',
   'browser',
   'os',
+  'signal',
 ]);
 
 function eventAt(

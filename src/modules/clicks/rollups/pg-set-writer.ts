@@ -37,7 +37,7 @@ const STAGE = sql`create temporary table if not exists click_stage (
   seq integer not null, link_id bigint not null, short_code text not null, clicked_at bigint not null,
   ip text, user_agent text, referrer text, click_key uuid, is_bot integer not null, browser text, os text,
   device text, country text, alias text, domain text, rule_id text, variant_id text, visitor text,
-  v_referrer text, v_user_agent text
+  v_referrer text, v_user_agent text, count_only integer not null
 ) on commit delete rows`;
 
 /** The staged columns, in order, and each one's array type and value. */
@@ -64,6 +64,8 @@ const COLUMNS: ReadonlyArray<
   ['visitor', 'text', (e, f) => (f.isBot ? null : (e.visitor ?? e.ip)) || null],
   ['v_referrer', 'text', (e) => (e.referrer ? referrerValue(e.referrer) : DIRECT_REFERRER)],
   ['v_user_agent', 'text', (e) => (e.userAgent ? e.userAgent.slice(0, VALUE_LENGTH) : null)],
+  // HONOR_GPC's count only: in the totals and top_links, in no other top list (rollup-plan.ts).
+  ['count_only', 'integer', (_, f) => (f.countOnly ? 1 : 0)],
 ];
 
 /** Loads the batch into click_stage (`seq`: its order, which the cap's first-seen rule follows). */
@@ -154,7 +156,7 @@ const HUMAN_VALUES = sql`(select s.link_id, s.seq, s.clicked_at, s.short_code, k
   from click_stage s cross join lateral (values ('referrer', s.v_referrer), ('user_agent', s.v_user_agent),
     ('browser', coalesce(s.browser, ${UNKNOWN_VALUE})), ('os', coalesce(s.os, ${UNKNOWN_VALUE})), ('device', s.device),
     ('country', coalesce(s.country, ${UNKNOWN_VALUE}))) as k(kind, value)
-  where s.is_bot = 0 and k.value is not null) h`;
+  where s.is_bot = 0 and s.count_only = 0 and k.value is not null) h`;
 
 /**
  * Merges `added` (owner, kind, day_start, value, clicks, first: the order the value was first seen in) into a

@@ -1,11 +1,12 @@
 import type { UserValueKind, ValueKind } from '../../../db/types.js';
 import type { ClickEvent } from '../event/click-event.js';
-import { DIRECT_REFERRER, UNKNOWN_VALUE, type Device } from '../event/dimensions.js';
-import { UserAgentCache } from '../event/user-agent.js';
+import { DIRECT_REFERRER, UNKNOWN_VALUE } from '../event/dimensions.js';
+import { clickFacts, type ClickFacts } from './click-facts.js';
 import { ValueCounts } from './daily-values.js';
 import { addChoices, byChoiceKey, type ChoiceIncrement } from './rollup-choices.js';
 
 export type { ChoiceIncrement } from './rollup-choices.js';
+export { clickFacts, type ClickFacts } from './click-facts.js';
 
 /**
  * The one rollup implementation: turns a batch of clicks into the increments of each rollup, in memory, so a
@@ -41,15 +42,6 @@ export interface HourIncrement {
 export interface VisitorPair {
   linkId: number;
   ip: string;
-}
-
-/** What the writer derives from one click for its record (SPEC §15). */
-export interface ClickFacts {
-  isBot: boolean;
-  browser: string | null;
-  os: string | null;
-  device: Device;
-  country: string | null;
 }
 
 /** Human clicks of a link on a UTC day: its owner's `link` top list (top_links). */
@@ -115,24 +107,6 @@ export function referrerValue(referrer: string): string {
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/**
- * Parsed user agents, per process (each writer thread and worker has its own), for the clicks the redirect did
- * not describe: imported visits, and clicks read back from the journal or the Redis stream.
- */
-const userAgents = new UserAgentCache();
-
-/**
- * The record's facts of one click: the user agent as the redirect described it (a bot is the device `bot`), or
- * described here when the click does not carry it; the country as the redirect found it.
- */
-export function clickFacts(e: ClickEvent): ClickFacts {
-  const country = e.country ?? null;
-  if (e.device != null)
-    return { isBot: e.device === 'bot', browser: e.browser ?? null, os: e.os ?? null, device: e.device, country };
-  const ua = userAgents.describe(e.userAgent);
-  return { isBot: ua.isBot, browser: ua.browser, os: ua.os, device: ua.device, country };
-}
-
 /** A link's day in a plan, with its groups of daily values by kind. */
 type DayGroups = LinkDay & { groups: Partial<Record<DailyValueKind, DailyValueGroup>> };
 
@@ -190,13 +164,15 @@ export function planRollups(batch: readonly ClickEvent[]): RollupPlan {
     let d = days.get(dk);
     if (d === undefined) days.set(dk, (d = { linkId, shortCode: e.shortCode, dayStart, humans: 0, groups: {} }));
     d.humans += 1;
+    // A count-only click (HONOR_GPC) counts in its link's day (top_links) and in no other top list.
+    if (f.countOnly) continue;
     // The day's six groups hang off its LinkDay: one lookup per click, not one per kind.
     addValue(daily, d, 'referrer', e.referrer ? referrerValue(e.referrer) : DIRECT_REFERRER);
     // An empty user agent counts as none (and is a bot anyway).
     if (e.userAgent) addValue(daily, d, 'user_agent', e.userAgent.slice(0, VALUE_LENGTH));
     addValue(daily, d, 'browser', f.browser ?? UNKNOWN_VALUE);
     addValue(daily, d, 'os', f.os ?? UNKNOWN_VALUE);
-    addValue(daily, d, 'device', f.device);
+    addValue(daily, d, 'device', f.device ?? UNKNOWN_VALUE);
     addValue(daily, d, 'country', f.country ?? UNKNOWN_VALUE);
     if (e.ruleId != null || e.variantId != null) addChoices(choices, e, dayStart, visitor || '');
   }

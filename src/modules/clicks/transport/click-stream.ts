@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ClickEvent } from '../event/click-event.js';
+import { CLICK_SIGNALS, type ClickEvent, type ClickSignal } from '../event/click-event.js';
 
 /**
  * The click stream of the scale-out setup, shared by its producer (redis-click-queue.ts, in every API
@@ -43,11 +43,14 @@ export function encodeClickAs(head: string | number, e: ClickEvent): string {
   ];
   // The alias, the domain, the rule and the variant only when there is one: a visit through the code on the
   // default domain keeps the 9 items (and bytes) it had; a visit on a domain of its own (SPEC §19) has 11, its
-  // alias null or not; a visit a rule or a split routed (SPEC §21) has 13, the four of them null or not.
-  const routed = e.ruleId != null || e.variantId != null;
+  // alias null or not; a visit a rule or a split routed (SPEC §21) has 13, the four of them null or not; a
+  // click with a signal (a HEAD or a prefetch, HONOR_GPC's count only: SPEC §24) has 14.
+  const signalled = e.signal != null;
+  const routed = signalled || e.ruleId != null || e.variantId != null;
   if (routed || e.alias != null || e.domain != null) fields.push(e.alias ?? null);
   if (routed || e.domain != null) fields.push(e.domain ?? null);
   if (routed) fields.push(e.ruleId ?? null, e.variantId ?? null);
+  if (signalled) fields.push(e.signal!);
   return JSON.stringify(fields);
 }
 
@@ -73,7 +76,7 @@ export function decodeClickJson(text: string): KeyedClick | null {
 }
 
 /** The lengths an encodeClick array has had (clickOfFields). */
-const ITEM_COUNTS = new Set([7, 9, 10, 11, 13]);
+const ITEM_COUNTS = new Set([7, 9, 10, 11, 13, 14]);
 
 /**
  * The click of an encodeClick array, parsed (a stream entry's, or a journal line's with its position in
@@ -82,7 +85,8 @@ const ITEM_COUNTS = new Set([7, 9, 10, 11, 13]);
 export function clickOfFields(v: unknown): KeyedClick | null {
   // 7 items: written before the analytics (no country, no visitor hash); still read. 10: a visit through an alias;
   // 11: a visit on a domain of its own (SPEC §19); 13: a visit a rule or a split routed (SPEC §21). Entries
-  // written before the rules (9 to 11 items) read as routed by none.
+  // written before the rules (9 to 11 items) read as routed by none. 14: a click with a signal (SPEC §24); a
+  // consumer older than that reads it as no click, so the scale-out setup upgrades its workers first.
   if (!Array.isArray(v) || !ITEM_COUNTS.has(v.length)) return null;
   const [
     key,
@@ -98,6 +102,7 @@ export function clickOfFields(v: unknown): KeyedClick | null {
     domain = null,
     ruleId = null,
     variantId = null,
+    signal = null,
   ] = v as unknown[];
   if (!str(key) || !Number.isSafeInteger(linkId) || !str(shortCode) || !Number.isSafeInteger(clickedAt)) return null;
   if (
@@ -109,7 +114,8 @@ export function clickOfFields(v: unknown): KeyedClick | null {
     !strOrNull(alias) ||
     !strOrNull(domain) ||
     !strOrNull(ruleId) ||
-    !strOrNull(variantId)
+    !strOrNull(variantId) ||
+    (signal !== null && !CLICK_SIGNALS.includes(signal as ClickSignal))
   )
     return null;
   const click: KeyedClick = {
@@ -127,6 +133,7 @@ export function clickOfFields(v: unknown): KeyedClick | null {
   if (domain !== null) click.domain = domain;
   if (ruleId !== null) click.ruleId = ruleId;
   if (variantId !== null) click.variantId = variantId;
+  if (signal !== null) click.signal = signal as ClickSignal;
   return click;
 }
 
