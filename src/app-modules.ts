@@ -24,10 +24,13 @@ import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from '
 import { createLinksModule } from './modules/links/index.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
+import type { Paginator } from './lib/pagination.js';
 import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
 import type { PasswordHasher } from './modules/users/index.js';
 import { createCoreModules, type ModuleDeps } from './app-core-modules.js';
+import { packageVersion } from './cli/package-info.js';
+import { createWebhooksModule } from './modules/webhooks/index.js';
 
 /** What only a serving process has: the CLI builds the modules without it (no HTTP, no click pipeline). */
 export interface ServerParts {
@@ -207,6 +210,23 @@ function importsModuleFor(
   });
 }
 
+/** Webhooks (SPEC §22): the resource for every process; its dispatcher is started by a server only (app.ts). */
+function webhooksModuleFor({ config, storage, clock, jwtSecret, log, server }: ModulesDeps, paginator: Paginator) {
+  return createWebhooksModule({
+    db: storage.db,
+    dialect: storage.dialect,
+    clock,
+    paginator,
+    instanceSecret: jwtSecret,
+    log,
+    allowPrivate: config.webhookAllowPrivate,
+    concurrency: config.webhookConcurrency,
+    dnsServers: config.dnsServers,
+    userAgent: `Ferry-Webhooks/${packageVersion()}`,
+    ...(server ? { metrics: server.metrics } : {}),
+  });
+}
+
 /** What stands at the root beside the API, outside its hooks and limits: health, readiness and metrics; the dashboard. */
 function serverModules(
   { config, clock, log }: ModulesDeps,
@@ -238,6 +258,7 @@ export async function createModules(deps: ModulesDeps) {
   const linkModules = await createLinkModules({ ...deps, core });
   const { clickIngest, domainsModule, linksModule, clicksModule } = linkModules;
   const importsModule = importsModuleFor(deps, linkModules);
+  const webhooksModule = webhooksModuleFor(deps, core.paginator);
   const list: AppModule[] = [
     core.usersModule,
     core.tokensModule,
@@ -250,11 +271,12 @@ export async function createModules(deps: ModulesDeps) {
     core.idempotencyModule,
     core.instanceModule,
     importsModule,
+    webhooksModule,
     core.outboxModule,
     ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];
-  return { ...core, ...linkModules, importsModule, list };
+  return { ...core, ...linkModules, importsModule, webhooksModule, list };
 }
 
 export type Modules = Awaited<ReturnType<typeof createModules>>;

@@ -12,6 +12,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { hardeningVariables } from './config/hardening.variables.js';
 import { loadVariables } from './config/load.variables.js';
+import { webhooksVariables } from './config/webhooks.variables.js';
 import { openInstanceVariables } from './config/open-instance.variables.js';
 import { versioningVariables } from './config/versioning.variables.js';
 import { flag, int, optional, readVariable, shownValue } from './lib/env-variables.js';
@@ -188,6 +189,7 @@ export const variables = {
   ),
   ...openInstanceVariables,
   ...hardeningVariables,
+  ...webhooksVariables,
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };

@@ -21,6 +21,7 @@ import type { OrdersTable } from './types/orders.js';
 import type { OutboxTable } from './types/outbox.js';
 import type { RevokedTokensTable, TokensTable } from './types/tokens.js';
 import type { UsersTable } from './types/users.js';
+import type { WebhookDeliveriesTable, WebhookPositionsTable, WebhooksTable } from './types/webhooks.js';
 
 /**
  * Table types, one file per module under types/. Every instant is stored as integer milliseconds since the epoch
@@ -56,6 +57,9 @@ export interface Database {
   instance_settings: InstanceSettingsTable;
   outbox: OutboxTable;
   events: EventsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_positions: WebhookPositionsTable;
 }
 
 export type * from './types/api-keys.js';
@@ -70,3 +74,4 @@ export type * from './types/links.js';
 export type * from './types/orders.js';
 export type * from './types/tokens.js';
 export type * from './types/users.js';
+export type * from './types/webhooks.js';

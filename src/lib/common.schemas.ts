@@ -66,6 +66,8 @@ export const ErrorEnvelopeSchema = Type.Object(
             'REQUEST_TIMEOUT',
             'URI_TOO_LONG',
             'REQUEST_HEADERS_TOO_LARGE',
+            // A webhook's URL resolves to an address inside (SPEC §22).
+            'WEBHOOK_TARGET_FORBIDDEN',
           ].map((c) => Type.Literal(c)),
         ),
         message: Type.String({ maxLength: MAX_MESSAGE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),
