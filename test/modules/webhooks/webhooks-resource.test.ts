@@ -5,7 +5,7 @@ import { useBeforeAll, useUser } from '../../helpers/fixtures.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { addDomain } from '../domains/domains.helpers.js';
 import { createApiKey } from '../api-keys/api-keys.helpers.js';
-import { createHook } from './webhooks.helpers.js';
+import { createHook, deliveries, linkCreated, settle, writeEvents } from './webhooks.helpers.js';
 
 const HOOKS = '/api/v1/webhooks';
 
@@ -209,5 +209,18 @@ describe.each(engines)('the webhooks resource on %s', (engine) => {
     expect(created.status, created.text).toBe(201);
     expectEnvelope(await t.request({ url: HOOKS, token: writer }), 403, 'INSUFFICIENT_SCOPE');
     expect((await t.request({ url: `${HOOKS}/${created.body.id}`, token: reader })).status).toBe(200);
+  });
+
+  it('when the name resolves inside by the time of a delivery, then the attempt fails with WEBHOOK_TARGET_FORBIDDEN, nothing sent', async () => {
+    dns.a.set('rebind.example.com', '93.184.216.34');
+    const hook = await createHook(t, alice.token, { url: 'http://rebind.example.com/in', events: ['link.created'] });
+    // DNS rebinding: public when checked at creation, loopback at delivery (the no-network guard would throw on a dial).
+    dns.a.set('rebind.example.com', '127.0.0.1');
+    await writeEvents(t, [linkCreated(alice.id, 'inside')]);
+    await settle(t);
+    const [attempt] = (await deliveries(t, alice.token, hook.id)).filter((d) => d.attempted_at !== null);
+    expect(attempt).toMatchObject({ status_code: null, response_body: null });
+    expect(attempt!.error).toMatch(/^WEBHOOK_TARGET_FORBIDDEN/);
+    expect(attempt!.next_attempt_at).not.toBeNull();
   });
 });
