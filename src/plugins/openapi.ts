@@ -128,6 +128,10 @@ const TAGS = [
     name: 'imports',
     description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only',
   },
+  {
+    name: 'webhooks',
+    description: 'Webhooks: events POSTed to your URL, signed (Standard Webhooks), retried for three days',
+  },
   { name: 'redirect', description: 'Short-code redirects' },
   { name: 'operations', description: 'Health, readiness and metrics' },
   {

@@ -5,6 +5,8 @@ import { paginationQuery, sortQuery } from '../../lib/pagination.js';
 
 /** SPEC §22: the webhooks resource (v1, snake_case). */
 export const WEBHOOK_URL_MAX = 2048;
+/** Text without control characters but tab, line feed and carriage return (a receiver's answer, as kept). */
+const PRINTABLE_TEXT = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$';
 const Url = Type.String({
   minLength: 1,
   maxLength: WEBHOOK_URL_MAX,
@@ -154,7 +156,7 @@ export const WebhookDeliverySchema = Type.Object(
     error: Type.Union([Type.String({ maxLength: 512, pattern: NO_CONTROL_CHARACTERS }), Type.Null()], {
       description: 'Why it failed (a status that is not 2xx, no answer, WEBHOOK_TARGET_FORBIDDEN); null: delivered',
     }),
-    response_body: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], {
+    response_body: Type.Union([Type.String({ maxLength: 1024, pattern: PRINTABLE_TEXT }), Type.Null()], {
       description: "The first 1,024 bytes of the receiver's answer (as UTF-8 text)",
     }),
     next_attempt_at: Type.Union([Instant(), Type.Null()], {
