@@ -58,7 +58,8 @@ try {
   await app.ready();
   const signUp = { username: 'bench', email: 'bench@example.com', password: 'correct-horse-battery' };
   const user = (await app.inject({ method: 'POST', url: '/api/v1/users', payload: signUp })).json<{ id: number }>();
-  const login = await app.inject({ method: 'POST', url: '/api/v1/tokens', payload: signUp });
+  const credentials = { username: signUp.username, password: signUp.password };
+  const login = await app.inject({ method: 'POST', url: '/api/v1/tokens', payload: credentials });
   const token = login.json<{ accessToken: string }>().accessToken;
   const hook = await app.inject({
     method: 'POST',

@@ -82,7 +82,7 @@ async function claimDue({ db, dialect }: Deps, limit: number, now: number, lease
  * the hook's state: a success ends its failing streak; 410 disables it; three days of nothing but failures too.
  */
 async function recordAttempt(
-  db: Kysely<Database>,
+  tx: Kysely<Database>,
   random: () => number,
   delivery: DeliveryRow,
   result: AttemptResult,
@@ -91,7 +91,7 @@ async function recordAttempt(
   const gone = result.statusCode === 410;
   const next =
     ok || gone ? null : nextAttemptAt(Number(delivery.attempt), result.attemptedAt, result.retryAfterMs, random);
-  return db.transaction().execute(async (tx) => {
+  {
     const done = await tx
       .updateTable('webhook_deliveries')
       .set({
@@ -128,7 +128,7 @@ async function recordAttempt(
         .execute();
     await failed(tx, hookId, result.attemptedAt, gone);
     return next === null ? 'failed' : 'retried';
-  });
+  }
 }
 
 /**
@@ -141,7 +141,13 @@ export function createAttemptQueue(deps: Deps & { random?: () => number }) {
   const random = deps.random ?? Math.random;
   return {
     claim: (limit: number, now: number, leaseMs: number) => claimDue(deps, limit, now, leaseMs),
-    record: (delivery: DeliveryRow, result: AttemptResult) => recordAttempt(db, random, delivery, result),
+    /** Records attempts in one transaction (the dispatcher gathers what ended while the last one was written). */
+    recordMany: (attempts: ReadonlyArray<{ delivery: DeliveryRow; result: AttemptResult }>) =>
+      db.transaction().execute(async (tx) => {
+        const outcomes: AttemptOutcome[] = [];
+        for (const a of attempts) outcomes.push(await recordAttempt(tx, random, a.delivery, a.result));
+        return outcomes;
+      }),
 
     /** Lets claimed attempts go (a shutdown cancelled them): due again at once, on any instance. */
     async release(ids: readonly number[]): Promise<void> {

@@ -91,46 +91,117 @@ async function sendAttempt(deps: SendDeps, claimed: ClaimedAttempt, signal: Abor
   }
 }
 
-/** The attempts in flight: each one's cancel, and its promise (settled once recorded). */
+/**
+ * What the dispatcher holds: attempts claimed and waiting for a place (`backlog`), in flight (their cancels), and
+ * ended but not recorded yet (`toRecord`, written together in one transaction by the recorder).
+ */
 interface Pool {
+  backlog: ClaimedAttempt[];
   inFlight: Map<number, AbortController>;
+  toRecord: Array<{ delivery: ClaimedAttempt['delivery']; result: AttemptResult }>;
+  recording: Promise<void> | null;
   settled: Set<Promise<void>>;
 }
 
-/** An attempt made and recorded; a cancelled one (shutdown) or one the database did not take is left to its lease. */
+/** Writes what ended while the last write ran, one transaction at a time; a failed write is left to the leases. */
+function recordEnded(deps: DispatcherDeps, pool: Pool): Promise<void> {
+  pool.recording ??= (async () => {
+    while (pool.toRecord.length) {
+      const batch = pool.toRecord.splice(0);
+      try {
+        for (const outcome of await deps.queue.recordMany(batch)) if (outcome !== 'lost') deps.onOutcome?.(outcome);
+      } catch (err) {
+        deps.log.error(
+          { err, deliveries: batch.length },
+          'webhook attempts could not be recorded; retried after their lease',
+        );
+      }
+    }
+    pool.recording = null;
+  })();
+  return pool.recording;
+}
+
+/** An attempt made; its result queued for the recorder. A cancel (shutdown) records nothing: the lease runs out. */
 async function attempt(deps: DispatcherDeps, pool: Pool, claimed: ClaimedAttempt, controller: AbortController) {
   const id = Number(claimed.delivery.id);
   try {
     const result = await sendAttempt(deps, claimed, controller.signal);
-    const outcome = await deps.queue.record(claimed.delivery, result);
-    if (outcome !== 'lost') deps.onOutcome?.(outcome);
+    pool.toRecord.push({ delivery: claimed.delivery, result });
   } catch (err) {
     if (!(err instanceof OutboundError && err.failure === 'cancelled'))
-      deps.log.error(
-        { err, deliveryId: id },
-        'a webhook delivery could not be recorded; it is retried after its lease',
-      );
+      deps.log.error({ err, deliveryId: id }, 'a webhook delivery failed unexpectedly; it is retried after its lease');
   } finally {
     pool.inFlight.delete(id);
   }
+  await recordEnded(deps, pool);
 }
 
-/** One look for work: new events fanned out, then as many due attempts claimed as there are free places. */
-async function lookForWork(deps: DispatcherDeps, pool: Pool, wake: () => void): Promise<boolean> {
-  await deps.fanout.run();
-  const free = deps.concurrency - pool.inFlight.size;
-  if (free <= 0) return false;
-  const claimed = await deps.queue.claim(free, deps.clock.now(), DELIVERY_LEASE_MS);
-  for (const c of claimed) {
+/** Starts waiting attempts while there are places. */
+function startWaiting(deps: DispatcherDeps, pool: Pool, ended: () => void): void {
+  while (pool.inFlight.size < deps.concurrency && pool.backlog.length) {
+    const c = pool.backlog.shift()!;
     const controller = new AbortController();
     pool.inFlight.set(Number(c.delivery.id), controller);
     const p = attempt(deps, pool, c, controller).finally(() => {
       pool.settled.delete(p);
-      wake();
+      ended();
     });
     pool.settled.add(p);
   }
-  return claimed.length === free; // there may be more
+}
+
+/**
+ * One look for work: new events fanned out (when asked), then attempts claimed in one go for the places free now
+ * and as many again to follow (so a place that frees is filled without a query). True: there may be more.
+ */
+async function lookForWork(deps: DispatcherDeps, pool: Pool, fanout: boolean, ended: () => void): Promise<boolean> {
+  if (fanout) await deps.fanout.run();
+  const held = pool.backlog.length + pool.inFlight.size + pool.toRecord.length;
+  const room = 2 * deps.concurrency - held;
+  if (room < Math.max(1, deps.concurrency / 2)) return false;
+  const claimed = await deps.queue.claim(room, deps.clock.now(), DELIVERY_LEASE_MS);
+  pool.backlog.push(...claimed);
+  startWaiting(deps, pool, ended);
+  return claimed.length === room;
+}
+
+async function settledAll(pool: Pool): Promise<void> {
+  while (pool.settled.size || pool.recording) {
+    await Promise.allSettled([...pool.settled]);
+    await pool.recording;
+  }
+}
+
+interface TurnFlags {
+  /** look again once this look ends (woken meanwhile, or there was more than room) */
+  again: boolean;
+  /** read new events before claiming (woken from outside, or the poll) */
+  fanoutWanted: boolean;
+  stopped: boolean;
+}
+
+/** Looks for work until there is no more, or no room. */
+async function turns(deps: DispatcherDeps, pool: Pool, flags: TurnFlags, ended: () => void): Promise<void> {
+  try {
+    do {
+      flags.again = false;
+      const fanout = flags.fanoutWanted;
+      flags.fanoutWanted = false;
+      if (await lookForWork(deps, pool, fanout, ended)) flags.again = true;
+    } while (flags.again && !flags.stopped);
+  } catch (err) {
+    deps.log.error({ err }, 'webhook dispatch failed; trying again shortly');
+  }
+}
+
+/** Cancels what is in flight, records what ended, and lets go of the rest for another instance (or the next start). */
+async function drain(deps: DispatcherDeps, pool: Pool): Promise<void> {
+  const ids = [...pool.inFlight.keys(), ...pool.backlog.splice(0).map((c) => Number(c.delivery.id))];
+  for (const c of pool.inFlight.values()) c.abort();
+  await Promise.allSettled([...pool.settled]);
+  await recordEnded(deps, pool);
+  await deps.queue.release(ids).catch((err: unknown) => deps.log.warn({ err }, 'could not release webhook attempts'));
 }
 
 /**
@@ -140,68 +211,59 @@ async function lookForWork(deps: DispatcherDeps, pool: Pool, wake: () => void): 
  * retries coming due, leases that ran out).
  */
 export function createDispatcher(deps: DispatcherDeps) {
-  const pool: Pool = { inFlight: new Map(), settled: new Set() };
+  const pool: Pool = { backlog: [], inFlight: new Map(), toRecord: [], recording: null, settled: new Set() };
+  const flags: TurnFlags = { again: false, fanoutWanted: true, stopped: true };
   let timer: NodeJS.Timeout | null = null;
-  let ticking = false;
-  let again = false;
-  let stopped = true;
   let wakeQueued = false;
+  let ticking: Promise<void> | null = null;
 
-  async function tick(): Promise<void> {
-    if (stopped) return;
-    if (ticking) {
-      again = true;
-      return;
-    }
-    ticking = true;
-    try {
-      for (;;) {
-        again = false;
-        const more = await lookForWork(deps, pool, wake);
-        if (stopped || !(more || again)) break;
-      }
-    } catch (err) {
-      deps.log.error({ err }, 'webhook dispatch failed; trying again shortly');
-    } finally {
-      ticking = false;
-    }
+  /** One run of looks for work at a time: a call during one asks it to look again, and shares it. */
+  function tick(): Promise<void> {
+    if (flags.stopped) return Promise.resolve();
+    if (ticking) flags.again = true;
+    else ticking = turns(deps, pool, flags, ended).finally(() => (ticking = null));
+    return ticking;
   }
-
-  /** Looks for work now (coalesced: many wake-ups in one turn of the event loop make one look). */
-  function wake(): void {
-    if (stopped || wakeQueued) return;
+  function soon(): void {
+    if (flags.stopped || wakeQueued) return;
     wakeQueued = true;
     setImmediate(() => {
       wakeQueued = false;
       void tick();
     });
   }
+  /** An attempt ended: the next waiting one takes its place; more are claimed once half the places are free. */
+  function ended(): void {
+    startWaiting(deps, pool, ended);
+    soon();
+  }
+  /** Looks for new events and due attempts now (coalesced: many wake-ups in one turn make one look). */
+  function wake(): void {
+    flags.fanoutWanted = true;
+    soon();
+  }
 
   return {
     start(): void {
-      if (!stopped) return;
-      stopped = false;
-      timer = setInterval(() => void tick(), deps.pollMs ?? POLL_MS);
-      timer.unref();
+      if (!flags.stopped) return;
+      flags.stopped = false;
+      timer = setInterval(wake, deps.pollMs ?? POLL_MS).unref();
       wake();
     },
     wake,
-    /** Runs one look for work now and waits for it (tests; an operator's nudge). */
-    tick,
-    /** The attempts in flight, settled (tests). */
-    async idle(): Promise<void> {
-      while (pool.settled.size) await Promise.allSettled([...pool.settled]);
+    /** Runs one look for work (new events included) now and waits for it (tests; an operator's nudge). */
+    async tick(): Promise<void> {
+      while (ticking) await ticking;
+      flags.fanoutWanted = true;
+      await tick();
     },
-    /** Stops looking, cancels what is in flight and lets it go for another instance (or the next start). */
+    /** The attempts in flight, settled and recorded (tests). */
+    idle: () => settledAll(pool),
+    /** Stops looking, cancels what is in flight and lets it, and what waited, go for another instance. */
     async stop(): Promise<void> {
-      stopped = true;
+      flags.stopped = true;
       if (timer) clearInterval(timer);
-      const ids = [...pool.inFlight.keys()];
-      for (const c of pool.inFlight.values()) c.abort();
-      await Promise.allSettled([...pool.settled]);
-      await deps.queue
-        .release(ids)
-        .catch((err: unknown) => deps.log.warn({ err }, 'could not release webhook attempts'));
+      await drain(deps, pool);
     },
   };
 }
