@@ -109,7 +109,13 @@ async function recordAttempt(
     if (Number(done.numUpdatedRows) !== 1) return 'lost';
     const hookId = Number(delivery.webhook_id);
     if (ok) {
-      await tx.updateTable('webhooks').set({ failing_since: null }).where('id', '=', hookId).execute();
+      // Only a streak to end is written: a success is the usual case, and the hook's row stays untouched by it.
+      await tx
+        .updateTable('webhooks')
+        .set({ failing_since: null })
+        .where('id', '=', hookId)
+        .where('failing_since', 'is not', null)
+        .execute();
       return 'delivered';
     }
     if (next !== null)

@@ -18,7 +18,9 @@ export interface SecretBox {
 /** The sealing of secrets at rest, keyed from the instance's JWT secret (not equal to it). */
 export function createSecretBox(instanceSecret: Uint8Array): SecretBox {
   const key = createHash('sha256').update('ferry-webhook-secrets:').update(instanceSecret).digest();
-  return {
+  // Every delivery opens its hook's secret: the opened ones are kept (a few hundred bytes a hook), a bound on them.
+  const opened = new Map<string, string>();
+  const box: SecretBox = {
     seal(secret) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
@@ -33,7 +35,21 @@ export function createSecretBox(instanceSecret: Uint8Array): SecretBox {
       return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
     },
   };
+  return {
+    seal: box.seal,
+    open(sealed) {
+      let secret = opened.get(sealed);
+      if (secret === undefined) {
+        secret = box.open(sealed);
+        if (opened.size >= OPENED_SECRETS) opened.clear();
+        opened.set(sealed, secret);
+      }
+      return secret;
+    },
+  };
 }
+
+const OPENED_SECRETS = 10_000;
 
 /**
  * `webhook-signature`: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` under each secret (its base64 part,
