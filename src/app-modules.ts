@@ -22,6 +22,7 @@ import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createLinksModule } from './modules/links/index.js';
+import { createEventsModule } from './modules/events/index.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
 import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
@@ -36,6 +37,8 @@ export interface ServerParts {
   checks: Record<string, ReadinessCheck>;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
+  /** the live event stream's heartbeat and poll (modules/events); tests shorten them */
+  eventStream?: { heartbeatMs?: number; pollMs?: number };
   /**
    * The start's checks and set-up of accounts (the first admin), run on the core modules before anything opens
    * threads or files: a start it refuses leaves nothing running (the click journal's directory lock above all)
@@ -238,6 +241,14 @@ export async function createModules(deps: ModulesDeps) {
   const linkModules = await createLinkModules({ ...deps, core });
   const { clickIngest, domainsModule, linksModule, clicksModule } = linkModules;
   const importsModule = importsModuleFor(deps, linkModules);
+  // SPEC §22: the live stream and the sweep of the public events every module writes (db/events.ts)
+  const eventsModule = createEventsModule({
+    db: deps.storage.db,
+    clock: deps.clock,
+    retentionDays: deps.config.eventsRetentionDays,
+    embedded: isEmbedded(deps.storage),
+    hub: { log: deps.log, ...deps.server?.eventStream },
+  });
   const list: AppModule[] = [
     core.usersModule,
     core.tokensModule,
@@ -251,10 +262,11 @@ export async function createModules(deps: ModulesDeps) {
     core.instanceModule,
     importsModule,
     core.outboxModule,
+    eventsModule,
     ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];
-  return { ...core, ...linkModules, importsModule, list };
+  return { ...core, ...linkModules, importsModule, eventsModule, list };
 }
 
 export type Modules = Awaited<ReturnType<typeof createModules>>;
