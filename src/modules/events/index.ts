@@ -3,4 +3,4 @@
  * themselves are written by each module in its own transactions through db/events.ts.
  */
 export { createEventsModule, type EventsModule } from './events.module.js';
-export { PublicEventSchema } from './events.schemas.js';
+export { eventWebhooks, PublicEventSchema } from './events.schemas.js';
