@@ -175,9 +175,13 @@ export function createEventHub(db: Kysely<Database>, opts: EventHubOptions = {})
      * The shared cursor is open before this resolves, so nothing committed after it is missed.
      */
     async subscribe(sink: EventSink, after: number | null = null): Promise<() => void> {
-      if (closed) throw new Error('the event hub is closed');
+      const closing = 'closing: the server shuts down; reconnect with Last-Event-ID';
+      const none = (): void => undefined;
+      if (closed) return (sink.end(closing), none);
       start();
       await cursor;
+      // the app began to close while the cursor opened: this stream must not hold the shutdown
+      if (closed) return (sink.end(closing), none);
       const s: Subscriber = { sink, waiting: after === null ? null : [] };
       subscribers.add(s);
       if (after !== null)

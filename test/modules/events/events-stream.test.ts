@@ -192,6 +192,16 @@ describe.each(engines)('the live event stream on %s', (engine) => {
     expect(anonymous.status).toBe(401);
   });
 
+  it('when the app closes while a stream is being opened, then that stream ends too and the close is not held', async () => {
+    // closes the block's app: the last test of the block that uses it
+    const res = await open(alice.token);
+    const s = readStream(res.body!);
+    await s.next((m) => m.comment === 'connected');
+    const closing = s.next((m) => m.comment?.startsWith('closing') === true);
+    await t.close();
+    await closing;
+  });
+
   it('when the app closes with a stream open, then the stream ends and the close is not held', async () => {
     // an app of its own: closing the block's app here would leave the other tests none
     const own = await createTestApp(engine, { deps: { eventStream: { heartbeatMs: 200, pollMs: 50 } } });
