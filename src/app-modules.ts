@@ -22,6 +22,7 @@ import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createLinksModule } from './modules/links/index.js';
+import { createEventsModule } from './modules/events/index.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
 import type { Paginator } from './lib/pagination.js';
@@ -39,6 +40,8 @@ export interface ServerParts {
   checks: Record<string, ReadinessCheck>;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
+  /** the live event stream's heartbeat and poll (modules/events); tests shorten them */
+  eventStream?: { heartbeatMs?: number; pollMs?: number };
   /**
    * The start's checks and set-up of accounts (the first admin), run on the core modules before anything opens
    * threads or files: a start it refuses leaves nothing running (the click journal's directory lock above all)
@@ -259,6 +262,14 @@ export async function createModules(deps: ModulesDeps) {
   const { clickIngest, domainsModule, linksModule, clicksModule } = linkModules;
   const importsModule = importsModuleFor(deps, linkModules);
   const webhooksModule = webhooksModuleFor(deps, core.paginator);
+  // SPEC §22: the live stream and the sweep of the public events every module writes (db/events.ts)
+  const eventsModule = createEventsModule({
+    db: deps.storage.db,
+    clock: deps.clock,
+    retentionDays: deps.config.eventsRetentionDays,
+    embedded: isEmbedded(deps.storage),
+    hub: { log: deps.log, ...deps.server?.eventStream },
+  });
   const list: AppModule[] = [
     core.usersModule,
     core.tokensModule,
@@ -273,10 +284,11 @@ export async function createModules(deps: ModulesDeps) {
     importsModule,
     webhooksModule,
     core.outboxModule,
+    eventsModule,
     ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];
-  return { ...core, ...linkModules, importsModule, webhooksModule, list };
+  return { ...core, ...linkModules, importsModule, eventsModule, webhooksModule, list };
 }
 
 export type Modules = Awaited<ReturnType<typeof createModules>>;

@@ -53,6 +53,8 @@ export interface AppDeps {
   linkChangeFeed?: { heartbeatMs?: number; trustMs?: number };
   /** the background jobs' lease and heartbeat, and this instance's name among the holders (infra/job-runner.ts) */
   jobRunner?: JobRunnerOptions;
+  /** the live event stream's timing (modules/events: heartbeat, poll); tests shorten it */
+  eventStream?: { heartbeatMs?: number; pollMs?: number };
 }
 
 declare module 'fastify' {
@@ -120,6 +122,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       checks,
       accounts: (core) => ensureFirstAdmin(app, config, core),
       ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
+      ...(deps.eventStream ? { eventStream: deps.eventStream } : {}),
     },
   });
   const sink = modules.clickIngest.sink!; // a server's modules always have one (createModules: `server`)

@@ -10,6 +10,7 @@
  * run `npm run docs:config` (test/config-docs.test.ts fails while the table and this file disagree).
  */
 import Type, { type Static, type TSchema } from 'typebox';
+import { eventsVariables } from './config/events.variables.js';
 import { hardeningVariables } from './config/hardening.variables.js';
 import { loadVariables } from './config/load.variables.js';
 import { webhooksVariables } from './config/webhooks.variables.js';
@@ -190,6 +191,7 @@ export const variables = {
   ...openInstanceVariables,
   ...hardeningVariables,
   ...webhooksVariables,
+  ...eventsVariables,
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };

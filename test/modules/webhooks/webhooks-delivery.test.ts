@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
+import { createLink } from '../../helpers/factories.js';
 import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import {
   createHook,
@@ -257,5 +258,20 @@ describe.each(engines)('webhook deliveries on %s', (engine) => {
     const log = await deliveries(t, alice.token, hook.id);
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ status_code: 204, error: null });
+  });
+
+  it('when a link is created through the API, then the hook receives link.created with the link as the API shows it', async () => {
+    const r = await receiver();
+    const hook = await createHook(t, alice.token, { url: r.url, events: ['link.created'] });
+    const link = await createLink(t, { original_url: 'https://example.com/e2e' }, alice.token);
+    t.app.webhookDispatcher.wake();
+    const [got] = await r.next(1);
+    expect(got!.json.type).toBe('link.created');
+    expect(got!.json.data).toMatchObject({ id: link.id, original_url: 'https://example.com/e2e' });
+    expect(verify(hook.secret, got!)).toBeTruthy();
+    // Bob's link is not Alice's hook's to hear.
+    await createLink(t, { original_url: 'https://example.com/bobs' }, bob.token);
+    await settle(t);
+    expect(r.received).toHaveLength(1);
   });
 });
