@@ -65,6 +65,9 @@ describe.each(engines)('webhook deliveries on %s', (engine) => {
       status_code: 204,
       error: null,
     });
+    const metrics = await t.app.inject({ url: '/metrics' });
+    expect(metrics.body).toMatch(/^ferry_webhook_deliveries_total\{outcome="delivered"\} [1-9]/m);
+    expect(metrics.body).toMatch(/^ferry_webhook_oldest_undelivered_seconds \d/m);
   });
 
   it('when the receiver answers 500 twice and then recovers, then the event arrives after the retries, each attempt logged', async () => {
