@@ -16,6 +16,7 @@ import idempotencyPlugin from './plugins/idempotency.js';
 import type { LazyCompilers } from './plugins/lazy-compilers.js';
 import methodsPlugin from './plugins/methods.js';
 import openapiPlugin from './plugins/openapi.js';
+import { eventWebhooks } from './modules/events/index.js';
 import pathIdsPlugin from './plugins/path-ids.js';
 import overloadPlugin from './plugins/overload.js';
 import rateLimitPlugin, { createCallerLimit, type RateLimitHook, type RateLimitStore } from './plugins/rate-limit.js';
@@ -117,7 +118,11 @@ async function registerRootPlugins(
     onShed: (reason) => metrics.recordShed(reason),
   });
   await app.register(methodsPlugin, { clock });
-  await app.register(openapiPlugin, { publicBaseUrl: config.publicBaseUrl, rateLimit: callerLimit });
+  await app.register(openapiPlugin, {
+    publicBaseUrl: config.publicBaseUrl,
+    rateLimit: callerLimit,
+    webhooks: eventWebhooks,
+  });
   await app.register(authPlugin, { authenticators });
   // Before any route: routes that opt in with config.idempotency are wired as they are added.
   await app.register(idempotencyPlugin, { idempotency });

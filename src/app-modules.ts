@@ -23,12 +23,16 @@ import { createHealthModule } from './modules/health/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createLinksModule } from './modules/links/index.js';
 import { createOidcModule } from './modules/oidc/index.js';
+import { createEventsModule } from './modules/events/index.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
+import type { Paginator } from './lib/pagination.js';
 import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
 import type { PasswordHasher } from './modules/users/index.js';
 import { createCoreModules, type ModuleDeps } from './app-core-modules.js';
+import { packageVersion } from './cli/package-info.js';
+import { createWebhooksModule } from './modules/webhooks/index.js';
 
 /** What only a serving process has: the CLI builds the modules without it (no HTTP, no click pipeline). */
 export interface ServerParts {
@@ -37,6 +41,8 @@ export interface ServerParts {
   checks: Record<string, ReadinessCheck>;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
+  /** the live event stream's heartbeat and poll (modules/events); tests shorten them */
+  eventStream?: { heartbeatMs?: number; pollMs?: number };
   /**
    * The start's checks and set-up of accounts (the first admin), run on the core modules before anything opens
    * threads or files: a start it refuses leaves nothing running (the click journal's directory lock above all)
@@ -209,6 +215,23 @@ function importsModuleFor(
   });
 }
 
+/** Webhooks (SPEC §22): the resource for every process; its dispatcher is started by a server only (app.ts). */
+function webhooksModuleFor({ config, storage, clock, jwtSecret, log, server }: ModulesDeps, paginator: Paginator) {
+  return createWebhooksModule({
+    db: storage.db,
+    dialect: storage.dialect,
+    clock,
+    paginator,
+    instanceSecret: jwtSecret,
+    log,
+    allowPrivate: config.webhookAllowPrivate,
+    concurrency: config.webhookConcurrency,
+    dnsServers: config.dnsServers,
+    userAgent: `Ferry-Webhooks/${packageVersion()}`,
+    ...(server ? { metrics: server.metrics } : {}),
+  });
+}
+
 /** What stands at the root beside the API, outside its hooks and limits: health, readiness and metrics; the dashboard. */
 function serverModules(
   { config, clock, log }: ModulesDeps,
@@ -254,6 +277,15 @@ export async function createModules(deps: ModulesDeps) {
   const linkModules = await createLinkModules({ ...deps, core });
   const { clickIngest, domainsModule, linksModule, clicksModule } = linkModules;
   const importsModule = importsModuleFor(deps, linkModules);
+  const webhooksModule = webhooksModuleFor(deps, core.paginator);
+  // SPEC §22: the live stream and the sweep of the public events every module writes (db/events.ts)
+  const eventsModule = createEventsModule({
+    db: deps.storage.db,
+    clock: deps.clock,
+    retentionDays: deps.config.eventsRetentionDays,
+    embedded: isEmbedded(deps.storage),
+    hub: { log: deps.log, ...deps.server?.eventStream },
+  });
   const list: AppModule[] = [
     core.usersModule,
     core.tokensModule,
@@ -266,11 +298,13 @@ export async function createModules(deps: ModulesDeps) {
     core.idempotencyModule,
     core.instanceModule,
     importsModule,
+    webhooksModule,
     core.outboxModule,
+    eventsModule,
     ...(deps.server ? [oidcModuleFor(deps, core), ...serverModules(deps, deps.server, linkModules)] : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];
-  return { ...core, ...linkModules, importsModule, list };
+  return { ...core, ...linkModules, importsModule, eventsModule, webhooksModule, list };
 }
 
 export type Modules = Awaited<ReturnType<typeof createModules>>;

@@ -27,6 +27,7 @@ import { loadJwtSecret } from './modules/tokens/index.js';
 import { createLazyCompilers } from './plugins/lazy-compilers.js';
 import type { RateLimitStore } from './plugins/rate-limit.js';
 import { createSharedState } from './shared-state.js';
+import type { Dispatcher } from './modules/webhooks/index.js';
 
 export interface AppDeps {
   storage: Storage;
@@ -52,6 +53,8 @@ export interface AppDeps {
   linkChangeFeed?: { heartbeatMs?: number; trustMs?: number };
   /** the background jobs' lease and heartbeat, and this instance's name among the holders (infra/job-runner.ts) */
   jobRunner?: JobRunnerOptions;
+  /** the live event stream's timing (modules/events: heartbeat, poll); tests shorten it */
+  eventStream?: { heartbeatMs?: number; pollMs?: number };
 }
 
 declare module 'fastify' {
@@ -60,6 +63,8 @@ declare module 'fastify' {
     runJob(name: string): Promise<unknown>;
     /** the modules' background jobs in their turns among the instances (infra/job-runner.ts) */
     jobs: JobRunner;
+    /** SPEC §22's deliveries in this instance: tests nudge it (tick) and wait for it (idle) */
+    webhookDispatcher: Dispatcher;
     /** Reads BLOCKED_HOSTS_FILE again (server.ts, on SIGHUP); the number of names now blocked. */
     reloadBlockedHosts(): Promise<number>;
   }
@@ -117,6 +122,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       checks,
       accounts: (core) => ensureFirstAdmin(app, config, core),
       ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
+      ...(deps.eventStream ? { eventStream: deps.eventStream } : {}),
     },
   });
   const sink = modules.clickIngest.sink!; // a server's modules always have one (createModules: `server`)
@@ -130,6 +136,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   redirectFastPath = modules.redirectModule?.fastPath(app) ?? null;
 
   const jobs = scheduleJobs(app, modules.list, { storage, clock, metrics, options: deps.jobRunner ?? {} });
+  // SPEC §22: this instance sends webhooks from now until close (the webhooks module's close stops it).
+  modules.webhooksModule.dispatcher.start();
+  app.decorate('webhookDispatcher', modules.webhooksModule.dispatcher);
   blockedHosts.watch();
   closeInOrder(app, { compilers, jobs, modules: modules.list, shared, cacheBus, blockedHosts });
   return app;

@@ -10,9 +10,11 @@
  * run `npm run docs:config` (test/config-docs.test.ts fails while the table and this file disagree).
  */
 import Type, { type Static, type TSchema } from 'typebox';
+import { eventsVariables } from './config/events.variables.js';
 import { hardeningVariables } from './config/hardening.variables.js';
 import { loadVariables } from './config/load.variables.js';
 import { oidcProblems, oidcVariables } from './config/oidc.variables.js';
+import { webhooksVariables } from './config/webhooks.variables.js';
 import { openInstanceVariables } from './config/open-instance.variables.js';
 import { versioningVariables } from './config/versioning.variables.js';
 import { flag, int, optional, readVariable, shownValue } from './lib/env-variables.js';
@@ -200,6 +202,8 @@ export const variables = {
   ...openInstanceVariables,
   ...oidcVariables,
   ...hardeningVariables,
+  ...webhooksVariables,
+  ...eventsVariables,
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };

@@ -55,6 +55,12 @@ export interface Dialect {
    * transaction here takes the database's write lock first (BEGIN IMMEDIATE, db/database.ts).
    */
   lockRows<Q extends { forUpdate(): Q }>(query: Q): Q;
+  /**
+   * Like lockRows, but rows another transaction holds are passed over rather than waited for (PostgreSQL
+   * `FOR UPDATE SKIP LOCKED`): several instances claiming work from one queue (webhook deliveries) each take
+   * other rows. SQLite: nothing to add, its write transactions run one at a time.
+   */
+  lockRowsSkippingLocked<Q extends { forUpdate(): Q; skipLocked(): Q }>(query: Q): Q;
 }
 
 /** A LIKE pattern that finds `needle` anywhere, its wildcards escaped (used with `escape '\\'`). */
@@ -84,6 +90,7 @@ export function createDialect(name: DialectName): Dialect {
         await sql`set local random_page_cost = 1.1`.execute(tx);
       },
       lockRows: (query) => query.forUpdate(),
+      lockRowsSkippingLocked: (query) => query.forUpdate().skipLocked(),
     };
   }
   return {
@@ -107,5 +114,6 @@ export function createDialect(name: DialectName): Dialect {
     notify: async () => undefined,
     preferIndexLookups: async () => undefined,
     lockRows: (query) => query,
+    lockRowsSkippingLocked: (query) => query,
   };
 }

@@ -65,6 +65,14 @@ export interface StoredEvent {
 /** `evt_` and 128 random bits, base64url: unguessable, what receivers deduplicate on (`webhook-id`). */
 export const newEventId = (): string => `evt_${randomBytes(16).toString('base64url')}`;
 
+/** `n` event ids from one draw of random bytes (a click batch's: one call, not one per click). */
+export function newEventIds(n: number): string[] {
+  const bytes = randomBytes(16 * n);
+  const ids = new Array<string>(n);
+  for (let i = 0; i < n; i++) ids[i] = `evt_${bytes.subarray(16 * i, 16 * i + 16).toString('base64url')}`;
+  return ids;
+}
+
 const ROWS_PER_INSERT = 500;
 
 /**
@@ -80,7 +88,8 @@ export async function recordPublicEvents(
   if (events.length === 0) return [];
   const at = opts.at ?? Date.now();
   const timestamp = new Date(at).toISOString();
-  const envelopes = events.map((e) => ({ id: newEventId(), type: e.type, timestamp, data: e.data }));
+  const ids = newEventIds(events.length);
+  const envelopes = events.map((e, i) => ({ id: ids[i]!, type: e.type, timestamp, data: e.data }));
   for (let i = 0; i < events.length; i += ROWS_PER_INSERT) {
     const rows = events.slice(i, i + ROWS_PER_INSERT).map((e, j) => {
       const envelope = envelopes[i + j]!;

@@ -32,6 +32,7 @@ import * as m040 from './migrations/040-link-rules.js';
 import * as m041 from './migrations/041-rule-clicks.js';
 import * as m042 from './migrations/042-app-links-previews.js';
 import * as m043 from './migrations/043-events.js';
+import * as m044 from './migrations/044-webhooks.js';
 import * as m046 from './migrations/046-oidc.js';
 import * as m047 from './migrations/047-click-retention.js';
 
@@ -71,6 +72,7 @@ const migrations: Record<string, MigrationModule> = {
   '041-rule-clicks': m041,
   '042-app-links-previews': m042,
   '043-events': m043,
+  '044-webhooks': m044,
   '046-oidc': m046,
   '047-click-retention': m047,
 };

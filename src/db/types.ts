@@ -22,6 +22,7 @@ import type { OrdersTable } from './types/orders.js';
 import type { OutboxTable } from './types/outbox.js';
 import type { RevokedTokensTable, TokensTable } from './types/tokens.js';
 import type { UsersTable } from './types/users.js';
+import type { WebhookDeliveriesTable, WebhookPositionsTable, WebhooksTable } from './types/webhooks.js';
 
 /**
  * Table types, one file per module under types/. Every instant is stored as integer milliseconds since the epoch
@@ -59,6 +60,9 @@ export interface Database {
   events: EventsTable;
   user_identities: UserIdentitiesTable;
   login_codes: LoginCodesTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_positions: WebhookPositionsTable;
 }
 
 export type * from './types/api-keys.js';
@@ -74,3 +78,4 @@ export type * from './types/oidc.js';
 export type * from './types/orders.js';
 export type * from './types/tokens.js';
 export type * from './types/users.js';
+export type * from './types/webhooks.js';

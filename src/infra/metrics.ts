@@ -130,8 +130,14 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     registers,
   });
 
+  const webhooks = registerWebhookSeries(registers);
+
   return {
     registry,
+    /** a webhook attempt ended: delivered, failed for good, or failed with a retry scheduled (SPEC §22) */
+    recordWebhookDelivery: webhooks.record,
+    /** the age of the oldest delivery not made yet, asked on each scrape (the webhooks module's) */
+    setWebhookBacklogProvider: webhooks.setBacklog,
     observeRequest: http.observeRequest,
     observeRedirect: http.observeRedirect,
     /** A redirect answered by the fast path: the same two series as through Fastify, and the fast-path count. */
@@ -229,6 +235,32 @@ function registerClickSeries(registers: Registry[], read: () => { stats: ClickQu
       });
     }
   }
+}
+
+/** SPEC §22's deliveries: how attempts ended, and how far behind the oldest undelivered one is. */
+function registerWebhookSeries(registers: Registry[]) {
+  let backlog: (() => Promise<number>) | null = null;
+  const deliveries = new Counter({
+    name: 'ferry_webhook_deliveries_total',
+    help: 'Webhook delivery attempts this instance made, by outcome (delivered; retried: failed, another attempt is due; failed: no more attempts)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of ['delivered', 'retried', 'failed'] as const) deliveries.inc({ outcome }, 0);
+  new Gauge({
+    name: 'ferry_webhook_oldest_undelivered_seconds',
+    help: 'Age of the oldest webhook delivery not made yet (since its first attempt was due; 0: none waiting)',
+    registers,
+    async collect() {
+      this.set(backlog ? await backlog().catch(() => 0) : 0);
+    },
+  });
+  return {
+    record: (outcome: 'delivered' | 'retried' | 'failed') => deliveries.inc({ outcome }),
+    setBacklog: (provider: () => Promise<number>) => {
+      backlog = provider;
+    },
+  };
 }
 
 /** The database's connections by state. */

@@ -68,6 +68,8 @@ export const ErrorEnvelopeSchema = Type.Object(
             'REQUEST_HEADERS_TOO_LARGE',
             // Single sign-on's login code, used or expired (SPEC §23).
             'INVALID_CREDENTIALS',
+            // A webhook's URL resolves to an address inside (SPEC §22).
+            'WEBHOOK_TARGET_FORBIDDEN',
           ].map((c) => Type.Literal(c)),
         ),
         message: Type.String({ maxLength: MAX_MESSAGE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),

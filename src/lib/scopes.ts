@@ -5,7 +5,16 @@ import Type, { type Static } from 'typebox';
  * policy (`app.access('selfOrAdmin', 'links:read')`, plugins/auth.ts); a route that names none is for
  * bearer JWTs only, and a key is refused there.
  */
-export const SCOPES = ['links:read', 'links:write', 'stats:read', 'orders:read', 'orders:write', 'users:read'] as const;
+export const SCOPES = [
+  'links:read',
+  'links:write',
+  'stats:read',
+  'orders:read',
+  'orders:write',
+  'users:read',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const ScopeSchema = Type.Union(
@@ -16,6 +25,8 @@ export const ScopeSchema = Type.Union(
     Type.Literal('orders:read'),
     Type.Literal('orders:write'),
     Type.Literal('users:read'),
+    Type.Literal('webhooks:read'),
+    Type.Literal('webhooks:write'),
   ],
   { description: SCOPES.join(', ') },
 );

@@ -40,7 +40,8 @@ export function documentForVersion(doc: Doc, version: number): Doc {
       return m === null || Number(m[1]) === version;
     }),
   );
-  const used = reachableComponents(paths, doc.components);
+  // the 3.1 `webhooks` (the event types' payloads) stay whole in every version's document, with what they name
+  const used = reachableComponents({ paths, webhooks: (doc as { webhooks?: unknown }).webhooks }, doc.components);
   // Security schemes are named by requirements, not by $ref: keep them all.
   const components: Doc['components'] = { securitySchemes: doc.components?.securitySchemes };
   for (const [kind, entries] of Object.entries(doc.components ?? {})) {

@@ -128,6 +128,11 @@ const TAGS = [
     name: 'imports',
     description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only',
   },
+  {
+    name: 'webhooks',
+    description: 'Webhooks: events POSTed to your URL, signed (Standard Webhooks), retried for three days',
+  },
+  { name: 'events', description: "Events (SPEC §22): the live stream; each event type's payload is in `webhooks`" },
   { name: 'redirect', description: 'Short-code redirects' },
   { name: 'operations', description: 'Health, readiness and metrics' },
   {
@@ -185,7 +190,12 @@ function documentHead(publicBaseUrl: string): NonNullable<FastifyDynamicSwaggerO
 
 async function openapiPlugin(
   app: FastifyInstance,
-  opts: { publicBaseUrl: string; rateLimit?: onRequestHookHandler | RateLimitHook },
+  opts: {
+    publicBaseUrl: string;
+    rateLimit?: onRequestHookHandler | RateLimitHook;
+    /** the 3.1 document's `webhooks` (the events module's: each event type's payload) */
+    webhooks?: Record<string, unknown>;
+  },
 ): Promise<void> {
   app.addHook('onRoute', declareErrorResponses);
 
@@ -195,8 +205,11 @@ async function openapiPlugin(
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
-    transformObject: (documentObject) =>
-      finishDocument((documentObject as { openapiObject: Document }).openapiObject) as never,
+    transformObject: (documentObject) => {
+      const doc = finishDocument((documentObject as { openapiObject: Document }).openapiObject);
+      if (opts.webhooks) (doc as { webhooks?: unknown }).webhooks = opts.webhooks;
+      return doc as never;
+    },
   });
 
   // The document and Swagger UI in their own context, with the docs' security headers (CSP for the UI), the

@@ -88,7 +88,10 @@ export function createDomainProofs(deps: DomainProofsDeps) {
         const changes: DomainChanges = proof.found
           ? { failing_since: null, check_message: null }
           : { failing_since: row.failing_since ?? now, check_message: `${proof.dns}; ${proof.http}`.slice(0, 512) };
-        const updated = await domains.update(row.id, changes, null);
+        // SPEC §22: `domain.failing` when a re-check first fails, `domain.verified` when a failing one passes again.
+        const turned = proof.found ? row.failing_since !== null : row.failing_since === null;
+        const type = proof.found ? 'domain.verified' : 'domain.failing';
+        const updated = await domains.update(row.id, changes, null, turned ? { type, at: now } : undefined);
         if (updated) registry.put(toEntry(updated));
       });
       return checked;

@@ -2,6 +2,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, DomainRow, DomainsTable } from '../../db/types.js';
 import { recordEvent, type DomainEvent } from '../../db/outbox.js';
+import { recordPublicEvents } from '../../db/events.js';
+import { domainRecord } from './domain-record.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import type { Insertable, Updateable } from 'kysely';
 import { claimsOf, insertClaim, retireDomainCodes } from './domain-claims.js';
@@ -78,12 +80,19 @@ function createDomainRowReads(db: Kysely<Database>, paginator: Paginator) {
 
 type AnnounceDomain = (tx: Db, type: DomainEvent['type'], id: number) => Promise<void>;
 
+/** SPEC §22's public domain events: what a re-check or a verification makes of a domain. */
+export type PublicDomainEvent = 'domain.verified' | 'domain.failing';
+
+/** Writes a domain's public event (the domain as the API shows it, at `at`) in the change's transaction. */
+type PublishDomain = (tx: Db, type: PublicDomainEvent, row: DomainRow, at: number) => Promise<void>;
+
 /** markVerified's transaction: the claim verified, the name's other claims removed with their links and codes. */
 async function verifyClaim(
   tx: Db,
   id: number,
   changes: DomainChanges,
   announce: AnnounceDomain,
+  publish: PublishDomain,
 ): Promise<{ row: DomainRow; removed: number[] } | undefined> {
   const row = await tx
     .updateTable('domains')
@@ -93,6 +102,7 @@ async function verifyClaim(
     .executeTakeFirst();
   if (!row) return undefined;
   await announce(tx, 'domain.verified', id);
+  await publish(tx, 'domain.verified', row, Number(row.updated_at));
   const others = await tx
     .selectFrom('domains')
     .select('id')
@@ -113,7 +123,7 @@ async function verifyClaim(
  * Every change writes its event to the outbox in its own transaction (db/outbox.ts), so every instance's registry
  * follows within the feed's bound.
  */
-function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDomain) {
+function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDomain, publish: PublishDomain) {
   return {
     /** A second claim of one owner surfaces as a unique violation (the arbiter when two requests race). */
     async insert(row: Insertable<DomainsTable>): Promise<DomainRow> {
@@ -131,11 +141,19 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
      * claim of the name already there surfaces as a unique violation. Undefined when the claim is gone.
      */
     async markVerified(id: number, changes: DomainChanges): Promise<{ row: DomainRow; removed: number[] } | undefined> {
-      return db.transaction().execute((tx) => verifyClaim(tx, id, changes, announce));
+      return db.transaction().execute((tx) => verifyClaim(tx, id, changes, announce, publish));
     },
 
-    /** With `expectedVersion` the update is conditional (If-Match); undefined when gone or moved on. */
-    async update(id: number, changes: DomainChanges, expectedVersion: number | null): Promise<DomainRow | undefined> {
+    /**
+     * With `expectedVersion` the update is conditional (If-Match); undefined when gone or moved on. `publicEvent`:
+     * the change is one of SPEC §22's (a re-check found the domain failing, or verified again), written with it.
+     */
+    async update(
+      id: number,
+      changes: DomainChanges,
+      expectedVersion: number | null,
+      publicEvent?: { type: PublicDomainEvent; at: number },
+    ): Promise<DomainRow | undefined> {
       return db.transaction().execute(async (tx) => {
         let q = tx
           .updateTable('domains')
@@ -144,6 +162,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
         if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
         const row = await q.returningAll().executeTakeFirst();
         if (row) await announce(tx, 'domain.updated', id);
+        if (row && publicEvent) await publish(tx, publicEvent.type, row, publicEvent.at);
         return row;
       });
     },
@@ -184,5 +203,10 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
 export function createDomainsRepository(db: Kysely<Database>, dialect: Dialect, paginator: Paginator, origin: string) {
   const announce: AnnounceDomain = (tx, type, id) =>
     recordEvent(tx, dialect, { type, data: { domain_id: Number(id) } }, { origin });
-  return { ...createDomainRowReads(db, paginator), ...createAnnouncedDomainWrites(db, announce) };
+  const publish: PublishDomain = async (tx, type, row, at) => {
+    const data = domainRecord(row, at);
+    const userId = row.owner_id === null ? null : Number(row.owner_id);
+    await recordPublicEvents(tx, dialect, [{ type, data, userId, domainId: Number(row.id) }], { at });
+  };
+  return { ...createDomainRowReads(db, paginator), ...createAnnouncedDomainWrites(db, announce, publish) };
 }

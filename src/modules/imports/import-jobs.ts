@@ -1,6 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import { recordEvents } from '../../db/outbox.js';
+import { recordPublicEvents } from '../../db/events.js';
+import { jobView } from './import-job-view.js';
 import type { Database, ImportJobRow, ImportJobState } from '../../db/types.js';
 import { compiledInsert } from '../../db/compiled-inserts.js';
 import type { ItemResult, JobCounts } from './import-batch.js';
@@ -17,9 +19,19 @@ type Tx = Transaction<Database>;
 export function createImportJobEnds(deps: { db: Kysely<Database>; dialect: Pick<Dialect, 'notify'> }) {
   const { db, dialect } = deps;
   /** A run's end as an event (db/outbox.ts), in the transaction that records it. */
-  type Ended = Pick<ImportJobRow, 'id' | 'owner_id' | 'state'>;
-  const announceEnd = (tx: Kysely<Database>, rows: readonly Ended[], at: number) =>
-    recordEvents(
+  const announceEnd = async (tx: Kysely<Database>, rows: readonly ImportJobRow[], at: number) => {
+    // SPEC §22's `import.completed`: the job as the API shows it (without its items), whose it is.
+    await recordPublicEvents(
+      tx,
+      dialect,
+      rows.map((r) => ({
+        type: 'import.completed' as const,
+        data: jobView(r),
+        userId: r.owner_id === null ? null : Number(r.owner_id),
+      })),
+      { at },
+    );
+    await recordEvents(
       tx,
       dialect,
       rows.map((r) => ({
@@ -28,6 +40,7 @@ export function createImportJobEnds(deps: { db: Kysely<Database>; dialect: Pick<
       })),
       { at },
     );
+  };
   return {
     async finishJob(id: number, state: ImportJobState, at: number, error: string | null): Promise<void> {
       await db.transaction().execute(async (tx) => {
@@ -36,7 +49,7 @@ export function createImportJobEnds(deps: { db: Kysely<Database>; dialect: Pick<
           .set({ state, updated_at: at, finished_at: at, heartbeat_at: null, error: error?.slice(0, 1000) ?? null })
           .where('id', '=', id)
           .where('state', '=', 'running')
-          .returning(['id', 'owner_id', 'state'])
+          .returningAll()
           .execute();
         await announceEnd(tx, rows, at);
       });
@@ -50,7 +63,7 @@ export function createImportJobEnds(deps: { db: Kysely<Database>; dialect: Pick<
           .set({ state: 'interrupted', error, finished_at: at, updated_at: at, heartbeat_at: null })
           .where('state', '=', 'running')
           .where((eb) => eb.or([eb('heartbeat_at', '<', before), eb('heartbeat_at', 'is', null)]))
-          .returning(['id', 'owner_id', 'state'])
+          .returningAll()
           .execute();
         await announceEnd(tx, rows, at);
         return rows.length;

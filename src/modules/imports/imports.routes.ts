@@ -1,50 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import Type, { type Static } from 'typebox';
-import type { ImportJobRow } from '../../db/types.js';
 import { AppError } from '../../lib/app-error.js';
-import { errorResponses, isoTime } from '../../lib/common.schemas.js';
+import { errorResponses } from '../../lib/common.schemas.js';
 import { spoolCsvUpload } from './csv-upload.js';
-import {
-  ImportCreateSchema,
-  ImportCsvQuery,
-  ImportJobParams,
-  type ImportCreate,
-  type ImportJob,
-} from './imports.schemas.js';
+import { ImportCreateSchema, ImportCsvQuery, ImportJobParams, type ImportCreate } from './imports.schemas.js';
 import type { ImportRequest } from './import-context.js';
 import type { ImportsService } from './imports.service.js';
-
-const jobView = (job: ImportJobRow, items: Awaited<ReturnType<ImportsService['get']>>['items'] = []): ImportJob => ({
-  id: Number(job.id),
-  source: job.source as ImportJob['source'],
-  state: job.state,
-  dry_run: job.dry_run === 1,
-  on_conflict: job.on_conflict,
-  owner_id: job.owner_id === null ? null : Number(job.owner_id),
-  progress: {
-    items: Number(job.items),
-    created: Number(job.created),
-    unchanged: Number(job.unchanged),
-    conflicts: Number(job.conflicts),
-    failed: Number(job.failed),
-    visits: Number(job.visits),
-    visits_skipped: Number(job.visits_skipped),
-  },
-  error: job.error,
-  items: items.map((i) => ({
-    seq: Number(i.seq),
-    source: i.source_ref,
-    outcome: i.outcome,
-    short_code: i.short_code,
-    message: i.message,
-    error_code: i.error_code,
-    visits: Number(i.visits),
-  })),
-  created_at: isoTime(Number(job.created_at)),
-  updated_at: isoTime(Number(job.updated_at)),
-  finished_at: job.finished_at === null ? null : isoTime(Number(job.finished_at)),
-});
+import { jobView } from './import-job-view.js';
+import type { ImportJobRow } from '../../db/types.js';
 
 /** `FROM=TO` pairs (`?domain_map=`, repeated; the JSON body's map) as the import's map, in lower case like the source's names. */
 const domainMapOf = (pairs: readonly string[] | undefined): Record<string, string> | undefined =>

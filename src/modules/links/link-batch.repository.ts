@@ -1,8 +1,10 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
-import type { Database, NewLinkRow } from '../../db/types.js';
+import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import { compiledInsert } from '../../db/compiled-inserts.js';
 import { recordEvent } from '../../db/outbox.js';
+import { recordPublicEvents } from '../../db/events.js';
+import { linkEventInput, type PublicLinkOf } from './link-rows.js';
 import { claimNames } from './link-aliases.js';
 
 type Tx = Transaction<Database>;
@@ -35,7 +37,7 @@ const LINK_COLUMNS = [
 /** Exactly the columns the statement writes (a property beyond them would not be written). */
 export type BatchLinkRow = Pick<NewLinkRow, (typeof LINK_COLUMNS)[number]> & { short_code: string; domain_id: number };
 const insertLinkRows = compiledInsert(LINK_COLUMNS, (db: Kysely<Database>, rows: BatchLinkRow[]) =>
-  db.insertInto('links').values(rows).returning(['id', 'short_code', 'domain_id']),
+  db.insertInto('links').values(rows).returningAll(),
 );
 
 const insertTags = compiledInsert(
@@ -65,9 +67,17 @@ const codesByDomain = <T extends { code: string }, D>(
 const aliasesOf = (row: BatchLinkRow): string[] => (row.aliases ? String(row.aliases).split(',') : []);
 
 /** One chunk of links: their rows, their claimed codes pointed at them, their aliases and tags; ids into `ids`. */
-async function insertLinkPart(tx: Tx, part: readonly BatchLinkRow[], ids: Map<string, number>): Promise<void> {
+async function insertLinkPart(
+  tx: Tx,
+  part: readonly BatchLinkRow[],
+  ids: Map<string, number>,
+  created: LinkRow[],
+): Promise<void> {
   const idOf = (r: BatchLinkRow) => ids.get(`${r.domain_id}/${r.short_code}`)!;
-  for (const r of await insertLinkRows(tx, part)) ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
+  for (const r of (await insertLinkRows(tx, part)) as LinkRow[]) {
+    ids.set(`${r.domain_id}/${r.short_code}`, Number(r.id));
+    created.push(r);
+  }
   // A code names its link by id (link_codes.link_id): the claimed codes now point at the new links.
   for (const [domainId, codes] of codesByDomain(
     part.map((r) => ({ domainId: r.domain_id, code: r.short_code })),
@@ -127,8 +137,8 @@ function importedClickCounts() {
  * link created through the API is (every instance's cache, and beside the CLI the embedded server's, drops the
  * misses it holds).
  */
-export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify'> }) {
-  const { dialect } = deps;
+export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify'>; publicLink: PublicLinkOf }) {
+  const { dialect, publicLink } = deps;
   return {
     ...importedClickCounts(),
 
@@ -165,11 +175,18 @@ export function createLinkBatchRepository(deps: { dialect: Pick<Dialect, 'notify
     /** Inserts links whose codes are claimed, their aliases and tags; the new ids by "domainId/code". */
     async insertLinks(tx: Tx, rows: readonly BatchLinkRow[]): Promise<Map<string, number>> {
       const ids = new Map<string, number>();
-      for (const part of chunks(rows)) await insertLinkPart(tx, part, ids);
+      const created: LinkRow[] = [];
+      for (const part of chunks(rows)) await insertLinkPart(tx, part, ids, created);
       // One event for the batch: every instance (and, beside the CLI, the server) drops the misses it caches.
       const domainIds = [...new Set(rows.map((r) => r.domain_id))];
       const imported = { type: 'links.imported', data: { count: rows.length, domain_ids: domainIds } } as const;
       if (rows.length) await recordEvent(tx, dialect, imported);
+      // One public event per link (SPEC §22), written many rows a statement in the same transaction.
+      await recordPublicEvents(
+        tx,
+        dialect,
+        created.map((row) => linkEventInput('link.created', row, publicLink)),
+      );
       return ids;
     },
   };

@@ -2,7 +2,15 @@ import type { Kysely } from 'kysely';
 import type { Database, LinkRow } from '../../db/types.js';
 import type { LinkField } from '../../db/outbox.js';
 import { aliasesOf, claimAliases, namesOf, replaceAliases, type NamedLink } from './link-aliases.js';
-import { linkNames, tagsOf, writeTags, type Announce, type Db, type LinkChanges } from './link-rows.js';
+import {
+  linkNames,
+  tagsOf,
+  writeTags,
+  type Announce,
+  type Db,
+  type LinkChanges,
+  type PublishLink,
+} from './link-rows.js';
 
 /**
  * A link moved to another domain: every name is retired on the old one (by name, through the primary key) and
@@ -46,8 +54,8 @@ async function creditOwner(
 }
 
 /** A PATCH and a link's end (deleted or expired), each in its own transaction. */
-export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announce }) {
-  const { db, announce } = deps;
+export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announce; publish: PublishLink }) {
+  const { db, announce, publish } = deps;
   return {
     /**
      * Applies a PATCH: the version grows by one, tags are rewritten when they changed. With `expectedVersion`
@@ -81,6 +89,7 @@ export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announ
         const changed = Object.keys(changes) as LinkField[];
         const before = { domain_id: link.domain_id, names: namesOf(link) };
         await announce(tx, { type: 'link.updated', data: { ...linkNames(row), changed, before } }, at);
+        await publish(tx, 'link.updated', row, at);
         return row;
       });
     },
@@ -92,11 +101,7 @@ export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announ
      */
     async retire(link: NamedLink, reason: 'deleted' | 'expired', at: number): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
-        const gone = await tx
-          .deleteFrom('links')
-          .where('id', '=', link.id)
-          .returning(['user_id', 'click_count', 'bot_clicks'])
-          .executeTakeFirst();
+        const gone = await tx.deleteFrom('links').where('id', '=', link.id).returningAll().executeTakeFirst();
         if (!gone) return false;
         await creditOwner(tx, gone);
         // Every name of the link on its domain becomes a tombstone (found by name: the primary key; aliases
@@ -109,6 +114,8 @@ export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announ
           .where('link_id', '=', link.id)
           .execute();
         await announce(tx, { type: 'link.deleted', data: { ...linkNames(link), reason } }, at);
+        // the link as it was (its last state, with the names it had)
+        await publish(tx, 'link.deleted', gone, at);
         return true;
       });
     },

@@ -14,6 +14,7 @@ import type { Storage } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import { createLinkBatchRepository } from './link-batch.repository.js';
+import type { PublicLinkOf } from './link-rows.js';
 import { createTargetRules } from './link-input.js';
 import { generateCode, isReservedCode } from './short-code.js';
 
@@ -133,10 +134,12 @@ export function linkImportsFor(deps: {
   /** this instance's redirect cache; none outside a server (the CLI: servers hear of new names by the change feed) */
   cache?: VisitCache;
   clock: Clock;
+  /** the link as the API shows it, in its `link.created` event (SPEC §22) */
+  publicLink: PublicLinkOf;
 }): LinkImports {
   const { config, blockedHosts } = deps;
   return createLinkImports({
-    batch: createLinkBatchRepository(deps.storage),
+    batch: createLinkBatchRepository({ dialect: deps.storage.dialect, publicLink: deps.publicLink }),
     checkTarget: createTargetRules({ publicBaseUrl: config.publicBaseUrl, listenPort: config.port, blockedHosts })
       .checkTarget,
     cache: deps.cache ?? NO_VISIT_CACHE,

@@ -1,6 +1,8 @@
 import type { FastStatements } from '../../db/database.js';
 import type { LinkRow, NewLinkRow } from '../../db/types.js';
 import type { LinkCreated } from '../../db/outbox.js';
+import { newEventId } from '../../db/events.js';
+import { linkEventInput, type PublicLinkOf } from './link-rows.js';
 import { AliasTakenError, namesOf } from './link-aliases.js';
 
 export type NewCodedLink = NewLinkRow & { short_code: string };
@@ -25,7 +27,7 @@ const COLUMNS = [
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 
 /** One link's insert, its code, aliases, tags and its `link.created` event, as one (nested) transaction. */
-function insertOne(sqlite: FastStatements, origin: string): (row: NewCodedLink) => LinkRow {
+function insertOne(sqlite: FastStatements, origin: string, publicLink: PublicLinkOf): (row: NewCodedLink) => LinkRow {
   const claim = sqlite.prepare(
     'insert into link_codes (domain_id, code, link_id, retired_at, retired_reason) values (?, ?, ?, null, null)',
   );
@@ -44,6 +46,24 @@ function insertOne(sqlite: FastStatements, origin: string): (row: NewCodedLink) 
     };
     return JSON.stringify(data);
   };
+  // Its public event (SPEC §22, db/events.ts's row), in the same transaction.
+  const publicEvent = sqlite.prepare(
+    'insert into events (event_id, type, user_id, domain_id, link_id, payload, created_at) values (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const publish = (row: LinkRow): void => {
+    const input = linkEventInput('link.created', row, publicLink);
+    const id = newEventId();
+    const envelope = { id, type: input.type, timestamp: new Date(row.created_at).toISOString(), data: input.data };
+    publicEvent.run(
+      id,
+      input.type,
+      input.userId,
+      input.domainId,
+      input.linkId,
+      JSON.stringify(envelope),
+      row.created_at,
+    );
+  };
   return sqlite.transaction((row: NewCodedLink): LinkRow => {
     const values = Object.fromEntries(COLUMNS.map((c) => [c, row[c] ?? null])) as Values;
     values.domain_id = row.domain_id ?? 0;
@@ -61,6 +81,7 @@ function insertOne(sqlite: FastStatements, origin: string): (row: NewCodedLink) 
     }
     if (created.tags !== '') for (const t of created.tags.split(',')) tag.run(created.id, t);
     event.run('link.created' satisfies LinkCreated['type'], createdEvent(created), origin, created.created_at);
+    publish(created);
     return created;
   });
 }
@@ -76,8 +97,12 @@ function insertOne(sqlite: FastStatements, origin: string): (row: NewCodedLink) 
  * Only outside Kysely's transactions (FastStatements.usable): if one holds the connection when the group
  * is due, the group waits for the next turn.
  */
-export function groupedInsert(sqlite: FastStatements, origin: string): (row: NewCodedLink) => Promise<LinkRow> {
-  const one = insertOne(sqlite, origin);
+export function groupedInsert(
+  sqlite: FastStatements,
+  origin: string,
+  publicLink: PublicLinkOf,
+): (row: NewCodedLink) => Promise<LinkRow> {
+  const one = insertOne(sqlite, origin, publicLink);
   type Waiting = { row: NewCodedLink; resolve: (row: LinkRow) => void; reject: (err: unknown) => void };
   let waiting: Waiting[] = [];
   const group = sqlite.transaction((batch: Waiting[]) =>

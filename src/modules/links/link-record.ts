@@ -1,6 +1,7 @@
 import type { LinkRow } from '../../db/types.js';
 import { isoTime } from '../../lib/common.schemas.js';
-import { aliasesOf, tagsOf } from './links.repository.js';
+import { aliasesOf } from './link-aliases.js';
+import { tagsOf } from './link-rows.js';
 import type { Link } from './links.schemas.js';
 import { previewOf } from './link-preview.js';
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Storage } from '../../db/database.js';
+import type { LinkRow } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Paginator } from '../../lib/pagination.js';
 import type { PasswordHasher, UsersRepository } from '../users/index.js';
@@ -74,10 +75,12 @@ export function createLinksModule(deps: LinksModuleDeps) {
   const cache = deps.cache ?? NO_VISIT_CACHE;
   // This instance's name in the outbox (infra/outbox-feed.ts).
   const changeOrigin = deps.changeOrigin ?? randomBytes(8).toString('hex');
-  const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin);
+  // The link in its public events (SPEC §22) as the API shows it: the service's view, built just below.
+  const publicLink = (row: LinkRow): unknown => links.toLink(row);
+  const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin, publicLink);
   const links = linksServiceFor(deps, linksRepository, cache, blockedHosts);
   const bulk = createLinksBulk(links);
-  const linkImports = linkImportsFor({ config, storage, blockedHosts, cache, clock });
+  const linkImports = linkImportsFor({ config, storage, blockedHosts, cache, clock, publicLink });
   const exports = createLinksExport({
     links: linksRepository,
     users: deps.users,

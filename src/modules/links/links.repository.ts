@@ -6,7 +6,18 @@ import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
 import { aliasesOf, claimAliases, type NamedLink } from './link-aliases.js';
 import { createLinkChanges } from './link-changes.repository.js';
 import { createLinkQueries } from './link-queries.repository.js';
-import { linkChangeAnnouncer, linkNames, tagsOf, writeTags, type Announce, type Db } from './link-rows.js';
+import {
+  linkChangeAnnouncer,
+  linkNames,
+  linkPublisher,
+  tagsOf,
+  writeTags,
+  type Announce,
+  type Db,
+  type PublicLinkOf,
+  type PublishLink,
+} from './link-rows.js';
+import { linkRecord } from './link-record.js';
 
 export type LinksRepository = ReturnType<typeof createLinksRepository>;
 
@@ -14,10 +25,12 @@ function createLinkInsertion(deps: {
   db: Kysely<Database>;
   fast: FastStatements | null;
   announce: Announce;
+  publish: PublishLink;
+  publicLink: PublicLinkOf;
   origin: string;
 }) {
-  const { db, fast, announce } = deps;
-  const insertGrouped = fast ? groupedInsert(fast, deps.origin) : null;
+  const { db, fast, announce, publish } = deps;
+  const insertGrouped = fast ? groupedInsert(fast, deps.origin, deps.publicLink) : null;
   return {
     /**
      * Inserts the link (and its tags) and claims its code on its domain in one transaction. The primary key
@@ -45,6 +58,7 @@ function createLinkInsertion(deps: {
         // an instance may hold a cached "missing" for any of its names
         const event = { type: 'link.created', data: { ...linkNames(created), user_id: created.user_id } } as const;
         await announce(tx, event, created.created_at, outer !== undefined);
+        await publish(tx, 'link.created', created, created.created_at);
         return created;
       };
       if (!outer) return db.transaction().execute(claim);
@@ -70,19 +84,22 @@ function createLinkInsertion(deps: {
  * (link-insert.sqlite.ts); the visit's reads are the redirect module's (redirect.repository.ts). PostgreSQL runs the
  * same queries through Kysely. Every change that a redirect could see is announced in its own transaction
  * (an event in the outbox, db/outbox.ts: read by every instance's link cache), signed with `changeOrigin`,
- * this app instance's name in the outbox.
+ * this app instance's name in the outbox. Each also writes its public event (SPEC §22, db/events.ts) in the same
+ * transaction, carrying the link as the API shows it (`publicLink`: the service's view, with the link's domain).
  */
 export function createLinksRepository(
   storage: Pick<Storage, 'db' | 'sqlite' | 'dialect'>,
   paginator: Paginator,
   changeOrigin = 'ferry',
+  publicLink: PublicLinkOf = linkRecord('http://localhost'),
 ) {
   const { db, dialect } = storage;
   const fast = fastStatements(storage);
   const announce = linkChangeAnnouncer(dialect, changeOrigin);
+  const publish = linkPublisher(dialect, publicLink);
   return {
-    ...createLinkInsertion({ db, fast, announce, origin: changeOrigin }),
-    ...createLinkChanges({ db, announce }),
+    ...createLinkInsertion({ db, fast, announce, publish, publicLink, origin: changeOrigin }),
+    ...createLinkChanges({ db, announce, publish }),
     ...createLinkQueries({ db, dialect, fast, paginator }),
   };
 }

@@ -11,6 +11,8 @@ export const SCOPE_LABELS: Record<Scope, string> = {
   'orders:read': 'Read orders',
   'orders:write': 'Create and cancel orders',
   'users:read': 'Read the account',
+  'webhooks:read': 'Read webhooks and their deliveries',
+  'webhooks:write': 'Create, change, test and delete webhooks',
 };
 
 export const SCOPES = Object.keys(SCOPE_LABELS) as Scope[];

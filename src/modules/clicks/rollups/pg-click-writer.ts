@@ -29,6 +29,8 @@ import {
 } from './rollup-tables.js';
 import { capDailyGroup, OTHER_VALUE, type ValueCounts } from './daily-values.js';
 import { writeSetsIn } from './pg-set-writer.js';
+import { clickedLinkOf, recordClickEvents, type ClickedLink } from './click-events.js';
+import type { Dialect } from '../../../db/dialect.js';
 
 type Tx = Transaction<Database>;
 
@@ -70,8 +72,8 @@ function mergeCounter(column: string, merge: CounterMerge): RawBuilder<unknown> 
  * owners. The UPDATE takes the row lock on PostgreSQL, so a link deleted meanwhile either waits for this
  * transaction or is already gone (its clicks are dropped with it, like the clicks a delete cascades away).
  */
-async function bumpLinks(tx: Tx, increments: readonly LinkIncrement[]): Promise<Map<number, number | null>> {
-  const live = new Map<number, number | null>();
+async function bumpLinks(tx: Tx, increments: readonly LinkIncrement[]): Promise<Map<number, ClickedLink>> {
+  const live = new Map<number, ClickedLink>();
   const columns = columnList(['id', ...LINK_COUNTERS.map((c) => c.column)]);
   const set = sql.join(LINK_COUNTERS.map((c) => mergeCounter(c.column, c.merge)));
   for (const part of chunks(increments)) {
@@ -81,26 +83,38 @@ async function bumpLinks(tx: Tx, increments: readonly LinkIncrement[]): Promise<
           sql`(${sql.join([g.linkId, ...LINK_COUNTERS.map((c) => c.value(g))].map((n) => sql`cast(${n} as bigint)`))})`,
       ),
     );
-    const res = await sql<{ id: number; user_id: number | null }>`with v(${columns}) as (values ${values})
-      update links set ${set} from v where links.id = v.id returning links.id as id, links.user_id as user_id`.execute(
+    const res = await sql<{
+      id: number;
+      user_id: number | null;
+      domain_id: number;
+      original_url: string;
+    }>`with v(${columns}) as (values ${values})
+      update links set ${set} from v where links.id = v.id
+      returning links.id as id, links.user_id as user_id, links.domain_id as domain_id, links.original_url as original_url`.execute(
       tx,
     );
-    for (const r of res.rows) live.set(Number(r.id), r.user_id === null ? null : Number(r.user_id));
+    for (const r of res.rows) live.set(Number(r.id), clickedLinkOf(r));
   }
   return live;
 }
 
+/** Inserts the records; their ids, in the order given. */
 async function insertRecords(
   tx: Tx,
   records: ReadonlyArray<readonly [ClickEvent, ClickFacts]>,
   imported: boolean,
-): Promise<void> {
+): Promise<number[]> {
+  const ids: number[] = [];
   for (const part of chunks(records)) {
     const rows = part.map(([e, f]) => CLICK_RECORDS.values(e, f, imported));
-    await sql`insert into ${sql.table(CLICK_RECORDS.table)} (${columnList(CLICK_RECORDS.columns)}) values ${valueRows(rows)}`.execute(
+    const res = await sql<{
+      id: number;
+    }>`insert into ${sql.table(CLICK_RECORDS.table)} (${columnList(CLICK_RECORDS.columns)}) values ${valueRows(rows)} returning id`.execute(
       tx,
     );
+    for (const r of res.rows) ids.push(Number(r.id));
   }
+  return ids;
 }
 
 /** New distinct addresses per link: a (link, ip) row that did not exist yet. */
@@ -203,15 +217,23 @@ async function markFresh(tx: Tx, writer: string, at: number): Promise<void> {
  * rollup-plan.ts's plan, as on the embedded engine. `writer`: this writer's row in click_ingest, for live
  * visits (imported ones leave data_fresh_as_of alone).
  */
-async function writeIn(tx: Tx, batch: readonly ClickEvent[], writer: string | null): Promise<void> {
+async function writeIn(
+  tx: Tx,
+  dialect: Pick<Dialect, 'notify'>,
+  batch: readonly ClickEvent[],
+  writer: string | null,
+): Promise<void> {
   const full = planRollups(batch);
-  const owners = await bumpLinks(tx, full.links);
+  const linksOf = await bumpLinks(tx, full.links);
+  const owners = new Map([...linksOf].map(([id, l]) => [id, l.userId]));
   const live = new Set(owners.keys());
   const plan = live.size === full.links.length ? full : planForLive(full, live);
   const records = batch.map((e, i) => [e, full.facts[i]!] as const).filter(([e]) => live.has(e.linkId));
   if (writer !== null) await markFresh(tx, writer, freshAsOf(full));
   if (records.length === 0) return;
-  await insertRecords(tx, records, writer === null);
+  const ids = await insertRecords(tx, records, writer === null);
+  // SPEC §22's link.clicked of live clicks, in this transaction; imported visits are no news.
+  if (writer !== null) await recordClickEvents(tx, dialect, records, ids, linksOf);
   await upsert(
     tx,
     LINK_HOURLY,
@@ -237,7 +259,7 @@ export interface PgClickWriter extends ClickWriter {
   writeImported(tx: Transaction<Database>, batch: readonly ClickEvent[]): Promise<void>;
 }
 
-/** The latest click of a batch: data_fresh_as_of once it is written (rollup-plan.ts's freshAsOf). */
+/** The latest click of a batch: data_fresh_as_of. */
 const latestOf = (batch: readonly ClickEvent[]): number =>
   batch.reduce((at, e) => (e.clickedAt > at ? e.clickedAt : at), 0);
 
@@ -261,7 +283,7 @@ export function createPgClickWriter(
       if (batch.length === 0) return;
       await storage.db.transaction().execute(async (tx) => {
         await storage.dialect.preferIndexLookups(tx);
-        if (!sets) return writeIn(tx, batch, writerName);
+        if (!sets) return writeIn(tx, storage.dialect, batch, writerName);
         await writeSetsIn(tx, batch);
         await markFresh(tx, writerName, latestOf(batch));
       });
@@ -272,6 +294,6 @@ export function createPgClickWriter(
      * counted in the rollups on their own dates like any visit. They leave data_fresh_as_of alone: that tells
      * how far live visits are counted.
      */
-    writeImported: (tx: Tx, batch: readonly ClickEvent[]): Promise<void> => writeIn(tx, batch, null),
+    writeImported: (tx: Tx, batch: readonly ClickEvent[]): Promise<void> => writeIn(tx, storage.dialect, batch, null),
   };
 }

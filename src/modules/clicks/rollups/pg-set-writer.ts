@@ -1,4 +1,5 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { EVENTS_CHANNEL } from '../../../db/events.js';
 import type { Database } from '../../../db/types.js';
 import type { ClickEvent } from '../event/click-event.js';
 import { DIRECT_REFERRER, UNKNOWN_VALUE } from '../event/dimensions.js';
@@ -114,11 +115,44 @@ async function lockLinks(tx: Tx): Promise<Map<number, number | null>> {
   return live;
 }
 
-async function insertRecords(tx: Tx): Promise<void> {
-  await sql`insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain, rule_id, variant_id)
-    select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, 0, alias, domain, rule_id, variant_id
-    from click_stage order by seq`.execute(tx);
+/** An ISO 8601 instant (toISOString's) of a millisecond column, exactly: whole seconds, then the milliseconds. */
+const isoOf = (ms: RawBuilder<unknown>) =>
+  sql`to_char(to_timestamp(${ms} / 1000) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.' || lpad((${ms} % 1000)::text, 3, '0') || 'Z'`;
+
+/**
+ * The click records and, from what the insert returns (their ids), SPEC §22's `link.clicked` of each, in ONE
+ * statement: the same envelope as click-events.ts builds on the embedded engine (`evt_` and 16 random bytes,
+ * base64url; the referrer's host by the same rule), with the link's URL and owner from the row lockLinks locked.
+ * Consumers are woken by NOTIFY on commit.
+ */
+async function insertRecords(tx: Tx, at: number): Promise<void> {
+  const ms = sql.ref('ev.clicked_at');
+  await sql`with ins as (
+      insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain, rule_id, variant_id)
+      select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, 0, alias, domain, rule_id, variant_id
+      from click_stage order by seq
+      returning id, link_id, short_code, clicked_at, referrer, is_bot, browser, os, device, country, alias, domain, rule_id, variant_id
+    ), ev as (
+      select ins.*, 'evt_' || rtrim(translate(encode(uuid_send(gen_random_uuid()), 'base64'), '+/', '-_'), '=') as event_id,
+        lower(substring(ins.referrer from ${REFERRER_HOST_RE})) as referrer_host from ins
+    )
+    insert into events (event_id, type, user_id, domain_id, link_id, payload, created_at)
+    select ev.event_id, 'link.clicked', l.user_id, nullif(l.domain_id, 0), l.id,
+      json_build_object('id', ev.event_id, 'type', 'link.clicked', 'timestamp', ${new Date(at).toISOString()}::text,
+        'data', json_build_object(
+          'click', json_build_object('id', ev.id, 'clicked_at', ${isoOf(ms)}, 'domain', ev.domain,
+            'short_code', ev.short_code, 'alias', ev.alias, 'country', ev.country, 'device', ev.device,
+            'browser', ev.browser, 'os', ev.os, 'referrer_host', nullif(ev.referrer_host, ''), 'rule_id', ev.rule_id,
+            'variant_id', ev.variant_id, 'bot', ev.is_bot = 1),
+          'link', json_build_object('id', l.id, 'short_code', ev.short_code, 'domain', ev.domain,
+            'original_url', l.original_url)))::text,
+      ${at}::bigint
+    from ev join links l on l.id = ev.link_id order by ev.id`.execute(tx);
+  await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(tx);
 }
+
+/** click-events.ts's REFERRER_HOST as a PostgreSQL regular expression (its one group: the host). */
+const REFERRER_HOST_RE = '(?i)^https?://(?:[^@/?#]*@)?([^/?#]*)';
 
 /** The links' counters and their new distinct visitors (link_visitors), in one update of each link's row. */
 async function bumpLinks(tx: Tx): Promise<void> {
@@ -239,7 +273,7 @@ export async function writeSetsIn(tx: Tx, batch: readonly ClickEvent[]): Promise
   if (live.size === 0) return false;
   // Anonymous links only: the per-user rollups have nothing to add (three statements saved).
   const owned = [...live.values()].some((user) => user !== null);
-  await insertRecords(tx);
+  await insertRecords(tx, Date.now());
   await bumpLinks(tx);
   await addHours(tx, owned);
   await addDailyValues(tx, owned);

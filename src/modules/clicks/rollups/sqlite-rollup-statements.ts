@@ -13,6 +13,7 @@ import {
   type DailyValuesTable,
   type RollupUpsert,
 } from './rollup-tables.js';
+import { EVENT_COLUMNS } from './click-events.js';
 
 /**
  * The prepared statements sqlite-rollup-writer.ts applies a plan with, on one better-sqlite3 handle: the reads
@@ -42,7 +43,7 @@ interface RowWriter {
   discard(): void;
 }
 
-type LinkRow = { id: number; user_id: number | null; click_count: number };
+type LinkRow = { id: number; user_id: number | null; click_count: number; domain_id: number; original_url: string };
 
 function rowWriter(db: BetterSqlite3.Database, columns: number, statement: (values: string) => string): RowWriter {
   const one = db.prepare<unknown[]>(statement(rowsSql(columns, 1)));
@@ -80,7 +81,7 @@ const upsertRows = (db: BetterSqlite3.Database, t: RollupUpsert<never>): RowWrit
 /** Each link's row (its owner, null: anonymous, and its clicks so far) for those that still exist: 32 per statement. */
 function liveLinksReader(db: BetterSqlite3.Database): (ids: readonly number[]) => Map<number, LinkRow> {
   const linkSql = (n: number) =>
-    `select id, user_id, click_count from links where id in (${Array(n).fill('?').join(', ')})`;
+    `select id, user_id, click_count, domain_id, original_url from links where id in (${Array(n).fill('?').join(', ')})`;
   const linkOne = db.prepare<[number], LinkRow>(linkSql(1));
   const linkMany = db.prepare<unknown[], LinkRow>(linkSql(ROWS_PER_STATEMENT));
   return (ids) => {
@@ -178,6 +179,14 @@ export function prepareRollupStatements(db: BetterSqlite3.Database) {
     addUserHour: db.prepare<unknown[]>(upsertSql(USER_HOURLY)(rowsSql(upsertColumns(USER_HOURLY).length, 1))),
     userValues: dailyValueStatements(db, USER_DAILY_VALUES),
     linkRows: linkCountersWriter(db),
+    // SPEC §22's link.clicked (click-events.ts): the greatest click id (the rows just added end there: one writer,
+    // ids in order) and the events' multi-row insert.
+    lastClickId: db.prepare<[], number>(`select max(id) from ${CLICK_RECORDS.table}`).pluck(),
+    eventRows: rowWriter(
+      db,
+      EVENT_COLUMNS.length,
+      (values) => `insert into events (${EVENT_COLUMNS.join(', ')}) values ${values}`,
+    ),
   };
 }
 

@@ -20,6 +20,7 @@ import {
   type DailyValuesTable,
 } from './rollup-tables.js';
 import { capDailyGroup, MAX_VALUES_PER_DAY, OTHER_VALUE } from './daily-values.js';
+import { linkClickedRows, type ClickedLink } from './click-events.js';
 import {
   prepareRollupStatements,
   type DailyValueStatements,
@@ -111,6 +112,28 @@ function applyUserRollups(
   s.userValues.rows.flush();
 }
 
+/**
+ * SPEC §22's `link.clicked` for the live clicks just stored, in their transaction: their records' ids are the
+ * last `stored` ones (this connection is the one writer, so they were numbered in the order they were added).
+ * One max(id) read and multi-row inserts per transaction: no query per click.
+ */
+function writeClickEvents(
+  s: RollupStatements,
+  clicks: readonly ClickEvent[],
+  facts: RollupPlan['facts'],
+  linksOf: ReadonlyMap<number, ClickedLink>,
+  stored: number,
+): void {
+  let clickId = Number(s.lastClickId.get()) - stored + 1;
+  const rows: Parameters<typeof linkClickedRows>[0][number][] = [];
+  clicks.forEach((event, i) => {
+    const link = linksOf.get(event.linkId);
+    if (link) rows.push({ clickId: clickId++, event, facts: facts[i]!, link });
+  });
+  for (const row of linkClickedRows(rows, Date.now())) s.eventRows.add(row);
+  s.eventRows.flush();
+}
+
 function applyPlan(
   s: RollupStatements,
   clicks: readonly ClickEvent[],
@@ -121,16 +144,22 @@ function applyPlan(
   const full = planRollups(clicks);
   const owners = new Map<number, number | null>();
   const clicksBefore = new Map<number, number>();
+  const linksOf = new Map<number, ClickedLink>();
   for (const row of s.liveLinks(full.links.map((g) => g.linkId)).values()) {
     owners.set(row.id, row.user_id);
     clicksBefore.set(row.id, row.click_count);
+    linksOf.set(row.id, { userId: row.user_id, domainId: row.domain_id, originalUrl: row.original_url });
   }
   const live = new Set(owners.keys());
   const plan = live.size === full.links.length ? full : planForLive(full, live);
+  let stored = 0;
   clicks.forEach((e, i) => {
-    if (live.has(e.linkId)) s.clickRows.add(CLICK_RECORDS.values(e, full.facts[i]!, opts.imported));
+    if (!live.has(e.linkId)) return;
+    s.clickRows.add(CLICK_RECORDS.values(e, full.facts[i]!, opts.imported));
+    stored += 1;
   });
   s.clickRows.flush();
+  if (!opts.imported && stored > 0) writeClickEvents(s, clicks, full.facts, linksOf, stored);
   for (const h of plan.hours) s.hourRows.add(LINK_HOURLY.values(h));
   s.hourRows.flush();
   const freshVisitors = new Map<number, number>();
@@ -158,7 +187,15 @@ export function createSqliteRollupWriter(db: BetterSqlite3.Database): SqliteRoll
   return {
     apply: (clicks, opts) => applyPlan(s, clicks, opts),
     discard() {
-      for (const rows of [s.clickRows, s.hourRows, s.linkValues.rows, s.choiceRows, s.userValues.rows, s.linkRows])
+      for (const rows of [
+        s.clickRows,
+        s.hourRows,
+        s.linkValues.rows,
+        s.choiceRows,
+        s.userValues.rows,
+        s.linkRows,
+        s.eventRows,
+      ])
         rows.discard();
     },
   };

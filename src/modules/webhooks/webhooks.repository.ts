@@ -1,0 +1,75 @@
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Database, WebhookDeliveriesTable, WebhooksTable } from '../../db/types.js';
+import type { Paginator, ResolvedList } from '../../lib/pagination.js';
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+/** The SQL of the webhooks resource: hooks, and their deliveries as the API lists them. */
+export function createWebhooksRepository(db: Kysely<Database>, paginator: Paginator) {
+  return {
+    async insert(row: Insertable<WebhooksTable>): Promise<WebhookRow> {
+      return db.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();
+    },
+
+    async findById(id: number): Promise<WebhookRow | undefined> {
+      return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    /** One page of hooks: a user's (userId), or every hook (null, an admin). */
+    async list(userId: number | null, list: ResolvedList): Promise<{ rows: WebhookRow[]; total: number | null }> {
+      let base = db.selectFrom('webhooks');
+      if (userId !== null) base = base.where('user_id', '=', userId);
+      const rows = await paginator.apply(base.selectAll('webhooks'), list, 'webhooks').execute();
+      const total =
+        list.mode === 'page'
+          ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+          : null;
+      return { rows, total };
+    },
+
+    async update(id: number, set: Updateable<WebhooksTable>): Promise<WebhookRow | undefined> {
+      return db.updateTable('webhooks').set(set).where('id', '=', id).returningAll().executeTakeFirst();
+    },
+
+    async remove(id: number): Promise<boolean> {
+      // Its deliveries go first: SQLite enforces no foreign keys here, and a pending one must not outlive its hook.
+      return db.transaction().execute(async (tx) => {
+        await tx.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
+        const res = await tx.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+        return Number(res.numDeletedRows) > 0;
+      });
+    },
+
+    async domainOwners(ids: readonly number[]): Promise<Map<number, number | null>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('domains')
+        .select(['id', 'owner_id'])
+        .where('id', 'in', [...ids])
+        .execute();
+      return new Map(rows.map((r) => [Number(r.id), r.owner_id === null ? null : Number(r.owner_id)]));
+    },
+
+    /** A hook's attempts, newest first (made or pending), one cursor page. */
+    async deliveries(webhookId: number, list: ResolvedList): Promise<DeliveryRow[]> {
+      const base = db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId);
+      return paginator.apply(base, list, 'webhook_deliveries').execute();
+    },
+
+    async findDelivery(webhookId: number, id: number): Promise<DeliveryRow | undefined> {
+      return db
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('webhook_id', '=', webhookId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+    },
+
+    async insertDelivery(row: Insertable<WebhookDeliveriesTable>): Promise<DeliveryRow> {
+      return db.insertInto('webhook_deliveries').values(row).returningAll().executeTakeFirstOrThrow();
+    },
+  };
+}
+
+export type WebhooksRepository = ReturnType<typeof createWebhooksRepository>;
