@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { engines } from '../../helpers/app.js';
+import { openEventsCursor } from '../../../src/db/events.js';
 import { createUser, login, type CreatedUser } from '../../helpers/factories.js';
 import { freePort } from '../../helpers/scale-out.js';
 import {
@@ -150,6 +151,10 @@ describe.each(engines)('domain verification on %s', (engine) => {
       payload: { original_url: 'https://example.com/kept', domain: domain.hostname },
     });
     expect(link.status, link.text).toBe(201);
+    // SPEC §22: the re-checks' public events, once when it starts failing and once when it passes again
+    const events = await openEventsCursor(d.t.storage.db, 'end');
+    const domainEvents = async () =>
+      (await events.read()).filter((e) => e.domainId === domain.id && e.event.type.startsWith('domain.'));
     d.dns.txt.delete(domain.verification.txt_name);
     d.t.clock.advance(DAY + 1);
     await d.t.app.runJob('domain-recheck');
@@ -165,6 +170,10 @@ describe.each(engines)('domain verification on %s', (engine) => {
       d.t.clock.advance(DAY + 1);
       await d.t.app.runJob('domain-recheck');
     }
+    const failed = await domainEvents();
+    expect(failed.map((e) => e.event.type)).toEqual(['domain.failing']);
+    expect(failed[0]!.userId).toBe(owner.id);
+    expect(failed[0]!.event.data).toMatchObject({ id: domain.id, status: 'failing', hostname: domain.hostname });
     const later = await login(d.t, owner.username, owner.password);
     const stopped = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: later });
     expect(stopped.body).toMatchObject({ status: 'stopped', accepts_links: false });
@@ -185,6 +194,7 @@ describe.each(engines)('domain verification on %s', (engine) => {
     d.dns.txt.set(domain.verification.txt_name, [domain.verification.txt_value]);
     d.t.clock.advance(DAY + 1);
     expect(await d.t.app.runJob('domain-recheck')).toBeGreaterThanOrEqual(1);
+    expect((await domainEvents()).map((e) => e.event.type)).toEqual(['domain.verified']);
     const again = await login(d.t, owner.username, owner.password);
     const restored = await d.t.request({ url: `${DOMAINS}/${domain.id}`, token: again });
     expect(restored.body).toMatchObject({

@@ -36,6 +36,14 @@ export interface Session {
 }
 
 const ApiContext = createContext<ApiClient | null>(null);
+const TokenContext = createContext<(() => string | null) | null>(null);
+
+/** The bearer token, for what the typed client cannot do: the live event stream's streaming fetch. */
+export function useToken(): () => string | null {
+  const token = useContext(TokenContext);
+  if (!token) throw new Error('useToken outside SessionProvider');
+  return token;
+}
 const SessionContext = createContext<Session | null>(null);
 
 export function useApi(): ApiClient {
@@ -69,7 +77,9 @@ export function SessionProvider({
   const session = useSessionValue(api, store);
   return (
     <ApiContext.Provider value={api}>
-      <SessionContext.Provider value={session}>{children}</SessionContext.Provider>
+      <TokenContext.Provider value={store.token}>
+        <SessionContext.Provider value={session}>{children}</SessionContext.Provider>
+      </TokenContext.Provider>
     </ApiContext.Provider>
   );
 }

@@ -5,6 +5,7 @@ import { useApi } from '../session/session';
 import { ErrorState, Loading } from '../ui/States';
 import { useTitle } from '../ui/use-title';
 import { LinkHeader } from './LinkHeader';
+import { LiveClicks } from './LiveClicks';
 import { PeriodPicker } from './PeriodPicker';
 import { StatsBody } from './StatsBody';
 import { RoutingPanels } from './StatsPanels';
@@ -32,6 +33,7 @@ export default function LinkStatsPage({ code }: { code: string }) {
     <>
       <h1>Analytics of {name.isCode ? <span class="code">{name.text}</span> : name.text}</h1>
       {link.state === 'loading' ? <Loading what="the link" /> : <LinkHeader link={link.data} />}
+      {link.state === 'ready' && <LiveClicks linkId={link.data.id} />}
       <PeriodPicker scope="link" view={view} problem={stats.state === 'error' ? stats.problem : null} />
       {stats.state === 'loading' && <Loading what="analytics" />}
       {stats.state === 'error' && <ErrorState problem={stats.problem} onRetry={stats.reload} />}
