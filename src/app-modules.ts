@@ -22,6 +22,9 @@ import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createLinksModule } from './modules/links/index.js';
+import { createLinkChecksModule } from './modules/link-checks/index.js';
+import type { OutboundHttp } from './infra/outbound-http.js';
+import { packageVersion } from './cli/package-info.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
 import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
@@ -36,6 +39,8 @@ export interface ServerParts {
   checks: Record<string, ReadinessCheck>;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
+  /** SPEC §24's destination checks: their outbound requests (tests: a resolver of their own) and slice length */
+  linkChecks?: { outbound?: OutboundHttp; sliceMs?: number };
   /**
    * The start's checks and set-up of accounts (the first admin), run on the core modules before anything opens
    * threads or files: a start it refuses leaves nothing running (the click journal's directory lock above all)
@@ -207,6 +212,28 @@ function importsModuleFor(
   });
 }
 
+/**
+ * SPEC §24's destination checks, for a server (the CLI checks nothing): the link as v1 shows it for the events,
+ * the redirect's cache to drop a link whose status changed, the links module's name in the outbox.
+ */
+function linkChecksModuleFor(
+  { config, storage, clock, log }: ModulesDeps,
+  server: ServerParts,
+  { linksModule, redirectModule }: LinkModules,
+) {
+  return createLinkChecksModule({
+    config,
+    storage,
+    clock,
+    log,
+    version: packageVersion(),
+    toLink: linksModule.links.toLink,
+    cache: redirectModule?.cache ?? { forgetNames: () => undefined },
+    changeOrigin: linksModule.changeOrigin,
+    ...server.linkChecks,
+  });
+}
+
 /** What stands at the root beside the API, outside its hooks and limits: health, readiness and metrics; the dashboard. */
 function serverModules(
   { config, clock, log }: ModulesDeps,
@@ -251,6 +278,7 @@ export async function createModules(deps: ModulesDeps) {
     core.instanceModule,
     importsModule,
     core.outboxModule,
+    ...(deps.server ? [linkChecksModuleFor(deps, deps.server, linkModules)] : []),
     ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];

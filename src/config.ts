@@ -11,6 +11,7 @@
  */
 import Type, { type Static, type TSchema } from 'typebox';
 import { hardeningVariables } from './config/hardening.variables.js';
+import { linkCheckVariables } from './config/link-checks.variables.js';
 import { loadVariables } from './config/load.variables.js';
 import { openInstanceVariables } from './config/open-instance.variables.js';
 import { versioningVariables } from './config/versioning.variables.js';
@@ -188,6 +189,7 @@ export const variables = {
   ),
   ...openInstanceVariables,
   ...hardeningVariables,
+  ...linkCheckVariables,
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };

@@ -32,6 +32,7 @@ import * as m040 from './migrations/040-link-rules.js';
 import * as m041 from './migrations/041-rule-clicks.js';
 import * as m042 from './migrations/042-app-links-previews.js';
 import * as m043 from './migrations/043-events.js';
+import * as m048 from './migrations/048-link-health.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -69,6 +70,7 @@ const migrations: Record<string, MigrationModule> = {
   '041-rule-clicks': m041,
   '042-app-links-previews': m042,
   '043-events': m043,
+  '048-link-health': m048,
 };
 
 /** Every migration this build knows, in order. */
