@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { OutboundError, type OutboundHttp } from '../../infra/outbound-http.js';
 import type { Clock } from '../../lib/clock.js';
-import type { DueKey, DueLink, LinkChecksRepository } from './link-checks.repository.js';
+import type { CheckResult, DueKey, DueLink, LinkChecksRepository } from './link-checks.repository.js';
 import { answerOutcome, failureOutcome, nextCheckAt, nextHealth, type CheckOutcome } from './link-health.js';
 
 /** SPEC §24's bounds of one check. */
@@ -15,6 +15,9 @@ const DUE_BATCH = 500;
 const MAX_BUFFERED = 5_000;
 /** Checks under way at once at most, whatever the rate (each holds a socket for up to 10 s). */
 const MAX_IN_FLIGHT = 256;
+/** Results written per transaction at most, and how long the first of a batch waits for others. */
+const WRITE_BATCH = 200;
+const WRITE_DELAY_MS = 50;
 /** With nothing due, how often a slice looks again (a new link is due at once). */
 const IDLE_POLL_MS = 1_000;
 
@@ -106,10 +109,10 @@ function hostQueues() {
   };
 }
 
-/** One check of a link's destination and its result written (link-health.ts decides, the repository writes). */
+/** One check of a link's destination and its result (link-health.ts decides); null: cancelled (shutting down). */
 function createCheck(deps: LinkCheckerDeps) {
-  const { repository, outbound, clock, log } = deps;
-  return async (link: DueLink, signal: AbortSignal | undefined): Promise<void> => {
+  const { outbound, clock, log } = deps;
+  return async (link: DueLink, signal: AbortSignal | undefined): Promise<CheckResult | null> => {
     let outcome: CheckOutcome;
     try {
       const res = await outbound.request({
@@ -126,7 +129,7 @@ function createCheck(deps: LinkCheckerDeps) {
       outcome = answerOutcome(res.status);
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
-      if (err.failure === 'cancelled') return; // shutting down: checked again later
+      if (err.failure === 'cancelled') return null; // shutting down: checked again later
       log.debug({ linkId: link.id, failure: err.failure, detail: err.detail }, 'link check failed');
       outcome = failureOutcome(err);
     }
@@ -137,12 +140,42 @@ function createCheck(deps: LinkCheckerDeps) {
       since: link.health_since === null ? null : Number(link.health_since),
     };
     const health = nextHealth(current, outcome, now);
-    const next = nextCheckAt(link.id, health, now, deps.intervalMs);
-    const written = await repository.record({ link, outcome, health, checkedAt: now, nextCheckAt: next });
-    if (written?.changed) {
-      deps.onStatusChange?.(written.row);
-      log.info({ linkId: link.id, from: link.health_status, to: health.status }, 'link health changed');
-    }
+    return { link, outcome, health, checkedAt: now, nextCheckAt: nextCheckAt(link.id, health, now, deps.intervalMs) };
+  };
+}
+
+/**
+ * Results written a batch at a time (at most WRITE_BATCH, or what WRITE_DELAY_MS gathered), in order, one
+ * transaction each; `drain` waits for everything given so far.
+ */
+function resultWriter(deps: LinkCheckerDeps) {
+  const pending: CheckResult[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let chain: Promise<void> = Promise.resolve();
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    const batch = pending.splice(0);
+    if (batch.length === 0) return;
+    chain = chain.then(async () => {
+      try {
+        for (const row of await deps.repository.record(batch)) deps.onStatusChange?.(row);
+      } catch (err) {
+        // not written: the links stay due and are checked again
+        deps.log.error({ err, links: batch.length }, 'link checks could not be recorded');
+      }
+    });
+  };
+  return {
+    add(r: CheckResult): void {
+      pending.push(r);
+      if (pending.length >= WRITE_BATCH) flush();
+      else timer ??= setTimeout(flush, WRITE_DELAY_MS);
+    },
+    drain(): Promise<void> {
+      flush();
+      return chain;
+    },
   };
 }
 
@@ -190,6 +223,7 @@ export function createLinkChecker(deps: LinkCheckerDeps) {
   const spacingMs = 60_000 / deps.perMinute;
   const sliceMs = deps.sliceMs ?? 30_000;
   const check = createCheck(deps);
+  const writer = resultWriter(deps);
 
   /** One slice: starts checks for sliceMs at the rate, then waits for them. The number of checks started. */
   async function slice(signal?: AbortSignal): Promise<number> {
@@ -202,7 +236,10 @@ export function createLinkChecker(deps: LinkCheckerDeps) {
     const live = () => !signal?.aborted && performance.now() < end;
     const start = (q: Queued) => {
       const p: Promise<void> = check(q.link, signal)
-        .catch((err: unknown) => deps.log.error({ err, linkId: q.link.id }, 'link check could not be recorded'))
+        .then((result) => {
+          if (result) writer.add(result);
+        })
+        .catch((err: unknown) => deps.log.error({ err, linkId: q.link.id }, 'link check failed'))
         .finally(() => {
           inFlight.delete(p);
           queues.release(q.host);
@@ -217,6 +254,7 @@ export function createLinkChecker(deps: LinkCheckerDeps) {
         else if (inFlight.size > 0) await Promise.race(inFlight);
         else {
           // nothing queued, nothing under way: look again in a while
+          await writer.drain(); // what was checked is no longer due when the walk starts again
           await pause(Math.min(IDLE_POLL_MS, end - performance.now()), signal);
           due.rewind();
         }
@@ -233,6 +271,7 @@ export function createLinkChecker(deps: LinkCheckerDeps) {
       start(queues.take());
     }
     await Promise.allSettled([...inFlight]);
+    await writer.drain();
     return started;
   }
 

@@ -138,32 +138,37 @@ export function createLinkChecksRepository(deps: {
     },
 
     /**
-     * Writes a check's result, unless the destination changed meanwhile (its reset and new check win). The row
-     * after the change, and whether its status changed; undefined: the link is gone or has another destination.
+     * Writes checks' results in one transaction (a commit per check would bound the rate on the embedded engine),
+     * each unless the link's destination changed meanwhile (its reset and new check win). The rows whose status
+     * changed, after the commit.
      */
-    async record(r: CheckResult): Promise<{ row: LinkRow; changed: boolean } | undefined> {
-      const changed = r.health.status !== r.link.health_status;
-      const write = async (tx: Kysely<Database>) => {
-        const row = await tx
-          .updateTable('links')
-          .set({
-            health_status: r.health.status,
-            health_failures: r.health.failures,
-            health_since: r.health.since,
-            health_checked_at: r.checkedAt,
-            health_http_status: r.outcome.httpStatus,
-            health_error: r.outcome.error,
-            next_check_at: r.nextCheckAt,
-          })
-          .where('id', '=', r.link.id)
-          .where('original_url', '=', r.link.original_url)
-          .returningAll()
-          .executeTakeFirst();
-        if (row && changed) await announce(tx, r, row);
-        return row;
-      };
-      const row = changed ? await db.transaction().execute(write) : await write(db);
-      return row ? { row, changed } : undefined;
+    async record(results: readonly CheckResult[]): Promise<LinkRow[]> {
+      if (results.length === 0) return [];
+      return db.transaction().execute(async (tx) => {
+        const changed: LinkRow[] = [];
+        for (const r of results) {
+          const row = await tx
+            .updateTable('links')
+            .set({
+              health_status: r.health.status,
+              health_failures: r.health.failures,
+              health_since: r.health.since,
+              health_checked_at: r.checkedAt,
+              health_http_status: r.outcome.httpStatus,
+              health_error: r.outcome.error,
+              next_check_at: r.nextCheckAt,
+            })
+            .where('id', '=', r.link.id)
+            .where('original_url', '=', r.link.original_url)
+            .returningAll()
+            .executeTakeFirst();
+          if (row && r.health.status !== r.link.health_status) {
+            await announce(tx, r, row);
+            changed.push(row);
+          }
+        }
+        return changed;
+      });
     },
   };
 }
