@@ -40,6 +40,7 @@ for (let i = 0; i < n; i += 1) {
         expiresAt: null,
         rules: null,
         preview: null,
+        broken: null,
       };
   cache.set(fresh(code), target, cache.epoch());
   policy.decideFromCache(undefined, code);

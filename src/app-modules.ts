@@ -24,6 +24,9 @@ import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from '
 import { createLinksModule } from './modules/links/index.js';
 import { createOidcModule } from './modules/oidc/index.js';
 import { createEventsModule } from './modules/events/index.js';
+import { createLinkChecksModule } from './modules/link-checks/index.js';
+import type { OutboundHttp } from './infra/outbound-http.js';
+import { packageVersion } from './cli/package-info.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
 import type { Paginator } from './lib/pagination.js';
@@ -31,7 +34,6 @@ import { createDomainsModule, type DomainDirectory } from './modules/domains/ind
 import { randomBytes } from 'node:crypto';
 import type { PasswordHasher } from './modules/users/index.js';
 import { createCoreModules, type ModuleDeps } from './app-core-modules.js';
-import { packageVersion } from './cli/package-info.js';
 import { createWebhooksModule } from './modules/webhooks/index.js';
 
 /** What only a serving process has: the CLI builds the modules without it (no HTTP, no click pipeline). */
@@ -43,6 +45,8 @@ export interface ServerParts {
   domainVerification?: { httpPort?: number; deadlineMs?: number };
   /** the live event stream's heartbeat and poll (modules/events); tests shorten them */
   eventStream?: { heartbeatMs?: number; pollMs?: number };
+  /** SPEC §24's destination checks: their outbound requests (tests: a resolver of their own) and slice length */
+  linkChecks?: { outbound?: OutboundHttp; sliceMs?: number };
   /**
    * The start's checks and set-up of accounts (the first admin), run on the core modules before anything opens
    * threads or files: a start it refuses leaves nothing running (the click journal's directory lock above all)
@@ -232,6 +236,28 @@ function webhooksModuleFor({ config, storage, clock, jwtSecret, log, server }: M
   });
 }
 
+/**
+ * SPEC §24's destination checks, for a server (the CLI checks nothing): the link as v1 shows it for the events,
+ * the redirect's cache to drop a link whose status changed, the links module's name in the outbox.
+ */
+function linkChecksModuleFor(
+  { config, storage, clock, log }: ModulesDeps,
+  server: ServerParts,
+  { linksModule, redirectModule }: LinkModules,
+) {
+  return createLinkChecksModule({
+    config,
+    storage,
+    clock,
+    log,
+    version: packageVersion(),
+    toLink: linksModule.links.toLink,
+    cache: redirectModule?.cache ?? { forgetNames: () => undefined },
+    changeOrigin: linksModule.changeOrigin,
+    ...server.linkChecks,
+  });
+}
+
 /** What stands at the root beside the API, outside its hooks and limits: health, readiness and metrics; the dashboard. */
 function serverModules(
   { config, clock, log }: ModulesDeps,
@@ -301,7 +327,9 @@ export async function createModules(deps: ModulesDeps) {
     webhooksModule,
     core.outboxModule,
     eventsModule,
-    ...(deps.server ? [oidcModuleFor(deps, core), ...serverModules(deps, deps.server, linkModules)] : []),
+    ...(deps.server
+      ? [oidcModuleFor(deps, core), linkChecksModuleFor(deps, deps.server, linkModules), ...serverModules(deps, deps.server, linkModules)]
+      : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];
   return { ...core, ...linkModules, importsModule, eventsModule, webhooksModule, list };

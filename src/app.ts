@@ -28,6 +28,7 @@ import { createLazyCompilers } from './plugins/lazy-compilers.js';
 import type { RateLimitStore } from './plugins/rate-limit.js';
 import { createSharedState } from './shared-state.js';
 import type { Dispatcher } from './modules/webhooks/index.js';
+import type { OutboundHttp } from './infra/outbound-http.js';
 
 export interface AppDeps {
   storage: Storage;
@@ -46,6 +47,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */
   domainVerification?: { httpPort?: number; deadlineMs?: number };
+  /** SPEC §24's destination checks: their outbound requests (a test's resolver) and slice length */
+  linkChecks?: { outbound?: OutboundHttp; sliceMs?: number };
   /**
    * PostgreSQL's outbox feed timing (infra/outbox-feed.ts): a test of something else than the feed may
    * trust it longer, so that a loaded machine's late heartbeat does not send its visits to the database
@@ -123,6 +126,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       accounts: (core) => ensureFirstAdmin(app, config, core),
       ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
       ...(deps.eventStream ? { eventStream: deps.eventStream } : {}),
+      ...(deps.linkChecks ? { linkChecks: deps.linkChecks } : {}),
     },
   });
   const sink = modules.clickIngest.sink!; // a server's modules always have one (createModules: `server`)

@@ -12,6 +12,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { eventsVariables } from './config/events.variables.js';
 import { hardeningVariables } from './config/hardening.variables.js';
+import { linkCheckVariables } from './config/link-checks.variables.js';
 import { loadVariables } from './config/load.variables.js';
 import { oidcProblems, oidcVariables } from './config/oidc.variables.js';
 import { webhooksVariables } from './config/webhooks.variables.js';
@@ -204,6 +205,7 @@ export const variables = {
   ...hardeningVariables,
   ...webhooksVariables,
   ...eventsVariables,
+  ...linkCheckVariables,
 } satisfies Record<string, TSchema>;
 
 type Values = { [K in keyof typeof variables]: Static<(typeof variables)[K]> };

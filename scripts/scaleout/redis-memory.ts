@@ -120,6 +120,7 @@ try {
         expiresAt: null,
         rules: null,
         preview: null,
+        broken: null,
       },
       cache.epoch(),
     );

@@ -35,6 +35,7 @@ import * as m043 from './migrations/043-events.js';
 import * as m044 from './migrations/044-webhooks.js';
 import * as m046 from './migrations/046-oidc.js';
 import * as m047 from './migrations/047-click-retention.js';
+import * as m048 from './migrations/048-link-health.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -75,6 +76,7 @@ const migrations: Record<string, MigrationModule> = {
   '044-webhooks': m044,
   '046-oidc': m046,
   '047-click-retention': m047,
+  '048-link-health': m048,
 };
 
 /** Every migration this build knows, in order. */

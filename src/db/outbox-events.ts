@@ -26,7 +26,17 @@ export type LinkField =
   | 'disabled_reason'
   | 'domain_id'
   | 'rules'
-  | 'preview';
+  | 'preview'
+  /** SPEC §24: where a broken link's visits go */
+  | 'fallback_url'
+  /** SPEC §24: a check changed the link's health (broken or not decides where visits go), or a new destination reset it */
+  | 'health_status'
+  | 'health_failures'
+  | 'health_since'
+  | 'health_error'
+  | 'health_http_status'
+  | 'health_checked_at'
+  | 'next_check_at';
 
 /** A link created through the API, the CLI or a bulk request. */
 export interface LinkCreated {

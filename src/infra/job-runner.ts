@@ -19,7 +19,12 @@ import type { JobLeases } from './job-leases.js';
 export interface PeriodicJob {
   name: string;
   everyMs: number;
-  run: () => Promise<unknown>;
+  /**
+   * `signal` aborts when the run should end early: this instance stops (stop()), or its lease was lost to another
+   * instance. A short run may ignore it; a run that works for a while (the link checker's slice) must heed it.
+   * Absent when the job is run outside a turn (app.runJob).
+   */
+  run: (signal?: AbortSignal) => Promise<unknown>;
   /**
    * Also run once at start-up in this instance, outside the turns (whenever the last turn was): for idempotent
    * work a changed setting should apply to at once (the click records' retention). Then in turns as usual.
@@ -109,6 +114,7 @@ export function createJobRunner(deps: JobRunnerDeps) {
       stopped = true;
       for (const t of timers) clearTimeout(t);
       timers.clear();
+      run.abortAll();
       await settled();
       await run.releaseLeft();
     },
@@ -186,12 +192,13 @@ function createTurns(
 async function executeJob(
   job: PeriodicJob,
   deps: Pick<JobRunnerDeps, 'onRun'> & { log: FastifyBaseLogger },
+  signal: AbortSignal,
 ): Promise<JobOutcome> {
   const { log } = deps;
   const t0 = performance.now();
   let outcome: JobOutcome = 'ok';
   try {
-    const result = await job.run();
+    const result = await job.run(signal);
     const ms = Math.round(performance.now() - t0);
     const ran = { job: job.name, ms, ...(typeof result === 'number' ? { result } : {}) };
     // Runs that found nothing to do (a count of 0) and a job of every instance (every few seconds) would fill the
@@ -213,11 +220,21 @@ function createRun(
   const { leases, log, holder, clock } = deps;
   /** jobs whose lease could not be let go after their run (a database error): stop() tries again */
   const unreleased = new Set<string>();
+  /** the runs under way here: stop() aborts them */
+  const running = new Set<AbortController>();
 
-  const execute = (job: PeriodicJob) => executeJob(job, deps);
+  async function execute(job: PeriodicJob, controller = new AbortController()): Promise<JobOutcome> {
+    running.add(controller);
+    try {
+      return await executeJob(job, deps, controller.signal);
+    } finally {
+      running.delete(controller);
+    }
+  }
 
   async function held(job: PeriodicJob, startedAt: number): Promise<JobOutcome> {
     unreleased.add(job.name);
+    const controller = new AbortController();
     let lost = false;
     let done = false;
     const beat = setInterval(() => {
@@ -228,13 +245,14 @@ function createRun(
             log.warn({ job: job.name }, 'background job lease lost: another instance may run it too');
           }
           lost ||= !mine;
+          if (lost) controller.abort();
         },
         (err: unknown) => log.error({ err, job: job.name }, 'could not renew a background job lease'),
       );
     }, deps.heartbeatMs);
     beat.unref();
     try {
-      return await execute(job);
+      return await execute(job, controller);
     } finally {
       clearInterval(beat);
       done = true;
@@ -249,6 +267,10 @@ function createRun(
   return {
     execute,
     held,
+    /** Every run under way is told to end (stop()). */
+    abortAll(): void {
+      for (const c of running) c.abort();
+    },
     async releaseLeft(): Promise<void> {
       if (unreleased.size === 0) return;
       await leases.releaseAll(holder).then(

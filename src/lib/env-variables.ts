@@ -193,9 +193,12 @@ export function readVariable(schema: TSchema, raw: string): unknown {
       const n = Number(raw);
       return n < (s.minimum ?? 0) || n > (s.maximum ?? Number.MAX_SAFE_INTEGER) ? refuse() : n;
     }
-    case 'number':
-      // the only number variables are fractions between 0 and 1
-      return /^(0(\.\d+)?|1(\.0+)?)$/.test(raw.trim()) ? Number(raw) : refuse();
+    case 'number': {
+      // a decimal number (no sign, no exponent) within the bounds: 0.98, 24, 0.5
+      if (!/^\d+(\.\d+)?$/.test(raw.trim())) refuse();
+      const n = Number(raw);
+      return n < (s.minimum ?? 0) || n > (s.maximum ?? Number.MAX_SAFE_INTEGER) ? refuse() : n;
+    }
     case 'boolean': {
       const v = raw.trim().toLowerCase();
       return TRUE.includes(v) ? true : FALSE.includes(v) ? false : refuse();

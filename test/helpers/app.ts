@@ -119,6 +119,9 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
     // process (Ajv compiling a schema, a fuzz run) made unrelated requests answer 503. test/plugins/overload.test.ts
     // sets its bounds explicitly.
     OVERLOAD_MAX_EVENT_LOOP_DELAY_MS: '0',
+    // Destination checks (SPEC §24) would send requests to the test links' made-up hosts in the background:
+    // the tests of the checks turn them on (test/modules/link-checks).
+    LINK_CHECKS: 'false',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...opts.env,
   });

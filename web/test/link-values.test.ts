@@ -24,6 +24,8 @@ const link: Link = {
   disabled: false,
   disabled_reason: null,
   preview: null,
+  fallback_url: null,
+  health: { status: 'unknown', checked_at: null, http_status: null, error: null, since: null },
 };
 
 describe('the link form and the bodies it sends', () => {

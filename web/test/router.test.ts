@@ -17,7 +17,14 @@ describe('the dashboard router', () => {
 
   it('when the sign-in screen is given a place to return to, then only a dashboard path is accepted (no open redirect)', () => {
     expect(safeReturnPath('/app/links/abc/stats?period=7d')).toBe('/app/links/abc/stats?period=7d');
-    for (const hostile of ['https://evil.example/app/', '//evil.example/app/x', '/app\\..\\evil', '/api/v1/users', null, '']) {
+    for (const hostile of [
+      'https://evil.example/app/',
+      '//evil.example/app/x',
+      '/app\\..\\evil',
+      '/api/v1/users',
+      null,
+      '',
+    ]) {
       expect(safeReturnPath(hostile), String(hostile)).toBe('/app/links');
     }
   });

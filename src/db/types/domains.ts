@@ -13,6 +13,8 @@ export interface DomainsTable {
   root_redirect: string | null;
   not_found_redirect: string | null;
   expired_redirect: string | null;
+  /** SPEC §24 (migration 048): where visits of a broken link without fallback_url go; null: its destination */
+  broken_redirect: Generated<string | null>;
   /** SPEC §21 app links, JSON text served on the domain's host (an object, an array); null: none (migration 042) */
   apple_app_site_association: Generated<string | null>;
   android_asset_links: Generated<string | null>;

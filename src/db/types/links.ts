@@ -49,6 +49,20 @@ export interface LinksTable {
   disabled_reason: Generated<string | null>;
   /** SPEC §21: the routing rules as JSON (modules/links/rules/); null: none */
   rules: Generated<string | null>;
+  /** SPEC §24 (migration 048): 'ok' | 'broken' | 'unknown' */
+  health_status: Generated<'ok' | 'broken' | 'unknown'>;
+  health_checked_at: Generated<number | null>;
+  health_http_status: Generated<number | null>;
+  /** what the last check found wrong, in words for the owner (never an address); null: nothing */
+  health_error: Generated<string | null>;
+  /** since when health_status holds (null: unknown since the link or its destination is new) */
+  health_since: Generated<number | null>;
+  /** failed checks in a row (2: broken) */
+  health_failures: Generated<number>;
+  /** when the destination is due for a check (0: now); null: not scheduled */
+  next_check_at: Generated<number | null>;
+  /** where the link's visits go while it is broken; null: the domain's broken_redirect, else the destination */
+  fallback_url: Generated<string | null>;
   click_count: Generated<number>;
   /** of click_count, the clicks by bots (SPEC §15) */
   bot_clicks: Generated<number>;

@@ -32,6 +32,7 @@ export function domainRecord(row: DomainRow, now: number): Domain {
     root_redirect: row.root_redirect,
     not_found_redirect: row.not_found_redirect,
     expired_redirect: row.expired_redirect,
+    broken_redirect: row.broken_redirect,
     apple_app_site_association: appLinkValue(row.apple_app_site_association),
     android_asset_links: appLinkValue(row.android_asset_links),
     click_retention_days: row.click_retention_days ?? null,

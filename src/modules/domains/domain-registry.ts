@@ -16,6 +16,8 @@ export interface DomainEntry {
   rootRedirect: string | null;
   notFoundRedirect: string | null;
   expiredRedirect: string | null;
+  /** SPEC §24: where a broken link without fallback_url sends its visits; null: its destination */
+  brokenRedirect: string | null;
   failingSince: number | null;
 }
 
@@ -28,6 +30,7 @@ export const toEntry = (row: DomainRow): DomainEntry => ({
   rootRedirect: row.root_redirect,
   notFoundRedirect: row.not_found_redirect,
   expiredRedirect: row.expired_redirect,
+  brokenRedirect: row.broken_redirect,
   failingSince: row.failing_since,
 });
 

@@ -33,6 +33,9 @@ const editable = {
   root_redirect: FallbackUrl('on GET / (the root of the domain)'),
   not_found_redirect: FallbackUrl('instead of a 404 (unknown or deleted code)'),
   expired_redirect: FallbackUrl('instead of a 410 (expired or used-up link)'),
+  broken_redirect: FallbackUrl(
+    "while a link's destination is broken (SPEC §24) and the link has no fallback_url of its own",
+  ),
   // SPEC §21: served on this domain's host once it is verified; never the instance's (the default domain's).
   apple_app_site_association: AppleAppSiteAssociation,
   android_asset_links: AndroidAssetLinks,
@@ -117,6 +120,7 @@ export const DomainSchema = Type.Object(
         root_redirect: null,
         not_found_redirect: null,
         expired_redirect: null,
+        broken_redirect: null,
         apple_app_site_association: null,
         android_asset_links: null,
         click_retention_days: null,

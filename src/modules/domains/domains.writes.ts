@@ -11,7 +11,7 @@ import { domainEtag } from './domain-record.js';
 import { toEntry, type DomainRegistry } from './domain-registry.js';
 import type { DomainChanges, DomainsRepository } from './domains.repository.js';
 import type { DomainCreate, DomainPatch } from './domains.schemas.js';
-import { assertFallbacksAllowed, checkFallbackUrl } from './fallback-url.js';
+import { assertFallbacksAllowed, checkFallbackUrl, FALLBACK_FIELDS, type FallbackField } from './fallback-url.js';
 import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import { normalizeHostname } from './hostname.js';
 import { APP_LINK_DOCUMENTS, appLinkText, type AppLinkDocument } from '../../lib/app-links.js';
@@ -30,12 +30,12 @@ export interface DomainWritesDeps {
 
 /** The fallbacks that were sent: null clears one, a URL must pass checkFallbackUrl (else a detail, not a change). */
 function fallbackChanges(
-  input: Partial<Pick<DomainCreate, 'root_redirect' | 'not_found_redirect' | 'expired_redirect'>>,
+  input: Partial<Pick<DomainCreate, FallbackField>>,
   hostname: string,
   details: ErrorDetail[],
 ): DomainChanges {
   const out: DomainChanges = {};
-  for (const field of ['root_redirect', 'not_found_redirect', 'expired_redirect'] as const) {
+  for (const field of FALLBACK_FIELDS) {
     const value = input[field];
     if (value === undefined) continue;
     if (value === null) {

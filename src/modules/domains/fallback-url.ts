@@ -28,7 +28,7 @@ export function checkFallbackUrl(raw: string, hostname: string): string | null {
 }
 
 /** The fields whose URL a visit on the domain is sent to. */
-export const FALLBACK_FIELDS = ['root_redirect', 'not_found_redirect', 'expired_redirect'] as const;
+export const FALLBACK_FIELDS = ['root_redirect', 'not_found_redirect', 'expired_redirect', 'broken_redirect'] as const;
 export type FallbackField = (typeof FALLBACK_FIELDS)[number];
 
 type FallbackValues = Partial<Record<FallbackField, string | null | undefined>>;

@@ -42,6 +42,22 @@ export const OriginalUrl = Type.String({
     'Absolute http or https URL with a host; no credentials, whitespace or control characters; not a URL of this service. ' +
     'An internationalised URL is stored in its ASCII (punycode / percent-encoded) form.',
 });
+export const FallbackUrl = Type.Union(
+  [
+    Type.String({
+      minLength: 1,
+      pattern: NO_CONTROL_CHARACTERS,
+      maxLength: MAX_URL_LENGTH,
+      description:
+        'Checked as original_url is (absolute http or https, no credentials, not a URL of this service, no blocked host)',
+    }),
+    Type.Null(),
+  ],
+  {
+    description:
+      "SPEC §24: where the link's visits go while its health is broken (before its domain's broken_redirect); null: none",
+  },
+);
 export const MAX_TITLE_LENGTH = 200;
 export const Title = Type.Union(
   [Type.String({ maxLength: MAX_TITLE_LENGTH, pattern: NO_CONTROL_CHARACTERS }), Type.Null()],

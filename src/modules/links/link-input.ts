@@ -11,6 +11,7 @@ import type { TargetCheck } from './imported-link-rules.js';
 import { isReservedCode } from './short-code.js';
 import { checkRules, rulesOf, rulesText, type RuleDestination, type RuleInput } from './rules/index.js';
 import { previewText } from './link-preview.js';
+import { HEALTH_RESET, type HealthField } from './link-health-fields.js';
 
 /** A creation body that passed every rule, its password already hashed: what the repository inserts. */
 export interface LinkDraft {
@@ -18,7 +19,9 @@ export interface LinkDraft {
   shortCode: string | undefined;
   /** the `domain` asked for (its owner is checked at insertion) */
   domain: string | null | undefined;
-  fields: Required<Omit<LinkChanges, 'original_url' | 'disabled_at' | 'disabled_reason' | 'domain_id'>> & {
+  fields: Required<
+    Omit<LinkChanges, 'original_url' | 'disabled_at' | 'disabled_reason' | 'domain_id' | HealthField>
+  > & {
     original_url: string;
   };
 }
@@ -138,8 +141,10 @@ function draftFields(
   passwordHash: string | null,
   rules: string | null,
   preview: string | null,
+  fallbackUrl: string | null,
 ): LinkDraft['fields'] {
   return {
+    fallback_url: fallbackUrl,
     original_url: url,
     expires_at: expiresAt,
     max_visits: input.max_visits ?? null,
@@ -154,6 +159,22 @@ function draftFields(
 }
 
 type TargetRules = ReturnType<typeof createTargetRules>;
+
+/** A patched fallback_url (SPEC §24), checked as original_url is; null clears it. */
+function patchFallback(
+  sent: string | null | undefined,
+  checkUrl: TargetRules['checkUrl'],
+  changes: LinkChanges,
+  details: ErrorDetail[],
+): void {
+  if (sent === undefined) return;
+  const fallback = sent === null ? null : checkUrl(sent, details, 'fallback_url');
+  if (sent === null || fallback !== null) changes.fallback_url = fallback;
+}
+
+/** A fallback_url (SPEC §24) is checked as original_url is: its blocked host refused under its own field. */
+const fallbackDestination = (url: string | null): RuleDestination[] =>
+  url === null ? [] : [{ field: 'fallback_url', url }];
 
 /** SPEC §21: a list of rules checked, ids assigned (the link's `current` ones kept when sent back). */
 const rulesChecker =
@@ -214,16 +235,17 @@ export function createLinkInput(deps: {
       const expiresAt = checkExpiry(input.expires_at ?? null, now, details);
       const rules = rulesFrom(input.rules ?? [], null, details);
       const preview = previewText(input.preview, details) ?? null;
+      const fallback = input.fallback_url == null ? null : checkUrl(input.fallback_url, details, 'fallback_url');
       if (details.length || url === null) throw validationError(details, 'Request body is invalid');
-      assertNotBlocked(url, rules.destinations);
+      assertNotBlocked(url, [...rules.destinations, ...fallbackDestination(fallback)]);
       const passwordHash = await hashOf(input.password ?? null);
-      const fields = draftFields(input, url, expiresAt, passwordHash, rulesText(rules.rules), preview);
+      const fields = draftFields(input, url, expiresAt, passwordHash, rulesText(rules.rules), preview, fallback);
       return { prepared: true, shortCode: input.short_code, domain: input.domain, fields };
     },
 
     /** The columns a merge patch changes; `short_code` may only be echoed unchanged. */
     async changes(
-      current: Pick<LinkRow, 'short_code' | 'user_id' | 'rules'>,
+      current: Pick<LinkRow, 'short_code' | 'user_id' | 'rules' | 'original_url'>,
       input: LinkPatch,
       now: number,
     ): Promise<LinkChanges> {
@@ -233,15 +255,20 @@ export function createLinkInput(deps: {
       checkShortCode(input.short_code, current.short_code, details);
       if (input.original_url !== undefined) {
         const url = checkUrl(input.original_url, details);
-        if (url !== null) changes.original_url = url;
+        // SPEC §24: a new destination is unchecked again
+        if (url !== null && url !== current.original_url) Object.assign(changes, { original_url: url }, HEALTH_RESET);
       }
+      patchFallback(input.fallback_url, checkUrl, changes, details);
       if (input.expires_at !== undefined) changes.expires_at = checkExpiry(input.expires_at, now, details);
       checkAliases(input.aliases, current.short_code, details);
       const rules = input.rules === undefined ? null : rulesFrom(input.rules ?? [], current.rules, details);
       const preview = previewText(input.preview, details);
       if (preview !== undefined) changes.preview = preview;
       if (details.length) throw validationError(details, 'Request body is invalid');
-      assertNotBlocked(changes.original_url ?? null, rules?.destinations);
+      assertNotBlocked(changes.original_url ?? null, [
+        ...(rules?.destinations ?? []),
+        ...fallbackDestination(changes.fallback_url ?? null),
+      ]);
       if (rules !== null) changes.rules = rulesText(rules.rules);
       copyPlainChanges(input, changes);
       if (input.password !== undefined) changes.password_hash = await hashOf(input.password);

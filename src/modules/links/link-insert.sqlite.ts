@@ -23,6 +23,7 @@ const COLUMNS = [
   'aliases',
   'rules',
   'preview',
+  'fallback_url',
 ] as const;
 type Values = { [K in (typeof COLUMNS)[number]]: unknown };
 

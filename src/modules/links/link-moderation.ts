@@ -144,6 +144,7 @@ export function createLinkModeration(deps: LinkModerationDeps) {
       const filter = {
         tag: query.tag?.toLowerCase(),
         q: query.q,
+        health: query.health,
         userId: query.user_id,
         status: query.status,
         ...byDomain,

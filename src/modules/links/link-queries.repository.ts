@@ -14,6 +14,8 @@ export interface LinkListFilter {
   domainId?: number | undefined;
   /** only the links of these domains (an API key limited to them) */
   domainIds?: readonly number[] | undefined;
+  /** SPEC §24: only the links whose health has this status */
+  health?: 'ok' | 'broken' | 'unknown' | undefined;
 }
 
 /** The admin list's filters (SPEC §18): a user's links, links in one state. */
@@ -45,6 +47,8 @@ function filtered(
 ): LinksQuery {
   let q = base;
   if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
+  // broken and unknown links are few among healthy ones: links_health_idx (migration 048) holds only them
+  if (filter.health !== undefined) q = q.where('health_status', '=', filter.health);
   if (filter.domainIds !== undefined)
     q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
   if (filter.tag !== undefined) {

@@ -92,7 +92,7 @@ export function createLinkReads(deps: {
     ): Promise<PageResult<Link>> {
       if (!(await users.findById(userId))) throw notFound('User');
       const byDomain = await domains.listFilter(query.domain, keyDomains, { userId, admin: false }); // their own claim of a name
-      const filter = { tag: query.tag?.toLowerCase(), q: query.q, ...byDomain };
+      const filter = { tag: query.tag?.toLowerCase(), q: query.q, health: query.health, ...byDomain };
       const list = paginator.resolve(query, LINK_SORT_COLUMNS, { user: userId, ...filter }, cursorOnly, NULL_IS_LAST);
       const { rows, total } = await links.listByUser(userId, clock.now(), list, filter);
       await domains.ensureKnown(rows);

@@ -2,7 +2,7 @@ import type { LinkRow } from '../../db/types.js';
 import { isoTime } from '../../lib/common.schemas.js';
 import { aliasesOf } from './link-aliases.js';
 import { tagsOf } from './link-rows.js';
-import type { Link } from './links.schemas.js';
+import type { Link, LinkHealth } from './links.schemas.js';
 import { previewOf } from './link-preview.js';
 
 /** Where a link lives (link-domains.ts): its short URL on its domain, and the domain's name (null: the default one). */
@@ -10,6 +10,17 @@ export interface LinkAddress {
   shortUrl(row: Pick<LinkRow, 'domain_id' | 'short_code'>): string;
   nameOf(domainId: number): string | null;
 }
+
+/** SPEC §24: the destination checks' verdict as the API shows it. */
+export const healthOf = (
+  row: Pick<LinkRow, 'health_status' | 'health_checked_at' | 'health_http_status' | 'health_error' | 'health_since'>,
+): LinkHealth => ({
+  status: row.health_status,
+  checked_at: row.health_checked_at === null ? null : isoTime(Number(row.health_checked_at)),
+  http_status: row.health_http_status === null ? null : Number(row.health_http_status),
+  error: row.health_error,
+  since: row.health_since === null ? null : isoTime(Number(row.health_since)),
+});
 
 /** The API's view of a link row (v1 names; links.v2.ts renames). */
 export const linkRecord =
@@ -36,4 +47,6 @@ export const linkRecord =
     disabled: row.disabled_at !== null,
     disabled_reason: row.disabled_reason,
     preview: previewOf(row.preview),
+    fallback_url: row.fallback_url,
+    health: healthOf(row),
   });

@@ -8,6 +8,7 @@ import {
   DisabledReason,
   DomainName,
   ExpiresAt,
+  FallbackUrl,
   ForwardQuery,
   MAX_ALIASES,
   MAX_TAGS,
@@ -34,6 +35,7 @@ const echoed = {
   human_clicks: readOnly,
   bot_clicks: readOnly,
   has_password: readOnly,
+  health: readOnly,
 };
 
 export const LinkCreateSchema = Type.Object(
@@ -54,6 +56,7 @@ export const LinkCreateSchema = Type.Object(
     domain: Type.Optional(DomainName),
     rules: Type.Optional(RulesInput),
     preview: Type.Optional(PreviewInput),
+    fallback_url: Type.Optional(FallbackUrl),
     ...echoed,
   },
   {
@@ -118,6 +121,7 @@ export const LinkPatchSchema = Type.Object(
       }),
     ),
     preview: Type.Optional(PreviewInput),
+    fallback_url: Type.Optional(FallbackUrl),
     short_code: Type.Optional(shortCode('Cannot change: accepted only with the current value')),
     domain: Type.Optional(
       Type.Union([Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/:@]+$' }), Type.Null()], {
@@ -130,7 +134,7 @@ export const LinkPatchSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules and preview',
+      'JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules, preview and fallback_url',
     examples: [{ original_url: 'https://example.com/fixed-typo', max_visits: 100, password: null }],
   },
 );

@@ -96,6 +96,7 @@ export function createLinksExport(deps: LinksExportDeps) {
       const filter = {
         tag: query.tag?.toLowerCase(),
         q: query.q,
+        health: query.health,
         ...(domainId !== undefined ? { domainId: domainId ?? -1 } : {}),
         ...(keyDomains ? { domainIds: keyDomains } : {}),
       };

@@ -25,6 +25,29 @@ import { PreviewOutput } from './link-preview.js';
 export { MAX_ALIASES, MAX_DISABLED_REASON_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from './link-fields.schemas.js';
 export { LinkCreateSchema, LinkPatchSchema, type LinkCreate, type LinkPatch } from './link-requests.schemas.js';
 
+/** SPEC §24: what the destination checks found (docs/link-checks.md). */
+export const HEALTH_STATUSES = ['ok', 'broken', 'unknown'] as const;
+export const LinkHealthSchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('broken'), Type.Literal('unknown')], {
+      description:
+        'ok: the last check succeeded; broken: the last two checks failed (DNS, TLS, timeout, 404, 410, 5xx); unknown: not checked yet (new or changed destination), or not checkable (a private address)',
+    }),
+    checked_at: Type.Union([Instant, Type.Null()], { description: 'The last check; null: none yet' }),
+    http_status: Type.Union([Type.Integer({ format: 'int32', minimum: 100, maximum: 999 }), Type.Null()], {
+      description: "The last check's final HTTP status (after redirects); null: no answer, or not checked",
+    }),
+    error: Type.Union([Type.String({ maxLength: 200, pattern: NO_CONTROL_CHARACTERS }), Type.Null()], {
+      description: 'What the last check found wrong, or why the destination is not checked; null: nothing',
+    }),
+    since: Type.Union([Instant, Type.Null()], {
+      description: 'Since when the status holds; null: unknown since creation or the last change of destination',
+    }),
+  },
+  { additionalProperties: false, description: "SPEC §24: the destination checks' verdict" },
+);
+export type LinkHealth = Static<typeof LinkHealthSchema>;
+
 export const LinkSchema = Type.Object(
   {
     id: Id(),
@@ -76,6 +99,14 @@ export const LinkSchema = Type.Object(
       'Why an admin disabled the link, for its owner and admins (visitors are not shown it); null: not disabled, or no reason given',
     ),
     preview: PreviewOutput,
+    fallback_url: Type.Union(
+      [Type.String({ maxLength: MAX_URL_LENGTH, pattern: '^[hH][tT][tT][pP][sS]?://' }), Type.Null()],
+      {
+        description:
+          "SPEC §24: where visits go while the link is broken (before its domain's broken_redirect); null: none",
+      },
+    ),
+    health: LinkHealthSchema,
   },
   {
     $id: 'Link',
@@ -103,6 +134,14 @@ export const LinkSchema = Type.Object(
         disabled: false,
         disabled_reason: null,
         preview: null,
+        fallback_url: null,
+        health: {
+          status: 'ok',
+          checked_at: '2026-11-22T03:12:00.000Z',
+          http_status: 200,
+          error: null,
+          since: '2026-11-21T10:15:31.000Z',
+        },
       },
     ],
   },
@@ -141,6 +180,11 @@ export const linkListFilters = {
       minLength: 1,
       maxLength: 32,
       description: 'Only links with this tag (any case)',
+    }),
+  ),
+  health: Type.Optional(
+    Type.Union([Type.Literal('ok'), Type.Literal('broken'), Type.Literal('unknown')], {
+      description: 'SPEC §24: only links whose health has this status (health=broken: the links to fix)',
     }),
   ),
   q: Type.Optional(

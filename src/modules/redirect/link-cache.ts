@@ -29,6 +29,11 @@ export type RedirectTarget =
       rules: VisitRules | null;
       /** SPEC §21: what unfurlers are shown instead of the redirect; null: none (the fast path may answer) */
       preview: LinkPreview | null;
+      /**
+       * SPEC §24: the destination checks found the link broken; `fallbackUrl` is the link's own fallback (null:
+       * the domain's broken_redirect, else the destination). null: not broken (ok or unknown)
+       */
+      broken: { fallbackUrl: string | null } | null;
     }
   /** a tombstone of an expired link: 410 */
   | { kind: 'expired' }
@@ -93,7 +98,8 @@ export function entryBytes(key: string, target: RedirectTarget): number {
     alias +
     target.url.length +
     (target.rules?.routingBytes ?? 0) +
-    preview
+    preview +
+    (target.broken?.fallbackUrl?.length ?? 0)
   );
 }
 

@@ -40,6 +40,7 @@ export const toTarget = (name: string, found: CodeLookup | undefined): RedirectT
       expiresAt: found.expires_at,
       rules: rulesOf(found),
       preview: previewOf(found.preview ?? null),
+      broken: found.health_status === 'broken' ? { fallbackUrl: found.fallback_url ?? null } : null,
     };
   }
   return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };

@@ -16,6 +16,10 @@ export interface CodeLookup {
   /** SPEC §21: the preview for unfurlers, JSON text (links/link-preview.ts); null: none */
   preview: string | null;
   retired_reason: 'deleted' | 'expired' | null;
+  /** SPEC §24: 'ok' | 'broken' | 'unknown' (null: no link) */
+  health_status: string | null;
+  /** SPEC §24: where a broken link's visits go first */
+  fallback_url: string | null;
 }
 
 /** Whether a visit may be redirected under the link's visit limit. */
@@ -32,6 +36,8 @@ const LOOKUP_COLUMNS = [
   'short_code',
   'rules',
   'preview',
+  'health_status',
+  'fallback_url',
 ] as const;
 // The namespace of (domain, code) decides: a code names its link by id (link_codes.link_id), so other names of
 // a link can share the lookup.
@@ -80,6 +86,8 @@ export function createRedirectQueries(storage: Pick<Storage, 'db' | 'sqlite'>) {
           'l.short_code as short_code',
           'l.rules as rules',
           'l.preview as preview',
+          'l.health_status as health_status',
+          'l.fallback_url as fallback_url',
           'c.retired_reason as retired_reason',
         ])
         .where('c.domain_id', '=', domainId)

@@ -8,6 +8,8 @@ import type { RedirectResolver } from './redirect-resolver.js';
 import type { RedirectQueries, VisitAdmission } from './redirect.repository.js';
 import type { VisitContext } from './visit-context.js';
 import { createRouting, type Routed } from './visit-routing.js';
+import { brokenFallback } from './broken-link.js';
+import { withForwardedQuery } from './visit-query.js';
 
 /** A visit's way, or the link's target URL as it is (no rules). */
 type Chosen = string | Routed;
@@ -37,7 +39,7 @@ const FAST_REDIRECT = Symbol('fast redirect');
 type MemoTarget = LinkTarget & { [FAST_REDIRECT]?: Redirect };
 type VisitDomain = Pick<
   DomainEntry,
-  'id' | 'hostname' | 'scheme' | 'notFoundRedirect' | 'expiredRedirect' | 'rootRedirect'
+  'id' | 'hostname' | 'scheme' | 'notFoundRedirect' | 'expiredRedirect' | 'rootRedirect' | 'brokenRedirect'
 >;
 
 /** A visit's redirect, whole: the route and the fast path write exactly this. */
@@ -79,26 +81,7 @@ export const FALLBACK_STATUS = 302;
 /** The password form's answer: See Other, so the browser follows with a GET and a reload does not post again. */
 const FORM_STATUS = 303;
 
-/**
- * The target with the visit's query string appended (forward_query, SPEC §13): `?` or `&` as needed, a
- * fragment stays last. Node's parser admits only printable ASCII in a request target; anything else (and
- * `#`) is percent-encoded all the same, so the Location stays a valid header and the query cannot start a
- * fragment.
- */
-const percentEncoded = (c: string): string => {
-  const code = c.charCodeAt(0);
-  return code <= 0xff ? `%${code.toString(16).toUpperCase().padStart(2, '0')}` : '%EF%BF%BD';
-};
-
-export function withForwardedQuery(target: string, query: string): string {
-  if (query === '') return target;
-  const safe = query.replace(/[^\x21\x22\x24-\x7e]/g, percentEncoded);
-  const hash = target.indexOf('#');
-  const base = hash === -1 ? target : target.slice(0, hash);
-  const fragment = hash === -1 ? '' : target.slice(hash);
-  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
-  return `${base}${separator}${safe}${fragment}`;
-}
+export { withForwardedQuery } from './visit-query.js';
 
 const MISSING: Refusal = { kind: 'missing' };
 const EXPIRED: Refusal = { kind: 'expired' };
@@ -246,6 +229,10 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
     const preview = previewFor(target as LinkTarget, visit, domain);
     if (preview) return preview;
     const code = visit.method === 'POST' ? FORM_STATUS : status;
+    // A broken destination (SPEC §24, broken-link.ts): its fallback, a temporary redirect, still the link's visit.
+    const fallback = typeof verdict === 'string' ? brokenFallback(target as LinkTarget, domain, visit.query) : null;
+    if (fallback !== null)
+      return redirectTo(fallback, code === status ? FALLBACK_STATUS : code, target as LinkTarget, domain);
     if (typeof verdict === 'string') return redirectTo(verdict, code, target as LinkTarget, domain);
     return redirectTo(verdict.url, code, target as LinkTarget, domain, verdict);
   };
@@ -274,6 +261,10 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
       const target = resolver.cached(name, domain?.id ?? 0) as MemoTarget | undefined;
       if (target === undefined || target.kind !== 'link' || target.rules !== null || target.preview !== null)
         return undefined;
+      // SPEC §24: a broken link's fallback, made per visit (the domain's broken_redirect may change under a cached
+      // link; broken links are few), as the route makes it.
+      const fallback = brokenFallback(target, domain, '');
+      if (fallback !== null) return redirectTo(fallback, FALLBACK_STATUS, target, domain);
       const memo = target[FAST_REDIRECT];
       if (memo !== undefined && memo.domain === domain?.hostname) return memo;
       const redirect = redirectTo(target.url, status, target, domain);

@@ -18,6 +18,7 @@ const link = (id: number): LinkTarget => ({
   expiresAt: null,
   rules: null,
   preview: null,
+  broken: null,
 });
 
 describe('redirect cache', () => {

@@ -1716,6 +1716,7 @@ export interface components {
          *       "root_redirect": null,
          *       "not_found_redirect": null,
          *       "expired_redirect": null,
+         *       "broken_redirect": null,
          *       "apple_app_site_association": null,
          *       "android_asset_links": null,
          *       "status": "pending",
@@ -1772,6 +1773,8 @@ export interface components {
             apple_app_site_association: {
                 [key: string]: unknown;
             } | null;
+            /** @description An absolute http(s) URL visitors of this domain are sent to while a link's destination is broken (SPEC §24) and the link has no fallback_url of its own; null: the usual answer */
+            broken_redirect: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
@@ -1868,6 +1871,8 @@ export interface components {
             apple_app_site_association?: {
                 [key: string]: unknown;
             } | null;
+            /** @description An absolute http(s) URL visitors of this domain are sent to while a link's destination is broken (SPEC §24) and the link has no fallback_url of its own; null: the usual answer */
+            broken_redirect?: string | null;
             /** @description Read-only; ignored */
             created_at?: unknown;
             /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -1952,6 +1957,8 @@ export interface components {
             appleAppSiteAssociation?: {
                 [key: string]: unknown;
             } | null;
+            /** @description An absolute http(s) URL visitors of this domain are sent to while a link's destination is broken (SPEC §24) and the link has no fallback_url of its own; null: the usual answer */
+            brokenRedirect?: string | null;
             /** @description Read-only; ignored */
             createdAt?: unknown;
             /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -2009,6 +2016,7 @@ export interface components {
          *       "rootRedirect": null,
          *       "notFoundRedirect": null,
          *       "expiredRedirect": null,
+         *       "brokenRedirect": null,
          *       "appleAppSiteAssociation": null,
          *       "androidAssetLinks": null,
          *       "status": "pending",
@@ -2065,6 +2073,8 @@ export interface components {
             appleAppSiteAssociation: {
                 [key: string]: unknown;
             } | null;
+            /** @description An absolute http(s) URL visitors of this domain are sent to while a link's destination is broken (SPEC §24) and the link has no fallback_url of its own; null: the usual answer */
+            brokenRedirect: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC, e.g. 2026-11-21T10:15:30.123Z
@@ -2415,7 +2425,15 @@ export interface components {
          *       ],
          *       "disabled": false,
          *       "disabled_reason": null,
-         *       "preview": null
+         *       "preview": null,
+         *       "fallback_url": null,
+         *       "health": {
+         *         "status": "ok",
+         *         "checked_at": "2026-11-22T03:12:00.000Z",
+         *         "http_status": 200,
+         *         "error": null,
+         *         "since": "2026-11-21T10:15:31.000Z"
+         *       }
          *     }
          */
         Link: {
@@ -2444,10 +2462,25 @@ export interface components {
             domain: string | null;
             /** @description null: never expires */
             expires_at: string | null;
+            /** @description SPEC §24: where visits go while the link is broken (before its domain's broken_redirect); null: none */
+            fallback_url: string | null;
             /** @description Append the visit's query string to the target (utm_* parameters pass through) */
             forward_query: boolean;
             /** @description Read-only: whether visitors need a password */
             has_password: boolean;
+            /** @description SPEC §24: the destination checks' verdict */
+            health: {
+                /** @description The last check; null: none yet */
+                checked_at: string | null;
+                /** @description What the last check found wrong, or why the destination is not checked; null: nothing */
+                error: string | null;
+                /** @description The last check's final HTTP status (after redirects); null: no answer, or not checked */
+                http_status: number | null;
+                /** @description Since when the status holds; null: unknown since creation or the last change of destination */
+                since: string | null;
+                /** @description ok: the last check succeeded; broken: the last two checks failed (DNS, TLS, timeout, 404, 410, 5xx); unknown: not checked yet (new or changed destination), or not checkable (a private address) */
+                status: "ok" | "broken" | "unknown";
+            };
             /**
              * Format: int64
              * @description Of click_count, the clicks by people: what the analytics count as clicks (human_clicks in the stats)
@@ -2594,10 +2627,14 @@ export interface components {
             domain?: string | null;
             /** @description A future instant; null: never */
             expires_at?: string | null;
+            /** @description SPEC §24: where the link's visits go while its health is broken (before its domain's broken_redirect); null: none */
+            fallback_url?: string | null;
             /** @description Append the visit's query string to the target (utm_* parameters pass through) */
             forward_query?: boolean;
             /** @description Read-only; ignored */
             has_password?: unknown;
+            /** @description Read-only; ignored */
+            health?: unknown;
             /** @description Read-only; ignored */
             human_clicks?: unknown;
             /** @description Read-only; ignored */
@@ -2713,10 +2750,14 @@ export interface components {
             domain?: string | null;
             /** @description A future instant; null: never */
             expiresAt?: string | null;
+            /** @description SPEC §24: where the link's visits go while its health is broken (before its domain's broken_redirect); null: none */
+            fallbackUrl?: string | null;
             /** @description Append the visit's query string to the target (utm_* parameters pass through) */
             forwardQuery?: boolean;
             /** @description Read-only; ignored */
             hasPassword?: unknown;
+            /** @description Read-only; ignored */
+            health?: unknown;
             /** @description Read-only; ignored */
             humanClicks?: unknown;
             /** @description Read-only; ignored */
@@ -3373,7 +3414,15 @@ export interface components {
          *       ],
          *       "disabled": false,
          *       "disabledReason": null,
-         *       "preview": null
+         *       "preview": null,
+         *       "fallbackUrl": null,
+         *       "health": {
+         *         "status": "ok",
+         *         "checkedAt": "2026-11-22T03:12:00.000Z",
+         *         "httpStatus": 200,
+         *         "error": null,
+         *         "since": "2026-11-21T10:15:31.000Z"
+         *       }
          *     }
          */
         LinkV2: {
@@ -3402,10 +3451,25 @@ export interface components {
             domain: string | null;
             /** @description null: never expires */
             expiresAt: string | null;
+            /** @description SPEC §24: where visits go while the link is broken (before its domain's broken_redirect); null: none */
+            fallbackUrl: string | null;
             /** @description Append the visit's query string to the target (utm_* parameters pass through) */
             forwardQuery: boolean;
             /** @description Read-only: whether visitors need a password */
             hasPassword: boolean;
+            /** @description SPEC §24: the destination checks' verdict */
+            health: {
+                /** @description The last check; null: none yet */
+                checkedAt: string | null;
+                /** @description What the last check found wrong, or why the destination is not checked; null: nothing */
+                error: string | null;
+                /** @description The last check's final HTTP status (after redirects); null: no answer, or not checked */
+                httpStatus: number | null;
+                /** @description Since when the status holds; null: unknown since creation or the last change of destination */
+                since: string | null;
+                /** @description ok: the last check succeeded; broken: the last two checks failed (DNS, TLS, timeout, 404, 410, 5xx); unknown: not checked yet (new or changed destination), or not checkable (a private address) */
+                status: "ok" | "broken" | "unknown";
+            };
             /**
              * Format: int64
              * @description Of click_count, the clicks by people: what the analytics count as clicks (human_clicks in the stats)
@@ -5888,6 +5952,8 @@ export interface operations {
                     apple_app_site_association?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description An absolute http(s) URL visitors of this domain are sent to while a link's destination is broken (SPEC §24) and the link has no fallback_url of its own; null: the usual answer */
+                    broken_redirect?: string | null;
                     /** @description Read-only; ignored */
                     created_at?: unknown;
                     /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -7624,6 +7690,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only links on this domain (the default domain's host name for links without one) */
                 domain?: string;
+                /** @description SPEC §24: only links whose health has this status (health=broken: the links to fix) */
+                health?: "ok" | "broken" | "unknown";
                 /** @description Items per page (default 20) */
                 limit?: number;
                 /** @description Sort direction (default asc) */
@@ -8444,7 +8512,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules and preview */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules, preview and fallback_url */
         requestBody: {
             content: {
                 /**
@@ -8476,10 +8544,14 @@ export interface operations {
                     domain?: string | null;
                     /** @description A future instant; null: never */
                     expires_at?: string | null;
+                    /** @description SPEC §24: where the link's visits go while its health is broken (before its domain's broken_redirect); null: none */
+                    fallback_url?: string | null;
                     /** @description Append the visit's query string to the target (utm_* parameters pass through) */
                     forward_query?: boolean;
                     /** @description Read-only; ignored */
                     has_password?: unknown;
+                    /** @description Read-only; ignored */
+                    health?: unknown;
                     /** @description Read-only; ignored */
                     human_clicks?: unknown;
                     /** @description Read-only; ignored */
@@ -13491,6 +13563,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only links on this domain (the default domain's host name for links without one) */
                 domain?: string;
+                /** @description SPEC §24: only links whose health has this status (health=broken: the links to fix) */
+                health?: "ok" | "broken" | "unknown";
                 /** @description Items per page (default 20) */
                 limit?: number;
                 /** @description Sort direction (default asc) */
@@ -17148,6 +17222,8 @@ export interface operations {
                     appleAppSiteAssociation?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description An absolute http(s) URL visitors of this domain are sent to while a link's destination is broken (SPEC §24) and the link has no fallback_url of its own; null: the usual answer */
+                    brokenRedirect?: string | null;
                     /** @description Read-only; ignored */
                     createdAt?: unknown;
                     /** @description An absolute http(s) URL visitors of this domain are sent to instead of a 410 (expired or used-up link); null: the usual answer */
@@ -18227,6 +18303,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only links on this domain (the default domain's host name for links without one) */
                 domain?: string;
+                /** @description SPEC §24: only links whose health has this status (health=broken: the links to fix) */
+                health?: "ok" | "broken" | "unknown";
                 /** @description Items per page (default 20) */
                 limit?: number;
                 /** @description Sort direction (default asc) */
@@ -19045,7 +19123,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules and preview */
+        /** @description JSON merge patch (RFC 7396): only the sent fields change; null clears expires_at, max_visits, tags, password, title, aliases, rules, preview and fallback_url */
         requestBody: {
             content: {
                 /**
@@ -19077,10 +19155,14 @@ export interface operations {
                     domain?: string | null;
                     /** @description A future instant; null: never */
                     expiresAt?: string | null;
+                    /** @description SPEC §24: where the link's visits go while its health is broken (before its domain's broken_redirect); null: none */
+                    fallbackUrl?: string | null;
                     /** @description Append the visit's query string to the target (utm_* parameters pass through) */
                     forwardQuery?: boolean;
                     /** @description Read-only; ignored */
                     hasPassword?: unknown;
+                    /** @description Read-only; ignored */
+                    health?: unknown;
                     /** @description Read-only; ignored */
                     humanClicks?: unknown;
                     /** @description Read-only; ignored */
@@ -24088,6 +24170,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only links on this domain (the default domain's host name for links without one) */
                 domain?: string;
+                /** @description SPEC §24: only links whose health has this status (health=broken: the links to fix) */
+                health?: "ok" | "broken" | "unknown";
                 /** @description Items per page (default 20) */
                 limit?: number;
                 /** @description Sort direction (default asc) */

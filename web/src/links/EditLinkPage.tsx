@@ -43,10 +43,24 @@ export function EditLinkPage({ code }: { code: string }) {
       </h1>
       {loaded.state === 'loading' && <Loading what="the link" />}
       {loaded.state === 'error' && <ErrorState problem={loaded.problem} onRetry={loaded.reload} />}
+      {loaded.state === 'ready' && <LinkHealthLine link={loaded.data.link} />}
       {loaded.state === 'ready' && (
         <EditLinkForm key={loaded.data.etag ?? ''} loaded={loaded.data} onReload={loaded.reload} />
       )}
     </>
+  );
+}
+
+/** SPEC §24: what the last check of the destination found (status, HTTP status, error), when there was one. */
+function LinkHealthLine({ link }: { link: ShortLink }) {
+  const { status, checked_at, http_status, error } = link.health;
+  return (
+    <p class={status === 'broken' ? 'health health-broken' : 'health'} role="status">
+      Destination: <strong>{status}</strong>
+      {checked_at ? ` — last checked ${new Date(checked_at).toLocaleString()}` : ' — not checked yet'}
+      {http_status !== null ? `, HTTP ${http_status}` : ''}
+      {error ? `: ${error}` : ''}
+    </p>
   );
 }
 

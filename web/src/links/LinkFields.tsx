@@ -15,6 +15,7 @@ export const LINK_FIELDS = [
   'title',
   'domain',
   'aliases',
+  'fallback_url',
 ] as const;
 
 interface LinkFieldsProps {
@@ -26,7 +27,15 @@ interface LinkFieldsProps {
 }
 
 type TextField =
-  'original_url' | 'short_code' | 'expires_at' | 'max_visits' | 'password' | 'tags' | 'title' | 'aliases';
+  | 'original_url'
+  | 'short_code'
+  | 'expires_at'
+  | 'max_visits'
+  | 'password'
+  | 'tags'
+  | 'title'
+  | 'aliases'
+  | 'fallback_url';
 
 /** What each group of fields gets: the values, the change of them all, and the API's message for a field. */
 interface GroupProps {
@@ -89,6 +98,23 @@ function LinkTargetFields({ values, onChange, err, text }: GroupProps) {
       >
         {(a) => (
           <input {...a} name="title" autocomplete="off" maxLength={200} value={values.title} onInput={text('title')} />
+        )}
+      </Field>
+      <Field
+        label="Fallback URL (optional)"
+        hint="Where visits go while the destination is broken (two failed checks in a row)"
+        error={err('fallback_url')}
+      >
+        {(a) => (
+          <input
+            {...a}
+            name="fallback_url"
+            type="url"
+            inputMode="url"
+            autocomplete="off"
+            value={values.fallback_url}
+            onInput={text('fallback_url')}
+          />
         )}
       </Field>
       <DomainPicker

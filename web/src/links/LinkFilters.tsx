@@ -6,6 +6,16 @@ import { Field } from '../ui/Field';
 import type { LinkListView } from './link-list-query';
 import { SortField } from './SortField';
 
+/** SPEC §24: only the links whose destination checks found broken (`?health=broken`). */
+function BrokenOnly({ checked, onChange }: { checked: boolean; onChange: (on: boolean) => void }) {
+  return (
+    <label class="checkbox">
+      <input type="checkbox" name="broken" checked={checked} onChange={(e) => onChange(e.currentTarget.checked)} />
+      Broken links only
+    </label>
+  );
+}
+
 /**
  * Search (`q`), tag filter and sort of My links. Search and tag apply on submit (Enter), sort at once;
  * each rewrites the URL (back to page 1) and the list follows it. The API's messages (a malformed tag)
@@ -62,6 +72,7 @@ export function LinkFilters({ view, problem }: { view: LinkListView; problem: Pr
           Clear filters
         </button>
       )}
+      <BrokenOnly checked={view.broken} onChange={(on) => apply({ health: on ? 'broken' : null })} />
       <SortField sort={view.sort} onSort={(sort) => apply({ sort })} />
     </form>
   );

@@ -13,13 +13,19 @@ import { QrCode } from './QrCode';
 
 /** What sets a link apart beyond its target: disabled by an admin (and why), tags (each a filter of the list), password, limit, query forwarding. */
 function LinkTraits({ link, tagHref }: { link: ShortLink; tagHref: (tag: string) => string }) {
+  const broken = link.health.status === 'broken';
   if (!link.tags.length && !link.has_password && link.max_visits === null && !link.forward_query && !link.disabled)
-    return null;
+    if (!broken) return null;
   return (
     <span class="traits">
       {link.disabled && (
         <span class="badge badge-suspended" title={link.disabled_reason ?? undefined}>
           disabled by an admin{link.disabled_reason ? `: ${link.disabled_reason}` : ''}
+        </span>
+      )}
+      {broken && (
+        <span class="badge badge-suspended" title={link.health.error ?? undefined}>
+          broken{link.health.error ? `: ${link.health.error}` : ''}
         </span>
       )}
       {link.tags.map((tag) => (

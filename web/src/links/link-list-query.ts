@@ -18,6 +18,8 @@ export interface LinkListView {
   tag: string;
   sort: SortKey;
   page: number;
+  /** SPEC §24: only the broken links (`?health=broken`) */
+  broken: boolean;
 }
 
 export function linkListView(query: URLSearchParams): LinkListView {
@@ -26,6 +28,7 @@ export function linkListView(query: URLSearchParams): LinkListView {
     tag: query.get('tag') ?? '',
     sort: oneOf(query.get('sort'), SORT_KEYS) ?? 'newest',
     page: positiveInt(query.get('page')) ?? 1,
+    broken: query.get('health') === 'broken',
   };
 }
 
@@ -38,5 +41,6 @@ export function linkListQuery(view: LinkListView, limit: number) {
     order,
     ...(view.q ? { q: view.q } : {}),
     ...(view.tag ? { tag: view.tag } : {}),
+    ...(view.broken ? { health: 'broken' as const } : {}),
   };
 }

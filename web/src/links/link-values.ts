@@ -22,6 +22,8 @@ export interface LinkValues {
   domain: string;
   /** further names of the link (SPEC §20), comma- or space-separated */
   aliases: string;
+  /** where visits go while the destination is broken (SPEC §24); empty: none */
+  fallback_url: string;
 }
 
 export const EMPTY_LINK_VALUES: LinkValues = {
@@ -36,6 +38,7 @@ export const EMPTY_LINK_VALUES: LinkValues = {
   title: '',
   domain: '',
   aliases: '',
+  fallback_url: '',
 };
 
 export function valuesFromLink(link: ShortLink): LinkValues {
@@ -51,6 +54,7 @@ export function valuesFromLink(link: ShortLink): LinkValues {
     title: link.title ?? '',
     domain: link.domain ?? '',
     aliases: link.aliases.join(', '),
+    fallback_url: link.fallback_url ?? '',
   };
 }
 
@@ -76,6 +80,7 @@ export interface LinkBody {
   title?: string;
   domain?: string;
   aliases?: string[];
+  fallback_url?: string;
 }
 
 /** POST /links: only the fields filled in (the API's defaults for the others). */
@@ -95,6 +100,7 @@ export function createBody(v: LinkValues): LinkBody {
     ...(v.title.trim() ? { title: v.title.trim() } : {}),
     ...(v.domain ? { domain: v.domain } : {}),
     ...(aliases.length ? { aliases } : {}),
+    ...(v.fallback_url.trim() ? { fallback_url: v.fallback_url.trim() } : {}),
   };
 }
 
@@ -108,6 +114,7 @@ export interface LinkPatch {
   title?: string | null;
   domain?: string | null;
   aliases?: string[] | null;
+  fallback_url?: string | null;
 }
 
 /** PATCH /links/{code}: what differs from the link as it was read; an emptied field is null (cleared). */
@@ -125,6 +132,7 @@ export function patchBody(link: ShortLink, v: LinkValues): LinkPatch {
   if (v.domain !== was.domain) patch.domain = v.domain || null;
   const aliases = aliasesFromText(v.aliases);
   if (aliases.join(',') !== link.aliases.join(',')) patch.aliases = aliases.length ? aliases : null;
+  if (v.fallback_url.trim() !== was.fallback_url) patch.fallback_url = v.fallback_url.trim() || null;
   if (v.password) patch.password = v.password;
   else if (v.removePassword && link.has_password) patch.password = null;
   return patch;
