@@ -240,6 +240,7 @@ export async function createModules(deps: ModulesDeps) {
   const importsModule = importsModuleFor(deps, linkModules);
   const list: AppModule[] = [
     core.usersModule,
+    core.twoFactorModule,
     core.tokensModule,
     core.ordersModule,
     clickIngest,
@@ -251,6 +252,7 @@ export async function createModules(deps: ModulesDeps) {
     core.instanceModule,
     importsModule,
     core.outboxModule,
+    core.auditModule,
     ...(deps.server ? serverModules(deps, deps.server, linkModules) : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];

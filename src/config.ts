@@ -13,6 +13,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { hardeningVariables } from './config/hardening.variables.js';
 import { loadVariables } from './config/load.variables.js';
 import { openInstanceVariables } from './config/open-instance.variables.js';
+import { signInVariables } from './config/sign-in.variables.js';
 import { versioningVariables } from './config/versioning.variables.js';
 import { flag, int, optional, readVariable, shownValue } from './lib/env-variables.js';
 
@@ -187,6 +188,7 @@ export const variables = {
     '`true`: click records keep IPv4 /24 and IPv6 /48 only; unique visitors come from a salted daily hash of the full address',
   ),
   ...openInstanceVariables,
+  ...signInVariables,
   ...hardeningVariables,
 } satisfies Record<string, TSchema>;
 

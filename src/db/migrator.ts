@@ -31,6 +31,7 @@ import * as m039 from './migrations/039-link-search.js';
 import * as m040 from './migrations/040-link-rules.js';
 import * as m041 from './migrations/041-rule-clicks.js';
 import * as m042 from './migrations/042-app-links-previews.js';
+import * as m045 from './migrations/045-totp-audit.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -67,6 +68,7 @@ const migrations: Record<string, MigrationModule> = {
   '040-link-rules': m040,
   '041-rule-clicks': m041,
   '042-app-links-previews': m042,
+  '045-totp-audit': m045,
 };
 
 /** Every migration this build knows, in order. */

@@ -19,6 +19,7 @@ import type { LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js
 import type { OrdersTable } from './types/orders.js';
 import type { OutboxTable } from './types/outbox.js';
 import type { RevokedTokensTable, TokensTable } from './types/tokens.js';
+import type { AuditLogTable, UserRecoveryCodesTable, UserTotpTable } from './types/two-factor.js';
 import type { UsersTable } from './types/users.js';
 
 /**
@@ -54,6 +55,9 @@ export interface Database {
   job_leases: JobLeasesTable;
   instance_settings: InstanceSettingsTable;
   outbox: OutboxTable;
+  user_totp: UserTotpTable;
+  user_recovery_codes: UserRecoveryCodesTable;
+  audit_log: AuditLogTable;
 }
 
 export type * from './types/api-keys.js';
@@ -66,4 +70,5 @@ export type * from './types/jobs.js';
 export type * from './types/links.js';
 export type * from './types/orders.js';
 export type * from './types/tokens.js';
+export type * from './types/two-factor.js';
 export type * from './types/users.js';

@@ -66,6 +66,11 @@ export const ErrorEnvelopeSchema = Type.Object(
             'REQUEST_TIMEOUT',
             'URI_TOO_LONG',
             'REQUEST_HEADERS_TOO_LARGE',
+            // Signing in for organisations (SPEC §23): a second factor, password sign-in switched off.
+            'INVALID_CREDENTIALS',
+            'TOTP_REQUIRED',
+            'TOTP_SETUP_REQUIRED',
+            'PASSWORD_LOGIN_DISABLED',
           ].map((c) => Type.Literal(c)),
         ),
         message: Type.String({ maxLength: MAX_MESSAGE_LENGTH, pattern: NO_CONTROL_CHARACTERS }),

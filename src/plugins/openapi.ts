@@ -34,7 +34,7 @@ const WITH_BODY = [413, 415];
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   400: 'VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON',
   401: 'UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate)',
-  403: "FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts",
+  403: "FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up",
   404: 'NOT_FOUND: no such resource (or it expired)',
   406: 'NOT_ACCEPTABLE: Accept names an API version that is not served',
   409: 'CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin)',

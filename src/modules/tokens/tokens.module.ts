@@ -7,7 +7,7 @@ import type { Jwt } from './jwt.js';
 import { createTokensRepository, type TokenDenyList } from './tokens.repository.js';
 import { tokensRoutes } from './tokens.routes.js';
 import { tokenSchemas } from './tokens.schemas.js';
-import { createTokensService } from './tokens.service.js';
+import { createTokensService, type SecondFactor } from './tokens.service.js';
 
 const PURGE_EVERY_MS = 10 * 60_000;
 
@@ -20,6 +20,8 @@ export function createTokensModule(deps: {
   jwt: Jwt;
   clock: Clock;
   ttlSeconds: number;
+  secondFactor?: SecondFactor;
+  passwordLogin?: boolean;
 }) {
   const tokens = createTokensService({ ...deps, tokens: createTokensRepository(deps.db) });
   return appModule({

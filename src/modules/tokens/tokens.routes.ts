@@ -12,6 +12,7 @@ const revocationRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; baseP
     '/tokens/current',
     {
       onRequest: app.access('user'),
+      config: { withoutTotp: true }, // signing out stays open to an admin who must set up two-factor first
       schema: {
         operationId: 'revokeCurrentToken',
         tags,
@@ -61,7 +62,9 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
       schema: {
         operationId: 'createToken',
         tags,
-        summary: 'Exchange username and password for a bearer token',
+        summary: 'Exchange username and password (and, with two-factor sign-in on, a code) for a bearer token',
+        description:
+          'With two-factor sign-in on, a request without `totp_code` is 401 TOTP_REQUIRED and a wrong or used code 401 INVALID_CREDENTIALS (counted like a wrong password). PASSWORD_LOGIN=false: 403 PASSWORD_LOGIN_DISABLED.',
         security: [],
         body: TokenCreateBody,
         response: {
@@ -82,7 +85,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; ba
       },
     },
     async (request, reply) => {
-      const { jti, ...token } = await tokens.issue(request.body.username, request.body.password);
+      const { username, password, totp_code: totpCode } = request.body;
+      const { jti, ...token } = await tokens.issue(username, password, { totpCode, ip: request.ip });
       return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
     },
   );
