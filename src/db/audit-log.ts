@@ -65,9 +65,12 @@ export interface AuditEntry {
   at?: number;
 }
 
-/** The actor of a request's caller (lib/caller.ts carries the client's address as `ip`). */
+/**
+ * The actor of a request's caller (lib/caller.ts carries the client's address as `ip`). User id 0 is no account:
+ * it is the CLI's operator (cli/services.ts OPERATOR), recorded as `cli`.
+ */
 export const auditActorOf = (caller: { userId: number; ip?: string | null } | null | undefined): AuditActor =>
-  caller ? { userId: caller.userId, ip: caller.ip ?? null } : null;
+  !caller ? null : caller.userId === 0 ? 'cli' : { userId: caller.userId, ip: caller.ip ?? null };
 
 /**
  * Writes the entries in the caller's transaction (pass the transaction the action runs in). The actor's

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
+import { recordAudit, type AuditActor } from '../../db/audit-log.js';
 import { inTransaction, recordEvent, type ApiKeyEvent } from '../../db/outbox.js';
 import type { ApiKeyRow, Database, UserRow } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -70,7 +71,11 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
      * no-op UPDATE of the user row takes that row's lock first (PostgreSQL; SQLite has one writer anyway), so
      * two creations racing for the last free place are counted one after the other.
      */
-    async insertWithin(row: NewApiKey, max: number): Promise<ApiKeyRow | 'user-missing' | 'full'> {
+    async insertWithin(
+      row: NewApiKey,
+      max: number,
+      actor: AuditActor = null,
+    ): Promise<ApiKeyRow | 'user-missing' | 'full'> {
       return db.transaction().execute(async (tx) => {
         const locked = await tx
           .updateTable('users')
@@ -86,6 +91,13 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
         if (Number(n) >= max) return 'full';
         const created = await tx.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
         await announce(tx, 'api_key.created', created);
+        await recordAudit(tx, {
+          action: 'api_key.created',
+          actor,
+          target: { type: 'api_key', id: created.id },
+          details: { user_id: Number(created.user_id), name: created.name, scopes: created.scopes },
+          at: row.created_at,
+        });
         return created;
       });
     },
@@ -102,7 +114,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
     },
 
     ...createApiKeyReads(db, paginator),
-    async deleteForUser(userId: number, keyId: number, tx: Db = db): Promise<boolean> {
+    async deleteForUser(userId: number, keyId: number, tx: Db = db, actor: AuditActor = null): Promise<boolean> {
       return inTransaction(tx, async (t) => {
         const res = await t
           .deleteFrom('api_keys')
@@ -111,6 +123,13 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
           .executeTakeFirst();
         const deleted = Number(res.numDeletedRows) > 0;
         if (deleted) await announce(t, 'api_key.revoked', { id: keyId, user_id: userId });
+        if (deleted)
+          await recordAudit(t, {
+            action: 'api_key.revoked',
+            actor,
+            target: { type: 'api_key', id: keyId },
+            details: { user_id: userId },
+          });
         return deleted;
       });
     },

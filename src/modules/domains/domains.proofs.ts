@@ -1,3 +1,4 @@
+import { auditActorOf } from '../../db/audit-log.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { DomainRow } from '../../db/types.js';
 import { AppError, notFound } from '../../lib/app-error.js';
@@ -62,7 +63,14 @@ export function createDomainProofs(deps: DomainProofsDeps) {
         check_message: null,
         updated_at: now,
       };
-      const verified = await domains.markVerified(id, changes).catch((err: unknown) => {
+      const audit = {
+        action: 'domain.verified' as const,
+        actor: auditActorOf(caller),
+        target: { type: 'domain', id },
+        details: { hostname: row.hostname },
+        at: now,
+      };
+      const verified = await domains.markVerified(id, changes, audit).catch((err: unknown) => {
         if (!dialect.isUniqueViolation(err)) throw err;
         const detail = { field: 'hostname', message: 'is a verified domain of another user' };
         throw new AppError('CONFLICT', 'Another user verified this host name first', [detail]);

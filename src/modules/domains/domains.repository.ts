@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, DomainRow, DomainsTable } from '../../db/types.js';
+import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import { recordEvent, type DomainEvent } from '../../db/outbox.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import type { Insertable, Updateable } from 'kysely';
@@ -116,10 +117,11 @@ async function verifyClaim(
 function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDomain) {
   return {
     /** A second claim of one owner surfaces as a unique violation (the arbiter when two requests race). */
-    async insert(row: Insertable<DomainsTable>): Promise<DomainRow> {
+    async insert(row: Insertable<DomainsTable>, audit?: Omit<AuditEntry, 'target'>): Promise<DomainRow> {
       return db.transaction().execute(async (tx) => {
         const created = await insertClaim(tx, row);
         await announce(tx, 'domain.created', created.id);
+        if (audit) await recordAudit(tx, { ...audit, target: { type: 'domain', id: created.id } });
         return created;
       });
     },
@@ -130,8 +132,16 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
      * their codes are not retired: a claim that lost leaves nothing on the name it did not own. A verified
      * claim of the name already there surfaces as a unique violation. Undefined when the claim is gone.
      */
-    async markVerified(id: number, changes: DomainChanges): Promise<{ row: DomainRow; removed: number[] } | undefined> {
-      return db.transaction().execute((tx) => verifyClaim(tx, id, changes, announce));
+    async markVerified(
+      id: number,
+      changes: DomainChanges,
+      audit?: AuditEntry,
+    ): Promise<{ row: DomainRow; removed: number[] } | undefined> {
+      return db.transaction().execute(async (tx) => {
+        const verified = await verifyClaim(tx, id, changes, announce);
+        if (verified && audit) await recordAudit(tx, audit);
+        return verified;
+      });
     },
 
     /** With `expectedVersion` the update is conditional (If-Match); undefined when gone or moved on. */
@@ -162,7 +172,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
      * Deletes the domain; with `withLinks`, its links (clicks and rollups go with them by cascade). Its codes
      * are kept by host name for the next claim of it (retireDomainCodes). False when it was already gone.
      */
-    async remove(id: number, withLinks: boolean, at: number): Promise<boolean> {
+    async remove(id: number, withLinks: boolean, at: number, audit?: AuditEntry): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
         const row = await tx
           .selectFrom('domains')
@@ -174,6 +184,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
         await retireDomainCodes(tx, row, at);
         await tx.deleteFrom('domains').where('id', '=', id).execute();
         await announce(tx, 'domain.deleted', id);
+        if (audit) await recordAudit(tx, audit);
         return true;
       });
     },

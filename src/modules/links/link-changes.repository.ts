@@ -1,3 +1,4 @@
+import { recordAudit, type AuditActor } from '../../db/audit-log.js';
 import type { Kysely } from 'kysely';
 import type { Database, LinkRow } from '../../db/types.js';
 import type { LinkField } from '../../db/outbox.js';
@@ -59,6 +60,8 @@ export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announ
       changes: LinkChanges,
       expectedVersion: number | null,
       at: number,
+      /** who made the change (SPEC §23): a link that becomes disabled is audited in the change's transaction */
+      actor?: AuditActor,
     ): Promise<LinkRow | undefined> {
       const { id } = link;
       return db.transaction().execute(async (tx) => {
@@ -81,6 +84,14 @@ export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announ
         const changed = Object.keys(changes) as LinkField[];
         const before = { domain_id: link.domain_id, names: namesOf(link) };
         await announce(tx, { type: 'link.updated', data: { ...linkNames(row), changed, before } }, at);
+        if (actor !== undefined && changes.disabled_at != null && !('disabled_at' in link && link.disabled_at !== null))
+          await recordAudit(tx, {
+            action: 'link.disabled',
+            actor,
+            target: { type: 'link', id: row.short_code },
+            details: { link_id: Number(row.id), reason: row.disabled_reason },
+            at,
+          });
         return row;
       });
     },
