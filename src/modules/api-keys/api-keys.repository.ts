@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
-import { recordAudit, type AuditActor } from '../../db/audit-log.js';
+import { recordAudit, type AuditActor, type AuditEntry } from '../../db/audit-log.js';
 import { inTransaction, recordEvent, type ApiKeyEvent } from '../../db/outbox.js';
 import type { ApiKeyRow, Database, UserRow } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -61,6 +61,32 @@ function createApiKeyReads(db: Kysely<Database>, paginator: Paginator) {
   };
 }
 
+/** The no-op UPDATE that takes the user row's lock; false when there is no such user. */
+const lockUser = async (tx: Db, userId: number): Promise<boolean> =>
+  Number(
+    (
+      await tx
+        .updateTable('users')
+        .set((eb) => ({ id: eb.ref('id') }))
+        .where('id', '=', userId)
+        .executeTakeFirst()
+    ).numUpdatedRows,
+  ) > 0;
+
+/** SPEC §23: a key created or revoked, and whose. */
+const keyAudit = (
+  action: 'api_key.created' | 'api_key.revoked',
+  actor: AuditActor,
+  key: Pick<ApiKeyRow, 'id' | 'user_id'> & { name?: string; scopes?: string },
+  at?: number,
+): AuditEntry => ({
+  action,
+  actor,
+  target: { type: 'api_key', id: key.id },
+  details: { user_id: Number(key.user_id), ...(key.name ? { name: key.name, scopes: key.scopes ?? '' } : {}) },
+  ...(at !== undefined ? { at } : {}),
+});
+
 /** Plain rows in and out; a key created or revoked writes its event to the outbox in its transaction (db/outbox.ts). */
 export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'notify'>) {
   const announce = (tx: Db, type: ApiKeyEvent['type'], key: Pick<ApiKeyRow, 'id' | 'user_id'>) =>
@@ -77,12 +103,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
       actor: AuditActor = null,
     ): Promise<ApiKeyRow | 'user-missing' | 'full'> {
       return db.transaction().execute(async (tx) => {
-        const locked = await tx
-          .updateTable('users')
-          .set((eb) => ({ id: eb.ref('id') }))
-          .where('id', '=', row.user_id)
-          .executeTakeFirst();
-        if (Number(locked.numUpdatedRows) === 0) return 'user-missing';
+        if (!(await lockUser(tx, row.user_id))) return 'user-missing';
         const { n } = await tx
           .selectFrom('api_keys')
           .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -91,13 +112,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
         if (Number(n) >= max) return 'full';
         const created = await tx.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
         await announce(tx, 'api_key.created', created);
-        await recordAudit(tx, {
-          action: 'api_key.created',
-          actor,
-          target: { type: 'api_key', id: created.id },
-          details: { user_id: Number(created.user_id), name: created.name, scopes: created.scopes },
-          at: row.created_at,
-        });
+        await recordAudit(tx, keyAudit('api_key.created', actor, created, row.created_at));
         return created;
       });
     },
@@ -123,13 +138,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
           .executeTakeFirst();
         const deleted = Number(res.numDeletedRows) > 0;
         if (deleted) await announce(t, 'api_key.revoked', { id: keyId, user_id: userId });
-        if (deleted)
-          await recordAudit(t, {
-            action: 'api_key.revoked',
-            actor,
-            target: { type: 'api_key', id: keyId },
-            details: { user_id: userId },
-          });
+        if (deleted) await recordAudit(t, keyAudit('api_key.revoked', actor, { id: keyId, user_id: userId }));
         return deleted;
       });
     },

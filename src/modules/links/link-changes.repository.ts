@@ -47,6 +47,26 @@ async function creditOwner(
 }
 
 /** A PATCH and a link's end (deleted or expired), each in its own transaction. */
+/** SPEC §23: a link an admin (or the CLI) disabled, in the change's transaction; not one disabled already. */
+async function auditDisabled(
+  tx: Kysely<Database>,
+  link: object,
+  changes: LinkChanges,
+  row: LinkRow,
+  actor: AuditActor,
+  at: number,
+): Promise<void> {
+  const wasDisabled = 'disabled_at' in link && link.disabled_at !== null;
+  if (changes.disabled_at == null || wasDisabled) return;
+  await recordAudit(tx, {
+    action: 'link.disabled',
+    actor,
+    target: { type: 'link', id: row.short_code },
+    details: { link_id: Number(row.id), reason: row.disabled_reason },
+    at,
+  });
+}
+
 export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announce }) {
   const { db, announce } = deps;
   return {
@@ -84,14 +104,7 @@ export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announ
         const changed = Object.keys(changes) as LinkField[];
         const before = { domain_id: link.domain_id, names: namesOf(link) };
         await announce(tx, { type: 'link.updated', data: { ...linkNames(row), changed, before } }, at);
-        if (actor !== undefined && changes.disabled_at != null && !('disabled_at' in link && link.disabled_at !== null))
-          await recordAudit(tx, {
-            action: 'link.disabled',
-            actor,
-            target: { type: 'link', id: row.short_code },
-            details: { link_id: Number(row.id), reason: row.disabled_reason },
-            at,
-          });
+        if (actor !== undefined) await auditDisabled(tx, link, changes, row, actor, at);
         return row;
       });
     },
