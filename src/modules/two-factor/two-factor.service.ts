@@ -45,9 +45,9 @@ async function useCode(
   sealed: string,
   code: string,
 ): Promise<SecondFactorUsed | null> {
+  // Null when sealed under another token key: only recovery codes work then, until `ferry users reset-2fa`.
   const secret = box.open(sealed, userId);
-  if (!secret) return null; // sealed under another token key: the operator resets it (`ferry users reset-2fa`)
-  const step = stepOfCode(secret, code, clock.now());
+  const step = secret ? stepOfCode(secret, code, clock.now()) : null;
   if (step !== null) return (await repository.useStep(userId, step)) ? 'totp' : null;
   if (looksLikeRecoveryCode(code) && (await repository.useRecoveryCode(userId, recoveryCodeHash(code), clock.now())))
     return 'recovery_code';
