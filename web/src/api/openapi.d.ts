@@ -76,6 +76,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who did what: sign-ins, two-factor changes, roles, keys, domains, moderation, imports, backups
+         * @description Newest first, cursor pages (`cursor`, `limit`). Filters: `actor_id`, `action`, `since` (inclusive), `until` (exclusive). Entries are kept AUDIT_RETENTION_DAYS.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/domains": {
         parameters: {
             query?: never;
@@ -388,7 +408,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange username and password for a bearer token */
+        /**
+         * Exchange username and password (and, with two-factor sign-in on, a code) for a bearer token
+         * @description With two-factor sign-in on, a request without `totp_code` is 401 TOTP_REQUIRED and a wrong or used code 401 INVALID_CREDENTIALS (counted like a wrong password). PASSWORD_LOGIN=false: 403 PASSWORD_LOGIN_DISABLED.
+         */
         post: operations["createToken"];
         delete?: never;
         options?: never;
@@ -590,6 +613,64 @@ export interface paths {
         };
         /** The caller's own record */
         get: operations["getCurrentUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up two-factor sign-in: a new secret, not on until confirmed
+         * @description Answers the secret, its otpauth:// URL and a QR code of it. Asked again before confirming, it replaces the secret. 409 while two-factor sign-in is on.
+         */
+        post: operations["setUpTotp"];
+        /** Turn two-factor sign-in off with a current code or an unused recovery code */
+        delete: operations["disableTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn two-factor sign-in on with a current code; answers ten recovery codes, shown this once */
+        post: operations["confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who did what: sign-ins, two-factor changes, roles, keys, domains, moderation, imports, backups
+         * @description Newest first, cursor pages (`cursor`, `limit`). Filters: `actor_id`, `action`, `since` (inclusive), `until` (exclusive). Entries are kept AUDIT_RETENTION_DAYS.
+         */
+        get: operations["listAuditLogV2"];
         put?: never;
         post?: never;
         delete?: never;
@@ -872,7 +953,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange username and password for a bearer token */
+        /**
+         * Exchange username and password (and, with two-factor sign-in on, a code) for a bearer token
+         * @description With two-factor sign-in on, a request without `totp_code` is 401 TOTP_REQUIRED and a wrong or used code 401 INVALID_CREDENTIALS (counted like a wrong password). PASSWORD_LOGIN=false: 403 PASSWORD_LOGIN_DISABLED.
+         */
         post: operations["createTokenV2"];
         delete?: never;
         options?: never;
@@ -1076,6 +1160,44 @@ export interface paths {
         get: operations["getCurrentUserV2"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users/me/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up two-factor sign-in: a new secret, not on until confirmed
+         * @description Answers the secret, its otpauth:// URL and a QR code of it. Asked again before confirming, it replaces the secret. 409 while two-factor sign-in is on.
+         */
+        post: operations["setUpTotpV2"];
+        /** Turn two-factor sign-in off with a current code or an unused recovery code */
+        delete: operations["disableTotpV2"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users/me/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn two-factor sign-in on with a current code; answers ten recovery codes, shown this once */
+        post: operations["confirmTotpV2"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1329,6 +1451,78 @@ export interface components {
             prefix: string;
             /** @description What the key may do: a non-empty subset of the scopes */
             scopes: ("links:read" | "links:write" | "stats:read" | "orders:read" | "orders:write" | "users:read")[];
+        };
+        AuditEntry: {
+            /** @description What was done */
+            action: "auth.sign_in" | "auth.sign_in_failed" | "auth.totp_enabled" | "auth.totp_disabled" | "user.role_changed" | "user.status_changed" | "api_key.created" | "api_key.revoked" | "webhook.created" | "webhook.deleted" | "domain.added" | "domain.verified" | "domain.removed" | "link.disabled" | "import.started" | "backup.created" | "backup.restored";
+            /** @description Their username when it was done, `cli` for the ferry command, null for nobody known */
+            actor: string | null;
+            /** @description The user who did it; null for the CLI or an unknown name */
+            actor_id: number | null;
+            /**
+             * Format: date-time
+             * @description When it was done
+             */
+            at: string;
+            /** @description What else the action says (the sign-in method, the role before and after, …) */
+            details: {
+                [key: string]: string | number | boolean | null;
+            } | null;
+            /**
+             * Format: int64
+             * @description A 64-bit id (at most 2^53-1)
+             */
+            id: number;
+            /** @description The client's address (TRUST_PROXY applied); null for the CLI */
+            ip: string | null;
+            /** @description That thing's id (a link's code, a backup's file name) */
+            target_id: string | null;
+            /** @description What it was done to: user, api_key, domain, link, import, backup */
+            target_type: string | null;
+        };
+        AuditEntryV2: {
+            /** @description What was done */
+            action: "auth.sign_in" | "auth.sign_in_failed" | "auth.totp_enabled" | "auth.totp_disabled" | "user.role_changed" | "user.status_changed" | "api_key.created" | "api_key.revoked" | "webhook.created" | "webhook.deleted" | "domain.added" | "domain.verified" | "domain.removed" | "link.disabled" | "import.started" | "backup.created" | "backup.restored";
+            /** @description Their username when it was done, `cli` for the ferry command, null for nobody known */
+            actor: string | null;
+            /** @description The user who did it; null for the CLI or an unknown name */
+            actorId: number | null;
+            /**
+             * Format: date-time
+             * @description When it was done
+             */
+            at: string;
+            /** @description What else the action says (the sign-in method, the role before and after, …) */
+            details: {
+                [key: string]: string | number | boolean | null;
+            } | null;
+            /**
+             * Format: int64
+             * @description A 64-bit id (at most 2^53-1)
+             */
+            id: number;
+            /** @description The client's address (TRUST_PROXY applied); null for the CLI */
+            ip: string | null;
+            /** @description That thing's id (a link's code, a backup's file name) */
+            targetId: string | null;
+            /** @description What it was done to: user, api_key, domain, link, import, backup */
+            targetType: string | null;
+        };
+        AuditList: {
+            data: components["schemas"]["AuditEntry"][];
+            pagination: {
+                /** Format: int32 */
+                limit: number;
+                nextCursor: string | null;
+            };
+        };
+        AuditListV2: {
+            data: components["schemas"]["AuditEntryV2"][];
+            pagination: {
+                /** Format: int32 */
+                limit: number;
+                nextCursor: string | null;
+            };
         };
         /** @description One visit that was redirected */
         ClickRecord: {
@@ -1850,7 +2044,7 @@ export interface components {
          */
         ErrorEnvelope: {
             error: {
-                code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
+                code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE" | "INVALID_CREDENTIALS" | "TOTP_REQUIRED" | "TOTP_SETUP_REQUIRED" | "PASSWORD_LOGIN_DISABLED";
                 /** @description One item per offending field (at most 100) */
                 details: components["schemas"]["ErrorDetail"][];
                 message: string;
@@ -2209,7 +2403,7 @@ export interface components {
                 status: 201;
             } | {
                 error: {
-                    code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
+                    code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE" | "INVALID_CREDENTIALS" | "TOTP_REQUIRED" | "TOTP_SETUP_REQUIRED" | "PASSWORD_LOGIN_DISABLED";
                     /** @description One item per offending field (at most 100) */
                     details: components["schemas"]["ErrorDetail"][];
                     message: string;
@@ -2228,7 +2422,7 @@ export interface components {
                 status: 201;
             } | {
                 error: {
-                    code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE";
+                    code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "UNAUTHENTICATED" | "FORBIDDEN" | "INSUFFICIENT_SCOPE" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "VERSION_CONFLICT" | "IDEMPOTENCY_KEY_IN_USE" | "LINK_EXPIRED" | "LINK_EXHAUSTED" | "LINK_PASSWORD_REQUIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "ACCOUNT_NOT_ACTIVE" | "DOMAIN_NOT_VERIFIED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "REGISTRATION_CLOSED" | "LINK_DISABLED" | "DESTINATION_BLOCKED" | "LAST_ADMIN" | "STORAGE_UNAVAILABLE" | "REQUEST_TIMEOUT" | "URI_TOO_LONG" | "REQUEST_HEADERS_TOO_LARGE" | "INVALID_CREDENTIALS" | "TOTP_REQUIRED" | "TOTP_SETUP_REQUIRED" | "PASSWORD_LOGIN_DISABLED";
                     /** @description One item per offending field (at most 100) */
                     details: components["schemas"]["ErrorDetail"][];
                     message: string;
@@ -3218,6 +3412,14 @@ export interface components {
             /** @constant */
             status: "ok";
         };
+        RecoveryCodes: {
+            /** @description Ten codes, each usable once in place of a TOTP code; shown this once, stored hashed */
+            recovery_codes: string[];
+        };
+        RecoveryCodesV2: {
+            /** @description Ten codes, each usable once in place of a TOTP code; shown this once, stored hashed */
+            recoveryCodes: string[];
+        };
         /**
          * @example {
          *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.e30.c2lnbmF0dXJl",
@@ -3238,6 +3440,22 @@ export interface components {
             expiresIn: number;
             /** @constant */
             tokenType: "Bearer";
+        };
+        TotpSetup: {
+            /** @description The otpauth:// URL (Key URI Format) an authenticator app reads */
+            otpauth_url: string;
+            /** @description The otpauth:// URL as a QR code, an SVG document */
+            qr_svg: string;
+            /** @description The 160-bit secret in base32, for apps that cannot scan the QR code */
+            secret: string;
+        };
+        TotpSetupV2: {
+            /** @description The otpauth:// URL (Key URI Format) an authenticator app reads */
+            otpauthUrl: string;
+            /** @description The otpauth:// URL as a QR code, an SVG document */
+            qrSvg: string;
+            /** @description The 160-bit secret in base32, for apps that cannot scan the QR code */
+            secret: string;
         };
         /**
          * @example {
@@ -4495,6 +4713,183 @@ export interface operations {
             };
         };
     };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description What was done */
+                action?: "auth.sign_in" | "auth.sign_in_failed" | "auth.totp_enabled" | "auth.totp_disabled" | "user.role_changed" | "user.status_changed" | "api_key.created" | "api_key.revoked" | "webhook.created" | "webhook.deleted" | "domain.added" | "domain.verified" | "domain.removed" | "link.disabled" | "import.started" | "backup.created" | "backup.restored";
+                /** @description Only what this user did */
+                actor_id?: number;
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Only entries at or after this instant */
+                since?: string;
+                /** @description Only entries before this instant */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditList"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listDomains: {
         parameters: {
             query?: {
@@ -4560,7 +4955,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4731,7 +5126,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4955,7 +5350,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5138,7 +5533,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5450,7 +5845,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5702,7 +6097,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -5984,7 +6379,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6193,7 +6588,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6374,7 +6769,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -6788,7 +7183,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7001,7 +7396,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7177,7 +7572,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7404,7 +7799,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7587,7 +7982,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7920,7 +8315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8184,7 +8579,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8374,7 +8769,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8561,7 +8956,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -8797,7 +9192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9077,7 +9472,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9298,7 +9693,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9502,7 +9897,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9760,7 +10155,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -9941,6 +10336,11 @@ export interface operations {
                 "application/json": {
                     /** Format: password */
                     password: string;
+                    /**
+                     * Format: password
+                     * @description A current code of the authenticator app, or an unused recovery code (each works once)
+                     */
+                    totp_code?: string;
                     username: string;
                 };
             };
@@ -9991,7 +10391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10183,7 +10583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10387,7 +10787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10608,7 +11008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -10815,7 +11215,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -11024,7 +11424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -11246,7 +11646,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -11481,7 +11881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -11758,7 +12158,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -12006,7 +12406,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -12220,7 +12620,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -12459,7 +12859,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -12641,7 +13041,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -12868,7 +13268,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -13063,7 +13463,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -13247,7 +13647,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -13440,7 +13840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -13619,7 +14019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -13627,6 +14027,813 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    setUpTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret for the authenticator app */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpSetup"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    disableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A current code of the authenticator app (or, to turn it off, an unused recovery code) */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Off */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A current code of the authenticator app (or, to turn it off, an unused recovery code) */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description On; the recovery codes */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listAuditLogV2: {
+        parameters: {
+            query?: {
+                /** @description What was done */
+                action?: "auth.sign_in" | "auth.sign_in_failed" | "auth.totp_enabled" | "auth.totp_disabled" | "user.role_changed" | "user.status_changed" | "api_key.created" | "api_key.revoked" | "webhook.created" | "webhook.deleted" | "domain.added" | "domain.verified" | "domain.removed" | "link.disabled" | "import.started" | "backup.created" | "backup.restored";
+                /** @description Only what this user did */
+                actorId?: number;
+                /** @description Cursor mode: the nextCursor of the previous page */
+                cursor?: string;
+                /** @description Items per page (default 20) */
+                limit?: number;
+                /** @description Only entries at or after this instant */
+                since?: string;
+                /** @description Only entries before this instant */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditListV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -13795,7 +15002,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -13966,7 +15173,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -14190,7 +15397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -14373,7 +15580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -14685,7 +15892,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -14937,7 +16144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -15366,7 +16573,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -15577,7 +16784,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -15753,7 +16960,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -15980,7 +17187,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -16163,7 +17370,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -16496,7 +17703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -16760,7 +17967,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -16950,7 +18157,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -17137,7 +18344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -17373,7 +18580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -17653,7 +18860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -17874,7 +19081,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -18078,7 +19285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -18336,7 +19543,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -18517,6 +19724,11 @@ export interface operations {
                 "application/json": {
                     /** Format: password */
                     password: string;
+                    /**
+                     * Format: password
+                     * @description A current code of the authenticator app, or an unused recovery code (each works once)
+                     */
+                    totp_code?: string;
                     username: string;
                 };
             };
@@ -18567,7 +19779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -18759,7 +19971,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -18963,7 +20175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -19182,7 +20394,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -19389,7 +20601,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -19598,7 +20810,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -19820,7 +21032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -20055,7 +21267,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -20332,7 +21544,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -20578,7 +21790,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -20792,7 +22004,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -21031,7 +22243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -21213,7 +22425,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -21438,7 +22650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -21631,7 +22843,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -21815,7 +23027,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -22008,7 +23220,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -22187,7 +23399,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts */
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
             403: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -22232,6 +23444,636 @@ export interface operations {
             };
             /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
             414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    setUpTotpV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret for the authenticator app */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpSetupV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    disableTotpV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A current code of the authenticator app (or, to turn it off, an unused recovery code) */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Off */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: a rate limit is used up (RateLimit says which); retry after Retry-After seconds */
+            429: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_HEADERS_TOO_LARGE: the request headers are larger than 16 KiB (the connection is closed) */
+            431: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure, logged under the request id; the answer holds no detail of it */
+            500: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: overloaded, in maintenance mode, or a dependency (the database, Redis) is unreachable; STORAGE_UNAVAILABLE: the storage is full or read-only, so nothing can be written; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    confirmTotpV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A current code of the authenticator app (or, to turn it off, an unused recovery code) */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description On; the recovery codes */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodesV2"];
+                };
+            };
+            /** @description VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON */
+            400: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate) */
+            401: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
+            406: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: the request did not arrive whole in time (the connection is closed) */
+            408: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin) */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI_TOO_LONG: the request target (path and query) is longer than 8192 characters */
+            414: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json (or, for PATCH, application/merge-patch+json; see Accept-Patch), its charset is not UTF-8, or it has a Content-Encoding other than identity (see Accept-Encoding) */
+            415: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "Cache-Control": components["headers"]["Cache-Control"];
