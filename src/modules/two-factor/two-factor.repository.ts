@@ -20,6 +20,16 @@ function twoFactorReads(db: Kysely<Database>) {
       return db.selectFrom('user_totp').selectAll().where('user_id', '=', userId).executeTakeFirst();
     },
 
+    async unusedRecoveryCodes(userId: number): Promise<number> {
+      const { n } = await db
+        .selectFrom('user_recovery_codes')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('user_id', '=', userId)
+        .where('used_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      return Number(n);
+    },
+
     async isEnabled(userId: number): Promise<boolean> {
       const row = await db
         .selectFrom('user_totp')

@@ -9,8 +9,14 @@ import type { TwoFactorService } from './two-factor.service.js';
 type Options = { twoFactor: TwoFactorService; version: ApiVersion };
 
 const edges = {
-  1: { setup: Type.Ref('TotpSetup'), codes: Type.Ref('RecoveryCodes'), out: <T>(body: T): T => body },
+  1: {
+    status: Type.Ref('TotpStatus'),
+    setup: Type.Ref('TotpSetup'),
+    codes: Type.Ref('RecoveryCodes'),
+    out: <T>(body: T): T => body,
+  },
   2: {
+    status: Type.Ref('TotpStatusV2'),
     setup: Type.Ref('TotpSetupV2'),
     codes: Type.Ref('RecoveryCodesV2'),
     out: <T>(body: T): T => renameKeys<T>(body, toCamel),
@@ -73,10 +79,27 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<Options> = async (app, o
   await disableRoute(app, opts);
 };
 
-/** Turning it off takes a code: a stolen session alone cannot remove the second factor. */
+/** Its state, and turning it off, which takes a code: a stolen session alone cannot remove the second factor. */
 const disableRoute: FastifyPluginAsyncTypebox<Options> = async (app, opts) => {
   const { twoFactor } = opts;
   const tags = ['two-factor'];
+  const edge = edges[opts.version];
+
+  app.get(
+    '/users/me/totp',
+    {
+      onRequest: app.access('user'),
+      config: { withoutTotp: true },
+      schema: {
+        operationId: 'getTotpStatus',
+        tags,
+        summary: "Whether the caller's two-factor sign-in is on, and how many recovery codes are left",
+        response: { 200: { ...edge.status, description: 'Its state' }, ...errorResponses(401, 429) },
+      },
+    },
+    async (request) => edge.out(await twoFactor.status(request.caller!)),
+  );
+
   app.delete(
     '/users/me/totp',
     {

@@ -53,7 +53,24 @@ export const RecoveryCodesSchema = Type.Object(
   { $id: 'RecoveryCodes', additionalProperties: false },
 );
 
+export const TotpStatusSchema = Type.Object(
+  {
+    enabled: Type.Boolean({ description: 'Whether sign-in asks for a code' }),
+    enabled_at: Type.Union([Type.String({ format: 'date-time', maxLength: 35 }), Type.Null()]),
+    recovery_codes_left: Type.Integer({ format: 'int32', minimum: 0, maximum: 10 }),
+  },
+  { $id: 'TotpStatus', additionalProperties: false },
+);
+
+export const TotpStatusSchemaV2 = renameSchemaProperties(TotpStatusSchema, toCamel, 'TotpStatusV2');
 export const TotpSetupSchemaV2 = renameSchemaProperties(TotpSetupSchema, toCamel, 'TotpSetupV2');
 export const RecoveryCodesSchemaV2 = renameSchemaProperties(RecoveryCodesSchema, toCamel, 'RecoveryCodesV2');
 
-export const twoFactorSchemas = [TotpSetupSchema, RecoveryCodesSchema, TotpSetupSchemaV2, RecoveryCodesSchemaV2];
+export const twoFactorSchemas = [
+  TotpStatusSchema,
+  TotpSetupSchema,
+  RecoveryCodesSchema,
+  TotpStatusSchemaV2,
+  TotpSetupSchemaV2,
+  RecoveryCodesSchemaV2,
+];

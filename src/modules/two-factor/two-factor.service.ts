@@ -88,6 +88,19 @@ export function createTwoFactorService(deps: TwoFactorDeps) {
   const { repository, box, clock } = deps;
   return {
     ...signInChecks(deps),
+    /** Whether the caller's two-factor sign-in is on, since when, and how many recovery codes are left. */
+    async status(
+      caller: Caller,
+    ): Promise<{ enabled: boolean; enabled_at: string | null; recovery_codes_left: number }> {
+      const row = await repository.find(caller.userId);
+      const on = row?.enabled_at != null;
+      return {
+        enabled: on,
+        enabled_at: on ? new Date(Number(row!.enabled_at)).toISOString() : null,
+        recovery_codes_left: on ? await repository.unusedRecoveryCodes(caller.userId) : 0,
+      };
+    },
+
     /** A new secret for the caller, not on until confirmed; 409 while 2FA is on. */
     async setup(caller: Caller): Promise<{ secret: string; otpauth_url: string; qr_svg: string }> {
       const user = await deps.users.findById(caller.userId);

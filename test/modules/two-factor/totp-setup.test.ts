@@ -151,3 +151,18 @@ describe.each(engines)('two-factor set-up on %s', (engine) => {
     t.clock.advance(STEP_MS);
   });
 });
+
+/** GET /users/me/totp: what the dashboard's Security screen shows. */
+describe.each(engines)('two-factor state on %s', (engine) => {
+  const t = useTestApp(engine);
+
+  it('when it is off, on, and a recovery code is used, then the state says so', async () => {
+    const u = await createUser(t);
+    const off = await t.request({ url: '/api/v1/users/me/totp', token: u.token });
+    expect(off.body).toEqual({ enabled: false, enabled_at: null, recovery_codes_left: 0 });
+    const { recoveryCodes } = await enableTotp(t, u);
+    expect((await signIn(t, u, recoveryCodes[0]!)).status).toBe(201);
+    const on = await t.request({ url: '/api/v1/users/me/totp', token: u.token });
+    expect(on.body).toMatchObject({ enabled: true, recovery_codes_left: 9 });
+  });
+});
