@@ -47,4 +47,11 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
   await db.schema.createIndex('audit_log_at').on('audit_log').columns(['at', 'id']).execute();
   await db.schema.createIndex('audit_log_actor').on('audit_log').columns(['actor_id', 'at', 'id']).execute();
   await db.schema.createIndex('audit_log_action').on('audit_log').columns(['action', 'at', 'id']).execute();
+  // Both filters at once: with the actor's index alone a page of a rare action reads ~17 entries per row it
+  // answers (bench/audit-log.ts measured 18 ms p50 over 1,000,000 entries, the other pages under 1 ms).
+  await db.schema
+    .createIndex('audit_log_actor_action')
+    .on('audit_log')
+    .columns(['actor_id', 'action', 'at', 'id'])
+    .execute();
 }

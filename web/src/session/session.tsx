@@ -14,7 +14,8 @@ export interface Session {
   /** the signed-in account (GET /users/me), re-read after sign-in and on refreshUser() */
   user: User | null;
   ended: SignInReason | null;
-  signIn(username: string, password: string): Promise<Problem | null>;
+  /** `totpCode`: the second step of an account with two-factor sign-in (after a TOTP_REQUIRED answer) */
+  signIn(username: string, password: string, totpCode?: string): Promise<Problem | null>;
   signOut(): Promise<void>;
   refreshUser(): Promise<void>;
   /** why the saved token could not be checked (state `unreachable`) */
@@ -107,7 +108,13 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
       state,
       user,
       ended,
-      signIn: (username, password) => signIn(api, store, { username, password }, { loadUser, setEnded }),
+      signIn: (username, password, totpCode) =>
+        signIn(
+          api,
+          store,
+          { username, password, ...(totpCode ? { totp_code: totpCode } : {}) },
+          { loadUser, setEnded },
+        ),
       signOut: () => signOut(api, store, setEnded),
       async refreshUser() {
         await loadUser();
@@ -125,7 +132,7 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
 async function signIn(
   api: ApiClient,
   store: SessionStore,
-  credentials: { username: string; password: string },
+  credentials: { username: string; password: string; totp_code?: string },
   session: { loadUser: () => Promise<Problem | null>; setEnded: (why: SignInReason | null) => void },
 ): Promise<Problem | null> {
   const issued = await outcome(api.POST('/api/v1/tokens', { body: credentials }));
