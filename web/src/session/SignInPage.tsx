@@ -111,15 +111,12 @@ export function SignInPage() {
   const [busy, setBusy] = useState(false);
   const form = useRef<HTMLFormElement>(null);
   useFocusFirstInvalid(form, problem);
-
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
     setBusy(true);
-    const failed = await session.signIn(username, password, needsCode ? code : undefined);
-    setBusy(false);
-    const codeAsked = failed?.code === 'TOTP_REQUIRED';
-    if (codeAsked) setNeedsCode(true);
-    setProblem(codeAsked ? null : failed);
+    const failed = await session.signIn(username, password, needsCode ? code : undefined).finally(() => setBusy(false));
+    if (failed?.code === 'TOTP_REQUIRED') setNeedsCode(true);
+    setProblem(failed?.code === 'TOTP_REQUIRED' ? null : failed);
   };
 
   return (
