@@ -120,6 +120,7 @@ function declareErrorResponses(route: RouteOptions): void {
 const TAGS = [
   { name: 'users', description: 'User accounts' },
   { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
+  { name: 'two-factor', description: "Two-factor sign-in (TOTP): the caller's set-up, recovery codes, turning it off" },
   { name: 'orders', description: 'Orders with idempotent creation' },
   { name: 'links', description: 'Short links and their statistics' },
   { name: 'domains', description: 'Host names links live on: verification, fallbacks, certificates on demand' },
@@ -128,6 +129,7 @@ const TAGS = [
     name: 'imports',
     description: 'Imports from other link services (Shlink, Kutt, YOURLS, Bitly, Dub, CSV); admin only',
   },
+  { name: 'audit', description: 'Who did what: the audit log, admin only' },
   { name: 'redirect', description: 'Short-code redirects' },
   { name: 'operations', description: 'Health, readiness and metrics' },
   {

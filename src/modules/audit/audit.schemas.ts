@@ -31,7 +31,7 @@ export const AuditEntrySchema = Type.Object(
           Type.String({ maxLength: 40, pattern: '^[a-z_]+$' }),
           Type.Union([
             Type.String({ maxLength: 512, pattern: NO_CONTROL_CHARACTERS }),
-            Type.Integer({ format: 'int64' }),
+            Type.Integer({ format: 'int64', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
             Type.Boolean(),
             Type.Null(),
           ]),
