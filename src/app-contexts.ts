@@ -41,7 +41,10 @@ export async function registerContexts(
     metrics: Metrics;
     storageHealth: Pick<StorageHealth, 'failed'>;
     shared: Pick<SharedState, 'rateLimitStore' | 'passwordHashBudget'>;
-    modules: Pick<Modules, 'list' | 'jwt' | 'tokensModule' | 'apiKeysModule' | 'idempotencyModule' | 'hashLanes'>;
+    modules: Pick<
+      Modules,
+      'list' | 'jwt' | 'tokensModule' | 'apiKeysModule' | 'twoFactorModule' | 'idempotencyModule' | 'hashLanes'
+    >;
     compilers: LazyCompilers;
   },
 ): Promise<void> {
@@ -63,6 +66,9 @@ export async function registerContexts(
     authenticators: {
       token: (t) => modules.tokensModule.tokens.authenticate(t),
       apiKey: (k) => modules.apiKeysModule.apiKeys.authenticate(k),
+      ...(config.totpRequiredForAdmins
+        ? { adminHasTotp: (userId: number) => modules.twoFactorModule.twoFactor.isEnabled(userId) }
+        : {}),
     },
     idempotency: modules.idempotencyModule.idempotency,
   });

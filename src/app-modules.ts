@@ -22,19 +22,15 @@ import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createLinksModule } from './modules/links/index.js';
-import { createOidcModule } from './modules/oidc/index.js';
 import { createEventsModule } from './modules/events/index.js';
-import { createLinkChecksModule } from './modules/link-checks/index.js';
 import type { OutboundHttp } from './infra/outbound-http.js';
-import { packageVersion } from './cli/package-info.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
-import type { Paginator } from './lib/pagination.js';
 import { createDomainsModule, type DomainDirectory } from './modules/domains/index.js';
 import { randomBytes } from 'node:crypto';
 import type { PasswordHasher } from './modules/users/index.js';
 import { createCoreModules, type ModuleDeps } from './app-core-modules.js';
-import { createWebhooksModule } from './modules/webhooks/index.js';
+import { linkChecksModuleFor, oidcModuleFor, webhooksModuleFor } from './app-platform-modules.js';
 
 /** What only a serving process has: the CLI builds the modules without it (no HTTP, no click pipeline). */
 export interface ServerParts {
@@ -199,7 +195,7 @@ async function createLinkModules(deps: LinkModuleDeps) {
   return { clickIngest, domainsModule, linksModule, redirectModule, clicksModule };
 }
 
-type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
+export type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
 
 /** Imports from other services (SPEC §20), writing links through the links module and visits through the clicks'. */
 function importsModuleFor(
@@ -216,45 +212,6 @@ function importsModuleFor(
     visitsWritten: () => clicksModule.stats.forgetRemembered(),
     limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
     ...(importPace ? { pace: importPace } : {}),
-  });
-}
-
-/** Webhooks (SPEC §22): the resource for every process; its dispatcher is started by a server only (app.ts). */
-function webhooksModuleFor({ config, storage, clock, jwtSecret, log, server }: ModulesDeps, paginator: Paginator) {
-  return createWebhooksModule({
-    db: storage.db,
-    dialect: storage.dialect,
-    clock,
-    paginator,
-    instanceSecret: jwtSecret,
-    log,
-    allowPrivate: config.webhookAllowPrivate,
-    concurrency: config.webhookConcurrency,
-    dnsServers: config.dnsServers,
-    userAgent: `Ferry-Webhooks/${packageVersion()}`,
-    ...(server ? { metrics: server.metrics } : {}),
-  });
-}
-
-/**
- * SPEC §24's destination checks, for a server (the CLI checks nothing): the link as v1 shows it for the events,
- * the redirect's cache to drop a link whose status changed, the links module's name in the outbox.
- */
-function linkChecksModuleFor(
-  { config, storage, clock, log }: ModulesDeps,
-  server: ServerParts,
-  { linksModule, redirectModule }: LinkModules,
-) {
-  return createLinkChecksModule({
-    config,
-    storage,
-    clock,
-    log,
-    version: packageVersion(),
-    toLink: linksModule.links.toLink,
-    cache: redirectModule?.cache ?? { forgetNames: () => undefined },
-    changeOrigin: linksModule.changeOrigin,
-    ...server.linkChecks,
   });
 }
 
@@ -276,20 +233,6 @@ function serverModules(
     // What GET / means on a host: the visit policy's answer (a domain's root_redirect).
     createDashboardModule({ config, clock, log, domainRoot: (host) => redirectModule?.domainRoot(host) }),
   ];
-}
-
-/** Single sign-on (SPEC §23): a serving process's browser routes, signing in through the core's accounts and tokens. */
-function oidcModuleFor({ config, storage, clock, jwtSecret }: ModulesDeps, core: ReturnType<typeof createCoreModules>) {
-  return createOidcModule({
-    config,
-    db: storage.db,
-    dialect: storage.dialect,
-    users: core.usersModule.repository,
-    passwords: core.usersModule.passwords,
-    loginCodes: core.tokensModule.loginCodes,
-    jwtSecret,
-    clock,
-  });
 }
 
 /**
@@ -314,6 +257,7 @@ export async function createModules(deps: ModulesDeps) {
   });
   const list: AppModule[] = [
     core.usersModule,
+    core.twoFactorModule,
     core.tokensModule,
     core.ordersModule,
     clickIngest,
@@ -327,8 +271,13 @@ export async function createModules(deps: ModulesDeps) {
     webhooksModule,
     core.outboxModule,
     eventsModule,
+    core.auditModule,
     ...(deps.server
-      ? [oidcModuleFor(deps, core), linkChecksModuleFor(deps, deps.server, linkModules), ...serverModules(deps, deps.server, linkModules)]
+      ? [
+          oidcModuleFor(deps, core),
+          linkChecksModuleFor(deps, deps.server, linkModules),
+          ...serverModules(deps, deps.server, linkModules),
+        ]
       : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),
   ];

@@ -21,6 +21,8 @@ export interface CliServices {
   users: Modules['usersModule']['users'];
   usersRepository: Modules['usersModule']['repository'];
   apiKeys: Modules['apiKeysModule']['apiKeys'];
+  /** two-factor sign-in: `ferry users reset-2fa` */
+  twoFactor: Modules['twoFactorModule']['twoFactor'];
   /** the links' moderation service */
   moderation: Modules['linksModule']['moderation'];
   /** the imports service, at the CLI's pace (CLI_PACE) */
@@ -116,6 +118,7 @@ function servicesOf(
     users: modules.usersModule.users,
     usersRepository: modules.usersModule.repository,
     apiKeys: modules.apiKeysModule.apiKeys,
+    twoFactor: modules.twoFactorModule.twoFactor,
     moderation: modules.linksModule.moderation,
     imports: modules.importsModule.imports,
     clearBlockedFallbacks: () => modules.domainsModule.clearBlockedFallbacks(),

@@ -33,6 +33,7 @@ import * as m041 from './migrations/041-rule-clicks.js';
 import * as m042 from './migrations/042-app-links-previews.js';
 import * as m043 from './migrations/043-events.js';
 import * as m044 from './migrations/044-webhooks.js';
+import * as m045 from './migrations/045-totp-audit.js';
 import * as m046 from './migrations/046-oidc.js';
 import * as m047 from './migrations/047-click-retention.js';
 import * as m048 from './migrations/048-link-health.js';
@@ -74,6 +75,7 @@ const migrations: Record<string, MigrationModule> = {
   '042-app-links-previews': m042,
   '043-events': m043,
   '044-webhooks': m044,
+  '045-totp-audit': m045,
   '046-oidc': m046,
   '047-click-retention': m047,
   '048-link-health': m048,

@@ -21,6 +21,7 @@ import type { LoginCodesTable, UserIdentitiesTable } from './types/oidc.js';
 import type { OrdersTable } from './types/orders.js';
 import type { OutboxTable } from './types/outbox.js';
 import type { RevokedTokensTable, TokensTable } from './types/tokens.js';
+import type { AuditLogTable, UserRecoveryCodesTable, UserTotpTable } from './types/two-factor.js';
 import type { UsersTable } from './types/users.js';
 import type { WebhookDeliveriesTable, WebhookPositionsTable, WebhooksTable } from './types/webhooks.js';
 
@@ -63,6 +64,9 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_positions: WebhookPositionsTable;
+  user_totp: UserTotpTable;
+  user_recovery_codes: UserRecoveryCodesTable;
+  audit_log: AuditLogTable;
 }
 
 export type * from './types/api-keys.js';
@@ -77,5 +81,6 @@ export type * from './types/links.js';
 export type * from './types/oidc.js';
 export type * from './types/orders.js';
 export type * from './types/tokens.js';
+export type * from './types/two-factor.js';
 export type * from './types/users.js';
 export type * from './types/webhooks.js';

@@ -10,6 +10,8 @@ export interface Caller {
   exp: number;
   /** set when the credential is an API key: it acts as its user, limited to these scopes */
   apiKey: { id: number; scopes: readonly Scope[]; domains?: readonly number[] | null } | null;
+  /** the client's address (TRUST_PROXY applied), set per request by the access hook: the audit log's `ip` */
+  ip?: string | null;
 }
 
 /** Whether the caller may act on a link or domain with this domain id: not when its API key is limited to others. */

@@ -66,8 +66,11 @@ export const ErrorEnvelopeSchema = Type.Object(
             'REQUEST_TIMEOUT',
             'URI_TOO_LONG',
             'REQUEST_HEADERS_TOO_LARGE',
-            // Single sign-on's login code, used or expired (SPEC §23).
+            // Signing in for organisations (SPEC §23): a second factor, password sign-in switched off.
             'INVALID_CREDENTIALS',
+            'TOTP_REQUIRED',
+            'TOTP_SETUP_REQUIRED',
+            'PASSWORD_LOGIN_DISABLED',
             // A webhook's URL resolves to an address inside (SPEC §22).
             'WEBHOOK_TARGET_FORBIDDEN',
           ].map((c) => Type.Literal(c)),

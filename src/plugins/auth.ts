@@ -33,6 +33,10 @@ declare module 'fastify' {
     /** the request's credential, checked once (the rate limiter and the access hook both ask) */
     authentication: Promise<Caller | null> | null;
   }
+  interface FastifyContextConfig {
+    /** open to an admin who has not set up two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true (its set-up) */
+    withoutTotp?: boolean;
+  }
   interface FastifyInstance {
     access(policy: AccessPolicy, scope?: Scope): onRequestAsyncHookHandler;
     /** Who the request's bearer credential stands for (null: none sent); rejects with 401 for a bad one. */
@@ -45,6 +49,11 @@ export interface Authenticators {
   token(token: string): Promise<Caller>;
   /** an API key, `fry_…` (modules/api-keys) */
   apiKey(key: string): Promise<Caller>;
+  /**
+   * TOTP_REQUIRED_FOR_ADMINS (SPEC §23): whether this admin has two-factor sign-in on (modules/two-factor).
+   * Absent: not required. Asked of admins only, on routes other than the set-up's (`config.withoutTotp`).
+   */
+  adminHasTotp?: (userId: number) => Promise<boolean>;
 }
 
 const REALM = 'Bearer realm="ferry"';
@@ -60,6 +69,12 @@ const insufficientScope = (scope: Scope): AppError =>
   new AppError('INSUFFICIENT_SCOPE', `This API key lacks the scope ${scope}`, [], {
     'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
   });
+
+const totpSetupRequired = (): AppError =>
+  new AppError(
+    'TOTP_SETUP_REQUIRED',
+    'This instance requires admins to sign in with two factors: set it up first (POST /api/v1/users/me/totp)',
+  );
 
 /** The bearer credential of an Authorization header, or undefined when there is none of that form. */
 export const bearerCredential = (header: string | undefined): string | undefined =>
@@ -112,13 +127,19 @@ async function authPlugin(app: FastifyInstance, opts: { authenticators: Authenti
 
   app.decorate('authenticate', (request: FastifyRequest) => (request.authentication ??= identify(request)));
 
+  const { adminHasTotp } = opts.authenticators;
   app.decorate('access', (policy: AccessPolicy, scope?: Scope): onRequestAsyncHookHandler => {
     const hook: AccessHook = async function access(request: FastifyRequest, _reply: FastifyReply) {
-      const caller = await app.authenticate(request);
+      const authenticated = await app.authenticate(request);
+      // A copy per request: the authenticators may share a Caller between requests (a key's memo).
+      const caller = authenticated ? { ...authenticated, ip: request.ip } : null;
       request.caller = caller;
       if (caller?.apiKey) {
         if (!scope) throw forbidden('An API key cannot do this; use a bearer token from POST /api/v1/tokens');
         if (!caller.apiKey.scopes.includes(scope)) throw insufficientScope(scope);
+      }
+      if (caller?.role === 'admin' && adminHasTotp && !request.routeOptions.config.withoutTotp) {
+        if (!(await adminHasTotp(caller.userId))) throw totpSetupRequired();
       }
       if (policy === 'optional') return;
       if (!caller) throw unauthenticated('A bearer token is required', false);

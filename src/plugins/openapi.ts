@@ -33,8 +33,8 @@ const WITH_BODY = [413, 415];
 /** What each error status means here; a route may give its own description instead. */
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   400: 'VALIDATION_ERROR (one `details` item per offending field, parameter or header) or MALFORMED_JSON',
-  401: 'UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate); INVALID_CREDENTIALS: a sign-in code that is unknown, used or expired',
-  403: "FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts",
+  401: 'UNAUTHENTICATED: no credential, or a JWT or API key that is malformed, expired or revoked, or whose user is deleted or suspended (see WWW-Authenticate); INVALID_CREDENTIALS: a wrong second factor, or a sign-in code that is unknown, used or expired; TOTP_REQUIRED: two-factor sign-in is on and no code was sent',
+  403: "FORBIDDEN: the caller may not do this (another user's data, an admin-only operation, or an operation API keys cannot do); INSUFFICIENT_SCOPE: an API key without the scope this operation lists; REGISTRATION_CLOSED: sign-up is closed (REGISTRATION=closed), only an admin creates accounts; TOTP_SETUP_REQUIRED: an admin without two-factor sign-in while TOTP_REQUIRED_FOR_ADMINS=true may only set it up",
   404: 'NOT_FOUND: no such resource (or it expired)',
   406: 'NOT_ACCEPTABLE: Accept names an API version that is not served',
   409: 'CONFLICT (a unique value is taken, or a limit is reached), VERSION_CONFLICT (a stale `version`), IDEMPOTENCY_KEY_IN_USE (retry after Retry-After) or LAST_ADMIN (the change would leave no active admin)',
@@ -120,6 +120,7 @@ function declareErrorResponses(route: RouteOptions): void {
 const TAGS = [
   { name: 'users', description: 'User accounts' },
   { name: 'tokens', description: 'Bearer tokens (JWT, HS256)' },
+  { name: 'two-factor', description: "Two-factor sign-in (TOTP): the caller's set-up, recovery codes, turning it off" },
   { name: 'orders', description: 'Orders with idempotent creation' },
   { name: 'links', description: 'Short links and their statistics' },
   { name: 'domains', description: 'Host names links live on: verification, fallbacks, certificates on demand' },
@@ -133,6 +134,7 @@ const TAGS = [
     description: 'Webhooks: events POSTed to your URL, signed (Standard Webhooks), retried for three days',
   },
   { name: 'events', description: "Events (SPEC §22): the live stream; each event type's payload is in `webhooks`" },
+  { name: 'audit', description: 'Who did what: the audit log, admin only' },
   { name: 'redirect', description: 'Short-code redirects' },
   { name: 'operations', description: 'Health, readiness and metrics' },
   {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { recordAudit } from '../../db/audit-log.js';
 import { backupDataDir } from '../backup/backup.js';
 import { restoreDataDir } from '../backup/restore.js';
 import type { Manifest } from '../backup/layout.js';
@@ -38,6 +39,13 @@ async function backup(ctx: CommandContext, file: string, opts: { force?: boolean
     progress: (total) => ctx.out.progress('backup', total, 'bytes'),
   });
   const m = result.manifest;
+  // SPEC §23: recorded in the live database once the file is whole (so the backup itself does not hold it).
+  await recordAudit((await ctx.services()).storage.db, {
+    action: 'backup.created',
+    actor: 'cli',
+    target: { type: 'backup', id: path.basename(result.file) },
+    details: { bytes: result.bytes, users: m.database.users, links: m.database.links },
+  });
   ctx.out.result({ file: path.resolve(result.file), bytes: result.bytes, ms: result.ms, manifest: m }, [
     `backup written: ${result.file} (${MiB(result.bytes)}) in ${(result.ms / 1000).toFixed(1)} s`,
     `  database: ${contents(m)} (${MiB(m.database.bytes)} uncompressed)`,
@@ -64,6 +72,13 @@ async function restore(ctx: CommandContext, file: string): Promise<void> {
     ctx.out.warn(
       'JWT_SECRET is set, so the server will use it instead of the restored DATA_DIR/jwt-secret: unset it, or tokens and API keys issued before the backup will not work',
     );
+  // SPEC §23: recorded in the restored database (opening it applies this build's migrations, as a start would).
+  await recordAudit((await ctx.services()).storage.db, {
+    action: 'backup.restored',
+    actor: 'cli',
+    target: { type: 'backup', id: path.basename(file) },
+    details: { backup_created_at: m.created_at, ferry_version: m.ferry_version },
+  });
   ctx.out.result({ data_dir: result.dataDir, ms: result.ms, manifest: m }, [
     `restored ${file} into ${result.dataDir} in ${(result.ms / 1000).toFixed(1)} s: ${contents(m)} as of ${m.created_at} (Ferry ${m.ferry_version})`,
     m.click_journal.segments > 0

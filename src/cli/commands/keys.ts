@@ -29,7 +29,7 @@ async function createKey(
   );
   const services = await ctx.services();
   const user = await findAccount(services, ref);
-  const created = await services.apiKeys.create(user.id, input);
+  const created = await services.apiKeys.create(user.id, input, 'cli');
   ctx.out.result({ ...created, user_id: user.id }, [
     `API key ${created.id} (${created.name}) for ${user.username}, scopes ${created.scopes.join(' ')}:`,
     created.key,
@@ -94,7 +94,7 @@ export const keysCommand: CommandModule = (program, cli) => {
           throw usageError('<key-id> must be a positive integer (ferry keys list shows them)');
         const services = await ctx.services();
         const user = await findAccount(services, ref);
-        await services.apiKeys.revoke(user.id, Number(keyId));
+        await services.apiKeys.revoke(user.id, Number(keyId), 'cli');
         ctx.out.result({ revoked: Number(keyId), user_id: user.id }, `API key ${keyId} of ${user.username} revoked`);
       }),
     );

@@ -107,7 +107,7 @@ async function moderate<T>(ctx: CommandContext, change: (moderation: LinkModerat
 async function disableBlocked(ctx: CommandContext): Promise<void> {
   if (!ctx.config.blockedHostsFile)
     throw usageError('BLOCKED_HOSTS_FILE is not set: it names the file of blocked host names, one a line');
-  const disabled = await moderate(ctx, (m) => m.disableBlocked());
+  const disabled = await moderate(ctx, (m) => m.disableBlocked('cli'));
   const cleared = await (await ctx.services()).clearBlockedFallbacks();
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   ctx.out.result({ disabled, fallbacks_cleared: cleared }, [
@@ -146,7 +146,7 @@ export const linksCommand: CommandModule = (program, cli) => {
     .option('--reason <text>', 'why (shown to its owner)')
     .action(
       cli.action(async (ctx, code: string, opts: { reason?: string; domain?: string }) => {
-        const row = await moderate(ctx, (m) => m.disable(code, opts.reason ?? null, opts.domain));
+        const row = await moderate(ctx, (m) => m.disable(code, opts.reason ?? null, opts.domain, 'cli'));
         ctx.out.result(
           { short_code: row.short_code, disabled: true, disabled_reason: row.disabled_reason },
           `${named(code, opts.domain)} is disabled${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`,

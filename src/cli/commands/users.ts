@@ -68,9 +68,24 @@ function statusCommand(users: Command, cli: Cli, name: string, status: User['sta
     );
 }
 
-/** `ferry users list|activate|suspend|set-password`. */
+/** SPEC §23: an account locked out of its second factor (a lost device, no recovery code left) signs in again. */
+async function resetTwoFactor(ctx: CommandContext, ref: string): Promise<void> {
+  const services = await ctx.services();
+  const row = await findAccount(services, ref);
+  const wasOn = await services.twoFactor.reset(row.id, 'cli');
+  ctx.out.result(
+    { id: row.id, username: row.username, two_factor: 'off', was_on: wasOn },
+    wasOn
+      ? `two-factor sign-in of ${row.username} (id ${row.id}) is off: they sign in with their password and may set it up again`
+      : `${row.username} (id ${row.id}) had no two-factor sign-in; nothing changed`,
+  );
+}
+
+/** `ferry users list|activate|suspend|set-password|reset-2fa`. */
 export const usersCommand: CommandModule = (program, cli) => {
-  const users = program.command('users').description('accounts: list them, activate or suspend one, reset a password');
+  const users = program
+    .command('users')
+    .description('accounts: list them, activate or suspend one, reset a password or a second factor');
   users
     .command('list')
     .description('every account, oldest first')
@@ -99,4 +114,11 @@ export const usersCommand: CommandModule = (program, cli) => {
         );
       }),
     );
+  users
+    .command('reset-2fa')
+    .description(
+      "turn off an account's two-factor sign-in (a lost authenticator and no recovery code): it signs in with its password again",
+    )
+    .argument('<user>', 'id or username')
+    .action(cli.action(resetTwoFactor));
 };

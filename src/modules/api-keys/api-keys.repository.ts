@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
+import { recordAudit, type AuditActor, type AuditEntry } from '../../db/audit-log.js';
 import { inTransaction, recordEvent, type ApiKeyEvent } from '../../db/outbox.js';
 import type { ApiKeyRow, Database, UserRow } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -60,6 +61,32 @@ function createApiKeyReads(db: Kysely<Database>, paginator: Paginator) {
   };
 }
 
+/** The no-op UPDATE that takes the user row's lock; false when there is no such user. */
+const lockUser = async (tx: Db, userId: number): Promise<boolean> =>
+  Number(
+    (
+      await tx
+        .updateTable('users')
+        .set((eb) => ({ id: eb.ref('id') }))
+        .where('id', '=', userId)
+        .executeTakeFirst()
+    ).numUpdatedRows,
+  ) > 0;
+
+/** SPEC §23: a key created or revoked, and whose. */
+const keyAudit = (
+  action: 'api_key.created' | 'api_key.revoked',
+  actor: AuditActor,
+  key: Pick<ApiKeyRow, 'id' | 'user_id'> & { name?: string; scopes?: string },
+  at?: number,
+): AuditEntry => ({
+  action,
+  actor,
+  target: { type: 'api_key', id: key.id },
+  details: { user_id: Number(key.user_id), ...(key.name ? { name: key.name, scopes: key.scopes ?? '' } : {}) },
+  ...(at !== undefined ? { at } : {}),
+});
+
 /** Plain rows in and out; a key created or revoked writes its event to the outbox in its transaction (db/outbox.ts). */
 export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginator, dialect: Pick<Dialect, 'notify'>) {
   const announce = (tx: Db, type: ApiKeyEvent['type'], key: Pick<ApiKeyRow, 'id' | 'user_id'>) =>
@@ -70,14 +97,13 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
      * no-op UPDATE of the user row takes that row's lock first (PostgreSQL; SQLite has one writer anyway), so
      * two creations racing for the last free place are counted one after the other.
      */
-    async insertWithin(row: NewApiKey, max: number): Promise<ApiKeyRow | 'user-missing' | 'full'> {
+    async insertWithin(
+      row: NewApiKey,
+      max: number,
+      actor: AuditActor = null,
+    ): Promise<ApiKeyRow | 'user-missing' | 'full'> {
       return db.transaction().execute(async (tx) => {
-        const locked = await tx
-          .updateTable('users')
-          .set((eb) => ({ id: eb.ref('id') }))
-          .where('id', '=', row.user_id)
-          .executeTakeFirst();
-        if (Number(locked.numUpdatedRows) === 0) return 'user-missing';
+        if (!(await lockUser(tx, row.user_id))) return 'user-missing';
         const { n } = await tx
           .selectFrom('api_keys')
           .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -86,6 +112,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
         if (Number(n) >= max) return 'full';
         const created = await tx.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
         await announce(tx, 'api_key.created', created);
+        await recordAudit(tx, keyAudit('api_key.created', actor, created, row.created_at));
         return created;
       });
     },
@@ -102,7 +129,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
     },
 
     ...createApiKeyReads(db, paginator),
-    async deleteForUser(userId: number, keyId: number, tx: Db = db): Promise<boolean> {
+    async deleteForUser(userId: number, keyId: number, tx: Db = db, actor: AuditActor = null): Promise<boolean> {
       return inTransaction(tx, async (t) => {
         const res = await t
           .deleteFrom('api_keys')
@@ -111,6 +138,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
           .executeTakeFirst();
         const deleted = Number(res.numDeletedRows) > 0;
         if (deleted) await announce(t, 'api_key.revoked', { id: keyId, user_id: userId });
+        if (deleted) await recordAudit(t, keyAudit('api_key.revoked', actor, { id: keyId, user_id: userId }));
         return deleted;
       });
     },

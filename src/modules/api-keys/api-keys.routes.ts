@@ -1,3 +1,4 @@
+import { auditActorOf } from '../../db/audit-log.js';
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { renameKeys, renameSchemaProperties, toCamel, toSnake } from '../../lib/case-mapping.js';
@@ -62,7 +63,7 @@ const apiKeyRevocationRoute: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = a
       },
     },
     async (request, reply) => {
-      await apiKeys.revoke(request.params.id, request.params.key_id);
+      await apiKeys.revoke(request.params.id, request.params.key_id, auditActorOf(request.caller));
       return reply.code(204).send(null);
     },
   );
@@ -154,7 +155,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<ApiKeysRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const created = await apiKeys.create(request.params.id, edge.in(request.body));
+      const created = await apiKeys.create(request.params.id, edge.in(request.body), auditActorOf(request.caller));
       return reply
         .code(201)
         .header('location', `${opts.basePath}/users/${request.params.id}/api-keys/${created.id}`)

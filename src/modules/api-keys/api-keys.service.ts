@@ -1,3 +1,4 @@
+import type { AuditActor } from '../../db/audit-log.js';
 import type { ApiKeyRow } from '../../db/types.js';
 import { AppError, InvalidTokenError, notFound, validationError } from '../../lib/app-error.js';
 import { INSTANT_RULE, parseInstant } from '../../lib/instant.js';
@@ -69,7 +70,12 @@ async function domainsFor(
 }
 
 /** create(): the key, generated, hashed and stored within the user's limit. */
-async function createKey(deps: ApiKeysDeps, userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> {
+async function createKey(
+  deps: ApiKeysDeps,
+  userId: number,
+  input: ApiKeyCreate,
+  actor: AuditActor,
+): Promise<ApiKeyCreated> {
   const { keys, users, hash, clock } = deps;
   const expiresAt = expiryOf(input, clock);
   const owner = await users.findById(userId);
@@ -91,6 +97,7 @@ async function createKey(deps: ApiKeysDeps, userId: number, input: ApiKeyCreate)
       domains,
     },
     MAX_KEYS_PER_USER,
+    actor,
   );
   if (row === 'user-missing') throw notFound('User');
   if (row === 'full')
@@ -137,7 +144,9 @@ export function createApiKeysService(deps: ApiKeysDeps) {
      * A new key for the user; the key itself is in the answer and nowhere else. Only an active account holds
      * keys (SPEC §18: a pending one creates nothing), whoever asks for it.
      */
-    create: (userId: number, input: ApiKeyCreate): Promise<ApiKeyCreated> => createKey(deps, userId, input),
+    /** `actor`: who creates it, for the audit log (SPEC §23) */
+    create: (userId: number, input: ApiKeyCreate, actor: AuditActor): Promise<ApiKeyCreated> =>
+      createKey(deps, userId, input, actor),
 
     async list(
       userId: number,
@@ -161,8 +170,8 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     },
 
     /** Deletes the key: the next request made with it, on any instance, finds no row (401). */
-    async revoke(userId: number, keyId: number): Promise<void> {
-      if (!(await keys.deleteForUser(userId, keyId))) throw notFound('API key');
+    async revoke(userId: number, keyId: number, actor: AuditActor): Promise<void> {
+      if (!(await keys.deleteForUser(userId, keyId, undefined, actor))) throw notFound('API key');
     },
 
     /**

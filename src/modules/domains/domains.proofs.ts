@@ -1,3 +1,4 @@
+import { auditActorOf } from '../../db/audit-log.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { DomainRow } from '../../db/types.js';
 import { AppError, notFound } from '../../lib/app-error.js';
@@ -40,6 +41,15 @@ async function forEachBounded<T>(items: readonly T[], limit: number, work: (item
   if (failures.length) throw failures[0];
 }
 
+/** SPEC §23: the audit log's entry for a domain verified by its owner (or an admin). */
+const verifiedAudit = (row: DomainRow, caller: Caller, at: number) => ({
+  action: 'domain.verified' as const,
+  actor: auditActorOf(caller),
+  target: { type: 'domain', id: row.id },
+  details: { hostname: row.hostname },
+  at,
+});
+
 /** Proofs of control (SPEC §19): the first verification, the daily re-check, and this service's HTTP proof. */
 export function createDomainProofs(deps: DomainProofsDeps) {
   const { domains, registry, checker, clock, dialect } = deps;
@@ -62,11 +72,13 @@ export function createDomainProofs(deps: DomainProofsDeps) {
         check_message: null,
         updated_at: now,
       };
-      const verified = await domains.markVerified(id, changes).catch((err: unknown) => {
-        if (!dialect.isUniqueViolation(err)) throw err;
-        const detail = { field: 'hostname', message: 'is a verified domain of another user' };
-        throw new AppError('CONFLICT', 'Another user verified this host name first', [detail]);
-      });
+      const verified = await domains
+        .markVerified(id, changes, verifiedAudit(row, caller, now))
+        .catch((err: unknown) => {
+          if (!dialect.isUniqueViolation(err)) throw err;
+          const detail = { field: 'hostname', message: 'is a verified domain of another user' };
+          throw new AppError('CONFLICT', 'Another user verified this host name first', [detail]);
+        });
       if (!verified) throw notFound('Domain'); // removed meanwhile: another claim of the name was verified
       registry.put(toEntry(verified.row));
       for (const id of verified.removed) registry.remove(id);

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, DomainRow, DomainsTable } from '../../db/types.js';
+import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import { recordEvent, type DomainEvent } from '../../db/outbox.js';
 import { recordPublicEvents } from '../../db/events.js';
 import { domainRecord } from './domain-record.js';
@@ -119,6 +120,16 @@ async function verifyClaim(
   return { row, removed };
 }
 
+/** The domain's row changed and its version moved on; with `expectedVersion`, only from that version. */
+function updateDomainRow(tx: Kysely<Database>, id: number, changes: DomainChanges, expectedVersion: number | null) {
+  let q = tx
+    .updateTable('domains')
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('id', '=', id);
+  if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
+  return q.returningAll().executeTakeFirst();
+}
+
 /**
  * Every change writes its event to the outbox in its own transaction (db/outbox.ts), so every instance's registry
  * follows within the feed's bound.
@@ -126,10 +137,11 @@ async function verifyClaim(
 function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDomain, publish: PublishDomain) {
   return {
     /** A second claim of one owner surfaces as a unique violation (the arbiter when two requests race). */
-    async insert(row: Insertable<DomainsTable>): Promise<DomainRow> {
+    async insert(row: Insertable<DomainsTable>, audit?: Omit<AuditEntry, 'target'>): Promise<DomainRow> {
       return db.transaction().execute(async (tx) => {
         const created = await insertClaim(tx, row);
         await announce(tx, 'domain.created', created.id);
+        if (audit) await recordAudit(tx, { ...audit, target: { type: 'domain', id: created.id } });
         return created;
       });
     },
@@ -140,8 +152,16 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
      * their codes are not retired: a claim that lost leaves nothing on the name it did not own. A verified
      * claim of the name already there surfaces as a unique violation. Undefined when the claim is gone.
      */
-    async markVerified(id: number, changes: DomainChanges): Promise<{ row: DomainRow; removed: number[] } | undefined> {
-      return db.transaction().execute((tx) => verifyClaim(tx, id, changes, announce, publish));
+    async markVerified(
+      id: number,
+      changes: DomainChanges,
+      audit?: AuditEntry,
+    ): Promise<{ row: DomainRow; removed: number[] } | undefined> {
+      return db.transaction().execute(async (tx) => {
+        const verified = await verifyClaim(tx, id, changes, announce, publish);
+        if (verified && audit) await recordAudit(tx, audit);
+        return verified;
+      });
     },
 
     /**
@@ -155,12 +175,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
       publicEvent?: { type: PublicDomainEvent; at: number },
     ): Promise<DomainRow | undefined> {
       return db.transaction().execute(async (tx) => {
-        let q = tx
-          .updateTable('domains')
-          .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
-          .where('id', '=', id);
-        if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
-        const row = await q.returningAll().executeTakeFirst();
+        const row = await updateDomainRow(tx, id, changes, expectedVersion);
         if (row) await announce(tx, 'domain.updated', id);
         if (row && publicEvent) await publish(tx, publicEvent.type, row, publicEvent.at);
         return row;
@@ -181,7 +196,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
      * Deletes the domain; with `withLinks`, its links (clicks and rollups go with them by cascade). Its codes
      * are kept by host name for the next claim of it (retireDomainCodes). False when it was already gone.
      */
-    async remove(id: number, withLinks: boolean, at: number): Promise<boolean> {
+    async remove(id: number, withLinks: boolean, at: number, audit?: AuditEntry): Promise<boolean> {
       return db.transaction().execute(async (tx) => {
         const row = await tx
           .selectFrom('domains')
@@ -193,6 +208,7 @@ function createAnnouncedDomainWrites(db: Kysely<Database>, announce: AnnounceDom
         await retireDomainCodes(tx, row, at);
         await tx.deleteFrom('domains').where('id', '=', id).execute();
         await announce(tx, 'domain.deleted', id);
+        if (audit) await recordAudit(tx, audit);
         return true;
       });
     },

@@ -1,3 +1,4 @@
+import { auditActorOf } from '../../db/audit-log.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { DomainRow } from '../../db/types.js';
 import { AppError, forbidden, notFound, validationError, type ErrorDetail } from '../../lib/app-error.js';
@@ -135,7 +136,13 @@ async function removeDomain(
   if (!force && (await domains.countLinks(id)) > 0) {
     throw new AppError('CONFLICT', 'This domain still has links: delete them first (or an admin may use ?force=true)');
   }
-  const removed = await domains.remove(row.id, force, clock.now());
+  const removed = await domains.remove(row.id, force, clock.now(), {
+    action: 'domain.removed',
+    actor: auditActorOf(caller),
+    target: { type: 'domain', id: row.id },
+    details: { hostname: row.hostname, with_links: force },
+    at: clock.now(),
+  });
   registry.remove(row.id);
   if (!removed) throw notFound('Domain');
 }
@@ -167,13 +174,16 @@ export function createDomainWrites(deps: DomainWritesDeps) {
       if (claims.some((c) => c.owner_id === ownerId)) throw alreadyClaimed();
       try {
         return publish(
-          await domains.insert({
-            ...newClaimRow(hostname, ownerId, clock.now()),
-            scheme: input.scheme ?? null,
-            click_retention_days: input.click_retention_days ?? null,
-            ...changes,
-            ...appLinks,
-          }),
+          await domains.insert(
+            {
+              ...newClaimRow(hostname, ownerId, clock.now()),
+              scheme: input.scheme ?? null,
+              click_retention_days: input.click_retention_days ?? null,
+              ...changes,
+              ...appLinks,
+            },
+            { action: 'domain.added', actor: auditActorOf(caller), details: { hostname }, at: clock.now() },
+          ),
         );
       } catch (err) {
         if (!dialect.isUniqueViolation(err)) throw err;

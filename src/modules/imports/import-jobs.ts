@@ -1,3 +1,4 @@
+import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import { recordEvents } from '../../db/outbox.js';
@@ -95,8 +96,13 @@ export function createImportJobRecords(deps: { db: Kysely<Database>; dialect: Pi
         | 'visits_skipped'
         | 'cancel_requested_at'
       >,
+      audit?: Omit<AuditEntry, 'target'>,
     ): Promise<ImportJobRow> {
-      return db.insertInto('import_jobs').values(row).returningAll().executeTakeFirstOrThrow();
+      return db.transaction().execute(async (tx) => {
+        const job = await tx.insertInto('import_jobs').values(row).returningAll().executeTakeFirstOrThrow();
+        if (audit) await recordAudit(tx, { ...audit, target: { type: 'import', id: job.id } });
+        return job;
+      });
     },
 
     findJob: (id: number): Promise<ImportJobRow | undefined> =>

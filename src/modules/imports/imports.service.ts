@@ -60,21 +60,29 @@ async function prepareJob(deps: ImportsServiceDeps, request: ImportRequest, crea
     );
   }
   const now = clock.now();
-  const job = await repo.createJob({
-    source: request.source,
-    source_key: `${sourceKeyOf(request)}#owner=${owner.id}`,
-    options: optionsOf(request),
-    owner_id: owner.id,
-    created_by: createdBy,
-    state: 'running',
-    dry_run: request.dryRun ? 1 : 0,
-    on_conflict: request.onConflict ?? 'skip',
-    error: null,
-    created_at: now,
-    updated_at: now,
-    finished_at: null,
-    heartbeat_at: now,
-  });
+  const job = await repo.createJob(
+    {
+      source: request.source,
+      source_key: `${sourceKeyOf(request)}#owner=${owner.id}`,
+      options: optionsOf(request),
+      owner_id: owner.id,
+      created_by: createdBy,
+      state: 'running',
+      dry_run: request.dryRun ? 1 : 0,
+      on_conflict: request.onConflict ?? 'skip',
+      error: null,
+      created_at: now,
+      updated_at: now,
+      finished_at: null,
+      heartbeat_at: now,
+    },
+    {
+      action: 'import.started',
+      actor: createdBy === null ? 'cli' : { userId: createdBy },
+      details: { source: request.source, owner_id: owner.id, dry_run: request.dryRun === true },
+      at: now,
+    },
+  );
   return { job, owner };
 }
 

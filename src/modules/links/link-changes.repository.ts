@@ -1,3 +1,4 @@
+import { recordAudit, type AuditActor } from '../../db/audit-log.js';
 import type { Kysely } from 'kysely';
 import type { Database, LinkRow } from '../../db/types.js';
 import type { LinkField } from '../../db/outbox.js';
@@ -54,6 +55,26 @@ async function creditOwner(
 }
 
 /** A PATCH and a link's end (deleted or expired), each in its own transaction. */
+/** SPEC §23: a link an admin (or the CLI) disabled, in the change's transaction; not one disabled already. */
+async function auditDisabled(
+  tx: Kysely<Database>,
+  link: object,
+  changes: LinkChanges,
+  row: LinkRow,
+  actor: AuditActor,
+  at: number,
+): Promise<void> {
+  const wasDisabled = 'disabled_at' in link && link.disabled_at !== null;
+  if (changes.disabled_at == null || wasDisabled) return;
+  await recordAudit(tx, {
+    action: 'link.disabled',
+    actor,
+    target: { type: 'link', id: row.short_code },
+    details: { link_id: Number(row.id), reason: row.disabled_reason },
+    at,
+  });
+}
+
 export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announce; publish: PublishLink }) {
   const { db, announce, publish } = deps;
   return {
@@ -67,6 +88,8 @@ export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announ
       changes: LinkChanges,
       expectedVersion: number | null,
       at: number,
+      /** who made the change (SPEC §23): a link that becomes disabled is audited in the change's transaction */
+      actor?: AuditActor,
     ): Promise<LinkRow | undefined> {
       const { id } = link;
       return db.transaction().execute(async (tx) => {
@@ -90,6 +113,7 @@ export function createLinkChanges(deps: { db: Kysely<Database>; announce: Announ
         const before = { domain_id: link.domain_id, names: namesOf(link) };
         await announce(tx, { type: 'link.updated', data: { ...linkNames(row), changed, before } }, at);
         await publish(tx, 'link.updated', row, at);
+        if (actor !== undefined) await auditDisabled(tx, link, changes, row, actor, at);
         return row;
       });
     },

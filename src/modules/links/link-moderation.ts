@@ -1,3 +1,4 @@
+import type { AuditActor } from '../../db/audit-log.js';
 import type { LinkRow } from '../../db/types.js';
 import { AppError, validationError, type ErrorDetail } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
@@ -66,6 +67,7 @@ export interface LinkModerationDeps {
 async function disableBlockedLinks(
   deps: Pick<LinkModerationDeps, 'links' | 'cache' | 'blockedHosts' | 'clock'>,
   reason: string,
+  actor: AuditActor,
 ): Promise<number> {
   const { links, cache, blockedHosts, clock } = deps;
   let disabled = 0;
@@ -74,7 +76,7 @@ async function disableBlockedLinks(
     for (const row of batch) {
       if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
       const now = clock.now();
-      if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now)) disabled += 1;
+      if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now, actor)) disabled += 1;
       cache?.forgetNames(row.domain_id, namesOf(row));
     }
     if (batch.length < SCAN_BATCH) return disabled;
@@ -101,6 +103,7 @@ export function createLinkModeration(deps: LinkModerationDeps) {
     code: string,
     domain: string | undefined,
     changes: (row: LinkRow) => LinkChanges,
+    actor?: AuditActor,
   ): Promise<LinkRow> {
     const domainId = await domains.idOf(domain);
     if (domainId === null) throw new AppError('NOT_FOUND', `${domain} is not a domain of this service`);
@@ -108,7 +111,7 @@ export function createLinkModeration(deps: LinkModerationDeps) {
       new AppError('NOT_FOUND', `No link has the code ${code} on ${domainId === 0 ? 'the default domain' : domain}`);
     const row = await links.findByCode(code, domainId);
     if (!row || isExpired(row, clock.now())) throw missing();
-    const updated = await links.update(row, changes(row), null, clock.now());
+    const updated = await links.update(row, changes(row), null, clock.now(), actor);
     cache?.forgetNames(row.domain_id, namesOf(row));
     if (!updated) throw missing();
     return updated;
@@ -116,15 +119,21 @@ export function createLinkModeration(deps: LinkModerationDeps) {
 
   return {
     /** Disables the link `code` on `domain` (a disabled one keeps its first time and takes the new reason). */
-    disable: (code: string, reason: string | null, domain?: string): Promise<LinkRow> =>
-      setDisabled(code, domain, (row) => ({ disabled_at: row.disabled_at ?? clock.now(), disabled_reason: reason })),
+    disable: (code: string, reason: string | null, domain: string | undefined, actor: AuditActor): Promise<LinkRow> =>
+      setDisabled(
+        code,
+        domain,
+        (row) => ({ disabled_at: row.disabled_at ?? clock.now(), disabled_reason: reason }),
+        actor,
+      ),
 
     /** Lets the link `code` on `domain` redirect again. */
     enable: (code: string, domain?: string): Promise<LinkRow> =>
       setDisabled(code, domain, () => ({ disabled_at: null, disabled_reason: null })),
 
     /** Disables every link whose target's host is blocked now and was not disabled yet; how many. */
-    disableBlocked: (reason: string = BLOCKED_HOST_REASON): Promise<number> => disableBlockedLinks(deps, reason),
+    disableBlocked: (actor: AuditActor, reason: string = BLOCKED_HOST_REASON): Promise<number> =>
+      disableBlockedLinks(deps, reason, actor),
 
     /**
      * Every link, for admins (SPEC §18): the user's list's sort and filters, plus owner and state. `keyDomains`:

@@ -1,3 +1,4 @@
+import { auditActorOf } from '../../db/audit-log.js';
 import type { Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database, LinkRow } from '../../db/types.js';
@@ -142,7 +143,7 @@ export function createLinkEditing(
       }
       if (Object.keys(changes).length === 0) return row; // nothing to merge: no new version
       const updated = await links
-        .update(row, changes, opts.ifMatch === undefined ? null : row.version, clock.now())
+        .update(row, changes, opts.ifMatch === undefined ? null : row.version, clock.now(), auditActorOf(opts.caller))
         .catch((err: unknown) => {
           if (err instanceof AliasTakenError) throw aliasTaken(err);
           if (!dialect.isUniqueViolation(err)) throw err;

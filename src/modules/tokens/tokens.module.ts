@@ -8,7 +8,7 @@ import { createLoginCodes } from './login-codes.js';
 import { createTokensRepository, type TokenDenyList } from './tokens.repository.js';
 import { tokensRoutes } from './tokens.routes.js';
 import { tokenSchemas } from './tokens.schemas.js';
-import { createTokensService } from './tokens.service.js';
+import { createTokensService, type SecondFactor } from './tokens.service.js';
 
 const PURGE_EVERY_MS = 10 * 60_000;
 
@@ -21,6 +21,8 @@ export function createTokensModule(deps: {
   jwt: Jwt;
   clock: Clock;
   ttlSeconds: number;
+  secondFactor?: SecondFactor;
+  passwordLogin?: boolean;
 }) {
   const repository = createTokensRepository(deps.db);
   const tokens = createTokensService({ ...deps, tokens: repository });

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import type { Database, TokensTable } from '../../db/types.js';
 
 export type TokensRepository = ReturnType<typeof createTokensRepository>;
@@ -6,8 +7,20 @@ export type TokensRepository = ReturnType<typeof createTokensRepository>;
 /** Issued tokens (owner lookup for revocation). */
 export function createTokensRepository(db: Kysely<Database>) {
   return {
-    async insert(row: TokensTable): Promise<void> {
-      await db.insertInto('tokens').values(row).execute();
+    /** The token's row and, in the same transaction, its sign-in's audit entry. */
+    async insert(row: TokensTable, audit?: AuditEntry): Promise<void> {
+      if (!audit) {
+        await db.insertInto('tokens').values(row).execute();
+        return;
+      }
+      await db.transaction().execute(async (tx) => {
+        await tx.insertInto('tokens').values(row).execute();
+        await recordAudit(tx, audit);
+      });
+    },
+    /** A sign-in that failed: nothing else is written, the entry is its own. */
+    async recordSignIn(audit: AuditEntry): Promise<void> {
+      await recordAudit(db, audit);
     },
     async findByJti(jti: string): Promise<TokensTable | undefined> {
       return db.selectFrom('tokens').selectAll().where('jti', '=', jti).executeTakeFirst();

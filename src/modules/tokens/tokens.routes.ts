@@ -13,6 +13,7 @@ const revocationRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService; baseP
     '/tokens/current',
     {
       onRequest: app.access('user'),
+      config: { withoutTotp: true }, // signing out stays open to an admin who must set up two-factor first
       schema: {
         operationId: 'revokeCurrentToken',
         tags,
@@ -67,10 +68,11 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         operationId: 'createToken',
         tags,
-        summary: 'Exchange username and password, or a login code of single sign-on, for a bearer token',
+        summary:
+          'Exchange username and password (with a code when two-factor sign-in is on), or a login code of single sign-on, for a bearer token',
         description:
-          'A login code (`login_code`, from `/app/?login_code=…` after GET /auth/oidc/login) works once and for 60 s; ' +
-          'used, expired or unknown: 401 INVALID_CREDENTIALS.',
+          'With two-factor sign-in on, a request without `totp_code` is 401 TOTP_REQUIRED and a wrong or used code 401 INVALID_CREDENTIALS (counted like a wrong password). PASSWORD_LOGIN=false: 403 PASSWORD_LOGIN_DISABLED. ' +
+          'A login code (`login_code`, from `/app/?login_code=…` after GET /auth/oidc/login) works once and for 60 s; used, expired or unknown: 401 INVALID_CREDENTIALS.',
         security: [],
         body: TokenRequestBody,
         response: {
@@ -95,7 +97,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{
       const { jti, ...token } =
         'login_code' in body
           ? await opts.loginCodes.exchange(body.login_code)
-          : await tokens.issue(body.username, body.password);
+          : await tokens.issue(body.username, body.password, { totpCode: body.totp_code, ip: request.ip });
       return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
     },
   );

@@ -5,6 +5,16 @@ export const TokenCreateBody = Type.Object(
     // No control characters: a NUL reached PostgreSQL in the lookup and failed there (500); no username has one.
     username: Type.String({ minLength: 1, maxLength: 254, pattern: '^[^\\u0000-\\u001F\\u007F]*$' }),
     password: Type.String({ format: 'password', minLength: 1, maxLength: 128 }),
+    // SPEC §23: the second factor of an account that has it on (401 TOTP_REQUIRED without it).
+    totp_code: Type.Optional(
+      Type.String({
+        format: 'password',
+        minLength: 6,
+        maxLength: 24,
+        pattern: '^([0-9]{6}|[A-Za-z0-9 -]{16,24})$',
+        description: 'A current code of the authenticator app, or an unused recovery code (each works once)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError, forbidden, InvalidTokenError, notFound } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
+import type { AuditEntry } from '../../db/audit-log.js';
 import type { UsersRepository, PasswordHasher } from '../users/index.js';
 import type { Jwt } from './jwt.js';
 import type { TokenDenyList, TokensRepository } from './tokens.repository.js';
@@ -18,6 +19,20 @@ export { InvalidTokenError };
 
 export type TokensService = ReturnType<typeof createTokensService>;
 
+/**
+ * A sign-in's second step (modules/two-factor, handed over by the wiring): 'off' (none), 'missing' (no code
+ * sent), the factor a right code used (it is used up), or null for a wrong or used code.
+ */
+export interface SecondFactor {
+  checkSignIn(userId: number, code: string | undefined): Promise<'off' | 'missing' | 'totp' | 'recovery_code' | null>;
+}
+
+/** What a password sign-in brings besides the password: the second factor's code, the client's address. */
+export interface SignInContext {
+  totpCode?: string | undefined;
+  ip?: string | null;
+}
+
 export interface TokensServiceDeps {
   users: Pick<UsersRepository, 'findById' | 'findByUsername' | 'setPasswordHash'>;
   tokens: TokensRepository;
@@ -26,13 +41,24 @@ export interface TokensServiceDeps {
   jwt: Jwt;
   clock: Clock;
   ttlSeconds: number;
+  /** SPEC §23's second factor; absent: none */
+  secondFactor?: SecondFactor;
+  /** PASSWORD_LOGIN (default true) */
+  passwordLogin?: boolean;
 }
 
 export function createTokensService(deps: TokensServiceDeps) {
   const { users, tokens, denyList, jwt, clock } = deps;
 
   return {
-    issue: (username: string, password: string): Promise<IssuedToken> => issueToken(deps, username, password),
+    issue: (username: string, password: string, context: SignInContext = {}): Promise<IssuedToken> =>
+      issueToken(deps, username, password, context),
+
+    /** A token for a user another way signed in (SPEC §23's single sign-on), with that sign-in's audit entry. */
+    issueFor: (
+      user: { id: number; role: 'user' | 'admin'; tokens_valid_after: number },
+      audit: AuditEntry,
+    ): Promise<IssuedToken> => signTokenFor(deps, user, audit),
 
     /**
      * A valid signature is not enough: the jti must not be revoked and the user must still exist and not be
@@ -77,8 +103,15 @@ export function createTokensService(deps: TokensServiceDeps) {
  * (PASSWORD_HASH_COST changed since) is checked alongside the decoy, so that it takes about as long too
  * (SPEC §12), and a successful login rehashes it at the current cost.
  */
-async function issueToken(deps: TokensServiceDeps, username: string, password: string): Promise<IssuedToken> {
-  const { users, tokens, passwords, jwt, clock, ttlSeconds } = deps;
+async function issueToken(
+  deps: TokensServiceDeps,
+  username: string,
+  password: string,
+  context: SignInContext,
+): Promise<IssuedToken> {
+  const { users, tokens, passwords, clock } = deps;
+  if (deps.passwordLogin === false)
+    throw new AppError('PASSWORD_LOGIN_DISABLED', 'Signing in with a password is turned off on this instance');
   const user = await users.findByUsername(username);
   const decoy = await passwords.decoy();
   const outdated = user !== undefined && passwords.isOutdated(user.password_hash);
@@ -86,17 +119,56 @@ async function issueToken(deps: TokensServiceDeps, username: string, password: s
     passwords.verify(password, user?.password_hash ?? decoy),
     outdated ? passwords.verify(password, decoy) : null,
   ]);
-  if (!user || !ok)
-    throw new AppError('UNAUTHENTICATED', 'Invalid username or password', [], {
-      'WWW-Authenticate': 'Bearer realm="ferry"',
+  const failed = (reason: string, target = user): Promise<void> =>
+    tokens.recordSignIn({
+      action: 'auth.sign_in_failed',
+      actor: null,
+      ip: context.ip ?? null,
+      target: target ? { type: 'user', id: target.id } : null,
+      details: { method: 'password', reason },
+      at: clock.now(),
     });
+  if (!user || !ok) {
+    await failed(user ? 'password' : 'unknown_user');
+    throw new AppError('UNAUTHENTICATED', 'Invalid username or password', [], { 'WWW-Authenticate': REALM });
+  }
   if (user.status === 'suspended') throw forbidden('This account is suspended');
+  // The second factor after the password (SPEC §23): the attempt's one scrypt is the password's (SPEC §17); a
+  // code is checked only for the right password, and a wrong one fails the sign-in as a wrong password does.
+  const second = deps.secondFactor ? await deps.secondFactor.checkSignIn(user.id, context.totpCode) : 'off';
+  if (second === 'missing')
+    throw new AppError('TOTP_REQUIRED', 'This account signs in with a second factor: send totp_code', [], {
+      'WWW-Authenticate': REALM,
+    });
+  if (second === null) {
+    await failed('totp');
+    throw new AppError('INVALID_CREDENTIALS', 'Invalid username, password or code', [], { 'WWW-Authenticate': REALM });
+  }
   if (outdated) await users.setPasswordHash(user.id, user.password_hash, await passwords.hash(password));
+  return signTokenFor(deps, user, {
+    action: 'auth.sign_in',
+    actor: { userId: user.id },
+    ip: context.ip ?? null,
+    target: { type: 'user', id: user.id },
+    details: { method: 'password', second_factor: second === 'off' ? null : second },
+    at: clock.now(),
+  });
+}
+
+const REALM = 'Bearer realm="ferry"';
+
+/** A token for this user, its row and the sign-in's audit entry written together. */
+async function signTokenFor(
+  deps: Pick<TokensServiceDeps, 'tokens' | 'jwt' | 'clock' | 'ttlSeconds'>,
+  user: { id: number; role: 'user' | 'admin'; tokens_valid_after: number },
+  audit: AuditEntry,
+): Promise<IssuedToken> {
+  const { tokens, jwt, clock, ttlSeconds } = deps;
   // Tokens are valid from tokens_valid_after on (a password, role or status change): never issue one before it.
   const iat = Math.max(Math.floor(clock.now() / 1000), Math.ceil(Number(user.tokens_valid_after) / 1000));
   const exp = iat + ttlSeconds;
   const jti = randomBytes(16).toString('base64url');
-  await tokens.insert({ jti, user_id: user.id, issued_at: iat * 1000, expires_at: exp * 1000 });
+  await tokens.insert({ jti, user_id: user.id, issued_at: iat * 1000, expires_at: exp * 1000 }, audit);
   const accessToken = await jwt.sign({ user_id: user.id, role: user.role, jti, iat, exp });
   return {
     jti,

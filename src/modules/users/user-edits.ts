@@ -1,3 +1,4 @@
+import { auditActorOf, type AuditEntry } from '../../db/audit-log.js';
 import type { UserRow, UserUpdate } from '../../db/types.js';
 import { AppError, notFound, validationError } from '../../lib/app-error.js';
 import type { Caller } from '../../lib/caller.js';
@@ -59,6 +60,24 @@ function mergePatchOf(input: UserPatch): UserUpdate {
   return changes;
 }
 
+/** SPEC §23: a change of role or status is audited, in the change's transaction, with the values before and after. */
+function roleAndStatusAudit(row: UserRow, changes: UserUpdate, caller: Caller, at: number): AuditEntry[] {
+  const entries: AuditEntry[] = [];
+  const target = { type: 'user', id: row.id };
+  const actor = auditActorOf(caller);
+  if (changes.role !== undefined && changes.role !== row.role)
+    entries.push({ action: 'user.role_changed', actor, target, details: { from: row.role, to: changes.role }, at });
+  if (changes.status !== undefined && changes.status !== row.status)
+    entries.push({
+      action: 'user.status_changed',
+      actor,
+      target,
+      details: { from: row.status, to: changes.status },
+      at,
+    });
+  return entries;
+}
+
 /**
  * The optimistic concurrency of a user's writes: If-Match and the body's `version` are checked on the read and
  * again by the conditional update, so a change that lands in between is refused, never lost.
@@ -87,8 +106,10 @@ function createVersionedUserWrites(deps: {
       expected: number | null,
       opts: WriteOptions,
       bodyVersion: number | undefined,
+      before: UserRow,
     ): Promise<UserRow> {
-      const updated = await users.updateKeepingAnAdmin(id, { ...changes, updated_at: clock.now() }, expected);
+      const audit = roleAndStatusAudit(before, changes, opts.caller, clock.now());
+      const updated = await users.updateKeepingAnAdmin(id, { ...changes, updated_at: clock.now() }, expected, audit);
       if (updated === LAST_ADMIN)
         throw lastAdmin(changes.role !== undefined && changes.role !== 'admin' ? 'role' : 'status');
       if (updated) return updated;
@@ -153,7 +174,7 @@ export function createUserEdits(deps: {
     if (input.password !== undefined) changes.password_hash = await passwords.hash(input.password);
     revokeEarlierTokens(loaded.row, changes, clock.now());
     return withUniqueness(input.username, input.email, id, () =>
-      applyUpdate(id, changes, loaded.expected, opts, input.version),
+      applyUpdate(id, changes, loaded.expected, opts, input.version, loaded.row),
     );
   }
 

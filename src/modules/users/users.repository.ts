@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
+import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import { inTransaction, recordEvent, type UserEvent } from '../../db/outbox.js';
 import type { Database, NewUserRow, UserRow, UserUpdate } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -66,6 +67,7 @@ function createUserWrites(db: Kysely<Database>, dialect: Pick<Dialect, 'notify'>
       changes: UserUpdate,
       expectedVersion: number | null,
       tx: Db = db,
+      audit: readonly AuditEntry[] = [],
     ): Promise<UserRow | undefined> {
       return inTransaction(tx, async (t) => {
         let q = t
@@ -75,6 +77,7 @@ function createUserWrites(db: Kysely<Database>, dialect: Pick<Dialect, 'notify'>
         if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
         const row = await q.returningAll().executeTakeFirst();
         if (row) await announce(t, 'user.updated', id);
+        if (row) await recordAudit(t, ...audit);
         return row;
       });
     },
@@ -189,13 +192,19 @@ export function createUsersRepository(
         .execute();
     },
 
-    /** update(), refused with LAST_ADMIN when it would demote or suspend the last active admin. */
+    /**
+     * update(), refused with LAST_ADMIN when it would demote or suspend the last active admin; `audit`: the
+     * entries the change writes in its transaction (a role or status change).
+     */
     async updateKeepingAnAdmin(
       id: number,
       changes: UserUpdate,
       expectedVersion: number | null,
+      audit: readonly AuditEntry[] = [],
     ): Promise<UserRow | undefined | typeof LAST_ADMIN> {
-      return unlessLastAdmin(id, !keepsAdmin(changes), (tx) => repository.update(id, changes, expectedVersion, tx));
+      return unlessLastAdmin(id, !keepsAdmin(changes), (tx) =>
+        repository.update(id, changes, expectedVersion, tx, audit),
+      );
     },
 
     /** delete(), refused with LAST_ADMIN when the user is the last active admin. */

@@ -95,6 +95,8 @@ const readRoutes: FastifyPluginAsyncTypebox<UsersRoutesOptions> = async (app, op
     '/users/me',
     {
       onRequest: app.access('user', 'users:read'),
+      // Who is signed in stays readable to an admin who must set up two-factor first (the dashboard needs it).
+      config: { withoutTotp: true },
       schema: {
         operationId: 'getCurrentUser',
         tags,

@@ -176,9 +176,9 @@ describe.each(engines)('BLOCKED_HOSTS_FILE on %s', (engine) => {
       throw new Error(`the CLI warned: ${line}`);
     });
     try {
-      const count = await cli.moderation.disableBlocked();
+      const count = await cli.moderation.disableBlocked('cli');
       expect(count).toBeGreaterThanOrEqual(1);
-      expect(await cli.moderation.disableBlocked()).toBe(0); // already disabled
+      expect(await cli.moderation.disableBlocked('cli')).toBe(0); // already disabled
     } finally {
       await cli.close();
     }

@@ -37,7 +37,7 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
     expect(await visit(link.short_code)).toBe(302); // served from the cache (the fast path) now
     expect(await visit(alias)).toBe(302);
     expect(await visit(alias)).toBe(302);
-    const disabled = await moderation.disable(link.short_code, 'Reported');
+    const disabled = await moderation.disable(link.short_code, 'Reported', undefined, 'cli');
     expect(disabled.disabled_reason).toBe('Reported');
     const disabledAt = Date.now();
     await waitFor('the server to refuse the disabled link', async () => (await visit(link.short_code)) === 410, 1_000);
@@ -56,11 +56,11 @@ describe.each(engines)('moderation from outside the server on %s', (engine) => {
 
   it("when the CLI lists links, then it gets the API's records, filtered as the admin list is", async () => {
     const link = await createLink(t, { original_url: 'https://example.com/listed', tags: ['cli-list'] });
-    await moderation.disable(link.short_code, null);
+    await moderation.disable(link.short_code, null, undefined, 'cli');
     const page = await moderation.listAll({ tag: 'cli-list', status: 'disabled' as const }, '/api/v1/links');
     expect(page.data).toEqual([
       expect.objectContaining({ short_code: link.short_code, disabled: true, disabled_reason: null }),
     ]);
-    await expect(moderation.disable('nope1234', null)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(moderation.disable('nope1234', null, undefined, 'cli')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

@@ -1,5 +1,6 @@
 import type { VNode } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import { AuditPage } from '../audit/AuditPage';
 import { ApiKeysPage } from '../keys/ApiKeysPage';
 import { DomainsPage } from '../domains/DomainsPage';
 import { CreateLinkPage } from '../links/CreateLinkPage';
@@ -8,6 +9,7 @@ import { LinksPage } from '../links/LinksPage';
 import { AllLinksPage } from '../moderation/AllLinksPage';
 import { appPath, matchPath, safeReturnPath, useLocation } from '../router/router';
 import { useSession } from '../session/session';
+import { SecurityPage } from '../security/SecurityPage';
 import { SignInPage } from '../session/SignInPage';
 import { SignUpPage } from '../session/SignUpPage';
 import { ErrorState, Loading } from '../ui/States';
@@ -43,6 +45,8 @@ const ROUTES: Route[] = [
   { pattern: '/domains', render: () => <DomainsPage /> },
   { pattern: '/all-links', render: () => <AllLinksPage /> },
   { pattern: '/users', render: () => <UsersPage /> },
+  { pattern: '/security', render: () => <SecurityPage /> },
+  { pattern: '/audit', render: () => <AuditPage /> },
 ];
 
 const PUBLIC: Record<string, () => VNode> = {

@@ -17,11 +17,13 @@ function navItems(isAdmin: boolean): NavItem[] {
     { href: appPath('/account'), label: 'Overview', prefix: '/account' },
     { href: appPath('/api-keys'), label: 'API keys', prefix: '/api-keys' },
     { href: appPath('/domains'), label: 'Domains', prefix: '/domains' },
+    { href: appPath('/security'), label: 'Security', prefix: '/security' },
   ];
   if (isAdmin)
     items.push(
       { href: appPath('/all-links'), label: 'All links', prefix: '/all-links' },
       { href: appPath('/users'), label: 'Users', prefix: '/users' },
+      { href: appPath('/audit'), label: 'Audit', prefix: '/audit' },
     );
   return items;
 }

@@ -78,36 +78,67 @@ function SignUpInvite({ instance }: { instance: Instance | null }) {
   );
 }
 
-/** Sign in (SPEC §16: fields labelled Username and Password, button Sign in); then back where the user was. */
+const signInMessage = (problem: Problem | null, needsCode: boolean): string | null =>
+  problem?.status === 401
+    ? needsCode
+      ? 'Wrong username, password or code (each code works once).'
+      : 'Wrong username or password.'
+    : formMessage(problem, ['username', 'password', 'totp_code']);
+
+/** SPEC §23's second step: the authenticator's code (or a recovery code), asked once the API wants it. */
+function CodeStep(props: { code: string; setCode: (c: string) => void; error: string | undefined }) {
+  return (
+    <>
+      <Field label="Authentication code" error={props.error}>
+        {(a) => (
+          <input
+            {...a}
+            name="totp_code"
+            autocomplete="one-time-code"
+            inputMode="numeric"
+            required
+            autoFocus
+            value={props.code}
+            onInput={(e) => props.setCode(e.currentTarget.value.trim())}
+          />
+        )}
+      </Field>
+      <p class="muted">The six digits your authenticator app shows, or one of your recovery codes.</p>
+    </>
+  );
+}
+
+/**
+ * Sign in (SPEC §16: fields labelled Username and Password, button Sign in); then back where the user was. Once
+ * signed in, App leaves this screen for `next` (safeReturnPath); only a failure stays here.
+ */
 export function SignInPage() {
   useTitle('Sign in');
   const session = useSession();
   const instance = useInstance();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
+  const [needsCode, setNeedsCode] = useState(false); // SPEC §23: the API answered TOTP_REQUIRED
+  const [code, setCode] = useState('');
   const [problem, setProblem] = useState<Problem | null>(null);
+  const [busy, setBusy] = useState(false);
   const form = useRef<HTMLFormElement>(null);
   useFocusFirstInvalid(form, problem);
-  const [busy, setBusy] = useState(false);
-
   const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
     event.preventDefault();
     setBusy(true);
-    // Once signed in, App leaves this screen for `next` (safeReturnPath); only a failure stays here.
-    const failed = await session.signIn(username, password);
-    setBusy(false);
-    setProblem(failed);
+    const failed = await session.signIn(username, password, needsCode ? code : undefined).finally(() => setBusy(false));
+    if (failed?.code === 'TOTP_REQUIRED') setNeedsCode(true);
+    setProblem(failed?.code === 'TOTP_REQUIRED' ? null : failed);
   };
 
-  const message =
-    problem?.status === 401 ? 'Wrong username or password.' : formMessage(problem, ['username', 'password']);
   return (
     <main class="narrow" id="main">
       <h1>Sign in</h1>
       <SignInNotices instance={instance} failed={problem !== null} />
       <SingleSignOn instance={instance} />
       <form ref={form} onSubmit={submit} noValidate>
-        <FormError message={message} />
+        <FormError message={signInMessage(problem, needsCode)} />
         <Field label="Username" error={problem?.fields.username}>
           {(a) => (
             <input
@@ -133,6 +164,7 @@ export function SignInPage() {
             />
           )}
         </Field>
+        {needsCode && <CodeStep code={code} setCode={setCode} error={problem?.fields.totp_code} />}
         <button type="submit" disabled={busy}>
           Sign in
         </button>

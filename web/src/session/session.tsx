@@ -27,7 +27,8 @@ export interface Session {
   /** the signed-in account (GET /users/me), re-read after sign-in and on refreshUser() */
   user: User | null;
   ended: SignInReason | null;
-  signIn(username: string, password: string): Promise<Problem | null>;
+  /** `totpCode`: the second step of an account with two-factor sign-in (after a TOTP_REQUIRED answer) */
+  signIn(username: string, password: string, totpCode?: string): Promise<Problem | null>;
   signOut(): Promise<void>;
   refreshUser(): Promise<void>;
   /** why the saved token could not be checked (state `unreachable`) */
@@ -84,6 +85,27 @@ export function SessionProvider({
   );
 }
 
+/** A 401 anywhere (client.ts) or a sign-out clears the store; every screen then sees `signed-out`. */
+function useSignedOutOnClear(
+  store: SessionStore,
+  set: {
+    setUser: (user: User | null) => void;
+    setState: (state: Session['state']) => void;
+    setEnded: (why: SignInReason | null) => void;
+  },
+) {
+  useEffect(
+    () =>
+      store.subscribe((why) => {
+        if (why === null) return;
+        set.setUser(null);
+        set.setState('signed-out');
+        set.setEnded(why);
+      }),
+    [store],
+  );
+}
+
 function useSessionValue(api: ApiClient, store: SessionStore): Session {
   const [loginCode] = useState(takeLoginCode);
   const [state, setState] = useState<Session['state']>(store.token() || loginCode ? 'checking' : 'signed-out');
@@ -99,17 +121,7 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
     return null;
   }, [api]);
 
-  // A 401 anywhere (client.ts) or a sign-out clears the store; every screen then sees `signed-out`.
-  useEffect(
-    () =>
-      store.subscribe((why) => {
-        if (why === null) return;
-        setUser(null);
-        setState('signed-out');
-        setEnded(why);
-      }),
-    [store],
-  );
+  useSignedOutOnClear(store, { setUser, setState, setEnded });
 
   // A token saved by this tab (a reload): check it. A 401 ends it (the store hears it from client.ts); no
   // answer at all keeps it, and the app offers to try again rather than signing the user out.
@@ -133,7 +145,13 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
       state,
       user,
       ended,
-      signIn: (username, password) => signIn(api, store, { username, password }, { loadUser, setEnded }),
+      signIn: (username, password, totpCode) =>
+        signIn(
+          api,
+          store,
+          { username, password, ...(totpCode ? { totp_code: totpCode } : {}) },
+          { loadUser, setEnded },
+        ),
       signOut: () => signOut(api, store, setEnded),
       async refreshUser() {
         await loadUser();
@@ -151,7 +169,7 @@ function useSessionValue(api: ApiClient, store: SessionStore): Session {
 async function signIn(
   api: ApiClient,
   store: SessionStore,
-  credentials: { username: string; password: string } | { login_code: string },
+  credentials: { username: string; password: string; totp_code?: string } | { login_code: string },
   session: { loadUser: () => Promise<Problem | null>; setEnded: (why: SignInReason | null) => void },
 ): Promise<Problem | null> {
   const issued = await outcome(api.POST('/api/v1/tokens', { body: credentials }));
