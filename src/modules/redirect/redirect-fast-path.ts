@@ -75,7 +75,7 @@ function writeRedirect(
  *
  * It answers exactly what the route would, from the same decision of the visit policy (redirect.routes.ts;
  * test/modules/redirect/redirect-fast-path.test.ts compares the two): X-Request-Id, the redirect's
- * RateLimit-Policy/RateLimit, the decision's Location and Cache-Control, an empty body, the click enqueued (a HEAD's as a bot's), and the same request metrics. Anything else — a miss, an
+ * RateLimit-Policy/RateLimit, the decision's Location and Cache-Control, an empty body, the click enqueued (GET only: a HEAD records none), and the same request metrics. Anything else — a miss, an
  * expired or unknown code, a link with visit rules (password, max_visits, forward_query), a limit reached,
  * overload, a query string, another method, more than one Host header, a trusted proxy
  * (TRUST_PROXY), access logging (LOG_LEVEL=debug), shutting down — returns false untouched and takes the
@@ -108,21 +108,24 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     const now = clock.now();
     const answer = (rateLimit: string): void => writeRedirect(deps, req, res, decision, started, rateLimit);
     // With a journal (or the Redis stream), the answer leaves once the click is durable: batched per turn.
-    // A HEAD's click is a bot's (the visit context's botSignal), as the route records it.
+    // SPEC §6: a HEAD answers the same headers and records no click (it is no visit; the route does the same).
     let recorded = false;
-    const record = () => {
-      const facts = {
-        linkId: link.id,
-        shortCode: link.code,
-        alias: link.alias,
-        clickedAt: now,
-        domain: decision.domain,
-        rule: decision.rule,
-        variant: decision.variant,
-        visitor: visitor(method, ip, req.headers, false),
-      };
-      recorded = clicks.enqueue(clickOf(facts));
-    };
+    const record =
+      method === 'GET'
+        ? () => {
+            const facts = {
+              linkId: link.id,
+              shortCode: link.code,
+              alias: link.alias,
+              clickedAt: now,
+              domain: decision.domain,
+              rule: decision.rule,
+              variant: decision.variant,
+              visitor: visitor(method, ip, req.headers, false),
+            };
+            recorded = clicks.enqueue(clickOf(facts));
+          }
+        : null;
     const serve = (rateLimit: string): void => {
       const pending = recorded ? clicks.settled() : null;
       if (pending === null) answer(rateLimit);

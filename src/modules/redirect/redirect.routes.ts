@@ -73,9 +73,9 @@ function answerVisit(
   const { clicks, clock } = opts;
   if (decision.kind !== 'redirect' && decision.kind !== 'preview') return refuse(request, reply, decision, clock);
   const { link } = decision;
-  // A domain's fallback follows no link. A HEAD answers the same headers and its click is a bot's (the
-  // context's botSignal), as on the fast path.
-  if (link !== null) {
+  // A domain's fallback follows no link. A HEAD answers the same headers and records no click (SPEC §6): it is
+  // no visit. It is still treated as a bot's for what a visit decides (no split assigned, no visit used up).
+  if (link !== null && request.method !== 'HEAD') {
     const facts = {
       linkId: link.id,
       shortCode: link.code,

@@ -17,26 +17,18 @@ describe.each(engines)('exact click counting on %s', (engine) => {
   // Small batches and a short interval, so that timer flushes, size flushes and visits overlap.
   const env = { CLICK_BATCH_SIZE: '7', CLICK_FLUSH_MS: '10', TRUST_PROXY: 'true' };
 
-  it('when N visits are mixed with H HEADs and the queue is flushed, then exactly N + H records, H of them bots, N humans in the stats', async () => {
+  it('when N visits are mixed with HEADs and the queue is flushed, then exactly N records, N in click_count and N in the stats', async () => {
     const t = await createTestApp(engine, { env });
     try {
       const link = await createLink(t, { original_url: 'https://example.com/n' });
       await visitMany(t, link.short_code, 300, 120);
       await t.app.clickQueue.flush();
-      // A HEAD is a bot's click (SPEC §24's bot signals): counted apart, never a visitor.
-      expect(await recordCount(t, link.id)).toBe(420);
+      expect(await recordCount(t, link.id)).toBe(300);
       const stats = await t.request({ url: `/api/v1/links/${link.short_code}/stats` });
       expect(stats.status).toBe(200);
-      expect(stats.body).toMatchObject({
-        total_clicks: 420,
-        click_count: 420,
-        human_clicks: 300,
-        bot_clicks: 120,
-        unique_visitors: 50,
-      });
+      expect(stats.body).toMatchObject({ total_clicks: 300, click_count: 300, unique_visitors: 50 });
       expect(stats.body.timeseries.reduce((s: number, b: { clicks: number }) => s + b.clicks, 0)).toBe(300);
-      expect(stats.body.timeseries.reduce((s: number, b: { bots: number }) => s + b.bots, 0)).toBe(120);
-      expect((await t.request({ url: `/api/v1/links/${link.short_code}` })).body.click_count).toBe(420);
+      expect((await t.request({ url: `/api/v1/links/${link.short_code}` })).body.click_count).toBe(300);
       expect(t.app.clickQueue.status().dropped).toBe(0);
     } finally {
       await t.close();
@@ -49,15 +41,15 @@ describe.each(engines)('exact click counting on %s', (engine) => {
     try {
       const link = await createLink(t, { original_url: 'https://example.com/c' });
       await visitMany(t, link.short_code, 250, 100);
-      expect(t.app.clickQueue.status().depth).toBe(350); // nothing written yet: only the close can save them
+      expect(t.app.clickQueue.status().depth).toBe(250); // nothing written yet: only the close can save them
       await t.app.close();
-      expect(await recordCount(t, link.id)).toBe(350);
+      expect(await recordCount(t, link.id)).toBe(250);
       reopened = await createTestApp(engine, {
         dataDir: t.config.dataDir,
         ...(t.config.databaseUrl ? { databaseUrl: t.config.databaseUrl } : {}),
       });
       const stats = await reopened.request({ url: `/api/v1/links/${link.short_code}/stats` });
-      expect(stats.body).toMatchObject({ total_clicks: 350, click_count: 350, bot_clicks: 100 });
+      expect(stats.body).toMatchObject({ total_clicks: 250, click_count: 250 });
     } finally {
       await reopened?.close();
       await t.close();

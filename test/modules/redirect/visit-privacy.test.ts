@@ -14,7 +14,8 @@ import { buildCountryMmdb } from '../../helpers/mmdb.js';
 import { UA } from '../clicks/user-agents.js';
 
 /**
- * SPEC §24's visitors' privacy and the bot signals besides the user agent: a HEAD or a prefetch is a bot's click,
+ * SPEC §24's visitors' privacy and the bot signals besides the user agent: a prefetch is a bot's click (a HEAD is
+ * a bot's for what a visit decides, and records no click, SPEC §6),
  * HONOR_GPC records a count only, IP_ANONYMIZE shortens the address after the country is looked up (here from a
  * DB-IP Lite-shaped database). Each on the route (app.inject) and on the fast path (a socket), which must agree.
  */
@@ -129,8 +130,14 @@ describe.each(engines)('bot signals and HONOR_GPC on the route and the fast path
     expect(await fastPathCounted()).toBe(before + 1);
   };
 
+  it("when a HEAD request comes with a browser's user agent, then both paths answer the same headers and record no click (SPEC §6)", async () => {
+    const link = await createLink(t);
+    await t.request({ url: `/${link.short_code}`, headers: { 'user-agent': HUMAN_UA } }); // a person's, and cached
+    await bothPaths(link.short_code, 'HEAD', { 'user-agent': HUMAN_UA });
+    expect((await clickRecords(t, link.id)).map((c) => Number(c.is_bot))).toEqual([0]);
+  });
+
   it.each([
-    ['a HEAD request', 'HEAD', {}],
     ['Sec-Purpose: prefetch;prerender', 'GET', { 'sec-purpose': 'prefetch;prerender' }],
     ['Purpose: prefetch', 'GET', { purpose: 'prefetch' }],
   ] as const)(
