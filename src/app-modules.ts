@@ -195,7 +195,7 @@ async function createLinkModules(deps: LinkModuleDeps) {
   return { clickIngest, domainsModule, linksModule, redirectModule, clicksModule };
 }
 
-export type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
+type LinkModules = Awaited<ReturnType<typeof createLinkModules>>;
 
 /** Imports from other services (SPEC §20), writing links through the links module and visits through the clicks'. */
 function importsModuleFor(

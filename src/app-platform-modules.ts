@@ -3,8 +3,16 @@
  * what the composition root (app-modules.ts) hands it.
  */
 import { packageVersion } from './cli/package-info.js';
-import type { createCoreModules } from './app-core-modules.js';
-import type { LinkModules, ModulesDeps, ServerParts } from './app-modules.js';
+import type { createCoreModules, ModuleDeps } from './app-core-modules.js';
+import type { Metrics } from './infra/metrics.js';
+import type { OutboundHttp } from './infra/outbound-http.js';
+import type { LinksModule } from './modules/links/index.js';
+import type { RedirectModule } from './modules/redirect/index.js';
+
+/** What these builders take of the composition root's dependencies (app-modules.ts passes its own). */
+type PlatformDeps = ModuleDeps & { server: { metrics: Metrics } | null };
+type LinkCheckParts = { linkChecks?: { outbound?: OutboundHttp; sliceMs?: number } };
+type LinkParts = { linksModule: LinksModule; redirectModule: RedirectModule | null | undefined };
 import type { Paginator } from './lib/pagination.js';
 import { createLinkChecksModule } from './modules/link-checks/index.js';
 import { createOidcModule } from './modules/oidc/index.js';
@@ -12,7 +20,7 @@ import { createWebhooksModule } from './modules/webhooks/index.js';
 
 /** Webhooks (SPEC §22): the resource for every process; its dispatcher is started by a server only (app.ts). */
 export function webhooksModuleFor(
-  { config, storage, clock, jwtSecret, log, server }: ModulesDeps,
+  { config, storage, clock, jwtSecret, log, server }: PlatformDeps,
   paginator: Paginator,
 ) {
   return createWebhooksModule({
@@ -35,9 +43,9 @@ export function webhooksModuleFor(
  * the redirect's cache to drop a link whose status changed, the links module's name in the outbox.
  */
 export function linkChecksModuleFor(
-  { config, storage, clock, log }: ModulesDeps,
-  server: ServerParts,
-  { linksModule, redirectModule }: LinkModules,
+  { config, storage, clock, log }: ModuleDeps,
+  server: LinkCheckParts,
+  { linksModule, redirectModule }: LinkParts,
 ) {
   return createLinkChecksModule({
     config,
@@ -54,7 +62,7 @@ export function linkChecksModuleFor(
 
 /** Single sign-on (SPEC §23): a serving process's browser routes, signing in through the core's accounts and tokens. */
 export function oidcModuleFor(
-  { config, storage, clock, jwtSecret }: ModulesDeps,
+  { config, storage, clock, jwtSecret }: ModuleDeps,
   core: ReturnType<typeof createCoreModules>,
 ) {
   return createOidcModule({
