@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database, UserRow } from '../../db/types.js';
+import type { Database } from '../../db/types.js';
 import { AppError, forbidden } from '../../lib/app-error.js';
 import type { Clock } from '../../lib/clock.js';
 import type { UsersRepository } from '../users/index.js';
 import type { Jwt } from './jwt.js';
 import type { TokensRepository } from './tokens.repository.js';
-import type { IssuedToken } from './tokens.service.js';
+import { mintToken, type IssuedToken } from './token-mint.js';
 
 /** How long a login code may wait for its exchange (SPEC §23: 60 s). */
 export const LOGIN_CODE_TTL_MS = 60_000;
@@ -18,29 +18,6 @@ const refused = (): AppError =>
   new AppError('INVALID_CREDENTIALS', 'The sign-in code is unknown, used or expired: sign in again', [], {
     'WWW-Authenticate': 'Bearer realm="ferry"',
   });
-
-/**
- * A token for an account that has just proven who it is (SPEC §4's token). It is never dated before the
- * account's `tokens_valid_after` (a role change at this sign-in moved it), or it would be refused at once.
- */
-export async function mintToken(
-  deps: { tokens: Pick<TokensRepository, 'insert'>; jwt: Jwt; clock: Clock; ttlSeconds: number },
-  user: Pick<UserRow, 'id' | 'role' | 'tokens_valid_after'>,
-): Promise<IssuedToken> {
-  const { tokens, jwt, clock, ttlSeconds } = deps;
-  const iat = Math.max(Math.floor(clock.now() / 1000), Math.ceil(Number(user.tokens_valid_after) / 1000));
-  const exp = iat + ttlSeconds;
-  const jti = randomBytes(16).toString('base64url');
-  await tokens.insert({ jti, user_id: user.id, issued_at: iat * 1000, expires_at: exp * 1000 });
-  const accessToken = await jwt.sign({ user_id: user.id, role: user.role, jti, iat, exp });
-  return {
-    jti,
-    accessToken,
-    tokenType: 'Bearer',
-    expiresIn: ttlSeconds,
-    expiresAt: new Date(exp * 1000).toISOString(),
-  };
-}
 
 export type LoginCodes = ReturnType<typeof createLoginCodes>;
 
@@ -69,7 +46,8 @@ export function createLoginCodes(deps: {
       return code;
     },
 
-    async exchange(code: string): Promise<IssuedToken> {
+    /** The code's tokens, and the sign-in in the audit log (SPEC §23: method `oidc`), once. */
+    async exchange(code: string, ip: string | null = null): Promise<IssuedToken> {
       const row = await db
         .deleteFrom('login_codes')
         .where('code_hash', '=', digest(code))
@@ -79,7 +57,14 @@ export function createLoginCodes(deps: {
       const user = row && (await users.findById(Number(row.user_id)));
       if (!user) throw refused();
       if (user.status === 'suspended') throw forbidden('This account is suspended');
-      return mintToken(deps, user);
+      return mintToken(deps, user, {
+        action: 'auth.sign_in',
+        actor: { userId: user.id },
+        ip,
+        target: { type: 'user', id: user.id },
+        details: { method: 'oidc' },
+        at: clock.now(),
+      });
     },
 
     async purgeExpired(): Promise<number> {

@@ -96,7 +96,7 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{
       const body = request.body;
       const { jti, ...token } =
         'login_code' in body
-          ? await opts.loginCodes.exchange(body.login_code)
+          ? await opts.loginCodes.exchange(body.login_code, request.ip)
           : await tokens.issue(body.username, body.password, { totpCode: body.totp_code, ip: request.ip });
       return reply.code(201).header('location', `${opts.basePath}/tokens/${jti}`).send(token);
     },

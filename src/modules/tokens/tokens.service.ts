@@ -1,19 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { AppError, forbidden, InvalidTokenError, notFound } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
+import { mintToken, type IssuedToken } from './token-mint.js';
 import type { AuditEntry } from '../../db/audit-log.js';
 import type { UsersRepository, PasswordHasher } from '../users/index.js';
 import type { Jwt } from './jwt.js';
 import type { TokenDenyList, TokensRepository } from './tokens.repository.js';
 
-export interface IssuedToken {
-  jti: string;
-  accessToken: string;
-  tokenType: 'Bearer';
-  expiresIn: number;
-  expiresAt: string;
-}
+export type { IssuedToken } from './token-mint.js';
 
 export { InvalidTokenError };
 
@@ -158,23 +152,8 @@ async function issueToken(
 const REALM = 'Bearer realm="ferry"';
 
 /** A token for this user, its row and the sign-in's audit entry written together. */
-async function signTokenFor(
+const signTokenFor = (
   deps: Pick<TokensServiceDeps, 'tokens' | 'jwt' | 'clock' | 'ttlSeconds'>,
   user: { id: number; role: 'user' | 'admin'; tokens_valid_after: number },
   audit: AuditEntry,
-): Promise<IssuedToken> {
-  const { tokens, jwt, clock, ttlSeconds } = deps;
-  // Tokens are valid from tokens_valid_after on (a password, role or status change): never issue one before it.
-  const iat = Math.max(Math.floor(clock.now() / 1000), Math.ceil(Number(user.tokens_valid_after) / 1000));
-  const exp = iat + ttlSeconds;
-  const jti = randomBytes(16).toString('base64url');
-  await tokens.insert({ jti, user_id: user.id, issued_at: iat * 1000, expires_at: exp * 1000 }, audit);
-  const accessToken = await jwt.sign({ user_id: user.id, role: user.role, jti, iat, exp });
-  return {
-    jti,
-    accessToken,
-    tokenType: 'Bearer',
-    expiresIn: ttlSeconds,
-    expiresAt: new Date(exp * 1000).toISOString(),
-  };
-}
+): Promise<IssuedToken> => mintToken(deps, user, audit);

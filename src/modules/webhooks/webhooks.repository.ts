@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 
@@ -8,8 +9,13 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 /** The SQL of the webhooks resource: hooks, and their deliveries as the API lists them. */
 export function createWebhooksRepository(db: Kysely<Database>, paginator: Paginator) {
   return {
-    async insert(row: Insertable<WebhooksTable>): Promise<WebhookRow> {
-      return db.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();
+    /** The hook, and its creation in the audit log (SPEC §23) in the same transaction. */
+    async insert(row: Insertable<WebhooksTable>, audit?: Omit<AuditEntry, 'target'>): Promise<WebhookRow> {
+      return db.transaction().execute(async (tx) => {
+        const created = await tx.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();
+        if (audit) await recordAudit(tx, { ...audit, target: { type: 'webhook', id: Number(created.id) } });
+        return created;
+      });
     },
 
     async findById(id: number): Promise<WebhookRow | undefined> {
@@ -32,12 +38,14 @@ export function createWebhooksRepository(db: Kysely<Database>, paginator: Pagina
       return db.updateTable('webhooks').set(set).where('id', '=', id).returningAll().executeTakeFirst();
     },
 
-    async remove(id: number): Promise<boolean> {
+    async remove(id: number, audit?: AuditEntry): Promise<boolean> {
       // Its deliveries go first: SQLite enforces no foreign keys here, and a pending one must not outlive its hook.
       return db.transaction().execute(async (tx) => {
         await tx.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
         const res = await tx.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
-        return Number(res.numDeletedRows) > 0;
+        const removed = Number(res.numDeletedRows) > 0;
+        if (removed && audit) await recordAudit(tx, audit);
+        return removed;
       });
     },
 

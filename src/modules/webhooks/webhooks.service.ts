@@ -1,3 +1,4 @@
+import { auditActorOf } from '../../db/audit-log.js';
 import { randomUUID } from 'node:crypto';
 import { newEventId } from '../../db/events.js';
 import { AppError, notFound, validationError } from '../../lib/app-error.js';
@@ -119,23 +120,26 @@ async function createHook(deps: WebhooksServiceDeps, input: WebhookCreate, calle
   const domains = await checkDomains(deps.repo, input.domains, caller);
   const secret = newWebhookSecret();
   const now = deps.clock.now();
-  const row = await deps.repo.insert({
-    user_id: caller.userId,
-    scope,
-    url: input.url,
-    events: JSON.stringify(input.events),
-    domains,
-    include_bots: input.include_bots === true ? 1 : 0,
-    description: input.description ?? null,
-    enabled: 1,
-    disabled_reason: null,
-    secret: deps.secrets.seal(secret),
-    previous_secret: null,
-    previous_secret_until: null,
-    failing_since: null,
-    created_at: now,
-    updated_at: now,
-  });
+  const row = await deps.repo.insert(
+    {
+      user_id: caller.userId,
+      scope,
+      url: input.url,
+      events: JSON.stringify(input.events),
+      domains,
+      include_bots: input.include_bots === true ? 1 : 0,
+      description: input.description ?? null,
+      enabled: 1,
+      disabled_reason: null,
+      secret: deps.secrets.seal(secret),
+      previous_secret: null,
+      previous_secret_until: null,
+      failing_since: null,
+      created_at: now,
+      updated_at: now,
+    },
+    { action: 'webhook.created', actor: auditActorOf(caller), details: { url: input.url, scope }, at: now },
+  );
   return { ...toWebhook(row), secret };
 }
 
@@ -203,7 +207,13 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
 
     patch: (id: number, input: WebhookPatch, caller: Caller) => patchHook(deps, id, input, caller),
     async remove(id: number, caller: Caller): Promise<void> {
-      await repo.remove(Number((await managed(repo, id, caller)).id));
+      const hook = await managed(repo, id, caller);
+      await repo.remove(Number(hook.id), {
+        action: 'webhook.deleted',
+        actor: auditActorOf(caller),
+        target: { type: 'webhook', id: Number(hook.id) },
+        details: { url: hook.url },
+      });
     },
     rotateSecret: (id: number, caller: Caller) => rotateSecret(deps, id, caller),
     test: (id: number, caller: Caller) => testHook(deps, id, caller),

@@ -115,6 +115,16 @@ describe.each(engines)('single sign-on on %s', (engine) => {
     const second = await signInForToken({ sub: id, preferred_username: `${name}_renamed` });
     expect(second.claims.user_id).toBe(first.claims.user_id);
     expect(second.me.username).toBe(name);
+    // SPEC §23: each sign-in is in the audit log, by which method.
+    const entries = await t.storage.db
+      .selectFrom('audit_log')
+      .select(['action', 'details'])
+      .where('actor_id', '=', first.claims.user_id)
+      .execute();
+    expect(entries.map((e) => [e.action, JSON.parse(e.details ?? '{}').method])).toEqual([
+      ['auth.sign_in', 'oidc'],
+      ['auth.sign_in', 'oidc'],
+    ]);
   });
 
   it('when the username and e-mail are taken by a local account, then a new account with a numbered name is made, never linked to it', async () => {

@@ -192,6 +192,12 @@ describe.each(engines)('the webhooks resource on %s', (engine) => {
     expectEnvelope(inside, 422, 'WEBHOOK_TARGET_FORBIDDEN');
     expect((await t.request({ method: 'DELETE', url, token: alice.token })).status).toBe(204);
     expectEnvelope(await t.request({ url, token: alice.token }), 404, 'NOT_FOUND');
+    // SPEC §23: the hook's creation and deletion are in the audit log, by its owner.
+    const audit = await t.request({ url: `/api/v1/audit-log?actor_id=${alice.id}`, token: admin.token });
+    const mine = (audit.body.data as Array<{ action: string; target_id: string }>).filter(
+      (e) => e.target_id === String(hook.id),
+    );
+    expect(mine.map((e) => e.action).sort()).toEqual(['webhook.created', 'webhook.deleted']);
   });
 
   it('when API keys call, then webhooks:read reads, webhooks:write writes, and neither implies the other', async () => {
