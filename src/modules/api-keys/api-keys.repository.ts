@@ -1,3 +1,4 @@
+import { domainOwners } from '../../db/domain-owners.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import { recordAudit, type AuditActor, type AuditEntry } from '../../db/audit-log.js';
@@ -118,15 +119,7 @@ export function createApiKeysRepository(db: Kysely<Database>, paginator: Paginat
     },
 
     /** The owners of these domains, by id (a key may be limited only to domains its user may use). */
-    async domainOwners(ids: readonly number[]): Promise<Map<number, number | null>> {
-      if (ids.length === 0) return new Map();
-      const rows = await db
-        .selectFrom('domains')
-        .select(['id', 'owner_id'])
-        .where('id', 'in', [...ids])
-        .execute();
-      return new Map(rows.map((r) => [Number(r.id), r.owner_id]));
-    },
+    domainOwners: (ids: readonly number[]) => domainOwners(db, ids),
 
     ...createApiKeyReads(db, paginator),
     async deleteForUser(userId: number, keyId: number, tx: Db = db, actor: AuditActor = null): Promise<boolean> {

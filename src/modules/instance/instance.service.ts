@@ -22,22 +22,19 @@ export type InstancePatch = Partial<Pick<InstanceInfo, AppLinkDocument>>;
 
 export type InstanceService = ReturnType<typeof createInstanceService>;
 
+/** What the instance's description reads of the configuration. */
+export type InstanceConfig = Pick<
+  Config,
+  'registration' | 'anonymousLinks' | 'adminUsername' | 'cliCommand' | 'oidcIssuer' | 'oidcClientId' | 'oidcDisplayName'
+>;
+
 /**
  * What a visitor needs to know before signing in (SPEC §18): whether sign-up is open, needs approval or is
  * closed, and on a fresh install that the first admin is made on the server, never through the API. And the
  * default domain's app links (SPEC §21), which an admin sets.
  */
 export function createInstanceService(deps: {
-  config: Pick<
-    Config,
-    | 'registration'
-    | 'anonymousLinks'
-    | 'adminUsername'
-    | 'cliCommand'
-    | 'oidcIssuer'
-    | 'oidcClientId'
-    | 'oidcDisplayName'
-  >;
+  config: InstanceConfig;
   users: Pick<UsersRepository, 'hasActiveAdmin'>;
   settings: InstanceSettings;
   clock: Clock;

@@ -1,3 +1,4 @@
+import { domainOwners } from '../../db/domain-owners.js';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from '../../db/types.js';
@@ -49,15 +50,7 @@ export function createWebhooksRepository(db: Kysely<Database>, paginator: Pagina
       });
     },
 
-    async domainOwners(ids: readonly number[]): Promise<Map<number, number | null>> {
-      if (ids.length === 0) return new Map();
-      const rows = await db
-        .selectFrom('domains')
-        .select(['id', 'owner_id'])
-        .where('id', 'in', [...ids])
-        .execute();
-      return new Map(rows.map((r) => [Number(r.id), r.owner_id === null ? null : Number(r.owner_id)]));
-    },
+    domainOwners: (ids: readonly number[]) => domainOwners(db, ids),
 
     /** A hook's attempts, newest first (made or pending), one cursor page. */
     async deliveries(webhookId: number, list: ResolvedList): Promise<DeliveryRow[]> {
