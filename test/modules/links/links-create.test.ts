@@ -38,6 +38,8 @@ describe.each(engines)('link creation on %s', (engine) => {
       disabled: false,
       disabled_reason: null,
       preview: null,
+      fallback_url: null,
+      health: { status: 'unknown', checked_at: null, http_status: null, error: null, since: null },
     });
   });
 

@@ -692,7 +692,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook: the answer carries its signing secret, shown this once
-         * @description A URL that is not http(s): 400 VALIDATION_ERROR. Its host is resolved and every address checked: one that is loopback, private, link-local, CGNAT, multicast or unspecified is 422 WEBHOOK_TARGET_FORBIDDEN (unless WEBHOOK_ALLOW_PRIVATE). `domains` must be the caller's (400 otherwise). `scope: "instance"` is for admins (403).
+         * @description A URL that is not http(s): 400 VALIDATION_ERROR. Its host is resolved and every address checked: one that is loopback, private, link-local, CGNAT, multicast or unspecified is 422 WEBHOOK_TARGET_FORBIDDEN (unless WEBHOOK_ALLOW_PRIVATE). `domains` must be the caller's (400 otherwise). `scope: "instance"` is for admins (403). Version 1 of the API only: the unversioned path asked for another version answers 404.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -15806,6 +15806,20 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description NOT_ACCEPTABLE: Accept names an API version that is not served */
             406: {
                 headers: {
@@ -15970,6 +15984,20 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource (or it expired) */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
