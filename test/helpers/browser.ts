@@ -141,6 +141,13 @@ export function watchContext(
         return;
       }
       const request = response.request();
+      // A live stream (GET /api/v1/events) stays open as long as its screen: its body never ends, so only its
+      // status and type are checked against the document.
+      if (response.headers()['content-type']?.startsWith('text/event-stream')) {
+        const ct = response.headers()['content-type'];
+        problems.push(...opts.contract.check(request.method(), url.pathname + url.search, response.status(), ct, ''));
+        return;
+      }
       pending.push(
         response.text().then(
           (body) => {
