@@ -119,6 +119,8 @@ export const eventWebhooks = Object.fromEntries(
         operationId: `event_${type.replace('.', '_')}`,
         tags: ['events'],
         summary: `${type}: ${says}`,
+        // Ferry calls the receiver: no credential of Ferry's is asked; the body is signed (webhook-signature).
+        security: [],
         requestBody: {
           required: true,
           content: {
