@@ -30,6 +30,10 @@ export type LinkField =
   /** SPEC §24: where a broken link's visits go */
   | 'fallback_url'
   /** SPEC §24: a check changed the link's health (broken or not decides where visits go), or a new destination reset it */
+  | HealthField;
+
+/** The columns of a link's health (SPEC §24): written by the checks, reset by a new destination, never sent. */
+export type HealthField =
   | 'health_status'
   | 'health_failures'
   | 'health_since'

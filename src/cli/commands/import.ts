@@ -6,6 +6,7 @@ import {
   type ImportsService,
   type RunEnd,
   type SourceName,
+  jobProgress,
 } from '../../modules/imports/index.js';
 import type { ImportJobRow } from '../../db/types.js';
 import type { Output } from '../output.js';
@@ -120,15 +121,7 @@ async function report(
   r: { end: RunEnd; job: ImportJobRow; owner: { username: string }; dryRun: boolean },
 ) {
   const { end, job, owner, dryRun } = r;
-  const counts = {
-    items: Number(job.items),
-    created: Number(job.created),
-    unchanged: Number(job.unchanged),
-    conflicts: Number(job.conflicts),
-    failed: Number(job.failed),
-    visits: Number(job.visits),
-    visits_skipped: Number(job.visits_skipped),
-  };
+  const counts = jobProgress(job);
   // Conflicts and failures, items that came over without something (a password, validSince), and items imported
   // before that got new visits: each says what (the job resource's list).
   const problems = (await imports.get(job.id)).items.map((i) => ({ ...i, visits: Number(i.visits) }));

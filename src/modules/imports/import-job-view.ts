@@ -10,6 +10,17 @@ type ItemRow = Pick<
   'seq' | 'source_ref' | 'outcome' | 'short_code' | 'message' | 'error_code' | 'visits'
 >;
 
+/** A job's counts as the API and `ferry import` show them. */
+export const jobProgress = (job: ImportJobRow) => ({
+  items: Number(job.items),
+  created: Number(job.created),
+  unchanged: Number(job.unchanged),
+  conflicts: Number(job.conflicts),
+  failed: Number(job.failed),
+  visits: Number(job.visits),
+  visits_skipped: Number(job.visits_skipped),
+});
+
 /** The API's view of an import job (its items when given): the routes', and `import.completed`'s data (SPEC §22). */
 export const jobView = (job: ImportJobRow, items: readonly ItemRow[] = []): ImportJob => ({
   id: Number(job.id),
@@ -18,15 +29,7 @@ export const jobView = (job: ImportJobRow, items: readonly ItemRow[] = []): Impo
   dry_run: job.dry_run === 1,
   on_conflict: job.on_conflict,
   owner_id: job.owner_id === null ? null : Number(job.owner_id),
-  progress: {
-    items: Number(job.items),
-    created: Number(job.created),
-    unchanged: Number(job.unchanged),
-    conflicts: Number(job.conflicts),
-    failed: Number(job.failed),
-    visits: Number(job.visits),
-    visits_skipped: Number(job.visits_skipped),
-  },
+  progress: jobProgress(job),
   error: job.error,
   items: items.map((i) => ({
     seq: Number(i.seq),

@@ -1,14 +1,8 @@
 import type { LinkChanges } from './link-rows.js';
 
-/** The columns of a link's health (SPEC §24): written by the checks, reset by a new destination, never sent. */
-export type HealthField =
-  | 'health_status'
-  | 'health_failures'
-  | 'health_since'
-  | 'health_error'
-  | 'health_http_status'
-  | 'health_checked_at'
-  | 'next_check_at';
+import type { HealthField } from '../../db/outbox-events.js';
+
+export type { HealthField };
 
 /** A new destination is unchecked: `unknown`, due for a check now (SPEC §24). */
 export const HEALTH_RESET = {
