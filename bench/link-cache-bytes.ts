@@ -43,7 +43,9 @@ for (let i = 0; i < n; i += 1) {
         broken: null,
       };
   cache.set(fresh(code), target, cache.epoch());
-  policy.decideFromCache(undefined, code);
+  policy.decideFromCache(undefined, code, 'GET', () => {
+    throw new Error('a plain link reads no visitor');
+  });
   estimated += entryBytes(code, target);
 }
 gc();

@@ -46,6 +46,8 @@ const HEAD = [
   'content-length',
   '0',
 ];
+/** The same with a split's sticky cookie (SPEC §21), set on the visit that assigned it, after Cache-Control. */
+const HEAD_WITH_COOKIE = [...HEAD.slice(0, 10), 'set-cookie', '', ...HEAD.slice(10)];
 
 /** The redirect's answer as the route writes it (headers in its order, an empty body), and its request metrics. */
 function writeRedirect(
@@ -57,12 +59,15 @@ function writeRedirect(
   rateLimit: string,
 ): void {
   const { status, headers } = decision;
-  HEAD[1] = deps.requestId(req);
-  HEAD[3] = deps.limiter.policy;
-  HEAD[5] = rateLimit;
-  HEAD[7] = headers.location;
-  HEAD[9] = headers['cache-control'];
-  res.writeHead(status, HEAD);
+  const cookie = headers['set-cookie'];
+  const head = cookie === undefined ? HEAD : HEAD_WITH_COOKIE;
+  head[1] = deps.requestId(req);
+  head[3] = deps.limiter.policy;
+  head[5] = rateLimit;
+  head[7] = headers.location;
+  head[9] = headers['cache-control'];
+  if (cookie !== undefined) head[11] = cookie;
+  res.writeHead(status, head);
   res.end();
   deps.metrics.observeFastRedirect(req.method!, REDIRECT_ROUTE_URL, status, (performance.now() - started) / 1000);
 }
@@ -76,7 +81,7 @@ function writeRedirect(
  * It answers exactly what the route would, from the same decision of the visit policy (redirect.routes.ts;
  * test/modules/redirect/redirect-fast-path.test.ts compares the two): X-Request-Id, the redirect's
  * RateLimit-Policy/RateLimit, the decision's Location and Cache-Control, an empty body, the click enqueued (GET only: a HEAD records none), and the same request metrics. Anything else — a miss, an
- * expired or unknown code, a link with visit rules (password, max_visits, forward_query), a limit reached,
+ * expired or unknown code, a link with a password, max_visits or a preview, a limit reached,
  * overload, a query string, another method, more than one Host header, a trusted proxy
  * (TRUST_PROXY), access logging (LOG_LEVEL=debug), shutting down — returns false untouched and takes the
  * ordinary route, which answers it with every hook. With the limit's counters in Redis the verdict comes with
@@ -100,10 +105,13 @@ export function createRedirectFastPath(deps: RedirectFastPathDeps): RawHandler &
     const started = performance.now();
     // Without a trusted proxy, Host is the only name there is. A password, a visit limit, a forwarded query,
     // a miss or a refusal is decided by the route (visit-policy.ts).
-    const decision = policy.decideFromCache(req.headers.host, url.slice(1));
-    if (decision === undefined || underPressure()) return false;
     const ip = req.socket.remoteAddress;
     if (ip === undefined) return false;
+    // A link's routing rules read the visitor (its agent, languages, cookie): the context is made only then.
+    const decision = policy.decideFromCache(req.headers.host, url.slice(1), method, () =>
+      visitor(method, ip, req.headers, false),
+    );
+    if (decision === undefined || underPressure()) return false;
     const link = decision.link!;
     const now = clock.now();
     const answer = (rateLimit: string): void => writeRedirect(deps, req, res, decision, started, rateLimit);

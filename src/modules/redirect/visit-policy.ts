@@ -1,7 +1,7 @@
 import { normalizeIP } from '@fastify/rate-limit';
 import type { AttemptLimiter } from '../../infra/attempt-limiter.js';
 import type { Clock } from '../../lib/clock.js';
-import type { DomainDirectory, DomainEntry } from '../domains/index.js';
+import type { DomainDirectory } from '../domains/index.js';
 import type { PasswordHasher } from '../users/index.js';
 import type { RedirectTarget, VisitRules } from './link-cache.js';
 import type { RedirectResolver } from './redirect-resolver.js';
@@ -9,13 +9,15 @@ import type { RedirectQueries, VisitAdmission } from './redirect.repository.js';
 import type { VisitContext } from './visit-context.js';
 import { createRouting, type Routed } from './visit-routing.js';
 import { brokenFallback } from './broken-link.js';
+import { createCachedDecision } from './visit-cached.js';
+import { FALLBACK_STATUS, redirectTo, type LinkTarget, type Redirect, type VisitDomain } from './visit-redirect.js';
 import { withForwardedQuery } from './visit-query.js';
 
 /** A visit's way, or the link's target URL as it is (no rules). */
 type Chosen = string | Routed;
 
 export { cookieValue, variantCookieName } from './visit-routing.js';
-import { createPreviews, REDIRECT_CACHE_CONTROL, type PreviewAnswer } from './visit-preview.js';
+import { createPreviews, type PreviewAnswer } from './visit-preview.js';
 
 /** What the policy needs to know of one visit. */
 export interface Visit {
@@ -30,32 +32,6 @@ export interface Visit {
   /** from HTTP Basic or the password form; null when none was sent */
   password: string | null;
   context: Pick<VisitContext, 'ip' | 'agent' | 'isBot' | 'userAgent' | 'referrer' | 'languages' | 'country' | 'cookie'>;
-}
-
-type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
-
-/** Where a cached link keeps its fast-path redirect (decideFromCache): made once per link, not per visit. */
-const FAST_REDIRECT = Symbol('fast redirect');
-type MemoTarget = LinkTarget & { [FAST_REDIRECT]?: Redirect };
-type VisitDomain = Pick<
-  DomainEntry,
-  'id' | 'hostname' | 'scheme' | 'notFoundRedirect' | 'expiredRedirect' | 'rootRedirect' | 'brokenRedirect'
->;
-
-/** A visit's redirect, whole: the route and the fast path write exactly this. */
-export interface Redirect {
-  kind: 'redirect';
-  url: string;
-  status: number;
-  /** `set-cookie`: a split's sticky variant, given on the visit that assigned it (SPEC §21) */
-  headers: { location: string; 'cache-control': string; 'set-cookie'?: string };
-  /** the link followed, whose click is recorded (not for HEAD); null: a domain's fallback, which records none */
-  link: LinkTarget | null;
-  /** the verified domain the host named (SPEC §19); undefined: the default domain */
-  domain: string | undefined;
-  /** SPEC §21: the routing rule that chose the URL, and the A/B variant; null: none (the click records both) */
-  rule: string | null;
-  variant: string | null;
 }
 
 /** A visit that gets no redirect (redirect-refusal.ts answers it). */
@@ -76,8 +52,8 @@ export type VisitDecision = Redirect | PreviewAnswer | Refusal;
 
 /** Every visit must reach the service to be counted (SPEC §6). */
 export { REDIRECT_CACHE_CONTROL } from './visit-preview.js';
-/** A domain's fallback is a temporary redirect: a link made later on that code must be reachable at once. */
-export const FALLBACK_STATUS = 302;
+export { FALLBACK_STATUS } from './visit-redirect.js';
+export type { Redirect } from './visit-redirect.js';
 /** The password form's answer: See Other, so the browser follows with a GET and a reload does not post again. */
 const FORM_STATUS = 303;
 
@@ -105,29 +81,6 @@ export interface VisitPolicyDeps {
   random?: () => number;
   /** PUBLIC_BASE_URL: a preview's og:url is the link's short URL on its domain */
   publicBaseUrl: string;
-}
-
-/** A link's redirect or a domain's fallback, as the visit gets it. */
-function redirectTo(
-  url: string,
-  status: number,
-  link: LinkTarget | null,
-  domain: VisitDomain | undefined,
-  routed?: Routed,
-): Redirect {
-  return {
-    kind: 'redirect',
-    url,
-    status,
-    headers:
-      routed?.cookie == null
-        ? { location: url, 'cache-control': REDIRECT_CACHE_CONTROL }
-        : { location: url, 'cache-control': REDIRECT_CACHE_CONTROL, 'set-cookie': routed.cookie },
-    link,
-    domain: domain?.hostname,
-    rule: routed?.rule ?? null,
-    variant: routed?.variant ?? null,
-  };
 }
 
 /** A domain's fallback instead of a 404 or 410 (SPEC §19), or the refusal where it has none. */
@@ -218,6 +171,7 @@ function createLinkVerdict(deps: VisitPolicyDeps) {
 export function createVisitPolicy(deps: VisitPolicyDeps) {
   const { resolver, domains, status } = deps;
   const verdictOf = createLinkVerdict(deps);
+  const route = createRouting(deps);
   const previewFor = createPreviews(deps.publicBaseUrl);
   const finish = (
     verdict: Chosen | Refusal,
@@ -250,28 +204,7 @@ export function createVisitPolicy(deps: VisitPolicyDeps) {
       return target instanceof Promise ? target.then(decideFor) : decideFor(target);
     },
 
-    /**
-     * The fast path's question: the redirect of a GET or HEAD with no query, when memory alone decides it (a
-     * cached live link with no visit rules and no preview (whose answer depends on the user agent); undefined for
-     * anything else, which the route then decides. The answer depends on the link and its domain only, so it is
-     * made once and kept on the cached target (a changed link is a new target): the caller must not change it.
-     */
-    decideFromCache(host: string | undefined, name: string): Redirect | undefined {
-      const domain = domains.servedBy(host);
-      const target = resolver.cached(name, domain?.id ?? 0) as MemoTarget | undefined;
-      if (target === undefined || target.kind !== 'link' || target.rules !== null || target.preview !== null)
-        return undefined;
-      // SPEC §24: a broken link's fallback, made per visit (the domain's broken_redirect may change under a cached
-      // link; broken links are few), as the route makes it.
-      const fallback = brokenFallback(target, domain, '');
-      if (fallback !== null) return redirectTo(fallback, FALLBACK_STATUS, target, domain);
-      const memo = target[FAST_REDIRECT];
-      if (memo !== undefined && memo.domain === domain?.hostname) return memo;
-      const redirect = redirectTo(target.url, status, target, domain);
-      // Not enumerable: a copy or a comparison of the target does not see it.
-      Object.defineProperty(target, FAST_REDIRECT, { value: redirect, writable: true, configurable: true });
-      return redirect;
-    },
+    decideFromCache: createCachedDecision(deps, route),
 
     /** What GET / means on a host (SPEC §19): undefined on the default domain, its root_redirect (or null) on a domain. */
     rootOf(host: string): string | null | undefined {

@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import { chooseVariant, firstMatch, RuleProbe, type CompiledRules, type RuleVisit } from '../links/index.js';
 
 /** What routing reads of a visit (visit-policy.ts's Visit). */
-interface RoutedVisit {
+export interface RoutedVisit {
   /** the code or alias in the path: the sticky cookie's Path */
   name: string;
   method: string;

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/transport/click-stream.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
-import { useTestApp } from '../../helpers/fixtures.js';
+import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { scaleOut, testRedis } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
 import { clickRecords, createLink } from '../../helpers/factories.js';
@@ -90,6 +90,73 @@ describe.each(engines)('redirect fast path on %s', (engine) => {
     expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
     expect(await clickRecords(t, link.id)).toHaveLength(3);
     expect(await fastPathCounted()).toBe(4); // the previous test's, HEAD and two GETs; not the 429
+  });
+});
+
+describe.each(engines)('redirect fast path with routing rules on %s', (engine) => {
+  let base: string;
+  const t = useTestApp(engine, { redisUrl: '', deps: steadyFeed });
+  const owner = useUser(t);
+  beforeAll(async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  });
+  const CHROME_LINUX =
+    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+  const overSocket = (path: string, headers: Record<string, string>) =>
+    fetch(`${base}${path}`, { redirect: 'manual', headers: { 'user-agent': CHROME_LINUX, ...headers } });
+  const fastPathCounted = async (): Promise<number> =>
+    Number(/^ferry_redirect_fast_path_total (\d+)$/m.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
+
+  it("when a cached link with rules is visited over a socket, then the fast path evaluates them per visitor: the route's rule, sticky variant, cookie and click", async () => {
+    const link = await createLink(
+      t,
+      {
+        original_url: 'https://example.com/none',
+        rules: [
+          { conditions: [{ type: 'language', values: ['de'] }], target: { url: 'https://example.com/de' } },
+          {
+            conditions: [{ type: 'device', values: ['desktop'] }],
+            target: {
+              split: [
+                { url: 'https://example.com/a', weight: 50 },
+                { url: 'https://example.com/b', weight: 50 },
+              ],
+            },
+          },
+        ],
+      },
+      owner.token,
+    );
+    const path = `/${link.short_code}`;
+    // Through Fastify first (it puts the link in the cache), as a German speaker: the first rule.
+    const routed = await t.request({ url: path, headers: { 'user-agent': CHROME_LINUX, 'accept-language': 'de-DE' } });
+    expect(routed.headers.location).toBe('https://example.com/de');
+    const counted = await fastPathCounted();
+    const german = await overSocket(path, { 'accept-language': 'de-DE,de;q=0.9' });
+    expect(german.status).toBe(302);
+    expect(german.headers.get('location')).toBe('https://example.com/de');
+    expect(german.headers.get('cache-control')).toBe('private, no-store');
+    expect(german.headers.get('set-cookie')).toBeNull();
+    // A desktop visitor without German: the split draws a variant and sets its cookie, as the route does.
+    const first = await overSocket(path, { 'accept-language': 'en' });
+    const cookie = first.headers.get('set-cookie')!;
+    const variant = /^ferry_v_\d+=([^;]+); Path=\/[^;]+; Max-Age=2592000; HttpOnly; SameSite=Lax$/.exec(cookie)?.[1];
+    expect(cookie.startsWith(`ferry_v_${link.id}=`)).toBe(true);
+    expect(variant).toBeTruthy();
+    expect(['https://example.com/a', 'https://example.com/b']).toContain(first.headers.get('location'));
+    const again = await overSocket(path, { cookie: cookie.split(';', 1)[0]! });
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expect(again.headers.get('set-cookie')).toBeNull();
+    expect(await fastPathCounted()).toBe(counted + 3); // each socket visit took the fast path
+    const { rules } = (await t.request({ url: `/api/v1/links/${link.short_code}/rules`, token: owner.token })).body;
+    const clicks = await clickRecords(t, link.id);
+    expect(clicks.map((c) => [c.rule_id, c.variant_id])).toEqual([
+      [rules[0].id, null],
+      [rules[0].id, null],
+      [rules[1].id, variant],
+      [rules[1].id, variant],
+    ]);
   });
 });
 
