@@ -22,6 +22,7 @@ import { openMigrated, seedLinks, seedStatsLink, seedVerifiedDomains } from './l
 import { summarize } from './profile-summary.js';
 import { ingestScaleOut } from './ingest-scaleout.js';
 import { redirectRedis } from './redirect-redis.js';
+import { redirectHooked } from './hook-cost.js';
 import { SqliteDatabase as Database } from '../src/db/sqlite-driver.js';
 
 type Dataset = 'links100k' | 'links1m' | 'stats' | 'domains1k' | 'aliases100k';
@@ -63,7 +64,7 @@ const STATS_DAYS = 365;
 /** redirect-domains: verified domains the 100,000 links are spread over */
 const DOMAINS = 1_000;
 /** A person's browser (isbot: human), for visits that count against a limit. */
-const BROWSER_UA =
+export const BROWSER_UA =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
 
 function shuffle<T>(items: T[]): T[] {
@@ -143,7 +144,7 @@ export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promi
 }
 
 /** The first admin of every bench server (it activates the ordering user). */
-const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
+export const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
 
 /** Ferry as in production, with rate limits raised so that one client address can load it (see docs/performance.md). */
 const FERRY_ENV = {
@@ -942,6 +943,7 @@ export const SCENARIOS: Scenario[] = [
   },
   ingestScaleOut,
   redirectRedis,
+  redirectHooked,
 ];
 
 export function targetsOf(rows: Row[]): Target[] {
