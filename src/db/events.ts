@@ -109,8 +109,12 @@ export async function recordPublicEvents(
   return envelopes;
 }
 
-const storedOf = (row: EventsTable & { id: number | string }): StoredEvent | null => {
+const storedOf = (
+  row: EventsTable & { id: number | string },
+  wanted?: (type: string) => boolean,
+): StoredEvent | null => {
   if (!PUBLIC_TYPES.has(row.type)) return null; // a later build's event: not this one's to read
+  if (wanted !== undefined && !wanted(row.type)) return null; // read past without parsing its payload
   return {
     seq: Number(row.id),
     userId: row.user_id === null ? null : Number(row.user_id),
@@ -121,8 +125,13 @@ const storedOf = (row: EventsTable & { id: number | string }): StoredEvent | nul
 };
 
 export interface EventsCursor {
-  /** The events committed since the last read (in id order, late commits too), as many as `limit`. */
+  /**
+   * The events committed since the last read (in id order, late commits too), as many as `limit`; with `wanted`,
+   * only the events of the types it accepts (the others are read past, their payloads not parsed) and how many
+   * rows were read in all (`read < limit`: nothing more was committed).
+   */
   read(limit?: number): Promise<StoredEvent[]>;
+  readWanted(limit: number, wanted: (type: string) => boolean): Promise<{ events: StoredEvent[]; read: number }>;
   /** the greatest position read so far */
   readonly last: number;
 }
@@ -145,6 +154,15 @@ export async function openEventsCursor(
         if (stored) out.push(stored);
       }
       return out;
+    },
+    async readWanted(limit, wanted) {
+      const read = await rows.read(limit);
+      const events: StoredEvent[] = [];
+      for (const row of read) {
+        const stored = storedOf(row, wanted);
+        if (stored) events.push(stored);
+      }
+      return { events, read: read.length };
     },
   };
 }

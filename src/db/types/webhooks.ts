@@ -23,6 +23,8 @@ export interface WebhooksTable {
   failing_since: number | null;
   created_at: number;
   updated_at: number;
+  /** the greatest events.id when it was made: it hears only the events after it */
+  after_event: Generated<number>;
 }
 
 /** One attempt at delivering an event to a hook; pending while `attempted_at` is null. */

@@ -13,7 +13,16 @@ export function createWebhooksRepository(db: Kysely<Database>, paginator: Pagina
     /** The hook, and its creation in the audit log (SPEC §23) in the same transaction. */
     async insert(row: Insertable<WebhooksTable>, audit?: Omit<AuditEntry, 'target'>): Promise<WebhookRow> {
       return db.transaction().execute(async (tx) => {
-        const created = await tx.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();
+        // It hears what comes after this moment (webhook-fanout.ts), wherever the fan-out's position stands.
+        const end = await tx
+          .selectFrom('events')
+          .select((eb) => eb.fn.max('id').as('id'))
+          .executeTakeFirst();
+        const created = await tx
+          .insertInto('webhooks')
+          .values({ ...row, after_event: Number(end?.id ?? 0) })
+          .returningAll()
+          .executeTakeFirstOrThrow();
         if (audit) await recordAudit(tx, { ...audit, target: { type: 'webhook', id: Number(created.id) } });
         return created;
       });
