@@ -1,21 +1,14 @@
 import { createPrivateFile, makePrivateDir } from '../lib/private-files.js';
 import path from 'node:path';
 import type SQLite from 'better-sqlite3';
-import {
-  CompiledQuery,
-  Kysely,
-  PostgresDialect,
-  SqliteDialect,
-  SqliteDriver,
-  type DatabaseConnection,
-  type Driver,
-} from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { createDialect, type Dialect } from './dialect.js';
 import { CONNECT_TIMEOUT_MS, watchPgConnections } from './pg-connection-faults.js';
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteDatabase } from './sqlite-driver.js';
+import { ImmediateSqliteDialect, MAIN_BUSY_TIMEOUT_MS } from './sqlite-immediate.js';
 import type { Database } from './types.js';
 
 // int8 (bigint) columns hold ids and millisecond timestamps, all below 2^53: read them as JS numbers.
@@ -121,44 +114,6 @@ function withStatementCache(sqlite: SQLite.Database): Pick<SQLite.Database, 'pre
   } as Pick<SQLite.Database, 'prepare' | 'close'>;
 }
 
-/**
- * Every Kysely transaction on the embedded engine starts with BEGIN IMMEDIATE, taking the write lock first.
- * A deferred BEGIN reads from a snapshot and asks for the lock at its first write; if the click writer thread
- * committed in between, that write fails at once with SQLITE_BUSY_SNAPSHOT ("database is locked"), which
- * busy_timeout does not retry (https://www.sqlite.org/rescode.html#busy_snapshot). Taken first, the lock is
- * waited for under busy_timeout like any other, and the snapshot is never stale. Ferry's transactions are all
- * writes, so nothing is lost by it.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-
-  /**
-   * SQLite ends a transaction itself on some errors (SQLITE_FULL, an I/O error: "automatically rolled back"); a
-   * ROLLBACK then fails with "no transaction is active", which would stand in for the error that ended it (a
-   * full disk's 503 became a 500).
-   */
-  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    try {
-      await connection.executeQuery(CompiledQuery.raw('rollback'));
-    } catch (err) {
-      if (!/no transaction is active/.test((err as Error).message)) throw err;
-    }
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
-  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
-    super(config);
-    this.#config = config;
-  }
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
-  }
-}
-
 /** A pg client that gives up connecting after CONNECT_TIMEOUT_MS (the pool's queue has no such bound). */
 class ClientWithConnectTimeout extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
@@ -211,13 +166,15 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${MAIN_BUSY_TIMEOUT_MS}`);
   // Checkpoints (and their fsync) run in a worker thread, not inside a request (sqlite-checkpointer.ts).
   sqlite.pragma(`wal_autocheckpoint = ${MAIN_CONNECTION_AUTOCHECKPOINT_PAGES}`);
   const checkpointer = startSqliteCheckpointer(file, CHECKPOINT_INTERVAL_MS, (message) =>
     process.emitWarning(`SQLite checkpoint failed: ${message}`),
   );
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, sqlite),
+  });
   const close = async () => {
     await checkpointer.stop();
     await db.destroy(); // the last connection to close folds the remaining log into the database file
