@@ -103,6 +103,31 @@ export interface CheckResult {
 }
 
 /**
+ * Due links (next_check_at <= now) in order, after `after`: first the rest of `after`'s instant (by id), then
+ * the later instants. Two index ranges: the one keyset condition `at > a or (at = a and id > b)` made SQLite
+ * walk every link of instant `a` from its start at each page — 35 ms on the event loop with 100,000 links
+ * all due at 0 (every link is, when checks are first turned on).
+ */
+async function dueLinks(db: Kysely<Database>, now: number, after: DueKey | null, limit: number): Promise<DueLink[]> {
+  const base = db.selectFrom('links').select(DUE_COLUMNS);
+  if (after === null)
+    return base.where('next_check_at', '<=', now).orderBy('next_check_at').orderBy('id').limit(limit).execute();
+  const rest =
+    after.at <= now
+      ? await base.where('next_check_at', '=', after.at).where('id', '>', after.id).orderBy('id').limit(limit).execute()
+      : [];
+  if (rest.length === limit) return rest;
+  const later = await base
+    .where('next_check_at', '>', after.at)
+    .where('next_check_at', '<=', now)
+    .orderBy('next_check_at')
+    .orderBy('id')
+    .limit(limit - rest.length)
+    .execute();
+  return [...rest, ...later];
+}
+
+/**
  * The checks' reads and writes of links (SPEC §24): the due links in order (links_next_check_idx), a link put off,
  * and a check's result — with, when the status changed, the `link.health_changed` event (db/events.ts) and the
  * outbox's `link.updated` (every instance's link cache forgets the link: broken or not decides where visits go),
@@ -119,18 +144,7 @@ export function createLinkChecksRepository(deps: {
   const { db } = deps;
   const announce = healthAnnouncer(deps);
   return {
-    /** Due links (next_check_at <= now) in order, after `after`. */
-    async due(now: number, after: DueKey | null, limit: number): Promise<DueLink[]> {
-      let q = db.selectFrom('links').select(DUE_COLUMNS).where('next_check_at', '<=', now);
-      if (after)
-        q = q.where((eb) =>
-          eb.or([
-            eb('next_check_at', '>', after.at),
-            eb.and([eb('next_check_at', '=', after.at), eb('id', '>', after.id)]),
-          ]),
-        );
-      return q.orderBy('next_check_at').orderBy('id').limit(limit).execute();
-    },
+    due: (now: number, after: DueKey | null, limit: number): Promise<DueLink[]> => dueLinks(db, now, after, limit),
 
     /** A link not checked now (disabled, expired) is due again at `at`. */
     async postpone(id: number, at: number): Promise<void> {
