@@ -12,6 +12,12 @@ export type ApiKey = components['schemas']['ApiKey'];
 export type ApiKeyCreated = components['schemas']['ApiKeyCreated'];
 export type Scope = ApiKey['scopes'][number];
 export type Domain = components['schemas']['Domain'];
+export type Webhook = components['schemas']['Webhook'];
+export type WebhookCreated = components['schemas']['WebhookCreated'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookEvent = Webhook['events'][number];
+export type AuditEntry = components['schemas']['AuditEntry'];
+export type AuditAction = AuditEntry['action'];
 
 export interface ClientHooks {
   /** the bearer token to send, if any */

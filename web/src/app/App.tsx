@@ -23,6 +23,8 @@ import { Redirect } from './Redirect';
 const LinkStatsPage = lazyScreen(() => import('../stats/LinkStatsPage'), 'analytics');
 const AccountPage = lazyScreen(() => import('../stats/AccountPage'), 'account overview');
 const RulesPage = lazyScreen(() => import('../links/rules/RulesPage'), 'rules editor');
+const WebhooksPage = lazyScreen(() => import('../webhooks/WebhooksPage'), 'webhooks');
+const WebhookPage = lazyScreen(() => import('../webhooks/WebhookPage'), 'webhook');
 
 interface Route {
   pattern: string;
@@ -45,6 +47,8 @@ const ROUTES: Route[] = [
   { pattern: '/domains', render: () => <DomainsPage /> },
   { pattern: '/all-links', render: () => <AllLinksPage /> },
   { pattern: '/users', render: () => <UsersPage /> },
+  { pattern: '/webhooks', render: () => <WebhooksPage /> },
+  { pattern: '/webhooks/:id', render: (p) => <WebhookPage id={p.id!} /> },
   { pattern: '/security', render: () => <SecurityPage /> },
   { pattern: '/audit', render: () => <AuditPage /> },
 ];

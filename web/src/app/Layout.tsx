@@ -17,6 +17,7 @@ function navItems(isAdmin: boolean): NavItem[] {
     { href: appPath('/account'), label: 'Overview', prefix: '/account' },
     { href: appPath('/api-keys'), label: 'API keys', prefix: '/api-keys' },
     { href: appPath('/domains'), label: 'Domains', prefix: '/domains' },
+    { href: appPath('/webhooks'), label: 'Webhooks', prefix: '/webhooks' },
     { href: appPath('/security'), label: 'Security', prefix: '/security' },
   ];
   if (isAdmin)

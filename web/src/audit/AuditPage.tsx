@@ -1,88 +1,100 @@
+import type { TargetedSubmitEvent } from 'preact';
+import { useState } from 'preact/hooks';
+import type { AuditAction, AuditEntry } from '../api/client';
 import { outcome } from '../api/outcome';
-import type { components } from '../api/openapi';
 import { useApiData } from '../api/use-api-data';
 import { Link } from '../router/Link';
-import { useLocation, withQuery } from '../router/router';
-import { useApi } from '../session/session';
+import { navigate, useLocation, withQuery } from '../router/router';
+import { useApi, useUser } from '../session/session';
 import { DateTime } from '../ui/DateTime';
+import { Field } from '../ui/Field';
+import { oneOf } from '../ui/query-values';
 import { ErrorState, Loading } from '../ui/States';
+import { TableHead } from '../ui/TableHead';
 import { useTitle } from '../ui/use-title';
+import { ACTION_LABELS, AUDIT_ACTIONS } from './audit-actions';
 
-type Entry = components['schemas']['AuditEntry'];
-type Action = NonNullable<Entry['action']>;
+const PAGE_SIZE = 50;
+const ACTOR_ID = /^[1-9][0-9]{0,15}$/;
 
-const ACTIONS: Action[] = [
-  'auth.sign_in',
-  'auth.sign_in_failed',
-  'auth.totp_enabled',
-  'auth.totp_disabled',
-  'user.role_changed',
-  'user.status_changed',
-  'api_key.created',
-  'api_key.revoked',
-  'domain.added',
-  'domain.verified',
-  'domain.removed',
-  'link.disabled',
-  'import.started',
-  'backup.created',
-  'backup.restored',
-];
-
-const detailsText = (d: Entry['details']): string =>
+const detailsText = (d: AuditEntry['details']): string =>
   d
     ? Object.entries(d)
         .map(([k, v]) => `${k}: ${String(v)}`)
         .join(', ')
     : '';
 
-/** The filters, submitted into the URL's query (a view can be shared). */
-function AuditFilters({ action, actor }: { action: string; actor: string }) {
+/** The filters, kept in the URL's query (a view can be shared); a new filter starts again from the newest entry. */
+function AuditFilters({ action, actor }: { action: AuditAction | null; actor: string }) {
+  const location = useLocation();
+  const [actorInput, setActorInput] = useState(actor);
+  const go = (changes: Record<string, string | null>) =>
+    navigate(withQuery(location, { ...changes, cursor: null }), { replace: true });
+  const submit = (e: TargetedSubmitEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    go({ actor_id: actorInput.trim() });
+  };
   return (
-    <form class="filters" method="get" action="">
-      <label>
-        Action{' '}
-        <select name="action" value={action}>
-          <option value="">Any</option>
-          {ACTIONS.map((a) => (
-            <option key={a} value={a}>
-              {a}
-            </option>
-          ))}
-        </select>
-      </label>{' '}
-      <label>
-        Actor id <input name="actor_id" inputMode="numeric" value={actor} size={8} />
-      </label>{' '}
-      <button type="submit">Filter</button>
+    <form class="filters" onSubmit={submit} aria-label="Filter the audit log">
+      <Field label="Action">
+        {(a) => (
+          <select {...a} name="action" value={action ?? ''} onChange={(e) => go({ action: e.currentTarget.value })}>
+            <option value="">Any action</option>
+            {AUDIT_ACTIONS.map((x) => (
+              <option key={x} value={x}>
+                {ACTION_LABELS[x]} ({x})
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Actor id">
+        {(a) => (
+          <input
+            {...a}
+            name="actor_id"
+            inputMode="numeric"
+            size={8}
+            value={actorInput}
+            onInput={(e) => setActorInput(e.currentTarget.value)}
+          />
+        )}
+      </Field>
+      <button type="submit">Apply</button>
     </form>
   );
 }
 
-function AuditTable({ entries }: { entries: Entry[] }) {
+function AuditTable({ entries }: { entries: AuditEntry[] }) {
+  const location = useLocation();
   return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">Who</th>
-          <th scope="col">Action</th>
-          <th scope="col">Target</th>
-          <th scope="col">Address</th>
-          <th scope="col">Details</th>
-        </tr>
-      </thead>
+    <table class="table audit-table">
+      <caption class="visually-hidden">Audit log, newest first</caption>
+      <TableHead columns={['When', 'Who', 'Action', 'Target', 'Address', 'Details']} />
       <tbody>
         {entries.map((e) => (
-          <tr key={e.id}>
-            <td>
+          <tr key={e.id} data-action={e.action}>
+            <td data-label="When">
               <DateTime iso={e.at} />
             </td>
-            <td>{e.actor ?? '—'}</td>
-            <td>{e.action}</td>
-            <td>{e.target_type ? `${e.target_type} ${e.target_id ?? ''}` : '—'}</td>
-            <td>{e.ip ?? '—'}</td>
-            <td>{detailsText(e.details)}</td>
+            <td data-label="Who">
+              {e.actor_id !== null ? (
+                <Link
+                  href={withQuery(location, { actor_id: String(e.actor_id), cursor: null })}
+                  aria-label={`Only what ${e.actor ?? `user ${e.actor_id}`} did`}
+                >
+                  {e.actor ?? `user ${e.actor_id}`}
+                </Link>
+              ) : (
+                (e.actor ?? '—')
+              )}
+            </td>
+            <td data-label="Action">
+              {ACTION_LABELS[e.action]} <code>{e.action}</code>
+            </td>
+            <td data-label="Target">{e.target_type ? `${e.target_type} ${e.target_id ?? ''}` : '—'}</td>
+            <td data-label="Address">{e.ip ?? '—'}</td>
+            <td data-label="Details">{detailsText(e.details)}</td>
           </tr>
         ))}
       </tbody>
@@ -90,12 +102,30 @@ function AuditTable({ entries }: { entries: Entry[] }) {
   );
 }
 
-/** The admins' audit log (SPEC §23): newest first, filtered by action and actor in the URL, by cursor. */
+/** The admins' audit log (SPEC §23). Not in other users' navigation, and refused here without asking the API. */
 export function AuditPage() {
   useTitle('Audit log');
+  const user = useUser();
+  if (user.role !== 'admin')
+    return (
+      <ErrorState
+        problem={{
+          status: 403,
+          code: 'FORBIDDEN',
+          message: 'Only admins can see the audit log.',
+          fields: {},
+          retryAfter: null,
+        }}
+      />
+    );
+  return <AuditLog />;
+}
+
+/** Newest first, filtered by action and actor in the URL, by cursor (older entries). */
+function AuditLog() {
   const api = useApi();
   const location = useLocation();
-  const action = (location.query.get('action') ?? '') as Action | '';
+  const action = oneOf(location.query.get('action'), AUDIT_ACTIONS);
   const actor = location.query.get('actor_id') ?? '';
   const cursor = location.query.get('cursor') ?? undefined;
   const log = useApiData(
@@ -104,9 +134,9 @@ export function AuditPage() {
         api.GET('/api/v1/audit-log', {
           params: {
             query: {
-              limit: 50,
+              limit: PAGE_SIZE,
               ...(action ? { action } : {}),
-              ...(/^[1-9][0-9]{0,15}$/.test(actor) ? { actor_id: Number(actor) } : {}),
+              ...(ACTOR_ID.test(actor) ? { actor_id: Number(actor) } : {}),
               ...(cursor ? { cursor } : {}),
             },
           },
@@ -117,19 +147,26 @@ export function AuditPage() {
   return (
     <>
       <h1>Audit log</h1>
-      <AuditFilters action={action} actor={actor} />
+      <AuditFilters key={actor} action={action} actor={actor} />
+      {(action || actor || cursor) && (
+        <p class="row">
+          {cursor && <Link href={withQuery(location, { cursor: null })}>Newest entries</Link>}
+          {(action || actor) && (
+            <Link href={withQuery(location, { action: null, actor_id: null, cursor: null })}>Clear filters</Link>
+          )}
+        </p>
+      )}
       {log.state === 'loading' && <Loading what="the audit log" />}
       {log.state === 'error' && <ErrorState problem={log.problem} onRetry={log.reload} />}
       {log.state === 'ready' && (
-        <>
-          <AuditTable entries={log.data.data} />
-          {log.data.data.length === 0 && <p>No entries.</p>}
+        <div aria-busy={log.updating}>
+          {log.data.data.length === 0 ? <p>No entries.</p> : <AuditTable entries={log.data.data} />}
           {log.data.pagination.nextCursor && (
             <p>
               <Link href={withQuery(location, { cursor: log.data.pagination.nextCursor })}>Older entries</Link>
             </p>
           )}
-        </>
+        </div>
       )}
     </>
   );
