@@ -125,6 +125,8 @@ export interface EventsCursor {
   read(limit?: number): Promise<StoredEvent[]>;
   /** the greatest position read so far */
   readonly last: number;
+  /** the greatest position at and below which every event was read (or its id given up on): db/id-cursor.ts */
+  readonly settled: number;
 }
 
 /** A consumer's place among the events: from the end, or after a position (a stream resumed, a hook's mark). */
@@ -137,6 +139,9 @@ export async function openEventsCursor(
   return {
     get last() {
       return rows.last;
+    },
+    get settled() {
+      return rows.settled;
     },
     async read(limit = 1_000) {
       const out: StoredEvent[] = [];
