@@ -22,7 +22,7 @@ import { createDashboardModule } from './modules/dashboard/index.js';
 import { createHealthModule } from './modules/health/index.js';
 import { createImportsModule, IMPORT_SOURCE_TIMEOUT_MS, type ImportPace } from './modules/imports/index.js';
 import { createLinksModule } from './modules/links/index.js';
-import { createEventsModule } from './modules/events/index.js';
+import { createEventsModule, type EventsBusDeps, type EventsModule } from './modules/events/index.js';
 import type { OutboundHttp } from './infra/outbound-http.js';
 import { createRedirectModule } from './modules/redirect/index.js';
 import type { HostBlocklist } from './lib/host-blocklist.js';
@@ -41,6 +41,8 @@ export interface ServerParts {
   domainVerification?: { httpPort?: number; deadlineMs?: number };
   /** the live event stream's heartbeat and poll (modules/events); tests shorten them */
   eventStream?: { heartbeatMs?: number; pollMs?: number };
+  /** EVENTS_URL's bus: its reconnection and publishing timing, or another connector (tests) */
+  eventsBus?: Omit<EventsBusDeps, 'url'>;
   /** SPEC §24's destination checks: their outbound requests (tests: a resolver of their own) and slice length */
   linkChecks?: { outbound?: OutboundHttp; sliceMs?: number };
   /**
@@ -220,6 +222,7 @@ function serverModules(
   { config, clock, log }: ModulesDeps,
   server: ServerParts,
   { clickIngest, redirectModule }: LinkModules,
+  eventsModule: Pick<EventsModule, 'busState'>,
 ) {
   const sink = clickIngest.sink;
   return [
@@ -229,6 +232,7 @@ function serverModules(
       metricsToken: config.metricsToken,
       clickStream: () => sink?.status().stream ?? null,
       clickJournalDegraded: () => sink?.status().journalDegraded === true,
+      eventsBus: () => eventsModule.busState(),
     }),
     // What GET / means on a host: the visit policy's answer (a domain's root_redirect).
     createDashboardModule({ config, clock, log, domainRoot: (host) => redirectModule?.domainRoot(host) }),
@@ -254,6 +258,12 @@ export async function createModules(deps: ModulesDeps) {
     retentionDays: deps.config.eventsRetentionDays,
     embedded: isEmbedded(deps.storage),
     hub: { log: deps.log, ...deps.server?.eventStream },
+    log: deps.log,
+    dialect: deps.storage.dialect,
+    databaseUrl: deps.config.databaseUrl,
+    // EVENTS_URL's bus: a server publishes to it, the CLI never does
+    bus: deps.server && deps.config.eventsUrl ? { url: deps.config.eventsUrl, ...deps.server.eventsBus } : null,
+    ...(deps.server ? { metrics: deps.server.metrics } : {}),
   });
   const list: AppModule[] = [
     core.usersModule,
@@ -276,7 +286,7 @@ export async function createModules(deps: ModulesDeps) {
       ? [
           oidcModuleFor(deps, core),
           linkChecksModuleFor(deps, deps.server, linkModules),
-          ...serverModules(deps, deps.server, linkModules),
+          ...serverModules(deps, deps.server, linkModules, eventsModule),
         ]
       : []),
     ...(linkModules.redirectModule ? [linkModules.redirectModule] : []),

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import { registerContexts } from './app-contexts.js';
-import { createModules } from './app-modules.js';
+import { createModules, type Modules, type ServerParts } from './app-modules.js';
 import {
   closeInOrder,
   ensureFirstAdmin,
@@ -58,6 +58,8 @@ export interface AppDeps {
   jobRunner?: JobRunnerOptions;
   /** the live event stream's timing (modules/events: heartbeat, poll); tests shorten it */
   eventStream?: { heartbeatMs?: number; pollMs?: number };
+  /** EVENTS_URL's bus: reconnection and publishing timing (tests shorten them) */
+  eventsBus?: ServerParts['eventsBus'];
 }
 
 declare module 'fastify' {
@@ -126,6 +128,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       accounts: (core) => ensureFirstAdmin(app, config, core),
       ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
       ...(deps.eventStream ? { eventStream: deps.eventStream } : {}),
+      ...(deps.eventsBus ? { eventsBus: deps.eventsBus } : {}),
       ...(deps.linkChecks ? { linkChecks: deps.linkChecks } : {}),
     },
   });
@@ -140,12 +143,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   redirectFastPath = modules.redirectModule?.fastPath(app) ?? null;
 
   const jobs = scheduleJobs(app, modules.list, { storage, clock, metrics, options: deps.jobRunner ?? {} });
-  // SPEC §22: this instance sends webhooks from now until close (the webhooks module's close stops it).
-  modules.webhooksModule.dispatcher.start();
-  app.decorate('webhookDispatcher', modules.webhooksModule.dispatcher);
+  startEventDelivery(app, modules);
   blockedHosts.watch();
   closeInOrder(app, { compilers, jobs, modules: modules.list, shared, cacheBus, blockedHosts });
   return app;
+}
+
+/**
+ * SPEC §22 in a serving process, from now until close (the modules' close stops them): the webhooks' dispatcher,
+ * the events' wake-ups, and EVENTS_URL's bus, connected in the background (a bus that is down never holds the start).
+ */
+function startEventDelivery(app: FastifyInstance, modules: Pick<Modules, 'webhooksModule' | 'eventsModule'>): void {
+  modules.webhooksModule.dispatcher.start();
+  app.decorate('webhookDispatcher', modules.webhooksModule.dispatcher);
+  modules.eventsModule.start();
 }
 
 /** What instances share (shared-state.ts), from this app's Redis, if any, and a test's own prefix or store. */

@@ -38,10 +38,18 @@ export interface Dialect {
   containsIgnoringCase(column: string, needle: string): RawBuilder<SqlBool>;
   /**
    * A message to every instance listening on `channel`, sent when (and only if) the surrounding transaction
-   * commits: PostgreSQL's NOTIFY, the outbox's wake-up (db/outbox.ts). SQLite has no such thing: its
-   * consumers read the outbox every few hundred milliseconds (infra/outbox-feed.ts).
+   * commits: PostgreSQL's NOTIFY, the outbox's wake-up (db/outbox.ts). SQLite has no such thing across
+   * processes: its consumers read the outbox every few hundred milliseconds (infra/outbox-feed.ts); in this
+   * process the message goes to onLocalNotify's listeners.
    */
   notify(db: Kysely<any>, channel: string, payload: string): Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /**
+   * SQLite: hears this process's notify on `channel` at once, inside the writing transaction. A listener that
+   * reads through Kysely waits for that transaction to end (one connection, one transaction at a time), so it
+   * reads what committed. PostgreSQL: hears nothing (a LISTEN connection hears the NOTIFY after the commit,
+   * infra/pg-wake-up.ts). Answers the listener's removal.
+   */
+  onLocalNotify(channel: string, listener: () => void): () => void;
   /**
    * For the rest of the surrounding transaction, plan joins that look up a few rows of a large table by key as
    * index lookups. PostgreSQL's default random_page_cost (4, for spinning disks) made the click writer's
@@ -86,6 +94,7 @@ export function createDialect(name: DialectName): Dialect {
       notify: async (db, channel, payload) => {
         await sql`select pg_notify(${channel}, ${payload})`.execute(db);
       },
+      onLocalNotify: () => () => undefined,
       preferIndexLookups: async (tx) => {
         await sql`set local random_page_cost = 1.1`.execute(tx);
       },
@@ -93,6 +102,8 @@ export function createDialect(name: DialectName): Dialect {
       lockRowsSkippingLocked: (query) => query.forUpdate().skipLocked(),
     };
   }
+  /** this process's listeners by channel (SQLite's only notifications) */
+  const local = new Map<string, Set<() => void>>();
   return {
     name,
     // AUTOINCREMENT: SQLite never hands out a deleted row's id again (a deleted user's id must not be reborn).
@@ -111,7 +122,14 @@ export function createDialect(name: DialectName): Dialect {
     // SQLite's LIKE ignores ASCII case unless told otherwise (PRAGMA case_sensitive_like, never set here).
     containsIgnoringCase: (column, needle) =>
       sql<SqlBool>`${sql.ref(column)} like ${containsPattern(needle)} escape '\\'`,
-    notify: async () => undefined,
+    notify: async (_db, channel) => {
+      for (const listener of local.get(channel) ?? []) listener();
+    },
+    onLocalNotify: (channel, listener) => {
+      const set = local.get(channel) ?? new Set();
+      local.set(channel, set.add(listener));
+      return () => set.delete(listener);
+    },
     preferIndexLookups: async () => undefined,
     lockRows: (query) => query,
     lockRowsSkippingLocked: (query) => query,

@@ -134,6 +134,8 @@ export interface EventsCursor {
   readWanted(limit: number, wanted: (type: string) => boolean): Promise<{ events: StoredEvent[]; read: number }>;
   /** the greatest position read so far */
   readonly last: number;
+  /** the greatest position at and below which every event was read (or its id given up on): db/id-cursor.ts */
+  readonly settled: number;
 }
 
 /** A consumer's place among the events: from the end, or after a position (a stream resumed, a hook's mark). */
@@ -146,6 +148,9 @@ export async function openEventsCursor(
   return {
     get last() {
       return rows.last;
+    },
+    get settled() {
+      return rows.settled;
     },
     async read(limit = 1_000) {
       const out: StoredEvent[] = [];

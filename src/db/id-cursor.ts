@@ -23,12 +23,24 @@ export interface IdCursor<Row> {
   read(limit?: number): Promise<Row[]>;
   /** the greatest id read so far */
   readonly last: number;
+  /**
+   * The greatest id at and below which every id was read or given up on: `last`, or just below the lowest hole
+   * still watched for. A reader that stores its place stores this one, so a hole filled after a restart is read.
+   */
+  readonly settled: number;
 }
 
 export interface IdCursorOptions {
   /** false: ids commit in order (SQLite), no holes to watch for */
   lateCommits?: boolean;
   now?: () => number;
+}
+
+/** Just below the lowest hole still watched for, or `last` when there is none. */
+function settledOf(last: number, holes: ReadonlyMap<number, number>): number {
+  let low = last;
+  for (const id of holes.keys()) if (id - 1 < low) low = id - 1;
+  return low;
 }
 
 export async function openIdCursor<T extends IdCursorTable>(
@@ -63,6 +75,9 @@ export async function openIdCursor<T extends IdCursorTable>(
   return {
     get last() {
       return last;
+    },
+    get settled() {
+      return settledOf(last, holes);
     },
     async read(limit = 1_000) {
       const waiting = [...holes.keys()];

@@ -37,6 +37,7 @@ import * as m045 from './migrations/045-totp-audit.js';
 import * as m046 from './migrations/046-oidc.js';
 import * as m047 from './migrations/047-click-retention.js';
 import * as m048 from './migrations/048-link-health.js';
+import * as m049 from './migrations/049-events-bus.js';
 import * as m052 from './migrations/052-webhook-after-event.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
@@ -80,6 +81,7 @@ const migrations: Record<string, MigrationModule> = {
   '046-oidc': m046,
   '047-click-retention': m047,
   '048-link-health': m048,
+  '049-events-bus': m049,
   '052-webhook-after-event': m052,
 };
 

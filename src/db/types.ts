@@ -11,7 +11,7 @@ import type {
   UserClickHourlyTable,
 } from './types/clicks.js';
 import type { DomainsTable, RetiredDomainCodesTable } from './types/domains.js';
-import type { EventsTable } from './types/events.js';
+import type { EventsBusPositionsTable, EventsTable } from './types/events.js';
 import type { IdempotencyKeysTable } from './types/idempotency.js';
 import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSourcesTable } from './types/imports.js';
 import type { InstanceSettingsTable } from './types/instance.js';
@@ -59,6 +59,7 @@ export interface Database {
   instance_settings: InstanceSettingsTable;
   outbox: OutboxTable;
   events: EventsTable;
+  events_bus_positions: EventsBusPositionsTable;
   user_identities: UserIdentitiesTable;
   login_codes: LoginCodesTable;
   webhooks: WebhooksTable;

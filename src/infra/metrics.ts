@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerEventSeries } from './event-metrics.js';
 import { createFastRedirectTally } from './fast-redirect-tally.js';
 import type { Storage } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
@@ -131,6 +132,7 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
   });
 
   const webhooks = registerWebhookSeries(registers);
+  const events = registerEventSeries(registers);
 
   return {
     registry,
@@ -138,6 +140,10 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     recordWebhookDelivery: webhooks.record,
     /** the age of the oldest delivery not made yet, asked on each scrape (the webhooks module's) */
     setWebhookBacklogProvider: webhooks.setBacklog,
+    /** events the message bus confirmed (SPEC §22), by type */
+    recordEventsPublished: events.recordPublished,
+    /** the bus's state and backlog, asked on each scrape (the events module's; none without EVENTS_URL) */
+    setEventsBusProvider: events.setBusProvider,
     observeRequest: http.observeRequest,
     observeRedirect: http.observeRedirect,
     /** A redirect answered by the fast path: the same two series as through Fastify, and the fast-path count. */

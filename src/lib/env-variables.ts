@@ -65,6 +65,18 @@ const readers = {
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(rule);
     return raw.replace(/\/+$/, '');
   },
+  /** SPEC §22's message bus: `nats://host:port` or `amqp://user:pass@host/vhost`, with a host */
+  busUrl: (raw: string): string => {
+    const rule = 'be a nats://host:port or amqp://user:pass@host/vhost URL';
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      throw new Error(rule);
+    }
+    if ((u.protocol !== 'nats:' && u.protocol !== 'amqp:') || u.hostname === '') throw new Error(rule);
+    return raw;
+  },
   /** an ISO 8601 date or date-time, as epoch milliseconds */
   instant: (raw: string): number => {
     const ms = Date.parse(raw);
@@ -160,6 +172,7 @@ export function ruleOf(schema: TSchema): string {
 /** The readers' rules as the docs state them (a refused value's message may add what was wrong). */
 const readerRules: Record<keyof typeof readers, string> = {
   httpUrl: 'an absolute http(s) URL',
+  busUrl: 'a nats://host:port or amqp://user:pass@host/vhost URL',
   instant: 'an ISO 8601 date or date-time, e.g. 2027-01-01T00:00:00Z',
   headerName: 'an HTTP header name such as CF-IPCountry',
   trustProxy: 'true, false, a hop count, or a comma-separated list of addresses/CIDRs',

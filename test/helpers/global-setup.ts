@@ -24,6 +24,8 @@ export default function setup(project: TestProject): () => void {
   if (!process.env.TEST_REDIS_URL) {
     lines.push('SKIP Redis suites: TEST_REDIS_URL is not set');
   }
+  if (!process.env.TEST_NATS_URL) lines.push('SKIP message bus suites on NATS: TEST_NATS_URL is not set');
+  if (!process.env.TEST_AMQP_URL) lines.push('SKIP message bus suites on RabbitMQ: TEST_AMQP_URL is not set');
   const noBrowser = chromiumMissing();
   if (noBrowser) lines.push(`SKIP dashboard browser tests: ${noBrowser}`);
   for (const l of lines) process.stdout.write(`${l}\n`);

@@ -8,6 +8,9 @@ import { chromiumMissing } from './browser.js';
 export const missing = {
   postgres: process.env.TEST_DATABASE_URL ? null : 'TEST_DATABASE_URL is not set',
   redis: process.env.TEST_REDIS_URL ? null : 'TEST_REDIS_URL is not set',
+  /** SPEC §22's message bus: a NATS server, a RabbitMQ broker (.ci/run starts both) */
+  nats: process.env.TEST_NATS_URL ? null : 'TEST_NATS_URL is not set (NATS is not running)',
+  amqp: process.env.TEST_AMQP_URL ? null : 'TEST_AMQP_URL is not set (RabbitMQ is not running)',
   /** a MariaDB or MySQL server for the YOURLS importer's tests */
   mysql: process.env.TEST_MYSQL_URL ? null : 'TEST_MYSQL_URL is not set (MariaDB is not running)',
   /** the scale-out configuration: PostgreSQL and Redis both */

@@ -15,3 +15,13 @@ export interface EventsTable {
   payload: string;
   created_at: number;
 }
+
+/** How far the message bus's publisher has published the events (migration 049, modules/events/bus-publisher.ts). */
+export interface EventsBusPositionsTable {
+  name: string;
+  /** the events' position (`events.id`) up to which the bus confirmed every event */
+  position: number;
+  /** the greatest position published (at or past `position`: the ids between may still commit) */
+  published: number;
+  updated_at: number;
+}

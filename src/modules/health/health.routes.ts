@@ -21,6 +21,8 @@ export interface HealthRoutesOptions {
   checkTimeoutMs?: number;
   /** the click journal cannot write (SPEC §17: /readyz says `click_journal: degraded`); default: never */
   clickJournalDegraded?: () => boolean;
+  /** EVENTS_URL's bus (SPEC §22: /readyz stays ready and says `events_bus: "down"`); null without EVENTS_URL */
+  eventsBus?: () => 'up' | 'down' | null;
 }
 
 const NO_STORE = 'no-store';
@@ -129,7 +131,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
         security: [],
         summary: 'Readiness: the database answers and is fully migrated (and Redis, where used)',
         description:
-          'A failing check answers 503 SERVICE_UNAVAILABLE with one `details` item per failing check (`field` names the check).',
+          'A failing check answers 503 SERVICE_UNAVAILABLE with one `details` item per failing check (`field` names the check). ' +
+          'The message bus (EVENTS_URL) is no check: while it is down the instance stays ready and says `events_bus: "down"`.',
         response: { 200: ref(ReadinessSchema), ...errorResponses(503) },
       },
     },
@@ -153,10 +156,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
       }
       reply.header('cache-control', NO_STORE);
       const stream = opts.clickStream?.() ?? null;
+      const bus = opts.eventsBus?.() ?? null;
       return {
         status: 'ok' as const,
         checks: Object.fromEntries(results.map((r) => [r.name, 'ok' as const])),
         ...(stream ? { click_stream: stream } : {}),
+        ...(bus ? { events_bus: bus } : {}),
       };
     },
   );

@@ -40,6 +40,12 @@ export const ReadinessSchema = Type.Object(
         },
       ),
     ),
+    events_bus: Type.Optional(
+      Type.Union([Type.Literal('up'), Type.Literal('down')], {
+        description:
+          'With EVENTS_URL only: whether this instance is connected to the message bus. `down` delays publishing (the events wait in the database) but never a request, so the instance stays ready',
+      }),
+    ),
   },
   {
     $id: 'Readiness',
@@ -52,6 +58,7 @@ export const ReadinessSchema = Type.Object(
         checks: { database: 'ok', storage: 'ok', redis: 'ok' },
         click_stream: { backlog: 12, consumers: 2 },
       },
+      { status: 'ok', checks: { database: 'ok', storage: 'ok' }, events_bus: 'down' },
     ],
   },
 );

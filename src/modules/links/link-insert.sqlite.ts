@@ -102,6 +102,8 @@ export function groupedInsert(
   sqlite: FastStatements,
   origin: string,
   publicLink: PublicLinkOf,
+  /** after a group committed: its links' events are there to read (the events' readers are woken) */
+  committed: () => void = () => undefined,
 ): (row: NewCodedLink) => Promise<LinkRow> {
   const one = insertOne(sqlite, origin, publicLink);
   type Waiting = { row: NewCodedLink; resolve: (row: LinkRow) => void; reject: (err: unknown) => void };
@@ -134,6 +136,7 @@ export function groupedInsert(
       if ('row' in o) w.resolve(o.row);
       else w.reject(o.err);
     });
+    if (outcomes.some((o) => 'row' in o)) committed();
   };
   return (row) =>
     new Promise<LinkRow>((resolve, reject) => {

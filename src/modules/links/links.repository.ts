@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { fastStatements, type FastStatements, type Storage } from '../../db/database.js';
+import { EVENTS_CHANNEL } from '../../db/events.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import type { Paginator } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
@@ -28,9 +29,11 @@ function createLinkInsertion(deps: {
   publish: PublishLink;
   publicLink: PublicLinkOf;
   origin: string;
+  /** a group of creations committed their events (outside Kysely: no notify of theirs wakes the readers) */
+  eventsCommitted: () => void;
 }) {
   const { db, fast, announce, publish } = deps;
-  const insertGrouped = fast ? groupedInsert(fast, deps.origin, deps.publicLink) : null;
+  const insertGrouped = fast ? groupedInsert(fast, deps.origin, deps.publicLink, deps.eventsCommitted) : null;
   return {
     /**
      * Inserts the link (and its tags) and claims its code on its domain in one transaction. The primary key
@@ -98,7 +101,15 @@ export function createLinksRepository(
   const announce = linkChangeAnnouncer(dialect, changeOrigin);
   const publish = linkPublisher(dialect, publicLink);
   return {
-    ...createLinkInsertion({ db, fast, announce, publish, publicLink, origin: changeOrigin }),
+    ...createLinkInsertion({
+      db,
+      fast,
+      announce,
+      publish,
+      publicLink,
+      origin: changeOrigin,
+      eventsCommitted: () => void dialect.notify(db, EVENTS_CHANNEL, ''),
+    }),
     ...createLinkChanges({ db, announce, publish }),
     ...createLinkQueries({ db, dialect, fast, paginator }),
   };

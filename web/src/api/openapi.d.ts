@@ -1417,7 +1417,7 @@ export interface paths {
         };
         /**
          * Readiness: the database answers and is fully migrated (and Redis, where used)
-         * @description A failing check answers 503 SERVICE_UNAVAILABLE with one `details` item per failing check (`field` names the check).
+         * @description A failing check answers 503 SERVICE_UNAVAILABLE with one `details` item per failing check (`field` names the check). The message bus (EVENTS_URL) is no check: while it is down the instance stays ready and says `events_bus: "down"`.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -3810,6 +3810,14 @@ export interface components {
          *         "consumers": 2
          *       }
          *     }
+         * @example {
+         *       "status": "ok",
+         *       "checks": {
+         *         "database": "ok",
+         *         "storage": "ok"
+         *       },
+         *       "events_bus": "down"
+         *     }
          */
         Readiness: {
             /** @description Every dependency checked, by name: database, storage (writes can land: DATA_DIR has room and takes writes on the embedded engine, and no write failed for lack of space in the last 10 s), redis when used */
@@ -3829,6 +3837,8 @@ export interface components {
                  */
                 consumers: number;
             };
+            /** @description With EVENTS_URL only: whether this instance is connected to the message bus. `down` delays publishing (the events wait in the database) but never a request, so the instance stays ready */
+            events_bus?: "up" | "down";
             /** @constant */
             status: "ok";
         };
