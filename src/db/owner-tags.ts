@@ -6,9 +6,9 @@ import type { Dialect } from './dialect.js';
  * list filtered by a tag counts its total (page mode) from a row instead of from every tagged link (500,000
  * links of a common tag: 150 ms and more). Kept by the database from `links.tags` (the comma-separated copy of
  * the link's tags that every write of `link_tags` writes in the same statement's transaction), on every insert,
- * delete and change of a link's tags, owner or domain, in the writing transaction: row triggers on both
- * engines (the click writers change none of these columns, so they never fire them). Links without an owner
- * have no rows. Rows that fall to zero stay (a user's tags are few).
+ * delete and change of a link's tags, owner or domain, in the writing transaction: row triggers on SQLite (the
+ * click writers change none of these columns, so they never fire them), statement triggers on PostgreSQL
+ * (below). Links without an owner have no rows. Rows that fall to zero stay (a user's tags are few).
  *
  * A migration that rebuilds `links` on SQLite drops the triggers with the old table: it must call
  * createOwnerTags again.
@@ -50,16 +50,30 @@ async function sqliteTriggers(db: Kysely<unknown>): Promise<void> {
     begin ${sql.raw(sqliteSubtract)}; ${sql.raw(sqliteAdd)}; end`.execute(db);
 }
 
+/** A statement's links (`rows`, a transition table) with the sign `n`, one row per tag. */
+const tagRows = (rows: string, n: 1 | -1, where = 'true') =>
+  `select r.user_id, t.tag, r.domain_id, ${n} as n from ${rows} r cross join unnest(string_to_array(r.tags, ',')) as t(tag)
+    where r.user_id is not null and r.tags <> '' and ${where}`;
+
+/** The links of an update whose tags, owner or domain changed (of a click batch: none, and nothing is unnested). */
+const CHANGED = `r.id in (select o.id from old_links o join new_links n on n.id = o.id
+  where o.tags is distinct from n.tags or o.user_id is distinct from n.user_id or o.domain_id <> n.domain_id)`;
+
+const applyTags = (changes: string) => `insert into link_owner_tags as t (user_id, tag, domain_id, links)
+  select user_id, tag, domain_id, sum(n) from (${changes}) c group by user_id, tag, domain_id having sum(n) <> 0
+  order by user_id, tag, domain_id
+  on conflict (user_id, tag, domain_id) do update set links = t.links + excluded.links`;
+
+/**
+ * PostgreSQL: statement triggers over the transition tables, as db/owner-totals.ts's (a row trigger would
+ * update one owner's row once per link: an import's batch, or a million links inserted at once, then made
+ * that row's versions a chain each update walks, quadratic in the links of one transaction).
+ */
 const POSTGRES_FUNCTION = `create or replace function link_owner_tags_apply() returns trigger language plpgsql as $fn$
 begin
-  if tg_op <> 'INSERT' and old.user_id is not null and old.tags <> '' then
-    update link_owner_tags set links = links - 1
-      where user_id = old.user_id and domain_id = old.domain_id and tag = any (string_to_array(old.tags, ','));
-  end if;
-  if tg_op <> 'DELETE' and new.user_id is not null and new.tags <> '' then
-    insert into link_owner_tags as t (user_id, tag, domain_id, links)
-      select distinct new.user_id, tag, new.domain_id, 1 from unnest(string_to_array(new.tags, ',')) as tag order by 2
-      on conflict (user_id, tag, domain_id) do update set links = t.links + 1;
+  if tg_op = 'INSERT' then ${applyTags(tagRows('new_links', 1))};
+  elsif tg_op = 'DELETE' then ${applyTags(tagRows('old_links', -1))};
+  else ${applyTags(`${tagRows('new_links', 1, CHANGED)} union all ${tagRows('old_links', -1, CHANGED)}`)};
   end if;
   return null;
 end
@@ -67,16 +81,18 @@ $fn$`;
 
 async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
   await sql.raw(POSTGRES_FUNCTION).execute(db);
-  const events = {
-    insert: `after insert on links for each row when (new.user_id is not null and new.tags <> '')`,
-    delete: `after delete on links for each row when (old.user_id is not null and old.tags <> '')`,
-    update: `after update of tags, user_id, domain_id on links for each row
-      when (old.tags is distinct from new.tags or old.user_id is distinct from new.user_id or old.domain_id <> new.domain_id)`,
+  const transitions = {
+    insert: 'new table as new_links',
+    update: 'old table as old_links new table as new_links',
+    delete: 'old table as old_links',
   };
-  for (const [event, when] of Object.entries(events)) {
+  for (const [event, referencing] of Object.entries(transitions)) {
     await sql.raw(`drop trigger if exists links_owner_tags_${event} on links`).execute(db);
     await sql
-      .raw(`create trigger links_owner_tags_${event} ${when} execute function link_owner_tags_apply()`)
+      .raw(
+        `create trigger links_owner_tags_${event} after ${event} on links referencing ${referencing}
+        for each statement execute function link_owner_tags_apply()`,
+      )
       .execute(db);
   }
 }
