@@ -3,7 +3,8 @@
  * recursive CTE on SQLite, generate_series on PostgreSQL): the benchmark measures serving, not creating, and
  * the API would take minutes to bring them in. Every row is what the API would have written: the link, its
  * names in link_codes, its tags in link_tags; the search index (migration 039) fills itself from the links
- * table's triggers on SQLite and from the GIN indexes on PostgreSQL, as for any other write.
+ * table's triggers on SQLite and from the GIN indexes on PostgreSQL, and the owners' counters (migration 050)
+ * from the links table's triggers on both, as for any other write.
  *
  * Link i (1-based): code `m` + i in 7 hex digits, URL https://example.com/articles/<i>?utm_source=bench,
  * title "Article <i> about topic<i % 1000>", created one second after link i-1 (ending now), click_count

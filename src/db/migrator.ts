@@ -38,6 +38,7 @@ import * as m046 from './migrations/046-oidc.js';
 import * as m047 from './migrations/047-click-retention.js';
 import * as m048 from './migrations/048-link-health.js';
 import * as m049 from './migrations/049-events-bus.js';
+import * as m050 from './migrations/050-owner-totals.js';
 import * as m052 from './migrations/052-webhook-after-event.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
@@ -82,6 +83,7 @@ const migrations: Record<string, MigrationModule> = {
   '047-click-retention': m047,
   '048-link-health': m048,
   '049-events-bus': m049,
+  '050-owner-totals': m050,
   '052-webhook-after-event': m052,
 };
 

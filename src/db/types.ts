@@ -16,7 +16,13 @@ import type { IdempotencyKeysTable } from './types/idempotency.js';
 import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSourcesTable } from './types/imports.js';
 import type { InstanceSettingsTable } from './types/instance.js';
 import type { JobLeasesTable } from './types/jobs.js';
-import type { LinkCodesTable, LinksTable, LinkTagsTable } from './types/links.js';
+import type {
+  LinkCodesTable,
+  LinkOwnerTagsTable,
+  LinkOwnerTotalsTable,
+  LinksTable,
+  LinkTagsTable,
+} from './types/links.js';
 import type { LoginCodesTable, UserIdentitiesTable } from './types/oidc.js';
 import type { OrdersTable } from './types/orders.js';
 import type { OutboxTable } from './types/outbox.js';
@@ -41,6 +47,8 @@ export interface Database {
   link_codes: LinkCodesTable;
   links: LinksTable;
   link_tags: LinkTagsTable;
+  link_owner_totals: LinkOwnerTotalsTable;
+  link_owner_tags: LinkOwnerTagsTable;
   clicks: ClicksTable;
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;

@@ -186,8 +186,9 @@ export class Paginator {
     table: string,
   ): SelectQueryBuilder<DB, TB, O> {
     const ref = sql.ref(`${table}.${list.sortColumn}`);
-    // A keyset needs a total order: null read as a value (coalesce) keeps `>` and `=` meaningful.
-    const col = list.nullsAs === undefined ? ref : sql`coalesce(${ref}, ${list.nullsAs})`;
+    // A keyset needs a total order: null read as a value (coalesce) keeps `>` and `=` meaningful. The value is
+    // written as a literal so that the expression is an index's (migration 050's expiry-order indexes).
+    const col = list.nullsAs === undefined ? ref : sql`coalesce(${ref}, ${sql.lit(list.nullsAs)})`;
     const id = sql.ref(`${table}.id`);
     const cmp = list.order === 'asc' ? sql.raw('>') : sql.raw('<');
     let q = qb;

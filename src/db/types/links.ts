@@ -76,5 +76,28 @@ export interface LinkTagsTable {
   tag: string;
 }
 
+/**
+ * Per owner and domain: their links and the sums of the links' counters, kept by the database on every write to
+ * `links` (db/owner-totals.ts, migration 050). The click times only move outwards (deleted links' clicks stay).
+ */
+export interface LinkOwnerTotalsTable {
+  user_id: number;
+  domain_id: number;
+  links: number;
+  clicks: number;
+  bots: number;
+  unique_visitors: number;
+  first_click_at: number | null;
+  last_click_at: number | null;
+}
+
+/** Per owner, tag and domain: how many of the owner's links carry the tag (db/owner-tags.ts, migration 050). */
+export interface LinkOwnerTagsTable {
+  user_id: number;
+  tag: string;
+  domain_id: number;
+  links: number;
+}
+
 export type LinkRow = Selectable<LinksTable>;
 export type NewLinkRow = Insertable<LinksTable>;

@@ -2,6 +2,8 @@ import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBoo
 import type { FastStatement, FastStatements, Storage } from '../../db/database.js';
 import type { Database, LinkRow } from '../../db/types.js';
 import { searchCandidates } from '../../db/link-search.js';
+import type { SqliteScans } from '../../db/sqlite-scans.js';
+import { countedLinks, isCommonTag, tagCondition } from './link-list-plans.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import type { NamedLink } from './link-aliases.js';
 import type { Db } from './link-rows.js';
@@ -44,6 +46,8 @@ function filtered(
   filter: LinkListFilter,
   dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>,
   candidates: RawBuilder<SqlBool> | null,
+  /** more than RARE_TAG links carry filter.tag (link-list-plans.ts) */
+  commonTag = false,
 ): LinksQuery {
   let q = base;
   if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
@@ -51,13 +55,8 @@ function filtered(
   if (filter.health !== undefined) q = q.where('health_status', '=', filter.health);
   if (filter.domainIds !== undefined)
     q = filter.domainIds.length ? q.where('domain_id', 'in', [...filter.domainIds]) : q.where(sql<boolean>`1 = 0`);
-  if (filter.tag !== undefined) {
-    const tag = filter.tag;
-    // Beside the search index's candidates (at most a few thousand on SQLite), the tag only filters them: `+id`
-    // keeps SQLite from probing the id index for every pair of the two lists (10,000 × 5,000: 11 s, against 10 ms).
-    const id = candidates && dialect.name === 'sqlite' ? sql<number>`+links.id` : sql<number>`links.id`;
-    q = q.where(id, 'in', (eb) => eb.selectFrom('link_tags').select('link_id').where('tag', '=', tag));
-  }
+  if (filter.tag !== undefined)
+    q = q.where(tagCondition(filter.tag, commonTag, candidates !== null && dialect.name === 'sqlite'));
   if (filter.q !== undefined) {
     const text = filter.q;
     if (candidates) q = q.where(() => candidates);
@@ -71,6 +70,8 @@ type QueryDeps = {
   dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>;
   fast: FastStatements | null;
   paginator: Paginator;
+  /** SQLite: where reads that visit every link run (null: on the connection, PostgreSQL's being asynchronous) */
+  scans: SqliteScans | null;
 };
 
 /** Single links and walks over them: by code, past their expiry, in id order. */
@@ -116,18 +117,36 @@ function createLinkLookups({ db, fast }: Pick<QueryDeps, 'db' | 'fast'>) {
 }
 
 /** The lists of links, a user's and the admin's, filtered (see `filtered`) and paginated. */
-function createLinkLists({ db, dialect, paginator }: Pick<QueryDeps, 'db' | 'dialect' | 'paginator'>) {
+function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db' | 'dialect' | 'paginator' | 'scans'>) {
   const candidatesOf = (filter: LinkListFilter) =>
     filter.q === undefined ? null : searchCandidates(db, dialect, filter.q, textMatches(filter.q, dialect));
+  /**
+   * `base` filtered: the search's candidates and the tag's plan found first. `scan`: a search that no index
+   * narrows (SQLite), whose page and total run on the scan thread (db/sqlite-scans.ts), off the event loop.
+   */
+  const narrowed = async (base: LinksQuery, filter: LinkListFilter) => {
+    const commonTag = filter.tag !== undefined && (await isCommonTag(db, dialect, filter.tag));
+    const candidates = await candidatesOf(filter);
+    const scan = scans !== null && filter.q !== undefined && candidates === null;
+    return { query: filtered(base, filter, dialect, candidates, commonTag), scan };
+  };
 
-  /** One page of `base` in the list's order; the total too in page mode. */
-  async function onePage(base: LinksQuery, list: ResolvedList): Promise<{ rows: LinkRow[]; total: number | null }> {
-    const rows = await paginator.apply(base.selectAll('links'), list, 'links').execute();
+  /** One page of `base` in the list's order; the total too in page mode (`counted`: known without counting). */
+  async function onePage(
+    { query: base, scan }: { query: LinksQuery; scan: boolean },
+    list: ResolvedList,
+    counted: () => Promise<number | null> = async () => null,
+  ): Promise<{ rows: LinkRow[]; total: number | null }> {
+    const page = paginator.apply(base.selectAll('links'), list, 'links');
+    const read = async () => (scan ? await scans!.all(page.compile()) : await page.execute());
+    if (list.mode !== 'page') return { rows: await read(), total: null };
+    const count = base.select((eb) => eb.fn.countAll<number>().as('n'));
     const total =
-      list.mode === 'page'
-        ? Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
-        : null;
-    return { rows, total };
+      (await counted()) ??
+      Number((scan ? (await scans!.all(count.compile()))[0]! : await count.executeTakeFirstOrThrow()).n);
+    // Counted first: a page past the matches (none at all, for a search that finds nothing) is not read, which
+    // for a search that reads every link (the short patterns) would read them all a second time.
+    return { rows: total > (list.page - 1) * list.limit ? await read() : [], total };
   }
 
   return {
@@ -142,7 +161,7 @@ function createLinkLists({ db, dialect, paginator }: Pick<QueryDeps, 'db' | 'dia
         .selectFrom('links')
         .where('user_id', '=', userId)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      return onePage(filtered(base, filter, dialect, await candidatesOf(filter)), list);
+      return onePage(await narrowed(base, filter), list, () => countedLinks(db, userId, now, filter));
     },
 
     /** Every link, for admins: expired ones until the sweep removes them, disabled ones, anonymous ones. */
@@ -151,7 +170,8 @@ function createLinkLists({ db, dialect, paginator }: Pick<QueryDeps, 'db' | 'dia
       list: ResolvedList,
       filter: AllLinksFilter,
     ): Promise<{ rows: LinkRow[]; total: number | null }> {
-      let base = filtered(db.selectFrom('links'), filter, dialect, await candidatesOf(filter));
+      const { query, scan } = await narrowed(db.selectFrom('links'), filter);
+      let base = query;
       if (filter.userId !== undefined) base = base.where('user_id', '=', filter.userId);
       if (filter.status === 'disabled') base = base.where('disabled_at', 'is not', null);
       if (filter.status === 'expired') base = base.where('expires_at', '<=', now);
@@ -160,7 +180,10 @@ function createLinkLists({ db, dialect, paginator }: Pick<QueryDeps, 'db' | 'dia
           .where('disabled_at', 'is', null)
           .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
       }
-      return onePage(base, list);
+      // Links whatever their state, a user's or everyone's: what the owners' counters count (see countedLinks).
+      const counted = async () =>
+        filter.status === undefined ? countedLinks(db, filter.userId ?? 'all', null, filter) : null;
+      return onePage({ query: base, scan }, list, counted);
     },
   };
 }

@@ -10,7 +10,7 @@ import type { DomainDirectory } from '../domains/index.js';
 import { NOTHING_BLOCKED, type HostBlocklist } from '../../lib/host-blocklist.js';
 import { createLinkModeration } from './link-moderation.js';
 import { createLinksBulk } from './links.bulk.js';
-import { createLinksRepository, type LinksRepository } from './links.repository.js';
+import { createLinksRepository, linkScansOf, type LinksRepository } from './links.repository.js';
 import { createLinksExport } from './links.export.js';
 import { linksRoutes } from './links.routes.js';
 import { linkSchemas } from './links.schemas.js';
@@ -77,7 +77,8 @@ export function createLinksModule(deps: LinksModuleDeps) {
   const changeOrigin = deps.changeOrigin ?? randomBytes(8).toString('hex');
   // The link in its public events (SPEC §22) as the API shows it: the service's view, built just below.
   const publicLink = (row: LinkRow): unknown => links.toLink(row);
-  const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin, publicLink);
+  const scans = linkScansOf(storage);
+  const linksRepository = createLinksRepository(storage, deps.paginator, changeOrigin, publicLink, scans);
   const links = linksServiceFor(deps, linksRepository, cache, blockedHosts);
   const bulk = createLinksBulk(links);
   const linkImports = linkImportsFor({ config, storage, blockedHosts, cache, clock, publicLink });
@@ -107,6 +108,7 @@ export function createLinksModule(deps: LinksModuleDeps) {
     changeOrigin,
     schemas: linksModuleSchemas,
     jobs: [{ name: 'sweep-expired-links', everyMs: SWEEP_EVERY_MS, run: () => links.sweepExpired() }],
+    close: async () => scans?.stop(),
     /** JSON routes, registered inside the /api/v1 context */
     apiRoutes: (async (api, opts) => {
       await api.register(linksRoutes, {

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { fastStatements, type FastStatements, type Storage } from '../../db/database.js';
 import { EVENTS_CHANNEL } from '../../db/events.js';
+import { createSqliteScans, type SqliteScans } from '../../db/sqlite-scans.js';
 import type { Database, LinkRow, NewLinkRow } from '../../db/types.js';
 import type { Paginator } from '../../lib/pagination.js';
 import { groupedInsert, type NewCodedLink } from './link-insert.sqlite.js';
@@ -95,6 +96,8 @@ export function createLinksRepository(
   paginator: Paginator,
   changeOrigin = 'ferry',
   publicLink: PublicLinkOf = linkRecord('http://localhost'),
+  /** where the lists' reads of every link run (linkScansOf); null: on the connection */
+  scans: SqliteScans | null = null,
 ) {
   const { db, dialect } = storage;
   const fast = fastStatements(storage);
@@ -111,8 +114,17 @@ export function createLinksRepository(
       eventsCommitted: () => void dialect.notify(db, EVENTS_CHANNEL, ''),
     }),
     ...createLinkChanges({ db, announce, publish }),
-    ...createLinkQueries({ db, dialect, fast, paginator }),
+    ...createLinkQueries({ db, dialect, fast, paginator, scans }),
   };
+}
+
+/**
+ * The embedded engine's scan thread (db/sqlite-scans.ts) for a database in a file, its owner to stop it; null
+ * on PostgreSQL (whose reads do not hold the event loop).
+ */
+export function linkScansOf(storage: Pick<Storage, 'sqlite'>): SqliteScans | null {
+  const file = storage.sqlite?.name;
+  return file && file !== ':memory:' ? createSqliteScans(file) : null;
 }
 
 export type { NamedLink, NewCodedLink, NewLinkRow };

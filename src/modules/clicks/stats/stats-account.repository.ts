@@ -12,18 +12,19 @@ export interface UserTotals {
 }
 
 /**
- * A user's lifetime figures: the sums of their links' counters (one index range of links per user), plus
- * the clicks of their links that are gone (kept on the user's row when a link is deleted or swept), as the
- * per-user rollups of the window keep them. Visitors are each link's, added up.
+ * A user's lifetime figures: their links' counters summed per domain by the database as the links change
+ * (link_owner_totals, db/owner-totals.ts: a row per domain, whatever the number of links), plus the clicks of
+ * their links that are gone (kept on the user's row when a link is deleted or swept), as the per-user rollups of
+ * the window keep them. Visitors are each link's, added up; the first and last click cover deleted links too.
  */
 async function readUserTotals(db: Kysely<Database>, userId: number, domains?: readonly number[]): Promise<UserTotals> {
   const [r, gone] = await Promise.all([
     db
-      .selectFrom('links')
+      .selectFrom('link_owner_totals')
       .select([
-        sql<number>`count(*)`.as('links'),
-        sql<number>`coalesce(sum(click_count), 0)`.as('clicks'),
-        sql<number>`coalesce(sum(bot_clicks), 0)`.as('bots'),
+        sql<number>`coalesce(sum(links), 0)`.as('links'),
+        sql<number>`coalesce(sum(clicks), 0)`.as('clicks'),
+        sql<number>`coalesce(sum(bots), 0)`.as('bots'),
         sql<number>`coalesce(sum(unique_visitors), 0)`.as('unique_visitors'),
         sql<number | null>`min(first_click_at)`.as('first_at'),
         sql<number | null>`max(last_click_at)`.as('last_at'),
