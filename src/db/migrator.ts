@@ -37,6 +37,7 @@ import * as m045 from './migrations/045-totp-audit.js';
 import * as m046 from './migrations/046-oidc.js';
 import * as m047 from './migrations/047-click-retention.js';
 import * as m048 from './migrations/048-link-health.js';
+import * as m051 from './migrations/051-token-generation.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -79,6 +80,7 @@ const migrations: Record<string, MigrationModule> = {
   '046-oidc': m046,
   '047-click-retention': m047,
   '048-link-health': m048,
+  '051-token-generation': m051,
 };
 
 /** Every migration this build knows, in order. */
