@@ -39,6 +39,7 @@ import * as m047 from './migrations/047-click-retention.js';
 import * as m048 from './migrations/048-link-health.js';
 import * as m049 from './migrations/049-events-bus.js';
 import * as m050 from './migrations/050-owner-totals.js';
+import * as m051 from './migrations/051-token-generation.js';
 import * as m052 from './migrations/052-webhook-after-event.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
@@ -84,6 +85,7 @@ const migrations: Record<string, MigrationModule> = {
   '048-link-health': m048,
   '049-events-bus': m049,
   '050-owner-totals': m050,
+  '051-token-generation': m051,
   '052-webhook-after-event': m052,
 };
 

@@ -226,7 +226,7 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     writeFileSync(file, '# phishing\nevil-blocked.example\n198.51.100.9\n');
     const run = await runFerry(['links', 'disable-blocked', '--json'], { ...env, BLOCKED_HOSTS_FILE: file });
     expect(run.status, run.stderr).toBe(0);
-    expect(run.json()).toEqual({ disabled: 2, fallbacks_cleared: 2 });
+    expect(run.json()).toEqual({ disabled: 2, fallbacks_cleared: 2, link_fallbacks_cleared: 0 });
     for (const code of bad) expect(await visitsAnswer(code, 410)).toBe(410);
     expect((await t.request({ url: `/${good}` })).status).toBe(302);
     const after = await t.request({ url: `/api/v1/domains/${domain.body.id}`, token: owner.token });
@@ -238,8 +238,62 @@ describe.each(engines)('ferry links on %s', { timeout: 180_000 }, (engine) => {
     const again = await runFerry(['links', 'disable-blocked'], { ...env, BLOCKED_HOSTS_FILE: file });
     expect([again.status, again.stdout]).toEqual([
       0,
-      'disabled 0 links to blocked hosts\ncleared 0 domain fallbacks to blocked hosts\n',
+      'disabled 0 links to blocked hosts\ncleared 0 domain fallbacks to blocked hosts\ncleared 0 link fallbacks (fallback_url) to blocked hosts\n',
     ]);
     expect((await runFerry(['links', 'disable-blocked'], env)).status).toBe(2); // no BLOCKED_HOSTS_FILE
+  });
+
+  it("when disable-blocked runs and a link's fallback_url is on a blocked host, then it is cleared (the link disabled only when its destination is blocked too), counted, and a running server's visits of the broken link follow", async () => {
+    const owner = await createUser(t);
+    const link = async (original_url: string, fallback_url: string) => {
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: owner.token,
+        payload: { original_url, fallback_url },
+      });
+      expect(res.status, res.text).toBe(201);
+      return res.body as { id: number; short_code: string };
+    };
+    const fallbackBlocked = await link('https://fine.example/page', 'https://sorry.fallback-blocked.example/x');
+    const bothBlocked = await link('https://fallback-blocked.example/a', 'https://fallback-blocked.example/b');
+    const neither = await link('https://fine.example/other', 'https://fine.example/sorry');
+    // broken (as two failed checks leave it) before its first visit, which caches it: visits go to the fallback
+    await t.storage.db
+      .updateTable('links')
+      .set({ health_status: 'broken', health_failures: 2 })
+      .where('id', '=', fallbackBlocked.id)
+      .execute();
+    expect((await t.request({ url: `/${fallbackBlocked.short_code}` })).headers.location).toBe(
+      'https://sorry.fallback-blocked.example/x',
+    );
+
+    const file = path.join(dir, 'blocked-fallbacks.txt');
+    writeFileSync(file, 'fallback-blocked.example\n');
+    const run = await runFerry(['links', 'disable-blocked', '--json'], { ...env, BLOCKED_HOSTS_FILE: file });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.json()).toEqual({ disabled: 1, fallbacks_cleared: 0, link_fallbacks_cleared: 2 });
+    const read = async (code: string) =>
+      (await t.request({ url: `/api/v1/links/${code}`, token: owner.token })).body as {
+        fallback_url: string | null;
+        disabled: boolean;
+      };
+    expect(await read(fallbackBlocked.short_code)).toMatchObject({ fallback_url: null, disabled: false });
+    expect(await read(bothBlocked.short_code)).toMatchObject({ fallback_url: null, disabled: true });
+    expect(await read(neither.short_code)).toMatchObject({
+      fallback_url: 'https://fine.example/sorry',
+      disabled: false,
+    });
+    // the running app's cache heard of it: the broken link's visits go to its destination now
+    const until = Date.now() + 10_000;
+    let location: unknown;
+    do {
+      location = (await t.request({ url: `/${fallbackBlocked.short_code}` })).headers.location;
+      if (location !== 'https://fine.example/page') await new Promise((resolve) => setTimeout(resolve, 100));
+    } while (location !== 'https://fine.example/page' && Date.now() < until);
+    expect(location).toBe('https://fine.example/page');
+
+    const again = await runFerry(['links', 'disable-blocked', '--json'], { ...env, BLOCKED_HOSTS_FILE: file });
+    expect(again.json()).toEqual({ disabled: 0, fallbacks_cleared: 0, link_fallbacks_cleared: 0 });
   });
 });

@@ -103,17 +103,24 @@ async function moderate<T>(ctx: CommandContext, change: (moderation: LinkModerat
   return change((await ctx.services()).moderation);
 }
 
-/** Disables the links to blocked hosts and clears the domain fallbacks to them; prints how many of each. */
+/**
+ * Disables the links to blocked hosts, clears the links' fallback_url (SPEC §24) and the domain fallbacks to
+ * them; prints how many of each.
+ */
 async function disableBlocked(ctx: CommandContext): Promise<void> {
   if (!ctx.config.blockedHostsFile)
     throw usageError('BLOCKED_HOSTS_FILE is not set: it names the file of blocked host names, one a line');
-  const disabled = await moderate(ctx, (m) => m.disableBlocked('cli'));
+  const links = await moderate(ctx, (m) => m.disableBlocked('cli'));
   const cleared = await (await ctx.services()).clearBlockedFallbacks();
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  ctx.out.result({ disabled, fallbacks_cleared: cleared }, [
-    `disabled ${plural(disabled, 'link')} to blocked hosts`,
-    `cleared ${plural(cleared, 'domain fallback')} to blocked hosts`,
-  ]);
+  ctx.out.result(
+    { disabled: links.disabled, fallbacks_cleared: cleared, link_fallbacks_cleared: links.fallbacksCleared },
+    [
+      `disabled ${plural(links.disabled, 'link')} to blocked hosts`,
+      `cleared ${plural(cleared, 'domain fallback')} to blocked hosts`,
+      `cleared ${plural(links.fallbacksCleared, 'link fallback')} (fallback_url) to blocked hosts`,
+    ],
+  );
 }
 
 /** Codes are unique per domain (SPEC §19): the same code on two domains is two links. */
@@ -168,7 +175,7 @@ export const linksCommand: CommandModule = (program, cli) => {
     .command('disable-blocked')
     .description(
       'disable every link whose destination is on BLOCKED_HOSTS_FILE (a name blocks its subdomains), ' +
-        'clear every domain fallback to such a host, and print how many of each',
+        "clear every link's fallback_url and every domain fallback to such a host, and print how many of each",
     )
     .action(cli.action(disableBlocked));
 };

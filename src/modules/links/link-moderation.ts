@@ -6,6 +6,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { PageResult, Paginator } from '../../lib/pagination.js';
 import type { HostBlocklist } from '../../lib/host-blocklist.js';
 import { namesOf, type LinkChanges, type LinksRepository } from './links.repository.js';
+import type { ScannedLink } from './link-queries.repository.js';
 import type { VisitCache } from './visit-cache.js';
 import { LINK_SORT_COLUMNS, NULL_IS_LAST, type AllLinksQueryT, type Link, type LinkPatch } from './links.schemas.js';
 import type { LinkDomains } from './link-domains.js';
@@ -63,23 +64,70 @@ export interface LinkModerationDeps {
   domains: Pick<LinkDomains, 'idOf' | 'listFilter' | 'ensureKnown'>;
 }
 
-/** Disables every link whose target's host is blocked now and was not disabled yet; how many. */
+/** What `ferry links disable-blocked` did to links: disabled, and fallback_urls cleared (SPEC §18, §24). */
+export interface BlockedLinksOutcome {
+  disabled: number;
+  fallbacksCleared: number;
+}
+
+/** How often a link changed by someone else meanwhile is read again before it is left as it is. */
+const ATTEMPTS = 3;
+
+/** Whether the URL's host is blocked now (a stored URL that no longer parses sends no visit anywhere). */
+function onBlockedHost(url: string, blockedHosts: HostBlocklist): boolean {
+  try {
+    return blockedHosts.isBlocked(hostOf(new URL(url)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What takes a link off blocked hosts: disabled (with `reason`) when its destination is on one, and its
+ * fallback_url cleared when that is (SPEC §24: a broken link's visits would go there; with it cleared they go
+ * to the domain's broken_redirect or the destination, which the same run judged). The same rule refuses both
+ * fields on creation and change (link-input.ts).
+ */
+function blockedLinkChanges(row: ScannedLink, blockedHosts: HostBlocklist, reason: string, now: number): LinkChanges {
+  const changes: LinkChanges = {};
+  if (row.disabled_at === null && onBlockedHost(row.original_url, blockedHosts))
+    Object.assign(changes, { disabled_at: now, disabled_reason: reason });
+  if (row.fallback_url !== null && onBlockedHost(row.fallback_url, blockedHosts)) changes.fallback_url = null;
+  return changes;
+}
+
+/**
+ * Disables every link whose target's host is blocked now and was not disabled yet, and clears every fallback_url
+ * on a blocked host. Each change is conditional on the version judged: a link changed meanwhile (its owner
+ * pointing the fallback elsewhere) is read and judged again, so a change made since is never overwritten.
+ */
 async function disableBlockedLinks(
   deps: Pick<LinkModerationDeps, 'links' | 'cache' | 'blockedHosts' | 'clock'>,
   reason: string,
   actor: AuditActor,
-): Promise<number> {
+): Promise<BlockedLinksOutcome> {
   const { links, cache, blockedHosts, clock } = deps;
-  let disabled = 0;
+  const outcome: BlockedLinksOutcome = { disabled: 0, fallbacksCleared: 0 };
+  const takeOffBlockedHosts = async (first: ScannedLink): Promise<void> => {
+    let row: ScannedLink | undefined = first;
+    for (let attempt = 0; row !== undefined && attempt < ATTEMPTS; attempt += 1) {
+      const now = clock.now();
+      const changes = blockedLinkChanges(row, blockedHosts, reason, now);
+      if (Object.keys(changes).length === 0) return;
+      const updated = await links.update(row, changes, row.version, now, actor);
+      cache?.forgetNames(row.domain_id, namesOf(row));
+      if (updated) {
+        if (changes.disabled_at !== undefined) outcome.disabled += 1;
+        if (changes.fallback_url !== undefined) outcome.fallbacksCleared += 1;
+        return;
+      }
+      row = await links.findByCode(row.short_code, row.domain_id);
+    }
+  };
   for (let after = 0; ;) {
     const batch = await links.scan(after, SCAN_BATCH);
-    for (const row of batch) {
-      if (row.disabled_at !== null || !blockedHosts.isBlocked(hostOf(new URL(row.original_url)))) continue;
-      const now = clock.now();
-      if (await links.update(row, { disabled_at: now, disabled_reason: reason }, null, now, actor)) disabled += 1;
-      cache?.forgetNames(row.domain_id, namesOf(row));
-    }
-    if (batch.length < SCAN_BATCH) return disabled;
+    for (const row of batch) await takeOffBlockedHosts(row);
+    if (batch.length < SCAN_BATCH) return outcome;
     after = batch[batch.length - 1]!.id;
   }
 }
@@ -131,8 +179,8 @@ export function createLinkModeration(deps: LinkModerationDeps) {
     enable: (code: string, domain?: string): Promise<LinkRow> =>
       setDisabled(code, domain, () => ({ disabled_at: null, disabled_reason: null })),
 
-    /** Disables every link whose target's host is blocked now and was not disabled yet; how many. */
-    disableBlocked: (actor: AuditActor, reason: string = BLOCKED_HOST_REASON): Promise<number> =>
+    /** Disables every link to a blocked host not disabled yet, clears every fallback_url on one; how many of each. */
+    disableBlocked: (actor: AuditActor, reason: string = BLOCKED_HOST_REASON): Promise<BlockedLinksOutcome> =>
       disableBlockedLinks(deps, reason, actor),
 
     /**

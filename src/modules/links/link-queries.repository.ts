@@ -74,6 +74,9 @@ type QueryDeps = {
   scans: SqliteScans | null;
 };
 
+/** What a walk over every link reads of each: its names, its destinations, whether it is disabled, its version. */
+export type ScannedLink = NamedLink & Pick<LinkRow, 'original_url' | 'disabled_at' | 'fallback_url' | 'version'>;
+
 /** Single links and walks over them: by code, past their expiry, in id order. */
 function createLinkLookups({ db, fast }: Pick<QueryDeps, 'db' | 'fast'>) {
   const findStatement: FastStatement<[number, string], LinkRow> | null =
@@ -101,13 +104,10 @@ function createLinkLookups({ db, fast }: Pick<QueryDeps, 'db' | 'fast'>) {
     },
 
     /** Links in id order after `afterId` (disable-blocked walks every link in batches). */
-    async scan(
-      afterId: number,
-      limit: number,
-    ): Promise<Array<NamedLink & Pick<LinkRow, 'original_url' | 'disabled_at'>>> {
+    async scan(afterId: number, limit: number): Promise<ScannedLink[]> {
       return db
         .selectFrom('links')
-        .select(['id', 'short_code', 'domain_id', 'aliases', 'original_url', 'disabled_at'])
+        .select(['id', 'short_code', 'domain_id', 'aliases', 'original_url', 'disabled_at', 'fallback_url', 'version'])
         .where('id', '>', afterId)
         .orderBy('id')
         .limit(limit)

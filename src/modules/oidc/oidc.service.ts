@@ -6,7 +6,7 @@ import type { Dialect } from '../../db/dialect.js';
 import type { Database, UserRow } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { LoginCodes } from '../tokens/index.js';
-import type { PasswordHasher, UsersRepository } from '../users/index.js';
+import { tokenRevocation, type PasswordHasher, type UsersRepository } from '../users/index.js';
 import { baseUsername, groupsOf, providedEmail, providedName, usernameChoice } from './oidc-claims.js';
 import type { IdentitiesRepository } from './oidc.repository.js';
 import { SignInFailure } from './sign-in-failure.js';
@@ -129,11 +129,8 @@ async function applyRole(
   const role: UserRow['role'] = groups.some((g) => rules.adminGroups.includes(g)) ? 'admin' : 'user';
   if (role === user.role) return user;
   const now = clock.now();
-  // As a change through the API (users/user-edits.ts), the next whole second after now — and past the last such
-  // instant: a promotion and a demotion within one second would otherwise share it, and the admin's token,
-  // dated at it, would outlive the demotion.
-  const validAfter = Math.max(Math.ceil((now + 1) / 1000) * 1000, Number(user.tokens_valid_after) + 1000);
-  const changes = { role, updated_at: now, tokens_valid_after: validAfter };
+  // As a change through the API (users/user-edits.ts): the account's earlier tokens are revoked.
+  const changes = { role, updated_at: now, ...tokenRevocation(user, now) };
   const updated = await users.updateKeepingAnAdmin(user.id, changes, null);
   if (typeof updated === 'symbol')
     throw new SignInFailure(

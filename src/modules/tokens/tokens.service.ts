@@ -2,6 +2,7 @@ import { AppError, forbidden, InvalidTokenError, notFound } from '../../lib/app-
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { mintToken, type IssuedToken } from './token-mint.js';
+import { issuedBeforeLastChange } from './token-generation.js';
 import type { AuditEntry } from '../../db/audit-log.js';
 import type { UsersRepository, PasswordHasher } from '../users/index.js';
 import type { Jwt } from './jwt.js';
@@ -50,7 +51,7 @@ export function createTokensService(deps: TokensServiceDeps) {
 
     /** A token for a user another way signed in (SPEC §23's single sign-on), with that sign-in's audit entry. */
     issueFor: (
-      user: { id: number; role: 'user' | 'admin'; tokens_valid_after: number },
+      user: { id: number; role: 'user' | 'admin'; token_generation: number },
       audit: AuditEntry,
     ): Promise<IssuedToken> => signTokenFor(deps, user, audit),
 
@@ -71,7 +72,7 @@ export function createTokensService(deps: TokensServiceDeps) {
       if (revoked) throw new InvalidTokenError('The token has been revoked');
       if (!user) throw new InvalidTokenError('The token belongs to no user');
       if (user.status === 'suspended') throw new InvalidTokenError('The account is suspended');
-      if (claims.iat * 1000 < Number(user.tokens_valid_after))
+      if (issuedBeforeLastChange(claims, user))
         throw new InvalidTokenError('The token was issued before a change of password, role or status');
       return { userId: user.id, role: user.role, status: user.status, jti: claims.jti, exp: claims.exp, apiKey: null };
     },
@@ -154,6 +155,6 @@ const REALM = 'Bearer realm="ferry"';
 /** A token for this user, its row and the sign-in's audit entry written together. */
 const signTokenFor = (
   deps: Pick<TokensServiceDeps, 'tokens' | 'jwt' | 'clock' | 'ttlSeconds'>,
-  user: { id: number; role: 'user' | 'admin'; tokens_valid_after: number },
+  user: { id: number; role: 'user' | 'admin'; token_generation: number },
   audit: AuditEntry,
 ): Promise<IssuedToken> => mintToken(deps, user, audit);

@@ -1,11 +1,12 @@
 import { auditActorOf, type AuditEntry } from '../../db/audit-log.js';
-import type { UserRow, UserUpdate } from '../../db/types.js';
+import type { UserRow } from '../../db/types.js';
 import { AppError, notFound, validationError } from '../../lib/app-error.js';
 import type { Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';
 import { assertIfMatch } from '../../lib/etag.js';
 import type { PasswordHasher } from './password.js';
-import { LAST_ADMIN, type UsersRepository } from './users.repository.js';
+import { tokenRevocation } from './token-revocation.js';
+import { LAST_ADMIN, type UserChanges, type UsersRepository } from './users.repository.js';
 import type { UserPatch, UserReplace } from './users.schemas.js';
 import { assertAdministrativeFields, lastAdmin, userEtag, type UniqueWrite } from './user-write-rules.js';
 
@@ -20,21 +21,18 @@ interface LoadedForWrite {
   expected: number | null;
 }
 
-/**
- * A password, role or status change revokes every token issued before it (SPEC §12): tokens are valid from
- * the next whole second on (JWT `iat` is in seconds; tokens.service.ts issues new ones from that second).
- */
-function revokeEarlierTokens(row: UserRow, changes: UserUpdate, now: number): void {
+/** A password, role or status change revokes every token issued before it (SPEC §12; token-revocation.ts). */
+function revokeEarlierTokens(row: UserRow, changes: UserChanges, now: number): void {
   const changed =
     changes.password_hash !== undefined ||
     (changes.role !== undefined && changes.role !== row.role) ||
     (changes.status !== undefined && changes.status !== row.status);
-  if (changed) changes.tokens_valid_after = Math.ceil((now + 1) / 1000) * 1000;
+  if (changed) Object.assign(changes, tokenRevocation(row, now));
 }
 
 /** PUT's changes: every client-writable field; role/status stay unless sent (SPEC §3). */
-function replacementOf(input: UserReplace): UserUpdate {
-  const changes: UserUpdate = {
+function replacementOf(input: UserReplace): UserChanges {
+  const changes: UserChanges = {
     username: input.username,
     username_lower: input.username.toLowerCase(),
     email: input.email,
@@ -48,8 +46,8 @@ function replacementOf(input: UserReplace): UserUpdate {
 }
 
 /** PATCH's changes (JSON merge patch, RFC 7396): only the sent fields; null clears name or age. */
-function mergePatchOf(input: UserPatch): UserUpdate {
-  const changes: UserUpdate = {};
+function mergePatchOf(input: UserPatch): UserChanges {
+  const changes: UserChanges = {};
   if (input.username !== undefined)
     Object.assign(changes, { username: input.username, username_lower: input.username.toLowerCase() });
   if (input.email !== undefined) Object.assign(changes, { email: input.email, email_lower: input.email.toLowerCase() });
@@ -61,7 +59,7 @@ function mergePatchOf(input: UserPatch): UserUpdate {
 }
 
 /** SPEC §23: a change of role or status is audited, in the change's transaction, with the values before and after. */
-function roleAndStatusAudit(row: UserRow, changes: UserUpdate, caller: Caller, at: number): AuditEntry[] {
+function roleAndStatusAudit(row: UserRow, changes: UserChanges, caller: Caller, at: number): AuditEntry[] {
   const entries: AuditEntry[] = [];
   const target = { type: 'user', id: row.id };
   const actor = auditActorOf(caller);
@@ -102,7 +100,7 @@ function createVersionedUserWrites(deps: {
 
     async applyUpdate(
       id: number,
-      changes: UserUpdate,
+      changes: UserChanges,
       expected: number | null,
       opts: WriteOptions,
       bodyVersion: number | undefined,
@@ -166,7 +164,7 @@ export function createUserEdits(deps: {
   async function saveChanges(
     id: number,
     loaded: LoadedForWrite,
-    changes: UserUpdate,
+    changes: UserChanges,
     input: UserPatch,
     opts: WriteOptions,
   ): Promise<UserRow> {

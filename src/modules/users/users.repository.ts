@@ -14,10 +14,17 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 export type UsersRepository = ReturnType<typeof createUsersRepository>;
 
+/**
+ * A change of a user row. `revokeTokens` (a password, role or status change, SPEC §12) raises the row's
+ * `token_generation` by 1 in the change's own UPDATE: a value computed from a row read earlier could be the one
+ * a concurrent change also wrote, and a token issued between the two would then outlive the second.
+ */
+export type UserChanges = Omit<UserUpdate, 'token_generation'> & { revokeTokens?: boolean };
+
 /** What a write that would leave no active admin gets instead of a row (SPEC §17: 409 LAST_ADMIN). */
 export const LAST_ADMIN = Symbol('last active admin');
 
-const keepsAdmin = (changes: UserUpdate): boolean =>
+const keepsAdmin = (changes: UserChanges): boolean =>
   (changes.role === undefined || changes.role === 'admin') &&
   (changes.status === undefined || changes.status === 'active');
 
@@ -64,15 +71,20 @@ function createUserWrites(db: Kysely<Database>, dialect: Pick<Dialect, 'notify'>
      */
     async update(
       id: number,
-      changes: UserUpdate,
+      changes: UserChanges,
       expectedVersion: number | null,
       tx: Db = db,
       audit: readonly AuditEntry[] = [],
     ): Promise<UserRow | undefined> {
+      const { revokeTokens = false, ...columns } = changes;
       return inTransaction(tx, async (t) => {
         let q = t
           .updateTable('users')
-          .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+          .set((eb) => ({
+            ...columns,
+            version: eb('version', '+', 1),
+            ...(revokeTokens ? { token_generation: eb('token_generation', '+', 1) } : {}),
+          }))
           .where('id', '=', id);
         if (expectedVersion !== null) q = q.where('version', '=', expectedVersion);
         const row = await q.returningAll().executeTakeFirst();
@@ -198,7 +210,7 @@ export function createUsersRepository(
      */
     async updateKeepingAnAdmin(
       id: number,
-      changes: UserUpdate,
+      changes: UserChanges,
       expectedVersion: number | null,
       audit: readonly AuditEntry[] = [],
     ): Promise<UserRow | undefined | typeof LAST_ADMIN> {

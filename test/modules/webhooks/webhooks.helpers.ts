@@ -30,7 +30,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(script: Answer[] = []): Promise<Receiver> {
+/** `answer`, when given, decides each answer instead of the script (a receiver down until some time, say). */
+export async function startReceiver(script: Answer[] = [], answer?: () => Answer): Promise<Receiver> {
   const waiters: Array<{ count: number; resolve: (r: Received[]) => void }> = [];
   const receiver: Receiver = {
     url: '',
@@ -48,10 +49,10 @@ export async function startReceiver(script: Answer[] = []): Promise<Receiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const answer = receiver.script[Math.min(answered, receiver.script.length - 1)] ?? { status: 204 };
+      const chosen = answer?.() ?? receiver.script[Math.min(answered, receiver.script.length - 1)] ?? { status: 204 };
       answered += 1;
-      res.writeHead(answer.status, answer.headers ?? {});
-      res.end(answer.body ?? '');
+      res.writeHead(chosen.status, chosen.headers ?? {});
+      res.end(chosen.body ?? '');
       receiver.received.push({ headers: req.headers, body, json: JSON.parse(body) as Received['json'] });
       for (const w of [...waiters])
         if (receiver.received.length >= w.count) {
@@ -101,4 +102,25 @@ export async function deliveries(t: TestApp, token: string, id: number) {
 export async function settle(t: TestApp): Promise<void> {
   await t.app.webhookDispatcher.tick();
   await t.app.webhookDispatcher.idle();
+}
+
+/** The attempts of enabled hooks due now and not made yet (what a settled dispatcher has none of). */
+async function dueNow(t: TestApp): Promise<number> {
+  const row = await t.storage.db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('attempted_at', 'is', null)
+    .where('due_at', '<=', t.clock.now())
+    .where('webhook_id', 'in', (eb) => eb.selectFrom('webhooks').select('id').where('enabled', '=', 1))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Settles until no attempt is due at the test clock's now: a settle claims as many as the dispatcher has room for,
+ * so a backlog larger than that takes several.
+ */
+export async function settleAllDue(t: TestApp): Promise<void> {
+  do await settle(t);
+  while ((await dueNow(t)) > 0);
 }
