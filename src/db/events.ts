@@ -172,6 +172,15 @@ export async function openEventsCursor(
   };
 }
 
+/** The greatest event position so far (0: none): where a consumer that hears only what comes next starts. */
+export async function eventsEnd(db: Kysely<Database>): Promise<number> {
+  const end = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
+  return Number(end?.id ?? 0);
+}
+
 /** The position of an event by its `evt_…` id (a stream's `Last-Event-ID`); null: unknown or swept. */
 export async function findEventPosition(db: Kysely<Database>, eventId: string): Promise<number | null> {
   const row = await db.selectFrom('events').select('id').where('event_id', '=', eventId).executeTakeFirst();

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from './dialect.js';
+import { linksStatementTriggers } from './statement-triggers.js';
 
 /**
  * `link_owner_tags` (migration 050): per owner, tag and domain, how many links carry the tag, so that a user's
@@ -22,7 +23,7 @@ export async function createOwnerTags(db: Kysely<unknown>, d: Dialect): Promise<
     primary key (user_id, tag, domain_id)
   )${sql.raw(d.name === 'sqlite' ? ' without rowid' : '')}`.execute(db);
   if (d.name === 'sqlite') await sqliteTriggers(db);
-  else await postgresTriggers(db);
+  else await linksStatementTriggers(db, 'owner_tags', { sql: POSTGRES_FUNCTION, name: 'link_owner_tags_apply' });
   await sql`delete from link_owner_tags`.execute(db);
   await sql`insert into link_owner_tags (user_id, tag, domain_id, links)
     select l.user_id, t.tag, l.domain_id, count(*) from link_tags t join links l on l.id = t.link_id
@@ -78,21 +79,3 @@ begin
   return null;
 end
 $fn$`;
-
-async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(POSTGRES_FUNCTION).execute(db);
-  const transitions = {
-    insert: 'new table as new_links',
-    update: 'old table as old_links new table as new_links',
-    delete: 'old table as old_links',
-  };
-  for (const [event, referencing] of Object.entries(transitions)) {
-    await sql.raw(`drop trigger if exists links_owner_tags_${event} on links`).execute(db);
-    await sql
-      .raw(
-        `create trigger links_owner_tags_${event} after ${event} on links referencing ${referencing}
-        for each statement execute function link_owner_tags_apply()`,
-      )
-      .execute(db);
-  }
-}

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from './dialect.js';
+import { linksStatementTriggers } from './statement-triggers.js';
 
 /**
  * `link_owner_totals` (migration 050): per owner and domain of links, how many links there are and the sums of
@@ -32,7 +33,7 @@ export async function createOwnerTotals(db: Kysely<unknown>, d: Dialect): Promis
     primary key (user_id, domain_id)
   )${sql.raw(d.name === 'sqlite' ? ' without rowid' : '')}`.execute(db);
   if (d.name === 'sqlite') await sqliteTriggers(db);
-  else await postgresTriggers(db);
+  else await linksStatementTriggers(db, 'owner_totals', { sql: POSTGRES_FUNCTION, name: 'link_owner_totals_apply' });
   await sql`delete from link_owner_totals`.execute(db);
   await sql`insert into link_owner_totals (user_id, domain_id, links, clicks, bots, unique_visitors, first_click_at, last_click_at)
     select user_id, domain_id, count(*), sum(click_count), sum(bot_clicks), sum(unique_visitors), min(first_click_at),
@@ -143,21 +144,3 @@ begin
   return null;
 end
 $fn$`;
-
-async function postgresTriggers(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(POSTGRES_FUNCTION).execute(db);
-  const transitions = {
-    insert: 'new table as new_links',
-    update: 'old table as old_links new table as new_links',
-    delete: 'old table as old_links',
-  };
-  for (const [event, referencing] of Object.entries(transitions)) {
-    await sql.raw(`drop trigger if exists links_owner_totals_${event} on links`).execute(db);
-    await sql
-      .raw(
-        `create trigger links_owner_totals_${event} after ${event} on links referencing ${referencing}
-        for each statement execute function link_owner_totals_apply()`,
-      )
-      .execute(db);
-  }
-}

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import { openEventsCursor, type EventsCursor, type StoredEvent } from '../../db/events.js';
+import { eventsEnd, openEventsCursor, type EventsCursor, type StoredEvent } from '../../db/events.js';
 import type { Database } from '../../db/types.js';
 import { BusDownError, type BusMessage, type EventBus } from '../../infra/event-bus.js';
 import type { Clock } from '../../lib/clock.js';
@@ -44,13 +44,10 @@ async function storedPosition(db: Kysely<Database>, now: number): Promise<number
     .where('name', '=', POSITION)
     .executeTakeFirst();
   if (row) return Number(row.position);
-  const end = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirst();
+  const end = await eventsEnd(db);
   await db
     .insertInto('events_bus_positions')
-    .values({ name: POSITION, position: Number(end?.id ?? 0), published: Number(end?.id ?? 0), updated_at: now })
+    .values({ name: POSITION, position: end, published: end, updated_at: now })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
   return storedPosition(db, now);

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import { openEventsCursor, type EventsCursor, type StoredEvent } from '../../db/events.js';
+import { eventsEnd, openEventsCursor, type EventsCursor, type StoredEvent } from '../../db/events.js';
 import type { Database, WebhookDeliveriesTable } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -76,13 +76,10 @@ async function storedPosition(db: Kysely<Database>): Promise<number> {
     .executeTakeFirst();
   if (row) return Number(row.position);
   // The first start: events written before webhooks existed are nobody's to deliver.
-  const end = await db
-    .selectFrom('events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirst();
+  const end = await eventsEnd(db);
   await db
     .insertInto('webhook_positions')
-    .values({ name: POSITION, position: Number(end?.id ?? 0) })
+    .values({ name: POSITION, position: end })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
   return storedPosition(db);
@@ -165,11 +162,7 @@ export function createFanout(deps: { db: Kysely<Database>; clock: Clock }) {
     cursor = null;
     if (clock.now() - skippedAt < SKIP_EVERY_MS) return { events: 0, deliveries: 0 };
     skippedAt = clock.now();
-    const end = await db
-      .selectFrom('events')
-      .select((eb) => eb.fn.max('id').as('id'))
-      .executeTakeFirst();
-    const to = Number(end?.id ?? 0);
+    const to = await eventsEnd(db);
     if (to > from) await commitTurn(db, [], from, to);
     return { events: 0, deliveries: 0 };
   }

@@ -1,6 +1,7 @@
 import { domainOwners } from '../../db/domain-owners.js';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
+import { eventsEnd } from '../../db/events.js';
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from '../../db/types.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 
@@ -14,13 +15,10 @@ export function createWebhooksRepository(db: Kysely<Database>, paginator: Pagina
     async insert(row: Insertable<WebhooksTable>, audit?: Omit<AuditEntry, 'target'>): Promise<WebhookRow> {
       return db.transaction().execute(async (tx) => {
         // It hears what comes after this moment (webhook-fanout.ts), wherever the fan-out's position stands.
-        const end = await tx
-          .selectFrom('events')
-          .select((eb) => eb.fn.max('id').as('id'))
-          .executeTakeFirst();
+        const end = await eventsEnd(tx);
         const created = await tx
           .insertInto('webhooks')
-          .values({ ...row, after_event: Number(end?.id ?? 0) })
+          .values({ ...row, after_event: end })
           .returningAll()
           .executeTakeFirstOrThrow();
         if (audit) await recordAudit(tx, { ...audit, target: { type: 'webhook', id: Number(created.id) } });
