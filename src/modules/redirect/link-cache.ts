@@ -53,6 +53,11 @@ export interface LinkCacheOptions {
    */
   positiveTtlMs: number;
   negativeTtlMs: number;
+  /**
+   * how long past positiveTtlMs a link entry is still answered while it is re-read in the background (the
+   * resolver's refresher): a visit never waits for that re-read; past it, the visit reads the database itself
+   */
+  staleMs: number;
 }
 
 /**
@@ -66,7 +71,17 @@ export const DEFAULT_LINK_CACHE: LinkCacheOptions = {
   maxBytes: 64 * 1024 * 1024,
   positiveTtlMs: 30_000,
   negativeTtlMs: 5_000,
+  staleMs: 120_000,
 };
+
+/** A refresh asked for an entry is not asked again for this long (its answer is on the way, or was lost). */
+const REFRESH_PATIENCE_MS = 5_000;
+
+/** The (domain, name) of a cache key (linkCacheKey's inverse). */
+export function parseLinkCacheKey(key: string): { domainId: number; name: string } {
+  const at = key.lastIndexOf('@');
+  return at < 0 ? { domainId: 0, name: key } : { domainId: Number(key.slice(at + 1)), name: key.slice(0, at) };
+}
 
 /**
  * What a cached link costs in the heap besides its strings' characters: the Map's slot, the entry, the target
@@ -110,6 +125,8 @@ interface Entry {
   used: boolean;
   /** entryBytes of it */
   bytes: number;
+  /** when a background re-read of this stale entry was asked for (0: never) */
+  refreshAskedAt: number;
 }
 
 /**
@@ -135,6 +152,8 @@ export class LinkCache {
   private total = 0;
   /** set by a change feed: false while it may have missed a change (then nothing is served from memory) */
   private trusted: (() => boolean) | null = null;
+  /** set by the resolver: re-reads a stale link entry in the background (refreshWith) */
+  private refresh: ((key: string) => void) | null = null;
 
   private readonly options: LinkCacheOptions;
 
@@ -150,12 +169,34 @@ export class LinkCache {
     if (this.trusted !== null && !this.trusted()) return undefined;
     const entry = this.entries.get(code);
     if (!entry) return undefined;
-    if (entry.until <= this.clock.now()) {
+    const now = this.clock.now();
+    if (entry.until <= now && !this.servesStale(code, entry, now)) {
       this.drop(code, entry);
       return undefined;
     }
     entry.used = true;
     return entry.target;
+  }
+
+  /**
+   * Stale-while-revalidate for links (where entries have a time limit: scale-out): a link entry past its time
+   * limit, by less than staleMs, is still answered, and its re-read is asked for once; the re-read's answer
+   * replaces it. Without it, every visit to a link not visited within the limit (most of a large instance's
+   * links) waited for a query (measured: `redirect-redis` in `npm run bench`, docs/performance.md).
+   */
+  private servesStale(code: string, entry: Entry, now: number): boolean {
+    if (this.refresh === null || entry.target.kind !== 'link' || now - entry.until >= this.options.staleMs)
+      return false;
+    if (now - entry.refreshAskedAt >= REFRESH_PATIENCE_MS) {
+      entry.refreshAskedAt = now;
+      this.refresh(code);
+    }
+    return true;
+  }
+
+  /** The resolver's background re-read of stale link entries (their answers come back through `set`). */
+  refreshWith(refresh: (key: string) => void): void {
+    this.refresh = refresh;
   }
 
   epoch(): number {
@@ -170,7 +211,7 @@ export class LinkCache {
     const ttl = target.kind === 'link' ? this.options.positiveTtlMs : this.options.negativeTtlMs;
     const old = this.entries.get(code);
     if (old !== undefined) this.drop(code, old);
-    this.entries.set(code, { target, until: this.clock.now() + ttl, used: false, bytes });
+    this.entries.set(code, { target, until: this.clock.now() + ttl, used: false, bytes, refreshAskedAt: 0 });
     this.total += bytes;
     while (this.entries.size > capacity || this.total > maxBytes) this.evictOne();
   }

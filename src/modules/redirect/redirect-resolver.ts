@@ -1,14 +1,70 @@
 import type { Clock } from '../../lib/clock.js';
-import { linkCacheKey, type LinkCache, type RedirectTarget } from './link-cache.js';
+import { linkCacheKey, parseLinkCacheKey, type LinkCache, type RedirectTarget } from './link-cache.js';
 import type { CodeLookup, RedirectQueries } from './redirect.repository.js';
 import { toTarget } from './redirect-target.js';
 
 const EXPIRED: RedirectTarget = { kind: 'expired' };
 
 export interface RedirectResolverDeps {
-  queries: Pick<RedirectQueries, 'lookupCode'>;
-  cache: Pick<LinkCache, 'get' | 'set' | 'epoch'>;
+  queries: Pick<RedirectQueries, 'lookupCode' | 'lookupCodes'>;
+  cache: Pick<LinkCache, 'get' | 'set' | 'epoch' | 'refreshWith'>;
   clock: Clock;
+}
+
+/** Names per background re-read query. */
+const REFRESH_BATCH = 500;
+
+/**
+ * The cache's background re-read of stale entries (LinkCache.refreshWith): the keys asked for during a turn are
+ * read together, one query per domain and REFRESH_BATCH names, one batch at a time (so a burst of stale visits
+ * costs the database a few queries, not one per visit); each answer goes back through `set` under the epoch
+ * taken before its query, so an invalidation that raced it wins.
+ */
+function createRefresher(deps: RedirectResolverDeps) {
+  const { queries, cache } = deps;
+  let asked = new Set<string>();
+  let running = false;
+
+  async function readBatch(keys: string[]): Promise<void> {
+    const byDomain = new Map<number, string[]>();
+    for (const key of keys) {
+      const { domainId, name } = parseLinkCacheKey(key);
+      let names = byDomain.get(domainId);
+      if (names === undefined) byDomain.set(domainId, (names = []));
+      names.push(name);
+    }
+    for (const [domainId, names] of byDomain) {
+      for (let i = 0; i < names.length; i += REFRESH_BATCH) {
+        const part = names.slice(i, i + REFRESH_BATCH);
+        const epoch = cache.epoch();
+        const found = new Map((await queries.lookupCodes(part, domainId)).map((row) => [row.code, row]));
+        for (const name of part) cache.set(linkCacheKey(domainId, name), toTarget(name, found.get(name)), epoch);
+      }
+    }
+  }
+
+  async function drain(): Promise<void> {
+    running = true;
+    try {
+      while (asked.size > 0) {
+        const keys = [...asked];
+        asked = new Set();
+        // A failed re-read (the database unreachable) leaves the entries stale: a visit asks again after the
+        // cache's patience, and past staleMs the visit reads the database itself (and answers 503 if it must).
+        await readBatch(keys).catch(() => undefined);
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  return (key: string): void => {
+    asked.add(key);
+    if (!running) {
+      running = true;
+      setImmediate(() => void drain());
+    }
+  };
 }
 
 /**
@@ -18,6 +74,7 @@ export interface RedirectResolverDeps {
  */
 export function createRedirectResolver(deps: RedirectResolverDeps) {
   const { queries, cache, clock } = deps;
+  cache.refreshWith(createRefresher(deps));
   const checkExpiry = (t: RedirectTarget): RedirectTarget =>
     t.kind === 'link' && t.expiresAt !== null && t.expiresAt <= clock.now() ? EXPIRED : t;
 

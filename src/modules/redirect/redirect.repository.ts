@@ -48,6 +48,28 @@ const LOOKUP_SQL = `select ${LOOKUP_COLUMNS.map((c) => `l.${c} as ${c}`).join(',
 const ADMIT_SQL =
   'update links set visit_count = visit_count + 1 where id = ? and (max_visits is null or visit_count < max_visits) returning visit_count';
 
+/** LOOKUP_SQL through Kysely: a domain's names with what the redirect reads of each (PostgreSQL, and batches). */
+const codesOf = (db: Storage['db'], domainId: number) =>
+  db
+    .selectFrom('link_codes as c')
+    .leftJoin('links as l', 'l.id', 'c.link_id')
+    .select([
+      'l.id as id',
+      'l.original_url as original_url',
+      'l.expires_at as expires_at',
+      'l.max_visits as max_visits',
+      'l.forward_query as forward_query',
+      'l.password_hash as password_hash',
+      'l.disabled_at as disabled_at',
+      'l.short_code as short_code',
+      'l.rules as rules',
+      'l.preview as preview',
+      'l.health_status as health_status',
+      'l.fallback_url as fallback_url',
+      'c.retired_reason as retired_reason',
+    ])
+    .where('c.domain_id', '=', domainId);
+
 /**
  * What a visit reads and counts of links, in a repository of its own (the links module keeps the writes): its
  * name's target and its link's visit limit. On the embedded engine a better-sqlite3 prepared statement answers
@@ -72,27 +94,15 @@ export function createRedirectQueries(storage: Pick<Storage, 'db' | 'sqlite'>) {
     /** The redirect's cache miss; undefined when the code was never issued on that domain. */
     lookupCode(code: string, domainId = 0): CodeLookup | undefined | Promise<CodeLookup | undefined> {
       if (lookupStatement) return lookupStatement.get(domainId, code);
-      return db
-        .selectFrom('link_codes as c')
-        .leftJoin('links as l', 'l.id', 'c.link_id')
-        .select([
-          'l.id as id',
-          'l.original_url as original_url',
-          'l.expires_at as expires_at',
-          'l.max_visits as max_visits',
-          'l.forward_query as forward_query',
-          'l.password_hash as password_hash',
-          'l.disabled_at as disabled_at',
-          'l.short_code as short_code',
-          'l.rules as rules',
-          'l.preview as preview',
-          'l.health_status as health_status',
-          'l.fallback_url as fallback_url',
-          'c.retired_reason as retired_reason',
-        ])
-        .where('c.domain_id', '=', domainId)
-        .where('c.code', '=', code)
-        .executeTakeFirst();
+      return codesOf(db, domainId).where('c.code', '=', code).executeTakeFirst();
+    },
+
+    /**
+     * Many names of one domain at once (the cache's background re-read of stale entries): each found name with
+     * its lookup; a name missing from the answer was never issued there.
+     */
+    async lookupCodes(names: readonly string[], domainId = 0): Promise<Array<CodeLookup & { code: string }>> {
+      return codesOf(db, domainId).select('c.code as code').where('c.code', 'in', names).execute();
     },
 
     /** Counts one visit against the link's limit if it has visits left (one conditional UPDATE). */

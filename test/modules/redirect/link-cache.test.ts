@@ -6,6 +6,8 @@ import {
   MISS_ENTRY_BYTES,
   type RedirectTarget,
 } from '../../../src/modules/redirect/link-cache.js';
+import { createRedirectResolver } from '../../../src/modules/redirect/redirect-resolver.js';
+import type { CodeLookup } from '../../../src/modules/redirect/redirect.repository.js';
 import { TestClock } from '../../helpers/app.js';
 
 type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
@@ -44,6 +46,83 @@ describe('redirect cache', () => {
     expect(cache.get('hit')).toBeDefined();
     clock.advance(25_000);
     expect(cache.get('hit')).toBeUndefined();
+  });
+
+  it('when a link entry is past its time limit but within the stale window, then it is still answered and its re-read is asked for once', () => {
+    const clock = new TestClock(0);
+    const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: 30_000, negativeTtlMs: 5_000, staleMs: 60_000 });
+    const asked: string[] = [];
+    cache.refreshWith((key) => asked.push(key));
+    cache.set('hit', link(1), cache.epoch());
+    cache.set('miss', { kind: 'missing' }, cache.epoch());
+    clock.advance(30_000);
+    expect(cache.get('hit')).toEqual(link(1));
+    expect(cache.get('hit')).toEqual(link(1));
+    expect(asked).toEqual(['hit']); // once, however many visits wait for it
+    expect(cache.get('miss')).toBeUndefined(); // a miss is never answered stale
+    clock.advance(5_000);
+    cache.get('hit');
+    expect(asked).toEqual(['hit', 'hit']); // the first re-read was lost: asked again after the patience
+    cache.set('hit', link(2), cache.epoch()); // the re-read's answer replaces it, fresh
+    clock.advance(29_000);
+    expect(cache.get('hit')).toEqual(link(2));
+    expect(asked).toHaveLength(2);
+    clock.advance(1_000 + 60_000);
+    expect(cache.get('hit')).toBeUndefined(); // past the stale window: the visit reads the database itself
+  });
+
+  it('when stale entries are visited in one turn, then the resolver re-reads them in one query per domain and caches the answers', async () => {
+    const clock = new TestClock(0);
+    const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: 30_000, negativeTtlMs: 5_000, staleMs: 60_000 });
+    const row = (id: number, code: string): CodeLookup & { code: string } => ({
+      code,
+      id,
+      original_url: `https://example.com/new/${id}`,
+      expires_at: null,
+      max_visits: null,
+      forward_query: 0,
+      password_hash: null,
+      disabled_at: null,
+      short_code: code,
+      rules: null,
+      preview: null,
+      retired_reason: null,
+      health_status: 'unknown',
+      fallback_url: null,
+    });
+    const batches: Array<[number, string[]]> = [];
+    let answered: () => void = () => undefined;
+    const allAnswered = new Promise<void>((resolve) => (answered = resolve));
+    const queries = {
+      lookupCode: (): undefined => undefined,
+      lookupCodes: async (names: readonly string[], domainId = 0) => {
+        batches.push([domainId, [...names].sort()]);
+        if (batches.length === 2) setImmediate(answered);
+        // c3 was deleted behind the API's back: absent from the answer
+        return names.filter((n) => n !== 'c3').map((n) => row(Number(n.slice(1)), n));
+      },
+    };
+    const resolver = createRedirectResolver({ queries, cache, clock });
+    for (const [key, id] of [
+      ['c1', 1],
+      ['c2', 2],
+      ['c3', 3],
+      ['c4@7', 4],
+    ] as const)
+      cache.set(key, link(id), cache.epoch());
+    clock.advance(31_000);
+    expect(resolver.cached('c1', 0)).toEqual(link(1));
+    expect(resolver.cached('c2', 0)).toEqual(link(2));
+    expect(resolver.cached('c3', 0)).toEqual(link(3));
+    expect(resolver.cached('c4', 7)).toEqual(link(4));
+    await allAnswered;
+    expect(batches.sort()).toEqual([
+      [0, ['c1', 'c2', 'c3']],
+      [7, ['c4']],
+    ]);
+    expect(resolver.cached('c1', 0)).toMatchObject({ kind: 'link', url: 'https://example.com/new/1' });
+    expect(resolver.cached('c3', 0)).toEqual({ kind: 'missing' });
+    expect(resolver.cached('c4', 7)).toMatchObject({ kind: 'link', url: 'https://example.com/new/4' });
   });
 
   it('when a lookup started before an invalidation, then its answer is not cached', () => {
