@@ -5,11 +5,11 @@ import { outcome } from '../api/outcome';
 import { useApiData } from '../api/use-api-data';
 import { Link } from '../router/Link';
 import { navigate, useLocation, withQuery } from '../router/router';
-import { useApi, useUser } from '../session/session';
+import { useApi } from '../session/session';
 import { DateTime } from '../ui/DateTime';
 import { Field } from '../ui/Field';
 import { oneOf } from '../ui/query-values';
-import { ErrorState, Loading } from '../ui/States';
+import { AdminOnly, ErrorState, Loading } from '../ui/States';
 import { TableHead } from '../ui/TableHead';
 import { useTitle } from '../ui/use-title';
 import { ACTION_LABELS, AUDIT_ACTIONS } from './audit-actions';
@@ -105,20 +105,11 @@ function AuditTable({ entries }: { entries: AuditEntry[] }) {
 /** The admins' audit log (SPEC §23). Not in other users' navigation, and refused here without asking the API. */
 export function AuditPage() {
   useTitle('Audit log');
-  const user = useUser();
-  if (user.role !== 'admin')
-    return (
-      <ErrorState
-        problem={{
-          status: 403,
-          code: 'FORBIDDEN',
-          message: 'Only admins can see the audit log.',
-          fields: {},
-          retryAfter: null,
-        }}
-      />
-    );
-  return <AuditLog />;
+  return (
+    <AdminOnly what="the audit log">
+      <AuditLog />
+    </AdminOnly>
+  );
 }
 
 /** Newest first, filtered by action and actor in the URL, by cursor (older entries). */

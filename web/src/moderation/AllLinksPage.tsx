@@ -3,9 +3,9 @@ import type { User } from '../api/client';
 import { outcome } from '../api/outcome';
 import { useApiData } from '../api/use-api-data';
 import { useLocation, withQuery } from '../router/router';
-import { useApi, useUser } from '../session/session';
+import { useApi } from '../session/session';
 import { PagedList } from '../ui/PagedList';
-import { ErrorState } from '../ui/States';
+import { AdminOnly } from '../ui/States';
 import { useTitle } from '../ui/use-title';
 import { AllLinksFilters } from './AllLinksFilters';
 import { allLinksQuery, allLinksView } from './all-links-query';
@@ -22,20 +22,11 @@ const OWNER_CHOICES = 100;
  */
 export function AllLinksPage() {
   useTitle('All links');
-  const user = useUser();
-  if (user.role !== 'admin')
-    return (
-      <ErrorState
-        problem={{
-          status: 403,
-          code: 'FORBIDDEN',
-          message: 'Only admins can see all links.',
-          fields: {},
-          retryAfter: null,
-        }}
-      />
-    );
-  return <AllLinks />;
+  return (
+    <AdminOnly what="all links">
+      <AllLinks />
+    </AdminOnly>
+  );
 }
 
 function AllLinks() {

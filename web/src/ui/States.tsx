@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { Problem } from '../api/problem';
+import { useUser } from '../session/session';
 
 /** What a screen shows while its data is on the way. */
 export function Loading({ what }: { what: string }) {
@@ -26,6 +27,26 @@ export function ErrorState({ problem, onRetry }: { problem: Problem; onRetry?: (
         </button>
       )}
     </div>
+  );
+}
+
+/**
+ * An admin's screen (all links, the audit log): for anyone else, the refusal the API would give, without asking
+ * it. `what` completes "Only admins can see …".
+ */
+export function AdminOnly({ what, children }: { what: string; children: ComponentChildren }) {
+  const user = useUser();
+  if (user.role === 'admin') return <>{children}</>;
+  return (
+    <ErrorState
+      problem={{
+        status: 403,
+        code: 'FORBIDDEN',
+        message: `Only admins can see ${what}.`,
+        fields: {},
+        retryAfter: null,
+      }}
+    />
   );
 }
 
