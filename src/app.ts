@@ -105,6 +105,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const shared = await sharedStateFor(app, config, deps);
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
   const metrics = deps.metrics ?? createMetrics({ storage, clock });
+  if (deps.metrics === undefined) app.addHook('onClose', async () => metrics.close());
   // Whether writes can land (SPEC §17): failed writes report here; on the embedded engine DATA_DIR is probed too.
   const storageHealth = createStorageHealth({ dataDir: isEmbedded(storage) ? config.dataDir : null });
   const checks = {

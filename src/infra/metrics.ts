@@ -146,6 +146,8 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     setEventsBusProvider: events.setBusProvider,
     observeRequest: http.observeRequest,
     observeRedirect: http.observeRedirect,
+    /** a visit to the redirect route whose client left before its answer was sent */
+    observeRedirectAbandoned: http.observeRedirectAbandoned,
     /** A redirect answered by the fast path: the same two series as through Fastify, and the fast-path count. */
     observeFastRedirect: http.observeFastRedirect,
     recordShed(reason: string): void {
@@ -161,6 +163,12 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     /** the Prometheus text exposition */
     async render(): Promise<{ contentType: string; body: string }> {
       return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    // Let go of the app: prom-client's GC observer is never disconnected and holds the registry, whose series'
+    // `collect` closures kept each closed app alive (11 MB; a test worker reached its heap bound and shed load).
+    close(): void {
+      registry.clear();
+      clickQueue = null;
     },
   };
 }
@@ -199,6 +207,12 @@ function createHttpSeries(registers: Registry[]) {
   const observeRedirect = (status: number, seconds: number): void => {
     redirectDuration.observe({ status_code: status }, seconds);
   };
+  const abandoned = new Counter({
+    name: 'ferry_redirects_abandoned_total',
+    help: "Visits to the redirect route whose client closed the connection before the answer was sent (not in the two series above; a GET's click may be counted already)",
+    registers,
+  });
+  const observeRedirectAbandoned = (): void => abandoned.inc();
   const fast = createFastRedirectTally({ requests, duration, redirectDuration }, HTTP_BUCKETS, REDIRECT_BUCKETS);
   new Counter({
     name: 'ferry_redirect_fast_path_total',
@@ -209,7 +223,7 @@ function createHttpSeries(registers: Registry[]) {
       this.inc(fast.total());
     },
   });
-  return { observeRequest, observeRedirect, observeFastRedirect: fast.observe };
+  return { observeRequest, observeRedirect, observeRedirectAbandoned, observeFastRedirect: fast.observe };
 }
 
 /** The click pipeline's series (CLICK_SERIES), each read at scrape time: nothing is pushed on the redirect path. */
