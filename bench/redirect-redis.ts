@@ -20,12 +20,12 @@ import { createStorage } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import type { Database } from '../src/db/types.js';
 import { clickGroupInfo, clickStreamKeys } from '../src/modules/clicks/transport/click-stream.js';
-import { drive, load, redirectCount, rowOf, type Workload } from './lib/drive.js';
+import { abandonedCount, clickVerdict, drive, load, redirectCount, rowOf, type Workload } from './lib/drive.js';
 import { peakRssBytes, ROOT, stopServer } from './lib/proc.js';
 import type { Row } from './lib/report.js';
 import { seedLinksPortable } from './lib/seed.js';
 import { freshDatabase, REDIS_URL, redisMissing } from './ingest-scaleout.js';
-import { startFerry, type BenchContext, type Scenario } from './scenarios.js';
+import { profileOf, startFerry, type BenchContext, type Scenario } from './scenarios.js';
 
 const BROWSER_UA =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
@@ -130,17 +130,18 @@ export const redirectRedis: Scenario = {
         await new Promise((resolve) => setTimeout(resolve, 1_000));
         served = await redirectCount(server);
       }
+      const abandoned = await abandonedCount(server);
       const exitCode = await stopServer(server.child);
       const { records, counted } = await drainAndCount(db.url, prefix);
-      const ok = records === served && counted === served;
-      const check = `${ok ? 'no click lost' : '**CLICKS LOST**'}: ${served} redirects served, ${records} click records, click_count sum ${counted}`;
+      const check = clickVerdict(served, records, counted, abandoned);
       const row = rowOf(
         'redirect-redis',
         'GET /{code}, 100,000 links on PostgreSQL, random codes, browser User-Agent, one instance, clicks to the Redis stream (CLICK_WORKER_IN_PROCESS=false, one worker drains afterwards); × baseline: over the embedded redirect (SQLite, journal) in alternating rounds',
         m.paired,
         { expected: 302, notes: [check], peakRss, exitCode, baseline: m.slices },
       );
-      return { row };
+      const profile = profileOf(ctx, 'redirect-redis', m.paired);
+      return { row, ...(profile ? { profile } : {}) };
     } finally {
       await db.drop();
     }

@@ -187,7 +187,7 @@ export async function startFerry(
 }
 
 /** The profiles of `name`'s server, cut to its measured runs (`slices`) when given: the steady state. */
-function profileOf(ctx: BenchContext, name: string, slices?: Slice[]): string | undefined {
+export function profileOf(ctx: BenchContext, name: string, slices?: Slice[]): string | undefined {
   if (!ctx.profileDir) return undefined;
   const dir = path.join(ctx.profileDir, name);
   if (!existsSync(dir)) return undefined;

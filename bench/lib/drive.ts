@@ -72,6 +72,20 @@ async function metricValue(server: Server, prefix: string): Promise<number | nul
 export const redirectCount = (server: Server): Promise<number | null> =>
   metricValue(server, 'ferry_redirect_duration_seconds_count{status_code="302"}');
 
+/** Visits whose client left before the answer (the load generator stopping mid-request): not among the answered. */
+export const abandonedCount = async (server: Server): Promise<number> =>
+  (await metricValue(server, 'ferry_redirects_abandoned_total')) ?? 0;
+
+/**
+ * The verdict on a run's clicks: every answered redirect one record and one count, and no record beyond them but
+ * for visits the load generator abandoned while their answer waited (their click may have been recorded first).
+ */
+export function clickVerdict(answered: number | null, records: number, counted: number, abandoned = 0): string {
+  const ok = answered !== null && counted === records && records >= answered && records <= answered + abandoned;
+  const left = abandoned > 0 ? ` (and ${abandoned} abandoned by the load generator before their answer)` : '';
+  return `${ok ? 'no click lost' : '**CLICKS LOST**'}: ${answered} redirects served${left}, ${records} click records, click_count sum ${counted}`;
+}
+
 export async function queueDrained(server: Server): Promise<void> {
   for (let i = 0; i < 600; i += 1) {
     if ((await metricValue(server, 'ferry_click_queue_depth ')) === 0) return;
@@ -173,6 +187,5 @@ export function clickCheck(dataDir: string, answered: number | null): string {
   const records = (db.prepare('select count(*) as n from clicks').get() as { n: number }).n;
   const counted = (db.prepare('select coalesce(sum(click_count), 0) as n from links').get() as { n: number }).n;
   db.close();
-  const ok = records === answered && counted === answered;
-  return `${ok ? 'no click lost' : '**CLICKS LOST**'}: ${answered} redirects served, ${records} click records, click_count sum ${counted}`;
+  return clickVerdict(answered, records, counted);
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../infra/metrics.js';
 
@@ -22,21 +22,26 @@ const BARE_CODE_ROUTE_URL = '/:code';
  */
 async function requestMetricsPlugin(
   app: FastifyInstance,
-  opts: { metrics: Pick<Metrics, 'observeRequest' | 'observeRedirect'> },
+  opts: { metrics: Pick<Metrics, 'observeRequest' | 'observeRedirect' | 'observeRedirectAbandoned'> },
 ): Promise<void> {
   const { metrics } = opts;
+  const isRedirect = (request: FastifyRequest): boolean =>
+    request.routeOptions.url === BARE_CODE_ROUTE_URL || request.routeOptions.config.redirect === true;
   // A callback hook, not an async one: no promise per response on the redirect's hot path.
   app.addHook('onResponse', (request, reply, done) => {
     const seconds = reply.elapsedTime / 1000;
     const route = request.routeOptions.url ?? 'unmatched';
     const method = request.method;
     metrics.observeRequest(method, route, reply.statusCode, seconds);
-    if (
-      (route === BARE_CODE_ROUTE_URL || request.routeOptions.config.redirect === true) &&
-      (method === 'GET' || method === 'HEAD')
-    ) {
+    if (isRedirect(request) && (method === 'GET' || method === 'HEAD')) {
       metrics.observeRedirect(reply.statusCode, seconds);
     }
+    done();
+  });
+  // A visit whose client leaves while its answer waits (its click's durability, a password's hash) gets no
+  // onResponse: counted here, so that answered visits plus abandoned ones account for every click recorded.
+  app.addHook('onRequestAbort', (request, done) => {
+    if (isRedirect(request)) metrics.observeRedirectAbandoned();
     done();
   });
 }

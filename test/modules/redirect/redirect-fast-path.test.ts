@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/transport/click-stream.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { useTestApp, useUser } from '../../helpers/fixtures.js';
-import { scaleOut, testRedis } from '../../helpers/scale-out.js';
+import { scaleOut, testRedis, waitFor } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
 import { clickRecords, createLink } from '../../helpers/factories.js';
 
@@ -343,4 +343,47 @@ describe.each(engines)('redirect fast path under overload on %s', (engine) => {
       await t.close();
     }
   }, 15_000);
+});
+
+describe.each(engines)('visits abandoned before their answer, on %s', (engine) => {
+  let base: string;
+  const t = useTestApp(engine, { deps: steadyFeed });
+  beforeAll(async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  });
+  const counted = async (pattern: RegExp): Promise<number> =>
+    Number(pattern.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
+  /** Sends `request` and resets the connection once the server has it (its `request` event), not before. */
+  const leave = (request: string) =>
+    new Promise<void>((resolve) => {
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1', () => socket.write(request));
+      t.app.server.once('request', () => setImmediate(() => socket.resetAndDestroy()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve());
+    });
+  const abandoned = () => counted(/^ferry_redirects_abandoned_total (\d+)$/m);
+  const answered = () => counted(/^ferry_redirect_duration_seconds_count\{status_code="302"\} (\d+)$/m);
+
+  it('when a client leaves a visit before its answer, then ferry_redirects_abandoned_total counts it, and the answered redirects do not', async () => {
+    const link = await createLink(t, { original_url: 'https://example.com/left' });
+    const before = await answered();
+    expect(await abandoned()).toBe(0);
+    // The form's POST with a body that never finishes: the route is chosen, the visit waits, the client resets.
+    const partial = [
+      `POST /${link.short_code} HTTP/1.1`,
+      'Host: 127.0.0.1',
+      'Content-Type: application/x-www-form-urlencoded',
+      'Content-Length: 100',
+      '',
+      'password=',
+    ].join('\r\n');
+    await leave(partial);
+    await waitFor('the abandoned visit to be counted', async () => (await abandoned()) === 1, 5_000);
+    // An API request left the same way is no visit.
+    await leave(partial.replace(`/${link.short_code}`, '/api/v1/links').replace('form-urlencoded', 'json'));
+    expect((await fetch(`${base}/${link.short_code}`, { redirect: 'manual' })).status).toBe(302);
+    expect(await answered()).toBe(before + 1);
+    expect(await abandoned()).toBe(1);
+  });
 });
