@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { ValidateFunction } from 'ajv';
 import type { FastifyServerOptions } from 'fastify';
@@ -13,12 +14,19 @@ type SerializerFactory = NonNullable<
  * rest in slices between the event loop's other work once the process listens, so a request that comes first
  * compiles what it needs and the steady state is what it was. `compileAll()` compiles everything at once:
  * a test calls it so that a schema no compiler accepts fails the suite, not a request.
+ *
+ * What is compiled is keyed by what it is compiled from (the schema's JSON, and the compiler's own schemas and
+ * options) and kept for the process: the two API versions' routes mostly share their schemas, and so do the apps
+ * of a process that builds many (the test suite), so each distinct schema is compiled once (`compiledFor`).
  */
 export interface LazyCompilers {
   /** for Fastify's `schemaController.compilersFactory.buildSerializer` */
   serializerFactory: SerializerFactory;
-  /** wraps a validator compilation; the result compiles on first use and reports its errors like Ajv's */
-  validator(compile: () => ValidateFunction): ValidateFunction;
+  /**
+   * wraps a validator compilation; the result compiles on first use (or is one already compiled from the same
+   * `key()`) and reports its errors like Ajv's
+   */
+  validator(key: () => string, compile: () => ValidateFunction): ValidateFunction;
   /**
    * compiles what no request has needed yet, a slice (about `sliceMs`) per event-loop turn; a schema that
    * does not compile is handed to `onError` (its requests then answer 500 through the error handler)
@@ -45,14 +53,17 @@ export function createLazyCompilers(): LazyCompilers {
 
   const serializerFactory: SerializerFactory = (externalSchemas, options) => {
     const build = SerializerSelector()(externalSchemas, options);
+    let context: string | undefined;
+    const key = (schema: unknown): string =>
+      `serializer\0${(context ??= digest(JSON.stringify([externalSchemas, options])))}\0${JSON.stringify(schema)}`;
     return (route) => {
-      const serializer = once(pending, () => build(route));
+      const serializer = once(pending, () => compiledFor(key(route.schema), () => build(route)));
       return (data: unknown) => serializer()(data);
     };
   };
 
-  function validator(compile: () => ValidateFunction): ValidateFunction {
-    const validate = once(pending, compile);
+  function validator(key: () => string, compile: () => ValidateFunction): ValidateFunction {
+    const validate = once(pending, () => compiledFor(`validator\0${key()}`, compile));
     // Fastify reads `errors` off the function it was given, after a failed call.
     const lazy = ((data: unknown) => {
       const fn = validate();
@@ -76,6 +87,26 @@ export function createLazyCompilers(): LazyCompilers {
     },
   };
 }
+
+/**
+ * The process's compiled validators and serializers by what they were compiled from. Bounded by the distinct
+ * schemas of the routes (a few thousand entries); a compiled function holds no app's state (an Ajv validator
+ * writes its `errors` on itself, read at once after the synchronous call).
+ */
+const compiled = new Map<string, unknown>();
+
+function compiledFor<F>(source: string, compile: () => F): F {
+  const key = digest(source);
+  let fn = compiled.get(key) as F | undefined;
+  if (fn === undefined) {
+    fn = compile();
+    compiled.set(key, fn);
+  }
+  return fn;
+}
+
+/** A short key for a long text (a schema's JSON, or all of an app's shared schemas). */
+export const digest = (text: string): string => createHash('sha256').update(text).digest('base64url');
 
 /** `compile` runs once, by the first call or by the warm-up, whichever comes first. */
 function once<F>(pending: Set<() => void>, compile: () => F): () => F {

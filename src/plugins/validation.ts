@@ -2,7 +2,7 @@ import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import type { TSchema } from 'typebox';
-import type { LazyCompilers } from './lazy-compilers.js';
+import { digest, type LazyCompilers } from './lazy-compilers.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 type AddFormats = (ajv: Ajv, formats: string[]) => Ajv;
@@ -29,13 +29,28 @@ function createAjv(coerceTypes: Options['coerceTypes'], schemas: TSchema[]): Ajv
   return ajv;
 }
 
+/**
+ * The two Ajv instances for a set of shared schemas, kept for the process like the validators they compile
+ * (lazy-compilers.ts): an app built with the same schemas (the same modules) reuses them and their validators.
+ */
+const ajvsBySchemas = new Map<string, { body: Ajv; text: Ajv }>();
+
 /** Each route's validators compile on first use or in the warm-up after listening (lazy-compilers.ts). */
 export function installValidators(app: FastifyInstance, schemas: TSchema[], compilers: LazyCompilers): void {
-  const body = createAjv(false, schemas);
-  const text = createAjv('array', schemas);
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    compilers.validator(() => (httpPart === 'body' ? body : text).compile(schema as object)),
-  );
+  const schemasKey = digest(JSON.stringify(schemas));
+  let ajvs = ajvsBySchemas.get(schemasKey);
+  if (ajvs === undefined) {
+    ajvs = { body: createAjv(false, schemas), text: createAjv('array', schemas) };
+    ajvsBySchemas.set(schemasKey, ajvs);
+  }
+  const { body, text } = ajvs;
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? body : text;
+    return compilers.validator(
+      () => `${httpPart === 'body' ? 'body' : 'text'}\0${schemasKey}\0${JSON.stringify(schema)}`,
+      () => ajv.compile(schema as object),
+    );
+  });
 }
 
 /**

@@ -75,11 +75,19 @@ describe('lazy compilers on their own', () => {
     const compilers = createLazyCompilers();
     let compiled = 0;
     const ajv = new Ajv();
-    const broken = compilers.validator(() => ajv.compile({ type: 'no-such-type' }));
-    const fine = compilers.validator(() => {
-      compiled += 1;
-      return ajv.compile({ const: 1 });
-    });
+    // Keys of this test alone: compiled functions are kept for the process, by key.
+    const run = Math.random().toString(36).slice(2);
+    const broken = compilers.validator(
+      () => `broken ${run}`,
+      () => ajv.compile({ type: 'no-such-type' }),
+    );
+    const fine = compilers.validator(
+      () => `fine ${run}`,
+      () => {
+        compiled += 1;
+        return ajv.compile({ const: 1 });
+      },
+    );
     expect(compilers.pending()).toBe(2);
     const errors: unknown[] = [];
     await compilers.warm(1, (err) => errors.push(err));
@@ -91,5 +99,24 @@ describe('lazy compilers on their own', () => {
     expect(fine(2)).toBe(false);
     expect(compiled).toBe(1); // compiled once, by the warm-up
     expect(() => broken(1)).toThrow(/schema is invalid/);
+  });
+
+  it('when two apps compile a schema from the same source, then it is compiled once and both validate with it; a different source compiles its own', async () => {
+    const run = Math.random().toString(36).slice(2);
+    const ajv = new Ajv({ allErrors: true });
+    let compiled = 0;
+    const compile = (schema: object) => () => {
+      compiled += 1;
+      return ajv.compile(schema);
+    };
+    const first = createLazyCompilers().validator(() => `same ${run}`, compile({ type: 'integer' }));
+    const second = createLazyCompilers().validator(() => `same ${run}`, compile({ type: 'integer' }));
+    const other = createLazyCompilers().validator(() => `other ${run}`, compile({ type: 'string' }));
+    expect(first(1)).toBe(true);
+    expect(second('a')).toBe(false);
+    expect(second.errors?.[0]?.keyword).toBe('type');
+    expect(compiled).toBe(1);
+    expect(other('a')).toBe(true);
+    expect(compiled).toBe(2);
   });
 });
