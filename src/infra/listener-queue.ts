@@ -50,11 +50,12 @@ export function closeOnceAccepted(server: Server, maxWaitMs: number, close: () =
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : null;
   const queued = (): number => (port === null ? 0 : (acceptQueueLength(port) ?? 0));
+  // First, so that between the queue's check and the close at most one more connection can complete.
+  stopNewConnections(server);
   if (queued() === 0) {
     close();
     return;
   }
-  stopNewConnections(server);
   let done = false;
   const finish = (): void => {
     if (done) return;

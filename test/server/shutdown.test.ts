@@ -201,7 +201,7 @@ type KeepAliveOutcome =
       problems: string[];
     }
   | { kind: 'refused'; startedAt: number }
-  | { kind: 'reset'; startedAt: number; error: string };
+  | { kind: 'reset'; startedAt: number; onSocketAt: number; beforeAnyAnswer: boolean; error: string };
 
 /**
  * One request on the shared keep-alive agent. Refused (ECONNREFUSED: a new connection after the listener
@@ -226,7 +226,9 @@ function keepAliveRequest(
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (err) => resolve({ kind: 'reset', startedAt, error: `mid-body: ${String(err)}` }));
+        res.on('error', (err) =>
+          resolve({ kind: 'reset', startedAt, onSocketAt, beforeAnyAnswer: false, error: `mid-body: ${String(err)}` }),
+        );
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString();
           const problems = contract.check(req.method, req.path, res.statusCode!, res.headers['content-type'], text);
@@ -262,6 +264,8 @@ function keepAliveRequest(
           : {
               kind: 'reset',
               startedAt,
+              onSocketAt,
+              beforeAnyAnswer: !r.reusedSocket,
               error: `${err.code ?? ''} ${err.message}${r.reusedSocket ? ' (on a reused keep-alive socket)' : ''}`,
             },
       ),
@@ -337,7 +341,14 @@ describe.each(engines)('SIGTERM under keep-alive load on %s', (engine) => {
 
         expect(signalAt).toBeLessThan(Number.POSITIVE_INFINITY);
         expect(exit.code).toBe(0);
-        expect(outcomes.filter((o) => o.kind === 'reset')).toEqual([]);
+        const drainAt = server.logs.find((l) => l.msg === 'shutting down: draining in-flight requests')?.time as number;
+        // A connection the agent opened after the server took the signal is one the server does not take: refused
+        // once the listener is closed. One caught in its handshake at the very moment of the close (the kernel
+        // had completed it, the loop never accepted it) is reset instead; its request was never read, like a
+        // refused one. Every other reset — on a reused socket, or of a connection opened before the signal
+        // (the accept queue the drain waits out) — is a request the server took and cut.
+        const resets = outcomes.filter((o) => o.kind === 'reset');
+        expect(resets.filter((o) => !o.beforeAnyAnswer || o.onSocketAt <= drainAt)).toEqual([]);
         const answered = outcomes.filter((o) => o.kind === 'answered');
         expect(answered.flatMap((o) => o.problems)).toEqual([]);
         expect(answered.filter((o) => o.status >= 500)).toEqual([]);
@@ -345,7 +356,6 @@ describe.each(engines)('SIGTERM under keep-alive load on %s', (engine) => {
         // answer it sent after that closes its connection: those to requests sent later (on reused keep-alive
         // sockets or accepted in the drain), and those to requests in flight at the signal whose record it
         // created after it.
-        const drainAt = server.logs.find((l) => l.msg === 'shutting down: draining in-flight requests')?.time as number;
         expect(drainAt).toBeGreaterThanOrEqual(signalAt);
         const sentLater = answered.filter((o) => o.onSocketAt > drainAt);
         const handledLater = answered.filter(
