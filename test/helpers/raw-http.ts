@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import net from 'node:net';
 
 export interface RawResponse {
@@ -52,15 +53,19 @@ export function parseResponse(whole: string): RawResponse {
   };
 }
 
-/** Connects, sends `request` (all or part of one) and resets the connection at once (TCP RST). */
-export function sendAndReset(baseUrl: string, request: string): Promise<void> {
+/**
+ * Connects, sends `request` (all or part of one) and resets the connection (TCP RST): at once, or with
+ * `afterRequestOn`, once that server has parsed the request's head (its `request` event), so a route has it.
+ */
+export function sendAndReset(baseUrl: string, request: string, afterRequestOn?: Server): Promise<void> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve) => {
     const socket = net.connect(Number(port), hostname, () => {
       socket.write(request, () => {
-        socket.resetAndDestroy();
+        if (!afterRequestOn) socket.resetAndDestroy();
       });
     });
+    afterRequestOn?.once('request', () => setImmediate(() => socket.resetAndDestroy()));
     socket.on('error', () => undefined);
     socket.on('close', () => resolve());
   });

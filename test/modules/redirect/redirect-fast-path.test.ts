@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickStreamKeys, decodeClick } from '../../../src/modules/clicks/transport/click-stream.js';
 import { createTestApp, engines, type TestApp } from '../../helpers/app.js';
 import { useTestApp, useUser } from '../../helpers/fixtures.js';
+import { sendAndReset } from '../../helpers/raw-http.js';
 import { scaleOut, testRedis, waitFor } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
 import { clickRecords, createLink } from '../../helpers/factories.js';
@@ -354,18 +355,12 @@ describe.each(engines)('visits abandoned before their answer, on %s', (engine) =
   });
   const counted = async (pattern: RegExp): Promise<number> =>
     Number(pattern.exec((await t.request({ url: '/metrics' })).text)?.[1] ?? 0);
-  /** Sends `request` and resets the connection once the server has it (its `request` event), not before. */
-  const leave = (request: string) =>
-    new Promise<void>((resolve) => {
-      const socket = net.connect(Number(new URL(base).port), '127.0.0.1', () => socket.write(request));
-      t.app.server.once('request', () => setImmediate(() => socket.resetAndDestroy()));
-      socket.on('error', () => undefined);
-      socket.on('close', () => resolve());
-    });
+  /** Sends `request` and resets the connection once the server has it, not before. */
+  const leave = (request: string) => sendAndReset(base, request, t.app.server);
   const abandoned = () => counted(/^ferry_redirects_abandoned_total (\d+)$/m);
   const answered = () => counted(/^ferry_redirect_duration_seconds_count\{status_code="302"\} (\d+)$/m);
 
-  it('when a client leaves a visit before its answer, then ferry_redirects_abandoned_total counts it, and the answered redirects do not', async () => {
+  it('when a client leaves a visit before its answer, then ferry_redirects_abandoned_total counts it, not the answered', async () => {
     const link = await createLink(t, { original_url: 'https://example.com/left' });
     const before = await answered();
     expect(await abandoned()).toBe(0);
