@@ -83,7 +83,8 @@ export const abandonedCount = async (server: Server): Promise<number> =>
 export function clickVerdict(answered: number | null, records: number, counted: number, abandoned = 0): string {
   const ok = answered !== null && counted === records && records >= answered && records <= answered + abandoned;
   const left = abandoned > 0 ? ` (and ${abandoned} abandoned by the load generator before their answer)` : '';
-  return `${ok ? 'no click lost' : '**CLICKS LOST**'}: ${answered} redirects served${left}, ${records} click records, click_count sum ${counted}`;
+  const served = `${answered} redirects served${left}`;
+  return `${ok ? 'no click lost' : '**CLICKS LOST**'}: ${served}, ${records} click records, click_count sum ${counted}`;
 }
 
 export async function queueDrained(server: Server): Promise<void> {

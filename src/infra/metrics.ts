@@ -209,7 +209,7 @@ function createHttpSeries(registers: Registry[]) {
   };
   const abandoned = new Counter({
     name: 'ferry_redirects_abandoned_total',
-    help: "Visits to the redirect route whose client closed the connection before the answer was sent (not in the two series above; a GET's click may be counted already)",
+    help: "Redirect visits whose client left before the answer was sent (not in the two series above; a GET's click may count)",
     registers,
   });
   const observeRedirectAbandoned = (): void => abandoned.inc();

@@ -38,17 +38,13 @@ const ajvsBySchemas = new Map<string, { body: Ajv; text: Ajv }>();
 /** Each route's validators compile on first use or in the warm-up after listening (lazy-compilers.ts). */
 export function installValidators(app: FastifyInstance, schemas: TSchema[], compilers: LazyCompilers): void {
   const schemasKey = digest(JSON.stringify(schemas));
-  let ajvs = ajvsBySchemas.get(schemasKey);
-  if (ajvs === undefined) {
-    ajvs = { body: createAjv(false, schemas), text: createAjv('array', schemas) };
-    ajvsBySchemas.set(schemasKey, ajvs);
-  }
-  const { body, text } = ajvs;
+  const ajvs = ajvsBySchemas.get(schemasKey) ?? { body: createAjv(false, schemas), text: createAjv('array', schemas) };
+  ajvsBySchemas.set(schemasKey, ajvs);
   app.setValidatorCompiler(({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? body : text;
+    const part = httpPart === 'body' ? 'body' : 'text';
     return compilers.validator(
-      () => `${httpPart === 'body' ? 'body' : 'text'}\0${schemasKey}\0${JSON.stringify(schema)}`,
-      () => ajv.compile(schema as object),
+      () => `${part}\0${schemasKey}\0${JSON.stringify(schema)}`,
+      () => ajvs[part].compile(schema as object),
     );
   });
 }

@@ -101,7 +101,7 @@ describe('lazy compilers on their own', () => {
     expect(() => broken(1)).toThrow(/schema is invalid/);
   });
 
-  it('when two apps compile a schema from the same source, then it is compiled once and both validate with it; a different source compiles its own', async () => {
+  it('when two apps compile the same schema, then it is compiled once and both use it; another compiles its own', async () => {
     const run = Math.random().toString(36).slice(2);
     const ajv = new Ajv({ allErrors: true });
     let compiled = 0;

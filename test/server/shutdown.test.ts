@@ -201,7 +201,7 @@ type KeepAliveOutcome =
       problems: string[];
     }
   | { kind: 'refused'; startedAt: number }
-  | { kind: 'reset'; startedAt: number; onSocketAt: number; beforeAnyAnswer: boolean; error: string };
+  | { kind: 'reset'; startedAt: number; onSocketAt: number; unansweredOnNewConnection: boolean; error: string };
 
 /**
  * One request on the shared keep-alive agent. Refused (ECONNREFUSED: a new connection after the listener
@@ -227,7 +227,13 @@ function keepAliveRequest(
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', (err) =>
-          resolve({ kind: 'reset', startedAt, onSocketAt, beforeAnyAnswer: false, error: `mid-body: ${String(err)}` }),
+          resolve({
+            kind: 'reset',
+            startedAt,
+            onSocketAt,
+            unansweredOnNewConnection: false,
+            error: `mid-body: ${String(err)}`,
+          }),
         );
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString();
@@ -265,7 +271,7 @@ function keepAliveRequest(
               kind: 'reset',
               startedAt,
               onSocketAt,
-              beforeAnyAnswer: !r.reusedSocket,
+              unansweredOnNewConnection: !r.reusedSocket,
               error: `${err.code ?? ''} ${err.message}${r.reusedSocket ? ' (on a reused keep-alive socket)' : ''}`,
             },
       ),
@@ -348,7 +354,7 @@ describe.each(engines)('SIGTERM under keep-alive load on %s', (engine) => {
         // refused one. Every other reset — on a reused socket, or of a connection opened before the signal
         // (the accept queue the drain waits out) — is a request the server took and cut.
         const resets = outcomes.filter((o) => o.kind === 'reset');
-        expect(resets.filter((o) => !o.beforeAnyAnswer || o.onSocketAt <= drainAt)).toEqual([]);
+        expect(resets.filter((o) => !o.unansweredOnNewConnection || o.onSocketAt <= drainAt)).toEqual([]);
         const answered = outcomes.filter((o) => o.kind === 'answered');
         expect(answered.flatMap((o) => o.problems)).toEqual([]);
         expect(answered.filter((o) => o.status >= 500)).toEqual([]);
