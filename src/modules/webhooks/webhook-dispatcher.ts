@@ -93,12 +93,15 @@ async function sendAttempt(deps: SendDeps, claimed: ClaimedAttempt, signal: Abor
 
 /**
  * What the dispatcher holds: attempts claimed and waiting for a place (`backlog`), in flight (their cancels), and
- * ended but not recorded yet (`toRecord`, written together in one transaction by the recorder).
+ * ended but not recorded yet (`toRecord`, written together in one transaction by the recorder, and `inRecording`,
+ * those of the transaction under way). All of them are leased to this process: a kill sends again, after the lease,
+ * the ones it had sent.
  */
 interface Pool {
   backlog: ClaimedAttempt[];
   inFlight: Map<number, AbortController>;
   toRecord: Array<{ delivery: ClaimedAttempt['delivery']; result: AttemptResult }>;
+  inRecording: number;
   recording: Promise<void> | null;
   settled: Set<Promise<void>>;
 }
@@ -108,6 +111,7 @@ function recordEnded(deps: DispatcherDeps, pool: Pool): Promise<void> {
   pool.recording ??= (async () => {
     while (pool.toRecord.length) {
       const batch = pool.toRecord.splice(0);
+      pool.inRecording = batch.length;
       try {
         for (const outcome of await deps.queue.recordMany(batch)) if (outcome !== 'lost') deps.onOutcome?.(outcome);
       } catch (err) {
@@ -115,6 +119,8 @@ function recordEnded(deps: DispatcherDeps, pool: Pool): Promise<void> {
           { err, deliveries: batch.length },
           'webhook attempts could not be recorded; retried after their lease',
         );
+      } finally {
+        pool.inRecording = 0;
       }
     }
     pool.recording = null;
@@ -157,7 +163,7 @@ function startWaiting(deps: DispatcherDeps, pool: Pool, ended: () => void): void
  */
 async function lookForWork(deps: DispatcherDeps, pool: Pool, fanout: boolean, ended: () => void): Promise<boolean> {
   if (fanout) await deps.fanout.run();
-  const held = pool.backlog.length + pool.inFlight.size + pool.toRecord.length;
+  const held = pool.backlog.length + pool.inFlight.size + pool.toRecord.length + pool.inRecording;
   const room = 2 * deps.concurrency - held;
   if (room < Math.max(1, deps.concurrency / 2)) return false;
   const claimed = await deps.queue.claim(room, deps.clock.now(), DELIVERY_LEASE_MS);
@@ -211,7 +217,14 @@ async function drain(deps: DispatcherDeps, pool: Pool): Promise<void> {
  * retries coming due, leases that ran out).
  */
 export function createDispatcher(deps: DispatcherDeps) {
-  const pool: Pool = { backlog: [], inFlight: new Map(), toRecord: [], recording: null, settled: new Set() };
+  const pool: Pool = {
+    backlog: [],
+    inFlight: new Map(),
+    toRecord: [],
+    inRecording: 0,
+    recording: null,
+    settled: new Set(),
+  };
   const flags: TurnFlags = { again: false, fanoutWanted: true, stopped: true };
   let timer: NodeJS.Timeout | null = null;
   let wakeQueued = false;
