@@ -124,7 +124,11 @@ describe.each(engines)('kill -9 while webhook events wait on %s', (engine) => {
         await receiver.distinct(EVENTS);
         // The receiver can hold every event before the log does: an attempt the killed process sent and did not
         // record is made again once its lease runs out (the duplicate); stop only when none is left to make.
-        await waitFor('every delivery attempted', async () => (await pendingDeliveries(t)) === 0, DELIVERY_LEASE_MS * 3);
+        await waitFor(
+          'every delivery attempted',
+          async () => (await pendingDeliveries(t)) === 0,
+          DELIVERY_LEASE_MS * 3,
+        );
         server.child.kill('SIGTERM');
         await server.exited;
 
