@@ -41,6 +41,7 @@ import * as m049 from './migrations/049-events-bus.js';
 import * as m050 from './migrations/050-owner-totals.js';
 import * as m051 from './migrations/051-token-generation.js';
 import * as m052 from './migrations/052-webhook-after-event.js';
+import * as m053 from './migrations/053-click-time-index.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -87,6 +88,7 @@ const migrations: Record<string, MigrationModule> = {
   '050-owner-totals': m050,
   '051-token-generation': m051,
   '052-webhook-after-event': m052,
+  '053-click-time-index': m053,
 };
 
 /** Every migration this build knows, in order. */

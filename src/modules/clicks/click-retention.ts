@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { dropClickPartitionsEndedBy } from '../../db/click-partitions.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -17,11 +17,14 @@ import type { Clock } from '../../lib/clock.js';
  *
  * How: on PostgreSQL, a monthly partition whose whole month is past the longest retention in use (no domain
  * keeping its clicks forever) is dropped at once (db/click-partitions.ts). Everything else is deleted in bounded
- * batches: links are walked in id order, a page at a time, grouped by their cutoff, and each statement deletes
- * at most `batch` records of the group through `clicks_link_clicked_idx` (link_id, clicked_at). A statement is
- * one short transaction; its size adapts so that one takes about TARGET_MS, and the job pauses as long between
- * two, so that the click writer (a thread of its own on SQLite, waiting for the write lock meanwhile) and the
- * event loop (better-sqlite3 runs a statement synchronously) are never held for long (bench/click-retention.ts).
+ * batches in the order the records were written, through `clicks_clicked_idx` (clicked_at, id), so that one
+ * statement's records share their pages (a link at a time, they lay on as many pages as records, and the write
+ * log's growth made the click writer's commits checkpoint; migration 053). When every link has the same
+ * retention a statement deletes the oldest `batch` records; otherwise the job walks the records older than the
+ * newest cutoff in use, `batch` at a time, and deletes those past their own link's. A statement is one short
+ * transaction; its size adapts so that one takes about TARGET_MS, and the job pauses as long between two, so that
+ * the click writer (a thread of its own on SQLite, waiting for the write lock meanwhile) and the event loop
+ * (better-sqlite3 runs a statement synchronously) are never held for long (bench/click-retention.ts).
  */
 export const CLICK_RETENTION_EVERY_MS = 24 * 3_600_000;
 const DAY_MS = 86_400_000;
@@ -29,8 +32,6 @@ const DAY_MS = 86_400_000;
 const TARGET_MS = 20;
 const MIN_BATCH = 100;
 const MAX_BATCH = 20_000;
-/** Links read per page of the walk. */
-const LINK_PAGE = 500;
 
 export interface ClickRetentionDeps {
   db: Kysely<Database>;
@@ -62,37 +63,72 @@ async function domainRetention(db: Kysely<Database>): Promise<Map<number, number
   return new Map(rows.map((r) => [Number(r.id), Number(r.click_retention_days)]));
 }
 
-/**
- * Deletes the records of `ids` older than `cutoff`, `batch` at most per statement (adapted to TARGET_MS, with a
- * pause as long between two); returns the batch size reached, for the next group.
- */
-async function deleteOlder(
-  db: Kysely<Database>,
-  ids: number[],
-  cutoff: number,
-  batch: number,
-  run: RetentionRun,
-): Promise<number> {
-  for (;;) {
-    const started = performance.now();
-    const picked = db
-      .selectFrom('clicks')
-      .select('id')
-      .where('link_id', 'in', ids)
-      .where('clicked_at', '<', cutoff)
-      .limit(batch);
-    // clicked_at again outside: PostgreSQL then touches only the partitions before the cutoff.
+/** A record's cutoff when the retention differs by domain: its link's domain's, else the instance's. */
+function cutoffByDomain(byDomain: Map<number, number>, days: number, cutoffOf: (d: number) => number) {
+  // Forever (0) is a cutoff no record is older than.
+  const of = (d: number) => (d > 0 ? cutoffOf(d) : Number.MIN_SAFE_INTEGER);
+  const domainOfLink = sql`(select links.domain_id from links where links.id = clicks.link_id)`;
+  // Cast: PostgreSQL would read the bare parameters of a CASE as text.
+  const ms = (d: number) => sql`cast(${of(d)} as bigint)`;
+  const whens = [...byDomain].map(([domain, d]) => sql`when ${domain} then ${ms(d)}`);
+  return sql<number>`case ${domainOfLink} ${sql.join(whens, sql` `)} else ${ms(days)} end`;
+}
+
+interface Walk {
+  /** no record at or past this is deleted (the newest cutoff in use) */
+  before: number;
+  /** each record's own cutoff (null: `before` is every record's) */
+  cutoff: RawBuilder<number> | null;
+}
+
+/** One statement: the next `batch` records of the walk past `after`, those past their cutoff deleted. */
+async function deleteNext(db: Kysely<Database>, walk: Walk, after: [number, number], batch: number) {
+  const old = db.selectFrom('clicks').where('clicked_at', '<', walk.before);
+  if (!walk.cutoff) {
+    // The oldest `batch` records, all past: nothing is left behind, so no position is kept.
+    const picked = old.select('id').orderBy('clicked_at').orderBy('id').limit(batch);
     const result = await db
       .deleteFrom('clicks')
       .where('id', 'in', picked)
-      .where('clicked_at', '<', cutoff)
+      .where('clicked_at', '<', walk.before) // PostgreSQL then touches only the partitions before the cutoff
       .executeTakeFirst();
-    const ms = performance.now() - started;
     const n = Number(result.numDeletedRows);
+    return { deleted: n, last: n < batch ? null : after };
+  }
+  const page = old.where((eb) => eb(eb.refTuple('clicked_at', 'id'), '>', eb.tuple(after[0], after[1])));
+  const end = await page
+    .select(['clicked_at', 'id'])
+    .orderBy('clicked_at')
+    .orderBy('id')
+    .limit(1)
+    .offset(batch - 1)
+    .executeTakeFirst();
+  const last: [number, number] | null = end ? [Number(end.clicked_at), Number(end.id)] : null;
+  let doomed = db
+    .deleteFrom('clicks')
+    .where('clicked_at', '<', walk.before)
+    .where((eb) => eb(eb.refTuple('clicked_at', 'id'), '>', eb.tuple(after[0], after[1])))
+    .where((eb) => eb('clicked_at', '<', walk.cutoff!));
+  if (last) doomed = doomed.where((eb) => eb(eb.refTuple('clicked_at', 'id'), '<=', eb.tuple(last[0], last[1])));
+  const result = await doomed.executeTakeFirst();
+  return { deleted: Number(result.numDeletedRows), last };
+}
+
+/**
+ * Walks the records older than `walk.before` in time order, deleting those past their cutoff, `batch` at most per
+ * statement (adapted to TARGET_MS, with a pause as long between two).
+ */
+async function deleteOld(db: Kysely<Database>, walk: Walk, batch: number, run: RetentionRun): Promise<void> {
+  let after: [number, number] = [Number.MIN_SAFE_INTEGER, 0];
+  for (;;) {
+    const started = performance.now();
+    const { deleted, last } = await deleteNext(db, walk, after, batch);
+    const ms = performance.now() - started;
     run.statements += 1;
-    run.deleted += n;
+    run.deleted += deleted;
     if (ms > run.longestMs) run.longestMs = ms;
-    if (n < batch) return batch;
+    if (!last) return;
+    after = last;
     batch = Math.max(MIN_BATCH, Math.min(MAX_BATCH, Math.round((batch * TARGET_MS) / Math.max(ms, 1))));
     await sleep(Math.max(TARGET_MS, ms));
   }
@@ -116,30 +152,16 @@ export async function deleteExpiredClicks(deps: ClickRetentionDeps): Promise<Ret
       cutoffOf(Math.max(...positive)),
     );
 
-  const latestCutoff = cutoffOf(Math.min(...positive));
-  let batch = deps.batch ?? 1_000;
-  let cursor = 0;
-  for (;;) {
-    const links = await db
-      .selectFrom('links')
-      .select(['id', 'domain_id'])
-      .where('id', '>', cursor)
-      .where((eb) => eb.or([eb('first_click_at', '<', latestCutoff), eb('first_click_at', 'is', null)]))
-      .orderBy('id')
-      .limit(LINK_PAGE)
-      .execute();
-    if (links.length === 0) break;
-    cursor = Number(links.at(-1)!.id);
-    const groups = new Map<number, number[]>();
-    for (const l of links) {
-      const d = byDomain.get(Number(l.domain_id)) ?? days; // domain 0: the default domain, the instance's
-      if (d <= 0) continue;
-      const ids = groups.get(d);
-      if (ids) ids.push(Number(l.id));
-      else groups.set(d, [Number(l.id)]);
-    }
-    for (const [d, ids] of groups) batch = await deleteOlder(db, ids, cutoffOf(d), batch, run);
-  }
+  const uniform = inUse.every((d) => d === days);
+  await deleteOld(
+    db,
+    {
+      before: cutoffOf(Math.min(...positive)),
+      cutoff: uniform ? null : cutoffByDomain(byDomain, days, cutoffOf),
+    },
+    deps.batch ?? 1_000,
+    run,
+  );
   if (run.deleted > 0 || run.droppedPartitions.length > 0)
     deps.log.info({ ...run, longestMs: Math.round(run.longestMs) }, 'click records past their retention deleted');
   return run;
