@@ -4,8 +4,13 @@
  * by the app's own `link-checks` job (LINK_CHECK_ALLOW_PRIVATE=true, the embedded database in a temporary
  * directory, or DATABASE_URL). Prints how long one round took against the interval, the most checks started in
  * any 60 s against LINK_CHECKS_PER_MINUTE, and the most requests a host had at once (must be 1).
+ *
+ * REDIRECT_ROUNDS=n: instead of the round, the redirects while checks run. The app listens, and n rounds each
+ * measure GET /<code> (bench/load.ts, 10 connections, 10 s, 10,000 of the links) twice: with the checks held
+ * (every check's request waits, so none runs) and with them running at `perMinute`. Prints both rows and the
+ * ratio of their throughputs (1: the checks take nothing from the redirects).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,6 +20,9 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createStorage } from '../src/db/database.js';
 import { createOutboundHttp } from '../src/infra/outbound-http.js';
+import type { LoadResult } from './load.js';
+import { latencyOf } from './lib/latency.js';
+import { runJson } from './lib/proc.js';
 
 const [links, hosts, perMinute, intervalHours] = [100_000, 1_000, 120_000, 0.25].map((d, i) =>
   Number(process.argv[2 + i] ?? d),
@@ -35,9 +43,27 @@ const port = (server.address() as AddressInfo).port;
 
 const starts: number[] = [];
 const real = createOutboundHttp({ resolve: async () => ['127.0.0.1'] });
-const outbound = {
-  request: (req: Parameters<typeof real.request>[0]) => (starts.push(performance.now()), real.request(req)),
+/** REDIRECT_ROUNDS: while set, a check's request waits for it to be cleared (the checks held). */
+let held: { released: Promise<void>; release: () => void } | null = null;
+const hold = () => {
+  let release = () => undefined as void;
+  const released = new Promise<void>((r) => (release = r));
+  held = { released, release };
 };
+const letGo = () => {
+  const was = held;
+  held = null;
+  was?.release();
+};
+const outbound = {
+  request: async (req: Parameters<typeof real.request>[0]) => {
+    while (held) await held.released;
+    starts.push(performance.now());
+    return real.request(req);
+  },
+};
+const redirectRounds = Number(process.env.REDIRECT_ROUNDS ?? 0);
+if (redirectRounds > 0) hold(); // held until the redirects' first measured window
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'ferry-bench-checks-'));
 const config = loadConfig({
@@ -62,10 +88,71 @@ for (let i = 0; i < links; i += 1_000) {
     created_at: now,
     updated_at: now,
   }));
-  await storage.db.insertInto('links').values(rows).execute();
+  // Each code claimed in link_codes as the API does (the redirect resolves a name there).
+  const made = await storage.db.insertInto('links').values(rows).returning(['id', 'short_code']).execute();
+  await storage.db
+    .insertInto('link_codes')
+    .values(made.map((l) => ({ code: l.short_code, link_id: l.id, retired_at: null, retired_reason: null })))
+    .execute();
 }
-const began = performance.now();
 const intervalMs = intervalHours * 3_600_000;
+
+/** GET /<code> over 10,000 of the links for 10 s (bench/load.ts in a process of its own). */
+async function redirects(url: string, codesFile: string): Promise<LoadResult> {
+  const spec = { url, connections: 10, duration: 10, workload: 'codes', codesFile };
+  return (await runJson<LoadResult>(['--import', 'tsx', 'bench/load.ts', JSON.stringify(spec)], {})).result;
+}
+
+if (redirectRounds > 0) {
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  const codesFile = path.join(dataDir, 'codes.txt');
+  writeFileSync(codesFile, Array.from({ length: Math.min(links, 10_000) }, (_, i) => `b${i.toString(36)}`).join('\n'));
+  await redirects(url, codesFile); // warm-up: the cache, the JIT
+  const rows = { held: [] as LoadResult[], running: [] as LoadResult[] };
+  for (let round = 0; round < redirectRounds; round += 1) {
+    rows.held.push(await redirects(url, codesFile));
+    const checksBefore = starts.length;
+    letGo();
+    rows.running.push(await redirects(url, codesFile));
+    console.error(`round ${round + 1}: ${starts.length - checksBefore} checks while the redirects ran`);
+    hold();
+  }
+  const summary = (rs: LoadResult[]) => {
+    const requests = rs.reduce((n, r) => n + r.requests, 0);
+    const seconds = rs.reduce((n, r) => n + r.seconds, 0);
+    const latency = latencyOf(rs.map((r) => r.histogram));
+    const non3xx = rs.reduce(
+      (n, r) =>
+        n +
+        Object.entries(r.statuses)
+          .filter(([k]) => k !== '302' && k !== '301')
+          .reduce((m, [, v]) => m + v, 0),
+      0,
+    );
+    return { reqPerSec: Math.round(requests / seconds), p50Ms: latency.p50, p99Ms: latency.p99, non3xx };
+  };
+  const [h, r] = [summary(rows.held), summary(rows.running)];
+  console.log(
+    JSON.stringify({
+      links,
+      hosts,
+      perMinute,
+      rounds: redirectRounds,
+      checksHeld: h,
+      checksRunning: r,
+      checksStarted: starts.length,
+      ratio: +(r.reqPerSec / h.reqPerSec).toFixed(3),
+    }),
+  );
+  letGo();
+  await app.close();
+  await storage.close();
+  server.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  process.exit(0);
+}
+
+const began = performance.now();
 for (;;) {
   const row = await storage.db
     .selectFrom('links')

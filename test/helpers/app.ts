@@ -3,12 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createStorage, type Storage } from '../../src/db/database.js';
 import { TEST_PASSWORD_HASH_COST } from './server-process.js';
 import { closeRedis, createRedis } from '../../src/infra/redis.js';
 import { ContractValidator } from './contract.js';
+import { copyPostgresTemplate, copySqliteTemplate } from './db-templates.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -96,17 +98,19 @@ export interface TestAppOptions {
   deps?: Omit<AppDeps, 'storage' | 'clock'>;
 }
 
-/** Builds the app exactly as server.ts does, on a fresh database of the given engine. */
+/** Builds the app exactly as server.ts does, on a fresh (migrated) database of the given engine. */
 export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): Promise<TestApp> {
   const ownDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'ferry-test-'));
   let dropDb: (() => Promise<void>) | null = null;
   let databaseUrl = opts.databaseUrl;
+  // A database of its own, copied from the run's migrated one (db-templates.ts).
+  const templates = inject('databaseTemplates');
   if (engine === 'postgres' && !databaseUrl) {
-    const fresh = await freshPostgresDatabase();
+    const fresh = await copyPostgresTemplate(templates);
     databaseUrl = fresh.url;
     dropDb = fresh.drop;
-  }
+  } else if (engine === 'sqlite' && ownDir) copySqliteTemplate(templates, dataDir);
   const config = loadConfig({
     DATA_DIR: dataDir,
     JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long!',

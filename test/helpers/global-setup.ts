@@ -4,19 +4,23 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { chromiumMissing } from './browser.js';
 import { compileSources } from './compile-sources.js';
+import { makeDatabaseTemplates, removeDatabaseTemplates, type DatabaseTemplates } from './db-templates.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** a directory for this run only, shared by its test files (e.g. the dashboard built once: browser.ts) */
     testRunDir: string;
+    /** the databases every test app starts from, migrated once for the run (db-templates.ts) */
+    databaseTemplates: DatabaseTemplates;
   }
 }
 
 /**
  * Says once, clearly, which storage engines and services this run covers, gives the run a directory of its
- * own, and compiles src/ for the processes the tests start; both are removed when it ends.
+ * own, compiles src/ for the processes the tests start, and migrates the databases the test apps copy; all are
+ * removed when it ends.
  */
-export default function setup(project: TestProject): () => void {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const lines: string[] = [];
   if (!process.env.TEST_DATABASE_URL) {
     lines.push('SKIP PostgreSQL suites: TEST_DATABASE_URL is not set (HTTP tests run on SQLite only)');
@@ -34,7 +38,10 @@ export default function setup(project: TestProject): () => void {
   const compiled = compileSources();
   project.provide('compiledSources', compiled.dir);
   project.onTestsRerun(() => compiled.rebuild());
-  return () => {
+  const templates = await makeDatabaseTemplates(runDir);
+  project.provide('databaseTemplates', templates);
+  return async () => {
+    await removeDatabaseTemplates(templates);
     rmSync(runDir, { recursive: true, force: true });
     compiled.remove();
   };
