@@ -1,6 +1,6 @@
 /**
  * Child processes for the benchmarks, and what Linux tells about them: CPU time from /proc/<pid>/stat and
- * peak resident memory (VmHWM) from /proc/<pid>/status. Elsewhere those read as null.
+ * resident memory (VmRSS, and its peak VmHWM) from /proc/<pid>/status. Elsewhere those read as null.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -54,15 +54,21 @@ export function threadCpuSeconds(): Map<number, number> {
   return out;
 }
 
-/** The peak resident set size of a process (VmHWM), in bytes. */
-export function peakRssBytes(pid: number | undefined): number | null {
+/** A `kB` field of /proc/<pid>/status, in bytes; null when it cannot be read. */
+function statusBytes(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): number | null {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : null;
   } catch {
     return null;
   }
 }
+
+/** The peak resident set size of a process (VmHWM), in bytes. */
+export const peakRssBytes = (pid: number | undefined): number | null => statusBytes(pid, 'VmHWM');
+
+/** The resident set size of a process now (VmRSS), in bytes. */
+export const rssBytes = (pid: number | undefined): number | null => statusBytes(pid, 'VmRSS');
 
 export interface Server {
   child: ChildProcess;

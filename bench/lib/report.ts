@@ -18,6 +18,9 @@ export interface Row {
   /** ingestion on the embedded engine: the click writer thread's own CPU per click (µs) */
   writerCpuUsPerClick?: number;
   peakRssBytes: number | null;
+  /** redirect-sse-1000: the RSS its open event streams added (bench/sse-subscribers.ts), and how many opened */
+  extraRssBytes?: number;
+  subscribers?: number;
   /** free text: checks (click records counted), env */
   notes: string;
   /** the baseline's rate in the rounds measured alongside this benchmark (redirects) */
