@@ -18,8 +18,8 @@ import type { Clock } from '../../lib/clock.js';
  * How: on PostgreSQL, a monthly partition whose whole month is past the longest retention in use (no domain
  * keeping its clicks forever) is dropped at once (db/click-partitions.ts). Everything else is deleted in bounded
  * batches in the order the records were written, through `clicks_clicked_idx` (clicked_at, id), so that one
- * statement's records share their pages (a link at a time, they lay on as many pages as records, and the write
- * log's growth made the click writer's commits checkpoint; migration 053). When every link has the same
+ * statement's records share their pages (a link at a time, they lay on as many pages as records: more to write
+ * and slower; migration 053). When every link has the same
  * retention a statement deletes the oldest `batch` records; otherwise the job walks the records older than the
  * newest cutoff in use, `batch` at a time, and deletes those past their own link's. A statement is one short
  * transaction; its size adapts so that one takes about TARGET_MS, and the job pauses as long between two, so that
