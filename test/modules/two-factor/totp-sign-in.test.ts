@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import type { HashLanes } from '../../../src/infra/hash-lanes.js';
 import { engines } from '../../helpers/app.js';
 import { useTestApp } from '../../helpers/fixtures.js';
 import { expectEnvelope } from '../../helpers/expect-envelope.js';
@@ -99,6 +100,31 @@ describe.each(engines)('sign-in with two factors on %s', (engine) => {
     const [a, b] = await Promise.all([signIn(t, u, recoveryCodes[1]!), signIn(t, u, recoveryCodes[1]!)]);
     expect([a.status, b.status].sort()).toEqual([201, 401]);
     expect((await signIn(t, u, recoveryCodes[2]!)).status).toBe(201);
+  });
+
+  it('when a user with two-factor signs in, then every attempt costs one password hash, whatever the code (SPEC §17)', async () => {
+    const u = await createUser(t);
+    const { secret, recoveryCodes } = await enableTotp(t, u);
+    const right = codeAt(secret, t.clock.now());
+    const wrong = String((Number(right) + 1) % 1_000_000).padStart(6, '0');
+    const attempts: Array<[string, () => ReturnType<typeof signIn>, number]> = [
+      ['no code', () => signIn(t, u), 401],
+      ['a wrong code', () => signIn(t, u, wrong), 401],
+      ['the right code', () => signIn(t, u, right), 201],
+      ['a recovery code', () => signIn(t, u, recoveryCodes[0]!), 201],
+      ['a wrong password', () => signIn(t, { ...u, password: 'wrong-password' }, right), 401],
+    ];
+    // Every hash of a sign-in goes through the address's hashing lanes (infra/hash-lanes.ts): one schedule, one scrypt.
+    const hashes = vi.spyOn(t.app.passwordHashing as HashLanes, 'schedule');
+    try {
+      for (const [what, attempt, status] of attempts) {
+        hashes.mockClear();
+        expect((await attempt()).status, what).toBe(status);
+        expect(hashes, what).toHaveBeenCalledTimes(1);
+      }
+    } finally {
+      hashes.mockRestore();
+    }
   });
 
   it('when a user has no two-factor, then totp_code is ignored and the sign-in is audited with its method', async () => {
