@@ -71,3 +71,10 @@ export const describeError = (err: unknown): string => {
   const e = err as { code?: string; message?: string };
   return [e.code, e.message].filter(Boolean).join(' ') || String(err);
 };
+
+/** A kept connection was found closed before the request got an answer (outbound-http.ts tries once more, anew). */
+export class StaleConnection extends OutboundError {
+  constructor() {
+    super('unreachable', 'a kept connection was closed by the peer');
+  }
+}

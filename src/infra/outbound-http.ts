@@ -2,7 +2,7 @@ import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { checkedAddress, createHostResolver, literalAddress, type ResolveHost } from './outbound-address.js';
-import { connectionFailure, describeError, OutboundError } from './outbound-error.js';
+import { connectionFailure, describeError, OutboundError, StaleConnection } from './outbound-error.js';
 
 export { OutboundError, type OutboundFailure } from './outbound-error.js';
 export type { ResolveHost } from './outbound-address.js';
@@ -51,6 +51,8 @@ export interface OutboundResponse {
 export interface OutboundHttp {
   /** Rejects with OutboundError only; its message may be shown to a user, its `detail` only logged. */
   request(req: OutboundRequest): Promise<OutboundResponse>;
+  /** Closes the connections kept open (keepAlive); requests still under way end as they would. */
+  close?(): void;
 }
 
 export interface OutboundHttpOptions {
@@ -58,7 +60,17 @@ export interface OutboundHttpOptions {
   dnsServers?: readonly string[];
   /** another resolver (tests) */
   resolve?: ResolveHost;
+  /**
+   * Keep a connection open after an answer read to its end, for the next request to the same checked address
+   * (webhooks: thousands of deliveries to one receiver, each a TCP, and on https a TLS, handshake otherwise).
+   * Connections are pooled by the address connected to (and the TLS name), never by host name: a request takes
+   * one only after its own lookup was checked and gave that address. Default: one request per connection.
+   */
+  keepAlive?: boolean;
 }
+
+/** How long a kept connection may sit unused (below the 5 s that Node's servers, and so Ferry's, keep one). */
+const KEEP_IDLE_MS = 4_000;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Credentials that stay with the origin they were meant for (as browsers and fetch do). */
@@ -111,8 +123,8 @@ interface Hop {
   skipBody: (status: number, headers: IncomingHttpHeaders) => boolean;
 }
 
-/** Reads the body up to the limit; `finish` settles the exchange (once). */
-type Finish = (r: OutboundResponse | OutboundError) => void;
+/** Reads the body up to the limit; `finish` settles the exchange (once); `whole`: the answer was read to its end. */
+type Finish = (r: OutboundResponse | OutboundError, whole?: boolean) => void;
 
 function readBody(res: IncomingMessage, hop: Hop, req: OutboundRequest, finish: Finish): void {
   const base = { status: res.statusCode ?? 0, headers: res.headers, url: hop.url.href };
@@ -130,25 +142,33 @@ function readBody(res: IncomingMessage, hop: Hop, req: OutboundRequest, finish: 
     chunks.push(chunk);
     size += chunk.length;
   });
-  res.on('end', () => finish({ ...base, body: Buffer.concat(chunks), truncated: false }));
+  res.on('end', () => finish({ ...base, body: Buffer.concat(chunks), truncated: false }, true));
   const cutOff = (why: string) =>
     finish(new OutboundError('unreachable', `${hop.address}: the answer was cut off${why}`));
   res.on('error', (err) => cutOff(` (${describeError(err)})`));
   res.on('aborted', () => cutOff(''));
 }
 
-/** One request to the checked address; the signal (deadline or caller) ends it wherever it is. */
-function exchange(hop: Hop, req: OutboundRequest, signal: AbortSignal): Promise<OutboundResponse> {
+/** http's and https's pools of kept connections, or none (`agent: false`: a connection per request). */
+type Agents = { http: http.Agent; https: https.Agent } | null;
+
+/**
+ * One request to the checked address; the signal (deadline or caller) ends it wherever it is. With `agents`, a
+ * connection whose answer was read to its end goes back to the pool; any other end destroys it.
+ */
+function exchange(hop: Hop, req: OutboundRequest, signal: AbortSignal, agents: Agents): Promise<OutboundResponse> {
   return new Promise((resolve, reject) => {
     const where = `${hop.address} (${hop.url.host})`;
     let response: IncomingMessage | undefined;
     let done = false;
-    const finish = (r: OutboundResponse | OutboundError) => {
+    const finish = (r: OutboundResponse | OutboundError, whole = false) => {
       if (done) return;
       done = true;
       signal.removeEventListener('abort', onStop);
-      request.destroy();
-      response?.destroy();
+      if (!agents || !whole) {
+        request.destroy();
+        response?.destroy();
+      }
       if (r instanceof OutboundError) reject(r);
       else resolve(r);
     };
@@ -163,7 +183,7 @@ function exchange(hop: Hop, req: OutboundRequest, signal: AbortSignal): Promise<
           port: hop.url.port || (secure ? 443 : 80),
           path: `${hop.url.pathname}${hop.url.search}`,
           method: hop.method,
-          agent: false,
+          agent: agents ? agents[secure ? 'https' : 'http'] : false,
           lookup: noSecondLookup,
           headers: hop.headers,
           // TLS: the name the certificate must match, and SNI (never an IP literal there).
@@ -178,7 +198,11 @@ function exchange(hop: Hop, req: OutboundRequest, signal: AbortSignal): Promise<
       // a header value Node refuses: the caller's mistake, nothing was sent
       return reject(new OutboundError('bad-url', `${where}: ${describeError(err)}`));
     }
-    request.on('error', (err) => finish(new OutboundError(connectionFailure(err), `${where}: ${describeError(err)}`)));
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      // A kept connection the peer closed while it sat unused: nothing was answered; a new one is tried once.
+      if (request.reusedSocket && !response && err.code === 'ECONNRESET') return finish(new StaleConnection());
+      finish(new OutboundError(connectionFailure(err), `${where}: ${describeError(err)}`));
+    });
     signal.addEventListener('abort', onStop, { once: true });
     request.end(hop.body);
   });
@@ -198,18 +222,19 @@ function nextHop(hop: Hop, status: number, next: URL): Pick<Hop, 'method' | 'hea
   return { method: hop.method === 'HEAD' ? 'HEAD' : 'GET', headers, body: undefined };
 }
 
-/** Headers Ferry sets itself: the URL's Host, the body's length, one request per connection. */
+/** Headers Ferry sets itself: the URL's Host, the body's length, and whether the connection stays open. */
 const OWN_HEADERS = new Set(['host', 'content-length', 'connection']);
 
 function requestHeaders(
   url: URL,
   headers: Readonly<Record<string, string>>,
   body: Hop['body'],
+  keepAlive: boolean,
 ): Record<string, string> {
   const own = Object.fromEntries(Object.entries(headers).filter(([k]) => !OWN_HEADERS.has(k.toLowerCase())));
   const size = body === undefined ? null : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   const length: Record<string, string> = size === null ? {} : { 'content-length': String(size) };
-  return { ...own, ...length, host: url.host, connection: 'close' };
+  return { ...own, ...length, host: url.host, connection: keepAlive ? 'keep-alive' : 'close' };
 }
 
 /**
@@ -221,6 +246,9 @@ function requestHeaders(
  */
 export function createOutboundHttp(opts: OutboundHttpOptions = {}): OutboundHttp {
   const resolve = opts.resolve ?? createHostResolver({ dnsServers: opts.dnsServers ?? [] });
+  const keepAlive = opts.keepAlive === true;
+  const pool = { keepAlive: true, timeout: KEEP_IDLE_MS, scheduling: 'lifo' as const };
+  const agents: Agents = keepAlive ? { http: new http.Agent(pool), https: new https.Agent(pool) } : null;
   const addressOf = async (url: URL, req: OutboundRequest, signal: AbortSignal): Promise<string> => {
     const literal = literalAddress(url.hostname);
     const addresses =
@@ -240,21 +268,28 @@ export function createOutboundHttp(opts: OutboundHttpOptions = {}): OutboundHttp
       let url = parseTarget(req.url);
       let sent: Pick<Hop, 'method' | 'headers' | 'body'> = {
         method: req.method ?? 'GET',
-        headers: requestHeaders(url, req.headers ?? {}, req.body),
+        headers: requestHeaders(url, req.headers ?? {}, req.body, keepAlive),
         body: req.body,
       };
       for (let hops = 0; ; hops += 1) {
         const hop: Hop = { url, address: await addressOf(url, req, signal), ...sent, skipBody: follows };
-        const res = await exchange(hop, req, signal);
+        const res = await exchange(hop, req, signal, agents).catch((err: unknown) => {
+          if (err instanceof StaleConnection) return exchange(hop, req, signal, null);
+          throw err;
+        });
         if (!follows(res.status, res.headers)) return res;
         if (hops >= maxRedirects) {
           throw new OutboundError('too-many-redirects', `more than ${maxRedirects} redirects, last at ${url.host}`);
         }
         const next = parseTarget(res.headers.location!, url);
         const carried = nextHop(hop, res.status, next);
-        sent = { ...carried, headers: requestHeaders(next, carried.headers, carried.body) };
+        sent = { ...carried, headers: requestHeaders(next, carried.headers, carried.body, keepAlive) };
         url = next;
       }
+    },
+    close() {
+      agents?.http.destroy();
+      agents?.https.destroy();
     },
   };
 }

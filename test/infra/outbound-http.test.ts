@@ -252,6 +252,94 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
     }
   });
 
+  describe('kept connections (keepAlive: webhooks)', () => {
+    /** A server on `host` answering 200 with the request's method, that counts its connections. */
+    async function serveOn(host: string, port = 0) {
+      let seen = 0;
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.end(`${host} ${req.method}`));
+      });
+      server.on('connection', () => (seen += 1));
+      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      const close = () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        });
+      return { port: (server.address() as AddressInfo).port, connections: () => seen, close };
+    }
+
+    it('when requests follow one another to one address, then they share one connection; without keepAlive, one each', async () => {
+      const target = await serveOn('127.0.0.1');
+      const kept = createOutboundHttp({ dnsServers: [dns.address], keepAlive: true });
+      try {
+        const post = (client: typeof http) =>
+          client.request({
+            ...base,
+            allowPrivate: true,
+            method: 'POST',
+            body: 'x',
+            url: `http://127.0.0.1:${target.port}/`,
+          });
+        for (let i = 0; i < 3; i++) expect((await post(kept)).status).toBe(200);
+        expect(target.connections()).toBe(1);
+        for (let i = 0; i < 3; i++) expect((await post(http)).status).toBe(200);
+        expect(target.connections()).toBe(4);
+      } finally {
+        kept.close?.();
+        await target.close();
+      }
+    });
+
+    it('when the name resolves to another address, then the kept connection is not used: the new address is checked and connected to', async () => {
+      const first = await serveOn('127.0.0.1');
+      const second = await serveOn('127.0.0.2', first.port);
+      const kept = createOutboundHttp({ dnsServers: [dns.address], keepAlive: true });
+      const url = `http://moving.example.test:${first.port}/`;
+      try {
+        dns.a.set('moving.example.test', '127.0.0.1');
+        expect((await kept.request({ ...base, allowPrivate: true, url })).body.toString()).toBe('127.0.0.1 GET');
+        dns.a.set('moving.example.test', '127.0.0.2');
+        expect((await kept.request({ ...base, allowPrivate: true, url })).body.toString()).toBe('127.0.0.2 GET');
+        expect([first.connections(), second.connections()]).toEqual([1, 1]);
+        // and when the answer is an address that is not allowed, nothing is sent, kept connection or not
+        dns.a.set('moving.example.test', '127.0.0.1');
+        expect((await failure(kept.request({ ...base, url }))).failure).toBe('address-not-allowed');
+        expect(first.connections()).toBe(1);
+      } finally {
+        kept.close?.();
+        await first.close();
+        await second.close();
+      }
+    });
+
+    it('when the peer closed a kept connection as the next request went out, then that request is made once more on a new one', async () => {
+      // Answers the first request of a connection (keeping it open) and resets it at the second.
+      let connections = 0;
+      const server = net.createServer((socket) => {
+        connections += 1;
+        let requests = 0;
+        socket.on('data', () => {
+          requests += 1;
+          if (requests === 1) socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+          else socket.resetAndDestroy();
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const kept = createOutboundHttp({ dnsServers: [dns.address], keepAlive: true });
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      try {
+        expect((await kept.request({ ...base, allowPrivate: true, url })).status).toBe(200);
+        expect((await kept.request({ ...base, allowPrivate: true, method: 'POST', body: 'x', url })).status).toBe(200);
+        expect(connections).toBe(2);
+      } finally {
+        kept.close?.();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
+  });
+
   describe('redirects', () => {
     let hops: Awaited<ReturnType<typeof serve>>;
     beforeAll(async () => {

@@ -49,10 +49,12 @@ export function createWebhooksModule(deps: WebhooksModuleDeps) {
   const secrets = createSecretBox(deps.instanceSecret);
   const resolve = deps.resolve ?? createHostResolver({ dnsServers: deps.dnsServers });
   const queue = createAttemptQueue({ db: deps.db, dialect: deps.dialect });
+  // Deliveries go to few receivers, many times: their connections are kept (outbound-http.ts, keepAlive).
+  const outbound = createOutboundHttp({ resolve, keepAlive: true });
   const dispatcher = createDispatcher({
     queue,
     fanout: createFanout({ db: deps.db, clock: deps.clock }),
-    outbound: createOutboundHttp({ resolve }),
+    outbound,
     secrets,
     clock: deps.clock,
     log: deps.log,
@@ -77,7 +79,10 @@ export function createWebhooksModule(deps: WebhooksModuleDeps) {
     apiRoutes: async (api, { basePath, version }) => {
       if (version === 1) await api.register(webhooksRoutes, { webhooks, basePath });
     },
-    close: () => dispatcher.stop(),
+    close: async () => {
+      await dispatcher.stop();
+      outbound.close?.();
+    },
   });
 }
 
