@@ -5,7 +5,9 @@ import type { Database } from '../../db/types.js';
 /**
  * The live stream's fan-out (SPEC §22): ONE cursor over the `events` table per process, read on a short tick while
  * anyone listens (and at once when this process says it wrote), whose events go to every subscriber that may see
- * them. A thousand subscribers cost one read per tick, not a thousand. A subscriber that resumes (Last-Event-ID)
+ * them. A thousand subscribers cost one read per tick, not a thousand; and an event is offered only to those who
+ * may hear of it (its owner's streams, and those that hear of everyone's: admins), not to every open stream — a
+ * visit's `link.clicked` went past a thousand other users' streams before. A subscriber that resumes (Last-Event-ID)
  * first reads from its own place with a cursor of its own until it has caught up, while what the shared cursor
  * brings meanwhile waits for it (deduplicated by event id), then joins the fan-out.
  *
@@ -14,6 +16,8 @@ import type { Database } from '../../db/types.js';
  * Last-Event-ID and catches up from the table instead of from this process's memory).
  */
 export interface EventSink {
+  /** the one user whose events it may hear of (absent: anyone's, as an admin; `accepts` decides either way) */
+  userId?: number;
   /** may this subscriber see the event (ownership, types) */
   accepts(e: StoredEvent): boolean;
   /** writes one SSE chunk; false: the socket's buffer is past its bound (dropped) */
@@ -118,30 +122,54 @@ export function createEventHub(db: Kysely<Database>, opts: EventHubOptions = {})
   const maxBuffered = opts.maxBufferedBytes ?? 1024 * 1024;
   const cursorOpts = opts.lateCommits === undefined ? {} : { lateCommits: opts.lateCommits };
   const subscribers = new Set<Subscriber>();
+  /** the subscribers an event may concern: those of one user, by id, and those of anyone's (admins) */
+  const byUser = new Map<number, Set<Subscriber>>();
+  const ofAnyone = new Set<Subscriber>();
+  const add = (s: Subscriber): void => {
+    subscribers.add(s);
+    const user = s.sink.userId;
+    if (user === undefined) ofAnyone.add(s);
+    else if (byUser.has(user)) byUser.get(user)!.add(s);
+    else byUser.set(user, new Set([s]));
+  };
+  /** false: it had gone already */
+  const remove = (s: Subscriber): boolean => {
+    if (!subscribers.delete(s)) return false;
+    const user = s.sink.userId;
+    if (user === undefined) ofAnyone.delete(s);
+    else if (byUser.get(user)?.delete(s) && byUser.get(user)!.size === 0) byUser.delete(user);
+    return true;
+  };
   let cursor: Promise<EventsCursor> | null = null;
   let closed = false;
 
   const drop = (s: Subscriber, why: string): void => {
-    subscribers.delete(s);
+    remove(s);
     s.sink.end(why);
     if (subscribers.size === 0) idle();
   };
 
-  const send = (s: Subscriber, e: StoredEvent): void => {
+  /** `message`: the event's SSE text, made once for all its subscribers */
+  const send = (s: Subscriber, e: StoredEvent, message?: () => string): void => {
     if (!s.sink.accepts(e)) return;
-    if (!s.sink.write(sseMessage(e)) || s.sink.pending() > maxBuffered)
+    if (!s.sink.write(message ? message() : sseMessage(e)) || s.sink.pending() > maxBuffered)
       drop(s, 'dropped: the client reads too slowly; reconnect with Last-Event-ID');
+  };
+  /** Offers the event to whom it may concern (a Set's iteration survives a drop on the way). */
+  const offer = (e: StoredEvent): void => {
+    let text: string | null = null;
+    const message = () => (text ??= sseMessage(e));
+    const deliver = (s: Subscriber) => (s.waiting ? s.waiting.push(e) : send(s, e, message));
+    for (const s of ofAnyone) deliver(s);
+    const owners = e.userId === null ? undefined : byUser.get(e.userId);
+    if (owners) for (const s of owners) deliver(s);
   };
 
   const reader = oneReadAtATime(async () => {
     const c = await cursor!;
     for (;;) {
       const batch = await c.read(1_000);
-      for (const e of batch)
-        for (const s of [...subscribers]) {
-          if (s.waiting) s.waiting.push(e);
-          else send(s, e);
-        }
+      for (const e of batch) offer(e);
       if (batch.length < 1_000) return;
     }
   }, opts.log);
@@ -183,7 +211,7 @@ export function createEventHub(db: Kysely<Database>, opts: EventHubOptions = {})
       // the app began to close while the cursor opened: this stream must not hold the shutdown
       if (closed) return (sink.end(closing), none);
       const s: Subscriber = { sink, waiting: after === null ? null : [] };
-      subscribers.add(s);
+      add(s);
       if (after !== null)
         void catchUp(db, cursorOpts, s, after, { live: () => subscribers.has(s), send: (e) => send(s, e) }).catch(
           (err: unknown) => {
@@ -192,7 +220,7 @@ export function createEventHub(db: Kysely<Database>, opts: EventHubOptions = {})
           },
         );
       return () => {
-        if (subscribers.delete(s) && subscribers.size === 0) idle();
+        if (remove(s) && subscribers.size === 0) idle();
       };
     },
 

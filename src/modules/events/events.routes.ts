@@ -67,6 +67,7 @@ async function stream(hub: EventHub, request: StreamRequest, reply: FastifyReply
   let ended = false;
   const unsubscribe = await hub.subscribe(
     {
+      ...(isAdmin(request.caller!) ? {} : { userId: request.caller!.userId }),
       accepts: (e) => maySee(e) && (types === null || types.has(e.event.type)),
       write: (chunk) => {
         if (!ended) raw.write(chunk);
