@@ -42,6 +42,7 @@ import * as m050 from './migrations/050-owner-totals.js';
 import * as m051 from './migrations/051-token-generation.js';
 import * as m052 from './migrations/052-webhook-after-event.js';
 import * as m053 from './migrations/053-click-time-index.js';
+import * as m054 from './migrations/054-webhook-pending-index.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -89,6 +90,7 @@ const migrations: Record<string, MigrationModule> = {
   '051-token-generation': m051,
   '052-webhook-after-event': m052,
   '053-click-time-index': m053,
+  '054-webhook-pending-index': m054,
 };
 
 /** Every migration this build knows, in order. */

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from './webhook-schedule.js';
@@ -32,7 +32,7 @@ export type AttemptOutcome = 'delivered' | 'retried' | 'failed' | 'lost';
  */
 type Deps = { db: Kysely<Database>; dialect: Dialect };
 
-/** Attempts due at `now` of enabled hooks, not leased to anyone: their ids, oldest due first. */
+/** Attempts due at `now` of enabled hooks, not leased to anyone: their ids (`limit` of them, in no order). */
 const dueIds = (db: Kysely<Database>, limit: number, now: number) =>
   db
     .selectFrom('webhook_deliveries')
@@ -41,7 +41,6 @@ const dueIds = (db: Kysely<Database>, limit: number, now: number) =>
     .where('due_at', '<=', now)
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
     .where('webhook_id', 'in', (eb) => eb.selectFrom('webhooks').select('id').where('enabled', '=', 1))
-    .orderBy('due_at')
     .limit(limit);
 
 /**
@@ -53,7 +52,10 @@ const dueIds = (db: Kysely<Database>, limit: number, now: number) =>
 async function claimDue({ db, dialect }: Deps, limit: number, now: number, leaseMs: number): Promise<ClaimedAttempt[]> {
   if ((await dueIds(db, 1, now).execute()).length === 0) return [];
   const claimed = await db.transaction().execute(async (tx) => {
-    const due = await dialect.lockRowsSkippingLocked(dueIds(tx, limit, now)).execute();
+    // oldest due first, read in the pending index's order (migration 054); a lease a crash loses was never held
+    await dialect.readInIndexOrder(tx);
+    await dialect.commitWithoutWaitingForDisk(tx);
+    const due = await dialect.lockRowsSkippingLocked(dueIds(tx, limit, now).orderBy('due_at')).execute();
     if (due.length === 0) return [];
     return tx
       .updateTable('webhook_deliveries')
@@ -67,6 +69,8 @@ async function claimDue({ db, dialect }: Deps, limit: number, now: number, lease
       .execute();
   });
   if (claimed.length === 0) return [];
+  // RETURNING keeps no order: oldest due first again
+  claimed.sort((x, y) => Number(x.due_at) - Number(y.due_at) || Number(x.id) - Number(y.id));
   const hookIds = [...new Set(claimed.map((d) => Number(d.webhook_id)))];
   const hooks = await db
     .selectFrom('webhooks')
@@ -83,47 +87,85 @@ async function claimDue({ db, dialect }: Deps, limit: number, now: number, lease
   });
 }
 
+/** Ends hooks' failing streaks (only a streak to end is written: the hook's row stays untouched otherwise). */
+async function endStreaks(tx: Kysely<Database>, hookIds: Iterable<number>): Promise<void> {
+  const ids = [...hookIds];
+  if (ids.length === 0) return;
+  await tx
+    .updateTable('webhooks')
+    .set({ failing_since: null })
+    .where('id', 'in', ids)
+    .where('failing_since', 'is not', null)
+    .execute();
+}
+
+/** Rows of attempts written by one statement (7 parameters each: far below either engine's limit). */
+const RECORD_CHUNK = 500;
+
 /**
- * Records an attempt (if it is still this worker's to record), schedules the next one after a failure, and keeps
- * the hook's state: a success ends its failing streak; 410 disables it; three days of nothing but failures too.
+ * Writes what came of the attempts into their rows, in one statement per chunk (an UPDATE … FROM a VALUES list,
+ * on both engines: on PostgreSQL a statement per attempt was a round trip each, and recording, not sending, set
+ * the pace). Only rows still not attempted are written: a late worker whose lease was taken over records nothing.
+ * Answers the ids written.
  */
-async function recordAttempt(
+async function writeResults(
+  tx: Kysely<Database>,
+  attempts: ReadonlyArray<{ delivery: DeliveryRow; result: AttemptResult; next: number | null }>,
+): Promise<Set<number>> {
+  const written = new Set<number>();
+  for (let i = 0; i < attempts.length; i += RECORD_CHUNK) {
+    // Typed once per value, as PostgreSQL infers a VALUES list's column types from what it is given.
+    const rows = attempts.slice(i, i + RECORD_CHUNK).map(
+      ({ delivery: d, result: r, next }) =>
+        sql`(cast(${Number(d.id)} as bigint), cast(${r.attemptedAt} as bigint), cast(${r.statusCode} as integer),
+          cast(${r.durationMs} as integer), cast(${r.error} as text), cast(${r.responseBody} as text),
+          cast(${next} as bigint))`,
+    );
+    const { rows: ids } = await sql<{ id: number | string }>`
+      update webhook_deliveries
+      set attempted_at = v.column2, status_code = v.column3, duration_ms = v.column4, error = v.column5,
+        response_body = v.column6, next_attempt_at = v.column7, claimed_until = null
+      from (values ${sql.join(rows)}) as v
+      where webhook_deliveries.id = v.column1 and webhook_deliveries.attempted_at is null
+      returning webhook_deliveries.id`.execute(tx);
+    for (const { id } of ids) written.add(Number(id));
+  }
+  return written;
+}
+
+/**
+ * Records attempts (those still this worker's to record: writeResults), schedules the next one after each failure,
+ * and keeps the hooks' state in the attempts' order: a success ends its hook's failing streak (written once per
+ * hook, or before a later failure of the same hook starts one again); 410 disables the hook; three days of nothing
+ * but failures too.
+ */
+async function recordAttempts(
   tx: Kysely<Database>,
   random: () => number,
-  delivery: DeliveryRow,
-  result: AttemptResult,
-): Promise<AttemptOutcome> {
-  const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-  const gone = result.statusCode === 410;
-  const next =
-    ok || gone ? null : nextAttemptAt(Number(delivery.attempt), result.attemptedAt, result.retryAfterMs, random);
-  {
-    const done = await tx
-      .updateTable('webhook_deliveries')
-      .set({
-        attempted_at: result.attemptedAt,
-        status_code: result.statusCode,
-        duration_ms: result.durationMs,
-        error: result.error,
-        response_body: result.responseBody,
-        next_attempt_at: next,
-        claimed_until: null,
-      })
-      .where('id', '=', Number(delivery.id))
-      .where('attempted_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(done.numUpdatedRows) !== 1) return 'lost';
+  attempts: ReadonlyArray<{ delivery: DeliveryRow; result: AttemptResult }>,
+): Promise<AttemptOutcome[]> {
+  const planned = attempts.map(({ delivery, result }) => {
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const gone = result.statusCode === 410;
+    const next =
+      ok || gone ? null : nextAttemptAt(Number(delivery.attempt), result.attemptedAt, result.retryAfterMs, random);
+    return { delivery, result, ok, gone, next };
+  });
+  const written = await writeResults(tx, planned);
+  const succeeded = new Set<number>();
+  const outcomes: AttemptOutcome[] = [];
+  for (const { delivery, result, ok, gone, next } of planned) {
+    if (!written.has(Number(delivery.id))) {
+      outcomes.push('lost');
+      continue;
+    }
     const hookId = Number(delivery.webhook_id);
     if (ok) {
-      // Only a streak to end is written: a success is the usual case, and the hook's row stays untouched by it.
-      await tx
-        .updateTable('webhooks')
-        .set({ failing_since: null })
-        .where('id', '=', hookId)
-        .where('failing_since', 'is not', null)
-        .execute();
-      return 'delivered';
+      succeeded.add(hookId);
+      outcomes.push('delivered');
+      continue;
     }
+    if (succeeded.delete(hookId)) await endStreaks(tx, [hookId]);
     if (next !== null)
       await tx
         .insertInto('webhook_deliveries')
@@ -139,8 +181,10 @@ async function recordAttempt(
         })
         .execute();
     await failed(tx, hookId, result.attemptedAt, gone);
-    return next === null ? 'failed' : 'retried';
+    outcomes.push(next === null ? 'failed' : 'retried');
   }
+  await endStreaks(tx, succeeded);
+  return outcomes;
 }
 
 /**
@@ -156,9 +200,9 @@ export function createAttemptQueue(deps: Deps & { random?: () => number }) {
     /** Records attempts in one transaction (the dispatcher gathers what ended while the last one was written). */
     recordMany: (attempts: ReadonlyArray<{ delivery: DeliveryRow; result: AttemptResult }>) =>
       db.transaction().execute(async (tx) => {
-        const outcomes: AttemptOutcome[] = [];
-        for (const a of attempts) outcomes.push(await recordAttempt(tx, random, a.delivery, a.result));
-        return outcomes;
+        // a record a crash loses leaves its attempt leased: it is made again once the lease runs out (at least once)
+        await deps.dialect.commitWithoutWaitingForDisk(tx);
+        return recordAttempts(tx, random, attempts);
       }),
 
     /** Lets claimed attempts go (a shutdown cancelled them): due again at once, on any instance. */
