@@ -13,8 +13,6 @@
  *
  * Prints one JSON line. Env: EVENTS, WEBHOOK_CONCURRENCY, DATABASE_URL. The SPEC's floor: 1,000 events/s.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,26 +20,12 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createStorage } from '../src/db/database.js';
 import { recordPublicEvents } from '../src/db/events.js';
+import { startReceiver } from './lib/webhook-receiver.js';
 
 const EVENTS = Number(process.env.EVENTS ?? 10_000);
 const dir = mkdtempSync(path.join(tmpdir(), 'ferry-webhooks-bench-'));
-
-const seen = new Set<string>();
-const perSecond = new Map<number, number>();
-let done: () => void = () => undefined;
-const allReceived = new Promise<void>((resolve) => (done = resolve));
-const receiver = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    seen.add(String(req.headers['webhook-id']));
-    const s = Math.floor(Date.now() / 1000);
-    perSecond.set(s, (perSecond.get(s) ?? 0) + 1);
-    res.writeHead(204).end();
-    if (seen.size >= EVENTS) done();
-  });
-});
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
-const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+const receiver = await startReceiver();
+const url = receiver.url;
 
 const config = loadConfig({
   DATA_DIR: dir,
@@ -80,7 +64,8 @@ try {
     await storage.db.transaction().execute((tx) => recordPublicEvents(tx, storage.dialect, batch));
   }
   const written = performance.now() - started;
-  await allReceived;
+  const counts = await receiver.until(EVENTS, 600_000);
+  if (counts.unique < EVENTS) throw new Error(`the receiver has ${counts.unique} of ${EVENTS} events after 10 minutes`);
   const seconds = (performance.now() - started) / 1000;
   console.log(
     JSON.stringify({
@@ -91,12 +76,13 @@ try {
       writeMs: Math.round(written),
       seconds: Number(seconds.toFixed(2)),
       eventsPerSecond: Math.round(EVENTS / seconds),
-      busiestSecond: Math.max(...perSecond.values()),
+      busiestSecond: counts.busiestSecond,
+      requests: counts.requests,
     }),
   );
 } finally {
   await app.close();
   await storage.close();
-  receiver.close();
+  await receiver.close();
   rmSync(dir, { recursive: true, force: true });
 }
