@@ -2,7 +2,8 @@
  * `redirect-hooked` (SPEC §22, issue 40's first figure): what one webhook subscribed to `link.clicked` costs the
  * people's redirect. Two servers on the same 100,000 links, both with WEBHOOK_ALLOW_PRIVATE=true (the receiver is
  * on loopback): `redirect-unhooked` has no hook; `redirect-hooked` has one instance-wide hook (the bench admin's)
- * for `link.clicked`, delivered to a receiver in this process that answers 204 and counts each `webhook-id` once.
+ * for `link.clicked`, delivered to a receiver in a process of its own (bench/lib/webhook-receiver.ts) that answers
+ * 204 and counts each `webhook-id` once.
  * Browser visits to random codes, caches warmed by a pass over every code, alternating rounds (twice the run's
  * rounds and duration) so that the drift of a shared machine falls on both alike; the hooked row's ratio is to
  * the unhooked one's rounds (target: >= 0.95).
@@ -12,32 +13,11 @@
  * the deliveries catch up (the wait is noted); after the rounds the bench waits until the receiver has every
  * click's event (or 60 s) and notes how many arrived.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { clickCheck, load, queueDrained, redirectCount, rowOf, slice, type Slice, type Workload } from './lib/drive.js';
 import { peakRssBytes, stopServer } from './lib/proc.js';
 import type { Row } from './lib/report.js';
+import { startReceiver } from './lib/webhook-receiver.js';
 import { ADMIN, BROWSER_UA, startFerry, type BenchContext, type Scenario } from './scenarios.js';
-
-/** A loopback receiver: 204 to every POST, each webhook-id counted once. */
-async function receiver(): Promise<{ url: string; seen: Set<string>; close(): Promise<void> }> {
-  const seen = new Set<string>();
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const id = req.headers['webhook-id'];
-      if (typeof id === 'string') seen.add(id);
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    seen,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 async function createHook(baseUrl: string, hookUrl: string): Promise<void> {
   const post = async (p: string, body: unknown, token?: string) => {
@@ -55,18 +35,11 @@ async function createHook(baseUrl: string, hookUrl: string): Promise<void> {
   );
 }
 
-/** Until the receiver has `expected` events, or `ms` pass. */
-async function deliveredWithin(seen: Set<string>, expected: number, ms: number): Promise<number> {
-  const deadline = Date.now() + ms;
-  while (seen.size < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-  return seen.size;
-}
-
 async function hookCost(ctx: BenchContext): Promise<{ row: Row; more: Row[] }> {
   const codes = ctx.data.files.links100k!.codes;
   const spec: Workload = { workload: 'codes', codesFile: codes, headers: { 'user-agent': BROWSER_UA } };
   const env = { WEBHOOK_ALLOW_PRIVATE: 'true' };
-  const hook = await receiver();
+  const hook = await startReceiver();
   const plain = await startFerry(ctx, 'redirect-unhooked', 'links100k', env);
   const hooked = await startFerry(ctx, 'redirect-hooked', 'links100k', env);
   await createHook(hooked.url, hook.url);
@@ -83,7 +56,7 @@ async function hookCost(ctx: BenchContext): Promise<{ row: Row; more: Row[] }> {
   const settled = async (): Promise<void> => {
     for (const other of running) await queueDrained(other.server);
     const started = Date.now();
-    await deliveredWithin(hook.seen, (await redirectCount(hooked)) ?? 0, 120_000);
+    await hook.until((await redirectCount(hooked)) ?? 0, 120_000);
     drainMs += Date.now() - started;
   };
   for (let r = 0; r < ctx.rounds * 2; r += 1) {
@@ -100,7 +73,7 @@ async function hookCost(ctx: BenchContext): Promise<{ row: Row; more: Row[] }> {
     const clicked = served ?? 0;
     const delivered =
       c.name === 'redirect-hooked'
-        ? `${(await deliveredWithin(hook.seen, clicked, 60_000)).toLocaleString('en-US')} of ` +
+        ? `${(await hook.until(clicked, 60_000)).unique.toLocaleString('en-US')} of ` +
           `${clicked.toLocaleString('en-US')} link.clicked events delivered; ` +
           `${(drainMs / 1000).toFixed(1)} s waited for deliveries between rounds`
         : null;
