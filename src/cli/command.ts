@@ -15,6 +15,8 @@ export interface CommandContext {
   services(): Promise<CliServices>;
   /** where passwords are read from when it is not a terminal */
   stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+  /** calls `listener` at the operator's next interrupt (Ctrl-C); the function returned stops listening */
+  onInterrupt(listener: () => void): () => void;
 }
 
 /** Turns a command's function into a commander action: context, exit status, resources closed. */

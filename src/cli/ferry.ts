@@ -15,6 +15,11 @@ const status = await runCli({
   stdout: process.stdout,
   stderr: process.stderr,
   stdin: process.stdin,
+  // Heard once: a second Ctrl-C meets no listener and ends the process as SIGINT does by default.
+  onInterrupt: (listener) => {
+    process.once('SIGINT', listener);
+    return () => process.off('SIGINT', listener);
+  },
 });
 // A pipe's writes are asynchronous: exiting before they drain cut `ferry import --json | …` short.
 await Promise.all(

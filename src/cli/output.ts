@@ -1,10 +1,17 @@
 import cliProgress from 'cli-progress';
 import type { CliError } from './cli-error.js';
 
+/**
+ * A stream `ferry` writes to; the terminal's properties (isTTY, columns, hasColors) only when it is one, as on
+ * process.stdout.
+ */
+export type OutputStream = Pick<NodeJS.WriteStream, 'write'> &
+  Partial<Pick<NodeJS.WriteStream, 'isTTY' | 'columns' | 'hasColors'>>;
+
 /** Where `ferry` writes: the process's stdout and stderr (the CLI's only writer; src/ has no console.*). */
 export interface OutputStreams {
-  stdout: Pick<NodeJS.WriteStream, 'write'> & { isTTY?: boolean };
-  stderr: Pick<NodeJS.WriteStream, 'write'> & { isTTY?: boolean };
+  stdout: OutputStream;
+  stderr: OutputStream;
 }
 
 /** A progress display; a no-op where none is shown. */

@@ -1,16 +1,47 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { AppError } from '../lib/app-error.js';
 import { CliError, EXIT, usageError, type ExitStatus } from './cli-error.js';
 import { commandModules } from './commands/index.js';
 import type { Cli, CommandContext } from './command.js';
-import { createOutput, type OutputStreams } from './output.js';
+import { createOutput, type OutputStream, type OutputStreams } from './output.js';
 import { openServices, type CliServices } from './services.js';
 
+/**
+ * Everything an invocation of `ferry` takes from the world around it. The program reads nothing of its process
+ * (process.env, process.stdout, signals): ferry.ts passes the process's own, a test or another program its own.
+ */
 export interface CliEnvironment extends OutputStreams {
   argv: readonly string[];
   env: Record<string, string | undefined>;
   stdin: CommandContext['stdin'];
+  /** the operator's interrupts (ferry.ts: SIGINT); absent, nothing interrupts a command */
+  onInterrupt?: CommandContext['onInterrupt'];
+}
+
+const NO_INTERRUPTS: CommandContext['onInterrupt'] = () => () => undefined;
+
+/**
+ * Commander's output, on this invocation's streams and environment: by default it writes to the process's, wraps
+ * help to their width and colours by the process's variables (NO_COLOR, FORCE_COLOR).
+ */
+function programOutput(env: CliEnvironment): OutputConfiguration {
+  // 80 columns where the output is no terminal (a pipe, a file), as commander's default does
+  const width = (stream: OutputStream) => (stream.isTTY && stream.columns ? stream.columns : 80);
+  const colours = (stream: OutputStream) => {
+    const { NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE } = env.env;
+    if (NO_COLOR || FORCE_COLOR === '0' || FORCE_COLOR === 'false') return false;
+    if (FORCE_COLOR || CLICOLOR_FORCE !== undefined) return true;
+    return Boolean(stream.isTTY && stream.hasColors?.(env.env));
+  };
+  return {
+    writeOut: (s) => env.stdout.write(s),
+    writeErr: (s) => env.stderr.write(s),
+    getOutHelpWidth: () => width(env.stdout),
+    getErrHelpWidth: () => width(env.stderr),
+    getOutHasColors: () => colours(env.stdout),
+    getErrHasColors: () => colours(env.stderr),
+  };
 }
 
 /** What any error thrown by a command means for the operator. */
@@ -32,7 +63,7 @@ export function createProgram(env: CliEnvironment, onExit: (status: ExitStatus) 
     .option('--json', 'print results as JSON (for scripts); errors go to stderr as JSON')
     .showHelpAfterError('(add --help for usage)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: true })
-    .configureOutput({ writeOut: (s) => env.stdout.write(s), writeErr: (s) => env.stderr.write(s) })
+    .configureOutput(programOutput(env))
     .exitOverride();
 
   const cli: Cli = {
@@ -49,6 +80,7 @@ export function createProgram(env: CliEnvironment, onExit: (status: ExitStatus) 
             config,
             services: () => (services ??= openServices(config, (line) => out.warn(line))),
             stdin: env.stdin,
+            onInterrupt: env.onInterrupt ?? NO_INTERRUPTS,
           };
           await run(ctx, ...args);
           onExit(EXIT.done);

@@ -82,7 +82,7 @@ export async function openServices(config: Config, warn: (line: string) => void)
   let storage: Storage | undefined;
   let shared: SharedState | undefined;
   try {
-    storage = createStorage(config);
+    storage = createStorage(config, warn);
     await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
     const clock = systemClock;
     shared = await createSharedState({ config, storage, redis: null, clock, log });

@@ -126,9 +126,14 @@ class ClientWithConnectTimeout extends pg.Client {
 
 /**
  * The database of DATABASE_URL, or else DATA_DIR's embedded one. A tool beside the server (the CLI) opens it
- * the same way: its changes reach the server's caches through the outbox (db/outbox.ts).
+ * the same way: its changes reach the server's caches through the outbox (db/outbox.ts). `warn` hears what goes
+ * wrong in the background (a failed checkpoint); by default it is a warning of the process (its stderr), which a
+ * caller that has its own output (the CLI, possibly run inside another program) replaces.
  */
-export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>): Storage {
+export function createStorage(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax'>,
+  warn: (line: string) => void = (line) => process.emitWarning(line),
+): Storage {
   if (config.databaseUrl) {
     // The connect timeout is the client's own, not the pool's: pg-pool applies its connectionTimeoutMillis to a
     // wait for a busy pool as well, which turned a burst of requests queued behind DB_POOL_MAX healthy
@@ -170,7 +175,7 @@ export function createStorage(config: Pick<Config, 'databaseUrl' | 'dataDir' | '
   // Checkpoints (and their fsync) run in a worker thread, not inside a request (sqlite-checkpointer.ts).
   sqlite.pragma(`wal_autocheckpoint = ${MAIN_CONNECTION_AUTOCHECKPOINT_PAGES}`);
   const checkpointer = startSqliteCheckpointer(file, CHECKPOINT_INTERVAL_MS, (message) =>
-    process.emitWarning(`SQLite checkpoint failed: ${message}`),
+    warn(`SQLite checkpoint failed: ${message}`),
   );
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, sqlite),

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines } from '../helpers/app.js';
 import { useTestApp } from '../helpers/fixtures.js';
-import { cliEnvFor, runFerry } from '../helpers/cli.js';
+import { cliEnvFor, runFerry, runFerryProcess } from '../helpers/cli.js';
 import { createUser, login, uniqueName } from '../helpers/factories.js';
 
 /**
- * `ferry admin|users|keys` as an operator runs them: real processes on the storage a running app uses, and
- * their effect seen through the app's HTTP API (every response checked against the OpenAPI document).
+ * `ferry admin|users|keys` as an operator runs them (in this process; the first-run hint as a real one) on the
+ * storage a running app uses, and their effect seen through the app's HTTP API (every response checked against
+ * the OpenAPI document).
  */
 describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (engine) => {
   let env: Record<string, string>;
@@ -121,14 +122,15 @@ describe.each(engines)('ferry accounts and keys on %s', { timeout: 180_000 }, (e
     const fresh = await createTestApp(engine);
     try {
       const hint = (await fresh.request({ url: '/api/v1/instance' })).body.first_admin_command as string;
-      // `npx ferry` in a checkout runs package.json's bin, which runs the compiled tool runFerry starts.
+      // `npx ferry` in a checkout runs package.json's bin, which runs the compiled tool runFerryProcess starts:
+      // the command as printed, in a process of its own, end to end.
       const [npx, tool, ...args] = hint.split(' ');
       expect([npx, tool]).toEqual(['npx', 'ferry']);
       expect((JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> }).bin.ferry).toBe(
         'bin/ferry.mjs',
       );
       const username = uniqueName('first');
-      const made = await runFerry(
+      const made = await runFerryProcess(
         args.map((a) => (a === '<username>' ? username : a)),
         cliEnvFor(fresh),
         { stdin: 'first-admin-password\n' },

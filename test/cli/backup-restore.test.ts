@@ -88,7 +88,7 @@ function startLoad(api: Api, code: string, key: string) {
 const serverSays = (server: ServerProcess, msg: RegExp) =>
   server.waitFor((e) => (msg.test(String(e.msg)) ? true : undefined), `log ${msg}`);
 
-// Each test starts two server processes and several CLI processes: minutes on a loaded 2-core machine.
+// Each test starts two server processes and runs several CLI commands: minutes on a loaded 2-core machine.
 describe('ferry backup and restore (embedded database, real server processes)', { timeout: 240_000 }, () => {
   const cleanups: Array<() => Promise<void> | void> = [];
   afterEach(async () => {

@@ -39,12 +39,18 @@ const expectedVisits = shortUrls.reduce((n, _, k) => n + (k % 3), 0);
 describe.each(engines)('an interrupted ferry import on %s', (engine) => {
   const t = useTestApp(engine);
   useUser(t, { role: 'admin', status: 'active' });
-  /** While set, the stub holds back the 7th page of short URLs (links 601-700) until `open`: the first batch (500) is written by then. */
-  let gate: { open: () => void; opened: Promise<void> } | null = null;
+  /**
+   * While set, the stub holds back the 7th page of short URLs (links 601-700) until `open`: the first batch (500)
+   * is written by then. `reached` resolves when that page is asked for.
+   */
+  let gate: { open: () => void; opened: Promise<void>; reach: () => void; reached: Promise<void> } | null = null;
   const stub = useSourceStub({ header: 'X-Api-Key', value: SHLINK_API_KEY }, async (path, q) => {
     const page = Number(q.get('page') ?? 1);
     if (path === '/rest/v3/short-urls') {
-      if (page === 7 && gate) await gate.opened;
+      if (page === 7 && gate) {
+        gate.reach();
+        await gate.opened;
+      }
       return shlinkPage('shortUrls', shortUrls, page, Number(q.get('itemsPerPage') ?? 10));
     }
     const m = /^\/rest\/v3\/short-urls\/i(\d+)\/visits$/.exec(path);
@@ -77,20 +83,21 @@ describe.each(engines)('an interrupted ferry import on %s', (engine) => {
     const env = cliEnvFor(t);
     const args = ['import', 'shlink', '--url', stub.url, '--api-key', SHLINK_API_KEY, '--json'];
     let open!: () => void;
+    let reach!: () => void;
     gate = {
       open: () => open(),
       opened: new Promise<void>((resolve) => {
         open = resolve;
       }),
+      reach: () => reach(),
+      reached: new Promise<void>((resolve) => {
+        reach = resolve;
+      }),
     };
     const run = startFerry(args, env);
-    // The 7th page is asked for once the first batch is committed (the stub records a request before answering).
-    const page7 = async () => {
-      while (!stub.requests.some((r) => r.path === '/rest/v3/short-urls' && r.query.get('page') === '7'))
-        await new Promise((resolve) => setTimeout(resolve, 20));
-    };
+    // The 7th page is asked for once the first batch is committed.
     await Promise.race([
-      page7(),
+      gate.reached,
       run.done.then((r) => {
         throw new Error(`ferry ended early: ${r.stderr}`);
       }),

@@ -24,7 +24,7 @@ import { seedYourls } from '../modules/imports/fixtures/yourls-schema.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../modules/imports/fixtures/${name}`, import.meta.url));
 
-/** `ferry import` as an operator runs it: a real process on the storage a running app uses, seen through the API. */
+/** `ferry import` as an operator runs it (in this process) on the storage a running app uses, seen through the API. */
 describe.each(engines)('ferry import on %s', (engine) => {
   const t = useTestApp(engine);
   let env: Record<string, string>;

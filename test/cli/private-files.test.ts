@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ByteReader, readTarHeader } from '../../src/cli/backup/tar.js';
-import { runFerry } from '../helpers/cli.js';
+import { runFerryProcess } from '../helpers/cli.js';
 import { startServer } from '../helpers/server-process.js';
 
 /** The most permissive mask there is: without Ferry's own modes every file would be world-writable. */
@@ -90,18 +90,18 @@ describe('files Ferry writes are private (embedded engine, real processes)', { t
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     // A command that opens the services: the database is made and migrated, and the JWT secret generated.
-    const migrate = await runFerry(['users', 'list'], { DATA_DIR: dataDir }, { umask: OPEN_UMASK });
+    const migrate = await runFerryProcess(['users', 'list'], { DATA_DIR: dataDir }, { umask: OPEN_UMASK });
     expect(migrate.status, migrate.stderr).toBe(0);
     expect(octal(modesUnder(dataDir))).toMatchObject({ '.': '700', 'ferry.db': '600', 'jwt-secret': '600' });
 
     const file = path.join(dir, 'ferry.tar.gz');
-    const first = await runFerry(['backup', file], { DATA_DIR: dataDir }, { umask: OPEN_UMASK });
+    const first = await runFerryProcess(['backup', file], { DATA_DIR: dataDir }, { umask: OPEN_UMASK });
     expect(first.status, first.stderr).toBe(0);
     expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
     chmodSync(file, 0o644);
     writeFileSync(`${file}.partial`, 'left over by a killed run', { mode: 0o666 });
     chmodSync(`${file}.partial`, 0o666);
-    const again = await runFerry(['backup', file, '--force'], { DATA_DIR: dataDir }, { umask: OPEN_UMASK });
+    const again = await runFerryProcess(['backup', file, '--force'], { DATA_DIR: dataDir }, { umask: OPEN_UMASK });
     expect(again.status, again.stderr).toBe(0);
     expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
 
@@ -114,7 +114,7 @@ describe('files Ferry writes are private (embedded engine, real processes)', { t
     expect(entries).toMatchObject({ 'ferry.db': '600', 'jwt-secret': '600' });
 
     const restoredDir = path.join(dir, 'restored', 'data');
-    const restore = await runFerry(['restore', file], { DATA_DIR: restoredDir }, { umask: OPEN_UMASK });
+    const restore = await runFerryProcess(['restore', file], { DATA_DIR: restoredDir }, { umask: OPEN_UMASK });
     expect(restore.status, restore.stderr).toBe(0);
     expect(octal(modesUnder(restoredDir))).toEqual({ '.': '700', 'ferry.db': '600', 'jwt-secret': '600' });
   });

@@ -72,6 +72,25 @@ describe('ferry: the command line', () => {
     }
   });
 
+  it("when help is shown at a terminal, then it is wrapped to that terminal's width, and to 80 columns through a pipe", async () => {
+    const widest = async (stdout: { isTTY?: boolean; columns?: number }) => {
+      let text = '';
+      const status = await runCli({
+        argv: ['links', 'list', '--help'],
+        env: {},
+        stdout: { ...stdout, write: (s: string) => ((text += s), true) },
+        stderr: { write: () => true },
+        stdin: process.stdin,
+      });
+      expect(status).toBe(0);
+      return Math.max(...text.split('\n').map((l) => l.length));
+    };
+    const atTerminal = await widest({ isTTY: true, columns: 70 });
+    expect(atTerminal).toBeLessThanOrEqual(70);
+    expect(await widest({ columns: 70 })).toBeGreaterThan(atTerminal);
+    expect(await widest({})).toBeLessThanOrEqual(80);
+  });
+
   it('when the configuration is invalid, then the command names the variable and exits 2', async () => {
     let stderr = '';
     const status = await runCli({

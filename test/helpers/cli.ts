@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/program.js';
 import type { TestApp } from './app.js';
 import { compiledEntry, underUmask } from './child-process.js';
 import { TEST_PASSWORD_HASH_COST } from './server-process.js';
@@ -15,20 +17,64 @@ export interface FerryRun {
   json<T = any>(): T; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-/**
- * Runs the `ferry` command-line tool as a real process (src/cli/ferry.ts compiled, what the bin runs from dist)
- * with only the given environment; `stdin` is written to its standard input (a pipe, not a terminal); `umask`: the
- * process's file-mode creation mask (default: the test process's).
- */
+/** What a run of `ferry` is given besides its arguments: `stdin` is its standard input, a pipe (not a terminal). */
 export interface FerryOptions {
   stdin?: string;
+}
+
+/** A run of the real process: `umask` is its file-mode creation mask (default: the test process's). */
+export interface FerryProcessOptions extends FerryOptions {
   umask?: number;
 }
 
-export function runFerry(
+/** The environment a run of `ferry` gets: only `env`, with the PATH and the tests' cheap password hashes. */
+const ferryEnvironment = (env: Record<string, string>): Record<string, string> => ({
+  PATH: process.env.PATH ?? '',
+  PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
+  ...env,
+});
+
+/** A stream that keeps what is written to it, as the pipe of a spawned process would deliver it (no terminal). */
+class Collected extends Writable {
+  readonly isTTY = false;
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/**
+ * Runs the `ferry` command-line tool in this process (runCli, what src/cli/ferry.ts runs for the bin) with only
+ * the given environment, its output captured and `opts.stdin` as its standard input. Starting a process per
+ * command cost a Node start and a load of the app's sources each time; what only a real process shows (signals,
+ * umask, a closed pipe, the binary's exit) is tested through startFerry and runFerryProcess.
+ */
+export async function runFerry(
   args: readonly string[],
   env: Record<string, string>,
   opts: FerryOptions = {},
+): Promise<FerryRun> {
+  const stdout = new Collected();
+  const stderr = new Collected();
+  const status = await runCli({
+    argv: args,
+    env: ferryEnvironment(env),
+    stdout,
+    stderr,
+    stdin: Readable.from([Buffer.from(opts.stdin ?? '')]),
+  });
+  return { status, stdout: stdout.text, stderr: stderr.text, json: () => JSON.parse(stdout.text) };
+}
+
+/**
+ * Runs the `ferry` command-line tool as a real process (src/cli/ferry.ts compiled, what the bin runs from dist)
+ * with only the given environment.
+ */
+export function runFerryProcess(
+  args: readonly string[],
+  env: Record<string, string>,
+  opts: FerryProcessOptions = {},
 ): Promise<FerryRun> {
   return startFerry(args, env, opts).done;
 }
@@ -44,11 +90,11 @@ export interface FerryProcess {
 export function startFerry(
   args: readonly string[],
   env: Record<string, string>,
-  opts: FerryOptions = {},
+  opts: FerryProcessOptions = {},
 ): FerryProcess {
   const child = spawn(...underUmask(process.execPath, [compiledEntry('src/cli/ferry.ts'), ...args], opts.umask), {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST, ...env },
+    env: ferryEnvironment(env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -53,18 +53,22 @@ function requestOf(source: SourceName, opts: ImportOptions): ImportRequest {
 }
 
 /** Runs the import to its end, or to the first Ctrl-C; reports it, and exits non-zero unless every item came over. */
-async function runImport({ out, services }: CommandContext, source: SourceName, opts: ImportOptions): Promise<void> {
+async function runImport(
+  { out, services, onInterrupt }: CommandContext,
+  source: SourceName,
+  opts: ImportOptions,
+): Promise<void> {
   const request = requestOf(source, opts);
   const stop = new AbortController();
   // The first Ctrl-C stops after the batch being written (its transaction commits or never began); a
   // second one ends the process at once, which loses nothing committed either.
-  const onSigint = () => {
+  const onInterrupted = () => {
     stop.abort();
     out.warn(
       'interrupted: stopping after the batch being written (Ctrl-C again to stop at once); run the same command again to finish the rest',
     );
   };
-  process.once('SIGINT', onSigint);
+  const stopListening = onInterrupt(onInterrupted);
   const bar = out.progress(`import ${source}`, 0, 'items');
   try {
     const { imports } = await services();
@@ -84,7 +88,7 @@ async function runImport({ out, services }: CommandContext, source: SourceName, 
     if (counts.failed > 0) throw new CliError(`${counts.failed} of ${counts.items} items failed`, EXIT.failed);
   } finally {
     bar.stop();
-    process.off('SIGINT', onSigint);
+    stopListening();
   }
 }
 

@@ -10,7 +10,7 @@ export const migrateCommand: CommandModule = (program, cli) => {
     .description('apply pending database migrations and exit (a server start applies them too; take a backup first)')
     .action(
       cli.action(async ({ out, config }) => {
-        const storage = createStorage(config);
+        const storage = createStorage(config, (line) => out.warn(line));
         try {
           const applied = await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
           out.result({ applied }, applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
