@@ -32,7 +32,11 @@ export type AttemptOutcome = 'delivered' | 'retried' | 'failed' | 'lost';
  */
 type Deps = { db: Kysely<Database>; dialect: Dialect };
 
-/** Attempts due at `now` of enabled hooks, not leased to anyone: their ids (`limit` of them, in no order). */
+/**
+ * Attempts due at `now` of enabled hooks, not leased to anyone: their ids (`limit` of them, in no order). Read
+ * through the pending attempts' index (migration 054): `+webhook_id` keeps both planners from walking a hook's
+ * every delivery, attempted ones included, through `webhook_deliveries_webhook` instead (SQLite chose it).
+ */
 const dueIds = (db: Kysely<Database>, limit: number, now: number) =>
   db
     .selectFrom('webhook_deliveries')
@@ -40,7 +44,7 @@ const dueIds = (db: Kysely<Database>, limit: number, now: number) =>
     .where('attempted_at', 'is', null)
     .where('due_at', '<=', now)
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
-    .where('webhook_id', 'in', (eb) => eb.selectFrom('webhooks').select('id').where('enabled', '=', 1))
+    .where((eb) => eb(sql`+webhook_id`, 'in', eb.selectFrom('webhooks').select('id').where('enabled', '=', 1)))
     .limit(limit);
 
 /**
