@@ -181,6 +181,32 @@ export async function eventsEnd(db: Kysely<Database>): Promise<number> {
   return Number(end?.id ?? 0);
 }
 
+/** The tables in which consumers of the events table keep their place, by name. */
+type PositionTable = 'webhook_positions' | 'events_bus_positions';
+
+/**
+ * A consumer's stored place in the events table: its row in `table`, or, at the consumer's first start, the events'
+ * end (what was written before it existed is nobody's to deliver), stored with `columns(end)` and read back (a
+ * racing first start stores nothing twice).
+ */
+export async function storedPosition(
+  db: Kysely<Database>,
+  table: PositionTable,
+  name: string,
+  columns: (end: number) => Record<string, number> = () => ({}),
+): Promise<number> {
+  const read = () => db.selectFrom(table).select('position').where('name', '=', name).executeTakeFirst();
+  const row = await read();
+  if (row) return Number(row.position);
+  const end = await eventsEnd(db);
+  await db
+    .insertInto(table)
+    .values({ name, position: end, ...columns(end) } as never)
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  return Number((await read())!.position);
+}
+
 /** The position of an event by its `evt_…` id (a stream's `Last-Event-ID`); null: unknown or swept. */
 export async function findEventPosition(db: Kysely<Database>, eventId: string): Promise<number | null> {
   const row = await db.selectFrom('events').select('id').where('event_id', '=', eventId).executeTakeFirst();

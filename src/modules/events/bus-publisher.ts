@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import { eventsEnd, openEventsCursor, type EventsCursor, type StoredEvent } from '../../db/events.js';
+import { openEventsCursor, storedPosition, type EventsCursor, type StoredEvent } from '../../db/events.js';
 import type { Database } from '../../db/types.js';
 import { BusDownError, type BusMessage, type EventBus } from '../../infra/event-bus.js';
 import type { Clock } from '../../lib/clock.js';
@@ -37,21 +37,8 @@ const messageOf = (e: StoredEvent): BusMessage => ({
 });
 
 /** The stored position; at the first start, the events' end (events written before the bus was set are not sent). */
-async function storedPosition(db: Kysely<Database>, now: number): Promise<number> {
-  const row = await db
-    .selectFrom('events_bus_positions')
-    .select('position')
-    .where('name', '=', POSITION)
-    .executeTakeFirst();
-  if (row) return Number(row.position);
-  const end = await eventsEnd(db);
-  await db
-    .insertInto('events_bus_positions')
-    .values({ name: POSITION, position: end, published: end, updated_at: now })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .execute();
-  return storedPosition(db, now);
-}
+const busPosition = (db: Kysely<Database>, now: number): Promise<number> =>
+  storedPosition(db, 'events_bus_positions', POSITION, (end) => ({ published: end, updated_at: now }));
 
 /**
  * Moves the position from `from` to `to` and records how far publishing got; PositionMoved when the position was
@@ -137,7 +124,7 @@ export function createBusPublisher(deps: BusPublisherDeps) {
 
   /** One batch: read, published, confirmed, the position moved. The number of events published. */
   async function turn(): Promise<number> {
-    const from = await storedPosition(db, clock.now());
+    const from = await busPosition(db, clock.now());
     if (!cursor || mine !== from) {
       cursor = await openEventsCursor(db, { after: from }, { lateCommits: deps.lateCommits });
       mine = from;
@@ -157,7 +144,7 @@ export function createBusPublisher(deps: BusPublisherDeps) {
     const end = performance.now() + (deps.sliceMs ?? SLICE_MS);
     let published = 0;
     // First of all, so that the events written while the bus is down at the very first start are sent once it is up.
-    await storedPosition(db, clock.now());
+    await busPosition(db, clock.now());
     while (bus.up && !signal?.aborted && performance.now() < end) {
       let n: number;
       try {
@@ -180,7 +167,7 @@ export function createBusPublisher(deps: BusPublisherDeps) {
   return {
     slice,
     /** The stored position, written at the events' end if there is none yet (the first start with a bus). */
-    init: () => storedPosition(db, clock.now()),
+    init: () => busPosition(db, clock.now()),
     /** Events were written: publish them now rather than at the next poll. */
     wake: () => pause.wake(),
     /** Seconds since the oldest event not published yet was written (0: none waiting). */

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import { eventsEnd, openEventsCursor, type EventsCursor, type StoredEvent } from '../../db/events.js';
+import { eventsEnd, openEventsCursor, storedPosition, type EventsCursor, type StoredEvent } from '../../db/events.js';
 import type { Database, WebhookDeliveriesTable } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -68,22 +68,8 @@ async function enabledHooks(db: Kysely<Database>): Promise<HookFilter[]> {
 
 class PositionMoved extends Error {}
 
-async function storedPosition(db: Kysely<Database>): Promise<number> {
-  const row = await db
-    .selectFrom('webhook_positions')
-    .select('position')
-    .where('name', '=', POSITION)
-    .executeTakeFirst();
-  if (row) return Number(row.position);
-  // The first start: events written before webhooks existed are nobody's to deliver.
-  const end = await eventsEnd(db);
-  await db
-    .insertInto('webhook_positions')
-    .values({ name: POSITION, position: end })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .execute();
-  return storedPosition(db);
-}
+/** The fan-out's stored position; at the first start, the events' end (nobody's to deliver before webhooks). */
+const fanoutPosition = (db: Kysely<Database>): Promise<number> => storedPosition(db, 'webhook_positions', POSITION);
 
 /** One pending delivery per (hook, event) that matches, due now. */
 function deliveriesOf(events: StoredEvent[], hooks: HookFilter[], now: number): Insertable<WebhookDeliveriesTable>[] {
@@ -137,7 +123,7 @@ export function createFanout(deps: { db: Kysely<Database>; clock: Clock }) {
   let running: Promise<number> | null = null;
 
   async function turn(): Promise<{ events: number; deliveries: number }> {
-    const from = await storedPosition(db);
+    const from = await fanoutPosition(db);
     const hooks = await enabledHooks(db);
     // No hook: nothing to read (a click's event each would be parsed for no one); the position moves to the end
     // now and then (SKIP_EVERY_MS), so that a hook made later does not read through what came before it.
