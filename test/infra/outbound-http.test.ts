@@ -292,7 +292,7 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
       }
     });
 
-    it('when the name resolves to another address, then the kept connection is not used: the new address is checked and connected to', async () => {
+    it('when the name moves to another address, then the kept connection is left: the new one is checked and used', async () => {
       const first = await serveOn('127.0.0.1');
       const second = await serveOn('127.0.0.2', first.port);
       const kept = createOutboundHttp({ dnsServers: [dns.address], keepAlive: true });
@@ -314,7 +314,7 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
       }
     });
 
-    it('when the peer closed a kept connection as the next request went out, then that request is made once more on a new one', async () => {
+    it('when the peer closed a kept connection as the next request went out, then it is made once more on a new one', async () => {
       // Answers the first request of a connection (keeping it open) and resets it at the second.
       let connections = 0;
       const server = net.createServer((socket) => {
