@@ -35,6 +35,8 @@ import { linkChecksModuleFor, oidcModuleFor, webhooksModuleFor } from './app-pla
 /** What only a serving process has: the CLI builds the modules without it (no HTTP, no click pipeline). */
 export interface ServerParts {
   metrics: Metrics;
+  /** whether the process is busy serving (infra/serving-load.ts): the webhooks' deliveries give way then */
+  busy: () => boolean;
   /** readiness checks: the database, the storage, what the shared state adds, a test's own */
   checks: Record<string, ReadinessCheck>;
   /** domain verification's HTTP proof: its port (default 80) and deadline (default 10 s); tests change both */

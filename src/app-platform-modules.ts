@@ -10,7 +10,7 @@ import type { LinksModule } from './modules/links/index.js';
 import type { RedirectModule } from './modules/redirect/index.js';
 
 /** What these builders take of the composition root's dependencies (app-modules.ts passes its own). */
-type PlatformDeps = ModuleDeps & { server: { metrics: Metrics } | null };
+type PlatformDeps = ModuleDeps & { server: { metrics: Metrics; busy: () => boolean } | null };
 type LinkCheckParts = { linkChecks?: { outbound?: OutboundHttp; sliceMs?: number } };
 type LinkParts = { linksModule: LinksModule; redirectModule: RedirectModule | null | undefined };
 import type { Paginator } from './lib/pagination.js';
@@ -34,7 +34,7 @@ export function webhooksModuleFor(
     concurrency: config.webhookConcurrency,
     dnsServers: config.dnsServers,
     userAgent: `Ferry-Webhooks/${packageVersion()}`,
-    ...(server ? { metrics: server.metrics } : {}),
+    ...(server ? { metrics: server.metrics, busy: server.busy } : {}),
   });
 }
 

@@ -19,6 +19,7 @@ import type { JobRunner } from './infra/job-runner.js';
 import { connectionLossLogger } from './infra/dependency-faults.js';
 import { createStorageHealth } from './infra/storage-health.js';
 import { createMetrics, type Metrics } from './infra/metrics.js';
+import { createServingLoad } from './infra/serving-load.js';
 import type { Redis } from './infra/redis.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import type { ReadinessCheck } from './lib/readiness-check.js';
@@ -104,8 +105,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Redis or not, decided once: what instances share (shared-state.ts).
   const shared = await sharedStateFor(app, config, deps);
   const jwtSecret = loadJwtSecret(config.jwtSecret, config.dataDir);
-  const metrics = deps.metrics ?? createMetrics({ storage, clock });
-  if (deps.metrics === undefined) app.addHook('onClose', async () => metrics.close());
+  const { metrics, load } = metricsOf(app, deps, clock);
   // Whether writes can land (SPEC §17): failed writes report here; on the embedded engine DATA_DIR is probed too.
   const storageHealth = createStorageHealth({ dataDir: isEmbedded(storage) ? config.dataDir : null });
   const checks = {
@@ -125,6 +125,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     blockedHosts,
     server: {
       metrics,
+      busy: load.busy,
       checks,
       accounts: (core) => ensureFirstAdmin(app, config, core),
       ...(deps.domainVerification ? { domainVerification: deps.domainVerification } : {}),
@@ -158,6 +159,18 @@ function startEventDelivery(app: FastifyInstance, modules: Pick<Modules, 'webhoo
   modules.webhooksModule.dispatcher.start();
   app.decorate('webhookDispatcher', modules.webhooksModule.dispatcher);
   modules.eventsModule.start();
+}
+
+/**
+ * The process's metrics (a test's own, or new ones closed with the app), and whether it is busy serving, read from
+ * the requests they count (infra/serving-load.ts: work that can wait gives way).
+ */
+function metricsOf(app: FastifyInstance, deps: AppDeps, clock: Clock) {
+  const metrics = deps.metrics ?? createMetrics({ storage: deps.storage, clock });
+  if (deps.metrics === undefined) app.addHook('onClose', async () => metrics.close());
+  const load = createServingLoad(() => metrics.requestsAnswered());
+  app.addHook('onClose', async () => load.stop());
+  return { metrics, load };
 }
 
 /** What instances share (shared-state.ts), from this app's Redis, if any, and a test's own prefix or store. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Dialect } from './dialect.js';
 import { type IdCursorOptions, openIdCursor, sweepCreatedBefore } from './id-cursor.js';
 import type { Database } from './types.js';
@@ -179,6 +179,20 @@ export async function eventsEnd(db: Kysely<Database>): Promise<number> {
     .select((eb) => eb.fn.max('id').as('id'))
     .executeTakeFirst();
   return Number(end?.id ?? 0);
+}
+
+/**
+ * How many events were ever written: the events' id sequence (SQLite's AUTOINCREMENT counter, PostgreSQL's identity
+ * sequence), which the retention's deletions do not move back. On PostgreSQL a transaction rolled back after its
+ * events took their ids has used those ids too (a change that fails a check fails before its events are written).
+ */
+export async function eventsWritten(db: Kysely<Database>, embedded: boolean): Promise<number> {
+  const row = embedded
+    ? await sql<{ n: number | null }>`select seq as n from sqlite_sequence where name = 'events'`.execute(db)
+    : await sql<{
+        n: string | null;
+      }>`select pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass) as n`.execute(db);
+  return Number(row.rows[0]?.n ?? 0);
 }
 
 /** The tables in which consumers of the events table keep their place, by name. */

@@ -19,7 +19,21 @@ export function registerEventSeries(registers: Registry[]) {
     registers,
   });
   let registered = false;
+  let written: (() => Promise<number>) | null = null;
+  new Counter({
+    name: 'ferry_events_written_total',
+    help: 'Public events written to the database (SPEC §22), by every instance and process: the events id sequence',
+    registers,
+    async collect() {
+      this.reset();
+      this.inc(written ? await written().catch(() => 0) : 0);
+    },
+  });
   return {
+    /** how many events were ever written, asked on each scrape (the events module's) */
+    setWrittenProvider(provider: () => Promise<number>): void {
+      written = provider;
+    },
     recordPublished(events: ReadonlyArray<{ event: { type: string } }>): void {
       const counts = new Map<string, number>();
       for (const e of events) counts.set(e.event.type, (counts.get(e.event.type) ?? 0) + 1);
@@ -44,6 +58,32 @@ export function registerEventSeries(registers: Registry[]) {
           this.set(await bus.oldestUnpublishedSeconds().catch(() => 0));
         },
       });
+    },
+  };
+}
+
+/** SPEC §22's deliveries: how attempts ended, and how far behind the oldest undelivered one is. */
+export function registerWebhookSeries(registers: Registry[]) {
+  let backlog: (() => Promise<number>) | null = null;
+  const deliveries = new Counter({
+    name: 'ferry_webhook_deliveries_total',
+    help: 'Webhook delivery attempts this instance made, by outcome (delivered; retried: failed, another attempt is due; failed: no more attempts)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of ['delivered', 'retried', 'failed'] as const) deliveries.inc({ outcome }, 0);
+  new Gauge({
+    name: 'ferry_webhook_oldest_undelivered_seconds',
+    help: 'Age of the oldest webhook delivery not made yet (since its first attempt was due; 0: none waiting)',
+    registers,
+    async collect() {
+      this.set(backlog ? await backlog().catch(() => 0) : 0);
+    },
+  });
+  return {
+    record: (outcome: 'delivered' | 'retried' | 'failed') => deliveries.inc({ outcome }),
+    setBacklog: (provider: () => Promise<number>) => {
+      backlog = provider;
     },
   };
 }

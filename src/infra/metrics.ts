@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { registerEventSeries } from './event-metrics.js';
+import { registerEventSeries, registerWebhookSeries } from './event-metrics.js';
 import { createFastRedirectTally } from './fast-redirect-tally.js';
 import type { Storage } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
@@ -144,12 +144,16 @@ export function createMetrics(deps: { storage: Pick<Storage, 'connections'>; clo
     recordEventsPublished: events.recordPublished,
     /** the bus's state and backlog, asked on each scrape (the events module's; none without EVENTS_URL) */
     setEventsBusProvider: events.setBusProvider,
+    /** how many events were ever written, asked on each scrape (the events module's) */
+    setEventsWrittenProvider: events.setWrittenProvider,
     observeRequest: http.observeRequest,
     observeRedirect: http.observeRedirect,
     /** a visit to the redirect route whose client left before its answer was sent */
     observeRedirectAbandoned: http.observeRedirectAbandoned,
     /** A redirect answered by the fast path: the same two series as through Fastify, and the fast-path count. */
     observeFastRedirect: http.observeFastRedirect,
+    /** requests answered since the start, through Fastify and the fast path (infra/serving-load.ts) */
+    requestsAnswered: http.answered,
     recordShed(reason: string): void {
       shed.inc({ reason });
     },
@@ -199,8 +203,10 @@ function createHttpSeries(registers: Registry[]) {
     registers,
     collect: () => fast.fold(),
   });
+  let answered = 0;
   const observeRequest = (method: string, route: string, status: number, seconds: number): void => {
     const labels = { method, route, status_code: status };
+    answered += 1;
     requests.inc(labels);
     duration.observe(labels, seconds);
   };
@@ -223,7 +229,13 @@ function createHttpSeries(registers: Registry[]) {
       this.inc(fast.total());
     },
   });
-  return { observeRequest, observeRedirect, observeRedirectAbandoned, observeFastRedirect: fast.observe };
+  return {
+    observeRequest,
+    observeRedirect,
+    observeRedirectAbandoned,
+    observeFastRedirect: fast.observe,
+    answered: () => answered + fast.total(),
+  };
 }
 
 /** The click pipeline's series (CLICK_SERIES), each read at scrape time: nothing is pushed on the redirect path. */
@@ -255,32 +267,6 @@ function registerClickSeries(registers: Registry[], read: () => { stats: ClickQu
       });
     }
   }
-}
-
-/** SPEC §22's deliveries: how attempts ended, and how far behind the oldest undelivered one is. */
-function registerWebhookSeries(registers: Registry[]) {
-  let backlog: (() => Promise<number>) | null = null;
-  const deliveries = new Counter({
-    name: 'ferry_webhook_deliveries_total',
-    help: 'Webhook delivery attempts this instance made, by outcome (delivered; retried: failed, another attempt is due; failed: no more attempts)',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  for (const outcome of ['delivered', 'retried', 'failed'] as const) deliveries.inc({ outcome }, 0);
-  new Gauge({
-    name: 'ferry_webhook_oldest_undelivered_seconds',
-    help: 'Age of the oldest webhook delivery not made yet (since its first attempt was due; 0: none waiting)',
-    registers,
-    async collect() {
-      this.set(backlog ? await backlog().catch(() => 0) : 0);
-    },
-  });
-  return {
-    record: (outcome: 'delivered' | 'retried' | 'failed') => deliveries.inc({ outcome }),
-    setBacklog: (provider: () => Promise<number>) => {
-      backlog = provider;
-    },
-  };
 }
 
 /** The database's connections by state. */

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import type { Kysely } from 'kysely';
 import { appModule } from '../../app-module.js';
 import type { Dialect } from '../../db/dialect.js';
-import { EVENTS_CHANNEL, sweepEvents, type StoredEvent } from '../../db/events.js';
+import { EVENTS_CHANNEL, eventsWritten, sweepEvents, type StoredEvent } from '../../db/events.js';
 import type { Database } from '../../db/types.js';
 import { createEventBus, type EventBusOptions } from '../../infra/event-bus.js';
 import type { PeriodicJob } from '../../infra/job-runner.js';
@@ -47,6 +47,8 @@ export interface EventsModuleDeps {
     recordEventsPublished(events: readonly StoredEvent[]): void;
     /** read at each scrape: whether the bus is connected, and how old the oldest unpublished event is */
     setEventsBusProvider(provider: { up(): boolean; oldestUnpublishedSeconds(): Promise<number> }): void;
+    /** read at each scrape: how many events were ever written */
+    setEventsWrittenProvider(provider: () => Promise<number>): void;
   };
 }
 
@@ -101,6 +103,7 @@ export function createEventsModule(deps: EventsModuleDeps) {
   const hub = createEventHub(deps.db, { ...deps.hub, lateCommits: !deps.embedded });
   const retentionMs = deps.retentionDays * 24 * 3_600_000;
   const bus = busOf(deps);
+  deps.metrics?.setEventsWrittenProvider(() => eventsWritten(deps.db, deps.embedded));
   /** Events were written: the publisher and the stream read them now rather than at their next poll. */
   const written = (): void => {
     bus?.publisher.wake();

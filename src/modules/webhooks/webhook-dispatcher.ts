@@ -1,94 +1,33 @@
 import { performance } from 'node:perf_hooks';
-import type { FastifyBaseLogger } from 'fastify';
-import { OutboundError, type OutboundHttp } from '../../infra/outbound-http.js';
-import type { Clock } from '../../lib/clock.js';
+import { OutboundError } from '../../infra/outbound-http.js';
 import type { AttemptOutcome, AttemptQueue, AttemptResult, ClaimedAttempt } from './webhook-attempts.js';
-import { signatureHeader, type SecretBox } from './webhook-secret.js';
-import { retryAfterMs } from './webhook-schedule.js';
+import { sendAttempt, type SendDeps } from './webhook-send.js';
 
-/** SPEC §22: 15 s for the whole exchange; the first 1,024 bytes of the answer kept. */
-export const DELIVERY_DEADLINE_MS = 15_000;
-export const RESPONSE_BODY_BYTES = 1_024;
+export { DELIVERY_DEADLINE_MS, RESPONSE_BODY_BYTES } from './webhook-send.js';
+
 /** A claimed attempt is this worker's for this long (past the deadline, with room for a slow database). */
 export const DELIVERY_LEASE_MS = 60_000;
 /** How often due attempts and new events are looked for when nothing wakes the dispatcher. */
 const POLL_MS = 250;
+/**
+ * While the process is busy serving (DispatcherDeps.busy), deliveries give way to visits: one look for work at most
+ * this often, for one set of places (`concurrency`) instead of two, and new events fanned out only once the due
+ * attempts ran dry, one turn at a time. Each look, claim and record is event-loop time (and, on the embedded
+ * engine, the write lock) taken from the redirect; what waits is sent once the load eases, and the oldest
+ * undelivered event's age (metrics) shows how far behind that leaves the hooks.
+ */
+export const BUSY_LOOK_MS = 1_000;
 
-export interface DispatcherDeps {
+export interface DispatcherDeps extends SendDeps {
   queue: AttemptQueue;
-  /** new events → pending deliveries (webhook-fanout.ts) */
-  fanout: { run(): Promise<number> };
-  outbound: OutboundHttp;
-  secrets: SecretBox;
-  clock: Clock;
-  log: FastifyBaseLogger;
+  /** new events → pending deliveries (webhook-fanout.ts), a turn of 1,000 after another while `more()` */
+  fanout: { run(more?: () => boolean): Promise<number> };
   /** WEBHOOK_CONCURRENCY */
   concurrency: number;
-  /** WEBHOOK_ALLOW_PRIVATE */
-  allowPrivate: boolean;
-  userAgent: string;
   onOutcome?: (outcome: Exclude<AttemptOutcome, 'lost'>) => void;
   pollMs?: number;
-}
-
-/** Text a column takes: NUL (which PostgreSQL's text refuses) and the other controls but tab and newlines dropped. */
-function printable(text: string): string {
-  let out = '';
-  for (const ch of text) {
-    const code = ch.charCodeAt(0);
-    if (code >= 0x20 ? code !== 0x7f : code === 0x09 || code === 0x0a || code === 0x0d) out += ch;
-  }
-  return out;
-}
-
-type SendDeps = Pick<DispatcherDeps, 'outbound' | 'secrets' | 'clock' | 'log' | 'allowPrivate' | 'userAgent'>;
-
-/** One attempt: the event POSTed, signed, to the hook's URL; what came of it (a cancel by shutdown throws). */
-async function sendAttempt(deps: SendDeps, claimed: ClaimedAttempt, signal: AbortSignal): Promise<AttemptResult> {
-  const { delivery } = claimed;
-  const attemptedAt = deps.clock.now();
-  const timestamp = Math.floor(attemptedAt / 1000);
-  const started = performance.now();
-  const secrets = claimed.secrets.map((s) => deps.secrets.open(s));
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': deps.userAgent,
-    'webhook-id': delivery.event_id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, delivery.payload),
-  };
-  const took = () => Math.round(performance.now() - started);
-  try {
-    const res = await deps.outbound.request({
-      url: claimed.url,
-      method: 'POST',
-      headers,
-      body: delivery.payload,
-      maxRedirects: 0,
-      deadlineMs: DELIVERY_DEADLINE_MS,
-      maxBodyBytes: RESPONSE_BODY_BYTES,
-      onTooLarge: 'truncate',
-      allowPrivate: deps.allowPrivate,
-      signal,
-    });
-    const ok = res.status >= 200 && res.status < 300;
-    return {
-      attemptedAt,
-      statusCode: res.status,
-      durationMs: took(),
-      error: ok ? null : `The receiver answered ${res.status}`,
-      responseBody: printable(res.body.toString('utf8')),
-      retryAfterMs: ok ? null : retryAfterMs(res.headers['retry-after'], attemptedAt),
-    };
-  } catch (err) {
-    if (!(err instanceof OutboundError) || err.failure === 'cancelled') throw err;
-    deps.log.info({ webhookId: delivery.webhook_id, detail: err.detail }, 'webhook delivery failed');
-    const error =
-      err.failure === 'address-not-allowed'
-        ? 'WEBHOOK_TARGET_FORBIDDEN: the host resolves to an address that is not allowed'
-        : `No delivery: ${err.message}`;
-    return { attemptedAt, statusCode: null, durationMs: took(), error, responseBody: null, retryAfterMs: null };
-  }
+  /** whether the process is busy serving (infra/serving-load.ts): deliveries give way (BUSY_LOOK_MS); never, without it */
+  busy?: () => boolean;
 }
 
 /**
@@ -104,7 +43,19 @@ interface Pool {
   inRecording: number;
   recording: Promise<void> | null;
   settled: Set<Promise<void>>;
+  /** the last claim found fewer due attempts than it had room for */
+  ranDry: boolean;
 }
+
+const emptyPool = (): Pool => ({
+  backlog: [],
+  inFlight: new Map(),
+  toRecord: [],
+  inRecording: 0,
+  recording: null,
+  settled: new Set(),
+  ranDry: true,
+});
 
 /** Writes what ended while the last write ran, one transaction at a time; a failed write is left to the leases. */
 function recordEnded(deps: DispatcherDeps, pool: Pool): Promise<void> {
@@ -160,13 +111,22 @@ function startWaiting(deps: DispatcherDeps, pool: Pool, ended: () => void): void
 /**
  * One look for work: new events fanned out (when asked), then attempts claimed in one go for the places free now
  * and as many again to follow (so a place that frees is filled without a query). True: there may be more.
+ * Giving way (BUSY_LOOK_MS): the places free now only, and the fan-out's one turn only once the due ones ran dry.
  */
-async function lookForWork(deps: DispatcherDeps, pool: Pool, fanout: boolean, ended: () => void): Promise<boolean> {
-  if (fanout) await deps.fanout.run();
+async function lookForWork(
+  deps: DispatcherDeps,
+  pool: Pool,
+  look: { fanout: boolean; givingWay: boolean },
+  ended: () => void,
+): Promise<boolean> {
+  // at full pace until the process gets busy; giving way, one turn
+  if (look.fanout && !look.givingWay) await deps.fanout.run(() => !(deps.busy?.() ?? false));
+  else if (look.fanout && pool.ranDry) await deps.fanout.run(() => false);
   const held = pool.backlog.length + pool.inFlight.size + pool.toRecord.length + pool.inRecording;
-  const room = 2 * deps.concurrency - held;
+  const room = (look.givingWay ? 1 : 2) * deps.concurrency - held;
   if (room < Math.max(1, deps.concurrency / 2)) return false;
   const claimed = await deps.queue.claim(room, deps.clock.now(), DELIVERY_LEASE_MS);
+  pool.ranDry = claimed.length < room;
   pool.backlog.push(...claimed);
   startWaiting(deps, pool, ended);
   return claimed.length === room;
@@ -187,15 +147,21 @@ interface TurnFlags {
   stopped: boolean;
 }
 
-/** Looks for work until there is no more, or no room. */
-async function turns(deps: DispatcherDeps, pool: Pool, flags: TurnFlags, ended: () => void): Promise<void> {
+/** Looks for work until there is no more, or no room; giving way, once (the next look waits: BUSY_LOOK_MS). */
+async function turns(
+  deps: DispatcherDeps,
+  pool: Pool,
+  flags: TurnFlags,
+  givingWay: boolean,
+  ended: () => void,
+): Promise<void> {
   try {
     do {
       flags.again = false;
       const fanout = flags.fanoutWanted;
       flags.fanoutWanted = false;
-      if (await lookForWork(deps, pool, fanout, ended)) flags.again = true;
-    } while (flags.again && !flags.stopped);
+      if (await lookForWork(deps, pool, { fanout, givingWay }, ended)) flags.again = true;
+    } while (flags.again && !flags.stopped && !givingWay);
   } catch (err) {
     deps.log.error({ err }, 'webhook dispatch failed; trying again shortly');
   }
@@ -211,30 +177,65 @@ async function drain(deps: DispatcherDeps, pool: Pool): Promise<void> {
 }
 
 /**
+ * When the dispatcher may look for work: at once, unless the process is busy serving (`busy`); then at most every
+ * BUSY_LOOK_MS, a look asked for sooner being put off until then (`later` runs it).
+ */
+function createPace(busy: (() => boolean) | undefined, later: () => void) {
+  /** when the last look while giving way started (performance.now()), and the look put off until a second after */
+  let lastLook = Number.NEGATIVE_INFINITY;
+  let putOff: NodeJS.Timeout | null = null;
+  return {
+    /** A look now: whether it gives way; null: not now (put off). `force`: now and at full pace (tick()). */
+    givingWay(force: boolean): boolean | null {
+      if (force || !(busy?.() ?? false)) return false;
+      const wait = lastLook + BUSY_LOOK_MS - performance.now();
+      if (wait <= 0) {
+        lastLook = performance.now();
+        return true;
+      }
+      putOff ??= setTimeout(() => {
+        putOff = null;
+        later();
+      }, wait);
+      return null;
+    },
+    stop(): void {
+      if (putOff) clearTimeout(putOff);
+      putOff = null;
+    },
+  };
+}
+
+/**
  * Sends the attempts: POSTs the event with Standard Webhooks' headers through the outbound module (every address
  * checked at each delivery, the checked one connected, no redirects, 15 s), then records what came of it. Up to
  * `concurrency` in flight; woken when work is queued here, and every POLL_MS for the rest (other instances' events,
  * retries coming due, leases that ran out).
  */
 export function createDispatcher(deps: DispatcherDeps) {
-  const pool: Pool = {
-    backlog: [],
-    inFlight: new Map(),
-    toRecord: [],
-    inRecording: 0,
-    recording: null,
-    settled: new Set(),
-  };
+  const pool = emptyPool();
   const flags: TurnFlags = { again: false, fanoutWanted: true, stopped: true };
   let timer: NodeJS.Timeout | null = null;
   let wakeQueued = false;
   let ticking: Promise<void> | null = null;
+  const pace = createPace(deps.busy, () => void tick());
 
-  /** One run of looks for work at a time: a call during one asks it to look again, and shares it. */
-  function tick(): Promise<void> {
+  /**
+   * One run of looks for work at a time: a call during one asks it to look again, and shares it. While the
+   * process is busy serving, a look comes at most every BUSY_LOOK_MS (a call before then puts it off until then).
+   */
+  function tick(force = false): Promise<void> {
     if (flags.stopped) return Promise.resolve();
-    if (ticking) flags.again = true;
-    else ticking = turns(deps, pool, flags, ended).finally(() => (ticking = null));
+    if (ticking) {
+      flags.again = true;
+      return ticking;
+    }
+    const givingWay = pace.givingWay(force);
+    if (givingWay === null) return Promise.resolve();
+    ticking = turns(deps, pool, flags, givingWay, ended).finally(() => {
+      ticking = null;
+      if (flags.again) soon(); // asked again during a look that gave way: the next one, when its time comes
+    });
     return ticking;
   }
   function soon(): void {
@@ -268,7 +269,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     async tick(): Promise<void> {
       while (ticking) await ticking;
       flags.fanoutWanted = true;
-      await tick();
+      await tick(true);
     },
     /** The attempts in flight, settled and recorded (tests). */
     idle: () => settledAll(pool),
@@ -276,6 +277,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     async stop(): Promise<void> {
       flags.stopped = true;
       if (timer) clearInterval(timer);
+      pace.stop();
       await drain(deps, pool);
     },
   };

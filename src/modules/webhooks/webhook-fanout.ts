@@ -153,14 +153,14 @@ export function createFanout(deps: { db: Kysely<Database>; clock: Clock }) {
     return { events: 0, deliveries: 0 };
   }
 
-  /** Fans out everything committed so far; the number of deliveries written. */
-  async function run(): Promise<number> {
+  /** Fans out what is committed so far, a turn after another while `more()` allows; the deliveries written. */
+  async function run(more: () => boolean): Promise<number> {
     let written = 0;
     try {
       for (;;) {
         const t = await turn();
         written += t.deliveries;
-        if (t.events < EVENTS_PER_TURN) return written;
+        if (t.events < EVENTS_PER_TURN || !more()) return written;
       }
     } catch (err) {
       cursor = null; // read again from the stored position next time
@@ -170,9 +170,9 @@ export function createFanout(deps: { db: Kysely<Database>; clock: Clock }) {
   }
 
   return {
-    /** One run at a time per process: a call during a run shares it. */
-    run(): Promise<number> {
-      running ??= run().finally(() => {
+    /** One run at a time per process: a call during a run shares it (and its `more`). Default: everything. */
+    run(more: () => boolean = () => true): Promise<number> {
+      running ??= run(more).finally(() => {
         running = null;
       });
       return running;

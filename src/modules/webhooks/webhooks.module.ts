@@ -34,6 +34,8 @@ export interface WebhooksModuleDeps {
   resolve?: ResolveHost;
   /** `Ferry-Webhooks/<version>` */
   userAgent: string;
+  /** whether the process is busy serving: deliveries give way then (webhook-dispatcher.ts); never, without it */
+  busy?: () => boolean;
   metrics?: {
     recordWebhookDelivery(outcome: 'delivered' | 'retried' | 'failed'): void;
     setWebhookBacklogProvider(provider: () => Promise<number>): void;
@@ -61,6 +63,7 @@ export function createWebhooksModule(deps: WebhooksModuleDeps) {
     concurrency: deps.concurrency,
     allowPrivate: deps.allowPrivate,
     userAgent: deps.userAgent,
+    ...(deps.busy ? { busy: deps.busy } : {}),
     ...(deps.metrics ? { onOutcome: (o) => deps.metrics!.recordWebhookDelivery(o) } : {}),
   });
   deps.metrics?.setWebhookBacklogProvider(() => queue.oldestWaitingSeconds(deps.clock.now()));

@@ -73,4 +73,30 @@ describe.each(engines)('the public events of link changes on %s', (engine) => {
       (res.body.data as Array<{ link: { id: number } }>).map((d) => d.link.id).sort(),
     );
   });
+
+  it('when events are written, then /metrics counts them in ferry_events_written_total; a refused change adds none', async () => {
+    const written = async () => {
+      const res = await t.app.inject({ url: '/metrics' });
+      const m = /^ferry_events_written_total (\d+)$/m.exec(res.body);
+      expect(m, 'ferry_events_written_total on /metrics').not.toBeNull();
+      return Number(m![1]);
+    };
+    const before = await written();
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/links/bulk',
+      token: owner.token,
+      payload: { links: [1, 2].map((n) => ({ original_url: `https://example.com/counted/${n}` })) },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(await written()).toBe(before + 2);
+    const clash = await t.request({
+      method: 'POST',
+      url: '/api/v1/links',
+      token: owner.token,
+      payload: { original_url: 'https://example.com/clash', aliases: [res.body.data[0].link.short_code] },
+    });
+    expect(clash.status).toBe(409);
+    expect(await written()).toBe(before + 2);
+  });
 });
