@@ -23,6 +23,7 @@ import { summarize } from './profile-summary.js';
 import { ingestScaleOut } from './ingest-scaleout.js';
 import { redirectRedis } from './redirect-redis.js';
 import { redirectHooked } from './hook-cost.js';
+import { webhookThroughput } from './webhook-throughput.js';
 import { redirectSse } from './sse-subscribers.js';
 import { SqliteDatabase as Database } from '../src/db/sqlite-driver.js';
 
@@ -945,6 +946,7 @@ export const SCENARIOS: Scenario[] = [
   ingestScaleOut,
   redirectRedis,
   redirectHooked,
+  webhookThroughput,
   redirectSse,
 ];
 
@@ -1020,6 +1022,27 @@ export function targetsOf(rows: Row[]): Target[] {
       name: 'redirect of one instance on Redis >= 0.5 x the embedded redirect (alternating rounds, issue 37)',
       met: onRedis.perSecond / onRedis.baselinePerSecond >= 0.5 && onRedis.notes.startsWith('no click lost'),
       detail: `${(onRedis.perSecond / onRedis.baselinePerSecond).toFixed(2)} x (${Math.round(onRedis.perSecond)} vs ${Math.round(onRedis.baselinePerSecond)}/s), p99 ${onRedis.latencyMs?.p99.toFixed(2) ?? '-'} ms`,
+    });
+  const hooked = get('redirect-hooked');
+  const unhooked = get('redirect-unhooked');
+  if (hooked?.baselinePerSecond && unhooked?.cpuUsPerRequest && hooked.cpuUsPerRequest) {
+    const ratio = hooked.perSecond / hooked.baselinePerSecond;
+    out.push({
+      name: 'one link.clicked webhook: redirect >= 0.95 x without (alternating rounds, issue 40)',
+      met: ratio >= 0.95 && hooked.notes.startsWith('no click lost'),
+      detail:
+        `${ratio.toFixed(2)} x (${Math.round(hooked.perSecond)} vs ${Math.round(hooked.baselinePerSecond)}/s); ` +
+        `server CPU per redirect ${hooked.cpuUsPerRequest.toFixed(1)} vs ${unhooked.cpuUsPerRequest.toFixed(1)} µs`,
+    });
+  }
+  const deliveries = rows.filter((r) => r.name.startsWith('webhooks-'));
+  if (deliveries.length)
+    out.push({
+      name: 'webhook deliveries >= 1,000 events/s with the default concurrency, SQLite and PostgreSQL (issue 40)',
+      met: deliveries.length === 2 && deliveries.every((r) => r.perSecond >= 1_000 && r.errors === 0),
+      detail: deliveries
+        .map((r) => `${r.name}: ${r.perSecond > 0 ? `${Math.round(r.perSecond)}/s` : r.notes}`)
+        .join(', '),
     });
   const sse = get('redirect-sse-1000');
   if (sse?.baselinePerSecond && sse.extraRssBytes !== undefined) {

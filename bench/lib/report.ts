@@ -4,9 +4,9 @@ export interface Row {
   name: string;
   /** what was measured, in a few words (data, configuration) */
   setup: string;
-  /** requests/s, or persisted clicks/s for ingestion */
+  /** requests/s, persisted clicks/s for ingestion, delivered events/s for webhooks */
   perSecond: number;
-  unit: 'req/s' | 'clicks/s' | 'starts/s';
+  unit: 'req/s' | 'clicks/s' | 'starts/s' | 'events/s';
   latencyMs: { p50: number; p99: number; p999: number } | null;
   /** answers that were not the expected status, plus connection errors */
   errors: number;
