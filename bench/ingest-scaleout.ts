@@ -9,7 +9,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { runJson } from './lib/proc.js';
-import type { Row } from './lib/report.js';
+import { notMeasured, type Row } from './lib/report.js';
 import type { DrainResult } from './lib/stream-drain.js';
 import type { BenchContext, Scenario } from './scenarios.js';
 
@@ -67,20 +67,6 @@ const rowOf = (r: DrainResult): Row => ({
     `with PostgreSQL's backends ${(((r.workerCpuSeconds + r.pgCpuSeconds) * 1e6) / r.records).toFixed(0)} µs per click`,
 });
 
-const skipped = (why: string): Row => ({
-  name: 'ingest-pg-2w',
-  setup: 'not measured',
-  perSecond: 0,
-  unit: 'clicks/s',
-  latencyMs: null,
-  errors: 0,
-  cpuUsPerRequest: null,
-  cpuCores: null,
-  mainCpuUsPerRequest: null,
-  peakRssBytes: null,
-  notes: why,
-});
-
 export const ingestScaleOut: Scenario = {
   name: 'ingest-pg',
   needs: [],
@@ -89,7 +75,7 @@ export const ingestScaleOut: Scenario = {
   async run(ctx: BenchContext) {
     const missing = await redisMissing();
     const db = missing === null ? await freshDatabase() : missing;
-    if (typeof db === 'string') return { row: skipped(db) };
+    if (typeof db === 'string') return { row: notMeasured('ingest-pg-2w', 'clicks/s', db) };
     try {
       const clicks = String(Math.max(60_000, 20_000 * ctx.duration));
       const { result } = await runJson<{ runs: DrainResult[] }>(['--import', 'tsx', 'bench/ingest.ts'], {

@@ -22,27 +22,13 @@ import type { Database } from '../src/db/types.js';
 import { clickGroupInfo, clickStreamKeys } from '../src/modules/clicks/transport/click-stream.js';
 import { abandonedCount, clickVerdict, drive, load, redirectCount, rowOf, type Workload } from './lib/drive.js';
 import { peakRssBytes, ROOT, stopServer } from './lib/proc.js';
-import type { Row } from './lib/report.js';
+import { notMeasured } from './lib/report.js';
 import { seedLinksPortable } from './lib/seed.js';
 import { freshDatabase, REDIS_URL, redisMissing } from './ingest-scaleout.js';
 import { profileOf, startFerry, type BenchContext, type Scenario } from './scenarios.js';
 
 const BROWSER_UA =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
-
-const skipped = (why: string): Row => ({
-  name: 'redirect-redis',
-  setup: 'not measured',
-  perSecond: 0,
-  unit: 'req/s',
-  latencyMs: null,
-  errors: 0,
-  cpuUsPerRequest: null,
-  cpuCores: null,
-  mainCpuUsPerRequest: null,
-  peakRssBytes: null,
-  notes: why,
-});
 
 /** 100,000 anonymous links in the fresh database (its own codes, in a codes file for the load generator). */
 async function seed(ctx: BenchContext, url: string): Promise<string> {
@@ -99,7 +85,7 @@ export const redirectRedis: Scenario = {
   async run(ctx: BenchContext) {
     const missing = await redisMissing();
     const db = missing === null ? await freshDatabase() : missing;
-    if (typeof db === 'string') return { row: skipped(db) };
+    if (typeof db === 'string') return { row: notMeasured('redirect-redis', 'req/s', db) };
     const prefix = `bench-redirect-${process.pid}:`;
     try {
       const codes = await seed(ctx, db.url);

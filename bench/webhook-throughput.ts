@@ -6,7 +6,7 @@
  */
 import { freshDatabase } from './ingest-scaleout.js';
 import { runJson } from './lib/proc.js';
-import type { Row } from './lib/report.js';
+import { notMeasured, type Row } from './lib/report.js';
 import type { Scenario } from './scenarios.js';
 
 interface WebhooksResult {
@@ -33,20 +33,6 @@ const rowOf = (name: string, r: WebhooksResult): Row => ({
   notes: `from the first write to the receiver's last request ${r.seconds.toFixed(2)} s; busiest second ${r.busiestSecond}; ${r.requests} requests (each event once)`,
 });
 
-const skipped = (name: string, why: string): Row => ({
-  name,
-  setup: 'not measured',
-  perSecond: 0,
-  unit: 'events/s',
-  latencyMs: null,
-  errors: 0,
-  cpuUsPerRequest: null,
-  cpuCores: null,
-  mainCpuUsPerRequest: null,
-  peakRssBytes: null,
-  notes: why,
-});
-
 const run = (env: Record<string, string>) => runJson<WebhooksResult>(['--import', 'tsx', 'bench/webhooks.ts'], env);
 
 export const webhookThroughput: Scenario = {
@@ -57,7 +43,7 @@ export const webhookThroughput: Scenario = {
   async run() {
     const sqlite = rowOf('webhooks-sqlite', (await run({})).result);
     const db = await freshDatabase();
-    if (typeof db === 'string') return { row: sqlite, more: [skipped('webhooks-pg', db)] };
+    if (typeof db === 'string') return { row: sqlite, more: [notMeasured('webhooks-pg', 'events/s', db)] };
     try {
       return { row: sqlite, more: [rowOf('webhooks-pg', (await run({ DATABASE_URL: db.url })).result)] };
     } finally {

@@ -38,6 +38,21 @@ export interface Target {
 const num = (n: number): string => Math.round(n).toLocaleString('en-US');
 const ms = (n: number): string => (n < 10 ? n.toFixed(2) : n.toFixed(1));
 
+/** A row for a benchmark that could not run here (a service it needs is unreachable): why, and no figures. */
+export const notMeasured = (name: string, unit: Row['unit'], why: string): Row => ({
+  name,
+  setup: 'not measured',
+  perSecond: 0,
+  unit,
+  latencyMs: null,
+  errors: 0,
+  cpuUsPerRequest: null,
+  cpuCores: null,
+  mainCpuUsPerRequest: null,
+  peakRssBytes: null,
+  notes: why,
+});
+
 export function markdown(rows: Row[], targets: Target[], header: string): string {
   const lines = [
     header,
