@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { checkedAddress, createHostResolver, literalAddress, type ResolveHost } from './outbound-address.js';
 import { connectionFailure, describeError, OutboundError, StaleConnection } from './outbound-error.js';
+import { nextHop, requestHeaders, type Hop } from './outbound-hops.js';
 
 export { OutboundError, type OutboundFailure } from './outbound-error.js';
 export type { ResolveHost } from './outbound-address.js';
@@ -73,9 +74,6 @@ export interface OutboundHttpOptions {
 const KEEP_IDLE_MS = 4_000;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** Credentials that stay with the origin they were meant for (as browsers and fetch do). */
-const ORIGIN_BOUND = new Set(['authorization', 'cookie', 'proxy-authorization']);
-
 /** Never called: the request connects to an IP literal. If Node ever asked, no second lookup may answer. */
 const noSecondLookup: LookupFunction = (hostname, _options, callback) => {
   const err = Object.assign(new Error(`no lookup of ${hostname}: the address was resolved and checked before`), {
@@ -111,16 +109,6 @@ function beforeStop<T>(work: Promise<T>, signal: AbortSignal, onStop: () => Outb
     signal.addEventListener('abort', stop, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
   });
-}
-
-interface Hop {
-  url: URL;
-  address: string;
-  method: string;
-  headers: Record<string, string>;
-  body: string | Uint8Array | undefined;
-  /** a status answered without reading the body (a redirect about to be followed) */
-  skipBody: (status: number, headers: IncomingHttpHeaders) => boolean;
 }
 
 /** Reads the body up to the limit; `finish` settles the exchange (once); `whole`: the answer was read to its end. */
@@ -208,33 +196,40 @@ function exchange(hop: Hop, req: OutboundRequest, signal: AbortSignal, agents: A
   });
 }
 
-/** What the next hop sends: a 303, and a 301/302 after a POST, go on as a GET without body. */
-function nextHop(hop: Hop, status: number, next: URL): Pick<Hop, 'method' | 'headers' | 'body'> {
-  const asGet = status === 303 || ((status === 301 || status === 302) && hop.method === 'POST');
-  const headers = Object.fromEntries(
-    Object.entries(hop.headers).filter(([k]) => {
-      const key = k.toLowerCase();
-      if (key === 'host' || (asGet && key === 'content-length')) return false;
-      return next.origin === hop.url.origin || !ORIGIN_BOUND.has(key);
-    }),
-  );
-  if (!asGet) return { method: hop.method, headers, body: hop.body };
-  return { method: hop.method === 'HEAD' ? 'HEAD' : 'GET', headers, body: undefined };
+/** How requests go out: the pools of kept connections (or none), and each hop's checked address. */
+interface Route {
+  agents: Agents;
+  keepAlive: boolean;
+  addressOf(url: URL, req: OutboundRequest, signal: AbortSignal): Promise<string>;
 }
 
-/** Headers Ferry sets itself: the URL's Host, the body's length, and whether the connection stays open. */
-const OWN_HEADERS = new Set(['host', 'content-length', 'connection']);
-
-function requestHeaders(
-  url: URL,
-  headers: Readonly<Record<string, string>>,
-  body: Hop['body'],
-  keepAlive: boolean,
-): Record<string, string> {
-  const own = Object.fromEntries(Object.entries(headers).filter(([k]) => !OWN_HEADERS.has(k.toLowerCase())));
-  const size = body === undefined ? null : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-  const length: Record<string, string> = size === null ? {} : { 'content-length': String(size) };
-  return { ...own, ...length, host: url.host, connection: keepAlive ? 'keep-alive' : 'close' };
+/** The request and the redirects it may follow, each hop to its checked address, until `signal` stops it. */
+async function requestWithin(req: OutboundRequest, signal: AbortSignal, route: Route): Promise<OutboundResponse> {
+  const { agents, keepAlive, addressOf } = route;
+  const maxRedirects = req.maxRedirects ?? 0;
+  const follows = (status: number, headers: IncomingHttpHeaders) =>
+    maxRedirects > 0 && REDIRECTS.has(status) && typeof headers.location === 'string';
+  let url = parseTarget(req.url);
+  let sent: Pick<Hop, 'method' | 'headers' | 'body'> = {
+    method: req.method ?? 'GET',
+    headers: requestHeaders(url, req.headers ?? {}, req.body, keepAlive),
+    body: req.body,
+  };
+  for (let hops = 0; ; hops += 1) {
+    const hop: Hop = { url, address: await addressOf(url, req, signal), ...sent, skipBody: follows };
+    const res = await exchange(hop, req, signal, agents).catch((err: unknown) => {
+      if (err instanceof StaleConnection) return exchange(hop, req, signal, null);
+      throw err;
+    });
+    if (!follows(res.status, res.headers)) return res;
+    if (hops >= maxRedirects) {
+      throw new OutboundError('too-many-redirects', `more than ${maxRedirects} redirects, last at ${url.host}`);
+    }
+    const next = parseTarget(res.headers.location!, url);
+    const carried = nextHop(hop, res.status, next);
+    sent = { ...carried, headers: requestHeaders(next, carried.headers, carried.body, keepAlive) };
+    url = next;
+  }
 }
 
 /**
@@ -258,33 +253,21 @@ export function createOutboundHttp(opts: OutboundHttpOptions = {}): OutboundHttp
     return checkedAddress(url.hostname, addresses, req.allowPrivate === true);
   };
 
+  const route: Route = { agents, keepAlive, addressOf };
   return {
     async request(req) {
-      const deadline = AbortSignal.timeout(req.deadlineMs);
-      const signal = req.signal ? AbortSignal.any([deadline, req.signal]) : deadline;
-      const maxRedirects = req.maxRedirects ?? 0;
-      const follows = (status: number, headers: IncomingHttpHeaders) =>
-        maxRedirects > 0 && REDIRECTS.has(status) && typeof headers.location === 'string';
-      let url = parseTarget(req.url);
-      let sent: Pick<Hop, 'method' | 'headers' | 'body'> = {
-        method: req.method ?? 'GET',
-        headers: requestHeaders(url, req.headers ?? {}, req.body, keepAlive),
-        body: req.body,
-      };
-      for (let hops = 0; ; hops += 1) {
-        const hop: Hop = { url, address: await addressOf(url, req, signal), ...sent, skipBody: follows };
-        const res = await exchange(hop, req, signal, agents).catch((err: unknown) => {
-          if (err instanceof StaleConnection) return exchange(hop, req, signal, null);
-          throw err;
-        });
-        if (!follows(res.status, res.headers)) return res;
-        if (hops >= maxRedirects) {
-          throw new OutboundError('too-many-redirects', `more than ${maxRedirects} redirects, last at ${url.host}`);
-        }
-        const next = parseTarget(res.headers.location!, url);
-        const carried = nextHop(hop, res.status, next);
-        sent = { ...carried, headers: requestHeaders(next, carried.headers, carried.body, keepAlive) };
-        url = next;
+      // One timer for the whole exchange, cleared when it ends (AbortSignal.timeout's would keep its signal, and
+      // AbortSignal.any's, for the whole deadline after every request).
+      const stop = new AbortController();
+      const deadline = setTimeout(() => stop.abort(), req.deadlineMs);
+      const cancel = () => stop.abort();
+      if (req.signal?.aborted) stop.abort();
+      else req.signal?.addEventListener('abort', cancel, { once: true });
+      try {
+        return await requestWithin(req, stop.signal, route);
+      } finally {
+        clearTimeout(deadline);
+        req.signal?.removeEventListener('abort', cancel);
       }
     },
     close() {
