@@ -127,6 +127,8 @@ describe('the webhook dispatcher under a serving load', () => {
     await s.delivered(CONCURRENCY);
     const before = s.claims.length;
     busy = false;
+    // new events are written (as the change writers' wake-up does): the next look fans them out at full pace
+    dispatcher!.wake();
     await s.delivered(1_000);
 
     const after = s.claims.slice(before);
