@@ -21,7 +21,9 @@ interface WebhooksResult {
 
 const rowOf = (name: string, r: WebhooksResult): Row => ({
   name,
-  setup: `${r.events.toLocaleString('en-US')} link.created events to one hook, WEBHOOK_CONCURRENCY ${r.concurrency}, receiver on loopback in its own process; ${r.engine}`,
+  setup:
+    `${r.events.toLocaleString('en-US')} link.created events to one hook, WEBHOOK_CONCURRENCY ${r.concurrency}, ` +
+    `receiver on loopback in its own process; ${r.engine}`,
   perSecond: r.eventsPerSecond,
   unit: 'events/s',
   latencyMs: null,
@@ -30,7 +32,9 @@ const rowOf = (name: string, r: WebhooksResult): Row => ({
   cpuCores: null,
   mainCpuUsPerRequest: null,
   peakRssBytes: null,
-  notes: `from the first write to the receiver's last request ${r.seconds.toFixed(2)} s; busiest second ${r.busiestSecond}; ${r.requests} requests (each event once)`,
+  notes:
+    `from the first write to the receiver's last request ${r.seconds.toFixed(2)} s; ` +
+    `busiest second ${r.busiestSecond}; ${r.requests} requests (each event once)`,
 });
 
 const run = (env: Record<string, string>) => runJson<WebhooksResult>(['--import', 'tsx', 'bench/webhooks.ts'], env);

@@ -67,7 +67,9 @@ export function registerWebhookSeries(registers: Registry[]) {
   let backlog: (() => Promise<number>) | null = null;
   const deliveries = new Counter({
     name: 'ferry_webhook_deliveries_total',
-    help: 'Webhook delivery attempts this instance made, by outcome (delivered; retried: failed, another attempt is due; failed: no more attempts)',
+    help:
+      'Webhook delivery attempts this instance made, by outcome ' +
+      '(delivered; retried: failed, another attempt is due; failed: no more attempts)',
     labelNames: ['outcome'] as const,
     registers,
   });

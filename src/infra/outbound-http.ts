@@ -196,16 +196,16 @@ function exchange(hop: Hop, req: OutboundRequest, signal: AbortSignal, agents: A
   });
 }
 
-/** How requests go out: the pools of kept connections (or none), and each hop's checked address. */
+/** How requests go out: the pools of kept connections (none: a connection per request), each hop's checked address. */
 interface Route {
   agents: Agents;
-  keepAlive: boolean;
   addressOf(url: URL, req: OutboundRequest, signal: AbortSignal): Promise<string>;
 }
 
 /** The request and the redirects it may follow, each hop to its checked address, until `signal` stops it. */
 async function requestWithin(req: OutboundRequest, signal: AbortSignal, route: Route): Promise<OutboundResponse> {
-  const { agents, keepAlive, addressOf } = route;
+  const { agents, addressOf } = route;
+  const keepAlive = agents !== null;
   const maxRedirects = req.maxRedirects ?? 0;
   const follows = (status: number, headers: IncomingHttpHeaders) =>
     maxRedirects > 0 && REDIRECTS.has(status) && typeof headers.location === 'string';
@@ -253,7 +253,7 @@ export function createOutboundHttp(opts: OutboundHttpOptions = {}): OutboundHttp
     return checkedAddress(url.hostname, addresses, req.allowPrivate === true);
   };
 
-  const route: Route = { agents, keepAlive, addressOf };
+  const route: Route = { agents, addressOf };
   return {
     async request(req) {
       // One timer for the whole exchange, cleared when it ends (AbortSignal.timeout's would keep its signal, and

@@ -104,7 +104,7 @@ describe('the webhook dispatcher under a serving load', () => {
     return dispatcher;
   }
 
-  it('when the process is busy serving, then it claims one set of places a second, and events fan out only once the queue ran dry', async () => {
+  it('when the process is busy serving, then one set of places a second, and a fan-out once the queue ran dry', async () => {
     const s = standIns(1_000);
     start(s, () => true);
     await s.delivered(3 * CONCURRENCY);
