@@ -12,7 +12,8 @@
  * dropped at the end; default: SQLite in temporary DATA_DIRs), MILLION_LINKS (default 1,000,000),
  * MILLION_SAMPLES (requests per row, default 100; 30 cursor pages are walked that many / 30 times, ≥ 3),
  * MILLION_FERRY_ENV (JSON: more variables for both servers, e.g. {"OVERLOAD_MAX_EVENT_LOOP_DELAY_MS":"0"} to time
- * every request of a build whose slow ones make the overload guard shed the rest).
+ * every request of a build whose slow ones make the overload guard shed the rest), MILLION_ONLY (comma-separated
+ * parts of row names: only the rows whose name holds one, e.g. `2 characters,every link`).
  * Prints a Markdown table and, last, one JSON line.
  */
 import { execSync } from 'node:child_process';
@@ -27,6 +28,8 @@ import { ENDPOINTS, requestRows, type Endpoint, type Sample, type Target } from 
 const LINKS = Number(process.env.MILLION_LINKS ?? 1_000_000);
 const SAMPLES = Number(process.env.MILLION_SAMPLES ?? 100);
 const PG_URL = process.env.DATABASE_URL ?? null;
+const ONLY = process.env.MILLION_ONLY?.split(',') ?? null;
+const ROWS = ENDPOINTS.filter((e) => ONLY === null || ONLY.some((part) => e.name.includes(part)));
 const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -184,10 +187,10 @@ async function main(): Promise<void> {
     const empty: Instance = { dataDir: path.join(work, 'empty'), databaseUrl: dbs?.urls[0] ?? null };
     const full: Instance = { dataDir: path.join(work, 'full'), databaseUrl: dbs?.urls[1] ?? null };
     const [emptyTarget, fullTarget] = [await prepareEmpty(empty), await prepareMillion(full)];
-    const before = await measure(empty, emptyTarget, ENDPOINTS);
-    const after = await measure(full, fullTarget, ENDPOINTS);
+    const before = await measure(empty, emptyTarget, ROWS);
+    const after = await measure(full, fullTarget, ROWS);
     const engine = PG_URL ? 'PostgreSQL' : 'SQLite';
-    const rows = ENDPOINTS.map((e) => {
+    const rows = ROWS.map((e) => {
       const [a, b] = [before.get(e.name)!, after.get(e.name)!];
       const shed = b.filter((x) => !x.ok).length + a.filter((x) => !x.ok).length;
       return {
