@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Storage } from './database.js';
 import type { Dialect } from './dialect.js';
 
@@ -9,7 +9,10 @@ import type { Dialect } from './dialect.js';
  * `q` is answered by the scan it always was, and so is one whose every trigram more than RARE_TRIGRAM links hold.
  *
  * - SQLite: `link_search`, an FTS5 table with the trigram tokenizer (case folded), one row per link (rowid = the
- *   link's id) with its title, code, aliases and URL. Contentless (the text stays in `links` only) with
+ *   link's id) with its title, code, aliases and URL, each followed by char(1) (migration 055), so that every
+ *   occurrence of two characters begins a trigram, the last two of a column too: a two-character `q` is looked up
+ *   among the trigrams it begins (shortCandidates, through `link_search_terms`, the index's list of its
+ *   trigrams). Contentless (the text stays in `links` only) with
  *   contentless_delete, and kept by triggers on `links`, so every write path (the API's grouped insert, PATCH,
  *   delete, the expiry sweep, imports' batch inserts, bulk) updates it in its own transaction without knowing.
  *   detail=none (which documents hold a trigram, not where): a third of the size of detail=full (about 130 MB
@@ -25,31 +28,40 @@ import type { Dialect } from './dialect.js';
 /** The columns searched, in `links`. */
 const COLUMNS = ['title', 'short_code', 'aliases', 'original_url'] as const;
 
-const searchRow = (row: 'new' | 'old') =>
-  sql.raw(
-    `insert into link_search (rowid, title, short_code, aliases, original_url) values (${row}.id, coalesce(${row}.title, ''), ${row}.short_code, ${row}.aliases, ${row}.original_url)`,
-  );
+/**
+ * Each column's text in the index, followed by char(1), so that the two characters ending a column begin a
+ * trigram as well (any character would do: the index only narrows, the list's LIKE decides).
+ */
+const searchColumns = (row: 'new' | 'links') =>
+  `${row}.id, coalesce(${row}.title, '') || char(1), ${row}.short_code || char(1), ${row}.aliases || char(1), ` +
+  `${row}.original_url || char(1)`;
+const searchRow = sql.raw(
+  `insert into link_search (rowid, title, short_code, aliases, original_url) values (${searchColumns('new')})`,
+);
 
 /**
- * The SQLite index and its triggers, filled from the links there are. A migration that rebuilds `links`
- * (copy, drop, rename) drops the triggers with the old table: it must call this again.
+ * The SQLite index, its list of trigrams and its triggers, built anew from the links there are. A migration that
+ * rebuilds `links` (copy, drop, rename) drops the triggers with the old table: it must call this again.
  */
 export async function createSqliteLinkSearch(db: Kysely<unknown>): Promise<void> {
-  await sql`create virtual table if not exists link_search using fts5(title, short_code, aliases, original_url,
+  await sql`drop table if exists link_search_terms`.execute(db);
+  await sql`drop table if exists link_search`.execute(db);
+  await sql`create virtual table link_search using fts5(title, short_code, aliases, original_url,
     content = '', contentless_delete = 1, tokenize = 'trigram', detail = none)`.execute(db);
+  // One row per trigram with the number of links holding it, read in a range of trigrams (shortCandidates).
+  await sql`create virtual table link_search_terms using fts5vocab(link_search, row)`.execute(db);
   await sql`drop trigger if exists links_search_insert`.execute(db);
   await sql`drop trigger if exists links_search_update`.execute(db);
   await sql`drop trigger if exists links_search_delete`.execute(db);
-  await sql`create trigger links_search_insert after insert on links begin ${searchRow('new')}; end`.execute(db);
+  await sql`create trigger links_search_insert after insert on links begin ${searchRow}; end`.execute(db);
   // Only a change of a searched column: the click writer's counter updates do not touch the index.
   await sql`create trigger links_search_update after update of title, short_code, aliases, original_url on links begin
-    delete from link_search where rowid = old.id; ${searchRow('new')}; end`.execute(db);
+    delete from link_search where rowid = old.id; ${searchRow}; end`.execute(db);
   await sql`create trigger links_search_delete after delete on links begin delete from link_search where rowid = old.id; end`.execute(
     db,
   );
-  await sql`delete from link_search`.execute(db);
   await sql`insert into link_search (rowid, title, short_code, aliases, original_url)
-    select id, coalesce(title, ''), short_code, aliases, original_url from links`.execute(db);
+    select ${sql.raw(searchColumns('links'))} from links`.execute(db);
 }
 
 const TRIGRAM_INDEX = (column: string) => `links_${column}_trgm`;
@@ -127,30 +139,87 @@ export const RARE_TRIGRAM = 5_000;
 const ftsString = (gram: string) => `"${gram.replace(/"/g, '""')}"`;
 
 /**
+ * PostgreSQL counts a pattern as broad when its planner expects more than this share of the links to match (and
+ * more than RARE_TRIGRAM): the statistics' histogram of each column (100 values) is matched against the pattern,
+ * so a share this large means five or more sampled values matched; a rarer pattern is never taken for a broad one.
+ */
+const BROAD_SHARE = 0.05;
+
+/**
  * On PostgreSQL, the links `matches` (the list's ilikes) selects, found first and on their own (OFFSET 0 keeps
  * the planner from merging the subquery into the list): left to itself with the list's `order by id limit 21`,
  * it estimated a few hundred matches for any pattern, walked the primary key in order testing each link and,
- * for a pattern one link matched, read all million (5 s) where the trigram indexes answer in milliseconds. The
- * price: a pattern most links match is collected whole before the page is cut (about 2 s at a million links).
- * Null for a needle shorter than a trigram, which no index serves.
+ * for a pattern one link matched, read all million (5 s) where the trigram indexes answer in milliseconds. A
+ * pattern the planner expects most links to match (BROAD_SHARE, read from its estimate of the condition alone,
+ * which applies the pattern to the columns' statistics) is left to the list instead: its page meets the
+ * matches at once in the list's order, and its total is one (parallel) scan, where collecting a million ids
+ * first took 2.6 s. Null for those, and for a needle shorter than a trigram, which no index serves.
  */
-function postgresCandidates(needle: string, matches: RawBuilder<SqlBool>): RawBuilder<SqlBool> | null {
+async function postgresCandidates(
+  db: Kysely<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  needle: string,
+  matches: RawBuilder<SqlBool>,
+): Promise<RawBuilder<SqlBool> | null> {
   if ([...needle].length < TRIGRAM) return null;
+  const plan = await sql<{
+    'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }>;
+  }>`explain (format json) select 1 from links where ${matches}`.execute(db);
+  const expected = Number(plan.rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
+  const all = await sql<{ n: number }>`select reltuples as n from pg_class where oid = 'links'::regclass`.execute(db);
+  const links = Number(all.rows[0]?.n ?? 0);
+  if (expected > RARE_TRIGRAM && expected > BROAD_SHARE * links) return null;
   return sql<SqlBool>`links.id in (select links.id from links where ${matches} offset 0)`;
+}
+
+/** A trigram of the index and the number of links holding it (a row of `link_search_terms`). */
+interface Term {
+  term: string;
+  doc: number;
+}
+
+/** Where the list of trigrams is read: a reader off the event loop (the scan thread), or else the connection. */
+export type TermReader = (query: CompiledQuery<Term>) => Promise<Term[]>;
+
+/**
+ * SQLite, a needle of two ASCII characters: the links holding any trigram it begins (every occurrence begins one:
+ * link_search ends each column with char(1)). The index's own list of trigrams (fts5vocab) is read in the range
+ * of the needle, case folded as the tokenizer folds; it counts each trigram's links as it goes, which for a
+ * trigram most links hold takes a while (about 25 ms a million links), hence the reader. No trigram: no link
+ * matches. More than RARE_TRIGRAM links in all: null, the scan (it meets a broad pattern's matches at once).
+ * Other needles of two characters (non-ASCII, whose case the tokenizer may fold otherwise than JavaScript): null.
+ */
+async function shortCandidates(
+  db: Kysely<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  needle: string,
+  read: TermReader | undefined,
+): Promise<RawBuilder<SqlBool> | null> {
+  // eslint-disable-next-line no-control-regex
+  if (needle.length !== 2 || !/^[\x00-\x7f]{2}$/.test(needle)) return null;
+  const folded = needle.toLowerCase();
+  const query = sql<Term>`select term, doc from link_search_terms where term >= ${folded} and term <= ${`${folded}\u{10ffff}`}`;
+  const terms = read ? await read(query.compile(db)) : (await query.execute(db)).rows;
+  if (terms.reduce((sum, t) => sum + Number(t.doc), 0) > RARE_TRIGRAM) return null;
+  if (terms.length === 0) return sql<SqlBool>`0`;
+  const any = terms.map((t) => ftsString(t.term)).join(' OR ');
+  return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${any})`;
 }
 
 /**
  * The links whose searched text may contain `needle`, as a condition on `links.id`. On SQLite a superset the
- * caller's LIKE (`matches`) narrows: those holding every rare trigram of it; on PostgreSQL postgresCandidates.
- * Null where no index narrows: a needle shorter than a trigram, or on SQLite one whose trigrams are all common.
+ * caller's LIKE (`matches`) narrows: those holding every rare trigram of it, or for two characters any trigram
+ * they begin (shortCandidates, its terms read by `read`); on PostgreSQL postgresCandidates. Null where no index
+ * narrows: a needle shorter than a trigram (on SQLite: than two characters), one whose trigrams are all common
+ * (SQLite), or one the planner expects most links to match (PostgreSQL).
  */
 export async function searchCandidates(
   db: Kysely<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
   dialect: Pick<Dialect, 'name'>,
   needle: string,
   matches: RawBuilder<SqlBool>,
+  read?: TermReader,
 ): Promise<RawBuilder<SqlBool> | null> {
-  if (dialect.name === 'postgres') return postgresCandidates(needle, matches);
+  if (dialect.name === 'postgres') return postgresCandidates(db, needle, matches);
+  if ([...needle].length < TRIGRAM) return shortCandidates(db, needle, read);
   const rare: string[] = [];
   for (const gram of trigramsOf(needle)) {
     const probe = await sql<{

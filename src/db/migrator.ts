@@ -43,6 +43,7 @@ import * as m051 from './migrations/051-token-generation.js';
 import * as m052 from './migrations/052-webhook-after-event.js';
 import * as m053 from './migrations/053-click-time-index.js';
 import * as m054 from './migrations/054-webhook-pending-index.js';
+import * as m055 from './migrations/055-link-search-short.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -91,6 +92,7 @@ const migrations: Record<string, MigrationModule> = {
   '052-webhook-after-event': m052,
   '053-click-time-index': m053,
   '054-webhook-pending-index': m054,
+  '055-link-search-short': m055,
 };
 
 /** Every migration this build knows, in order. */

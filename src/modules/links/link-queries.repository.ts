@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { FastStatement, FastStatements, Storage } from '../../db/database.js';
 import type { Database, LinkRow } from '../../db/types.js';
 import { searchCandidates } from '../../db/link-search.js';
@@ -118,8 +118,10 @@ function createLinkLookups({ db, fast }: Pick<QueryDeps, 'db' | 'fast'>) {
 
 /** The lists of links, a user's and the admin's, filtered (see `filtered`) and paginated. */
 function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db' | 'dialect' | 'paginator' | 'scans'>) {
+  // A two-character search lists the index's trigrams on the scan thread (link-search.ts, shortCandidates).
+  const readTerms = scans ? <R>(query: CompiledQuery<R>) => scans.all(query) : undefined;
   const candidatesOf = (filter: LinkListFilter) =>
-    filter.q === undefined ? null : searchCandidates(db, dialect, filter.q, textMatches(filter.q, dialect));
+    filter.q === undefined ? null : searchCandidates(db, dialect, filter.q, textMatches(filter.q, dialect), readTerms);
   /**
    * `base` filtered: the search's candidates and the tag's plan found first. `scan`: a search that no index
    * narrows (SQLite), whose page and total run on the scan thread (db/sqlite-scans.ts), off the event loop.

@@ -8,7 +8,8 @@ import { createLink, patchLink, type CreatedLink } from './links.helpers.js';
 /**
  * `q` through the search index (migration 039, db/link-search.ts) answers what the scan answered: a substring of
  * the title, the code, an alias or the URL, ignoring ASCII case, `%` `_` and quotes matching themselves, patterns
- * of one or two characters (no trigram: the scan) as well as longer ones, and the index follows every change.
+ * of one or two characters (the scan; on SQLite two through the trigrams they begin) as well as longer ones, and
+ * the index follows every change.
  */
 describe.each(engines)('link search (q) on %s', (engine) => {
   const t = useTestApp(engine);
@@ -83,9 +84,19 @@ describe.each(engines)('link search (q) on %s', (engine) => {
     for (const q of needles) expect(await search(q), q).toEqual(expected(q));
   });
 
-  it('when q has one or two characters (no trigram to look up), then the scan answers them the same way', async () => {
+  it('when q has one or two characters (the scan, or on SQLite the trigrams two begin), then the same answers', async () => {
     for (const q of ['%', '_', '%_', 'o_', 'O', 'x', 'zz', '"', "'", '\\', '/', links[3]!.short_code.slice(0, 2)]) {
       expect(await search(q), q).toEqual(expected(q));
+    }
+  });
+
+  it("when q's two characters end a title, a code, an alias or a URL, in any ASCII case, then those links are found", async () => {
+    // The last two characters of a column begin no trigram of its own text: the index's char(1) after each does.
+    const ends = ['ES', 'ws', 'NE', 'zy', 'Gg', 'qJ', ...links.map((l) => l.short_code.slice(-2).toUpperCase())];
+    for (const q of ends) {
+      const found = await search(q);
+      expect(found, q).toEqual(expected(q));
+      if (!['Gg', 'qJ'].includes(q)) expect(found.length, q).toBeGreaterThan(0);
     }
   });
 
@@ -182,6 +193,29 @@ describe.each(engines)('link search (q) on %s', (engine) => {
         q,
       ).toEqual(expected(q));
     }
+  });
+
+  it('when q has two ASCII characters, then on SQLite the plan reads the index (no link at all for none)', async () => {
+    if (engine !== 'sqlite') return; // pg_trgm serves three characters and more: two are PostgreSQL's scan
+    const planOf = async (needle: string) => {
+      const where = await searchCandidates(t.storage.db, t.storage.dialect, needle, sql`1 = 1`);
+      expect(where, needle).not.toBeNull();
+      const plan = await sql<{ detail: string }>`explain query plan select id from links where ${where!}`.execute(
+        t.storage.db,
+      );
+      return plan.rows.map((r) => r.detail).join('\n');
+    };
+    expect(await planOf('ws')).toMatch(/VIRTUAL TABLE INDEX/);
+    expect(await planOf('ws')).not.toMatch(/SCAN links/);
+    const none = await sql<{ n: number }>`select count(*) as n from links where ${(await searchCandidates(
+      t.storage.db,
+      t.storage.dialect,
+      'qj',
+      sql`1 = 1`,
+    ))!}`.execute(t.storage.db);
+    expect(Number(none.rows[0]!.n)).toBe(0);
+    // Beyond ASCII the tokenizer's case folding is not JavaScript's: the scan answers.
+    expect(await searchCandidates(t.storage.db, t.storage.dialect, 'té', sql`1 = 1`)).toBeNull();
   });
 
   it('when q has three characters or more, then the plan reads the index, not every link', async () => {
