@@ -50,7 +50,8 @@ describe('redirect cache', () => {
 
   it('when a link entry is past its time limit but within the stale window, then it is still answered and its re-read is asked for once', () => {
     const clock = new TestClock(0);
-    const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: 30_000, negativeTtlMs: 5_000, staleMs: 60_000 });
+    const opts = { capacity: 10, positiveTtlMs: 30_000, negativeTtlMs: 5_000, staleMs: 60_000 };
+    const cache = new LinkCache(clock, opts, () => 1); // every entry the whole of its limit
     const asked: string[] = [];
     cache.refreshWith((key) => asked.push(key));
     cache.set('hit', link(1), cache.epoch());
@@ -69,6 +70,43 @@ describe('redirect cache', () => {
     expect(asked).toHaveLength(2);
     clock.advance(1_000 + 60_000);
     expect(cache.get('hit')).toBeUndefined(); // past the stale window: the visit reads the database itself
+  });
+
+  it('when many links are cached, then their time limit grows so that the re-reads stay within reReadsPerSecond', () => {
+    const clock = new TestClock(1_000_000);
+    const opts = { capacity: 1_000, positiveTtlMs: 1_000, reReadsPerSecond: 20, negativeTtlMs: 1_000, staleMs: 60_000 };
+    const cache = new LinkCache(clock, opts, () => 1);
+    const asked: string[] = [];
+    cache.refreshWith((key) => asked.push(key));
+    cache.set('small', link(0), cache.epoch()); // alone in the cache: positiveTtlMs
+    for (let i = 1; i <= 100; i += 1) cache.set(`l${i}`, link(i), cache.epoch());
+    cache.set('large', link(101), cache.epoch()); // 101 cached, twice 101 / 20 a second: 10.1 s
+    cache.set('miss', { kind: 'missing' }, cache.epoch());
+    clock.advance(1_000);
+    cache.get('small');
+    expect(asked).toEqual(['small']);
+    clock.advance(9_000);
+    cache.get('large');
+    expect(asked).toEqual(['small']); // still within its limit
+    expect(cache.get('miss')).toBeUndefined(); // misses keep negativeTtlMs, however large the cache
+    clock.advance(200);
+    cache.get('large');
+    expect(asked).toEqual(['small', 'large']);
+  });
+
+  it('when link entries are cached together, then each gets between half and all of its limit', () => {
+    const clock = new TestClock(1_000_000);
+    const shares = [0, 0.5, 1];
+    const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: 30_000, staleMs: 0 }, () => shares.shift()!);
+    for (const code of ['half', 'three-quarters', 'all']) cache.set(code, link(1), cache.epoch());
+    clock.advance(15_000);
+    expect(cache.get('half')).toBeUndefined();
+    expect(cache.get('three-quarters')).toBeDefined();
+    clock.advance(7_500);
+    expect(cache.get('three-quarters')).toBeUndefined();
+    expect(cache.get('all')).toBeDefined();
+    clock.advance(7_500);
+    expect(cache.get('all')).toBeUndefined();
   });
 
   it('when stale entries are visited in one turn, then the resolver re-reads them in one query per domain and caches the answers', async () => {
