@@ -50,7 +50,8 @@ export interface LinkCacheOptions {
   /**
    * how long an entry may be served without asking the database: across instances the change feed bounds
    * staleness to a second; this is the net under changes written past the API (an operator's SQL). Longer on
-   * a large cache (reReadsPerSecond); each link entry gets a random share of it, between half and all */
+   * a large cache (reReadsPerSecond); each link entry gets a random share of it, between half and all
+   */
   positiveTtlMs: number;
   /**
    * the net's background re-reads of link entries a second at most: a link entry's limit is the longer of
