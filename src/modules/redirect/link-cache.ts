@@ -145,8 +145,8 @@ interface Entry {
  * Map keeps insertion order, a hit only sets the entry's `used` flag, and when the cache is full the oldest
  * entries that were used since they were inserted are moved to the end (flag cleared) until one that was
  * not is evicted. (Moving every hit to the end, a true LRU, cost a Map delete and insert per redirect and,
- * with 100,000 entries, periodic rehashes of the whole table: visible in the redirect's p99.) Expiry is not cached away: a link entry carries
- * `expiresAt`, and the caller compares it with the clock on every hit.
+ * with 100,000 entries, periodic rehashes of the whole table: visible in the redirect's p99.) Expiry is not
+ * cached away: a link entry carries `expiresAt`, and the caller compares it with the clock on every hit.
  *
  * Within one process, writes invalidate explicitly (create, patch, delete, sweep). Across instances (PostgreSQL)
  * the change feed (infra/outbox-feed.ts) forgets changed codes and holds a gate: while it cannot vouch
@@ -230,7 +230,7 @@ export class LinkCache {
   private linkTtlMs(): number {
     const { positiveTtlMs, reReadsPerSecond } = this.options;
     const limit = Math.max(positiveTtlMs, ((2 * this.entries.size) / reReadsPerSecond) * 1000);
-    return limit === Number.POSITIVE_INFINITY ? limit : limit * (0.5 + 0.5 * this.random());
+    return limit * (0.5 + 0.5 * this.random()); // an infinite limit (the only writer) stays infinite
   }
 
   private evictOne(): void {

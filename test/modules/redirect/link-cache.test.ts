@@ -48,7 +48,7 @@ describe('redirect cache', () => {
     expect(cache.get('hit')).toBeUndefined();
   });
 
-  it('when a link entry is past its time limit but within the stale window, then it is still answered and its re-read is asked for once', () => {
+  it('when a link entry is past its limit but within the stale window, then it is still answered and its re-read asked once', () => {
     const clock = new TestClock(0);
     const opts = { capacity: 10, positiveTtlMs: 30_000, negativeTtlMs: 5_000, staleMs: 60_000 };
     const cache = new LinkCache(clock, opts, () => 1); // every entry the whole of its limit
@@ -109,7 +109,7 @@ describe('redirect cache', () => {
     expect(cache.get('all')).toBeUndefined();
   });
 
-  it('when stale entries are visited in one turn, then the resolver re-reads them in one query per domain and caches the answers', async () => {
+  it('when stale entries are visited in one turn, then the resolver re-reads them, one query per domain, and caches them', async () => {
     const clock = new TestClock(0);
     const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: 30_000, negativeTtlMs: 5_000, staleMs: 60_000 });
     const row = (id: number, code: string): CodeLookup & { code: string } => ({
