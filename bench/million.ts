@@ -20,8 +20,8 @@ import { execSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { ROOT, startServer, stopServer, type Server } from './lib/proc.js';
+import { call, pgDatabases, startInstance, tokens, type Instance } from './lib/instance.js';
+import { ROOT, stopServer } from './lib/proc.js';
 import { MILLION, seedMillion } from './lib/million-seed.js';
 import { ENDPOINTS, requestRows, type Endpoint, type Sample, type Target } from './lib/million-requests.js';
 
@@ -30,78 +30,10 @@ const SAMPLES = Number(process.env.MILLION_SAMPLES ?? 100);
 const PG_URL = process.env.DATABASE_URL ?? null;
 const ONLY = process.env.MILLION_ONLY?.split(',') ?? null;
 const ROWS = ENDPOINTS.filter((e) => ONLY === null || ONLY.some((part) => e.name.includes(part)));
-const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-const ENV = {
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'info',
-  JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
-  RATE_LIMIT_PER_MINUTE: '1000000',
-  REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000',
-  PASSWORD_HASHES_PER_MINUTE: '100000',
-  PASSWORD_HASH_COST: '10',
-  ADMIN_USERNAME: ADMIN.username,
-  ADMIN_PASSWORD: ADMIN.password,
-};
-
-interface Instance {
-  dataDir: string;
-  databaseUrl: string | null;
-}
-
-async function call(
-  server: Server,
-  method: string,
-  p: string,
-  body: unknown,
-  token?: string,
-): Promise<Record<string, unknown>> {
-  const headers: Record<string, string> = {
-    'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
-  };
-  if (token) headers.authorization = `Bearer ${token}`;
-  let res = await fetch(`${server.url}${p}`, { method, headers, body: JSON.stringify(body) });
-  // Setting up: a busy machine's start-up may trip the overload guard for a sample or two.
-  for (let retry = 0; res.status === 503 && retry < 20; retry += 1) {
-    await new Promise((r) => setTimeout(r, 1000));
-    res = await fetch(`${server.url}${p}`, { method, headers, body: JSON.stringify(body) });
-  }
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<Record<string, unknown>>;
-}
-
-/** Measured once the routes' schemas are compiled (the server compiles them in the background after it listens). */
 const start = (inst: Instance) =>
-  startServer(
-    'ferry',
-    ['dist/src/server.js'],
-    {
-      ...ENV,
-      ...(JSON.parse(process.env.MILLION_FERRY_ENV ?? '{}') as Record<string, string>),
-      DATA_DIR: inst.dataDir,
-      ...(inst.databaseUrl ? { DATABASE_URL: inst.databaseUrl } : {}),
-    },
-    { readyLog: 'schema compilers warmed' },
-  );
-
-/** The admin's and the user's tokens, the user (active) created on first use. */
-async function tokens(server: Server, create: boolean): Promise<{ admin: string; user: string; userId: number }> {
-  const admin = String((await call(server, 'POST', '/api/v1/tokens', ADMIN)).accessToken);
-  if (create) {
-    const u = await call(server, 'POST', '/api/v1/users', {
-      username: 'bench',
-      email: 'bench@example.com',
-      password: 'bench-password',
-    });
-    await call(server, 'PATCH', `/api/v1/users/${String(u.id)}`, { status: 'active' }, admin);
-  }
-  const login = await call(server, 'POST', '/api/v1/tokens', { username: 'bench', password: 'bench-password' });
-  const me = await fetch(`${server.url}/api/v1/users/me`, {
-    headers: { authorization: `Bearer ${String(login.accessToken)}` },
-  });
-  return { admin, user: String(login.accessToken), userId: Number(((await me.json()) as { id: number }).id) };
-}
+  startInstance(inst, JSON.parse(process.env.MILLION_FERRY_ENV ?? '{}') as Record<string, string>);
 
 /** The empty instance: the user and three links through the API (one to read, one with an alias and tags). */
 async function prepareEmpty(inst: Instance): Promise<Target> {
@@ -163,26 +95,13 @@ async function measure(inst: Instance, target: Target, endpoints: Endpoint[]): P
 const pct = (xs: Sample[], q: number) =>
   xs.map((x) => x.ms).sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)] ?? NaN;
 
-async function pgDatabases(): Promise<{ urls: [string, string]; drop: () => Promise<void> }> {
-  const names = [`ferry_million_${process.pid}_empty`, `ferry_million_${process.pid}_full`];
-  const admin = new pg.Client({ connectionString: PG_URL! });
-  await admin.connect();
-  for (const n of names) await admin.query(`create database ${n}`);
-  const urlOf = (n: string) => Object.assign(new URL(PG_URL!), { pathname: `/${n}` }).toString();
-  return {
-    urls: [urlOf(names[0]!), urlOf(names[1]!)],
-    drop: async () => {
-      for (const n of names) await admin.query(`drop database if exists ${n} with (force)`);
-      await admin.end();
-    },
-  };
-}
-
 async function main(): Promise<void> {
   log('building Ferry (npm run build) ...');
   execSync('npm run build --silent', { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const work = mkdtempSync(path.join(tmpdir(), 'ferry-million-'));
-  const dbs = PG_URL ? await pgDatabases() : null;
+  const dbs = PG_URL
+    ? await pgDatabases(PG_URL, [`ferry_million_${process.pid}_empty`, `ferry_million_${process.pid}_full`])
+    : null;
   try {
     const empty: Instance = { dataDir: path.join(work, 'empty'), databaseUrl: dbs?.urls[0] ?? null };
     const full: Instance = { dataDir: path.join(work, 'full'), databaseUrl: dbs?.urls[1] ?? null };

@@ -17,28 +17,11 @@ import { execSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ROOT } from './lib/proc.js';
+import { cpuProbeMs, ROOT } from './lib/proc.js';
 import { markdown, type Row } from './lib/report.js';
 import { finishBaseline, prepareData, SCENARIOS, targetsOf, type BenchContext } from './scenarios.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-
-/**
- * A machine-speed probe for the report's header: the best of three timings of a fixed JavaScript loop (JIT
- * code, no I/O). Absolute rates differ between machines by far more than the noise of one; this number lets a
- * reader tell a slow machine from a slow build when comparing runs.
- */
-function cpuProbeMs(): number {
-  let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < 3; round += 1) {
-    const started = performance.now();
-    let x = 0;
-    for (let i = 0; i < 50_000_000; i += 1) x = (x + i * 7) % 1_000_003;
-    best = Math.min(best, performance.now() - started);
-    if (x < 0) log('unreachable'); // keeps the loop from being optimised away
-  }
-  return best;
-}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

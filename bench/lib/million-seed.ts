@@ -20,42 +20,60 @@ export const MILLION = {
   aliasOf: (i: number) => `old-slug-${i}`,
 };
 
-/** Numbers 1..count as a table `s(i)` in a WITH clause (SQLite has no generate_series without its extension). */
-const series = (postgres: boolean, count: number) =>
+/**
+ * Numbers from..to as a table `s(i)`, with its WITH clause's keyword (SQLite has no generate_series without its
+ * extension: a recursive CTE).
+ */
+export const series = (postgres: boolean, from: number, to: number) =>
   postgres
-    ? sql`s(i) as (select generate_series(1, ${sql.lit(count)})::bigint)`
-    : sql`s(i) as (select 1 union all select i + 1 from s where i < ${sql.lit(count)})`;
+    ? sql`s(i) as (select generate_series(${sql.lit(from)}::bigint, ${sql.lit(to)}::bigint))`
+    : sql`recursive s(i) as (select ${sql.lit(from)} union all select i + 1 from s where i < ${sql.lit(to)})`;
 
-const hex7 = (postgres: boolean) => (postgres ? sql`lpad(to_hex(i), 7, '0')` : sql`printf('%07x', i)`);
+/** Link i's code from the column `i`: MILLION.codeOf in SQL. */
+export const codeSql = (postgres: boolean, i = sql.ref('i')) =>
+  postgres ? sql`'m' || lpad(to_hex(${i}), 7, '0')` : sql`'m' || printf('%07x', ${i})`;
 
-async function insertLinks(
+/**
+ * Links `from`..`to` (1-based, inclusive) of `count`; link i is created (count - i) seconds before `now`.
+ * `counted`: each link's click_count is (i × 7919) mod 1000 (no record behind it: the lists' order by clicks);
+ * otherwise 0, for a seed that writes the click records and counters itself (bench/lib/scale-seed.ts).
+ */
+export async function insertLinks(
   db: Kysely<Database>,
   postgres: boolean,
   userId: number,
-  count: number,
+  range: { from: number; to: number; count: number; counted: boolean },
   now: number,
 ): Promise<void> {
-  const rec = postgres ? sql`` : sql`recursive`;
+  const { from, to, count } = range;
   await sql`
-    with ${rec} ${series(postgres, count)}
+    with ${series(postgres, from, to)}
     insert into links (domain_id, short_code, user_id, original_url, created_at, updated_at, click_count, title, aliases, tags)
-    select 0, 'm' || ${hex7(postgres)}, ${userId}, 'https://example.com/articles/' || i || '?utm_source=bench',
-      ${now} - (${count} - i) * 1000, ${now} - (${count} - i) * 1000, (i * 7919) % 1000,
+    select 0, ${codeSql(postgres)}, ${userId}, 'https://example.com/articles/' || i || '?utm_source=bench',
+      ${now} - (${count} - i) * 1000, ${now} - (${count} - i) * 1000, ${range.counted ? sql`(i * 7919) % 1000` : sql`0`},
       'Article ' || i || ' about topic' || (i % 1000),
       case when i % 100 = 0 then 'old-slug-' || i else '' end,
       case when i % 100 = 0 then 'common,rare' when i % 2 = 0 then 'common' else '' end
     from s`.execute(db);
 }
 
-async function insertNames(db: Kysely<Database>, userId: number): Promise<void> {
+/** The names and tags of the user's links whose codes lie in [from, to] (all of them without a range). */
+export async function insertNames(
+  db: Kysely<Database>,
+  userId: number,
+  codes?: { from: string; to: string },
+): Promise<void> {
+  const mine = codes
+    ? sql`user_id = ${userId} and short_code >= ${codes.from} and short_code <= ${codes.to}`
+    : sql`user_id = ${userId}`;
   await sql`insert into link_codes (domain_id, code, link_id, retired_at, retired_reason)
-    select 0, short_code, id, null, null from links where user_id = ${userId}`.execute(db);
+    select 0, short_code, id, null, null from links where ${mine}`.execute(db);
   await sql`insert into link_codes (domain_id, code, link_id, retired_at, retired_reason)
-    select 0, aliases, id, null, null from links where user_id = ${userId} and aliases <> ''`.execute(db);
-  await sql`insert into link_tags (link_id, tag) select id, 'common' from links where user_id = ${userId} and tags <> ''`.execute(
+    select 0, aliases, id, null, null from links where ${mine} and aliases <> ''`.execute(db);
+  await sql`insert into link_tags (link_id, tag) select id, 'common' from links where ${mine} and tags <> ''`.execute(
     db,
   );
-  await sql`insert into link_tags (link_id, tag) select id, 'rare' from links where user_id = ${userId} and tags = 'common,rare'`.execute(
+  await sql`insert into link_tags (link_id, tag) select id, 'rare' from links where ${mine} and tags = 'common,rare'`.execute(
     db,
   );
 }
@@ -73,7 +91,7 @@ export async function seedMillion(
   try {
     if (storage.sqlite) storage.sqlite.pragma('cache_size = -262144');
     await storage.db.transaction().execute(async (tx) => {
-      await insertLinks(tx, postgres, userId, count, now);
+      await insertLinks(tx, postgres, userId, { from: 1, to: count, count, counted: true }, now);
       await insertNames(tx, userId);
     });
     // What autovacuum does within a minute of such an insert; SQLite has no statistics unless told (Ferry never

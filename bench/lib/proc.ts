@@ -155,3 +155,20 @@ export async function runJson<T>(args: string[], env: Record<string, string>): P
   const last = out.trim().split('\n').pop() ?? '';
   return { result: JSON.parse(last) as T, pid: child.pid! };
 }
+
+/**
+ * A machine-speed probe for the report's header: the best of three timings of a fixed JavaScript loop (JIT
+ * code, no I/O). Absolute rates differ between machines by far more than the noise of one; this number lets a
+ * reader tell a slow machine from a slow build when comparing runs.
+ */
+export function cpuProbeMs(): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round += 1) {
+    const started = performance.now();
+    let x = 0;
+    for (let i = 0; i < 50_000_000; i += 1) x = (x + i * 7) % 1_000_003;
+    best = Math.min(best, performance.now() - started);
+    if (x < 0) process.stderr.write('unreachable\n'); // keeps the loop from being optimised away
+  }
+  return best;
+}
