@@ -130,10 +130,17 @@ function trigramsOf(needle: string): string[] {
  * A trigram more links than this hold narrows too little to pay (measured at a million links: an AND over
  * trigrams that every title holds read their whole posting lists, over 100 ms, where the rare ones alone take
  * under a millisecond). Each trigram is probed for one more than this (FTS5 streams a single term's links, so a
- * probe stops there); only the rare ones are asked for. When none is rare, the scan answers: it walks the list's
- * own order and meets a broad pattern's matches at once (a page-mode total counts them either way).
+ * probe stops there); only the rare ones are asked for. When none is rare, all of them together (NARROW_AND), and
+ * when those are many too, the scan answers: it walks the list's own order and meets a broad pattern's matches at
+ * once (a page-mode total counts them either way).
  */
 export const RARE_TRIGRAM = 5_000;
+
+/**
+ * When no trigram of a pattern is rare, their AND still narrows it when at most this many links hold them all:
+ * the candidates the list's LIKE then reads cost less than the scan of every link (seconds at ten million).
+ */
+export const NARROW_AND = 20_000;
 
 /** An FTS5 string of exactly one token: everything literal but the double quote, doubled. */
 const ftsString = (gram: string) => `"${gram.replace(/"/g, '""')}"`;
@@ -206,10 +213,11 @@ async function shortCandidates(
 
 /**
  * The links whose searched text may contain `needle`, as a condition on `links.id`. On SQLite a superset the
- * caller's LIKE (`matches`) narrows: those holding every rare trigram of it, or for two characters any trigram
- * they begin (shortCandidates, its terms read by `read`); on PostgreSQL postgresCandidates. Null where no index
- * narrows: a needle shorter than a trigram (on SQLite: than two characters), one whose trigrams are all common
- * (SQLite), or one the planner expects most links to match (PostgreSQL).
+ * caller's LIKE (`matches`) narrows: those holding every rare trigram of it, or all its trigrams when none is rare
+ * and few links hold all of them, or for two characters any trigram they begin (shortCandidates, its terms read by
+ * `read`); on PostgreSQL postgresCandidates. Null where no index narrows: a needle shorter than a trigram (on
+ * SQLite: than two characters), one whose trigrams more than NARROW_AND links hold together (SQLite), or one the
+ * planner expects most links to match (PostgreSQL).
  */
 export async function searchCandidates(
   db: Kysely<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -229,6 +237,15 @@ export async function searchCandidates(
     );
     if (Number(probe.rows[0]?.n ?? 0) <= RARE_TRIGRAM) rare.push(ftsString(gram));
   }
-  if (rare.length === 0) return null;
-  return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${rare.join(' AND ')})`;
+  if (rare.length > 0) return candidatesOf(rare.join(' AND '));
+  // None is rare, but together they may be: at ten million links a title word, a code or a URL's number has
+  // every trigram in tens of thousands of links and few links with all of them. FTS5 steps through an AND by
+  // seeking each list to the next common link, so a narrow AND is read in milliseconds and a broad one stops here.
+  const all = trigramsOf(needle).map(ftsString).join(' AND ');
+  const probe = await sql<{ n: number }>`select count(*) as n
+    from (select rowid from link_search where link_search match ${all} limit ${NARROW_AND + 1})`.execute(db);
+  return Number(probe.rows[0]?.n ?? 0) <= NARROW_AND ? candidatesOf(all) : null;
 }
+
+const candidatesOf = (match: string) =>
+  sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${match})`;
