@@ -17,7 +17,8 @@ import { clickCheck, load, queueDrained, redirectCount, rowOf, slice, type Slice
 import { peakRssBytes, stopServer } from './lib/proc.js';
 import type { Row } from './lib/report.js';
 import { startReceiver } from './lib/webhook-receiver.js';
-import { ADMIN, BROWSER_UA, startFerry, type BenchContext, type Scenario } from './scenarios.js';
+import { ADMIN } from './lib/instance.js';
+import { BROWSER_UA, startFerry, type BenchContext, type Scenario } from './scenarios.js';
 
 async function createHook(baseUrl: string, hookUrl: string): Promise<void> {
   const post = async (p: string, body: unknown, token?: string) => {

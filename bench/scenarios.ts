@@ -3,6 +3,7 @@
  * child process on a copy of a seeded database, warms up, measures, stops the server with SIGTERM (so queued
  * clicks are flushed) and checks what must hold afterwards.
  */
+import { ADMIN, FERRY_ENV } from './lib/instance.js';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -144,22 +145,6 @@ export async function prepareData(ctx: BenchContext, needs: Set<Dataset>): Promi
   writeFileSync(data.pairs, JSON.stringify(pairs));
   return data;
 }
-
-/** The first admin of every bench server (it activates the ordering user). */
-export const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
-
-/** Ferry as in production, with rate limits raised so that one client address can load it (see docs/performance.md). */
-const FERRY_ENV = {
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'info',
-  JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
-  REDIRECT_RATE_LIMIT_PER_MINUTE: '10000000',
-  RATE_LIMIT_PER_MINUTE: '1000000',
-  PASSWORD_HASHES_PER_MINUTE: '100000',
-  PASSWORD_HASH_COST: '10',
-  ADMIN_USERNAME: ADMIN.username,
-  ADMIN_PASSWORD: ADMIN.password,
-};
 
 export async function startFerry(
   ctx: BenchContext,

@@ -27,7 +27,8 @@ import { clickCheck, load, redirectCount, rowOf, slice, type Slice, type Workloa
 import { cpuSeconds, peakRssBytes, ROOT, rssBytes, stopServer, type Server } from './lib/proc.js';
 import type { Row } from './lib/report.js';
 import type { SseStats } from './lib/sse-clients.js';
-import { ADMIN, BROWSER_UA, profileOf, startFerry, type BenchContext, type Scenario } from './scenarios.js';
+import { ADMIN } from './lib/instance.js';
+import { BROWSER_UA, profileOf, startFerry, type BenchContext, type Scenario } from './scenarios.js';
 
 const SUBSCRIBERS = 1_000;
 /** The servers' own environment: 1,000 logins from one address (POST /api/v1/tokens is 10 a minute by default). */

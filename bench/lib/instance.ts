@@ -6,9 +6,11 @@
 import pg from 'pg';
 import { startServer, type Server } from './proc.js';
 
+/** The first admin of every bench server (it activates the ordering user). */
 export const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
 
-const ENV = {
+/** Ferry as in production, with rate limits raised so that one client address can load it (see docs/performance.md). */
+export const FERRY_ENV = {
   HOST: '127.0.0.1',
   LOG_LEVEL: 'info',
   JWT_SECRET: 'bench-secret-that-is-at-least-32-bytes-long',
@@ -55,7 +57,7 @@ export const startInstance = (inst: Instance, env: Record<string, string> = {}) 
     'ferry',
     ['dist/src/server.js'],
     {
-      ...ENV,
+      ...FERRY_ENV,
       ...env,
       DATA_DIR: inst.dataDir,
       ...(inst.databaseUrl ? { DATABASE_URL: inst.databaseUrl } : {}),
