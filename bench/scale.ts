@@ -5,7 +5,8 @@
  * through the API, then SCALE_LINKS links of that user (default 10,000,000) and SCALE_CLICKS click records over
  * the last year (default 100,000,000 on SQLite, 20,000,000 on PostgreSQL) generated straight into the database
  * with their rollups and counters (bench/lib/scale-seed.ts says how; a test checks them against Ferry's own click
- * writer), and then measures, on the running server:
+ * writer), and then measures, on the running server (overload guard off, so that a slow request is timed rather
+ * than shed):
  *
  * - redirects of random codes of every link (a browser's User-Agent, 10 connections): most visits miss the link
  *   cache; every visit the server answered (its metrics) must become one more click record (checked after it stops);
@@ -19,8 +20,8 @@
  * default: SQLite in a temporary DATA_DIR under SCALE_DIR or the system's), SCALE_LINKS, SCALE_CLICKS,
  * SCALE_SAMPLES (requests per row, default 20), SCALE_REDIRECT_SECONDS (default 30), SCALE_BACKUP=0 (skip backup
  * and restore). SQLite needs about 300 bytes of disk a click record for the database, and as much again while the
- * backup runs. Prints a Markdown table and, last, one JSON line; exits 1 when a request answers other than
- * expected or a visit was not recorded.
+ * backup runs (with less free space the backup is left out and the table says so). Prints a Markdown table and,
+ * last, one JSON line; exits 1 when a request answers other than expected or a visit was not recorded once.
  */
 import { execSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
