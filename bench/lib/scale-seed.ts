@@ -14,8 +14,8 @@
  *   `runs` runs, and run g sends its clicks round robin (i mod 101) to 101 links spread over every link — a link
  *   shared once and clicked for a few hours;
  * - its visitor's profile (i + ⌊i / 10⌋) mod 60 of 60: a user agent of 20 (19 of 7 browsers, one of a crawler:
- *   5 % bots), described by Ferry's own parser (clickFacts), a referrer of 13 (3 direct), a country of 25 (one
- *   unknown); its address one of 65,536 (`10.a.b.1`, the next one every 1,000 clicks): a link of a run gets
+ *   5 % bots), described by Ferry's own parser (clickFacts), a referrer of 13 (3 direct), a country of 12 (or
+ *   none, one profile in 25); its address one of 65,536 (`10.a.b.1`, the next one every 1,000 clicks): a link of a run gets
  *   about 100 distinct visitors.
  * No `link.clicked` events are written: the event feed is not what the benchmark measures.
  */
