@@ -81,32 +81,39 @@ interface Walk {
   cutoff: RawBuilder<number> | null;
 }
 
-/** The records of the walk after `after`: older than `before`, past the position (clicked_at, id). */
-function pastPosition(walk: Walk, after: [number, number]) {
-  // The bare `clicked_at` bounds beside the row comparison let PostgreSQL prune the monthly partitions when it
-  // plans the statement; SQLite reads the same range of clicks_clicked_idx either way.
+/** The records past the position `after` in (clicked_at, id) order. */
+function pastPosition(after: [number, number]) {
+  // The bare `clicked_at` bound beside the row comparison lets PostgreSQL prune the monthly partitions when it
+  // plans the statement.
   return (eb: ExpressionBuilder<Database, 'clicks'>) =>
-    eb.and([
-      eb('clicked_at', '<', walk.before),
-      eb('clicked_at', '>=', after[0]),
-      eb(eb.refTuple('clicked_at', 'id'), '>', eb.tuple(after[0], after[1])),
-    ]);
+    eb.and([eb('clicked_at', '>=', after[0]), eb(eb.refTuple('clicked_at', 'id'), '>', eb.tuple(after[0], after[1]))]);
+}
+
+/** The records up to `last` (clicked_at, id) included, or when none is given the rest before `before`. */
+function upTo(last: [number, number] | null, before: number) {
+  // One upper bound only: given `clicked_at < before` as well, SQLite ranges the index up to `before` and
+  // filters the rest, so that a statement read every old record left.
+  return (eb: ExpressionBuilder<Database, 'clicks'>) =>
+    last
+      ? eb.and([eb('clicked_at', '<=', last[0]), eb(eb.refTuple('clicked_at', 'id'), '<=', eb.tuple(last[0], last[1]))])
+      : eb('clicked_at', '<', before);
 }
 
 /**
  * One statement: the next `batch` records of the walk past `after`, those past their cutoff deleted. It deletes a
- * range of clicks_clicked_idx, (after, last], found first by an index-only read. Deleting `id in (select … limit
- * n)` instead made PostgreSQL join the picked ids with every partition (a hash join over a scan of the whole
- * table, or n lookups in each partition's primary key, which leads with `id`): its statements took as long as
- * the table was large, and the adaptive size fell to near MIN_BATCH. Starting at the position rather than at the
- * oldest record also steps over the entries of the records already deleted, which PostgreSQL keeps in the index
- * until a vacuum. A record written meanwhile behind the position (an old time, e.g. a replayed journal) waits for
- * the next run.
+ * range of clicks_clicked_idx, (after, last], found first by an index-only read: every record in it is older than
+ * `walk.before`. Deleting `id in (select … limit n)` instead made PostgreSQL join the picked ids with every
+ * partition (a hash join over a scan of the whole table, or n lookups in each partition's primary key, which
+ * leads with `id`): its statements took as long as the table was large, and the adaptive size fell to near
+ * MIN_BATCH. Starting at the position rather than at the oldest record also steps over the entries of the
+ * records already deleted, which PostgreSQL keeps in the index until a vacuum. A record written meanwhile behind
+ * the position (an old time, e.g. a replayed journal) waits for the next run.
  */
 async function deleteNext(db: Kysely<Database>, walk: Walk, after: [number, number], batch: number) {
   const end = await db
     .selectFrom('clicks')
-    .where(pastPosition(walk, after))
+    .where(pastPosition(after))
+    .where('clicked_at', '<', walk.before)
     .select(['clicked_at', 'id'])
     .orderBy('clicked_at')
     .orderBy('id')
@@ -114,12 +121,8 @@ async function deleteNext(db: Kysely<Database>, walk: Walk, after: [number, numb
     .offset(batch - 1)
     .executeTakeFirst();
   const last: [number, number] | null = end ? [Number(end.clicked_at), Number(end.id)] : null;
-  let doomed = db.deleteFrom('clicks').where(pastPosition(walk, after));
+  let doomed = db.deleteFrom('clicks').where(pastPosition(after)).where(upTo(last, walk.before));
   if (walk.cutoff) doomed = doomed.where((eb) => eb('clicked_at', '<', walk.cutoff!));
-  if (last)
-    doomed = doomed.where((eb) =>
-      eb.and([eb('clicked_at', '<=', last[0]), eb(eb.refTuple('clicked_at', 'id'), '<=', eb.tuple(last[0], last[1]))]),
-    );
   const result = await doomed.executeTakeFirst();
   return { deleted: Number(result.numDeletedRows), last };
 }
