@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import { dropClickPartitionsEndedBy } from '../../db/click-partitions.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -19,12 +19,12 @@ import type { Clock } from '../../lib/clock.js';
  * keeping its clicks forever) is dropped at once (db/click-partitions.ts). Everything else is deleted in bounded
  * batches in the order the records were written, through `clicks_clicked_idx` (clicked_at, id), so that one
  * statement's records share their pages (a link at a time, they lay on as many pages as records: more to write
- * and slower; migration 053). When every link has the same
- * retention a statement deletes the oldest `batch` records; otherwise the job walks the records older than the
- * newest cutoff in use, `batch` at a time, and deletes those past their own link's. A statement is one short
- * transaction; its size adapts so that one takes about TARGET_MS, and the job pauses as long between two, so that
- * the click writer (a thread of its own on SQLite, waiting for the write lock meanwhile) and the event loop
- * (better-sqlite3 runs a statement synchronously) are never held for long (bench/click-retention.ts).
+ * and slower; migration 053). The job walks the records older than the newest cutoff in use, `batch` at a time,
+ * from a position in that index, and deletes those past their own link's (when every link has the same retention,
+ * all of them). A delete statement is one short transaction; its size adapts so that one takes about TARGET_MS,
+ * and the job pauses as long between two, so that the click writer (a thread of its own on SQLite, waiting for
+ * the write lock meanwhile) and the event loop (better-sqlite3 runs a statement synchronously) are never held for
+ * long (bench/click-retention.ts).
  */
 export const CLICK_RETENTION_EVERY_MS = 24 * 3_600_000;
 const DAY_MS = 86_400_000;
@@ -81,22 +81,39 @@ interface Walk {
   cutoff: RawBuilder<number> | null;
 }
 
-/** One statement: the next `batch` records of the walk past `after`, those past their cutoff deleted. */
+/** The records past the position `after` in (clicked_at, id) order. */
+function pastPosition(after: [number, number]) {
+  // The bare `clicked_at` bound beside the row comparison lets PostgreSQL prune the monthly partitions when it
+  // plans the statement.
+  return (eb: ExpressionBuilder<Database, 'clicks'>) =>
+    eb.and([eb('clicked_at', '>=', after[0]), eb(eb.refTuple('clicked_at', 'id'), '>', eb.tuple(after[0], after[1]))]);
+}
+
+/** The records up to `last` (clicked_at, id) included, or when none is given the rest before `before`. */
+function upTo(last: [number, number] | null, before: number) {
+  // One upper bound only: given `clicked_at < before` as well, SQLite ranges the index up to `before` and
+  // filters the rest, so that a statement read every old record left.
+  return (eb: ExpressionBuilder<Database, 'clicks'>) =>
+    last
+      ? eb.and([eb('clicked_at', '<=', last[0]), eb(eb.refTuple('clicked_at', 'id'), '<=', eb.tuple(last[0], last[1]))])
+      : eb('clicked_at', '<', before);
+}
+
+/**
+ * One statement: the next `batch` records of the walk past `after`, those past their cutoff deleted. It deletes a
+ * range of clicks_clicked_idx, (after, last], found first by an index-only read: every record in it is older than
+ * `walk.before`. Deleting `id in (select … limit n)` instead made PostgreSQL join the picked ids with every
+ * partition (a hash join over a scan of the whole table, or n lookups in each partition's primary key, which
+ * leads with `id`): its statements took as long as the table was large, and the adaptive size fell to near
+ * MIN_BATCH. Starting at the position rather than at the oldest record also steps over the entries of the
+ * records already deleted, which PostgreSQL keeps in the index until a vacuum. A record written meanwhile behind
+ * the position (an old time, e.g. a replayed journal) waits for the next run.
+ */
 async function deleteNext(db: Kysely<Database>, walk: Walk, after: [number, number], batch: number) {
-  const old = db.selectFrom('clicks').where('clicked_at', '<', walk.before);
-  if (!walk.cutoff) {
-    // The oldest `batch` records, all past: nothing is left behind, so no position is kept.
-    const picked = old.select('id').orderBy('clicked_at').orderBy('id').limit(batch);
-    const result = await db
-      .deleteFrom('clicks')
-      .where('id', 'in', picked)
-      .where('clicked_at', '<', walk.before) // PostgreSQL then touches only the partitions before the cutoff
-      .executeTakeFirst();
-    const n = Number(result.numDeletedRows);
-    return { deleted: n, last: n < batch ? null : after };
-  }
-  const page = old.where((eb) => eb(eb.refTuple('clicked_at', 'id'), '>', eb.tuple(after[0], after[1])));
-  const end = await page
+  const end = await db
+    .selectFrom('clicks')
+    .where(pastPosition(after))
+    .where('clicked_at', '<', walk.before)
     .select(['clicked_at', 'id'])
     .orderBy('clicked_at')
     .orderBy('id')
@@ -104,12 +121,8 @@ async function deleteNext(db: Kysely<Database>, walk: Walk, after: [number, numb
     .offset(batch - 1)
     .executeTakeFirst();
   const last: [number, number] | null = end ? [Number(end.clicked_at), Number(end.id)] : null;
-  let doomed = db
-    .deleteFrom('clicks')
-    .where('clicked_at', '<', walk.before)
-    .where((eb) => eb(eb.refTuple('clicked_at', 'id'), '>', eb.tuple(after[0], after[1])))
-    .where((eb) => eb('clicked_at', '<', walk.cutoff!));
-  if (last) doomed = doomed.where((eb) => eb(eb.refTuple('clicked_at', 'id'), '<=', eb.tuple(last[0], last[1])));
+  let doomed = db.deleteFrom('clicks').where(pastPosition(after)).where(upTo(last, walk.before));
+  if (walk.cutoff) doomed = doomed.where((eb) => eb('clicked_at', '<', walk.cutoff!));
   const result = await doomed.executeTakeFirst();
   return { deleted: Number(result.numDeletedRows), last };
 }
