@@ -1,5 +1,13 @@
 import { addCounts, emptyCounts, type JobCounts, type PendingItem, type PriorImport } from './import-batch.js';
-import { pause, SERVER_PACE, type RunDeps, type RunEnd, type RunOptions, type StopReason } from './import-context.js';
+import {
+  pause,
+  SERVER_PACE,
+  type RunDeps,
+  type RunEnd,
+  type RunOptions,
+  type StopReason,
+  type VisitThread,
+} from './import-context.js';
 import type { VisitTarget } from './import-decide.js';
 import { writeLinks } from './import-write.js';
 import { isUnreadable, type SourceEntry } from './import-item.js';
@@ -35,8 +43,14 @@ export async function runImport(
     addCounts(totals, counts);
     options.onProgress?.({ ...totals });
   };
-  // A visit thread writes visits while the run reads on; a dry run writes none.
-  const thread = deps.visitThread && !options.dryRun ? deps.visitThread() : null;
+  // A visit thread writes visits while the run reads on, started with the first chunk (a CSV file has none); a
+  // dry run writes none.
+  let opened: VisitThread | null = null;
+  const open = deps.visitThread && !options.dryRun ? deps.visitThread : null;
+  const thread: VisitThread | null = open && {
+    write: (events, bookkeeping) => (opened ??= open()).write(events, bookkeeping),
+    close: async () => opened?.close(),
+  };
   try {
     return await run(entries, options, deps, {
       visits: new VisitWriter(options, deps, progressed, thread),
