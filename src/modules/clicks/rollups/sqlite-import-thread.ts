@@ -44,6 +44,7 @@ const commit = db.prepare('commit');
 const rollback = db.prepare('rollback');
 const prepared = new Map<string, ReturnType<typeof db.prepare>>();
 let failure: string | null = null;
+const between = new Int32Array(new SharedArrayBuffer(4));
 
 function write(batch: ClickBatchMessage | null, statements: readonly ImportChunkStatement[]): void {
   begin.run();
@@ -77,6 +78,8 @@ port.on('message', (message: SqliteImportThreadRequest) => {
   }
   if (failure === null) {
     try {
+      // Room for the main connection's own writes (the job's heartbeat) between two chunks written back to back.
+      if (message.id > 0) Atomics.wait(between, 0, 0, 2);
       write(message.batch, message.statements);
     } catch (err) {
       failure = String((err as Error | undefined)?.message ?? err);
