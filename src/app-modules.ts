@@ -13,7 +13,7 @@ import {
   createClickIngest,
   createClicksModule,
   createCountryLookup,
-  importedVisitsWriter,
+  importOnlyClickIngest,
   openGeoipDatabase,
   visitorSalt,
   type ClickSink,
@@ -91,11 +91,11 @@ function domainsModuleFor(deps: LinkModuleDeps, changeOrigin: string) {
 }
 
 /**
- * How clicks travel (the clicks module's choice) for a server; for the CLI only the writer of imported visits,
- * inside the import's transaction (nothing is queued: the CLI never serves a visit).
+ * How clicks travel (the clicks module's choice) for a server; for the CLI only the writers of imported visits
+ * (nothing is queued: the CLI never serves a visit).
  */
 function clickIngestFor({ config, storage, shared, clock, log, server }: LinkModuleDeps) {
-  if (!server) return Promise.resolve({ schemas: [], sink: null, writeImported: importedVisitsWriter(storage) });
+  if (!server) return Promise.resolve(importOnlyClickIngest(storage));
   return createClickIngest({
     config,
     storage,
@@ -216,6 +216,7 @@ function importsModuleFor(
     visitsWritten: () => clicksModule.stats.forgetRemembered(),
     limits: { maxResponseBytes: config.importMaxResponseBytes, timeoutMs: IMPORT_SOURCE_TIMEOUT_MS },
     ...(importPace ? { pace: importPace } : {}),
+    ...(clickIngest.importedVisitsThread ? { visitThread: clickIngest.importedVisitsThread } : {}),
   });
 }
 

@@ -11,6 +11,7 @@ import { createPgClickWriter, type PgClickWriter } from './rollups/pg-click-writ
 import { createReplaySafeClickWriter } from './rollups/replay-safe-click-writer.js';
 import { createSqliteClickWriter } from './rollups/sqlite-click-writer.js';
 import { createImportedVisitsWriter } from './rollups/sqlite-rollup-writer.js';
+import { createImportedVisitsThread, type ImportedVisitsThread } from './rollups/sqlite-import-writer.js';
 import { journaledClickQueue, openClickJournal, type ClickJournal } from './transport/click-journal.js';
 import { clickJournalDir } from './transport/journal-segments.js';
 import type { ClickSink } from './transport/click-sink.js';
@@ -97,6 +98,8 @@ export async function createClickIngest(deps: ClickIngestDeps) {
     schemas: [],
     sink,
     writeImported: importedVisitsWriter(storage),
+    // A server's import shares the write lock with its traffic: its visits go in short transactions of its own.
+    importedVisitsThread: null,
     async close() {
       await sink.close();
       await writing.close();
@@ -177,6 +180,22 @@ export function importedVisitsWriter(
   return storage.sqlite === null
     ? createPgClickWriter(storage).writeImported
     : createImportedVisitsWriter(storage.sqlite);
+}
+
+/**
+ * The clicks' part of a process that serves nothing beside its imports (the CLI): no queue, the writer of
+ * imported visits inside the import's transaction, and on the embedded engine a run's visits written by a thread
+ * of their own while the run reads on (rollups/sqlite-import-writer.ts): its transactions may follow each other
+ * with no traffic to let in between. That thread is null on PostgreSQL.
+ */
+export function importOnlyClickIngest(storage: Pick<Storage, 'db' | 'dialect' | 'sqlite'>) {
+  const file = embeddedDatabaseFile(storage);
+  return {
+    schemas: [],
+    sink: null,
+    writeImported: importedVisitsWriter(storage),
+    importedVisitsThread: file === null ? null : (): ImportedVisitsThread => createImportedVisitsThread(file),
+  };
 }
 
 /**

@@ -25,6 +25,7 @@ export type { ClickSink, ClickSinkStatus } from './transport/click-sink.js';
 export { clickJournalDir, isJournalSegment } from './transport/journal-segments.js';
 export {
   createClickIngest,
+  importOnlyClickIngest,
   importedVisitsWriter,
   startClickWorker,
   type ClickIngest,

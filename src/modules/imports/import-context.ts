@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/types.js';
+import type { ClickEvent } from '../clicks/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { LinkImports } from '../links/index.js';
 import type { ImportOwner } from './import-domains.js';
@@ -34,6 +35,8 @@ export interface ImportsServiceDeps {
   pace?: ImportPace;
   /** after visits were written: the statistics this process remembers for past days are stale */
   visitsWritten?: () => void;
+  /** a run's visit chunks written by a thread of their own (the CLI on the embedded engine): VisitThread */
+  visitThread?: () => VisitThread;
 }
 
 /** Why a run stops early: the job was cancelled (DELETE), or the process is going away (SIGTERM, Ctrl-C). */
@@ -63,6 +66,22 @@ export interface RunDeps {
   pace?: ImportPace;
   /** after a transaction wrote visits (on their own, past, dates): statistics remembered in memory are stale */
   visitsWritten?: () => void;
+  /** opens a run's visit thread: its visit chunks are then written there while the run reads on */
+  visitThread?: () => VisitThread;
+}
+
+/**
+ * Where a process that serves nothing beside its import (the CLI, on the embedded engine) writes a run's visit
+ * chunks: each chunk's transaction — its visits, then the bookkeeping statements `bookkeeping` runs (compiled
+ * there, not run: it must not read) — is handed over, and committed by another thread while the run reads its
+ * source on. Chunks commit in the order written; after one failed, none later is written (each rejects).
+ */
+export interface VisitThread {
+  write(
+    events: readonly ClickEvent[],
+    bookkeeping: (tx: Transaction<Database>) => Promise<void>,
+  ): Promise<{ committed: Promise<void> }>;
+  close(): Promise<void>;
 }
 
 export type RunEnd = { state: 'done' | 'interrupted' | 'cancelled' } | { state: 'failed'; error: string };

@@ -68,6 +68,7 @@ async function runJob(
         clock,
         ...(deps.pace ? { pace: deps.pace } : {}),
         ...(deps.visitsWritten ? { visitsWritten: deps.visitsWritten } : {}),
+        ...(deps.visitThread ? { visitThread: deps.visitThread } : {}),
       },
     );
     // Only a whole run moves the mark: one cut off may have left items whose visits stop short of it.

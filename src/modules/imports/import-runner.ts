@@ -1,5 +1,13 @@
 import { addCounts, emptyCounts, type JobCounts, type PendingItem, type PriorImport } from './import-batch.js';
-import { pause, SERVER_PACE, type RunDeps, type RunEnd, type RunOptions, type StopReason } from './import-context.js';
+import {
+  pause,
+  SERVER_PACE,
+  type RunDeps,
+  type RunEnd,
+  type RunOptions,
+  type StopReason,
+  type VisitThread,
+} from './import-context.js';
 import type { VisitTarget } from './import-decide.js';
 import { writeLinks } from './import-write.js';
 import { isUnreadable, type SourceEntry } from './import-item.js';
@@ -35,7 +43,30 @@ export async function runImport(
     addCounts(totals, counts);
     options.onProgress?.({ ...totals });
   };
-  const visits = new VisitWriter(options, deps, progressed);
+  // A visit thread writes visits while the run reads on, started with the first chunk (a CSV file has none); a
+  // dry run writes none.
+  let opened: VisitThread | null = null;
+  const open = deps.visitThread && !options.dryRun ? deps.visitThread : null;
+  const thread: VisitThread | null = open && {
+    write: (events, bookkeeping) => (opened ??= open()).write(events, bookkeeping),
+    close: async () => opened?.close(),
+  };
+  try {
+    return await run(entries, options, deps, {
+      visits: new VisitWriter(options, deps, progressed, thread),
+      progressed,
+    });
+  } finally {
+    await thread?.close();
+  }
+}
+
+async function run(
+  entries: AsyncIterable<SourceEntry>,
+  options: RunOptions,
+  deps: RunDeps,
+  { visits, progressed }: { visits: VisitWriter; progressed: (counts: Partial<JobCounts>) => void },
+): Promise<RunEnd> {
   const batchItems = (deps.pace ?? SERVER_PACE).linksPerTransaction;
   let pending: PendingItem[] = [];
   let pendingVisits = 0;
@@ -43,7 +74,7 @@ export async function runImport(
   const aborted = () => options.signal?.aborted === true;
   /** A stop lands between transactions: the visits read so far are written, and the run ends. */
   const stopped = async (): Promise<RunEnd> => {
-    await visits.flush();
+    await visits.finish();
     return stoppedBy(options.signal!);
   };
   const flush = async (): Promise<RunEnd | null> => {
@@ -68,11 +99,13 @@ export async function runImport(
     }
     if (aborted()) return await stopped();
     const end = (await flush()) ?? { state: 'done' };
-    await visits.flush();
+    await visits.finish();
     return end;
   } catch (error) {
     // A stop aborts the source's request in flight: what was read before it is still written.
     if (aborted()) return await stopped().catch(() => stoppedBy(options.signal!));
+    // What was handed to a visit thread is committed (or failed) before the job's end is recorded.
+    await visits.settled().catch(() => undefined);
     return { state: 'failed', error: (error as Error).message };
   }
 }
@@ -153,11 +186,13 @@ async function writeBatch(
   visits: VisitWriter,
   progressed: (c: Partial<JobCounts>) => void,
 ): Promise<RunEnd | null> {
+  // The links' transaction after the visits handed to a thread: commits in the same order as without it.
+  await visits.settled();
   const decided = await writeLinks(batch, options, deps);
   deps.links.committed(decided.created);
   progressed({});
   if (decided.stop) {
-    await visits.flush(); // the earlier batches' visits, held for a whole chunk
+    await visits.finish(); // the earlier batches' visits, held for a whole chunk
     return decided.stop;
   }
   if (decided.carried) await visits.carry(decided.carried);
@@ -182,15 +217,16 @@ async function writeBatch(
     }
     written.set(p.seq, n);
   }
+  await visits.batchWritten();
   // Visits wait in the writer for a whole chunk, across batches (a re-run's few new visits are spread over many
   // items); they are written first when a source's own count must be raised above them.
   if (options.signal?.aborted) {
-    await visits.flush();
+    await visits.finish();
     return stoppedBy(options.signal);
   }
   const short = shortOfCount(batch, decided.targets, written, options);
   if (short.length) {
-    await visits.flush();
+    await visits.finish();
     await raiseCounts(short, decided.targets, deps);
   }
   return null;

@@ -9,7 +9,7 @@ import { importsRoutes } from './imports.routes.js';
 import { importSchemas } from './imports.schemas.js';
 import { createImportsService, HEARTBEAT_MS } from './imports.service.js';
 import type { SourceLimits } from './sources/index.js';
-import type { ImportPace } from './import-context.js';
+import type { ImportPace, VisitThread } from './import-context.js';
 
 export interface ImportsModuleDeps {
   db: Kysely<Database>;
@@ -26,6 +26,8 @@ export interface ImportsModuleDeps {
   visitsWritten?: () => void;
   /** links and visits per transaction: a server's (default) keeps its redirects fast; the CLI's (CLI_PACE) is faster */
   pace?: ImportPace;
+  /** the clicks module's thread for a run's visits (the CLI on the embedded engine) */
+  visitThread?: () => VisitThread;
 }
 
 /**
