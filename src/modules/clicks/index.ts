@@ -23,6 +23,7 @@ export {
 } from './event/visit-context.js';
 export type { ClickSink, ClickSinkStatus } from './transport/click-sink.js';
 export { clickJournalDir, isJournalSegment } from './transport/journal-segments.js';
+export type { ImportedVisitsThread } from './rollups/sqlite-import-writer.js';
 export {
   createClickIngest,
   importOnlyClickIngest,

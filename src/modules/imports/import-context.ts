@@ -1,6 +1,6 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/types.js';
-import type { ClickEvent } from '../clicks/index.js';
+import type { ImportedVisitsThread } from '../clicks/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { LinkImports } from '../links/index.js';
 import type { ImportOwner } from './import-domains.js';
@@ -72,17 +72,10 @@ export interface RunDeps {
 
 /**
  * Where a process that serves nothing beside its import (the CLI, on the embedded engine) writes a run's visit
- * chunks: each chunk's transaction — its visits, then the bookkeeping statements `bookkeeping` runs (compiled
- * there, not run: it must not read) — is handed over, and committed by another thread while the run reads its
- * source on. Chunks commit in the order written; after one failed, none later is written (each rejects).
+ * chunks, committed by another thread while the run reads its source on (the clicks module's
+ * ImportedVisitsThread: chunks commit in the order written; after one failed, none later is written).
  */
-export interface VisitThread {
-  write(
-    events: readonly ClickEvent[],
-    bookkeeping: (tx: Transaction<Database>) => Promise<void>,
-  ): Promise<{ committed: Promise<void> }>;
-  close(): Promise<void>;
-}
+export type VisitThread = ImportedVisitsThread;
 
 export type RunEnd = { state: 'done' | 'interrupted' | 'cancelled' } | { state: 'failed'; error: string };
 

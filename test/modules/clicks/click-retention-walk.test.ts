@@ -3,7 +3,8 @@ import { deleteExpiredClicks } from '../../../src/modules/clicks/click-retention
 import { engines, TestClock } from '../../helpers/app.js';
 import { createLink } from '../../helpers/factories.js';
 import { useUser } from '../../helpers/fixtures.js';
-import { addDomain, DOMAINS, useDomainTestApp } from '../domains/domains.helpers.js';
+import { DOMAINS, useDomainTestApp } from '../domains/domains.helpers.js';
+import { linksOfEachRetention } from './click-retention.helpers.js';
 import { UA } from './user-agents.js';
 
 /**
@@ -67,15 +68,10 @@ describe.each(engines)('click retention, batch by batch, on %s', (engine) => {
 
   it('when domains differ and statements end amid equal instants, then each link loses exactly its records past its cutoff', async () => {
     const t = d.t;
-    const forever = await addDomain(t, owner.token, { click_retention_days: 0 });
-    const longer = await addDomain(t, owner.token, { click_retention_days: 60 });
-    const inherits = await addDomain(t, owner.token);
-    const links = {
-      instance: await createLink(t, { original_url: 'https://example.com/i' }, owner.token),
-      forever: await createLink(t, { original_url: 'https://example.com/f', domain: forever.hostname }, owner.token),
-      longer: await createLink(t, { original_url: 'https://example.com/l', domain: longer.hostname }, owner.token),
-      inherits: await createLink(t, { original_url: 'https://example.com/n', domain: inherits.hostname }, owner.token),
-    };
+    const {
+      links,
+      created: { forever, longer },
+    } = await linksOfEachRetention(t, owner.token, 60);
     const [c30, c60] = [T0 - 30 * DAY, T0 - 60 * DAY];
     const instants = [c60 - DAY, c60 - DAY, c60 - DAY, c60 - 1, c60, c30 - 1, c30 - 1, c30, T0];
     await write(Object.values(links), instants);

@@ -9,6 +9,7 @@ import { useUser } from '../../helpers/fixtures.js';
 import { waitFor } from '../../helpers/scale-out.js';
 import { unless } from '../../helpers/skip.js';
 import { addDomain, DOMAINS, useDomainTestApp } from '../domains/domains.helpers.js';
+import { linksOfEachRetention } from './click-retention.helpers.js';
 import { UA } from './user-agents.js';
 
 /**
@@ -47,22 +48,12 @@ describe.each(engines)('click retention on %s', (engine) => {
 
   it("when records pass their link's retention, then the job deletes exactly those, per domain, and every statistic stays the same", async () => {
     const t = d.t;
-    const forever = await addDomain(t, owner.token, { click_retention_days: 0 });
-    const longer = await addDomain(t, owner.token, { click_retention_days: 150 });
-    const inherits = await addDomain(t, owner.token);
-    const links = {
-      instance: await createLink(t, { original_url: 'https://example.com/i' }, owner.token),
-      forever: await createLink(t, { original_url: 'https://example.com/f', domain: forever.hostname }, owner.token),
-      longer: await createLink(t, { original_url: 'https://example.com/l', domain: longer.hostname }, owner.token),
-      inherits: await createLink(t, { original_url: 'https://example.com/n', domain: inherits.hostname }, owner.token),
-    };
+    const {
+      links,
+      domains: domainOf,
+      created: { forever },
+    } = await linksOfEachRetention(t, owner.token, 150);
     for (const link of Object.values(links)) await clicksAt(link, ages);
-    const domainOf = {
-      instance: undefined,
-      forever: forever.hostname,
-      longer: longer.hostname,
-      inherits: inherits.hostname,
-    };
     const before = await Promise.all(
       Object.entries(links).map(([k, l]) => statsOf(l.short_code, domainOf[k as keyof typeof domainOf])),
     );
