@@ -21,6 +21,23 @@ export function startModuleThread(from: string, name: string, options: WorkerOpt
   return new Worker(bundledFromSources(fileURLToPath(new URL(`${name}.ts`, from))), options);
 }
 
+/**
+ * Ends a thread that owns a database connection: asks it to close (the message `'close'`), waits until it says
+ * so (`{ closed: true }`) or has exited, then terminates it. The writer threads of clicks and of imports answer so.
+ */
+export async function closeModuleThread(worker: Worker): Promise<void> {
+  const closed = new Promise<void>((resolve) => {
+    worker.once('exit', () => resolve());
+    worker.on('message', (m: unknown) => {
+      if (typeof m === 'object' && m !== null && 'closed' in m) resolve();
+    });
+  });
+  worker.ref();
+  worker.postMessage('close');
+  await closed;
+  await worker.terminate();
+}
+
 const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/ferry-module-threads/', import.meta.url));
 
 /** What a bundle was built from: each input's path, size and modification time. */

@@ -1,6 +1,5 @@
-import type { Worker } from 'node:worker_threads';
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../../db/sqlite-checkpointer.js';
-import { startModuleThread } from '../../../infra/module-thread.js';
+import { closeModuleThread, startModuleThread } from '../../../infra/module-thread.js';
 import { ClickBatch, transferablesOf, type WindowProgress } from './click-batch.js';
 import type { ClickWriter, JournalMark } from './click-writer.js';
 import type { SqliteClickThreadData, SqliteClickThreadReply, SqliteClickThreadRequest } from './sqlite-click-thread.js';
@@ -36,20 +35,6 @@ const WORKER_NICE = 10;
 
 export interface ClosableClickWriter extends ClickWriter {
   close(): Promise<void>;
-}
-
-/** Asks the thread to close its database, waits until it has (or has exited), then ends it. */
-async function closeClickThread(worker: Worker): Promise<void> {
-  const closed = new Promise<void>((resolve) => {
-    worker.once('exit', () => resolve());
-    worker.on('message', (m: SqliteClickThreadReply) => {
-      if ('closed' in m) resolve();
-    });
-  });
-  worker.ref();
-  worker.postMessage('close' satisfies SqliteClickThreadRequest);
-  await closed;
-  await worker.terminate();
 }
 
 /** `budgetMs`: a transaction's time (tests make it tiny, so that a window takes many transactions). */
@@ -109,7 +94,7 @@ export function createSqliteClickWriter(file: string, { budgetMs = TX_BUDGET_MS 
     writeBatch,
     write: (events) => writeBatch(ClickBatch.of(events)),
     async close() {
-      if (!failure) await closeClickThread(worker);
+      if (!failure) await closeModuleThread(worker);
     },
   };
 }

@@ -9,11 +9,10 @@ import {
   type QueryResult,
   type Transaction,
 } from 'kysely';
-import type { Worker } from 'node:worker_threads';
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../../db/sqlite-checkpointer.js';
 import { MAIN_BUSY_TIMEOUT_MS } from '../../../db/sqlite-immediate.js';
 import type { Database } from '../../../db/types.js';
-import { startModuleThread } from '../../../infra/module-thread.js';
+import { closeModuleThread, startModuleThread } from '../../../infra/module-thread.js';
 import type { ClickEvent } from '../event/click-event.js';
 import { ClickBatch, transferablesOf } from './click-batch.js';
 import type {
@@ -86,18 +85,6 @@ function compilingKysely(): { db: Kysely<Database>; taken: () => ImportChunkStat
   };
 }
 
-async function closeThread(worker: Worker): Promise<void> {
-  const closed = new Promise<void>((resolve) => {
-    worker.once('exit', () => resolve());
-    worker.on('message', (m: SqliteImportThreadReply) => {
-      if ('closed' in m) resolve();
-    });
-  });
-  worker.postMessage('close' satisfies SqliteImportThreadRequest);
-  await closed;
-  await worker.terminate();
-}
-
 /** The thread for one import run, on the database file `file`. */
 export function createImportedVisitsThread(file: string): ImportedVisitsThread {
   const workerData: SqliteImportThreadData = {
@@ -154,7 +141,7 @@ export function createImportedVisitsThread(file: string): ImportedVisitsThread {
       return handed;
     },
     close() {
-      closing ??= failure ? worker.terminate().then(() => undefined) : closeThread(worker);
+      closing ??= failure ? worker.terminate().then(() => undefined) : closeModuleThread(worker);
       return closing;
     },
   };
