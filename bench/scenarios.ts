@@ -238,11 +238,6 @@ export async function finishBaseline(ctx: BenchContext): Promise<{ row: Row; pro
 }
 
 /**
- * A redirect benchmark, in rounds alternating with the baseline. `pass`: first visit every code once (in
- * random order), so that the measured run finds the cache warm, as in production after a while; without it,
- * what the cache does not hold is a miss.
- */
-/**
  * Distinct codes that fill the link cache of a million-link row (`fill-then-random`): the default LINK_CACHE_BYTES
  * over one seeded link's estimate (seedLinks: an 8-character code, https://example.com/articles/<n>?utm_source=bench),
  * and a tenth more. Its peak RSS is then that of a server whose cache is full, as it is after a while in service;
@@ -264,6 +259,11 @@ const CACHE_FILL = Math.ceil(
     }),
 );
 
+/**
+ * A redirect benchmark, in rounds alternating with the baseline. `pass-then-random`: first visit every code once
+ * (in random order), so that the measured run finds the cache warm, as in production after a while; without it,
+ * what the cache does not hold is a miss. `fill-then-random`: first visit CACHE_FILL codes, enough to fill it.
+ */
 async function redirectScenario(
   ctx: BenchContext,
   name: string,
@@ -287,7 +287,7 @@ async function redirectScenario(
     mode === 'hot'
       ? { workload: 'path', path: `/${firstCode(codes)}`, ...headers }
       : { workload: 'codes', codesFile: codes, ...headers };
-  const amount = { 'pass-then-random': lineCount(codes), 'fill-then-random': CACHE_FILL }[mode as string];
+  const amount = mode === 'pass-then-random' ? lineCount(codes) : mode === 'fill-then-random' ? CACHE_FILL : 0;
   const pass: Workload | undefined = amount ? { workload: 'codes', codesFile: codes, amount } : undefined;
   // The baseline's rounds send the same requests (the same names, Host and headers) where it knows the names:
   // the load generator shares the machine, so a costlier request to build (a Host per visit, a longer alias)
@@ -757,7 +757,8 @@ export const SCENARIOS: Scenario[] = [
         ctx,
         'redirect-1m',
         'links1m',
-        'GET /{code}, 1,000,000 links, random codes, clicks recorded (cache: LINK_CACHE_BYTES, about 150,000 links, filled first)',
+        'GET /{code}, 1,000,000 links, random codes, clicks recorded ' +
+          '(cache: LINK_CACHE_BYTES, about 150,000 links, filled first)',
         {},
         'fill-then-random',
       ),
@@ -774,7 +775,8 @@ export const SCENARIOS: Scenario[] = [
         ctx,
         'redirect-1m-browser',
         'links1m',
-        'GET /{code}, 1,000,000 links, random codes, browser User-Agent (human clicks); cache: LINK_CACHE_BYTES (about 150,000 links, filled first), so most visits miss it',
+        'GET /{code}, 1,000,000 links, random codes, browser User-Agent (human clicks); ' +
+          'cache: LINK_CACHE_BYTES (about 150,000 links, filled first), so most visits miss it',
         {},
         'fill-then-random',
         { headers: { 'user-agent': BROWSER_UA } },
