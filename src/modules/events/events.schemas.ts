@@ -7,7 +7,7 @@ export const PublicEventSchema = Type.Object(
     id: Type.String({
       pattern: '^evt_[A-Za-z0-9_-]{22}$',
       maxLength: 26,
-      description: 'The event id (`evt_` and 128 random bits): receivers deduplicate on it',
+      description: 'The event id (`evt_`, the time it was made and 80 random bits): receivers deduplicate on it',
     }),
     type: Type.Union(
       PUBLIC_EVENT_TYPES.map((t) => Type.Literal(t)),

@@ -3779,7 +3779,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-            /** @description The event id (`evt_` and 128 random bits): receivers deduplicate on it */
+            /** @description The event id (`evt_`, the time it was made and 80 random bits): receivers deduplicate on it */
             id: string;
             /**
              * Format: date-time

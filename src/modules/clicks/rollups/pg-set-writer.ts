@@ -121,8 +121,9 @@ const isoOf = (ms: RawBuilder<unknown>) =>
 
 /**
  * The click records and, from what the insert returns (their ids), SPEC §22's `link.clicked` of each, in ONE
- * statement: the same envelope as click-events.ts builds on the embedded engine (`evt_` and 16 random bytes,
- * base64url; the referrer's host by the same rule), with the link's URL and owner from the row lockLinks locked.
+ * statement: the same envelope as click-events.ts builds on the embedded engine (the referrer's host by the same
+ * rule; the id `evt_` and 16 random bytes, base64url, where db/events.ts puts the time first), with the link's URL
+ * and owner from the row lockLinks locked.
  * Consumers are woken by NOTIFY on commit.
  */
 async function insertRecords(tx: Tx, at: number): Promise<void> {
