@@ -1,9 +1,50 @@
-import type { RedirectTarget } from './link-cache.js';
+import type { CompiledRules, LinkPreview } from '../links/index.js';
 
 /*
- * What the link cache (link-cache.ts) keeps per name, and what each entry is estimated to cost: the cache is
- * bounded by the sum of these estimates (LINK_CACHE_BYTES), not by a count of entries.
+ * What a name resolves to on the redirect path, what the link cache (link-cache.ts) keeps of it, and what each
+ * entry is estimated to cost: the cache is bounded by the sum of these estimates (LINK_CACHE_BYTES), not by a
+ * count of entries.
  */
+
+/**
+ * What a visit must check before it is redirected (visit-policy.ts). null on a target: none of it, and the
+ * fast path may answer the visit.
+ */
+export interface VisitRules {
+  maxVisits: number | null;
+  forwardQuery: boolean;
+  passwordHash: string | null;
+  /** SPEC §21: the link's routing rules, compiled when the link was cached; null: always original_url */
+  routing: CompiledRules | null;
+  /** what the compiled rules are estimated to hold in memory, for LINK_CACHE_BYTES (entryBytes); absent: 0 */
+  routingBytes?: number;
+}
+
+/** What a code resolves to on the redirect path. */
+export type RedirectTarget =
+  /** `code`: the link's code; `alias`: the alias visited (null: the code was) */
+  | {
+      kind: 'link';
+      id: number;
+      code: string;
+      alias: string | null;
+      url: string;
+      expiresAt: number | null;
+      rules: VisitRules | null;
+      /** SPEC §21: what unfurlers are shown instead of the redirect; null: none (the fast path may answer) */
+      preview: LinkPreview | null;
+      /**
+       * SPEC §24: the destination checks found the link broken; `fallbackUrl` is the link's own fallback (null:
+       * the domain's broken_redirect, else the destination). null: not broken (ok or unknown)
+       */
+      broken: { fallbackUrl: string | null } | null;
+    }
+  /** a tombstone of an expired link: 410 */
+  | { kind: 'expired' }
+  /** a link an admin disabled: 410 LINK_DISABLED */
+  | { kind: 'disabled' }
+  /** never issued, or deleted: 404 */
+  | { kind: 'missing' };
 
 /**
  * What a plain cached link costs in the heap besides its key's and URL's characters (a link kept as a compact

@@ -1,8 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
-import type { CompiledRules } from '../links/index.js';
-import type { LinkPreview } from '../links/index.js';
-import { Entry, entryBytes, isPlain, NEVER } from './link-cache-entry.js';
+import { Entry, entryBytes, isPlain, NEVER, type RedirectTarget } from './link-cache-entry.js';
 
+export type { RedirectTarget, VisitRules } from './link-cache-entry.js';
 export {
   entryBytes,
   LINK_ENTRY_BYTES,
@@ -10,46 +9,6 @@ export {
   PLAIN_LINK_BYTES,
   ROUTING_BYTES_PER_JSON_CHAR,
 } from './link-cache-entry.js';
-
-/**
- * What a visit must check before it is redirected (visit-policy.ts). null on a target: none of it, and the
- * fast path may answer the visit.
- */
-export interface VisitRules {
-  maxVisits: number | null;
-  forwardQuery: boolean;
-  passwordHash: string | null;
-  /** SPEC §21: the link's routing rules, compiled when the link was cached; null: always original_url */
-  routing: CompiledRules | null;
-  /** what the compiled rules are estimated to hold in memory, for LINK_CACHE_BYTES (entryBytes); absent: 0 */
-  routingBytes?: number;
-}
-
-/** What a code resolves to on the redirect path. */
-export type RedirectTarget =
-  /** `code`: the link's code; `alias`: the alias visited (null: the code was) */
-  | {
-      kind: 'link';
-      id: number;
-      code: string;
-      alias: string | null;
-      url: string;
-      expiresAt: number | null;
-      rules: VisitRules | null;
-      /** SPEC §21: what unfurlers are shown instead of the redirect; null: none (the fast path may answer) */
-      preview: LinkPreview | null;
-      /**
-       * SPEC §24: the destination checks found the link broken; `fallbackUrl` is the link's own fallback (null:
-       * the domain's broken_redirect, else the destination). null: not broken (ok or unknown)
-       */
-      broken: { fallbackUrl: string | null } | null;
-    }
-  /** a tombstone of an expired link: 410 */
-  | { kind: 'expired' }
-  /** a link an admin disabled: 410 LINK_DISABLED */
-  | { kind: 'disabled' }
-  /** never issued, or deleted: 404 */
-  | { kind: 'missing' };
 
 export interface LinkCacheOptions {
   /** entries at most (LINK_CACHE_SIZE; 0: no cache) */

@@ -24,8 +24,8 @@ interface CachedDecisionDeps {
  * The fast path's question (visit-policy.ts decideFromCache): the redirect of a GET or HEAD with no query, when
  * memory alone decides it — a cached live link with no password, no visit limit and no preview (whose answer
  * depends on the user agent); undefined for anything else, which the route decides. Without routing rules the
- * answer is the same for every visitor, made from the cached target. With rules (SPEC §21) their compiled form is evaluated on `visitor`, which is
- * read only then: one cache hit and the rules, as the route would.
+ * answer is the same for every visitor, made from the cached target. With rules (SPEC §21) their compiled form
+ * is evaluated on `visitor`, which is read only then: one cache hit and the rules, as the route would.
  */
 export function createCachedDecision(deps: CachedDecisionDeps, route: ReturnType<typeof createRouting>) {
   const { resolver, domains, status } = deps;
