@@ -1,7 +1,7 @@
 /**
  * node --expose-gc --import tsx bench/link-cache-bytes.ts [entries=200000] [misses] — what a cached link costs in the heap:
  * the heap's growth per entry of a LinkCache filled as the redirect fills it (a code's 8 characters, a URL of
- * the bench's shape as SQLite returns it, and the fast path's memoised answer), against entryBytes' estimate.
+ * the bench's shape as SQLite returns it, a fast-path visit of each), against entryBytes' estimate.
  */
 import { LinkCache, entryBytes, type RedirectTarget } from '../src/modules/redirect/link-cache.js';
 import { createVisitPolicy } from '../src/modules/redirect/visit-policy.js';
@@ -20,6 +20,7 @@ const policy = createVisitPolicy({
   passwords: { verify: async () => true },
   attempts: { take: async () => null, refund: async () => undefined } as never,
   status: 302,
+  publicBaseUrl: 'http://localhost:3000',
 } as never);
 // Fresh strings, as a database row's are (not slices of one another, not interned literals).
 const fresh = (s: string) => Buffer.from(s).toString('latin1');

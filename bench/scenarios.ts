@@ -758,7 +758,7 @@ export const SCENARIOS: Scenario[] = [
         'redirect-1m',
         'links1m',
         'GET /{code}, 1,000,000 links, random codes, clicks recorded ' +
-          '(cache: LINK_CACHE_BYTES, about 150,000 links, filled first)',
+          '(cache: LINK_CACHE_BYTES, about 164,000 links, filled first)',
         {},
         'fill-then-random',
       ),
@@ -776,7 +776,7 @@ export const SCENARIOS: Scenario[] = [
         'redirect-1m-browser',
         'links1m',
         'GET /{code}, 1,000,000 links, random codes, browser User-Agent (human clicks); ' +
-          'cache: LINK_CACHE_BYTES (about 150,000 links, filled first), so most visits miss it',
+          'cache: LINK_CACHE_BYTES (about 164,000 links, filled first), so most visits miss it',
         {},
         'fill-then-random',
         { headers: { 'user-agent': BROWSER_UA } },

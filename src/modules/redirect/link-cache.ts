@@ -1,46 +1,14 @@
 import type { Clock } from '../../lib/clock.js';
-import type { CompiledRules } from '../links/index.js';
-import type { LinkPreview } from '../links/index.js';
+import { Entry, entryBytes, isPlain, NEVER, type RedirectTarget } from './link-cache-entry.js';
 
-/**
- * What a visit must check before it is redirected (visit-policy.ts). null on a target: none of it, and the
- * fast path may answer the visit.
- */
-export interface VisitRules {
-  maxVisits: number | null;
-  forwardQuery: boolean;
-  passwordHash: string | null;
-  /** SPEC §21: the link's routing rules, compiled when the link was cached; null: always original_url */
-  routing: CompiledRules | null;
-  /** what the compiled rules are estimated to hold in memory, for LINK_CACHE_BYTES (entryBytes); absent: 0 */
-  routingBytes?: number;
-}
-
-/** What a code resolves to on the redirect path. */
-export type RedirectTarget =
-  /** `code`: the link's code; `alias`: the alias visited (null: the code was) */
-  | {
-      kind: 'link';
-      id: number;
-      code: string;
-      alias: string | null;
-      url: string;
-      expiresAt: number | null;
-      rules: VisitRules | null;
-      /** SPEC §21: what unfurlers are shown instead of the redirect; null: none (the fast path may answer) */
-      preview: LinkPreview | null;
-      /**
-       * SPEC §24: the destination checks found the link broken; `fallbackUrl` is the link's own fallback (null:
-       * the domain's broken_redirect, else the destination). null: not broken (ok or unknown)
-       */
-      broken: { fallbackUrl: string | null } | null;
-    }
-  /** a tombstone of an expired link: 410 */
-  | { kind: 'expired' }
-  /** a link an admin disabled: 410 LINK_DISABLED */
-  | { kind: 'disabled' }
-  /** never issued, or deleted: 404 */
-  | { kind: 'missing' };
+export type { RedirectTarget, VisitRules } from './link-cache-entry.js';
+export {
+  entryBytes,
+  LINK_ENTRY_BYTES,
+  MISS_ENTRY_BYTES,
+  PLAIN_LINK_BYTES,
+  ROUTING_BYTES_PER_JSON_CHAR,
+} from './link-cache-entry.js';
 
 export interface LinkCacheOptions {
   /** entries at most (LINK_CACHE_SIZE; 0: no cache) */
@@ -76,7 +44,7 @@ export const linkCacheKey = (domainId: number, code: string): string => (domainI
 
 export const DEFAULT_LINK_CACHE: LinkCacheOptions = {
   capacity: 1_000_000,
-  maxBytes: 64 * 1024 * 1024,
+  maxBytes: 28 * 1024 * 1024,
   positiveTtlMs: 30_000,
   reReadsPerSecond: 500,
   negativeTtlMs: 5_000,
@@ -90,52 +58,6 @@ const REFRESH_PATIENCE_MS = 5_000;
 export function parseLinkCacheKey(key: string): { domainId: number; name: string } {
   const at = key.lastIndexOf('@');
   return at < 0 ? { domainId: 0, name: key } : { domainId: Number(key.slice(at + 1)), name: key.slice(0, at) };
-}
-
-/**
- * What a cached link costs in the heap besides its strings' characters: the Map's slot, the entry, the target
- * object, the strings' headers (key, code, URL) and the fast path's memoised answer (visit-policy.ts
- * decideFromCache). Measured by bench/link-cache-bytes.ts (Node 20, 200,000 and 1,000,000 entries): 437–444
- * bytes of heap per link with an 8-character code and a 47-character URL, of which 63 are characters.
- */
-export const LINK_ENTRY_BYTES = 384;
-/** A cached miss (an unknown, expired or disabled code): the Map's slot, the entry, the key's header, the target (132 measured). */
-export const MISS_ENTRY_BYTES = 128;
-
-/** An entry's estimated heap cost: the fixed part plus one byte per character of its strings (one-byte strings). */
-/** a preview's object and its three fields, beside the characters of its strings */
-const PREVIEW_BYTES = 96;
-/**
- * Compiled rules (SPEC §21) are objects, arrays, sets and parsed CIDRs for what their stored JSON spells out:
- * charged at this many bytes per character of that JSON (an estimate, not yet measured as bench/link-cache-bytes.ts measures a plain link).
- */
-export const ROUTING_BYTES_PER_JSON_CHAR = 4;
-
-export function entryBytes(key: string, target: RedirectTarget): number {
-  if (target.kind !== 'link') return MISS_ENTRY_BYTES + key.length;
-  const alias = target.alias === null || target.alias === key ? 0 : target.alias.length;
-  const preview = target.preview === null ? 0 : PREVIEW_BYTES + JSON.stringify(target.preview).length;
-  return (
-    LINK_ENTRY_BYTES +
-    key.length +
-    target.code.length +
-    alias +
-    target.url.length +
-    (target.rules?.routingBytes ?? 0) +
-    preview +
-    (target.broken?.fallbackUrl?.length ?? 0)
-  );
-}
-
-interface Entry {
-  target: RedirectTarget;
-  until: number;
-  /** read since it was (re)inserted: spared once by the eviction hand */
-  used: boolean;
-  /** entryBytes of it */
-  bytes: number;
-  /** when a background re-read of this stale entry was asked for (0: never) */
-  refreshAskedAt: number;
 }
 
 /**
@@ -156,6 +78,8 @@ interface Entry {
  */
 export class LinkCache {
   private readonly entries = new Map<string, Entry>();
+  /** the CLOCK hand (evictOne) */
+  private hand: MapIterator<[string, Entry]> = this.entries.entries();
   private generation = 0;
   /** the entries' entryBytes, summed */
   private total = 0;
@@ -165,6 +89,8 @@ export class LinkCache {
   private refresh: ((key: string) => void) | null = null;
 
   private readonly options: LinkCacheOptions;
+  /** the clock's time when the cache was made: entries keep theirs relative to it (Entry) */
+  private readonly base: number;
 
   /** `options`: DEFAULT_LINK_CACHE's where left out; `random`: the share of a link entry's limit it gets (linkTtlMs). */
   constructor(
@@ -173,19 +99,20 @@ export class LinkCache {
     private readonly random: () => number = Math.random,
   ) {
     this.options = { ...DEFAULT_LINK_CACHE, ...options };
+    this.base = clock.now();
   }
 
   get(code: string): RedirectTarget | undefined {
     if (this.trusted !== null && !this.trusted()) return undefined;
     const entry = this.entries.get(code);
     if (!entry) return undefined;
-    const now = this.clock.now();
-    if (entry.until <= now && !this.servesStale(code, entry, now)) {
+    const now = this.clock.now() - this.base;
+    if (entry.until !== NEVER && entry.until <= now && !this.servesStale(code, entry, now)) {
       this.drop(code, entry);
       return undefined;
     }
     entry.used = true;
-    return entry.target;
+    return entry.target(code);
   }
 
   /**
@@ -195,8 +122,7 @@ export class LinkCache {
    * links) waited for a query (measured: `redirect-redis` in `npm run bench`, docs/performance.md).
    */
   private servesStale(code: string, entry: Entry, now: number): boolean {
-    if (this.refresh === null || entry.target.kind !== 'link' || now - entry.until >= this.options.staleMs)
-      return false;
+    if (this.refresh === null || !entry.isLink() || now - entry.until >= this.options.staleMs) return false;
     if (now - entry.refreshAskedAt >= REFRESH_PATIENCE_MS) {
       entry.refreshAskedAt = now;
       this.refresh(code);
@@ -219,9 +145,14 @@ export class LinkCache {
     const bytes = entryBytes(code, target);
     if (capacity <= 0 || bytes > maxBytes) return;
     const ttl = target.kind === 'link' ? this.linkTtlMs() : this.options.negativeTtlMs;
+    const until = ttl === Infinity ? NEVER : Math.ceil(this.clock.now() - this.base + ttl);
     const old = this.entries.get(code);
     if (old !== undefined) this.drop(code, old);
-    this.entries.set(code, { target, until: this.clock.now() + ttl, used: false, bytes, refreshAskedAt: 0 });
+    const entry =
+      target.kind === 'link' && isPlain(code, target)
+        ? new Entry(target.url, target.id, until, bytes)
+        : new Entry(target, 0, until, bytes);
+    this.entries.set(code, entry);
     this.total += bytes;
     while (this.entries.size > capacity || this.total > maxBytes) this.evictOne();
   }
@@ -234,8 +165,18 @@ export class LinkCache {
   }
 
   private evictOne(): void {
-    // Each pass clears one flag, so this ends within `capacity` steps (in practice within a few).
-    for (const [code, entry] of this.entries) {
+    // Each pass clears one flag, so this ends within `capacity` steps (in practice within a few). The hand is
+    // one iterator kept between evictions: a fresh one started at the Map's first slot and stepped over every
+    // slot deleted since its last rehash, up to the table's spare capacity (about 100 µs a miss with 150,000
+    // entries, measured with a million-link mix of misses); a kept one sees entries moved to the end later.
+    for (;;) {
+      let next = this.hand.next();
+      if (next.done === true) {
+        this.hand = this.entries.entries();
+        next = this.hand.next();
+        if (next.done === true) return;
+      }
+      const [code, entry] = next.value;
       this.entries.delete(code);
       if (!entry.used) {
         this.total -= entry.bytes;
@@ -279,13 +220,15 @@ export class LinkCache {
    */
   forgetMisses(): void {
     this.generation += 1;
-    for (const [code, entry] of this.entries) if (entry.target.kind === 'missing') this.drop(code, entry);
+    for (const [code, entry] of this.entries)
+      if (typeof entry.value !== 'string' && entry.value.kind === 'missing') this.drop(code, entry);
   }
 
   /** Drops every entry (the change feed may have missed invalidations while it was cut off). */
   clear(): void {
     this.generation += 1;
     this.entries.clear();
+    this.hand = this.entries.entries();
     this.total = 0;
   }
 

@@ -21,7 +21,10 @@ function rulesOf(found: CodeLookup): VisitRules | null {
       };
 }
 
+// One object each for every name of these kinds: a cached miss keeps no target of its own.
 const DISABLED: RedirectTarget = { kind: 'disabled' };
+const EXPIRED: RedirectTarget = { kind: 'expired' };
+const MISSING: RedirectTarget = { kind: 'missing' };
 
 /**
  * `name`: the code or alias visited. A tombstone never redirects, even where it still names a live link (an
@@ -43,5 +46,5 @@ export const toTarget = (name: string, found: CodeLookup | undefined): RedirectT
       broken: found.health_status === 'broken' ? { fallbackUrl: found.fallback_url ?? null } : null,
     };
   }
-  return found?.retired_reason === 'expired' ? { kind: 'expired' } : { kind: 'missing' };
+  return found?.retired_reason === 'expired' ? EXPIRED : MISSING;
 };

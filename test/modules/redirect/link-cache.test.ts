@@ -4,6 +4,7 @@ import {
   LINK_ENTRY_BYTES,
   LinkCache,
   MISS_ENTRY_BYTES,
+  PLAIN_LINK_BYTES,
   type RedirectTarget,
 } from '../../../src/modules/redirect/link-cache.js';
 import { createRedirectResolver } from '../../../src/modules/redirect/redirect-resolver.js';
@@ -218,5 +219,38 @@ describe('redirect cache', () => {
     const off = new LinkCache(new TestClock(0), { maxBytes: 0 });
     off.set('m', { kind: 'missing' }, off.epoch());
     expect([off.size(), off.bytes()]).toEqual([0, 0]);
+  });
+
+  it('when a link is cached under its own code with nothing but a destination, then it is kept compact and answered whole', () => {
+    const clock = new TestClock(0);
+    const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: 30_000, staleMs: 60_000 }, () => 1);
+    const plain = { ...link(1), code: 'c1' };
+    const expiring = { ...link(2), code: 'c2', expiresAt: 99_000 };
+    expect(entryBytes('c1', plain)).toBe(PLAIN_LINK_BYTES + 2 + plain.url.length);
+    expect(entryBytes('c2', expiring)).toBeGreaterThan(LINK_ENTRY_BYTES);
+    cache.set('c1', plain, cache.epoch());
+    cache.set('c2', expiring, cache.epoch());
+    cache.set('m', { kind: 'missing' }, cache.epoch());
+    expect(cache.get('c1')).toEqual(plain);
+    expect(cache.get('c2')).toEqual(expiring);
+    cache.forgetMisses();
+    expect([cache.size(), cache.get('c1')]).toEqual([2, plain]);
+    // Past its limit, within the stale window: still answered, its re-read asked for once.
+    const asked: string[] = [];
+    cache.refreshWith((key) => asked.push(key));
+    clock.advance(30_000);
+    expect(cache.get('c1')).toEqual(plain);
+    expect(cache.get('c1')).toEqual(plain);
+    expect(asked).toEqual(['c1']);
+    clock.advance(60_000);
+    expect(cache.get('c1')).toBeUndefined();
+  });
+
+  it('when the limit is infinite (the only writer), then a plain link never ages out', () => {
+    const clock = new TestClock(0);
+    const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: Infinity });
+    cache.set('c1', { ...link(1), code: 'c1' }, cache.epoch());
+    clock.advance(365 * 86_400_000);
+    expect(cache.get('c1')).toEqual({ ...link(1), code: 'c1' });
   });
 });
