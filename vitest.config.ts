@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/helpers/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -19,5 +20,7 @@ export default defineConfig({
     // and the app's sources once per worker instead of once per file was most of the suite's time. Each test
     // still builds its own app, database and Redis prefix (test/helpers/app.ts), so files share no state.
     isolate: false,
+    // Longest files first, also on a clean clone (test/helpers/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
   },
 });

@@ -10,7 +10,7 @@ import { createStorage, type Storage } from '../../src/db/database.js';
 import { TEST_PASSWORD_HASH_COST } from './server-process.js';
 import { closeRedis, createRedis } from '../../src/infra/redis.js';
 import { ContractValidator } from './contract.js';
-import { copySqliteTemplate } from './db-templates.js';
+import { copyPostgresTemplate, copySqliteTemplate } from './db-templates.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -104,11 +104,13 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(tmpdir(), 'ferry-test-'));
   let dropDb: (() => Promise<void>) | null = null;
   let databaseUrl = opts.databaseUrl;
+  // A database of its own, copied from the run's migrated one (db-templates.ts).
+  const templates = inject('databaseTemplates');
   if (engine === 'postgres' && !databaseUrl) {
-    const fresh = await freshPostgresDatabase();
-    databaseUrl = fresh.url;
-    dropDb = fresh.drop;
-  } else if (engine === 'sqlite' && ownDir) copySqliteTemplate(inject('databaseTemplates'), dataDir); // db-templates.ts
+    const copy = await copyPostgresTemplate(templates);
+    databaseUrl = copy.url;
+    dropDb = copy.drop;
+  } else if (engine === 'sqlite' && ownDir) copySqliteTemplate(templates, dataDir);
   const config = loadConfig({
     DATA_DIR: dataDir,
     JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long!',
@@ -146,7 +148,13 @@ export async function createTestApp(engine: Engine, opts: TestAppOptions = {}): 
     if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
-  const contract = await ContractValidator.fromApp(app);
+  // Everything the served document depends on; the data directory and the database's name do not change it.
+  const builtFrom = {
+    config: { ...config, dataDir: null, databaseUrl: config.databaseUrl === null ? null : 'postgres' },
+    redis: redis !== null,
+    deps: Object.keys(opts.deps ?? {}).sort(),
+  };
+  const contract = await ContractValidator.fromApp(app, builtFrom);
   let closed = false;
 
   return {

@@ -21,7 +21,22 @@ export interface OpenApiDoc {
 
 /** The validators of the documents served lately (fromApp), by the document's bytes. */
 const byDocument = new Map<string, ContractValidator>();
+/** The same validators by what the app that served the document was built from (fromApp's `builtFrom`). */
+const byBuild = new Map<string, ContractValidator>();
+/** Each validator's document, as served. */
+const servedBytes = new WeakMap<ContractValidator, string>();
 const DOCUMENTS_KEPT = 16;
+/** One app in this many that reuses a document still generates it, and must serve the same bytes (fromApp). */
+const RECHECK_EVERY = 20;
+let reused = 0;
+
+/** Sets, maps, patterns and functions written out, so that two different values never serialise alike. */
+function serialisable(_key: string, value: unknown): unknown {
+  if (value instanceof Set) return { set: [...value] };
+  if (value instanceof Map) return { map: [...value] };
+  if (value instanceof RegExp || typeof value === 'function') return String(value);
+  return value;
+}
 
 /**
  * Every response a test sees is checked against the served OpenAPI document: its status must be declared
@@ -52,15 +67,32 @@ export class ContractValidator {
    * The validator of the document `app` serves. Apps of one configuration serve the same bytes: one validator
    * per document (by its bytes) serves them all, its schemas compiled once per test process instead of once
    * per app (181 places in the tests build an app, some once per test).
+   *
+   * The document is a function of what the app was built from (its configuration, its engine, which
+   * dependencies it was given): `builtFrom` says that, and an app built from what an earlier one was serves the
+   * earlier one's document without generating it again (@fastify/swagger takes 150–500 ms per app, a large share
+   * of a test that builds one). One in RECHECK_EVERY still generates it, and fails if the bytes differ.
    */
-  static async fromApp(app: FastifyInstance): Promise<ContractValidator> {
-    const res = await app.inject({ method: 'GET', url: '/v3/api-docs' });
-    if (res.statusCode !== 200) throw new Error(`GET /v3/api-docs answered ${res.statusCode}`);
-    let validator = byDocument.get(res.body);
+  static async fromApp(app: FastifyInstance, builtFrom?: unknown): Promise<ContractValidator> {
+    const build = builtFrom === undefined ? null : JSON.stringify(builtFrom, serialisable);
+    const known = build === null ? undefined : byBuild.get(build);
+    if (known && (reused += 1) % RECHECK_EVERY !== 0) return known;
+    // The bytes GET /v3/api-docs serves (plugins/openapi.ts), read without a request: a test's own requests are
+    // the only ones its rate limits, metrics and logs see.
+    const body = JSON.stringify((app as unknown as { swagger(): unknown }).swagger());
+    // What `builtFrom` leaves out must not change the document: were it to, the reused validators would be wrong.
+    if (known && servedBytes.get(known) !== body)
+      throw new Error(`an app built from what an earlier one was serves another document: ${build!.slice(0, 500)}`);
+    let validator = byDocument.get(body);
     if (!validator) {
-      validator = new ContractValidator(res.json() as OpenApiDoc);
+      validator = new ContractValidator(JSON.parse(body) as OpenApiDoc);
       if (byDocument.size >= DOCUMENTS_KEPT) byDocument.delete(byDocument.keys().next().value!);
-      byDocument.set(res.body, validator);
+      byDocument.set(body, validator);
+      servedBytes.set(validator, body);
+    }
+    if (build !== null) {
+      if (byBuild.size >= DOCUMENTS_KEPT * 4) byBuild.delete(byBuild.keys().next().value!);
+      byBuild.set(build, validator);
     }
     return validator;
   }

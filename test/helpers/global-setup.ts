@@ -4,20 +4,20 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { chromiumMissing } from './browser.js';
 import { compileSources } from './compile-sources.js';
-import { makeDatabaseTemplates, type DatabaseTemplates } from './db-templates.js';
+import { makeDatabaseTemplates, removeDatabaseTemplates, type DatabaseTemplates } from './db-templates.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** a directory for this run only, shared by its test files (e.g. the dashboard built once: browser.ts) */
     testRunDir: string;
-    /** the embedded database every test app starts from, migrated once for the run (db-templates.ts) */
+    /** the databases every test app starts from, migrated once for the run (db-templates.ts) */
     databaseTemplates: DatabaseTemplates;
   }
 }
 
 /**
  * Says once, clearly, which storage engines and services this run covers, gives the run a directory of its
- * own, compiles src/ for the processes the tests start, and migrates the SQLite database the test apps copy; all are
+ * own, compiles src/ for the processes the tests start, and migrates the databases the test apps copy; all are
  * removed when it ends.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -43,5 +43,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     rmSync(runDir, { recursive: true, force: true });
     compiled.remove();
+    await removeDatabaseTemplates(templates);
   };
 }
