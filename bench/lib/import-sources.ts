@@ -26,8 +26,10 @@ const EPOCH_S = 1_704_067_200;
  * import refused those items (5 CSV rows and 4 YOURLS links in bench/import.ts's runs), as it should.
  */
 const reservedSql = [...RESERVED_CODES].map((c) => mysql.escape(c)).join(', ');
-const codeSql = (k: string) =>
-  `if(lower(conv(${k} + 1000, 10, 36)) in (${reservedSql}), concat(lower(conv(${k} + 1000, 10, 36)), '-link'), lower(conv(${k} + 1000, 10, 36)))`;
+const codeSql = (k: string) => {
+  const base36 = `lower(conv(${k} + 1000, 10, 36))`;
+  return `if(${base36} in (${reservedSql}), concat(${base36}, '-link'), ${base36})`;
+};
 export const codeOf = (k: number): string => {
   const code = (k + 1000).toString(36);
   return isReservedCode(code) ? `${code}-link` : code;
