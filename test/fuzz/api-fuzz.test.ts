@@ -432,20 +432,31 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
           query: hostileText,
         }),
       });
-      const base = (v2: boolean) => `/api/${v2 ? 'v2' : 'v1'}/links/${code}/rules`;
+      // A user and link of this test's own: the generated requests before it may delete, expire or disable the
+      // shared link, or suspend its owner (a seed that did made every visit here 404).
+      const owner = await createUser(t, { status: 'active' });
+      const ruled = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: owner.token,
+        payload: { original_url: 'https://example.com/fuzz-rules' },
+      });
+      expect(ruled.status).toBe(201);
+      const ruledCode: string = ruled.body.short_code;
+      const base = (v2: boolean) => `/api/${v2 ? 'v2' : 'v1'}/links/${ruledCode}/rules`;
       await fc.assert(
         fc.asyncProperty(step, async (r) => {
           const put = await t.request({
             method: 'PUT',
             url: base(r.v2),
-            token: user.token,
+            token: owner.token,
             payload: { rules: r.rules },
           });
           expectSafe(put, `PUT rules ${JSON.stringify(r.rules).slice(0, 300)} -> ${put.text.slice(0, 300)}`);
           const dry = await t.request({
             method: 'POST',
             url: `${base(r.v2)}/evaluate`,
-            token: user.token,
+            token: owner.token,
             payload: r.dryRun,
           });
           expectSafe(dry, `evaluate ${JSON.stringify(r.dryRun).slice(0, 300)} -> ${dry.text.slice(0, 300)}`);
@@ -458,7 +469,7 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
           ] as const)
             if ([...v].every((ch) => ch >= ' ' && ch <= '~')) headers[name] = v;
           const res = await t.request({
-            url: `/${code}?${encodeURIComponent(r.visit.query)}=${encodeURIComponent(r.visit.query)}`,
+            url: `/${ruledCode}?${encodeURIComponent(r.visit.query)}=${encodeURIComponent(r.visit.query)}`,
             headers,
           });
           expectSafe(res, `visit ${JSON.stringify(headers)} -> ${res.text.slice(0, 300)}`);
