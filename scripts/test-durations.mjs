@@ -8,11 +8,14 @@ import path from 'node:path';
 import process from 'node:process';
 
 const root = path.resolve(import.meta.dirname, '..');
-const report = JSON.parse(readFileSync(process.argv[2] ?? path.join(root, 'test-results/vitest-node20.json'), 'utf8'));
+const reportFile = path.resolve(process.argv[2] ?? path.join(root, 'test-results/vitest-node20.json'));
+const report = JSON.parse(readFileSync(reportFile, 'utf8'));
+// The report names files by absolute path in the checkout that ran it (a CI clone, say): test-results/'s parent.
+const ranIn = path.resolve(path.dirname(reportFile), '..');
 const durations = Object.fromEntries(
   report.testResults
     .map((file) => [
-      path.relative(root, file.name).split(path.sep).join('/'),
+      path.relative(ranIn, file.name).split(path.sep).join('/'),
       Math.round(file.endTime - file.startTime),
     ])
     .sort((a, b) => b[1] - a[1]),
