@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, engines, type ApiResponse, type TestApp } from '../helpers/app.js';
-import { createUser, type CreatedUser } from '../helpers/factories.js';
+import { createLink, createUser, type CreatedUser } from '../helpers/factories.js';
 import { rawExchange, sendAndReset } from '../helpers/raw-http.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 
@@ -435,14 +435,8 @@ describe.each(engines)('hostile requests against every operation on %s', (engine
       // A user and link of this test's own: the generated requests before it may delete, expire or disable the
       // shared link, or suspend its owner (a seed that did made every visit here 404).
       const owner = await createUser(t, { status: 'active' });
-      const ruled = await t.request({
-        method: 'POST',
-        url: '/api/v1/links',
-        token: owner.token,
-        payload: { original_url: 'https://example.com/fuzz-rules' },
-      });
-      expect(ruled.status).toBe(201);
-      const ruledCode: string = ruled.body.short_code;
+      const ruledCode = (await createLink(t, { original_url: 'https://example.com/fuzz-rules' }, owner.token))
+        .short_code;
       const base = (v2: boolean) => `/api/${v2 ? 'v2' : 'v1'}/links/${ruledCode}/rules`;
       await fc.assert(
         fc.asyncProperty(step, async (r) => {
