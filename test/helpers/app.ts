@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -10,7 +9,7 @@ import { createStorage, type Storage } from '../../src/db/database.js';
 import { TEST_PASSWORD_HASH_COST } from './server-process.js';
 import { closeRedis, createRedis } from '../../src/infra/redis.js';
 import { ContractValidator } from './contract.js';
-import { copyPostgresTemplate, copySqliteTemplate } from './db-templates.js';
+import { copyPostgresTemplate, copySqliteTemplate, onAdmin, postgresDatabaseUrl } from './db-templates.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -62,21 +61,12 @@ export interface TestApp {
 
 /** A new, empty PostgreSQL database (for tests that restart an app on the same data); drop() removes it. */
 export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const admin = process.env.TEST_DATABASE_URL!;
   const name = `ferry_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  await client.query(`create database ${name}`);
-  await client.end();
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
+  await onAdmin((c) => c.query(`create database ${name}`));
   return {
-    url: url.toString(),
+    url: postgresDatabaseUrl(name),
     drop: async () => {
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
+      await onAdmin((c) => c.query(`drop database if exists ${name} with (force)`));
     },
   };
 }

@@ -28,7 +28,8 @@ export interface DatabaseTemplates {
 
 const adminUrl = (): string => process.env.TEST_DATABASE_URL!;
 
-async function onAdmin<T>(run: (c: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `run` on a connection to TEST_DATABASE_URL (the server's admin database), closed after. */
+export async function onAdmin<T>(run: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl() });
   await client.connect();
   try {
@@ -38,7 +39,8 @@ async function onAdmin<T>(run: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-function databaseUrl(name: string): string {
+/** TEST_DATABASE_URL naming the database `name` instead. */
+export function postgresDatabaseUrl(name: string): string {
   const url = new URL(adminUrl());
   url.pathname = `/${name}`;
   return url.toString();
@@ -62,7 +64,7 @@ export async function makeDatabaseTemplates(runDir: string): Promise<DatabaseTem
   const prefix = `ferry_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const template = `${prefix}_template`;
   await onAdmin((c) => c.query(`create database ${template}`));
-  await migrated(databaseUrl(template), sqliteDir);
+  await migrated(postgresDatabaseUrl(template), sqliteDir);
   return { sqliteFile, postgres: template, postgresPrefix: prefix };
 }
 
@@ -78,7 +80,7 @@ export async function copyPostgresTemplate(
   if (!templates.postgres) throw new Error('copyPostgresTemplate: the run has no PostgreSQL template');
   const name = `${templates.postgresPrefix}_${Math.random().toString(36).slice(2, 10)}`;
   await onAdmin((c) => c.query(`create database ${name} template ${templates.postgres} strategy wal_log`));
-  return { url: databaseUrl(name), drop: () => dropLater(name) };
+  return { url: postgresDatabaseUrl(name), drop: () => dropLater(name) };
 }
 
 /** Drops still queued in this worker process, one at a time. */
