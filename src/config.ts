@@ -153,7 +153,11 @@ export const variables = {
     28 * 1024 * 1024,
     0,
     16 * 1024 * 1024 * 1024,
-    "The redirect's link cache's memory, estimated per entry: 120 bytes plus the code's and the URL's characters for a link visited by its code on the default domain with nothing but a destination (180 bytes with a 52-character URL: the default holds about 164,000 such links), 384 bytes plus its strings' characters for any other link, 128 bytes plus the code's for an unknown code (`0`: no cache)",
+    "The redirect's link cache's memory, estimated per entry: " +
+      "120 bytes plus the code's and the URL's characters for a link visited by its code on the default domain " +
+      'with nothing but a destination (180 bytes with a 52-character URL: the default holds about 164,000 such links), ' +
+      "384 bytes plus its strings' characters for any other link, " +
+      "128 bytes plus the code's for an unknown code (`0`: no cache)",
   ),
   LINK_PASSWORD_ATTEMPTS_PER_MINUTE: int(
     5,

@@ -38,7 +38,7 @@ async function countersAndCounts(t: TestApp) {
 describe.each(engines)('rows derived from imported links on %s', (engine) => {
   const t = useTestApp(engine);
 
-  it('when a CSV file of several batches comes in, with a refused and a conflicting row, then the search finds every link and the counters are the counts', async () => {
+  it('when a CSV of several batches has a refused and a conflicting row, then search finds every link and counters match', async () => {
     const admin = await createUser(t, { role: 'admin' });
     const owner = await createUser(t, { status: 'active' });
     // A code the owner has already: its row is a conflict, and its link is counted once.
