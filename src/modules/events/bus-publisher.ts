@@ -87,6 +87,8 @@ function createPause() {
         woken = false;
         return Promise.resolve();
       }
+      // An abort that came during the batch (the instance stopping) fires no listener added after it.
+      if (signal?.aborted) return Promise.resolve();
       return new Promise((resolve) => {
         const done = (): void => {
           clearTimeout(t);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { recordPublicEvents } from '../../../src/db/events.js';
 import type { BusConnection, BusMessage } from '../../../src/infra/event-bus.js';
-import { engines } from '../../helpers/app.js';
+import { createTestApp, engines } from '../../helpers/app.js';
+import { createBusPublisher } from '../../../src/modules/events/bus-publisher.js';
 import { createLink } from '../../helpers/factories.js';
 import { useTestApp, useUser } from '../../helpers/fixtures.js';
 import { waitFor } from '../../helpers/scale-out.js';
@@ -112,4 +113,50 @@ describe.each(engines)('the bus publisher on %s', (engine) => {
       expect(order.indexOf(late!.id)).toBeGreaterThan(order.indexOf(early.event_id));
     },
   );
+});
+
+describe.each(engines)('the bus publisher stopping on %s', (engine) => {
+  it('when the job is aborted while a batch is being published, then the run ends then, not at its next poll', async () => {
+    const t = await createTestApp(engine);
+    let entered!: () => void;
+    const publishing = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      // A poll of a minute, and a bus that holds the batch until the run has been told to stop.
+      const publisher = createBusPublisher({
+        db: t.storage.db,
+        bus: {
+          up: true,
+          async publish() {
+            entered();
+            await held;
+          },
+        },
+        clock: t.clock,
+        log: t.app.log,
+        lateCommits: engine === 'postgres',
+        pollMs: 60_000,
+        sliceMs: 120_000,
+      });
+      await publisher.init();
+      await t.storage.db
+        .transaction()
+        .execute((tx) =>
+          recordPublicEvents(tx, t.storage.dialect, [{ type: 'domain.verified', data: { id: 1 }, userId: null }]),
+        );
+      const stop = new AbortController();
+      const run = publisher.slice(stop.signal);
+      await publishing;
+      const started = Date.now();
+      stop.abort(); // what the job runner does when the instance stops
+      release();
+      expect(await run).toBe(1);
+      // The abort came during the batch: it used to be missed, and the run waited out the minute's poll.
+      expect(Date.now() - started).toBeLessThan(30_000);
+    } finally {
+      release();
+      await t.close();
+    }
+  }, 120_000);
 });
