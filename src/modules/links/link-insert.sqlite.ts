@@ -1,7 +1,7 @@
 import type { FastStatements } from '../../db/database.js';
 import type { LinkRow, NewLinkRow } from '../../db/types.js';
 import type { LinkCreated } from '../../db/outbox.js';
-import { newEventId } from '../../db/events.js';
+import { newEventId } from '../../db/event-ids.js';
 import { linkEventInput, type PublicLinkOf } from './link-rows.js';
 import { AliasTakenError, namesOf } from './link-aliases.js';
 

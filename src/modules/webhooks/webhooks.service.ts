@@ -1,6 +1,6 @@
 import { auditActorOf } from '../../db/audit-log.js';
 import { randomUUID } from 'node:crypto';
-import { newEventId } from '../../db/events.js';
+import { newEventId } from '../../db/event-ids.js';
 import { AppError, notFound, validationError } from '../../lib/app-error.js';
 import { isAdmin, type Caller } from '../../lib/caller.js';
 import type { Clock } from '../../lib/clock.js';

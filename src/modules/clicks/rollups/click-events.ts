@@ -1,7 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { Dialect } from '../../../db/dialect.js';
-import { newEventIds, recordPublicEvents, type PublicEventInput } from '../../../db/events.js';
-import type { Database } from '../../../db/types.js';
+import { newEventIds } from '../../../db/event-ids.js';
+import type { PublicEventInput } from '../../../db/events.js';
 import type { ClickEvent } from '../event/click-event.js';
 import type { ClickFacts } from './rollup-plan.js';
 
@@ -79,7 +77,7 @@ export const linkClickedInput = (
 /** The `events` table's columns, in the order `linkClickedRows` gives them (the embedded writer's statement). */
 export const EVENT_COLUMNS = ['event_id', 'type', 'user_id', 'domain_id', 'link_id', 'payload', 'created_at'] as const;
 
-/** The rows of `events` for stored clicks, whole envelopes built here (the embedded writer thread has no Kysely). */
+/** The rows of `events` for stored clicks, whole envelopes built here (the embedded writer thread loads no Kysely). */
 export function linkClickedRows(
   stored: ReadonlyArray<{ clickId: number; event: ClickEvent; facts: ClickFacts; link: ClickedLink }>,
   at: number,
@@ -92,17 +90,3 @@ export function linkClickedRows(
     return [ids[i], input.type, input.userId, input.domainId, input.linkId, JSON.stringify(envelope), at];
   });
 }
-
-/** Writes the events of stored clicks (`ids`: their records' ids, in order) in the writer's transaction. */
-export const recordClickEvents = (
-  tx: Kysely<Database>,
-  dialect: Pick<Dialect, 'notify'>,
-  records: ReadonlyArray<readonly [ClickEvent, ClickFacts]>,
-  ids: readonly number[],
-  linksOf: ReadonlyMap<number, ClickedLink>,
-): Promise<unknown> =>
-  recordPublicEvents(
-    tx,
-    dialect,
-    records.map(([e, f], i) => linkClickedInput(ids[i]!, e, f, linksOf.get(e.linkId)!)),
-  );

@@ -29,7 +29,8 @@ import {
 } from './rollup-tables.js';
 import { capDailyGroup, OTHER_VALUE, type ValueCounts } from './daily-values.js';
 import { writeSetsIn } from './pg-set-writer.js';
-import { clickedLinkOf, recordClickEvents, type ClickedLink } from './click-events.js';
+import { clickedLinkOf, type ClickedLink } from './click-events.js';
+import { recordClickEvents } from './record-click-events.js';
 import type { Dialect } from '../../../db/dialect.js';
 
 type Tx = Transaction<Database>;
