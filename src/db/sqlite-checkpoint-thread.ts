@@ -3,7 +3,8 @@ import { SqliteDatabase } from './sqlite-driver.js';
 
 /**
  * The WAL checkpoint thread of sqlite-checkpointer.ts: its own connection, a PASSIVE checkpoint (never blocks
- * readers or writers) every `intervalMs`, errors reported to the main thread, 'stop' closes the connection.
+ * readers or writers) at its start and every `intervalMs`, errors reported to the main thread, 'stop' closes the
+ * connection.
  */
 export interface CheckpointThreadData {
   file: string;
@@ -17,13 +18,17 @@ const port = parentPort!;
 const db = new SqliteDatabase(data.file);
 db.pragma('busy_timeout = 1000');
 
-const timer = setInterval(() => {
+function checkpoint(): void {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
   } catch (err) {
     port.postMessage({ error: String((err as Error | undefined)?.message ?? err) } satisfies CheckpointThreadReply);
   }
-}, data.intervalMs);
+}
+
+// The thread starts when the first checkpoint is due (sqlite-checkpointer.ts): that one now, then every interval.
+checkpoint();
+const timer = setInterval(checkpoint, data.intervalMs);
 
 port.on('message', (message: unknown) => {
   if (message !== 'stop') return;

@@ -1,3 +1,4 @@
+import type { Worker } from 'node:worker_threads';
 import { startModuleThread } from '../infra/module-thread.js';
 import type { CheckpointThreadData, CheckpointThreadReply } from './sqlite-checkpoint-thread.js';
 
@@ -14,35 +15,51 @@ import type { CheckpointThreadData, CheckpointThreadReply } from './sqlite-check
 export const MAIN_CONNECTION_AUTOCHECKPOINT_PAGES = 10_000;
 
 export interface Checkpointer {
+  /** whether the thread has started (it does when the first checkpoint is due) */
+  readonly started: boolean;
   stop(): Promise<void>;
 }
 
+/**
+ * The thread starts when the first checkpoint is due, `intervalMs` after the database opens, not at the open: a
+ * process that ends before then (a `ferry` command, a short test) has nothing to checkpoint that its close does
+ * not fold in, and a thread is a Node context of its own (about 160 ms of CPU to start, and its memory).
+ */
 export function startSqliteCheckpointer(
   file: string,
   intervalMs: number,
   onError: (message: string) => void,
 ): Checkpointer {
   const workerData: CheckpointThreadData = { file, intervalMs };
-  const worker = startModuleThread(import.meta.url, './sqlite-checkpoint-thread', { workerData });
-  worker.unref();
+  let worker: Worker | null = null;
   let exited = false;
-  worker.on('message', (m: CheckpointThreadReply) => {
-    if (m !== 'stopped') onError(m.error);
-  });
-  worker.on('error', (err) => onError(err.message));
-  worker.on('exit', () => {
-    exited = true;
-  });
+  const due = setTimeout(() => {
+    worker = startModuleThread(import.meta.url, './sqlite-checkpoint-thread', { workerData });
+    worker.unref();
+    worker.on('message', (m: CheckpointThreadReply) => {
+      if (m !== 'stopped') onError(m.error);
+    });
+    worker.on('error', (err) => onError(err.message));
+    worker.on('exit', () => {
+      exited = true;
+    });
+  }, intervalMs);
+  due.unref();
   return {
+    get started() {
+      return worker !== null;
+    },
     async stop() {
-      if (exited) return;
+      clearTimeout(due);
+      if (worker === null || exited) return;
+      const running = worker;
       const stopped = new Promise<void>((resolve) => {
-        worker.once('message', () => resolve());
-        worker.once('exit', () => resolve());
+        running.once('message', () => resolve());
+        running.once('exit', () => resolve());
       });
-      worker.postMessage('stop');
+      running.postMessage('stop');
       await stopped;
-      await worker.terminate();
+      await running.terminate();
     },
   };
 }
