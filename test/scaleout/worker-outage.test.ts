@@ -17,6 +17,9 @@ import { startWorker, type WorkerProcess } from '../helpers/worker-process.js';
  * Compressed by default: a few seconds of load, the bound checked against that rate × 120 s (the volume a
  * two-minute outage at this rate produces). FERRY_LONG_TESTS=1 (set by .ci/run) makes the outage the real two
  * minutes, the stream holding all of it.
+ *
+ * The test app's clock stands still, so every click of the outage has the same `clicked_at`: the worst case for
+ * the writer's replay guard (a lookup joined on the batch's time range went quadratic on it: 1,347 s in CI).
  */
 const LONG = process.env.FERRY_LONG_TESTS === '1';
 const OUTAGE_MS = LONG ? 120_000 : 3_000;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { ClickEvent } from '../../../src/modules/clicks/event/click-event.js';
 import type { ClickWriter } from '../../../src/modules/clicks/rollups/click-writer.js';
@@ -7,6 +8,7 @@ import { createPgClickWriter } from '../../../src/modules/clicks/rollups/pg-clic
 import { createReplaySafeClickWriter } from '../../../src/modules/clicks/rollups/replay-safe-click-writer.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { createUser } from '../../helpers/factories.js';
+import { waitFor } from '../../helpers/scale-out.js';
 import { missing, unless } from '../../helpers/skip.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
@@ -177,6 +179,63 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
       expect(Number((s.links as Array<{ click_count: string }>)[0]!.click_count)).toBe(75);
       expect(Number((s.links as Array<{ unique_visitors: string }>)[0]!.unique_visitors)).toBe(75);
     } finally {
+      await t.close();
+    }
+  }, 60_000);
+
+  it('when another worker is writing some of the same clicks at that moment, then the set writer waits for it, skips what it committed, writes what it rolled back, and fails nothing', async () => {
+    const t = await createTestApp('postgres');
+    const others = [new pg.Client(t.config.databaseUrl!), new pg.Client(t.config.databaseUrl!)];
+    try {
+      const [link] = await links(t);
+      const batch = Array.from({ length: 3 }, (_, i): ClickEvent => ({
+        linkId: link!.id,
+        shortCode: link!.short_code,
+        clickedAt: T0 + i,
+        ip: `10.3.0.${i}`,
+        userAgent: BROWSERS[0]!.replace('{v}', '130'),
+        referrer: null,
+        key: randomUUID(),
+      }));
+      // Two copies of the batch's first two clicks, each in a transaction of its own that stays open.
+      for (const [i, other] of others.entries()) {
+        await other.connect();
+        await other.query('begin');
+        await other.query('insert into clicks (link_id, short_code, clicked_at, click_key) values ($1, $2, $3, $4)', [
+          link!.id,
+          link!.short_code,
+          batch[i]!.clickedAt,
+          batch[i]!.key,
+        ]);
+      }
+      const pids = await Promise.all(
+        others.map(async (o) => (await o.query('select pg_backend_pid() as pid')).rows[0].pid),
+      );
+      /** Whether a session of this database waits for a lock the copy's transaction holds. */
+      const blockedBy = (copy: number) => async () => {
+        const { rows } = await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+          where datname = current_database() and ${pids[copy]}::int = any(pg_blocking_pids(pid))`.execute(t.storage.db);
+        return Number(rows[0]!.n) === 1;
+      };
+      const written = createPgClickWriter(t.storage).write(batch);
+      await waitFor('the writer to wait for the first copy', blockedBy(0));
+      await others[0]!.query('commit');
+      await waitFor('the writer to wait for the second copy', blockedBy(1));
+      await others[1]!.query('rollback');
+      await written;
+
+      const { rows } = await sql<{ click_key: string; n: string }>`select click_key, count(*) as n from clicks
+        group by click_key order by click_key`.execute(t.storage.db);
+      expect(rows.map((r) => [r.click_key, Number(r.n)])).toEqual(batch.map((e) => [e.key, 1]).sort());
+      // The writer counted the two it recorded, and wrote an event for each of them alone.
+      const s = await snapshot(t);
+      expect(Number((s.links as Array<{ click_count: string }>)[0]!.click_count)).toBe(2);
+      const events = await sql<{ n: string }>`select count(*) as n from events where type = 'link.clicked'`.execute(
+        t.storage.db,
+      );
+      expect(Number(events.rows[0]!.n)).toBe(2);
+    } finally {
+      for (const other of others) await other.end().catch(() => undefined);
       await t.close();
     }
   }, 60_000);

@@ -24,8 +24,9 @@ const ATTEMPTS = 3;
  * already written in that transaction, and a separate table would need a second index write per click and
  * its own expiry job. Its cost is the index, and only for keyed clicks (measured in docs/deployment.md).
  *
- * The PostgreSQL set writer (pg-set-writer.ts) filters the recorded keys itself, in its transaction, from its
- * staging table (`skipsRecordedKeys`): the guard is the same index; only the lookup moved.
+ * The PostgreSQL set writer (pg-set-writer.ts) skips the recorded keys itself (`skipsRecordedKeys`): its insert
+ * leaves them to the same index (`on conflict … do nothing`), which also waits out a copy being written by
+ * another worker instead of failing the batch.
  */
 export function createReplaySafeClickWriter(deps: {
   db: Kysely<Database>;
