@@ -2,17 +2,15 @@ import { createPrivateFile, makePrivateDir } from '../lib/private-files.js';
 import path from 'node:path';
 import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Config } from '../config.js';
 import { createDialect, type Dialect } from './dialect.js';
 import { CONNECT_TIMEOUT_MS, watchPgConnections } from './pg-connection-faults.js';
+import { pgDriver } from './pg-driver.js';
 import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, startSqliteCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteDatabase } from './sqlite-driver.js';
 import { ImmediateSqliteDialect, MAIN_BUSY_TIMEOUT_MS } from './sqlite-immediate.js';
 import type { Database } from './types.js';
-
-// int8 (bigint) columns hold ids and millisecond timestamps, all below 2^53: read them as JS numbers.
-pg.types.setTypeParser(20, (v) => Number(v));
 
 /** Longer intervals mean fewer, larger checkpoints (and fsyncs); 5 s measured best in bench/redirect.ts. */
 const CHECKPOINT_INTERVAL_MS = 5_000;
@@ -114,14 +112,16 @@ function withStatementCache(sqlite: SQLite.Database): Pick<SQLite.Database, 'pre
   } as Pick<SQLite.Database, 'prepare' | 'close'>;
 }
 
-/** A pg client that gives up connecting after CONNECT_TIMEOUT_MS (the pool's queue has no such bound). */
-class ClientWithConnectTimeout extends pg.Client {
-  constructor(config?: string | pg.ClientConfig) {
-    super({
-      ...(typeof config === 'string' ? { connectionString: config } : config),
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    });
-  }
+/** A pg client class that gives up connecting after CONNECT_TIMEOUT_MS (the pool's queue has no such bound). */
+function clientWithConnectTimeout(driver: typeof pg): typeof pg.Client {
+  return class ClientWithConnectTimeout extends driver.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super({
+        ...(typeof config === 'string' ? { connectionString: config } : config),
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      });
+    }
+  };
 }
 
 /**
@@ -139,10 +139,11 @@ export function createStorage(
     // wait for a busy pool as well, which turned a burst of requests queued behind DB_POOL_MAX healthy
     // connections into 503s on a loaded machine. Waiting for a turn is backpressure; failing to connect is
     // the database being unavailable.
-    const pool = new pg.Pool({
+    const driver = pgDriver();
+    const pool = new driver.Pool({
       connectionString: config.databaseUrl,
       max: config.dbPoolMax,
-      Client: ClientWithConnectTimeout,
+      Client: clientWithConnectTimeout(driver),
     });
     // Every client, idle or checked out, has an error listener; a failed connect is DatabaseUnavailableError.
     const faults = watchPgConnections(pool);

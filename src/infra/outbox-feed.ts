@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from '../db/pg-driver.js';
 import { OUTBOX_CHANNEL, openOutboxCursor, type OutboxCursor, type OutboxEntry } from '../db/outbox.js';
 import type { Database } from '../db/types.js';
 
@@ -62,7 +63,7 @@ interface Listening {
  * restart.
  */
 async function listen(opts: PgOutboxFeedOptions, trustMs: number): Promise<Listening> {
-  const c = new pg.Client({
+  const c = new (pgDriver().Client)({
     connectionString: opts.connectionString,
     application_name: 'ferry-link-cache',
     keepAlive: true,

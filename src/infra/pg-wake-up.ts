@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from '../db/pg-driver.js';
 
 /**
  * A wake-up from PostgreSQL: LISTEN on a channel whose NOTIFY every writer sends in its transaction (db/events.ts:
@@ -35,7 +36,7 @@ export function startPgWakeUp(opts: PgWakeUpOptions): { close(): Promise<void> }
   };
 
   async function connect(): Promise<void> {
-    const c = new pg.Client({
+    const c = new (pgDriver().Client)({
       connectionString: opts.connectionString,
       application_name: opts.applicationName,
       keepAlive: true,

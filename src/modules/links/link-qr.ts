@@ -1,6 +1,5 @@
 import { promisify } from 'node:util';
 import { crc32, deflate } from 'node:zlib';
-import QRCode from 'qrcode';
 
 export const QR_FORMATS = { svg: 'image/svg+xml', png: 'image/png' } as const;
 export type QrFormat = keyof typeof QR_FORMATS;
@@ -17,6 +16,7 @@ const deflateAsync = promisify(deflate);
  * renderer (RGBA through pngjs, synchronously) held the event loop for 115 ms at 1024 px.
  */
 export async function renderQr(text: string, format: QrFormat, size: number): Promise<string | Buffer> {
+  const { default: QRCode } = await import('qrcode'); // loaded by the first QR code, not by every start
   const { modules } = QRCode.create(text, { errorCorrectionLevel: 'M' });
   const units = modules.size + 2 * MARGIN;
   const dark = (row: number, col: number): boolean => {

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 
 /**
  * RFC 6238 with what every authenticator app reads from an otpauth:// URL: SHA-1, six digits, 30-second steps.
@@ -34,6 +33,7 @@ export async function enrolment(
 ): Promise<{ secret: string; otpauth_url: string; qr_svg: string }> {
   const totp = totpOf(secret, label, issuer);
   const url = totp.toString();
+  const { default: QRCode } = await import('qrcode'); // loaded by the first enrolment, not by every start
   const svg = await QRCode.toString(url, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
   return { secret: totp.secret.base32, otpauth_url: url, qr_svg: svg };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Reader, type CountryResponse } from 'maxmind';
+import type { CountryResponse, Reader } from 'maxmind';
 import { anonymizeIp, countryCode, dailyVisitorHash } from './visitor.js';
 
 /**
@@ -39,6 +39,7 @@ export const visitorSalt = (secret: string | Uint8Array): Buffer =>
 export async function openGeoipDatabase(path: string | null): Promise<Reader<CountryResponse> | null> {
   if (path === null) return null;
   try {
+    const { Reader } = await import('maxmind'); // only with GEOIP_DATABASE
     return new Reader<CountryResponse>(await readFile(path));
   } catch (err) {
     throw new Error(`GEOIP_DATABASE: cannot open ${path} as a MaxMind database: ${(err as Error).message}`, {
