@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { openServices } from '../../src/cli/services.js';
 import { engines } from '../helpers/app.js';
 import { cliEnvFor, runFerry, startFerry } from '../helpers/cli.js';
 import { useTestApp, useUser } from '../helpers/fixtures.js';
@@ -122,4 +123,20 @@ describe.each(engines)('an interrupted ferry import on %s', (engine) => {
     });
     expect(await importedState()).toEqual({ links: LINKS, codes: LINKS, clicks: expectedVisits });
   }, 300_000);
+
+  it('when the stop came before the import began (Ctrl-C while the services opened), then nothing is imported and the job is interrupted', async () => {
+    const cli = await openServices(t.config, () => undefined);
+    try {
+      const before = await importedState();
+      const { end, job } = await cli.imports.run(
+        { source: 'shlink', url: stub.url, apiKey: SHLINK_API_KEY },
+        { signal: AbortSignal.abort() },
+      );
+      expect(end.state).toBe('interrupted');
+      expect(job.state).toBe('interrupted');
+      expect(await importedState()).toEqual(before);
+    } finally {
+      await cli.close();
+    }
+  });
 });

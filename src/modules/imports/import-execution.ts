@@ -105,7 +105,9 @@ export function createJobExecution(deps: ImportsServiceDeps) {
     execute(job: ImportJobRow, request: ImportRequest, owner: ImportOwner, opts: RunOpts = {}): Promise<RunEnd> {
       const stop = new AbortController();
       const onOuter = () => stop.abort('shutdown' satisfies StopReason);
-      opts.signal?.addEventListener('abort', onOuter, { once: true });
+      // A stop that came before the run (Ctrl-C while the CLI opened the database) fires no listener added now.
+      if (opts.signal?.aborted) onOuter();
+      else opts.signal?.addEventListener('abort', onOuter, { once: true });
       const end = runJob(deps, job, request, owner, stop, opts).finally(() => {
         running.delete(job.id);
         opts.signal?.removeEventListener('abort', onOuter);
