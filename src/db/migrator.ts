@@ -44,6 +44,7 @@ import * as m052 from './migrations/052-webhook-after-event.js';
 import * as m053 from './migrations/053-click-time-index.js';
 import * as m054 from './migrations/054-webhook-pending-index.js';
 import * as m055 from './migrations/055-link-search-short.js';
+import * as m056 from './migrations/056-link-click-order.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -93,6 +94,7 @@ const migrations: Record<string, MigrationModule> = {
   '053-click-time-index': m053,
   '054-webhook-pending-index': m054,
   '055-link-search-short': m055,
+  '056-link-click-order': m056,
 };
 
 /** Every migration this build knows, in order. */

@@ -17,6 +17,7 @@ import type { ImportItemsTable, ImportJobsTable, ImportLinksTable, ImportSources
 import type { InstanceSettingsTable } from './types/instance.js';
 import type { JobLeasesTable } from './types/jobs.js';
 import type {
+  LinkClickOrderTable,
   LinkCodesTable,
   LinkOwnerTagsTable,
   LinkOwnerTotalsTable,
@@ -49,6 +50,7 @@ export interface Database {
   link_tags: LinkTagsTable;
   link_owner_totals: LinkOwnerTotalsTable;
   link_owner_tags: LinkOwnerTagsTable;
+  link_click_order: LinkClickOrderTable;
   clicks: ClicksTable;
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;

@@ -184,12 +184,14 @@ export class Paginator {
     qb: SelectQueryBuilder<DB, TB, O>,
     list: ResolvedList,
     table: string,
+    /** where the order is read instead of `table` (the same values, from a table whose index gives that order) */
+    orderFrom?: { sort: string; id: string },
   ): SelectQueryBuilder<DB, TB, O> {
-    const ref = sql.ref(`${table}.${list.sortColumn}`);
+    const ref = sql.ref(orderFrom?.sort ?? `${table}.${list.sortColumn}`);
     // A keyset needs a total order: null read as a value (coalesce) keeps `>` and `=` meaningful. The value is
     // written as a literal so that the expression is an index's (migration 050's expiry-order indexes).
     const col = list.nullsAs === undefined ? ref : sql`coalesce(${ref}, ${sql.lit(list.nullsAs)})`;
-    const id = sql.ref(`${table}.id`);
+    const id = sql.ref(orderFrom?.id ?? `${table}.id`);
     const cmp = list.order === 'asc' ? sql.raw('>') : sql.raw('<');
     let q = qb;
     if (list.after) {

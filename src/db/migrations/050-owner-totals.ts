@@ -13,9 +13,9 @@ import { createOwnerTotals } from '../owner-totals.js';
  *   a list filtered by a tag counts its total from a row.
  * - `links_user_clicks_idx` (user_id, click_count, id) and `links_clicks_idx` (click_count, id): the lists sorted
  *   by clicks, a user's and the admin's, read one page of an index instead of sorting every link. The click
- *   writer rewrites these entries with the counter: on SQLite one more index entry per clicked link and flush;
- *   on PostgreSQL the counter's update is no longer in place (HOT), so every index of `links` gets an entry
- *   (measured in docs/performance.md, the scale-out path).
+ *   writer rewrites these entries with the counter: on SQLite one more index entry per clicked link and flush.
+ *   On PostgreSQL an indexed counter made every counter update rewrite all the indexes of `links` (no HOT
+ *   update): migration 056 moves the two to a table of their own.
  * - `links_user_expiry_order_idx` and `links_expiry_order_idx`: the order by expiry as the lists sort it, a link
  *   that never expires last (`coalesce(expires_at, 2^53 - 1)`, lib/pagination.ts writes the same literal).
  */

@@ -91,6 +91,18 @@ export interface LinkOwnerTotalsTable {
   last_click_at: number | null;
 }
 
+/**
+ * PostgreSQL only (migration 056): each link's owner and click count, kept by a trigger on `links`, whose indexes
+ * give the lists sorted by clicks their order without indexing the counters of `links`.
+ */
+export interface LinkClickOrderTable {
+  link_id: number;
+  /** links.user_id */
+  owner_id: number | null;
+  /** links.click_count */
+  clicks: number;
+}
+
 /** Per owner, tag and domain: how many of the owner's links carry the tag (db/owner-tags.ts, migration 050). */
 export interface LinkOwnerTagsTable {
   user_id: number;

@@ -117,6 +117,23 @@ function createLinkLookups({ db, fast }: Pick<QueryDeps, 'db' | 'fast'>) {
 }
 
 /** The lists of links, a user's and the admin's, filtered (see `filtered`) and paginated. */
+/**
+ * `base`'s rows in the list's order. Sorted by clicks on PostgreSQL, the order is read from link_click_order
+ * (migration 056: the counters of `links` are not indexed there), narrowed to `owner`'s rows when there is one.
+ */
+function ordered(
+  { dialect, paginator }: Pick<QueryDeps, 'dialect' | 'paginator'>,
+  base: LinksQuery,
+  list: ResolvedList,
+  owner: number | undefined,
+) {
+  if (dialect.name !== 'postgres' || list.sortColumn !== 'click_count')
+    return paginator.apply(base.selectAll('links'), list, 'links');
+  let joined = base.innerJoin('link_click_order as o', 'o.link_id', 'links.id');
+  if (owner !== undefined) joined = joined.where('o.owner_id', '=', owner);
+  return paginator.apply(joined.selectAll('links'), list, 'links', { sort: 'o.clicks', id: 'o.link_id' });
+}
+
 function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db' | 'dialect' | 'paginator' | 'scans'>) {
   // A two-character search lists the index's trigrams on the scan thread (link-search.ts, shortCandidates).
   const readTerms = scans ? <R>(query: CompiledQuery<R>) => scans.all(query) : undefined;
@@ -137,9 +154,10 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
   async function onePage(
     { query: base, scan }: { query: LinksQuery; scan: boolean },
     list: ResolvedList,
+    owner: number | undefined,
     counted: () => Promise<number | null> = async () => null,
   ): Promise<{ rows: LinkRow[]; total: number | null }> {
-    const page = paginator.apply(base.selectAll('links'), list, 'links');
+    const page = ordered({ dialect, paginator }, base, list, owner);
     const read = async () => (scan ? await scans!.all(page.compile()) : await page.execute());
     if (list.mode !== 'page') return { rows: await read(), total: null };
     const count = base.select((eb) => eb.fn.countAll<number>().as('n'));
@@ -163,7 +181,7 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
         .selectFrom('links')
         .where('user_id', '=', userId)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      return onePage(await narrowed(base, filter), list, () => countedLinks(db, userId, now, filter));
+      return onePage(await narrowed(base, filter), list, userId, () => countedLinks(db, userId, now, filter));
     },
 
     /** Every link, for admins: expired ones until the sweep removes them, disabled ones, anonymous ones. */
@@ -185,7 +203,7 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
       // Links whatever their state, a user's or everyone's: what the owners' counters count (see countedLinks).
       const counted = async () =>
         filter.status === undefined ? countedLinks(db, filter.userId ?? 'all', null, filter) : null;
-      return onePage({ query: base, scan }, list, counted);
+      return onePage({ query: base, scan }, list, filter.userId, counted);
     },
   };
 }
