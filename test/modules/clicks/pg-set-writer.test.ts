@@ -73,6 +73,17 @@ async function onBothWriters(write: (links: Link[], writers: ClickWriter[]) => P
   }
 }
 
+/** The i-th click of `link` as the stream carries it (its own key), a millisecond after the one before. */
+const keyedClick = (link: Link, i: number, userAgent: string): ClickEvent => ({
+  linkId: link.id,
+  shortCode: link.short_code,
+  clickedAt: T0 + i,
+  ip: `10.2.0.${i}`,
+  userAgent,
+  referrer: null,
+  key: randomUUID(),
+});
+
 const bothWrite = async (writers: ClickWriter[], events: ClickEvent[]) => {
   for (const w of writers) await w.write(events);
 };
@@ -157,15 +168,7 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
         dialect: t.storage.dialect,
         writer: createPgClickWriter(t.storage),
       });
-      const click = (i: number): ClickEvent => ({
-        linkId: link!.id,
-        shortCode: link!.short_code,
-        clickedAt: T0 + i,
-        ip: `10.2.0.${i}`,
-        userAgent: BROWSERS[1]!.replace('{v}', '17'),
-        referrer: null,
-        key: randomUUID(),
-      });
+      const click = (i: number) => keyedClick(link!, i, BROWSERS[1]!.replace('{v}', '17'));
       const first = Array.from({ length: 50 }, (_, i) => click(i));
       await writer.write(first);
       const again = [
@@ -188,15 +191,7 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
     const others = [new pg.Client(t.config.databaseUrl!), new pg.Client(t.config.databaseUrl!)];
     try {
       const [link] = await links(t);
-      const batch = Array.from({ length: 3 }, (_, i): ClickEvent => ({
-        linkId: link!.id,
-        shortCode: link!.short_code,
-        clickedAt: T0 + i,
-        ip: `10.3.0.${i}`,
-        userAgent: BROWSERS[0]!.replace('{v}', '130'),
-        referrer: null,
-        key: randomUUID(),
-      }));
+      const batch = Array.from({ length: 3 }, (_, i) => keyedClick(link!, i, BROWSERS[0]!.replace('{v}', '130')));
       // Two copies of the batch's first two clicks, each in a transaction of its own that stays open.
       for (const [i, other] of others.entries()) {
         await other.connect();
