@@ -44,6 +44,10 @@ interface LogRow extends RowDataPacket {
   country_code: string;
 }
 
+/** The SELECT of LogRow's columns from the log table; the caller adds its WHERE and ORDER BY. */
+const logRowsOf = (prefix: string): string =>
+  `SELECT click_id, click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\``;
+
 export async function* readYourls(options: YourlsOptions): AsyncGenerator<SourceEntry> {
   const prefix = options.tablePrefix ?? 'yourls_';
   if (!/^[A-Za-z0-9_]*$/.test(prefix))
@@ -69,10 +73,7 @@ export async function* readYourls(options: YourlsOptions): AsyncGenerator<Source
       .query(`SELECT keyword, url, title, timestamp, clicks FROM \`${prefix}url\` ORDER BY keyword`)
       .stream({ highWaterMark: 500 });
     const logStream = log
-      .query(
-        `SELECT click_id, click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` WHERE click_id > ? AND click_id <= ? ORDER BY shorturl, click_id`,
-        [after ?? 0, top],
-      )
+      .query(`${logRowsOf(prefix)} WHERE click_id > ? AND click_id <= ? ORDER BY shorturl, click_id`, [after ?? 0, top])
       .stream({ highWaterMark: 2000 });
     // Until the first link asks for visits nobody iterates this stream; its error then surfaces on that read.
     logStream.on('error', () => undefined);
@@ -103,10 +104,7 @@ async function* olderVisits(
   through: number,
 ): AsyncGenerator<ImportVisit> {
   const rows = history
-    .query(
-      `SELECT click_id, click_time, shorturl, referrer, user_agent, ip_address, country_code FROM \`${prefix}log\` WHERE shorturl = ? AND click_id <= ? ORDER BY click_id`,
-      [keyword, through],
-    )
+    .query(`${logRowsOf(prefix)} WHERE shorturl = ? AND click_id <= ? ORDER BY click_id`, [keyword, through])
     .stream({ highWaterMark: 2000 });
   for await (const v of rows as AsyncIterable<LogRow>) yield visitOf(v);
 }
