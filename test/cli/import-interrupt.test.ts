@@ -80,7 +80,7 @@ describe.each(engines)('an interrupted ferry import on %s', (engine) => {
     return { links: links.length, codes: new Set(links.map((l) => l.short_code)).size, clicks: clicks.length };
   }
 
-  it('when SIGINT reaches ferry import mid-run, then it stops after whole batches, and the same command finishes the rest, each link once', async () => {
+  it('when SIGINT comes mid-run, then it stops after whole batches, and the same command finishes the rest, each link once', async () => {
     const env = cliEnvFor(t);
     const args = ['import', 'shlink', '--url', stub.url, '--api-key', SHLINK_API_KEY, '--json'];
     let open!: () => void;
@@ -124,7 +124,7 @@ describe.each(engines)('an interrupted ferry import on %s', (engine) => {
     expect(await importedState()).toEqual({ links: LINKS, codes: LINKS, clicks: expectedVisits });
   }, 300_000);
 
-  it('when the stop came before the import began (Ctrl-C while the services opened), then nothing is imported and the job is interrupted', async () => {
+  it('when Ctrl-C came before the import began (services opening), then nothing is imported and the job is interrupted', async () => {
     const cli = await openServices(t.config, () => undefined);
     try {
       const before = await importedState();

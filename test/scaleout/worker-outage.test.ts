@@ -34,9 +34,12 @@ afterEach(() => {
     if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
 });
 
+const OUTAGE = LONG ? 'two minutes' : 'a compressed outage';
+
 describe.runIf(scaleOut)(unless(missing.scaleOut, 'a click worker outage at full redirect load'), () => {
   it(
-    `when no worker runs for ${LONG ? 'two minutes' : 'a compressed outage'} of full redirect load, then the default bound holds two minutes of it, nothing is dropped, and a worker started afterwards writes every click once`,
+    `when no worker runs for ${OUTAGE} of full redirect load, then the default bound holds two minutes of it, ` +
+      'nothing is dropped, and a worker started afterwards writes every click once',
     { timeout: LONG ? 1_800_000 : 300_000 },
     async () => {
       // REDIS_URL as a server has it, so that the configuration's defaults are the scale-out setup's.

@@ -45,7 +45,8 @@ function svgOf(units: number, dark: Dark, size: number): string {
     }
   }
   return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}" viewBox="0 0 ${units} ${units}" shape-rendering="crispEdges">` +
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${size}" height="${size}" ` +
+    `viewBox="0 0 ${units} ${units}" shape-rendering="crispEdges">` +
     `<rect width="${units}" height="${units}" fill="#fff"/><path fill="#000" d="${d}"/></svg>`
   );
 }

@@ -31,7 +31,10 @@ type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 /** The scan's test of `q` (see `filtered`). */
 function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): RawBuilder<SqlBool> {
   const inAliases = text.includes(',') ? sql<SqlBool>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
-  return sql<SqlBool>`(${dialect.containsIgnoringCase('links.original_url', text)} or ${dialect.containsIgnoringCase('links.short_code', text)} or ${dialect.containsIgnoringCase('links.title', text)} or ${inAliases})`;
+  const columns = ['links.original_url', 'links.short_code', 'links.title'].map((column) =>
+    dialect.containsIgnoringCase(column, text),
+  );
+  return sql<SqlBool>`(${sql.join([...columns, inAliases], sql` or `)})`;
 }
 
 /**

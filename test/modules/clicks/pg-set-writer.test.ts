@@ -14,7 +14,8 @@ import { missing, unless } from '../../helpers/skip.js';
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
 const BROWSERS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{v}.0.0.0 Safari/537.36',
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/{v}.0 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) ' +
+    'Version/{v}.0 Mobile/15E148 Safari/604.1',
   'Mozilla/5.0 (X11; Linux x86_64; rv:{v}.0) Gecko/20100101 Firefox/{v}.0',
 ];
 
@@ -43,7 +44,8 @@ async function snapshot(t: TestApp): Promise<Record<string, unknown[]>> {
   const q = async (text: string) => (await sql.raw(text).execute(t.storage.db)).rows;
   return {
     clicks: await q(
-      'select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain, rule_id, variant_id from clicks order by link_id, clicked_at, ip, user_agent, referrer',
+      'select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, ' +
+        'country, imported, alias, domain, rule_id, variant_id from clicks order by link_id, clicked_at, ip, user_agent, referrer',
     ),
     links: await q(
       'select id, click_count, bot_clicks, unique_visitors, first_click_at, last_click_at from links order by id',
@@ -89,7 +91,7 @@ const bothWrite = async (writers: ClickWriter[], events: ClickEvent[]) => {
 };
 
 describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the PostgreSQL set writer'), () => {
-  it('when batches have many links, hours, addresses, referrers, agents, bots and a deleted link, then the sets leave exactly the rows of the plan written row by row', async () => {
+  it('when batches mix links, hours, addresses, referrers, agents, bots and a deleted link, then sets and plan agree', async () => {
     const { sets, rows } = await onBothWriters(async (la, writers) => {
       const referrers = [
         null,
@@ -138,7 +140,7 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
     expect(sets).toEqual(rows);
   }, 120_000);
 
-  it('when a link gets new referrers past the cap a few at a time, then the sets keep 100 and count the rest as "(other)", as the rows do', async () => {
+  it('when referrers pass the cap a few at a time, then the sets keep 100 and the rest as "(other)", as the rows do', async () => {
     const { sets, rows } = await onBothWriters(async (la, writers) => {
       for (let i = 0; i < 130; i += 1) {
         const events: ClickEvent[] = [i, ...(i % 10 === 9 ? [i + 1000, i + 2000] : [])].map((n) => ({
@@ -159,7 +161,7 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
     expect(sets).toEqual(rows);
   }, 120_000);
 
-  it('when a batch is written again with new clicks among its own (a redelivery), then each click is recorded and counted once', async () => {
+  it('when a batch is redelivered with new clicks among its own, then each click is recorded and counted once', async () => {
     const t = await createTestApp('postgres');
     try {
       const [link] = await links(t);
@@ -186,7 +188,7 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
     }
   }, 60_000);
 
-  it('when another worker is writing some of the same clicks at that moment, then the set writer waits for it, skips what it committed, writes what it rolled back, and fails nothing', async () => {
+  it('when another worker is writing some of its clicks, then it waits, skips what was committed, writes what was not', async () => {
     const t = await createTestApp('postgres');
     const others = [new pg.Client(t.config.databaseUrl!), new pg.Client(t.config.databaseUrl!)];
     try {

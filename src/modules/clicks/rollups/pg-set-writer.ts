@@ -99,7 +99,8 @@ async function lockLinks(tx: Tx): Promise<Map<number, number | null>> {
 
 /** An ISO 8601 instant (toISOString's) of a millisecond column, exactly: whole seconds, then the milliseconds. */
 const isoOf = (ms: RawBuilder<unknown>) =>
-  sql`to_char(to_timestamp(${ms} / 1000) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.' || lpad((${ms} % 1000)::text, 3, '0') || 'Z'`;
+  sql`to_char(to_timestamp(${ms} / 1000) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')
+    || '.' || lpad((${ms} % 1000)::text, 3, '0') || 'Z'`;
 
 /**
  * The click records and, from what the insert returns (their ids), SPEC §22's `link.clicked` of each, in ONE
@@ -118,13 +119,17 @@ const isoOf = (ms: RawBuilder<unknown>) =>
 async function insertRecords(tx: Tx, at: number): Promise<void> {
   const ms = sql.ref('ev.clicked_at');
   await sql`with ins as (
-      insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, imported, alias, domain, rule_id, variant_id)
-      select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot, browser, os, device, country, 0, alias, domain, rule_id, variant_id
+      insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot,
+        browser, os, device, country, imported, alias, domain, rule_id, variant_id)
+      select link_id, short_code, clicked_at, ip, user_agent, referrer, click_key, is_bot,
+        browser, os, device, country, 0, alias, domain, rule_id, variant_id
       from click_stage order by seq
       on conflict (click_key, clicked_at) where click_key is not null do nothing
-      returning id, link_id, short_code, clicked_at, referrer, is_bot, browser, os, device, country, alias, domain, rule_id, variant_id, click_key
+      returning id, link_id, short_code, clicked_at, referrer, is_bot, browser, os, device, country, alias, domain,
+        rule_id, variant_id, click_key
     ), skipped as (
-      delete from click_stage s where s.click_key is not null and not exists (select from ins where ins.click_key = s.click_key)
+      delete from click_stage s
+      where s.click_key is not null and not exists (select from ins where ins.click_key = s.click_key)
     ), ev as (
       select ins.*, 'evt_' || rtrim(translate(encode(uuid_send(gen_random_uuid()), 'base64'), '+/', '-_'), '=') as event_id,
         lower(substring(ins.referrer from ${REFERRER_HOST_RE})) as referrer_host from ins
@@ -157,8 +162,10 @@ async function bumpLinks(tx: Tx): Promise<void> {
       from click_stage group by link_id)
     update links set click_count = links.click_count + v.clicks, bot_clicks = links.bot_clicks + v.bots,
       unique_visitors = links.unique_visitors + coalesce(visitors.n, 0),
-      first_click_at = case when links.first_click_at is null or v.first_at < links.first_click_at then v.first_at else links.first_click_at end,
-      last_click_at = case when links.last_click_at is null or v.last_at > links.last_click_at then v.last_at else links.last_click_at end
+      first_click_at = case when links.first_click_at is null or v.first_at < links.first_click_at
+        then v.first_at else links.first_click_at end,
+      last_click_at = case when links.last_click_at is null or v.last_at > links.last_click_at
+        then v.last_at else links.last_click_at end
     from v left join visitors on visitors.link_id = v.link_id where links.id = v.link_id`.execute(tx);
 }
 
@@ -166,14 +173,16 @@ async function addHours(tx: Tx, owned: boolean): Promise<void> {
   const hour = sql`(s.clicked_at / ${HOUR_MS}) * ${HOUR_MS}`;
   await sql`insert into link_click_hourly (link_id, hour_start, clicks, bots)
     select s.link_id, ${hour}, count(*), sum(s.is_bot) from click_stage s group by 1, 2 order by 1, 2
-    on conflict (link_id, hour_start) do update set clicks = link_click_hourly.clicks + excluded.clicks, bots = link_click_hourly.bots + excluded.bots`.execute(
+    on conflict (link_id, hour_start) do update
+      set clicks = link_click_hourly.clicks + excluded.clicks, bots = link_click_hourly.bots + excluded.bots`.execute(
     tx,
   );
   if (!owned) return;
   await sql`insert into user_click_hourly (user_id, hour_start, clicks, bots)
     select l.user_id, ${hour}, count(*), sum(s.is_bot) from click_stage s join links l on l.id = s.link_id
     where l.user_id is not null group by 1, 2 order by 1, 2
-    on conflict (user_id, hour_start) do update set clicks = user_click_hourly.clicks + excluded.clicks, bots = user_click_hourly.bots + excluded.bots`.execute(
+    on conflict (user_id, hour_start) do update
+      set clicks = user_click_hourly.clicks + excluded.clicks, bots = user_click_hourly.bots + excluded.bots`.execute(
     tx,
   );
 }
@@ -250,9 +259,8 @@ async function addChoices(tx: Tx): Promise<void> {
     select s.link_id, ${day}, k.kind, k.value, coalesce(s.visitor, ''), count(*)
     from click_stage s cross join lateral (values ('rule', s.rule_id), ('variant', s.variant_id)) as k(kind, value)
     where s.is_bot = 0 and k.value is not null group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-    on conflict (link_id, day_start, kind, value, visitor) do update set clicks = link_click_daily_choices.clicks + excluded.clicks`.execute(
-    tx,
-  );
+    on conflict (link_id, day_start, kind, value, visitor) do update
+      set clicks = link_click_daily_choices.clicks + excluded.clicks`.execute(tx);
 }
 
 /**
