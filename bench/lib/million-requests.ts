@@ -122,6 +122,8 @@ export const ENDPOINTS: Endpoint[] = [
   get('admin q: an alias', () => `/api/v1/links?${q('old-slug-424200')}`, 'admin'),
   get('admin q: URL part', () => `/api/v1/links?${q('articles/777777?')}`, 'admin'),
   get('admin q: 2 characters, no match', () => `/api/v1/links?${q('zq')}`, 'admin'),
+  // In about 2 % of the codes (m + 7 hex digits: six pairs of hex digits), in no title or URL.
+  get('admin q: 2 characters, in codes', () => `/api/v1/links?${q('AF')}`, 'admin'),
   get('admin q: every link', () => `/api/v1/links?${q('example.com')}`, 'admin'),
   get('user list (page 1, total)', (c) => `/api/v1/users/${c.userId}/links`),
   get('user list, newest first', (c) => `/api/v1/users/${c.userId}/links?order=desc`),

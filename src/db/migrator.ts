@@ -45,6 +45,7 @@ import * as m053 from './migrations/053-click-time-index.js';
 import * as m054 from './migrations/054-webhook-pending-index.js';
 import * as m055 from './migrations/055-link-search-short.js';
 import * as m056 from './migrations/056-link-click-order.js';
+import * as m057 from './migrations/057-link-search-pairs.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -95,6 +96,7 @@ const migrations: Record<string, MigrationModule> = {
   '054-webhook-pending-index': m054,
   '055-link-search-short': m055,
   '056-link-click-order': m056,
+  '057-link-search-pairs': m057,
 };
 
 /** Every migration this build knows, in order. */

@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/db/database.js';
 import { searchCandidates } from '../../src/db/link-search.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrator.js';
+import { freshPostgresDatabase } from '../helpers/app.js';
+import { missing, unless } from '../helpers/skip.js';
 
 /**
  * Migration 055 on SQLite: an instance whose search index was built before it (each column's text alone, so the
@@ -66,5 +68,44 @@ describe('the search index of an earlier release (SQLite)', () => {
     expect(await matching(storage, 'AY')).toEqual(['oldone']);
     expect(await matching(storage, 'ne')).toEqual(['oldone', 'newone']);
     expect(await matching(storage, 'zv')).toEqual([]);
+  });
+});
+
+/**
+ * Migration 057 on PostgreSQL: the links an instance already has get their pairs of characters indexed, so a
+ * two-character `q` finds them through the index, as it finds the links written after the upgrade.
+ */
+describe.runIf(missing.postgres === null)(unless(missing.postgres, 'the pairs index of an upgrade on postgres'), () => {
+  let storage: Storage | null = null;
+  let drop: (() => Promise<void>) | null = null;
+  afterEach(async () => {
+    await storage?.close();
+    await drop?.();
+    [storage, drop] = [null, null];
+  });
+
+  it('when it is upgraded, then two characters are found in the old links and the new', async () => {
+    const db = await freshPostgresDatabase();
+    drop = db.drop;
+    storage = createStorage({ databaseUrl: db.url, dataDir: tmpdir(), dbPoolMax: 1 });
+    await migrateUpTo(storage.db as unknown as Kysely<unknown>, storage.dialect, '056-link-click-order');
+    const now = Date.now();
+    await sql`insert into links (short_code, original_url, created_at, updated_at, title) values
+      ('oldone', 'https://example.com/page-qx', ${now}, ${now}, 'Notes of May')`.execute(storage.db);
+    await migrateToLatest(storage.db as unknown as Kysely<unknown>, storage.dialect);
+    await sql`insert into links (short_code, original_url, created_at, updated_at, title) values
+      ('newone', 'https://example.com/other-qx', ${now}, ${now}, 'Plans of June')`.execute(storage.db);
+    const matching = async (needle: string) => {
+      const where = await searchCandidates(storage!.db, storage!.dialect, needle, sql`1 = 1`);
+      expect(String(where?.compile(storage!.db).sql), needle).toMatch(/link_search_pairs/);
+      const rows = await sql<{ short_code: string }>`select short_code from links where ${where!} order by id`.execute(
+        storage!.db,
+      );
+      return rows.rows.map((r) => r.short_code);
+    };
+    expect(await matching('qx')).toEqual(['oldone', 'newone']);
+    expect(await matching('AY')).toEqual(['oldone']);
+    expect(await matching('ne')).toEqual(['oldone', 'newone']);
+    expect(await matching('zv')).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { searchCandidates } from '../../../src/db/link-search.js';
 import { engines } from '../../helpers/app.js';
@@ -195,9 +195,63 @@ describe.each(engines)('link search (q) on %s', (engine) => {
     }
   });
 
+  it('when q has two characters, then on PostgreSQL the plan reads the pairs index, and its candidates hold every match', async () => {
+    if (engine !== 'postgres') return; // SQLite: the next test
+    const link = await createLink(t, { original_url: 'https://example.net/ete', title: 'Été à Paris' }, u.token);
+    const db = t.storage.db;
+    const candidates = async (needle: string) => {
+      const where = await searchCandidates(db, t.storage.dialect, needle, sql`1 = 1`);
+      expect(where, needle).not.toBeNull();
+      return where!;
+    };
+    const plan = await db.transaction().execute(async (tx) => {
+      await sql`set local enable_seqscan = off`.execute(tx);
+      return sql<{ 'QUERY PLAN': string }>`explain select id from links where ${await candidates('ws')}`.execute(tx);
+    });
+    expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/links_search_pairs_idx/);
+    // What the scan finds (the four ilikes alone) must be among the candidates, beyond ASCII and across columns too.
+    const rows = async (where: RawBuilder<SqlBool>) =>
+      (
+        await sql<{ id: number; short_code: string; user_id: number | null }>`select id, short_code, user_id
+          from links where ${where} order by id`.execute(db)
+      ).rows;
+    const ids = async (where: RawBuilder<SqlBool>) => (await rows(where)).map((r) => Number(r.id));
+    const columns = ['links.title', 'links.short_code', 'links.aliases', 'links.original_url'];
+    for (const needle of [
+      'ws',
+      'WS',
+      'ét',
+      'ÉT',
+      'à ',
+      ' p',
+      'IS',
+      'zy',
+      '%_',
+      '_o',
+      "'n",
+      link.short_code.slice(-2),
+    ]) {
+      const scan = sql<SqlBool>`(${sql.join(
+        columns.map((c) => t.storage.dialect.containsIgnoringCase(c, needle)),
+        sql` or `,
+      )})`;
+      const found = await rows(scan);
+      const narrowed = await ids(await candidates(needle));
+      for (const r of found) expect(narrowed, needle).toContain(Number(r.id));
+      const theirs = found.filter((r) => Number(r.user_id) === u.id).map((r) => r.short_code);
+      expect((await search(needle)).sort(), needle).toEqual(theirs.sort());
+    }
+    expect(await ids(await candidates('q~'))).toEqual([]);
+    // One character has no pair: the scan.
+    expect(await searchCandidates(db, t.storage.dialect, 'w', sql`1 = 1`)).toBeNull();
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token: u.token })).status,
+    ).toBe(204);
+  });
+
   it('when q has two ASCII characters, then on SQLite the plan reads the index (no link at all for none)', async () => {
     // '~' is in no text here, nor in a random code (alphanumeric): two letters could be, in one run of a hundred.
-    if (engine !== 'sqlite') return; // pg_trgm serves three characters and more: two are PostgreSQL's scan
+    if (engine !== 'sqlite') return; // PostgreSQL: the test before
     const planOf = async (needle: string) => {
       const where = await searchCandidates(t.storage.db, t.storage.dialect, needle, sql`1 = 1`);
       expect(where, needle).not.toBeNull();
