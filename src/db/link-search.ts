@@ -78,7 +78,7 @@ const PAIRS_TEXT = sql.raw(
 );
 
 /**
- * PostgreSQL (migration 057): `link_search_pairs(text)`, the distinct pairs of adjacent characters of a text
+ * PostgreSQL (migration 057): `link_search_pairs(text)`, the pairs of adjacent characters of a text
  * lower-cased (`ilike` compares the lower-cased text with the lower-cased pattern, so a text matching a pattern of
  * two characters holds its pair), and the GIN index of each link's pairs, which serves a `q` of two characters
  * (postgresCandidates). Lower-cased in the database's collation, as `ilike` lowers the title, the aliases and the

@@ -25,9 +25,9 @@ import type { Clock } from '../../lib/clock.js';
  * so that the click writer (a thread of its own on SQLite, waiting for the write lock meanwhile) and the event loop
  * (better-sqlite3 runs a statement synchronously) are never held for long; and the job pauses three times as long
  * between two, so that its writes take a quarter of the disk's time at most: the click writer's commits wait
- * behind what the disk has queued (on PostgreSQL, the deletion's WAL), and with an equal pause 2.4 % of its
- * writes took over 100 ms on a VM's disk during a deletion of 10,000,000 records, 0.6 % with this one, for a
- * deletion taking twice as long (bench/click-retention.ts, docs/privacy.md). Nothing waits for the job: it
+ * behind what the disk has queued (on PostgreSQL, the deletion's WAL): on PostgreSQL on a VM's disk, with an
+ * equal pause 2.4 % of its writes took over 100 ms during a deletion of 10,000,000 records, 0.6 % with this one,
+ * for a deletion taking twice as long (bench/click-retention.ts, docs/privacy.md). Nothing waits for the job: it
  * runs once a day, and after the first day deletes a day of records.
  */
 export const CLICK_RETENTION_EVERY_MS = 24 * 3_600_000;
@@ -137,7 +137,7 @@ async function deleteNext(db: Kysely<Database>, walk: Walk, after: [number, numb
 
 /**
  * Walks the records older than `walk.before` in time order, deleting those past their cutoff, `batch` at most per
- * statement (adapted to TARGET_MS, with a pause as long between two).
+ * statement (adapted to TARGET_MS, with a pause `pauseFactor` times as long between two).
  */
 async function deleteOld(
   db: Kysely<Database>,
