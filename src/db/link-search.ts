@@ -86,14 +86,13 @@ const PAIRS_TEXT = sql.raw(
  * whose characters are ASCII. Plain SQL and the built-in array operators: no extension.
  */
 export async function createPostgresLinkPairs(db: Kysely<unknown>): Promise<void> {
-  // The pairs at even offsets and at odd ones: two regular-expression scans, about a quarter of the time of a
-  // substr() per offset (12 against 56 µs a link). A pair may come twice: the index keeps each key once a row.
+  // The pairs at even offsets and at odd ones: two regular-expression scans of the text lowered once, about a
+  // fifth of the time of a substr() per offset (10 against 56 µs a link). A pair may come twice: the index keeps
+  // each key once a row.
   await sql`create or replace function link_search_pairs(t text) returns text[]
     language sql immutable strict parallel safe
-    as $$ select array(
-      select m[1] from (select lower(t collate "default") as l) s, regexp_matches(l, '..', 'g') m
-      union all
-      select m[1] from (select lower(t collate "default") as l) s, regexp_matches(substr(l, 2), '..', 'g') m) $$`.execute(
+    as $$ select array(select m[1] from (select lower(t collate "default") as l) s,
+      lateral (select regexp_matches(l, '..', 'g') union all select regexp_matches(substr(l, 2), '..', 'g')) r(m)) $$`.execute(
     db,
   );
   await sql`create index if not exists links_search_pairs_idx on links using gin (${PAIRS_TEXT})`.execute(db);
@@ -270,9 +269,8 @@ export async function searchCandidates(
   if ([...needle].length < TRIGRAM) return shortCandidates(db, needle, read);
   const rare: string[] = [];
   for (const gram of trigramsOf(needle)) {
-    const probe = await sql<{
-      n: number;
-    }>`select count(*) as n from (select rowid from link_search where link_search match ${ftsString(gram)} limit ${RARE_TRIGRAM + 1})`.execute(
+    const probe = await sql<{ n: number }>`select count(*) as n
+      from (select rowid from link_search where link_search match ${ftsString(gram)} limit ${RARE_TRIGRAM + 1})`.execute(
       db,
     );
     if (Number(probe.rows[0]?.n ?? 0) <= RARE_TRIGRAM) rare.push(ftsString(gram));
