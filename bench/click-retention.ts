@@ -54,7 +54,8 @@ function seedSqlite(storage: Awaited<ReturnType<typeof openMigrated>>, now: numb
   const links = seedLinks(storage, LINKS, now - 500 * DAY);
   const ids = (sqlite.prepare('select id from links order by id').all() as Array<{ id: number }>).map((r) => r.id);
   const insert = sqlite.prepare(
-    'insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, country) values (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)',
+    'insert into clicks (link_id, short_code, clicked_at, ip, user_agent, referrer, is_bot, browser, os, device, ' +
+      'country) values (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)',
   );
   const seed = sqlite.transaction((from: number, to: number) => {
     for (let i = from; i < to; i += 1) {

@@ -164,9 +164,9 @@ export async function requestRows(
     out.set(e.name, times);
     const sorted = times.map((x) => x.ms).sort((a, b) => a - b);
     const shed = times.filter((x) => !x.ok).length;
-    log(
-      `  ${e.name}: p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, max ${sorted[sorted.length - 1]!.toFixed(1)} ms${shed ? `, ${shed} shed (503)` : ''}`,
-    );
+    const p50 = sorted[Math.floor(sorted.length / 2)]!.toFixed(1);
+    const max = sorted[sorted.length - 1]!.toFixed(1);
+    log(`  ${e.name}: p50 ${p50} ms, max ${max} ms${shed ? `, ${shed} shed (503)` : ''}`);
   }
   return out;
 }
