@@ -28,13 +28,18 @@ export interface AllLinksFilter extends LinkListFilter {
 
 type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
-/** The scan's test of `q` (see `filtered`). */
+/** The columns `q` searches (see `filtered`), the URL first: a broad pattern most often matches there. */
+const searchedColumns = (text: string) =>
+  text.includes(',')
+    ? ['links.original_url', 'links.short_code', 'links.title']
+    : ['links.original_url', 'links.short_code', 'links.title', 'links.aliases'];
+
+/** The test of `q` the search index serves (db/link-search.ts asks it for candidates). */
 function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): RawBuilder<SqlBool> {
-  const inAliases = text.includes(',') ? sql<SqlBool>`1 = 0` : dialect.containsIgnoringCase('links.aliases', text);
-  const columns = ['links.original_url', 'links.short_code', 'links.title'].map((column) =>
-    dialect.containsIgnoringCase(column, text),
-  );
-  return sql<SqlBool>`(${sql.join([...columns, inAliases], sql` or `)})`;
+  return sql<SqlBool>`(${sql.join(
+    searchedColumns(text).map((column) => dialect.containsIgnoringCase(column, text)),
+    sql` or `,
+  )})`;
 }
 
 /**
@@ -47,7 +52,7 @@ function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIg
 function filtered(
   base: LinksQuery,
   filter: LinkListFilter,
-  dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>,
+  dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'anyContainsIgnoringCase' | 'name'>,
   candidates: RawBuilder<SqlBool> | null,
   /** more than RARE_TAG links carry filter.tag (link-list-plans.ts) */
   commonTag = false,
@@ -63,14 +68,15 @@ function filtered(
   if (filter.q !== undefined) {
     const text = filter.q;
     if (candidates) q = q.where(() => candidates);
-    q = q.where(() => textMatches(text, dialect));
+    // The same answers as textMatches, tested on each row read: the scan's or the candidates'.
+    q = q.where(() => dialect.anyContainsIgnoringCase(searchedColumns(text), text));
   }
   return q;
 }
 
 type QueryDeps = {
   db: Kysely<Database>;
-  dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'name'>;
+  dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'anyContainsIgnoringCase' | 'name'>;
   fast: FastStatements | null;
   paginator: Paginator;
   /** SQLite: where reads that visit every link run (null: on the connection, PostgreSQL's being asynchronous) */
