@@ -94,8 +94,11 @@ async function build(inst: Instance, userId: number): Promise<{ links: number; c
     const clicks = seconds(started);
     log(`${CLICKS.toLocaleString('en-US')} clicks in ${clicks.toFixed(0)} s`);
     // What autovacuum does soon after such an insert; SQLite has no statistics unless told (Ferry never runs ANALYZE).
-    if (inst.databaseUrl) await sql`analyze`.execute(target.db);
-    if (inst.databaseUrl) await sql`checkpoint`.execute(target.db);
+    // Then a checkpoint writes them into the data files, for the sync below to take to the disk.
+    if (inst.databaseUrl) {
+      await sql`analyze`.execute(target.db);
+      await sql`checkpoint`.execute(target.db);
+    }
     times = { links, clicks };
   } finally {
     await target.close();

@@ -52,7 +52,7 @@ function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIg
 function filtered(
   base: LinksQuery,
   filter: LinkListFilter,
-  dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'anyContainsIgnoringCase' | 'name'>,
+  dialect: Pick<Storage['dialect'], 'anyContainsIgnoringCase' | 'name'>,
   candidates: RawBuilder<SqlBool> | null,
   /** more than RARE_TAG links carry filter.tag (link-list-plans.ts) */
   commonTag = false,
