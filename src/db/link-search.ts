@@ -7,7 +7,7 @@ import type { Dialect } from './dialect.js';
  * alias, ignoring ASCII case), so that a search among a million links reads the few that match instead of all of
  * them (migration 039). Both engines index trigrams, which serve patterns of three characters or more, and look up
  * two characters each its own way (below); one character is answered by the scan it always was, and so is a
- * pattern too many links match to narrow (SQLite: RARE_TRIGRAM, NARROW_AND; PostgreSQL: BROAD_SHARE).
+ * pattern too many links match to narrow (SQLite: RARE_TRIGRAM, NARROW_AND, SHORT_SHARE; PostgreSQL: BROAD_SHARE).
  *
  * - SQLite: `link_search`, an FTS5 table with the trigram tokenizer (case folded), one row per link (rowid = the
  *   link's id) with its title, code, aliases and URL, each followed by char(1) (migration 055), so that every
@@ -227,11 +227,18 @@ interface Term {
 export type TermReader = (query: CompiledQuery<Term>) => Promise<Term[]>;
 
 /**
+ * Two characters are looked up while the links holding them are at most this share of all (or RARE_TRIGRAM): a
+ * candidate costs about 0.8 µs (counted, then paged), a link scanned 0.1–0.35, so the index wins up to about a
+ * third of the links (docs/performance.md); a fifth leaves a margin for the candidates' cursor page.
+ */
+export const SHORT_SHARE = 0.2;
+
+/**
  * SQLite, a needle of two ASCII characters: the links holding any trigram it begins (every occurrence begins one:
  * link_search ends each column with char(1)). The index's own list of trigrams (fts5vocab) is read in the range
  * of the needle, case folded as the tokenizer folds; it counts each trigram's links as it goes, which for a
  * trigram most links hold takes a while (about 25 ms a million links), hence the reader. No trigram: no link
- * matches. More than RARE_TRIGRAM links in all: null, the scan (it meets a broad pattern's matches at once).
+ * matches. More than SHORT_SHARE of the links (their highest id: more only after deletions): null, the scan.
  * Other needles of two characters (non-ASCII, whose case the tokenizer may fold otherwise than JavaScript): null.
  */
 async function shortCandidates(
@@ -244,7 +251,9 @@ async function shortCandidates(
   const folded = needle.toLowerCase();
   const query = sql<Term>`select term, doc from link_search_terms where term >= ${folded} and term <= ${`${folded}\u{10ffff}`}`;
   const terms = read ? await read(query.compile(db)) : (await query.execute(db)).rows;
-  if (terms.reduce((sum, t) => sum + Number(t.doc), 0) > RARE_TRIGRAM) return null;
+  const holding = terms.reduce((sum, t) => sum + Number(t.doc), 0);
+  const links = async () => Number((await sql<{ n: number }>`select max(id) as n from links`.execute(db)).rows[0]?.n);
+  if (holding > RARE_TRIGRAM && holding > SHORT_SHARE * (await links())) return null;
   if (terms.length === 0) return sql<SqlBool>`0`;
   const any = terms.map((t) => ftsString(t.term)).join(' OR ');
   return sql<SqlBool>`links.id in (select rowid from link_search where link_search match ${any})`;
