@@ -161,6 +161,30 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the Postgre
     expect(sets).toEqual(rows);
   }, 120_000);
 
+  it('when a link crosses the cap in batches of new referrers, then the sets skip the cap below it and keep it past it', async () => {
+    // Batches of seven clicks, each with a referrer of its own, on one link: while the link has at most 100 clicks
+    // its groups cannot reach the cap (no count, no probes); the batch that takes it to 105 must cap again.
+    const { sets, rows } = await onBothWriters(async (la, writers) => {
+      for (let b = 0; b < 20; b += 1) {
+        const events: ClickEvent[] = Array.from({ length: 7 }, (_, k) => ({
+          linkId: la[0]!.id,
+          shortCode: la[0]!.short_code,
+          clickedAt: T0 + (b * 7 + k) * 1000,
+          ip: `10.3.0.${k}`,
+          userAgent: BROWSERS[2]!.replace('{v}', '128'),
+          referrer: `https://r${b * 7 + k}.example/`,
+        }));
+        await bothWrite(writers, events);
+      }
+    });
+    const referrers = (sets.daily as Array<{ kind: string; value: string; clicks: string }>).filter(
+      (r) => r.kind === 'referrer',
+    );
+    expect(referrers.filter((r) => r.value !== '(other)')).toHaveLength(100);
+    expect(Number(referrers.find((r) => r.value === '(other)')?.clicks)).toBe(40);
+    expect(sets).toEqual(rows);
+  }, 120_000);
+
   it('when a batch is redelivered with new clicks among its own, then each click is recorded and counted once', async () => {
     const t = await createTestApp('postgres');
     try {

@@ -7,6 +7,8 @@ import { MAX_VALUES_PER_DAY, OTHER_VALUE } from './daily-values.js';
 import { clickFacts, DAY_MS, HOUR_MS, referrerValue } from './rollup-plan.js';
 
 type Tx = Transaction<Database>;
+/** A link of the batch that still exists: its owner, and its clicks before the batch. */
+type LiveLink = { owner: number | null; clicks: number };
 
 const VALUE_LENGTH = 255;
 
@@ -18,13 +20,9 @@ const VALUE_LENGTH = 255;
  *
  * Why: the row-by-row plan sent each batch as a dozen statements of thousands of bound parameters (6 daily
  * values per human click), whose parsing and planning was most of PostgreSQL's time (measured, batches of 1,000
- * uniform over 100,000 links: 700 ms a batch, 1,400 clicks/s for one worker). Why `unnest` and not COPY: the
- * one statement of 17 array parameters that loads a batch took 5 % of a batch's time with browser visits and
- * 14 % with bots' (measured per statement, batches of 1,000; the merges are the rest), so COPY could win at
- * most that, for a dependency and a second protocol path; it was not tried.
- *
- * The staging table is a temporary table (never WAL-logged, like an unlogged one, and private to the
- * connection, so two workers never see each other's batch), emptied at commit.
+ * uniform over 100,000 links: 700 ms a batch, 1,400 clicks/s for one worker). `unnest`, not COPY: loading a
+ * batch is a few per cent of its time (docs/performance.md). The staging table is temporary (never WAL-logged,
+ * private to the connection, so two workers never see each other's batch), emptied at commit.
  *
  * What the user agent and referrer mean (browser, os, device, bot, the referrer's origin) is still decided in
  * JavaScript with the same caches as the plan (clickFacts, referrerValue), so both writers count the same
@@ -87,10 +85,11 @@ async function stage(tx: Tx, batch: readonly ClickEvent[]): Promise<void> {
  * Locks the batch's links in id order and returns those that still exist with their owners; clicks of a link
  * deleted meanwhile leave the staging table (they are dropped with their link, as a delete's cascade drops them).
  */
-async function lockLinks(tx: Tx): Promise<Map<number, number | null>> {
-  const { rows } = await sql<{ id: string; user_id: string | null }>`select id, user_id from links
-    where id in (select link_id from click_stage) order by id for update`.execute(tx);
-  const live = new Map(rows.map((r) => [Number(r.id), r.user_id === null ? null : Number(r.user_id)]));
+async function lockLinks(tx: Tx): Promise<Map<number, LiveLink>> {
+  const { rows } = await sql<{ id: string; user_id: string | null; n: string }>`select id, user_id, click_count as n
+    from links where id in (select link_id from click_stage) order by id for update`.execute(tx);
+  const owner = (id: string | null) => (id === null ? null : Number(id));
+  const live = new Map(rows.map((r) => [Number(r.id), { owner: owner(r.user_id), clicks: Number(r.n) }]));
   const { rows: staged } = await sql<{ n: string }>`select count(distinct link_id) as n from click_stage`.execute(tx);
   if (Number(staged[0]!.n) > live.size)
     await sql`delete from click_stage s where not exists (select 1 from links l where l.id = s.link_id)`.execute(tx);
@@ -195,10 +194,11 @@ const HUMAN_VALUES = sql`(select s.link_id, s.seq, s.clicked_at, s.short_code, k
   where s.is_bot = 0 and s.count_only = 0 and k.value is not null) h`;
 
 /**
- * Merges `added` (owner, kind, day_start, value, clicks, first: the order the value was first seen in) into a
- * daily-values table, capped: a value already stored keeps counting; a new one is admitted while the group
+ * Merges `added` (owner, kind, day_start, value, clicks, first: the order the value was first seen in, uncapped)
+ * into a daily-values table, capped: a value already stored keeps counting; a new one is admitted while the group
  * stores fewer than MAX_VALUES_PER_DAY (OTHER_VALUE not counted), in first-seen order; the rest is added to
- * OTHER_VALUE (daily-values.ts's capDailyGroup, the same rule).
+ * OTHER_VALUE (daily-values.ts's capDailyGroup, the same rule). A row marked `uncapped` belongs to a group that
+ * cannot reach the cap: it is admitted without the group's count or the probe for its value.
  */
 async function mergeValues(
   tx: Tx,
@@ -209,10 +209,10 @@ async function mergeValues(
   const t = sql.table(table);
   const o = sql.ref(owner);
   await sql`with n as (${added}),
-    g as (select distinct ${o}, kind, day_start from n),
+    g as (select distinct ${o}, kind, day_start from n where not uncapped),
     stored as (select g.${o}, g.kind, g.day_start, count(*) filter (where d.value <> ${OTHER_VALUE}) as distinct_n
       from g join ${t} d on d.${o} = g.${o} and d.kind = g.kind and d.day_start = g.day_start group by 1, 2, 3),
-    m as (select n.*, (n.value = ${OTHER_VALUE} or exists (select 1 from ${t} d
+    m as (select n.*, (n.uncapped or n.value = ${OTHER_VALUE} or exists (select 1 from ${t} d
         where d.${o} = n.${o} and d.kind = n.kind and d.day_start = n.day_start and d.value = n.value)) as kept from n),
     r as (select m.${o}, m.kind, m.day_start, m.value, m.clicks, m.kept, coalesce(stored.distinct_n, 0)
         + row_number() over (partition by m.${o}, m.kind, m.day_start, m.kept order by m.first) as rank
@@ -223,14 +223,17 @@ async function mergeValues(
     on conflict (${o}, kind, day_start, value) do update set clicks = ${t}.clicks + excluded.clicks`.execute(tx);
 }
 
-async function addDailyValues(tx: Tx, owned: boolean): Promise<void> {
+async function addDailyValues(tx: Tx, owned: boolean, small: readonly number[]): Promise<void> {
   const day = (alias: string) => sql`(${sql.ref(`${alias}.clicked_at`)} / ${DAY_MS}) * ${DAY_MS}`;
+  // `small` (uncapped()): their groups cannot reach the cap, two index probes saved of each row's three. An array
+  // parameter, tested by hashing: a join with `links` here was planned as a loop over the batch's links for every
+  // row (the staging table has no statistics), 380 ms a batch of 1,000.
   await mergeValues(
     tx,
     'link_click_daily_values',
     'link_id',
-    sql`select h.link_id, h.kind, ${day('h')} as day_start, h.value,
-    count(*) as clicks, min(h.seq) as first from ${HUMAN_VALUES} group by 1, 2, 3, 4`,
+    sql`select h.link_id, h.kind, ${day('h')} as day_start, h.value, count(*) as clicks, min(h.seq) as first,
+      h.link_id = any(${small}::bigint[]) as uncapped from ${HUMAN_VALUES} group by 1, 2, 3, 4`,
   );
   if (!owned) return;
   // A user's groups see the values of their links in link order, each link's in its first-seen order, then a
@@ -239,7 +242,7 @@ async function addDailyValues(tx: Tx, owned: boolean): Promise<void> {
     tx,
     'user_click_daily_values',
     'user_id',
-    sql`select user_id, kind, day_start, value, sum(clicks) as clicks, min(first) as first from (
+    sql`select user_id, kind, day_start, value, sum(clicks) as clicks, min(first) as first, false as uncapped from (
       select l.user_id, h.kind, ${day('h')} as day_start, h.value, count(*) as clicks, array[h.link_id, min(h.seq)] as first
       from ${HUMAN_VALUES} join links l on l.id = h.link_id where l.user_id is not null group by l.user_id, h.link_id, 2, 3, 4
       union all
@@ -264,6 +267,16 @@ async function addChoices(tx: Tx): Promise<void> {
 }
 
 /**
+ * The links of `live` whose clicks so far and in `batch` are at most MAX_VALUES_PER_DAY: no day of theirs holds
+ * more values (the embedded writer's rule, sqlite-rollup-writer.ts's addCapped; uniform traffic: most links).
+ */
+function uncapped(batch: readonly ClickEvent[], live: ReadonlyMap<number, LiveLink>): number[] {
+  const inBatch = new Map<number, number>();
+  for (const e of batch) inBatch.set(e.linkId, (inBatch.get(e.linkId) ?? 0) + 1);
+  return [...live].filter(([id, link]) => link.clicks + inBatch.get(id)! <= MAX_VALUES_PER_DAY).map(([id]) => id);
+}
+
+/**
  * Writes a batch of live clicks inside `tx` as sets (see above), but those whose key is recorded already;
  * returns whether any of its links still exists. The caller marks data_fresh_as_of.
  */
@@ -272,11 +285,11 @@ export async function writeSetsIn(tx: Tx, batch: readonly ClickEvent[]): Promise
   const live = await lockLinks(tx);
   if (live.size === 0) return false;
   // Anonymous links only: the per-user rollups have nothing to add (three statements saved).
-  const owned = [...live.values()].some((user) => user !== null);
+  const owned = [...live.values()].some((link) => link.owner !== null);
   await insertRecords(tx, Date.now());
   await bumpLinks(tx);
   await addHours(tx, owned);
-  await addDailyValues(tx, owned);
+  await addDailyValues(tx, owned, uncapped(batch, live));
   if (batch.some((e) => e.ruleId != null || e.variantId != null)) await addChoices(tx);
   return true;
 }
