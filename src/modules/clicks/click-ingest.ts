@@ -63,9 +63,11 @@ export function clickWriterFor(storage: IngestStorage): StorageWriter {
   const file = embeddedDatabaseFile(storage);
   const thread = file === null ? null : createSqliteClickWriter(file);
   const writer = thread ?? createPgClickWriter(storage);
+  // The stream's clicks carry keys: a batch may commit in parts (pg-click-parts.ts), each click still counted once.
+  const keyed = thread ?? createPgClickWriter(storage, { parts: true });
   return {
     writer,
-    replaySafe: () => createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer }),
+    replaySafe: () => createReplaySafeClickWriter({ db: storage.db, dialect: storage.dialect, writer: keyed }),
     close: async () => thread?.close(),
   };
 }

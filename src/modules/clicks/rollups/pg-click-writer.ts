@@ -29,6 +29,7 @@ import {
 } from './rollup-tables.js';
 import { capDailyGroup, OTHER_VALUE, type ValueCounts } from './daily-values.js';
 import { writeSetsIn } from './pg-set-writer.js';
+import { createClickParts } from './pg-click-parts.js';
 import { clickedLinkOf, type ClickedLink } from './click-events.js';
 import { recordClickEvents } from './record-click-events.js';
 import type { Dialect } from '../../../db/dialect.js';
@@ -59,6 +60,14 @@ async function upsert(tx: Tx, t: RollupUpsert<never>, rows: ReadonlyArray<readon
   }
 }
 
+/** upsert() of a plan's entries, each one row (the table's `values`). */
+const upsertEach = <T>(tx: Tx, t: RollupUpsert<[T]>, items: readonly T[]) =>
+  upsert(
+    tx,
+    t as RollupUpsert<never>,
+    items.map((item) => t.values(item)),
+  );
+
 /** A counter of LINK_COUNTERS merged with what the CTE `v` brings. */
 function mergeCounter(column: string, merge: CounterMerge): RawBuilder<unknown> {
   const stored = sql.ref(`links.${column}`);
@@ -84,16 +93,9 @@ async function bumpLinks(tx: Tx, increments: readonly LinkIncrement[]): Promise<
           sql`(${sql.join([g.linkId, ...LINK_COUNTERS.map((c) => c.value(g))].map((n) => sql`cast(${n} as bigint)`))})`,
       ),
     );
-    const res = await sql<{
-      id: number;
-      user_id: number | null;
-      domain_id: number;
-      original_url: string;
-    }>`with v(${columns}) as (values ${values})
+    const res = await sql<Parameters<typeof clickedLinkOf>[0] & { id: number }>`with v(${columns}) as (values ${values})
       update links set ${set} from v where links.id = v.id
-      returning links.id as id, links.user_id as user_id, links.domain_id as domain_id, links.original_url as original_url`.execute(
-      tx,
-    );
+      returning links.id, links.user_id, links.domain_id, links.original_url`.execute(tx);
     for (const r of res.rows) live.set(Number(r.id), clickedLinkOf(r));
   }
   return live;
@@ -235,24 +237,12 @@ async function writeIn(
   const ids = await insertRecords(tx, records, writer === null);
   // SPEC §22's link.clicked of live clicks, in this transaction; imported visits are no news.
   if (writer !== null) await recordClickEvents(tx, dialect, records, ids, linksOf);
-  await upsert(
-    tx,
-    LINK_HOURLY,
-    plan.hours.map((h) => LINK_HOURLY.values(h)),
-  );
+  await upsertEach(tx, LINK_HOURLY, plan.hours);
   await addUniqueVisitors(tx, await addVisitors(tx, plan.visitors));
   await addDailyValues(tx, LINK_DAILY_VALUES, plan.daily, (g) => g.key.linkId);
-  await upsert(
-    tx,
-    LINK_DAILY_CHOICES,
-    plan.choices.map((c) => LINK_DAILY_CHOICES.values(c)),
-  );
+  await upsertEach(tx, LINK_DAILY_CHOICES, plan.choices);
   const users = planUserRollups(plan, owners);
-  await upsert(
-    tx,
-    USER_HOURLY,
-    users.hours.map((h) => USER_HOURLY.values(h)),
-  );
+  await upsertEach(tx, USER_HOURLY, users.hours);
   await addDailyValues(tx, USER_DAILY_VALUES, users.daily, (g) => g.key.userId);
 }
 
@@ -271,22 +261,30 @@ const latestOf = (batch: readonly ClickEvent[]): number =>
  */
 export function createPgClickWriter(
   storage: Pick<Storage, 'db' | 'dialect'>,
-  opts: { sets?: boolean } = {},
+  opts: { sets?: boolean; parts?: boolean } = {},
 ): PgClickWriter {
   // `sets: false`: the plan row by row on PostgreSQL too (the test that holds the two to the same rows).
   const sets = storage.dialect.name === 'postgres' && opts.sets !== false;
+  // `parts`: keyed clicks only (the stream's), a batch in parts of its own (pg-click-parts.ts).
+  const parts = sets && opts.parts === true ? createClickParts(storage.db) : null;
   // This writer's row in click_ingest (data_fresh_as_of).
   const writerName = `${hostname().slice(0, 32)}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const writeSets = async (tx: Tx, batch: readonly ClickEvent[]) => {
+    await storage.dialect.preferIndexLookups(tx);
+    const live = await writeSetsIn(tx, batch);
+    await markFresh(tx, writerName, latestOf(batch));
+    return live;
+  };
   return {
     skipsRecordedKeys: sets,
-    /** One transaction per batch: a crash loses a batch whole or not at all. */
+    /** One transaction per batch (or per part): a crash loses a batch whole or not at all (or a part of it). */
     async write(batch) {
       if (batch.length === 0) return;
+      if (parts) return parts.write(batch, writeSets);
       await storage.db.transaction().execute(async (tx) => {
+        if (sets) return void (await writeSets(tx, batch));
         await storage.dialect.preferIndexLookups(tx);
-        if (!sets) return writeIn(tx, storage.dialect, batch, writerName);
-        await writeSetsIn(tx, batch);
-        await markFresh(tx, writerName, latestOf(batch));
+        return writeIn(tx, storage.dialect, batch, writerName);
       });
     },
     /**

@@ -8,7 +8,7 @@ import { clickFacts, DAY_MS, HOUR_MS, referrerValue } from './rollup-plan.js';
 
 type Tx = Transaction<Database>;
 /** A link of the batch that still exists: its owner, and its clicks before the batch. */
-type LiveLink = { owner: number | null; clicks: number };
+export type LiveLink = { owner: number | null; clicks: number };
 
 const VALUE_LENGTH = 255;
 
@@ -278,12 +278,12 @@ function uncapped(batch: readonly ClickEvent[], live: ReadonlyMap<number, LiveLi
 
 /**
  * Writes a batch of live clicks inside `tx` as sets (see above), but those whose key is recorded already;
- * returns whether any of its links still exists. The caller marks data_fresh_as_of.
+ * returns the batch's links that still exist, with their owners. The caller marks data_fresh_as_of.
  */
-export async function writeSetsIn(tx: Tx, batch: readonly ClickEvent[]): Promise<boolean> {
+export async function writeSetsIn(tx: Tx, batch: readonly ClickEvent[]): Promise<ReadonlyMap<number, LiveLink>> {
   await stage(tx, batch);
   const live = await lockLinks(tx);
-  if (live.size === 0) return false;
+  if (live.size === 0) return live;
   // Anonymous links only: the per-user rollups have nothing to add (three statements saved).
   const owned = [...live.values()].some((link) => link.owner !== null);
   await insertRecords(tx, Date.now());
@@ -291,5 +291,5 @@ export async function writeSetsIn(tx: Tx, batch: readonly ClickEvent[]): Promise
   await addHours(tx, owned);
   await addDailyValues(tx, owned, uncapped(batch, live));
   if (batch.some((e) => e.ruleId != null || e.variantId != null)) await addChoices(tx);
-  return true;
+  return live;
 }
