@@ -5,8 +5,11 @@ import type { LiveLink } from './pg-set-writer.js';
 
 type Tx = Transaction<Database>;
 
-/** Parts of a batch: each its own transaction, so two writers can hold two of them at once. */
-export const CLICK_PARTS = 4;
+/**
+ * Parts of a batch, each its own transaction, so two writers can hold two of them at once. Two: four cost one
+ * worker about a fifth of its rate (per-transaction work) and gave two workers no more (docs/performance.md).
+ */
+export const CLICK_PARTS = 2;
 
 /** Links whose owner a writer remembers (about 60 bytes each); past this many it forgets them all and learns again. */
 const OWNERS_KEPT = 200_000;

@@ -222,8 +222,8 @@ function guardedRounds(c: Consumer): () => Promise<number> {
 
 /**
  * Reads the click stream as one consumer of the group and writes what it reads: a batch of at most
- * `batchSize` entries is written in ONE transaction (records, counters, rollups) and then acknowledged
- * (XACK). A round:
+ * `batchSize` entries is written (records, counters and rollups in one transaction per part of it, on PostgreSQL
+ * two: rollups/pg-click-parts.ts) and then acknowledged (XACK). A round:
  *
  * 1. after a failure (and at start): this consumer's own pending entries first — read, not acknowledged;
  * 2. every claimIdleMs/2: XAUTOCLAIM of entries idle for claimIdleMs in any consumer's pending list (a
