@@ -1,10 +1,14 @@
 import { sql, type RawBuilder } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NARROW_AND, RARE_TRIGRAM, SHORT_SHARE, searchCandidates } from '../../../src/db/link-search.js';
-import { engines } from '../../helpers/app.js';
+import { engines, type TestApp } from '../../helpers/app.js';
 import { useTestApp, useUser } from '../../helpers/fixtures.js';
 
 const LINKS = NARROW_AND + 1_000;
+
+/** searchCandidates of a needle, with `column`'s ilike as the list's condition. */
+const candidatesIn = (t: Pick<TestApp, 'storage'>, column: string) => (needle: string) =>
+  searchCandidates(t.storage.db, t.storage.dialect, needle, t.storage.dialect.containsIgnoringCase(column, needle));
 
 /**
  * A `q` most links match (SPEC §13, §18): no index narrows it (SQLite: its trigrams are all common, and more than
@@ -25,13 +29,7 @@ describe.each(engines)('a search most links match on %s', (engine) => {
     if (engine === 'postgres') await sql`analyze links`.execute(t.storage.db); // what autovacuum does after it
   });
 
-  const candidates = (needle: string) =>
-    searchCandidates(
-      t.storage.db,
-      t.storage.dialect,
-      needle,
-      t.storage.dialect.containsIgnoringCase('links.original_url', needle),
-    );
+  const candidates = candidatesIn(t, 'links.original_url');
 
   it('when q is in every link, then no index narrows it, and the page and the total are every link', async () => {
     expect(await candidates('broad.example/page')).toBeNull();
@@ -114,13 +112,7 @@ describe.each(engines)('a search of two characters many links hold on %s', (engi
 
   const holding = (every: number) =>
     Array.from({ length: Math.floor(COUNT / every) }, (_, k) => `sp${(k + 1) * every}`).reverse();
-  const candidates = (needle: string) =>
-    searchCandidates(
-      t.storage.db,
-      t.storage.dialect,
-      needle,
-      t.storage.dialect.containsIgnoringCase('links.title', needle),
-    );
+  const candidates = candidatesIn(t, 'links.title');
 
   it.each([
     ['QJ', SOME],
