@@ -64,7 +64,7 @@ async function upsert(tx: Tx, t: RollupUpsert<never>, rows: ReadonlyArray<readon
 const upsertEach = <T>(tx: Tx, t: RollupUpsert<[T]>, items: readonly T[]) =>
   upsert(
     tx,
-    t as RollupUpsert<never>,
+    t,
     items.map((item) => t.values(item)),
   );
 
