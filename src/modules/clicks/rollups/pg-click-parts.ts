@@ -4,6 +4,8 @@ import type { ClickEvent } from '../event/click-event.js';
 import type { LiveLink } from './pg-set-writer.js';
 
 type Tx = Transaction<Database>;
+/** Writes one part's clicks inside its transaction; the part's links that still exist, with their owners. */
+type PartWriter = (tx: Tx, events: readonly ClickEvent[]) => Promise<ReadonlyMap<number, LiveLink>>;
 
 /**
  * Parts of a batch, each its own transaction, so two writers can hold two of them at once. Two: four cost one
@@ -51,11 +53,7 @@ export function createClickParts(db: Kysely<Database>, parts = CLICK_PARTS) {
   };
 
   /** One part in a transaction of its own, under its lock: false when another writer holds it (`wait`: wait for it). */
-  const writePart = (
-    part: { part: number; events: ClickEvent[] },
-    write: (tx: Tx, events: readonly ClickEvent[]) => Promise<ReadonlyMap<number, LiveLink>>,
-    wait: boolean,
-  ) =>
+  const writePart = (part: { part: number; events: ClickEvent[] }, write: PartWriter, wait: boolean) =>
     db.transaction().execute(async (tx) => {
       if (wait) await sql`select pg_advisory_xact_lock(${LOCK_SPACE}, ${part.part})`.execute(tx);
       else {
@@ -69,10 +67,7 @@ export function createClickParts(db: Kysely<Database>, parts = CLICK_PARTS) {
 
   return {
     /** Writes `batch` part by part with `write` (each part's transaction is its argument). */
-    async write(
-      batch: readonly ClickEvent[],
-      write: (tx: Tx, events: readonly ClickEvent[]) => Promise<ReadonlyMap<number, LiveLink>>,
-    ): Promise<void> {
+    async write(batch: readonly ClickEvent[], write: PartWriter): Promise<void> {
       let left = split(batch);
       while (left.length > 0) {
         const held = [];

@@ -208,7 +208,8 @@ async function markFresh(tx: Tx, writer: string, at: number): Promise<void> {
     .values({ writer, fresh_as_of: at })
     .onConflict((oc) =>
       oc.column('writer').doUpdateSet({
-        fresh_as_of: sql`case when excluded.fresh_as_of > click_ingest.fresh_as_of then excluded.fresh_as_of else click_ingest.fresh_as_of end`,
+        fresh_as_of: sql`case when excluded.fresh_as_of > click_ingest.fresh_as_of
+          then excluded.fresh_as_of else click_ingest.fresh_as_of end`,
       }),
     )
     .execute();
