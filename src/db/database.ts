@@ -7,7 +7,11 @@ import type { Config } from '../config.js';
 import { createDialect, type Dialect } from './dialect.js';
 import { CONNECT_TIMEOUT_MS, watchPgConnections } from './pg-connection-faults.js';
 import { pgDriver } from './pg-driver.js';
-import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, startSqliteCheckpointer } from './sqlite-checkpointer.js';
+import {
+  MAIN_CONNECTION_AUTOCHECKPOINT_PAGES,
+  startSqliteCheckpointer,
+  type Checkpointer,
+} from './sqlite-checkpointer.js';
 import { SqliteDatabase } from './sqlite-driver.js';
 import { ImmediateSqliteDialect, MAIN_BUSY_TIMEOUT_MS } from './sqlite-immediate.js';
 import type { Database } from './types.js';
@@ -22,6 +26,8 @@ export interface Storage {
   sqlite: SQLite.Database | null;
   /** The pg pool on PostgreSQL; null on SQLite. */
   pool: pg.Pool | null;
+  /** The WAL checkpoints' runner on the embedded engine (a thread may take them over: handOver); null on PostgreSQL. */
+  checkpointer: Checkpointer | null;
   /** The database connections by state, for /metrics (ferry_db_pool_connections). */
   connections(): ConnectionStats;
   /** Who hears of a lost database connection (PostgreSQL; db/pg-connection-faults.ts): the process logs it. */
@@ -159,6 +165,7 @@ export function createStorage(
       dialect: createDialect('postgres'),
       sqlite: null,
       pool,
+      checkpointer: null,
       connections,
       onConnectionError: faults.onError,
       close: () => db.destroy(),
@@ -190,6 +197,7 @@ export function createStorage(
     dialect: createDialect('sqlite'),
     sqlite,
     pool: null,
+    checkpointer,
     connections: () => SQLITE_CONNECTIONS,
     onConnectionError: () => undefined,
     close,

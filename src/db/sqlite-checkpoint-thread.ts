@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { passiveCheckpoint } from './sqlite-checkpoint-schedule.js';
 import { SqliteDatabase } from './sqlite-driver.js';
 
 /**
@@ -19,11 +20,8 @@ const db = new SqliteDatabase(data.file);
 db.pragma('busy_timeout = 1000');
 
 function checkpoint(): void {
-  try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-  } catch (err) {
-    port.postMessage({ error: String((err as Error | undefined)?.message ?? err) } satisfies CheckpointThreadReply);
-  }
+  const error = passiveCheckpoint(db);
+  if (error !== null) port.postMessage({ error } satisfies CheckpointThreadReply);
 }
 
 // The thread starts when the first checkpoint is due (sqlite-checkpointer.ts): that one now, then every interval.

@@ -42,7 +42,7 @@ function packagesLoadedBy(entry: string): string[] {
 }
 
 /**
- * Each SQLite app starts its threads (the click writer and the WAL checkpointer), each a Node context of its
+ * Each SQLite app starts its threads (the click writer, which runs the WAL checkpoints too), each a Node context of its
  * own that loads its modules afresh: Kysely (about 280 files) once made most of the click writer thread's start
  * (its start took 600 ms of CPU with it, 270 without), loaded only for the event ids that db/events.ts made beside its queries. The
  * threads write with better-sqlite3's own statements (loaded by sqlite-driver.ts through createRequire).

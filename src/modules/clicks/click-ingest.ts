@@ -29,7 +29,7 @@ type IngestConfig = Pick<
   | 'clickClaimIdleMs'
   | 'clickWorkerInProcess'
 >;
-type IngestStorage = Pick<Storage, 'db' | 'dialect' | 'sqlite'>;
+type IngestStorage = Pick<Storage, 'db' | 'dialect' | 'sqlite' | 'checkpointer'>;
 
 /** The scale-out setup's Redis: the client, the redirect's turn on it (shared-state.ts) and the key prefix. */
 export interface IngestRedis {
@@ -61,7 +61,8 @@ export interface StorageWriter {
  */
 export function clickWriterFor(storage: IngestStorage): StorageWriter {
   const file = embeddedDatabaseFile(storage);
-  const thread = file === null ? null : createSqliteClickWriter(file);
+  // The writer thread runs the WAL checkpoints too, in place of a thread of their own (sqlite-checkpointer.ts).
+  const thread = file === null ? null : createSqliteClickWriter(file, { checkpoints: storage.checkpointer });
   const writer = thread ?? createPgClickWriter(storage);
   // The stream's clicks carry keys: a batch may commit in parts (pg-click-parts.ts), each click still counted once.
   const keyed = thread ?? createPgClickWriter(storage, { parts: true });

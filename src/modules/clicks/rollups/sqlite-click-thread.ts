@@ -1,6 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { checkpointSchedule } from '../../../db/sqlite-checkpoint-schedule.js';
 import { SqliteDatabase as Database } from '../../../db/sqlite-driver.js';
 import { eventsOfMessage, type ClickBatchMessage, type WindowProgress } from './click-batch.js';
 import type { ClickEvent } from '../event/click-event.js';
@@ -28,19 +29,27 @@ import { createSqliteRollupWriter } from './sqlite-rollup-writer.js';
  * the batch drops that part and is written again alone (memory-click-queue.ts). Foreign keys are not checked on
  * this connection: every row written belongs to a link whose row this same transaction has just read under
  * the write lock, which is the check.
+ *
+ * In a server the thread runs the database's WAL checkpoints too (`checkpointMs`, taken over from their own
+ * thread: db/sqlite-checkpointer.ts), between a window's transactions and while it waits for the next window.
  */
 export interface SqliteClickThreadData {
   file: string;
   autocheckpoint: number;
+  /** the database's checkpoints, taken over from their own thread (db/sqlite-checkpointer.ts): their interval */
+  checkpointMs: number | null;
   budgetMs: number;
   nice: number;
 }
 
 export type SqliteClickThreadRequest = 'close' | { id: number; batch: ClickBatchMessage; mark?: JournalMark };
 /** `written`: on an error, the part of the batch committed before it (ClickBatch.dropWritten), if any. */
-export type SqliteClickThreadReply = { closed: true } | { id: number; error?: string; written?: WindowProgress };
+export type SqliteClickThreadReply =
+  { closed: true } | { id: number; error?: string; written?: WindowProgress } | { checkpointError: string };
 
 const data = workerData as SqliteClickThreadData;
+/** how often the thread, waiting for work, looks whether a checkpoint is due */
+const CHECKPOINT_TICK_MS = 1_000;
 const port = parentPort!;
 
 // Linux: a thread's own id names it for setpriority(), so only this thread yields to the event loop.
@@ -58,6 +67,15 @@ db.pragma('cache_size = -16384');
 db.pragma(`wal_autocheckpoint = ${data.autocheckpoint}`);
 
 const rollups = createSqliteRollupWriter(db);
+
+// The WAL checkpoints: between a window's transactions, and while the thread waits for the next window.
+const checkpoints =
+  data.checkpointMs === null
+    ? null
+    : checkpointSchedule(db, data.checkpointMs, (error) =>
+        port.postMessage({ checkpointError: error } satisfies SqliteClickThreadReply),
+      );
+const idle = checkpoints && setInterval(() => checkpoints.runIfDue(), CHECKPOINT_TICK_MS);
 
 // data_fresh_as_of: this writer's latest flush (one row per writer, forgotten never: a few bytes each).
 const markFresh = db.prepare<[string, number]>(
@@ -117,6 +135,7 @@ let perClickMs = 0.05;
 
 port.on('message', (message: SqliteClickThreadRequest) => {
   if (message === 'close') {
+    if (idle) clearInterval(idle);
     db.close();
     port.postMessage({ closed: true } satisfies SqliteClickThreadReply);
     return;
@@ -134,7 +153,10 @@ port.on('message', (message: SqliteClickThreadRequest) => {
   let written: WindowProgress | undefined;
   try {
     while (done < order.length) {
-      if (done > 0) Atomics.wait(pause, 0, 0, 2); // room for the main connection's writes
+      if (done > 0) {
+        checkpoints?.runIfDue();
+        Atomics.wait(pause, 0, 0, 2); // room for the main connection's writes
+      }
       const size = Math.min(order.length - done, Math.max(50, Math.round(data.budgetMs / perClickMs)));
       const chunk = eventsOfMessage(batch, order.subarray(done, done + size));
       const last = chunk[chunk.length - 1]!.linkId;

@@ -1,4 +1,4 @@
-import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES } from '../../../db/sqlite-checkpointer.js';
+import { MAIN_CONNECTION_AUTOCHECKPOINT_PAGES, type Checkpointer } from '../../../db/sqlite-checkpointer.js';
 import { closeModuleThread, startModuleThread } from '../../../infra/module-thread.js';
 import { ClickBatch, transferablesOf, type WindowProgress } from './click-batch.js';
 import type { ClickWriter, JournalMark } from './click-writer.js';
@@ -37,11 +37,22 @@ export interface ClosableClickWriter extends ClickWriter {
   close(): Promise<void>;
 }
 
-/** `budgetMs`: a transaction's time (tests make it tiny, so that a window takes many transactions). */
-export function createSqliteClickWriter(file: string, { budgetMs = TX_BUDGET_MS } = {}): ClosableClickWriter {
+export interface SqliteClickWriterOptions {
+  /** a transaction's time (tests make it tiny, so that a window takes many transactions) */
+  budgetMs?: number;
+  /** the database's checkpoints, which the thread takes over while it runs (a thread fewer in the process) */
+  checkpoints?: Checkpointer | null;
+}
+
+export function createSqliteClickWriter(
+  file: string,
+  { budgetMs = TX_BUDGET_MS, checkpoints = null }: SqliteClickWriterOptions = {},
+): ClosableClickWriter {
+  const handover = checkpoints?.handOver() ?? null;
   const workerData: SqliteClickThreadData = {
     file,
     autocheckpoint: MAIN_CONNECTION_AUTOCHECKPOINT_PAGES,
+    checkpointMs: handover?.intervalMs ?? null,
     budgetMs,
     nice: WORKER_NICE,
   };
@@ -49,6 +60,8 @@ export function createSqliteClickWriter(file: string, { budgetMs = TX_BUDGET_MS 
   const worker = startModuleThread(import.meta.url, './sqlite-click-thread', { workerData });
   // Idle, the worker must not keep the process alive; with writes in flight it must (a shutdown flush).
   worker.unref();
+  // Stopped or failed, the thread gives the checkpoints back.
+  worker.on('exit', () => handover?.release());
   const pending = new Map<number, { batch: ClickBatch; resolve: () => void; reject: (err: Error) => void }>();
   let nextId = 0;
   let failure: Error | null = null;
@@ -65,6 +78,7 @@ export function createSqliteClickWriter(file: string, { budgetMs = TX_BUDGET_MS 
   };
   worker.on('message', (m: SqliteClickThreadReply) => {
     if ('id' in m) settle(m.id, m.error, m.written);
+    else if ('checkpointError' in m) handover?.report(m.checkpointError);
   });
   const fail = (err: Error) => {
     failure = err;
