@@ -19,8 +19,8 @@ export interface Checkpointer {
   /** whether its own thread has started (it does when the first checkpoint is due, unless handed over) */
   readonly started: boolean;
   /**
-   * Another thread, with a connection of its own to the file, runs the checkpoints (`checkpointSchedule`) until
-   * it calls `release` (when it stops, or fails; sqlite-checkpoint-schedule.ts runs them there): meanwhile this one's thread is stopped, or never starts.
+   * Another thread, with a connection of its own to the file, runs the checkpoints (sqlite-checkpoint-schedule.ts)
+   * until it calls `release` (when it stops, or fails): meanwhile this one's thread is stopped, or never starts.
    */
   handOver(): CheckpointHandover;
   stop(): Promise<void>;

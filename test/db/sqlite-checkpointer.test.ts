@@ -72,7 +72,7 @@ describe('the SQLite checkpoint thread', () => {
     db.close();
   });
 
-  it('when the click writer takes the checkpoints over, then it folds the log in and no thread of their own runs while it does', async () => {
+  it('when the click writer takes the checkpoints over, then it folds the log in, and no thread of their own runs', async () => {
     const { file, db } = await database(2_000, { schema: true });
     const before = statSync(file).size;
     const errors: string[] = [];
