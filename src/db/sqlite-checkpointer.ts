@@ -1,4 +1,4 @@
-import { startModuleThread } from '../infra/module-thread.js';
+import { startModuleThread, stopModuleThread } from '../infra/module-thread.js';
 import type { CheckpointThreadData, CheckpointThreadReply } from './sqlite-checkpoint-thread.js';
 
 /**
@@ -107,14 +107,7 @@ function startOwnThread(workerData: CheckpointThreadData, onError: (message: str
   });
   return {
     async end() {
-      if (exited) return;
-      const closed = new Promise<void>((resolve) => {
-        worker.once('message', () => resolve());
-        worker.once('exit', () => resolve());
-      });
-      worker.postMessage('stop');
-      await closed;
-      await worker.terminate();
+      if (!exited) await stopModuleThread(worker);
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { CompiledQuery } from 'kysely';
-import { startModuleThread } from '../infra/module-thread.js';
+import { startModuleThread, stopModuleThread } from '../infra/module-thread.js';
 import type { ScanReply, ScanRequest, ScanThreadData } from './sqlite-scan-thread.js';
 
 /**
@@ -57,14 +57,7 @@ export function createSqliteScans(file: string): SqliteScans {
     const w = worker;
     worker = null;
     if (idle) clearTimeout(idle);
-    if (!w) return;
-    const stopped = new Promise<void>((resolve) => {
-      w.once('message', () => resolve());
-      w.once('exit', () => resolve());
-    });
-    w.postMessage('stop');
-    await stopped;
-    await w.terminate();
+    if (w) await stopModuleThread(w);
   }
 
   return {

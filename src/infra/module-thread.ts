@@ -38,6 +38,20 @@ export async function closeModuleThread(worker: Worker): Promise<void> {
   await worker.terminate();
 }
 
+/**
+ * Ends a thread that answers the message `'stop'` once it has closed what it holds (any message, or its exit),
+ * then terminates it. The checkpoint and scan threads of db/ answer so.
+ */
+export async function stopModuleThread(worker: Worker): Promise<void> {
+  const stopped = new Promise<void>((resolve) => {
+    worker.once('message', () => resolve());
+    worker.once('exit', () => resolve());
+  });
+  worker.postMessage('stop');
+  await stopped;
+  await worker.terminate();
+}
+
 const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/ferry-module-threads/', import.meta.url));
 
 /** What a bundle was built from: each input's path, size and modification time. */
