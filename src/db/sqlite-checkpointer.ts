@@ -11,7 +11,7 @@ import type { CheckpointThreadData, CheckpointThreadReply } from './sqlite-check
  *
  * Which thread: one of its own (sqlite-checkpoint-thread.ts, a module of its own: infra/module-thread.ts), unless
  * a thread that already holds a connection to the file takes the checkpoints over (`handOver`): a server's click
- * writer does, and the process saves a thread's Node context (about 17 MB of RSS, docs/performance.md).
+ * writer does, and the process saves a thread's Node context (about 9 MB of a server's RSS, docs/performance.md).
  */
 export const MAIN_CONNECTION_AUTOCHECKPOINT_PAGES = 10_000;
 
