@@ -79,7 +79,8 @@ const idle = checkpoints && setInterval(() => checkpoints.runIfDue(), CHECKPOINT
 
 // data_fresh_as_of: this writer's latest flush (one row per writer, forgotten never: a few bytes each).
 const markFresh = db.prepare<[string, number]>(
-  'insert into click_ingest (writer, fresh_as_of) values (?, ?) on conflict (writer) do update set fresh_as_of = max(fresh_as_of, excluded.fresh_as_of)',
+  'insert into click_ingest (writer, fresh_as_of) values (?, ?) ' +
+    'on conflict (writer) do update set fresh_as_of = max(fresh_as_of, excluded.fresh_as_of)',
 );
 // The click journal's mark (click-journal.ts): how far its clicks are committed, in the same transaction.
 const markJournal = db.prepare<[string, number, number | null, number | null, number | null]>(
