@@ -62,6 +62,7 @@ function budgetHook(
         const lane = opts.lanes.enter(() => done());
         reply.raw.once('close', () => {
           if (!reply.raw.writableEnded) lane.gone();
+          lane.close();
         });
       },
       (err: Error) => done(err),

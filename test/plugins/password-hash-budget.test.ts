@@ -46,6 +46,8 @@ describe.each(engines)('password hashing budget on %s', (engine) => {
     });
     expect(fits.status, fits.text).toBe(200);
     expect(fits.body.data.every((r: { status: number }) => r.status === 201)).toBe(true);
+    // Its lane is closed with its answer (infra/hash-lanes.ts: no lane open, no hook at every promise).
+    expect(t.app.passwordHashing.status()).toMatchObject({ waiting: 0, running: 0, lanes: 0 });
     overBudget(
       await t.request({
         method: 'POST',

@@ -1,0 +1,48 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { describe, expect, it } from 'vitest';
+import { createHashLanes, type Lane } from '../../src/infra/hash-lanes.js';
+
+/** A continuation made inside a lane, run when `release` is called: what it sees of the lanes' storage then. */
+function continuationIn(storage: AsyncLocalStorage<Lane>) {
+  let release!: () => void;
+  const seen = new Promise<void>((resolve) => (release = resolve)).then(() => storage.getStore());
+  return { release, seen };
+}
+
+describe('hash lanes (infra/hash-lanes.ts)', () => {
+  it('carry a request’s lane to its continuations while any lane is open, and stop carrying when the last closes', async () => {
+    const storage = new AsyncLocalStorage<Lane>();
+    const lanes = createHashLanes(2, storage);
+    let early!: ReturnType<typeof continuationIn>;
+    let late!: ReturnType<typeof continuationIn>;
+    const a = lanes.enter(() => {
+      early = continuationIn(storage);
+      late = continuationIn(storage);
+    });
+    const b = lanes.enter(() => undefined);
+    expect(lanes.status().lanes).toBe(2);
+
+    a.close();
+    a.close(); // once only
+    expect(lanes.status().lanes).toBe(1);
+    early.release();
+    // b is still open: the storage still carries lanes, a's included.
+    expect(await early.seen).toMatchObject({ started: 0, gone: false });
+
+    b.close();
+    expect(lanes.status().lanes).toBe(0);
+    late.release();
+    // No lane open: the storage is off (no hook runs at every promise), and a continuation sees no lane.
+    expect(await late.seen).toBeUndefined();
+
+    // The next lane turns it on again; hashing works throughout.
+    let again!: ReturnType<typeof continuationIn>;
+    const c = lanes.enter(() => (again = continuationIn(storage)));
+    again.release();
+    expect(await again.seen).toMatchObject({ started: 0 });
+    expect(await lanes.schedule(async () => 'hashed')).toBe('hashed');
+    c.close();
+    await new Promise(setImmediate); // the hash's place is given back after its answer
+    expect(lanes.status()).toEqual({ waiting: 0, running: 0, dropped: 0, lanes: 0 });
+  });
+});
