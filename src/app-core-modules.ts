@@ -4,7 +4,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
-import type { Storage } from './db/database.js';
+import { fastStatements, type Storage } from './db/database.js';
 import type { Clock } from './lib/clock.js';
 import { deploymentPaginator } from './lib/pagination.js';
 import { createHashLanes } from './infra/hash-lanes.js';
@@ -37,6 +37,7 @@ export function createCoreModules({ config, storage, shared, clock, jwtSecret, l
   const usersModule = createUsersModule({
     db: storage.db,
     dialect: storage.dialect,
+    fast: fastStatements(storage),
     paginator,
     clock,
     passwordHashCost: config.passwordHashCost,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
-import type { Storage } from './db/database.js';
+import { fastStatements, type Storage } from './db/database.js';
 import { createMemoryAttemptLimiter, createRedisAttemptLimiter, type AttemptLimiter } from './infra/attempt-limiter.js';
 import { closeRedis, logRedisConnection, whenRedisReady, type Redis } from './infra/redis.js';
 import { RedisTurn } from './infra/redis-turn.js';
@@ -44,7 +44,7 @@ export interface SharedStateDeps {
     Config,
     'redisKeyPrefix' | 'linkPasswordAttemptsPerMinute' | 'redirectRateLimitPerMinute' | 'passwordHashesPerMinute'
   >;
-  storage: Pick<Storage, 'db'>;
+  storage: Pick<Storage, 'db' | 'sqlite'>;
   redis: Redis | null;
   /** tests isolate their keys with a prefix of their own */
   redisPrefix?: string;
@@ -93,7 +93,7 @@ export async function createSharedState(deps: SharedStateDeps): Promise<SharedSt
     redisPrefix,
     denyList: redis
       ? createRedisDenyList(redis, clock.now, `${redisPrefix}revoked:`)
-      : createSqlDenyList(deps.storage.db),
+      : createSqlDenyList(deps.storage.db, fastStatements(deps.storage)),
     rateLimitStore,
     redirectLimiter,
     redirectTurn,

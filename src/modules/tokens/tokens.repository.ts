@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { FastStatements } from '../../db/database.js';
 import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import type { Database, TokensTable } from '../../db/types.js';
 
@@ -43,9 +44,12 @@ export interface TokenDenyList {
   purgeExpired(now: number): Promise<number>;
 }
 
-export function createSqlDenyList(db: Kysely<Database>): TokenDenyList {
+export function createSqlDenyList(db: Kysely<Database>, fast: FastStatements | null = null): TokenDenyList {
+  // Prepared on the embedded engine: every request with a token asks (tokens.service.ts).
+  const revoked = fast?.prepare<[string], { jti: string }>('select jti from revoked_tokens where jti = ?') ?? null;
   return {
     async isRevoked(jti) {
+      if (revoked && fast!.usable()) return revoked.get(jti) !== undefined;
       const row = await db.selectFrom('revoked_tokens').select('jti').where('jti', '=', jti).executeTakeFirst();
       return row !== undefined;
     },

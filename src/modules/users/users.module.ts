@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { appModule } from '../../app-module.js';
 import type { Registration } from '../../config.js';
+import type { FastStatements } from '../../db/database.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -16,13 +17,15 @@ import { createUsersService } from './users.service.js';
 export function createUsersModule(deps: {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** the embedded engine's prepared statements (db/database.ts); null or absent: Kysely only */
+  fast?: FastStatements | null;
   paginator: Paginator;
   clock: Clock;
   passwordHashCost: number;
   hashLanes?: HashLanes;
   registration?: Registration;
 }) {
-  const repository = createUsersRepository(deps.db, deps.paginator, deps.dialect);
+  const repository = createUsersRepository(deps.db, deps.paginator, deps.dialect, deps.fast ?? null);
   const passwords = createPasswordHasher(deps.passwordHashCost, deps.hashLanes);
   const users = createUsersService({
     users: repository,

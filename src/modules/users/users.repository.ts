@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Dialect } from '../../db/dialect.js';
+import type { FastStatements } from '../../db/database.js';
 import { recordAudit, type AuditEntry } from '../../db/audit-log.js';
 import { inTransaction, recordEvent, type UserEvent } from '../../db/outbox.js';
 import type { Database, NewUserRow, UserRow, UserUpdate } from '../../db/types.js';
@@ -130,9 +131,12 @@ async function lastAdminGuarded<T>(
 }
 
 /** Users as read: by id or name, the unique values taken, whether an admin is left, a page of them. */
-function createUserReads(db: Kysely<Database>, paginator: Paginator) {
+function createUserReads(db: Kysely<Database>, paginator: Paginator, fast: FastStatements | null) {
+  const byId = fast?.prepare<[number], UserRow>('select * from users where id = ?') ?? null;
   return {
     async findById(id: number, tx: Db = db): Promise<UserRow | undefined> {
+      // Prepared on the embedded engine: every request with a token reads its user here (tokens.service.ts).
+      if (tx === db && byId && fast!.usable()) return byId.get(id);
       return tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
     },
 
@@ -182,12 +186,13 @@ export function createUsersRepository(
   db: Kysely<Database>,
   paginator: Paginator,
   dialect: Pick<Dialect, 'lockRows' | 'notify'> = NO_DIALECT,
+  fast: FastStatements | null = null,
 ) {
   const unlessLastAdmin = <T>(id: number, demotes: boolean, write: (tx: Db) => Promise<T>) =>
     lastAdminGuarded(db, dialect, id, demotes, write);
 
   const repository = {
-    ...createUserReads(db, paginator),
+    ...createUserReads(db, paginator, fast),
     ...createUserWrites(db, dialect),
 
     /**
