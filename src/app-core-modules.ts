@@ -53,6 +53,7 @@ export function createCoreModules({ config, storage, shared, clock, jwtSecret, l
   const apiKeysModule = createApiKeysModule({
     db: storage.db,
     dialect: storage.dialect,
+    fast: fastStatements(storage),
     users: usersRepo,
     jwtSecret,
     clock,

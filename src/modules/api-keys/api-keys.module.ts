@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { appModule } from '../../app-module.js';
+import type { FastStatements } from '../../db/database.js';
 import type { Dialect } from '../../db/dialect.js';
 import type { Database } from '../../db/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -25,13 +26,15 @@ const LAST_USED_EVERY_MS = 10_000;
 export function createApiKeysModule(deps: {
   db: Kysely<Database>;
   dialect: Pick<Dialect, 'notify'>;
+  /** the embedded engine's prepared statements (db/database.ts); null or absent: Kysely only */
+  fast?: FastStatements | null;
   users: Pick<UsersRepository, 'findById'>;
   jwtSecret: Uint8Array;
   clock: Clock;
   paginator: Paginator;
   log: FastifyBaseLogger;
 }) {
-  const repository = createApiKeysRepository(deps.db, deps.paginator, deps.dialect);
+  const repository = createApiKeysRepository(deps.db, deps.paginator, deps.dialect, deps.fast ?? null);
   const apiKeys = createApiKeysService({
     keys: repository,
     users: deps.users,
