@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from '../lib/random-text.js';
 
 /*
  * Event ids (SPEC §22), apart from db/events.ts: the embedded click writer's thread makes the ids of its
@@ -31,12 +31,16 @@ function eventIdOf(time: number, random: Uint8Array, at: number): string {
  * rewrote most of the index's pages at every commit (on 100,000 links, about 1.2 of a CSV import's 8 CPU
  * seconds in SQLite; docs/performance.md, "Imports").
  */
-export const newEventId = (): string => eventIdOf(Date.now(), randomBytes(RANDOM_BYTES), 0);
+export const newEventId = (): string => eventIdOf(Date.now(), pooledRandomBytes(RANDOM_BYTES), 0);
 
-/** `n` event ids from one draw of random bytes (a click batch's: one call, not one per click). */
+/**
+ * `n` event ids from one draw of random bytes (a click batch's: one call, not one per click). The bytes come from
+ * the CSPRNG's pool (lib/random-text.ts), as a short code's do: a call into the kernel per event was 3 % of a
+ * link creation's main thread (bench/ link-create, its profile).
+ */
 export function newEventIds(n: number): string[] {
   const time = Date.now();
-  const bytes = randomBytes(RANDOM_BYTES * n);
+  const bytes = pooledRandomBytes(RANDOM_BYTES * n);
   const ids = new Array<string>(n);
   for (let i = 0; i < n; i++) ids[i] = eventIdOf(time, bytes, RANDOM_BYTES * i);
   return ids;
