@@ -4,15 +4,15 @@ import { SqliteDatabase } from './sqlite-driver.js';
 
 /**
  * The WAL checkpoint thread of sqlite-checkpointer.ts: its own connection, a PASSIVE checkpoint (never blocks
- * readers or writers) at its start and every `intervalMs`, errors reported to the main thread, 'stop' closes the
- * connection.
+ * readers or writers) at its start and every `intervalMs`, errors reported to the main thread; 'close' closes the
+ * connection and answers `{ closed: true }` (infra/module-thread.ts closeModuleThread).
  */
 export interface CheckpointThreadData {
   file: string;
   intervalMs: number;
 }
 
-export type CheckpointThreadReply = 'stopped' | { error: string };
+export type CheckpointThreadReply = { closed: true } | { error: string };
 
 const data = workerData as CheckpointThreadData;
 const port = parentPort!;
@@ -29,8 +29,8 @@ checkpoint();
 const timer = setInterval(checkpoint, data.intervalMs);
 
 port.on('message', (message: unknown) => {
-  if (message !== 'stop') return;
+  if (message !== 'close') return;
   clearInterval(timer);
   db.close();
-  port.postMessage('stopped' satisfies CheckpointThreadReply);
+  port.postMessage({ closed: true } satisfies CheckpointThreadReply);
 });

@@ -1,4 +1,4 @@
-import { startModuleThread, stopModuleThread } from '../infra/module-thread.js';
+import { closeModuleThread, startModuleThread } from '../infra/module-thread.js';
 import type { CheckpointThreadData, CheckpointThreadReply } from './sqlite-checkpoint-thread.js';
 
 /**
@@ -99,7 +99,7 @@ function startOwnThread(workerData: CheckpointThreadData, onError: (message: str
   let exited = false;
   worker.unref();
   worker.on('message', (m: CheckpointThreadReply) => {
-    if (m !== 'stopped') onError(m.error);
+    if ('error' in m) onError(m.error);
   });
   worker.on('error', (err) => onError(err.message));
   worker.on('exit', () => {
@@ -107,7 +107,7 @@ function startOwnThread(workerData: CheckpointThreadData, onError: (message: str
   });
   return {
     async end() {
-      if (!exited) await stopModuleThread(worker);
+      if (!exited) await closeModuleThread(worker);
     },
   };
 }

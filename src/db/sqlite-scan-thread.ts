@@ -3,7 +3,8 @@ import { SqliteDatabase } from './sqlite-driver.js';
 
 /**
  * The scan thread of sqlite-scans.ts: its own read-only connection, one query at a time, each answered with its
- * rows or its error; 'stop' closes the connection.
+ * rows or its error; 'close' closes the connection and answers `{ closed: true }` (infra/module-thread.ts
+ * closeModuleThread).
  */
 export interface ScanThreadData {
   file: string;
@@ -15,17 +16,17 @@ export interface ScanRequest {
   parameters: readonly unknown[];
 }
 
-export type ScanReply = { id: number; rows: unknown[] } | { id: number; error: string } | 'stopped';
+export type ScanReply = { id: number; rows: unknown[] } | { id: number; error: string } | { closed: true };
 
 const data = workerData as ScanThreadData;
 const port = parentPort!;
 const db = new SqliteDatabase(data.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = 5000');
 
-port.on('message', (message: ScanRequest | 'stop') => {
-  if (message === 'stop') {
+port.on('message', (message: ScanRequest | 'close') => {
+  if (message === 'close') {
     db.close();
-    port.postMessage('stopped' satisfies ScanReply);
+    port.postMessage({ closed: true } satisfies ScanReply);
     return;
   }
   try {

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { CompiledQuery } from 'kysely';
-import { startModuleThread, stopModuleThread } from '../infra/module-thread.js';
+import { closeModuleThread, startModuleThread } from '../infra/module-thread.js';
 import type { ScanReply, ScanRequest, ScanThreadData } from './sqlite-scan-thread.js';
 
 /**
@@ -37,7 +37,7 @@ export function createSqliteScans(file: string): SqliteScans {
     });
     w.unref();
     w.on('message', (m: ScanReply) => {
-      if (m === 'stopped') return;
+      if ('closed' in m) return;
       const p = pending.get(m.id);
       pending.delete(m.id);
       if ('error' in m) p?.reject(new Error(m.error));
@@ -57,7 +57,7 @@ export function createSqliteScans(file: string): SqliteScans {
     const w = worker;
     worker = null;
     if (idle) clearTimeout(idle);
-    if (w) await stopModuleThread(w);
+    if (w) await closeModuleThread(w);
   }
 
   return {

@@ -23,7 +23,8 @@ export function startModuleThread(from: string, name: string, options: WorkerOpt
 
 /**
  * Ends a thread that owns a database connection: asks it to close (the message `'close'`), waits until it says
- * so (`{ closed: true }`) or has exited, then terminates it. The writer threads of clicks and of imports answer so.
+ * so (`{ closed: true }`) or has exited, then terminates it. The writer threads of clicks and of imports, the
+ * checkpoint and scan threads of db/ answer so; any other message on the way (a reply, an error report) waits on.
  */
 export async function closeModuleThread(worker: Worker): Promise<void> {
   const closed = new Promise<void>((resolve) => {
@@ -35,20 +36,6 @@ export async function closeModuleThread(worker: Worker): Promise<void> {
   worker.ref();
   worker.postMessage('close');
   await closed;
-  await worker.terminate();
-}
-
-/**
- * Ends a thread that answers the message `'stop'` once it has closed what it holds (any message, or its exit),
- * then terminates it. The checkpoint and scan threads of db/ answer so.
- */
-export async function stopModuleThread(worker: Worker): Promise<void> {
-  const stopped = new Promise<void>((resolve) => {
-    worker.once('message', () => resolve());
-    worker.once('exit', () => resolve());
-  });
-  worker.postMessage('stop');
-  await stopped;
   await worker.terminate();
 }
 
