@@ -40,11 +40,13 @@ async function corsPlugin(app: FastifyInstance, opts: { corsOrigins: string[] })
   const origins = opts.corsOrigins;
   // The header values joined once; one options object for every request but a preflight (the only one that
   // sends the path's methods), not a new one with its lists joined again per request.
+  const exposedHeaders = EXPOSED_HEADERS.join(', ');
+  const allowedHeaders = ALLOWED_HEADERS.join(', ');
   const optionsFor = (methods: string[]) => ({
     origin: origins.includes('*') ? '*' : origins,
     methods,
-    exposedHeaders: EXPOSED_HEADERS.join(', '),
-    allowedHeaders: ALLOWED_HEADERS.join(', '),
+    exposedHeaders,
+    allowedHeaders,
     maxAge: 600,
     strictPreflight: false,
   });
