@@ -28,7 +28,10 @@ export interface ModuleDeps {
   log: FastifyBaseLogger;
 }
 
-/** Accounts, two-factor sign-in, tokens, API keys, orders, idempotency, the outbox's upkeep and the audit log: what the links and clicks are built on. */
+/**
+ * Accounts, two-factor sign-in, tokens, API keys, orders, idempotency, the outbox's upkeep and the audit log:
+ * what the links and clicks are built on.
+ */
 export function createCoreModules({ config, storage, shared, clock, jwtSecret, log }: ModuleDeps) {
   const paginator = deploymentPaginator(jwtSecret);
   const jwt = createJwt(jwtSecret, clock);

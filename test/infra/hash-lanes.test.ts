@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createHashLanes, type Lane } from '../../src/infra/hash-lanes.js';
 
 /** A continuation made inside a lane, run when `release` is called: what it sees of the lanes' storage then. */
-function continuationIn(storage: AsyncLocalStorage<Lane>) {
+function continuationIn<T>(storage: AsyncLocalStorage<T>) {
   let release!: () => void;
   const seen = new Promise<void>((resolve) => (release = resolve)).then(() => storage.getStore());
   return { release, seen };
@@ -16,8 +16,8 @@ function continuationIn(storage: AsyncLocalStorage<Lane>) {
  */
 async function framesKeepStores(): Promise<boolean> {
   const probe = new AsyncLocalStorage<string>();
-  let seen!: ReturnType<typeof continuationIn>;
-  probe.run('lane', () => (seen = continuationIn(probe as never)));
+  let seen!: ReturnType<typeof continuationIn<string>>;
+  probe.run('lane', () => (seen = continuationIn(probe)));
   probe.disable();
   seen.release();
   return (await seen.seen) !== undefined;
@@ -27,8 +27,8 @@ describe('hash lanes (infra/hash-lanes.ts)', () => {
   it('carry a request’s lane to its continuations while any lane is open, and stop carrying when the last closes', async () => {
     const storage = new AsyncLocalStorage<Lane>();
     const lanes = createHashLanes(2, storage);
-    let early!: ReturnType<typeof continuationIn>;
-    let late!: ReturnType<typeof continuationIn>;
+    let early!: ReturnType<typeof continuationIn<Lane>>;
+    let late!: ReturnType<typeof continuationIn<Lane>>;
     const a = lanes.enter(() => {
       early = continuationIn(storage);
       late = continuationIn(storage);
@@ -55,7 +55,7 @@ describe('hash lanes (infra/hash-lanes.ts)', () => {
     }
 
     // The next lane turns it on again; hashing works throughout.
-    let again!: ReturnType<typeof continuationIn>;
+    let again!: ReturnType<typeof continuationIn<Lane>>;
     const c = lanes.enter(() => (again = continuationIn(storage)));
     again.release();
     expect(await again.seen).toMatchObject({ started: 0 });

@@ -97,84 +97,92 @@ describe.each(engines)('password hashing budget on %s', (engine) => {
     expect(await linkCount(t)).toBe(before);
   });
 
-  it('when sign-ups and logins from one address pass the budget, then 429; another address and a user with a token keep their own', async () => {
-    t = await createTestApp(engine, { env: { PASSWORD_HASHES_PER_MINUTE: String(BUDGET), REGISTRATION: 'open' } });
-    const from = '203.0.113.7';
-    const signUp = (remoteAddress: string) =>
-      t.request({
-        method: 'POST',
-        url: '/api/v1/users',
-        remoteAddress,
-        payload: { username: uniqueName(), email: `${uniqueName()}@example.com`, password: 'correct-horse-battery' },
-      });
-    const u = await createUser(t);
-    for (let i = 0; i < BUDGET - 1; i++) expect((await signUp(from)).status).toBe(201);
-    expect(
-      (
+  it(
+    'when sign-ups and logins from one address pass the budget, then 429; ' +
+      'another address and a user with a token keep their own',
+    async () => {
+      t = await createTestApp(engine, { env: { PASSWORD_HASHES_PER_MINUTE: String(BUDGET), REGISTRATION: 'open' } });
+      const from = '203.0.113.7';
+      const signUp = (remoteAddress: string) =>
+        t.request({
+          method: 'POST',
+          url: '/api/v1/users',
+          remoteAddress,
+          payload: { username: uniqueName(), email: `${uniqueName()}@example.com`, password: 'correct-horse-battery' },
+        });
+      const u = await createUser(t);
+      for (let i = 0; i < BUDGET - 1; i++) expect((await signUp(from)).status).toBe(201);
+      expect(
+        (
+          await t.request({
+            method: 'POST',
+            url: '/api/v1/tokens',
+            remoteAddress: from,
+            payload: { username: u.username, password: u.password },
+          })
+        ).status,
+      ).toBe(201);
+      overBudget(await signUp(from));
+      overBudget(
         await t.request({
           method: 'POST',
           url: '/api/v1/tokens',
           remoteAddress: from,
           payload: { username: u.username, password: u.password },
-        })
-      ).status,
-    ).toBe(201);
-    overBudget(await signUp(from));
-    overBudget(
-      await t.request({
-        method: 'POST',
-        url: '/api/v1/tokens',
-        remoteAddress: from,
-        payload: { username: u.username, password: u.password },
-      }),
-    );
-    expect((await signUp('203.0.113.8')).status).toBe(201);
-    // The user's own budget: a password change checks the current password and hashes the new one (two).
-    for (let i = 0; i < BUDGET / 2; i++) {
-      const next = `new-password-${i}-long`;
-      const res = await t.request({
-        method: 'PATCH',
-        url: '/api/v1/users/me',
-        token: await login(t, u.username, u.password),
-        headers: { 'content-type': 'application/merge-patch+json' },
-        payload: { password: next, currentPassword: u.password },
-      });
-      expect(res.status, res.text).toBe(200);
-      u.password = next;
-    }
-    overBudget(
-      await t.request({
-        method: 'PATCH',
-        url: '/api/v1/users/me',
-        token: await login(t, u.username, u.password),
-        headers: { 'content-type': 'application/merge-patch+json' },
-        payload: { password: 'one-more-password', currentPassword: u.password },
-      }),
-    );
-  });
+        }),
+      );
+      expect((await signUp('203.0.113.8')).status).toBe(201);
+      // The user's own budget: a password change checks the current password and hashes the new one (two).
+      for (let i = 0; i < BUDGET / 2; i++) {
+        const next = `new-password-${i}-long`;
+        const res = await t.request({
+          method: 'PATCH',
+          url: '/api/v1/users/me',
+          token: await login(t, u.username, u.password),
+          headers: { 'content-type': 'application/merge-patch+json' },
+          payload: { password: next, currentPassword: u.password },
+        });
+        expect(res.status, res.text).toBe(200);
+        u.password = next;
+      }
+      overBudget(
+        await t.request({
+          method: 'PATCH',
+          url: '/api/v1/users/me',
+          token: await login(t, u.username, u.password),
+          headers: { 'content-type': 'application/merge-patch+json' },
+          payload: { password: 'one-more-password', currentPassword: u.password },
+        }),
+      );
+    },
+  );
 
-  it('when a visitor tries link passwords past the budget, then 429 with Retry-After, whether the passwords were right or wrong', async () => {
-    t = await createTestApp(engine, {
-      env: { PASSWORD_HASHES_PER_MINUTE: String(BUDGET), LINK_PASSWORD_ATTEMPTS_PER_MINUTE: '1000' },
-    });
-    const u = await createUser(t);
-    const link = await t.request({
-      method: 'POST',
-      url: '/api/v1/links',
-      token: u.token,
-      payload: { original_url: 'https://example.com/secret', password: 'link-password-1' },
-    });
-    expect(link.status).toBe(201);
-    const unlock = (password: string) =>
-      t.request({
-        url: `/${link.body.short_code}`,
-        remoteAddress: '198.51.100.4',
-        headers: { authorization: `Basic ${Buffer.from(`x:${password}`).toString('base64')}` },
+  it(
+    'when a visitor tries link passwords past the budget, then 429 with Retry-After, ' +
+      'whether the passwords were right or wrong',
+    async () => {
+      t = await createTestApp(engine, {
+        env: { PASSWORD_HASHES_PER_MINUTE: String(BUDGET), LINK_PASSWORD_ATTEMPTS_PER_MINUTE: '1000' },
       });
-    for (let i = 0; i < BUDGET; i++)
-      expect((await unlock(i % 2 ? 'link-password-1' : 'wrong-one')).status).toBe(i % 2 ? 302 : 401);
-    const refused = await unlock('link-password-1');
-    expect(refused.status).toBe(429);
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-  });
+      const u = await createUser(t);
+      const link = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: u.token,
+        payload: { original_url: 'https://example.com/secret', password: 'link-password-1' },
+      });
+      expect(link.status).toBe(201);
+      const unlock = (password: string) =>
+        t.request({
+          url: `/${link.body.short_code}`,
+          remoteAddress: '198.51.100.4',
+          headers: { authorization: `Basic ${Buffer.from(`x:${password}`).toString('base64')}` },
+        });
+      for (let i = 0; i < BUDGET; i++)
+        expect((await unlock(i % 2 ? 'link-password-1' : 'wrong-one')).status).toBe(i % 2 ? 302 : 401);
+      const refused = await unlock('link-password-1');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    },
+  );
 });
