@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NARROW_AND, RARE_TRIGRAM, SHORT_SHARE, searchCandidates } from '../../../src/db/link-search.js';
 import { engines, type TestApp } from '../../helpers/app.js';
+import { createUser } from '../../helpers/factories.js';
 import { useTestApp, useUser } from '../../helpers/fixtures.js';
 
 const LINKS = NARROW_AND + 1_000;
@@ -42,6 +43,30 @@ describe.each(engines)('a search most links match on %s', (engine) => {
     expect(res.body.data.map((l: { short_code: string }) => l.short_code)).toEqual(
       [0, 1, 2, 3, 4].map((k) => `brd${LINKS - k}`),
     );
+  });
+
+  it('when an admin lists with that q, then the total counted in parts on the scan threads is every match once', async () => {
+    // SQLite cuts the count by id, one part a scan thread (link-queries.repository.ts, countOnScans); the other
+    // user's links lie between, so the parts' bounds fall among links that match and links that do not.
+    const other = await createUser(t);
+    for (let k = 0; k < 3; k += 1) {
+      const made = await t.request({
+        method: 'POST',
+        url: '/api/v1/links',
+        token: other.token,
+        payload: { original_url: `https://elsewhere.example/${k}` },
+      });
+      expect(made.status, made.text).toBe(201);
+    }
+    const admin = await createUser(t, { role: 'admin' });
+    const res = await t.request({ url: '/api/v1/links?q=BROAD.example&limit=3', token: admin.token });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.pagination.total).toBe(LINKS);
+    const odd = await t.request({ url: `/api/v1/users/${u.id}/links?q=/page/1&limit=1`, token: u.token });
+    expect(odd.status, odd.text).toBe(200);
+    // 1, 10–19, 100–199, … : the matches crowd the low ids, so one part holds most of them
+    const expected = Array.from({ length: LINKS }, (_, i) => String(i + 1)).filter((n) => n.startsWith('1')).length;
+    expect(odd.body.pagination.total).toBe(expected);
   });
 
   it('when q is in one link of them, then the index narrows it and finds that one', async () => {
