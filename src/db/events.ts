@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
+import { clickValuesOf, linkClickedData } from './click-event-payload.js';
 import { compiledInsert } from './compiled-inserts.js';
 import type { Dialect } from './dialect.js';
 import { newEventIds } from './event-ids.js';
@@ -119,9 +120,21 @@ const storedOf = (
     userId: row.user_id === null ? null : Number(row.user_id),
     domainId: row.domain_id === null ? null : Number(row.domain_id),
     linkId: row.link_id === null ? null : Number(row.link_id),
-    event: JSON.parse(row.payload) as PublicEvent,
+    event: eventOf(row),
   };
 };
+
+/** The envelope of a stored row: its payload, or a compact click's built from the row (db/click-event-payload.ts). */
+function eventOf(row: EventsTable): PublicEvent {
+  const click = clickValuesOf(row.payload);
+  if (click === null) return JSON.parse(row.payload) as PublicEvent;
+  return {
+    id: row.event_id,
+    type: 'link.clicked',
+    timestamp: new Date(Number(row.created_at)).toISOString(),
+    data: linkClickedData(click, Number(row.link_id)),
+  };
+}
 
 export interface EventsCursor {
   /**

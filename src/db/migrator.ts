@@ -46,6 +46,7 @@ import * as m054 from './migrations/054-webhook-pending-index.js';
 import * as m055 from './migrations/055-link-search-short.js';
 import * as m056 from './migrations/056-link-click-order.js';
 import * as m057 from './migrations/057-link-search-pairs.js';
+import * as m058 from './migrations/058-compact-click-events.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -97,6 +98,7 @@ const migrations: Record<string, MigrationModule> = {
   '055-link-search-short': m055,
   '056-link-click-order': m056,
   '057-link-search-pairs': m057,
+  '058-compact-click-events': m058,
 };
 
 /** Every migration this build knows, in order. */

@@ -1,6 +1,9 @@
 import type { Generated } from 'kysely';
 
-/** SPEC §22's public events (migration 043, db/events.ts): one row per event, `payload` the whole envelope. */
+/**
+ * SPEC §22's public events (migration 043, db/events.ts): one row per event, `payload` the whole envelope, or a
+ * click's compact values (db/click-event-payload.ts).
+ */
 export interface EventsTable {
   /** the order consumers read in; the stream's position */
   id: Generated<number>;

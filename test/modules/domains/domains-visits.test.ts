@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { openEventsCursor } from '../../../src/db/events.js';
 import { engines } from '../../helpers/app.js';
 import { useUser } from '../../helpers/fixtures.js';
 import { clickRecords, createUser } from '../../helpers/factories.js';
@@ -38,6 +39,7 @@ describe.each(engines)('visits by host on %s', (engine) => {
 
   it('when the same code lives on two domains, then each host resolves its own link, and short_url names the domain', async () => {
     const code = `p${Math.random().toString(36).slice(2, 8)}`;
+    const events = await openEventsCursor(d.t.storage.db, 'end');
     const onDefault = await create({ short_code: code, original_url: 'https://example.com/default' });
     const onDomain = await create({
       short_code: code,
@@ -46,6 +48,8 @@ describe.each(engines)('visits by host on %s', (engine) => {
     });
     expect(onDefault).toMatchObject({ domain: null, short_url: `https://fry.example/${code}` });
     expect(onDomain).toMatchObject({ domain: domain.hostname, short_url: `https://${domain.hostname}/${code}` });
+    // each link.created event (SPEC §22) carries the link as the API showed it, its domain's address included
+    expect((await events.read()).map((e) => e.event.data)).toEqual([onDefault, onDomain]);
     expect((await visit(`/${code}`, domain.hostname)).headers.location).toBe('https://example.com/custom');
     expect((await visit(`/${code}`, `${domain.hostname.toUpperCase()}:443`)).headers.location).toBe(
       'https://example.com/custom',

@@ -1,4 +1,5 @@
 import { newEventIds } from '../../../db/event-ids.js';
+import { compactClickPayload, linkClickedData, type ClickEventValues } from '../../../db/click-event-payload.js';
 import type { PublicEventInput } from '../../../db/events.js';
 import type { ClickEvent } from '../event/click-event.js';
 import type { ClickFacts } from './rollup-plan.js';
@@ -37,28 +38,28 @@ export function referrerHost(referrer: string | null | undefined): string | null
   return host ? host.toLowerCase() : null;
 }
 
-/** `link.clicked`'s data: the click (its record's id) and its link. */
-export function linkClickedData(clickId: number, e: ClickEvent, f: ClickFacts, link: ClickedLink) {
-  const domain = e.domain ?? null;
-  return {
-    click: {
-      id: clickId,
-      clicked_at: new Date(e.clickedAt).toISOString(),
-      domain,
-      short_code: e.shortCode,
-      alias: e.alias ?? null,
-      country: f.country,
-      device: f.device,
-      browser: f.browser,
-      os: f.os,
-      referrer_host: referrerHost(e.referrer),
-      rule_id: e.ruleId ?? null,
-      variant_id: e.variantId ?? null,
-      bot: f.isBot,
-    },
-    link: { id: e.linkId, short_code: e.shortCode, domain, original_url: link.originalUrl },
-  };
-}
+/** What a stored click's event says (db/click-event-payload.ts): the click (its record's id) and its link. */
+export const clickEventValues = (
+  clickId: number,
+  e: ClickEvent,
+  f: ClickFacts,
+  link: ClickedLink,
+): ClickEventValues => ({
+  clickId,
+  clickedAt: e.clickedAt,
+  domain: e.domain ?? null,
+  shortCode: e.shortCode,
+  alias: e.alias ?? null,
+  country: f.country,
+  device: f.device,
+  browser: f.browser,
+  os: f.os,
+  referrerHost: referrerHost(e.referrer),
+  ruleId: e.ruleId ?? null,
+  variantId: e.variantId ?? null,
+  bot: f.isBot,
+  originalUrl: link.originalUrl,
+});
 
 /** The event to write for a stored click (db/events.ts recordPublicEvents). */
 export const linkClickedInput = (
@@ -68,7 +69,7 @@ export const linkClickedInput = (
   link: ClickedLink,
 ): PublicEventInput => ({
   type: 'link.clicked',
-  data: linkClickedData(clickId, e, f, link),
+  data: linkClickedData(clickEventValues(clickId, e, f, link), e.linkId),
   userId: link.userId,
   domainId: link.domainId || null,
   linkId: e.linkId,
@@ -77,16 +78,17 @@ export const linkClickedInput = (
 /** The `events` table's columns, in the order `linkClickedRows` gives them (the embedded writer's statement). */
 export const EVENT_COLUMNS = ['event_id', 'type', 'user_id', 'domain_id', 'link_id', 'payload', 'created_at'] as const;
 
-/** The rows of `events` for stored clicks, whole envelopes built here (the embedded writer thread loads no Kysely). */
+/**
+ * The rows of `events` for stored clicks, their payloads compact (db/click-event-payload.ts: the envelope is built
+ * when the event is read); the embedded writer thread loads no Kysely.
+ */
 export function linkClickedRows(
   stored: ReadonlyArray<{ clickId: number; event: ClickEvent; facts: ClickFacts; link: ClickedLink }>,
   at: number,
 ): unknown[][] {
   const ids = newEventIds(stored.length);
-  const timestamp = new Date(at).toISOString();
   return stored.map(({ clickId, event, facts, link }, i) => {
-    const input = linkClickedInput(clickId, event, facts, link);
-    const envelope = { id: ids[i]!, type: input.type, timestamp, data: input.data };
-    return [ids[i], input.type, input.userId, input.domainId, input.linkId, JSON.stringify(envelope), at];
+    const payload = compactClickPayload(clickEventValues(clickId, event, facts, link));
+    return [ids[i], 'link.clicked', link.userId, link.domainId || null, event.linkId, payload, at];
   });
 }
