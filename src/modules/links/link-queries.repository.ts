@@ -77,7 +77,7 @@ function filtered(
 const countOf = (query: LinksQuery) => query.select((eb) => eb.fn.countAll<number>().as('n'));
 
 /** Fewer links than this are counted in one part: a scan of them takes a few milliseconds. */
-export const SPLIT_COUNT_FROM = 10_000;
+const SPLIT_COUNT_FROM = 10_000;
 
 /**
  * The matches of `base` counted on the scan threads, cut by id into one part a thread and read side by side: a
