@@ -111,26 +111,17 @@ describe.each(engines)('password hashing budget on %s', (engine) => {
           payload: { username: uniqueName(), email: `${uniqueName()}@example.com`, password: 'correct-horse-battery' },
         });
       const u = await createUser(t);
-      for (let i = 0; i < BUDGET - 1; i++) expect((await signUp(from)).status).toBe(201);
-      expect(
-        (
-          await t.request({
-            method: 'POST',
-            url: '/api/v1/tokens',
-            remoteAddress: from,
-            payload: { username: u.username, password: u.password },
-          })
-        ).status,
-      ).toBe(201);
-      overBudget(await signUp(from));
-      overBudget(
-        await t.request({
+      const logIn = () =>
+        t.request({
           method: 'POST',
           url: '/api/v1/tokens',
           remoteAddress: from,
           payload: { username: u.username, password: u.password },
-        }),
-      );
+        });
+      for (let i = 0; i < BUDGET - 1; i++) expect((await signUp(from)).status).toBe(201);
+      expect((await logIn()).status).toBe(201);
+      overBudget(await signUp(from));
+      overBudget(await logIn());
       expect((await signUp('203.0.113.8')).status).toBe(201);
       // The user's own budget: a password change checks the current password and hashes the new one (two).
       for (let i = 0; i < BUDGET / 2; i++) {

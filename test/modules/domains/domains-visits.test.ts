@@ -214,48 +214,52 @@ describe.each(engines)('X-Forwarded-Host and the fast path on %s', (engine) => {
     }
   });
 
-  it('when a cached link on a domain is visited over a socket, then the fast path answers by Host, and each click keeps its domain', async () => {
-    const d = await domainTestApp(engine, { redisUrl: '' });
-    try {
-      await d.t.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (d.t.app.server.address() as { port: number }).port;
-      const owner = await createUser(d.t, { status: 'active' });
-      const domain = await verifiedDomain(d, owner.token);
-      const code = `f${Math.random().toString(36).slice(2, 8)}`;
-      const onDefault = await d.t.request({
-        method: 'POST',
-        url: LINKS,
-        token: owner.token,
-        payload: { original_url: 'https://example.com/default', short_code: code },
-      });
-      const onDomain = await d.t.request({
-        method: 'POST',
-        url: LINKS,
-        token: owner.token,
-        payload: { original_url: 'https://example.com/fast', short_code: code, domain: domain.hostname },
-      });
-      const get = (host: string) =>
-        new Promise<string | undefined>((resolve, reject) => {
-          httpRequest({ host: '127.0.0.1', port, path: `/${code}`, headers: { host } }, (res) => {
-            res.resume();
-            resolve(res.headers.location);
-          })
-            .on('error', reject)
-            .end();
+  it(
+    'when a cached link on a domain is visited over a socket, then the fast path answers by Host, ' +
+      'and each click keeps its domain',
+    async () => {
+      const d = await domainTestApp(engine, { redisUrl: '' });
+      try {
+        await d.t.app.listen({ port: 0, host: '127.0.0.1' });
+        const port = (d.t.app.server.address() as { port: number }).port;
+        const owner = await createUser(d.t, { status: 'active' });
+        const domain = await verifiedDomain(d, owner.token);
+        const code = `f${Math.random().toString(36).slice(2, 8)}`;
+        const onDefault = await d.t.request({
+          method: 'POST',
+          url: LINKS,
+          token: owner.token,
+          payload: { original_url: 'https://example.com/default', short_code: code },
         });
-      for (let i = 0; i < 3; i += 1) {
-        // the first visit fills the cache, the next ones are served from it
-        expect(await get(domain.hostname)).toBe('https://example.com/fast');
-        expect(await get(`127.0.0.1:${port}`)).toBe('https://example.com/default');
+        const onDomain = await d.t.request({
+          method: 'POST',
+          url: LINKS,
+          token: owner.token,
+          payload: { original_url: 'https://example.com/fast', short_code: code, domain: domain.hostname },
+        });
+        const get = (host: string) =>
+          new Promise<string | undefined>((resolve, reject) => {
+            httpRequest({ host: '127.0.0.1', port, path: `/${code}`, headers: { host } }, (res) => {
+              res.resume();
+              resolve(res.headers.location);
+            })
+              .on('error', reject)
+              .end();
+          });
+        for (let i = 0; i < 3; i += 1) {
+          // the first visit fills the cache, the next ones are served from it
+          expect(await get(domain.hostname)).toBe('https://example.com/fast');
+          expect(await get(`127.0.0.1:${port}`)).toBe('https://example.com/default');
+        }
+        expect((await clickRecords(d.t, onDomain.body.id)).map((c) => c.domain)).toEqual([
+          domain.hostname,
+          domain.hostname,
+          domain.hostname,
+        ]);
+        expect((await clickRecords(d.t, onDefault.body.id)).map((c) => c.domain)).toEqual([null, null, null]);
+      } finally {
+        await d.close();
       }
-      expect((await clickRecords(d.t, onDomain.body.id)).map((c) => c.domain)).toEqual([
-        domain.hostname,
-        domain.hostname,
-        domain.hostname,
-      ]);
-      expect((await clickRecords(d.t, onDefault.body.id)).map((c) => c.domain)).toEqual([null, null, null]);
-    } finally {
-      await d.close();
-    }
-  });
+    },
+  );
 });
