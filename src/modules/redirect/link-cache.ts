@@ -51,6 +51,9 @@ export const DEFAULT_LINK_CACHE: LinkCacheOptions = {
   staleMs: 120_000,
 };
 
+/** An exhausted hand's answer (LinkCache.evictOne). */
+const DONE: IteratorResult<[string, Entry]> = { done: true, value: undefined };
+
 /** A refresh asked for an entry is not asked again for this long (its answer is on the way, or was lost). */
 const REFRESH_PATIENCE_MS = 5_000;
 
@@ -78,8 +81,13 @@ export function parseLinkCacheKey(key: string): { domainId: number; name: string
  */
 export class LinkCache {
   private readonly entries = new Map<string, Entry>();
-  /** the CLOCK hand (evictOne) */
-  private hand: MapIterator<[string, Entry]> = this.entries.entries();
+  /**
+   * the CLOCK hand (evictOne), made at the first eviction: an iterator keeps the table it was made on, and every
+   * table the Map has grown into since, until it is next advanced (V8 moves an iterator to a rehashed table
+   * lazily), so one made with the empty cache held about a table's worth of obsolete ones while the cache filled
+   * (37 bytes a cached link, bench/link-cache-bytes.ts)
+   */
+  private hand: MapIterator<[string, Entry]> | null = null;
   private generation = 0;
   /** the entries' entryBytes, summed */
   private total = 0;
@@ -170,7 +178,7 @@ export class LinkCache {
     // slot deleted since its last rehash, up to the table's spare capacity (about 100 µs a miss with 150,000
     // entries, measured with a million-link mix of misses); a kept one sees entries moved to the end later.
     for (;;) {
-      let next = this.hand.next();
+      let next = this.hand === null ? DONE : this.hand.next();
       if (next.done === true) {
         this.hand = this.entries.entries();
         next = this.hand.next();
@@ -228,7 +236,7 @@ export class LinkCache {
   clear(): void {
     this.generation += 1;
     this.entries.clear();
-    this.hand = this.entries.entries();
+    this.hand = null;
     this.total = 0;
   }
 
