@@ -53,7 +53,14 @@ export type RedirectTarget =
  */
 export const PLAIN_LINK_BYTES = 120;
 /**
- * Any other link (an alias, a domain's, rules, a preview, a broken destination, an expiry): the entry and the
+ * A link with nothing but a destination visited by another name than its code on the default domain (an alias,
+ * or its code on a domain of its own, SPEC §19–§20): a plain link's cost and the entry's two more fields (the
+ * link's code and the alias), beside the characters of the code, of the alias where it is not the key, and of the
+ * key. Measured by bench/link-cache-bytes.ts `aliases` and `domains`: see docs/performance.md.
+ */
+export const NAMED_LINK_BYTES = 150;
+/**
+ * Any other link (rules, a preview, a broken destination, an expiry): the entry and the
  * whole target object with its strings' headers (437–444 bytes were measured when the fast path's memoised
  * answer was kept on the target too; it no longer is).
  */
@@ -72,22 +79,21 @@ export const ROUTING_BYTES_PER_JSON_CHAR = 4;
 type LinkTarget = Extract<RedirectTarget, { kind: 'link' }>;
 
 /**
- * A link the cache may keep as its id and URL alone: visited by its own code on the default domain (the key is
- * the code), with nothing but a destination: no alias, rules, preview, broken state or expiry. Most links are.
+ * A link with nothing but a destination: no rules, preview, broken state or expiry. Most links are; the cache
+ * keeps one as its URL and id (and, visited by another name than its code, the code and alias: NamedEntry).
  */
-export const isPlain = (key: string, t: LinkTarget): boolean =>
-  t.code === key &&
-  t.alias === null &&
-  t.rules === null &&
-  t.preview === null &&
-  t.broken === null &&
-  t.expiresAt === null;
+export const isBare = (t: LinkTarget): boolean =>
+  t.rules === null && t.preview === null && t.broken === null && t.expiresAt === null;
+
+/** A bare link visited by its own code on the default domain (the key is the code, no alias). */
+export const isPlain = (key: string, t: LinkTarget): boolean => t.code === key && t.alias === null && isBare(t);
 
 /** An entry's estimated heap cost: the fixed part plus one byte per character of its strings (one-byte strings). */
 export function entryBytes(key: string, target: RedirectTarget): number {
   if (target.kind !== 'link') return MISS_ENTRY_BYTES + key.length;
   if (isPlain(key, target)) return PLAIN_LINK_BYTES + key.length + target.url.length;
   const alias = target.alias === null || target.alias === key ? 0 : target.alias.length;
+  if (isBare(target)) return NAMED_LINK_BYTES + key.length + target.code.length + alias + target.url.length;
   const preview = target.preview === null ? 0 : PREVIEW_BYTES + JSON.stringify(target.preview).length;
   return (
     LINK_ENTRY_BYTES +
@@ -137,16 +143,43 @@ export class Entry {
   target(key: string): RedirectTarget {
     const value = this.value;
     if (typeof value !== 'string') return value;
-    return {
-      kind: 'link',
-      id: this.id,
-      code: key,
-      alias: null,
-      url: value,
-      expiresAt: null,
-      rules: null,
-      preview: null,
-      broken: null,
-    };
+    return bareLink(this.id, key, null, value);
   }
 }
+
+/**
+ * A bare link (isBare) visited by another name than its code on the default domain: an alias (SPEC §20), or its
+ * code on a domain of its own (SPEC §19, where the key is `code@domainId`). Kept as a plain link is, with the
+ * link's code and the alias visited beside it: it cost a whole target, 450–470 bytes, where a plain link costs
+ * about 170 (docs/performance.md, "What a cached link costs").
+ */
+export class NamedEntry extends Entry {
+  constructor(
+    url: string,
+    id: number,
+    until: number,
+    bytes: number,
+    /** the link's own code */
+    readonly code: string,
+    /** the alias visited (null: the code was) */
+    readonly alias: string | null,
+  ) {
+    super(url, id, until, bytes);
+  }
+
+  override target(): RedirectTarget {
+    return bareLink(this.id, this.code, this.alias, this.value as string);
+  }
+}
+
+const bareLink = (id: number, code: string, alias: string | null, url: string): RedirectTarget => ({
+  kind: 'link',
+  id,
+  code,
+  alias,
+  url,
+  expiresAt: null,
+  rules: null,
+  preview: null,
+  broken: null,
+});

@@ -1,11 +1,12 @@
 import type { Clock } from '../../lib/clock.js';
-import { Entry, entryBytes, isPlain, NEVER, type RedirectTarget } from './link-cache-entry.js';
+import { Entry, entryBytes, isBare, isPlain, NamedEntry, NEVER, type RedirectTarget } from './link-cache-entry.js';
 
 export type { RedirectTarget, VisitRules } from './link-cache-entry.js';
 export {
   entryBytes,
   LINK_ENTRY_BYTES,
   MISS_ENTRY_BYTES,
+  NAMED_LINK_BYTES,
   PLAIN_LINK_BYTES,
   ROUTING_BYTES_PER_JSON_CHAR,
 } from './link-cache-entry.js';
@@ -156,13 +157,18 @@ export class LinkCache {
     const until = ttl === Infinity ? NEVER : Math.ceil(this.clock.now() - this.base + ttl);
     const old = this.entries.get(code);
     if (old !== undefined) this.drop(code, old);
-    const entry =
-      target.kind === 'link' && isPlain(code, target)
-        ? new Entry(target.url, target.id, until, bytes)
-        : new Entry(target, 0, until, bytes);
-    this.entries.set(code, entry);
+    this.entries.set(code, this.entryOf(code, target, until, bytes));
     this.total += bytes;
     while (this.entries.size > capacity || this.total > maxBytes) this.evictOne();
+  }
+
+  /** A bare link as its URL and id (and code and alias: NamedEntry), anything else as its whole target. */
+  private entryOf(key: string, target: RedirectTarget, until: number, bytes: number): Entry {
+    if (target.kind !== 'link' || !isBare(target)) return new Entry(target, 0, until, bytes);
+    if (isPlain(key, target)) return new Entry(target.url, target.id, until, bytes);
+    // On the default domain an alias is the key itself: the entry keeps that one string.
+    const alias = target.alias === key ? key : target.alias;
+    return new NamedEntry(target.url, target.id, until, bytes, target.code, alias);
   }
 
   /** A new link entry's time limit (LinkCacheOptions.positiveTtlMs, reReadsPerSecond). */

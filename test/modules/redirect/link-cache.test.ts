@@ -3,7 +3,9 @@ import {
   entryBytes,
   LINK_ENTRY_BYTES,
   LinkCache,
+  linkCacheKey,
   MISS_ENTRY_BYTES,
+  NAMED_LINK_BYTES,
   PLAIN_LINK_BYTES,
   type RedirectTarget,
 } from '../../../src/modules/redirect/link-cache.js';
@@ -178,7 +180,7 @@ describe('redirect cache', () => {
       url: `https://example.com/${'x'.repeat(2000)}/${id}`,
     });
     const one = entryBytes('a', long(1));
-    expect(one).toBeGreaterThan(LINK_ENTRY_BYTES + 2000);
+    expect(one).toBeGreaterThan(NAMED_LINK_BYTES + 2000);
     const cache = new LinkCache(new TestClock(0), { capacity: 1000, maxBytes: 3 * one + 10 });
     for (const [i, key] of ['a', 'b', 'c'].entries()) cache.set(key, long(i + 1), cache.epoch());
     expect(cache.size()).toBe(3);
@@ -244,6 +246,34 @@ describe('redirect cache', () => {
     expect(asked).toEqual(['c1']);
     clock.advance(60_000);
     expect(cache.get('c1')).toBeUndefined();
+  });
+
+  it('when a link with nothing but a destination is cached under an alias or on a domain, then it costs a plain link and its names, and is answered whole', () => {
+    const cache = new LinkCache(new TestClock(0), { capacity: 10 });
+    const viaAlias = { ...link(1), code: 'c1', alias: 'spring-sale-2026' };
+    const onDomain = { ...link(2), code: 'c2' };
+    const aliasOnDomain = { ...link(3), code: 'c3', alias: 'summer' };
+    const withRules = { ...viaAlias, rules: { maxVisits: 5, forwardQuery: false, passwordHash: null, routing: null } };
+    const keys = ['spring-sale-2026', linkCacheKey(7, 'c2'), linkCacheKey(7, 'summer')] as const;
+    expect(entryBytes(keys[0], viaAlias)).toBe(NAMED_LINK_BYTES + 16 + 2 + viaAlias.url.length);
+    expect(entryBytes(keys[1], onDomain)).toBe(NAMED_LINK_BYTES + 4 + 2 + onDomain.url.length);
+    expect(entryBytes(keys[2], aliasOnDomain)).toBe(NAMED_LINK_BYTES + 8 + 2 + 6 + aliasOnDomain.url.length);
+    // A whole target costs more: the estimate a link with rules, an expiry or a preview still pays.
+    expect(entryBytes(keys[0], withRules)).toBeGreaterThan(LINK_ENTRY_BYTES + viaAlias.url.length);
+    cache.set(keys[0], viaAlias, cache.epoch());
+    cache.set(keys[1], onDomain, cache.epoch());
+    cache.set(keys[2], aliasOnDomain, cache.epoch());
+    cache.set('ruled', withRules, cache.epoch());
+    expect(cache.get(keys[0])).toEqual(viaAlias);
+    expect(cache.get(keys[1])).toEqual(onDomain);
+    expect(cache.get(keys[2])).toEqual(aliasOnDomain);
+    expect(cache.get('ruled')).toEqual(withRules);
+    expect(cache.bytes()).toBe(
+      entryBytes(keys[0], viaAlias) +
+        entryBytes(keys[1], onDomain) +
+        entryBytes(keys[2], aliasOnDomain) +
+        entryBytes('ruled', withRules),
+    );
   });
 
   it('when the limit is infinite (the only writer), then a plain link never ages out', () => {
