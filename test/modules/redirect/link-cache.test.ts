@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   entryBytes,
   LINK_ENTRY_BYTES,
@@ -164,6 +164,41 @@ describe('redirect cache', () => {
     expect(resolver.cached('c1', 0)).toMatchObject({ kind: 'link', url: 'https://example.com/new/1' });
     expect(resolver.cached('c3', 0)).toEqual({ kind: 'missing' });
     expect(resolver.cached('c4', 7)).toMatchObject({ kind: 'link', url: 'https://example.com/new/4' });
+  });
+
+  it('when stale entries are visited over several turns, then they wait for one re-read, and those asked during it for the next', async () => {
+    const clock = new TestClock(0);
+    const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: 30_000, staleMs: 60_000 });
+    const queried: string[][] = [];
+    let answer: () => void = () => undefined;
+    const queries = {
+      lookupCode: (): undefined => undefined,
+      lookupCodes: async (names: readonly string[]) => {
+        queried.push([...names]);
+        await new Promise<void>((resolve) => (answer = resolve));
+        return [];
+      },
+    };
+    const due: Array<() => void> = [];
+    const resolver = createRedirectResolver({ queries, cache, clock, refreshAfter: (read) => due.push(read) });
+    for (const id of [1, 2, 3, 4]) cache.set(`c${id}`, link(id), cache.epoch());
+    clock.advance(31_000);
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    resolver.cached('c1', 0);
+    await turn();
+    resolver.cached('c2', 0);
+    await turn();
+    expect([queried.length, due.length]).toEqual([0, 1]); // gathered, not read a turn at a time
+    due.shift()!();
+    expect(queried).toEqual([['c1', 'c2']]);
+    resolver.cached('c3', 0); // asked while the read is out
+    resolver.cached('c4', 0);
+    expect(due).toHaveLength(0);
+    answer();
+    await vi.waitFor(() => expect(due).toHaveLength(1));
+    due.shift()!();
+    expect(queried).toEqual([['c1', 'c2'], ['c3', 'c4']]);
+    answer();
   });
 
   it('when a lookup started before an invalidation, then its answer is not cached', () => {
