@@ -197,7 +197,10 @@ describe('redirect cache', () => {
     answer();
     await vi.waitFor(() => expect(due).toHaveLength(1));
     due.shift()!();
-    expect(queried).toEqual([['c1', 'c2'], ['c3', 'c4']]);
+    expect(queried).toEqual([
+      ['c1', 'c2'],
+      ['c3', 'c4'],
+    ]);
     answer();
   });
 
