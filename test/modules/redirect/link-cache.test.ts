@@ -166,7 +166,7 @@ describe('redirect cache', () => {
     expect(resolver.cached('c4', 7)).toMatchObject({ kind: 'link', url: 'https://example.com/new/4' });
   });
 
-  it('when stale entries are visited over several turns, then they wait for one re-read, and those asked during it for the next', async () => {
+  it('when stale entries are visited over several turns, then one re-read takes them all, and the next those asked during it', async () => {
     const clock = new TestClock(0);
     const cache = new LinkCache(clock, { capacity: 10, positiveTtlMs: 30_000, staleMs: 60_000 });
     const queried: string[][] = [];
@@ -286,7 +286,7 @@ describe('redirect cache', () => {
     expect(cache.get('c1')).toBeUndefined();
   });
 
-  it('when a link with nothing but a destination is cached under an alias or on a domain, then it costs a plain link and its names, and is answered whole', () => {
+  it('when a bare link is cached under an alias or on a domain, then it costs a plain link and its names, answered whole', () => {
     const cache = new LinkCache(new TestClock(0), { capacity: 10 });
     const viaAlias = { ...link(1), code: 'c1', alias: 'spring-sale-2026' };
     const onDomain = { ...link(2), code: 'c2' };
