@@ -149,11 +149,21 @@ export async function ensureClickGroup(redis: Redis, stream: string): Promise<vo
   }
 }
 
-/** `a` < `b` for stream ids (`<ms>-<seq>`). */
+/**
+ * `a` < `b` for stream ids (`<ms>-<seq>`, each a decimal without leading zeros): compared part by part, the
+ * shorter number first, then as text. Every landed append is compared (redis-click-queue.ts), so no number is
+ * parsed.
+ */
 export function streamIdBefore(a: string, b: string): boolean {
-  const [am, as] = a.split('-').map(BigInt) as [bigint, bigint];
-  const [bm, bs] = b.split('-').map(BigInt) as [bigint, bigint];
-  return am < bm || (am === bm && as < bs);
+  const ad = a.indexOf('-');
+  const bd = b.indexOf('-');
+  if (ad !== bd) return ad < bd;
+  const am = a.slice(0, ad);
+  const bm = b.slice(0, bd);
+  if (am !== bm) return am < bm;
+  const as = a.length - ad;
+  const bs = b.length - bd;
+  return as !== bs ? as < bs : a.slice(ad) < b.slice(bd);
 }
 
 /** XINFO GROUPS' entry for the click group as a record, or null when the group (or the stream) is missing. */
