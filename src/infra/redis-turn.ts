@@ -101,7 +101,7 @@ export class RedisTurn {
   constructor(client: Redis) {
     this.redis = client.duplicate({
       enableOfflineQueue: false,
-      enableAutoPipelining: true,
+      enableAutoPipelining: false,
       commandTimeout: TURN_TIMEOUT_MS,
     });
     this.redis.defineCommand('ferryTurn', { lua: TURN_SCRIPT });
