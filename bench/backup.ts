@@ -19,7 +19,7 @@ import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort, ROOT } from './lib/proc.js';
+import { freePort, ROOT, SERVER_ARGS } from './lib/proc.js';
 import { openMigrated, seedLinks, writeLeftOverJournal } from './lib/seed.js';
 
 const LINKS = Number(process.env.LINKS ?? 1_000);
@@ -85,7 +85,7 @@ try {
   const codes = await seed(data);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, ['dist/src/server.js'], {
+  const server = spawn(process.execPath, [...SERVER_ARGS], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { load, type Workload } from './lib/drive.js';
 import { latencyOf } from './lib/latency.js';
-import { startServer, stopServer, type Server } from './lib/proc.js';
+import { SERVER_ARGS, startServer, stopServer, type Server } from './lib/proc.js';
 import type { LoadResult } from './load.js';
 
 const LINKS = Number(process.env.LINKS ?? 1000);
@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   const source = await slowShlink();
   const server = await startServer(
     'import-load',
-    ['dist/src/server.js'],
+    [...SERVER_ARGS],
     {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',

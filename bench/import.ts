@@ -34,7 +34,7 @@ import path from 'node:path';
 import { SqliteDatabase as Database } from '../src/db/sqlite-driver.js';
 import { load } from './lib/drive.js';
 import { createYourlsDatabase, writeGenericCsv } from './lib/import-sources.js';
-import { cpuSeconds, peakRssBytes, ROOT, startServer, stopServer } from './lib/proc.js';
+import { cpuSeconds, peakRssBytes, ROOT, SERVER_ARGS, startServer, stopServer } from './lib/proc.js';
 
 const LINKS = Number(process.env.LINKS ?? 100_000);
 const VISITS = Number(process.env.VISITS ?? 1_000_000);
@@ -70,7 +70,7 @@ interface BenchRow {
 async function linkCreateRow(work: string): Promise<BenchRow> {
   const dataDir = path.join(work, 'link-create');
   mkdirSync(dataDir);
-  const server = await startServer('link-create', ['dist/src/server.js'], {
+  const server = await startServer('link-create', [...SERVER_ARGS], {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     JWT_SECRET,

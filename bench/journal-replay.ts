@@ -23,7 +23,7 @@ import { createInterface } from 'node:readline';
 import type { LoadResult, LoadSpec } from './load.js';
 import { redirectCount } from './lib/drive.js';
 import { latencyOf } from './lib/latency.js';
-import { freePort, peakRssBytes, ROOT, runJson } from './lib/proc.js';
+import { freePort, peakRssBytes, ROOT, runJson, SERVER_NODE_FLAGS } from './lib/proc.js';
 import { openMigrated, seedLinks, writeLeftOverJournal } from './lib/seed.js';
 
 const LINKS = Number(process.env.LINKS ?? 100_000);
@@ -67,7 +67,7 @@ try {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const child = spawn(process.execPath, [SERVER], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -17,7 +17,7 @@ import {
   type Slice,
   type Workload,
 } from './lib/drive.js';
-import { peakRssBytes, runJson, startServer, stopServer, type Server } from './lib/proc.js';
+import { peakRssBytes, runJson, SERVER_ARGS, startServer, stopServer, type Server } from './lib/proc.js';
 import type { Row, Target } from './lib/report.js';
 import { openMigrated, seedLinks, seedStatsLink, seedVerifiedDomains } from './lib/seed.js';
 import { summarize } from './profile-summary.js';
@@ -167,7 +167,7 @@ export async function startFerry(
   const logsInfo = ['info', 'debug', 'trace'].includes(serverEnv.LOG_LEVEL ?? 'info');
   const server = await startServer(
     name,
-    [...prof, 'dist/src/server.js'],
+    [...prof, ...SERVER_ARGS],
     serverEnv,
     logsInfo ? { readyLog: 'schema compilers warmed' } : {},
   );
@@ -580,9 +580,7 @@ async function startupScenario(ctx: BenchContext): Promise<{ row: Row }> {
   for (let round = 0; round < rounds; round += 1) {
     const dataDir = path.join(ctx.work, `startup-${round}`);
     mkdirSync(dataDir, { recursive: true });
-    ferryMs.push(
-      await timed(() => startServer('startup', ['dist/src/server.js'], { ...FERRY_ENV, DATA_DIR: dataDir })),
-    );
+    ferryMs.push(await timed(() => startServer('startup', [...SERVER_ARGS], { ...FERRY_ENV, DATA_DIR: dataDir })));
     bareMs.push(await timed(() => startServer('startup-baseline', ['-e', bare], {})));
   }
   const pct = (xs: number[], p: number) =>

@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startServer, stopServer } from './lib/proc.js';
+import { SERVER_ARGS, startServer, stopServer } from './lib/proc.js';
 import { openMigrated, seedStatsLink } from './lib/seed.js';
 
 const YEARS = Number(process.env.YEARS ?? 10);
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     );
     const server = await startServer(
       'stats-history',
-      ['dist/src/server.js'],
+      [...SERVER_ARGS],
       {
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',

@@ -4,7 +4,7 @@
  * databases for it.
  */
 import pg from 'pg';
-import { startServer, type Server } from './proc.js';
+import { SERVER_ARGS, startServer, type Server } from './proc.js';
 
 /** The first admin of every bench server (it activates the ordering user). */
 export const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
@@ -55,7 +55,7 @@ export async function call(
 export const startInstance = (inst: Instance, env: Record<string, string> = {}) =>
   startServer(
     'ferry',
-    ['dist/src/server.js'],
+    [...SERVER_ARGS],
     {
       ...FERRY_ENV,
       ...env,

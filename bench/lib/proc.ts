@@ -10,6 +10,22 @@ import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 
+/**
+ * The server's command line as `npm start` runs it (package.json's `start` without `node`): its V8 flags, then
+ * dist/src/server.js. Every benchmark's server is started so, as in production (docs/performance.md: the young
+ * generation's size is one of those flags).
+ */
+export const SERVER_ARGS: readonly string[] = (() => {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [node, ...args] = pkg.scripts.start.trim().split(/\s+/);
+  if (node !== 'node' || args.at(-1) !== 'dist/src/server.js')
+    throw new Error(`package.json's start script is not "node [flags] dist/src/server.js": ${pkg.scripts.start}`);
+  return args;
+})();
+
+/** SERVER_ARGS' V8 flags alone, for a server started from another entry file. */
+export const SERVER_NODE_FLAGS: readonly string[] = SERVER_ARGS.slice(0, -1);
+
 export async function freePort(): Promise<number> {
   const server = net.createServer().listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -48,6 +48,7 @@ import {
   clickStreamKeys,
   encodeClick,
 } from '../../src/modules/clicks/transport/click-stream.js';
+import { SERVER_ARGS } from '../../bench/lib/proc.js';
 import { seedLinksPortable } from '../../bench/lib/seed.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -95,7 +96,7 @@ const children: ChildProcess[] = [];
 async function api(env: Record<string, string>, root = ROOT): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const profile = CPU_PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROFILE_DIR}`];
-  const child = spawn(process.execPath, [...profile, 'dist/src/server.js'], {
+  const child = spawn(process.execPath, [...profile, ...SERVER_ARGS], {
     cwd: root,
     env: { PATH: process.env.PATH, ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -13,4 +13,14 @@ describe('the Containerfile', () => {
     );
     expect(args.filter((a) => !a.includes('='))).toEqual([]);
   });
+
+  it("when the image starts, then it runs what npm start runs, with npm start's V8 flags", () => {
+    const pkg = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')) as {
+      scripts: { start: string };
+    };
+    const cmd = /^CMD (\[.*\])$/m.exec(CONTAINERFILE)?.[1];
+    expect(cmd).toBeDefined();
+    expect((JSON.parse(cmd!) as string[]).join(' ')).toBe(pkg.scripts.start);
+    expect(pkg.scripts.start).toMatch(/^node --max-semi-space-size=\d+ dist\/src\/server\.js$/);
+  });
 });

@@ -46,12 +46,12 @@ const backupUnit = keyValues(block('docs/backup.md', '# /etc/systemd/system/ferr
  * server started as the unit starts it answers with that configuration and stops cleanly on its KillSignal.
  */
 describe('the systemd units in docs/', () => {
-  it("when ExecStart is read, then it runs the compiled server that package.json's main and npm start run", () => {
-    const [node, entry, ...rest] = unit.ExecStart!.split(/\s+/);
+  it("when ExecStart is read, then it runs the compiled server that package.json's main and npm start run, with npm start's flags", () => {
+    const [node, ...args] = unit.ExecStart!.split(/\s+/);
+    const entry = args.at(-1);
     expect(node).toBe('/usr/bin/node');
-    expect(rest).toEqual([]);
     expect(entry).toBe(pkg.main);
-    expect(pkg.scripts.start).toBe(`node ${entry}`);
+    expect(pkg.scripts.start).toBe(`node ${args.join(' ')}`);
     expect(JSON.parse(read('tsconfig.json').replace(/^\s*\/\/.*$/gm, '')).compilerOptions).toMatchObject({
       rootDir: '.',
       outDir: 'dist',
@@ -108,14 +108,19 @@ describe('the systemd units in docs/', () => {
       const blocked = path.join(dir, 'blocked-hosts.txt');
       writeFileSync(blocked, 'phish.example\n');
       // The source of dist/src/server.js, compiled for this run (spawnEntry): the test needs no `npm run build`.
-      server = spawnEntry(sourceOf(unit.ExecStart!.split(/\s+/)[1]!), {
-        ...envFile,
-        DATA_DIR: path.join(dir, 'data'),
-        HOST: '127.0.0.1',
-        PORT: '0',
-        PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
-        BLOCKED_HOSTS_FILE: blocked,
-      });
+      const [, ...args] = unit.ExecStart!.split(/\s+/);
+      server = spawnEntry(
+        sourceOf(args.at(-1)!),
+        {
+          ...envFile,
+          DATA_DIR: path.join(dir, 'data'),
+          HOST: '127.0.0.1',
+          PORT: '0',
+          PASSWORD_HASH_COST: TEST_PASSWORD_HASH_COST,
+          BLOCKED_HOSTS_FILE: blocked,
+        },
+        args.slice(0, -1),
+      );
       const baseUrl = await server.waitFor(
         (e) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(e.msg))?.[1],
         'listen',
