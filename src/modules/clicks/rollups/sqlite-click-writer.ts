@@ -37,8 +37,8 @@ const WORKER_NICE = 10;
  * The thread's young generation (V8's `resourceLimits`), 8 MB of new space where the default on 64 bits is 32:
  * the thread holds about 5 MB of live objects between windows, but it allocates a window's click objects a
  * transaction at a time, and V8 grew its new space to the default's whole 32 MB under any load. Measured
- * (docs/performance.md, Memory): the thread's heap at most 62–81 → 48–52 MB, peak RSS of redirect-1m-browser
- * about 40 MB less; the writer's CPU per click about 2 % more (more scavenges).
+ * (docs/performance.md, Memory): the thread's heap at most 62–81 → 48–52 MB under a redirect load; the writer's
+ * CPU per click about 2 % more (more scavenges).
  */
 const WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 12 };
 
