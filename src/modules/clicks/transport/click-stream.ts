@@ -161,9 +161,8 @@ export function streamIdBefore(a: string, b: string): boolean {
   const am = a.slice(0, ad);
   const bm = b.slice(0, bd);
   if (am !== bm) return am < bm;
-  const as = a.length - ad;
-  const bs = b.length - bd;
-  return as !== bs ? as < bs : a.slice(ad) < b.slice(bd);
+  // The same milliseconds: the sequences decide, and they are all that differ.
+  return a.length !== b.length ? a.length < b.length : a < b;
 }
 
 /** XINFO GROUPS' entry for the click group as a record, or null when the group (or the stream) is missing. */
