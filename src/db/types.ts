@@ -21,6 +21,7 @@ import type {
   LinkCodesTable,
   LinkOwnerTagsTable,
   LinkOwnerTotalsTable,
+  LinkSearchColumnsTable,
   LinksTable,
   LinkTagsTable,
 } from './types/links.js';
@@ -51,6 +52,7 @@ export interface Database {
   link_owner_totals: LinkOwnerTotalsTable;
   link_owner_tags: LinkOwnerTagsTable;
   link_click_order: LinkClickOrderTable;
+  link_search_columns: LinkSearchColumnsTable;
   clicks: ClicksTable;
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;

@@ -103,6 +103,22 @@ export interface LinkClickOrderTable {
   clicks: number;
 }
 
+/**
+ * PostgreSQL only (migration 059): the columns `q` searches and a list's total filters by, as `links` holds them,
+ * kept by a trigger on `links`: a search no index narrows is counted here, over half the pages of `links`.
+ */
+export interface LinkSearchColumnsTable {
+  link_id: number;
+  /** links.user_id */
+  owner_id: number | null;
+  domain_id: number;
+  expires_at: number | null;
+  short_code: string;
+  title: string | null;
+  aliases: string;
+  original_url: string;
+}
+
 /** Per owner, tag and domain: how many of the owner's links carry the tag (db/owner-tags.ts, migration 050). */
 export interface LinkOwnerTagsTable {
   user_id: number;

@@ -28,11 +28,15 @@ export interface AllLinksFilter extends LinkListFilter {
 
 type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
-/** The columns `q` searches (see `filtered`), the URL first: a broad pattern most often matches there. */
-const searchedColumns = (text: string) =>
-  text.includes(',')
-    ? ['links.original_url', 'links.short_code', 'links.title']
-    : ['links.original_url', 'links.short_code', 'links.title', 'links.aliases'];
+/**
+ * The columns `q` searches (see `filtered`), the URL first: a broad pattern most often matches there; of `links`,
+ * or of the table `from` names (link_search_columns keeps them under the same names).
+ */
+const searchedColumns = (text: string, from = 'links') =>
+  (text.includes(',')
+    ? ['original_url', 'short_code', 'title']
+    : ['original_url', 'short_code', 'title', 'aliases']
+  ).map((column) => `${from}.${column}`);
 
 /** The test of `q` the search index serves (db/link-search.ts asks it for candidates). */
 function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): RawBuilder<SqlBool> {
@@ -100,6 +104,42 @@ async function countOnScans(db: Kysely<Database>, scans: SqliteScans, base: Link
     }),
   );
   return counts.reduce((sum, rows) => sum + Number(rows[0]!.n), 0);
+}
+
+/** Who a list's total counts: an owner's links or everyone's (null); with `liveAt`, only those not expired then. */
+interface CountScope {
+  owner: number | null;
+  liveAt: number | null;
+}
+
+/**
+ * PostgreSQL: the total of a search that no index narrows (a pattern most links match, one character), counted in
+ * link_search_columns (migration 059) with the condition the list's rows are tested with, over half the pages a
+ * scan of `links` reads. Null when the list filters by something that table does not hold (a tag, a health): the
+ * list counts its own rows.
+ */
+async function countSearchColumns(
+  db: Kysely<Database>,
+  dialect: Pick<Storage['dialect'], 'anyContainsIgnoringCase'>,
+  q: string,
+  filter: LinkListFilter,
+  { owner, liveAt }: CountScope,
+): Promise<number | null> {
+  if (filter.tag !== undefined || filter.health !== undefined) return null;
+  const { domainId, domainIds } = filter;
+  if (domainIds !== undefined && domainIds.length === 0) return 0;
+  const { n } = await db
+    .selectFrom('link_search_columns as s')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(() => dialect.anyContainsIgnoringCase(searchedColumns(q, 's'), q))
+    .$if(owner !== null, (query) => query.where('s.owner_id', '=', owner!))
+    .$if(liveAt !== null, (query) =>
+      query.where((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', liveAt!)])),
+    )
+    .$if(domainId !== undefined, (query) => query.where('s.domain_id', '=', domainId!))
+    .$if(domainIds !== undefined, (query) => query.where('s.domain_id', 'in', [...domainIds!]))
+    .executeTakeFirstOrThrow();
+  return Number(n);
 }
 
 type QueryDeps = {
@@ -184,7 +224,12 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
     const commonTag = filter.tag !== undefined && (await isCommonTag(db, dialect, filter.tag));
     const candidates = await candidatesOf(filter);
     const scan = scans !== null && filter.q !== undefined && candidates === null;
-    return { query: filtered(base, filter, dialect, candidates, commonTag), scan };
+    /** the total of a search no index narrows, on PostgreSQL (null: the list counts its rows) */
+    const wideCount = (scope: CountScope) =>
+      dialect.name === 'postgres' && filter.q !== undefined && candidates === null
+        ? countSearchColumns(db, dialect, filter.q, filter, scope)
+        : Promise.resolve(null);
+    return { query: filtered(base, filter, dialect, candidates, commonTag), scan, wideCount };
   };
 
   /** One page of `base` in the list's order; the total too in page mode (`counted`: known without counting). */
@@ -217,7 +262,10 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
         .selectFrom('links')
         .where('user_id', '=', userId)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      return onePage(await narrowed(base, filter), list, userId, () => countedLinks(db, userId, now, filter));
+      const found = await narrowed(base, filter);
+      const counted = async () =>
+        (await countedLinks(db, userId, now, filter)) ?? (await found.wideCount({ owner: userId, liveAt: now }));
+      return onePage(found, list, userId, counted);
     },
 
     /** Every link, for admins: expired ones until the sweep removes them, disabled ones, anonymous ones. */
@@ -226,7 +274,7 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
       list: ResolvedList,
       filter: AllLinksFilter,
     ): Promise<{ rows: LinkRow[]; total: number | null }> {
-      const { query, scan } = await narrowed(db.selectFrom('links'), filter);
+      const { query, scan, wideCount } = await narrowed(db.selectFrom('links'), filter);
       let base = query;
       if (filter.userId !== undefined) base = base.where('user_id', '=', filter.userId);
       if (filter.status === 'disabled') base = base.where('disabled_at', 'is not', null);
@@ -238,7 +286,10 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
       }
       // Links whatever their state, a user's or everyone's: what the owners' counters count (see countedLinks).
       const counted = async () =>
-        filter.status === undefined ? countedLinks(db, filter.userId ?? 'all', null, filter) : null;
+        filter.status === undefined
+          ? ((await countedLinks(db, filter.userId ?? 'all', null, filter)) ??
+            (await wideCount({ owner: filter.userId ?? null, liveAt: null })))
+          : null;
       return onePage({ query: base, scan }, list, filter.userId, counted);
     },
   };
