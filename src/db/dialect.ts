@@ -96,7 +96,7 @@ export interface Dialect {
 }
 
 /** A LIKE pattern that finds `needle` anywhere, its wildcards escaped (used with `escape '\\'`). */
-const containsPattern = (needle: string): string => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+export const containsPattern = (needle: string): string => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function createDialect(name: DialectName): Dialect {
   return name === 'postgres' ? postgresDialect() : sqliteDialect();

@@ -47,7 +47,7 @@ import * as m055 from './migrations/055-link-search-short.js';
 import * as m056 from './migrations/056-link-click-order.js';
 import * as m057 from './migrations/057-link-search-pairs.js';
 import * as m058 from './migrations/058-compact-click-events.js';
-import * as m059 from './migrations/059-link-search-columns.js';
+import * as m059 from './migrations/059-link-search-text.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -100,7 +100,7 @@ const migrations: Record<string, MigrationModule> = {
   '056-link-click-order': m056,
   '057-link-search-pairs': m057,
   '058-compact-click-events': m058,
-  '059-link-search-columns': m059,
+  '059-link-search-text': m059,
 };
 
 /** Every migration this build knows, in order. */

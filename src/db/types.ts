@@ -21,7 +21,7 @@ import type {
   LinkCodesTable,
   LinkOwnerTagsTable,
   LinkOwnerTotalsTable,
-  LinkSearchColumnsTable,
+  LinkSearchTextTable,
   LinksTable,
   LinkTagsTable,
 } from './types/links.js';
@@ -52,7 +52,7 @@ export interface Database {
   link_owner_totals: LinkOwnerTotalsTable;
   link_owner_tags: LinkOwnerTagsTable;
   link_click_order: LinkClickOrderTable;
-  link_search_columns: LinkSearchColumnsTable;
+  link_search_text: LinkSearchTextTable;
   clicks: ClicksTable;
   link_click_hourly: LinkClickHourlyTable;
   link_click_daily_values: LinkClickDailyValuesTable;

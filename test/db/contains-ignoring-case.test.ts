@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { searchTextContains } from '../../src/db/link-search.js';
 import { engines } from '../helpers/app.js';
 import { useTestApp } from '../helpers/fixtures.js';
 
@@ -8,7 +9,8 @@ import { useTestApp } from '../helpers/fixtures.js';
  * serve, and anyContainsIgnoringCase, the form tested on the rows a scan or the candidates' ids read (on
  * PostgreSQL literal `like`s first, then `lower(column) like lower(pattern)`). They must answer the same for every
  * needle: ASCII case either way, text beyond ASCII, the wildcards and the escape character taken literally, a
- * column whose collation is "C" (short_code), and a match in a second column only.
+ * column whose collation is "C" (short_code), and a match in a second column only. On PostgreSQL a third form,
+ * searchTextContains, tests the columns lowered and joined as link_search_text holds them (migration 059).
  */
 const TEXTS: Array<[string, string]> = [
   ['https://Example.com/Path?a=1', 'AbC123'],
@@ -60,6 +62,34 @@ describe.each(engines)('a needle in any of several columns, ignoring case, on %s
     );
     return rows.rows.map((r) => Number(r.i));
   }
+
+  it.skipIf(engine !== 'postgres')(
+    'when a needle is tested in the columns lowered and joined, then the same rows match as by the indexed form',
+    async () => {
+      const joined = sql`(select lower(t.a) || chr(1) || lower(t.b) as text)`;
+      let matched = 0;
+      for (const needle of NEEDLES) {
+        const indexed = sql<SqlBool>`(${t.storage.dialect.containsIgnoringCase('t.a', needle)} or ${t.storage.dialect.containsIgnoringCase('t.b', needle)})`;
+        const expected = await matching(indexed);
+        expect(
+          await matching(
+            sql<SqlBool>`exists (select from ${joined} as j where ${searchTextContains('j.text', needle)!})`,
+          ),
+          needle,
+        ).toEqual(expected);
+        matched += expected.length;
+      }
+      expect(matched).toBeGreaterThan(NEEDLES.length);
+      // Two columns' ends never make a match, and a needle that could span them is not tested this way.
+      expect(
+        await matching(
+          sql<SqlBool>`exists (select from ${joined} as j where ${searchTextContains('j.text', 'VAA_B')!})`,
+        ),
+      ).toEqual([]);
+      expect(searchTextContains('j.text', 'a,b')).toBeNull();
+      expect(searchTextContains('j.text', 'a\u0001b')).toBeNull();
+    },
+  );
 
   it('when a needle is tested as the rows are read, then the same rows match as by the indexed form', async () => {
     const { dialect } = t.storage;

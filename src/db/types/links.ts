@@ -104,19 +104,17 @@ export interface LinkClickOrderTable {
 }
 
 /**
- * PostgreSQL only (migration 059): the columns `q` searches and a list's total filters by, as `links` holds them,
- * kept by a trigger on `links`: a search no index narrows is counted here, over half the pages of `links`.
+ * PostgreSQL only (migration 059): what `q` searches of a link, lower-cased in one text, and the columns a list's
+ * total filters by, kept by a trigger on `links`: a search no index narrows is counted here.
  */
-export interface LinkSearchColumnsTable {
+export interface LinkSearchTextTable {
   link_id: number;
   /** links.user_id */
   owner_id: number | null;
   domain_id: number;
   expires_at: number | null;
-  short_code: string;
-  title: string | null;
-  aliases: string;
-  original_url: string;
+  /** the title, the code, the aliases and the URL, each lowered as `ilike` lowers it, joined by chr(1) */
+  text: string;
 }
 
 /** Per owner, tag and domain: how many of the owner's links carry the tag (db/owner-tags.ts, migration 050). */

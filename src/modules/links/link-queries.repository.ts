@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { FastStatement, FastStatements, Storage } from '../../db/database.js';
 import type { Database, LinkRow } from '../../db/types.js';
-import { searchCandidates } from '../../db/link-search.js';
+import { searchCandidates, searchTextContains } from '../../db/link-search.js';
 import type { SqliteScans } from '../../db/sqlite-scans.js';
 import { countedLinks, isCommonTag, tagCondition } from './link-list-plans.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -28,15 +28,11 @@ export interface AllLinksFilter extends LinkListFilter {
 
 type LinksQuery = SelectQueryBuilder<Database, 'links', object>;
 
-/**
- * The columns `q` searches (see `filtered`), the URL first: a broad pattern most often matches there; of `links`,
- * or of the table `from` names (link_search_columns keeps them under the same names).
- */
-const searchedColumns = (text: string, from = 'links') =>
-  (text.includes(',')
-    ? ['original_url', 'short_code', 'title']
-    : ['original_url', 'short_code', 'title', 'aliases']
-  ).map((column) => `${from}.${column}`);
+/** The columns `q` searches (see `filtered`), the URL first: a broad pattern most often matches there. */
+const searchedColumns = (text: string) =>
+  text.includes(',')
+    ? ['links.original_url', 'links.short_code', 'links.title']
+    : ['links.original_url', 'links.short_code', 'links.title', 'links.aliases'];
 
 /** The test of `q` the search index serves (db/link-search.ts asks it for candidates). */
 function textMatches(text: string, dialect: Pick<Storage['dialect'], 'containsIgnoringCase'>): RawBuilder<SqlBool> {
@@ -114,24 +110,24 @@ interface CountScope {
 
 /**
  * PostgreSQL: the total of a search that no index narrows (a pattern most links match, one character), counted in
- * link_search_columns (migration 059) with the condition the list's rows are tested with, over half the pages a
- * scan of `links` reads. Null when the list filters by something that table does not hold (a tag, a health): the
- * list counts its own rows.
+ * link_search_text (migration 059): one `like` a link over half the pages a scan of `links` reads. Null when the
+ * list filters by something that table does not hold (a tag, a health), or the needle is one it cannot test
+ * (searchTextContains): the list counts its own rows.
  */
-async function countSearchColumns(
+async function countSearchText(
   db: Kysely<Database>,
-  dialect: Pick<Storage['dialect'], 'anyContainsIgnoringCase'>,
   q: string,
   filter: LinkListFilter,
   { owner, liveAt }: CountScope,
 ): Promise<number | null> {
-  if (filter.tag !== undefined || filter.health !== undefined) return null;
+  const contains = searchTextContains('s.text', q);
+  if (contains === null || filter.tag !== undefined || filter.health !== undefined) return null;
   const { domainId, domainIds } = filter;
   if (domainIds !== undefined && domainIds.length === 0) return 0;
   const { n } = await db
-    .selectFrom('link_search_columns as s')
+    .selectFrom('link_search_text as s')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where(() => dialect.anyContainsIgnoringCase(searchedColumns(q, 's'), q))
+    .where(() => contains)
     .$if(owner !== null, (query) => query.where('s.owner_id', '=', owner!))
     .$if(liveAt !== null, (query) =>
       query.where((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', liveAt!)])),
@@ -227,7 +223,7 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
     /** the total of a search no index narrows, on PostgreSQL (null: the list counts its rows) */
     const wideCount = (scope: CountScope) =>
       dialect.name === 'postgres' && filter.q !== undefined && candidates === null
-        ? countSearchColumns(db, dialect, filter.q, filter, scope)
+        ? countSearchText(db, filter.q, filter, scope)
         : Promise.resolve(null);
     return { query: filtered(base, filter, dialect, candidates, commonTag), scan, wideCount };
   };

@@ -1,0 +1,59 @@
+import { sql, type Kysely } from 'kysely';
+import type { Dialect } from '../dialect.js';
+import { linksStatementTriggers } from '../statement-triggers.js';
+
+/**
+ * PostgreSQL: the text `q` searches, lower-cased, and the columns a list's total filters by, in a narrow table of
+ * their own (issue 37 item 4), where a search that no index narrows is counted.
+ *
+ * A pattern most links match (`example.com`, in every URL) or a single character is left to the list's order
+ * (db/link-search.ts): its page comes at once, but its page-mode total tests every link, and at a million links
+ * that was a parallel scan of the whole `links` heap (about 280 MB of rows of 33 columns, most of them never
+ * searched), each row tested with up to eight `like`s, four of them on lowered values: over the budget of 200 ms,
+ * and over 800 ms for a pattern the planner thought broad that few links hold. Here each link is one row of about
+ * half the size, and one `like` (link-search.ts, searchTextContains): the title, the code, the aliases and the URL
+ * each lowered as `ilike` lowers them (in its own collation), joined by chr(1), which no needle holds.
+ *
+ * Kept by a statement trigger over each write's transition tables, in the writing transaction (as
+ * link_click_order, migration 056), so a total is never behind `links`; an update that changes none of its
+ * columns (the click writers' counters) changes nothing here. A deleted link's row goes with it (the foreign key's
+ * cascade). Indexed by owner, for a user's total among many users' links.
+ *
+ * SQLite: nothing. Its search index (migrations 039, 055) is narrow already, and a count no index narrows is cut
+ * into parts read side by side on the scan threads (db/sqlite-scans.ts).
+ */
+export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
+  if (d.name !== 'postgres') return;
+  await sql`create table link_search_text (
+    link_id bigint primary key references links (id) on delete cascade,
+    owner_id bigint,
+    domain_id bigint not null,
+    expires_at bigint,
+    text text not null
+  )`.execute(db);
+  await linksStatementTriggers(db, 'search_text', { sql: POSTGRES_FUNCTION, name: 'link_search_text_apply' });
+  await sql.raw(`insert into link_search_text (${COLUMNS}) select ${rowOf('links')} from links`).execute(db);
+  await sql`create index link_search_text_owner_idx on link_search_text (owner_id)`.execute(db);
+}
+
+const COLUMNS = 'link_id, owner_id, domain_id, expires_at, text';
+
+/** The row of `link`'s columns, in COLUMNS' order. */
+const rowOf = (link: string) =>
+  `${link}.id, ${link}.user_id, ${link}.domain_id, ${link}.expires_at, lower(coalesce(${link}.title, '')) || chr(1) ||
+  lower(${link}.short_code) || chr(1) || lower(${link}.aliases) || chr(1) || lower(${link}.original_url)`;
+
+/** Inserted links get their row; updated ones whose searched or filtered columns changed have it written again. */
+const POSTGRES_FUNCTION = `create or replace function link_search_text_apply() returns trigger language plpgsql as $$
+begin
+  if tg_op = 'INSERT' then
+    insert into link_search_text (${COLUMNS}) select ${rowOf('n')} from new_links n order by n.id;
+  elsif tg_op = 'UPDATE' then
+    update link_search_text s set (${COLUMNS}) = (select ${rowOf('n')})
+      from (select n.* from new_links n join old_links p on p.id = n.id
+        where (n.user_id, n.domain_id, n.expires_at, n.short_code, n.title, n.aliases, n.original_url)
+          is distinct from (p.user_id, p.domain_id, p.expires_at, p.short_code, p.title, p.aliases, p.original_url)) n
+      where s.link_id = n.id;
+  end if;
+  return null;
+end $$`;
