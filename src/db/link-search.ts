@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Storage } from './database.js';
-import { containsPattern, type Dialect } from './dialect.js';
+import type { Dialect } from './dialect.js';
 
 /**
  * The index behind the link lists' `q` (SPEC §13, §18, §20: a substring of the URL, the code, the title or an
@@ -215,17 +215,6 @@ async function postgresCandidates(
   if (expected > RARE_TRIGRAM && expected > BROAD_SHARE * links) return null;
   const found = length < TRIGRAM ? sql`${PAIRS_TEXT} @> link_search_pairs(${needle}::text)` : matches;
   return sql<SqlBool>`links.id = any(array(select links.id from links where ${found}))`;
-}
-
-/**
- * PostgreSQL: `needle` in link_search_text's `column` (migration 059: the title, the code, the aliases and the URL,
- * each lowered in its collation, joined by chr(1)), ignoring case: what the list's ilikes answer, in one `like` (the
- * pattern lowered once, as `ilike` lowers it). Null for a needle that could match across two of them: one holding
- * chr(1) (between the columns) or a comma (between two aliases, which `q` never searches for one).
- */
-export function searchTextContains(column: string, needle: string): RawBuilder<SqlBool> | null {
-  if (needle.includes('\u0001') || needle.includes(',')) return null;
-  return sql<SqlBool>`${sql.ref(column)} like lower(${containsPattern(needle)}::text) escape '\\'`;
 }
 
 /** A trigram of the index and the number of links holding it (a row of `link_search_terms`). */

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { searchTextContains } from '../../src/db/link-search.js';
+import { searchTextContains } from '../../src/db/link-search-text.js';
 import { engines } from '../helpers/app.js';
 import { useTestApp } from '../helpers/fixtures.js';
 

@@ -1,7 +1,8 @@
 import { sql, type CompiledQuery, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { FastStatement, FastStatements, Storage } from '../../db/database.js';
 import type { Database, LinkRow } from '../../db/types.js';
-import { searchCandidates, searchTextContains } from '../../db/link-search.js';
+import { searchCandidates } from '../../db/link-search.js';
+import { countSearchText } from '../../db/link-search-text.js';
 import type { SqliteScans } from '../../db/sqlite-scans.js';
 import { countedLinks, isCommonTag, tagCondition } from './link-list-plans.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
@@ -102,42 +103,6 @@ async function countOnScans(db: Kysely<Database>, scans: SqliteScans, base: Link
   return counts.reduce((sum, rows) => sum + Number(rows[0]!.n), 0);
 }
 
-/** Who a list's total counts: an owner's links or everyone's (null); with `liveAt`, only those not expired then. */
-interface CountScope {
-  owner: number | null;
-  liveAt: number | null;
-}
-
-/**
- * PostgreSQL: the total of a search that no index narrows (a pattern most links match, one character), counted in
- * link_search_text (migration 059): one `like` a link over half the pages a scan of `links` reads. Null when the
- * list filters by something that table does not hold (a tag, a health), or the needle is one it cannot test
- * (searchTextContains): the list counts its own rows.
- */
-async function countSearchText(
-  db: Kysely<Database>,
-  q: string,
-  filter: LinkListFilter,
-  { owner, liveAt }: CountScope,
-): Promise<number | null> {
-  const contains = searchTextContains('s.text', q);
-  if (contains === null || filter.tag !== undefined || filter.health !== undefined) return null;
-  const { domainId, domainIds } = filter;
-  if (domainIds !== undefined && domainIds.length === 0) return 0;
-  const { n } = await db
-    .selectFrom('link_search_text as s')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where(() => contains)
-    .$if(owner !== null, (query) => query.where('s.owner_id', '=', owner!))
-    .$if(liveAt !== null, (query) =>
-      query.where((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', liveAt!)])),
-    )
-    .$if(domainId !== undefined, (query) => query.where('s.domain_id', '=', domainId!))
-    .$if(domainIds !== undefined, (query) => query.where('s.domain_id', 'in', [...domainIds!]))
-    .executeTakeFirstOrThrow();
-  return Number(n);
-}
-
 type QueryDeps = {
   db: Kysely<Database>;
   dialect: Pick<Storage['dialect'], 'containsIgnoringCase' | 'anyContainsIgnoringCase' | 'name'>;
@@ -207,27 +172,42 @@ function ordered(
   return paginator.apply(joined.selectAll('links'), list, 'links', { sort: 'o.clicks', id: 'o.link_id' });
 }
 
-function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db' | 'dialect' | 'paginator' | 'scans'>) {
+/** Who a list's total counts: an owner's links or everyone's (null); with `liveAt`, only those not expired then. */
+type CountScope = { owner: number | null; liveAt: number | null };
+
+/**
+ * `base` filtered: the search's candidates and the tag's plan found first. `scan`: a search that no index narrows
+ * (SQLite), whose page and total run on the scan thread (db/sqlite-scans.ts), off the event loop. `wideCount`: on
+ * PostgreSQL, such a search's total counted in link_search_text (null: the list counts its own rows, as it does
+ * for a tag or a health, which that table does not hold).
+ */
+async function narrowed(
+  { db, dialect, scans }: Pick<QueryDeps, 'db' | 'dialect' | 'scans'>,
+  base: LinksQuery,
+  filter: LinkListFilter,
+) {
+  const { q, tag, health, domainId, domainIds } = filter;
+  const commonTag = tag !== undefined && (await isCommonTag(db, dialect, tag));
   // A two-character search lists the index's trigrams on the scan thread (link-search.ts, shortCandidates).
   const readTerms = scans ? <R>(query: CompiledQuery<R>) => scans.all(query) : undefined;
-  const candidatesOf = (filter: LinkListFilter) =>
-    filter.q === undefined ? null : searchCandidates(db, dialect, filter.q, textMatches(filter.q, dialect), readTerms);
-  /**
-   * `base` filtered: the search's candidates and the tag's plan found first. `scan`: a search that no index
-   * narrows (SQLite), whose page and total run on the scan thread (db/sqlite-scans.ts), off the event loop.
-   */
-  const narrowed = async (base: LinksQuery, filter: LinkListFilter) => {
-    const commonTag = filter.tag !== undefined && (await isCommonTag(db, dialect, filter.tag));
-    const candidates = await candidatesOf(filter);
-    const scan = scans !== null && filter.q !== undefined && candidates === null;
-    /** the total of a search no index narrows, on PostgreSQL (null: the list counts its rows) */
-    const wideCount = (scope: CountScope) =>
-      dialect.name === 'postgres' && filter.q !== undefined && candidates === null
-        ? countSearchText(db, filter.q, filter, scope)
-        : Promise.resolve(null);
-    return { query: filtered(base, filter, dialect, candidates, commonTag), scan, wideCount };
-  };
+  const candidates =
+    q === undefined ? null : await searchCandidates(db, dialect, q, textMatches(q, dialect), readTerms);
+  const wide = q !== undefined && candidates === null;
+  // Both given (a key limited to some domains, asking for one): the links of that one, if it is among them.
+  const domains =
+    domainIds === undefined
+      ? domainId === undefined
+        ? null
+        : [domainId]
+      : domainIds.filter((d) => domainId === undefined || d === domainId);
+  const wideCount = async (scope: CountScope) =>
+    dialect.name === 'postgres' && wide && tag === undefined && health === undefined
+      ? countSearchText(db, q, { ...scope, domains })
+      : null;
+  return { query: filtered(base, filter, dialect, candidates, commonTag), scan: scans !== null && wide, wideCount };
+}
 
+function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db' | 'dialect' | 'paginator' | 'scans'>) {
   /** One page of `base` in the list's order; the total too in page mode (`counted`: known without counting). */
   async function onePage(
     { query: base, scan }: { query: LinksQuery; scan: boolean },
@@ -258,7 +238,7 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
         .selectFrom('links')
         .where('user_id', '=', userId)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-      const found = await narrowed(base, filter);
+      const found = await narrowed({ db, dialect, scans }, base, filter);
       const counted = async () =>
         (await countedLinks(db, userId, now, filter)) ?? (await found.wideCount({ owner: userId, liveAt: now }));
       return onePage(found, list, userId, counted);
@@ -270,7 +250,7 @@ function createLinkLists({ db, dialect, paginator, scans }: Pick<QueryDeps, 'db'
       list: ResolvedList,
       filter: AllLinksFilter,
     ): Promise<{ rows: LinkRow[]; total: number | null }> {
-      const { query, scan, wideCount } = await narrowed(db.selectFrom('links'), filter);
+      const { query, scan, wideCount } = await narrowed({ db, dialect, scans }, db.selectFrom('links'), filter);
       let base = query;
       if (filter.userId !== undefined) base = base.where('user_id', '=', filter.userId);
       if (filter.status === 'disabled') base = base.where('disabled_at', 'is not', null);
