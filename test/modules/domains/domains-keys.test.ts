@@ -64,6 +64,16 @@ describe.each(engines)('API keys limited to domains on %s', (engine) => {
     const list = await d.t.request({ url: `/api/v1/users/me/links?limit=100`, token: key });
     expect(list.status, list.text).toBe(200);
     expect(new Set(list.body.data.map((l: { domain: string }) => l.domain))).toEqual(new Set([mine.hostname]));
+    // A search no index narrows (one character, in every URL here) counts the key's domains only, one asked for too;
+    // the unlimited token counts the other domain's link as well.
+    const total = async (query: string, token: string) => {
+      const res = await d.t.request({ url: `/api/v1/users/me/links?limit=1&q=k${query}`, token });
+      expect(res.status, res.text).toBe(200);
+      return res.body.pagination.total as number;
+    };
+    expect(await total('', key)).toBe(list.body.pagination.total);
+    expect(await total(`&domain=${mine.hostname}`, key)).toBe(list.body.pagination.total);
+    expect(await total(`&domain=${other.hostname}`, owner.token)).toBe(1);
     const domains = await d.t.request({ url: `${DOMAINS}?limit=100`, token: key });
     expect(domains.body.data.map((x: { id: number }) => x.id)).toEqual([mine.id]);
     expect((await d.t.request({ url: `${DOMAINS}/${other.id}`, token: key })).status).toBe(403);
