@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
 import { createPgClickWriter } from '../../src/modules/clicks/rollups/pg-click-writer.js';
+import { orphanThenDelete } from '../helpers/db-state.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createLink, createUser } from '../helpers/factories.js';
 import { missing, unless } from '../helpers/skip.js';
@@ -56,13 +57,7 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the click o
       expect(state.order.map((r) => Number(r.click_count))).toEqual([3, 40, 5, 1]);
       expect(state.order).toEqual(state.links);
 
-      await t.storage.db.deleteFrom('users').where('id', '=', bob.id).execute();
-      const gone = await t.request({
-        method: 'DELETE',
-        url: `/api/v1/links/${made[0]!.short_code}`,
-        token: alice.token,
-      });
-      expect(gone.status, gone.text).toBe(204);
+      await orphanThenDelete(t, bob, made[0]!, alice.token);
       state = await mirrored(t);
       expect(state.order).toHaveLength(3);
       expect(state.order.find((r) => Number(r.link_id) === made[2]!.id)?.user_id).toBeNull();

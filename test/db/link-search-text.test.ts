@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { ClickEvent } from '../../src/modules/clicks/event/click-event.js';
 import { createPgClickWriter } from '../../src/modules/clicks/rollups/pg-click-writer.js';
+import { orphanThenDelete } from '../helpers/db-state.js';
 import { createTestApp, engines, type TestApp } from '../helpers/app.js';
 import { createLink, createUser, HUMAN_UA } from '../helpers/factories.js';
 import { useTestApp, useUser } from '../helpers/fixtures.js';
@@ -67,13 +68,7 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the search 
       expect(state.copy[1]).toMatchObject({ expires_at: 1 });
       expect(state.copy).toEqual(state.links);
 
-      await t.storage.db.deleteFrom('users').where('id', '=', bob.id).execute();
-      const gone = await t.request({
-        method: 'DELETE',
-        url: `/api/v1/links/${made[0]!.short_code}`,
-        token: alice.token,
-      });
-      expect(gone.status, gone.text).toBe(204);
+      await orphanThenDelete(t, bob, made[0]!, alice.token);
       state = await mirrored(t);
       expect(state.copy).toHaveLength(3);
       expect(state.copy.find((r) => Number(r.link_id) === made[2]!.id)?.owner_id).toBeNull();

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 
 /**
@@ -23,6 +24,21 @@ export async function countRows(t: TestApp, table: 'users' | 'tokens' | 'revoked
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/**
+ * What the tables kept beside `links` by triggers must follow besides creation and edits: `owner` deleted (the
+ * foreign key sets their links' owner to null), then `link` deleted through the API with `token`.
+ */
+export async function orphanThenDelete(
+  t: TestApp,
+  owner: { id: number },
+  link: { short_code: string },
+  token: string,
+): Promise<void> {
+  await t.storage.db.deleteFrom('users').where('id', '=', owner.id).execute();
+  const gone = await t.request({ method: 'DELETE', url: `/api/v1/links/${link.short_code}`, token });
+  expect(gone.status, gone.text).toBe(204);
 }
 
 /** A writable stream that keeps pino's newline-delimited JSON lines, parsed. */
