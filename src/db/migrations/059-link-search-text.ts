@@ -11,7 +11,7 @@ import { linksStatementTriggers } from '../statement-triggers.js';
  * that was a parallel scan of the whole `links` heap (about 280 MB of rows of 33 columns, most of them never
  * searched), each row tested with up to eight `like`s, four of them on lowered values: over the budget of 200 ms,
  * and over 800 ms for a pattern the planner thought broad that few links hold. Here each link is one row of about
- * half the size, and one `like` (link-search.ts, searchTextContains): the title, the code, the aliases and the URL
+ * half the size, and one `like` (db/link-search-text.ts): the title, the code, the aliases and the URL
  * each lowered as `ilike` lowers them (in its own collation), joined by chr(1), which no needle holds.
  *
  * Kept by a statement trigger over each write's transition tables, in the writing transaction (as
