@@ -43,17 +43,31 @@ const rowOf = (link: string) =>
   `${link}.id, ${link}.user_id, ${link}.domain_id, ${link}.expires_at, lower(coalesce(${link}.title, '')) || chr(1) ||
   lower(${link}.short_code) || chr(1) || lower(${link}.aliases) || chr(1) || lower(${link}.original_url)`;
 
-/** Inserted links get their row; updated ones whose searched or filtered columns changed have it written again. */
+/** The columns of `links` that link_search_text is made of. */
+const SOURCE = 'id, user_id, domain_id, expires_at, short_code, title, aliases, original_url';
+
+/** An updated link whose searched or filtered columns changed: `n` its new row, `p` its old one. */
+const CHANGED = `from new_links n join old_links p on p.id = n.id
+  where (n.user_id, n.domain_id, n.expires_at, n.short_code, n.title, n.aliases, n.original_url)
+    is distinct from (p.user_id, p.domain_id, p.expires_at, p.short_code, p.title, p.aliases, p.original_url)`;
+
+/**
+ * Inserted links get their row; updated ones whose searched or filtered columns changed have it written again.
+ * Whether any did is asked first, as a set difference (hashed, one pass over each transition table): planned as
+ * one join, the update probed this table's key for every updated link before testing what changed, and an
+ * `exists` over the join was planned as a nested loop; a click batch (counters only) over 1,000 links of a
+ * million paid 60–120 ms either way.
+ */
 const POSTGRES_FUNCTION = `create or replace function link_search_text_apply() returns trigger language plpgsql as $$
 begin
   if tg_op = 'INSERT' then
     insert into link_search_text (${COLUMNS}) select ${rowOf('n')} from new_links n order by n.id;
   elsif tg_op = 'UPDATE' then
-    update link_search_text s set (${COLUMNS}) = (select ${rowOf('n')})
-      from (select n.* from new_links n join old_links p on p.id = n.id
-        where (n.user_id, n.domain_id, n.expires_at, n.short_code, n.title, n.aliases, n.original_url)
-          is distinct from (p.user_id, p.domain_id, p.expires_at, p.short_code, p.title, p.aliases, p.original_url)) n
-      where s.link_id = n.id;
+    -- nested: plpgsql plans a condition whole, and a DELETE's trigger has no new_links
+    if exists (select ${SOURCE} from new_links except select ${SOURCE} from old_links) then
+      update link_search_text s set (${COLUMNS}) = (select ${rowOf('c')})
+        from (select n.* ${CHANGED}) c where s.link_id = c.id;
+    end if;
   end if;
   return null;
 end $$`;
