@@ -66,10 +66,11 @@ describe.each(engines)('a needle in any of several columns, ignoring case, on %s
   it.skipIf(engine !== 'postgres')(
     'when a needle is tested in the columns lowered and joined, then the same rows match as by the indexed form',
     async () => {
+      const { dialect } = t.storage;
       const joined = sql`(select lower(t.a) || chr(1) || lower(t.b) as text)`;
       let matched = 0;
       for (const needle of NEEDLES) {
-        const indexed = sql<SqlBool>`(${t.storage.dialect.containsIgnoringCase('t.a', needle)} or ${t.storage.dialect.containsIgnoringCase('t.b', needle)})`;
+        const indexed = sql<SqlBool>`(${dialect.containsIgnoringCase('t.a', needle)} or ${dialect.containsIgnoringCase('t.b', needle)})`;
         const expected = await matching(indexed);
         expect(
           await matching(
