@@ -55,8 +55,8 @@ const CHANGED = `from new_links n join old_links p on p.id = n.id
  * Inserted links get their row; updated ones whose searched or filtered columns changed have it written again.
  * Whether any did is asked first, as a set difference (hashed, one pass over each transition table): planned as
  * one join, the update probed this table's key for every updated link before testing what changed, and an
- * `exists` over the join was planned as a nested loop; a click batch (counters only) over 1,000 links of a
- * million paid 60–120 ms either way.
+ * `exists` over the join was planned as a nested loop: a click batch (counters only) over 1,000 links of a
+ * million paid 40–80 ms in this trigger, and 121 ms with that `exists`, against 1.1 ms now.
  */
 const POSTGRES_FUNCTION = `create or replace function link_search_text_apply() returns trigger language plpgsql as $$
 begin
