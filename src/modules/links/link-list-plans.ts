@@ -37,6 +37,16 @@ export function tagCondition(tag: string, probe: boolean, plusId: boolean) {
   };
 }
 
+/**
+ * The domains a list's rows are on (null: any): the one asked for (`domain`), those of an API key limited to some,
+ * or, both given, the one asked for if it is among the key's (the list's rows are filtered by both).
+ */
+export function listDomains(filter: Pick<CountableFilter, 'domainId' | 'domainIds'>): readonly number[] | null {
+  const { domainId, domainIds } = filter;
+  if (domainIds === undefined) return domainId === undefined ? null : [domainId];
+  return domainId === undefined ? domainIds : domainIds.filter((d) => d === domainId);
+}
+
 /** A user list's filters that the owners' counters can total: none but a tag and the domains. */
 export interface CountableFilter {
   tag?: string | undefined;
@@ -65,8 +75,7 @@ export async function countedLinks(
   if (filter.q !== undefined || filter.health !== undefined) return null;
   if (owner === 'all' && liveAt !== null) return null;
   const { tag } = filter;
-  const domains =
-    filter.domainIds !== undefined ? [...filter.domainIds] : filter.domainId !== undefined ? [filter.domainId] : null;
+  const domains = listDomains(filter);
   if (domains !== null && domains.length === 0) return 0;
   const counted =
     tag === undefined

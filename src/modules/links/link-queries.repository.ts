@@ -4,7 +4,7 @@ import type { Database, LinkRow } from '../../db/types.js';
 import { searchCandidates } from '../../db/link-search.js';
 import { countSearchText } from '../../db/link-search-text.js';
 import type { SqliteScans } from '../../db/sqlite-scans.js';
-import { countedLinks, isCommonTag, tagCondition } from './link-list-plans.js';
+import { countedLinks, isCommonTag, listDomains, tagCondition } from './link-list-plans.js';
 import type { Paginator, ResolvedList } from '../../lib/pagination.js';
 import type { NamedLink } from './link-aliases.js';
 import type { Db } from './link-rows.js';
@@ -186,23 +186,16 @@ async function narrowed(
   base: LinksQuery,
   filter: LinkListFilter,
 ) {
-  const { q, tag, health, domainId, domainIds } = filter;
+  const { q, tag, health } = filter;
   const commonTag = tag !== undefined && (await isCommonTag(db, dialect, tag));
   // A two-character search lists the index's trigrams on the scan thread (link-search.ts, shortCandidates).
   const readTerms = scans ? <R>(query: CompiledQuery<R>) => scans.all(query) : undefined;
   const candidates =
     q === undefined ? null : await searchCandidates(db, dialect, q, textMatches(q, dialect), readTerms);
   const wide = q !== undefined && candidates === null;
-  // Both given (a key limited to some domains, asking for one): the links of that one, if it is among them.
-  const domains =
-    domainIds === undefined
-      ? domainId === undefined
-        ? null
-        : [domainId]
-      : domainIds.filter((d) => domainId === undefined || d === domainId);
   const wideCount = async (scope: CountScope) =>
     dialect.name === 'postgres' && wide && tag === undefined && health === undefined
-      ? countSearchText(db, q, { ...scope, domains })
+      ? countSearchText(db, q, { ...scope, domains: listDomains(filter) })
       : null;
   return { query: filtered(base, filter, dialect, candidates, commonTag), scan: scans !== null && wide, wideCount };
 }

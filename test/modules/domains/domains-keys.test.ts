@@ -74,6 +74,27 @@ describe.each(engines)('API keys limited to domains on %s', (engine) => {
     expect(await total('', key)).toBe(list.body.pagination.total);
     expect(await total(`&domain=${mine.hostname}`, key)).toBe(list.body.pagination.total);
     expect(await total(`&domain=${other.hostname}`, owner.token)).toBe(1);
+    // A key limited to both domains that asks for one: its total is that one's links, counted from the owners'
+    // counters (no q) or from the search (one character), as the page's rows are.
+    const both = await d.t.request({
+      method: 'POST',
+      url: `/api/v1/users/${owner.id}/api-keys`,
+      token: owner.token,
+      payload: { name: 'two domains', scopes: ['links:read'], domains: [mine.id, other.id] },
+    });
+    expect(both.status, both.text).toBe(201);
+    for (const search of ['', '&q=k']) {
+      const res = await d.t.request({
+        url: `/api/v1/users/me/links?limit=100&domain=${other.hostname}${search}`,
+        token: both.body.key,
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(
+        res.body.data.map((l: { domain: string }) => l.domain),
+        search,
+      ).toEqual([other.hostname]);
+      expect(res.body.pagination.total, search).toBe(1);
+    }
     const domains = await d.t.request({ url: `${DOMAINS}?limit=100`, token: key });
     expect(domains.body.data.map((x: { id: number }) => x.id)).toEqual([mine.id]);
     expect((await d.t.request({ url: `${DOMAINS}/${other.id}`, token: key })).status).toBe(403);
