@@ -46,10 +46,8 @@ const rowOf = (link: string) =>
 /** The columns of `links` that link_search_text is made of. */
 const SOURCE = 'id, user_id, domain_id, expires_at, short_code, title, aliases, original_url';
 
-/** An updated link whose searched or filtered columns changed: `n` its new row, `p` its old one. */
-const CHANGED = `from new_links n join old_links p on p.id = n.id
-  where (n.user_id, n.domain_id, n.expires_at, n.short_code, n.title, n.aliases, n.original_url)
-    is distinct from (p.user_id, p.domain_id, p.expires_at, p.short_code, p.title, p.aliases, p.original_url)`;
+/** The updated links whose searched or filtered columns changed, as they are now: a set difference, hashed. */
+const CHANGED = `select ${SOURCE} from new_links except select ${SOURCE} from old_links`;
 
 /**
  * Inserted links get their row; updated ones whose searched or filtered columns changed have it written again.
@@ -64,9 +62,8 @@ begin
     insert into link_search_text (${COLUMNS}) select ${rowOf('n')} from new_links n order by n.id;
   elsif tg_op = 'UPDATE' then
     -- nested: plpgsql plans a condition whole, and a DELETE's trigger has no new_links
-    if exists (select ${SOURCE} from new_links except select ${SOURCE} from old_links) then
-      update link_search_text s set (${COLUMNS}) = (select ${rowOf('c')})
-        from (select n.* ${CHANGED}) c where s.link_id = c.id;
+    if exists (${CHANGED}) then
+      update link_search_text s set (${COLUMNS}) = (select ${rowOf('c')}) from (${CHANGED}) c where s.link_id = c.id;
     end if;
   end if;
   return null;
