@@ -48,6 +48,7 @@ import * as m056 from './migrations/056-link-click-order.js';
 import * as m057 from './migrations/057-link-search-pairs.js';
 import * as m058 from './migrations/058-compact-click-events.js';
 import * as m059 from './migrations/059-link-search-text.js';
+import * as m060 from './migrations/060-link-triggers-planned.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -101,6 +102,7 @@ const migrations: Record<string, MigrationModule> = {
   '057-link-search-pairs': m057,
   '058-compact-click-events': m058,
   '059-link-search-text': m059,
+  '060-link-triggers-planned': m060,
 };
 
 /** Every migration this build knows, in order. */

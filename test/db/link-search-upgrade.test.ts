@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createStorage, type Storage } from '../../src/db/database.js';
 import { searchCandidates } from '../../src/db/link-search.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrator.js';
-import { freshPostgresDatabase } from '../helpers/app.js';
+import { freshPostgresStorages } from '../helpers/app.js';
 import { missing, unless } from '../helpers/skip.js';
 
 /**
@@ -76,18 +76,10 @@ describe('the search index of an earlier release (SQLite)', () => {
  * two-character `q` finds them through the index, as it finds the links written after the upgrade.
  */
 describe.runIf(missing.postgres === null)(unless(missing.postgres, 'the pairs index of an upgrade on postgres'), () => {
-  let storage: Storage | null = null;
-  let drop: (() => Promise<void>) | null = null;
-  afterEach(async () => {
-    await storage?.close();
-    await drop?.();
-    [storage, drop] = [null, null];
-  });
+  const open = freshPostgresStorages();
 
   it('when it is upgraded, then two characters are found in the old links and the new', async () => {
-    const db = await freshPostgresDatabase();
-    drop = db.drop;
-    storage = createStorage({ databaseUrl: db.url, dataDir: tmpdir(), dbPoolMax: 1 });
+    const { storage } = await open();
     await migrateUpTo(storage.db as unknown as Kysely<unknown>, storage.dialect, '056-link-click-order');
     const now = Date.now();
     await sql`insert into links (short_code, original_url, created_at, updated_at, title) values
@@ -96,10 +88,10 @@ describe.runIf(missing.postgres === null)(unless(missing.postgres, 'the pairs in
     await sql`insert into links (short_code, original_url, created_at, updated_at, title) values
       ('newone', 'https://example.com/other-qx', ${now}, ${now}, 'Plans of June')`.execute(storage.db);
     const matching = async (needle: string) => {
-      const where = await searchCandidates(storage!.db, storage!.dialect, needle, sql`1 = 1`);
-      expect(String(where?.compile(storage!.db).sql), needle).toMatch(/link_search_pairs/);
+      const where = await searchCandidates(storage.db, storage.dialect, needle, sql`1 = 1`);
+      expect(String(where?.compile(storage.db).sql), needle).toMatch(/link_search_pairs/);
       const rows = await sql<{ short_code: string }>`select short_code from links where ${where!} order by id`.execute(
-        storage!.db,
+        storage.db,
       );
       return rows.rows.map((r) => r.short_code);
     };

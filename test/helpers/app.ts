@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { inject } from 'vitest';
+import { afterEach, inject } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createStorage, type Storage } from '../../src/db/database.js';
@@ -57,6 +57,26 @@ export interface TestApp {
   /** Sends a request through app.inject() and fails the test if the response breaks the OpenAPI document. */
   request(opts: RequestOptions): Promise<ApiResponse>;
   close(): Promise<void>;
+}
+
+/**
+ * For the tests of a describe block that each open a new, empty PostgreSQL database as a storage of one connection
+ * (migrations, triggers): `open()` makes it; it is closed and dropped after each test.
+ */
+export function freshPostgresStorages(): () => Promise<{ storage: Storage; url: string }> {
+  let storage: Storage | null = null;
+  let drop: (() => Promise<void>) | null = null;
+  afterEach(async () => {
+    await storage?.close();
+    await drop?.();
+    [storage, drop] = [null, null];
+  });
+  return async () => {
+    const db = await freshPostgresDatabase();
+    drop = db.drop;
+    storage = createStorage({ databaseUrl: db.url, dataDir: tmpdir(), dbPoolMax: 1 });
+    return { storage, url: db.url };
+  };
 }
 
 /** A new, empty PostgreSQL database (for tests that restart an app on the same data); drop() removes it. */

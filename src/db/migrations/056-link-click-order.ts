@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
-import { linksStatementTriggers } from '../statement-triggers.js';
+import { linksStatementTriggers, planned, type TriggerFunction } from '../statement-triggers.js';
 
 /**
  * PostgreSQL: the lists sorted by clicks read `link_click_order` instead of indexes on `links` (issue 37 item 3).
@@ -24,7 +24,7 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
     owner_id bigint,
     clicks bigint not null
   )`.execute(db);
-  await linksStatementTriggers(db, 'click_order', { sql: POSTGRES_FUNCTION, name: 'link_click_order_apply' });
+  await linksStatementTriggers(db, 'click_order', CLICK_ORDER_TRIGGER);
   await sql`insert into link_click_order (link_id, owner_id, clicks) select id, user_id, click_count from links`.execute(
     db,
   );
@@ -39,16 +39,19 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
  * Inserted links get their row; updated ones whose count or owner changed have it updated (two writers of the
  * same links have already waited for each other on those links' rows). Deletes: the foreign key's cascade.
  */
-const POSTGRES_FUNCTION = `create or replace function link_click_order_apply() returns trigger language plpgsql as $$
+export const CLICK_ORDER_TRIGGER: TriggerFunction = {
+  name: 'link_click_order_apply',
+  sql: `create or replace function link_click_order_apply() returns trigger language plpgsql as $$
 begin
   if tg_op = 'INSERT' then
-    insert into link_click_order (link_id, owner_id, clicks)
-      select id, user_id, click_count from new_links order by id;
+    ${planned(`insert into link_click_order (link_id, owner_id, clicks)
+      select id, user_id, click_count from new_links order by id`)};
   elsif tg_op = 'UPDATE' then
-    update link_click_order o set clicks = n.click_count, owner_id = n.user_id
+    ${planned(`update link_click_order o set clicks = n.click_count, owner_id = n.user_id
       from (select n.id, n.user_id, n.click_count from new_links n join old_links p on p.id = n.id
         where n.click_count <> p.click_count or n.user_id is distinct from p.user_id) n
-      where o.link_id = n.id;
+      where o.link_id = n.id`)};
   end if;
   return null;
-end $$`;
+end $$`,
+};
