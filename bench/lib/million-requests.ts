@@ -93,6 +93,26 @@ const create: Endpoint = {
   ],
 };
 
+/**
+ * A change of one link's title: on PostgreSQL every statement-level trigger of `links` runs its update branch
+ * (migrations 050, 056, 059), over transition tables of one row.
+ */
+const change: Endpoint = {
+  name: 'PATCH /links/{code} (title)',
+  budgetMs: CREATE_MS,
+  run: async (base, c, n) => [
+    await timed(
+      `${base}/api/v1/links/${c.code}`,
+      {
+        method: 'PATCH',
+        headers: { ...auth(c.user), 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ title: `Changed ${n}` }),
+      },
+      200,
+    ),
+  ],
+};
+
 /** Time to the first chunk of the CSV body. */
 const exportStart: Endpoint = {
   name: 'CSV export, first byte',
@@ -138,6 +158,7 @@ export const ENDPOINTS: Endpoint[] = [
   get('link stats', (c) => `/api/v1/links/${c.code}/stats`),
   get('link lookup', (c) => `/api/v1/links/${c.code}`),
   create,
+  change,
   exportStart,
 ];
 
