@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from './dialect.js';
-import { linksStatementTriggers, planned, type TriggerFunction } from './statement-triggers.js';
+import { linksStatementTriggers, planned, type LinksTrigger } from './statement-triggers.js';
 
 /**
  * `link_owner_tags` (migration 050): per owner, tag and domain, how many links carry the tag, so that a user's
@@ -23,7 +23,7 @@ export async function createOwnerTags(db: Kysely<unknown>, d: Dialect): Promise<
     primary key (user_id, tag, domain_id)
   )${sql.raw(d.name === 'sqlite' ? ' without rowid' : '')}`.execute(db);
   if (d.name === 'sqlite') await sqliteTriggers(db);
-  else await linksStatementTriggers(db, 'owner_tags', OWNER_TAGS_TRIGGER);
+  else await linksStatementTriggers(db, OWNER_TAGS_TRIGGER);
   await sql`delete from link_owner_tags`.execute(db);
   await sql`insert into link_owner_tags (user_id, tag, domain_id, links)
     select l.user_id, t.tag, l.domain_id, count(*) from link_tags t join links l on l.id = t.link_id
@@ -71,15 +71,14 @@ const applyTags = (changes: string) => `insert into link_owner_tags as t (user_i
  * that row's versions a chain each update walks, quadratic in the links of one transaction); each statement
  * planned for the tables it is given (statement-triggers.ts).
  */
-export const OWNER_TAGS_TRIGGER: TriggerFunction = {
-  name: 'link_owner_tags_apply',
-  sql: `create or replace function link_owner_tags_apply() returns trigger language plpgsql as $fn$
+export const OWNER_TAGS_TRIGGER: LinksTrigger = {
+  trigger: 'owner_tags',
+  body: `
 begin
   if tg_op = 'INSERT' then ${planned(applyTags(tagRows('new_links', 1)))};
   elsif tg_op = 'DELETE' then ${planned(applyTags(tagRows('old_links', -1)))};
   else ${planned(applyTags(`${tagRows('new_links', 1, CHANGED)} union all ${tagRows('old_links', -1, CHANGED)}`))};
   end if;
   return null;
-end
-$fn$`,
+end`,
 };

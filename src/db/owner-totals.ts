@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from './dialect.js';
-import { linksStatementTriggers, planned, type TriggerFunction } from './statement-triggers.js';
+import { linksStatementTriggers, planned, type LinksTrigger } from './statement-triggers.js';
 
 /**
  * `link_owner_totals` (migration 050): per owner and domain of links, how many links there are and the sums of
@@ -33,7 +33,7 @@ export async function createOwnerTotals(db: Kysely<unknown>, d: Dialect): Promis
     primary key (user_id, domain_id)
   )${sql.raw(d.name === 'sqlite' ? ' without rowid' : '')}`.execute(db);
   if (d.name === 'sqlite') await sqliteTriggers(db);
-  else await linksStatementTriggers(db, 'owner_totals', OWNER_TOTALS_TRIGGER);
+  else await linksStatementTriggers(db, OWNER_TOTALS_TRIGGER);
   await sql`delete from link_owner_totals`.execute(db);
   await sql`insert into link_owner_totals (user_id, domain_id, links, clicks, bots, unique_visitors, first_click_at, last_click_at)
     select user_id, domain_id, count(*), sum(click_count), sum(bot_clicks), sum(unique_visitors), min(first_click_at),
@@ -134,9 +134,9 @@ const POSTGRES_INWARD = `update link_owner_totals t set
  * One function for the three statement triggers, a branch each (a trigger has only its event's transition
  * tables: a DELETE has no new_links); each statement planned for the tables it is given (statement-triggers.ts).
  */
-export const OWNER_TOTALS_TRIGGER: TriggerFunction = {
-  name: 'link_owner_totals_apply',
-  sql: `create or replace function link_owner_totals_apply() returns trigger language plpgsql as $fn$
+export const OWNER_TOTALS_TRIGGER: LinksTrigger = {
+  trigger: 'owner_totals',
+  body: `
 begin
   if tg_op = 'INSERT' then ${planned(applyChanges(ADDED))};
   elsif tg_op = 'DELETE' then ${planned(applyChanges(TAKEN))};
@@ -144,6 +144,5 @@ begin
     ${planned(POSTGRES_INWARD)};
   end if;
   return null;
-end
-$fn$`,
+end`,
 };

@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 
-/** A trigger function: its `create or replace function … returns trigger` text, and its name. */
-export interface TriggerFunction {
-  sql: string;
-  name: string;
+/** A statement trigger of `links`: `links_<trigger>_<event>`, running `link_<trigger>_apply()` (plpgsql: `body`). */
+export interface LinksTrigger {
+  trigger: string;
+  body: string;
 }
 
 /**
@@ -16,24 +16,27 @@ export interface TriggerFunction {
 export const planned = (statement: string): string => `execute $run$${statement}$run$`;
 
 /**
- * PostgreSQL: `fn` (its `create or replace function … returns trigger` text, applied first) as the statement-level
- * trigger of every insert, update and delete on `links`, each seeing the statement's rows as transition tables
- * (`new_links`, `old_links`), named `links_<name>_<event>`. Made again from scratch, so a later build may change it.
+ * PostgreSQL: `t`'s function (created or replaced first) as the statement-level trigger of every insert, update and
+ * delete on `links`, each seeing the statement's rows as transition tables (`new_links`, `old_links`). Made again
+ * from scratch, so a later build may change it.
  */
-export async function linksStatementTriggers(db: Kysely<unknown>, name: string, fn: TriggerFunction): Promise<void> {
-  await sql.raw(fn.sql).execute(db);
-  await noJit(db, fn.name);
+export async function linksStatementTriggers(db: Kysely<unknown>, t: LinksTrigger): Promise<void> {
+  const fn = `link_${t.trigger}_apply`;
+  await sql
+    .raw(`create or replace function ${fn}() returns trigger language plpgsql as $body$${t.body}$body$`)
+    .execute(db);
+  await noJit(db, fn);
   const transitions = {
     insert: 'new table as new_links',
     update: 'old table as old_links new table as new_links',
     delete: 'old table as old_links',
   };
   for (const [event, referencing] of Object.entries(transitions)) {
-    await sql.raw(`drop trigger if exists links_${name}_${event} on links`).execute(db);
+    await sql.raw(`drop trigger if exists links_${t.trigger}_${event} on links`).execute(db);
     await sql
       .raw(
-        `create trigger links_${name}_${event} after ${event} on links referencing ${referencing}
-        for each statement execute function ${fn.name}()`,
+        `create trigger links_${t.trigger}_${event} after ${event} on links referencing ${referencing}
+        for each statement execute function ${fn}()`,
       )
       .execute(db);
   }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
-import { linksStatementTriggers, planned, type TriggerFunction } from '../statement-triggers.js';
+import { linksStatementTriggers, planned, type LinksTrigger } from '../statement-triggers.js';
 
 /**
  * PostgreSQL: the lists sorted by clicks read `link_click_order` instead of indexes on `links` (issue 37 item 3).
@@ -24,7 +24,7 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
     owner_id bigint,
     clicks bigint not null
   )`.execute(db);
-  await linksStatementTriggers(db, 'click_order', CLICK_ORDER_TRIGGER);
+  await linksStatementTriggers(db, CLICK_ORDER_TRIGGER);
   await sql`insert into link_click_order (link_id, owner_id, clicks) select id, user_id, click_count from links`.execute(
     db,
   );
@@ -39,9 +39,9 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
  * Inserted links get their row; updated ones whose count or owner changed have it updated (two writers of the
  * same links have already waited for each other on those links' rows). Deletes: the foreign key's cascade.
  */
-export const CLICK_ORDER_TRIGGER: TriggerFunction = {
-  name: 'link_click_order_apply',
-  sql: `create or replace function link_click_order_apply() returns trigger language plpgsql as $$
+export const CLICK_ORDER_TRIGGER: LinksTrigger = {
+  trigger: 'click_order',
+  body: `
 begin
   if tg_op = 'INSERT' then
     ${planned(`insert into link_click_order (link_id, owner_id, clicks)
@@ -53,5 +53,5 @@ begin
       where o.link_id = n.id`)};
   end if;
   return null;
-end $$`,
+end`,
 };

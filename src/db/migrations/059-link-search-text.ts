@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
-import { linksStatementTriggers, planned, type TriggerFunction } from '../statement-triggers.js';
+import { linksStatementTriggers, planned, type LinksTrigger } from '../statement-triggers.js';
 
 /**
  * PostgreSQL: the text `q` searches, lower-cased, and the columns a list's total filters by, in a narrow table of
@@ -31,7 +31,7 @@ export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
     expires_at bigint,
     text text not null
   )`.execute(db);
-  await linksStatementTriggers(db, 'search_text', SEARCH_TEXT_TRIGGER);
+  await linksStatementTriggers(db, SEARCH_TEXT_TRIGGER);
   await sql.raw(`insert into link_search_text (${COLUMNS}) select ${rowOf('links')} from links`).execute(db);
   await sql`create index link_search_text_owner_idx on link_search_text (owner_id)`.execute(db);
 }
@@ -56,9 +56,9 @@ const CHANGED = `select ${SOURCE} from new_links except select ${SOURCE} from ol
  * `exists` over the join was planned as a nested loop: a click batch (counters only) over 1,000 links of a
  * million paid 40–80 ms in this trigger, and 121 ms with that `exists`, against 1.1 ms now.
  */
-export const SEARCH_TEXT_TRIGGER: TriggerFunction = {
-  name: 'link_search_text_apply',
-  sql: `create or replace function link_search_text_apply() returns trigger language plpgsql as $$
+export const SEARCH_TEXT_TRIGGER: LinksTrigger = {
+  trigger: 'search_text',
+  body: `
 declare changed boolean;
 begin
   if tg_op = 'INSERT' then
@@ -71,5 +71,5 @@ begin
     end if;
   end if;
   return null;
-end $$`,
+end`,
 };

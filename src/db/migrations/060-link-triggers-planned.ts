@@ -15,8 +15,6 @@ import { SEARCH_TEXT_TRIGGER } from './059-link-search-text.js';
  */
 export async function up(db: Kysely<unknown>, d: Dialect): Promise<void> {
   if (d.name !== 'postgres') return;
-  await linksStatementTriggers(db, 'owner_totals', OWNER_TOTALS_TRIGGER);
-  await linksStatementTriggers(db, 'owner_tags', OWNER_TAGS_TRIGGER);
-  await linksStatementTriggers(db, 'click_order', CLICK_ORDER_TRIGGER);
-  await linksStatementTriggers(db, 'search_text', SEARCH_TEXT_TRIGGER);
+  for (const t of [OWNER_TOTALS_TRIGGER, OWNER_TAGS_TRIGGER, CLICK_ORDER_TRIGGER, SEARCH_TEXT_TRIGGER])
+    await linksStatementTriggers(db, t);
 }

@@ -96,7 +96,8 @@ const pendingDeliveries = async (t: TestApp): Promise<number> => {
 // and one after the other those waits were two minutes of CI's run with a core idle.
 describe.concurrent('kill -9 while webhook events wait', () => {
   it.for(engines)(
-    `on %s, when the server is SIGKILLed while ${EVENTS} events wait and started again, then every event is delivered (duplicates counted, at most what it held claimed)`,
+    `on %s, when the server is SIGKILLed while ${EVENTS} events wait and started again, ` +
+      'then every event is delivered (duplicates counted, at most what it held claimed)',
     { timeout: LONG ? 900_000 : 300_000 },
     async (engine, { expect }) => {
       const t = await createTestApp(engine, { env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
