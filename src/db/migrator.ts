@@ -49,6 +49,7 @@ import * as m057 from './migrations/057-link-search-pairs.js';
 import * as m058 from './migrations/058-compact-click-events.js';
 import * as m059 from './migrations/059-link-search-text.js';
 import * as m060 from './migrations/060-link-triggers-planned.js';
+import * as m061 from './migrations/061-click-rows-unchecked.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, d: Dialect): Promise<void> };
 
@@ -103,6 +104,7 @@ const migrations: Record<string, MigrationModule> = {
   '058-compact-click-events': m058,
   '059-link-search-text': m059,
   '060-link-triggers-planned': m060,
+  '061-click-rows-unchecked': m061,
 };
 
 /** Every migration this build knows, in order. */

@@ -1,9 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 
+type LinksEvent = 'insert' | 'update' | 'delete';
+
 /** A statement trigger of `links`: `links_<trigger>_<event>`, running `link_<trigger>_apply()` (plpgsql: `body`). */
 export interface LinksTrigger {
   trigger: string;
   body: string;
+  /** the writes it runs after: every insert, update and delete unless given */
+  events?: readonly LinksEvent[];
 }
 
 /**
@@ -17,8 +21,8 @@ export const planned = (statement: string): string => `execute $run$${statement}
 
 /**
  * PostgreSQL: `t`'s function (created or replaced first) as the statement-level trigger of every insert, update and
- * delete on `links`, each seeing the statement's rows as transition tables (`new_links`, `old_links`). Made again
- * from scratch, so a later build may change it.
+ * delete on `links` (or those of `t.events`), each seeing the statement's rows as transition tables (`new_links`,
+ * `old_links`). Made again from scratch, so a later build may change it.
  */
 export async function linksStatementTriggers(db: Kysely<unknown>, t: LinksTrigger): Promise<void> {
   const fn = `link_${t.trigger}_apply`;
@@ -26,12 +30,13 @@ export async function linksStatementTriggers(db: Kysely<unknown>, t: LinksTrigge
     .raw(`create or replace function ${fn}() returns trigger language plpgsql as $body$${t.body}$body$`)
     .execute(db);
   await noJit(db, fn);
-  const transitions = {
+  const transitions: Record<LinksEvent, string> = {
     insert: 'new table as new_links',
     update: 'old table as old_links new table as new_links',
     delete: 'old table as old_links',
   };
-  for (const [event, referencing] of Object.entries(transitions)) {
+  for (const event of t.events ?? (['insert', 'update', 'delete'] as const)) {
+    const referencing = transitions[event];
     await sql.raw(`drop trigger if exists links_${t.trigger}_${event} on links`).execute(db);
     await sql
       .raw(

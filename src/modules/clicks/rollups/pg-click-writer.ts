@@ -80,7 +80,8 @@ function mergeCounter(column: string, merge: CounterMerge): RawBuilder<unknown> 
 /**
  * Adds to the link counters (click_count, first/last click …) and tells which links still exist, with their
  * owners. The UPDATE takes the row lock on PostgreSQL, so a link deleted meanwhile either waits for this
- * transaction or is already gone (its clicks are dropped with it, like the clicks a delete cascades away).
+ * transaction or is already gone (its clicks are dropped with it, like the clicks a delete takes away): the rows
+ * written after it have no foreign key to `links` there (migration 061), and this lock keeps them in step.
  */
 async function bumpLinks(tx: Tx, increments: readonly LinkIncrement[]): Promise<Map<number, ClickedLink>> {
   const live = new Map<number, ClickedLink>();

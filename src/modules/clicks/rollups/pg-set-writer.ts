@@ -83,7 +83,9 @@ async function stage(tx: Tx, batch: readonly ClickEvent[]): Promise<void> {
 
 /**
  * Locks the batch's links in id order and returns those that still exist with their owners; clicks of a link
- * deleted meanwhile leave the staging table (they are dropped with their link, as a delete's cascade drops them).
+ * deleted meanwhile leave the staging table (they are dropped with their link, as a delete drops its clicks).
+ * The lock is what keeps a deleted link's rows out: the tables written below have no foreign key to `links`
+ * (migration 061), so a delete waits for this transaction and its trigger then removes what the batch wrote.
  */
 async function lockLinks(tx: Tx): Promise<Map<number, LiveLink>> {
   const { rows } = await sql<{ id: string; user_id: string | null; n: string }>`select id, user_id, click_count as n
