@@ -86,12 +86,13 @@ describe.skipIf(missing.postgres !== null)(unless(missing.postgres, 'the click r
         Array.from({ length: 12 }, (_, i) => createLink(t, { original_url: `https://example.com/race/${i}` })),
       );
       const survivor = await createLink(t, { original_url: 'https://example.com/race/survivor' });
-      // Each batch clicks the survivor too, so that every batch writes whichever way its race goes.
+      // Each batch clicks the survivor too, so that every batch writes whichever way its race goes; every other
+      // pair sends its delete first.
       await Promise.all(
         links.map(async (link, i) => {
-          const write = writer.write([...clicksOf(t, link, 5), ...clicksOf(t, survivor, 1)]);
-          const remove = t.storage.db.deleteFrom('links').where('id', '=', link.id).execute();
-          await Promise.all(i % 2 === 0 ? [write, remove] : [remove, write]);
+          const write = () => writer.write([...clicksOf(t, link, 5), ...clicksOf(t, survivor, 1)]);
+          const remove = () => t.storage.db.deleteFrom('links').where('id', '=', link.id).execute();
+          await (i % 2 === 0 ? Promise.all([write(), remove()]) : Promise.all([remove(), write()]));
         }),
       );
       for (const link of links) expect(await rowsOf(t, link)).toEqual(none);
