@@ -51,6 +51,13 @@ async function failure(promise: Promise<unknown>): Promise<OutboundError> {
   return err as OutboundError;
 }
 
+/** The port a call of `net.Socket.prototype.connect` asks for: `(port, host)`, `(options)` or net's `[options, cb]`. */
+function portOf(args: unknown[]): number | undefined {
+  const first = Array.isArray(args[0]) ? (args[0] as unknown[])[0] : args[0];
+  const port = typeof first === 'object' && first !== null ? (first as { port?: unknown }).port : first;
+  return port === undefined ? undefined : Number(port);
+}
+
 describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
   let dns: TestDnsServer;
   let echo: Awaited<ReturnType<typeof serve>>;
@@ -146,7 +153,9 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
         expect(err.failure).toBe('address-not-allowed');
         expect(err.message).not.toContain(address);
         expect(err.detail).toContain(address);
-        expect(connect).not.toHaveBeenCalled();
+        // Connections to the URL's port only: the worker process is shared with the files before this one, and one
+        // may still be closing its PostgreSQL connections (a stray connect to 5432 failed this test once in CI).
+        expect(connect.mock.calls.filter((args) => portOf(args) === 80)).toEqual([]);
       } finally {
         connect.mockRestore();
       }
