@@ -153,8 +153,8 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
         expect(err.failure).toBe('address-not-allowed');
         expect(err.message).not.toContain(address);
         expect(err.detail).toContain(address);
-        // Connections to the URL's port only: the worker process is shared with the files before this one, and one
-        // may still be closing its PostgreSQL connections (a stray connect to 5432 failed this test once in CI).
+        // Connections to the URL's port only: the worker process is shared with the files before this one, whose
+        // test databases are dropped after they end (db-templates.ts dropLater), each drop a new connection to 5432.
         expect(connect.mock.calls.filter((args) => portOf(args) === 80)).toEqual([]);
       } finally {
         connect.mockRestore();
