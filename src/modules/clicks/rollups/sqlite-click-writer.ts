@@ -38,7 +38,9 @@ const WORKER_NICE = 10;
  * the thread holds about 5 MB of live objects between windows, but it allocates a window's click objects a
  * transaction at a time, and V8 grew its new space to the default's whole 32 MB under any load. Measured
  * (docs/performance.md, Memory): the thread's heap at most 62–81 → 48–52 MB under a redirect load; the writer's
- * CPU per click about 2 % more (more scavenges).
+ * CPU per click about 2 % more (more scavenges). V8 reads `--max-semi-space-size` for every isolate of the process
+ * and lets it override this limit: a server started as `npm start` starts it (8), so its writer's new space is
+ * 16 MB, the main thread's; this limit holds where node runs without that flag.
  */
 const WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 12 };
 
