@@ -39,8 +39,8 @@ const WORKER_NICE = 10;
  * transaction at a time, and V8 grew its new space to the default's whole 32 MB under any load. Measured
  * (docs/performance.md, Memory): the thread's heap at most 62–81 → 48–52 MB under a redirect load; the writer's
  * CPU per click about 2 % more (more scavenges). V8 reads `--max-semi-space-size` for every isolate of the process
- * and lets it override this limit: a server started as `npm start` starts it (8), so its writer's new space is
- * 16 MB, the main thread's; this limit holds where node runs without that flag.
+ * and lets it override this limit: `npm start` passes it (8 MB a semi-space), so a server's writer has the main
+ * thread's 16 MB of new space; this limit holds where node runs without that flag.
  */
 const WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 12 };
 
