@@ -5,6 +5,24 @@ import net from 'node:net';
  * bug in a test or in the code, so it fails loudly instead of reaching out.
  */
 const GUARDED = Symbol.for('ferry.test.loopback-only');
+
+/**
+ * Where a call of `net.Socket.prototype.connect` goes: its arguments as `(port, host)`, `(options)`, or the
+ * `[options, callback]` array that `net.connect` and `http.request` pass once they have normalised theirs.
+ */
+export function connectTarget(args: unknown[]): { host?: string; port?: number; path?: string } {
+  const first = Array.isArray(args[0]) ? (args[0] as unknown[])[0] : args[0];
+  if (typeof first === 'object' && first !== null) {
+    const { host, port, path } = first as { host?: unknown; port?: unknown; path?: unknown };
+    return {
+      ...(typeof host === 'string' ? { host } : {}),
+      ...(port === undefined || port === null ? {} : { port: Number(port) }),
+      ...(typeof path === 'string' ? { path } : {}),
+    };
+  }
+  return { port: Number(first), ...(typeof args[1] === 'string' ? { host: args[1] } : {}) };
+}
+
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|::ffff:127\.0\.0\.1)$/;
 const proto = net.Socket.prototype as typeof net.Socket.prototype & { [GUARDED]?: true };
 
@@ -13,11 +31,8 @@ if (!proto[GUARDED]) {
   const original = proto.connect;
   proto[GUARDED] = true;
   proto.connect = function connect(this: net.Socket, ...args: unknown[]) {
-    const first = args[0] as { host?: string; path?: string } | number | string;
-    const host =
-      typeof first === 'object' && first !== null ? first.host : typeof args[1] === 'string' ? args[1] : undefined;
-    const isPath = typeof first === 'object' && first !== null && typeof first.path === 'string';
-    if (!isPath && host !== undefined && !LOOPBACK.test(host)) {
+    const { host, path } = connectTarget(args);
+    if (path === undefined && host !== undefined && !LOOPBACK.test(host)) {
       throw new Error(`Test tried to reach ${host}: only loopback is allowed`);
     }
     return (original as (...a: unknown[]) => net.Socket).apply(this, args);

@@ -14,6 +14,7 @@ import {
   type OutboundRequest,
 } from '../../src/infra/outbound-http.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { connectTarget } from '../helpers/no-network.js';
 
 /** A loopback HTTP server that counts the connections it saw. */
 interface Served {
@@ -49,13 +50,6 @@ async function failure(promise: Promise<unknown>): Promise<OutboundError> {
   );
   expect(err, 'the request should have failed').toBeInstanceOf(OutboundError);
   return err as OutboundError;
-}
-
-/** The port a call of `net.Socket.prototype.connect` asks for: `(port, host)`, `(options)` or net's `[options, cb]`. */
-function portOf(args: unknown[]): number | undefined {
-  const first = Array.isArray(args[0]) ? (args[0] as unknown[])[0] : args[0];
-  const port = typeof first === 'object' && first !== null ? (first as { port?: unknown }).port : first;
-  return port === undefined ? undefined : Number(port);
 }
 
 describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
@@ -155,7 +149,7 @@ describe('outbound requests (STYLE rule 16, SPEC §25)', () => {
         expect(err.detail).toContain(address);
         // Connections to the URL's port only: the worker process is shared with the files before this one, whose
         // test databases are dropped after they end (db-templates.ts dropLater), each drop a new connection to 5432.
-        expect(connect.mock.calls.filter((args) => portOf(args) === 80)).toEqual([]);
+        expect(connect.mock.calls.filter((args) => connectTarget(args).port === 80)).toEqual([]);
       } finally {
         connect.mockRestore();
       }
